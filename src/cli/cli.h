@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BERTH_CLI_H
+#define BERTH_CLI_H
+
+#include "../util/error.h"
+
+/* Print `berth: MSG` and `berth: hint: HINT` for @err. */
+void cli_print_error(const struct berth_error *err);
+
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+
+#endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_doctor.c - `berth doctor`: what this machine can enforce, with a fix
+ * for each missing piece.  Exit 0 only when the default posture can be
+ * enforced here.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../sandbox/landlock.h"
+#include "../sandbox/limits.h"
+#include "../sandbox/sandbox.h"
+#include "../sandbox/seccomp.h"
+#include "../sandbox/userns.h"
+#include "cli.h"
+
+struct check {
+	const char *name;
+	bool ok;
+	bool required; /* needed for the default posture */
+	char detail[256];
+	char fix[256];
+};
+
+static const char *landlock_rights(int abi)
+{
+	if (abi >= 6)
+		return "filesystem, TCP bind/connect, abstract unix socket and signal scoping";
+	if (abi >= 4)
+		return "filesystem and TCP bind/connect (no scoping: needs ABI 6)";
+	return "filesystem only (no TCP rules: needs ABI 4)";
+}
+
+static void check_userns(const struct berth_features *f, struct check *c)
+{
+	c->name = "user namespaces";
+	c->required = true;
+	c->ok = f->userns;
+	if (c->ok) {
+		snprintf(c->detail, sizeof c->detail, "can create a user namespace");
+		return;
+	}
+	snprintf(c->detail, sizeof c->detail, "cannot create a user namespace: %s", strerror(f->userns_errno));
+	snprintf(c->fix, sizeof c->fix, "%s",
+		 f->userns_errno == ENOSPC ? "sysctl -w user.max_user_namespaces=15000"
+					   : "sysctl -w kernel.unprivileged_userns_clone=1 (Debian) or "
+					     "kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu)");
+}
+
+static void check_landlock(const struct berth_features *f, struct check *c)
+{
+	c->name = "landlock";
+	c->required = true;
+	c->ok = f->landlock_abi > 0;
+	if (c->ok) {
+		snprintf(c->detail, sizeof c->detail, "ABI %d: %s", f->landlock_abi, landlock_rights(f->landlock_abi));
+		return;
+	}
+	snprintf(c->detail, sizeof c->detail, "%s",
+		 f->landlock_abi == -ENOSYS ? "not built into this kernel" : "built in but disabled at boot");
+	snprintf(c->fix, sizeof c->fix, "%s",
+		 f->landlock_abi == -ENOSYS ? "use a kernel with CONFIG_SECURITY_LANDLOCK=y"
+					    : "add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,apparmor,bpf");
+}
+
+static void check_seccomp(const struct berth_features *f, struct check *c)
+{
+	c->name = "seccomp filters";
+	c->required = true;
+	c->ok = f->seccomp;
+	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "SECCOMP_MODE_FILTER available" : "not available");
+	if (!c->ok)
+		snprintf(c->fix, sizeof c->fix, "use a kernel with CONFIG_SECCOMP_FILTER=y");
+}
+
+static void check_cgroup(unsigned force_off, struct check *c)
+{
+	struct berth_policy p;
+	struct berth_limits lim = {0};
+	struct berth_error err = {0};
+
+	c->name = "resource limits";
+	c->required = true;
+	berth_policy_init(&p);
+	if (berth_limits_prepare(&p, "doctor", (force_off & BERTH_FEAT_CGROUP) != 0, &lim, &err) < 0) {
+		c->ok = false;
+		snprintf(c->detail, sizeof c->detail, "%s", err.msg);
+		snprintf(c->fix, sizeof c->fix, "mount cgroup v2, or run as root");
+		return;
+	}
+	c->ok = true;
+	snprintf(c->detail, sizeof c->detail, "%s%s%s", lim.how, lim.unenforced[0] ? "; not enforced: " : "",
+		 lim.unenforced);
+	if (lim.mode == BERTH_LIMITS_RLIMITS)
+		snprintf(c->fix, sizeof c->fix, "for cgroup limits as this user, use a delegated cgroup v2 subtree "
+						"(systemd-run --user --scope -p Delegate=yes)");
+	berth_limits_destroy(&lim);
+}
+
+static void check_pidfd(struct check *c)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	c->name = "pidfd";
+	c->required = false;
+	c->ok = fd >= 0;
+	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "pidfd_open works" : strerror(errno));
+	if (!c->ok)
+		snprintf(c->fix, sizeof c->fix, "use Linux 5.3 or later");
+	if (fd >= 0)
+		close(fd);
+}
+
+static void check_idmap(unsigned force_off, struct check *c)
+{
+	struct berth_error err = {0};
+	struct berth_ids ids = {1000, 1000, BERTH_ROOT_HOST_UID, BERTH_ROOT_HOST_GID, false};
+	int fd;
+
+	c->name = "idmapped mounts";
+	c->required = geteuid() == 0;
+	if (geteuid() != 0) {
+		c->ok = true;
+		snprintf(c->detail, sizeof c->detail, "not needed: unprivileged callers keep their own uid");
+		return;
+	}
+	if (force_off & BERTH_FEAT_IDMAP) {
+		snprintf(c->detail, sizeof c->detail, "forced off");
+		return;
+	}
+	fd = berth_idmapped_tree(".", 0, 0, &ids, true, &err);
+	c->ok = fd >= 0;
+	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "supported for the current directory's filesystem" : err.msg);
+	if (!c->ok)
+		snprintf(c->fix, sizeof c->fix, "use Linux 5.12+ and a filesystem that supports them (ext4, xfs, btrfs, tmpfs)");
+	if (fd >= 0)
+		close(fd);
+}
+
+static void check_kvm(struct check *c)
+{
+	c->name = "/dev/kvm";
+	c->required = false;
+	c->ok = access("/dev/kvm", R_OK | W_OK) == 0;
+	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "usable (for the future microVM runtime)" : strerror(errno));
+	if (!c->ok)
+		snprintf(c->fix, sizeof c->fix, "enable virtualisation, or add this user to the kvm group");
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct berth_features f;
+	struct check c[7];
+	struct berth_error err = {0};
+	unsigned force_off = 0;
+	bool json = argc > 1 && strcmp(argv[1], "--json") == 0, ok = true;
+	int n = 0;
+
+	if (argc > 1 && !json) {
+		fprintf(stderr, "berth: unknown doctor option `%s`\nberth: hint: use `berth doctor [--json]`\n", argv[1]);
+		return 2;
+	}
+	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &force_off, &err) < 0) {
+		cli_print_error(&err);
+		return 2;
+	}
+	memset(c, 0, sizeof c);
+	berth_features_detect(force_off, &f);
+	check_userns(&f, &c[n++]);
+	check_landlock(&f, &c[n++]);
+	check_seccomp(&f, &c[n++]);
+	check_cgroup(force_off, &c[n++]);
+	check_idmap(force_off, &c[n++]);
+	check_pidfd(&c[n++]);
+	check_kvm(&c[n++]);
+	for (int i = 0; i < n; i++)
+		if (c[i].required && !c[i].ok)
+			ok = false;
+	if (json) {
+		json_t *a = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name, "ok", c[i].ok,
+							   "required", c[i].required, "detail", c[i].detail, "fix", c[i].fix));
+		json_t *root = json_pack("{s:b, s:o}", "default_posture_enforceable", ok, "checks", a);
+		char *s = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+		puts(s);
+		free(s);
+		json_decref(root);
+	} else {
+		for (int i = 0; i < n; i++) {
+			printf("%s %-16s %s\n", c[i].ok ? "\u2714" : "\u2718", c[i].name, c[i].detail);
+			if (c[i].fix[0])
+				printf("  %s fix: %s\n", c[i].required && !c[i].ok ? "!" : " ", c[i].fix);
+		}
+		printf("%s\n", ok ? "the default posture can be enforced here" : "the default posture CANNOT be enforced here");
+	}
+	return ok ? 0 : 1;
+}

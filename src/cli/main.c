@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the berth command line: parse, dispatch, print.  All the work is
+ * in the core library (src/policy, src/sandbox).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef BERTH_VERSION
+#define BERTH_VERSION "0.0.0"
+#endif
+
+static const char usage[] =
+	"usage: berth COMMAND [ARGS]\n"
+	"\n"
+	"commands:\n"
+	"  run [OPTIONS] -- COMMAND [ARG...]   run a command in a sandbox (see `berth run --help`)\n"
+	"  doctor [--json]                     what this machine can enforce\n"
+	"  version                             print the version\n"
+	"\n"
+	"see berth(1)\n";
+
+void cli_print_error(const struct berth_error *err)
+{
+	fprintf(stderr, "berth: %s\n", err->msg[0] ? err->msg : "unknown error");
+	if (err->hint[0])
+		fprintf(stderr, "berth: hint: %s\n", err->hint);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "doctor") == 0)
+		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("berth %s\n", BERTH_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	fprintf(stderr, "berth: unknown command `%s`\nberth: hint: see `berth --help`\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flags.c - `berth run` options.  Pure parsing and path validation: nothing
+ * here touches the kernel's namespaces.
+ */
+#include "flags.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+
+enum {
+	OPT_WORKSPACE = 256, OPT_TMP_SIZE, OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_NOFILE,
+	OPT_TIMEOUT, OPT_NETWORK, OPT_ENV, OPT_RO, OPT_RW, OPT_UNPROTECT,
+	OPT_ALLOW_DEGRADED, OPT_YES, OPT_DRY_RUN, OPT_JSON, OPT_HELP,
+};
+
+static const struct option run_options[] = {
+	{"workspace", required_argument, NULL, OPT_WORKSPACE},
+	{"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"cpus", required_argument, NULL, OPT_CPUS},
+	{"pids", required_argument, NULL, OPT_PIDS},
+	{"nofile", required_argument, NULL, OPT_NOFILE},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"network", required_argument, NULL, OPT_NETWORK},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"ro", required_argument, NULL, OPT_RO},
+	{"rw", required_argument, NULL, OPT_RW},
+	{"unprotect", required_argument, NULL, OPT_UNPROTECT},
+	{"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
+	{"yes", no_argument, NULL, OPT_YES},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+const char *berth_caller_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	return pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/* Is @a equal to @b or an ancestor of it (path-component wise)? */
+static bool is_ancestor_or_same(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+__attribute__((format(printf, 2, 3))) static int add_widening(struct berth_run_opts *o, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (o->n_widenings >= (int)BERTH_ARRAY_SIZE(o->widenings) - 1)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	o->widenings[o->n_widenings] = strdup(buf);
+	if (o->widenings[o->n_widenings] == NULL)
+		return -1;
+	o->n_widenings++;
+	return 0;
+}
+
+/* Refuse host paths that would expose everything or the caller's secrets. */
+static int check_host_path(const char *what, const char *given, const char *real, struct berth_error *err)
+{
+	const char *home = berth_caller_home();
+
+	if (strcmp(real, "/") == 0) {
+		berth_usage_err(err, "%s `%s` is the host root", what, given);
+		return berth_err_hint(err, "name a project directory instead");
+	}
+	if (home != NULL && is_ancestor_or_same(real, home)) {
+		berth_usage_err(err, "%s `%s` would expose your home directory `%s`", what, given, home);
+		return berth_err_hint(err, "name a directory inside it, such as a project folder");
+	}
+	if (is_ancestor_or_same("/proc", real) || is_ancestor_or_same("/sys", real) ||
+	    is_ancestor_or_same("/dev", real)) {
+		berth_usage_err(err, "%s `%s` is a kernel interface, not a directory of files", what, given);
+		return berth_err_hint(err, "name a regular directory");
+	}
+	return 0;
+}
+
+/* Canonical absolute sandbox path: no `.`/`..` components, no `//`, no trailing `/`. */
+static int check_target(const char *given, const char *dst, struct berth_error *err)
+{
+	static const char *const reserved[] = {"/proc", "/sys", "/dev", "/workspace", "/tmp", "/home", NULL};
+
+	if (dst[0] != '/' || strstr(dst, "//") != NULL || strstr(dst, "/./") != NULL ||
+	    strstr(dst, "/../") != NULL || (strlen(dst) > 1 && dst[strlen(dst) - 1] == '/') ||
+	    (strlen(dst) >= 3 && strcmp(dst + strlen(dst) - 3, "/..") == 0) ||
+	    (strlen(dst) >= 2 && strcmp(dst + strlen(dst) - 2, "/.") == 0)) {
+		berth_usage_err(err, "mount target `%s` in `%s` is not a canonical absolute path", dst, given);
+		return berth_err_hint(err, "write it as `/path/inside` without `.`, `..` or a trailing `/`");
+	}
+	if (strcmp(dst, "/") == 0) {
+		berth_usage_err(err, "mount target `/` in `%s` would replace the sandbox root", given);
+		return berth_err_hint(err, "mount under a directory such as `/data`");
+	}
+	for (size_t i = 0; reserved[i] != NULL; i++) {
+		if (is_ancestor_or_same(reserved[i], dst) && strcmp(reserved[i], "/workspace") != 0) {
+			berth_usage_err(err, "mount target `%s` in `%s` is under `%s`, which berth builds itself", dst,
+					given, reserved[i]);
+			return berth_err_hint(err, "choose another target such as `/data`");
+		}
+		if (is_ancestor_or_same(dst, reserved[i]) || (strcmp(reserved[i], "/workspace") == 0 && strcmp(dst, "/workspace") == 0)) {
+			berth_usage_err(err, "mount target `%s` in `%s` would hide `%s`", dst, given, reserved[i]);
+			return berth_err_hint(err, "choose a target that is not `/` or a parent of `%s`", reserved[i]);
+		}
+	}
+	return 0;
+}
+
+static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct berth_error *err)
+{
+	cleanup_free char *src = strdup(arg);
+	char *colon;
+	const char *dst;
+	char real[PATH_MAX];
+	struct stat st;
+	struct berth_mount *m;
+
+	if (src == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	colon = strchr(src, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (src[0] == '\0') {
+		berth_usage_err(err, "empty source in `--%s %s`", rw ? "rw" : "ro", arg);
+		return berth_err_hint(err, "write `--%s /host/path[:/target]`", rw ? "rw" : "ro");
+	}
+	if (realpath(src, real) == NULL || stat(real, &st) < 0) {
+		int e = errno;
+		berth_usage_err(err, "cannot use `--%s %s`: `%s`: %s", rw ? "rw" : "ro", arg, src, strerror(e));
+		return berth_err_hint(err, "name an existing file or directory");
+	}
+	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+		return -1;
+	dst = colon != NULL ? colon + 1 : real;
+	if (check_target(arg, dst, err) < 0)
+		return -1;
+	m = realloc(p->mounts, (p->n_mounts + 1) * sizeof *m);
+	if (m == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->mounts = m;
+	m = &p->mounts[p->n_mounts];
+	m->src = strdup(real);
+	m->dst = strdup(dst);
+	m->rw = rw;
+	if (m->src == NULL || m->dst == NULL) {
+		free(m->src);
+		free(m->dst);
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	p->n_mounts++;
+	return 0;
+}
+
+static bool valid_env_name(const char *s, size_t n)
+{
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(const char *),
+		   struct berth_error *err)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+	struct berth_env *e;
+	char *name, *value;
+
+	if (!valid_env_name(arg, n)) {
+		berth_usage_err(err, "invalid environment variable name in `--env %s`", arg);
+		return berth_err_hint(err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
+	}
+	name = strndup(arg, n);
+	if (eq != NULL) {
+		value = strdup(eq + 1);
+	} else {
+		const char *v = env_lookup(name);
+		if (v == NULL) {
+			berth_usage_err(err, "`--env %s`: `%s` is not set in berth's environment", arg, name);
+			free(name);
+			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE`", (int)n, arg);
+		}
+		value = strdup(v);
+	}
+	e = realloc(p->env, (p->n_env + 1) * sizeof *e);
+	if (name == NULL || value == NULL || e == NULL) {
+		free(name);
+		free(value);
+		if (e != NULL)
+			p->env = e;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	p->env = e;
+	/* A later --env NAME replaces an earlier one. */
+	for (size_t i = 0; i < p->n_env; i++) {
+		if (strcmp(p->env[i].name, name) == 0) {
+			free(p->env[i].name);
+			free(p->env[i].value);
+			p->env[i] = (struct berth_env){name, value, eq == NULL};
+			return 0;
+		}
+	}
+	p->env[p->n_env++] = (struct berth_env){name, value, eq == NULL};
+	return 0;
+}
+
+static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_error *err)
+{
+	const char *s = arg;
+	char **v;
+	size_t n;
+
+	/* Accept `/workspace/.bashrc`, `./.bashrc`, `.bashrc`, `.vscode` or `.vscode/`. */
+	if (strncmp(s, "/workspace/", 11) == 0)
+		s += 11;
+	else if (strncmp(s, "./", 2) == 0)
+		s += 2;
+	n = strlen(s);
+	while (n > 0 && s[n - 1] == '/')
+		n--;
+	for (size_t i = 0; berth_guard_paths[i] != NULL; i++) {
+		const char *g = berth_guard_paths[i];
+		size_t gl = strlen(g);
+		if (g[gl - 1] == '/')
+			gl--;
+		if (gl == n && strncmp(g, s, n) == 0) {
+			v = realloc(p->unprotect, (p->n_unprotect + 1) * sizeof *v);
+			if (v == NULL)
+				return berth_err(err, ENOMEM, "out of memory");
+			p->unprotect = v;
+			p->unprotect[p->n_unprotect] = strdup(g);
+			if (p->unprotect[p->n_unprotect] == NULL)
+				return berth_err(err, ENOMEM, "out of memory");
+			p->n_unprotect++;
+			return 0;
+		}
+	}
+	berth_usage_err(err, "`--unprotect %s` names no guarded path", arg);
+	return berth_err_hint(err, "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
+				   ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex");
+}
+
+static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out,
+		     struct berth_error *err)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
+	if (end == NULL || *end != '\0' || errno != 0 || v < min || v > max) {
+		berth_usage_err(err, "invalid %s `%s`", what, s);
+		return berth_err_hint(err, "give a whole number between %u and %u", min, max);
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int set_workspace(struct berth_policy *p, const char *dir, struct berth_error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (realpath(dir, real) == NULL || stat(real, &st) < 0) {
+		int e = errno;
+		berth_usage_err(err, "cannot use workspace `%s`: %s", dir, strerror(e));
+		return berth_err_hint(err, "create the directory or pass `--workspace DIR`");
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		berth_usage_err(err, "workspace `%s` is not a directory", dir);
+		return berth_err_hint(err, "pass `--workspace DIR` naming a directory");
+	}
+	if (check_host_path("workspace", dir, real, err) < 0)
+		return -1;
+	free(p->workspace);
+	p->workspace = strdup(real);
+	return p->workspace != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+}
+
+static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*env_lookup)(const char *),
+		      struct berth_error *err)
+{
+	struct berth_policy *p = &o->policy;
+
+	switch (c) {
+	case OPT_WORKSPACE:
+		return set_workspace(p, arg, err);
+	case OPT_TMP_SIZE:
+		return berth_parse_size(arg, "--tmp-size", &p->tmp_size, err);
+	case OPT_MEMORY:
+		p->memory_set = true;
+		return berth_parse_size(arg, "--memory", &p->memory, err);
+	case OPT_CPUS:
+		p->cpus_set = true;
+		return berth_parse_millicpus(arg, &p->millicpus, err);
+	case OPT_PIDS:
+		p->pids_set = true;
+		return parse_u32(arg, "--pids", 1, 4194304, &p->pids, err);
+	case OPT_NOFILE:
+		return parse_u32(arg, "--nofile", 16, 1048576, &p->nofile, err);
+	case OPT_TIMEOUT:
+		return berth_parse_duration_ms(arg, "--timeout", &p->timeout_ms, err);
+	case OPT_NETWORK:
+		if (strcmp(arg, "none") == 0) {
+			p->network = BERTH_NET_NONE;
+			return 0;
+		}
+		if (strcmp(arg, "host") == 0) {
+			p->network = BERTH_NET_HOST;
+			return add_widening(o, "--network host: the sandbox shares the host's network: it can reach "
+					       "every host and port this machine can, including loopback services%s", "");
+		}
+		berth_usage_err(err, "invalid --network `%s`", arg);
+		return berth_err_hint(err, "use `none` (default) or `host`");
+	case OPT_ENV:
+		return add_env(p, arg, env_lookup, err);
+	case OPT_RO:
+		return add_mount(p, arg, false, err);
+	case OPT_RW:
+		if (add_mount(p, arg, true, err) < 0)
+			return -1;
+		return add_widening(o, "--rw %s: the sandbox can change and delete these host files", arg);
+	case OPT_UNPROTECT:
+		if (add_unprotect(p, arg, err) < 0)
+			return -1;
+		return add_widening(o, "--unprotect %s: the sandbox can write a file the host later runs or trusts", arg);
+	case OPT_ALLOW_DEGRADED:
+		p->allow_degraded = true;
+		return add_widening(o, "--allow-degraded: berth runs even when the kernel cannot enforce part of the "
+				       "policy%s", "");
+	case OPT_YES:
+		o->yes = true;
+		return 0;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
+		return 0;
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_HELP:
+		o->help = true;
+		return 0;
+	default:
+		return berth_usage_err(err, "unknown option");
+	}
+}
+
+int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), struct berth_run_opts *o,
+		    struct berth_error *err)
+{
+	int c;
+
+	memset(o, 0, sizeof *o);
+	berth_policy_init(&o->policy);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+			berth_usage_err(err, "%s `%s`", c == ':' ? "missing value for" : "unknown option", bad);
+			return berth_err_hint(err, "see `berth run --help`");
+		}
+		if (c == 'h')
+			c = OPT_HELP;
+		if (handle_opt(o, c, optarg, env_lookup, err) < 0)
+			return -1;
+	}
+	if (o->help)
+		return 0;
+	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
+		return -1;
+	if (optind >= argc) {
+		berth_usage_err(err, "no command given");
+		return berth_err_hint(err, "write `berth run [OPTIONS] -- COMMAND [ARG...]`");
+	}
+	o->policy.argc = (size_t)(argc - optind);
+	o->policy.argv = calloc(o->policy.argc + 1, sizeof(char *));
+	if (o->policy.argv == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < o->policy.argc; i++) {
+		o->policy.argv[i] = strdup(argv[optind + (int)i]);
+		if (o->policy.argv[i] == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	}
+	if (o->policy.argv[0][0] == '\0') {
+		berth_usage_err(err, "empty command name");
+		return berth_err_hint(err, "write `berth run -- COMMAND [ARG...]`");
+	}
+	return 0;
+}
+
+void berth_run_opts_free(struct berth_run_opts *o)
+{
+	berth_policy_free(&o->policy);
+	for (int i = 0; i < o->n_widenings; i++)
+		free(o->widenings[i]);
+	o->n_widenings = 0;
+}

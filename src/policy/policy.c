@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - the policy's defaults, canonical JSON form and digest.
+ */
+#include "policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+
+/*
+ * Paths a host later executes or trusts; read-only inside the workspace.
+ * Trailing '/' marks a directory.  See docs/security.md ("workspace guard").
+ */
+const char *const berth_guard_paths[] = {
+	".git/hooks/", ".git/config", ".gitmodules", ".bashrc",  ".bash_profile",
+	".bash_login", ".profile",    ".zshrc",      ".envrc",   ".vscode/",
+	".idea/",      ".mcp.json",   ".claude/",    ".codex/",  NULL,
+};
+
+void berth_policy_init(struct berth_policy *p)
+{
+	memset(p, 0, sizeof *p);
+	p->tmp_size = BERTH_DEFAULT_TMP_SIZE;
+	p->memory = BERTH_DEFAULT_MEMORY;
+	p->millicpus = BERTH_DEFAULT_MILLICPUS;
+	p->pids = BERTH_DEFAULT_PIDS;
+	p->nofile = BERTH_DEFAULT_NOFILE;
+	p->network = BERTH_NET_NONE;
+}
+
+void berth_policy_free(struct berth_policy *p)
+{
+	free(p->workspace);
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		free(p->mounts[i].src);
+		free(p->mounts[i].dst);
+	}
+	free(p->mounts);
+	for (size_t i = 0; i < p->n_unprotect; i++)
+		free(p->unprotect[i]);
+	free(p->unprotect);
+	for (size_t i = 0; i < p->n_env; i++) {
+		free(p->env[i].name);
+		if (p->env[i].value != NULL)
+			explicit_bzero(p->env[i].value, strlen(p->env[i].value));
+		free(p->env[i].value);
+	}
+	free(p->env);
+	for (size_t i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	berth_policy_init(p);
+}
+
+static int sha256_hex(const void *data, size_t len, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
+		return -1;
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
+static const char *network_name(enum berth_network n)
+{
+	switch (n) {
+	case BERTH_NET_HOST:
+		return "host";
+	case BERTH_NET_NONE:
+	default:
+		return "none";
+	}
+}
+
+/* json_pack with "I" takes json_int_t; all our integers fit. */
+static json_t *limits_json(const struct berth_policy *p)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->memory,
+			 "millicpus", (json_int_t)p->millicpus, "pids", (json_int_t)p->pids, "nofile",
+			 (json_int_t)p->nofile, "tmp_bytes", (json_int_t)p->tmp_size, "timeout_ms",
+			 (json_int_t)p->timeout_ms);
+}
+
+static json_t *mounts_json(const struct berth_policy *p)
+{
+	json_t *a = json_array();
+
+	if (a == NULL)
+		return NULL;
+	/* Fixed entries of the namespace runtime's root, then the user's. */
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		json_t *m = json_pack("{s:s, s:s, s:s}", "source", p->mounts[i].src, "target",
+				      p->mounts[i].dst, "access", p->mounts[i].rw ? "rw" : "ro");
+		if (m == NULL || json_array_append_new(a, m) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *env_json(const struct berth_policy *p)
+{
+	json_t *a = json_array();
+
+	if (a == NULL)
+		return NULL;
+	for (size_t i = 0; i < p->n_env; i++) {
+		char hex[65] = "";
+		const char *v = p->env[i].value != NULL ? p->env[i].value : "";
+		json_t *e;
+
+		/* Values may be secrets: the policy records their digest only. */
+		if (sha256_hex(v, strlen(v), hex) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+		e = json_pack("{s:s, s:s, s:s}", "name", p->env[i].name, "from",
+			      p->env[i].from_host ? "host" : "literal", "value_sha256", hex);
+		if (e == NULL || json_array_append_new(a, e) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *strv_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && i < n; i++) {
+		if (json_array_append_new(a, json_string(v[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *guard_json(const struct berth_policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && berth_guard_paths[i] != NULL; i++) {
+		bool off = false;
+		for (size_t j = 0; j < p->n_unprotect; j++)
+			if (strcmp(p->unprotect[j], berth_guard_paths[i]) == 0)
+				off = true;
+		if (!off && json_array_append_new(a, json_string(berth_guard_paths[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *policy_json(const struct berth_policy *p)
+{
+	json_t *fs = json_pack("{s:s?, s:[sssssss], s:[sss], s:o*, s:o*, s:o*}", "workspace", p->workspace,
+			       "system_ro", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc",
+			       "private_tmpfs", "/tmp", "/home", "/dev/shm", "mounts", mounts_json(p),
+			       "guard", guard_json(p), "unprotect", strv_json(p->unprotect, p->n_unprotect));
+
+	return json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
+			 "filesystem", fs, "limits", limits_json(p), "network", "mode",
+			 network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
+			 "allow_degraded", p->allow_degraded);
+}
+
+char *berth_policy_to_json(const struct berth_policy *p, bool pretty, struct berth_error *err)
+{
+	json_t *j = policy_json(p);
+	char *s;
+
+	if (j == NULL) {
+		berth_err(err, ENOMEM, "cannot build the policy's JSON form");
+		return NULL;
+	}
+	s = json_dumps(j, JSON_SORT_KEYS | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+	json_decref(j);
+	if (s == NULL)
+		berth_err(err, ENOMEM, "cannot serialise the policy");
+	return s;
+}
+
+int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth_error *err)
+{
+	cleanup_free char *s = berth_policy_to_json(p, false, err);
+
+	if (s == NULL)
+		return -1;
+	if (sha256_hex(s, strlen(s), hex) < 0)
+		return berth_err(err, 0, "sha-256 failed");
+	return 0;
+}

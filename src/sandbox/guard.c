@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+
+static bool unprotected(const struct berth_policy *p, const char *g)
+{
+	for (size_t i = 0; i < p->n_unprotect; i++)
+		if (strcmp(p->unprotect[i], g) == 0)
+			return true;
+	return false;
+}
+
+static int push(char **v, int *n, const char *s)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp(v[i], s) == 0)
+			return 0;
+	if (*n >= BERTH_GUARD_MAX)
+		return -1;
+	v[*n] = strdup(s);
+	if (v[*n] == NULL)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int refuse_symlink(const char *ws, const char *rel, struct berth_error *err)
+{
+	berth_usage_err(err, "guarded path `%s/%s` is a symlink, which berth cannot protect", ws, rel);
+	return berth_err_hint(err, "replace it with the file it points to, or pass `--unprotect %s`", rel);
+}
+
+/* One guarded entry such as ".git/hooks/" or ".bashrc". */
+static int prepare_one(const struct berth_policy *p, const char *entry, uid_t owner, gid_t group,
+		       struct berth_guard *g, struct berth_error *err)
+{
+	char rel[PATH_MAX], path[PATH_MAX], parent_rel[PATH_MAX];
+	size_t n = strlen(entry);
+	struct stat st;
+	char *slash;
+
+	snprintf(rel, sizeof rel, "%.*s", (int)(entry[n - 1] == '/' ? n - 1 : n), entry);
+	snprintf(parent_rel, sizeof parent_rel, "%s", rel);
+	slash = strchr(parent_rel, '/');
+	if (slash != NULL) {
+		/* Nested (".git/hooks"): only when the parent exists as a real directory. */
+		*slash = '\0';
+		snprintf(path, sizeof path, "%s/%s", p->workspace, parent_rel);
+		if (lstat(path, &st) < 0)
+			return 0; /* no .git: a repository made inside is the sandbox's own */
+		if (S_ISLNK(st.st_mode))
+			return refuse_symlink(p->workspace, parent_rel, err);
+		if (!S_ISDIR(st.st_mode)) {
+			/* A linked worktree's `.git` file: protect the pointer itself. */
+			return push(g->ro, &g->n_ro, parent_rel) < 0 ? berth_err(err, ENOMEM, "guard") : 0;
+		}
+		if (push(g->pins, &g->n_pins, parent_rel) < 0)
+			return berth_err(err, ENOMEM, "guard");
+	}
+	snprintf(path, sizeof path, "%s/%s", p->workspace, rel);
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return refuse_symlink(p->workspace, rel, err);
+	} else if (errno == ENOENT) {
+		if (slash != NULL && entry[n - 1] != '/')
+			return 0; /* a missing file inside .git (config): git would break on a placeholder */
+		if (mkdir(path, 0555) < 0)
+			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+		if (push(g->created, &g->n_created, path) < 0)
+			return berth_err(err, ENOMEM, "guard");
+		if (geteuid() == 0 && lchown(path, owner, group) < 0)
+			return berth_err(err, errno, "cannot chown the guard placeholder `%s`", path);
+	} else {
+		return berth_err(err, errno, "cannot inspect guarded path `%s`", path);
+	}
+	return push(g->ro, &g->n_ro, rel) < 0 ? berth_err(err, ENOMEM, "guard") : 0;
+}
+
+int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, struct berth_guard *g,
+			struct berth_error *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	memset(g, 0, sizeof *g);
+	snprintf(path, sizeof path, "%s/.git", p->workspace);
+	g->git_existed = lstat(path, &st) == 0;
+	for (size_t i = 0; berth_guard_paths[i] != NULL; i++) {
+		if (unprotected(p, berth_guard_paths[i]))
+			continue;
+		if (prepare_one(p, berth_guard_paths[i], owner, group, g, err) < 0) {
+			berth_guard_cleanup(g);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int bind_self(const char *ws_root, const char *proc, const char *rel, bool ro, struct berth_error *err)
+{
+	char path[PATH_MAX];
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+	cleanup_close int dfd = open(ws_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = -1;
+	char fdpath[64];
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0)};
+
+	if (dfd < 0)
+		return berth_err(err, errno, "cannot open `%s`", ws_root);
+	/* The path must not pass through a symlink: the sandbox may have made one
+	 * in an earlier run. */
+	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open guarded path `/workspace/%s`", rel);
+	snprintf(fdpath, sizeof fdpath, "%s/self/fd/%d", proc, fd);
+	if (mount(fdpath, fdpath, NULL, MS_BIND, NULL) < 0)
+		return berth_err(err, errno, "cannot bind guarded path `/workspace/%s`", rel);
+	snprintf(path, sizeof path, "%s/%s", ws_root, rel);
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &attr, sizeof attr) < 0)
+		return berth_err(err, errno, "cannot make guarded path `/workspace/%s` read-only", rel);
+	return 0;
+}
+
+int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const char *proc, struct berth_error *err)
+{
+	for (int i = 0; i < g->n_pins; i++)
+		if (bind_self(ws_root, proc, g->pins[i], false, err) < 0)
+			return -1;
+	for (int i = 0; i < g->n_ro; i++)
+		if (bind_self(ws_root, proc, g->ro[i], true, err) < 0)
+			return -1;
+	return 0;
+}
+
+void berth_guard_remove_paths(char *const paths[], int n)
+{
+	/* Reverse order: a nested placeholder before its parent. */
+	for (int i = n - 1; i >= 0; i--)
+		if (paths[i] != NULL)
+			rmdir(paths[i]); /* fails, harmlessly, if something is inside */
+}
+
+void berth_guard_cleanup(struct berth_guard *g)
+{
+	berth_guard_remove_paths(g->created, g->n_created);
+	for (int i = 0; i < g->n_pins; i++)
+		free(g->pins[i]);
+	for (int i = 0; i < g->n_ro; i++)
+		free(g->ro[i]);
+	for (int i = 0; i < g->n_created; i++)
+		free(g->created[i]);
+	memset(g, 0, sizeof *g);
+}

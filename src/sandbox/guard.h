@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * guard.h - the workspace guard: paths a host later executes or trusts
+ * (.git/hooks, .git/config, .bashrc, .vscode/, ...) are read-only inside the
+ * otherwise writable workspace.
+ *
+ * Existing guarded paths are bind-mounted read-only onto themselves; the
+ * directory that holds them inside the workspace (.git) is pinned with a bind
+ * mount onto itself, so none of them can be renamed, removed or replaced by a
+ * symlink (rename(2)/unlink(2) of a mount point fail with EBUSY).  A guarded
+ * path that does not exist yet gets an empty directory as placeholder for the
+ * run (git ignores empty directories), mounted read-only, so nothing can be
+ * created under that name; berth removes the placeholders when the run ends
+ * (or its janitor does, when berth itself was killed).
+ */
+#ifndef BERTH_GUARD_H
+#define BERTH_GUARD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+
+#define BERTH_GUARD_MAX 40
+
+struct berth_guard {
+	char *pins[BERTH_GUARD_MAX];    /* workspace-relative dirs bound rw onto themselves */
+	int n_pins;
+	char *ro[BERTH_GUARD_MAX];      /* workspace-relative paths bound read-only */
+	int n_ro;
+	char *created[BERTH_GUARD_MAX]; /* absolute host paths of placeholders we made */
+	int n_created;
+	bool git_existed;               /* .git existed when the run started */
+};
+
+/*
+ * berth_guard_prepare - inspect the workspace of @p, create placeholders
+ * owned by @owner:@group for missing guarded paths whose parent exists, and
+ * fill @g.  Refuses (EXIT_USAGE) a guarded path, or a directory on its way,
+ * that is a symlink: berth could not protect it.
+ * Returns 0, or -1 with @err filled; on failure no placeholder is left.
+ */
+int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, struct berth_guard *g,
+			struct berth_error *err);
+
+/*
+ * berth_guard_mount - in the sandbox's mount namespace, with the workspace
+ * mounted at @ws_root (e.g. "/newroot/workspace") and a procfs at @proc
+ * (e.g. "/oldroot/proc"), make the mounts of @g.
+ * Returns 0, or -1 with @err filled.
+ */
+int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const char *proc,
+		      struct berth_error *err);
+
+/*
+ * berth_guard_cleanup - remove the placeholders that are still empty
+ * directories, then free @g.  Never fails.
+ */
+void berth_guard_cleanup(struct berth_guard *g);
+
+/* berth_guard_remove_paths - rmdir each path (janitor use). */
+void berth_guard_remove_paths(char *const paths[], int n);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * limits.h - resource limits: cgroup v2, cgroup v1, or rlimits.
+ *
+ * Invoked by root: a cgroup per run, in the cgroup v2 hierarchy when the
+ * controllers are available there, else in the cgroup v1 hierarchies
+ * (memory, pids, cpu).  Invoked by an unprivileged user: a delegated, writable
+ * cgroup v2 subtree when there is one, else rlimits (and a CPU-affinity mask
+ * for --cpus, with sched_setaffinity denied by seccomp).  The mode chosen is
+ * reported so the CLI can say which.
+ * Sources: Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst,
+ * cgroup-v1/pids.rst, scheduler/sched-bwc.rst; setrlimit(2).
+ */
+#ifndef BERTH_LIMITS_H
+#define BERTH_LIMITS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+
+enum berth_limits_mode {
+	BERTH_LIMITS_NONE = 0,
+	BERTH_LIMITS_CGROUP2,  /* a cgroup v2 directory */
+	BERTH_LIMITS_CGROUP1,  /* cgroup v1 directories, one per controller */
+	BERTH_LIMITS_RLIMITS,  /* rlimits and affinity only */
+};
+
+#define BERTH_CG_MAX_DIRS 4
+
+struct berth_limits {
+	enum berth_limits_mode mode;
+	char *dirs[BERTH_CG_MAX_DIRS]; /* cgroup directories created (to remove) */
+	int n_dirs;
+	/* What is enforced, for reporting/attestation. */
+	bool memory_enforced, swap_off, cpus_enforced, pids_enforced;
+	char how[256];   /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
+	char unenforced[256]; /* what could not be applied, empty if none */
+	int cpus_affinity;    /* >0: restrict to this many CPUs via affinity (rlimit mode) */
+};
+
+/*
+ * berth_limits_prepare - decide the mode and, for cgroups, create the run's
+ * cgroup(s) named after @run_id and write the limits of @p into them
+ * (memory.max / memory.swap.max = 0 / cpu.max / pids.max for v2;
+ * memory.limit_in_bytes, memory.memsw.limit_in_bytes or swappiness 0,
+ * cpu.cfs_quota_us, pids.max for v1).
+ * @force_rlimits: test-only, act as if no cgroup were writable.
+ * Runs in the parent before clone.  On failure nothing created is left.
+ * Returns 0 or -1 with @err filled.
+ */
+int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
+			 struct berth_limits *lim, struct berth_error *err);
+
+/*
+ * berth_limits_attach - move @pid (the sandbox's init) into the run's
+ * cgroup(s).  Runs in the parent after clone, before the child continues.
+ * A no-op in rlimit mode.  Returns 0 or -1 with @err filled.
+ */
+int berth_limits_attach(const struct berth_limits *lim, pid_t pid, struct berth_error *err);
+
+/*
+ * berth_limits_apply_child - in the child, right before exec: RLIMIT_NOFILE
+ * from @p, RLIMIT_CORE 0, and in rlimit mode RLIMIT_AS (memory), RLIMIT_NPROC
+ * (pids, counted per user namespace) and the CPU affinity mask.
+ * Allocation-free.  Returns 0 or -1 with @err filled.
+ */
+int berth_limits_apply_child(const struct berth_policy *p, const struct berth_limits *lim,
+			     struct berth_error *err);
+
+/*
+ * berth_limits_destroy - kill whatever is left in the run's cgroup(s)
+ * (cgroup.kill on v2, SIGKILL to each pid in cgroup.procs on v1), then
+ * remove the directories.  Safe to call more than once.  Never fails loudly:
+ * returns the number of directories it could not remove.
+ */
+int berth_limits_destroy(struct berth_limits *lim);
+
+/*
+ * berth_limits_cleanup_dirs - remove cgroup directories by path (used by the
+ * janitor after berth itself was killed).  Same semantics as destroy.
+ */
+int berth_limits_cleanup_dirs(char *const dirs[], int n);
+
+#endif

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mounts.c - build the sandbox's root.  Every mount is nosuid and nodev;
+ * everything but /workspace, /tmp, $HOME, /dev/shm and --rw mounts is
+ * read-only.
+ */
+
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+
+#define NEWROOT "/newroot"
+#define OLDROOT "/oldroot"
+
+static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc", NULL};
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
+/* Kernel knobs under /proc that stay read-only. */
+static const char *const proc_ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "latency_stats", "timer_list", NULL};
+
+static int set_attr(const char *path, uint64_t set, bool recursive, struct berth_error *err)
+{
+	struct mount_attr attr = {.attr_set = set};
+
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | (recursive ? AT_RECURSIVE : 0), &attr,
+		    sizeof attr) < 0)
+		return berth_err(err, errno, "cannot set mount attributes of `%s`", path);
+	return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode, struct berth_error *err)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return berth_err(err, errno, "cannot create `%s`", buf);
+		*s = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", buf);
+	return 0;
+}
+
+static int touch(const char *path, struct berth_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+
+	if (fd < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", path);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static int bind(const char *src, const char *dst, uint64_t attrs, struct berth_error *err)
+{
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return berth_err(err, errno, "cannot bind `%s` to `%s`", src, dst);
+	return set_attr(dst, attrs | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true, err);
+}
+
+static int tmpfs(const char *dst, const char *opts, unsigned long flags, struct berth_error *err)
+{
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts) < 0)
+		return berth_err(err, errno, "cannot mount a tmpfs on `%s` (%s)", dst, opts);
+	return 0;
+}
+
+/* Mount point of the right kind (directory or file) for @src at @dst. */
+static int make_mountpoint(const char *src, const char *dst, struct berth_error *err)
+{
+	struct stat st;
+
+	if (stat(src, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", src);
+	if (S_ISDIR(st.st_mode))
+		return mkdir_p(dst, 0755, err);
+	{
+		char parent[PATH_MAX];
+		char *slash;
+		snprintf(parent, sizeof parent, "%s", dst);
+		slash = strrchr(parent, '/');
+		if (slash != NULL && slash != parent) {
+			*slash = '\0';
+			if (mkdir_p(parent, 0755, err) < 0)
+				return -1;
+		}
+	}
+	return touch(dst, err);
+}
+
+static int base_and_pivot(struct berth_error *err)
+{
+	/* Nothing we mount propagates back to the host; host unmounts still
+	 * reach us so we never pin a host filesystem. */
+	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+		return berth_err(err, errno, "cannot make the mount tree a slave");
+	/* A tmpfs on /tmp as a base, as bubblewrap does: /tmp always exists. */
+	if (tmpfs("/tmp", "mode=0755,size=1m", 0, err) < 0)
+		return -1;
+	if (mkdir("/tmp" NEWROOT, 0755) < 0 || mkdir("/tmp" OLDROOT, 0755) < 0)
+		return berth_err(err, errno, "cannot create the base directories");
+	if (syscall(SYS_pivot_root, "/tmp", "/tmp" OLDROOT) < 0)
+		return berth_err(err, errno, "cannot pivot_root into the base tmpfs");
+	if (chdir("/") < 0)
+		return berth_err(err, errno, "chdir /");
+	return tmpfs(NEWROOT, "mode=0755,size=1m", 0, err);
+}
+
+static int system_tree(struct berth_error *err)
+{
+	for (int i = 0; system_dirs[i] != NULL; i++) {
+		char src[PATH_MAX], dst[PATH_MAX], link[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+
+		snprintf(src, sizeof src, OLDROOT "%s", system_dirs[i]);
+		snprintf(dst, sizeof dst, NEWROOT "%s", system_dirs[i]);
+		if (lstat(src, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			/* Merged /usr: /bin -> usr/bin stays a symlink. */
+			n = readlink(src, link, sizeof link - 1);
+			if (n < 0)
+				return berth_err(err, errno, "readlink `%s`", src);
+			link[n] = '\0';
+			if (symlink(link, dst) < 0)
+				return berth_err(err, errno, "cannot create symlink `%s`", dst);
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (mkdir(dst, 0755) < 0 || bind(src, dst, MOUNT_ATTR_RDONLY, err) < 0)
+			return err->msg[0] ? -1 : berth_err(err, errno, "mkdir `%s`", dst);
+	}
+	return 0;
+}
+
+static int move_tree(int fd, const char *dst, struct berth_error *err)
+{
+	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return berth_err(err, errno, "cannot attach the idmapped mount at `%s`", dst);
+	return 0;
+}
+
+static int workspace(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	char src[PATH_MAX];
+
+	if (mkdir(NEWROOT "/workspace", 0755) < 0)
+		return berth_err(err, errno, "mkdir /workspace");
+	if (plan->ws_fd >= 0)
+		return move_tree(plan->ws_fd, NEWROOT "/workspace", err);
+	snprintf(src, sizeof src, OLDROOT "%s", plan->policy->workspace);
+	return bind(src, NEWROOT "/workspace", 0, err);
+}
+
+/* Depth of a path: more components mount later, so nested scopes stack right. */
+static int depth(const char *p)
+{
+	int d = 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	const struct berth_policy *p = plan->policy;
+
+	for (int d = 1; d < 256; d++) {
+		for (size_t i = 0; i < p->n_mounts; i++) {
+			const struct berth_mount *m = &p->mounts[i];
+			char src[PATH_MAX], dst[PATH_MAX];
+			struct stat st;
+
+			if (depth(m->dst) != d)
+				continue;
+			snprintf(src, sizeof src, OLDROOT "%s", m->src);
+			snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
+			if (strncmp(m->dst, "/workspace/", 11) == 0 && lstat(dst, &st) < 0) {
+				berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
+				return berth_err_hint(err, "create it first; berth does not create files in your workspace");
+			}
+			if (make_mountpoint(src, dst, err) < 0)
+				return -1;
+			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
+				if (move_tree(plan->mount_fds[i], dst, err) < 0)
+					return -1;
+			} else if (bind(src, dst, m->rw ? 0 : MOUNT_ATTR_RDONLY, err) < 0) {
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int dev_tree(const struct berth_policy *p, struct berth_error *err)
+{
+	char opts[64];
+
+	if (mkdir(NEWROOT "/dev", 0755) < 0)
+		return berth_err(err, errno, "mkdir /dev");
+	if (tmpfs(NEWROOT "/dev", "mode=0755,size=64k", MS_NOEXEC, err) < 0)
+		return -1;
+	for (int i = 0; dev_nodes[i] != NULL; i++) {
+		char src[64], dst[64];
+		snprintf(src, sizeof src, OLDROOT "/dev/%s", dev_nodes[i]);
+		snprintf(dst, sizeof dst, NEWROOT "/dev/%s", dev_nodes[i]);
+		if (touch(dst, err) < 0)
+			return -1;
+		/* Device nodes can only be bound from the host: no mknod in a user namespace. */
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return berth_err(err, errno, "cannot bind `/dev/%s`", dev_nodes[i]);
+		if (set_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, err) < 0)
+			return -1;
+	}
+	if (mkdir(NEWROOT "/dev/pts", 0755) < 0 || mkdir(NEWROOT "/dev/shm", 01777) < 0)
+		return berth_err(err, errno, "mkdir /dev/pts, /dev/shm");
+	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=620") < 0)
+		return berth_err(err, errno, "cannot mount a new devpts instance");
+	snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)p->tmp_size);
+	if (tmpfs(NEWROOT "/dev/shm", opts, 0, err) < 0)
+		return -1;
+	if (symlink("pts/ptmx", NEWROOT "/dev/ptmx") < 0 || symlink("/proc/self/fd", NEWROOT "/dev/fd") < 0 ||
+	    symlink("/proc/self/fd/0", NEWROOT "/dev/stdin") < 0 ||
+	    symlink("/proc/self/fd/1", NEWROOT "/dev/stdout") < 0 ||
+	    symlink("/proc/self/fd/2", NEWROOT "/dev/stderr") < 0)
+		return berth_err(err, errno, "cannot create the /dev symlinks");
+	return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			false, err);
+}
+
+static int proc_tree(struct berth_error *err)
+{
+	if (mkdir(NEWROOT "/proc", 0555) < 0)
+		return berth_err(err, errno, "mkdir /proc");
+	/* Needs the host's fully visible /proc, still reachable at /oldroot/proc. */
+	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return berth_err(err, errno, "cannot mount a new /proc");
+	for (int i = 0; proc_ro[i] != NULL; i++) {
+		char path[64];
+		snprintf(path, sizeof path, NEWROOT "/proc/%s", proc_ro[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return berth_err(err, errno, "cannot bind `%s`", path);
+		if (set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
+			     err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	if (mkdir(NEWROOT "/sys", 0555) < 0)
+		return berth_err(err, errno, "mkdir /sys");
+	/* A fresh sysfs shows this network namespace only; it needs one we own. */
+	if (plan->own_netns &&
+	    mount("sysfs", NEWROOT "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		return 0;
+	return bind(OLDROOT "/sys", NEWROOT "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
+}
+
+static int private_dirs(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	char opts[96], home[PATH_MAX];
+
+	if (mkdir(NEWROOT "/tmp", 01777) < 0)
+		return berth_err(err, errno, "mkdir /tmp");
+	snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)plan->policy->tmp_size);
+	if (tmpfs(NEWROOT "/tmp", opts, 0, err) < 0)
+		return -1;
+	snprintf(home, sizeof home, NEWROOT "%s", plan->home);
+	if (mkdir_p(home, 0700, err) < 0)
+		return -1;
+	snprintf(opts, sizeof opts, "mode=0700,size=%llu", (unsigned long long)plan->policy->tmp_size);
+	return tmpfs(home, opts, 0, err);
+}
+
+static int finish_pivot(struct berth_error *err)
+{
+	if (umount2(OLDROOT, MNT_DETACH) < 0)
+		return berth_err(err, errno, "cannot detach the host's root");
+	if (chdir(NEWROOT) < 0)
+		return berth_err(err, errno, "chdir " NEWROOT);
+	/* pivot_root(".", ".") stacks the old root on the new one; detach it. */
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return berth_err(err, errno, "cannot pivot_root into the sandbox root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return berth_err(err, errno, "cannot detach the base tmpfs");
+	if (chdir("/") < 0)
+		return berth_err(err, errno, "chdir /");
+	return 0;
+}
+
+int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	if (base_and_pivot(err) < 0 || system_tree(err) < 0 || workspace(plan, err) < 0)
+		return -1;
+	if (extra_mounts(plan, err) < 0)
+		return -1;
+	if (berth_guard_mount(plan->guard, NEWROOT "/workspace", OLDROOT "/proc", err) < 0)
+		return -1;
+	if (private_dirs(plan, err) < 0 || dev_tree(plan->policy, err) < 0 || proc_tree(err) < 0 ||
+	    sys_tree(plan, err) < 0)
+		return -1;
+	/* The root itself is read-only: no new top-level files. */
+	if (set_attr(NEWROOT, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err) < 0)
+		return -1;
+	return finish_pivot(err);
+}

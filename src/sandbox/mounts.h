@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mounts.h - the sandbox's constructed root.
+ */
+#ifndef BERTH_MOUNTS_H
+#define BERTH_MOUNTS_H
+
+#include <stdbool.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+#include "guard.h"
+
+struct berth_mount_plan {
+	const struct berth_policy *policy;
+	const struct berth_guard *guard;
+	const char *home;     /* $HOME inside, e.g. "/home/alice" */
+	int ws_fd;            /* detached idmapped tree of the workspace, or -1 to bind */
+	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
+	bool own_netns;       /* a new network namespace (sysfs may be mounted) */
+};
+
+/*
+ * berth_mounts_build - in the child, inside its new user and mount
+ * namespaces, build the root described in docs/security.md and pivot_root(2)
+ * into it.  On return the host's tree is unreachable, the cwd is "/".
+ * Order: make every mount a slave; tmpfs base on /tmp; pivot into it keeping
+ * the old root at /oldroot; build /newroot (system dirs read-only, workspace,
+ * extra mounts, guard, /tmp, home, /dev, /proc, /sys); make /newroot
+ * read-only; detach /oldroot; pivot into /newroot.
+ * Returns 0, or -1 with @err filled.
+ */
+int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err);
+
+#endif

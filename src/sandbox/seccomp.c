@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seccomp.c - the berth seccomp filter.
+ *
+ * The parent builds the filter with libseccomp (default action: allow) from
+ * one table, deny_table[], exports the classic BPF program through a memfd
+ * and hashes it; the child only hands the finished program to seccomp(2).
+ * docs/seccomp-list.md is the human copy of deny_table[]: keep them in step.
+ *
+ * Argument filters compare what the kernel will use: `int` and `unsigned
+ * int` arguments are compared on their low 32 bits only (SCMP_CMP_MASKED_EQ
+ * with 0xffffffff), so setting the high bits of the 64-bit register cannot
+ * slip a denied value past the filter.  Where a rule has to say "not equal",
+ * the comparison is on all 64 bits, which can only deny more.
+ *
+ * Only the native ABI is in the filter.  Calls through another ABI (i386
+ * via int 0x80, x32 on x86_64) hit SCMP_FLTATR_ACT_BADARCH: kill the process.
+ */
+
+#include "seccomp.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <openssl/evp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef SOCK_PACKET
+#define SOCK_PACKET 10
+#endif
+
+/* clone(2) takes its flags in the second argument on s390 and cris. */
+#if defined(__s390__) || defined(__CRIS__)
+#define CLONE_FLAGS_ARG 1
+#else
+#define CLONE_FLAGS_ARG 0
+#endif
+
+#define LOW32 0xffffffffULL
+
+/* Which calls of a syscall a deny_table[] entry denies. */
+enum deny_when {
+	DENY_ALWAYS,       /* every call */
+	DENY_CLONE_NS,     /* flags carry a CLONE_NEW* namespace flag */
+	DENY_PERSONALITY,  /* any persona but PER_LINUX and the 0xffffffff query */
+	DENY_TTY_IOCTL,    /* cmd TIOCSTI or TIOCLINUX */
+	DENY_RAW_SOCKET,   /* AF_PACKET, SOCK_RAW (but AF_NETLINK), SOCK_PACKET */
+	DENY_IF_AFFINITY,  /* every call, only with opts->block_affinity */
+};
+
+struct deny_entry {
+	const char *name;    /* syscall name, as libseccomp spells it */
+	int errnum;          /* errno returned instead of running the call */
+	enum deny_when when;
+	const char *why;     /* reason, copied into docs/seccomp-list.md */
+};
+
+/* The deny list.  docs/seccomp-list.md mirrors it row by row. */
+static const struct deny_entry deny_table[] = {
+	/* Namespaces */
+	{ "clone", EPERM, DENY_CLONE_NS, "new namespaces expose kernel code meant for root (user namespaces) and could undo the sandbox's own" },
+	{ "clone3", ENOSYS, DENY_ALWAYS, "its flags are in memory seccomp cannot read; ENOSYS makes libc fall back to clone(2), where the flags are checked" },
+	{ "unshare", EPERM, DENY_ALWAYS, "creates namespaces, as clone(2) with CLONE_NEW* flags" },
+	{ "setns", EPERM, DENY_ALWAYS, "joins another namespace" },
+	/* Mounts and the root directory */
+	{ "mount", EPERM, DENY_ALWAYS, "changes the mount tree berth built (read-only binds, hidden paths)" },
+	{ "umount2", EPERM, DENY_ALWAYS, "unmounting could reveal what a sandbox mount hides" },
+	{ "pivot_root", EPERM, DENY_ALWAYS, "changes the root of the mount namespace" },
+	{ "chroot", EPERM, DENY_ALWAYS, "changes the root directory; a classic step of escapes" },
+	{ "open_tree", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
+	{ "move_mount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
+	{ "fsopen", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
+	{ "fsconfig", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
+	{ "fsmount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
+	{ "fspick", EPERM, DENY_ALWAYS, "new mount API: reconfigures existing mounts" },
+	{ "mount_setattr", EPERM, DENY_ALWAYS, "new mount API: could clear read-only, nosuid, nodev" },
+	/* Other processes */
+	{ "ptrace", EPERM, DENY_ALWAYS, "reads and rewrites other processes; bypasses seccomp on kernels before 4.8" },
+	{ "process_vm_readv", EPERM, DENY_ALWAYS, "reads another process's memory" },
+	{ "process_vm_writev", EPERM, DENY_ALWAYS, "writes another process's memory" },
+	/* Kernel attack surface */
+	{ "bpf", EPERM, DENY_ALWAYS, "loads programs into the kernel; large attack surface" },
+	{ "perf_event_open", EPERM, DENY_ALWAYS, "large attack surface; side channels on other processes" },
+	{ "userfaultfd", EPERM, DENY_ALWAYS, "makes kernel race conditions reliably exploitable" },
+	{ "keyctl", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced: host keys could be read or changed" },
+	{ "add_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced" },
+	{ "request_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced" },
+	{ "io_uring_setup", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
+	{ "io_uring_enter", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
+	{ "io_uring_register", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
+	{ "open_by_handle_at", EPERM, DENY_ALWAYS, "opens files by handle, past the mount tree (the \"shocker\" escape)" },
+	{ "name_to_handle_at", EPERM, DENY_ALWAYS, "makes the file handles open_by_handle_at(2) uses" },
+	/* The host system */
+	{ "kexec_load", EPERM, DENY_ALWAYS, "loads a new kernel" },
+	{ "kexec_file_load", EPERM, DENY_ALWAYS, "loads a new kernel" },
+	{ "init_module", EPERM, DENY_ALWAYS, "loads kernel code" },
+	{ "finit_module", EPERM, DENY_ALWAYS, "loads kernel code" },
+	{ "delete_module", EPERM, DENY_ALWAYS, "unloads kernel code" },
+	{ "reboot", EPERM, DENY_ALWAYS, "reboots the host (or ends the PID namespace)" },
+	{ "swapon", EPERM, DENY_ALWAYS, "changes the host's swap" },
+	{ "swapoff", EPERM, DENY_ALWAYS, "changes the host's swap" },
+	{ "settimeofday", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
+	{ "clock_settime", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
+	{ "clock_adjtime", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
+	{ "adjtimex", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
+	{ "acct", EPERM, DENY_ALWAYS, "switches host-wide process accounting" },
+	{ "quotactl", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host" },
+	{ "quotactl_fd", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host" },
+	{ "iopl", EPERM, DENY_ALWAYS, "raw access to I/O ports" },
+	{ "ioperm", EPERM, DENY_ALWAYS, "raw access to I/O ports" },
+	{ "syslog", EPERM, DENY_ALWAYS, "the kernel log leaks kernel addresses and host activity" },
+	/* Obsolete */
+	{ "lookup_dcookie", EPERM, DENY_ALWAYS, "obsolete profiling interface; leaks paths" },
+	{ "vhangup", EPERM, DENY_ALWAYS, "hangs up the terminal" },
+	{ "uselib", EPERM, DENY_ALWAYS, "obsolete a.out library loader; old attack surface" },
+	{ "ustat", EPERM, DENY_ALWAYS, "obsolete; leaks filesystem information" },
+	{ "sysfs", EPERM, DENY_ALWAYS, "obsolete" },
+	{ "_sysctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 5.5)" },
+	{ "nfsservctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 3.1)" },
+	/* Argument filters */
+	{ "personality", EPERM, DENY_PERSONALITY, "flags such as READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE turn off NX and ASLR" },
+	{ "ioctl", EPERM, DENY_TTY_IOCTL, "TIOCSTI pushes input into the terminal: commands typed into the caller's shell; TIOCLINUX reads and writes the console" },
+	{ "socket", EPERM, DENY_RAW_SOCKET, "raw and packet sockets sniff and spoof traffic (AF_NETLINK stays allowed: libc uses it)" },
+	{ "sched_setaffinity", EPERM, DENY_IF_AFFINITY, "the CPU limit is enforced by affinity (no cgroup): the command could lift it" },
+};
+
+/* Namespace flags denied in clone(2). */
+static const unsigned long clone_ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+/* Terminal ioctl commands denied. */
+static const unsigned long tty_ioctls[] = { TIOCSTI, TIOCLINUX };
+
+static void release_ctxp(scmp_filter_ctx *ctx)
+{
+	if (*ctx != NULL)
+		seccomp_release(*ctx);
+}
+
+#define cleanup_seccomp __attribute__((cleanup(release_ctxp)))
+
+/* add_rule - deny @e (syscall @nr) when all @n comparisons hold. */
+static int add_rule(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, unsigned int n,
+		    const struct scmp_arg_cmp *cmp, struct berth_error *err)
+{
+	int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)e->errnum), nr, n, cmp);
+
+	if (rc < 0)
+		return berth_err(err, -rc, "seccomp_rule_add `%s`", e->name);
+	return 0;
+}
+
+/* add_clone_rules - one rule per namespace flag: (flags & F) == F. */
+static int add_clone_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
+			   struct berth_error *err)
+{
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(clone_ns_flags); i++) {
+		unsigned long f = clone_ns_flags[i];
+		struct scmp_arg_cmp cmp = SCMP_CMP(CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, f, f);
+
+		if (add_rule(ctx, e, nr, 1, &cmp, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * add_personality_rules - deny every persona but 0 (PER_LINUX) and
+ * 0xffffffff (the query), on the low 32 bits (the kernel takes an unsigned
+ * int).  libseccomp allows one comparison per argument in a rule, so "not 0
+ * and not 0xffffffff" is written as a union: a 32-bit word that is neither
+ * all zeros nor all ones has, read cyclically, a set bit i followed by a
+ * clear bit i+1.  One rule per i: (persona & (bit i | bit i+1)) == bit i.
+ */
+static int add_personality_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
+				 struct berth_error *err)
+{
+	for (unsigned int i = 0; i < 32; i++) {
+		scmp_datum_t set = 1ULL << i;
+		scmp_datum_t next = 1ULL << ((i + 1) % 32);
+		struct scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, set | next, set);
+
+		if (add_rule(ctx, e, nr, 1, &cmp, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* add_ioctl_rules - deny the terminal commands, cmd compared on 32 bits. */
+static int add_ioctl_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
+			   struct berth_error *err)
+{
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(tty_ioctls); i++) {
+		struct scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, tty_ioctls[i]);
+
+		if (add_rule(ctx, e, nr, 1, &cmp, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * add_socket_rules - deny socket(AF_PACKET, ...), socket(F, SOCK_RAW, ...)
+ * for every F but AF_NETLINK, and the obsolete SOCK_PACKET type (which the
+ * kernel turns into AF_PACKET).  The type is masked with 0xf to strip
+ * SOCK_NONBLOCK and SOCK_CLOEXEC, as the kernel does.
+ */
+static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
+			    struct berth_error *err)
+{
+	struct scmp_arg_cmp packet = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET);
+	struct scmp_arg_cmp raw[] = {
+		SCMP_A0(SCMP_CMP_NE, AF_NETLINK, 0),
+		SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW),
+	};
+	struct scmp_arg_cmp pkt_type = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET);
+
+	if (add_rule(ctx, e, nr, 1, &packet, err) < 0)
+		return -1;
+	if (add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(raw), raw, err) < 0)
+		return -1;
+	return add_rule(ctx, e, nr, 1, &pkt_type, err);
+}
+
+/* add_entry - add the rules of one deny_table[] entry; skip unknown names. */
+static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
+		     const struct berth_seccomp_opts *opts, struct berth_error *err)
+{
+	int nr = seccomp_syscall_resolve_name(e->name);
+
+	if (nr < 0) /* __NR_SCMP_ERROR or a pseudo number: not on this arch */
+		return 0;
+	switch (e->when) {
+	case DENY_ALWAYS:
+		return add_rule(ctx, e, nr, 0, NULL, err);
+	case DENY_IF_AFFINITY:
+		if (opts == NULL || !opts->block_affinity)
+			return 0;
+		return add_rule(ctx, e, nr, 0, NULL, err);
+	case DENY_CLONE_NS:
+		return add_clone_rules(ctx, e, nr, err);
+	case DENY_PERSONALITY:
+		return add_personality_rules(ctx, e, nr, err);
+	case DENY_TTY_IOCTL:
+		return add_ioctl_rules(ctx, e, nr, err);
+	case DENY_RAW_SOCKET:
+		return add_socket_rules(ctx, e, nr, err);
+	default:
+		break;
+	}
+	return berth_err(err, EINVAL, "seccomp: bad rule kind for `%s`", e->name);
+}
+
+/* set_attrs - kill on a foreign ABI; leave NO_NEW_PRIVS to berth. */
+static int set_attrs(scmp_filter_ctx ctx, struct berth_error *err)
+{
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+
+	if (rc < 0)
+		return berth_err(err, -rc, "seccomp_attr_set `SCMP_FLTATR_ACT_BADARCH`");
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc < 0)
+		return berth_err(err, -rc, "seccomp_attr_set `SCMP_FLTATR_CTL_NNP`");
+	return 0;
+}
+
+/* read_all - read exactly @len bytes at offset 0 of @fd into @buf. */
+static int read_all(int fd, void *buf, size_t len, struct berth_error *err)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return berth_err(err, errno, "read seccomp program");
+		if (n == 0)
+			return berth_err(err, EIO, "read seccomp program: short read");
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* export_program - export @ctx as BPF through a memfd into @out. */
+static int export_program(scmp_filter_ctx ctx, struct berth_bpf *out, struct berth_error *err)
+{
+	cleanup_close int fd = memfd_create("berth-seccomp", MFD_CLOEXEC);
+	cleanup_free struct sock_filter *insns = NULL;
+	struct stat st;
+	size_t count;
+	int rc;
+
+	if (fd < 0)
+		return berth_err(err, errno, "memfd_create `berth-seccomp`");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return berth_err(err, -rc, "seccomp_export_bpf");
+	if (fstat(fd, &st) < 0)
+		return berth_err(err, errno, "fstat seccomp program");
+	count = (size_t)st.st_size / sizeof(struct sock_filter);
+	if (st.st_size <= 0 || (size_t)st.st_size % sizeof(struct sock_filter) != 0 ||
+	    count > BPF_MAXINSNS)
+		return berth_err(err, EINVAL, "seccomp program has a bad size `%lld`",
+				 (long long)st.st_size);
+	insns = malloc((size_t)st.st_size);
+	if (insns == NULL)
+		return berth_err(err, ENOMEM, "allocate seccomp program");
+	if (read_all(fd, insns, (size_t)st.st_size, err) < 0)
+		return -1;
+	out->insns = steal_pointer(&insns);
+	out->len = (unsigned short)count;
+	return 0;
+}
+
+/* digest_program - SHA-256 (lowercase hex) of the program bytes. */
+static int digest_program(struct berth_bpf *bpf, struct berth_error *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+
+	if (EVP_Digest(bpf->insns, (size_t)bpf->len * sizeof(struct sock_filter), md, &md_len,
+		       EVP_sha256(), NULL) != 1 || md_len != 32)
+		return berth_err(err, EINVAL, "sha256 of seccomp program failed");
+	for (unsigned int i = 0; i < md_len; i++) {
+		bpf->digest[2 * i] = hex[md[i] >> 4];
+		bpf->digest[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	bpf->digest[2 * md_len] = '\0';
+	return 0;
+}
+
+int berth_seccomp_compile(const struct berth_policy *p, const struct berth_seccomp_opts *opts,
+			  struct berth_bpf *out, struct berth_error *err)
+{
+	cleanup_seccomp scmp_filter_ctx ctx = NULL;
+
+	(void)p; /* the filter does not depend on the policy yet */
+	memset(out, 0, sizeof *out);
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (ctx == NULL)
+		return berth_err(err, ENOMEM, "seccomp_init");
+	if (set_attrs(ctx, err) < 0)
+		return -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(deny_table); i++)
+		if (add_entry(ctx, &deny_table[i], opts, err) < 0)
+			return -1;
+	if (export_program(ctx, out, err) < 0)
+		return -1;
+	if (digest_program(out, err) < 0) {
+		berth_bpf_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* errno_text - text of the errnos seccomp(2) returns, without strerror(). */
+static const char *errno_text(int e)
+{
+	switch (e) {
+	case EACCES:
+		return "Permission denied";
+	case EFAULT:
+		return "Bad address";
+	case EINVAL:
+		return "Invalid argument";
+	case ENOMEM:
+		return "Cannot allocate memory";
+	case ENOSYS:
+		return "Function not implemented";
+	case EPERM:
+		return "Operation not permitted";
+	default:
+		return "error";
+	}
+}
+
+/* append - strcat into @buf of @size bytes, truncating. */
+static void append(char *buf, size_t size, const char *s)
+{
+	size_t len = strlen(buf);
+	size_t n = strlen(s);
+
+	if (len + 1 >= size)
+		return;
+	if (n > size - len - 1)
+		n = size - len - 1;
+	memcpy(buf + len, s, n);
+	buf[len + n] = '\0';
+}
+
+/* append_ulong - append @v in decimal. */
+static void append_ulong(char *buf, size_t size, unsigned long v)
+{
+	char tmp[24];
+	size_t i = sizeof tmp - 1;
+
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0 && i > 0);
+	append(buf, size, tmp + i);
+}
+
+/*
+ * load_failed - fill @err for berth_seccomp_load without allocating or
+ * formatting (strerror() and printf() are not async-signal-safe).
+ * @tid: thread that could not be synchronised (TSYNC), or 0.
+ */
+static int load_failed(struct berth_error *err, int errnum, long tid)
+{
+	memset(err, 0, sizeof *err);
+	err->errnum = errnum;
+	err->status = BERTH_EXIT_INTERNAL;
+	append(err->msg, sizeof err->msg, "load seccomp filter: ");
+	if (tid > 0) {
+		append(err->msg, sizeof err->msg, "thread `");
+		append_ulong(err->msg, sizeof err->msg, (unsigned long)tid);
+		append(err->msg, sizeof err->msg, "` cannot be synchronized");
+		return -1;
+	}
+	append(err->msg, sizeof err->msg, errno_text(errnum));
+	if (errnum == EACCES)
+		append(err->hint, sizeof err->hint, "set `PR_SET_NO_NEW_PRIVS` before loading");
+	else if (errnum != EINVAL && errnum != EFAULT && errnum != ENOMEM && errnum != ENOSYS &&
+		 errnum != EPERM) {
+		append(err->msg, sizeof err->msg, " `");
+		append_ulong(err->msg, sizeof err->msg, (unsigned long)errnum);
+		append(err->msg, sizeof err->msg, "`");
+	}
+	return -1;
+}
+
+int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err)
+{
+	struct sock_fprog prog = {
+		.len = bpf->len,
+		.filter = bpf->insns,
+	};
+	long rc;
+
+	if (bpf->insns == NULL || bpf->len == 0)
+		return load_failed(err, EINVAL, 0);
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	if (rc < 0)
+		return load_failed(err, errno, 0);
+	if (rc > 0)
+		return load_failed(err, 0, rc);
+	return 0;
+}
+
+void berth_bpf_free(struct berth_bpf *bpf)
+{
+	free(bpf->insns);
+	bpf->insns = NULL;
+	bpf->len = 0;
+	bpf->digest[0] = '\0';
+}
+
+/*
+ * berth_seccomp_available - besides SECCOMP_RET_ERRNO (denied calls), the
+ * filter needs SECCOMP_RET_KILL_PROCESS (foreign ABI), Linux 4.14.
+ */
+bool berth_seccomp_available(void)
+{
+	uint32_t actions[] = { SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS };
+
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL)
+		return false;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(actions); i++)
+		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &actions[i]) < 0)
+			return false;
+	return true;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seccomp.h - the berth seccomp filter.
+ *
+ * The filter is compiled with libseccomp in the parent, before clone, into a
+ * classic BPF program (struct sock_fprog); the child only loads the finished
+ * program, last, right before execve(2).  The deny list and the reason for
+ * each entry are in docs/security.md.
+ */
+#ifndef BERTH_SECCOMP_H
+#define BERTH_SECCOMP_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+
+struct berth_bpf {
+	struct sock_filter *insns; /* malloc'd program */
+	unsigned short len;        /* number of instructions */
+	char digest[65];           /* SHA-256 (hex) of the program bytes */
+};
+
+/* Options that change the filter, decided by the runtime. */
+struct berth_seccomp_opts {
+	bool block_affinity; /* deny sched_setaffinity: CPU limit enforced by affinity */
+};
+
+/*
+ * berth_seccomp_compile - build the filter for @p.
+ * Default action: allow.  Denied calls return EPERM (clone3: ENOSYS so libc
+ * falls back to clone(2), where the namespace flags are checked); calls made
+ * through a foreign ABI (i386 via int 0x80, x32) kill the process.
+ * @out: receives the program; release with berth_bpf_free().
+ * Returns 0, or -1 with @err filled (libseccomp failure, ENOMEM).
+ */
+int berth_seccomp_compile(const struct berth_policy *p, const struct berth_seccomp_opts *opts,
+			  struct berth_bpf *out, struct berth_error *err);
+
+/*
+ * berth_seccomp_load - install @bpf on the calling thread with
+ * seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC).
+ * NO_NEW_PRIVS must already be set.  Async-signal-safe (no allocation), so it
+ * may run in the child between clone and execve.
+ * Returns 0, or -1 with @err filled (EINVAL/EACCES/EFAULT from the kernel).
+ */
+int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err);
+
+/* berth_bpf_free - release the program (safe on a zeroed struct). */
+void berth_bpf_free(struct berth_bpf *bpf);
+
+/*
+ * berth_seccomp_available - whether this kernel accepts seccomp filters
+ * (prctl(PR_GET_SECCOMP) and SECCOMP_GET_ACTION_AVAIL).  Returns true/false.
+ */
+bool berth_seccomp_available(void);
+
+#endif

@@ -1,0 +1,1029 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn.c - berth_sandbox_run(): the one linear setup function.
+ *
+ * Order, and why (parent = the berth supervisor, child = pid 1 of the sandbox,
+ * command = pid 2):
+ *   parent  1. detect kernel features; refuse what cannot be enforced
+ *           2. compile everything: seccomp BPF, limits, guard, idmapped mounts
+ *              (the child only applies finished artifacts)
+ *           3. start the janitor (cleans cgroups/placeholders if berth is killed)
+ *           4. clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET)
+ *           5. write uid/gid maps, move the child into the run's cgroup
+ *           ---- sync 1: parent -> child "maps and cgroup ready" ----
+ *   child   6. take the sandbox identity, unshare the cgroup namespace
+ *           7. hostname, loopback, build the root and pivot_root
+ *           8. open the pty inside (new devpts); hand the master to the parent
+ *           ---- sync 2: child -> parent "ready" (+ pty master fd) ----
+ *           9. fork the command; pid 1 drops its capabilities and reaps
+ *   command 10. session + controlling tty, rlimits
+ *          11. drop capabilities (bounding, securebits, ambient, sets)
+ *          12. NO_NEW_PRIVS, Landlock, close stray fds
+ *          13. seccomp, last, then execve
+ *           ---- sync 3: execve closes the socket (CLOEXEC), or the command
+ *                sends its error (126/127) ----
+ *   parent 14. relay the pty, forward signals, enforce --timeout, collect status
+ *          15. clean up: cgroups, placeholders; tell the janitor it is done
+ */
+
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <grp.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "caps.h"
+#include "guard.h"
+#include "landlock.h"
+#include "limits.h"
+#include "mounts.h"
+#include "seccomp.h"
+#include "userns.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define MAX_ENV 256
+
+struct sandbox {
+	const struct berth_policy *p;
+	const struct berth_runtime_opts *o;
+	struct berth_features feat;
+	bool use_userns, use_landlock, use_seccomp;
+	char run_id[17];
+	struct berth_ids ids;
+	char user[64];
+	char home[PATH_MAX];
+	struct berth_bpf bpf;
+	struct berth_limits lim;
+	struct berth_guard guard;
+	int ws_fd;
+	int mount_fds[64];
+	bool want_pty;
+	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
+	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
+	pid_t janitor;
+	pid_t child;
+	int pty_master;
+	char *envp[MAX_ENV];
+	char env_store[MAX_ENV][PATH_MAX];
+	sigset_t oldmask;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static void notice(const struct sandbox *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(const struct sandbox *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->o->quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("berth: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Child -> parent: an error object, or "ready" with an optional fd. */
+struct msg {
+	int kind; /* 0 ready, 1 error */
+	struct berth_error err;
+};
+
+static void send_msg(int sock, const struct msg *m, int fd)
+{
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+		memset(cbuf, 0, sizeof cbuf);
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof cbuf;
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	}
+	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
+/* Returns 1 with a message, 0 on EOF, -1 on error. */
+static int recv_msg(int sock, struct msg *m, int *fd)
+{
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return (int)n;
+	if (n != (ssize_t)sizeof *m)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd != NULL)
+			memcpy(fd, CMSG_DATA(c), sizeof *fd);
+	return 1;
+}
+
+static __attribute__((noreturn)) void child_fail(int sock, struct berth_error *err, int status)
+{
+	struct msg m = {.kind = 1, .err = *err};
+
+	m.err.status = status;
+	send_msg(sock, &m, -1);
+	_exit(status);
+}
+
+/* ---------------------------------------------------------- 1. features */
+
+int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} tab[] = {{"userns", BERTH_FEAT_USERNS},   {"landlock", BERTH_FEAT_LANDLOCK}, {"seccomp", BERTH_FEAT_SECCOMP},
+		   {"cgroup", BERTH_FEAT_CGROUP}, {"idmap", BERTH_FEAT_IDMAP}};
+	char buf[256];
+	char *save = NULL;
+
+	*bits = 0;
+	if (s == NULL || *s == '\0')
+		return 0;
+	snprintf(buf, sizeof buf, "%s", s);
+	for (char *w = strtok_r(buf, ",", &save); w != NULL; w = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < BERTH_ARRAY_SIZE(tab); i++)
+			if (strcmp(w, tab[i].name) == 0)
+				break;
+		if (i == BERTH_ARRAY_SIZE(tab)) {
+			berth_usage_err(err, "unknown feature `%s` in BERTH_TEST_FORCE_OFF", w);
+			return berth_err_hint(err, "use a comma list of userns, landlock, seccomp, cgroup, idmap");
+		}
+		*bits |= tab[i].bit;
+	}
+	return 0;
+}
+
+void berth_features_detect(unsigned force_off, struct berth_features *f)
+{
+	memset(f, 0, sizeof *f);
+	f->forced_off = force_off;
+	f->userns_errno = (force_off & BERTH_FEAT_USERNS) ? EPERM : berth_userns_probe();
+	f->userns = f->userns_errno == 0;
+	f->landlock_abi = (force_off & BERTH_FEAT_LANDLOCK) ? -EOPNOTSUPP : berth_landlock_abi();
+	f->seccomp = !(force_off & BERTH_FEAT_SECCOMP) && berth_seccomp_available();
+}
+
+static int refuse(struct berth_error *err, const char *what, const char *hint)
+{
+	berth_err(err, 0, "%s: berth refuses to run without it", what);
+	return berth_err_hint(err, "%s; see `berth doctor`, or pass `--allow-degraded` to run without it", hint);
+}
+
+static int check_features(struct sandbox *s, struct berth_error *err)
+{
+	const struct berth_features *f = &s->feat;
+	bool forced;
+
+	s->use_userns = f->userns;
+	s->use_landlock = f->landlock_abi > 0;
+	s->use_seccomp = f->seccomp;
+	if (s->p->allow_degraded) {
+		if (!s->use_userns)
+			notice(s, "not enforced: user, mount, pid, ipc, uts, net and cgroup namespaces (no user "
+				  "namespace: %s); the command sees the host's files, limited by Landlock only",
+			       strerror(f->userns_errno));
+		if (!s->use_landlock)
+			notice(s, "not enforced: landlock (file access and TCP rules beyond the mount view)");
+		if (!s->use_seccomp)
+			notice(s, "not enforced: seccomp (dangerous system calls are not filtered)");
+		if (!s->use_userns && !s->use_landlock)
+			return refuse(err, "neither user namespaces nor landlock are available",
+				      "berth cannot confine file access at all");
+		return 0;
+	}
+	if (!s->use_userns) {
+		forced = f->forced_off & BERTH_FEAT_USERNS;
+		return refuse(err, forced ? "user namespaces are forced off" : "cannot create a user namespace",
+			      f->userns_errno == ENOSPC ? "raise `sysctl user.max_user_namespaces`"
+			      : f->userns_errno == EPERM
+				      ? "allow them: `sysctl kernel.unprivileged_userns_clone=1` (Debian) or "
+					"`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu)"
+				      : "enable CONFIG_USER_NS in the kernel");
+	}
+	if (!s->use_landlock)
+		return refuse(err, "landlock is not available",
+			      f->landlock_abi == -ENOSYS ? "the kernel was built without CONFIG_SECURITY_LANDLOCK"
+							 : "landlock is disabled at boot: add `landlock` to the `lsm=` "
+							   "kernel parameter");
+	if (!s->use_seccomp)
+		return refuse(err, "seccomp filters are not available", "enable CONFIG_SECCOMP_FILTER in the kernel");
+	return 0;
+}
+
+/* ---------------------------------------------------------- 2. compile */
+
+static int make_run_id(struct sandbox *s, struct berth_error *err)
+{
+	unsigned char r[8];
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return berth_err(err, errno, "getrandom");
+	for (int i = 0; i < 8; i++)
+		snprintf(s->run_id + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+static void set_user_name(struct sandbox *s, uid_t uid)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	snprintf(s->user, sizeof s->user, "%s", pw != NULL && pw->pw_name[0] != '\0' ? pw->pw_name : "berth");
+	snprintf(s->home, sizeof s->home, "/home/%s", s->user);
+}
+
+/* Who the command is, inside and on the host (see docs/security.md). */
+static int resolve_identity(struct sandbox *s, struct berth_error *err)
+{
+	struct stat st;
+
+	if (stat(s->p->workspace, &st) < 0)
+		return berth_err(err, errno, "cannot stat workspace `%s`", s->p->workspace);
+	if (geteuid() != 0) {
+		s->ids = (struct berth_ids){getuid(), getgid(), getuid(), getgid(), true};
+	} else {
+		/* Never host root: an unprivileged host id, shown inside as the
+		 * workspace owner (or 1000 when root owns the workspace). */
+		s->ids.in_uid = st.st_uid != 0 ? st.st_uid : 1000;
+		s->ids.in_gid = st.st_gid != 0 ? st.st_gid : 1000;
+		s->ids.host_uid = BERTH_ROOT_HOST_UID;
+		s->ids.host_gid = BERTH_ROOT_HOST_GID;
+		s->ids.deny_setgroups = false;
+	}
+	set_user_name(s, s->ids.in_uid);
+	return 0;
+}
+
+static int compile_seccomp(struct sandbox *s, struct berth_error *err)
+{
+	struct berth_seccomp_opts so = {.block_affinity = s->lim.cpus_affinity > 0};
+
+	if (!s->use_seccomp)
+		return 0;
+	return berth_seccomp_compile(s->p, &so, &s->bpf, err);
+}
+
+static int prepare_limits(struct sandbox *s, struct berth_error *err)
+{
+	bool explicit_missing;
+
+	if (berth_limits_prepare(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0, &s->lim, err) < 0)
+		return -1;
+	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
+			   (s->p->pids_set && !s->lim.pids_enforced);
+	if (s->lim.mode == BERTH_LIMITS_RLIMITS)
+		notice(s, "limits: %s (no writable cgroup for this caller)", s->lim.how);
+	if (s->lim.unenforced[0] != '\0') {
+		if (explicit_missing && !s->p->allow_degraded) {
+			berth_limits_destroy(&s->lim);
+			berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
+			return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
+						   "`--allow-degraded`; see `berth doctor`");
+		}
+		notice(s, "not enforced: %s", s->lim.unenforced);
+	}
+	return 0;
+}
+
+static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", path);
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+/* Invoked by root: files in the workspace and --rw/--ro mounts keep their
+ * host owner through idmapped mounts. */
+static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
+{
+	uid_t u = 0;
+	gid_t g = 0;
+
+	s->ws_fd = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		s->mount_fds[i] = -1;
+	if (geteuid() != 0 || !s->use_userns)
+		return 0;
+	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_fds))
+		return berth_usage_err(err, "too many mounts (%zu, at most %zu)", s->p->n_mounts,
+				       BERTH_ARRAY_SIZE(s->mount_fds));
+	if (s->o->force_off & BERTH_FEAT_IDMAP) {
+		berth_err(err, EOPNOTSUPP, "idmapped mounts are forced off");
+		goto degraded;
+	}
+	if (owner_of(s->p->workspace, &u, &g, err) < 0)
+		return -1;
+	s->ws_fd = berth_idmapped_tree(s->p->workspace, u, g, &s->ids, false, err);
+	if (s->ws_fd < 0)
+		goto degraded;
+	for (size_t i = 0; i < s->p->n_mounts; i++) {
+		const struct berth_mount *m = &s->p->mounts[i];
+		if (owner_of(m->src, &u, &g, err) < 0)
+			return -1;
+		s->mount_fds[i] = berth_idmapped_tree(m->src, u, g, &s->ids, !m->rw, err);
+		if (s->mount_fds[i] < 0)
+			goto degraded;
+	}
+	return 0;
+degraded:
+	if (!s->p->allow_degraded) {
+		berth_err_wrap(err, "cannot keep workspace files owned by their host owner");
+		return berth_err_hint(err, "use a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs), "
+					   "or pass `--allow-degraded` (files written will belong to uid %u)",
+				      BERTH_ROOT_HOST_UID);
+	}
+	notice(s, "not enforced: idmapped mounts (%s); files the sandbox writes belong to host uid %u", err->msg,
+	       BERTH_ROOT_HOST_UID);
+	berth_err_clear(err);
+	if (s->ws_fd >= 0)
+		close(s->ws_fd);
+	s->ws_fd = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		if (s->mount_fds[i] >= 0)
+			close(s->mount_fds[i]);
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		s->mount_fds[i] = -1;
+	return 0;
+}
+
+static int prepare_guard(struct sandbox *s, struct berth_error *err)
+{
+	struct stat st;
+
+	if (!s->use_userns) {
+		memset(&s->guard, 0, sizeof s->guard);
+		notice(s, "not enforced: workspace guard (needs mount namespaces)");
+		return 0;
+	}
+	if (stat(s->p->workspace, &st) < 0)
+		return berth_err(err, errno, "stat `%s`", s->p->workspace);
+	return berth_guard_prepare(s->p, st.st_uid, st.st_gid, &s->guard, err);
+}
+
+static void add_env(struct sandbox *s, int *n, const char *name, const char *value)
+{
+	if (value == NULL || *n >= MAX_ENV - 1)
+		return;
+	for (int i = 0; i < *n; i++) {
+		size_t l = strlen(name);
+		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=') {
+			snprintf(s->env_store[i], PATH_MAX, "%s=%s", name, value);
+			return;
+		}
+	}
+	snprintf(s->env_store[*n], PATH_MAX, "%s=%s", name, value);
+	s->envp[*n] = s->env_store[*n];
+	(*n)++;
+}
+
+/* The environment is cleared; only these pass (issue #2, "Environment"). */
+static void build_env(struct sandbox *s)
+{
+	extern char **environ;
+	int n = 0;
+
+	add_env(s, &n, "PATH", BERTH_SYSTEM_PATH);
+	add_env(s, &n, "HOME", s->use_userns ? s->home : s->p->workspace);
+	add_env(s, &n, "USER", s->user);
+	add_env(s, &n, "LOGNAME", s->user);
+	add_env(s, &n, "TERM", getenv("TERM"));
+	add_env(s, &n, "LANG", getenv("LANG"));
+	for (char **e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "LC_", 3) == 0) {
+			char name[128];
+			const char *eq = strchr(*e, '=');
+			if (eq == NULL || (size_t)(eq - *e) >= sizeof name)
+				continue;
+			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+			add_env(s, &n, name, eq + 1);
+		}
+	}
+	for (size_t i = 0; i < s->p->n_env; i++)
+		add_env(s, &n, s->p->env[i].name, s->p->env[i].value);
+	s->envp[n] = NULL;
+}
+
+/* ---------------------------------------------------------- 3. janitor */
+
+static void janitor_main(struct sandbox *s, int rfd)
+{
+	pid_t child = 0;
+	char done = 0;
+	ssize_t n;
+
+	/* Survive the terminal's ^C and berth's own death; end when told. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	n = read(rfd, &child, sizeof child);
+	if (n == (ssize_t)sizeof child)
+		n = read(rfd, &done, 1);
+	if (done == 'D')
+		_exit(0);
+	/* berth is gone. Wait for the sandbox to die (PDEATHSIG), then clean. */
+	if (child > 0) {
+		int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+		if (pfd >= 0) {
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			poll(&p, 1, 5000);
+		}
+	}
+	berth_limits_cleanup_dirs(s->lim.dirs, s->lim.n_dirs);
+	berth_guard_remove_paths(s->guard.created, s->guard.n_created);
+	_exit(0);
+}
+
+static int start_janitor(struct sandbox *s, struct berth_error *err)
+{
+	int pfd[2];
+
+	s->janitor = -1;
+	s->janitor_fd = -1;
+	if (s->lim.n_dirs == 0 && s->guard.n_created == 0)
+		return 0;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return berth_err(err, errno, "pipe");
+	s->janitor = fork();
+	if (s->janitor < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return berth_err(err, errno, "cannot fork the janitor");
+	}
+	if (s->janitor == 0) {
+		close(pfd[1]);
+		janitor_main(s, pfd[0]);
+	}
+	close(pfd[0]);
+	s->janitor_fd = pfd[1];
+	return 0;
+}
+
+/* ---------------------------------------------------------- child side */
+
+static int become_identity(const struct sandbox *s, struct berth_error *err)
+{
+	if (!s->ids.deny_setgroups && setgroups(0, NULL) < 0)
+		return berth_err(err, errno, "cannot drop supplementary groups");
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return berth_err(err, errno, "PR_SET_KEEPCAPS");
+	if (setresgid(s->ids.in_gid, s->ids.in_gid, s->ids.in_gid) < 0)
+		return berth_err(err, errno, "cannot set gid %u", (unsigned)s->ids.in_gid);
+	if (setresuid(s->ids.in_uid, s->ids.in_uid, s->ids.in_uid) < 0)
+		return berth_err(err, errno, "cannot set uid %u", (unsigned)s->ids.in_uid);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return berth_err(err, errno, "PR_SET_KEEPCAPS");
+	return berth_caps_raise_effective(err);
+}
+
+static int loopback_up(struct berth_error *err)
+{
+	struct ifreq ifr = {0};
+	cleanup_close int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return berth_err(err, errno, "socket");
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return berth_err(err, errno, "SIOCGIFFLAGS lo");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return berth_err(err, errno, "cannot bring up the loopback interface");
+	return 0;
+}
+
+static int open_pty(int *master, int *slave, struct berth_error *err)
+{
+	int n = 0, unlock = 0;
+	char name[64];
+
+	*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0)
+		return berth_err(err, errno, "cannot open /dev/ptmx");
+	if (ioctl(*master, TIOCSPTLCK, &unlock) < 0 || ioctl(*master, TIOCGPTN, &n) < 0)
+		return berth_err(err, errno, "cannot unlock the pseudo-terminal");
+	snprintf(name, sizeof name, "/dev/pts/%d", n);
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return berth_err(err, errno, "cannot open `%s`", name);
+	return 0;
+}
+
+static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
+{
+	static const struct berth_ll_rule fixed[] = {
+		{"/", BERTH_LL_DIR},       {"/usr", BERTH_LL_RX},     {"/bin", BERTH_LL_RX},
+		{"/sbin", BERTH_LL_RX},    {"/lib", BERTH_LL_RX},     {"/lib64", BERTH_LL_RX},
+		{"/lib32", BERTH_LL_RX},   {"/libx32", BERTH_LL_RX},  {"/etc", BERTH_LL_RO},
+		{"/sys", BERTH_LL_RO},     {"/proc", BERTH_LL_PROC},  {"/dev", BERTH_LL_DEV},
+		{"/dev/shm", BERTH_LL_RW}, {"/tmp", BERTH_LL_RW},
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed) && n < max; i++)
+		r[n++] = fixed[i];
+	if (s->use_userns) {
+		r[n++] = (struct berth_ll_rule){"/workspace", BERTH_LL_RW};
+		r[n++] = (struct berth_ll_rule){s->home, BERTH_LL_RW};
+		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
+			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+	} else {
+		r[n++] = (struct berth_ll_rule){s->p->workspace, BERTH_LL_RW};
+		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
+			r[n++] = (struct berth_ll_rule){s->p->mounts[i].src, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+	}
+	return n;
+}
+
+static void reset_signals(const struct sandbox *s)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+}
+
+/* execvp(3) with the sandbox's PATH; returns the errno of the best failure. */
+static int exec_search(const struct sandbox *s)
+{
+	const char *file = s->p->argv[0];
+	char path[PATH_MAX];
+	int best = ENOENT;
+
+	if (strchr(file, '/') != NULL) {
+		execve(file, s->p->argv, s->envp);
+		return errno;
+	}
+	for (const char *dir = BERTH_SYSTEM_PATH; *dir != '\0';) {
+		const char *end = strchrnul(dir, ':');
+		snprintf(path, sizeof path, "%.*s/%s", (int)(end - dir), dir, file);
+		execve(path, s->p->argv, s->envp);
+		if (errno != ENOENT && errno != ENOTDIR)
+			best = errno;
+		dir = *end == ':' ? end + 1 : end;
+	}
+	return best;
+}
+
+/* Steps 10-13: pid 2, from privileged setup to execve. */
+static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
+{
+	struct berth_error err = {0};
+	struct berth_ll_rule rules[96];
+	int n_rules, e;
+
+	reset_signals(s);
+	if (setsid() < 0)
+		berth_err(&err, errno, "setsid");
+	else if (slave >= 0 && (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
+				dup2(slave, 2) < 0))
+		berth_err(&err, errno, "cannot attach the pseudo-terminal");
+	if (err.msg[0] != '\0')
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (chdir(s->use_userns ? "/workspace" : s->p->workspace) < 0) {
+		berth_err(&err, errno, "cannot enter the workspace");
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	}
+	if (berth_limits_apply_child(s->p, &s->lim, &err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if ((s->use_userns || geteuid() == 0) && berth_caps_drop_all(&err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		berth_err(&err, errno, "cannot set NO_NEW_PRIVS");
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	}
+	n_rules = landlock_rules(s, rules, (int)BERTH_ARRAY_SIZE(rules));
+	if (s->use_landlock && berth_landlock_apply(s->feat.landlock_abi, rules, n_rules,
+						    s->p->network == BERTH_NET_NONE, &err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* No host fd other than stdio crosses execve (an inherited directory fd
+	 * would be a way out of the mount namespace). */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		for (int fd = 3; fd < 65536; fd++)
+			if (fd != s->sock[1])
+				fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	e = exec_search(s);
+	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
+	if (e == ENOENT)
+		berth_err_hint(&err, "no such command in the sandbox's PATH (%s) or file; the host's home and "
+				     "other directories are not visible inside", BERTH_SYSTEM_PATH);
+	child_fail(s->sock[1], &err, e == ENOENT ? BERTH_EXIT_NOTFOUND : BERTH_EXIT_NOEXEC);
+}
+
+/* Step 9: pid 1 inside; reap, forward signals, exit with the command's status. */
+static __attribute__((noreturn)) void init_loop(pid_t cmd)
+{
+	sigset_t set;
+	int status = BERTH_EXIT_INTERNAL;
+	struct berth_error err;
+
+	sigfillset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	/* pid 1 needs nothing more than wait and kill. */
+	berth_caps_drop_all(&err);
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(cmd, sig);
+			continue;
+		}
+		for (;;) {
+			int st;
+			pid_t w = waitpid(-1, &st, WNOHANG);
+			if (w <= 0)
+				break;
+			if (w != cmd)
+				continue;
+			status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			/* Everything left in the sandbox dies with pid 1. */
+			_exit(status);
+		}
+	}
+}
+
+static __attribute__((noreturn)) void child_main(struct sandbox *s)
+{
+	struct berth_error err = {0};
+	struct berth_mount_plan plan = {s->p, &s->guard, s->home, s->ws_fd, s->mount_fds,
+					s->p->network == BERTH_NET_NONE};
+	struct msg ready = {.kind = 0};
+	int master = -1, slave = -1;
+	char c;
+	pid_t cmd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close(s->sock[0]);
+	/* sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
+	if (read(s->sock[1], &c, 1) != 1)
+		_exit(BERTH_EXIT_INTERNAL);
+	if (s->use_userns) {
+		if (become_identity(s, &err) < 0 || unshare(CLONE_NEWCGROUP) < 0 ||
+		    sethostname("berth", 5) < 0)
+			child_fail(s->sock[1], err.msg[0] ? &err : (berth_err(&err, errno, "namespace setup"), &err),
+				   BERTH_EXIT_INTERNAL);
+		if (s->p->network == BERTH_NET_NONE && loopback_up(&err) < 0)
+			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+		if (berth_mounts_build(&plan, &err) < 0)
+			child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
+	} else if (geteuid() == 0) {
+		/* Degraded, invoked by root: still never host root. */
+		if (setgroups(0, NULL) < 0 || setresgid(s->ids.host_gid, s->ids.host_gid, s->ids.host_gid) < 0 ||
+		    setresuid(s->ids.host_uid, s->ids.host_uid, s->ids.host_uid) < 0) {
+			berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
+			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+		}
+	}
+	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* sync 2: ready, with the pty master for the parent's relay. */
+	send_msg(s->sock[1], &ready, master);
+	if (master >= 0)
+		close(master);
+	cmd = fork();
+	if (cmd < 0) {
+		berth_err(&err, errno, "cannot fork the command");
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	}
+	if (cmd == 0)
+		command_main(s, slave);
+	if (slave >= 0)
+		close(slave);
+	close(s->sock[1]);
+	if (!s->use_userns) {
+		/* Not pid 1 of anything: just wait for the command. */
+		int st;
+		while (waitpid(cmd, &st, 0) < 0 && errno == EINTR)
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	init_loop(cmd);
+}
+
+/* ---------------------------------------------------------- 4-5 clone */
+
+static int start_child(struct sandbox *s, struct berth_error *err)
+{
+	unsigned long flags = SIGCHLD;
+
+	if (s->use_userns) {
+		flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+		if (s->p->network == BERTH_NET_NONE)
+			flags |= CLONE_NEWNET;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
+		return berth_err(err, errno, "socketpair");
+	s->child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	if (s->child < 0) {
+		int e = errno;
+		berth_err(err, e, "cannot create the sandbox's namespaces");
+		return berth_err_hint(err, e == ENOSPC ? "raise `sysctl user.max_user_namespaces`"
+						       : "see `berth doctor`");
+	}
+	if (s->child == 0)
+		child_main(s);
+	close(s->sock[1]);
+	s->sock[1] = -1;
+	if (s->janitor_fd >= 0)
+		(void)!write(s->janitor_fd, &s->child, sizeof s->child);
+	if (s->use_userns && berth_userns_write_maps(s->child, &s->ids, err) < 0)
+		return -1;
+	if (berth_limits_attach(&s->lim, s->child, err) < 0)
+		return -1;
+	/* sync 1 */
+	if (write(s->sock[0], "1", 1) != 1)
+		return berth_err(err, errno, "cannot release the sandbox");
+	return 0;
+}
+
+static int wait_ready(struct sandbox *s, int *status, struct berth_error *err)
+{
+	struct msg m;
+	int fd = -1, r = recv_msg(s->sock[0], &m, &fd);
+
+	if (r == 1 && m.kind == 0) {
+		s->pty_master = fd;
+		return 0;
+	}
+	if (r == 1) {
+		*err = m.err;
+		return -1;
+	}
+	waitpid(s->child, status, 0);
+	s->child = -1;
+	return berth_err(err, 0, "the sandbox died during setup");
+}
+
+/* ---------------------------------------------------------- 14. supervise */
+
+struct relay {
+	struct termios saved;
+	bool raw;
+};
+
+static void tty_raw(struct relay *r)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &r->saved) < 0)
+		return;
+	t = r->saved;
+	cfmakeraw(&t);
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+		r->raw = true;
+}
+
+static void tty_restore(struct relay *r)
+{
+	if (r->raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &r->saved);
+	r->raw = false;
+}
+
+static void copy_winsize(int master)
+{
+	struct winsize ws;
+
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(master, TIOCSWINSZ, &ws);
+}
+
+static bool pump(int from, int to)
+{
+	char buf[16384];
+	ssize_t n = read(from, buf, sizeof buf);
+
+	if (n <= 0)
+		return n < 0 && (errno == EINTR || errno == EAGAIN);
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return false;
+		}
+		off += w;
+	}
+	return true;
+}
+
+static int supervise(struct sandbox *s, int sfd, int *status)
+{
+	cleanup_close int tfd = -1;
+	struct relay r = {.raw = false};
+	bool timed_out = false, stdin_open = s->pty_master >= 0, exited = false;
+	struct msg m;
+	int wst = 0;
+
+	if (s->p->timeout_ms > 0) {
+		struct itimerspec its = {.it_value = {(time_t)(s->p->timeout_ms / 1000),
+						      (long)(s->p->timeout_ms % 1000) * 1000000L}};
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd >= 0)
+			timerfd_settime(tfd, 0, &its, NULL);
+	}
+	if (s->pty_master >= 0) {
+		copy_winsize(s->pty_master);
+		tty_raw(&r);
+	}
+	while (!exited) {
+		struct pollfd p[5] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {s->sock[0], POLLIN, 0},
+				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {s->pty_master, POLLIN, 0}};
+		if (poll(p, 5, -1) < 0 && errno != EINTR)
+			break;
+		if (p[2].revents & (POLLIN | POLLHUP)) {
+			int fd = -1;
+			if (recv_msg(s->sock[0], &m, &fd) == 1 && m.kind == 1) {
+				tty_restore(&r);
+				fprintf(stderr, "berth: %s\n", m.err.msg);
+				if (m.err.hint[0])
+					fprintf(stderr, "berth: hint: %s\n", m.err.hint);
+			}
+			if (fd >= 0)
+				close(fd);
+			if (p[2].revents & POLLHUP) {
+				close(s->sock[0]);
+				s->sock[0] = -1;
+			}
+		}
+		if (p[3].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!pump(STDIN_FILENO, s->pty_master))
+				stdin_open = false;
+		}
+		if (p[4].revents & POLLIN)
+			pump(s->pty_master, STDOUT_FILENO);
+		if (p[1].revents & POLLIN) {
+			timed_out = true;
+			kill(s->child, SIGKILL);
+			close(tfd);
+			tfd = -1;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0)
+					copy_winsize(s->pty_master);
+				else if (si.ssi_signo != SIGCHLD)
+					kill(s->child, (int)si.ssi_signo);
+			}
+			if (waitpid(s->child, &wst, WNOHANG) == s->child)
+				exited = true;
+		}
+	}
+	/* Drain what the command printed last. */
+	if (s->pty_master >= 0) {
+		struct pollfd p = {s->pty_master, POLLIN, 0};
+		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, STDOUT_FILENO))
+			;
+	}
+	tty_restore(&r);
+	s->child = -1;
+	if (timed_out) {
+		*status = BERTH_EXIT_TIMEOUT;
+		fprintf(stderr, "berth: --timeout of %llu ms expired; the sandbox was killed\n",
+			(unsigned long long)s->p->timeout_ms);
+	} else {
+		*status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- 15. cleanup */
+
+static void cleanup(struct sandbox *s)
+{
+	if (s->child > 0) {
+		kill(s->child, SIGKILL);
+		waitpid(s->child, NULL, 0);
+	}
+	berth_limits_destroy(&s->lim);
+	if (s->guard.git_existed == false && s->use_userns) {
+		char path[PATH_MAX];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/.git", s->p->workspace);
+		if (lstat(path, &st) == 0)
+			notice(s, "warning: the sandbox created `%s`; its hooks and config were written inside the "
+				  "sandbox: review them before running git there", path);
+	}
+	berth_guard_cleanup(&s->guard);
+	if (s->janitor_fd >= 0) {
+		(void)!write(s->janitor_fd, "D", 1);
+		close(s->janitor_fd);
+	}
+	if (s->janitor > 0)
+		waitpid(s->janitor, NULL, 0);
+	if (s->ws_fd >= 0)
+		close(s->ws_fd);
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		if (s->mount_fds[i] >= 0)
+			close(s->mount_fds[i]);
+	if (s->pty_master >= 0)
+		close(s->pty_master);
+	if (s->sock[0] >= 0)
+		close(s->sock[0]);
+	berth_bpf_free(&s->bpf);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+}
+
+static int block_signals(struct sandbox *s, struct berth_error *err)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig < SIGRTMIN; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
+		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
+			sigaddset(&set, sig);
+	if (sigprocmask(SIG_BLOCK, &set, &s->oldmask) < 0)
+		return berth_err(err, errno, "sigprocmask");
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return berth_err(err, errno, "signalfd");
+	return fd;
+}
+
+int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
+		      struct berth_error *err)
+{
+	struct sandbox *s = calloc(1, sizeof *s);
+	cleanup_close int sfd = -1;
+	int r = -1;
+
+	if (s == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	s->p = p;
+	s->o = o;
+	s->sock[0] = s->sock[1] = -1;
+	s->janitor_fd = -1;
+	s->pty_master = -1;
+	s->ws_fd = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		s->mount_fds[i] = -1;
+	s->want_pty = isatty(STDIN_FILENO) == 1;
+	sigemptyset(&s->oldmask);
+	berth_features_detect(o->force_off, &s->feat);
+	if (check_features(s, err) < 0 || make_run_id(s, err) < 0 || resolve_identity(s, err) < 0 ||
+	    prepare_limits(s, err) < 0 || compile_seccomp(s, err) < 0 || prepare_guard(s, err) < 0 ||
+	    prepare_idmaps(s, err) < 0)
+		goto out;
+	build_env(s);
+	sfd = block_signals(s, err);
+	if (sfd < 0 || start_janitor(s, err) < 0 || start_child(s, err) < 0 || wait_ready(s, status, err) < 0)
+		goto out;
+	r = supervise(s, sfd, status);
+out:
+	cleanup(s);
+	free(s);
+	return r;
+}

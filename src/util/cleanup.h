@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cleanup.h - scope-bound cleanup, used the same way everywhere.
+ *
+ * Variables with a cleanup attribute must be initialised (NULL, -1).
+ * steal_pointer()/steal_fd() hand ownership out of the scope.
+ */
+#ifndef BERTH_CLEANUP_H
+#define BERTH_CLEANUP_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void cleanup_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void cleanup_fclosep(FILE **f)
+{
+	if (*f != NULL)
+		fclose(*f);
+}
+
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
+
+#define steal_pointer(pp)                     \
+	({                                    \
+		__typeof__(*(pp)) _tmp = *(pp); \
+		*(pp) = NULL;                   \
+		_tmp;                           \
+	})
+
+static inline int steal_fd(int *fd)
+{
+	int r = *fd;
+	*fd = -1;
+	return r;
+}
+
+#define BERTH_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_limits.c - unit tests of src/sandbox/limits.c against the real
+ * kernel: cgroups are created, filled with processes, made to OOM and to hit
+ * the pids limit, and destroyed.
+ *
+ * As root the cgroup tests must run (the mode must be cgroup v1 or v2).
+ * Unprivileged, the mode must be rlimits or a delegated cgroup v2 subtree;
+ * with rlimits the cgroup-only tests are skipped with the reason printed.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/limits.h"
+
+#define MIB (1024ULL * 1024ULL)
+#define TEST_MEMORY (64 * MIB)
+#define TEST_PIDS 32U
+#define TEST_MILLICPUS 500U
+#define TEST_NOFILE 256U
+#define HOG_BYTES (256 * MIB)
+
+struct fixture {
+	struct berth_policy p;
+	struct berth_limits lim;
+	bool prepared;
+	pid_t child;
+	char run_id[64];
+};
+
+/* ---- fixture -------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	static int counter;
+	struct fixture *fx = calloc(1, sizeof *fx);
+
+	if (fx == NULL)
+		return -1;
+	fx->p.memory = TEST_MEMORY;
+	fx->p.pids = TEST_PIDS;
+	fx->p.millicpus = TEST_MILLICPUS;
+	fx->p.nofile = TEST_NOFILE;
+	fx->p.memory_set = fx->p.pids_set = fx->p.cpus_set = true;
+	snprintf(fx->run_id, sizeof fx->run_id, "ut-%d-%d", (int)getpid(), ++counter);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	int left = 0;
+
+	if (fx->child > 0) {
+		kill(fx->child, SIGKILL);
+		waitpid(fx->child, NULL, 0);
+	}
+	if (fx->prepared)
+		left = berth_limits_destroy(&fx->lim);
+	free(fx);
+	return left == 0 ? 0 : -1;
+}
+
+/* ---- helpers -------------------------------------------------------- */
+
+/* prepare - berth_limits_prepare with the fixture's policy; must succeed. */
+static void prepare(struct fixture *fx, bool force_rlimits)
+{
+	struct berth_error err = { 0 };
+	int r = berth_limits_prepare(&fx->p, fx->run_id, force_rlimits, &fx->lim, &err);
+
+	if (r != 0)
+		print_error("prepare: %s\n", err.msg);
+	assert_int_equal(r, 0);
+	fx->prepared = true;
+}
+
+/*
+ * prepare_cgroup - prepare and check the mode: cgroup v1 or v2 as root;
+ * rlimits or delegated cgroup v2 otherwise.  Returns false (after printing
+ * why) when the test needs a cgroup and there is none.
+ */
+static bool prepare_cgroup(struct fixture *fx)
+{
+	prepare(fx, false);
+	if (geteuid() == 0) {
+		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 ||
+			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
+		assert_true(fx->lim.n_dirs >= 1);
+		return true;
+	}
+	assert_true(fx->lim.mode == BERTH_LIMITS_RLIMITS || fx->lim.mode == BERTH_LIMITS_CGROUP2);
+	if (fx->lim.mode == BERTH_LIMITS_CGROUP2)
+		return true;
+	print_message("[   SKIP   ] needs root or a delegated cgroup v2 subtree; "
+		      "uid %d got `%s`\n", (int)geteuid(), fx->lim.how);
+	return false;
+}
+
+/* read_in - read @name from whichever run directory has it, newline cut. */
+static void read_in(const struct berth_limits *lim, const char *name, char *buf, size_t size)
+{
+	char path[4096];
+
+	for (int i = 0; i < lim->n_dirs; i++) {
+		snprintf(path, sizeof path, "%s/%s", lim->dirs[i], name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, size - 1);
+		close(fd);
+		assert_true(n >= 0);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		return;
+	}
+	fail_msg("no run directory has `%s`", name);
+}
+
+/*
+ * spawn_gated - fork a child that waits on a pipe, then runs @fn (which
+ * must _exit).  *@gate receives the write end: open_gate() releases it.
+ */
+static pid_t spawn_gated(void (*fn)(void), int *gate)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(99);
+		fn();
+		_exit(0);
+	}
+	close(fds[0]);
+	*gate = fds[1];
+	return pid;
+}
+
+static void open_gate(int gate)
+{
+	assert_int_equal(write(gate, "x", 1), 1);
+	close(gate);
+}
+
+/* attach_gated - spawn @fn, move it into the run's cgroups, release it. */
+static void attach_gated(struct fixture *fx, void (*fn)(void))
+{
+	struct berth_error err = { 0 };
+	int gate = -1;
+
+	fx->child = spawn_gated(fn, &gate);
+	if (berth_limits_attach(&fx->lim, fx->child, &err) != 0)
+		fail_msg("attach: %s", err.msg);
+	open_gate(gate);
+}
+
+/* reap - wait for the fixture's child and return its wait status. */
+static int reap(struct fixture *fx)
+{
+	int status = 0;
+
+	assert_int_equal(waitpid(fx->child, &status, 0), fx->child);
+	fx->child = 0;
+	return status;
+}
+
+static void child_sleep(void)
+{
+	for (;;)
+		pause();
+}
+
+/* child_hog - allocate and touch HOG_BYTES; exits 0 if it survived. */
+static void child_hog(void)
+{
+	char *m = malloc(HOG_BYTES);
+
+	if (m == NULL)
+		_exit(2);
+	for (size_t i = 0; i < HOG_BYTES; i += 4096)
+		m[i] = 1;
+	_exit(0);
+}
+
+/*
+ * child_forkloop - fork sleepers until fork fails; exits with the number
+ * forked when the failure was EAGAIN, 200 otherwise.
+ */
+static void child_forkloop(void)
+{
+	pid_t kids[128];
+	int n = 0, e = 0;
+
+	while (n < (int)(sizeof kids / sizeof kids[0])) {
+		pid_t pid = fork();
+		if (pid == 0)
+			child_sleep();
+		if (pid < 0) {
+			e = errno;
+			break;
+		}
+		kids[n++] = pid;
+	}
+	for (int i = 0; i < n; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	_exit(e == EAGAIN ? n : 200);
+}
+
+/* ---- tests: any user ------------------------------------------------ */
+
+static void test_bad_run_id_rejected(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_error err = { 0 };
+
+	assert_int_equal(berth_limits_prepare(&fx->p, "../escape", false, &fx->lim, &err), -1);
+	assert_non_null(strstr(err.msg, "invalid run id `../escape`"));
+	assert_int_equal(fx->lim.n_dirs, 0);
+	assert_int_equal(berth_limits_prepare(&fx->p, "", false, &fx->lim, &err), -1);
+}
+
+/* The mode this machine gives: cgroups as root, rlimits/delegated v2 otherwise. */
+static void test_prepare_mode(void **state)
+{
+	struct fixture *fx = *state;
+
+	prepare(fx, false);
+	print_message("uid %d: mode %d, how `%s`, unenforced `%s`\n", (int)geteuid(),
+		      (int)fx->lim.mode, fx->lim.how, fx->lim.unenforced);
+	assert_true(fx->lim.how[0] != '\0');
+	if (geteuid() == 0) {
+		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 ||
+			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
+	} else {
+		assert_true(fx->lim.mode == BERTH_LIMITS_RLIMITS ||
+			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
+	}
+	if (fx->lim.mode == BERTH_LIMITS_RLIMITS) {
+		assert_int_equal(fx->lim.n_dirs, 0);
+		assert_non_null(strstr(fx->lim.how, "rlimits (RLIMIT_AS for memory"));
+	}
+	assert_true(fx->lim.memory_enforced);
+	if (!fx->lim.cpus_enforced)
+		assert_non_null(strstr(fx->lim.unenforced, "cpus"));
+	if (!fx->lim.pids_enforced)
+		assert_non_null(strstr(fx->lim.unenforced, "pids"));
+}
+
+/* Forced rlimit mode: apply_child sets exactly the policy's values. */
+static void test_rlimits_apply_child(void **state)
+{
+	struct fixture *fx = *state;
+	cpu_set_t set;
+	int status, online, want_cpus;
+
+	prepare(fx, true);
+	assert_int_equal(fx->lim.mode, BERTH_LIMITS_RLIMITS);
+	assert_int_equal(fx->lim.n_dirs, 0);
+	assert_non_null(strstr(fx->lim.how, "RLIMIT_AS for memory"));
+	assert_true(fx->lim.memory_enforced && fx->lim.cpus_enforced);
+	assert_false(fx->lim.swap_off);
+	assert_int_equal(fx->lim.pids_enforced, getuid() != 0);
+	assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+	online = CPU_COUNT(&set);
+	assert_int_equal(fx->lim.cpus_affinity, online > 1 ? 1 : 0);
+	want_cpus = online > 1 ? 1 : online;
+
+	fx->child = fork();
+	assert_true(fx->child >= 0);
+	if (fx->child == 0) {
+		struct berth_error err = { 0 };
+		struct rlimit rl;
+
+		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) != 0) {
+			fprintf(stderr, "apply_child: %s\n", err.msg);
+			_exit(1);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE ||
+		    rl.rlim_max != TEST_NOFILE)
+			_exit(2);
+		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0 || rl.rlim_max != 0)
+			_exit(3);
+		if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur != TEST_MEMORY ||
+		    rl.rlim_max != TEST_MEMORY)
+			_exit(4);
+		if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur != TEST_PIDS ||
+		    rl.rlim_max != TEST_PIDS)
+			_exit(5);
+		if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) != want_cpus)
+			_exit(6);
+		_exit(0);
+	}
+	status = reap(fx);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* In cgroup mode apply_child sets only RLIMIT_NOFILE and RLIMIT_CORE. */
+static void test_apply_child_default_mode(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlimit as_before;
+	int status;
+
+	prepare(fx, false);
+	assert_int_equal(getrlimit(RLIMIT_AS, &as_before), 0);
+	fx->child = fork();
+	assert_true(fx->child >= 0);
+	if (fx->child == 0) {
+		struct berth_error err = { 0 };
+		struct rlimit rl;
+		bool rl_mode = fx->lim.mode == BERTH_LIMITS_RLIMITS;
+
+		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) != 0)
+			_exit(1);
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE ||
+		    rl.rlim_max != TEST_NOFILE)
+			_exit(2);
+		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0)
+			_exit(3);
+		if (getrlimit(RLIMIT_AS, &rl) ||
+		    rl.rlim_cur != (rl_mode ? TEST_MEMORY : as_before.rlim_cur))
+			_exit(4);
+		_exit(0);
+	}
+	status = reap(fx);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* A --nofile above what the kernel allows fails, naming the value. */
+static void test_nofile_too_high(void **state)
+{
+	struct fixture *fx = *state;
+	char buf[64], msg[BERTH_ERR_MSG_MAX + 1] = "", want[64];
+	int fds[2], fd, status;
+	ssize_t n;
+
+	fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	fx->p.nofile = (uint32_t)strtoul(buf, NULL, 10) + 1;
+	prepare(fx, true);
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	fx->child = fork();
+	assert_true(fx->child >= 0);
+	if (fx->child == 0) {
+		struct berth_error err = { 0 };
+
+		close(fds[0]);
+		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) == 0)
+			_exit(1);
+		if (write(fds[1], err.msg, strlen(err.msg)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], msg, sizeof msg - 1);
+	close(fds[0]);
+	status = reap(fx);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(n > 0);
+	msg[n] = '\0';
+	snprintf(want, sizeof want, "cannot set `RLIMIT_NOFILE` to `%u`", fx->p.nofile);
+	assert_non_null(strstr(msg, want));
+}
+
+/* ---- tests: cgroups (root, or a delegated v2 subtree) --------------- */
+
+/* The limits written can be read back from the cgroup files. */
+static void test_cgroup_values(void **state)
+{
+	struct fixture *fx = *state;
+	char v[128];
+
+	if (!prepare_cgroup(fx))
+		skip();
+	assert_true(fx->lim.memory_enforced && fx->lim.pids_enforced);
+	if (fx->lim.mode == BERTH_LIMITS_CGROUP2) {
+		assert_non_null(strstr(fx->lim.how, "cgroup v2 /"));
+		read_in(&fx->lim, "memory.max", v, sizeof v);
+		assert_string_equal(v, "67108864");
+		read_in(&fx->lim, "pids.max", v, sizeof v);
+		assert_string_equal(v, "32");
+		if (fx->lim.swap_off) {
+			read_in(&fx->lim, "memory.swap.max", v, sizeof v);
+			assert_string_equal(v, "0");
+		}
+		if (fx->lim.cpus_enforced) {
+			read_in(&fx->lim, "cpu.max", v, sizeof v);
+			assert_string_equal(v, "50000 100000");
+		}
+	} else {
+		assert_non_null(strstr(fx->lim.how, "cgroup v1 (memory, pids"));
+		read_in(&fx->lim, "memory.limit_in_bytes", v, sizeof v);
+		assert_string_equal(v, "67108864");
+		read_in(&fx->lim, fx->lim.swap_off ? "memory.memsw.limit_in_bytes"
+						   : "memory.swappiness", v, sizeof v);
+		assert_string_equal(v, fx->lim.swap_off ? "67108864" : "0");
+		read_in(&fx->lim, "pids.max", v, sizeof v);
+		assert_string_equal(v, "32");
+		if (fx->lim.cpus_enforced) {
+			read_in(&fx->lim, "cpu.cfs_period_us", v, sizeof v);
+			assert_string_equal(v, "100000");
+			read_in(&fx->lim, "cpu.cfs_quota_us", v, sizeof v);
+			assert_string_equal(v, "50000");
+		}
+	}
+	if (!fx->lim.cpus_enforced)
+		assert_non_null(strstr(fx->lim.unenforced, "cpus"));
+	else
+		assert_string_equal(fx->lim.unenforced, "");
+}
+
+/* attach moves the process: /proc/<pid>/cgroup names the run's cgroup. */
+static void test_attach(void **state)
+{
+	struct fixture *fx = *state;
+	char path[64], line[4096], suffix[96];
+	FILE *f;
+	int hits = 0;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	attach_gated(fx, child_sleep);
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)fx->child);
+	snprintf(suffix, sizeof suffix, "/berth-%s", fx->run_id);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		size_t n = strcspn(line, "\n"), s = strlen(suffix);
+		line[n] = '\0';
+		if (n >= s && strcmp(line + n - s, suffix) == 0)
+			hits++;
+	}
+	fclose(f);
+	assert_int_equal(hits, fx->lim.n_dirs);
+}
+
+/* A child touching 256 MiB under a 64 MiB limit is OOM-killed. */
+static void test_oom_kill(void **state)
+{
+	struct fixture *fx = *state;
+	int status;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	attach_gated(fx, child_hog);
+	status = reap(fx);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+}
+
+/* A fork loop stops with EAGAIN at the pids limit (itself + 31). */
+static void test_pids_limit(void **state)
+{
+	struct fixture *fx = *state;
+	int status;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	attach_gated(fx, child_forkloop);
+	status = reap(fx);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), TEST_PIDS - 1);
+}
+
+/* save_dirs - copy the run's directory paths (destroy frees them). */
+static int save_dirs(const struct berth_limits *lim, char saved[][4096])
+{
+	for (int i = 0; i < lim->n_dirs; i++)
+		snprintf(saved[i], 4096, "%s", lim->dirs[i]);
+	return lim->n_dirs;
+}
+
+static void assert_gone(char saved[][4096], int n)
+{
+	struct stat st;
+
+	for (int i = 0; i < n; i++) {
+		errno = 0;
+		assert_int_equal(stat(saved[i], &st), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+}
+
+/* destroy kills a sleeping member and removes every directory. */
+static void test_destroy_with_process(void **state)
+{
+	struct fixture *fx = *state;
+	static char saved[BERTH_CG_MAX_DIRS][4096];
+	pid_t pid;
+	int n, status;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	attach_gated(fx, child_sleep);
+	n = save_dirs(&fx->lim, saved);
+	pid = fx->child;
+	assert_int_equal(berth_limits_destroy(&fx->lim), 0);
+	assert_int_equal(fx->lim.n_dirs, 0);
+	assert_gone(saved, n);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	fx->child = 0;
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_int_equal(berth_limits_destroy(&fx->lim), 0); /* idempotent */
+}
+
+/* cleanup_dirs (the janitor's path) does the same by path. */
+static void test_cleanup_dirs(void **state)
+{
+	struct fixture *fx = *state;
+	static char saved[BERTH_CG_MAX_DIRS][4096];
+	int n, status;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	attach_gated(fx, child_sleep);
+	n = save_dirs(&fx->lim, saved);
+	assert_int_equal(berth_limits_cleanup_dirs(fx->lim.dirs, fx->lim.n_dirs), 0);
+	assert_gone(saved, n);
+	status = reap(fx);
+	assert_true(WIFSIGNALED(status));
+	/* the directories are gone already: destroy has nothing left */
+	assert_int_equal(berth_limits_destroy(&fx->lim), 0);
+	assert_int_equal(fx->lim.n_dirs, 0);
+}
+
+/* A second run with the same id fails and leaves the first one intact. */
+static void test_duplicate_run_id(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_limits other;
+	struct berth_error err = { 0 };
+	struct stat st;
+
+	if (!prepare_cgroup(fx))
+		skip();
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, false, &other, &err), -1);
+	assert_non_null(strstr(err.msg, "already exists"));
+	assert_int_equal(other.n_dirs, 0);
+	for (int i = 0; i < fx->lim.n_dirs; i++)
+		assert_int_equal(stat(fx->lim.dirs[i], &st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_bad_run_id_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_child_default_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nofile_too_high, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pids_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_with_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cleanup_dirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_run_id, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("limits", tests, NULL, NULL);
+}

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_seccomp.c - unit tests of the berth seccomp filter (src/sandbox/seccomp.c).
+ *
+ * The filter is compiled once in the parent (as berth does); each probe runs
+ * in a forked child that sets NO_NEW_PRIVS, loads the filter, makes one call
+ * and exits with the errno it got (0: the call worked).  The parent asserts
+ * the exact errno, or death by SIGSYS for calls through a foreign ABI.
+ * Every probe uses arguments that are harmless should the filter let the
+ * call through, so a broken filter fails the test rather than the host.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/if_ether.h>
+#include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sandbox/seccomp.h"
+
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef SOCK_PACKET
+#define SOCK_PACKET 10
+#endif
+
+/* Exit codes of a probe child beyond errno values. */
+enum {
+	RC_NNP = 250,    /* prctl(PR_SET_NO_NEW_PRIVS) failed */
+	RC_LOAD = 251,   /* berth_seccomp_load failed */
+	RC_ALLOWED = 252 /* a call that must be denied went through */
+};
+
+/* A probe makes one call and returns 0 or the errno it failed with. */
+typedef int (*probe_fn)(void);
+
+static struct berth_bpf bpf_plain;    /* block_affinity = false */
+static struct berth_bpf bpf_affinity; /* block_affinity = true */
+
+static int result(long r)
+{
+	return r < 0 ? errno : 0;
+}
+
+/* run_probe - fork, load @bpf (unless NULL) under NO_NEW_PRIVS, run @fn. */
+static int run_probe(const struct berth_bpf *bpf, probe_fn fn)
+{
+	struct berth_error err;
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(RC_NNP);
+		if (bpf != NULL && berth_seccomp_load(bpf, &err) < 0)
+			_exit(RC_LOAD);
+		_exit(fn());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* expect_errno - @fn under the filter exits with @expected (0: worked). */
+static void expect_errno(const struct berth_bpf *bpf, probe_fn fn, const char *what, int expected)
+{
+	int status = run_probe(bpf, fn);
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != expected) {
+		print_error("%s: expected exit `%d`, got status `0x%x` (exit %d, signal %d)\n", what,
+			    expected, status, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		fail();
+	}
+}
+
+/* expect_sigsys - @fn under the filter kills the child with SIGSYS. */
+static void expect_sigsys(const struct berth_bpf *bpf, probe_fn fn, const char *what)
+{
+	int status = run_probe(bpf, fn);
+
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS) {
+		print_error("%s: expected SIGSYS, got status `0x%x`\n", what, status);
+		fail();
+	}
+}
+
+#define EXPECT(fn, e) expect_errno(&bpf_plain, fn, #fn, e)
+
+/* ---- probes ---- */
+
+/* raw_clone - clone(2) with @flags; a child that appears exits at once. */
+static int raw_clone(unsigned long flags)
+{
+	int status;
+	long r = syscall(SYS_clone, flags, 0UL, 0UL, 0UL, 0UL);
+
+	if (r == 0)
+		_exit(0);
+	if (r < 0)
+		return errno;
+	waitpid((pid_t)r, &status, 0);
+	return RC_ALLOWED;
+}
+
+static int p_unshare_user(void) { return result(unshare(CLONE_NEWUSER)); }
+static int p_unshare_files(void) { return result(unshare(CLONE_FILES)); }
+static int p_setns(void) { return result(setns(-1, CLONE_NEWNET)); }
+static int p_clone3(void) { return result(syscall(__NR_clone3, NULL, 0UL)); }
+static int p_clone_newns(void) { return raw_clone(CLONE_NEWNS | SIGCHLD); }
+static int p_clone_newuser_net(void) { return raw_clone(CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD); }
+static int p_clone_newpid_hi(void) { return raw_clone((1UL << 32) | CLONE_NEWPID | SIGCHLD); }
+
+/* Each namespace flag alone: every one must be denied. */
+static int p_clone_each_ns(void)
+{
+	static const unsigned long flags[] = {
+		CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+		CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, 0x80 /* CLONE_NEWTIME */,
+	};
+
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		int r = raw_clone(flags[i] | SIGCHLD);
+
+		if (r != EPERM)
+			return r == 0 ? RC_ALLOWED : r;
+	}
+	return EPERM;
+}
+
+static int p_clone_plain(void)
+{
+	return raw_clone(SIGCHLD) == RC_ALLOWED ? 0 : RC_ALLOWED + 1;
+}
+
+static int p_fork(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(7);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
+		return RC_ALLOWED + 1;
+	return 0;
+}
+
+static void *thread_main(void *arg)
+{
+	return arg;
+}
+
+/* glibc >= 2.34 creates threads with clone3 and falls back on ENOSYS. */
+static int p_thread(void)
+{
+	int dummy = 1;
+	void *ret = NULL;
+	pthread_t t;
+	int r = pthread_create(&t, NULL, thread_main, &dummy);
+
+	if (r != 0)
+		return r;
+	pthread_join(t, &ret);
+	return ret == &dummy ? 0 : RC_ALLOWED + 1;
+}
+
+static int p_exec(void)
+{
+	char *const argv[] = { "true", NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		execv("/bin/true", argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : RC_ALLOWED + 1;
+}
+
+static int p_mount(void)
+{
+	return result(mount("none", "/nonexistent-berth-test", "tmpfs", 0, NULL));
+}
+
+static int p_ptrace(void) { return result(ptrace(PTRACE_TRACEME, 0, NULL, NULL)); }
+static int p_bpf(void) { return result(syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, NULL, 0U)); }
+static int p_io_uring(void) { return result(syscall(SYS_io_uring_setup, 1U, NULL)); }
+
+static int p_keyctl(void)
+{
+	return result(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
+}
+
+/* stdin_null - make fd 0 /dev/null, so a leaked TIOCSTI has no terminal. */
+static int stdin_null(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || dup2(fd, 0) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int p_tiocsti(void)
+{
+	char c = 'x';
+
+	if (stdin_null() < 0)
+		return RC_ALLOWED + 1;
+	return result(ioctl(0, TIOCSTI, &c));
+}
+
+static int p_tiocsti_hi(void)
+{
+	char c = 'x';
+
+	if (stdin_null() < 0)
+		return RC_ALLOWED + 1;
+	return result(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | 0x100000000UL, &c));
+}
+
+static int p_tioclinux(void)
+{
+	char c = 6; /* TIOCL_GETSHIFTSTATE */
+
+	if (stdin_null() < 0)
+		return RC_ALLOWED + 1;
+	return result(ioctl(0, TIOCLINUX, &c));
+}
+
+static int p_ioctl_fionread(void)
+{
+	int fds[2], n;
+
+	if (pipe(fds) < 0)
+		return RC_ALLOWED + 1;
+	return result(ioctl(fds[0], FIONREAD, &n));
+}
+
+static int sock(long domain, long type, long proto)
+{
+	long fd = syscall(SYS_socket, domain, type, proto);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+static int p_packet_raw(void) { return sock(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)); }
+static int p_packet_dgram(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
+static int p_packet_hi(void) { return sock((long)(AF_PACKET | (1UL << 32)), SOCK_DGRAM, 0); }
+static int p_inet_raw(void) { return sock(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP); }
+static int p_inet6_raw(void) { return sock(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6); }
+static int p_sock_packet(void) { return sock(AF_INET, SOCK_PACKET, htons(ETH_P_ALL)); }
+static int p_inet_stream(void) { return sock(AF_INET, SOCK_STREAM, 0); }
+static int p_unix_dgram(void) { return sock(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); }
+static int p_netlink_raw(void) { return sock(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE); }
+
+static int p_pers_linux(void) { return result(personality(PER_LINUX)); }
+static int p_pers_query(void) { return result(personality(0xffffffff)); }
+static int p_pers_query64(void) { return result(syscall(SYS_personality, ~0UL)); }
+static int p_pers_rie(void) { return result(personality(READ_IMPLIES_EXEC)); }
+static int p_pers_norandom(void) { return result(personality(ADDR_NO_RANDOMIZE)); }
+static int p_pers_linux32(void) { return result(personality(PER_LINUX32)); }
+static int p_pers_hi(void) { return result(syscall(SYS_personality, (1UL << 32) | READ_IMPLIES_EXEC)); }
+
+/* Every single-bit persona and its complement: all denied. */
+static int p_pers_bits(void)
+{
+	for (unsigned int i = 0; i < 32; i++) {
+		unsigned long one = 1UL << i;
+
+		if (personality(one) != -1 || errno != EPERM)
+			return RC_ALLOWED;
+		if (personality(~one & 0xffffffffUL) != -1 || errno != EPERM)
+			return RC_ALLOWED + 1;
+	}
+	return EPERM;
+}
+
+static int p_setaffinity(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof set, &set) < 0)
+		return RC_ALLOWED + 1;
+	return result(sched_setaffinity(0, sizeof set, &set));
+}
+
+static int p_seccomp_mode(void)
+{
+	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2 ? 0 : RC_ALLOWED + 1;
+}
+
+#if defined(__x86_64__)
+/* An x32 call: the x86_64 number with bit 30 set. */
+static int p_x32_getpid(void)
+{
+	return result(syscall(0x40000000L | SYS_getpid));
+}
+
+/* An i386 call from 64-bit code: getpid is 20 in the i386 table. */
+static int p_int80_getpid(void)
+{
+	long ret = 20;
+
+	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory", "r8", "r9", "r10", "r11");
+	return ret < 0 ? (int)-ret : 0;
+}
+#endif
+
+/* ---- tests ---- */
+
+static void test_namespaces(void **state)
+{
+	(void)state;
+	EXPECT(p_unshare_user, EPERM);
+	EXPECT(p_unshare_files, EPERM);
+	EXPECT(p_setns, EPERM);
+	EXPECT(p_clone3, ENOSYS);
+	EXPECT(p_clone_newns, EPERM);
+	EXPECT(p_clone_newuser_net, EPERM);
+	EXPECT(p_clone_newpid_hi, EPERM);
+	EXPECT(p_clone_each_ns, EPERM);
+}
+
+static void test_processes_still_work(void **state)
+{
+	(void)state;
+	EXPECT(p_clone_plain, 0);
+	EXPECT(p_fork, 0);
+	EXPECT(p_thread, 0);
+	EXPECT(p_exec, 0);
+	EXPECT(p_seccomp_mode, 0);
+}
+
+static void test_denied_calls(void **state)
+{
+	(void)state;
+	EXPECT(p_mount, EPERM);
+	EXPECT(p_ptrace, EPERM);
+	EXPECT(p_bpf, EPERM);
+	EXPECT(p_io_uring, EPERM);
+	EXPECT(p_keyctl, EPERM);
+}
+
+static void test_tty_ioctls(void **state)
+{
+	(void)state;
+	EXPECT(p_tiocsti, EPERM);
+	EXPECT(p_tiocsti_hi, EPERM);
+	EXPECT(p_tioclinux, EPERM);
+	EXPECT(p_ioctl_fionread, 0);
+}
+
+static void test_sockets(void **state)
+{
+	(void)state;
+	EXPECT(p_packet_raw, EPERM);
+	EXPECT(p_packet_dgram, EPERM);
+	EXPECT(p_packet_hi, EPERM);
+	EXPECT(p_inet_raw, EPERM);
+	EXPECT(p_inet6_raw, EPERM);
+	EXPECT(p_sock_packet, EPERM);
+	EXPECT(p_inet_stream, 0);
+	EXPECT(p_unix_dgram, 0);
+	EXPECT(p_netlink_raw, 0);
+}
+
+static void test_personality(void **state)
+{
+	(void)state;
+	EXPECT(p_pers_linux, 0);
+	EXPECT(p_pers_query, 0);
+	EXPECT(p_pers_query64, 0);
+	EXPECT(p_pers_rie, EPERM);
+	EXPECT(p_pers_norandom, EPERM);
+	EXPECT(p_pers_linux32, EPERM);
+	EXPECT(p_pers_hi, EPERM);
+	EXPECT(p_pers_bits, EPERM);
+}
+
+static void test_affinity(void **state)
+{
+	(void)state;
+	expect_errno(&bpf_plain, p_setaffinity, "setaffinity (allowed)", 0);
+	expect_errno(&bpf_affinity, p_setaffinity, "setaffinity (blocked)", EPERM);
+}
+
+static void test_foreign_abi(void **state)
+{
+	(void)state;
+#if defined(__x86_64__)
+	int control;
+
+	expect_sigsys(&bpf_plain, p_x32_getpid, "x32 getpid");
+	/* Without IA32 emulation int 0x80 faults before seccomp sees it. */
+	control = run_probe(NULL, p_int80_getpid);
+	if (!WIFEXITED(control) || WEXITSTATUS(control) != 0) {
+		print_message("int 0x80 does not work here (status 0x%x), skipped\n", control);
+		skip();
+	}
+	expect_sigsys(&bpf_plain, p_int80_getpid, "int 0x80 getpid");
+#else
+	skip();
+#endif
+}
+
+/*
+ * The unconditional entries of the deny table, each called with every
+ * argument -1 (harmless if it went through: bad pointers, flags, ids).
+ */
+static const struct {
+	const char *name;
+	int errnum;
+} always_denied[] = {
+	{ "clone3", ENOSYS }, { "unshare", EPERM }, { "setns", EPERM },
+	{ "mount", EPERM }, { "umount2", EPERM }, { "pivot_root", EPERM },
+	{ "chroot", EPERM }, { "open_tree", EPERM }, { "move_mount", EPERM },
+	{ "fsopen", EPERM }, { "fsconfig", EPERM }, { "fsmount", EPERM },
+	{ "fspick", EPERM }, { "mount_setattr", EPERM }, { "ptrace", EPERM },
+	{ "process_vm_readv", EPERM }, { "process_vm_writev", EPERM }, { "bpf", EPERM },
+	{ "perf_event_open", EPERM }, { "userfaultfd", EPERM }, { "keyctl", EPERM },
+	{ "add_key", EPERM }, { "request_key", EPERM }, { "io_uring_setup", EPERM },
+	{ "io_uring_enter", EPERM }, { "io_uring_register", EPERM },
+	{ "open_by_handle_at", EPERM }, { "name_to_handle_at", EPERM },
+	{ "kexec_load", EPERM }, { "kexec_file_load", EPERM }, { "init_module", EPERM },
+	{ "finit_module", EPERM }, { "delete_module", EPERM }, { "reboot", EPERM },
+	{ "swapon", EPERM }, { "swapoff", EPERM }, { "settimeofday", EPERM },
+	{ "clock_settime", EPERM }, { "clock_adjtime", EPERM }, { "adjtimex", EPERM },
+	{ "acct", EPERM }, { "quotactl", EPERM }, { "quotactl_fd", EPERM },
+	{ "iopl", EPERM }, { "ioperm", EPERM }, { "syslog", EPERM },
+	{ "lookup_dcookie", EPERM }, { "vhangup", EPERM }, { "uselib", EPERM },
+	{ "ustat", EPERM }, { "sysfs", EPERM }, { "_sysctl", EPERM }, { "nfsservctl", EPERM },
+};
+
+static int table_pipe = -1;
+
+/* p_table - run every always_denied call; report mismatches on table_pipe. */
+static int p_table(void)
+{
+	if (setsid() < 0) /* no controlling terminal: vhangup() is then a no-op */
+		return RC_ALLOWED + 1;
+	for (int i = 0; i < (int)(sizeof always_denied / sizeof always_denied[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(always_denied[i].name);
+		int report[2];
+
+		if (nr < 0)
+			continue;
+		errno = 0;
+		report[1] = syscall(nr, -1L, -1L, -1L, -1L, -1L, -1L) < 0 ? errno : 0;
+		if (report[1] == always_denied[i].errnum)
+			continue;
+		report[0] = i;
+		if (write(table_pipe, report, sizeof report) != (ssize_t)sizeof report)
+			return RC_ALLOWED + 1;
+	}
+	return 0;
+}
+
+static void test_deny_table(void **state)
+{
+	int fds[2], report[2], bad = 0;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	table_pipe = fds[1];
+	expect_errno(&bpf_plain, p_table, "deny table", 0);
+	close(fds[1]);
+	while (read(fds[0], report, sizeof report) == (ssize_t)sizeof report) {
+		print_error("`%s`: expected errno `%d`, got `%d`\n", always_denied[report[0]].name,
+			    always_denied[report[0]].errnum, report[1]);
+		bad++;
+	}
+	close(fds[0]);
+	assert_int_equal(bad, 0);
+}
+
+static bool is_hex64(const char *s)
+{
+	if (strlen(s) != 64)
+		return false;
+	for (; *s != '\0'; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
+static void test_digest(void **state)
+{
+	struct berth_seccomp_opts opts = { .block_affinity = false };
+	struct berth_bpf again = { 0 }, nullopts = { 0 };
+	struct berth_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(berth_seccomp_compile(NULL, &opts, &again, &err), 0);
+	assert_int_equal(berth_seccomp_compile(NULL, NULL, &nullopts, &err), 0);
+	assert_true(is_hex64(bpf_plain.digest));
+	assert_true(is_hex64(bpf_affinity.digest));
+	assert_string_equal(bpf_plain.digest, again.digest);
+	assert_string_equal(bpf_plain.digest, nullopts.digest);
+	assert_int_equal(bpf_plain.len, again.len);
+	assert_memory_equal(bpf_plain.insns, again.insns, bpf_plain.len * sizeof *again.insns);
+	assert_string_not_equal(bpf_plain.digest, bpf_affinity.digest);
+	assert_true(bpf_affinity.len > bpf_plain.len);
+	berth_bpf_free(&again);
+	berth_bpf_free(&nullopts);
+}
+
+static void test_free_zeroed(void **state)
+{
+	struct berth_bpf bpf = { 0 };
+
+	(void)state;
+	berth_bpf_free(&bpf);
+	berth_bpf_free(&bpf);
+	assert_null(bpf.insns);
+	assert_int_equal(bpf.len, 0);
+}
+
+static void test_load_empty(void **state)
+{
+	struct berth_bpf bpf = { 0 };
+	struct berth_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(berth_seccomp_load(&bpf, &err), -1);
+	assert_int_equal(err.errnum, EINVAL);
+	assert_non_null(strstr(err.msg, "load seccomp filter"));
+}
+
+/* Without NO_NEW_PRIVS and CAP_SYS_ADMIN, the kernel refuses: EACCES. */
+static void test_load_without_nnp(void **state)
+{
+	int fds[2], status, got = -1;
+	char msg[BERTH_ERR_MSG_MAX] = "";
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct berth_error err = { 0 };
+
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				       setresuid(65534, 65534, 65534) < 0))
+			_exit(RC_NNP);
+		if (berth_seccomp_load(&bpf_plain, &err) == 0)
+			_exit(RC_ALLOWED);
+		if (write(fds[1], &err.errnum, sizeof err.errnum) < 0 ||
+		    write(fds[1], err.msg, strlen(err.msg) + 1) < 0)
+			_exit(RC_LOAD);
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(read(fds[0], &got, sizeof got), (ssize_t)sizeof got);
+	assert_true(read(fds[0], msg, sizeof msg - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(got, EACCES);
+	assert_string_equal(msg, "load seccomp filter: Permission denied");
+}
+
+static void test_available(void **state)
+{
+	(void)state;
+	assert_true(berth_seccomp_available());
+}
+
+static int setup(void **state)
+{
+	struct berth_seccomp_opts plain = { .block_affinity = false };
+	struct berth_seccomp_opts affinity = { .block_affinity = true };
+	struct berth_error err = { 0 };
+
+	(void)state;
+	if (berth_seccomp_compile(NULL, &plain, &bpf_plain, &err) < 0 ||
+	    berth_seccomp_compile(NULL, &affinity, &bpf_affinity, &err) < 0) {
+		print_error("berth_seccomp_compile: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	berth_bpf_free(&bpf_plain);
+	berth_bpf_free(&bpf_affinity);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_available),
+		cmocka_unit_test(test_digest),
+		cmocka_unit_test(test_free_zeroed),
+		cmocka_unit_test(test_load_empty),
+		cmocka_unit_test(test_load_without_nnp),
+		cmocka_unit_test(test_namespaces),
+		cmocka_unit_test(test_processes_still_work),
+		cmocka_unit_test(test_denied_calls),
+		cmocka_unit_test(test_deny_table),
+		cmocka_unit_test(test_tty_ioctls),
+		cmocka_unit_test(test_sockets),
+		cmocka_unit_test(test_personality),
+		cmocka_unit_test(test_affinity),
+		cmocka_unit_test(test_foreign_abi),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
