@@ -692,6 +692,14 @@ static __attribute__((noreturn)) void init_loop(pid_t cmd)
 	}
 }
 
+/* berth's end of the socket is closed only when berth is gone. */
+static bool parent_gone(int sock)
+{
+	struct pollfd p = {.fd = sock, .events = 0};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
@@ -712,6 +720,10 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		    sethostname("berth", 5) < 0)
 			child_fail(s->sock[1], err.msg[0] ? &err : (berth_err(&err, errno, "namespace setup"), &err),
 				   BERTH_EXIT_INTERNAL);
+		/* A credential change clears the parent-death signal: set it again,
+		 * then make sure berth did not die in between. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
+			_exit(BERTH_EXIT_INTERNAL);
 		if (s->p->network == BERTH_NET_NONE && loopback_up(&err) < 0)
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		if (berth_mounts_build(&plan, &err) < 0)
@@ -723,6 +735,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 			berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		}
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
+			_exit(BERTH_EXIT_INTERNAL);
 	}
 	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
