@@ -196,7 +196,7 @@ static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(
 	char *name, *value;
 
 	if (!valid_env_name(arg, n)) {
-		berth_usage_err(err, "invalid environment variable name in `--env %s`", arg);
+		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env %s`", (int)n, arg, arg);
 		return berth_err_hint(err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
 	}
 	name = strndup(arg, n);
@@ -264,7 +264,7 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 			return 0;
 		}
 	}
-	berth_usage_err(err, "`--unprotect %s` names no guarded path", arg);
+	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
 	return berth_err_hint(err, "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
 				   ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex");
 }

@@ -32,6 +32,7 @@ static inline const char *errname(int e)
 	return n ? n : "E?";
 }
 
+__attribute__((format(printf, 2, 0)))
 static void probe_vline(const char *tag, const char *fmt, va_list ap)
 {
 	char buf[2048];

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_flags.c - libFuzzer target for every parser of user input in the
+ * policy layer: `berth run` options (argv split on NUL bytes), sizes,
+ * durations, CPU counts, and the canonical JSON of what parsed.
+ * Inputs are capped at 64 KiB.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/flags.h"
+#include "policy/policy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char *no_env(const char *name)
+{
+	return strcmp(name, "HOME") == 0 ? "/nonexistent" : NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf, *argv[66];
+	int argc = 0;
+	struct berth_error err;
+	struct berth_run_opts o;
+	uint64_t u64;
+	uint32_t u32;
+
+	if (size > 65536)
+		return 0;
+	buf = malloc(size + 1);
+	if (buf == NULL)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	argv[argc++] = "run";
+	for (char *p = buf; p < buf + size && argc < 64; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	for (int i = 1; i < argc; i++) {
+		berth_parse_size(argv[i], "size", &u64, &err);
+		berth_parse_duration_ms(argv[i], "duration", &u64, &err);
+		berth_parse_millicpus(argv[i], &u32, &err);
+	}
+	memset(&err, 0, sizeof err);
+	if (berth_run_parse(argc, argv, no_env, &o, &err) == 0 && !o.help) {
+		char hex[65];
+		char *json = berth_policy_to_json(&o.policy, false, &err);
+		free(json);
+		berth_policy_digest(&o.policy, hex, &err);
+	} else if (err.msg[0] == '\0' && !o.help) {
+		abort(); /* a failure must always say why */
+	}
+	berth_run_opts_free(&o);
+	free(buf);
+	return 0;
+}

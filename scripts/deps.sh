@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# Debian packages berth needs to build, test and demo.  Sourced by demo/run,
+# tests/run and .ci/run: as root, missing packages are installed; as a user,
+# the missing ones are named.
+BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libyaml-dev libjansson-dev
+	libssl-dev libcmocka-dev)
+BERTH_RUN_DEPS=(git python3 curl procps util-linux)
+BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap)
+
+berth_ensure_deps() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -eq 0 ]; then
+		echo "berth: installing ${missing[*]}" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null || {
+			echo "berth: apt-get install ${missing[*]} failed" >&2
+			return 1
+		}
+	else
+		echo "berth: missing Debian packages: ${missing[*]}" >&2
+		echo "berth: hint: sudo apt-get install -y ${missing[*]}" >&2
+		return 1
+	fi
+}
+
+berth_build() {
+	local top=$1
+	if [ ! -f "$top/build/build.ninja" ]; then
+		meson setup "$top/build" "$top" >/dev/null || return 1
+	fi
+	ninja -C "$top/build" >/dev/null || ninja -C "$top/build"
+}
