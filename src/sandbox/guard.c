@@ -77,10 +77,15 @@ static int prepare_one(const struct berth_policy *p, const char *entry, uid_t ow
 		if (S_ISLNK(st.st_mode))
 			return refuse_symlink(p->workspace, rel, err);
 	} else if (errno == ENOENT) {
-		if (slash != NULL && entry[n - 1] != '/')
-			return 0; /* a missing file inside .git (config): git would break on a placeholder */
-		if (mkdir(path, 0555) < 0)
+		/* A missing file inside .git (config): an empty read-only file, which
+		 * git reads as an empty config.  Elsewhere an empty directory, which
+		 * git ignores. */
+		bool file = slash != NULL && entry[n - 1] != '/';
+		int fd = file ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444) : -1;
+		if (file ? fd < 0 : mkdir(path, 0555) < 0)
 			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+		if (fd >= 0)
+			close(fd);
 		if (push(g->created, &g->n_created, path) < 0)
 			return berth_err(err, ENOMEM, "guard");
 		if (geteuid() == 0 && lchown(path, owner, group) < 0)
@@ -152,8 +157,16 @@ void berth_guard_remove_paths(char *const paths[], int n)
 {
 	/* Reverse order: a nested placeholder before its parent. */
 	for (int i = n - 1; i >= 0; i--)
-		if (paths[i] != NULL)
-			rmdir(paths[i]); /* fails, harmlessly, if something is inside */
+	{
+		struct stat st;
+		if (paths[i] == NULL || lstat(paths[i], &st) < 0)
+			continue;
+		/* Only what is still an empty placeholder; anything else stays. */
+		if (S_ISDIR(st.st_mode))
+			rmdir(paths[i]);
+		else if (S_ISREG(st.st_mode) && st.st_size == 0)
+			unlink(paths[i]);
+	}
 }
 
 void berth_guard_cleanup(struct berth_guard *g)

@@ -138,7 +138,7 @@ static const struct deny_entry deny_table[] = {
 	/* Argument filters */
 	{ "personality", EPERM, DENY_PERSONALITY, "flags such as READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE turn off NX and ASLR" },
 	{ "ioctl", EPERM, DENY_TTY_IOCTL, "TIOCSTI pushes input into the terminal: commands typed into the caller's shell; TIOCLINUX reads and writes the console" },
-	{ "socket", EPERM, DENY_RAW_SOCKET, "raw and packet sockets sniff and spoof traffic (AF_NETLINK stays allowed: libc uses it)" },
+	{ "socket", EPERM, DENY_RAW_SOCKET, "only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK; raw and packet sockets sniff and spoof traffic, AF_VSOCK reaches the hypervisor" },
 	{ "sched_setaffinity", EPERM, DENY_IF_AFFINITY, "the CPU limit is enforced by affinity (no cgroup): the command could lift it" },
 };
 
@@ -220,7 +220,8 @@ static int add_ioctl_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int 
 }
 
 /*
- * add_socket_rules - deny socket(AF_PACKET, ...), socket(F, SOCK_RAW, ...)
+ * add_socket_rules - deny every address family but AF_UNIX, AF_INET,
+ * AF_INET6 and AF_NETLINK; deny socket(AF_PACKET, ...), socket(F, SOCK_RAW, ...)
  * for every F but AF_NETLINK, and the obsolete SOCK_PACKET type (which the
  * kernel turns into AF_PACKET).  The type is masked with 0xf to strip
  * SOCK_NONBLOCK and SOCK_CLOEXEC, as the kernel does.
@@ -235,6 +236,20 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int
 	};
 	struct scmp_arg_cmp pkt_type = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET);
 
+	/* Only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK: every other family
+	 * (AF_VSOCK reaches the hypervisor, AF_BLUETOOTH, AF_CAN, AF_ALG, ...) is
+	 * attack surface an agent never needs.  Values >= 2^32 fall in the last
+	 * rule too, so high bits cannot smuggle a family past it. */
+	static const int other_families[] = {0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15};
+	struct scmp_arg_cmp high = SCMP_A0(SCMP_CMP_GE, AF_NETLINK + 1, 0);
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(other_families); i++) {
+		struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)other_families[i], 0);
+		if (add_rule(ctx, e, nr, 1, &fam, err) < 0)
+			return -1;
+	}
+	if (add_rule(ctx, e, nr, 1, &high, err) < 0)
+		return -1;
 	if (add_rule(ctx, e, nr, 1, &packet, err) < 0)
 		return -1;
 	if (add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(raw), raw, err) < 0)

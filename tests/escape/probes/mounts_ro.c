@@ -6,11 +6,15 @@
  *  - every mount is nosuid;
  *  - every mount is nodev, except /dev and its submounts and mounts whose
  *    mount point is a character device (device nodes bound in, or masks);
- *  - writable mounts are allowed only at /workspace, /tmp, $HOME, /dev and
- *    below, /proc itself, and mounts under /proc whose mount point is a
- *    character device or an empty tmpfs mask; everything else (/, /usr, /etc,
- *    /sys and all its submounts, /proc/sys, /proc/sysrq-trigger, the
- *    workspace guard mounts below /workspace) must be read-only.
+ *  - writable mounts are allowed only at /workspace and its non-guard
+ *    submounts (berth pins .git with a read-write bind so that it cannot be
+ *    renamed away), /tmp, $HOME, /dev and below, /proc itself, and mounts
+ *    under /proc whose mount point is a character device or an empty tmpfs
+ *    mask; everything else (/, /usr, /etc, /sys and all its submounts,
+ *    /proc/sys, /proc/sysrq-trigger, and every workspace guard mount:
+ *    .git/hooks .git/config .gitmodules .bashrc .bash_profile .bash_login
+ *    .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex) must be
+ *    read-only.
  * Expected: no violation.
  */
 #define PROBE_NAME "mounts_ro"
@@ -50,6 +54,20 @@ static int under(const char *p, const char *dir)
 	return strncmp(p, dir, n) == 0 && (p[n] == 0 || p[n] == '/');
 }
 
+static int is_guard(const char *mp)
+{
+	static const char *const g[] = { ".git/hooks", ".git/config", ".gitmodules", ".bashrc",
+					 ".bash_profile", ".bash_login", ".profile", ".zshrc",
+					 ".envrc", ".vscode", ".idea", ".mcp.json", ".claude",
+					 ".codex", NULL };
+	if (strncmp(mp, "/workspace/", 11) != 0)
+		return 0;
+	for (int i = 0; g[i]; i++)
+		if (under(mp + 11, g[i]))
+			return 1;
+	return 0;
+}
+
 int main(void)
 {
 	const char *home = getenv("HOME");
@@ -70,7 +88,7 @@ int main(void)
 		struct stat st;
 		int chr = stat(mp, &st) == 0 && S_ISCHR(st.st_mode);
 		const char *why = NULL;
-		int rw_ok = strcmp(mp, "/workspace") == 0 || under(mp, "/tmp") ||
+		int rw_ok = (under(mp, "/workspace") && !is_guard(mp)) || under(mp, "/tmp") ||
 			    (home && *home && strcmp(home, "/") != 0 && under(mp, home)) ||
 			    under(mp, "/dev") || strcmp(mp, "/proc") == 0 ||
 			    (under(mp, "/proc") && (chr || strcmp(fstype, "tmpfs") == 0));

@@ -17,6 +17,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+static char seen[256];
+
 static void try(pid_t p, const char *who)
 {
 	char path[64];
@@ -27,6 +29,8 @@ static void try(pid_t p, const char *who)
 		fail("open(%s [%s], O_WRONLY) succeeded", path, who);
 	if (e != EACCES && e != ETXTBSY && e != EROFS && e != ENOENT)
 		fail("open(%s [%s], O_WRONLY) failed with %s", path, who, errname(e));
+	size_t l = strlen(seen);
+	snprintf(seen + l, sizeof seen - l, "%s%s: %s", l ? ", " : "", who, errname(e));
 }
 
 int main(void)
@@ -52,5 +56,5 @@ int main(void)
 		closedir(d);
 		pass("probe is pid 1 and no other process is visible: no host executable reachable");
 	}
-	pass("/proc/<pid>/exe of %d sandbox supervisor process(es) not writable", tried);
+	pass("/proc/<pid>/exe of %d supervisor process(es) not writable (%s)", tried, seen);
 }
