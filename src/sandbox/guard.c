@@ -12,10 +12,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+
+#define PLACEHOLDER_XATTR "user.berth.placeholder"
 
 static bool unprotected(const struct berth_policy *p, const char *g)
 {
@@ -76,6 +80,9 @@ static int prepare_one(const struct berth_policy *p, const char *entry, uid_t ow
 	if (lstat(path, &st) == 0) {
 		if (S_ISLNK(st.st_mode))
 			return refuse_symlink(p->workspace, rel, err);
+		/* A placeholder of a run still going on: ours to remove too. */
+		if (lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0 && push(g->created, &g->n_created, path) < 0)
+			return berth_err(err, ENOMEM, "guard");
 	} else if (errno == ENOENT) {
 		/* A missing file inside .git (config): an empty read-only file, which
 		 * git reads as an empty config.  Elsewhere an empty directory, which
@@ -86,6 +93,8 @@ static int prepare_one(const struct berth_policy *p, const char *entry, uid_t ow
 			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
 		if (fd >= 0)
 			close(fd);
+		/* Best effort: lets a concurrent run recognise the placeholder. */
+		(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
 		if (push(g->created, &g->n_created, path) < 0)
 			return berth_err(err, ENOMEM, "guard");
 		if (geteuid() == 0 && lchown(path, owner, group) < 0)
@@ -103,6 +112,13 @@ int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, 
 	struct stat st;
 
 	memset(g, 0, sizeof *g);
+	/* Every run on this workspace holds a shared lock for its whole life;
+	 * placeholders are removed only by a run that can take it exclusively,
+	 * i.e. the last one (removing a mount point from the host would drop a
+	 * concurrent run's read-only mount on it). */
+	g->lock_fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_SH) < 0)
+		return berth_err(err, errno, "cannot lock workspace `%s`", p->workspace);
 	snprintf(path, sizeof path, "%s/.git", p->workspace);
 	g->git_existed = lstat(path, &st) == 0;
 	for (size_t i = 0; berth_guard_paths[i] != NULL; i++) {
@@ -171,7 +187,10 @@ void berth_guard_remove_paths(char *const paths[], int n)
 
 void berth_guard_cleanup(struct berth_guard *g)
 {
-	berth_guard_remove_paths(g->created, g->n_created);
+	if (g->lock_fd > 0 && flock(g->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		berth_guard_remove_paths(g->created, g->n_created);
+	if (g->lock_fd > 0)
+		close(g->lock_fd);
 	for (int i = 0; i < g->n_pins; i++)
 		free(g->pins[i]);
 	for (int i = 0; i < g->n_ro; i++)

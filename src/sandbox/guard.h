@@ -11,7 +11,10 @@
  * path that does not exist yet gets an empty directory as placeholder for the
  * run (git ignores empty directories), mounted read-only, so nothing can be
  * created under that name; berth removes the placeholders when the run ends
- * (or its janitor does, when berth itself was killed).
+ * (or its janitor does, when berth itself was killed), unless another run on
+ * the same workspace is still going: each run holds a shared flock(2) on the
+ * workspace directory, placeholders carry the xattr user.berth.placeholder so
+ * a concurrent run adopts them, and only the last run removes them.
  */
 #ifndef BERTH_GUARD_H
 #define BERTH_GUARD_H
@@ -32,6 +35,7 @@ struct berth_guard {
 	char *created[BERTH_GUARD_MAX]; /* absolute host paths of placeholders we made */
 	int n_created;
 	bool git_existed;               /* .git existed when the run started */
+	int lock_fd;                    /* workspace fd holding a shared flock(2) for the run */
 };
 
 /*
@@ -59,7 +63,8 @@ int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const ch
  */
 void berth_guard_cleanup(struct berth_guard *g);
 
-/* berth_guard_remove_paths - rmdir each path (janitor use). */
+/* berth_guard_remove_paths - remove each path that is still an empty
+ * placeholder (janitor use: it calls berth_guard_cleanup's lock check first). */
 void berth_guard_remove_paths(char *const paths[], int n);
 
 #endif

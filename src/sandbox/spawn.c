@@ -86,6 +86,7 @@ struct sandbox {
 	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
 	pid_t janitor;
 	pid_t child;
+	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
 	int pty_master;
 	char *envp[MAX_ENV];
 	char env_store[MAX_ENV][PATH_MAX];
@@ -475,7 +476,7 @@ static void janitor_main(struct sandbox *s, int rfd)
 		}
 	}
 	berth_limits_cleanup_dirs(s->lim.dirs, s->lim.n_dirs);
-	berth_guard_remove_paths(s->guard.created, s->guard.n_created);
+	berth_guard_cleanup(&s->guard);
 	_exit(0);
 }
 
@@ -630,7 +631,7 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	}
 	if (berth_limits_apply_child(s->p, &s->lim, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	if ((s->use_userns || geteuid() == 0) && berth_caps_drop_all(&err) < 0)
+	if ((s->use_userns || !s->ids.deny_setgroups) && berth_caps_drop_all(&err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		berth_err(&err, errno, "cannot set NO_NEW_PRIVS");
@@ -730,8 +731,10 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 			child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
 	} else if (geteuid() == 0) {
 		/* Degraded, invoked by root: still never host root. */
-		if (setgroups(0, NULL) < 0 || setresgid(s->ids.host_gid, s->ids.host_gid, s->ids.host_gid) < 0 ||
-		    setresuid(s->ids.host_uid, s->ids.host_uid, s->ids.host_uid) < 0) {
+		if (setgroups(0, NULL) < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+		    setresgid(s->ids.host_gid, s->ids.host_gid, s->ids.host_gid) < 0 ||
+		    setresuid(s->ids.host_uid, s->ids.host_uid, s->ids.host_uid) < 0 ||
+		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || berth_caps_raise_effective(&err) < 0) {
 			berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		}
@@ -753,9 +756,14 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		command_main(s, slave);
 	if (slave >= 0)
 		close(slave);
-	close(s->sock[1]);
+	if (s->use_userns)
+		close(s->sock[1]);
 	if (!s->use_userns) {
-		/* Not pid 1 of anything: just wait for the command. */
+		/* Not pid 1 of anything: tell berth the command's pid (its process
+		 * group, for --timeout), then wait for it. */
+		struct msg pm = {.kind = 2};
+		pm.err.errnum = cmd;
+		send_msg(s->sock[1], &pm, -1);
 		int st;
 		while (waitpid(cmd, &st, 0) < 0 && errno == EINTR)
 			;
@@ -897,7 +905,10 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
 			int fd = -1;
-			if (recv_msg(s->sock[0], &m, &fd) == 1 && m.kind == 1) {
+			int got = recv_msg(s->sock[0], &m, &fd);
+			if (got == 1 && m.kind == 2)
+				s->cmd_pgid = m.err.errnum;
+			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
 				fprintf(stderr, "berth: %s\n", m.err.msg);
 				if (m.err.hint[0])
@@ -918,6 +929,8 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			pump(s->pty_master, STDOUT_FILENO);
 		if (p[1].revents & POLLIN) {
 			timed_out = true;
+			if (s->cmd_pgid > 0)
+				kill(-s->cmd_pgid, SIGKILL);
 			kill(s->child, SIGKILL);
 			close(tfd);
 			tfd = -1;
