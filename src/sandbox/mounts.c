@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mounts.c - build the sandbox's root.  Every mount is nosuid and nodev;
+ * mounts.c - build the sandbox's root.  Every mount is nosuid, and nodev but for the bound device nodes and /dev/pts;
  * everything but /workspace, /tmp, $HOME, /dev/shm and --rw mounts is
  * read-only.
  */
