@@ -18,6 +18,9 @@
  * Value 0 in the policy for memory, pids or CPUs means "no limit".
  */
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* meson passes -D_GNU_SOURCE; this is for standalone builds */
+#endif
 #include "limits.h"
 
 #include <dirent.h>

@@ -8,7 +8,9 @@
  * Unprivileged, the mode must be rlimits or a delegated cgroup v2 subtree;
  * with rlimits the cgroup-only tests are skipped with the reason printed.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/limits.h"
@@ -36,6 +39,7 @@
 #define TEST_MILLICPUS 500U
 #define TEST_NOFILE 256U
 #define HOG_BYTES (256 * MIB)
+#define WAIT_MS 10000 /* longest a child may take to end */
 
 struct fixture {
 	struct berth_policy p;
@@ -178,12 +182,31 @@ static void attach_gated(struct fixture *fx, void (*fn)(void))
 	open_gate(gate);
 }
 
+/*
+ * wait_bounded - wait for @pid for at most WAIT_MS; fails the test (the
+ * teardown then kills it) rather than hanging when it does not end.
+ */
+static int wait_bounded(pid_t pid)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	int status = 0;
+
+	for (int waited = 0; waited < WAIT_MS; waited += 10) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		assert_true(r >= 0);
+		if (r == pid)
+			return status;
+		nanosleep(&tick, NULL);
+	}
+	fail_msg("process `%d` still running after %d ms", (int)pid, WAIT_MS);
+	return -1;
+}
+
 /* reap - wait for the fixture's child and return its wait status. */
 static int reap(struct fixture *fx)
 {
-	int status = 0;
+	int status = wait_bounded(fx->child);
 
-	assert_int_equal(waitpid(fx->child, &status, 0), fx->child);
 	fx->child = 0;
 	return status;
 }
@@ -519,19 +542,16 @@ static void test_destroy_with_process(void **state)
 {
 	struct fixture *fx = *state;
 	static char saved[BERTH_CG_MAX_DIRS][4096];
-	pid_t pid;
 	int n, status;
 
 	if (!prepare_cgroup(fx))
 		skip();
 	attach_gated(fx, child_sleep);
 	n = save_dirs(&fx->lim, saved);
-	pid = fx->child;
 	assert_int_equal(berth_limits_destroy(&fx->lim), 0);
 	assert_int_equal(fx->lim.n_dirs, 0);
 	assert_gone(saved, n);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	fx->child = 0;
+	status = reap(fx);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	assert_int_equal(berth_limits_destroy(&fx->lim), 0); /* idempotent */
