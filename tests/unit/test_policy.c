@@ -66,7 +66,8 @@ static void test_defaults(void **state)
 	assert_int_equal(parse(&o, &err, "--", "true", NULL), 0);
 	assert_string_equal(o.policy.workspace, "/tmp");
 	berth_run_opts_free(&o);
-	assert_int_equal(chdir(cwd), 0);
+	/* Best effort: a test user may not be able to re-enter a 0700 checkout. */
+	(void)!chdir(cwd);
 }
 
 static void test_limits_parsing(void **state)
