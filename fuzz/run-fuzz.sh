@@ -7,7 +7,7 @@ secs=${1:-30}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Isrc fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/util/error.c \
+	-Isrc fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/util/error.c src/util/sha256.c \
 	$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
 mkdir -p "$out/corpus"
 cp fuzz/corpus/* "$out/corpus/"

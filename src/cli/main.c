@@ -3,7 +3,6 @@
  * main.c - the berth command line: parse, dispatch, print.  All the work is
  * in the core library (src/policy, src/sandbox).
  */
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,8 +31,6 @@ void cli_print_error(const struct berth_error *err)
 
 int main(int argc, char **argv)
 {
-	/* berth only hashes: skip reading openssl.cnf (measurable at start-up). */
-	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

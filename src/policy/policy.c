@@ -6,12 +6,12 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/cleanup.h"
+#include "../util/sha256.h"
 
 /*
  * Paths a host later executes or trusts; read-only inside the workspace.
@@ -60,14 +60,9 @@ void berth_policy_free(struct berth_policy *p)
 
 static int sha256_hex(const void *data, size_t len, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	struct berth_error ignored = {0};
 
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
-		return -1;
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return 0;
+	return berth_sha256_hex(data, len, hex, &ignored);
 }
 
 static const char *network_name(enum berth_network n)
@@ -199,7 +194,5 @@ int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth
 
 	if (s == NULL)
 		return -1;
-	if (sha256_hex(s, strlen(s), hex) < 0)
-		return berth_err(err, 0, "sha-256 failed");
-	return 0;
+	return berth_sha256_hex(s, strlen(s), hex, err);
 }

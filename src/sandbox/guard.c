@@ -43,6 +43,14 @@ static int push(char **v, int *n, const char *s)
 	return 0;
 }
 
+/* A placeholder of ours: a mode-0000 FIFO, or a regular file with our xattr. */
+static bool is_placeholder(const char *path, const struct stat *st)
+{
+	if (S_ISFIFO(st->st_mode))
+		return (st->st_mode & 07777) == 0;
+	return S_ISREG(st->st_mode) && st->st_size == 0 && lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0;
+}
+
 static int refuse_symlink(const char *ws, const char *rel, struct berth_error *err)
 {
 	berth_usage_err(err, "guarded path `%s/%s` is a symlink, which berth cannot protect", ws, rel);
@@ -81,20 +89,21 @@ static int prepare_one(const struct berth_policy *p, const char *entry, uid_t ow
 		if (S_ISLNK(st.st_mode))
 			return refuse_symlink(p->workspace, rel, err);
 		/* A placeholder of a run still going on: ours to remove too. */
-		if (lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0 && push(g->created, &g->n_created, path) < 0)
+		if (is_placeholder(path, &st) && push(g->created, &g->n_created, path) < 0)
 			return berth_err(err, ENOMEM, "guard");
 	} else if (errno == ENOENT) {
 		/* A missing file inside .git (config): an empty read-only file, which
-		 * git reads as an empty config.  Elsewhere an empty directory, which
-		 * git ignores. */
+		 * git reads as an empty config.  Elsewhere a mode-0000 FIFO, which
+		 * git ignores (see guard.h). */
 		bool file = slash != NULL && entry[n - 1] != '/';
 		int fd = file ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444) : -1;
-		if (file ? fd < 0 : mkdir(path, 0555) < 0)
+		if (file ? fd < 0 : mknod(path, S_IFIFO, 0) < 0)
 			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
-		/* Best effort: lets a concurrent run recognise the placeholder. */
-		(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
+			/* Best effort: lets a concurrent run recognise the placeholder. */
+			(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
+		}
 		if (push(g->created, &g->n_created, path) < 0)
 			return berth_err(err, ENOMEM, "guard");
 		if (geteuid() == 0 && lchown(path, owner, group) < 0)
@@ -177,9 +186,10 @@ void berth_guard_remove_paths(char *const paths[], int n)
 		struct stat st;
 		if (paths[i] == NULL || lstat(paths[i], &st) < 0)
 			continue;
-		/* Only what is still an empty placeholder; anything else stays. */
-		if (S_ISDIR(st.st_mode))
-			rmdir(paths[i]);
+		/* Only what is still a placeholder; anything else stays (a FIFO
+		 * is never made by git or an editor under a guarded name). */
+		if (S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0)
+			unlink(paths[i]);
 		else if (S_ISREG(st.st_mode) && st.st_size == 0)
 			unlink(paths[i]);
 	}

@@ -8,13 +8,20 @@
  * directory that holds them inside the workspace (.git) is pinned with a bind
  * mount onto itself, so none of them can be renamed, removed or replaced by a
  * symlink (rename(2)/unlink(2) of a mount point fail with EBUSY).  A guarded
- * path that does not exist yet gets an empty directory as placeholder for the
- * run (git ignores empty directories), mounted read-only, so nothing can be
- * created under that name; berth removes the placeholders when the run ends
- * (or its janitor does, when berth itself was killed), unless another run on
- * the same workspace is still going: each run holds a shared flock(2) on the
- * workspace directory, placeholders carry the xattr user.berth.placeholder so
- * a concurrent run adopts them, and only the last run removes them.
+ * path that does not exist yet gets a placeholder for the run, mounted
+ * read-only, so nothing can be created under that name:
+ *  - a FIFO with mode 0000 (mkfifo(3)): git ignores FIFOs (status, add -A),
+ *    nobody in the sandbox may open it (EACCES, so a reader never blocks), a
+ *    path below it is ENOTDIR, and it has no data block, so making and
+ *    removing one costs a fraction of an empty directory on ext4 (rmdir(2)
+ *    journals the freed block and the orphan list);
+ *  - for .git/config, which git must read, an empty 0444 regular file with
+ *    the xattr user.berth.placeholder.
+ * berth removes the placeholders when the run ends (or its janitor does, when
+ * berth itself was killed), unless another run on the same workspace is
+ * still going: each run holds a shared flock(2) on the workspace directory, a
+ * concurrent run adopts placeholders it recognises (mode-0000 FIFO, or the
+ * xattr), and only the last run removes them.
  */
 #ifndef BERTH_GUARD_H
 #define BERTH_GUARD_H
@@ -58,8 +65,9 @@ int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const ch
 		      struct berth_error *err);
 
 /*
- * berth_guard_cleanup - remove the placeholders that are still empty
- * directories, then free @g.  Never fails.
+ * berth_guard_cleanup - when no other run holds the workspace lock, remove
+ * the placeholders that are still placeholders (a mode-0000 FIFO, an empty
+ * regular file), then free @g.  Never fails.
  */
 void berth_guard_cleanup(struct berth_guard *g);
 

@@ -46,6 +46,14 @@ int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err
 void berth_features_detect(unsigned force_off, struct berth_features *f);
 
 /*
+ * berth_features_detect_opts - as berth_features_detect(); with
+ * @probe_userns false, user namespaces are assumed available unless forced
+ * off (no probe child is cloned: the caller's own clone is the probe, see
+ * berth_sandbox_run()).
+ */
+void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct berth_features *f);
+
+/*
  * berth_sandbox_run - run @p->argv confined by @p and wait for it.
  * Prints one line per notice on stderr (what limits are applied and how,
  * what is not enforced in degraded mode) unless @o->quiet.

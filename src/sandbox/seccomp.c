@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <linux/seccomp.h>
-#include <openssl/evp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
@@ -36,6 +35,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sha256.h"
 
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
@@ -349,22 +349,11 @@ static int export_program(scmp_filter_ctx ctx, struct berth_bpf *out, struct ber
 	return 0;
 }
 
-/* digest_program - SHA-256 (lowercase hex) of the program bytes. */
-static int digest_program(struct berth_bpf *bpf, struct berth_error *err)
+int berth_seccomp_digest(struct berth_bpf *bpf, struct berth_error *err)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int md_len = 0;
-
-	if (EVP_Digest(bpf->insns, (size_t)bpf->len * sizeof(struct sock_filter), md, &md_len,
-		       EVP_sha256(), NULL) != 1 || md_len != 32)
-		return berth_err(err, EINVAL, "sha256 of seccomp program failed");
-	for (unsigned int i = 0; i < md_len; i++) {
-		bpf->digest[2 * i] = hex[md[i] >> 4];
-		bpf->digest[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	bpf->digest[2 * md_len] = '\0';
-	return 0;
+	if (bpf->insns == NULL)
+		return berth_err(err, EINVAL, "no seccomp program to digest");
+	return berth_sha256_hex(bpf->insns, (size_t)bpf->len * sizeof(struct sock_filter), bpf->digest, err);
 }
 
 int berth_seccomp_compile(const struct berth_policy *p, const struct berth_seccomp_opts *opts,
@@ -382,13 +371,7 @@ int berth_seccomp_compile(const struct berth_policy *p, const struct berth_secco
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(deny_table); i++)
 		if (add_entry(ctx, &deny_table[i], opts, err) < 0)
 			return -1;
-	if (export_program(ctx, out, err) < 0)
-		return -1;
-	if (digest_program(out, err) < 0) {
-		berth_bpf_free(out);
-		return -1;
-	}
-	return 0;
+	return export_program(ctx, out, err);
 }
 
 /* errno_text - text of the errnos seccomp(2) returns, without strerror(). */

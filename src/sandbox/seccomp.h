@@ -20,7 +20,7 @@
 struct berth_bpf {
 	struct sock_filter *insns; /* malloc'd program */
 	unsigned short len;        /* number of instructions */
-	char digest[65];           /* SHA-256 (hex) of the program bytes */
+	char digest[65];           /* SHA-256 (hex) of the program bytes, once berth_seccomp_digest() ran */
 };
 
 /* Options that change the filter, decided by the runtime. */
@@ -38,6 +38,15 @@ struct berth_seccomp_opts {
  */
 int berth_seccomp_compile(const struct berth_policy *p, const struct berth_seccomp_opts *opts,
 			  struct berth_bpf *out, struct berth_error *err);
+
+/*
+ * berth_seccomp_digest - fill @bpf->digest with the SHA-256 (hex) of the
+ * program bytes.  Not part of compiling: nothing on the way to the command's
+ * execve needs it.
+ * Returns 0, or -1 with @err filled (EINVAL: no program; libcrypto cannot be
+ * loaded).
+ */
+int berth_seccomp_digest(struct berth_bpf *bpf, struct berth_error *err);
 
 /*
  * berth_seccomp_load - install @bpf on the calling thread with

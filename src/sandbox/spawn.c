@@ -4,17 +4,24 @@
  *
  * Order, and why (parent = the berth supervisor, child = pid 1 of the sandbox,
  * command = pid 2):
- *   parent  1. detect kernel features; refuse what cannot be enforced
- *           2. compile everything: seccomp BPF, limits, guard, idmapped mounts
- *              (the child only applies finished artifacts)
+ *   parent  1. detect kernel features; refuse what cannot be enforced (user
+ *              namespaces are not probed: the clone in step 4 is the probe)
+ *           2. compile the limits, guard and idmapped mounts (the child only
+ *              applies finished artifacts)
  *           3. start the janitor (cleans cgroups/placeholders if berth is killed)
- *           4. clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET)
+ *           4. clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET); if user
+ *              namespaces are refused, refuse the run (or, with
+ *              --allow-degraded, start again from step 1 without them)
  *           5. write uid/gid maps, move the child into the run's cgroup
  *           ---- sync 1: parent -> child "maps and cgroup ready" ----
  *   child   6. take the sandbox identity, unshare the cgroup namespace
  *           7. hostname, loopback, build the root and pivot_root
- *           8. open the pty inside (new devpts); hand the master to the parent
- *           ---- sync 2: child -> parent "ready" (+ pty master fd) ----
+ *   parent     meanwhile compiles the seccomp filter (libseccomp), the one
+ *              artifact the child does not need before step 10: on two or
+ *              more CPUs its cost hides behind step 7
+ *   child   8. open the pty inside (new devpts); hand the master to the parent
+ *           ---- sync 2: child -> parent "ready" (+ pty master fd);
+ *                parent -> child the finished seccomp program ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
@@ -72,6 +79,9 @@ struct sandbox {
 	const struct berth_runtime_opts *o;
 	struct berth_features feat;
 	bool use_userns, use_landlock, use_seccomp;
+	int userns_errno;      /* set when the clone refused a user namespace */
+	int feat_userns_errno; /* on the second attempt: why the first one could not */
+	bool retry;            /* second attempt: the first one printed the notices */
 	char run_id[17];
 	struct berth_ids ids;
 	char user[64];
@@ -156,6 +166,33 @@ static int recv_msg(int sock, struct msg *m, int *fd)
 	return 1;
 }
 
+/* Parent -> child: the seccomp program, one datagram of whole instructions. */
+static int send_program(int sock, const struct berth_bpf *bpf, struct berth_error *err)
+{
+	size_t len = (size_t)bpf->len * sizeof(struct sock_filter);
+
+	if (send(sock, bpf->insns, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return berth_err(err, errno, "cannot hand the seccomp filter to the sandbox");
+	return 0;
+}
+
+/* Child side; the program lands in static storage (pid 1 is single-threaded
+ * and execs nothing but the command). */
+static int recv_program(int sock, struct berth_bpf *bpf)
+{
+	static struct sock_filter prog[BPF_MAXINSNS];
+	ssize_t n;
+
+	do
+		n = recv(sock, prog, sizeof prog, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0 || n % (ssize_t)sizeof prog[0] != 0)
+		return -1;
+	bpf->insns = prog;
+	bpf->len = (unsigned short)(n / (ssize_t)sizeof prog[0]);
+	return 0;
+}
+
 static __attribute__((noreturn)) void child_fail(int sock, struct berth_error *err, int status)
 {
 	struct msg m = {.kind = 1, .err = *err};
@@ -197,9 +234,14 @@ int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err
 
 void berth_features_detect(unsigned force_off, struct berth_features *f)
 {
+	berth_features_detect_opts(force_off, true, f);
+}
+
+void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct berth_features *f)
+{
 	memset(f, 0, sizeof *f);
 	f->forced_off = force_off;
-	f->userns_errno = (force_off & BERTH_FEAT_USERNS) ? EPERM : berth_userns_probe();
+	f->userns_errno = (force_off & BERTH_FEAT_USERNS) ? EPERM : probe_userns ? berth_userns_probe() : 0;
 	f->userns = f->userns_errno == 0;
 	f->landlock_abi = (force_off & BERTH_FEAT_LANDLOCK) ? -EOPNOTSUPP : berth_landlock_abi();
 	f->seccomp = !(force_off & BERTH_FEAT_SECCOMP) && berth_seccomp_available();
@@ -312,7 +354,7 @@ static int prepare_limits(struct sandbox *s, struct berth_error *err)
 		return -1;
 	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
 			   (s->p->pids_set && !s->lim.pids_enforced);
-	if (s->lim.mode == BERTH_LIMITS_RLIMITS)
+	if (s->lim.mode == BERTH_LIMITS_RLIMITS && !s->retry)
 		notice(s, "limits: %s (no writable cgroup for this caller)", s->lim.how);
 	if (s->lim.unenforced[0] != '\0') {
 		if (explicit_missing && !s->p->allow_degraded) {
@@ -743,10 +785,13 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	}
 	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	/* sync 2: ready, with the pty master for the parent's relay. */
+	/* sync 2: ready, with the pty master for the parent's relay; the parent
+	 * answers with the seccomp program. */
 	send_msg(s->sock[1], &ready, master);
 	if (master >= 0)
 		close(master);
+	if (s->use_seccomp && recv_program(s->sock[1], &s->bpf) < 0)
+		_exit(BERTH_EXIT_INTERNAL);
 	cmd = fork();
 	if (cmd < 0) {
 		berth_err(&err, errno, "cannot fork the command");
@@ -786,6 +831,13 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
 		return berth_err(err, errno, "socketpair");
 	s->child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	if (s->child < 0 && s->use_userns && (errno == EPERM || errno == ENOSPC || errno == EUSERS || errno == EINVAL)) {
+		/* Step 1 did not probe: this is where user namespaces turn out to
+		 * be refused.  The caller refuses the run, or starts again without
+		 * them under --allow-degraded. */
+		s->userns_errno = errno;
+		return -1;
+	}
 	if (s->child < 0) {
 		int e = errno;
 		berth_err(err, e, "cannot create the sandbox's namespaces");
@@ -998,6 +1050,8 @@ static void cleanup(struct sandbox *s)
 		close(s->pty_master);
 	if (s->sock[0] >= 0)
 		close(s->sock[0]);
+	if (s->sock[1] >= 0)
+		close(s->sock[1]);
 	berth_bpf_free(&s->bpf);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 }
@@ -1020,15 +1074,42 @@ static int block_signals(struct sandbox *s, struct berth_error *err)
 	return fd;
 }
 
-int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
-		      struct berth_error *err)
+/* One attempt at steps 1-15.  Returns 0 with *status, or -1 with @err
+ * filled, or -1 with s->userns_errno set when the clone showed that user
+ * namespaces are refused (and @err empty). */
+static int run_once(struct sandbox *s, unsigned force_off, int *status, struct berth_error *err)
+{
+	cleanup_close int sfd = -1;
+
+	berth_features_detect_opts(force_off, false, &s->feat);
+	if (s->feat_userns_errno != 0) {
+		/* Report the real reason, not a forced-off switch. */
+		s->feat.userns_errno = s->feat_userns_errno;
+		s->feat.forced_off &= ~(unsigned)BERTH_FEAT_USERNS;
+	}
+	if (check_features(s, err) < 0 || make_run_id(s, err) < 0 || resolve_identity(s, err) < 0)
+		return -1;
+	if (prepare_limits(s, err) < 0)
+		return -1;
+	if (prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
+		return -1;
+	build_env(s);
+	sfd = block_signals(s, err);
+	if (sfd < 0 || start_janitor(s, err) < 0 || start_child(s, err) < 0)
+		return -1;
+	if (compile_seccomp(s, err) < 0)
+		return -1;
+	if (wait_ready(s, status, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
+		return -1;
+	return supervise(s, sfd, status);
+}
+
+static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o)
 {
 	struct sandbox *s = calloc(1, sizeof *s);
-	cleanup_close int sfd = -1;
-	int r = -1;
 
 	if (s == NULL)
-		return berth_err(err, ENOMEM, "out of memory");
+		return NULL;
 	s->p = p;
 	s->o = o;
 	s->sock[0] = s->sock[1] = -1;
@@ -1039,17 +1120,31 @@ int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_o
 		s->mount_fds[i] = -1;
 	s->want_pty = isatty(STDIN_FILENO) == 1;
 	sigemptyset(&s->oldmask);
-	berth_features_detect(o->force_off, &s->feat);
-	if (check_features(s, err) < 0 || make_run_id(s, err) < 0 || resolve_identity(s, err) < 0 ||
-	    prepare_limits(s, err) < 0 || compile_seccomp(s, err) < 0 || prepare_guard(s, err) < 0 ||
-	    prepare_idmaps(s, err) < 0)
-		goto out;
-	build_env(s);
-	sfd = block_signals(s, err);
-	if (sfd < 0 || start_janitor(s, err) < 0 || start_child(s, err) < 0 || wait_ready(s, status, err) < 0)
-		goto out;
-	r = supervise(s, sfd, status);
-out:
+	return s;
+}
+
+int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
+		      struct berth_error *err)
+{
+	struct sandbox *s = sandbox_new(p, o);
+	int r, userns_errno;
+
+	if (s == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	r = run_once(s, o->force_off, status, err);
+	cleanup(s);
+	userns_errno = s->userns_errno;
+	free(s);
+	if (r == 0 || userns_errno == 0)
+		return r;
+	/* The clone refused a user namespace: nothing ran yet.  Without
+	 * --allow-degraded that is a refusal; with it, start again without. */
+	s = sandbox_new(p, o);
+	if (s == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	s->feat_userns_errno = userns_errno;
+	s->retry = true;
+	r = run_once(s, o->force_off | BERTH_FEAT_USERNS, status, err);
 	cleanup(s);
 	free(s);
 	return r;

@@ -500,6 +500,20 @@ eq "degraded: userns off still drops caps, sets NNP and seccomp" "$(printf '%s\n
 if [ "$(printf '%s\n' "$OUT" | sed -n 5p)" != 0 ] && [ -n "$(printf '%s\n' "$OUT" | sed -n 5p)" ]; then pass "degraded: userns off, command does not run as host root"
 else fail "degraded: userns off, command does not run as host root" "uid '$(printf '%s\n' "$OUT" | sed -n 5p)'"; fi
 
+# The kernel itself refuses the user namespace (not the test switch): an
+# unprivileged caller inside `unshare -U` with no uid map cannot create one
+# (EPERM).  berth has no probe child; its own clone must fail closed.
+if [ "$IS_ROOT" -eq 0 ]; then
+	unshare -U "$BERTH" run --workspace "$DW" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+	eq "userns refused by the kernel: berth refuses with 125" "$RC" 125
+	has "userns refused by the kernel: names the feature" "$ERR" "cannot create a user namespace: berth refuses"
+	unshare -U "$BERTH" run --workspace "$DW" --allow-degraded --yes -- sh -c 'echo RAN' </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+	eq "userns refused by the kernel: --allow-degraded runs without" "$RC:$OUT" "0:RAN"
+	has "userns refused by the kernel: --allow-degraded says why" "$ERR" "no user namespace: Operation not permitted"
+	eq "userns refused by the kernel: notices printed once" "$(printf '%s\n' "$ERR" | grep -c '^berth: limits:')" 1
+fi
+
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
 exit 0

@@ -530,6 +530,11 @@ static void test_digest(void **state)
 	(void)state;
 	assert_int_equal(berth_seccomp_compile(NULL, &opts, &again, &err), 0);
 	assert_int_equal(berth_seccomp_compile(NULL, NULL, &nullopts, &err), 0);
+	assert_string_equal(again.digest, "");
+	assert_int_equal(berth_seccomp_digest(&bpf_plain, &err), 0);
+	assert_int_equal(berth_seccomp_digest(&bpf_affinity, &err), 0);
+	assert_int_equal(berth_seccomp_digest(&again, &err), 0);
+	assert_int_equal(berth_seccomp_digest(&nullopts, &err), 0);
 	assert_true(is_hex64(bpf_plain.digest));
 	assert_true(is_hex64(bpf_affinity.digest));
 	assert_string_equal(bpf_plain.digest, again.digest);
