@@ -82,25 +82,20 @@ static int tmpfs(const char *dst, const char *opts, unsigned long flags, struct 
 	return 0;
 }
 
-/* Mount point of the right kind (directory or file) for @src at @dst. */
-static int make_mountpoint(const char *src, const char *dst, struct berth_error *err)
+/* Mount point of the right kind (directory or file) at @dst. */
+static int make_mountpoint(bool is_dir, const char *dst, struct berth_error *err)
 {
-	struct stat st;
+	char parent[PATH_MAX];
+	char *slash;
 
-	if (stat(src, &st) < 0)
-		return berth_err(err, errno, "cannot stat `%s`", src);
-	if (S_ISDIR(st.st_mode))
+	if (is_dir)
 		return mkdir_p(dst, 0755, err);
-	{
-		char parent[PATH_MAX];
-		char *slash;
-		snprintf(parent, sizeof parent, "%s", dst);
-		slash = strrchr(parent, '/');
-		if (slash != NULL && slash != parent) {
-			*slash = '\0';
-			if (mkdir_p(parent, 0755, err) < 0)
-				return -1;
-		}
+	snprintf(parent, sizeof parent, "%s", dst);
+	slash = strrchr(parent, '/');
+	if (slash != NULL && slash != parent) {
+		*slash = '\0';
+		if (mkdir_p(parent, 0755, err) < 0)
+			return -1;
 	}
 	return touch(dst, err);
 }
@@ -198,13 +193,17 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
 				return berth_err_hint(err, "create it first; berth does not create files in your workspace");
 			}
-			if (make_mountpoint(src, dst, err) < 0)
-				return -1;
+			if (make_mountpoint(plan->mount_is_dir[i], dst, err) < 0)
+				return berth_err(err, errno, "cannot create the mount point `%s`", m->dst);
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
 				if (move_tree(plan->mount_fds[i], dst, err) < 0)
-					return -1;
+					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src, m->dst);
 			} else if (bind(src, dst, m->rw ? 0 : MOUNT_ATTR_RDONLY, err) < 0) {
-				return -1;
+				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
+				berth_err(err, errno, "cannot mount `%s` at `%s`", m->src, m->dst);
+				return berth_err_hint(err, "the sandbox runs as uid %u: it must be able to reach `%s` "
+							   "(every directory on the way searchable)",
+						      (unsigned)getuid(), m->src);
 			}
 		}
 	}

@@ -91,6 +91,7 @@ struct sandbox {
 	struct berth_guard guard;
 	int ws_fd;
 	int mount_fds[64];
+	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
 	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
 	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
@@ -381,6 +382,23 @@ static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error
 
 /* Invoked by root: files in the workspace and --rw/--ro mounts keep their
  * host owner through idmapped mounts. */
+/* The kind of each --ro/--rw source, seen with berth's own credentials: the
+ * child, already the sandbox identity, may not be able to look (a source
+ * under a 0700 directory of root's, when root runs berth). */
+static int plan_mounts(struct sandbox *s, struct berth_error *err)
+{
+	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_is_dir))
+		return berth_usage_err(err, "too many --ro/--rw mounts (%zu, at most %zu)", s->p->n_mounts,
+				       BERTH_ARRAY_SIZE(s->mount_is_dir));
+	for (size_t i = 0; i < s->p->n_mounts; i++) {
+		struct stat st;
+		if (stat(s->p->mounts[i].src, &st) < 0)
+			return berth_err(err, errno, "cannot stat mount source `%s`", s->p->mounts[i].src);
+		s->mount_is_dir[i] = S_ISDIR(st.st_mode);
+	}
+	return 0;
+}
+
 static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 {
 	uid_t u = 0;
@@ -746,8 +764,8 @@ static bool parent_gone(int sock)
 static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
-	struct berth_mount_plan plan = {s->p, &s->guard, s->home, s->ws_fd, s->mount_fds,
-					s->p->network == BERTH_NET_NONE};
+	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
+					s->mount_is_dir, s->p->network == BERTH_NET_NONE};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
@@ -1091,7 +1109,7 @@ static int run_once(struct sandbox *s, unsigned force_off, int *status, struct b
 		return -1;
 	if (prepare_limits(s, err) < 0)
 		return -1;
-	if (prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
+	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
 	build_env(s);
 	sfd = block_signals(s, err);

@@ -288,6 +288,13 @@ br --rw "$RW:/mnt/rw" --yes -- sh -c 'echo rw-content > /mnt/rw/h'
 eq "--rw: write inside exits 0" "$RC" 0
 eq "--rw: change visible on host" "$(cat "$RW/h" 2>&1)" rw-content
 eq "--rw: host file owned by the source owner" "$(stat -c %u "$RW/h" 2>&1)" "$(stat -c %u "$RW")"
+# Sources berth may reach but the sandbox identity may not traverse to (a
+# 0700 directory of the caller's on the way): root's runs open them in the
+# parent (idmapped trees); a user's sandbox runs as the user, who can.
+P7=$TOP/private700; mkdir -p "$P7/dir"; echo deep >"$P7/dir/f"; echo file >"$P7/file"; chmod 700 "$P7"
+br --ro "$P7/dir:/mnt/d" --ro "$P7/file:/mnt/f" -- sh -c 'cat /mnt/d/f /mnt/f'
+eq "--ro: sources under a 0700 directory (dir and file)" "$RC:$(echo $OUT)" "0:deep file"
+hasnt "--ro: no /oldroot in messages" "$ERR" "/oldroot"
 br --rw / --yes -- true
 eq "refused: --rw / exits 2" "$RC" 2
 if [[ "$ERR" == berth:* ]] && printf '%s' "$ERR" | grep -q '`/`'; then pass "refused: --rw / message starts with berth: and names /"
