@@ -86,11 +86,14 @@ static void check_cgroup(unsigned force_off, struct check *c)
 	struct berth_policy p;
 	struct berth_limits lim = {0};
 	struct berth_error err = {0};
+	char id[32];
 
 	c->name = "resource limits";
 	c->required = true;
 	berth_policy_init(&p);
-	if (berth_limits_prepare(&p, "doctor", (force_off & BERTH_FEAT_CGROUP) != 0, &lim, &err) < 0) {
+	/* A name of its own: two doctors at once must not share a cgroup. */
+	snprintf(id, sizeof id, "doctor-%ld", (long)getpid());
+	if (berth_limits_prepare(&p, id, (force_off & BERTH_FEAT_CGROUP) != 0, &lim, &err) < 0) {
 		c->ok = false;
 		snprintf(c->detail, sizeof c->detail, "%s", err.msg);
 		snprintf(c->fix, sizeof c->fix, "mount cgroup v2, or run as root");
