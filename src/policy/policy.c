@@ -42,6 +42,12 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->mounts[i].dst);
 	}
 	free(p->mounts);
+	free(p->app_name);
+	free(p->app_version);
+	free(p->app_digest);
+	for (size_t i = 0; i < p->n_grants; i++)
+		free(p->grants[i].path);
+	free(p->grants);
 	for (size_t i = 0; i < p->n_unprotect; i++)
 		free(p->unprotect[i]);
 	free(p->unprotect);
@@ -142,10 +148,27 @@ static json_t *strv_json(char *const *v, size_t n)
 	return a;
 }
 
+static json_t *grants_json(const struct berth_policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && i < p->n_grants; i++) {
+		json_t *g = json_pack("{s:s, s:s}", "path", p->grants[i].path, "access",
+				      p->grants[i].write ? "rw" : "ro");
+		if (g == NULL || json_array_append_new(a, g) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 static json_t *guard_json(const struct berth_policy *p)
 {
 	json_t *a = json_array();
 
+	if (p->app)
+		return a; /* an app's workspace is its own state directory */
 	for (size_t i = 0; a != NULL && berth_guard_paths[i] != NULL; i++) {
 		bool off = false;
 		for (size_t j = 0; j < p->n_unprotect; j++)
@@ -166,10 +189,23 @@ static json_t *policy_json(const struct berth_policy *p)
 			       "private_tmpfs", "/tmp", "/home", "/dev/shm", "mounts", mounts_json(p),
 			       "guard", guard_json(p), "unprotect", strv_json(p->unprotect, p->n_unprotect));
 
-	return json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
-			 "filesystem", fs, "limits", limits_json(p), "network", "mode",
-			 network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
-			 "allow_degraded", p->allow_degraded);
+	json_t *j = json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
+			      "filesystem", fs, "limits", limits_json(p), "network", "mode",
+			      network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
+			      "allow_degraded", p->allow_degraded);
+
+	/* Only an app's policy has these keys: a `berth run` policy keeps its
+	 * form (and digest). */
+	if (j != NULL && p->app) {
+		json_t *fsj = json_object_get(j, "filesystem");
+		if (json_object_set_new(fsj, "grants", grants_json(p)) < 0 ||
+		    json_object_set_new(j, "app", json_pack("{s:s?, s:s?, s:s?}", "name", p->app_name, "version",
+							   p->app_version, "digest", p->app_digest)) < 0) {
+			json_decref(j);
+			return NULL;
+		}
+	}
+	return j;
 }
 
 char *berth_policy_to_json(const struct berth_policy *p, bool pretty, struct berth_error *err)

@@ -40,6 +40,13 @@ struct berth_mount {
 	bool rw;    /* true: read-write (a widening), false: read-only */
 };
 
+/* A filesystem grant in the sandbox's view (a resident app's
+ * filesystem:read/write capability, docs/manifest.md). */
+struct berth_grant {
+	char *path;  /* absolute, canonical, under /workspace, /context, /tmp or /app */
+	bool write;  /* read-write (write implies read); false: read-only */
+};
+
 /* An environment variable passed in explicitly (--env). */
 struct berth_env {
 	char *name;
@@ -73,6 +80,18 @@ struct berth_policy {
 
 	/* Widening consent */
 	bool allow_degraded;
+
+	/* Resident app (berth.yml; src/supervisor/app_policy.c).  When @app is
+	 * set, Landlock allows the system directories, /app (read, execute) and
+	 * @grants only: /workspace, /tmp and $HOME are reachable only when a
+	 * grant names them; there is no workspace guard (the workspace is the
+	 * app's own state directory). */
+	bool app;
+	char *app_name;              /* berth.yml `name` */
+	char *app_version;           /* berth.yml `version` */
+	char *app_digest;            /* "sha256:<hex>" over the app directory (berth_app_digest) */
+	struct berth_grant *grants;
+	size_t n_grants;
 
 	/* The command */
 	char **argv;           /* NULL-terminated */

@@ -30,6 +30,18 @@ struct berth_features {
 struct berth_runtime_opts {
 	unsigned force_off;  /* enum berth_feature bits (test-only switch) */
 	bool quiet;          /* do not print the one-line notices */
+	/* The command's stdin, stdout and stderr (no pty then); when false it
+	 * inherits berth's (and gets a pty when stdin is a terminal). */
+	bool has_stdio;
+	int stdio_fd[3];
+	/* A connected socket given to the command as fd 3 (docs/protocol.md);
+	 * the only descriptor beyond stdio that crosses execve. */
+	bool has_rpc;
+	int rpc_fd;
+	/* Invoked by root: the sandbox runs as host uid/gid
+	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
+	 * has its own, see berth_app_identity()). */
+	unsigned identity;
 };
 
 /*
@@ -67,5 +79,45 @@ void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct be
  */
 int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
 		      struct berth_error *err);
+
+/*
+ * The library API: the same sandbox, started and left running while the
+ * caller talks to the command (resident apps).  berth's signal mask and
+ * handlers are not touched: the caller owns them.
+ */
+struct berth_sandbox;
+
+/*
+ * berth_sandbox_start - steps 1-13 of docs/security.md for @p->argv, and
+ * return once the command's execve(2) succeeded (sync 3).
+ * @o must stay valid until berth_sandbox_free().  The caller closes its own
+ * copies of @o->stdio_fd and @o->rpc_fd afterwards.
+ * Returns 0 with *@out set, or -1 with @err filled: a refusal (status 125 or
+ * 2) or the command could not be executed (126) or found (127).  On failure
+ * nothing is left behind.
+ */
+int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			struct berth_sandbox **out, struct berth_error *err);
+
+/* berth_sandbox_pidfd - a pidfd(2) of the sandbox's pid 1: readable (POLLIN)
+ * once the sandbox has ended.  Owned by @sb. */
+int berth_sandbox_pidfd(const struct berth_sandbox *sb);
+
+/* berth_sandbox_run_id - the run's id (16 hex digits; names its cgroups). */
+const char *berth_sandbox_run_id(const struct berth_sandbox *sb);
+
+/*
+ * berth_sandbox_wait - wait for the sandbox to end.  @status: the command's
+ * exit status, or 128+N when it (or pid 1) was killed by signal N.
+ * Returns 0, or -1 when it was already reaped.
+ */
+int berth_sandbox_wait(struct berth_sandbox *sb, int *status);
+
+/* berth_sandbox_kill - SIGKILL the sandbox: everything in it dies. */
+void berth_sandbox_kill(struct berth_sandbox *sb);
+
+/* berth_sandbox_free - kill the sandbox if it still runs, reap it, remove its
+ * cgroups and release @sb.  Safe on NULL. */
+void berth_sandbox_free(struct berth_sandbox *sb);
 
 #endif

@@ -73,12 +73,14 @@
 #endif
 
 #define MAX_ENV 256
+#define BERTH_RPC_FD_NUM 3 /* docs/protocol.md: BERTH_RPC_FD */
 
 struct sandbox {
 	const struct berth_policy *p;
 	const struct berth_runtime_opts *o;
 	struct berth_features feat;
 	bool use_userns, use_landlock, use_seccomp;
+	int pidfd;             /* library API: pidfd of pid 1 */
 	int userns_errno;      /* set when the clone refused a user namespace */
 	int feat_userns_errno; /* on the second attempt: why the first one could not */
 	bool retry;            /* second attempt: the first one printed the notices */
@@ -330,8 +332,8 @@ static int resolve_identity(struct sandbox *s, struct berth_error *err)
 		 * workspace owner (or 1000 when root owns the workspace). */
 		s->ids.in_uid = st.st_uid != 0 ? st.st_uid : 1000;
 		s->ids.in_gid = st.st_gid != 0 ? st.st_gid : 1000;
-		s->ids.host_uid = BERTH_ROOT_HOST_UID;
-		s->ids.host_gid = BERTH_ROOT_HOST_GID;
+		s->ids.host_uid = BERTH_ROOT_HOST_UID + s->o->identity;
+		s->ids.host_gid = BERTH_ROOT_HOST_GID + s->o->identity;
 		s->ids.deny_setgroups = false;
 	}
 	set_user_name(s, s->ids.in_uid);
@@ -455,6 +457,14 @@ static int prepare_guard(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
 
+	if (s->p->app) {
+		/* An app's workspace is its own state directory, which no host
+		 * tool executes or trusts. */
+		memset(&s->guard, 0, sizeof s->guard);
+		s->guard.git_existed = true;
+		s->guard.lock_fd = -1;
+		return 0;
+	}
 	if (!s->use_userns) {
 		memset(&s->guard, 0, sizeof s->guard);
 		notice(s, "not enforced: workspace guard (needs mount namespaces)");
@@ -510,6 +520,23 @@ static void build_env(struct sandbox *s)
 
 /* ---------------------------------------------------------- 3. janitor */
 
+/* Close every descriptor >= 3 except @a and @b (either may be -1). */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned from = 3;
+
+	for (int keep = 0; keep < 2; keep++) {
+		int k = keep == 0 ? lo : hi;
+		if (k < (int)from)
+			continue;
+		if ((unsigned)k > from)
+			syscall(SYS_close_range, from, (unsigned)k - 1, 0);
+		from = (unsigned)k + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
 static void janitor_main(struct sandbox *s, int rfd)
 {
 	pid_t child = 0;
@@ -522,6 +549,10 @@ static void janitor_main(struct sandbox *s, int rfd)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	/* Hold nothing but the pipe and the workspace lock: a copy of one of
+	 * the caller's channels (an app's RPC socket, either end) would hide an
+	 * end of file from the app or from berth. */
+	close_all_but(rfd, s->guard.lock_fd);
 	n = read(rfd, &child, sizeof child);
 	if (n == (ssize_t)sizeof child)
 		n = read(rfd, &done, 1);
@@ -615,6 +646,28 @@ static int open_pty(int *master, int *slave, struct berth_error *err)
 	return 0;
 }
 
+/* A resident app: the system directories the runtime needs, its own code
+ * and the read-only mounts berth made for it (/app, the SDK), then exactly
+ * the grants of its manifest (docs/manifest.md). */
+static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
+{
+	static const struct berth_ll_rule fixed[] = {
+		{"/", BERTH_LL_DIR},	 {"/usr", BERTH_LL_RX},	  {"/bin", BERTH_LL_RX},   {"/sbin", BERTH_LL_RX},
+		{"/lib", BERTH_LL_RX},	 {"/lib64", BERTH_LL_RX}, {"/lib32", BERTH_LL_RX}, {"/libx32", BERTH_LL_RX},
+		{"/etc", BERTH_LL_RO},	 {"/sys", BERTH_LL_RO},	  {"/proc", BERTH_LL_PROC}, {"/dev", BERTH_LL_DEV},
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed) && n < max; i++)
+		r[n++] = fixed[i];
+	for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
+		if (!s->p->mounts[i].rw)
+			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, BERTH_LL_RX};
+	for (size_t i = 0; i < s->p->n_grants && n < max; i++)
+		r[n++] = (struct berth_ll_rule){s->p->grants[i].path, s->p->grants[i].write ? BERTH_LL_RW : BERTH_LL_RO};
+	return n;
+}
+
 static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
 {
 	static const struct berth_ll_rule fixed[] = {
@@ -626,6 +679,8 @@ static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int 
 	};
 	int n = 0;
 
+	if (s->p->app)
+		return landlock_app_rules(s, r, max);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed) && n < max; i++)
 		r[n++] = fixed[i];
 	if (s->use_userns) {
@@ -670,6 +725,26 @@ static int exec_search(const struct sandbox *s)
 	return best;
 }
 
+/* Move the caller's stdio and RPC descriptors into place: 0-2 and 3.  The
+ * sync socket is lifted above them first so no dup2 lands on it. */
+static int place_fds(struct sandbox *s)
+{
+	if (!s->o->has_stdio && !s->o->has_rpc)
+		return 0;
+	s->sock[1] = fcntl(s->sock[1], F_DUPFD_CLOEXEC, 10);
+	if (s->sock[1] < 0)
+		return -1;
+	int rpc = s->o->has_rpc ? fcntl(s->o->rpc_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	if (s->o->has_rpc && rpc < 0)
+		return -1;
+	for (int i = 0; s->o->has_stdio && i < 3; i++)
+		if (s->o->stdio_fd[i] != i && dup2(s->o->stdio_fd[i], i) < 0)
+			return -1;
+	if (rpc >= 0 && dup2(rpc, BERTH_RPC_FD_NUM) < 0)
+		return -1;
+	return 0;
+}
+
 /* Steps 10-13: pid 2, from privileged setup to execve. */
 static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 {
@@ -678,7 +753,9 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	int n_rules, e;
 
 	reset_signals(s);
-	if (setsid() < 0)
+	if (place_fds(s) < 0)
+		berth_err(&err, errno, "cannot place the command's file descriptors");
+	else if (setsid() < 0)
 		berth_err(&err, errno, "setsid");
 	else if (slave >= 0 && (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
 				dup2(slave, 2) < 0))
@@ -708,6 +785,10 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 			if (fd != s->sock[1])
 				fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
+	/* ... but the RPC channel, which is the point (docs/protocol.md). */
+	if (s->o->has_rpc && fcntl(BERTH_RPC_FD_NUM, F_SETFD, 0) < 0)
+		child_fail(s->sock[1], (berth_err(&err, errno, "cannot keep the RPC channel open"), &err),
+			   BERTH_EXIT_INTERNAL);
 	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	e = exec_search(s);
@@ -819,14 +900,19 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		command_main(s, slave);
 	if (slave >= 0)
 		close(slave);
+
+	/* pid 1 keeps no descriptor of berth's: the caller's channels (an app's
+	 * RPC socket) must follow the command's life, not pid 1's. */
 	if (s->use_userns)
-		close(s->sock[1]);
+		close_all_but(-1, -1);
 	if (!s->use_userns) {
 		/* Not pid 1 of anything: tell berth the command's pid (its process
 		 * group, for --timeout), then wait for it. */
 		struct msg pm = {.kind = 2};
 		pm.err.errnum = cmd;
 		send_msg(s->sock[1], &pm, -1);
+		/* As pid 1 does: only the command keeps the socket (sync 3). */
+		close_all_but(-1, -1);
 		int st;
 		while (waitpid(cmd, &st, 0) < 0 && errno == EINTR)
 			;
@@ -878,7 +964,7 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
-static int wait_ready(struct sandbox *s, int *status, struct berth_error *err)
+static int wait_ready(struct sandbox *s, struct berth_error *err)
 {
 	struct msg m;
 	int fd = -1, r = recv_msg(s->sock[0], &m, &fd);
@@ -891,7 +977,7 @@ static int wait_ready(struct sandbox *s, int *status, struct berth_error *err)
 		*err = m.err;
 		return -1;
 	}
-	waitpid(s->child, status, 0);
+	waitpid(s->child, NULL, 0);
 	s->child = -1;
 	return berth_err(err, 0, "the sandbox died during setup");
 }
@@ -1070,11 +1156,13 @@ static void cleanup(struct sandbox *s)
 		close(s->sock[0]);
 	if (s->sock[1] >= 0)
 		close(s->sock[1]);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	berth_bpf_free(&s->bpf);
-	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 }
 
-static int block_signals(struct sandbox *s, struct berth_error *err)
+/* Blocks the signals berth relays; @old receives the previous mask. */
+static int block_signals(sigset_t *old, struct berth_error *err)
 {
 	sigset_t set;
 	int fd;
@@ -1084,7 +1172,7 @@ static int block_signals(struct sandbox *s, struct berth_error *err)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
 		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
 			sigaddset(&set, sig);
-	if (sigprocmask(SIG_BLOCK, &set, &s->oldmask) < 0)
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
 		return berth_err(err, errno, "sigprocmask");
 	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (fd < 0)
@@ -1092,13 +1180,11 @@ static int block_signals(struct sandbox *s, struct berth_error *err)
 	return fd;
 }
 
-/* One attempt at steps 1-15.  Returns 0 with *status, or -1 with @err
- * filled, or -1 with s->userns_errno set when the clone showed that user
- * namespaces are refused (and @err empty). */
-static int run_once(struct sandbox *s, unsigned force_off, int *status, struct berth_error *err)
+/* One attempt at steps 1-13 (up to sync 2 and the seccomp program).
+ * Returns 0, or -1 with @err filled, or -1 with s->userns_errno set when the
+ * clone showed that user namespaces are refused (and @err empty). */
+static int start_once(struct sandbox *s, unsigned force_off, struct berth_error *err)
 {
-	cleanup_close int sfd = -1;
-
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
 		/* Report the real reason, not a forced-off switch. */
@@ -1112,17 +1198,17 @@ static int run_once(struct sandbox *s, unsigned force_off, int *status, struct b
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
 	build_env(s);
-	sfd = block_signals(s, err);
-	if (sfd < 0 || start_janitor(s, err) < 0 || start_child(s, err) < 0)
+	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
 	if (compile_seccomp(s, err) < 0)
 		return -1;
-	if (wait_ready(s, status, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
+	if (wait_ready(s, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
 		return -1;
-	return supervise(s, sfd, status);
+	return 0;
 }
 
-static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o)
+static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
+				   const sigset_t *mask)
 {
 	struct sandbox *s = calloc(1, sizeof *s);
 
@@ -1134,36 +1220,151 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_fd = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->pidfd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
-	s->want_pty = isatty(STDIN_FILENO) == 1;
-	sigemptyset(&s->oldmask);
+	s->want_pty = !o->has_stdio && isatty(STDIN_FILENO) == 1;
+	s->oldmask = *mask;
 	return s;
+}
+
+/* start_once, and when the clone refused a user namespace (nothing ran
+ * yet) once more without: check_features then refuses, or, under
+ * --allow-degraded, the run goes on degraded.  Returns the sandbox, or NULL
+ * with @err filled. */
+static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
+			     struct berth_error *err)
+{
+	struct sandbox *s = sandbox_new(p, o, mask);
+	int userns_errno;
+
+	if (s == NULL)
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	if (start_once(s, o->force_off, err) == 0)
+		return s;
+	cleanup(s);
+	userns_errno = s->userns_errno;
+	free(s);
+	if (userns_errno == 0)
+		return NULL;
+	s = sandbox_new(p, o, mask);
+	if (s == NULL)
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	s->feat_userns_errno = userns_errno;
+	s->retry = true;
+	if (start_once(s, o->force_off | BERTH_FEAT_USERNS, err) == 0)
+		return s;
+	cleanup(s);
+	free(s);
+	return NULL;
 }
 
 int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
 		      struct berth_error *err)
 {
-	struct sandbox *s = sandbox_new(p, o);
-	int r, userns_errno;
+	sigset_t old;
+	cleanup_close int sfd = block_signals(&old, err);
+	struct sandbox *s;
+	int r = -1;
+
+	if (sfd < 0)
+		return -1;
+	s = start(p, o, &old, err);
+	if (s != NULL) {
+		r = supervise(s, sfd, status);
+		cleanup(s);
+		free(s);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* ---------------------------------------------------------- library API */
+
+int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			struct berth_sandbox **out, struct berth_error *err)
+{
+	sigset_t cur;
+	struct sandbox *s;
+
+	*out = NULL;
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	s = start(p, o, &cur, err);
+	if (s == NULL)
+		return -1;
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	if (s->pidfd < 0) {
+		berth_err(err, errno, "pidfd_open");
+		goto fail;
+	}
+	/* sync 3: end of file once the command's execve closed the socket, or
+	 * its error (126/127). */
+	for (;;) {
+		struct msg m;
+		int fd = -1, r = recv_msg(s->sock[0], &m, &fd);
+		if (fd >= 0)
+			close(fd);
+		if (r <= 0)
+			break;
+		if (m.kind == 2)
+			s->cmd_pgid = m.err.errnum;
+		if (m.kind == 1) {
+			*err = m.err;
+			goto fail;
+		}
+	}
+	close(s->sock[0]);
+	s->sock[0] = -1;
+	*out = (struct berth_sandbox *)s;
+	return 0;
+fail:
+	cleanup(s);
+	free(s);
+	return -1;
+}
+
+int berth_sandbox_pidfd(const struct berth_sandbox *sb)
+{
+	return ((const struct sandbox *)sb)->pidfd;
+}
+
+const char *berth_sandbox_run_id(const struct berth_sandbox *sb)
+{
+	return ((const struct sandbox *)sb)->run_id;
+}
+
+int berth_sandbox_wait(struct berth_sandbox *sb, int *status)
+{
+	struct sandbox *s = (struct sandbox *)sb;
+	int st;
+
+	if (s->child <= 0)
+		return -1;
+	while (waitpid(s->child, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	s->child = -1;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+void berth_sandbox_kill(struct berth_sandbox *sb)
+{
+	struct sandbox *s = (struct sandbox *)sb;
+
+	if (s->cmd_pgid > 0)
+		kill(-s->cmd_pgid, SIGKILL);
+	if (s->child > 0)
+		kill(s->child, SIGKILL);
+}
+
+void berth_sandbox_free(struct berth_sandbox *sb)
+{
+	struct sandbox *s = (struct sandbox *)sb;
 
 	if (s == NULL)
-		return berth_err(err, ENOMEM, "out of memory");
-	r = run_once(s, o->force_off, status, err);
-	cleanup(s);
-	userns_errno = s->userns_errno;
-	free(s);
-	if (r == 0 || userns_errno == 0)
-		return r;
-	/* The clone refused a user namespace: nothing ran yet.  Without
-	 * --allow-degraded that is a refusal; with it, start again without. */
-	s = sandbox_new(p, o);
-	if (s == NULL)
-		return berth_err(err, ENOMEM, "out of memory");
-	s->feat_userns_errno = userns_errno;
-	s->retry = true;
-	r = run_once(s, o->force_off | BERTH_FEAT_USERNS, status, err);
+		return;
+	berth_sandbox_kill(sb);
 	cleanup(s);
 	free(s);
-	return r;
 }
