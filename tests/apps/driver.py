@@ -6,7 +6,7 @@ The app gets a connected AF_UNIX socket as fd 3 and BERTH_RPC_FD=3, a
 temporary working directory standing in for /workspace, stdin /dev/null, and
 stdout/stderr captured to files.  Python apps run as /usr/bin/python3
 <entry> with PYTHONPATH=sdk/python (berth mounts the same directory at
-/usr/lib/berth/python).  Standard library only.
+/opt/berth/python).  Standard library only.
 
 As a command:
     tests/apps/driver.py APP_DIR                      # print berth/ready
