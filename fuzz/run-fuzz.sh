@@ -1,16 +1,28 @@
 #!/bin/bash
-# Builds the policy-parser fuzzer with clang (libFuzzer + ASan + UBSan) and runs
-# it for a bounded time (default 30 s).  Usage: fuzz/run-fuzz.sh [SECONDS]
+# Builds the parser fuzzers with clang (libFuzzer + ASan + UBSan) and runs them
+# for a bounded total time (default 30 s, split between them): fuzz_flags (the
+# `berth run` options and value parsers) and fuzz_manifest (berth.yml and the
+# JSON Schema subset).  Usage: fuzz/run-fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
+# Split the total: each fuzzer gets half, at least 1 s.
+flags_secs=$(( (secs + 1) / 2 )); [ "$flags_secs" -ge 1 ] || flags_secs=1
+manifest_secs=$(( secs - flags_secs )); [ "$manifest_secs" -ge 1 ] || manifest_secs=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Isrc fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/util/error.c src/util/sha256.c \
 	$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
-mkdir -p "$out/corpus"
+clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-Isrc fuzz/fuzz_manifest.c src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c \
+	src/manifest/yschema.c src/manifest/capability.c src/manifest/schema.c src/policy/parse.c src/util/error.c \
+	$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$out/fuzz_manifest"
+mkdir -p "$out/corpus" "$out/corpus-manifest"
 cp fuzz/corpus/* "$out/corpus/"
+cp fuzz/corpus-manifest/* "$out/corpus-manifest/"
 cd "$out"
-./fuzz_flags -max_total_time="$secs" -max_len=4096 -timeout=10 corpus 2>&1 | tail -n 3
-echo "fuzz: fuzz_flags ran ${secs}s without a crash"
+./fuzz_flags -max_total_time="$flags_secs" -max_len=4096 -timeout=10 corpus 2>&1 | tail -n 3
+echo "fuzz: fuzz_flags ran ${flags_secs}s without a crash"
+./fuzz_manifest -max_total_time="$manifest_secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 corpus-manifest 2>&1 | tail -n 3
+echo "fuzz: fuzz_manifest ran ${manifest_secs}s without a crash"

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capability.c - the capability grammar of berth.yml:
+ *
+ *   filesystem:read:PATH     PATH canonical, absolute, under /workspace,
+ *   filesystem:write:PATH    /context, /tmp or /app; a trailing wildcard component means
+ *                            the directory itself (`/workspace/` then `*`)
+ *   network:host:PATTERN     host | *.suffix | a.b.c.d | [v6], each with an
+ *                            optional :PORT (1-65535) or :*
+ *
+ * Filesystem scopes are checked lexically, never against the host: they name
+ * paths inside the sandbox, and the runner maps them to mounts.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "internal.h"
+
+#define FS_ROOTS_TEXT "/workspace, /context, /tmp, /app"
+#define FS_ROOTS_RULE "a filesystem scope may only name " FS_ROOTS_TEXT " or a path below them"
+#define SCOPE_MAX 4096
+
+static const char *const fs_roots[] = {"/workspace", "/context", "/tmp", "/app"};
+
+/* A value for a message: printable ASCII as is, anything else as \xNN, cut at 80 bytes. */
+static const char *cq(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s[i] != '\0'; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (i >= 80 || o + 8 >= len) {
+			snprintf(buf + o, len - o, "...");
+			return buf;
+		}
+		if (ch >= 0x20 && ch < 0x7f)
+			buf[o++] = (char)ch;
+		else if (ch == '\n')
+			o += (size_t)snprintf(buf + o, len - o, "\\n");
+		else if (ch == '\r')
+			o += (size_t)snprintf(buf + o, len - o, "\\r");
+		else if (ch == '\t')
+			o += (size_t)snprintf(buf + o, len - o, "\\t");
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int fail(char *reason, size_t reason_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *reason, size_t reason_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (reason != NULL && reason_len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(reason, reason_len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---- filesystem scopes ---- */
+
+/* Lexical normal form of an absolute path: no empty or `.` components.  @out has room for strlen(p)+2. */
+static void lexical_normal(const char *p, char *out)
+{
+	size_t o = 0;
+
+	while (*p != '\0') {
+		const char *e;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n > 0 && !(n == 1 && p[0] == '.')) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+}
+
+static int fs_scope(const char *scope, char **out, char *reason, size_t reason_len)
+{
+	char q[400], canon[SCOPE_MAX + 2], path[SCOPE_MAX + 1];
+	size_t len = strlen(scope);
+	bool dotdot = false, uncanon = false;
+
+	if (len > SCOPE_MAX)
+		return fail(reason, reason_len, "filesystem scope is longer than %d bytes", SCOPE_MAX);
+	if (scope[0] != '/')
+		return fail(reason, reason_len,
+			    "filesystem scope `%s` must be an absolute path; " FS_ROOTS_RULE,
+			    cq(q, sizeof q, scope));
+	memcpy(path, scope, len + 1);
+	if (len >= 2 && strcmp(path + len - 2, "/*") == 0) {
+		len -= 2;
+		path[len] = '\0';
+	}
+	if (strchr(path, '*') != NULL)
+		return fail(
+		    reason, reason_len,
+		    "filesystem scope `%s` has a `*` that is not a trailing `/*`; a wildcard may only end a "
+		    "scope, as in `/workspace/*`",
+		    cq(q, sizeof q, scope));
+	if (len <= 1) /* the root, given with or without the wildcard */
+		return fail(reason, reason_len,
+			    "filesystem scope `%s` names the whole filesystem; " FS_ROOTS_RULE,
+			    cq(q, sizeof q, scope));
+	for (const char *p = path + 1;; p++) {
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			uncanon = true;
+		else if (n == 2 && p[0] == '.' && p[1] == '.')
+			dotdot = true;
+		if (*e == '\0')
+			break;
+		p = e;
+	}
+	if (dotdot)
+		return fail(
+		    reason, reason_len,
+		    "filesystem scope `%s` must not contain a `..` component; name the directory itself",
+		    cq(q, sizeof q, scope));
+	if (uncanon) {
+		char q2[400];
+		lexical_normal(path, canon);
+		return fail(
+		    reason, reason_len,
+		    "filesystem scope `%s` is not canonical (no `//`, `.` components or trailing `/`); fix: "
+		    "write `%s`",
+		    cq(q, sizeof q, scope), cq(q2, sizeof q2, canon));
+	}
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fs_roots); i++) {
+		size_t rl = strlen(fs_roots[i]);
+		if (strncmp(path, fs_roots[i], rl) == 0 && (path[rl] == '\0' || path[rl] == '/')) {
+			*out = strdup(path);
+			if (*out == NULL)
+				return fail(reason, reason_len, "out of memory");
+			return 0;
+		}
+	}
+	return fail(reason, reason_len, "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
+		    cq(q, sizeof q, scope));
+}
+
+/* ---- network patterns ---- */
+
+static bool valid_hostname(const char *h, size_t len)
+{
+	size_t label = 0;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = h[i];
+		if (ch == '.') {
+			if (label == 0 || h[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!(isalnum((unsigned char)ch) || ch == '-'))
+			return false;
+		if (label == 0 && ch == '-')
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return label > 0 && h[len - 1] != '-';
+}
+
+/* Strict dotted quad: four decimal parts 0-255, no leading zeros (which some resolvers read as octal). */
+static bool valid_ipv4(const char *h, size_t len)
+{
+	unsigned parts = 0, v = 0, digits = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		if (i == len || h[i] == '.') {
+			if (digits == 0 || v > 255)
+				return false;
+			parts++;
+			v = 0;
+			digits = 0;
+			continue;
+		}
+		if (!isdigit((unsigned char)h[i]) || (digits == 1 && v == 0) || digits >= 3)
+			return false;
+		v = v * 10 + (unsigned)(h[i] - '0');
+		digits++;
+	}
+	return parts == 4;
+}
+
+/* The last label of @h is all digits: meant as an IPv4 address. */
+static bool looks_numeric(const char *h, size_t len)
+{
+	size_t i = len;
+
+	while (i > 0 && h[i - 1] != '.')
+		i--;
+	if (i == len)
+		return false;
+	for (; i < len; i++)
+		if (!isdigit((unsigned char)h[i]))
+			return false;
+	return true;
+}
+
+static int port_ok(const char *p)
+{
+	unsigned long v = 0;
+
+	if (strcmp(p, "*") == 0)
+		return 0;
+	if (p[0] == '\0' || p[0] == '0' || strlen(p) > 5)
+		return -1;
+	for (const char *s = p; *s != '\0'; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	return v >= 1 && v <= 65535 ? 0 : -1;
+}
+
+static int net_pattern(const char *scope, char **out, char *reason, size_t reason_len)
+{
+	char q[200], qb[200];
+	const char *host = scope, *port = NULL;
+	size_t hlen;
+
+	if (strlen(scope) > 300)
+		return fail(reason, reason_len, "network pattern is longer than 300 bytes");
+	if (scope[0] == '[') {
+		char addr[INET6_ADDRSTRLEN + 1];
+		unsigned char bin[16];
+		const char *close = strchr(scope, ']');
+		if (close == NULL || (size_t)(close - scope - 1) >= sizeof addr)
+			return fail(reason, reason_len,
+				    "invalid IPv6 pattern `%s`; write it as `[2001:db8::1]` or `[::1]:443`",
+				    cq(q, sizeof q, scope));
+		memcpy(addr, scope + 1, (size_t)(close - scope - 1));
+		addr[close - scope - 1] = '\0';
+		if (inet_pton(AF_INET6, addr, bin) != 1)
+			return fail(reason, reason_len, "invalid IPv6 address `%s` in network pattern `%s`",
+				    cq(q, sizeof q, addr), cq(qb, sizeof qb, scope));
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1] != '\0')
+			return fail(
+			    reason, reason_len,
+			    "unexpected `%s` after the IPv6 address in `%s`; a port is written `]:443`",
+			    cq(q, sizeof q, close + 1), cq(qb, sizeof qb, scope));
+	} else {
+		const char *colon = strchr(scope, ':');
+		if (colon != NULL && strchr(colon + 1, ':') != NULL)
+			return fail(
+			    reason, reason_len,
+			    "network pattern `%s` has more than one `:`; write an IPv6 address in brackets, "
+			    "such as `[::1]:443`",
+			    cq(q, sizeof q, scope));
+		hlen = colon != NULL ? (size_t)(colon - scope) : strlen(scope);
+		if (colon != NULL)
+			port = colon + 1;
+		if (hlen == 1 && host[0] == '*')
+			return fail(
+			    reason, reason_len,
+			    "a bare `*` would allow every host; name a host such as `api.example.com` or a "
+			    "domain such as `*.example.com`");
+		if (hlen >= 2 && host[0] == '*' && host[1] == '.') {
+			if (!valid_hostname(host + 2, hlen - 2) || looks_numeric(host + 2, hlen - 2))
+				return fail(
+				    reason, reason_len,
+				    "invalid domain in network pattern `%s`; `*.` must be followed by a host "
+				    "name such as `example.com`",
+				    cq(q, sizeof q, scope));
+		} else if (memchr(host, '*', hlen) != NULL) {
+			return fail(
+			    reason, reason_len,
+			    "network pattern `%s` has a `*` that is not a leading `*.`; a wildcard may only "
+			    "start a pattern, as in `*.example.com`",
+			    cq(q, sizeof q, scope));
+		} else if (looks_numeric(host, hlen)) {
+			if (!valid_ipv4(host, hlen))
+				return fail(
+				    reason, reason_len,
+				    "invalid IPv4 address in network pattern `%s`; write four "
+				    "decimal numbers 0-255 without leading zeros, such as `192.0.2.1`",
+				    cq(q, sizeof q, scope));
+		} else if (!valid_hostname(host, hlen)) {
+			return fail(
+			    reason, reason_len,
+			    "invalid host name in network pattern `%s`; a host name is labels of letters, "
+			    "digits and `-` separated by `.`, such as `api.example.com`",
+			    cq(q, sizeof q, scope));
+		}
+	}
+	if (port != NULL && port_ok(port) < 0)
+		return fail(reason, reason_len,
+			    "invalid port `%s` in network pattern `%s`; give 1 to 65535 or `*`",
+			    cq(q, sizeof q, port), cq(qb, sizeof qb, scope));
+	*out = strdup(scope);
+	if (*out == NULL)
+		return fail(reason, reason_len, "out of memory");
+	for (char *p = *out; *p != '\0'; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return 0;
+}
+
+int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, size_t reason_len)
+{
+	char q[400], q2[200];
+	const char *c1, *c2, *scope;
+	size_t nlen, alen;
+
+	cap->scope = NULL;
+	if (s[0] == '\0')
+		return fail(reason, reason_len,
+			    "empty capability; a capability is `namespace:action:scope`, such as "
+			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`");
+	c1 = strchr(s, ':');
+	c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+	if (c1 == NULL || c2 == NULL)
+		return fail(reason, reason_len,
+			    "invalid capability `%s`; a capability is `namespace:action:scope`, such as "
+			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`",
+			    cq(q, sizeof q, s));
+	nlen = (size_t)(c1 - s);
+	alen = (size_t)(c2 - c1 - 1);
+	scope = c2 + 1;
+	if (nlen == 10 && strncmp(s, "filesystem", nlen) == 0) {
+		if (alen == 4 && strncmp(c1 + 1, "read", 4) == 0) {
+			cap->kind = BERTH_CAP_FS_READ;
+		} else if (alen == 5 && strncmp(c1 + 1, "write", 5) == 0) {
+			cap->kind = BERTH_CAP_FS_WRITE;
+		} else {
+			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
+			return fail(reason, reason_len,
+				    "unknown action `%s` for `filesystem`; known actions: read, write",
+				    cq(q, sizeof q, q2));
+		}
+		if (*scope == '\0')
+			return fail(reason, reason_len,
+				    "missing path after `%s`; fix: name a path such as `/workspace`",
+				    cq(q, sizeof q, s));
+		return fs_scope(scope, &cap->scope, reason, reason_len);
+	}
+	if (nlen == 7 && strncmp(s, "network", nlen) == 0) {
+		if (!(alen == 4 && strncmp(c1 + 1, "host", 4) == 0)) {
+			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
+			return fail(reason, reason_len,
+				    "unknown action `%s` for `network`; known actions: host",
+				    cq(q, sizeof q, q2));
+		}
+		cap->kind = BERTH_CAP_NET_HOST;
+		if (*scope == '\0')
+			return fail(reason, reason_len,
+				    "missing host after `%s`; fix: name a host such as `api.example.com:443`",
+				    cq(q, sizeof q, s));
+		return net_pattern(scope, &cap->scope, reason, reason_len);
+	}
+	snprintf(q2, sizeof q2, "%.*s", (int)nlen, s);
+	return fail(reason, reason_len,
+		    "unknown capability namespace `%s`; known namespaces: filesystem, network",
+		    cq(q, sizeof q, q2));
+}
