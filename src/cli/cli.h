@@ -9,5 +9,10 @@ void cli_print_error(const struct berth_error *err);
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_rpc(int argc, char **argv);
+int cmd_test(int argc, char **argv);
+int cmd_dev(int argc, char **argv);
+int cmd_init(int argc, char **argv);
 
 #endif

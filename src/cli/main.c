@@ -18,6 +18,11 @@ static const char usage[] =
 	"commands:\n"
 	"  run [OPTIONS] -- COMMAND [ARG...]   run a command in a sandbox (see `berth run --help`)\n"
 	"  doctor [--json]                     what this machine can enforce\n"
+	"  init NAME [--runtime native|python] scaffold a resident app\n"
+	"  dev [APP-DIR...]                    run apps, reload them on change, serve `berth rpc`\n"
+	"  rpc APP --export NAME [--input J]   call an app's export\n"
+	"  test [APP-DIR]                      check an app against its manifest's examples\n"
+	"  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
 	"  version                             print the version\n"
 	"\n"
 	"see berth(1)\n";
@@ -39,6 +44,16 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(argv[1], "policy") == 0)
+		return cmd_policy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "rpc") == 0)
+		return cmd_rpc(argc - 1, argv + 1);
+	if (strcmp(argv[1], "test") == 0)
+		return cmd_test(argc - 1, argv + 1);
+	if (strcmp(argv[1], "dev") == 0)
+		return cmd_dev(argc - 1, argv + 1);
+	if (strcmp(argv[1], "init") == 0)
+		return cmd_init(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("berth %s\n", BERTH_VERSION);
 		return 0;

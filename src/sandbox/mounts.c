@@ -118,7 +118,7 @@ static int base_and_pivot(struct berth_error *err)
 	return tmpfs(NEWROOT, "mode=0755,size=1m", 0, err);
 }
 
-static int system_tree(struct berth_error *err)
+static int system_tree(bool ro, struct berth_error *err)
 {
 	for (int i = 0; system_dirs[i] != NULL; i++) {
 		char src[PATH_MAX], dst[PATH_MAX], link[PATH_MAX];
@@ -141,7 +141,7 @@ static int system_tree(struct berth_error *err)
 		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
-		if (mkdir(dst, 0755) < 0 || bind(src, dst, MOUNT_ATTR_RDONLY, err) < 0)
+		if (mkdir(dst, 0755) < 0 || bind(src, dst, ro ? MOUNT_ATTR_RDONLY : 0, err) < 0)
 			return err->msg[0] ? -1 : berth_err(err, errno, "mkdir `%s`", dst);
 	}
 	return 0;
@@ -313,7 +313,7 @@ static int finish_pivot(struct berth_error *err)
 
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err)
 {
-	if (base_and_pivot(err) < 0 || system_tree(err) < 0 || workspace(plan, err) < 0)
+	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 || workspace(plan, err) < 0)
 		return -1;
 	if (extra_mounts(plan, err) < 0)
 		return -1;

@@ -19,6 +19,12 @@ struct berth_mount_plan {
 	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
 	bool own_netns;       /* a new network namespace (sysfs may be mounted) */
+	/* Resident apps under Landlock: the system directories are bound
+	 * without the read-only mount flag, because Landlock (which allows them
+	 * read and execute only) then answers a write with EACCES, a denial
+	 * berth can explain, instead of the mount's EROFS; ownership (DAC)
+	 * refuses too.  Never set when Landlock is not enforced. */
+	bool system_by_landlock;
 };
 
 /*

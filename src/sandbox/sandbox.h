@@ -103,6 +103,17 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
  * once the sandbox has ended.  Owned by @sb. */
 int berth_sandbox_pidfd(const struct berth_sandbox *sb);
 
+/* What the kernel enforces for a started sandbox (as decided at start:
+ * a feature missing here was refused unless --allow-degraded). */
+struct berth_enforced {
+	bool namespaces;  /* user, mount, pid, ipc, uts (and net) namespaces */
+	int landlock_abi; /* the ABI the ruleset was built for; 0: no Landlock */
+	bool seccomp;     /* the seccomp filter */
+};
+
+/* berth_sandbox_enforced - fill @e for @sb. */
+void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforced *e);
+
 /* berth_sandbox_run_id - the run's id (16 hex digits; names its cgroups). */
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb);
 

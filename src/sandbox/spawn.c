@@ -846,7 +846,7 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
 	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
-					s->mount_is_dir, s->p->network == BERTH_NET_NONE};
+					s->mount_is_dir, s->p->network == BERTH_NET_NONE, s->p->app && s->use_landlock};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
@@ -1326,6 +1326,15 @@ fail:
 int berth_sandbox_pidfd(const struct berth_sandbox *sb)
 {
 	return ((const struct sandbox *)sb)->pidfd;
+}
+
+void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforced *e)
+{
+	const struct sandbox *s = (const struct sandbox *)sb;
+
+	e->namespaces = s->use_userns;
+	e->landlock_abi = s->use_landlock ? s->feat.landlock_abi : 0;
+	e->seccomp = s->use_seccomp;
 }
 
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb)

@@ -1,0 +1,752 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "app.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../manifest/schema.h"
+#include "../util/cleanup.h"
+#include "lines.h"
+
+struct berth_app {
+	struct berth_app_opts o;
+	struct berth_manifest m;
+	struct berth_app_paths paths;
+	struct berth_policy p;
+	char digest[65];
+	struct berth_runtime_opts ro;
+	struct berth_sandbox *sb;
+	struct berth_enforced enforced;
+	int rpc;   /* berth's end of the channel, non-blocking; -1 when stopped */
+	int logfd; /* read end of the app's stdout+stderr; -1 when stopped */
+	struct berth_lines rin, lin;
+	long long next_id;
+};
+
+/* ---------------------------------------------------------- small helpers */
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static long long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+static void default_log(void *ctx, const char *app, const char *level, const char *line)
+{
+	(void)ctx;
+	if (strcmp(level, "info") == 0)
+		fprintf(stderr, "[%s] %s\n", app, line);
+	else
+		fprintf(stderr, "[%s] %s: %s\n", app, level, line);
+}
+
+static void app_log(struct berth_app *a, const char *level, const char *line)
+{
+	if (a->o.log != NULL)
+		a->o.log(a->o.log_ctx, a->m.name, level, line);
+	else
+		default_log(NULL, a->m.name, level, line);
+}
+
+void berth_call_error_free(struct berth_call_error *ce)
+{
+	json_decref(ce->data);
+	ce->data = NULL;
+	free(ce->denial);
+	ce->denial = NULL;
+}
+
+static int call_fail(struct berth_call_error *ce, int code, json_t *data, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int call_fail(struct berth_call_error *ce, int code, json_t *data, const char *fmt, ...)
+{
+	va_list ap;
+
+	ce->code = code;
+	va_start(ap, fmt);
+	vsnprintf(ce->message, sizeof ce->message, fmt, ap);
+	va_end(ap);
+	json_decref(ce->data);
+	ce->data = data;
+	return -1;
+}
+
+static const struct berth_export *find_export(const struct berth_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_exports; i++)
+		if (strcmp(m->exports[i].name, name) == 0)
+			return &m->exports[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------- open */
+
+int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct berth_app **out,
+		   struct berth_diags *d, struct berth_error *err)
+{
+	struct berth_app *a = calloc(1, sizeof *a);
+
+	*out = NULL;
+	if (a == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	a->o = *o;
+	a->rpc = a->logfd = -1;
+	berth_policy_init(&a->p);
+	if (berth_manifest_load(app_dir, app_dir, &a->m, d, err) < 0 ||
+	    berth_app_resolve(app_dir, &a->m, o->state_root, &a->paths, err) < 0 ||
+	    berth_app_digest(a->paths.app_dir, a->digest, err) < 0 ||
+	    berth_app_policy(&a->m, &a->paths, a->digest, getenv, &a->p, err) < 0) {
+		berth_app_close(a);
+		return -1;
+	}
+	a->p.allow_degraded = o->allow_degraded;
+	*out = a;
+	return 0;
+}
+
+const struct berth_manifest *berth_app_manifest(const struct berth_app *a)
+{
+	return &a->m;
+}
+
+const struct berth_app_paths *berth_app_paths(const struct berth_app *a)
+{
+	return &a->paths;
+}
+
+const struct berth_policy *berth_app_policy_of(const struct berth_app *a)
+{
+	return &a->p;
+}
+
+bool berth_app_running(const struct berth_app *a)
+{
+	return a->sb != NULL;
+}
+
+/* ---------------------------------------------------------- the channel */
+
+/* Every complete log line the app wrote so far, to the log callback. */
+static void drain_logs(struct berth_app *a)
+{
+	char *line;
+	size_t len;
+	int r;
+
+	if (a->logfd < 0)
+		return;
+	for (;;) {
+		while ((r = berth_lines_next(&a->lin, &line, &len)) != 0)
+			app_log(a, r == 1 ? "info" : "warning",
+				r == 1 ? line : "(a log line over 1 MiB was dropped)");
+		if (a->lin.eof || berth_lines_fill(&a->lin, a->logfd) <= 0)
+			break;
+	}
+	/* A last line without a newline at end of file. */
+	while ((r = berth_lines_next(&a->lin, &line, &len)) != 0)
+		app_log(a, "info", line);
+}
+
+/* A notification from the app that is not an answer: berth/log. */
+static void handle_notification(struct berth_app *a, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (method != NULL && strcmp(method, "berth/log") == 0) {
+		const char *level = json_string_value(json_object_get(params, "level"));
+		const char *text = json_string_value(json_object_get(params, "message"));
+		app_log(a, level != NULL ? level : "info", text != NULL ? text : "");
+	} else if (method != NULL) {
+		char buf[256];
+		snprintf(buf, sizeof buf, "ignored an unexpected `%.120s` message from the app", method);
+		app_log(a, "warning", buf);
+	}
+}
+
+enum wait_result { GOT_MESSAGE, APP_DIED, TIMED_OUT, CHANNEL_BROKEN };
+
+/*
+ * Wait until the app sends one JSON-RPC message (a new reference in *msg),
+ * while relaying its logs; bad lines are reported and skipped.
+ */
+static enum wait_result next_message(struct berth_app *a, long long deadline, json_t **msg)
+{
+	for (;;) {
+		char *line;
+		size_t len;
+		int r = berth_lines_next(&a->rin, &line, &len);
+
+		if (r == 2) {
+			app_log(a, "warning", "dropped a protocol message over 1 MiB");
+			continue;
+		}
+		if (r == 1) {
+			json_error_t je;
+			json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+			if (j == NULL || !json_is_object(j)) {
+				char buf[256];
+				snprintf(buf, sizeof buf,
+					 "the app sent a line that is not a JSON object (%.120s)", je.text);
+				app_log(a, "warning", buf);
+				json_decref(j);
+				continue;
+			}
+			*msg = j;
+			return GOT_MESSAGE;
+		}
+		if (a->rin.eof)
+			return APP_DIED;
+		long long left = deadline - now_ms();
+		if (left <= 0)
+			return TIMED_OUT;
+		struct pollfd p[3] = {
+		    {a->rpc, POLLIN, 0}, {a->logfd, POLLIN, 0}, {berth_sandbox_pidfd(a->sb), POLLIN, 0}};
+		if (poll(p, 3, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR)
+			return CHANNEL_BROKEN;
+		if (p[1].revents & (POLLIN | POLLHUP))
+			drain_logs(a);
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			long n = berth_lines_fill(&a->rin, a->rpc);
+			if (n < 0 && errno != EAGAIN)
+				a->rin.eof = true;
+		} else if (p[2].revents & POLLIN) {
+			/* Dead, and nothing more to read on the channel. */
+			drain_logs(a);
+			return APP_DIED;
+		}
+	}
+}
+
+static int send_line(struct berth_app *a, const char *s, size_t len, long long deadline)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(a->rpc, s + off, len - off, MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		long long left = deadline - now_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = {a->rpc, POLLOUT, 0};
+		poll(&p, 1, (int)left);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- boot, stop */
+
+static void close_channel(struct berth_app *a)
+{
+	if (a->rpc >= 0)
+		close(a->rpc);
+	a->rpc = -1;
+	if (a->logfd >= 0) {
+		drain_logs(a);
+		close(a->logfd);
+	}
+	a->logfd = -1;
+	berth_lines_free(&a->rin);
+	berth_lines_free(&a->lin);
+}
+
+void berth_app_stop(struct berth_app *a)
+{
+	if (a == NULL || a->sb == NULL)
+		return;
+	/* End of file on its channel asks the app to exit (docs/protocol.md). */
+	if (a->rpc >= 0) {
+		shutdown(a->rpc, SHUT_WR);
+		long long deadline = now_ms() + BERTH_APP_STOP_GRACE_MS;
+		for (;;) {
+			long long left = deadline - now_ms();
+			struct pollfd p[2] = {{berth_sandbox_pidfd(a->sb), POLLIN, 0}, {a->logfd, POLLIN, 0}};
+			if (left <= 0 || poll(p, 2, (int)left) <= 0)
+				break;
+			if (p[1].revents & (POLLIN | POLLHUP))
+				drain_logs(a);
+			if (p[0].revents & POLLIN)
+				break;
+		}
+	}
+	berth_sandbox_free(a->sb);
+	a->sb = NULL;
+	close_channel(a);
+}
+
+void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd)
+{
+	*log_fd = a->sb != NULL ? a->logfd : -1;
+	*pid_fd = a->sb != NULL ? berth_sandbox_pidfd(a->sb) : -1;
+}
+
+bool berth_app_idle(struct berth_app *a)
+{
+	struct pollfd p;
+	int status = -1;
+	char line[160];
+
+	if (a->sb == NULL)
+		return false;
+	drain_logs(a);
+	p = (struct pollfd){berth_sandbox_pidfd(a->sb), POLLIN, 0};
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	berth_sandbox_wait(a->sb, &status);
+	berth_app_stop(a);
+	snprintf(line, sizeof line, "the app exited (%s %d) while idle; the next call boots it again",
+		 status > 128 ? "signal" : "status", status > 128 ? status - 128 : status);
+	app_log(a, "warning", line);
+	return true;
+}
+
+void berth_app_close(struct berth_app *a)
+{
+	if (a == NULL)
+		return;
+	berth_app_stop(a);
+	berth_manifest_free(&a->m);
+	berth_policy_free(&a->p);
+	free(a);
+}
+
+/* The announced exports against the manifest's. */
+static int check_parity(struct berth_app *a, json_t *exports, struct berth_error *err)
+{
+	char missing[1024] = "", extra[1024] = "";
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(exports))
+		return berth_err(err, EPROTO, "the app `%s` announced no `exports` list in berth/ready",
+				 a->m.name);
+	for (size_t k = 0; k < a->m.n_exports; k++) {
+		bool found = false;
+		json_array_foreach(exports, i, v) if (json_is_string(v) &&
+						      strcmp(json_string_value(v), a->m.exports[k].name) == 0)
+		    found = true;
+		if (!found)
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s`%s`",
+				 missing[0] ? ", " : "", a->m.exports[k].name);
+	}
+	json_array_foreach(exports, i, v)
+	{
+		const char *n = json_string_value(v);
+		if (n == NULL || find_export(&a->m, n) == NULL)
+			snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s`%s`",
+				 extra[0] ? ", " : "", n != NULL ? n : "(not a string)");
+	}
+	if (missing[0] == '\0' && extra[0] == '\0')
+		return 0;
+	berth_usage_err(err, "the app `%s` serves other exports than %s declares: missing %s; extra %s",
+			a->m.name, a->paths.manifest, missing[0] ? missing : "none",
+			extra[0] ? extra : "none");
+	return berth_err_hint(err, "make the exports in %s and those the code registers the same",
+			      a->paths.manifest);
+}
+
+int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_error *err)
+{
+	int sv[2] = {-1, -1}, lp[2] = {-1, -1};
+	cleanup_close int devnull = -1;
+	const char *net = berth_app_needs_network(&a->m);
+	long long t0 = now_us(), deadline;
+	json_t *msg = NULL;
+
+	if (a->sb != NULL)
+		return 0;
+	if (net != NULL) {
+		berth_usage_err(
+		    err,
+		    "the app `%s` declares `network:host:%s`, but this berth has no egress broker yet: "
+		    "the capability cannot be enforced, so the app is not started",
+		    a->m.name, net);
+		return berth_err_hint(err, "remove it from capabilities in %s (apps have no network)",
+				      a->paths.manifest);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(lp, O_CLOEXEC) < 0 ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		berth_err(err, errno, "cannot create the app's channel");
+		goto fail;
+	}
+	if (berth_lines_init(&a->rin, BERTH_RPC_MAX_LINE) < 0 || berth_lines_init(&a->lin, 64 * 1024) < 0) {
+		berth_err(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+	a->ro = (struct berth_runtime_opts){.force_off = a->o.force_off,
+					    .quiet = a->o.quiet,
+					    .has_stdio = true,
+					    .stdio_fd = {devnull, lp[1], lp[1]},
+					    .has_rpc = true,
+					    .rpc_fd = sv[1],
+					    .identity = berth_app_identity(a->m.name)};
+	if (berth_sandbox_start(&a->p, &a->ro, &a->sb, err) < 0) {
+		berth_err_wrap(err, "cannot boot the app `%s`", a->m.name);
+		goto fail;
+	}
+	close(sv[1]);
+	close(lp[1]);
+	sv[1] = lp[1] = -1;
+	a->rpc = sv[0];
+	a->logfd = lp[0];
+	fcntl(a->rpc, F_SETFL, O_NONBLOCK);
+	fcntl(a->logfd, F_SETFL, O_NONBLOCK);
+	berth_sandbox_enforced(a->sb, &a->enforced);
+
+	/* The first message must be berth/ready. */
+	deadline = now_ms() + BERTH_APP_BOOT_TIMEOUT_MS;
+	for (;;) {
+		enum wait_result w = next_message(a, deadline, &msg);
+		if (w == TIMED_OUT) {
+			berth_err(err, ETIMEDOUT,
+				  "the app `%s` did not announce itself (berth/ready) within %d ms",
+				  a->m.name, BERTH_APP_BOOT_TIMEOUT_MS);
+			berth_err_hint(err, "the entry must start the SDK's run loop (see docs/protocol.md)");
+			goto stop;
+		}
+		if (w != GOT_MESSAGE) {
+			berth_app_stop(a);
+			berth_err(err, EPIPE, "the app `%s` exited before it was ready", a->m.name);
+			return berth_err_hint(err,
+					      "its log above says why; run the entry by hand to debug it");
+		}
+		const char *method = json_string_value(json_object_get(msg, "method"));
+		if (method != NULL && strcmp(method, "berth/ready") == 0)
+			break;
+		if (method != NULL && strcmp(method, "berth/log") == 0) {
+			handle_notification(a, msg);
+			json_decref(msg);
+			continue;
+		}
+		json_decref(msg);
+		berth_err(err, EPROTO, "the app `%s` sent something other than berth/ready first", a->m.name);
+		goto stop;
+	}
+	if (check_parity(a, json_object_get(json_object_get(msg, "params"), "exports"), err) < 0) {
+		json_decref(msg);
+		goto stop;
+	}
+	json_decref(msg);
+	if (boot_us != NULL)
+		*boot_us = (unsigned long)(now_us() - t0);
+	return 0;
+stop:
+	berth_app_stop(a);
+	return -1;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (lp[i] >= 0)
+			close(lp[i]);
+	}
+	berth_lines_free(&a->rin);
+	berth_lines_free(&a->lin);
+	return -1;
+}
+
+/* ---------------------------------------------------------- denials */
+
+static bool write_syscall(const char *sc)
+{
+	static const char *const reads[] = {"stat",	  "lstat",    "fstatat", "statx",    "access",
+					    "faccessat",  "readlink", "opendir", "getdents", "read",
+					    "readdir",	  "realpath", "listdir", "scandir",  "execve",
+					    "readlinkat", NULL};
+
+	if (sc == NULL)
+		return true;
+	for (int i = 0; reads[i] != NULL; i++)
+		if (strcmp(sc, reads[i]) == 0)
+			return false;
+	return true;
+}
+
+/* @path made absolute in the sandbox and normalised (".", "..", "//"). */
+static void sandbox_path(const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	char *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, sizeof buf, "%s%s", path[0] == '/' ? "" : "/workspace/", path);
+	out[0] = '\0';
+	for (char *c = strtok_r(buf, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			char *slash = strrchr(out, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			n = strlen(out);
+			continue;
+		}
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "/%s", c);
+	}
+	if (out[0] == '\0')
+		snprintf(out, len, "/");
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+char *berth_app_denial(const struct berth_app *a, const char *errno_name, const char *syscall,
+		       const char *path)
+{
+	static const char *const roots[] = {"/workspace", "/context", "/tmp"};
+	char abs[PATH_MAX], fix[PATH_MAX + 512], by[512], scope[PATH_MAX];
+	const char *root = NULL;
+	bool write = write_syscall(syscall);
+	char *out = NULL;
+	int e;
+
+	if (errno_name == NULL || path == NULL ||
+	    (strcmp(errno_name, "EACCES") != 0 && strcmp(errno_name, "EPERM") != 0 &&
+	     strcmp(errno_name, "EROFS") != 0))
+		return NULL;
+	e = strcmp(errno_name, "EACCES") == 0 ? EACCES : strcmp(errno_name, "EPERM") == 0 ? EPERM : EROFS;
+	sandbox_path(path, abs, sizeof abs);
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(roots); i++)
+		if (under(abs, roots[i]))
+			root = roots[i];
+
+	/* What enforced it, as measured at boot. */
+	if (e == EROFS)
+		snprintf(by, sizeof by,
+			 "the kernel — a read-only mount in the sandbox berth built from \"%s\"'s berth.yml",
+			 a->m.name);
+	else if (a->enforced.landlock_abi >= 4)
+		snprintf(by, sizeof by,
+			 "the kernel — Landlock ruleset (ABI %d, fully enforced) compiled from \"%s\"'s "
+			 "berth.yml, "
+			 "applied before the app's first line ran",
+			 a->enforced.landlock_abi, a->m.name);
+	else if (a->enforced.landlock_abi > 0)
+		snprintf(by, sizeof by,
+			 "the kernel — Landlock ruleset (ABI %d, partially enforced: this kernel lacks later "
+			 "rights) "
+			 "compiled from \"%s\"'s berth.yml, applied before the app's first line ran",
+			 a->enforced.landlock_abi, a->m.name);
+	else
+		snprintf(by, sizeof by,
+			 "the kernel's file permissions only — Landlock is NOT enforced for \"%s\" "
+			 "(--allow-degraded)",
+			 a->m.name);
+
+	/* What would help. */
+	if (under(abs, "/app"))
+		snprintf(fix, sizeof fix,
+			 "none available — /app is the app's own code, read-only by design; "
+			 "write under /workspace instead");
+	else if (root == NULL)
+		snprintf(
+		    fix, sizeof fix,
+		    "none available — a filesystem scope may only name /workspace, /context, /tmp, /app");
+	else {
+		bool covered = false;
+		for (size_t i = 0; i < a->p.n_grants; i++)
+			if (under(abs, a->p.grants[i].path) && (a->p.grants[i].write || !write))
+				covered = true;
+		/* The directory that holds the path (or the scope root itself). */
+		snprintf(scope, sizeof scope, "%s", abs);
+		char *slash = strrchr(scope, '/');
+		if (slash != NULL && slash != scope && strlen(scope) > strlen(root) &&
+		    (size_t)(slash - scope) >= strlen(root))
+			*slash = '\0';
+		if (strcmp(scope, abs) == 0 && strcmp(abs, root) != 0)
+			snprintf(scope, sizeof scope, "%s", root);
+		if (covered)
+			snprintf(fix, sizeof fix,
+				 "none available — \"%s\" already declares access to %s; the kernel refused "
+				 "for another reason (%s)",
+				 a->m.name, abs, errno_name);
+		else
+			snprintf(fix, sizeof fix, "add \"filesystem:%s:%s\" to capabilities in %s",
+				 write ? "write" : "read", scope, a->paths.manifest);
+	}
+	char msg[128];
+	snprintf(msg, sizeof msg, "%s", strerror(e));
+	if (msg[0] >= 'A' && msg[0] <= 'Z')
+		msg[0] = (char)(msg[0] - 'A' + 'a');
+	if (asprintf(&out,
+		     "BERTH CAPABILITY DENIAL\n"
+		     "app: %s   manifest: %s\n"
+		     "denied: %s(2) on %s (%s: %s)\n"
+		     "denied-by: %s\n"
+		     "fix: %s\n",
+		     a->m.name, a->paths.manifest, syscall != NULL ? syscall : "a system call", path,
+		     errno_name, msg, by, fix) < 0)
+		return NULL;
+	return out;
+}
+
+/* ---------------------------------------------------------- calls */
+
+static int schema_fail(struct berth_call_error *ce, int code, const char *what, const char *path,
+		       const char *reason)
+{
+	return call_fail(ce, code, json_pack("{s:s, s:s}", "path", path, "reason", reason), "%s: %s: %s",
+			 what, path, reason);
+}
+
+static void took_error(struct berth_app *a, json_t *error, struct berth_call_error *ce)
+{
+	json_t *code = json_object_get(error, "code"), *data = json_object_get(error, "data");
+	const char *message = json_string_value(json_object_get(error, "message"));
+
+	call_fail(ce, json_is_integer(code) ? (int)json_integer_value(code) : BERTH_RPC_INTERNAL,
+		  json_is_object(data) ? json_incref(data) : NULL, "%s",
+		  message != NULL ? message : "the app failed");
+	if (json_is_object(data))
+		ce->denial = berth_app_denial(a, json_string_value(json_object_get(data, "errno_name")),
+					      json_string_value(json_object_get(data, "syscall")),
+					      json_string_value(json_object_get(data, "path")));
+}
+
+int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
+		   struct berth_call_error *ce)
+{
+	const struct berth_export *ex = find_export(&a->m, name);
+	char path[512], reason[512];
+	cleanup_free char *line = NULL;
+	json_t *req, *msg = NULL, *empty = NULL;
+	long long id, deadline;
+	size_t len;
+
+	*result = NULL;
+	memset(ce, 0, sizeof *ce);
+	if (ex == NULL)
+		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`",
+				 a->m.name, name);
+	if (input == NULL)
+		input = empty = json_object();
+	if (berth_schema_validate(ex->input, input, path, sizeof path, reason, sizeof reason) < 0) {
+		json_decref(empty);
+		return schema_fail(ce, BERTH_RPC_INVALID_PARAMS, "invalid input", path, reason);
+	}
+	if (a->sb == NULL) {
+		struct berth_error err = {0};
+		if (berth_app_boot(a, NULL, &err) < 0) {
+			json_decref(empty);
+			return call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg,
+					 err.hint[0] ? "; " : "", err.hint);
+		}
+	}
+	id = ++a->next_id;
+	req = json_pack("{s:s, s:I, s:s, s:O}", "jsonrpc", "2.0", "id", (json_int_t)id, "method", name,
+			"params", input);
+	json_decref(empty);
+	line = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (line == NULL)
+		return call_fail(ce, BERTH_RPC_INTERNAL, NULL, "cannot encode the request");
+	len = strlen(line);
+	if (len + 1 > BERTH_RPC_MAX_LINE)
+		return call_fail(ce, BERTH_RPC_INVALID_REQUEST, NULL,
+				 "the request is %zu bytes, over the %d-byte limit", len + 1,
+				 BERTH_RPC_MAX_LINE);
+	line[len] = '\n';
+	deadline = now_ms() + (timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS);
+	if (send_line(a, line, len + 1, deadline) < 0)
+		goto died;
+	for (;;) {
+		enum wait_result w = next_message(a, deadline, &msg);
+		if (w == TIMED_OUT) {
+			berth_app_stop(a);
+			return call_fail(
+			    ce, BERTH_RPC_TIMEOUT, NULL,
+			    "the call to `%s` timed out after %u ms; the app `%s` was stopped (the next call "
+			    "boots it again)",
+			    name, timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS, a->m.name);
+		}
+		if (w != GOT_MESSAGE)
+			goto died;
+		json_t *jid = json_object_get(msg, "id");
+		if (jid == NULL) {
+			handle_notification(a, msg);
+			json_decref(msg);
+			continue;
+		}
+		if (!json_is_integer(jid) || json_integer_value(jid) != id) {
+			json_decref(msg); /* a late answer to a call that already failed */
+			continue;
+		}
+		break;
+	}
+	json_t *error = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
+	if (error != NULL) {
+		took_error(a, error, ce);
+		json_decref(msg);
+		return -1;
+	}
+	if (!json_is_object(res)) {
+		json_decref(msg);
+		return call_fail(ce, BERTH_RPC_BAD_OUTPUT, NULL,
+				 "the app answered `%s` without a result object", name);
+	}
+	if (berth_schema_validate(ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
+		json_decref(msg);
+		return schema_fail(ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
+	}
+	*result = json_incref(res);
+	json_decref(msg);
+	return 0;
+died:;
+	/* Crashed (or closed its channel) during the call. */
+	int status = -1;
+	bool closed_only = false;
+	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+	drain_logs(a);
+	/* End of file on the channel: give a dying app a moment to be reaped. */
+	if (poll(&pd, 1, 500) <= 0) {
+		closed_only = true;
+		berth_sandbox_kill(a->sb);
+	}
+	berth_sandbox_wait(a->sb, &status);
+	berth_app_stop(a);
+	if (closed_only)
+		return call_fail(
+		    ce, BERTH_RPC_CRASHED, NULL,
+		    "the app `%s` closed its channel during the call to `%s` and was stopped; the next call "
+		    "boots it again",
+		    a->m.name, name);
+	if (status > 128)
+		return call_fail(ce, BERTH_RPC_CRASHED, json_pack("{s:i}", "signal", status - 128),
+				 "the app `%s` was killed by signal %d (%s) during the call to `%s`; the "
+				 "next call boots it "
+				 "again",
+				 a->m.name, status - 128, strsignal(status - 128), name);
+	return call_fail(
+	    ce, BERTH_RPC_CRASHED, json_pack("{s:i}", "status", status),
+	    "the app `%s` exited with status %d during the call to `%s`; the next call boots it again",
+	    a->m.name, status, name);
+}

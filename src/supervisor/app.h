@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * app.h - a resident app: its manifest, its compiled policy, its sandbox,
+ * and calls to its exports over the protocol of docs/protocol.md.
+ *
+ * Life: berth_app_open() (manifest, digest, policy; nothing runs) →
+ * berth_app_boot() (sandbox, `berth/ready`, export parity) →
+ * berth_app_call()... → berth_app_stop() → berth_app_close().  A call on an
+ * app that is not running boots it first; an app that crashed or hung during
+ * a call is stopped, the call fails (-32002 / -32003), and the next call
+ * boots it again.
+ */
+#ifndef BERTH_SUPERVISOR_APP_H
+#define BERTH_SUPERVISOR_APP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "../manifest/manifest.h"
+#include "../policy/policy.h"
+#include "../sandbox/sandbox.h"
+#include "../util/error.h"
+#include "app_policy.h"
+
+#define BERTH_APP_BOOT_TIMEOUT_MS 10000 /* for `berth/ready` */
+#define BERTH_APP_CALL_TIMEOUT_MS 30000 /* default per call */
+#define BERTH_APP_STOP_GRACE_MS 2000	/* after closing the channel, before SIGKILL */
+
+/* JSON-RPC error codes of docs/protocol.md. */
+enum {
+	BERTH_RPC_PARSE_ERROR = -32700,
+	BERTH_RPC_INVALID_REQUEST = -32600,
+	BERTH_RPC_METHOD_NOT_FOUND = -32601,
+	BERTH_RPC_INVALID_PARAMS = -32602,
+	BERTH_RPC_INTERNAL = -32603,
+	BERTH_RPC_APP_ERROR = -32000,
+	BERTH_RPC_OS_ERROR = -32001,
+	BERTH_RPC_CRASHED = -32002,
+	BERTH_RPC_TIMEOUT = -32003,
+	BERTH_RPC_BAD_OUTPUT = -32004,
+	BERTH_RPC_CANCELLED = -32800,
+};
+
+/* A failed call, as the app or berth reported it. */
+struct berth_call_error {
+	int code; /* one of the codes above */
+	char message[1024];
+	json_t *data; /* the error's data object or NULL; owned (json_decref) */
+	char *denial; /* the BERTH CAPABILITY DENIAL block, or NULL; malloc'd */
+};
+
+/* berth_call_error_free - release @ce's data and denial. */
+void berth_call_error_free(struct berth_call_error *ce);
+
+/* A line the app logged: @level is an RFC 5424 name ("info" for stderr). */
+typedef void (*berth_app_log_fn)(void *ctx, const char *app, const char *level, const char *line);
+
+struct berth_app_opts {
+	unsigned force_off;   /* test-only switch, as for `berth run` */
+	bool quiet;	      /* no one-line notices on stderr */
+	berth_app_log_fn log; /* NULL: lines go to stderr as "[app] line" */
+	void *log_ctx;
+	bool allow_degraded;
+	const char
+	    *state_root; /* NULL: berth_app_state_root(); else the apps' state lives here (berth test) */
+};
+
+struct berth_app;
+
+/*
+ * berth_app_open - load `<app_dir>/berth.yml` (problems in @d), resolve the
+ * app's state directories, measure its digest and compile its policy.
+ * Returns 0 with *@out, or -1 with @err filled (status 2 for an invalid
+ * manifest: the problems are in @d; a missing secret).
+ */
+int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct berth_app **out,
+		   struct berth_diags *d, struct berth_error *err);
+
+/* The manifest, paths, policy and digest ("sha256:<hex>") of @a. */
+const struct berth_manifest *berth_app_manifest(const struct berth_app *a);
+const struct berth_app_paths *berth_app_paths(const struct berth_app *a);
+const struct berth_policy *berth_app_policy_of(const struct berth_app *a);
+
+/*
+ * berth_app_boot - start the app's sandbox and wait (at most
+ * BERTH_APP_BOOT_TIMEOUT_MS) for `berth/ready`; refuse an app whose
+ * announced exports differ from the manifest (the message names what is
+ * missing and what is extra) or that declares network:host.
+ * @boot_us: receives the time from start to ready, in microseconds (may be
+ * NULL).  Returns 0, or -1 with @err filled; nothing is left running then.
+ */
+int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_error *err);
+
+/* berth_app_running - whether the app's sandbox is up. */
+bool berth_app_running(const struct berth_app *a);
+
+/*
+ * berth_app_call - call export @name with @input (an object; NULL means {}),
+ * booting the app first when it is not running.
+ * @timeout_ms: 0 means BERTH_APP_CALL_TIMEOUT_MS.
+ * Returns 0 with *@result (a new reference to the output object), or -1 with
+ * @ce filled: the app's own error (-32000, -32001 with data errno_name,
+ * syscall, path, and for EACCES/EPERM/EROFS on a path the denial block),
+ * -32601 (no such export), -32602 (input fails the schema: data.path and
+ * data.reason), -32600 (the request is over 1 MiB), -32002 (the app crashed
+ * or could not boot: message says how), -32003 (timed out; the app was
+ * stopped), -32004 (output fails the schema).
+ */
+int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
+		   struct berth_call_error *ce);
+
+/*
+ * berth_app_fds - descriptors to poll(2) for POLLIN while no call runs: the
+ * app's log pipe and its sandbox's pidfd (-1 each when stopped).  When one
+ * is readable, call berth_app_idle().
+ */
+void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd);
+
+/*
+ * berth_app_idle - relay the app's log lines; if its sandbox ended, stop it
+ * (the next call boots it again) and return true.
+ */
+bool berth_app_idle(struct berth_app *a);
+
+/* berth_app_stop - close the channel, give the app BERTH_APP_STOP_GRACE_MS
+ * to exit, then kill its sandbox; nothing is left.  Safe when stopped. */
+void berth_app_stop(struct berth_app *a);
+
+/* berth_app_close - stop and release @a (safe on NULL). */
+void berth_app_close(struct berth_app *a);
+
+/*
+ * berth_app_denial - the BERTH CAPABILITY DENIAL block for a call of @a that
+ * failed with @errno_name on @path by @syscall, or NULL when it is no denial
+ * (not EACCES, EPERM or EROFS, or no path).  malloc'd.
+ */
+char *berth_app_denial(const struct berth_app *a, const char *errno_name, const char *syscall,
+		       const char *path);
+
+#endif

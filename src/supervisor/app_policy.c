@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "app_policy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/sha256.h"
+
+int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/berth/apps", xdg);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, len, "%s/.local/state/berth/apps", home);
+	else
+		return berth_usage_err(
+		    err, "cannot place app state: neither XDG_STATE_HOME nor HOME is an absolute path");
+	if (n < 0 || (size_t)n >= len)
+		return berth_usage_err(err, "the app state directory path is too long");
+	return 0;
+}
+
+/* mkdir -p with @mode for the last component and 0700 for the ones made on
+ * the way (they hold berth's state: nobody else's business). */
+static int mkdirs(const char *path, mode_t mode, struct berth_error *err)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *s = buf + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return berth_err(err, errno, "cannot create `%s`", buf);
+		*s = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", buf);
+	if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+		return berth_usage_err(err, "`%s` is not a directory", buf);
+	if ((st.st_mode & 07777) != mode && chmod(buf, mode) < 0)
+		return berth_err(err, errno, "cannot chmod `%s`", buf);
+	return 0;
+}
+
+static int find_sdk_python(char *out, size_t len)
+{
+	const char *env = getenv("BERTH_SDK_PYTHON");
+	char exe[PATH_MAX], cand[PATH_MAX];
+	ssize_t n;
+	char *slash;
+	struct stat st;
+
+	if (env != NULL && env[0] != '\0') {
+		if (realpath(env, out) == NULL || strlen(out) >= len)
+			return -1;
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	const char *rel[] = {"../sdk/python", "../share/berth/sdk/python"};
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(rel); i++) {
+		snprintf(cand, sizeof cand, "%s/%s/berth_app.py", exe, rel[i]);
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+			if (realpath(cand, out) != NULL)
+				return 0;
+		}
+	}
+	return -1;
+}
+
+int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root,
+		      struct berth_app_paths *paths, struct berth_error *err)
+{
+	char root[PATH_MAX];
+	bool context = false;
+
+	memset(paths, 0, sizeof *paths);
+	if (realpath(app_dir, paths->app_dir) == NULL)
+		return berth_err(err, errno, "cannot resolve the app directory `%s`", app_dir);
+	snprintf(paths->manifest, sizeof paths->manifest, "%s%sberth.yml", app_dir,
+		 app_dir[strlen(app_dir) - 1] == '/' ? "" : "/");
+	if (state_root != NULL)
+		snprintf(root, sizeof root, "%s", state_root);
+	else if (berth_app_state_root(root, sizeof root, err) < 0)
+		return -1;
+	if (snprintf(paths->state_dir, sizeof paths->state_dir, "%s/%s", root, m->name) >=
+	    (int)sizeof paths->state_dir)
+		return berth_usage_err(err, "the app state directory path is too long");
+	snprintf(paths->workspace, sizeof paths->workspace, "%s/workspace", paths->state_dir);
+	snprintf(paths->context, sizeof paths->context, "%s/context", paths->state_dir);
+	if (mkdirs(paths->workspace, 0700, err) < 0)
+		return -1;
+	for (size_t i = 0; i < m->n_caps; i++)
+		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
+			context = true;
+	if (context && mkdirs(paths->context, 0700, err) < 0)
+		return -1;
+	if (m->runtime == BERTH_RUNTIME_PYTHON &&
+	    find_sdk_python(paths->sdk_python, sizeof paths->sdk_python) < 0) {
+		berth_usage_err(err, "cannot find the berth Python SDK for the python app `%s`", m->name);
+		return berth_err_hint(err, "set BERTH_SDK_PYTHON to the directory holding berth_app.py");
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- digest */
+
+struct entry {
+	char *rel;
+	char line[256]; /* everything but the path */
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->rel, ((const struct entry *)b)->rel);
+}
+
+struct walk {
+	struct entry *v;
+	size_t n, cap;
+};
+
+static int hash_fd(int fd, char hex[65], struct berth_error *err)
+{
+	struct berth_sha256 *c = berth_sha256_new(err);
+	char buf[65536];
+	ssize_t n;
+
+	if (c == NULL)
+		return -1;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		berth_sha256_update(c, buf, (size_t)n);
+	if (n < 0) {
+		int e = errno;
+		berth_sha256_final(c, hex, err);
+		return berth_err(err, e, "read");
+	}
+	return berth_sha256_final(c, hex, err);
+}
+
+static int walk_dir(int dfd, const char *prefix, struct walk *w, int depth, struct berth_error *err)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > 64)
+		return berth_usage_err(err, "the app directory is nested too deep at `%s`", prefix);
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		return berth_err(err, errno, "cannot list `%s`", prefix);
+	}
+	while (r == 0 && (e = readdir(d)) != NULL) {
+		char rel[PATH_MAX], hex[65] = "-";
+		struct stat st;
+		char type = 'o';
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(rel, sizeof rel, "%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = berth_err(err, errno, "cannot stat `%s` in the app directory", rel);
+			break;
+		}
+		if (S_ISREG(st.st_mode)) {
+			int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			type = 'f';
+			if (fd < 0 || hash_fd(fd, hex, err) < 0) {
+				if (fd >= 0)
+					close(fd);
+				r = berth_err(err, fd < 0 ? errno : err->errnum,
+					      "cannot read `%s` in the app directory", rel);
+				break;
+			}
+			close(fd);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+			type = 'l';
+			if (n < 0 || berth_sha256_hex(target, (size_t)n, hex, err) < 0) {
+				r = berth_err(err, errno, "cannot read the link `%s` in the app directory",
+					      rel);
+				break;
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			type = 'd';
+		}
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			struct entry *v = realloc(w->v, cap * sizeof *v);
+			if (v == NULL) {
+				r = berth_err(err, ENOMEM, "out of memory");
+				break;
+			}
+			w->v = v;
+			w->cap = cap;
+		}
+		w->v[w->n].rel = strdup(rel);
+		if (w->v[w->n].rel == NULL) {
+			r = berth_err(err, ENOMEM, "out of memory");
+			break;
+		}
+		snprintf(w->v[w->n].line, sizeof w->v[w->n].line, "%c %04o %lld %s ", type,
+			 (unsigned)(st.st_mode & 07777),
+			 type == 'f' || type == 'l' ? (long long)st.st_size : 0LL, hex);
+		w->n++;
+		if (type == 'd') {
+			int sub =
+			    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (sub < 0)
+				r = berth_err(err, errno, "cannot open `%s` in the app directory", rel);
+			else
+				r = walk_dir(sub, rel, w, depth + 1, err);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int berth_app_digest(const char *app_dir, char hex[65], struct berth_error *err)
+{
+	struct walk w = {0};
+	struct berth_sha256 *c = NULL;
+	int fd = open(app_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = -1;
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open the app directory `%s`", app_dir);
+	if (walk_dir(fd, "", &w, 0, err) < 0)
+		goto out;
+	qsort(w.v, w.n, sizeof *w.v, cmp_entry);
+	c = berth_sha256_new(err);
+	if (c == NULL)
+		goto out;
+	for (size_t i = 0; i < w.n; i++) {
+		berth_sha256_update(c, w.v[i].line, strlen(w.v[i].line));
+		berth_sha256_update(c, w.v[i].rel, strlen(w.v[i].rel));
+		berth_sha256_update(c, "\n", 1);
+	}
+	r = berth_sha256_final(c, hex, err);
+out:
+	for (size_t i = 0; i < w.n; i++)
+		free(w.v[i].rel);
+	free(w.v);
+	return r;
+}
+
+/* ---------------------------------------------------------- policy */
+
+unsigned berth_app_identity(const char *name)
+{
+	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
+
+	for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 16777619u;
+	}
+	return 1 + h % 999999u;
+}
+
+const char *berth_app_needs_network(const struct berth_manifest *m)
+{
+	for (size_t i = 0; i < m->n_caps; i++)
+		if (m->caps[i].kind == BERTH_CAP_NET_HOST)
+			return m->caps[i].scope;
+	return NULL;
+}
+
+static int add_env(struct berth_policy *p, const char *name, const char *value)
+{
+	struct berth_env *v = realloc(p->env, (p->n_env + 1) * sizeof *v);
+
+	if (v == NULL)
+		return -1;
+	p->env = v;
+	v[p->n_env] = (struct berth_env){strdup(name), strdup(value), false};
+	if (v[p->n_env].name == NULL || v[p->n_env].value == NULL) {
+		free(v[p->n_env].name);
+		free(v[p->n_env].value);
+		return -1;
+	}
+	p->n_env++;
+	return 0;
+}
+
+static int add_mount(struct berth_policy *p, const char *src, const char *dst, bool rw)
+{
+	struct berth_mount *v = realloc(p->mounts, (p->n_mounts + 1) * sizeof *v);
+
+	if (v == NULL)
+		return -1;
+	p->mounts = v;
+	v[p->n_mounts] = (struct berth_mount){strdup(src), strdup(dst), rw};
+	if (v[p->n_mounts].src == NULL || v[p->n_mounts].dst == NULL) {
+		free(v[p->n_mounts].src);
+		free(v[p->n_mounts].dst);
+		return -1;
+	}
+	p->n_mounts++;
+	return 0;
+}
+
+/* A grant, merged: a path named twice keeps the wider access. */
+static int add_grant(struct berth_policy *p, const char *path, bool write)
+{
+	struct berth_grant *v;
+
+	for (size_t i = 0; i < p->n_grants; i++)
+		if (strcmp(p->grants[i].path, path) == 0) {
+			p->grants[i].write |= write;
+			return 0;
+		}
+	v = realloc(p->grants, (p->n_grants + 1) * sizeof *v);
+	if (v == NULL)
+		return -1;
+	p->grants = v;
+	v[p->n_grants].path = strdup(path);
+	v[p->n_grants].write = write;
+	if (v[p->n_grants].path == NULL)
+		return -1;
+	p->n_grants++;
+	return 0;
+}
+
+int berth_app_policy(const struct berth_manifest *m, const struct berth_app_paths *paths,
+		     const char *digest_hex, char *(*getenv_fn)(const char *), struct berth_policy *p,
+		     struct berth_error *err)
+{
+	char entry[PATH_MAX], digest[80];
+	bool context = false, context_rw = false;
+
+	p->app = true;
+	p->app_name = strdup(m->name);
+	p->app_version = strdup(m->version);
+	snprintf(digest, sizeof digest, "sha256:%s", digest_hex);
+	p->app_digest = strdup(digest);
+	p->workspace = strdup(paths->workspace);
+	if (p->app_name == NULL || p->app_version == NULL || p->app_digest == NULL || p->workspace == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (m->resources.has_memory) {
+		p->memory = m->resources.memory;
+		p->memory_set = true;
+	}
+	if (m->resources.has_millicpus) {
+		p->millicpus = m->resources.millicpus;
+		p->cpus_set = true;
+	}
+	if (m->resources.has_pids) {
+		p->pids = m->resources.pids;
+		p->pids_set = true;
+	}
+	for (size_t i = 0; i < m->n_caps; i++) {
+		const struct berth_cap *c = &m->caps[i];
+		if (c->kind == BERTH_CAP_NET_HOST)
+			continue;
+		if (add_grant(p, c->scope, c->kind == BERTH_CAP_FS_WRITE) < 0)
+			return berth_err(err, ENOMEM, "out of memory");
+		if (strncmp(c->scope, "/context", 8) == 0) {
+			context = true;
+			context_rw |= c->kind == BERTH_CAP_FS_WRITE;
+		}
+	}
+	if (add_mount(p, paths->app_dir, "/app", false) < 0 ||
+	    (context && add_mount(p, paths->context, "/context", context_rw) < 0) ||
+	    (m->runtime == BERTH_RUNTIME_PYTHON &&
+	     add_mount(p, paths->sdk_python, BERTH_APP_SDK_PYTHON, false) < 0))
+		return berth_err(err, ENOMEM, "out of memory");
+	if (add_env(p, "BERTH_RPC_FD", "3") < 0 || add_env(p, "BERTH_APP", m->name) < 0)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (m->runtime == BERTH_RUNTIME_PYTHON &&
+	    (add_env(p, "PYTHONPATH", BERTH_APP_SDK_PYTHON) < 0 ||
+	     add_env(p, "PYTHONDONTWRITEBYTECODE", "1") < 0 || add_env(p, "PYTHONUNBUFFERED", "1") < 0))
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < m->n_secrets; i++) {
+		const char *v = getenv_fn(m->secrets[i]);
+		if (v == NULL) {
+			berth_usage_err(err, "the app `%s` declares the secret `%s`, which is not set",
+					m->name, m->secrets[i]);
+			return berth_err_hint(
+			    err, "export %s in berth's environment, or remove it from `secrets` in %s",
+			    m->secrets[i], paths->manifest);
+		}
+		if (add_env(p, m->secrets[i], v) < 0)
+			return berth_err(err, ENOMEM, "out of memory");
+	}
+	snprintf(entry, sizeof entry, "/app/%s", m->entry);
+	p->argc = m->runtime == BERTH_RUNTIME_PYTHON ? 2 : 1;
+	p->argv = calloc(p->argc + 1, sizeof *p->argv);
+	if (p->argv == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (m->runtime == BERTH_RUNTIME_PYTHON) {
+		p->argv[0] = strdup("/usr/bin/python3");
+		p->argv[1] = strdup(entry);
+	} else {
+		p->argv[0] = strdup(entry);
+	}
+	for (size_t i = 0; i < p->argc; i++)
+		if (p->argv[i] == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	return 0;
+}

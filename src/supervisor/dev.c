@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "dev.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "lines.h"
+
+#define MAX_APPS 16
+#define MAX_CLIENTS 32
+#define MAX_WATCHES 256
+#define RELOAD_SETTLE_MS 15 /* let a burst of writes (an editor's save) finish */
+
+static long long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+int berth_dev_socket_path(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	char dir[PATH_MAX], sub[PATH_MAX];
+	struct stat st;
+
+	if (rt != NULL && rt[0] == '/')
+		snprintf(dir, sizeof dir, "%s/berth", rt);
+	else
+		snprintf(dir, sizeof dir, "/tmp/berth-%u", (unsigned)getuid());
+	snprintf(sub, sizeof sub, "%s/dev", dir);
+	if (create) {
+		if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || (mkdir(sub, 0700) < 0 && errno != EEXIST))
+			return berth_err(err, errno, "cannot create `%s`", sub);
+	}
+	/* Someone else's directory in /tmp must not route our calls. */
+	if (lstat(dir, &st) == 0 &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0))
+		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it",
+				       dir, (unsigned)getuid());
+	if (snprintf(buf, len, "%s/%s.sock", sub, name) >= (int)len ||
+	    strlen(buf) >= sizeof((struct sockaddr_un){0}).sun_path)
+		return berth_usage_err(err, "the control socket path for `%s` is too long", name);
+	return 0;
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---------------------------------------------------------- client */
+
+int berth_dev_call(const char *name, const char *export, json_t *input, unsigned timeout_ms, json_t **result,
+		   struct berth_call_error *ce)
+{
+	char path[PATH_MAX];
+	struct berth_error err = {0};
+	cleanup_close int fd = -1;
+	cleanup_free char *line = NULL;
+	struct berth_lines in;
+	json_t *req, *msg = NULL;
+	char *got;
+	size_t len;
+	int r;
+
+	*result = NULL;
+	memset(ce, 0, sizeof *ce);
+	if (berth_dev_socket_path(name, false, path, sizeof path, &err) < 0)
+		return BERTH_DEV_NONE;
+	fd = connect_to(path);
+	if (fd < 0)
+		return BERTH_DEV_NONE;
+	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:O?, s:i}}", "jsonrpc", "2.0", "id", 1, "method", "call",
+			"params", "export", export, "input", input, "timeout_ms", (int)timeout_ms);
+	line = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (line == NULL || berth_lines_init(&in, BERTH_RPC_MAX_LINE + 65536) < 0) {
+		ce->code = BERTH_RPC_INTERNAL;
+		snprintf(ce->message, sizeof ce->message, "out of memory");
+		return -1;
+	}
+	len = strlen(line);
+	if (write(fd, line, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
+		berth_lines_free(&in);
+		return BERTH_DEV_NONE;
+	}
+	while ((r = berth_lines_next(&in, &got, &len)) == 0 && berth_lines_fill(&in, fd) > 0)
+		;
+	if (r == 1)
+		msg = json_loadb(got, len, 0, NULL);
+	berth_lines_free(&in);
+	if (msg == NULL) {
+		ce->code = BERTH_RPC_CRASHED;
+		snprintf(ce->message, sizeof ce->message, "`berth dev` for `%s` closed the connection", name);
+		return -1;
+	}
+	json_t *res = json_object_get(msg, "result"), *e = json_object_get(msg, "error");
+	if (json_is_object(res) && json_is_object(json_object_get(res, "output"))) {
+		*result = json_incref(json_object_get(res, "output"));
+		json_decref(msg);
+		return 0;
+	}
+	json_t *data = json_object_get(e, "data");
+	ce->code = (int)json_integer_value(json_object_get(e, "code"));
+	snprintf(ce->message, sizeof ce->message, "%s",
+		 json_string_value(json_object_get(e, "message"))
+		     ? json_string_value(json_object_get(e, "message"))
+		     : "error");
+	const char *denial = json_string_value(json_object_get(data, "denial"));
+	if (denial != NULL)
+		ce->denial = strdup(denial);
+	if (json_is_object(data)) {
+		ce->data = json_deep_copy(data);
+		json_object_del(ce->data, "denial");
+		if (json_object_size(ce->data) == 0) {
+			json_decref(ce->data);
+			ce->data = NULL;
+		}
+	}
+	json_decref(msg);
+	return -1;
+}
+
+/* ---------------------------------------------------------- server */
+
+struct dev_app {
+	char dir[PATH_MAX];
+	struct berth_app *app;
+	char name[64];
+	char sock_path[PATH_MAX];
+	int listen_fd;
+	bool dirty;
+	long long dirty_at; /* µs */
+};
+
+struct client {
+	int fd;
+	struct dev_app *app;
+	struct berth_lines in;
+};
+
+struct dev {
+	const struct berth_dev_opts *o;
+	struct dev_app apps[MAX_APPS];
+	size_t n_apps;
+	struct client clients[MAX_CLIENTS];
+	int ino;
+	struct {
+		int wd;
+		struct dev_app *app;
+	} watches[MAX_WATCHES];
+	size_t n_watches;
+};
+
+static void print_log(void *ctx, const char *app, const char *level, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "[%s]%s%s %s\n", app, strcmp(level, "info") ? " " : "",
+		strcmp(level, "info") ? level : "", line);
+}
+
+static int open_app(struct dev *d, struct dev_app *da, struct berth_error *err)
+{
+	struct berth_app_opts ao = {.force_off = d->o->force_off, .log = print_log};
+	struct berth_diags diags = {0};
+
+	if (berth_app_open(da->dir, &ao, &da->app, &diags, err) < 0) {
+		for (size_t i = 0; i < diags.n; i++)
+			fprintf(stderr, "%s\n", diags.items[i].text);
+		berth_diags_free(&diags);
+		return -1;
+	}
+	snprintf(da->name, sizeof da->name, "%s", berth_app_manifest(da->app)->name);
+	return 0;
+}
+
+static void add_watches(struct dev *d, struct dev_app *da, const char *dir, int depth)
+{
+	DIR *dh;
+	struct dirent *e;
+	int wd;
+
+	if (depth > 8 || d->n_watches >= MAX_WATCHES)
+		return;
+	wd = inotify_add_watch(d->ino, dir,
+			       IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+				   IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR);
+	if (wd < 0)
+		return;
+	d->watches[d->n_watches].wd = wd;
+	d->watches[d->n_watches].app = da;
+	d->n_watches++;
+	dh = opendir(dir);
+	if (dh == NULL)
+		return;
+	while ((e = readdir(dh)) != NULL) {
+		char sub[PATH_MAX];
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+		add_watches(d, da, sub, depth + 1);
+	}
+	closedir(dh);
+}
+
+static int listen_on(struct dev_app *da, struct berth_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (berth_dev_socket_path(da->name, true, da->sock_path, sizeof da->sock_path, err) < 0)
+		return -1;
+	fd = connect_to(da->sock_path);
+	if (fd >= 0) {
+		close(fd);
+		berth_usage_err(err, "another `berth dev` already serves `%s` (%s)", da->name, da->sock_path);
+		return berth_err_hint(err, "stop it first, or call it: berth rpc %s --export NAME", da->name);
+	}
+	unlink(da->sock_path); /* stale, from a berth dev that was killed */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", da->sock_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return berth_err(err, e, "cannot listen on `%s`", da->sock_path);
+	}
+	da->listen_fd = fd;
+	return 0;
+}
+
+static void how_to_call(const struct dev_app *da, unsigned long boot_us)
+{
+	const struct berth_manifest *m = berth_app_manifest(da->app);
+
+	fprintf(stderr, "berth: dev: `%s` %s is ready in %.1f ms (policy %s)\n", m->name, m->version,
+		(double)boot_us / 1000.0, berth_app_policy_of(da->app)->app_digest);
+	for (size_t i = 0; i < m->n_exports; i++)
+		fprintf(stderr, "berth: dev:   berth rpc %s --export %s --input '%s'\n", m->name,
+			m->exports[i].name, m->exports[i].n_examples > 0 ? "<json>" : "{}");
+}
+
+static void reload(struct dev *d, struct dev_app *da)
+{
+	struct berth_error err = {0};
+	struct berth_app *old = da->app, *fresh = NULL;
+	struct berth_app_opts ao = {.force_off = d->o->force_off, .log = print_log};
+	struct berth_diags diags = {0};
+	long long t0 = now_us();
+	unsigned long boot_us = 0;
+
+	da->dirty = false;
+	if (berth_app_open(da->dir, &ao, &fresh, &diags, &err) < 0) {
+		for (size_t i = 0; i < diags.n; i++)
+			fprintf(stderr, "%s\n", diags.items[i].text);
+		berth_diags_free(&diags);
+		fprintf(stderr,
+			"berth: dev: `%s` changed but cannot be reloaded: %s; the previous version keeps "
+			"running\n",
+			da->name, err.msg);
+		return;
+	}
+	if (strcmp(berth_app_manifest(fresh)->name, da->name) != 0) {
+		fprintf(stderr,
+			"berth: dev: the app in `%s` was renamed to `%s`; restart berth dev to serve it\n",
+			da->dir, berth_app_manifest(fresh)->name);
+		berth_app_close(fresh);
+		return;
+	}
+	berth_app_stop(old);
+	if (berth_app_boot(fresh, &boot_us, &err) < 0) {
+		fprintf(stderr, "berth: dev: `%s` changed and does not boot: %s%s%s; fix it and save again\n",
+			da->name, err.msg, err.hint[0] ? "; " : "", err.hint);
+		berth_app_close(old);
+		da->app = fresh; /* the next call tries again */
+		return;
+	}
+	berth_app_close(old);
+	da->app = fresh;
+	fprintf(stderr, "berth: dev: reloaded `%s` in %.1f ms (digest %s)\n", da->name,
+		(double)(now_us() - t0) / 1000.0, berth_app_policy_of(fresh)->app_digest);
+}
+
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	berth_lines_free(&c->in);
+}
+
+static void reply(struct client *c, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	size_t len = s != NULL ? strlen(s) : 0;
+
+	if (s == NULL || write(c->fd, s, len) != (ssize_t)len || write(c->fd, "\n", 1) != 1)
+		client_close(c);
+	free(s);
+	json_decref(msg);
+}
+
+static void serve(struct client *c, json_t *req)
+{
+	json_t *id = json_object_get(req, "id"), *params = json_object_get(req, "params");
+	const char *method = json_string_value(json_object_get(req, "method"));
+	struct berth_app *a = c->app->app;
+
+	if (method != NULL && strcmp(method, "info") == 0) {
+		const struct berth_manifest *m = berth_app_manifest(a);
+		json_t *ex = json_array();
+		for (size_t i = 0; i < m->n_exports; i++)
+			json_array_append_new(ex, json_string(m->exports[i].name));
+		reply(c, json_pack("{s:s, s:O?, s:{s:s, s:s, s:s?, s:o}}", "jsonrpc", "2.0", "id", id,
+				   "result", "name", m->name, "version", m->version, "digest",
+				   berth_app_policy_of(a)->app_digest, "exports", ex));
+		return;
+	}
+	if (method == NULL || strcmp(method, "call") != 0 ||
+	    !json_is_string(json_object_get(params, "export"))) {
+		reply(c,
+		      json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+				BERTH_RPC_METHOD_NOT_FOUND, "message", "berth dev knows `call` and `info`"));
+		return;
+	}
+	json_t *input = json_object_get(params, "input"), *result = NULL;
+	struct berth_call_error ce = {0};
+	unsigned timeout = (unsigned)json_integer_value(json_object_get(params, "timeout_ms"));
+	if (input != NULL && !json_is_object(input)) {
+		reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+				   BERTH_RPC_INVALID_PARAMS, "message", "input must be an object"));
+		return;
+	}
+	if (berth_app_call(a, json_string_value(json_object_get(params, "export")), input, timeout, &result,
+			   &ce) == 0) {
+		reply(c, json_pack("{s:s, s:O?, s:{s:o}}", "jsonrpc", "2.0", "id", id, "result", "output",
+				   result));
+		return;
+	}
+	json_t *data = ce.data != NULL ? json_deep_copy(ce.data) : json_object();
+	if (ce.denial != NULL)
+		json_object_set_new(data, "denial", json_string(ce.denial));
+	reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id, "error", "code",
+			   ce.code, "message", ce.message, "data", data));
+	berth_call_error_free(&ce);
+}
+
+static void client_input(struct client *c)
+{
+	char *line;
+	size_t len;
+	int r;
+
+	if (berth_lines_fill(&c->in, c->fd) <= 0 && errno != EAGAIN) {
+		client_close(c);
+		return;
+	}
+	while (c->fd >= 0 && (r = berth_lines_next(&c->in, &line, &len)) != 0) {
+		json_t *req = r == 1 ? json_loadb(line, len, 0, NULL) : NULL;
+		if (req == NULL) {
+			reply(c, json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error",
+					   "code", r == 1 ? BERTH_RPC_PARSE_ERROR : BERTH_RPC_INVALID_REQUEST,
+					   "message", r == 1 ? "not JSON" : "message over the size limit"));
+			continue;
+		}
+		serve(c, req);
+		json_decref(req);
+	}
+	if (c->fd >= 0 && c->in.eof)
+		client_close(c);
+}
+
+static void accept_client(struct dev *d, struct dev_app *da)
+{
+	int fd = accept4(da->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+
+	if (fd < 0)
+		return;
+	/* Only the user who runs berth dev may call through it. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
+		close(fd);
+		return;
+	}
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d->clients[i];
+		if (c->fd >= 0)
+			continue;
+		if (berth_lines_init(&c->in, BERTH_RPC_MAX_LINE + 65536) < 0)
+			break;
+		c->fd = fd;
+		c->app = da;
+		return;
+	}
+	close(fd);
+}
+
+static void inotify_input(struct dev *d)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n = read(d->ino, buf, sizeof buf);
+
+	for (char *p = buf; n > 0 && p < buf + n;) {
+		struct inotify_event *ev = (struct inotify_event *)p;
+		for (size_t i = 0; i < d->n_watches; i++) {
+			if (d->watches[i].wd != ev->wd)
+				continue;
+			struct dev_app *da = d->watches[i].app;
+			if (!da->dirty)
+				da->dirty_at = now_us();
+			da->dirty = true;
+			/* A new directory inside the app is watched too. */
+			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len > 0 &&
+			    ev->name[0] != '.') {
+				char sub[PATH_MAX];
+				snprintf(sub, sizeof sub, "%s/%s", berth_app_paths(da->app)->app_dir,
+					 ev->name);
+				add_watches(d, da, sub, 1);
+			}
+		}
+		p += sizeof *ev + ev->len;
+	}
+}
+
+static void dev_free(struct dev *d)
+{
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		client_close(&d->clients[i]);
+	for (size_t i = 0; i < d->n_apps; i++) {
+		struct dev_app *da = &d->apps[i];
+		if (da->listen_fd >= 0) {
+			close(da->listen_fd);
+			unlink(da->sock_path);
+		}
+		berth_app_close(da->app);
+	}
+	if (d->ino >= 0)
+		close(d->ino);
+}
+
+int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, struct berth_error *err)
+{
+	struct dev d = {.o = o, .ino = -1};
+	sigset_t set, old;
+	cleanup_close int sfd = -1;
+	int r = -1;
+
+	if (n == 0 || n > MAX_APPS)
+		return berth_usage_err(err, "berth dev serves 1 to %d apps, not %zu", MAX_APPS, n);
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		d.clients[i].fd = -1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	d.ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (sfd < 0 || d.ino < 0) {
+		berth_err(err, errno, "cannot set up signals or inotify");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dev_app *da = &d.apps[d.n_apps++];
+		unsigned long boot_us = 0;
+		da->listen_fd = -1;
+		snprintf(da->dir, sizeof da->dir, "%s", dirs[i]);
+		if (open_app(&d, da, err) < 0)
+			goto out;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(d.apps[k].name, da->name) == 0) {
+				berth_usage_err(err, "two app directories hold the app `%s`", da->name);
+				goto out;
+			}
+		if (listen_on(da, err) < 0 || berth_app_boot(da->app, &boot_us, err) < 0)
+			goto out;
+		add_watches(&d, da, berth_app_paths(da->app)->app_dir, 0);
+		how_to_call(da, boot_us);
+	}
+	fprintf(stderr, "berth: dev: watching for changes; ^C stops\n");
+	r = 0;
+	while (!o->once) {
+		struct pollfd p[2 + MAX_APPS * 3 + MAX_CLIENTS];
+		size_t np = 0;
+		int timeout = -1;
+
+		p[np++] = (struct pollfd){sfd, POLLIN, 0};
+		p[np++] = (struct pollfd){d.ino, POLLIN, 0};
+		for (size_t i = 0; i < d.n_apps; i++) {
+			int lfd, pfd;
+			berth_app_fds(d.apps[i].app, &lfd, &pfd);
+			p[np++] = (struct pollfd){d.apps[i].listen_fd, POLLIN, 0};
+			p[np++] = (struct pollfd){lfd, POLLIN, 0};
+			p[np++] = (struct pollfd){pfd, POLLIN, 0};
+			if (d.apps[i].dirty) {
+				long long left =
+				    (d.apps[i].dirty_at + RELOAD_SETTLE_MS * 1000 - now_us()) / 1000;
+				timeout = left < 0 ? 0 : (int)left;
+			}
+		}
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			p[np++] = (struct pollfd){d.clients[i].fd, POLLIN, 0};
+		if (poll(p, np, timeout) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & POLLIN)
+			break;
+		if (p[1].revents & POLLIN)
+			inotify_input(&d);
+		for (size_t i = 0; i < d.n_apps; i++) {
+			struct pollfd *q = &p[2 + i * 3];
+			if ((q[1].revents | q[2].revents) & (POLLIN | POLLHUP))
+				berth_app_idle(d.apps[i].app);
+			if (q[0].revents & POLLIN)
+				accept_client(&d, &d.apps[i]);
+			if (d.apps[i].dirty && now_us() - d.apps[i].dirty_at >= RELOAD_SETTLE_MS * 1000)
+				reload(&d, &d.apps[i]);
+		}
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			if (d.clients[i].fd >= 0 &&
+			    (p[2 + d.n_apps * 3 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				client_input(&d.clients[i]);
+	}
+	fprintf(stderr, "berth: dev: stopping\n");
+out:
+	dev_free(&d);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dev.h - `berth dev`: keep resident apps running, reboot them when their
+ * files change, and serve calls from other berth commands over a control
+ * socket.
+ *
+ * Control socket: $XDG_RUNTIME_DIR/berth/dev/<app>.sock (or
+ * /tmp/berth-<uid>/dev/<app>.sock without XDG_RUNTIME_DIR), directory 0700,
+ * owned by the caller.  Protocol: JSON-RPC 2.0, one message per line
+ * (docs/protocol.md framing), methods:
+ *   call  params {export, input, timeout_ms?} → result {output}, or an error
+ *         {code, message, data?} whose data carries `denial` (the block)
+ *         when the call was a capability denial
+ *   info  params {} → result {name, version, digest, exports: [names]}
+ */
+#ifndef BERTH_DEV_H
+#define BERTH_DEV_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../util/error.h"
+#include "app.h"
+
+#define BERTH_DEV_NONE 1 /* berth_dev_call: no `berth dev` serves that app */
+
+/*
+ * berth_dev_socket_path - the control socket of app @name in @buf (@len
+ * bytes); creates its directory (0700) when @create.
+ * Returns 0, or -1 with @err filled (the directory is not ours, too long).
+ */
+int berth_dev_socket_path(const char *name, bool create, char *buf, size_t len, struct berth_error *err);
+
+/*
+ * berth_dev_call - call export @export of app @name through a running
+ * `berth dev`.  Returns 0 with *@result, -1 with @ce filled (the app's or
+ * berth's error, denial block included), or BERTH_DEV_NONE when no `berth dev`
+ * listens for @name (nothing was sent).
+ */
+int berth_dev_call(const char *name, const char *export, json_t *input, unsigned timeout_ms, json_t **result,
+		   struct berth_call_error *ce);
+
+struct berth_dev_opts {
+	unsigned force_off; /* test-only switch */
+	bool once;	    /* exit after booting (tests) */
+};
+
+/*
+ * berth_dev_run - boot the apps in @dirs (@n of them), print how to call
+ * them, watch their directories (inotify) and reboot an app whose files
+ * change (printing the reload time), and serve the control sockets until
+ * SIGINT or SIGTERM.  Everything is stopped on return.
+ * Returns 0, or -1 with @err filled (an app could not be opened or booted at
+ * start, a control socket is taken by another `berth dev`).
+ */
+int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, struct berth_error *err);
+
+#endif
