@@ -2,10 +2,11 @@
 # Debian packages berth needs to build, test and demo.  Sourced by demo/run,
 # tests/run and .ci/run: as root, missing packages are installed; as a user,
 # the missing ones are named.
-BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libyaml-dev libjansson-dev
+BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc make libc6-dev libseccomp-dev libyaml-dev libjansson-dev
 	libssl-dev libcmocka-dev)
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)
-BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap)
+# python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript.
+BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs)
 
 berth_ensure_deps() {
 	local missing=() p
@@ -32,5 +33,7 @@ berth_build() {
 	if [ ! -f "$top/build/build.ninja" ]; then
 		meson setup "$top/build" "$top" >/dev/null || return 1
 	fi
-	ninja -C "$top/build" >/dev/null || ninja -C "$top/build"
+	{ ninja -C "$top/build" >/dev/null || ninja -C "$top/build"; } || return 1
+	# The native first-party app (its entry is a binary in the app directory).
+	make -s -C "$top/apps/filesystem" >/dev/null || make -C "$top/apps/filesystem"
 }
