@@ -125,7 +125,7 @@ static const char rpc_usage[] =
 /* Print a failed call: the error object on stdout, the explanation on stderr. */
 static void print_call_error(const struct berth_call_error *ce)
 {
-	json_t *e = json_pack("{s:{s:i, s:s, s:O?}}", "error", "code", ce->code, "message", ce->message,
+	json_t *e = json_pack("{s:{s:i, s:s, s:O*}}", "error", "code", ce->code, "message", ce->message,
 			      "data", ce->data);
 	char *s = e != NULL ? json_dumps(e, JSON_COMPACT) : NULL;
 
@@ -136,6 +136,13 @@ static void print_call_error(const struct berth_call_error *ce)
 	fprintf(stderr, "berth: %s (JSON-RPC %d)\n", ce->message, ce->code);
 	if (ce->denial != NULL)
 		fprintf(stderr, "%s", ce->denial);
+}
+
+/* The exit status of a failed call: 2 when the caller asked for something
+ * that cannot be (no such export, input against the schema), else 1. */
+static int call_status(const struct berth_call_error *ce)
+{
+	return ce->code == BERTH_RPC_METHOD_NOT_FOUND || ce->code == BERTH_RPC_INVALID_PARAMS ? 2 : 1;
 }
 
 static int print_result(json_t *result)
@@ -238,7 +245,7 @@ int cmd_rpc(int argc, char **argv)
 		}
 		print_call_error(&ce);
 		berth_call_error_free(&ce);
-		return 1;
+		return call_status(&ce);
 	}
 	if (dir == NULL)
 		dir = default_app_dir(app, dirbuf, sizeof dirbuf);
@@ -249,6 +256,14 @@ int cmd_rpc(int argc, char **argv)
 	if (strcmp(berth_app_manifest(a)->name, app) != 0) {
 		fprintf(stderr, "berth: rpc: `%s` holds the app `%s`, not `%s`\n", dir,
 			berth_app_manifest(a)->name, app);
+		berth_app_close(a);
+		json_decref(input);
+		return 2;
+	}
+	/* A call that cannot be valid costs no boot. */
+	if (berth_app_check_input(a, export, input, &ce) < 0) {
+		print_call_error(&ce);
+		berth_call_error_free(&ce);
 		berth_app_close(a);
 		json_decref(input);
 		return 2;
@@ -270,7 +285,7 @@ int cmd_rpc(int argc, char **argv)
 	}
 	print_call_error(&ce);
 	berth_call_error_free(&ce);
-	return ce.code == BERTH_RPC_METHOD_NOT_FOUND || ce.code == BERTH_RPC_INVALID_PARAMS ? 2 : 1;
+	return call_status(&ce);
 }
 
 /* ---------------------------------------------------------- berth test */
@@ -381,7 +396,9 @@ int cmd_test(int argc, char **argv)
 	if (berth_app_boot(a, &boot_us, &err) < 0) {
 		printf("not ok 1 - boot and export parity\n");
 		cli_print_error(&err);
-		r = err.status == 2 ? 1 : 125;
+		/* A parity mismatch or a refused capability is the app failing its
+		 * test; anything else is berth failing to run it. */
+		r = err.status == 2 || err.errnum == EPROTO ? 1 : 125;
 		goto out;
 	}
 	printf("ok %d - boot and export parity (%zu exports, ready in %.1f ms)\n", ++n, m->n_exports,

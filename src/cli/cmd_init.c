@@ -49,8 +49,8 @@ static const char manifest_fmt[] = "# %s - a berth resident app (docs/manifest.m
 				   "    examples:\n"
 				   "      - input: {name: world}\n"
 				   "        output: {greeting: \"hello, world\"}\n"
-				   "      - input: {}\n"
-				   "        error: -32602\n";
+				   "      - input: {name: \"\"}\n"
+				   "        error: the name is empty\n";
 
 static const char python_main[] =
     "# SPDX-License-Identifier: MIT\n"
@@ -63,6 +63,8 @@ static const char python_main[] =
     "\n"
     "@app.export(\"hello\")\n"
     "def hello(name):\n"
+    "    if not name:\n"
+    "        raise berth_app.AppError(\"the name is empty\")\n"
     "    # Paths are not checked here: the sandbox lets this app write\n"
     "    # /workspace only (berth.yml), and the kernel refuses the rest.\n"
     "    try:\n"
@@ -94,6 +96,8 @@ static const char c_main[] =
     "\tFILE *f;\n"
     "\n"
     "\t(void)user_data;\n"
+    "\tif (name == NULL || name[0] == '\\0')\n"
+    "\t\treturn berth_app_fail(call, \"the name is empty\");\n"
     "\t/* Paths are not checked here: the sandbox lets this app write\n"
     "\t * /workspace only (berth.yml), and the kernel refuses the rest. */\n"
     "\tf = fopen(\"count\", \"a+\");\n"

@@ -363,9 +363,9 @@ static int check_parity(struct berth_app *a, json_t *exports, struct berth_error
 	}
 	if (missing[0] == '\0' && extra[0] == '\0')
 		return 0;
-	berth_usage_err(err, "the app `%s` serves other exports than %s declares: missing %s; extra %s",
-			a->m.name, a->paths.manifest, missing[0] ? missing : "none",
-			extra[0] ? extra : "none");
+	berth_err(err, 0, "the app `%s` serves other exports than %s declares: missing %s; extra %s", a->m.name,
+		  a->paths.manifest, missing[0] ? missing : "none", extra[0] ? extra : "none");
+	err->errnum = EPROTO; /* marks a parity failure (berth test: the app fails its test) */
 	return berth_err_hint(err, "make the exports in %s and those the code registers the same",
 			      a->paths.manifest);
 }
@@ -632,6 +632,24 @@ static void took_error(struct berth_app *a, json_t *error, struct berth_call_err
 					      json_string_value(json_object_get(data, "path")));
 }
 
+int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input, struct berth_call_error *ce)
+{
+	const struct berth_export *ex = find_export(&a->m, name);
+	char path[512], reason[512];
+	json_t *empty = NULL;
+	int r = 0;
+
+	memset(ce, 0, sizeof *ce);
+	if (ex == NULL)
+		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`", a->m.name, name);
+	if (input == NULL)
+		input = empty = json_object();
+	if (berth_schema_validate(ex->input, input, path, sizeof path, reason, sizeof reason) < 0)
+		r = schema_fail(ce, BERTH_RPC_INVALID_PARAMS, "invalid input", path, reason);
+	json_decref(empty);
+	return r;
+}
+
 int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
 		   struct berth_call_error *ce)
 {
@@ -681,6 +699,8 @@ int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigne
 	for (;;) {
 		enum wait_result w = next_message(a, deadline, &msg);
 		if (w == TIMED_OUT) {
+			/* Unresponsive: no grace period. */
+			berth_sandbox_kill(a->sb);
 			berth_app_stop(a);
 			return call_fail(
 			    ce, BERTH_RPC_TIMEOUT, NULL,

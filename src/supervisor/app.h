@@ -85,7 +85,8 @@ const struct berth_policy *berth_app_policy_of(const struct berth_app *a);
  * berth_app_boot - start the app's sandbox and wait (at most
  * BERTH_APP_BOOT_TIMEOUT_MS) for `berth/ready`; refuse an app whose
  * announced exports differ from the manifest (the message names what is
- * missing and what is extra) or that declares network:host.
+ * missing and what is extra; errnum EPROTO, status 125) or that declares
+ * network:host (status 2).
  * @boot_us: receives the time from start to ready, in microseconds (may be
  * NULL).  Returns 0, or -1 with @err filled; nothing is left running then.
  */
@@ -93,6 +94,13 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 
 /* berth_app_running - whether the app's sandbox is up. */
 bool berth_app_running(const struct berth_app *a);
+
+/*
+ * berth_app_check_input - whether @input (NULL means {}) is a valid input of
+ * export @name, without booting anything.  Returns 0, or -1 with @ce filled
+ * (-32601 no such export, -32602 with data.path and data.reason).
+ */
+int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input, struct berth_call_error *ce);
 
 /*
  * berth_app_call - call export @name with @input (an object; NULL means {}),

@@ -98,8 +98,8 @@ int berth_dev_call(const char *name, const char *export, json_t *input, unsigned
 	fd = connect_to(path);
 	if (fd < 0)
 		return BERTH_DEV_NONE;
-	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:O?, s:i}}", "jsonrpc", "2.0", "id", 1, "method", "call",
-			"params", "export", export, "input", input, "timeout_ms", (int)timeout_ms);
+	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:O*, s:i}}", "jsonrpc", "2.0", "id", 1, "method", "call", "params",
+			"export", export, "input", input, "timeout_ms", (int)timeout_ms);
 	line = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (line == NULL || berth_lines_init(&in, BERTH_RPC_MAX_LINE + 65536) < 0) {
@@ -354,6 +354,8 @@ static void serve(struct client *c, json_t *req)
 	json_t *input = json_object_get(params, "input"), *result = NULL;
 	struct berth_call_error ce = {0};
 	unsigned timeout = (unsigned)json_integer_value(json_object_get(params, "timeout_ms"));
+	if (json_is_null(input))
+		input = NULL; /* no input: {} */
 	if (input != NULL && !json_is_object(input)) {
 		reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
 				   BERTH_RPC_INVALID_PARAMS, "message", "input must be an object"));
@@ -531,8 +533,12 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 			p[np++] = (struct pollfd){d.clients[i].fd, POLLIN, 0};
 		if (poll(p, np, timeout) < 0 && errno != EINTR)
 			break;
-		if (p[0].revents & POLLIN)
+		if (p[0].revents & POLLIN) {
+			/* Consume it: unblocked at the end, it would kill us. */
+			struct signalfd_siginfo si;
+			(void)!read(sfd, &si, sizeof si);
 			break;
+		}
 		if (p[1].revents & POLLIN)
 			inotify_input(&d);
 		for (size_t i = 0; i < d.n_apps; i++) {
