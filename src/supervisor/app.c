@@ -31,7 +31,26 @@ struct berth_app {
 	int logfd; /* read end of the app's stdout+stderr; -1 when stopped */
 	struct berth_lines rin, lin;
 	long long next_id;
+	/* Calls not answered yet, in the order they were made.  At most
+	 * BERTH_APP_MAX_INFLIGHT are sent; the rest wait in order. */
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	/* Bytes queued for the channel (requests, cancellations). */
+	char *obuf;
+	size_t olen, ocap;
 };
+
+struct pending {
+	long long id;
+	const struct berth_export *ex;
+	long long deadline; /* ms, CLOCK_MONOTONIC */
+	unsigned timeout_ms;
+	char *line; /* the request with its newline, until it is sent */
+	size_t len;
+	bool sent, cancelled;
+};
+
+static void pend_remove(struct berth_app *a, size_t i);
 
 /* ---------------------------------------------------------- small helpers */
 
@@ -238,27 +257,6 @@ static enum wait_result next_message(struct berth_app *a, long long deadline, js
 	}
 }
 
-static int send_line(struct berth_app *a, const char *s, size_t len, long long deadline)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = send(a->rpc, s + off, len - off, MSG_NOSIGNAL);
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		long long left = deadline - now_ms();
-		if (left <= 0)
-			return -1;
-		struct pollfd p = {a->rpc, POLLOUT, 0};
-		poll(&p, 1, (int)left);
-	}
-	return 0;
-}
-
 /* ---------------------------------------------------------- boot, stop */
 
 static void close_channel(struct berth_app *a)
@@ -297,6 +295,11 @@ void berth_app_stop(struct berth_app *a)
 	berth_sandbox_free(a->sb);
 	a->sb = NULL;
 	close_channel(a);
+	/* Calls still owed are dropped: callers that track them (berth mcp) fail
+	 * them before stopping. */
+	while (a->n_pend > 0)
+		pend_remove(a, a->n_pend - 1);
+	a->olen = 0;
 }
 
 void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd)
@@ -332,6 +335,8 @@ void berth_app_close(struct berth_app *a)
 	berth_app_stop(a);
 	berth_manifest_free(&a->m);
 	berth_policy_free(&a->p);
+	free(a->pend);
+	free(a->obuf);
 	free(a);
 }
 
@@ -363,8 +368,8 @@ static int check_parity(struct berth_app *a, json_t *exports, struct berth_error
 	}
 	if (missing[0] == '\0' && extra[0] == '\0')
 		return 0;
-	berth_err(err, 0, "the app `%s` serves other exports than %s declares: missing %s; extra %s", a->m.name,
-		  a->paths.manifest, missing[0] ? missing : "none", extra[0] ? extra : "none");
+	berth_err(err, 0, "the app `%s` serves other exports than %s declares: missing %s; extra %s",
+		  a->m.name, a->paths.manifest, missing[0] ? missing : "none", extra[0] ? extra : "none");
 	err->errnum = EPROTO; /* marks a parity failure (berth test: the app fails its test) */
 	return berth_err_hint(err, "make the exports in %s and those the code registers the same",
 			      a->paths.manifest);
@@ -632,7 +637,8 @@ static void took_error(struct berth_app *a, json_t *error, struct berth_call_err
 					      json_string_value(json_object_get(data, "path")));
 }
 
-int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input, struct berth_call_error *ce)
+int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input,
+			  struct berth_call_error *ce)
 {
 	const struct berth_export *ex = find_export(&a->m, name);
 	char path[512], reason[512];
@@ -641,7 +647,8 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
 
 	memset(ce, 0, sizeof *ce);
 	if (ex == NULL)
-		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`", a->m.name, name);
+		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`",
+				 a->m.name, name);
 	if (input == NULL)
 		input = empty = json_object();
 	if (berth_schema_validate(ex->input, input, path, sizeof path, reason, sizeof reason) < 0)
@@ -650,101 +657,234 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
 	return r;
 }
 
-int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
-		   struct berth_call_error *ce)
+/* ---------------------------------------------------------- async calls */
+
+static void pend_remove(struct berth_app *a, size_t i)
+{
+	free(a->pend[i].line);
+	memmove(&a->pend[i], &a->pend[i + 1], (a->n_pend - i - 1) * sizeof *a->pend);
+	a->n_pend--;
+}
+
+static size_t inflight(const struct berth_app *a)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_pend; i++)
+		n += a->pend[i].sent;
+	return n;
+}
+
+static int queue_out(struct berth_app *a, const char *s, size_t len)
+{
+	if (a->olen + len > a->ocap) {
+		size_t cap = a->ocap ? a->ocap : 65536;
+		while (cap < a->olen + len)
+			cap *= 2;
+		char *b = realloc(a->obuf, cap);
+		if (b == NULL)
+			return -1;
+		a->obuf = b;
+		a->ocap = cap;
+	}
+	memcpy(a->obuf + a->olen, s, len);
+	a->olen += len;
+	return 0;
+}
+
+/* Move waiting requests to the channel while fewer than the bound are in
+ * flight, and write what the socket takes without blocking. */
+static void flush(struct berth_app *a)
+{
+	size_t n = inflight(a);
+
+	for (size_t i = 0; i < a->n_pend && n < BERTH_APP_MAX_INFLIGHT; i++) {
+		struct pending *q = &a->pend[i];
+		if (q->sent)
+			continue;
+		if (queue_out(a, q->line, q->len) < 0)
+			break;
+		free(q->line);
+		q->line = NULL;
+		q->sent = true;
+		n++;
+	}
+	while (a->rpc >= 0 && a->olen > 0) {
+		ssize_t w = send(a->rpc, a->obuf, a->olen, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w <= 0)
+			break;
+		memmove(a->obuf, a->obuf + w, a->olen - (size_t)w);
+		a->olen -= (size_t)w;
+	}
+}
+
+/* Fail every pending call with @code (the app is gone or was stopped). */
+static void fail_all(struct berth_app *a, int code, json_t *data, const char *why, berth_app_done_fn done,
+		     void *ctx)
+{
+	while (a->n_pend > 0) {
+		struct berth_call_error ce = {0};
+		long long id = a->pend[0].id;
+		bool report = !a->pend[0].cancelled;
+		const char *name = a->pend[0].ex->name;
+		pend_remove(a, 0);
+		if (!report)
+			continue;
+		call_fail(&ce, code, json_incref(data),
+			  "%s during the call to `%s`; the next call boots it again", why, name);
+		done(ctx, id, NULL, &ce);
+		berth_call_error_free(&ce);
+	}
+	a->olen = 0;
+}
+
+int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms,
+			 long long *id, struct berth_call_error *ce)
 {
 	const struct berth_export *ex = find_export(&a->m, name);
-	char path[512], reason[512];
-	cleanup_free char *line = NULL;
-	json_t *req, *msg = NULL, *empty = NULL;
-	long long id, deadline;
-	size_t len;
+	json_t *req, *empty = NULL;
+	char *line;
 
-	*result = NULL;
-	memset(ce, 0, sizeof *ce);
-	if (ex == NULL)
-		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`",
-				 a->m.name, name);
-	if (input == NULL)
-		input = empty = json_object();
-	if (berth_schema_validate(ex->input, input, path, sizeof path, reason, sizeof reason) < 0) {
-		json_decref(empty);
-		return schema_fail(ce, BERTH_RPC_INVALID_PARAMS, "invalid input", path, reason);
-	}
+	if (berth_app_check_input(a, name, input, ce) < 0)
+		return -1;
 	if (a->sb == NULL) {
 		struct berth_error err = {0};
-		if (berth_app_boot(a, NULL, &err) < 0) {
-			json_decref(empty);
+		if (berth_app_boot(a, NULL, &err) < 0)
 			return call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg,
 					 err.hint[0] ? "; " : "", err.hint);
-		}
 	}
-	id = ++a->next_id;
-	req = json_pack("{s:s, s:I, s:s, s:O}", "jsonrpc", "2.0", "id", (json_int_t)id, "method", name,
+	if (input == NULL)
+		input = empty = json_object();
+	*id = ++a->next_id;
+	req = json_pack("{s:s, s:I, s:s, s:O}", "jsonrpc", "2.0", "id", (json_int_t)*id, "method", name,
 			"params", input);
 	json_decref(empty);
 	line = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (line == NULL)
 		return call_fail(ce, BERTH_RPC_INTERNAL, NULL, "cannot encode the request");
-	len = strlen(line);
-	if (len + 1 > BERTH_RPC_MAX_LINE)
+	size_t len = strlen(line);
+	if (len + 1 > BERTH_RPC_MAX_LINE) {
+		free(line);
 		return call_fail(ce, BERTH_RPC_INVALID_REQUEST, NULL,
 				 "the request is %zu bytes, over the %d-byte limit", len + 1,
 				 BERTH_RPC_MAX_LINE);
-	line[len] = '\n';
-	deadline = now_ms() + (timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS);
-	if (send_line(a, line, len + 1, deadline) < 0)
-		goto died;
-	for (;;) {
-		enum wait_result w = next_message(a, deadline, &msg);
-		if (w == TIMED_OUT) {
-			/* Unresponsive: no grace period. */
-			berth_sandbox_kill(a->sb);
-			berth_app_stop(a);
-			return call_fail(
-			    ce, BERTH_RPC_TIMEOUT, NULL,
-			    "the call to `%s` timed out after %u ms; the app `%s` was stopped (the next call "
-			    "boots it again)",
-			    name, timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS, a->m.name);
+	}
+	if (a->n_pend == a->cap_pend) {
+		size_t cap = a->cap_pend ? a->cap_pend * 2 : 16;
+		struct pending *v = realloc(a->pend, cap * sizeof *v);
+		if (v == NULL) {
+			free(line);
+			return call_fail(ce, BERTH_RPC_INTERNAL, NULL, "out of memory");
 		}
-		if (w != GOT_MESSAGE)
-			goto died;
-		json_t *jid = json_object_get(msg, "id");
-		if (jid == NULL) {
-			handle_notification(a, msg);
-			json_decref(msg);
-			continue;
-		}
-		if (!json_is_integer(jid) || json_integer_value(jid) != id) {
-			json_decref(msg); /* a late answer to a call that already failed */
-			continue;
-		}
-		break;
+		a->pend = v;
+		a->cap_pend = cap;
 	}
-	json_t *error = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
-	if (error != NULL) {
-		took_error(a, error, ce);
-		json_decref(msg);
-		return -1;
+	char *nl = realloc(line, len + 2);
+	if (nl == NULL) {
+		free(line);
+		return call_fail(ce, BERTH_RPC_INTERNAL, NULL, "out of memory");
 	}
-	if (!json_is_object(res)) {
-		json_decref(msg);
-		return call_fail(ce, BERTH_RPC_BAD_OUTPUT, NULL,
-				 "the app answered `%s` without a result object", name);
-	}
-	if (berth_schema_validate(ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
-		json_decref(msg);
-		return schema_fail(ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
-	}
-	*result = json_incref(res);
-	json_decref(msg);
+	nl[len] = '\n';
+	nl[len + 1] = '\0';
+	timeout_ms = timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
+	a->pend[a->n_pend++] =
+	    (struct pending){*id, ex, now_ms() + timeout_ms, timeout_ms, nl, len + 1, false, false};
+	flush(a);
 	return 0;
-died:;
-	/* Crashed (or closed its channel) during the call. */
+}
+
+void berth_app_cancel(struct berth_app *a, long long id)
+{
+	for (size_t i = 0; i < a->n_pend; i++) {
+		struct pending *q = &a->pend[i];
+		if (q->id != id)
+			continue;
+		if (!q->sent) {
+			pend_remove(a, i);
+			return;
+		}
+		/* In flight: tell the app; its slot stays taken until it answers
+		 * (the answer is dropped) or the call's deadline passes. */
+		q->cancelled = true;
+		char msg[128];
+		int n = snprintf(
+		    msg, sizeof msg,
+		    "{\"jsonrpc\":\"2.0\",\"method\":\"berth/cancel\",\"params\":{\"id\":%lld}}\n", id);
+		if (queue_out(a, msg, (size_t)n) == 0)
+			flush(a);
+		return;
+	}
+}
+
+void berth_app_poll_fds(const struct berth_app *a, struct pollfd p[3])
+{
+	bool up = a->sb != NULL;
+
+	p[0] = (struct pollfd){up ? a->rpc : -1, (short)(POLLIN | (a->olen ? POLLOUT : 0)), 0};
+	p[1] = (struct pollfd){up ? a->logfd : -1, POLLIN, 0};
+	p[2] = (struct pollfd){up ? berth_sandbox_pidfd(a->sb) : -1, POLLIN, 0};
+}
+
+long long berth_app_next_deadline(const struct berth_app *a)
+{
+	long long d = -1;
+
+	for (size_t i = 0; i < a->n_pend; i++)
+		if (d < 0 || a->pend[i].deadline < d)
+			d = a->pend[i].deadline;
+	return d;
+}
+
+size_t berth_app_pending(const struct berth_app *a)
+{
+	return a->n_pend;
+}
+
+/* One answer from the app: finish its call. */
+static void answer(struct berth_app *a, json_t *msg, berth_app_done_fn done, void *ctx)
+{
+	json_t *jid = json_object_get(msg, "id");
+	size_t i;
+
+	for (i = 0; i < a->n_pend; i++)
+		if (a->pend[i].sent && json_is_integer(jid) && json_integer_value(jid) == a->pend[i].id)
+			break;
+	if (i == a->n_pend)
+		return; /* an answer to nothing we wait for */
+	struct pending q = a->pend[i];
+	a->pend[i].line = NULL;
+	pend_remove(a, i);
+	if (q.cancelled)
+		return;
+
+	struct berth_call_error ce = {0};
+	json_t *error = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
+	char path[512], reason[512];
+	if (error != NULL) {
+		took_error(a, error, &ce);
+		done(ctx, q.id, NULL, &ce);
+	} else if (!json_is_object(res)) {
+		call_fail(&ce, BERTH_RPC_BAD_OUTPUT, NULL, "the app answered `%s` without a result object",
+			  q.ex->name);
+		done(ctx, q.id, NULL, &ce);
+	} else if (berth_schema_validate(q.ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
+		schema_fail(&ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
+		done(ctx, q.id, NULL, &ce);
+	} else {
+		done(ctx, q.id, res, NULL);
+	}
+	berth_call_error_free(&ce);
+}
+
+/* The app ended (or closed its channel): fail what it owed, and stop it. */
+static void died(struct berth_app *a, berth_app_done_fn done, void *ctx)
+{
+	char why[512];
 	int status = -1;
 	bool closed_only = false;
 	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+
 	drain_logs(a);
 	/* End of file on the channel: give a dying app a moment to be reaped. */
 	if (poll(&pd, 1, 500) <= 0) {
@@ -752,21 +892,140 @@ died:;
 		berth_sandbox_kill(a->sb);
 	}
 	berth_sandbox_wait(a->sb, &status);
-	berth_app_stop(a);
 	if (closed_only)
-		return call_fail(
-		    ce, BERTH_RPC_CRASHED, NULL,
-		    "the app `%s` closed its channel during the call to `%s` and was stopped; the next call "
-		    "boots it again",
-		    a->m.name, name);
-	if (status > 128)
-		return call_fail(ce, BERTH_RPC_CRASHED, json_pack("{s:i}", "signal", status - 128),
-				 "the app `%s` was killed by signal %d (%s) during the call to `%s`; the "
-				 "next call boots it "
-				 "again",
-				 a->m.name, status - 128, strsignal(status - 128), name);
-	return call_fail(
-	    ce, BERTH_RPC_CRASHED, json_pack("{s:i}", "status", status),
-	    "the app `%s` exited with status %d during the call to `%s`; the next call boots it again",
-	    a->m.name, status, name);
+		snprintf(why, sizeof why, "the app `%s` closed its channel and was stopped", a->m.name);
+	else if (status > 128)
+		snprintf(why, sizeof why, "the app `%s` was killed by signal %d (%s)", a->m.name,
+			 status - 128, strsignal(status - 128));
+	else
+		snprintf(why, sizeof why, "the app `%s` exited with status %d", a->m.name, status);
+	json_t *data = closed_only    ? NULL
+		       : status > 128 ? json_pack("{s:i}", "signal", status - 128)
+				      : json_pack("{s:i}", "status", status);
+	fail_all(a, BERTH_RPC_CRASHED, data, why, done, ctx);
+	json_decref(data);
+	berth_app_stop(a);
+}
+
+void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
+{
+	if (a->sb == NULL)
+		return;
+	flush(a);
+	drain_logs(a);
+	for (;;) {
+		char *line;
+		size_t len;
+		int r = berth_lines_next(&a->rin, &line, &len);
+		if (r == 2) {
+			app_log(a, "warning", "dropped a protocol message over 1 MiB");
+			continue;
+		}
+		if (r == 1) {
+			json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+			if (!json_is_object(j))
+				app_log(a, "warning", "the app sent a line that is not a JSON object");
+			else if (json_object_get(j, "id") == NULL)
+				handle_notification(a, j);
+			else
+				answer(a, j, done, ctx);
+			json_decref(j);
+			continue;
+		}
+		if (a->rin.eof)
+			break;
+		long n = berth_lines_fill(&a->rin, a->rpc);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			a->rin.eof = true;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+	}
+	flush(a);
+	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+	if (a->rin.eof || poll(&pd, 1, 0) > 0)
+		died(a, done, ctx);
+}
+
+void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
+{
+	long long now = now_ms();
+	char why[512];
+
+	for (size_t i = 0; i < a->n_pend; i++) {
+		struct pending *q = &a->pend[i];
+		if (q->deadline > now)
+			continue;
+		long long id = q->id;
+		bool report = !q->cancelled;
+		unsigned t = q->timeout_ms;
+		const char *name = q->ex->name;
+		struct berth_call_error ce = {0};
+		/* Unresponsive: stop it at once, without a grace period; fail
+		 * this call and every other it owed, then stop it. */
+		if (a->sb != NULL)
+			berth_sandbox_kill(a->sb);
+		pend_remove(a, i);
+		if (report) {
+			call_fail(&ce, BERTH_RPC_TIMEOUT, NULL,
+				  "the call to `%s` timed out after %u ms; the app `%s` was stopped (the "
+				  "next call boots "
+				  "it again)",
+				  name, t, a->m.name);
+			done(ctx, id, NULL, &ce);
+			berth_call_error_free(&ce);
+		}
+		snprintf(why, sizeof why, "the app `%s` was stopped because another call to it timed out",
+			 a->m.name);
+		fail_all(a, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		berth_app_stop(a);
+		return;
+	}
+}
+
+/* ---------------------------------------------------------- sync calls */
+
+struct sync_wait {
+	long long id;
+	bool done;
+	json_t *result;
+	struct berth_call_error *ce;
+};
+
+static void sync_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce)
+{
+	struct sync_wait *w = ctx;
+
+	if (id != w->id)
+		return;
+	w->done = true;
+	if (result != NULL) {
+		w->result = json_incref(result);
+	} else {
+		*w->ce = *ce;
+		w->ce->data = json_incref(ce->data);
+		w->ce->denial = ce->denial != NULL ? strdup(ce->denial) : NULL;
+	}
+}
+
+int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
+		   struct berth_call_error *ce)
+{
+	struct sync_wait w = {.ce = ce};
+
+	*result = NULL;
+	memset(ce, 0, sizeof *ce);
+	if (berth_app_start_call(a, name, input, timeout_ms, &w.id, ce) < 0)
+		return -1;
+	while (!w.done) {
+		struct pollfd p[3];
+		long long d = berth_app_next_deadline(a), left = d < 0 ? 1000 : d - now_ms();
+		berth_app_poll_fds(a, p);
+		if (poll(p, 3, left < 0 ? 0 : left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
+			return call_fail(ce, BERTH_RPC_INTERNAL, NULL, "poll: %s", strerror(errno));
+		berth_app_process(a, sync_done, &w);
+		if (!w.done)
+			berth_app_expire(a, sync_done, &w);
+	}
+	*result = w.result;
+	return w.result != NULL ? 0 : -1;
 }

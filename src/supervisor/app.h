@@ -14,6 +14,7 @@
 #define BERTH_SUPERVISOR_APP_H
 
 #include <jansson.h>
+#include <poll.h>
 #include <stdbool.h>
 
 #include "../manifest/manifest.h"
@@ -25,6 +26,7 @@
 #define BERTH_APP_BOOT_TIMEOUT_MS 10000 /* for `berth/ready` */
 #define BERTH_APP_CALL_TIMEOUT_MS 30000 /* default per call */
 #define BERTH_APP_STOP_GRACE_MS 2000	/* after closing the channel, before SIGKILL */
+#define BERTH_APP_MAX_INFLIGHT 8	/* requests sent and not answered, per app; more wait in order */
 
 /* JSON-RPC error codes of docs/protocol.md. */
 enum {
@@ -100,7 +102,8 @@ bool berth_app_running(const struct berth_app *a);
  * export @name, without booting anything.  Returns 0, or -1 with @ce filled
  * (-32601 no such export, -32602 with data.path and data.reason).
  */
-int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input, struct berth_call_error *ce);
+int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input,
+			  struct berth_call_error *ce);
 
 /*
  * berth_app_call - call export @name with @input (an object; NULL means {}),
@@ -129,6 +132,50 @@ void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd);
  * (the next call boots it again) and return true.
  */
 bool berth_app_idle(struct berth_app *a);
+
+/*
+ * Asynchronous calls, for callers that own an event loop (berth mcp).
+ *
+ * A finished call is reported once through a berth_app_done_fn: @result (a
+ * borrowed output object) or @ce (a borrowed error: the same codes as
+ * berth_app_call()).  Calls are sent in order, at most
+ * BERTH_APP_MAX_INFLIGHT at a time; the rest wait.  Each has its own deadline
+ * from when it was made.
+ */
+typedef void (*berth_app_done_fn)(void *ctx, long long id, json_t *result, const struct berth_call_error *ce);
+
+/*
+ * berth_app_start_call - check @input, boot the app if it is not running,
+ * and queue the call.  @timeout_ms: 0 means BERTH_APP_CALL_TIMEOUT_MS.
+ * Returns 0 with the call's *@id, or -1 with @ce filled (nothing queued): as
+ * berth_app_call(), -32002 when the app could not boot.
+ */
+int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms,
+			 long long *id, struct berth_call_error *ce);
+
+/* berth_app_cancel - forget call @id: a waiting call is dropped, a call in
+ * flight is cancelled in the app (berth/cancel).  It is not reported. */
+void berth_app_cancel(struct berth_app *a, long long id);
+
+/* berth_app_poll_fds - the three descriptors to poll(2) (fd -1 when the app
+ * is not running): the channel (POLLIN, and POLLOUT while output waits), the
+ * log pipe, the sandbox's pidfd.  When any is ready, berth_app_process(). */
+void berth_app_poll_fds(const struct berth_app *a, struct pollfd p[3]);
+
+/* berth_app_process - write what waits, relay logs, finish answered calls;
+ * when the app ended, fail every call it owed (-32002) and stop it. */
+void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx);
+
+/* berth_app_next_deadline - the earliest deadline of a pending call (ms,
+ * CLOCK_MONOTONIC), or -1 when none is pending. */
+long long berth_app_next_deadline(const struct berth_app *a);
+
+/* berth_app_expire - when a call's deadline passed: kill the app at once,
+ * fail that call (-32003) and every other it owed (-32002). */
+void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx);
+
+/* berth_app_pending - calls made and not finished. */
+size_t berth_app_pending(const struct berth_app *a);
 
 /* berth_app_stop - close the channel, give the app BERTH_APP_STOP_GRACE_MS
  * to exit, then kill its sandbox; nothing is left.  Safe when stopped. */
