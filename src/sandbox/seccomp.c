@@ -20,6 +20,7 @@
 #include "seccomp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -64,6 +65,8 @@ enum deny_when {
 	DENY_TTY_IOCTL,    /* cmd TIOCSTI or TIOCLINUX */
 	DENY_RAW_SOCKET,   /* AF_PACKET, SOCK_RAW (but AF_NETLINK), SOCK_PACKET */
 	DENY_IF_AFFINITY,  /* every call, only with opts->block_affinity */
+	DENY_SETID_MODE,   /* the mode argument (arg) sets S_ISUID or S_ISGID;
+			    * with flags_arg >= 0, only when those flags create a file */
 };
 
 struct deny_entry {
@@ -71,75 +74,92 @@ struct deny_entry {
 	int errnum;          /* errno returned instead of running the call */
 	enum deny_when when;
 	const char *why;     /* reason, copied into docs/seccomp-list.md */
+	int arg;             /* DENY_SETID_MODE: index of the mode argument */
+	int flags_arg;       /* DENY_SETID_MODE: index of the open flags, or -1 */
 };
+
+#define SETID_WHY "a set-user-ID or set-group-ID file made inside lands in the host directory with its owner: run later by anyone on the host, it runs as that owner (root, when root owns the workspace); nosuid on berth's mounts does not stop the bit being stored"
 
 /* The deny list.  docs/seccomp-list.md mirrors it row by row. */
 static const struct deny_entry deny_table[] = {
 	/* Namespaces */
-	{ "clone", EPERM, DENY_CLONE_NS, "new namespaces expose kernel code meant for root (user namespaces) and could undo the sandbox's own" },
-	{ "clone3", ENOSYS, DENY_ALWAYS, "its flags are in memory seccomp cannot read; ENOSYS makes libc fall back to clone(2), where the flags are checked" },
-	{ "unshare", EPERM, DENY_ALWAYS, "creates namespaces, as clone(2) with CLONE_NEW* flags" },
-	{ "setns", EPERM, DENY_ALWAYS, "joins another namespace" },
+	{ "clone", EPERM, DENY_CLONE_NS, "new namespaces expose kernel code meant for root (user namespaces) and could undo the sandbox's own", 0, -1 },
+	{ "clone3", ENOSYS, DENY_ALWAYS, "its flags are in memory seccomp cannot read; ENOSYS makes libc fall back to clone(2), where the flags are checked", 0, -1 },
+	{ "unshare", EPERM, DENY_ALWAYS, "creates namespaces, as clone(2) with CLONE_NEW* flags", 0, -1 },
+	{ "setns", EPERM, DENY_ALWAYS, "joins another namespace", 0, -1 },
 	/* Mounts and the root directory */
-	{ "mount", EPERM, DENY_ALWAYS, "changes the mount tree berth built (read-only binds, hidden paths)" },
-	{ "umount2", EPERM, DENY_ALWAYS, "unmounting could reveal what a sandbox mount hides" },
-	{ "pivot_root", EPERM, DENY_ALWAYS, "changes the root of the mount namespace" },
-	{ "chroot", EPERM, DENY_ALWAYS, "changes the root directory; a classic step of escapes" },
-	{ "open_tree", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
-	{ "move_mount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
-	{ "fsopen", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
-	{ "fsconfig", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
-	{ "fsmount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)" },
-	{ "fspick", EPERM, DENY_ALWAYS, "new mount API: reconfigures existing mounts" },
-	{ "mount_setattr", EPERM, DENY_ALWAYS, "new mount API: could clear read-only, nosuid, nodev" },
+	{ "mount", EPERM, DENY_ALWAYS, "changes the mount tree berth built (read-only binds, hidden paths)", 0, -1 },
+	{ "umount2", EPERM, DENY_ALWAYS, "unmounting could reveal what a sandbox mount hides", 0, -1 },
+	{ "pivot_root", EPERM, DENY_ALWAYS, "changes the root of the mount namespace", 0, -1 },
+	{ "chroot", EPERM, DENY_ALWAYS, "changes the root directory; a classic step of escapes", 0, -1 },
+	{ "open_tree", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)", 0, -1 },
+	{ "move_mount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)", 0, -1 },
+	{ "fsopen", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)", 0, -1 },
+	{ "fsconfig", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)", 0, -1 },
+	{ "fsmount", EPERM, DENY_ALWAYS, "new mount API: same power as mount(2)", 0, -1 },
+	{ "fspick", EPERM, DENY_ALWAYS, "new mount API: reconfigures existing mounts", 0, -1 },
+	{ "mount_setattr", EPERM, DENY_ALWAYS, "new mount API: could clear read-only, nosuid, nodev", 0, -1 },
 	/* Other processes */
-	{ "ptrace", EPERM, DENY_ALWAYS, "reads and rewrites other processes; bypasses seccomp on kernels before 4.8" },
-	{ "process_vm_readv", EPERM, DENY_ALWAYS, "reads another process's memory" },
-	{ "process_vm_writev", EPERM, DENY_ALWAYS, "writes another process's memory" },
+	{ "ptrace", EPERM, DENY_ALWAYS, "reads and rewrites other processes; bypasses seccomp on kernels before 4.8", 0, -1 },
+	{ "process_vm_readv", EPERM, DENY_ALWAYS, "reads another process's memory", 0, -1 },
+	{ "process_vm_writev", EPERM, DENY_ALWAYS, "writes another process's memory", 0, -1 },
 	/* Kernel attack surface */
-	{ "bpf", EPERM, DENY_ALWAYS, "loads programs into the kernel; large attack surface" },
-	{ "perf_event_open", EPERM, DENY_ALWAYS, "large attack surface; side channels on other processes" },
-	{ "userfaultfd", EPERM, DENY_ALWAYS, "makes kernel race conditions reliably exploitable" },
-	{ "keyctl", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced: host keys could be read or changed" },
-	{ "add_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced" },
-	{ "request_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced" },
-	{ "io_uring_setup", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
-	{ "io_uring_enter", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
-	{ "io_uring_register", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp" },
-	{ "open_by_handle_at", EPERM, DENY_ALWAYS, "opens files by handle, past the mount tree (the \"shocker\" escape)" },
-	{ "name_to_handle_at", EPERM, DENY_ALWAYS, "makes the file handles open_by_handle_at(2) uses" },
+	{ "bpf", EPERM, DENY_ALWAYS, "loads programs into the kernel; large attack surface", 0, -1 },
+	{ "perf_event_open", EPERM, DENY_ALWAYS, "large attack surface; side channels on other processes", 0, -1 },
+	{ "userfaultfd", EPERM, DENY_ALWAYS, "makes kernel race conditions reliably exploitable", 0, -1 },
+	{ "keyctl", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced: host keys could be read or changed", 0, -1 },
+	{ "add_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced", 0, -1 },
+	{ "request_key", EPERM, DENY_ALWAYS, "kernel keyrings are not namespaced", 0, -1 },
+	{ "io_uring_setup", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp", 0, -1 },
+	{ "io_uring_enter", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp", 0, -1 },
+	{ "io_uring_register", EPERM, DENY_ALWAYS, "large attack surface; its operations are not seen by seccomp", 0, -1 },
+	{ "open_by_handle_at", EPERM, DENY_ALWAYS, "opens files by handle, past the mount tree (the \"shocker\" escape)", 0, -1 },
+	{ "name_to_handle_at", EPERM, DENY_ALWAYS, "makes the file handles open_by_handle_at(2) uses", 0, -1 },
 	/* The host system */
-	{ "kexec_load", EPERM, DENY_ALWAYS, "loads a new kernel" },
-	{ "kexec_file_load", EPERM, DENY_ALWAYS, "loads a new kernel" },
-	{ "init_module", EPERM, DENY_ALWAYS, "loads kernel code" },
-	{ "finit_module", EPERM, DENY_ALWAYS, "loads kernel code" },
-	{ "delete_module", EPERM, DENY_ALWAYS, "unloads kernel code" },
-	{ "reboot", EPERM, DENY_ALWAYS, "reboots the host (or ends the PID namespace)" },
-	{ "swapon", EPERM, DENY_ALWAYS, "changes the host's swap" },
-	{ "swapoff", EPERM, DENY_ALWAYS, "changes the host's swap" },
-	{ "settimeofday", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
-	{ "clock_settime", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
-	{ "clock_adjtime", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
-	{ "adjtimex", EPERM, DENY_ALWAYS, "the system clock is not namespaced" },
-	{ "acct", EPERM, DENY_ALWAYS, "switches host-wide process accounting" },
-	{ "quotactl", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host" },
-	{ "quotactl_fd", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host" },
-	{ "iopl", EPERM, DENY_ALWAYS, "raw access to I/O ports" },
-	{ "ioperm", EPERM, DENY_ALWAYS, "raw access to I/O ports" },
-	{ "syslog", EPERM, DENY_ALWAYS, "the kernel log leaks kernel addresses and host activity" },
+	{ "kexec_load", EPERM, DENY_ALWAYS, "loads a new kernel", 0, -1 },
+	{ "kexec_file_load", EPERM, DENY_ALWAYS, "loads a new kernel", 0, -1 },
+	{ "init_module", EPERM, DENY_ALWAYS, "loads kernel code", 0, -1 },
+	{ "finit_module", EPERM, DENY_ALWAYS, "loads kernel code", 0, -1 },
+	{ "delete_module", EPERM, DENY_ALWAYS, "unloads kernel code", 0, -1 },
+	{ "reboot", EPERM, DENY_ALWAYS, "reboots the host (or ends the PID namespace)", 0, -1 },
+	{ "swapon", EPERM, DENY_ALWAYS, "changes the host's swap", 0, -1 },
+	{ "swapoff", EPERM, DENY_ALWAYS, "changes the host's swap", 0, -1 },
+	{ "settimeofday", EPERM, DENY_ALWAYS, "the system clock is not namespaced", 0, -1 },
+	{ "clock_settime", EPERM, DENY_ALWAYS, "the system clock is not namespaced", 0, -1 },
+	{ "clock_adjtime", EPERM, DENY_ALWAYS, "the system clock is not namespaced", 0, -1 },
+	{ "adjtimex", EPERM, DENY_ALWAYS, "the system clock is not namespaced", 0, -1 },
+	{ "acct", EPERM, DENY_ALWAYS, "switches host-wide process accounting", 0, -1 },
+	{ "quotactl", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host", 0, -1 },
+	{ "quotactl_fd", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host", 0, -1 },
+	{ "iopl", EPERM, DENY_ALWAYS, "raw access to I/O ports", 0, -1 },
+	{ "ioperm", EPERM, DENY_ALWAYS, "raw access to I/O ports", 0, -1 },
+	{ "syslog", EPERM, DENY_ALWAYS, "the kernel log leaks kernel addresses and host activity", 0, -1 },
 	/* Obsolete */
-	{ "lookup_dcookie", EPERM, DENY_ALWAYS, "obsolete profiling interface; leaks paths" },
-	{ "vhangup", EPERM, DENY_ALWAYS, "hangs up the terminal" },
-	{ "uselib", EPERM, DENY_ALWAYS, "obsolete a.out library loader; old attack surface" },
-	{ "ustat", EPERM, DENY_ALWAYS, "obsolete; leaks filesystem information" },
-	{ "sysfs", EPERM, DENY_ALWAYS, "obsolete" },
-	{ "_sysctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 5.5)" },
-	{ "nfsservctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 3.1)" },
+	{ "lookup_dcookie", EPERM, DENY_ALWAYS, "obsolete profiling interface; leaks paths", 0, -1 },
+	{ "vhangup", EPERM, DENY_ALWAYS, "hangs up the terminal", 0, -1 },
+	{ "uselib", EPERM, DENY_ALWAYS, "obsolete a.out library loader; old attack surface", 0, -1 },
+	{ "ustat", EPERM, DENY_ALWAYS, "obsolete; leaks filesystem information", 0, -1 },
+	{ "sysfs", EPERM, DENY_ALWAYS, "obsolete", 0, -1 },
+	{ "_sysctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 5.5)", 0, -1 },
+	{ "nfsservctl", EPERM, DENY_ALWAYS, "obsolete (removed in Linux 3.1)", 0, -1 },
 	/* Argument filters */
-	{ "personality", EPERM, DENY_PERSONALITY, "flags such as READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE turn off NX and ASLR" },
-	{ "ioctl", EPERM, DENY_TTY_IOCTL, "TIOCSTI pushes input into the terminal: commands typed into the caller's shell; TIOCLINUX reads and writes the console" },
-	{ "socket", EPERM, DENY_RAW_SOCKET, "only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK; raw and packet sockets sniff and spoof traffic, AF_VSOCK reaches the hypervisor" },
-	{ "sched_setaffinity", EPERM, DENY_IF_AFFINITY, "the CPU limit is enforced by affinity (no cgroup): the command could lift it" },
+	{ "personality", EPERM, DENY_PERSONALITY, "flags such as READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE turn off NX and ASLR", 0, -1 },
+	{ "ioctl", EPERM, DENY_TTY_IOCTL, "TIOCSTI pushes input into the terminal: commands typed into the caller's shell; TIOCLINUX reads and writes the console", 0, -1 },
+	{ "socket", EPERM, DENY_RAW_SOCKET, "only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK; raw and packet sockets sniff and spoof traffic, AF_VSOCK reaches the hypervisor", 0, -1 },
+	{ "sched_setaffinity", EPERM, DENY_IF_AFFINITY, "the CPU limit is enforced by affinity (no cgroup): the command could lift it", 0, -1 },
+	/* Set-ID files on the host */
+	{ "chmod", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
+	{ "fchmod", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
+	{ "fchmodat", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
+	{ "fchmodat2", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
+	{ "creat", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
+	{ "open", EPERM, DENY_SETID_MODE, SETID_WHY " (only when O_CREAT or O_TMPFILE makes a file)", 2, 1 },
+	{ "openat", EPERM, DENY_SETID_MODE, SETID_WHY " (only when O_CREAT or O_TMPFILE makes a file)", 3, 2 },
+	{ "mkdir", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
+	{ "mkdirat", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
+	{ "mknod", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
+	{ "mknodat", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
+	{ "openat2", ENOSYS, DENY_ALWAYS, "its mode is in memory seccomp cannot read (a set-ID file could be created); ENOSYS makes callers fall back to openat(2), where the mode is checked", 0, -1 },
 };
 
 /* Namespace flags denied in clone(2). */
@@ -257,6 +277,36 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int
 	return add_rule(ctx, e, nr, 1, &pkt_type, err);
 }
 
+/*
+ * add_setid_rules - deny a mode with S_ISUID, and one with S_ISGID (one rule
+ * each: rules are alternatives, comparisons within a rule all hold).  For
+ * open(2)/openat(2) the mode counts only when the flags create a file:
+ * O_CREAT, or O_TMPFILE (whose __O_TMPFILE bit is its own).
+ */
+static int add_setid_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, struct berth_error *err)
+{
+	static const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+	static const scmp_datum_t creating[] = {O_CREAT, __O_TMPFILE};
+
+	for (size_t b = 0; b < BERTH_ARRAY_SIZE(bits); b++) {
+		struct scmp_arg_cmp mode = SCMP_CMP((unsigned)e->arg, SCMP_CMP_MASKED_EQ, bits[b], bits[b]);
+		if (e->flags_arg < 0) {
+			if (add_rule(ctx, e, nr, 1, &mode, err) < 0)
+				return -1;
+			continue;
+		}
+		for (size_t c = 0; c < BERTH_ARRAY_SIZE(creating); c++) {
+			struct scmp_arg_cmp cmp[] = {
+				SCMP_CMP((unsigned)e->flags_arg, SCMP_CMP_MASKED_EQ, creating[c], creating[c]),
+				mode,
+			};
+			if (add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(cmp), cmp, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* add_entry - add the rules of one deny_table[] entry; skip unknown names. */
 static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		     const struct berth_seccomp_opts *opts, struct berth_error *err)
@@ -280,6 +330,8 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		return add_ioctl_rules(ctx, e, nr, err);
 	case DENY_RAW_SOCKET:
 		return add_socket_rules(ctx, e, nr, err);
+	case DENY_SETID_MODE:
+		return add_setid_rules(ctx, e, nr, err);
 	default:
 		break;
 	}

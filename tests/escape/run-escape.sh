@@ -225,6 +225,10 @@ host_check() {
 		{ echo ".bashrc changed or replaced"; return; }
 	[ -e "$ws/.vscode" ] && { echo "$ws/.vscode exists after the run"; return; }
 	[ -e "$ws/.envrc" ] || [ -L "$ws/.envrc" ] && { echo "$ws/.envrc exists after the run"; return; }
+	# No set-user-ID or set-group-ID file or directory left in the workspace.
+	local setid
+	setid=$(find "$ws" -xdev -perm /6000 ! -name suid-root-true -print -quit 2>/dev/null) # that one the runner made
+	[ -n "$setid" ] && { echo "a set-ID file was left on the host: $setid"; return; }
 	return 0
 }
 
@@ -341,6 +345,7 @@ P setuid_exec 0 "" "${SUID_CANDIDATES[@]}"
 P caps_empty 0 ""
 P chown_root 0 ""
 P setuid_root 0 ""
+P setid_file 0 ""
 P nnp_seccomp 0 ""
 P securebits 0 ""
 P tiocsti 0 ""
