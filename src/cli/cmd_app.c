@@ -64,7 +64,7 @@ static const char policy_usage[] =
 
 int cmd_policy(int argc, char **argv)
 {
-	struct berth_app_opts o = {.quiet = true};
+	struct berth_app_opts o = {.quiet = true, .dry = true};
 	struct berth_app *a = NULL;
 	struct berth_error err = {0};
 	const char *dir = NULL;
@@ -142,7 +142,7 @@ static void print_call_error(const struct berth_call_error *ce)
  * that cannot be (no such export, input against the schema), else 1. */
 static int call_status(const struct berth_call_error *ce)
 {
-	return ce->code == BERTH_RPC_METHOD_NOT_FOUND || ce->code == BERTH_RPC_INVALID_PARAMS ? 2 : 1;
+	return ce->refused_input ? 2 : 1;
 }
 
 static int print_result(json_t *result)
@@ -235,7 +235,10 @@ int cmd_rpc(int argc, char **argv)
 		}
 	}
 	/* A running `berth dev` for the app serves the call. */
-	r = berth_dev_call(app, export, input, (unsigned)timeout, &result, &ce);
+	/* With --app-dir, only a berth dev serving that very directory will do. */
+	char real[4096];
+	r = berth_dev_call(app, dir != NULL && realpath(dir, real) != NULL ? real : NULL, export, input,
+			   (unsigned)timeout, &result, &ce);
 	if (r != BERTH_DEV_NONE) {
 		json_decref(input);
 		if (r == 0) {

@@ -120,13 +120,20 @@ static json_t *env_json(const struct berth_policy *p)
 		const char *v = p->env[i].value != NULL ? p->env[i].value : "";
 		json_t *e;
 
-		/* Values may be secrets: the policy records their digest only. */
-		if (sha256_hex(v, strlen(v), hex) < 0) {
-			json_decref(a);
-			return NULL;
+		/* A value taken from berth's environment (`--env NAME`, an app's
+		 * secrets) may be a secret: the policy names it and nothing more;
+		 * not even its digest, which would let a short secret be guessed.
+		 * A literal from the command line is no secret: its digest
+		 * makes the policy change with it. */
+		if (p->env[i].from_host) {
+			e = json_pack("{s:s, s:s}", "name", p->env[i].name, "from", "host");
+		} else {
+			if (sha256_hex(v, strlen(v), hex) < 0) {
+				json_decref(a);
+				return NULL;
+			}
+			e = json_pack("{s:s, s:s, s:s}", "name", p->env[i].name, "from", "literal", "value_sha256", hex);
 		}
-		e = json_pack("{s:s, s:s, s:s}", "name", p->env[i].name, "from",
-			      p->env[i].from_host ? "host" : "literal", "value_sha256", hex);
 		if (e == NULL || json_array_append_new(a, e) < 0) {
 			json_decref(a);
 			return NULL;

@@ -6,6 +6,7 @@
 #include "landlock.h"
 
 #include <errno.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/syscall.h>
@@ -36,8 +37,8 @@
 #define LL_FS_MAKE_FIFO (1ULL << 10)
 #define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_MAKE_SYM (1ULL << 12)
-#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
-#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
 #define LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ULL << 1)
@@ -56,9 +57,9 @@ struct ll_path_beneath_attr {
 } __attribute__((packed));
 
 #define LL_FS_READ (LL_FS_READ_FILE | LL_FS_READ_DIR)
-#define LL_FS_ALL_V1                                                                                   \
-	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR |      \
-	 LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK |     \
+#define LL_FS_ALL_V1                                                                                         \
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR |            \
+	 LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK |           \
 	 LL_FS_MAKE_FIFO | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM)
 
 int berth_landlock_abi(void)
@@ -126,17 +127,24 @@ int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules
 	/* Kernels before ABI 4 only know the first field; ours is larger but the
 	 * trailing fields are zero there, which the kernel accepts. */
 	rfd = (int)syscall(SYS_landlock_create_ruleset, &attr,
-			   abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
-							       : sizeof attr.handled_access_fs,
+			   abi >= 6   ? sizeof attr
+			   : abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
+				      : sizeof attr.handled_access_fs,
 			   0);
 	if (rfd < 0)
 		return berth_err(err, errno, "cannot create the landlock ruleset (abi %d)", abi);
 	for (int i = 0; i < n_rules; i++) {
-		struct ll_path_beneath_attr pb = {.allowed_access = rights_for(rules[i].access, attr.handled_access_fs)};
-		cleanup_close int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
+		struct ll_path_beneath_attr pb = {.allowed_access =
+						      rights_for(rules[i].access, attr.handled_access_fs)};
+		/* Never through a symlink: a rule names the path berth means, not
+		 * whatever a link planted there (by an earlier run of an app in
+		 * its own workspace) points to.  A symlink on the way (/bin ->
+		 * usr/bin) or a missing path gets no rule. */
+		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+		cleanup_close int fd = (int)syscall(SYS_openat2, AT_FDCWD, rules[i].path, &how, sizeof how);
 
 		if (fd < 0) {
-			if (errno == ENOENT)
+			if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
 				continue;
 			return berth_err(err, errno, "landlock rule for `%s`", rules[i].path);
 		}

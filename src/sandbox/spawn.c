@@ -543,7 +543,9 @@ static void janitor_main(struct sandbox *s, int rfd)
 	char done = 0;
 	ssize_t n;
 
-	/* Survive the terminal's ^C and berth's own death; end when told. */
+	/* Survive the terminal's ^C, a kill of berth's process group and
+	 * berth's own death; end when told. */
+	setsid();
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -611,6 +613,32 @@ static int become_identity(const struct sandbox *s, struct berth_error *err)
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return berth_err(err, errno, "PR_SET_KEEPCAPS");
 	return berth_caps_raise_effective(err);
+}
+
+/*
+ * Limits of the sandbox's own user namespace (user_namespaces(7),
+ * /proc/sys/user/: each namespace's limits apply on top of its parents',
+ * and its usage is charged to the parents too).  Best effort: a kernel
+ * without one of them still runs the sandbox.
+ */
+static void userns_limits(void)
+{
+	static const struct {
+		const char *knob, *value;
+	} lim[] = {
+		{"/proc/sys/user/max_inotify_instances", "32"},	/* host default: 128 per user */
+		{"/proc/sys/user/max_inotify_watches", "65536"},
+		{"/proc/sys/user/max_fanotify_groups", "8"},
+		{"/proc/sys/user/max_user_namespaces", "0"}, /* seccomp refuses them too */
+	};
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(lim); i++) {
+		int fd = open(lim[i].knob, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		(void)!write(fd, lim[i].value, strlen(lim[i].value));
+		close(fd);
+	}
 }
 
 static int loopback_up(struct berth_error *err)
@@ -862,6 +890,10 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		    sethostname("berth", 5) < 0)
 			child_fail(s->sock[1], err.msg[0] ? &err : (berth_err(&err, errno, "namespace setup"), &err),
 				   BERTH_EXIT_INTERNAL);
+		/* Per-user-namespace limits on what the kernel charges to the
+		 * invoking user on the host (ucounts are hierarchical): a sandbox
+		 * may not use up the caller's inotify instances. */
+		userns_limits();
 		/* A credential change clears the parent-death signal: set it again,
 		 * then make sure berth did not die in between. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))

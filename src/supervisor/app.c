@@ -3,6 +3,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 
 #include "../manifest/schema.h"
 #include "../util/cleanup.h"
+#include "../util/text.h"
 #include "lines.h"
 
 struct berth_app {
@@ -81,10 +83,17 @@ static void default_log(void *ctx, const char *app, const char *level, const cha
 
 static void app_log(struct berth_app *a, const char *level, const char *line)
 {
+	/* Everything the app says is cleaned of terminal controls here, once,
+	 * for every consumer (a terminal, berth mcp's notifications). */
+	static char clean[65536 * 4 + 64];
+	char lv[32];
+
+	berth_text_clean(clean, sizeof clean, line);
+	berth_text_clean(lv, sizeof lv, level);
 	if (a->o.log != NULL)
-		a->o.log(a->o.log_ctx, a->m.name, level, line);
+		a->o.log(a->o.log_ctx, a->m.name, lv, clean);
 	else
-		default_log(NULL, a->m.name, level, line);
+		default_log(NULL, a->m.name, lv, clean);
 }
 
 void berth_call_error_free(struct berth_call_error *ce)
@@ -132,7 +141,7 @@ int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct b
 	a->rpc = a->logfd = -1;
 	berth_policy_init(&a->p);
 	if (berth_manifest_load(app_dir, app_dir, &a->m, d, err) < 0 ||
-	    berth_app_resolve(app_dir, &a->m, o->state_root, &a->paths, err) < 0 ||
+	    berth_app_resolve(app_dir, &a->m, o->state_root, o->dry, &a->paths, err) < 0 ||
 	    berth_app_digest(a->paths.app_dir, a->digest, err) < 0 ||
 	    berth_app_policy(&a->m, &a->paths, a->digest, getenv, &a->p, err) < 0) {
 		berth_app_close(a);
@@ -168,6 +177,7 @@ bool berth_app_running(const struct berth_app *a)
 /* Every complete log line the app wrote so far, to the log callback. */
 static void drain_logs(struct berth_app *a)
 {
+	size_t budget = 256 * 1024; /* bytes per call: a flood cannot starve deadlines */
 	char *line;
 	size_t len;
 	int r;
@@ -177,13 +187,22 @@ static void drain_logs(struct berth_app *a)
 	for (;;) {
 		while ((r = berth_lines_next(&a->lin, &line, &len)) != 0)
 			app_log(a, r == 1 ? "info" : "warning",
-				r == 1 ? line : "(a log line over 1 MiB was dropped)");
-		if (a->lin.eof || berth_lines_fill(&a->lin, a->logfd) <= 0)
+				r == 1 ? line : "(a log line over 64 KiB was dropped)");
+		if (a->lin.eof || budget == 0)
 			break;
+		long n = berth_lines_fill(&a->lin, a->logfd);
+		if (n <= 0)
+			break;
+		budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
 	}
-	/* A last line without a newline at end of file. */
-	while ((r = berth_lines_next(&a->lin, &line, &len)) != 0)
-		app_log(a, "info", line);
+	if (a->lin.eof) {
+		/* A last line without a newline; then stop watching the pipe
+		 * (a closed pipe polls readable for ever). */
+		while ((r = berth_lines_next(&a->lin, &line, &len)) != 0)
+			app_log(a, "info", line);
+		close(a->logfd);
+		a->logfd = -1;
+	}
 }
 
 /* A notification from the app that is not an answer: berth/log. */
@@ -264,10 +283,10 @@ static void close_channel(struct berth_app *a)
 	if (a->rpc >= 0)
 		close(a->rpc);
 	a->rpc = -1;
-	if (a->logfd >= 0) {
+	if (a->logfd >= 0)
 		drain_logs(a);
+	if (a->logfd >= 0)
 		close(a->logfd);
-	}
 	a->logfd = -1;
 	berth_lines_free(&a->rin);
 	berth_lines_free(&a->lin);
@@ -308,24 +327,20 @@ void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd)
 	*pid_fd = a->sb != NULL ? berth_sandbox_pidfd(a->sb) : -1;
 }
 
+static void idle_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce)
+{
+	(void)ctx;
+	(void)id;
+	(void)result;
+	(void)ce;
+}
+
 bool berth_app_idle(struct berth_app *a)
 {
-	struct pollfd p;
-	int status = -1;
-	char line[160];
-
 	if (a->sb == NULL)
 		return false;
-	drain_logs(a);
-	p = (struct pollfd){berth_sandbox_pidfd(a->sb), POLLIN, 0};
-	if (poll(&p, 1, 0) <= 0)
-		return false;
-	berth_sandbox_wait(a->sb, &status);
-	berth_app_stop(a);
-	snprintf(line, sizeof line, "the app exited (%s %d) while idle; the next call boots it again",
-		 status > 128 ? "signal" : "status", status > 128 ? status - 128 : status);
-	app_log(a, "warning", line);
-	return true;
+	berth_app_process(a, idle_done, NULL);
+	return a->sb == NULL;
 }
 
 void berth_app_close(struct berth_app *a)
@@ -362,6 +377,9 @@ static int check_parity(struct berth_app *a, json_t *exports, struct berth_error
 	json_array_foreach(exports, i, v)
 	{
 		const char *n = json_string_value(v);
+		char cn[160];
+		if (n != NULL)
+			n = berth_text_clean(cn, sizeof cn, n);
 		if (n == NULL || find_export(&a->m, n) == NULL)
 			snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s`%s`",
 				 extra[0] ? ", " : "", n != NULL ? n : "(not a string)");
@@ -409,7 +427,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 					    .stdio_fd = {devnull, lp[1], lp[1]},
 					    .has_rpc = true,
 					    .rpc_fd = sv[1],
-					    .identity = berth_app_identity(a->m.name)};
+					    .identity = berth_app_identity(a->paths.state_dir)};
 	if (berth_sandbox_start(&a->p, &a->ro, &a->sb, err) < 0) {
 		berth_err_wrap(err, "cannot boot the app `%s`", a->m.name);
 		goto fail;
@@ -432,6 +450,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 				  "the app `%s` did not announce itself (berth/ready) within %d ms",
 				  a->m.name, BERTH_APP_BOOT_TIMEOUT_MS);
 			berth_err_hint(err, "the entry must start the SDK's run loop (see docs/protocol.md)");
+			berth_sandbox_kill(a->sb); /* unresponsive: no grace period */
 			goto stop;
 		}
 		if (w != GOT_MESSAGE) {
@@ -524,6 +543,14 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+static bool context_writable(const struct berth_app *a)
+{
+	for (size_t i = 0; i < a->p.n_mounts; i++)
+		if (strcmp(a->p.mounts[i].dst, "/context") == 0)
+			return a->p.mounts[i].rw;
+	return false;
+}
+
 char *berth_app_denial(const struct berth_app *a, const char *errno_name, const char *syscall,
 		       const char *path)
 {
@@ -539,10 +566,18 @@ char *berth_app_denial(const struct berth_app *a, const char *errno_name, const 
 	     strcmp(errno_name, "EROFS") != 0))
 		return NULL;
 	e = strcmp(errno_name, "EACCES") == 0 ? EACCES : strcmp(errno_name, "EPERM") == 0 ? EPERM : EROFS;
+	/* The path and call name come from the app: never raw on a terminal. */
+	char cpath[PATH_MAX], csys[64];
+	path = berth_text_clean(cpath, sizeof cpath, path);
+	syscall = syscall != NULL ? berth_text_clean(csys, sizeof csys, syscall) : NULL;
 	sandbox_path(path, abs, sizeof abs);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(roots); i++)
 		if (under(abs, roots[i]))
 			root = roots[i];
+	/* What the app reports is checked against the policy: EROFS where the
+	 * sandbox has no read-only mount is not a denial berth can explain. */
+	if (e == EROFS && root != NULL && !(strcmp(root, "/context") == 0 && !context_writable(a)))
+		return NULL;
 
 	/* What enforced it, as measured at boot. */
 	if (e == EROFS)
@@ -627,10 +662,15 @@ static void took_error(struct berth_app *a, json_t *error, struct berth_call_err
 {
 	json_t *code = json_object_get(error, "code"), *data = json_object_get(error, "data");
 	const char *message = json_string_value(json_object_get(error, "message"));
+	char clean[1024];
+	json_int_t c = json_is_integer(code) ? json_integer_value(code) : BERTH_RPC_INTERNAL;
 
-	call_fail(ce, json_is_integer(code) ? (int)json_integer_value(code) : BERTH_RPC_INTERNAL,
-		  json_is_object(data) ? json_incref(data) : NULL, "%s",
-		  message != NULL ? message : "the app failed");
+	/* The app's words, not a terminal's commands; a code beyond the
+	 * protocol's 32-bit range is no code. */
+	berth_text_clean(clean, sizeof clean, message != NULL ? message : "the app failed");
+	if (c < INT32_MIN || c > INT32_MAX)
+		c = BERTH_RPC_INTERNAL;
+	call_fail(ce, (int)c, json_is_object(data) ? json_incref(data) : NULL, "%s", clean);
 	if (json_is_object(data))
 		ce->denial = berth_app_denial(a, json_string_value(json_object_get(data, "errno_name")),
 					      json_string_value(json_object_get(data, "syscall")),
@@ -646,14 +686,17 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
 	int r = 0;
 
 	memset(ce, 0, sizeof *ce);
-	if (ex == NULL)
+	if (ex == NULL) {
+		ce->refused_input = true;
 		return call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`",
 				 a->m.name, name);
+	}
 	if (input == NULL)
 		input = empty = json_object();
 	if (berth_schema_validate(ex->input, input, path, sizeof path, reason, sizeof reason) < 0)
 		r = schema_fail(ce, BERTH_RPC_INVALID_PARAMS, "invalid input", path, reason);
 	json_decref(empty);
+	ce->refused_input = r < 0;
 	return r;
 }
 
@@ -899,6 +942,7 @@ static void died(struct berth_app *a, berth_app_done_fn done, void *ctx)
 			 status - 128, strsignal(status - 128));
 	else
 		snprintf(why, sizeof why, "the app `%s` exited with status %d", a->m.name, status);
+	app_log(a, "warning", why);
 	json_t *data = closed_only    ? NULL
 		       : status > 128 ? json_pack("{s:i}", "signal", status - 128)
 				      : json_pack("{s:i}", "status", status);

@@ -47,8 +47,9 @@ enum {
 struct berth_call_error {
 	int code; /* one of the codes above */
 	char message[1024];
-	json_t *data; /* the error's data object or NULL; owned (json_decref) */
-	char *denial; /* the BERTH CAPABILITY DENIAL block, or NULL; malloc'd */
+	json_t *data;	    /* the error's data object or NULL; owned (json_decref) */
+	char *denial;	    /* the BERTH CAPABILITY DENIAL block, or NULL; malloc'd */
+	bool refused_input; /* berth refused the call before the app saw it (-32601, -32602) */
 };
 
 /* berth_call_error_free - release @ce's data and denial. */
@@ -63,8 +64,9 @@ struct berth_app_opts {
 	berth_app_log_fn log; /* NULL: lines go to stderr as "[app] line" */
 	void *log_ctx;
 	bool allow_degraded;
-	const char
-	    *state_root; /* NULL: berth_app_state_root(); else the apps' state lives here (berth test) */
+	/* NULL: berth_app_state_root(); else the apps' state lives here (berth test) */
+	const char *state_root;
+	bool dry; /* only compile: create no state directory (berth policy) */
 };
 
 struct berth_app;
@@ -121,15 +123,15 @@ int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigne
 		   struct berth_call_error *ce);
 
 /*
- * berth_app_fds - descriptors to poll(2) for POLLIN while no call runs: the
- * app's log pipe and its sandbox's pidfd (-1 each when stopped).  When one
- * is readable, call berth_app_idle().
+ * berth_app_fds - the app's log pipe and its sandbox's pidfd (-1 each when
+ * stopped or closed).  Prefer berth_app_poll_fds(), which adds the channel.
  */
 void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd);
 
 /*
- * berth_app_idle - relay the app's log lines; if its sandbox ended, stop it
- * (the next call boots it again) and return true.
+ * berth_app_idle - while no call is pending: relay the app's logs and notice
+ * its end (or a channel it closed); a dead app is stopped (the next call
+ * boots it again).  Returns true when it was stopped now.
  */
 bool berth_app_idle(struct berth_app *a);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +91,50 @@ static int find_sdk_python(char *out, size_t len)
 	return -1;
 }
 
-int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root,
+/* The state directory belongs to the app directory that made it. */
+static int check_origin(const struct berth_app_paths *paths, const char *name, bool dry,
+			struct berth_error *err)
+{
+	char have[4096];
+	ssize_t n;
+	int fd = open(paths->origin, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0) {
+		n = read(fd, have, sizeof have - 1);
+		close(fd);
+		have[n > 0 ? n : 0] = '\0';
+		if (n > 0 && have[n - 1] == '\n')
+			have[n - 1] = '\0';
+		if (strcmp(have, paths->app_dir) == 0 || dry)
+			return 0;
+		/* The state is the name's (the issue's layout): a copy or a moved
+		 * app keeps working, but the user hears that two directories
+		 * share one app's state. */
+		fprintf(stderr,
+			"berth: warning: the state of the app `%s` (%s) was made by the app in `%s`; `%s` "
+			"declares the "
+			"same name and uses it too\n"
+			"berth: hint: give one of them another name; remove `%s` to make `%s` the owner\n",
+			name, paths->state_dir, have, paths->app_dir, paths->origin, paths->app_dir);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return berth_err(err, errno, "cannot read `%s`", paths->origin);
+	if (dry)
+		return 0;
+	if (mkdirs(paths->state_dir, 0700, err) < 0)
+		return -1;
+	fd = open(paths->origin, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return check_origin(paths, name, dry, err); /* a concurrent first run */
+	if (fd < 0)
+		return berth_err(err, errno, "cannot create `%s`", paths->origin);
+	dprintf(fd, "%s\n", paths->app_dir);
+	close(fd);
+	return 0;
+}
+
+int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root, bool dry,
 		      struct berth_app_paths *paths, struct berth_error *err)
 {
 	char root[PATH_MAX];
@@ -110,12 +154,15 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 		return berth_usage_err(err, "the app state directory path is too long");
 	snprintf(paths->workspace, sizeof paths->workspace, "%s/workspace", paths->state_dir);
 	snprintf(paths->context, sizeof paths->context, "%s/context", paths->state_dir);
-	if (mkdirs(paths->workspace, 0700, err) < 0)
+	snprintf(paths->origin, sizeof paths->origin, "%s/origin", paths->state_dir);
+	if (check_origin(paths, m->name, dry, err) < 0)
+		return -1;
+	if (!dry && mkdirs(paths->workspace, 0700, err) < 0)
 		return -1;
 	for (size_t i = 0; i < m->n_caps; i++)
 		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
 			context = true;
-	if (context && mkdirs(paths->context, 0700, err) < 0)
+	if (context && !dry && mkdirs(paths->context, 0700, err) < 0)
 		return -1;
 	if (m->runtime == BERTH_RUNTIME_PYTHON &&
 	    find_sdk_python(paths->sdk_python, sizeof paths->sdk_python) < 0) {
@@ -270,15 +317,51 @@ out:
 
 /* ---------------------------------------------------------- policy */
 
-unsigned berth_app_identity(const char *name)
+static unsigned hashed_identity(const char *key)
 {
 	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
 
-	for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
+	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
 		h ^= *p;
 		h *= 16777619u;
 	}
-	return 1 + h % 999999u;
+	return 1 + h % (1u << 30);
+}
+
+unsigned berth_app_identity(const char *key)
+{
+	char line[4200];
+	unsigned id = 0, max = 0;
+	FILE *f;
+	int fd;
+
+	if (geteuid() != 0)
+		return hashed_identity(key);
+	if ((mkdir("/run/berth", 0700) < 0 && errno != EEXIST) ||
+	    (fd = open("/run/berth/identities", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+		return hashed_identity(key);
+	if (flock(fd, LOCK_EX) < 0 || (f = fdopen(fd, "r+")) == NULL) {
+		close(fd);
+		return hashed_identity(key);
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned n;
+		int off = 0;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%u %n", &n, &off) != 1 || off == 0)
+			continue;
+		if (n > max)
+			max = n;
+		if (strcmp(line + off, key) == 0)
+			id = n;
+	}
+	if (id == 0) {
+		id = max + 1;
+		fseek(f, 0, SEEK_END);
+		fprintf(f, "%u %s\n", id, key);
+	}
+	fclose(f); /* also releases the lock */
+	return id;
 }
 
 const char *berth_app_needs_network(const struct berth_manifest *m)
@@ -345,6 +428,23 @@ static int add_grant(struct berth_policy *p, const char *path, bool write)
 	return 0;
 }
 
+/* Variables the sandbox's environment is built from: no secret may take
+ * their name (a secret named BERTH_RPC_FD or LD_PRELOAD would reshape the
+ * app's start). */
+static bool reserved_env(const char *n)
+{
+	static const char *const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "TERM", "LANG", NULL};
+	static const char *const prefix[] = {"LC_", "BERTH_", "PYTHON", "LD_", NULL};
+
+	for (int i = 0; exact[i] != NULL; i++)
+		if (strcmp(n, exact[i]) == 0)
+			return true;
+	for (int i = 0; prefix[i] != NULL; i++)
+		if (strncmp(n, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	return false;
+}
+
 int berth_app_policy(const struct berth_manifest *m, const struct berth_app_paths *paths,
 		     const char *digest_hex, char *(*getenv_fn)(const char *), struct berth_policy *p,
 		     struct berth_error *err)
@@ -396,6 +496,16 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 		return berth_err(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < m->n_secrets; i++) {
 		const char *v = getenv_fn(m->secrets[i]);
+		if (reserved_env(m->secrets[i])) {
+			berth_usage_err(err,
+					"the app `%s` declares the secret `%s`, a variable berth sets itself",
+					m->name, m->secrets[i]);
+			return berth_err_hint(
+			    err,
+			    "rename the secret in %s (PATH, HOME, USER, LOGNAME, TERM, LANG, LC_*, "
+			    "BERTH_*, PYTHON*, LD_* are berth's)",
+			    paths->manifest);
+		}
 		if (v == NULL) {
 			berth_usage_err(err, "the app `%s` declares the secret `%s`, which is not set",
 					m->name, m->secrets[i]);
@@ -405,6 +515,7 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 		}
 		if (add_env(p, m->secrets[i], v) < 0)
 			return berth_err(err, ENOMEM, "out of memory");
+		p->env[p->n_env - 1].from_host = true; /* a secret: named in the policy, never digested */
 	}
 	snprintf(entry, sizeof entry, "/app/%s", m->entry);
 	p->argc = m->runtime == BERTH_RUNTIME_PYTHON ? 2 : 1;

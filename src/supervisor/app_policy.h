@@ -19,6 +19,7 @@
 #ifndef BERTH_APP_POLICY_H
 #define BERTH_APP_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../manifest/manifest.h"
@@ -35,6 +36,7 @@ struct berth_app_paths {
 	char workspace[4096];  /* <state_dir>/workspace */
 	char context[4096];    /* <state_dir>/context */
 	char sdk_python[4096]; /* the Python SDK directory on the host, or "" */
+	char origin[4096];     /* <state_dir>/origin: the app directory that owns this state */
 };
 
 /*
@@ -47,7 +49,11 @@ int berth_app_state_root(char *buf, size_t len, struct berth_error *err);
 
 /*
  * berth_app_resolve - fill @paths for the app in @app_dir (as the user named
- * it) with manifest @m, creating the state directories (0700) when missing.
+ * it) with manifest @m, creating the state directories (0700) when missing
+ * (not when @dry).  The state is the app name's; the first app directory
+ * that used it is recorded in <state_dir>/origin, and another directory
+ * declaring the same name (a copy, a moved app, or an impostor) is warned
+ * about on stderr, naming both.
  * @state_root: where apps' state lives; NULL means berth_app_state_root().
  * The Python SDK is looked up in $BERTH_SDK_PYTHON, then next to the berth
  * binary (../sdk/python from build/berth, ../share/berth/sdk/python when
@@ -55,7 +61,7 @@ int berth_app_state_root(char *buf, size_t len, struct berth_error *err);
  * Returns 0, or -1 with @err filled (the path that could not be created or
  * resolved; the SDK missing for a python app).
  */
-int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root,
+int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root, bool dry,
 		      struct berth_app_paths *paths, struct berth_error *err);
 
 /*
@@ -71,10 +77,14 @@ int berth_app_digest(const char *app_dir, char hex[65], struct berth_error *err)
 
 /*
  * berth_app_identity - the app's own sandbox identity when root runs berth:
- * an offset (1 .. 999999) from the run uid, derived from the app's name
- * (FNV-1a), so two apps never share a host uid by chance of invocation order.
+ * an offset (>= 1) from the run uid, so that no two apps share a host uid.
+ * Offsets are handed out in /run/berth/identities (0700, root only, under
+ * flock(2)), one per app state directory @key, and kept until reboot (the
+ * identity is the running sandbox's only: files it writes are idmapped to
+ * their directory's owner).  Not root, or /run unusable: a hash of @key
+ * (FNV-1a) in 1..2^30, which may collide.
  */
-unsigned berth_app_identity(const char *name);
+unsigned berth_app_identity(const char *key);
 
 /*
  * berth_app_policy - compile manifest @m of the app at @paths into @p (which

@@ -78,8 +78,8 @@ static int connect_to(const char *path)
 
 /* ---------------------------------------------------------- client */
 
-int berth_dev_call(const char *name, const char *export, json_t *input, unsigned timeout_ms, json_t **result,
-		   struct berth_call_error *ce)
+int berth_dev_call(const char *name, const char *app_dir, const char *export, json_t *input,
+		   unsigned timeout_ms, json_t **result, struct berth_call_error *ce)
 {
 	char path[PATH_MAX];
 	struct berth_error err = {0};
@@ -87,9 +87,10 @@ int berth_dev_call(const char *name, const char *export, json_t *input, unsigned
 	cleanup_free char *line = NULL;
 	struct berth_lines in;
 	json_t *req, *msg = NULL;
-	char *got;
-	size_t len;
-	int r;
+	char *got = NULL;
+	size_t len = 0;
+	int r = 0;
+	long long deadline;
 
 	*result = NULL;
 	memset(ce, 0, sizeof *ce);
@@ -98,8 +99,9 @@ int berth_dev_call(const char *name, const char *export, json_t *input, unsigned
 	fd = connect_to(path);
 	if (fd < 0)
 		return BERTH_DEV_NONE;
-	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:O*, s:i}}", "jsonrpc", "2.0", "id", 1, "method", "call", "params",
-			"export", export, "input", input, "timeout_ms", (int)timeout_ms);
+	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:O*, s:i, s:s*}}", "jsonrpc", "2.0", "id", 1, "method",
+			"call", "params", "export", export, "input", input, "timeout_ms", (int)timeout_ms,
+			"app_dir", app_dir);
 	line = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (line == NULL || berth_lines_init(&in, BERTH_RPC_MAX_LINE + 65536) < 0) {
@@ -108,12 +110,27 @@ int berth_dev_call(const char *name, const char *export, json_t *input, unsigned
 		return -1;
 	}
 	len = strlen(line);
-	if (write(fd, line, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
+	if (send(fd, line, len, MSG_NOSIGNAL) != (ssize_t)len || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
 		berth_lines_free(&in);
 		return BERTH_DEV_NONE;
 	}
-	while ((r = berth_lines_next(&in, &got, &len)) == 0 && berth_lines_fill(&in, fd) > 0)
-		;
+	deadline = now_us() / 1000 + (timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS) + 5000;
+	for (;;) {
+		r = berth_lines_next(&in, &got, &len);
+		if (r != 0 || in.eof)
+			break;
+		long long left = deadline - now_us() / 1000;
+		struct pollfd p = {fd, POLLIN, 0};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+			berth_lines_free(&in);
+			ce->code = BERTH_RPC_TIMEOUT;
+			snprintf(ce->message, sizeof ce->message,
+				 "`berth dev` for `%s` did not answer in time", name);
+			return -1;
+		}
+		if (berth_lines_fill(&in, fd) < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+	}
 	if (r == 1)
 		msg = json_loadb(got, len, 0, NULL);
 	berth_lines_free(&in);
@@ -128,12 +145,15 @@ int berth_dev_call(const char *name, const char *export, json_t *input, unsigned
 		json_decref(msg);
 		return 0;
 	}
+	if (json_integer_value(json_object_get(e, "code")) == BERTH_DEV_OTHER_DIR) {
+		json_decref(msg);
+		return BERTH_DEV_NONE;
+	}
 	json_t *data = json_object_get(e, "data");
+	const char *message = json_string_value(json_object_get(e, "message"));
 	ce->code = (int)json_integer_value(json_object_get(e, "code"));
-	snprintf(ce->message, sizeof ce->message, "%s",
-		 json_string_value(json_object_get(e, "message"))
-		     ? json_string_value(json_object_get(e, "message"))
-		     : "error");
+	ce->refused_input = json_is_string(json_object_get(msg, "stage"));
+	snprintf(ce->message, sizeof ce->message, "%s", message != NULL ? message : "error");
 	const char *denial = json_string_value(json_object_get(data, "denial"));
 	if (denial != NULL)
 		ce->denial = strdup(denial);
@@ -162,10 +182,14 @@ struct dev_app {
 };
 
 struct client {
-	int fd;
+	int fd; /* non-blocking */
 	struct dev_app *app;
 	struct berth_lines in;
+	char *out; /* answers not written yet */
+	size_t olen, ocap;
 };
+
+#define CLIENT_OUT_MAX (8 * 1024 * 1024) /* a client this far behind is dropped */
 
 struct dev {
 	const struct berth_dev_opts *o;
@@ -176,6 +200,7 @@ struct dev {
 	struct {
 		int wd;
 		struct dev_app *app;
+		char *dir; /* the watched directory */
 	} watches[MAX_WATCHES];
 	size_t n_watches;
 };
@@ -217,6 +242,7 @@ static void add_watches(struct dev *d, struct dev_app *da, const char *dir, int 
 		return;
 	d->watches[d->n_watches].wd = wd;
 	d->watches[d->n_watches].app = da;
+	d->watches[d->n_watches].dir = strdup(dir);
 	d->n_watches++;
 	dh = opendir(dir);
 	if (dh == NULL)
@@ -315,6 +341,25 @@ static void client_close(struct client *c)
 		close(c->fd);
 	c->fd = -1;
 	berth_lines_free(&c->in);
+	free(c->out);
+	c->out = NULL;
+	c->olen = c->ocap = 0;
+}
+
+/* Write what the client will take now; never block on a slow reader. */
+static void client_flush(struct client *c)
+{
+	while (c->fd >= 0 && c->olen > 0) {
+		ssize_t w = send(c->fd, c->out, c->olen, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (w <= 0) {
+			client_close(c);
+			return;
+		}
+		memmove(c->out, c->out + w, c->olen - (size_t)w);
+		c->olen -= (size_t)w;
+	}
 }
 
 static void reply(struct client *c, json_t *msg)
@@ -322,10 +367,41 @@ static void reply(struct client *c, json_t *msg)
 	char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len = s != NULL ? strlen(s) : 0;
 
-	if (s == NULL || write(c->fd, s, len) != (ssize_t)len || write(c->fd, "\n", 1) != 1)
-		client_close(c);
-	free(s);
 	json_decref(msg);
+	if (s == NULL || c->fd < 0) {
+		free(s);
+		return;
+	}
+	if (c->olen + len + 1 > CLIENT_OUT_MAX) {
+		/* It does not read its answers: drop it rather than stall. */
+		free(s);
+		client_close(c);
+		return;
+	}
+	if (c->olen + len + 1 > c->ocap) {
+		size_t cap = c->ocap ? c->ocap : 65536;
+		while (cap < c->olen + len + 1)
+			cap *= 2;
+		char *b = realloc(c->out, cap);
+		if (b == NULL) {
+			free(s);
+			client_close(c);
+			return;
+		}
+		c->out = b;
+		c->ocap = cap;
+	}
+	memcpy(c->out + c->olen, s, len);
+	c->out[c->olen + len] = '\n';
+	c->olen += len + 1;
+	free(s);
+	client_flush(c);
+}
+
+static void reply_error(struct client *c, json_t *id, int code, const char *message)
+{
+	reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code,
+			   "message", message));
 }
 
 static void serve(struct client *c, json_t *req)
@@ -351,18 +427,38 @@ static void serve(struct client *c, json_t *req)
 				BERTH_RPC_METHOD_NOT_FOUND, "message", "berth dev knows `call` and `info`"));
 		return;
 	}
-	json_t *input = json_object_get(params, "input"), *result = NULL;
+	json_t *input = json_object_get(params, "input"), *result = NULL,
+	       *jt = json_object_get(params, "timeout_ms");
+	const char *want_dir = json_string_value(json_object_get(params, "app_dir"));
+	const char *export = json_string_value(json_object_get(params, "export"));
 	struct berth_call_error ce = {0};
-	unsigned timeout = (unsigned)json_integer_value(json_object_get(params, "timeout_ms"));
+	if (want_dir != NULL && strcmp(want_dir, berth_app_paths(a)->app_dir) != 0) {
+		/* The caller means an app of the same name elsewhere: not ours. */
+		reply_error(c, id, BERTH_DEV_OTHER_DIR, "berth dev serves this app from another directory");
+		return;
+	}
+	if (jt != NULL && !json_is_null(jt) &&
+	    (!json_is_integer(jt) || json_integer_value(jt) < 0 || json_integer_value(jt) > 3600000)) {
+		reply_error(c, id, BERTH_RPC_INVALID_PARAMS,
+			    "timeout_ms must be an integer from 0 to 3600000");
+		return;
+	}
+	unsigned timeout = (unsigned)json_integer_value(jt);
 	if (json_is_null(input))
 		input = NULL; /* no input: {} */
 	if (input != NULL && !json_is_object(input)) {
-		reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-				   BERTH_RPC_INVALID_PARAMS, "message", "input must be an object"));
+		reply_error(c, id, BERTH_RPC_INVALID_PARAMS, "input must be an object");
 		return;
 	}
-	if (berth_app_call(a, json_string_value(json_object_get(params, "export")), input, timeout, &result,
-			   &ce) == 0) {
+	if (berth_app_check_input(a, export, input, &ce) < 0) {
+		/* Refused before the app saw it: the caller's mistake ("stage"). */
+		reply(c,
+		      json_pack("{s:s, s:O?, s:s, s:{s:i, s:s, s:O*}}", "jsonrpc", "2.0", "id", id, "stage",
+				"input", "error", "code", ce.code, "message", ce.message, "data", ce.data));
+		berth_call_error_free(&ce);
+		return;
+	}
+	if (berth_app_call(a, export, input, timeout, &result, &ce) == 0) {
 		reply(c, json_pack("{s:s, s:O?, s:{s:o}}", "jsonrpc", "2.0", "id", id, "result", "output",
 				   result));
 		return;
@@ -380,12 +476,13 @@ static void client_input(struct client *c)
 	char *line;
 	size_t len;
 	int r;
-
-	if (berth_lines_fill(&c->in, c->fd) <= 0 && errno != EAGAIN) {
+	long n = berth_lines_fill(&c->in, c->fd);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		client_close(c);
 		return;
 	}
-	while (c->fd >= 0 && (r = berth_lines_next(&c->in, &line, &len)) != 0) {
+	while (c->fd >= 0 && c->olen < BERTH_RPC_MAX_LINE &&
+	       (r = berth_lines_next(&c->in, &line, &len)) != 0) {
 		json_t *req = r == 1 ? json_loadb(line, len, 0, NULL) : NULL;
 		if (req == NULL) {
 			reply(c, json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error",
@@ -402,7 +499,7 @@ static void client_input(struct client *c)
 
 static void accept_client(struct dev *d, struct dev_app *da)
 {
-	int fd = accept4(da->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(da->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct ucred cred;
 	socklen_t cl = sizeof cred;
 
@@ -423,6 +520,9 @@ static void accept_client(struct dev *d, struct dev_app *da)
 		c->app = da;
 		return;
 	}
+	static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
+				   "\"berth dev is serving too many clients; try again\"}}\n";
+	(void)!send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);
 }
 
@@ -444,8 +544,9 @@ static void inotify_input(struct dev *d)
 			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len > 0 &&
 			    ev->name[0] != '.') {
 				char sub[PATH_MAX];
-				snprintf(sub, sizeof sub, "%s/%s", berth_app_paths(da->app)->app_dir,
-					 ev->name);
+				if (d->watches[i].dir == NULL)
+					continue;
+				snprintf(sub, sizeof sub, "%s/%s", d->watches[i].dir, ev->name);
 				add_watches(d, da, sub, 1);
 			}
 		}
@@ -467,6 +568,8 @@ static void dev_free(struct dev *d)
 	}
 	if (d->ino >= 0)
 		close(d->ino);
+	for (size_t i = 0; i < d->n_watches; i++)
+		free(d->watches[i].dir);
 }
 
 int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, struct berth_error *err)
@@ -511,18 +614,16 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 	fprintf(stderr, "berth: dev: watching for changes; ^C stops\n");
 	r = 0;
 	while (!o->once) {
-		struct pollfd p[2 + MAX_APPS * 3 + MAX_CLIENTS];
+		struct pollfd p[2 + MAX_APPS * 4 + MAX_CLIENTS];
 		size_t np = 0;
 		int timeout = -1;
 
 		p[np++] = (struct pollfd){sfd, POLLIN, 0};
 		p[np++] = (struct pollfd){d.ino, POLLIN, 0};
 		for (size_t i = 0; i < d.n_apps; i++) {
-			int lfd, pfd;
-			berth_app_fds(d.apps[i].app, &lfd, &pfd);
 			p[np++] = (struct pollfd){d.apps[i].listen_fd, POLLIN, 0};
-			p[np++] = (struct pollfd){lfd, POLLIN, 0};
-			p[np++] = (struct pollfd){pfd, POLLIN, 0};
+			berth_app_poll_fds(d.apps[i].app, &p[np]);
+			np += 3;
 			if (d.apps[i].dirty) {
 				long long left =
 				    (d.apps[i].dirty_at + RELOAD_SETTLE_MS * 1000 - now_us()) / 1000;
@@ -530,7 +631,8 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 			}
 		}
 		for (size_t i = 0; i < MAX_CLIENTS; i++)
-			p[np++] = (struct pollfd){d.clients[i].fd, POLLIN, 0};
+			p[np++] = (struct pollfd){d.clients[i].fd,
+						  (short)(POLLIN | (d.clients[i].olen ? POLLOUT : 0)), 0};
 		if (poll(p, np, timeout) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN) {
@@ -542,18 +644,22 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 		if (p[1].revents & POLLIN)
 			inotify_input(&d);
 		for (size_t i = 0; i < d.n_apps; i++) {
-			struct pollfd *q = &p[2 + i * 3];
-			if ((q[1].revents | q[2].revents) & (POLLIN | POLLHUP))
+			struct pollfd *q = &p[2 + i * 4];
+			if ((q[1].revents | q[2].revents | q[3].revents) & (POLLIN | POLLHUP | POLLERR))
 				berth_app_idle(d.apps[i].app);
 			if (q[0].revents & POLLIN)
 				accept_client(&d, &d.apps[i]);
 			if (d.apps[i].dirty && now_us() - d.apps[i].dirty_at >= RELOAD_SETTLE_MS * 1000)
 				reload(&d, &d.apps[i]);
 		}
-		for (size_t i = 0; i < MAX_CLIENTS; i++)
-			if (d.clients[i].fd >= 0 &&
-			    (p[2 + d.n_apps * 3 + i].revents & (POLLIN | POLLHUP | POLLERR)))
-				client_input(&d.clients[i]);
+		for (size_t i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &d.clients[i];
+			short re = p[2 + d.n_apps * 4 + i].revents;
+			if (c->fd >= 0 && (re & POLLOUT))
+				client_flush(c);
+			if (c->fd >= 0 && (re & (POLLIN | POLLHUP | POLLERR)))
+				client_input(c);
+		}
 	}
 	fprintf(stderr, "berth: dev: stopping\n");
 out:

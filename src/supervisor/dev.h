@@ -22,7 +22,8 @@
 #include "../util/error.h"
 #include "app.h"
 
-#define BERTH_DEV_NONE 1 /* berth_dev_call: no `berth dev` serves that app */
+#define BERTH_DEV_NONE 1	     /* berth_dev_call: no `berth dev` serves that app */
+#define BERTH_DEV_OTHER_DIR (-32010) /* control error: the app of that name comes from another directory */
 
 /*
  * berth_dev_socket_path - the control socket of app @name in @buf (@len
@@ -33,12 +34,15 @@ int berth_dev_socket_path(const char *name, bool create, char *buf, size_t len, 
 
 /*
  * berth_dev_call - call export @export of app @name through a running
- * `berth dev`.  Returns 0 with *@result, -1 with @ce filled (the app's or
- * berth's error, denial block included), or BERTH_DEV_NONE when no `berth dev`
- * listens for @name (nothing was sent).
+ * `berth dev`.  @app_dir: the physical app directory the caller means, or
+ * NULL for whatever directory berth dev serves the app from; a dev serving
+ * it from another directory counts as none.  The answer is awaited at most
+ * @timeout_ms (0: BERTH_APP_CALL_TIMEOUT_MS) plus 5 s.  Returns 0 with *@result, -1 with @ce filled (the
+ * app's or berth's error, denial block included), or BERTH_DEV_NONE when no `berth dev` listens for @name
+ * (nothing was sent).
  */
-int berth_dev_call(const char *name, const char *export, json_t *input, unsigned timeout_ms, json_t **result,
-		   struct berth_call_error *ce);
+int berth_dev_call(const char *name, const char *app_dir, const char *export, json_t *input,
+		   unsigned timeout_ms, json_t **result, struct berth_call_error *ce);
 
 struct berth_dev_opts {
 	unsigned force_off; /* test-only switch */

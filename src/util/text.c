@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "text.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Length of the UTF-8 sequence at @s (1..4) and its code point, or 0 when
+ * it is not a valid, shortest-form sequence (RFC 3629). */
+static int utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf && (s[1] & 0xc0) == 0x80) {
+		*cp = (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
+		return 2;
+	}
+	if (s[0] >= 0xe0 && s[0] <= 0xef && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
+		*cp = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+		return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 &&
+	    (s[3] & 0xc0) == 0x80) {
+		*cp = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12 |
+		      (uint32_t)(s[2] & 0x3f) << 6 | (s[3] & 0x3f);
+		return *cp >= 0x10000 && *cp <= 0x10ffff ? 4 : 0;
+	}
+	return 0;
+}
+
+static bool unsafe(uint32_t cp)
+{
+	return (cp < 0x20 && cp != '\t') || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *berth_text_clean(char *dst, size_t len, const char *src)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0;
+
+	if (len == 0)
+		return dst;
+	while (*s != '\0') {
+		uint32_t cp;
+		int n = utf8_decode(s, &cp);
+		char esc[16];
+		const char *out;
+		size_t olen;
+
+		if (n == 0) {
+			olen = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *s);
+			out = esc;
+			n = 1;
+		} else if (unsafe(cp)) {
+			olen = cp < 0x100 ? (size_t)snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp)
+					  : (size_t)snprintf(esc, sizeof esc, "\\u{%04x}", (unsigned)cp);
+			out = esc;
+		} else {
+			out = (const char *)s;
+			olen = (size_t)n;
+		}
+		if (o + olen >= len)
+			break;
+		memcpy(dst + o, out, olen);
+		o += olen;
+		s += n;
+	}
+	dst[o] = '\0';
+	return dst;
+}

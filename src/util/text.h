@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * text.h - text from a sandboxed program, made safe for a terminal.
+ */
+#ifndef BERTH_TEXT_H
+#define BERTH_TEXT_H
+
+#include <stddef.h>
+
+/*
+ * berth_text_clean - copy @src into @dst (@len bytes, NUL-terminated,
+ * truncated to fit) so that printing it cannot drive the reader's terminal:
+ * C0 control characters but tab (ESC, CR, BEL, newline...), DEL, C1 controls
+ * (U+0080-U+009F) and the Unicode bidirectional and line/paragraph
+ * separator characters (U+2028-U+202E, U+2066-U+2069, U+200E, U+200F) become
+ * `\xHH` or `\u{HHHH}`; bytes that are not UTF-8 become `\xHH`.
+ * Returns @dst.
+ */
+char *berth_text_clean(char *dst, size_t len, const char *src);
+
+#endif
