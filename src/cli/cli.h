@@ -14,5 +14,7 @@ int cmd_rpc(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_dev(int argc, char **argv);
 int cmd_init(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+int cmd_tools(int argc, char **argv);
 
 #endif

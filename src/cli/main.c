@@ -23,6 +23,8 @@ static const char usage[] =
 	"  rpc APP --export NAME [--input J]   call an app's export\n"
 	"  test [APP-DIR]                      check an app against its manifest's examples\n"
 	"  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
+	"  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
+	"  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
 	"  version                             print the version\n"
 	"\n"
 	"see berth(1)\n";
@@ -54,6 +56,10 @@ int main(int argc, char **argv)
 		return cmd_dev(argc - 1, argv + 1);
 	if (strcmp(argv[1], "init") == 0)
 		return cmd_init(argc - 1, argv + 1);
+	if (strcmp(argv[1], "mcp") == 0)
+		return cmd_mcp(argc - 1, argv + 1);
+	if (strcmp(argv[1], "tools") == 0)
+		return cmd_tools(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("berth %s\n", BERTH_VERSION);
 		return 0;

@@ -187,6 +187,7 @@ struct client {
 	struct berth_lines in;
 	char *out; /* answers not written yet */
 	size_t olen, ocap;
+	bool watch; /* asked (`watch`) to hear of reloads: a `changed` notification */
 };
 
 #define CLIENT_OUT_MAX (8 * 1024 * 1024) /* a client this far behind is dropped */
@@ -294,6 +295,8 @@ static void how_to_call(const struct dev_app *da, unsigned long boot_us)
 			m->exports[i].name, m->exports[i].n_examples > 0 ? "<json>" : "{}");
 }
 
+static void reply(struct client *c, json_t *msg);
+
 static void reload(struct dev *d, struct dev_app *da)
 {
 	struct berth_error err = {0};
@@ -331,6 +334,13 @@ static void reload(struct dev *d, struct dev_app *da)
 	}
 	berth_app_close(old);
 	da->app = fresh;
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d->clients[i];
+		if (c->fd >= 0 && c->watch && c->app == da)
+			reply(c, json_pack("{s:s, s:s, s:{s:s, s:s?}}", "jsonrpc", "2.0", "method", "changed",
+					   "params", "name", da->name, "digest",
+					   berth_app_policy_of(fresh)->app_digest));
+	}
 	fprintf(stderr, "berth: dev: reloaded `%s` in %.1f ms (digest %s)\n", da->name,
 		(double)(now_us() - t0) / 1000.0, berth_app_policy_of(fresh)->app_digest);
 }
@@ -420,11 +430,16 @@ static void serve(struct client *c, json_t *req)
 				   berth_app_policy_of(a)->app_digest, "exports", ex));
 		return;
 	}
+	if (method != NULL && strcmp(method, "watch") == 0) {
+		c->watch = true;
+		reply(c, json_pack("{s:s, s:O?, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
+		return;
+	}
 	if (method == NULL || strcmp(method, "call") != 0 ||
 	    !json_is_string(json_object_get(params, "export"))) {
-		reply(c,
-		      json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-				BERTH_RPC_METHOD_NOT_FOUND, "message", "berth dev knows `call` and `info`"));
+		reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+				   BERTH_RPC_METHOD_NOT_FOUND, "message",
+				   "berth dev knows `call`, `info` and `watch`"));
 		return;
 	}
 	json_t *input = json_object_get(params, "input"), *result = NULL,

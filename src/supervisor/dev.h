@@ -12,6 +12,10 @@
  *         {code, message, data?} whose data carries `denial` (the block)
  *         when the call was a capability denial
  *   info  params {} → result {name, version, digest, exports: [names]}
+ *   watch params {} → result {}; from then on, after each reload of the
+ *         app, the connection gets the notification
+ *         {"method":"changed","params":{name, digest}} (berth mcp relays it
+ *         as notifications/tools/list_changed)
  */
 #ifndef BERTH_DEV_H
 #define BERTH_DEV_H

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_mcp.c - `berth mcp` (an MCP server over stdio) and `berth tools`
+ * (tool definitions for agent frameworks).  The server is in
+ * src/supervisor/mcp.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../manifest/manifest.h"
+#include "../sandbox/sandbox.h"
+#include "../supervisor/mcp.h"
+#include "cli.h"
+
+static const char mcp_usage[] =
+    "usage: berth mcp --app NAME --app-dir DIR [--app NAME --app-dir DIR ...] [--only EXPORT,...]\n"
+    "                 [--warm] [--timeout MS] [--no-dev]\n"
+    "  serve the apps' exports as MCP tools over stdio (newline-delimited JSON-RPC 2.0;\n"
+    "  protocol 2025-06-18, 2025-03-26, 2024-11-05).  One app: tools are named EXPORT;\n"
+    "  several: APP__EXPORT.  Apps boot at their first call (--warm: at start), or calls go to a\n"
+    "  running `berth dev` for the same app directory (--no-dev: never).  Stops everything on\n"
+    "  end of input, SIGTERM or SIGINT.  exit status: 0; 2 usage error or invalid manifest;\n"
+    "  125 an app could not be booted (--warm)\n";
+
+int cmd_mcp(int argc, char **argv)
+{
+	const char *names[BERTH_MCP_MAX_APPS], *dirs[BERTH_MCP_MAX_APPS], *only[256];
+	struct berth_mcp_opts o = {0};
+	struct berth_error err = {0};
+	size_t n_names = 0, n_dirs = 0, n_only = 0;
+	char *only_buf = NULL;
+	const char *ps = getenv("BERTH_MCP_PAGE_SIZE"); /* test-only: small pages */
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(mcp_usage, stdout);
+			return 0;
+		} else if (strcmp(a, "--app") == 0 && more) {
+			if (n_names == BERTH_MCP_MAX_APPS)
+				goto too_many;
+			names[n_names++] = argv[++i];
+		} else if (strcmp(a, "--app-dir") == 0 && more) {
+			if (n_dirs == BERTH_MCP_MAX_APPS)
+				goto too_many;
+			dirs[n_dirs++] = argv[++i];
+		} else if (strcmp(a, "--only") == 0 && more) {
+			free(only_buf);
+			only_buf = strdup(argv[++i]);
+			n_only = 0;
+			for (char *save = NULL, *t = strtok_r(only_buf, ",", &save);
+			     t != NULL && n_only < 256; t = strtok_r(NULL, ",", &save))
+				only[n_only++] = t;
+		} else if (strcmp(a, "--warm") == 0) {
+			o.warm = true;
+		} else if (strcmp(a, "--no-dev") == 0) {
+			o.no_dev = true;
+		} else if (strcmp(a, "--timeout") == 0 && more) {
+			char *end;
+			errno = 0;
+			unsigned long t = strtoul(argv[++i], &end, 10);
+			if (errno || *end || t == 0 || t > 3600000) {
+				fprintf(stderr,
+					"berth: mcp: bad --timeout `%s`: want milliseconds, 1..3600000\n",
+					argv[i]);
+				free(only_buf);
+				return 2;
+			}
+			o.timeout_ms = (unsigned)t;
+		} else {
+			fprintf(stderr, "berth: mcp: unknown or incomplete option `%s`\n%s", a, mcp_usage);
+			free(only_buf);
+			return 2;
+		}
+	}
+	if (n_dirs == 0 || n_names != n_dirs) {
+		fprintf(stderr, "berth: mcp: %s\n%s",
+			n_dirs == 0 ? "give at least one --app NAME --app-dir DIR"
+				    : "give one --app NAME for each --app-dir DIR, in the same order",
+			mcp_usage);
+		free(only_buf);
+		return 2;
+	}
+	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &o.force_off, &err) < 0) {
+		cli_print_error(&err);
+		free(only_buf);
+		return 2;
+	}
+	o.app_dirs = dirs;
+	o.app_names = names;
+	o.n_apps = n_dirs;
+	o.only = only;
+	o.n_only = n_only;
+	o.page_size = ps != NULL ? (unsigned)strtoul(ps, NULL, 10) : 0;
+	struct berth_mcp *m = berth_mcp_new(&o, &err);
+	if (m == NULL) {
+		cli_print_error(&err);
+		free(only_buf);
+		return err.status == 2 ? 2 : 125;
+	}
+	int r = berth_mcp_run(m, STDIN_FILENO, &err);
+	berth_mcp_free(m);
+	free(only_buf);
+	if (r < 0) {
+		cli_print_error(&err);
+		return 125;
+	}
+	return 0;
+too_many:
+	fprintf(stderr, "berth: mcp: at most %d apps\n", BERTH_MCP_MAX_APPS);
+	free(only_buf);
+	return 2;
+}
+
+/* ---------------------------------------------------------- berth tools */
+
+static const char tools_usage[] =
+    "usage: berth tools APP-DIR [--format mcp|openai|anthropic]\n"
+    "  print the app's exports as tool definitions: MCP tools/list (default), OpenAI function\n"
+    "  tools, or Anthropic tools; JSON on standard output\n";
+
+int cmd_tools(int argc, char **argv)
+{
+	const char *dir = NULL, *format = "mcp";
+	struct berth_manifest man;
+	struct berth_diags d = {0};
+	struct berth_error err = {0};
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(tools_usage, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+			format = argv[++i];
+		} else if (argv[i][0] != '-' && dir == NULL) {
+			dir = argv[i];
+		} else {
+			fprintf(stderr, "berth: tools: unexpected argument `%s`\n%s", argv[i], tools_usage);
+			return 2;
+		}
+	}
+	if (dir == NULL) {
+		fprintf(stderr, "berth: tools: missing APP-DIR\n%s", tools_usage);
+		return 2;
+	}
+	if (strcmp(format, "mcp") != 0 && strcmp(format, "openai") != 0 && strcmp(format, "anthropic") != 0) {
+		fprintf(stderr, "berth: tools: unknown --format `%s`: use mcp, openai or anthropic\n",
+			format);
+		return 2;
+	}
+	if (berth_manifest_load(dir, dir, &man, &d, &err) < 0) {
+		for (size_t i = 0; i < d.n; i++)
+			fprintf(stderr, "%s\n", d.items[i].text);
+		berth_diags_free(&d);
+		cli_print_error(&err);
+		return err.status == 2 ? 2 : 125;
+	}
+	json_t *tools = json_array();
+	for (size_t i = 0; i < man.n_exports; i++) {
+		const struct berth_export *ex = &man.exports[i];
+		json_t *t;
+		if (strcmp(format, "openai") == 0)
+			t = json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name",
+				      ex->name, "description", ex->description, "parameters", ex->input);
+		else if (strcmp(format, "anthropic") == 0)
+			t = json_pack("{s:s, s:s, s:O}", "name", ex->name, "description", ex->description,
+				      "input_schema", ex->input);
+		else
+			t = json_pack("{s:s, s:s, s:O, s:O}", "name", ex->name, "description",
+				      ex->description, "inputSchema", ex->input, "outputSchema", ex->output);
+		json_array_append_new(tools, t);
+	}
+	json_t *out = strcmp(format, "mcp") == 0 ? json_pack("{s:o}", "tools", tools) : tools;
+	char *s = json_dumps(out, JSON_INDENT(2));
+	if (s != NULL)
+		printf("%s\n", s);
+	free(s);
+	json_decref(out);
+	berth_manifest_free(&man);
+	return s != NULL ? 0 : 125;
+}
