@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/cleanup.h"
@@ -156,6 +157,27 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 	}
 	return fail(reason, reason_len, "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
 		    cq(q, sizeof q, scope));
+}
+
+/* Whether @p holds a character that hides or reorders text on a terminal:
+ * C0 controls, DEL, C1 controls, zero-width and bidirectional formatting
+ * characters, the BOM. */
+static bool invisible(const unsigned char *p)
+{
+	for (; *p != '\0'; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			return true;
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return true; /* U+0080-U+009F */
+		if (p[0] == 0xe2 && p[1] == 0x80 &&
+		    ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
+			return true; /* U+200B-U+200F, U+202A-U+202E */
+		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+			return true; /* U+2066-U+2069 */
+		if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+			return true; /* U+FEFF */
+	}
+	return false;
 }
 
 /* ---- network patterns ---- */
@@ -357,7 +379,25 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 			return fail(reason, reason_len,
 				    "missing path after `%s`; fix: name a path such as `/workspace`",
 				    cq(q, sizeof q, s));
-		return fs_scope(scope, &cap->scope, reason, reason_len);
+		if (invisible((const unsigned char *)scope))
+			return fail(reason, reason_len,
+				    "filesystem scope `%s` has a control or invisible formatting character; "
+				    "write the "
+				    "path in plain characters",
+				    cq(q, sizeof q, scope));
+		if (fs_scope(scope, &cap->scope, reason, reason_len) < 0)
+			return -1;
+		if (cap->kind == BERTH_CAP_FS_WRITE && strncmp(cap->scope, "/app", 4) == 0 &&
+		    (cap->scope[4] == '\0' || cap->scope[4] == '/')) {
+			free(cap->scope);
+			cap->scope = NULL;
+			return fail(
+			    reason, reason_len,
+			    "`%s` can never be granted: /app, the app's own code, is mounted read-only; fix: "
+			    "declare `filesystem:read:%s`, or write under /workspace",
+			    cq(q, sizeof q, s), cq(q2, sizeof q2, scope));
+		}
+		return 0;
 	}
 	if (nlen == 7 && strncmp(s, "network", nlen) == 0) {
 		if (!(alen == 4 && strncmp(c1 + 1, "host", 4) == 0)) {

@@ -446,8 +446,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	for (;;) {
 		enum wait_result w = next_message(a, deadline, &msg);
 		if (w == TIMED_OUT) {
-			berth_err(err, ETIMEDOUT,
-				  "the app `%s` did not announce itself (berth/ready) within %d ms",
+			berth_err(err, 0, "the app `%s` did not announce itself (berth/ready) within %d ms",
 				  a->m.name, BERTH_APP_BOOT_TIMEOUT_MS);
 			berth_err_hint(err, "the entry must start the SDK's run loop (see docs/protocol.md)");
 			berth_sandbox_kill(a->sb); /* unresponsive: no grace period */
@@ -455,7 +454,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 		}
 		if (w != GOT_MESSAGE) {
 			berth_app_stop(a);
-			berth_err(err, EPIPE, "the app `%s` exited before it was ready", a->m.name);
+			berth_err(err, 0, "the app `%s` exited before it was ready", a->m.name);
 			return berth_err_hint(err,
 					      "its log above says why; run the entry by hand to debug it");
 		}
@@ -670,6 +669,10 @@ static void took_error(struct berth_app *a, json_t *error, struct berth_call_err
 	berth_text_clean(clean, sizeof clean, message != NULL ? message : "the app failed");
 	if (c < INT32_MIN || c > INT32_MAX)
 		c = BERTH_RPC_INTERNAL;
+	/* Codes that say what berth did (crash, timeout, bad output) are
+	 * berth's to give: an app using them is reporting its own failure. */
+	if (c == BERTH_RPC_CRASHED || c == BERTH_RPC_TIMEOUT || c == BERTH_RPC_BAD_OUTPUT)
+		c = BERTH_RPC_APP_ERROR;
 	call_fail(ce, (int)c, json_is_object(data) ? json_incref(data) : NULL, "%s", clean);
 	if (json_is_object(data))
 		ce->denial = berth_app_denial(a, json_string_value(json_object_get(data, "errno_name")),

@@ -67,7 +67,10 @@ static int find_sdk_python(char *out, size_t len)
 	struct stat st;
 
 	if (env != NULL && env[0] != '\0') {
-		if (realpath(env, out) == NULL || strlen(out) >= len)
+		/* Everything in it is mounted into python apps: only an SDK. */
+		snprintf(cand, sizeof cand, "%s/berth_app.py", env);
+		if (realpath(env, out) == NULL || strlen(out) >= len || stat(cand, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
 			return -1;
 		return 0;
 	}
@@ -89,6 +92,30 @@ static int find_sdk_python(char *out, size_t len)
 		}
 	}
 	return -1;
+}
+
+/* The entry must be there (and, native, executable) before anything boots. */
+static int check_entry(const char *real_dir, const char *shown_dir, const struct berth_manifest *m,
+		       struct berth_error *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", real_dir, m->entry);
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+		berth_usage_err(err, "the entry `%s` of the app `%s` is not a file in `%s`", m->entry,
+				m->name, shown_dir);
+		return m->runtime == BERTH_RUNTIME_NATIVE
+			   ? berth_err_hint(
+				 err, "build it first (e.g. `make -C %s`), or fix `entry` in its berth.yml",
+				 shown_dir)
+			   : berth_err_hint(err, "fix `entry` in its berth.yml");
+	}
+	if (m->runtime == BERTH_RUNTIME_NATIVE && access(path, X_OK) < 0) {
+		berth_usage_err(err, "the entry `%s` of the app `%s` is not executable", m->entry, m->name);
+		return berth_err_hint(err, "chmod +x %s/%s", shown_dir, m->entry);
+	}
+	return 0;
 }
 
 /* The state directory belongs to the app directory that made it. */
@@ -163,6 +190,8 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
 			context = true;
 	if (context && !dry && mkdirs(paths->context, 0700, err) < 0)
+		return -1;
+	if (check_entry(paths->app_dir, app_dir, m, err) < 0)
 		return -1;
 	if (m->runtime == BERTH_RUNTIME_PYTHON &&
 	    find_sdk_python(paths->sdk_python, sizeof paths->sdk_python) < 0) {
