@@ -292,12 +292,16 @@ static void close_channel(struct berth_app *a)
 	berth_lines_free(&a->lin);
 }
 
-void berth_app_stop(struct berth_app *a)
+/* Stop the sandbox (gracefully: end of file first, then the grace period);
+ * pending calls stay pending. */
+static void stop_sandbox(struct berth_app *a, bool graceful)
 {
-	if (a == NULL || a->sb == NULL)
+	if (a->sb == NULL)
 		return;
+	if (!graceful)
+		berth_sandbox_kill(a->sb);
 	/* End of file on its channel asks the app to exit (docs/protocol.md). */
-	if (a->rpc >= 0) {
+	if (graceful && a->rpc >= 0) {
 		shutdown(a->rpc, SHUT_WR);
 		long long deadline = now_ms() + BERTH_APP_STOP_GRACE_MS;
 		for (;;) {
@@ -314,11 +318,24 @@ void berth_app_stop(struct berth_app *a)
 	berth_sandbox_free(a->sb);
 	a->sb = NULL;
 	close_channel(a);
-	/* Calls still owed are dropped: callers that track them (berth mcp) fail
-	 * them before stopping. */
+	a->olen = 0;
+	/* What was sent is lost with the app; what waits goes out again. */
+	for (size_t i = 0; i < a->n_pend;)
+		if (a->pend[i].sent)
+			pend_remove(a, i);
+		else
+			i++;
+}
+
+void berth_app_stop(struct berth_app *a)
+{
+	if (a == NULL)
+		return;
+	stop_sandbox(a, true);
+	/* Calls still owed are dropped: callers that track them (berth mcp)
+	 * fail them before stopping. */
 	while (a->n_pend > 0)
 		pend_remove(a, a->n_pend - 1);
-	a->olen = 0;
 }
 
 void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd)
@@ -743,8 +760,15 @@ static int queue_out(struct berth_app *a, const char *s, size_t len)
 static void flush(struct berth_app *a)
 {
 	size_t n = inflight(a);
+	bool held = false;
 
-	for (size_t i = 0; i < a->n_pend && n < BERTH_APP_MAX_INFLIGHT; i++) {
+	/* While a cancelled call is still in the app, nothing new is sent: a
+	 * sequential app would serve it only after the abandoned work, and if
+	 * that work hangs, its deadline restarts the app and the waiting calls
+	 * go to the new one. */
+	for (size_t i = 0; i < a->n_pend; i++)
+		held |= a->pend[i].sent && a->pend[i].cancelled;
+	for (size_t i = 0; !held && i < a->n_pend && n < BERTH_APP_MAX_INFLIGHT; i++) {
 		struct pending *q = &a->pend[i];
 		if (q->sent)
 			continue;
@@ -764,16 +788,21 @@ static void flush(struct berth_app *a)
 	}
 }
 
-/* Fail every pending call with @code (the app is gone or was stopped). */
-static void fail_all(struct berth_app *a, int code, json_t *data, const char *why, berth_app_done_fn done,
-		     void *ctx)
+/* Fail the pending calls the app had received (@all: also those still
+ * waiting) with @code: the app is gone or was stopped. */
+static void fail_calls(struct berth_app *a, bool all, int code, json_t *data, const char *why,
+		       berth_app_done_fn done, void *ctx)
 {
-	while (a->n_pend > 0) {
+	for (size_t i = 0; i < a->n_pend;) {
 		struct berth_call_error ce = {0};
-		long long id = a->pend[0].id;
-		bool report = !a->pend[0].cancelled;
-		const char *name = a->pend[0].ex->name;
-		pend_remove(a, 0);
+		long long id = a->pend[i].id;
+		bool report = !a->pend[i].cancelled;
+		const char *name = a->pend[i].ex->name;
+		if (!all && !a->pend[i].sent) {
+			i++;
+			continue;
+		}
+		pend_remove(a, i);
 		if (!report)
 			continue;
 		call_fail(&ce, code, json_incref(data),
@@ -782,6 +811,25 @@ static void fail_all(struct berth_app *a, int code, json_t *data, const char *wh
 		berth_call_error_free(&ce);
 	}
 	a->olen = 0;
+}
+
+static void stop_sandbox(struct berth_app *a, bool graceful);
+
+/* The app was stopped with calls still waiting to be sent: they go to a
+ * fresh sandbox (or fail, if it does not boot). */
+static void restart_for_queue(struct berth_app *a, berth_app_done_fn done, void *ctx)
+{
+	struct berth_error err = {0};
+	char why[1200];
+
+	if (a->n_pend == 0)
+		return;
+	if (berth_app_boot(a, NULL, &err) < 0) {
+		snprintf(why, sizeof why, "the app `%s` could not be restarted: %s", a->m.name, err.msg);
+		fail_calls(a, true, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		return;
+	}
+	flush(a);
 }
 
 int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms,
@@ -949,9 +997,10 @@ static void died(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	json_t *data = closed_only    ? NULL
 		       : status > 128 ? json_pack("{s:i}", "signal", status - 128)
 				      : json_pack("{s:i}", "status", status);
-	fail_all(a, BERTH_RPC_CRASHED, data, why, done, ctx);
+	fail_calls(a, false, BERTH_RPC_CRASHED, data, why, done, ctx);
 	json_decref(data);
-	berth_app_stop(a);
+	stop_sandbox(a, false);
+	restart_for_queue(a, done, ctx);
 }
 
 void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
@@ -1023,8 +1072,9 @@ void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		}
 		snprintf(why, sizeof why, "the app `%s` was stopped because another call to it timed out",
 			 a->m.name);
-		fail_all(a, BERTH_RPC_CRASHED, NULL, why, done, ctx);
-		berth_app_stop(a);
+		fail_calls(a, false, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		stop_sandbox(a, false);
+		restart_for_queue(a, done, ctx);
 		return;
 	}
 }

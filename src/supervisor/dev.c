@@ -621,9 +621,11 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 				berth_usage_err(err, "two app directories hold the app `%s`", da->name);
 				goto out;
 			}
+		/* Watch first: an edit made while the app boots, or as soon as
+		 * the control socket appears, is not missed. */
+		add_watches(&d, da, berth_app_paths(da->app)->app_dir, 0);
 		if (listen_on(da, err) < 0 || berth_app_boot(da->app, &boot_us, err) < 0)
 			goto out;
-		add_watches(&d, da, berth_app_paths(da->app)->app_dir, 0);
 		how_to_call(da, boot_us);
 	}
 	fprintf(stderr, "berth: dev: watching for changes; ^C stops\n");

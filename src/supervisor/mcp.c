@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/text.h"
 #include "app.h"
 #include "dev.h"
 #include "lines.h"
@@ -46,7 +47,9 @@ struct mcp_app {
 };
 
 struct pending {
-	json_t *req_id; /* the client's request id */
+	json_t *req_id;	    /* the client's request id */
+	const char *export; /* dev calls: kept to re-run the call here */
+	json_t *args;	    /* dev calls: the arguments (owned), or NULL */
 	struct mcp_app *app;
 	long long call_id; /* the app's (or dev's) call id */
 	bool via_dev;
@@ -111,11 +114,17 @@ static void reply_error(struct berth_mcp *m, json_t *id, int code, json_t *data,
 	char msg[1024];
 	va_list ap;
 
+	char clean[4200];
+
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	/* The message may quote the client's bytes (a method name, a parse
+	 * error's excerpt), cut anywhere: always valid UTF-8 for JSON, so that
+	 * every request gets its answer. */
+	berth_text_clean(clean, sizeof clean, msg);
 	emit(m, json_pack("{s:s, s:O?, s:{s:i, s:s, s:o*}}", "jsonrpc", "2.0", "id", id, "error", "code",
-			  code, "message", msg, "data", data));
+			  code, "message", clean, "data", data));
 }
 
 static void notify(struct berth_mcp *m, const char *method, json_t *params)
@@ -257,6 +266,7 @@ static ssize_t find_pending(const struct berth_mcp *m, const struct mcp_app *a, 
 static void pend_remove(struct berth_mcp *m, size_t i)
 {
 	json_decref(m->pend[i].req_id);
+	json_decref(m->pend[i].args);
 	memmove(&m->pend[i], &m->pend[i + 1], (m->n_pend - i - 1) * sizeof *m->pend);
 	m->n_pend--;
 }
@@ -294,13 +304,22 @@ static int add_pending(struct berth_mcp *m, json_t *req_id, struct mcp_app *a, l
 		m->pend = v;
 		m->cap_pend = cap;
 	}
-	m->pend[m->n_pend++] = (struct pending){json_incref(req_id), a, call_id, via_dev, deadline};
+	m->pend[m->n_pend++] =
+	    (struct pending){json_incref(req_id), NULL, NULL, a, call_id, via_dev, deadline};
 	return 0;
 }
 
+static void app_log(void *ctx, const char *app, const char *level, const char *line);
+
 /* ---------------------------------------------------------- berth dev link */
 
-static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why)
+static void local_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce);
+static void finish_error(struct berth_mcp *m, json_t *req_id, int code, const char *message, json_t *data,
+			 const char *denial);
+
+/* Leave berth dev.  Calls it owed fail, or with @rerun (it never ran them:
+ * it serves another directory) run here instead. */
+static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why, bool rerun)
 {
 	if (a->dev_fd < 0)
 		return;
@@ -311,17 +330,37 @@ static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why)
 	a->dev_out = NULL;
 	a->dev_olen = a->dev_ocap = 0;
 	fprintf(stderr, "berth: mcp: left `berth dev` for `%s`: %s\n", berth_app_manifest(a->app)->name, why);
-	/* Calls it owed fail; the next ones boot the app here. */
+	/* The next calls boot the app here. */
 	for (size_t i = 0; i < m->n_pend;) {
-		if (m->pend[i].app == a && m->pend[i].via_dev) {
-			json_t *req_id = json_incref(m->pend[i].req_id);
-			pend_remove(m, i);
-			finish_error(m, req_id, BERTH_RPC_CRASHED, "berth dev went away during the call",
-				     NULL, NULL);
-			json_decref(req_id);
-		} else {
+		struct pending *q = &m->pend[i];
+		if (q->app != a || !q->via_dev) {
 			i++;
+			continue;
 		}
+		if (rerun) {
+			struct berth_call_error ce = {0};
+			long long cid;
+			if (berth_app_start_call(a->app, q->export, q->args, m->o.timeout_ms, &cid, &ce) ==
+			    0) {
+				/* The same client request, now a local call. */
+				q->via_dev = false;
+				q->call_id = cid;
+				json_decref(q->args);
+				q->args = NULL;
+				i++;
+				continue;
+			}
+			json_t *req_id = json_incref(q->req_id);
+			pend_remove(m, i);
+			finish_error(m, req_id, ce.code, ce.message, ce.data, ce.denial);
+			berth_call_error_free(&ce);
+			json_decref(req_id);
+			continue;
+		}
+		json_t *req_id = json_incref(q->req_id);
+		pend_remove(m, i);
+		finish_error(m, req_id, BERTH_RPC_CRASHED, "berth dev went away during the call", NULL, NULL);
+		json_decref(req_id);
 	}
 }
 
@@ -341,7 +380,7 @@ static void dev_send(struct berth_mcp *m, struct mcp_app *a, json_t *msg)
 		char *b = realloc(a->dev_out, cap);
 		if (b == NULL) {
 			free(s);
-			dev_detach(m, a, "out of memory");
+			dev_detach(m, a, "out of memory", false);
 			return;
 		}
 		a->dev_out = b;
@@ -397,7 +436,7 @@ static void dev_attach(struct berth_mcp *m, struct mcp_app *a)
  * when its tools changed. */
 static void dev_changed(struct berth_mcp *m, struct mcp_app *a)
 {
-	struct berth_app_opts ao = {.force_off = m->o.force_off, .quiet = true};
+	struct berth_app_opts ao = {.force_off = m->o.force_off, .log = app_log, .log_ctx = m};
 	struct berth_diags d = {0};
 	struct berth_error err = {0};
 	struct berth_app *fresh = NULL;
@@ -427,7 +466,7 @@ static void dev_input(struct berth_mcp *m, struct mcp_app *a)
 	long n = berth_lines_fill(&a->dev_in, a->dev_fd);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		dev_detach(m, a, "it closed the connection");
+		dev_detach(m, a, "it closed the connection", false);
 		return;
 	}
 	while (a->dev_fd >= 0 && (r = berth_lines_next(&a->dev_in, &line, &len)) != 0) {
@@ -442,7 +481,7 @@ static void dev_input(struct berth_mcp *m, struct mcp_app *a)
 			if (json_integer_value(json_object_get(e, "code")) == BERTH_DEV_OTHER_DIR) {
 				/* A dev for another directory: retry here, locally. */
 				json_decref(msg);
-				dev_detach(m, a, "it serves the app from another directory");
+				dev_detach(m, a, "it serves the app from another directory", true);
 				return;
 			}
 			if (i >= 0) {
@@ -475,7 +514,7 @@ static void dev_input(struct berth_mcp *m, struct mcp_app *a)
 		json_decref(msg);
 	}
 	if (a->dev_fd >= 0 && a->dev_in.eof)
-		dev_detach(m, a, "it closed the connection");
+		dev_detach(m, a, "it closed the connection", false);
 }
 
 /* ---------------------------------------------------------- methods */
@@ -583,6 +622,8 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 			reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
 			return;
 		}
+		m->pend[m->n_pend - 1].export = export;
+		m->pend[m->n_pend - 1].args = args != NULL ? json_incref(args) : NULL;
 		dev_send(m, a,
 			 json_pack("{s:s, s:I, s:s, s:{s:s, s:O*, s:i, s:s}}", "jsonrpc", "2.0", "id",
 				   (json_int_t)cid, "method", "call", "params", "export", export, "input",
@@ -633,7 +674,7 @@ static void on_cancelled(struct berth_mcp *m, json_t *params)
 void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 {
 	json_error_t je;
-	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je), *id, *params;
+	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je), *id, *params;
 	const char *method, *jv;
 
 	if (msg == NULL) {

@@ -483,6 +483,8 @@ await test("list_changed through berth dev", async () => {
 	eq((await c.client.callTool({ name: "log", arguments: { text: word } })).isError, false, "log on the app it booted: ok");
 	const got = await waitFor(() => msgs.find((m) => m.data === `stderr: ${word}`), 3000);
 	eq(got, { level: "info", logger: "probe", data: `stderr: ${word}` }, "its stderr line arrives as notifications/message (as without berth dev)", `berth mcp stderr:\n${c.stderr()}`);
+	/* stdout and stderr are two pipes: the notification may be read first. */
+	await waitFor(() => c.stderr().includes(`[probe] stderr: ${word}`), 3000);
 	has(c.stderr(), `[probe] stderr: ${word}`, "and reaches berth mcp's stderr");
 });
 
