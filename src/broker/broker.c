@@ -1,0 +1,901 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * broker.c - the egress broker's event loop: connections, decisions, relay.
+ * See broker.h for the order of one request and the threading rules; the
+ * c-ares glue is in dns.c.
+ *
+ * A connection goes through these states, one per struct conn:
+ *   HEAD     reading the request head (header read timeout: 408)
+ *   DNS      the name is allowed and being resolved (connect timeout: 504)
+ *   CONNECT  connecting to a checked address (connect timeout: 504)
+ *   RELAY    bytes flow both ways (idle timeout: close)
+ *   CLOSING  a reply was sent; the write side is shut once it is flushed and
+ *            what the client still sends is read and dropped for a moment, so
+ *            that close(2) does not reset the connection before the client
+ *            read the reply (RFC 9112 9.6)
+ * A connection is freed only at the end of a libevent callback, never in a
+ * function that its caller continues after.
+ */
+#include "broker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "dns.h"
+#include "http.h"
+#include "socks.h"
+
+#define MAX_ADDRS 16
+#define CLOSING_LINGER_MS 2000
+#define CLOSING_READ_MAX 65536
+#define MAX_LISTENERS 8
+
+enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
+
+struct listener {
+	struct berth_broker *b;
+	struct evconnlistener *l;
+	enum berth_broker_kind kind;
+};
+
+struct conn {
+	struct berth_broker *b;
+	struct conn *prev, *next;
+	enum berth_broker_kind kind;
+	enum cstate st;
+	struct bufferevent *cl, *up;
+	struct event *timer;
+	struct berth_http_parser *http; /* HTTP, until the head is read */
+	struct berth_socks_parser socks;
+	bool connect;	/* HTTP CONNECT (a tunnel) rather than absolute-form */
+	char *head_out; /* absolute-form: the rewritten head to send upstream */
+	size_t head_len;
+	struct berth_host_decision dec;
+	bool slot, established, reported;
+	struct berth_addr addrs[MAX_ADDRS];
+	size_t naddrs, next_addr;
+	char addr_txt[BERTH_ADDR_STRLEN];
+	struct berth_dns_query *dns;
+	uint64_t bytes_up, bytes_down, t0_ms, last_ms;
+	bool cl_eof, up_eof, cl_shut, up_shut;
+	size_t closing_read;
+};
+
+struct berth_broker {
+	struct event_base *base;
+	struct berth_host_pattern *pats;
+	size_t npats;
+	unsigned max_tunnels, max_conns, header_ms, idle_ms, connect_ms;
+	size_t bufmax;
+	berth_broker_decision_fn on_decision;
+	void *data;
+	struct berth_dns *dns;
+	int stop_fd;
+	struct event *stop_ev;
+	struct listener ls[MAX_LISTENERS];
+	size_t nls;
+	struct conn *conns;
+	unsigned nconns, ntunnels;
+
+	pthread_mutex_t mu; /* guards st and refused */
+	struct berth_broker_stats st;
+	char *refused[BERTH_BROKER_REFUSED_MAX];
+	size_t nrefused;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void timer_in(struct conn *c, uint64_t ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	evtimer_add(c->timer, &tv);
+}
+
+/* ---- stats and the audit callback ---------------------------------------- */
+
+static void stat_add(struct berth_broker *b, uint64_t *field, uint64_t n)
+{
+	pthread_mutex_lock(&b->mu);
+	*field += n;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* "host:port" with IPv6 in brackets. */
+static void host_port(const struct conn *c, char *buf, size_t len)
+{
+	bool v6 = strchr(c->dec.host, ':') != NULL;
+
+	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", c->dec.host, v6 ? "]" : "", c->dec.port);
+}
+
+static void remember_refusal(struct berth_broker *b, const char *text)
+{
+	pthread_mutex_lock(&b->mu);
+	bool seen = false;
+	for (size_t i = 0; i < b->nrefused && !seen; i++)
+		seen = strcmp(b->refused[i], text) == 0;
+	if (!seen && b->nrefused < BERTH_BROKER_REFUSED_MAX) {
+		char *dup = strdup(text);
+		if (dup != NULL)
+			b->refused[b->nrefused++] = dup;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void report(struct conn *c, enum berth_broker_outcome outcome, const char *reason)
+{
+	struct berth_broker *b = c->b;
+
+	if (c->reported)
+		return;
+	c->reported = true;
+	pthread_mutex_lock(&b->mu);
+	if (outcome == BERTH_BROKER_ALLOWED)
+		b->st.allowed++;
+	else if (outcome == BERTH_BROKER_REFUSED)
+		b->st.refused++;
+	else
+		b->st.failed++;
+	pthread_mutex_unlock(&b->mu);
+	if (b->on_decision == NULL)
+		return;
+	struct berth_broker_decision d = {
+	    .kind = c->kind,
+	    .outcome = outcome,
+	    .host = c->dec.host,
+	    .port = c->dec.port,
+	    .address = c->addr_txt,
+	    .reason = reason,
+	    .bytes_up = c->bytes_up,
+	    .bytes_down = c->bytes_down,
+	    .duration_ms = now_ms() - c->t0_ms,
+	};
+	b->on_decision(&d, b->data);
+}
+
+/* ---- connection life ----------------------------------------------------- */
+
+static void release_slot(struct conn *c)
+{
+	if (!c->slot)
+		return;
+	c->slot = false;
+	c->b->ntunnels--;
+	pthread_mutex_lock(&c->b->mu);
+	c->b->st.tunnels = c->b->ntunnels;
+	pthread_mutex_unlock(&c->b->mu);
+}
+
+static void conn_free(struct conn *c)
+{
+	struct berth_broker *b = c->b;
+
+	if (c->established)
+		report(c, BERTH_BROKER_ALLOWED, c->dec.reason);
+	if (c->dns != NULL)
+		berth_dns_cancel(c->dns);
+	release_slot(c);
+	if (c->cl != NULL)
+		bufferevent_free(c->cl);
+	if (c->up != NULL)
+		bufferevent_free(c->up);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	if (c->http != NULL) {
+		berth_http_free(c->http);
+		free(c->http);
+	}
+	free(c->head_out);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		b->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	b->nconns--;
+	free(c);
+}
+
+static void closing_read(struct bufferevent *bev, void *arg);
+static void closing_write(struct bufferevent *bev, void *arg);
+static void closing_event(struct bufferevent *bev, short what, void *arg);
+
+/* Send @reply (may be empty), then close gracefully (state CLOSING). */
+static void close_with(struct conn *c, const void *reply, size_t len)
+{
+	release_slot(c);
+	if (c->up != NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	c->st = C_CLOSING;
+	bufferevent_setcb(c->cl, closing_read, closing_write, closing_event, c);
+	bufferevent_setwatermark(c->cl, EV_READ | EV_WRITE, 0, 0);
+	if (len > 0)
+		bufferevent_write(c->cl, reply, len);
+	if (evbuffer_get_length(bufferevent_get_output(c->cl)) == 0) {
+		shutdown(bufferevent_getfd(c->cl), SHUT_WR);
+		c->cl_shut = true;
+	}
+	evbuffer_drain(bufferevent_get_input(c->cl), evbuffer_get_length(bufferevent_get_input(c->cl)));
+	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
+	timer_in(c, CLOSING_LINGER_MS);
+}
+
+static void close_http(struct conn *c, int status, const char *reason)
+{
+	char buf[BERTH_HTTP_REPLY_MAX];
+	int n = berth_http_format_error(buf, sizeof(buf), status, reason);
+
+	close_with(c, buf, n > 0 ? (size_t)n : 0);
+}
+
+static void close_socks(struct conn *c, enum berth_socks_rep rep)
+{
+	uint8_t buf[BERTH_SOCKS_REPLY_MAX];
+	int n = berth_socks_format_reply(buf, sizeof(buf), rep, NULL);
+
+	close_with(c, buf, n > 0 ? (size_t)n : 0);
+}
+
+/* Refused by the policy: 403 naming the rule, or SOCKS 0x02. */
+static void refuse(struct conn *c, const char *reason)
+{
+	char hp[BERTH_HOST_NAME_MAX + 16], rule[BERTH_HOST_REASON_MAX + 300];
+
+	host_port(c, hp, sizeof(hp));
+	snprintf(rule, sizeof(rule), "%s (%s)", hp, reason);
+	report(c, BERTH_BROKER_REFUSED, reason);
+	remember_refusal(c->b, rule);
+	if (c->kind == BERTH_BROKER_SOCKS5) {
+		close_socks(c, BERTH_SOCKS_NOT_ALLOWED);
+		return;
+	}
+	char buf[BERTH_HTTP_REPLY_MAX];
+	int n = berth_http_format_forbidden(buf, sizeof(buf), rule);
+	close_with(c, buf, n > 0 ? (size_t)n : 0);
+}
+
+/* Allowed, but the destination could not be reached. */
+static void fail(struct conn *c, int status, enum berth_socks_rep rep, const char *reason)
+{
+	report(c, BERTH_BROKER_FAILED, reason);
+	if (c->kind == BERTH_BROKER_SOCKS5)
+		close_socks(c, rep);
+	else
+		close_http(c, status, reason);
+}
+
+static void fail_errno(struct conn *c, int e)
+{
+	char hp[BERTH_HOST_NAME_MAX + 16], why[BERTH_HOST_NAME_MAX + 128];
+	enum berth_socks_rep rep = BERTH_SOCKS_HOST_UNREACHABLE;
+	int status = 502;
+
+	host_port(c, hp, sizeof(hp));
+	snprintf(why, sizeof(why), "cannot connect to %s: %s", hp, strerror(e));
+	if (e == ECONNREFUSED)
+		rep = BERTH_SOCKS_CONNECTION_REFUSED;
+	else if (e == ENETUNREACH)
+		rep = BERTH_SOCKS_NETWORK_UNREACHABLE;
+	else if (e == ETIMEDOUT) {
+		rep = BERTH_SOCKS_TTL_EXPIRED;
+		status = 504;
+	}
+	fail(c, status, rep, why);
+}
+
+/* ---- CLOSING ------------------------------------------------------------- */
+
+static void closing_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	c->closing_read += evbuffer_get_length(in);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	if (c->closing_read > CLOSING_READ_MAX)
+		conn_free(c);
+}
+
+static void closing_write(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (!c->cl_shut && evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
+		c->cl_shut = true;
+	}
+}
+
+static void closing_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what; /* EOF or error: the client is gone */
+	conn_free(arg);
+}
+
+/* ---- RELAY --------------------------------------------------------------- */
+
+static bool relay_done(const struct conn *c)
+{
+	if (!c->connect && c->kind == BERTH_BROKER_HTTP && c->up_eof && c->cl_shut)
+		return true; /* a plain request: the response ended and reached the client */
+	return c->cl_shut && c->up_shut && c->cl_eof && c->up_eof;
+}
+
+/* Move what @src read to @dst's output; stop reading @src while @dst holds bufmax bytes. */
+static void relay(struct conn *c, struct bufferevent *src, struct bufferevent *dst)
+{
+	struct evbuffer *in = bufferevent_get_input(src), *out = bufferevent_get_output(dst);
+	size_t n = evbuffer_get_length(in);
+
+	if (n == 0)
+		return;
+	evbuffer_remove_buffer(in, out, n);
+	if (src == c->cl) {
+		c->bytes_up += n;
+		stat_add(c->b, &c->b->st.bytes_up, n);
+	} else {
+		c->bytes_down += n;
+		stat_add(c->b, &c->b->st.bytes_down, n);
+	}
+	c->last_ms = now_ms();
+	if (evbuffer_get_length(out) >= c->b->bufmax) {
+		bufferevent_disable(src, EV_READ);
+		bufferevent_setwatermark(dst, EV_WRITE, c->b->bufmax / 2, 0);
+	}
+}
+
+static void relay_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	relay(c, bev, bev == c->cl ? c->up : c->cl);
+}
+
+/* @dst drained: resume its source, and shut its write side once the source ended. */
+static void relay_write(struct bufferevent *dst, void *arg)
+{
+	struct conn *c = arg;
+	bool to_client = dst == c->cl;
+	struct bufferevent *src = to_client ? c->up : c->cl;
+	bool src_eof = to_client ? c->up_eof : c->cl_eof;
+	bool *shut = to_client ? &c->cl_shut : &c->up_shut;
+	size_t left = evbuffer_get_length(bufferevent_get_output(dst));
+
+	if (!src_eof && left <= c->b->bufmax / 2 && !(bufferevent_get_enabled(src) & EV_READ)) {
+		bufferevent_setwatermark(dst, EV_WRITE, 0, 0);
+		bufferevent_enable(src, EV_READ);
+	}
+	if (src_eof && left == 0 && !*shut) {
+		shutdown(bufferevent_getfd(dst), SHUT_WR);
+		*shut = true;
+	}
+	if (relay_done(c))
+		conn_free(c);
+}
+
+static void relay_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	bool from_client = bev == c->cl;
+	struct bufferevent *dst = from_client ? c->up : c->cl;
+
+	if (!(what & BEV_EVENT_EOF)) { /* an error on either side ends both */
+		conn_free(c);
+		return;
+	}
+	relay(c, bev, dst);
+	*(from_client ? &c->cl_eof : &c->up_eof) = true;
+	bufferevent_setwatermark(dst, EV_WRITE, 0, 0);
+	bool *shut = from_client ? &c->up_shut : &c->cl_shut;
+	if (evbuffer_get_length(bufferevent_get_output(dst)) == 0 && !*shut) {
+		shutdown(bufferevent_getfd(dst), SHUT_WR);
+		*shut = true;
+	}
+	if (relay_done(c))
+		conn_free(c);
+}
+
+static void established(struct conn *c)
+{
+	struct berth_broker *b = c->b;
+
+	c->st = C_RELAY;
+	c->established = true;
+	c->last_ms = now_ms();
+	berth_addr_format(&c->addrs[c->next_addr - 1], c->addr_txt, sizeof(c->addr_txt));
+	if (c->kind == BERTH_BROKER_SOCKS5) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		uint8_t rep[BERTH_SOCKS_REPLY_MAX];
+		const struct sockaddr *bound = NULL;
+		if (getsockname(bufferevent_getfd(c->up), (struct sockaddr *)&ss, &sl) == 0)
+			bound = (const struct sockaddr *)&ss;
+		int n = berth_socks_format_reply(rep, sizeof(rep), BERTH_SOCKS_SUCCEEDED, bound);
+		if (n < 0)
+			n = berth_socks_format_reply(rep, sizeof(rep), BERTH_SOCKS_SUCCEEDED, NULL);
+		bufferevent_write(c->cl, rep, (size_t)n);
+	} else if (c->connect) {
+		char buf[128];
+		int n = berth_http_format_established(buf, sizeof(buf));
+		bufferevent_write(c->cl, buf, (size_t)n);
+	} else {
+		bufferevent_write(c->up, c->head_out, c->head_len);
+		free(c->head_out);
+		c->head_out = NULL;
+	}
+	bufferevent_setcb(c->cl, relay_read, relay_write, relay_event, c);
+	bufferevent_setcb(c->up, relay_read, relay_write, relay_event, c);
+	bufferevent_setwatermark(c->cl, EV_READ, 0, b->bufmax);
+	bufferevent_setwatermark(c->up, EV_READ, 0, b->bufmax);
+	relay(c, c->cl, c->up); /* bytes the client sent after the head */
+	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	timer_in(c, b->idle_ms);
+}
+
+/* ---- CONNECT ------------------------------------------------------------- */
+
+static void connect_next(struct conn *c, int last_errno);
+
+static void up_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	int e = EVUTIL_SOCKET_ERROR();
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		established(c);
+		return;
+	}
+	bufferevent_free(c->up);
+	c->up = NULL;
+	connect_next(c, e != 0 ? e : ECONNREFUSED);
+}
+
+static void connect_next(struct conn *c, int last_errno)
+{
+	while (c->next_addr < c->naddrs) {
+		const struct berth_addr *a = &c->addrs[c->next_addr++];
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		memset(&ss, 0, sizeof(ss));
+		if (a->family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons((uint16_t)c->dec.port);
+			memcpy(&s4->sin_addr, a->bytes, 4);
+			sl = sizeof(*s4);
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons((uint16_t)c->dec.port);
+			memcpy(&s6->sin6_addr, a->bytes, 16);
+			sl = sizeof(*s6);
+		}
+		c->up = bufferevent_socket_new(c->b->base, -1, BEV_OPT_CLOSE_ON_FREE);
+		if (c->up == NULL) {
+			last_errno = ENOMEM;
+			break;
+		}
+		bufferevent_setcb(c->up, NULL, NULL, up_event, c);
+		c->st = C_CONNECT;
+		if (bufferevent_socket_connect(c->up, (struct sockaddr *)&ss, (int)sl) == 0)
+			return;
+		last_errno = errno != 0 ? errno : ECONNREFUSED;
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	fail_errno(c, last_errno);
+}
+
+/* ---- DNS ------------------------------------------------------------------ */
+
+static void resolved(void *arg, int status, const char *errtext, const struct berth_addr *addrs, size_t n)
+{
+	struct conn *c = arg;
+	char hp[BERTH_HOST_NAME_MAX + 16], why[BERTH_HOST_REASON_MAX];
+
+	c->dns = NULL;
+	host_port(c, hp, sizeof(hp));
+	if (status != 0) {
+		snprintf(why, sizeof(why), "cannot resolve `%s`: %s", c->dec.host, errtext);
+		fail(c, status == ETIMEDOUT ? 504 : 502, BERTH_SOCKS_HOST_UNREACHABLE, why);
+		return;
+	}
+	/* Every address is checked: one refused address refuses the name. */
+	for (size_t i = 0; i < n; i++) {
+		const char *rule = NULL;
+		if (!berth_host_addr_allowed(&c->dec, &addrs[i], &rule)) {
+			berth_addr_format(&addrs[i], c->addr_txt, sizeof(c->addr_txt));
+			snprintf(why, sizeof(why), "`%s` resolves to %s: %s", c->dec.host, c->addr_txt, rule);
+			refuse(c, why);
+			return;
+		}
+		bool dup = false;
+		for (size_t j = 0; j < c->naddrs && !dup; j++)
+			dup = berth_addr_equal(&c->addrs[j], &addrs[i]);
+		if (!dup && c->naddrs < MAX_ADDRS)
+			c->addrs[c->naddrs++] = addrs[i];
+	}
+	if (c->naddrs == 0) {
+		snprintf(why, sizeof(why), "cannot resolve `%s`: no address", c->dec.host);
+		fail(c, 502, BERTH_SOCKS_HOST_UNREACHABLE, why);
+		return;
+	}
+	connect_next(c, ECONNREFUSED);
+}
+
+/* ---- HEAD ---------------------------------------------------------------- */
+
+/* A complete request for dec.host:dec.port: decide, take a slot, resolve or connect. */
+static void request(struct conn *c, const char *host, unsigned port)
+{
+	struct berth_broker *b = c->b;
+
+	bufferevent_disable(c->cl, EV_READ); /* what follows the head waits for the upstream */
+	if (berth_host_decide(b->pats, b->npats, host, port, &c->dec) != 1) {
+		if (c->dec.host[0] == '\0')
+			snprintf(c->dec.host, sizeof(c->dec.host), "%s", host);
+		refuse(c, c->dec.reason);
+		return;
+	}
+	if (b->ntunnels >= b->max_tunnels) {
+		char why[96];
+		snprintf(why, sizeof(why), "too many open connections (limit %u)", b->max_tunnels);
+		fail(c, 503, BERTH_SOCKS_GENERAL_FAILURE, why);
+		return;
+	}
+	c->slot = true;
+	b->ntunnels++;
+	pthread_mutex_lock(&b->mu);
+	b->st.tunnels = b->ntunnels;
+	if (b->ntunnels > b->st.tunnels_peak)
+		b->st.tunnels_peak = b->ntunnels;
+	pthread_mutex_unlock(&b->mu);
+	timer_in(c, b->connect_ms);
+	if (c->dec.is_literal) {
+		const char *rule = NULL;
+		if (!berth_host_addr_allowed(&c->dec, &c->dec.literal, &rule)) {
+			refuse(c, rule);
+			return;
+		}
+		c->addrs[0] = c->dec.literal;
+		c->naddrs = 1;
+		connect_next(c, ECONNREFUSED);
+		return;
+	}
+	c->st = C_DNS;
+	/* may call resolved() before it returns */
+	struct berth_dns_query *q = berth_dns_resolve(b->dns, c->dec.host, resolved, c);
+	if (c->st == C_DNS)
+		c->dns = q;
+}
+
+static void head_http(struct conn *c)
+{
+	struct berth_http_request *req = &c->http->req;
+
+	c->connect = req->connect;
+	if (!req->connect) {
+		struct berth_http_error e;
+		long n = berth_http_rewrite_origin(req, NULL, 0, &e);
+		if (n >= 0 && (c->head_out = malloc((size_t)n + 1)) == NULL) {
+			close_http(c, 500, "out of memory");
+			return;
+		}
+		if (n < 0 || berth_http_rewrite_origin(req, c->head_out, (size_t)n + 1, &e) != n) {
+			stat_add(c->b, &c->b->st.bad_requests, 1);
+			close_http(c, e.status != 0 ? e.status : 400, e.reason);
+			return;
+		}
+		c->head_len = (size_t)n;
+	}
+	char host[BERTH_TARGET_HOST_MAX + 1];
+	unsigned port = req->port;
+	memcpy(host, req->host, sizeof(host));
+	berth_http_free(c->http);
+	free(c->http);
+	c->http = NULL;
+	request(c, host, port);
+}
+
+static void head_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (c->st == C_HEAD && evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		size_t used = 0;
+
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		if (c->kind == BERTH_BROKER_HTTP) {
+			enum berth_http_verdict r = berth_http_feed(c->http, v.iov_base, v.iov_len, &used);
+			evbuffer_drain(in, used);
+			if (r == BERTH_HTTP_BAD) {
+				stat_add(c->b, &c->b->st.bad_requests, 1);
+				close_http(c, c->http->err.status, c->http->err.reason);
+			} else if (r == BERTH_HTTP_DONE) {
+				head_http(c);
+			}
+			continue;
+		}
+		enum berth_socks_verdict r = berth_socks_feed(&c->socks, v.iov_base, v.iov_len, &used);
+		evbuffer_drain(in, used);
+		if (r == BERTH_SOCKS_REPLY) {
+			bufferevent_write(bev, c->socks.reply, c->socks.reply_len);
+		} else if (r == BERTH_SOCKS_BAD) {
+			stat_add(c->b, &c->b->st.bad_requests, 1);
+			close_with(c, c->socks.reply, c->socks.reply_len);
+		} else if (r == BERTH_SOCKS_DONE) {
+			request(c, c->socks.req.host, c->socks.req.port);
+		}
+	}
+}
+
+static void head_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what; /* EOF or error before a complete request */
+	conn_free(arg);
+}
+
+/* The one timer of a connection; what it means depends on the state. */
+static void conn_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char why[BERTH_HOST_NAME_MAX + 64], hp[BERTH_HOST_NAME_MAX + 16];
+
+	(void)fd;
+	(void)what;
+	switch (c->st) {
+	case C_HEAD:
+		stat_add(c->b, &c->b->st.bad_requests, 1);
+		if (c->kind == BERTH_BROKER_HTTP)
+			close_http(c, 408, "request head not received in time");
+		else
+			close_with(c, NULL, 0);
+		return;
+	case C_DNS:
+	case C_CONNECT:
+		host_port(c, hp, sizeof(hp));
+		snprintf(why, sizeof(why), "connecting to %s timed out", hp);
+		fail(c, 504, BERTH_SOCKS_TTL_EXPIRED, why);
+		return;
+	case C_RELAY: {
+		uint64_t idle = now_ms() - c->last_ms;
+		if (idle >= c->b->idle_ms)
+			conn_free(c);
+		else
+			timer_in(c, c->b->idle_ms - idle);
+		return;
+	}
+	case C_CLOSING:
+		conn_free(c);
+		return;
+	default:
+		return;
+	}
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
+{
+	struct listener *li = arg;
+	struct berth_broker *b = li->b;
+	struct conn *c = NULL;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	stat_add(b, &b->st.connections, 1);
+	if (b->nconns >= b->max_conns || (c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->b = b;
+	c->kind = li->kind;
+	c->st = C_HEAD;
+	c->t0_ms = now_ms();
+	c->cl = bufferevent_socket_new(b->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(b->base, conn_timer, c);
+	if (c->kind == BERTH_BROKER_HTTP && (c->http = malloc(sizeof(*c->http))) != NULL)
+		berth_http_init(c->http, BERTH_HTTP_PROXY);
+	else
+		berth_socks_init(&c->socks);
+	c->next = b->conns;
+	if (b->conns != NULL)
+		b->conns->prev = c;
+	b->conns = c;
+	b->nconns++;
+	if (c->cl == NULL || c->timer == NULL || (c->kind == BERTH_BROKER_HTTP && c->http == NULL)) {
+		if (c->cl == NULL)
+			close(fd);
+		conn_free(c);
+		return;
+	}
+	bufferevent_setcb(c->cl, head_read, NULL, head_event, c);
+	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
+	timer_in(c, b->header_ms);
+}
+
+/* ---- the broker ---------------------------------------------------------- */
+
+static void stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct berth_broker *b = arg;
+	uint64_t v;
+
+	(void)what;
+	while (read(fd, &v, sizeof(v)) > 0)
+		;
+	event_base_loopbreak(b->base);
+}
+
+struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct berth_error *err)
+{
+	struct berth_broker *b = calloc(1, sizeof(*b));
+
+	if (b == NULL) {
+		berth_err(err, ENOMEM, "broker");
+		return NULL;
+	}
+	pthread_mutex_init(&b->mu, NULL);
+	b->stop_fd = -1;
+	b->max_tunnels = o->max_tunnels ? o->max_tunnels : BERTH_BROKER_DEFAULT_MAX_TUNNELS;
+	/* connections still sending their head count too, up to twice the tunnels */
+	b->max_conns = 2 * b->max_tunnels + 64;
+	b->header_ms = o->header_timeout_ms ? o->header_timeout_ms : BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS;
+	b->idle_ms = o->idle_timeout_ms ? o->idle_timeout_ms : BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS;
+	b->connect_ms = o->connect_timeout_ms ? o->connect_timeout_ms : BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS;
+	b->bufmax = o->buffer_max ? o->buffer_max : BERTH_BROKER_DEFAULT_BUFFER;
+	if (b->bufmax < 16384)
+		b->bufmax = 16384;
+	b->on_decision = o->on_decision;
+	b->data = o->data;
+	if (o->n_patterns > 0) {
+		b->pats = calloc(o->n_patterns, sizeof(*b->pats));
+		if (b->pats == NULL) {
+			berth_err(err, ENOMEM, "broker");
+			goto fail;
+		}
+		memcpy(b->pats, o->patterns, o->n_patterns * sizeof(*b->pats));
+		b->npats = o->n_patterns;
+	}
+	b->base = event_base_new();
+	if (b->base == NULL) {
+		berth_err(err, errno, "broker: cannot create the event loop");
+		goto fail;
+	}
+	b->dns = berth_dns_new(b->base, o->dns_server, err);
+	if (b->dns == NULL)
+		goto fail;
+	b->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->stop_fd < 0) {
+		berth_err(err, errno, "broker: eventfd");
+		goto fail;
+	}
+	b->stop_ev = event_new(b->base, b->stop_fd, EV_READ | EV_PERSIST, stop_cb, b);
+	if (b->stop_ev == NULL || event_add(b->stop_ev, NULL) < 0) {
+		berth_err(err, ENOMEM, "broker: stop event");
+		goto fail;
+	}
+	return b;
+fail:
+	berth_broker_free(b);
+	return NULL;
+}
+
+int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_kind kind,
+			      struct berth_error *err)
+{
+	if (kind != BERTH_BROKER_HTTP && kind != BERTH_BROKER_SOCKS5) {
+		close(fd);
+		return berth_err(err, EINVAL, "broker: unknown listener kind %d", (int)kind);
+	}
+	if (b->nls >= MAX_LISTENERS) {
+		close(fd);
+		return berth_err(err, EMFILE, "broker: more than %d listeners", MAX_LISTENERS);
+	}
+	struct listener *li = &b->ls[b->nls];
+	li->b = b;
+	li->kind = kind;
+	evutil_make_socket_nonblocking(fd);
+	/* backlog 0: the socket is already listening (it may come from another namespace) */
+	li->l = evconnlistener_new(b->base, accept_cb, li, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (li->l == NULL) {
+		close(fd);
+		return berth_err(err, errno, "broker: cannot listen on fd %d", fd);
+	}
+	b->nls++;
+	return 0;
+}
+
+int berth_broker_run(struct berth_broker *b)
+{
+	return event_base_dispatch(b->base) < 0 ? -1 : 0;
+}
+
+void berth_broker_stop(struct berth_broker *b)
+{
+	uint64_t one = 1;
+	ssize_t r = write(b->stop_fd, &one, sizeof(one));
+
+	(void)r;
+}
+
+void berth_broker_free(struct berth_broker *b)
+{
+	if (b == NULL)
+		return;
+	while (b->conns != NULL)
+		conn_free(b->conns);
+	for (size_t i = 0; i < b->nls; i++)
+		evconnlistener_free(b->ls[i].l);
+	berth_dns_free(b->dns);
+	if (b->stop_ev != NULL)
+		event_free(b->stop_ev);
+	if (b->stop_fd >= 0)
+		close(b->stop_fd);
+	if (b->base != NULL)
+		event_base_free(b->base);
+	for (size_t i = 0; i < b->nrefused; i++)
+		free(b->refused[i]);
+	free(b->pats);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+void berth_broker_stats(struct berth_broker *b, struct berth_broker_stats *s)
+{
+	pthread_mutex_lock(&b->mu);
+	*s = b->st;
+	pthread_mutex_unlock(&b->mu);
+}
+
+size_t berth_broker_refused_count(struct berth_broker *b)
+{
+	pthread_mutex_lock(&b->mu);
+	size_t n = b->nrefused;
+	pthread_mutex_unlock(&b->mu);
+	return n;
+}
+
+int berth_broker_refused(struct berth_broker *b, size_t i, char *buf, size_t len)
+{
+	int r = -1;
+
+	pthread_mutex_lock(&b->mu);
+	if (i < b->nrefused) {
+		snprintf(buf, len, "%s", b->refused[i]);
+		r = 0;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}

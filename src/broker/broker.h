@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * broker.h - the egress broker's engine: an event loop (libevent) that
+ * accepts HTTP-proxy and SOCKS5 clients on listening sockets it is given,
+ * decides on each requested destination with hosts.h, resolves allowed names
+ * with c-ares, checks every address, connects to exactly the address it
+ * checked and relays bytes both ways.
+ *
+ * The order of one request, and why:
+ *   1. read the head with berth_http_feed() / berth_socks_feed(), bounded by
+ *      the parsers' size limits and the header read timeout (408);
+ *   2. decide on the NAME with berth_host_decide(): a refused name is never
+ *      resolved, so a sandbox cannot leak data through DNS queries (403 /
+ *      SOCKS 0x02);
+ *   3. take a tunnel slot (503 / SOCKS 0x01 beyond the cap);
+ *   4. resolve with ares_getaddrinfo() (an IP literal is not resolved) and
+ *      check EVERY address with berth_host_addr_allowed(): when any address is
+ *      refused the request is refused, so that an answer mixing a public and a
+ *      private address cannot be used to reach the private one;
+ *   5. connect to the checked addresses in order, never looking the name up
+ *      again (no rebinding window) (502 / 504, SOCKS 0x03-0x06);
+ *   6. CONNECT: "200 Connection established", SOCKS: reply 0x00, plain HTTP:
+ *      the head from berth_http_rewrite_origin() (Connection: close); then
+ *      relay both ways with bounded buffers until both sides are done or the
+ *      idle timeout.
+ *
+ * Threads: everything but berth_broker_stop() and berth_broker_stats() must
+ * be called from one thread at a time: berth_broker_new(), _add_listener()
+ * and _free() before and after berth_broker_run(), which runs the loop on
+ * the calling thread (the supervisor's main loop, or a thread of its own).
+ * berth_broker_stop() may be called from any thread and from a signal
+ * handler (it writes to an eventfd).  berth_broker_stats() may be called
+ * from any thread at any time.  The decision callback runs on the loop's
+ * thread.
+ */
+#ifndef BERTH_BROKER_BROKER_H
+#define BERTH_BROKER_BROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hosts.h"
+#include "../util/error.h"
+
+#define BERTH_BROKER_DEFAULT_MAX_TUNNELS 256
+#define BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS 10000
+#define BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS 300000
+#define BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS 30000 /* DNS and connect together */
+#define BERTH_BROKER_DEFAULT_BUFFER 262144 /* bytes buffered per direction before reading stops */
+#define BERTH_BROKER_REFUSED_MAX 64	   /* distinct refusals kept for the summary */
+
+enum berth_broker_kind {
+	BERTH_BROKER_HTTP = 1,	 /* HTTP proxy: CONNECT and absolute-form http:// */
+	BERTH_BROKER_SOCKS5 = 2, /* SOCKS5 (socks5h://), CONNECT only */
+};
+
+enum berth_broker_outcome {
+	BERTH_BROKER_ALLOWED = 1, /* connected and relayed; reported when the connection ends */
+	BERTH_BROKER_REFUSED = 2, /* refused by the policy (name, port or address); reported at once */
+	BERTH_BROKER_FAILED = 3,  /* allowed, but DNS, connect or the cap failed; reported at once */
+};
+
+/* One decision, for the audit trail.  The strings live only during the callback. */
+struct berth_broker_decision {
+	enum berth_broker_kind kind;
+	enum berth_broker_outcome outcome;
+	const char *host; /* normalised requested host (name, dotted quad or IPv6 text) */
+	unsigned port;
+	const char *address; /* the address connected to (or refused); "" when none */
+	const char *reason;  /* "declared by `PATTERN`", the refusal rule, or the failure */
+	uint64_t bytes_up;   /* client to destination, after the head */
+	uint64_t bytes_down; /* destination to client */
+	uint64_t duration_ms;
+};
+
+typedef void (*berth_broker_decision_fn)(const struct berth_broker_decision *d, void *data);
+
+struct berth_broker_opts {
+	const struct berth_host_pattern *patterns; /* copied by berth_broker_new() */
+	size_t n_patterns;
+	/* "ip", "ip:port" or "[ipv6]:port"; NULL: the host's resolvers from /etc/resolv.conf */
+	const char *dns_server;
+	unsigned max_tunnels;	     /* 0: BERTH_BROKER_DEFAULT_MAX_TUNNELS */
+	unsigned header_timeout_ms;  /* 0: default */
+	unsigned idle_timeout_ms;    /* 0: default */
+	unsigned connect_timeout_ms; /* 0: default */
+	size_t buffer_max;	     /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
+	berth_broker_decision_fn on_decision; /* may be NULL */
+	void *data;
+};
+
+struct berth_broker_stats {
+	uint64_t connections; /* accepted */
+	uint64_t allowed, refused, failed, bad_requests;
+	uint64_t bytes_up, bytes_down;
+	unsigned tunnels, tunnels_peak; /* open now, most at once */
+};
+
+struct berth_broker;
+
+/*
+ * berth_broker_new - a broker with no listeners.
+ * Fails (NULL, @err filled) when c-ares cannot be initialised, @o->dns_server
+ * is not an address, or memory runs out.
+ */
+struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct berth_error *err);
+
+/*
+ * berth_broker_add_listener - accept clients of @kind on @fd, a listening
+ * TCP socket (made non-blocking here).  The broker owns @fd from then on,
+ * also on failure, and closes it in berth_broker_free().
+ * Returns 0, or -1 with @err filled.
+ */
+int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_kind kind,
+			      struct berth_error *err);
+
+/*
+ * berth_broker_run - run the loop on the calling thread until
+ * berth_broker_stop().  Open connections stay open (the loop can be run
+ * again); berth_broker_free() closes them.
+ * Returns 0, or -1 when the loop failed.
+ */
+int berth_broker_run(struct berth_broker *b);
+
+/* berth_broker_stop - make berth_broker_run() return soon.  Any thread, async-signal-safe. */
+void berth_broker_stop(struct berth_broker *b);
+
+/* berth_broker_free - close every connection and listener (reporting open ones) and free. */
+void berth_broker_free(struct berth_broker *b);
+
+/* berth_broker_stats - a copy of the counters; any thread. */
+void berth_broker_stats(struct berth_broker *b, struct berth_broker_stats *s);
+
+/*
+ * berth_broker_refused - the distinct refusals, in the order they happened,
+ * as "host:port (reason)" ("[v6]:port" for IPv6), for the summary line.
+ * @i: 0 .. count-1 where count is what berth_broker_refused_count() returns
+ * The text is copied into @buf (@len bytes, truncated).  Any thread.
+ * Returns 0, or -1 when @i is out of range.
+ */
+size_t berth_broker_refused_count(struct berth_broker *b);
+int berth_broker_refused(struct berth_broker *b, size_t i, char *buf, size_t len);
+
+#endif

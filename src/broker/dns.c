@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dns.c - c-ares on a libevent loop: c-ares says which sockets it wants
+ * watched (ARES_OPT_SOCK_STATE_CB), libevent watches them and calls
+ * ares_process_fd(); one timer follows ares_timeout().
+ */
+#include "dns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ares.h>
+#include <event2/event.h>
+
+struct dns_sock {
+	ares_socket_t fd;
+	struct event *ev;
+	struct dns_sock *next;
+};
+
+struct berth_dns {
+	struct event_base *base;
+	ares_channel ch;
+	bool ch_ok;
+	struct event *timer;
+	struct dns_sock *socks;
+};
+
+struct berth_dns_query {
+	struct berth_dns *d;
+	berth_dns_cb cb;
+	void *arg;
+	bool cancelled, returned;
+};
+
+static void reschedule(struct berth_dns *d)
+{
+	struct timeval tv, *tvp = ares_timeout(d->ch, NULL, &tv);
+
+	if (tvp != NULL)
+		evtimer_add(d->timer, tvp);
+	else
+		evtimer_del(d->timer);
+}
+
+static void sock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct berth_dns *d = arg;
+
+	ares_process_fd(d->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD, (what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
+	reschedule(d);
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct berth_dns *d = arg;
+
+	(void)fd;
+	(void)what;
+	ares_process_fd(d->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	reschedule(d);
+}
+
+/* c-ares: watch @fd for reading and/or writing, or no more. */
+static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct berth_dns *d = data;
+	struct dns_sock **pp = &d->socks, *s;
+
+	while (*pp != NULL && (*pp)->fd != fd)
+		pp = &(*pp)->next;
+	s = *pp;
+	if (s != NULL) {
+		event_free(s->ev);
+		s->ev = NULL;
+	}
+	if (!readable && !writable) {
+		if (s != NULL) {
+			*pp = s->next;
+			free(s);
+		}
+		return;
+	}
+	if (s == NULL) {
+		s = calloc(1, sizeof(*s));
+		if (s == NULL)
+			return; /* the query times out */
+		s->fd = fd;
+		s->next = d->socks;
+		d->socks = s;
+	}
+	short ev = (short)(EV_PERSIST | (readable ? EV_READ : 0) | (writable ? EV_WRITE : 0));
+	s->ev = event_new(d->base, fd, ev, sock_cb, d);
+	if (s->ev != NULL)
+		event_add(s->ev, NULL);
+}
+
+/* "ip", "ip:port", "[v6]", "[v6]:port" -> the c-ares server list text. */
+static int server_csv(const char *s, char *out, size_t len, struct berth_error *err)
+{
+	char host[64], port[8] = "";
+	const char *p;
+	unsigned char buf[16];
+	bool v6 = false;
+
+	if (s[0] == '[') {
+		p = strchr(s, ']');
+		if (p == NULL || (size_t)(p - s - 1) >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, (size_t)(p - s - 1));
+		host[p - s - 1] = '\0';
+		p++;
+		v6 = true;
+	} else {
+		p = strchr(s, ':');
+		if (p != NULL && strchr(p + 1, ':') != NULL) { /* bare IPv6 */
+			p = s + strlen(s);
+			v6 = true;
+		} else if (p == NULL) {
+			p = s + strlen(s);
+		}
+		if ((size_t)(p - s) >= sizeof(host))
+			goto bad;
+		memcpy(host, s, (size_t)(p - s));
+		host[p - s] = '\0';
+	}
+	if (*p == ':') {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(p + 1, &end, 10);
+		if (p[1] < '1' || p[1] > '9' || *end != '\0' || v > 65535 || errno != 0)
+			goto bad;
+		snprintf(port, sizeof(port), "%lu", v);
+	} else if (*p != '\0') {
+		goto bad;
+	}
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
+		goto bad;
+	if (port[0] == '\0')
+		snprintf(out, len, v6 ? "[%s]:53" : "%s:53", host);
+	else
+		snprintf(out, len, v6 ? "[%s]:%s" : "%s:%s", host, port);
+	return 0;
+bad:
+	return berth_usage_err(err, "invalid DNS server `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`", s);
+}
+
+struct berth_dns *berth_dns_new(struct event_base *base, const char *server, struct berth_error *err)
+{
+	struct berth_dns *d = calloc(1, sizeof(*d));
+	struct ares_options opts;
+	char csv[96];
+	int r;
+
+	if (d == NULL) {
+		berth_err(err, ENOMEM, "dns");
+		return NULL;
+	}
+	d->base = base;
+	if (server != NULL && server_csv(server, csv, sizeof(csv), err) < 0)
+		goto fail;
+	r = ares_library_init(ARES_LIB_INIT_ALL);
+	if (r != ARES_SUCCESS) {
+		berth_err(err, 0, "c-ares: %s", ares_strerror(r));
+		goto fail;
+	}
+	memset(&opts, 0, sizeof(opts));
+	opts.flags = ARES_FLAG_NOSEARCH;
+	opts.sock_state_cb = sock_state;
+	opts.sock_state_cb_data = d;
+	r = ares_init_options(&d->ch, &opts, ARES_OPT_FLAGS | ARES_OPT_SOCK_STATE_CB);
+	if (r != ARES_SUCCESS) {
+		berth_err(err, 0, "c-ares: cannot initialise the resolver: %s", ares_strerror(r));
+		ares_library_cleanup();
+		goto fail;
+	}
+	d->ch_ok = true;
+	if (server != NULL && (r = ares_set_servers_ports_csv(d->ch, csv)) != ARES_SUCCESS) {
+		berth_err(err, 0, "c-ares: cannot use DNS server `%s`: %s", server, ares_strerror(r));
+		goto fail;
+	}
+	d->timer = evtimer_new(base, timer_cb, d);
+	if (d->timer == NULL) {
+		berth_err(err, ENOMEM, "dns");
+		goto fail;
+	}
+	return d;
+fail:
+	berth_dns_free(d);
+	return NULL;
+}
+
+static void ai_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	struct berth_dns_query *q = arg;
+	struct berth_addr addrs[32];
+	size_t n = 0;
+	int e = 0;
+
+	(void)timeouts;
+	if (status == ARES_SUCCESS && res != NULL) {
+		for (struct ares_addrinfo_node *ai = res->nodes; ai != NULL && n < sizeof(addrs) / sizeof(addrs[0]); ai = ai->ai_next)
+			if (berth_addr_from_sockaddr(ai->ai_addr, (socklen_t)ai->ai_addrlen, &addrs[n]) == 0)
+				n++;
+	} else if (status == ARES_ETIMEOUT) {
+		e = ETIMEDOUT;
+	} else if (status == ARES_ENOTFOUND || status == ARES_ENODATA || status == ARES_ENONAME) {
+		e = ENOENT;
+	} else if (status == ARES_ENOMEM) {
+		e = ENOMEM;
+	} else {
+		e = EIO;
+	}
+	if (res != NULL)
+		ares_freeaddrinfo(res);
+	bool call = !q->cancelled && status != ARES_EDESTRUCTION && status != ARES_ECANCELLED;
+	berth_dns_cb cb = q->cb;
+	void *cb_arg = q->arg;
+	if (q->returned)
+		free(q);
+	else
+		q->cancelled = true; /* called before berth_dns_resolve() returned: it frees q */
+	if (call)
+		cb(cb_arg, e, e != 0 ? ares_strerror(status) : "", addrs, n);
+}
+
+struct berth_dns_query *berth_dns_resolve(struct berth_dns *d, const char *name, berth_dns_cb cb, void *arg)
+{
+	struct berth_dns_query *q = calloc(1, sizeof(*q));
+	struct ares_addrinfo_hints hints;
+
+	if (q == NULL) {
+		cb(arg, ENOMEM, "out of memory", NULL, 0);
+		return NULL;
+	}
+	q->d = d;
+	q->cb = cb;
+	q->arg = arg;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_flags = ARES_AI_NOSORT;
+	ares_getaddrinfo(d->ch, name, NULL, &hints, ai_cb, q);
+	if (q->cancelled) { /* answered already (or failed at once) */
+		free(q);
+		reschedule(d);
+		return NULL;
+	}
+	q->returned = true;
+	reschedule(d);
+	return q;
+}
+
+void berth_dns_cancel(struct berth_dns_query *q)
+{
+	if (q != NULL)
+		q->cancelled = true;
+}
+
+void berth_dns_free(struct berth_dns *d)
+{
+	if (d == NULL)
+		return;
+	if (d->ch_ok) {
+		ares_destroy(d->ch); /* calls every pending ai_cb with ARES_EDESTRUCTION */
+		ares_library_cleanup();
+	}
+	while (d->socks != NULL) {
+		struct dns_sock *s = d->socks;
+		d->socks = s->next;
+		if (s->ev != NULL)
+			event_free(s->ev);
+		free(s);
+	}
+	if (d->timer != NULL)
+		event_free(d->timer);
+	free(d);
+}

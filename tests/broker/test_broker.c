@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_broker.c - the broker's engine end to end on 127.0.0.1: the broker
+ * runs in a thread with an HTTP and a SOCKS5 listener; the test runs a
+ * poll(2) echo server, a one-at-a-time HTTP server that records the request
+ * bytes it got, and a UDP DNS responder answering A records from a table and
+ * logging every name asked, which the broker uses as its DNS server.
+ *
+ * Loopback is a refused range, so an upstream is reached by declaring the
+ * exact literal 127.0.0.1:PORT (explicit literals beat the ranges); names
+ * (resolved through the test DNS) are used for what must be refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "broker/socks.h"
+
+/* ---- sockets ------------------------------------------------------------- */
+
+static int listen_tcp(uint16_t *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1024), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int dial(uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 10};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		assert_true(w > 0);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+static void send_str(int fd, const char *s)
+{
+	send_all(fd, s, strlen(s));
+}
+
+static void recv_exact(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = recv(fd, c, n, 0);
+		assert_true(r > 0);
+		c += r;
+		n -= (size_t)r;
+	}
+}
+
+/* Everything until EOF (or @cap), NUL-terminated. */
+static size_t recv_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < cap && (r = recv(fd, buf + n, cap - 1 - n, 0)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	return n;
+}
+
+/* The reply head, up to and including the empty line. */
+static void recv_head(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		assert_int_equal(recv(fd, buf + n, 1, 0), 1);
+		n++;
+		buf[n] = '\0';
+		if (n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0)
+			return;
+	}
+	fail_msg("reply head too long");
+}
+
+/* ---- the echo server ----------------------------------------------------- */
+
+static struct {
+	int lfd;
+	uint16_t port;
+	atomic_int accepted;
+	atomic_bool stop;
+	pthread_t th;
+} echo;
+
+static void *echo_main(void *arg)
+{
+	static struct pollfd p[2048];
+	static char buf[65536];
+	nfds_t n = 1;
+
+	(void)arg;
+	p[0] = (struct pollfd){.fd = echo.lfd, .events = POLLIN};
+	while (!atomic_load(&echo.stop)) {
+		if (poll(p, n, 50) <= 0)
+			continue;
+		for (nfds_t i = n; i-- > 1;) {
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t r = read(p[i].fd, buf, sizeof(buf));
+			if (r > 0) {
+				size_t off = 0;
+				while (off < (size_t)r) {
+					ssize_t w = send(p[i].fd, buf + off, (size_t)r - off, MSG_NOSIGNAL);
+					if (w <= 0)
+						break;
+					off += (size_t)w;
+				}
+				continue;
+			}
+			close(p[i].fd);
+			p[i] = p[--n];
+		}
+		if ((p[0].revents & POLLIN) && n < 2048) {
+			int fd = accept(echo.lfd, NULL, NULL);
+			if (fd >= 0) {
+				atomic_fetch_add(&echo.accepted, 1);
+				p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+			}
+		}
+	}
+	for (nfds_t i = 1; i < n; i++)
+		close(p[i].fd);
+	return NULL;
+}
+
+/* ---- the HTTP server ----------------------------------------------------- */
+
+#define HTTP_REPLY "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello"
+
+static struct {
+	int lfd;
+	uint16_t port;
+	atomic_bool stop;
+	pthread_t th;
+	pthread_mutex_t mu;
+	char last[8192];
+} web = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *web_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&web.stop)) {
+		struct pollfd p = {.fd = web.lfd, .events = POLLIN};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(web.lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		struct timeval tv = {.tv_sec = 5};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		char req[8192];
+		size_t n = 0;
+		ssize_t r;
+		while (n + 1 < sizeof(req) && (r = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
+			n += (size_t)r;
+			req[n] = '\0';
+			if (strstr(req, "\r\n\r\n") != NULL)
+				break;
+		}
+		req[n] = '\0';
+		pthread_mutex_lock(&web.mu);
+		memcpy(web.last, req, n + 1);
+		pthread_mutex_unlock(&web.mu);
+		send(fd, HTTP_REPLY, strlen(HTTP_REPLY), MSG_NOSIGNAL);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* ---- the DNS responder --------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const char *a[2];
+} dns_table[] = {
+    {"private.test", {"10.0.0.1", NULL}},
+    {"loop.test", {"127.0.0.1", NULL}},
+    {"mixed.test", {"93.184.215.14", "169.254.169.254"}},
+};
+
+static struct {
+	int fd;
+	uint16_t port;
+	atomic_bool stop;
+	pthread_t th;
+	pthread_mutex_t mu;
+	char log[8192]; /* every name asked, each followed by '\n' */
+} dns = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool dns_asked(const char *name)
+{
+	char line[300];
+
+	snprintf(line, sizeof(line), "\n%s\n", name);
+	pthread_mutex_lock(&dns.mu);
+	bool r = strncmp(dns.log, line + 1, strlen(line + 1)) == 0 || strstr(dns.log, line) != NULL;
+	pthread_mutex_unlock(&dns.mu);
+	return r;
+}
+
+static void *dns_main(void *arg)
+{
+	uint8_t q[512], a[512];
+
+	(void)arg;
+	while (!atomic_load(&dns.stop)) {
+		struct pollfd p = {.fd = dns.fd, .events = POLLIN};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(dns.fd, q, sizeof(q), 0, (struct sockaddr *)&from, &fl);
+		if (n < 17)
+			continue;
+		char name[256] = "";
+		size_t off = 12, nl = 0;
+		while (off < (size_t)n && q[off] != 0 && q[off] < 64) {
+			size_t l = q[off];
+			if (off + 1 + l > (size_t)n || nl + l + 2 > sizeof(name))
+				break;
+			if (nl > 0)
+				name[nl++] = '.';
+			memcpy(name + nl, q + off + 1, l);
+			nl += l;
+			name[nl] = '\0';
+			off += 1 + l;
+		}
+		if (off + 5 > (size_t)n)
+			continue;
+		off++; /* root */
+		unsigned qtype = (unsigned)(q[off] << 8 | q[off + 1]);
+		off += 4;
+		pthread_mutex_lock(&dns.mu);
+		size_t ll = strlen(dns.log);
+		if (ll + nl + 2 < sizeof(dns.log))
+			snprintf(dns.log + ll, sizeof(dns.log) - ll, "%s\n", name);
+		pthread_mutex_unlock(&dns.mu);
+		int row = -1;
+		for (size_t i = 0; i < sizeof(dns_table) / sizeof(dns_table[0]); i++)
+			if (strcasecmp(dns_table[i].name, name) == 0)
+				row = (int)i;
+		memcpy(a, q, off);
+		a[2] = 0x84 | (q[2] & 1); /* QR, AA, RD copied */
+		a[3] = row < 0 ? 0x83 : 0x80; /* RA, NXDOMAIN or NOERROR */
+		a[4] = 0, a[5] = 1;	    /* QDCOUNT */
+		a[6] = a[7] = a[8] = a[9] = a[10] = a[11] = 0;
+		size_t w = off, count = 0;
+		for (int k = 0; row >= 0 && qtype == 1 && k < 2 && dns_table[row].a[k] != NULL; k++) {
+			uint8_t rr[16] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4};
+			inet_pton(AF_INET, dns_table[row].a[k], rr + 12);
+			memcpy(a + w, rr, 16);
+			w += 16;
+			count++;
+		}
+		a[7] = (uint8_t)count;
+		sendto(dns.fd, a, w, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+/* ---- the broker ---------------------------------------------------------- */
+
+#define MAX_DECISIONS 64
+
+static struct {
+	struct berth_broker *b;
+	uint16_t http_port, socks_port;
+	pthread_t th;
+	pthread_mutex_t mu;
+	size_t n;
+	struct {
+		enum berth_broker_outcome outcome;
+		char host[256], address[64], reason[600];
+		unsigned port;
+		uint64_t up, down;
+	} d[MAX_DECISIONS];
+} bk = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_decision(const struct berth_broker_decision *d, void *data)
+{
+	(void)data;
+	pthread_mutex_lock(&bk.mu);
+	if (bk.n < MAX_DECISIONS) {
+		bk.d[bk.n].outcome = d->outcome;
+		snprintf(bk.d[bk.n].host, sizeof(bk.d[0].host), "%s", d->host);
+		snprintf(bk.d[bk.n].address, sizeof(bk.d[0].address), "%s", d->address);
+		snprintf(bk.d[bk.n].reason, sizeof(bk.d[0].reason), "%s", d->reason);
+		bk.d[bk.n].port = d->port;
+		bk.d[bk.n].up = d->bytes_up;
+		bk.d[bk.n].down = d->bytes_down;
+		bk.n++;
+	}
+	pthread_mutex_unlock(&bk.mu);
+}
+
+static void *broker_main(void *arg)
+{
+	assert_int_equal(berth_broker_run(arg), 0);
+	return NULL;
+}
+
+/* Start a broker allowing @pats (NULL-terminated texts; "%E" and "%W" become the echo and web ports). */
+static void start(const char *const *pats, unsigned max_tunnels, unsigned header_ms)
+{
+	struct berth_host_pattern p[8];
+	size_t n = 0;
+	char dns_server[32], reason[512];
+	struct berth_error err;
+
+	for (; pats[n] != NULL; n++) {
+		char text[300];
+		const char *s = pats[n];
+		if (strstr(s, "%E") != NULL)
+			snprintf(text, sizeof(text), "127.0.0.1:%u", echo.port);
+		else if (strstr(s, "%W") != NULL)
+			snprintf(text, sizeof(text), "127.0.0.1:%u", web.port);
+		else
+			snprintf(text, sizeof(text), "%s", s);
+		assert_int_equal(berth_host_pattern_parse(text, &p[n], reason, sizeof(reason)), 0);
+	}
+	snprintf(dns_server, sizeof(dns_server), "127.0.0.1:%u", dns.port);
+	struct berth_broker_opts o = {
+	    .patterns = p,
+	    .n_patterns = n,
+	    .dns_server = dns_server,
+	    .max_tunnels = max_tunnels,
+	    .header_timeout_ms = header_ms,
+	    .connect_timeout_ms = 5000,
+	    .on_decision = on_decision,
+	};
+	bk.n = 0;
+	bk.b = berth_broker_new(&o, &err);
+	if (bk.b == NULL)
+		fail_msg("berth_broker_new: %s", err.msg);
+	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.http_port), BERTH_BROKER_HTTP, &err), 0);
+	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.socks_port), BERTH_BROKER_SOCKS5, &err),
+			 0);
+	assert_int_equal(pthread_create(&bk.th, NULL, broker_main, bk.b), 0);
+}
+
+static void stop(void)
+{
+	berth_broker_stop(bk.b);
+	pthread_join(bk.th, NULL);
+	berth_broker_free(bk.b);
+	bk.b = NULL;
+}
+
+static void clear_dns_log(void)
+{
+	pthread_mutex_lock(&dns.mu);
+	dns.log[0] = '\0';
+	pthread_mutex_unlock(&dns.mu);
+}
+
+/* A CONNECT through the HTTP listener; returns the fd, the reply head in @head. */
+static int proxy_connect(const char *target, char *head, size_t cap)
+{
+	char req[512];
+	int fd = dial(bk.http_port);
+
+	snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	send_str(fd, req);
+	recv_head(fd, head, cap);
+	return fd;
+}
+
+static int group_setup(void **state)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	struct rlimit rl;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	echo.lfd = listen_tcp(&echo.port);
+	web.lfd = listen_tcp(&web.port);
+	dns.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(dns.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(dns.fd, (struct sockaddr *)&sa, &sl), 0);
+	dns.port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&echo.th, NULL, echo_main, NULL), 0);
+	assert_int_equal(pthread_create(&web.th, NULL, web_main, NULL), 0);
+	assert_int_equal(pthread_create(&dns.th, NULL, dns_main, NULL), 0);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	atomic_store(&echo.stop, true);
+	atomic_store(&web.stop, true);
+	atomic_store(&dns.stop, true);
+	pthread_join(echo.th, NULL);
+	pthread_join(web.th, NULL);
+	pthread_join(dns.th, NULL);
+	return 0;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void test_connect_tunnel(void **state)
+{
+	static const char *const pats[] = {"%E", NULL};
+	char head[512], target[64], buf[65536];
+	static char big[65536];
+
+	(void)state;
+	start(pats, 0, 0);
+	snprintf(target, sizeof(target), "127.0.0.1:%u", echo.port);
+	int fd = proxy_connect(target, head, sizeof(head));
+	assert_string_equal(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+	send_str(fd, "ping");
+	recv_exact(fd, buf, 4);
+	assert_memory_equal(buf, "ping", 4);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7);
+	for (int round = 0; round < 32; round++) { /* 2 MiB through bounded buffers */
+		send_all(fd, big, sizeof(big));
+		recv_exact(fd, buf, sizeof(buf));
+		assert_memory_equal(buf, big, sizeof(big));
+	}
+	shutdown(fd, SHUT_WR);
+	assert_int_equal(recv(fd, buf, 1, 0), 0); /* the half-close travels both ways */
+	close(fd);
+	usleep(100000);
+	stop();
+	assert_int_equal(bk.n, 1);
+	assert_int_equal(bk.d[0].outcome, BERTH_BROKER_ALLOWED);
+	assert_string_equal(bk.d[0].address, "127.0.0.1");
+	assert_int_equal(bk.d[0].up, 4 + 32 * sizeof(big));
+	assert_int_equal(bk.d[0].down, 4 + 32 * sizeof(big));
+}
+
+static void test_plain_get(void **state)
+{
+	static const char *const pats[] = {"%W", NULL};
+	char req[512], expect[512], buf[4096];
+
+	(void)state;
+	start(pats, 0, 0);
+	int fd = dial(bk.http_port);
+	snprintf(req, sizeof(req),
+		 "GET http://127.0.0.1:%u/path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nUser-Agent: t/1\r\n"
+		 "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eDp5\r\nAccept: */*\r\n\r\n",
+		 web.port, web.port);
+	send_str(fd, req);
+	recv_all(fd, buf, sizeof(buf));
+	close(fd);
+	assert_string_equal(buf, HTTP_REPLY);
+	snprintf(expect, sizeof(expect),
+		 "GET /path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nUser-Agent: t/1\r\nAccept: */*\r\n"
+		 "Via: 1.1 berth\r\nConnection: close\r\n\r\n",
+		 web.port);
+	pthread_mutex_lock(&web.mu);
+	assert_string_equal(web.last, expect);
+	pthread_mutex_unlock(&web.mu);
+	stop();
+}
+
+static void test_undeclared_host(void **state)
+{
+	static const char *const pats[] = {"allowed.test", NULL};
+	char head[512], body[512];
+
+	(void)state;
+	clear_dns_log();
+	start(pats, 0, 0);
+	int fd = proxy_connect("evil.test:443", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_string_equal(body, "berth: refused by the egress policy: evil.test:443 (not declared)\n");
+	close(fd);
+	/* plain HTTP too, not only CONNECT */
+	fd = dial(bk.http_port);
+	send_str(fd, "GET http://other.test/x HTTP/1.1\r\nHost: other.test\r\n\r\n");
+	recv_head(fd, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	close(fd);
+	stop();
+	assert_false(dns_asked("evil.test"));
+	assert_false(dns_asked("other.test"));
+	assert_int_equal(bk.n, 2);
+	assert_int_equal(bk.d[0].outcome, BERTH_BROKER_REFUSED);
+	assert_string_equal(bk.d[0].reason, "not declared");
+}
+
+static void test_undeclared_port(void **state)
+{
+	static const char *const pats[] = {"allowed.test", NULL};
+	char head[512], body[512];
+
+	(void)state;
+	clear_dns_log();
+	start(pats, 0, 0);
+	int fd = proxy_connect("allowed.test:8080", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "allowed.test:8080 (port 8080 not declared for allowed.test)"));
+	close(fd);
+	assert_int_equal(berth_broker_refused_count(bk.b), 1);
+	char line[600];
+	assert_int_equal(berth_broker_refused(bk.b, 0, line, sizeof(line)), 0);
+	assert_string_equal(line, "allowed.test:8080 (port 8080 not declared for allowed.test)");
+	stop();
+	assert_false(dns_asked("allowed.test"));
+}
+
+static void test_private_answer(void **state)
+{
+	static const char *const pats[] = {"private.test", "loop.test:*", "mixed.test", "missing.test", "%E",
+					   NULL};
+	char head[512], body[512], target[64];
+
+	(void)state;
+	clear_dns_log();
+	start(pats, 0, 0);
+	int fd = proxy_connect("private.test:443", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "`private.test` resolves to 10.0.0.1: private (10.0.0.0/8)"));
+	close(fd);
+	assert_true(dns_asked("private.test"));
+
+	/* a name resolving to the echo server's address: no connection is made */
+	int before = atomic_load(&echo.accepted);
+	snprintf(target, sizeof(target), "loop.test:%u", echo.port);
+	fd = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	close(fd);
+	/* one private address among public ones refuses the name */
+	fd = proxy_connect("mixed.test:443", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "169.254.169.254: cloud metadata"));
+	close(fd);
+	/* no such name: 502 */
+	fd = proxy_connect("missing.test:443", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 502 "));
+	close(fd);
+	usleep(100000);
+	assert_int_equal(atomic_load(&echo.accepted), before);
+	stop();
+	assert_string_equal(bk.d[0].address, "10.0.0.1");
+	assert_int_equal(bk.d[0].outcome, BERTH_BROKER_REFUSED);
+	assert_int_equal(bk.d[3].outcome, BERTH_BROKER_FAILED);
+}
+
+static void test_socks(void **state)
+{
+	static const char *const pats[] = {"%E", NULL};
+	uint8_t rep[32], req[64];
+	char buf[16];
+
+	(void)state;
+	clear_dns_log();
+	start(pats, 0, 0);
+	int fd = dial(bk.socks_port);
+	send_all(fd, "\x05\x01\x00", 3);
+	recv_exact(fd, rep, 2);
+	assert_memory_equal(rep, "\x05\x00", 2);
+	uint8_t r1[10] = {5, 1, 0, 1, 127, 0, 0, 1, (uint8_t)(echo.port >> 8), (uint8_t)echo.port};
+	send_all(fd, r1, sizeof(r1));
+	recv_exact(fd, rep, 10);
+	assert_int_equal(rep[0], 5);
+	assert_int_equal(rep[1], 0);
+	assert_int_equal(rep[3], 1);
+	send_str(fd, "socks!");
+	recv_exact(fd, buf, 6);
+	assert_memory_equal(buf, "socks!", 6);
+	close(fd);
+
+	fd = dial(bk.socks_port);
+	size_t n = 0;
+	memcpy(req, "\x05\x01\x00\x05\x01\x00\x03\x09" "evil.test\x01\xbb", 3 + 5 + 9 + 2);
+	n = 3 + 5 + 9 + 2;
+	send_all(fd, req, n);
+	recv_exact(fd, rep, 2 + 10);
+	assert_memory_equal(rep, "\x05\x00", 2);
+	assert_int_equal(rep[2], 5);
+	assert_int_equal(rep[3], BERTH_SOCKS_NOT_ALLOWED);
+	assert_int_equal(recv(fd, rep, 1, 0), 0);
+	close(fd);
+	stop();
+	assert_false(dns_asked("evil.test"));
+	/* the allowed tunnel is reported when it ends, which may be after the refusal */
+	assert_int_equal(bk.n, 2);
+	int refused = bk.d[0].outcome == BERTH_BROKER_REFUSED ? 0 : 1;
+	assert_int_equal(bk.d[refused].outcome, BERTH_BROKER_REFUSED);
+	assert_string_equal(bk.d[refused].host, "evil.test");
+	assert_int_equal(bk.d[1 - refused].outcome, BERTH_BROKER_ALLOWED);
+	assert_int_equal(bk.d[1 - refused].up, 6);
+}
+
+static void test_bad_requests(void **state)
+{
+	static const char *const pats[] = {"%W", NULL};
+	char req[512], head[512];
+	static char big[20000];
+
+	(void)state;
+	start(pats, 0, 300);
+	/* Host disagrees with the target */
+	int fd = dial(bk.http_port);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\nHost: other.test\r\n\r\n", web.port);
+	send_str(fd, req);
+	recv_head(fd, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 400 "));
+	close(fd);
+	/* one field line above 8 KiB */
+	fd = dial(bk.http_port);
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "X-Big: ", 7);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\n", web.port);
+	send_str(fd, req);
+	send(fd, big, sizeof(big), MSG_NOSIGNAL);
+	send(fd, "\r\n\r\n", 4, MSG_NOSIGNAL);
+	recv_head(fd, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 431 "));
+	close(fd);
+	/* the head does not arrive in time */
+	fd = dial(bk.http_port);
+	send_str(fd, "GET http://127.0.0.1/ HTTP/1.1\r\n");
+	recv_head(fd, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 408 "));
+	close(fd);
+	/* garbage on the SOCKS port: closed, no crash */
+	fd = dial(bk.socks_port);
+	send_str(fd, "GET / HTTP/1.1\r\n\r\n");
+	assert_true(recv_all(fd, head, sizeof(head)) <= 2);
+	close(fd);
+	struct berth_broker_stats st;
+	berth_broker_stats(bk.b, &st);
+	assert_int_equal(st.bad_requests, 4);
+	stop();
+}
+
+static void test_tunnel_cap(void **state)
+{
+	static const char *const pats[] = {"%E", NULL};
+	char head[512], target[64];
+
+	(void)state;
+	start(pats, 2, 0);
+	snprintf(target, sizeof(target), "127.0.0.1:%u", echo.port);
+	int a = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, " 200 "));
+	int b = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, " 200 "));
+	int c = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 503 "));
+	close(c);
+	close(a);
+	usleep(200000); /* the broker sees the close and frees the slot */
+	c = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, " 200 "));
+	close(b);
+	close(c);
+	stop();
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &v) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return v;
+}
+
+#define MANY 200
+
+static void test_many_tunnels(void **state)
+{
+	static const char *const pats[] = {"%E", NULL};
+	static int fds[MANY];
+	char head[512], target[64], msg[4096], buf[4096];
+
+	(void)state;
+	start(pats, 0, 0);
+	snprintf(target, sizeof(target), "127.0.0.1:%u", echo.port);
+	close(proxy_connect(target, head, sizeof(head))); /* warm up */
+	long before = rss_kib();
+	for (int i = 0; i < MANY; i++) {
+		fds[i] = proxy_connect(target, head, sizeof(head));
+		assert_non_null(strstr(head, " 200 "));
+	}
+	memset(msg, 'm', sizeof(msg));
+	for (int i = 0; i < MANY; i++)
+		send_all(fds[i], msg, sizeof(msg));
+	for (int i = 0; i < MANY; i++) {
+		recv_exact(fds[i], buf, sizeof(buf));
+		assert_memory_equal(buf, msg, sizeof(msg));
+	}
+	struct berth_broker_stats st;
+	berth_broker_stats(bk.b, &st);
+	assert_true(st.tunnels >= MANY);
+	long grew = rss_kib() - before;
+	print_message("RSS grew by %ld KiB for %d tunnels\n", grew, MANY);
+	assert_true(grew < 16 * 1024);
+	for (int i = 0; i < MANY; i++)
+		close(fds[i]);
+	stop(); /* tunnels the broker has not seen close yet are closed and reported by free */
+	assert_true(bk.n >= 1);
+}
+
+static void test_dns_server_option(void **state)
+{
+	struct berth_error err;
+	struct berth_broker_opts o = {.dns_server = "127.0.0.1:0x35"};
+
+	(void)state;
+	assert_null(berth_broker_new(&o, &err));
+	assert_non_null(strstr(err.msg, "invalid DNS server `127.0.0.1:0x35`"));
+	o.dns_server = "[::1]:5353";
+	struct berth_broker *b = berth_broker_new(&o, &err);
+	assert_non_null(b);
+	berth_broker_stop(b); /* before run: run returns at once */
+	assert_int_equal(berth_broker_run(b), 0);
+	berth_broker_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_connect_tunnel), cmocka_unit_test(test_plain_get),
+	    cmocka_unit_test(test_undeclared_host), cmocka_unit_test(test_undeclared_port),
+	    cmocka_unit_test(test_private_answer), cmocka_unit_test(test_socks),
+	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
+	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
