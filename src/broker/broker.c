@@ -50,6 +50,7 @@ enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 struct listener {
 	struct berth_broker *b;
 	struct evconnlistener *l;
+	struct event *retry;
 	enum berth_broker_kind kind;
 };
 
@@ -745,6 +746,29 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	timer_in(c, b->header_ms);
 }
 
+/*
+ * accept(2) failed (EMFILE, ENFILE, ENOBUFS ...): the pending connection stays
+ * in the backlog and the listener would be called again at once; pause it for
+ * a moment instead of spinning.
+ */
+static void accept_error(struct evconnlistener *l, void *arg)
+{
+	struct listener *li = arg;
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+
+	evconnlistener_disable(l);
+	evtimer_add(li->retry, &tv);
+}
+
+static void accept_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *li = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(li->l);
+}
+
 /* ---- the broker ---------------------------------------------------------- */
 
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
@@ -833,6 +857,12 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 		close(fd);
 		return berth_err(err, errno, "broker: cannot listen on fd %d", fd);
 	}
+	li->retry = evtimer_new(b->base, accept_retry, li);
+	if (li->retry == NULL) {
+		evconnlistener_free(li->l);
+		return berth_err(err, ENOMEM, "broker: listener");
+	}
+	evconnlistener_set_error_cb(li->l, accept_error);
 	b->nls++;
 	return 0;
 }
@@ -856,8 +886,10 @@ void berth_broker_free(struct berth_broker *b)
 		return;
 	while (b->conns != NULL)
 		conn_free(b->conns);
-	for (size_t i = 0; i < b->nls; i++)
+	for (size_t i = 0; i < b->nls; i++) {
 		evconnlistener_free(b->ls[i].l);
+		event_free(b->ls[i].retry);
+	}
 	berth_dns_free(b->dns);
 	if (b->stop_ev != NULL)
 		event_free(b->stop_ev);

@@ -765,6 +765,41 @@ static void test_many_tunnels(void **state)
 	assert_true(bk.n >= 1);
 }
 
+/* Random bytes and random cuts of valid requests on both ports: answered or closed, never a crash. */
+static void test_garbage(void **state)
+{
+	static const char *const pats[] = {"%E", "*.test", NULL};
+	static const char *const seeds[] = {
+	    "CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
+	    "\x05\x01\x00\x05\x01\x00\x03\x06" "a.test\x00\x50", "\x04\x01\x00\x50\x7f\x00\x00\x01\x00"};
+	char buf[512], head[512], target[64];
+	unsigned seed = 12345;
+
+	(void)state;
+	start(pats, 0, 300);
+	for (int i = 0; i < 300; i++) {
+		int fd = dial(i % 2 ? bk.socks_port : bk.http_port);
+		const char *s = seeds[rand_r(&seed) % 4];
+		size_t n = strlen(s) + (s[0] == 5 ? 6 : 0);
+		memcpy(buf, s, n);
+		for (int k = rand_r(&seed) % 4; k-- > 0;)
+			buf[rand_r(&seed) % n] = (char)rand_r(&seed);
+		n = (size_t)rand_r(&seed) % (n + 1);
+		send(fd, buf, n, MSG_NOSIGNAL);
+		if (rand_r(&seed) % 2)
+			shutdown(fd, SHUT_WR);
+		struct timeval tv = {.tv_sec = 0, .tv_usec = 20000};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		recv(fd, buf, sizeof(buf), 0);
+		close(fd);
+	}
+	snprintf(target, sizeof(target), "127.0.0.1:%u", echo.port);
+	int fd = proxy_connect(target, head, sizeof(head));
+	assert_non_null(strstr(head, " 200 "));
+	close(fd);
+	stop();
+}
+
 static void test_dns_server_option(void **state)
 {
 	struct berth_error err;
@@ -789,6 +824,7 @@ int main(void)
 	    cmocka_unit_test(test_private_answer), cmocka_unit_test(test_socks),
 	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
 	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
+	    cmocka_unit_test(test_garbage),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
