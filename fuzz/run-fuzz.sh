@@ -24,15 +24,18 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
-	src/util/text.c)
+	src/util/text.c src/broker/broker.c src/broker/dns.c src/broker/addr.c src/broker/hosts.c src/broker/http.c
+	src/broker/socks.c)
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
 	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c \
-		src/util/error.c src/util/sha256.c $(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
+		src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
 		$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$out/fuzz_manifest"
-	clang "${CF[@]}" fuzz/fuzz_mcp.c "${mcp_src[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp) \
+	clang "${CF[@]}" fuzz/fuzz_mcp.c "${mcp_src[@]}" \
+		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_mcp"
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"

@@ -16,34 +16,82 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../broker/hosts.h"
 #include "../util/cleanup.h"
 
 enum {
-	OPT_WORKSPACE = 256, OPT_TMP_SIZE, OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_NOFILE,
-	OPT_TIMEOUT, OPT_NETWORK, OPT_ENV, OPT_RO, OPT_RW, OPT_UNPROTECT,
-	OPT_ALLOW_DEGRADED, OPT_YES, OPT_DRY_RUN, OPT_JSON, OPT_HELP,
+	OPT_WORKSPACE = 256,
+	OPT_TMP_SIZE,
+	OPT_MEMORY,
+	OPT_CPUS,
+	OPT_PIDS,
+	OPT_NOFILE,
+	OPT_TIMEOUT,
+	OPT_NETWORK,
+	OPT_ENV,
+	OPT_RO,
+	OPT_RW,
+	OPT_UNPROTECT,
+	OPT_ALLOW_DEGRADED,
+	OPT_YES,
+	OPT_DRY_RUN,
+	OPT_JSON,
+	OPT_HELP,
+	OPT_ALLOW_HOST,
+	OPT_DNS,
 };
 
 static const struct option run_options[] = {
-	{"workspace", required_argument, NULL, OPT_WORKSPACE},
-	{"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
-	{"memory", required_argument, NULL, OPT_MEMORY},
-	{"cpus", required_argument, NULL, OPT_CPUS},
-	{"pids", required_argument, NULL, OPT_PIDS},
-	{"nofile", required_argument, NULL, OPT_NOFILE},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"network", required_argument, NULL, OPT_NETWORK},
-	{"env", required_argument, NULL, OPT_ENV},
-	{"ro", required_argument, NULL, OPT_RO},
-	{"rw", required_argument, NULL, OPT_RW},
-	{"unprotect", required_argument, NULL, OPT_UNPROTECT},
-	{"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
-	{"yes", no_argument, NULL, OPT_YES},
-	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+    {"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"cpus", required_argument, NULL, OPT_CPUS},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"nofile", required_argument, NULL, OPT_NOFILE},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"network", required_argument, NULL, OPT_NETWORK},
+    {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+    {"dns", required_argument, NULL, OPT_DNS},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"ro", required_argument, NULL, OPT_RO},
+    {"rw", required_argument, NULL, OPT_RW},
+    {"unprotect", required_argument, NULL, OPT_UNPROTECT},
+    {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    {"yes", no_argument, NULL, OPT_YES},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
+
+/* --allow-host PATTERN: validated with the broker's own grammar and kept in
+ * its canonical spelling (docs/egress.md). */
+static int add_allow_host(struct berth_policy *p, const char *arg, struct berth_error *err)
+{
+	struct berth_host_pattern pat;
+	char reason[512], canon[300];
+	char **v;
+
+	if (berth_host_pattern_parse(arg, &pat, reason, sizeof reason) < 0) {
+		berth_usage_err(err, "invalid --allow-host `%s`: %s", arg, reason);
+		return berth_err_hint(
+		    err, "write host, *.domain, an IP address or [IPv6], optionally :PORT or :*");
+	}
+	if (berth_host_pattern_format(&pat, canon, sizeof canon) < 0)
+		return berth_err(err, EINVAL, "cannot format --allow-host `%s`", arg);
+	for (size_t i = 0; i < p->n_allow_hosts; i++)
+		if (strcmp(p->allow_hosts[i], canon) == 0)
+			return 0;
+	v = realloc(p->allow_hosts, (p->n_allow_hosts + 1) * sizeof *v);
+	if (v == NULL || (v[p->n_allow_hosts] = strdup(canon)) == NULL) {
+		if (v != NULL)
+			p->allow_hosts = v;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	p->allow_hosts = v;
+	p->n_allow_hosts++;
+	return 0;
+}
 
 const char *berth_caller_home(void)
 {
@@ -109,7 +157,8 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 	    strstr(dst, "/../") != NULL || (strlen(dst) > 1 && dst[strlen(dst) - 1] == '/') ||
 	    (strlen(dst) >= 3 && strcmp(dst + strlen(dst) - 3, "/..") == 0) ||
 	    (strlen(dst) >= 2 && strcmp(dst + strlen(dst) - 2, "/.") == 0)) {
-		berth_usage_err(err, "mount target `%s` in `%s` is not a canonical absolute path", dst, given);
+		berth_usage_err(err, "mount target `%s` in `%s` is not a canonical absolute path", dst,
+				given);
 		return berth_err_hint(err, "write it as `/path/inside` without `.`, `..` or a trailing `/`");
 	}
 	if (strcmp(dst, "/") == 0) {
@@ -118,13 +167,17 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 	}
 	for (size_t i = 0; reserved[i] != NULL; i++) {
 		if (is_ancestor_or_same(reserved[i], dst) && strcmp(reserved[i], "/workspace") != 0) {
-			berth_usage_err(err, "mount target `%s` in `%s` is under `%s`, which berth builds itself", dst,
-					given, reserved[i]);
+			berth_usage_err(err,
+					"mount target `%s` in `%s` is under `%s`, which berth builds itself",
+					dst, given, reserved[i]);
 			return berth_err_hint(err, "choose another target such as `/data`");
 		}
-		if (is_ancestor_or_same(dst, reserved[i]) || (strcmp(reserved[i], "/workspace") == 0 && strcmp(dst, "/workspace") == 0)) {
-			berth_usage_err(err, "mount target `%s` in `%s` would hide `%s`", dst, given, reserved[i]);
-			return berth_err_hint(err, "choose a target that is not `/` or a parent of `%s`", reserved[i]);
+		if (is_ancestor_or_same(dst, reserved[i]) ||
+		    (strcmp(reserved[i], "/workspace") == 0 && strcmp(dst, "/workspace") == 0)) {
+			berth_usage_err(err, "mount target `%s` in `%s` would hide `%s`", dst, given,
+					reserved[i]);
+			return berth_err_hint(err, "choose a target that is not `/` or a parent of `%s`",
+					      reserved[i]);
 		}
 	}
 	return 0;
@@ -150,7 +203,8 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 	}
 	if (realpath(src, real) == NULL || stat(real, &st) < 0) {
 		int e = errno;
-		berth_usage_err(err, "cannot use `--%s %s`: `%s`: %s", rw ? "rw" : "ro", arg, src, strerror(e));
+		berth_usage_err(err, "cannot use `--%s %s`: `%s`: %s", rw ? "rw" : "ro", arg, src,
+				strerror(e));
 		return berth_err_hint(err, "name an existing file or directory");
 	}
 	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0)
@@ -196,8 +250,10 @@ static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(
 	char *name, *value;
 
 	if (!valid_env_name(arg, n)) {
-		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env %s`", (int)n, arg, arg);
-		return berth_err_hint(err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
+		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env %s`", (int)n, arg,
+				arg);
+		return berth_err_hint(
+		    err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
 	}
 	name = strndup(arg, n);
 	if (eq != NULL) {
@@ -207,7 +263,8 @@ static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(
 		if (v == NULL) {
 			berth_usage_err(err, "`--env %s`: `%s` is not set in berth's environment", arg, name);
 			free(name);
-			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE`", (int)n, arg);
+			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE`", (int)n,
+					      arg);
 		}
 		value = strdup(v);
 	}
@@ -265,8 +322,9 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 		}
 	}
 	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
-	return berth_err_hint(err, "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
-				   ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex");
+	return berth_err_hint(err,
+			      "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
+			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex");
 }
 
 static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out,
@@ -336,11 +394,24 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		}
 		if (strcmp(arg, "host") == 0) {
 			p->network = BERTH_NET_HOST;
-			return add_widening(o, "--network host: the sandbox shares the host's network: it can reach "
-					       "every host and port this machine can, including loopback services%s", "");
+			return add_widening(
+			    o,
+			    "--network host: the sandbox shares the host's network: it can reach "
+			    "every host and port this machine can, including loopback services%s",
+			    "");
+		}
+		if (strcmp(arg, "proxy") == 0) {
+			p->network = BERTH_NET_PROXY;
+			return 0;
 		}
 		berth_usage_err(err, "invalid --network `%s`", arg);
-		return berth_err_hint(err, "use `none` (default) or `host`");
+		return berth_err_hint(err, "use `none` (default), `proxy` (with --allow-host) or `host`");
+	case OPT_ALLOW_HOST:
+		return add_allow_host(p, arg, err);
+	case OPT_DNS:
+		free(p->dns);
+		p->dns = strdup(arg);
+		return p->dns != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 	case OPT_ENV:
 		return add_env(p, arg, env_lookup, err);
 	case OPT_RO:
@@ -352,11 +423,15 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_UNPROTECT:
 		if (add_unprotect(p, arg, err) < 0)
 			return -1;
-		return add_widening(o, "--unprotect %s: the sandbox can write a file the host later runs or trusts", arg);
+		return add_widening(
+		    o, "--unprotect %s: the sandbox can write a file the host later runs or trusts", arg);
 	case OPT_ALLOW_DEGRADED:
 		p->allow_degraded = true;
-		return add_widening(o, "--allow-degraded: berth runs even when the kernel cannot enforce part of the "
-				       "policy%s", "");
+		return add_widening(
+		    o,
+		    "--allow-degraded: berth runs even when the kernel cannot enforce part of the "
+		    "policy%s",
+		    "");
 	case OPT_YES:
 		o->yes = true;
 		return 0;
@@ -386,7 +461,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-			berth_usage_err(err, "%s `%s`", c == ':' ? "missing value for" : "unknown option", bad);
+			berth_usage_err(err, "%s `%s`", c == ':' ? "missing value for" : "unknown option",
+					bad);
 			return berth_err_hint(err, "see `berth run --help`");
 		}
 		if (c == 'h')
@@ -396,6 +472,17 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->help)
 		return 0;
+	/* --allow-host implies --network proxy; with --network host it means nothing. */
+	if (o->policy.n_allow_hosts > 0 || o->policy.dns != NULL) {
+		if (o->policy.network == BERTH_NET_HOST) {
+			berth_usage_err(
+			    err,
+			    "--allow-host and --dns need the egress broker, and --network host has none");
+			return berth_err_hint(
+			    err, "drop `--network host`: --allow-host implies `--network proxy`");
+		}
+		o->policy.network = BERTH_NET_PROXY;
+	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
 	if (optind >= argc) {

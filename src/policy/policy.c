@@ -42,6 +42,10 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->mounts[i].dst);
 	}
 	free(p->mounts);
+	for (size_t i = 0; i < p->n_allow_hosts; i++)
+		free(p->allow_hosts[i]);
+	free(p->allow_hosts);
+	free(p->dns);
 	free(p->app_name);
 	free(p->app_version);
 	free(p->app_digest);
@@ -76,6 +80,8 @@ static const char *network_name(enum berth_network n)
 	switch (n) {
 	case BERTH_NET_HOST:
 		return "host";
+	case BERTH_NET_PROXY:
+		return "proxy";
 	case BERTH_NET_NONE:
 	default:
 		return "none";
@@ -201,6 +207,16 @@ static json_t *policy_json(const struct berth_policy *p)
 			      network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
 			      "allow_degraded", p->allow_degraded);
 
+	/* The broker's rules, only in proxy mode (other policies keep their
+	 * form and digest). */
+	if (j != NULL && p->network == BERTH_NET_PROXY) {
+		json_t *net = json_object_get(j, "network");
+		if (json_object_set_new(net, "allow_hosts", strv_json(p->allow_hosts, p->n_allow_hosts)) < 0 ||
+		    (p->dns != NULL && json_object_set_new(net, "dns", json_string(p->dns)) < 0)) {
+			json_decref(j);
+			return NULL;
+		}
+	}
 	/* Only an app's policy has these keys: a `berth run` policy keeps its
 	 * form (and digest). */
 	if (j != NULL && p->app) {

@@ -31,6 +31,7 @@
 enum berth_network {
 	BERTH_NET_NONE = 0, /* new network namespace with only loopback */
 	BERTH_NET_HOST,     /* share the host network (a widening) */
+	BERTH_NET_PROXY,    /* only loopback, plus berth's egress broker for the allowed hosts */
 };
 
 /* An extra bind mount (--ro / --rw). */
@@ -73,6 +74,9 @@ struct berth_policy {
 
 	/* Network */
 	enum berth_network network;
+	char **allow_hosts;    /* BERTH_NET_PROXY: canonical allow-host patterns (docs/egress.md) */
+	size_t n_allow_hosts;
+	char *dns;             /* BERTH_NET_PROXY: the broker's DNS server ("ip[:port]"), or NULL: the host's */
 
 	/* Environment */
 	struct berth_env *env;

@@ -22,6 +22,7 @@
 
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
 
 /* Filesystem rights (include/uapi/linux/landlock.h). */
 #define LL_FS_EXECUTE (1ULL << 0)
@@ -55,6 +56,11 @@ struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
 } __attribute__((packed));
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
 
 #define LL_FS_READ (LL_FS_READ_FILE | LL_FS_READ_DIR)
 #define LL_FS_ALL_V1                                                                                         \
@@ -113,7 +119,7 @@ static uint64_t rights_for(enum berth_ll_access a, uint64_t handled)
 }
 
 int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules, bool deny_tcp,
-			 struct berth_error *err)
+			 const uint16_t *connect_ports, int n_ports, struct berth_error *err)
 {
 	struct ll_ruleset_attr attr = {.handled_access_fs = handled_fs(abi)};
 	cleanup_close int rfd = -1;
@@ -159,6 +165,14 @@ int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules
 			}
 			return berth_err(err, errno, "cannot add the landlock rule for `%s`", rules[i].path);
 		}
+	}
+	/* The only TCP a proxied sandbox may open: to its own broker listeners
+	 * (LANDLOCK_RULE_NET_PORT, ABI 4). */
+	for (int i = 0; deny_tcp && abi >= 4 && i < n_ports; i++) {
+		struct ll_net_port_attr np = {.allowed_access = LL_NET_CONNECT_TCP, .port = connect_ports[i]};
+		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &np, 0) < 0)
+			return berth_err(err, errno, "cannot add the landlock rule for TCP port %u",
+					 connect_ports[i]);
 	}
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
 		return berth_err(err, errno, "cannot enforce the landlock ruleset");

@@ -37,12 +37,13 @@ int berth_landlock_abi(void);
 /*
  * berth_landlock_apply - create a ruleset handling every filesystem right of
  * @abi, add @rules (paths that do not exist are skipped), handle TCP bind and
- * connect with no rule when @deny_tcp and abi >= 4, scope abstract unix
+ * connect when @deny_tcp and abi >= 4, allowing only TCP connect to the
+ * @n_ports ports in @connect_ports (the egress broker's listeners), scope abstract unix
  * sockets and signals when abi >= 6, and restrict the calling thread.
  * NO_NEW_PRIVS must be set.  Allocation-free.
  * Returns 0, or -1 with @err filled.
  */
 int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules, bool deny_tcp,
-			 struct berth_error *err);
+			 const uint16_t *connect_ports, int n_ports, struct berth_error *err);
 
 #endif

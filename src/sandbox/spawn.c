@@ -40,6 +40,9 @@
 #include <limits.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -59,6 +62,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "../broker/broker.h"
+#include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "caps.h"
 #include "guard.h"
@@ -81,6 +86,13 @@ struct sandbox {
 	struct berth_features feat;
 	bool use_userns, use_landlock, use_seccomp;
 	int pidfd;             /* library API: pidfd of pid 1 */
+	/* --network proxy: the broker's listeners (made in the sandbox's network
+	 * namespace, handed to berth at sync 2) and the broker serving them. */
+	int proxy_fd[2];
+	uint16_t proxy_port[2];
+	struct berth_broker *broker;
+	pthread_t broker_thread;
+	bool broker_running;
 	int userns_errno;      /* set when the clone refused a user namespace */
 	int feat_userns_errno; /* on the second attempt: why the first one could not */
 	bool retry;            /* second attempt: the first one printed the notices */
@@ -126,46 +138,65 @@ static void notice(const struct sandbox *s, const char *fmt, ...)
 struct msg {
 	int kind; /* 0 ready, 1 error */
 	struct berth_error err;
+	/* kind 0: which descriptors ride along, in this order */
+	bool has_pty;       /* the pty master */
+	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
+	uint16_t ports[2];  /* their ports on the sandbox's loopback */
 };
 
-static void send_msg(int sock, const struct msg *m, int fd)
+static void send_msg(int sock, const struct msg *m, const int *fds, int nfds)
 {
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (fd >= 0) {
+	if (nfds > 0 && nfds <= 3) {
 		struct cmsghdr *c;
 		memset(cbuf, 0, sizeof cbuf);
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof cbuf;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
 	}
 	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
 
-/* Returns 1 with a message, 0 on EOF, -1 on error. */
-static int recv_msg(int sock, struct msg *m, int *fd)
+/* Returns 1 with a message (and up to 3 descriptors in @fds, their number in
+ * *@nfds), 0 on EOF, -1 on error. */
+static int recv_msg(int sock, struct msg *m, int *fds, int *nfds)
 {
 	struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 	ssize_t n;
 
+	*nfds = 0;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return (int)n;
-	if (n != (ssize_t)sizeof *m)
-		return -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd != NULL)
-			memcpy(fd, CMSG_DATA(c), sizeof *fd);
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			for (int i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof fd);
+				if (*nfds < 3)
+					fds[(*nfds)++] = fd;
+				else
+					close(fd);
+			}
+		}
+	if (n != (ssize_t)sizeof *m) {
+		for (int i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		return -1;
+	}
 	return 1;
 }
 
@@ -201,7 +232,7 @@ static __attribute__((noreturn)) void child_fail(int sock, struct berth_error *e
 	struct msg m = {.kind = 1, .err = *err};
 
 	m.err.status = status;
-	send_msg(sock, &m, -1);
+	send_msg(sock, &m, NULL, 0);
 	_exit(status);
 }
 
@@ -803,8 +834,9 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	}
 	n_rules = landlock_rules(s, rules, (int)BERTH_ARRAY_SIZE(rules));
-	if (s->use_landlock && berth_landlock_apply(s->feat.landlock_abi, rules, n_rules,
-						    s->p->network == BERTH_NET_NONE, &err) < 0)
+	if (s->use_landlock &&
+	    berth_landlock_apply(s->feat.landlock_abi, rules, n_rules, s->p->network != BERTH_NET_HOST,
+				 s->proxy_port, s->p->network == BERTH_NET_PROXY ? 2 : 0, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	/* No host fd other than stdio crosses execve (an inherited directory fd
 	 * would be a way out of the mount namespace). */
@@ -870,11 +902,58 @@ static bool parent_gone(int sock)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
+/* Append NAME=VALUE to the command's environment (the child's copy). */
+static void append_env(struct sandbox *s, const char *name, const char *value)
+{
+	int n = 0;
+
+	while (n < MAX_ENV && s->envp[n] != NULL)
+		n++;
+	add_env(s, &n, name, value);
+	s->envp[n] = NULL;
+}
+
+/*
+ * --network proxy: two listening sockets on the sandbox's own loopback, made
+ * here, in its network namespace, and handed to berth, whose broker serves
+ * them: HTTP proxy and SOCKS5.  Nothing inside can reach anything else: the
+ * namespace has only loopback, and Landlock (ABI >= 4) allows TCP connect to
+ * these two ports only.  The environment tells clients where they are.
+ */
+static int proxy_listeners(struct sandbox *s, struct berth_error *err)
+{
+	char url[64], list[64];
+
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t len = sizeof sa;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 512) < 0 ||
+		    getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+			return berth_err(err, errno, "cannot make the egress broker's listener");
+		s->proxy_fd[i] = fd;
+		s->proxy_port[i] = ntohs(sa.sin_port);
+	}
+	snprintf(url, sizeof url, "http://127.0.0.1:%u", s->proxy_port[0]);
+	append_env(s, "HTTP_PROXY", url);
+	append_env(s, "HTTPS_PROXY", url);
+	append_env(s, "http_proxy", url);
+	append_env(s, "https_proxy", url);
+	snprintf(url, sizeof url, "socks5h://127.0.0.1:%u", s->proxy_port[1]);
+	append_env(s, "ALL_PROXY", url);
+	append_env(s, "all_proxy", url);
+	/* Only the sandbox's own loopback goes direct. */
+	snprintf(list, sizeof list, "localhost,127.0.0.1,::1");
+	append_env(s, "NO_PROXY", list);
+	append_env(s, "no_proxy", list);
+	return 0;
+}
+
 static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
 	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
-					s->mount_is_dir, s->p->network == BERTH_NET_NONE, s->p->app && s->use_landlock};
+					s->mount_is_dir, s->p->network != BERTH_NET_HOST, s->p->app && s->use_landlock};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
@@ -898,7 +977,7 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		 * then make sure berth did not die in between. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
 			_exit(BERTH_EXIT_INTERNAL);
-		if (s->p->network == BERTH_NET_NONE && loopback_up(&err) < 0)
+		if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		if (berth_mounts_build(&plan, &err) < 0)
 			child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
@@ -916,11 +995,31 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	}
 	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	/* sync 2: ready, with the pty master for the parent's relay; the parent
-	 * answers with the seccomp program. */
-	send_msg(s->sock[1], &ready, master);
+	if (s->p->network == BERTH_NET_PROXY && proxy_listeners(s, &err) < 0)
+		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* sync 2: ready, with the pty master for the parent's relay and the
+	 * broker's listeners; the parent answers with the seccomp program. */
+	{
+		int fds[3], nfds = 0;
+		if (master >= 0)
+			fds[nfds++] = master;
+		if (s->p->network == BERTH_NET_PROXY) {
+			fds[nfds++] = s->proxy_fd[0];
+			fds[nfds++] = s->proxy_fd[1];
+			ready.has_proxy = true;
+			ready.ports[0] = s->proxy_port[0];
+			ready.ports[1] = s->proxy_port[1];
+		}
+		ready.has_pty = master >= 0;
+		send_msg(s->sock[1], &ready, fds, nfds);
+	}
 	if (master >= 0)
 		close(master);
+	if (s->p->network == BERTH_NET_PROXY) {
+		/* Only berth serves them: nothing in the sandbox may accept on them. */
+		close(s->proxy_fd[0]);
+		close(s->proxy_fd[1]);
+	}
 	if (s->use_seccomp && recv_program(s->sock[1], &s->bpf) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
 	cmd = fork();
@@ -942,7 +1041,7 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		 * group, for --timeout), then wait for it. */
 		struct msg pm = {.kind = 2};
 		pm.err.errnum = cmd;
-		send_msg(s->sock[1], &pm, -1);
+		send_msg(s->sock[1], &pm, NULL, 0);
 		/* As pid 1 does: only the command keeps the socket (sync 3). */
 		close_all_but(-1, -1);
 		int st;
@@ -961,7 +1060,7 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 
 	if (s->use_userns) {
 		flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-		if (s->p->network == BERTH_NET_NONE)
+		if (s->p->network != BERTH_NET_HOST)
 			flags |= CLONE_NEWNET;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
@@ -999,12 +1098,22 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 static int wait_ready(struct sandbox *s, struct berth_error *err)
 {
 	struct msg m;
-	int fd = -1, r = recv_msg(s->sock[0], &m, &fd);
+	int fds[3], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
 
-	if (r == 1 && m.kind == 0) {
-		s->pty_master = fd;
+	if (r == 1 && m.kind == 0 && nfds == (int)m.has_pty + 2 * (int)m.has_proxy) {
+		int k = 0;
+		if (m.has_pty)
+			s->pty_master = fds[k++];
+		if (m.has_proxy) {
+			s->proxy_fd[0] = fds[k++];
+			s->proxy_fd[1] = fds[k++];
+			s->proxy_port[0] = m.ports[0];
+			s->proxy_port[1] = m.ports[1];
+		}
 		return 0;
 	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
 	if (r == 1) {
 		*err = m.err;
 		return -1;
@@ -1092,8 +1201,8 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 		if (poll(p, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
-			int fd = -1;
-			int got = recv_msg(s->sock[0], &m, &fd);
+			int fds[3], nfds = 0;
+			int got = recv_msg(s->sock[0], &m, fds, &nfds);
 			if (got == 1 && m.kind == 2)
 				s->cmd_pgid = m.err.errnum;
 			if (got == 1 && m.kind == 1) {
@@ -1102,8 +1211,8 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 				if (m.err.hint[0])
 					fprintf(stderr, "berth: hint: %s\n", m.err.hint);
 			}
-			if (fd >= 0)
-				close(fd);
+			for (int i = 0; i < nfds; i++)
+				close(fds[i]);
 			if (p[2].revents & POLLHUP) {
 				close(s->sock[0]);
 				s->sock[0] = -1;
@@ -1155,12 +1264,18 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 
 /* ---------------------------------------------------------- 15. cleanup */
 
+static void stop_broker(struct sandbox *s);
+
 static void cleanup(struct sandbox *s)
 {
 	if (s->child > 0) {
 		kill(s->child, SIGKILL);
 		waitpid(s->child, NULL, 0);
 	}
+	stop_broker(s);
+	for (int i = 0; i < 2; i++)
+		if (s->proxy_fd[i] >= 0)
+			close(s->proxy_fd[i]);
 	berth_limits_destroy(&s->lim);
 	if (s->guard.git_existed == false && s->use_userns) {
 		char path[PATH_MAX];
@@ -1191,6 +1306,68 @@ static void cleanup(struct sandbox *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	berth_bpf_free(&s->bpf);
+}
+
+/* ---------------------------------------------------------- egress broker */
+
+static void *broker_main(void *arg)
+{
+	berth_broker_run(arg);
+	return NULL;
+}
+
+/* --network proxy: the broker serves the sandbox's listeners from a thread
+ * of berth (the supervisor), outside the sandbox, for the whole run. */
+static int start_broker(struct sandbox *s, struct berth_error *err)
+{
+	struct berth_host_pattern pats[64];
+	struct berth_broker_opts bo = {0};
+	size_t n = 0;
+
+	if (s->p->network != BERTH_NET_PROXY)
+		return 0;
+	if (s->p->n_allow_hosts > BERTH_ARRAY_SIZE(pats))
+		return berth_usage_err(err, "at most %zu --allow-host patterns", BERTH_ARRAY_SIZE(pats));
+	for (size_t i = 0; i < s->p->n_allow_hosts; i++) {
+		char reason[512];
+		if (berth_host_pattern_parse(s->p->allow_hosts[i], &pats[n++], reason, sizeof reason) < 0)
+			return berth_usage_err(err, "invalid allow-host `%s`: %s", s->p->allow_hosts[i], reason);
+	}
+	bo.patterns = pats;
+	bo.n_patterns = n;
+	bo.dns_server = s->p->dns;
+	s->broker = berth_broker_new(&bo, err);
+	if (s->broker == NULL)
+		return -1;
+	if (berth_broker_add_listener(s->broker, s->proxy_fd[0], BERTH_BROKER_HTTP, err) < 0)
+		return -1;
+	s->proxy_fd[0] = -1; /* the broker's now */
+	if (berth_broker_add_listener(s->broker, s->proxy_fd[1], BERTH_BROKER_SOCKS5, err) < 0)
+		return -1;
+	s->proxy_fd[1] = -1;
+	if (pthread_create(&s->broker_thread, NULL, broker_main, s->broker) != 0)
+		return berth_err(err, EAGAIN, "cannot start the egress broker");
+	s->broker_running = true;
+	return 0;
+}
+
+static void stop_broker(struct sandbox *s)
+{
+	char line[600];
+
+	if (s->broker == NULL)
+		return;
+	if (s->broker_running) {
+		berth_broker_stop(s->broker);
+		pthread_join(s->broker_thread, NULL);
+		s->broker_running = false;
+	}
+	/* What the sandbox tried and did not get, once each. */
+	for (size_t i = 0; i < berth_broker_refused_count(s->broker); i++)
+		if (berth_broker_refused(s->broker, i, line, sizeof line) == 0)
+			notice(s, "refused: %s", line);
+	berth_broker_free(s->broker);
+	s->broker = NULL;
 }
 
 /* Blocks the signals berth relays; @old receives the previous mask. */
@@ -1225,6 +1402,11 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	}
 	if (check_features(s, err) < 0 || make_run_id(s, err) < 0 || resolve_identity(s, err) < 0)
 		return -1;
+	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
+		berth_err(err, 0, "the egress broker needs the sandbox's own network namespace, and user namespaces "
+				  "are not available: berth refuses to run with --allow-host");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
 	if (prepare_limits(s, err) < 0)
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
@@ -1236,7 +1418,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (wait_ready(s, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
 		return -1;
-	return 0;
+	return start_broker(s, err);
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
@@ -1253,6 +1435,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->pty_master = -1;
 	s->ws_fd = -1;
 	s->pidfd = -1;
+	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	s->want_pty = !o->has_stdio && isatty(STDIN_FILENO) == 1;
@@ -1333,9 +1516,9 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 	 * its error (126/127). */
 	for (;;) {
 		struct msg m;
-		int fd = -1, r = recv_msg(s->sock[0], &m, &fd);
-		if (fd >= 0)
-			close(fd);
+		int fds[3], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
 		if (r <= 0)
 			break;
 		if (m.kind == 2)

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Egress through berth's broker (`berth run --allow-host`), end to end with real
+# clients (curl, python urllib) inside the sandbox and servers on the host's
+# loopback.  Loopback is a refused range: only an exactly declared IP literal
+# reaches it (explicit beats ambient), which is what these tests declare.
+# The network-namespace test hosts with DNS and TLS of docs/egress.md are not
+# here yet.
+#
+# usage: run-egress.sh /path/to/berth          TAP output; exit 1 on a failure
+set -u
+export LC_ALL=C
+unset BERTH_TEST_FORCE_OFF
+[ $# -eq 1 ] || { echo "usage: $0 /path/to/berth" >&2; exit 2; }
+BERTH=$(readlink -f -- "$1")
+HOSTPY=/usr/bin/python3
+T=0 FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "not ok $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 6 | sed 's/^/#   /'; done; }
+eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "stderr: $ERR"; fi; }
+has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
+
+TOP=$(mktemp -d /tmp/berth-egress.XXXXXX) || exit 1
+chmod 755 "$TOP"
+WS=$TOP/ws; mkdir "$WS"
+SRV=()
+cleanup() { local p; for p in "${SRV[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TOP"; }
+trap cleanup EXIT
+
+# Two HTTP servers on the host's loopback, on ports the kernel picks.
+serve() { # serve FILE: starts a server that writes its port to FILE
+	"$HOSTPY" -c '
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("hello from " + str(self.server.server_address[1]) + " path " + self.path).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+s = socketserver.ThreadingTCPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()' "$1" </dev/null >/dev/null 2>&1 &
+	SRV+=($!)
+	for _ in $(seq 50); do [ -s "$1" ] && break; sleep 0.1; done
+}
+serve "$TOP/p1"; serve "$TOP/p2"
+P1=$(cat "$TOP/p1"); P2=$(cat "$TOP/p2")
+[ -n "$P1" ] && [ -n "$P2" ] && pass "precondition: two host servers ($P1, $P2)" || fail "precondition: host servers" "no port"
+
+cd "$WS" || exit 1
+run() { "$BERTH" run "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
+
+# 1. Allowed: curl through HTTP_PROXY, python urllib with an explicit proxy (NO_PROXY, which
+#    names the sandbox's own loopback, cleared for that one call: the host server is on 127.0.0.1 too).
+run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' http://127.0.0.1:$P1/a; echo; \
+NO_PROXY= no_proxy= python3 -c 'import urllib.request,os; print(urllib.request.build_opener(urllib.request.ProxyHandler({\"http\": os.environ[\"HTTP_PROXY\"]})).open(\"http://127.0.0.1:$P1/b\").read().decode())'"
+eq "allowed: berth exits 0" "$RC" 0
+eq "allowed: curl and urllib reach the declared host through the broker" "$OUT" "hello from $P1 path /a
+hello from $P1 path /b"
+
+# 2. The environment inside.
+run --allow-host "127.0.0.1:$P1" -- sh -c 'echo "$HTTP_PROXY|$HTTPS_PROXY|$http_proxy|$ALL_PROXY|$NO_PROXY"'
+case $OUT in
+http://127.0.0.1:*"|"http://127.0.0.1:*"|"http://127.0.0.1:*"|"socks5h://127.0.0.1:*"|localhost,127.0.0.1,::1") pass "env: proxy variables point at the sandbox's loopback" ;;
+*) fail "env: proxy variables" "got '$OUT'" ;;
+esac
+
+# 3. Undeclared port and undeclared host: 403 naming the rule; summary at exit.
+run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' -o /dev/null -w '%{http_code}' http://127.0.0.1:$P2/; echo; curl -s --noproxy '' -w '%{http_code}' http://203.0.113.7/"
+eq "refused: undeclared port and undeclared host get 403" "$(printf '%s\n' "$OUT" | sed -n '1p;$p' | sed 's/.*\(...\)$/\1/' | tr '\n' ' ')" "403 403 "
+has "refused: the 403 body names the rule" "$OUT" "203.0.113.7:80 (not declared)"
+has "refused: summary line on berth's stderr" "$ERR" "berth: refused: 127.0.0.1:$P2 ("
+has "refused: summary line for the other host" "$ERR" "berth: refused: 203.0.113.7:80 (not declared)"
+
+# 4. No way around the broker: a direct connection to the host server fails
+#    (the sandbox's network namespace has only loopback; Landlock allows TCP
+#    connect to the broker's ports only), and so does a direct connection to
+#    any other port on the sandbox's own loopback.
+run --allow-host "127.0.0.1:$P1" -- python3 -c "
+import socket, errno
+for port in ($P1, 9):
+    try:
+        socket.create_connection(('127.0.0.1', port), timeout=3); print('CONNECTED', port)
+    except OSError as e: print(errno.errorcode.get(e.errno, e.errno), port)"
+eq "direct: TCP connect outside the broker's ports is refused by Landlock" "$(echo $OUT)" "EACCES $P1 EACCES 9"
+
+# 5. No DNS from inside: no resolver is reachable.
+run --allow-host "127.0.0.1:$P1" -- python3 -c "
+import socket
+try: socket.getaddrinfo('example.com', 80); print('RESOLVED')
+except socket.gaierror as e: print('NO-DNS')"
+eq "dns: names do not resolve inside" "$OUT" "NO-DNS"
+
+# 6. SOCKS5 (socks5h: the broker resolves), allowed and refused.
+run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' --socks5-hostname \"\${ALL_PROXY#socks5h://}\" http://127.0.0.1:$P1/s; echo; curl -s --noproxy '' -o /dev/null -w '%{http_code}' --socks5-hostname \"\${ALL_PROXY#socks5h://}\" http://127.0.0.1:$P2/; echo \" rc=\$?\""
+has "socks5: allowed host reached" "$OUT" "hello from $P1 path /s"
+has "socks5: undeclared port refused (curl: 97, connection refused by proxy)" "$OUT" "rc=97"
+
+# 7. A private/loopback literal under a wildcard never passes; bad patterns are usage errors.
+run --allow-host "*.example.com" -- curl -s --noproxy '' -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P1/"
+eq "explicit beats ambient: 127.0.0.1 is refused when only *.example.com is declared" "$OUT" "403"
+run --allow-host "*" -- true
+eq "usage: a bare * is refused with exit 2" "$RC" 2
+run --allow-host "127.0.0.1:$P1" --network host -- true
+eq "usage: --allow-host with --network host is exit 2" "$RC" 2
+
+# 8. The policy records the rules.
+"$BERTH" run --allow-host "API.Example.com" --allow-host "*.github.com:443" --dry-run --json -- true >"$TOP/out" 2>&1
+OUT=$(cat "$TOP/out")
+has "policy: network mode proxy with the canonical patterns" "$OUT" '"network":{"allow_hosts":["api.example.com","*.github.com:443"],"mode":"proxy"}'
+
+echo "1..$T"
+[ "$FAILS" -eq 0 ]
