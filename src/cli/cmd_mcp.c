@@ -52,9 +52,21 @@ int cmd_mcp(int argc, char **argv)
 			free(only_buf);
 			only_buf = strdup(argv[++i]);
 			n_only = 0;
-			for (char *save = NULL, *t = strtok_r(only_buf, ",", &save);
-			     t != NULL && n_only < 256; t = strtok_r(NULL, ",", &save))
+			for (char *save = NULL, *t = strtok_r(only_buf, ",", &save); t != NULL;
+			     t = strtok_r(NULL, ",", &save)) {
+				if (n_only == 256) {
+					fprintf(stderr, "berth: mcp: --only names at most 256 tools\n");
+					free(only_buf);
+					return 2;
+				}
 				only[n_only++] = t;
+			}
+			if (n_only == 0) {
+				/* An empty allowlist must not mean "everything". */
+				fprintf(stderr, "berth: mcp: --only `%s` names no tool\n", argv[i]);
+				free(only_buf);
+				return 2;
+			}
 		} else if (strcmp(a, "--warm") == 0) {
 			o.warm = true;
 		} else if (strcmp(a, "--no-dev") == 0) {

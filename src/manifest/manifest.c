@@ -682,13 +682,16 @@ static void export(struct mctx *c, const struct ynode *v, struct berth_export *x
 		old = path_push_key(c, "name", 4);
 		s = get_str(c, vals[0], "an export name");
 		if (s != NULL) {
-			bool ok = *s >= 'a' && *s <= 'z';
+			/* At most 64 characters: tool names of MCP clients and of the
+			 * OpenAI and Anthropic tool APIs stop there (berth mcp adds
+			 * `<app>__` when it serves several apps). */
+			bool ok = *s >= 'a' && *s <= 'z' && strlen(s) <= 64;
 			for (const char *p = s; *p != '\0' && ok; p++)
 				ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
 			json_t *prev = ok ? json_object_get(names, s) : NULL;
 			if (!ok) {
 				diag(c, vals[0],
-				     "invalid export name `%s`; an export name is lowercase letters, digits "
+				     "invalid export name `%s`; an export name is 1 to 64 lowercase letters, digits "
 				     "and `_`, starting with a letter",
 				     quote(c, s, vals[0]->len));
 			} else if (prev != NULL) {

@@ -1009,6 +1009,9 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		return;
 	flush(a);
 	drain_logs(a);
+	/* A budget per wakeup: an app flooding its channel cannot starve
+	 * deadlines, signals or other apps (the rest is read next time). */
+	size_t budget = 4 * 1024 * 1024;
 	for (;;) {
 		char *line;
 		size_t len;
@@ -1028,9 +1031,11 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 			json_decref(j);
 			continue;
 		}
-		if (a->rin.eof)
+		if (a->rin.eof || budget == 0)
 			break;
 		long n = berth_lines_fill(&a->rin, a->rpc);
+		if (n > 0)
+			budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			a->rin.eof = true;
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))

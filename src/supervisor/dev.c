@@ -68,8 +68,14 @@ static int connect_to(const char *path)
 
 	if (fd < 0)
 		return -1;
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	/* Only a berth dev of this very user: a socket someone else made (in
+	 * /tmp, when there is no XDG_RUNTIME_DIR) must not get our calls. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
 		close(fd);
 		return -1;
 	}

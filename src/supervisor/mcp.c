@@ -104,7 +104,16 @@ static void emit(struct berth_mcp *m, json_t *msg)
 
 static void reply(struct berth_mcp *m, json_t *id, json_t *result)
 {
-	emit(m, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+	json_t *msg = result != NULL
+			  ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
+			  : NULL;
+
+	/* Every request gets its answer, even one that cannot be encoded. */
+	if (msg == NULL)
+		msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+				BERTH_RPC_INTERNAL, "message",
+				"internal error: the answer could not be encoded");
+	emit(m, msg);
 }
 
 static void reply_error(struct berth_mcp *m, json_t *id, int code, json_t *data, const char *fmt, ...)
@@ -247,9 +256,15 @@ static void finish_error(struct berth_mcp *m, json_t *req_id, int code, const ch
 	if (asprintf(&text, "%s (error %d)%s%s%s%s", message, code, data_text ? "\ndata: " : "",
 		     data_text ? data_text : "", denial ? "\n\n" : "", denial ? denial : "") < 0)
 		text = NULL;
-	reply(
-	    m, req_id,
-	    json_pack("{s:[o], s:b}", "content", text_block(text != NULL ? text : message), "isError", true));
+	const char *t = text != NULL ? text : message;
+	size_t cap = 3 * strlen(t) + 1;
+	char *fixed = malloc(cap);
+	if (fixed != NULL)
+		berth_utf8_fix(fixed, cap, t); /* an app's text may be cut inside a character */
+	reply(m, req_id,
+	      json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"), "isError",
+			true));
+	free(fixed);
 	free(text);
 	free(data_text);
 }
@@ -415,7 +430,11 @@ static void dev_attach(struct berth_mcp *m, struct mcp_app *a)
 		return;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+	/* Only a berth dev of this very user (see berth_dev_socket_path). */
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -610,6 +629,12 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	if (json_is_null(args))
 		args = NULL;
 	/* Rejected against the schema before the app sees them. */
+	/* Bounded: beyond this, the client must wait for answers first. */
+	if (m->n_pend >= BERTH_MCP_MAX_PENDING) {
+		finish_error(m, id, BERTH_RPC_APP_ERROR,
+			     "too many calls in progress; wait for some to finish", NULL, NULL);
+		return;
+	}
 	if (berth_app_check_input(a->app, export, args, &ce) < 0) {
 		reply_error(m, id, BERTH_RPC_INVALID_PARAMS, json_incref(ce.data), "%s", ce.message);
 		berth_call_error_free(&ce);
@@ -851,7 +876,9 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return berth_err(err, errno, "cannot set up the server loop");
 	}
-	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
+	/* No O_NONBLOCK on the client's descriptor: it may be shared with our
+	 * stdout (a socket, a tty) and with whoever started us; poll(2) says
+	 * when one read(2) will not block. */
 	for (;;) {
 		struct pollfd p[2 + BERTH_MCP_MAX_APPS * 4];
 		size_t np = 0;

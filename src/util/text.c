@@ -73,3 +73,30 @@ char *berth_text_clean(char *dst, size_t len, const char *src)
 	dst[o] = '\0';
 	return dst;
 }
+
+char *berth_utf8_fix(char *dst, size_t len, const char *src)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0;
+
+	if (len == 0)
+		return dst;
+	while (*s != '\0') {
+		uint32_t cp;
+		int n = utf8_decode(s, &cp);
+		const char *out = (const char *)s;
+		size_t olen = (size_t)n;
+		if (n == 0) {
+			out = "\xef\xbf\xbd"; /* U+FFFD */
+			olen = 3;
+			n = 1;
+		}
+		if (o + olen >= len)
+			break;
+		memcpy(dst + o, out, olen);
+		o += olen;
+		s += n;
+	}
+	dst[o] = '\0';
+	return dst;
+}

@@ -18,4 +18,12 @@
  */
 char *berth_text_clean(char *dst, size_t len, const char *src);
 
+/*
+ * berth_utf8_fix - copy @src into @dst (@len bytes, NUL-terminated, cut at a
+ * character boundary to fit) with every byte that is not part of a valid
+ * UTF-8 sequence (RFC 3629) replaced by U+FFFD; everything else, newlines
+ * included, is kept.  For text that must be valid JSON.  Returns @dst.
+ */
+char *berth_utf8_fix(char *dst, size_t len, const char *src);
+
 #endif
