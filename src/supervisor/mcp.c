@@ -65,6 +65,9 @@ struct berth_mcp {
 	int min_level;
 	struct pending *pend;
 	size_t n_pend, cap_pend;
+	long long log_second; /* notifications/message rate limit */
+	unsigned log_sent;
+	unsigned long long log_dropped;
 };
 
 static long long now_ms(void)
@@ -768,9 +771,32 @@ static void app_log(void *ctx, const char *app, const char *level, const char *l
 	for (int i = 0; i < (int)(sizeof levels / sizeof levels[0]); i++)
 		if (strcmp(level, levels[i]) == 0)
 			lv = i;
-	if (lv >= m->min_level)
-		notify(m, "notifications/message",
-		       json_pack("{s:s, s:s, s:s}", "level", levels[lv], "logger", app, "data", line));
+	if (lv < m->min_level)
+		return;
+	/* At most BERTH_MCP_LOG_RATE messages a second reach the client: an app
+	 * flooding its logs must not flood the model's context.  What is dropped
+	 * is counted and said once the next second begins. */
+	long long sec = now_ms() / 1000;
+	if (sec != m->log_second) {
+		if (m->log_dropped > 0) {
+			char note[128];
+			snprintf(note, sizeof note, "%llu log lines dropped (more than %d a second)",
+				 (unsigned long long)m->log_dropped, BERTH_MCP_LOG_RATE);
+			notify(m, "notifications/message",
+			       json_pack("{s:s, s:s, s:s}", "level", "warning", "logger", "berth", "data",
+					 note));
+		}
+		m->log_second = sec;
+		m->log_sent = 0;
+		m->log_dropped = 0;
+	}
+	if (m->log_sent >= BERTH_MCP_LOG_RATE) {
+		m->log_dropped++;
+		return;
+	}
+	m->log_sent++;
+	notify(m, "notifications/message",
+	       json_pack("{s:s, s:s, s:s}", "level", levels[lv], "logger", app, "data", line));
 }
 
 struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_error *err)

@@ -23,6 +23,7 @@
 #define BERTH_MCP_MAX_APPS 16
 #define BERTH_MCP_MAX_LINE (8 * 1024 * 1024) /* bytes: one client message, newline included */
 #define BERTH_MCP_PAGE_SIZE 100		     /* tools per tools/list page */
+#define BERTH_MCP_LOG_RATE 200    /* notifications/message per second; more are counted and dropped */
 #define BERTH_MCP_MAX_PENDING 1024 /* tools/call in progress; more get isError at once */
 #define BERTH_MCP_LATEST "2025-06-18"
 
