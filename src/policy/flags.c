@@ -93,6 +93,61 @@ static int add_allow_host(struct berth_policy *p, const char *arg, struct berth_
 	return 0;
 }
 
+/*
+ * A network preset: allow-host patterns, one per line (`#` comments), from
+ * $XDG_CONFIG_HOME/berth/network/NAME (the user's override), else the copy
+ * shipped with berth: ../data/network/NAME next to the binary (build tree),
+ * or ../share/berth/network/NAME (installed).
+ */
+static int load_preset(struct berth_policy *p, const char *name, struct berth_error *err)
+{
+	char path[PATH_MAX], exe[PATH_MAX], line[512];
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	FILE *f = NULL;
+	ssize_t n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		snprintf(path, sizeof path, "%s/berth/network/%s", xdg, name);
+	else if (home != NULL && home[0] == '/')
+		snprintf(path, sizeof path, "%s/.config/berth/network/%s", home, name);
+	else
+		path[0] = '\0';
+	if (path[0] != '\0')
+		f = fopen(path, "re");
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (f == NULL && n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(path, sizeof path, "%s/../data/network/%s", exe, name);
+		f = fopen(path, "re");
+		if (f == NULL) {
+			snprintf(path, sizeof path, "%s/../share/berth/network/%s", exe, name);
+			f = fopen(path, "re");
+		}
+	}
+	if (f == NULL) {
+		berth_usage_err(err, "cannot find the network preset `%s`", name);
+		return berth_err_hint(
+		    err, "write one allow-host pattern per line in $XDG_CONFIG_HOME/berth/network/%s", name);
+	}
+	int r = 0;
+	while (r == 0 && fgets(line, sizeof line, f) != NULL) {
+		char *s = line, *e;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		e = s + strcspn(s, "#\r\n");
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		*e = '\0';
+		if (*s != '\0' && add_allow_host(p, s, err) < 0) {
+			berth_err_wrap(err, "in the network preset `%s`", path);
+			r = -1;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
 const char *berth_caller_home(void)
 {
 	struct passwd *pw = getpwuid(getuid());
@@ -404,8 +459,13 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 			p->network = BERTH_NET_PROXY;
 			return 0;
 		}
+		if (strcmp(arg, "api-only") == 0) {
+			p->network = BERTH_NET_PROXY;
+			return load_preset(p, arg, err);
+		}
 		berth_usage_err(err, "invalid --network `%s`", arg);
-		return berth_err_hint(err, "use `none` (default), `proxy` (with --allow-host) or `host`");
+		return berth_err_hint(
+		    err, "use `none` (default), `proxy` (with --allow-host), `api-only` or `host`");
 	case OPT_ALLOW_HOST:
 		return add_allow_host(p, arg, err);
 	case OPT_DNS:

@@ -414,21 +414,11 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 {
 	int sv[2] = {-1, -1}, lp[2] = {-1, -1};
 	cleanup_close int devnull = -1;
-	const char *net = berth_app_needs_network(&a->m);
 	long long t0 = now_us(), deadline;
 	json_t *msg = NULL;
 
 	if (a->sb != NULL)
 		return 0;
-	if (net != NULL) {
-		berth_usage_err(
-		    err,
-		    "the app `%s` declares `network:host:%s`, but this berth has no egress broker yet: "
-		    "the capability cannot be enforced, so the app is not started",
-		    a->m.name, net);
-		return berth_err_hint(err, "remove it from capabilities in %s (apps have no network)",
-				      a->paths.manifest);
-	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(lp, O_CLOEXEC) < 0 ||
 	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		berth_err(err, errno, "cannot create the app's channel");

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
 
@@ -474,6 +475,34 @@ static bool reserved_env(const char *n)
 	return false;
 }
 
+/* network:host:PATTERN: checked with the broker's own grammar (stricter than
+ * the manifest's, e.g. `localhost` is refused), kept canonical. */
+static int add_net_host(struct berth_policy *p, const char *scope, const struct berth_manifest *m,
+			const struct berth_app_paths *paths, struct berth_error *err)
+{
+	struct berth_host_pattern pat;
+	char reason[512], canon[300];
+	char **v;
+
+	if (berth_host_pattern_parse(scope, &pat, reason, sizeof reason) < 0 ||
+	    berth_host_pattern_format(&pat, canon, sizeof canon) < 0) {
+		berth_usage_err(err, "the app `%s` declares `network:host:%s`: %s", m->name, scope, reason);
+		return berth_err_hint(err, "fix the pattern in %s (docs/egress.md)", paths->manifest);
+	}
+	p->network = BERTH_NET_PROXY;
+	for (size_t i = 0; i < p->n_allow_hosts; i++)
+		if (strcmp(p->allow_hosts[i], canon) == 0)
+			return 0;
+	v = realloc(p->allow_hosts, (p->n_allow_hosts + 1) * sizeof *v);
+	if (v == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->allow_hosts = v;
+	if ((v[p->n_allow_hosts] = strdup(canon)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->n_allow_hosts++;
+	return 0;
+}
+
 int berth_app_policy(const struct berth_manifest *m, const struct berth_app_paths *paths,
 		     const char *digest_hex, char *(*getenv_fn)(const char *), struct berth_policy *p,
 		     struct berth_error *err)
@@ -503,8 +532,12 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 	}
 	for (size_t i = 0; i < m->n_caps; i++) {
 		const struct berth_cap *c = &m->caps[i];
-		if (c->kind == BERTH_CAP_NET_HOST)
+		if (c->kind == BERTH_CAP_NET_HOST) {
+			/* Through the egress broker, as `berth run --allow-host`. */
+			if (add_net_host(p, c->scope, m, paths, err) < 0)
+				return -1;
 			continue;
+		}
 		if (add_grant(p, c->scope, c->kind == BERTH_CAP_FS_WRITE) < 0)
 			return berth_err(err, ENOMEM, "out of memory");
 		if (strncmp(c->scope, "/context", 8) == 0) {

@@ -94,9 +94,9 @@ unsigned berth_app_identity(const char *key);
  * Environment: BERTH_RPC_FD=3, BERTH_APP=<name>, PYTHONPATH and
  * PYTHONDONTWRITEBYTECODE for python, and each declared secret from berth's
  * own environment (@getenv_fn).
- * network:host capabilities are not compiled: there is no egress broker in
- * this berth yet, and berth_app_boot() refuses such an app
- * (berth_app_needs_network()).
+ * network:host capabilities become the policy's allow-host patterns
+ * (network mode proxy: the egress broker, docs/egress.md); a pattern the
+ * broker's grammar refuses is an error (status 2).
  * Returns 0, or -1 with @err filled: a declared secret is not set in berth's
  * environment (status 2, the hint names the variable).
  */

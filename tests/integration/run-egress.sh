@@ -12,6 +12,7 @@ export LC_ALL=C
 unset BERTH_TEST_FORCE_OFF
 [ $# -eq 1 ] || { echo "usage: $0 /path/to/berth" >&2; exit 2; }
 BERTH=$(readlink -f -- "$1")
+REPO=$(cd "$(dirname "$0")/../.." && pwd)   # apps/web-fetch
 HOSTPY=/usr/bin/python3
 T=0 FAILS=0
 pass() { T=$((T + 1)); echo "ok $T - $1"; }
@@ -106,6 +107,27 @@ eq "usage: --allow-host with --network host is exit 2" "$RC" 2
 "$BERTH" run --allow-host "API.Example.com" --allow-host "*.github.com:443" --dry-run --json -- true >"$TOP/out" 2>&1
 OUT=$(cat "$TOP/out")
 has "policy: network mode proxy with the canonical patterns" "$OUT" '"network":{"allow_hosts":["api.example.com","*.github.com:443"],"mode":"proxy"}'
+
+# 9. An app: apps/web-fetch with its host list replaced by the test server.
+WF=$TOP/web-fetch; cp -r "$REPO/apps/web-fetch" "$WF"; chmod -R a+rX "$WF"
+sed -i "s|^  - network:host:example.com\$|  - network:host:127.0.0.1:$P1|; /wikipedia/d" "$WF/berth.yml"
+export XDG_STATE_HOME=$TOP/state
+"$BERTH" rpc web-fetch --app-dir "$WF" --export fetch_text --input "{\"url\":\"http://127.0.0.1:$P1/app\"}" >"$TOP/out" 2>"$TOP/err"
+RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
+eq "app: web-fetch reaches its declared host (exit 0)" "$RC" 0
+has "app: web-fetch gets the page" "$OUT" "\"text\":\"hello from $P1 path /app\""
+"$BERTH" rpc web-fetch --app-dir "$WF" --export fetch_text --input "{\"url\":\"http://127.0.0.1:$P2/\"}" >"$TOP/out" 2>"$TOP/err"
+RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
+has "app: an undeclared port is 403 from the broker" "$OUT" "\"status\":403"
+has "app: and berth says so at exit" "$ERR" "berth: refused: 127.0.0.1:$P2"
+"$BERTH" policy "$WF" --json >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
+has "app: the policy is in proxy mode with the declared host" "$OUT" "\"network\":{\"allow_hosts\":[\"127.0.0.1:$P1\"],\"mode\":\"proxy\"}"
+
+# 10. --network api-only: the preset shipped with berth.
+"$BERTH" run --network api-only --dry-run --json -- true >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
+has "api-only: the preset's hosts" "$OUT" '"allow_hosts":["api.anthropic.com","statsig.anthropic.com","sentry.io","api.openai.com","github.com","codeload.github.com","objects.githubusercontent.com"],"mode":"proxy"'
+run --network api-only -- curl -s --noproxy '' -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P1/"
+eq "api-only: anything else is 403" "$OUT" "403"
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ]
