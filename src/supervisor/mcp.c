@@ -65,6 +65,8 @@ struct berth_mcp {
 	int min_level;
 	struct pending *pend;
 	size_t n_pend, cap_pend;
+	char *obuf; /* protocol output not written yet (stdout) */
+	size_t olen, ocap;
 	long long log_second; /* notifications/message rate limit */
 	unsigned log_sent;
 	unsigned long long log_dropped;
@@ -92,17 +94,53 @@ static void emit(struct berth_mcp *m, json_t *msg)
 	s[len] = '\n'; /* json_dumps leaves room: we own the terminating byte */
 	if (m->o.write != NULL) {
 		m->o.write(m->o.write_ctx, s, len + 1);
-	} else {
-		for (size_t off = 0; off < len + 1;) {
-			ssize_t w = write(STDOUT_FILENO, s + off, len + 1 - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
+		free(s);
+		return;
 	}
+	/* Queued, and written by the loop when stdout takes it: a client that
+	 * stops reading must not stall deadlines and signals. */
+	if (m->olen + len + 1 > m->ocap) {
+		size_t cap = m->ocap ? m->ocap : 65536;
+		while (cap < m->olen + len + 1)
+			cap *= 2;
+		char *b = realloc(m->obuf, cap);
+		if (b == NULL) {
+			free(s);
+			return;
+		}
+		m->obuf = b;
+		m->ocap = cap;
+	}
+	memcpy(m->obuf + m->olen, s, len + 1);
+	m->olen += len + 1;
 	free(s);
+}
+
+/* Write what stdout takes now: after poll(2) said POLLOUT, at most PIPE_BUF
+ * bytes at a time never block on a pipe (pipe(7)); with @wait_ms > 0, keep
+ * going until the queue is empty or that time has passed. */
+static void flush_out(struct berth_mcp *m, int wait_ms)
+{
+	long long deadline = now_ms() + wait_ms;
+
+	while (m->olen > 0) {
+		struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+		long long left = deadline - now_ms();
+		if (poll(&p, 1, left > 0 ? (int)left : 0) <= 0 || !(p.revents & POLLOUT)) {
+			if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+				m->olen = 0; /* the client is gone */
+			return;
+		}
+		ssize_t w = write(STDOUT_FILENO, m->obuf, m->olen < PIPE_BUF ? m->olen : PIPE_BUF);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0) {
+			m->olen = 0;
+			return;
+		}
+		memmove(m->obuf, m->obuf + w, m->olen - (size_t)w);
+		m->olen -= (size_t)w;
+	}
 }
 
 static void reply(struct berth_mcp *m, json_t *id, json_t *result)
@@ -872,6 +910,7 @@ void berth_mcp_free(struct berth_mcp *m)
 	for (size_t i = 0; i < m->n_pend; i++)
 		json_decref(m->pend[i].req_id);
 	free(m->pend);
+	free(m->obuf);
 	for (size_t i = 0; i < m->n_apps; i++) {
 		struct mcp_app *a = &m->apps[i];
 		if (a->dev_fd >= 0) {
@@ -906,11 +945,12 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 	 * stdout (a socket, a tty) and with whoever started us; poll(2) says
 	 * when one read(2) will not block. */
 	for (;;) {
-		struct pollfd p[2 + BERTH_MCP_MAX_APPS * 4];
+		struct pollfd p[3 + BERTH_MCP_MAX_APPS * 4];
 		size_t np = 0;
 		long long soonest = -1;
 
-		p[np++] = (struct pollfd){in.eof ? -1 : in_fd, POLLIN, 0};
+		/* Backpressure: while much output waits, read no new requests. */
+		p[np++] = (struct pollfd){in.eof || m->olen > 16 * 1024 * 1024 ? -1 : in_fd, POLLIN, 0};
 		p[np++] = (struct pollfd){sfd, POLLIN, 0};
 		for (size_t i = 0; i < m->n_apps; i++) {
 			struct mcp_app *a = &m->apps[i];
@@ -925,6 +965,8 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 		for (size_t i = 0; i < m->n_pend; i++)
 			if (m->pend[i].via_dev && (soonest < 0 || m->pend[i].deadline < soonest))
 				soonest = m->pend[i].deadline;
+		size_t out_idx = np;
+		p[np++] = (struct pollfd){m->olen > 0 ? STDOUT_FILENO : -1, POLLOUT, 0};
 		if (in.eof)
 			break;
 		long long left = soonest < 0 ? -1 : soonest - now_ms();
@@ -934,6 +976,8 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 					: (int)left) < 0 &&
 		    errno != EINTR)
 			break;
+		if (p[out_idx].revents & (POLLOUT | POLLERR | POLLHUP))
+			flush_out(m, 0);
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			(void)!read(sfd, &si, sizeof si);
@@ -986,7 +1030,11 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 				i++;
 			}
 		}
+		flush_out(m, 0); /* what stdout takes now, without waiting */
 	}
+	/* Answers already due go out (for a while), then nothing of ours may
+	 * outlive the client. */
+	flush_out(m, 2000);
 	/* The client is gone: nothing of ours may outlive it. */
 	for (size_t i = 0; i < m->n_apps; i++)
 		berth_app_stop(m->apps[i].app);
