@@ -96,6 +96,7 @@ struct berth_broker {
 	pthread_mutex_t mu; /* guards st and refused */
 	struct berth_broker_stats st;
 	char *refused[BERTH_BROKER_REFUSED_MAX];
+	size_t refused_unlisted; /* refusals beyond the list (not told apart: any repeat counts) */
 	size_t nrefused;
 };
 
@@ -141,8 +142,18 @@ static void remember_refusal(struct berth_broker *b, const char *text)
 		char *dup = strdup(text);
 		if (dup != NULL)
 			b->refused[b->nrefused++] = dup;
+	} else if (!seen) {
+		b->refused_unlisted++; /* the summary says how many it leaves out */
 	}
 	pthread_mutex_unlock(&b->mu);
+}
+
+size_t berth_broker_refused_unlisted(struct berth_broker *b)
+{
+	pthread_mutex_lock(&b->mu);
+	size_t n = b->refused_unlisted;
+	pthread_mutex_unlock(&b->mu);
+	return n;
 }
 
 static void report(struct conn *c, enum berth_broker_outcome outcome, const char *reason)
@@ -797,7 +808,8 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 	b->max_conns = 2 * b->max_tunnels + 64;
 	b->header_ms = o->header_timeout_ms ? o->header_timeout_ms : BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS;
 	b->idle_ms = o->idle_timeout_ms ? o->idle_timeout_ms : BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS;
-	b->connect_ms = o->connect_timeout_ms ? o->connect_timeout_ms : BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS;
+	b->connect_ms =
+	    o->connect_timeout_ms ? o->connect_timeout_ms : BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS;
 	b->bufmax = o->buffer_max ? o->buffer_max : BERTH_BROKER_DEFAULT_BUFFER;
 	if (b->bufmax < 16384)
 		b->bufmax = 16384;
@@ -852,7 +864,8 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 	li->kind = kind;
 	evutil_make_socket_nonblocking(fd);
 	/* backlog 0: the socket is already listening (it may come from another namespace) */
-	li->l = evconnlistener_new(b->base, accept_cb, li, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	li->l =
+	    evconnlistener_new(b->base, accept_cb, li, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (li->l == NULL) {
 		close(fd);
 		return berth_err(err, errno, "broker: cannot listen on fd %d", fd);

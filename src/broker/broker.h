@@ -47,8 +47,8 @@
 #define BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS 10000
 #define BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS 30000 /* DNS and connect together */
-#define BERTH_BROKER_DEFAULT_BUFFER 262144 /* bytes buffered per direction before reading stops */
-#define BERTH_BROKER_REFUSED_MAX 64	   /* distinct refusals kept for the summary */
+#define BERTH_BROKER_DEFAULT_BUFFER 262144	      /* bytes buffered per direction before reading stops */
+#define BERTH_BROKER_REFUSED_MAX 64		      /* distinct refusals kept for the summary */
 
 enum berth_broker_kind {
 	BERTH_BROKER_HTTP = 1,	 /* HTTP proxy: CONNECT and absolute-form http:// */
@@ -81,11 +81,11 @@ struct berth_broker_opts {
 	size_t n_patterns;
 	/* "ip", "ip:port" or "[ipv6]:port"; NULL: the host's resolvers from /etc/resolv.conf */
 	const char *dns_server;
-	unsigned max_tunnels;	     /* 0: BERTH_BROKER_DEFAULT_MAX_TUNNELS */
-	unsigned header_timeout_ms;  /* 0: default */
-	unsigned idle_timeout_ms;    /* 0: default */
-	unsigned connect_timeout_ms; /* 0: default */
-	size_t buffer_max;	     /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
+	unsigned max_tunnels;		      /* 0: BERTH_BROKER_DEFAULT_MAX_TUNNELS */
+	unsigned header_timeout_ms;	      /* 0: default */
+	unsigned idle_timeout_ms;	      /* 0: default */
+	unsigned connect_timeout_ms;	      /* 0: default */
+	size_t buffer_max;		      /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
 	berth_broker_decision_fn on_decision; /* may be NULL */
 	void *data;
 };
@@ -131,6 +131,11 @@ void berth_broker_free(struct berth_broker *b);
 
 /* berth_broker_stats - a copy of the counters; any thread. */
 void berth_broker_stats(struct berth_broker *b, struct berth_broker_stats *s);
+
+/* berth_broker_refused_unlisted - refusals of destinations not in the list
+ * of BERTH_BROKER_REFUSED_MAX distinct ones (each attempt counts).  Any
+ * thread. */
+size_t berth_broker_refused_unlisted(struct berth_broker *b);
 
 /*
  * berth_broker_refused - the distinct refusals, in the order they happened,

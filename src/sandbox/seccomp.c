@@ -31,6 +31,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,6 +67,8 @@ enum deny_when {
 	DENY_TTY_IOCTL,    /* cmd TIOCSTI or TIOCLINUX */
 	DENY_RAW_SOCKET,   /* AF_PACKET, SOCK_RAW (but AF_NETLINK), SOCK_PACKET */
 	DENY_IF_AFFINITY,  /* every call, only with opts->block_affinity */
+	DENY_FASTOPEN,     /* the flags argument (arg) carries MSG_FASTOPEN */
+	DENY_TFO_SOCKOPT,  /* setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT) */
 	DENY_SETID_MODE,   /* the mode argument (arg) sets S_ISUID or S_ISGID;
 			    * with flags_arg >= 0, only when those flags create a file */
 };
@@ -78,6 +82,7 @@ struct deny_entry {
 	int flags_arg;       /* DENY_SETID_MODE: index of the open flags, or -1 */
 };
 
+#define TFO_WHY "TCP Fast Open connects without the connect hook Landlock checks (tcp_sendmsg_fastopen): the one-port TCP rule of the egress broker would not apply; EOPNOTSUPP makes callers fall back to connect(2)"
 #define SETID_WHY "a set-user-ID or set-group-ID file made inside lands in the host directory with its owner: run later by anyone on the host, it runs as that owner (root, when root owns the workspace); nosuid on berth's mounts does not stop the bit being stored"
 
 /* The deny list.  docs/seccomp-list.md mirrors it row by row. */
@@ -159,6 +164,11 @@ static const struct deny_entry deny_table[] = {
 	{ "mkdirat", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
 	{ "mknod", EPERM, DENY_SETID_MODE, SETID_WHY, 1, -1 },
 	{ "mknodat", EPERM, DENY_SETID_MODE, SETID_WHY, 2, -1 },
+	/* TCP Fast Open: its implicit connect skips the LSM connect hook */
+	{ "sendto", EOPNOTSUPP, DENY_FASTOPEN, TFO_WHY, 3, -1 },
+	{ "sendmsg", EOPNOTSUPP, DENY_FASTOPEN, TFO_WHY, 2, -1 },
+	{ "sendmmsg", EOPNOTSUPP, DENY_FASTOPEN, TFO_WHY, 3, -1 },
+	{ "setsockopt", EOPNOTSUPP, DENY_TFO_SOCKOPT, TFO_WHY " (TCP_FASTOPEN_CONNECT)", 0, -1 },
 	{ "openat2", ENOSYS, DENY_ALWAYS, "its mode is in memory seccomp cannot read (a set-ID file could be created); ENOSYS makes callers fall back to openat(2), where the mode is checked", 0, -1 },
 };
 
@@ -332,6 +342,17 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		return add_socket_rules(ctx, e, nr, err);
 	case DENY_SETID_MODE:
 		return add_setid_rules(ctx, e, nr, err);
+	case DENY_FASTOPEN: {
+		struct scmp_arg_cmp cmp = SCMP_CMP((unsigned)e->arg, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		return add_rule(ctx, e, nr, 1, &cmp, err);
+	}
+	case DENY_TFO_SOCKOPT: {
+		struct scmp_arg_cmp cmp[] = {
+			SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, IPPROTO_TCP),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, TCP_FASTOPEN_CONNECT),
+		};
+		return add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(cmp), cmp, err);
+	}
 	default:
 		break;
 	}

@@ -86,6 +86,7 @@ struct sandbox {
 	struct berth_features feat;
 	bool use_userns, use_landlock, use_seccomp;
 	int pidfd;             /* library API: pidfd of pid 1 */
+	bool guard_ready;      /* the guard was prepared (its .git state is known) */
 	/* --network proxy: the broker's listeners (made in the sandbox's network
 	 * namespace, handed to berth at sync 2) and the broker serving them. */
 	int proxy_fd[2];
@@ -503,7 +504,10 @@ static int prepare_guard(struct sandbox *s, struct berth_error *err)
 	}
 	if (stat(s->p->workspace, &st) < 0)
 		return berth_err(err, errno, "stat `%s`", s->p->workspace);
-	return berth_guard_prepare(s->p, st.st_uid, st.st_gid, &s->guard, err);
+	if (berth_guard_prepare(s->p, st.st_uid, st.st_gid, &s->guard, err) < 0)
+		return -1;
+	s->guard_ready = true;
+	return 0;
 }
 
 static void add_env(struct sandbox *s, int *n, const char *name, const char *value)
@@ -1277,7 +1281,7 @@ static void cleanup(struct sandbox *s)
 		if (s->proxy_fd[i] >= 0)
 			close(s->proxy_fd[i]);
 	berth_limits_destroy(&s->lim);
-	if (s->guard.git_existed == false && s->use_userns) {
+	if (s->guard_ready && s->guard.git_existed == false && s->use_userns) {
 		char path[PATH_MAX];
 		struct stat st;
 		snprintf(path, sizeof path, "%s/.git", s->p->workspace);
@@ -1366,6 +1370,10 @@ static void stop_broker(struct sandbox *s)
 	for (size_t i = 0; i < berth_broker_refused_count(s->broker); i++)
 		if (berth_broker_refused(s->broker, i, line, sizeof line) == 0)
 			notice(s, "refused: %s", line);
+	/* A flood of harmless refusals must not hide the ones that follow. */
+	size_t more = berth_broker_refused_unlisted(s->broker);
+	if (more > 0)
+		notice(s, "refused: ... and %zu more attempts to destinations not listed above", more);
 	berth_broker_free(s->broker);
 	s->broker = NULL;
 }

@@ -83,6 +83,15 @@ for port in ($P1, 9):
     except OSError as e: print(errno.errorcode.get(e.errno, e.errno), port)"
 eq "direct: TCP connect outside the broker's ports is refused by Landlock" "$(echo $OUT)" "EACCES $P1 EACCES 9"
 
+# 4b. TCP Fast Open connects without the hook Landlock checks: seccomp refuses it.
+run --allow-host "127.0.0.1:$P1" -- python3 -c "
+import socket
+for what, f in (('sendto', lambda s: s.sendto(b'x', 0x20000000, ('127.0.0.1', $P1))),
+                ('setsockopt', lambda s: s.setsockopt(6, 30, 1))):
+    try: f(socket.socket()); print(what, 'ALLOWED')
+    except OSError as e: print(what, e.errno)"
+eq "direct: TCP Fast Open (sendto MSG_FASTOPEN, TCP_FASTOPEN_CONNECT) is EOPNOTSUPP" "$(echo $OUT)" "sendto 95 setsockopt 95"
+
 # 5. No DNS from inside: no resolver is reachable.
 run --allow-host "127.0.0.1:$P1" -- python3 -c "
 import socket
@@ -94,6 +103,11 @@ eq "dns: names do not resolve inside" "$OUT" "NO-DNS"
 run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' --socks5-hostname \"\${ALL_PROXY#socks5h://}\" http://127.0.0.1:$P1/s; echo; curl -s --noproxy '' -o /dev/null -w '%{http_code}' --socks5-hostname \"\${ALL_PROXY#socks5h://}\" http://127.0.0.1:$P2/; echo \" rc=\$?\""
 has "socks5: allowed host reached" "$OUT" "hello from $P1 path /s"
 has "socks5: undeclared port refused (curl: 97, connection refused by proxy)" "$OUT" "rc=97"
+
+# 6b. A flood of refusals cannot hide the ones after it: the summary says how many it leaves out.
+run --allow-host "127.0.0.1:$P1" -- sh -c 'for p in $(seq 1 70); do curl -s --noproxy "" -o /dev/null "http://198.51.100.1:$p/"; done'
+eq "summary: 64 destinations listed" "$(printf '%s\n' "$ERR" | grep -c '^berth: refused: 198.51.100.1:')" 64
+has "summary: and the rest counted" "$ERR" "berth: refused: ... and 6 more attempts to destinations not listed above"
 
 # 7. A private/loopback literal under a wildcard never passes; bad patterns are usage errors.
 run --allow-host "*.example.com" -- curl -s --noproxy '' -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P1/"
