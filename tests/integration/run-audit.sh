@@ -202,8 +202,25 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "ENOSPC: runs again once there is space" [ "$rc" -eq 0 ]
 	check "ENOSPC: verify intact, 6 records" grep -q "^intact: 6 records" <<<"$(verify_out)"
 	umount "$mnt"; mnt=
+elif unshare -Urm true 2>/dev/null; then
+	# Unprivileged: a tmpfs in a user+mount namespace, written by the
+	# core library through tests/audit_writer (berth run would take the
+	# namespace's uid 0 for root).
+	fresh enospc
+	out=$(unshare -Urm bash -c '
+		set -u; m=$1/small; mkdir -p "$m"; mount -t tmpfs -o size=128k,mode=0700 tmpfs "$m" || exit 9
+		"$2" "$m/audit" 1 1 >/dev/null || exit 8
+		dd if=/dev/zero of="$m/fill" bs=1k count=1000 2>/dev/null
+		before=$(sha256sum "$m"/audit/audit-*.jsonl)
+		"$2" "$m/audit" 1 1 100 3 2>&1; echo "rc=$?"
+		[ "$(sha256sum "$m"/audit/audit-*.jsonl)" = "$before" ] && echo unchanged
+		"$3" audit verify --dir "$m/audit"' _ "$T" "$W" "$B" 2>&1)
+	check "ENOSPC (user namespace tmpfs): the append fails with the cause" grep -q "No space left on device" <<<"$out"
+	check "ENOSPC: the writer exits 1" grep -q "^rc=1$" <<<"$out"
+	check "ENOSPC: nothing half-written" grep -q "^unchanged$" <<<"$out"
+	check "ENOSPC: verify intact, 1 record" grep -q "^intact: 1 records" <<<"$out"
 else
-	echo "# ENOSPC on a small tmpfs needs root to mount; EFBIG above covers the unprivileged path"
+	echo "# ENOSPC on a small tmpfs needs root or user namespaces; EFBIG above covers the fail-closed path"
 fi
 fresh unwritable
 if [ "$(id -u)" -ne 0 ]; then   # root writes through the mode bits
