@@ -184,7 +184,7 @@ static void test_append_refusals(void **state)
 	struct berth_error err = {0};
 	char dir[256];
 	struct berth_audit *a;
-	json_t *arr = json_array(), *big = json_pack("{s:I}", "n", (json_int_t)1 << 60);
+	json_t *arr = json_array(), *big = json_pack("{s:I}", "n", ((json_int_t)1 << 53) + 1);
 	uint64_t seq = 9;
 
 	(void)state;
