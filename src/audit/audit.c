@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -419,6 +420,27 @@ static json_t *redact(struct berth_audit *a, const json_t *v, int depth)
 		return out;
 	case JSON_STRING:
 		return clean_string(a, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		if (json_integer_value(v) > BERTH_JCS_MAX_SAFE_INT || json_integer_value(v) < -BERTH_JCS_MAX_SAFE_INT) {
+			char num[32];
+
+			/* Beyond 2^53 a JSON number is not exact (RFC 7493 2.2). */
+			snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			return json_string(num);
+		}
+		return json_deep_copy(v);
+	case JSON_REAL:
+		if (fabs(json_real_value(v)) >= 9007199254740992.0) {
+			char num[32];
+			struct berth_error e = {0};
+
+			/* Written without an exponent below 1e21, these read back
+			 * as integers beyond 64 bits; keep their ES6 text. */
+			if (berth_jcs_number(json_real_value(v), num, &e) < 0)
+				return NULL;
+			return json_string(num);
+		}
+		return json_deep_copy(v);
 	default:
 		return json_deep_copy(v);
 	}
@@ -617,37 +639,111 @@ int berth_audit_record_hash(const json_t *record, char hash[65], struct berth_er
 	return rc;
 }
 
-json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err)
+/*
+ * The fast check of one line, without a tree: canonical (berth_jcs_check),
+ * exactly the eight members with values of the right form, and the hash.
+ * Fills the span fields of @f.  Returns 0, or -1 with @err (EBADMSG).
+ */
+struct line_fields {
+	uint64_t seq;
+	const char *prev, *hash; /* 64 hex digits each, not NUL-terminated */
+	const char *kind;        /* the kind's canonical text with its quotes */
+	size_t kindlen;
+};
+
+static const bool hexdigit[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+};
+
+static bool hex64_span(const char *v, size_t n)
+{
+	if (n != 66 || v[0] != '"' || v[65] != '"')
+		return false;
+	for (size_t i = 1; i < 65; i++)
+		if (!hexdigit[(unsigned char)v[i]])
+			return false;
+	return true;
+}
+
+static int check_line(const char *line, size_t len, struct line_fields *f, struct berth_error *err)
 {
 	static const char *const members[] = {"actor", "hash", "kind", "payload", "prev", "run_id", "seq", "ts"};
-	json_error_t jerr;
-	json_t *o, *seq;
-	const char *hashpos;
-	char *canon = NULL;
-	size_t clen = 0;
+	struct berth_jcs_member m[9];
+	size_t n = 0;
 	char hex[65];
 	struct berth_sha256 *h;
+	const char *hashpos;
 
-	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (len == 0 || line[0] != '{')
+		return berth_err(err, EBADMSG, "not a record: a JSON object expected");
+	if (berth_jcs_check(line, len, m, BERTH_ARRAY_SIZE(m), &n, err) < 0)
+		return -1;
+	if (n != BERTH_ARRAY_SIZE(members))
+		return berth_err(err, EBADMSG,
+				 "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
+	for (size_t i = 0; i < n; i++)
+		if (m[i].klen != strlen(members[i]) || memcmp(m[i].key, members[i], m[i].klen) != 0)
+			return berth_err(err, EBADMSG,
+					 "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
+	/* actor, kind, run_id: non-empty strings; payload an object. */
+	if (m[0].value[0] != '"' || m[0].vlen < 3 || m[2].value[0] != '"' || m[2].vlen < 3 || m[5].value[0] != '"' ||
+	    m[5].vlen < 3)
+		return berth_err(err, EBADMSG, "member `actor`, `kind` or `run_id` is not a non-empty string");
+	if (m[3].value[0] != '{')
+		return berth_err(err, EBADMSG, "member `payload` is not an object");
+	if (!hex64_span(m[1].value, m[1].vlen) || !hex64_span(m[4].value, m[4].vlen))
+		return berth_err(err, EBADMSG, "member `prev` or `hash` is not 64 lowercase hex digits");
+	if (m[7].vlen != 26 || m[7].value[0] != '"' || m[7].value[11] != 'T' || m[7].value[20] != '.' || m[7].value[24] != 'Z')
+		return berth_err(err, EBADMSG, "member `ts` is not an RFC 3339 UTC time with milliseconds");
+	f->seq = 0;
+	for (size_t i = 0; i < m[6].vlen; i++) {
+		char ch = m[6].value[i];
+
+		if (ch < '0' || ch > '9' || f->seq > (uint64_t)BERTH_JCS_MAX_SAFE_INT / 10) {
+			f->seq = 0;
+			break;
+		}
+		f->seq = f->seq * 10 + (uint64_t)(ch - '0');
+	}
+	if (f->seq == 0 || f->seq > (uint64_t)BERTH_JCS_MAX_SAFE_INT)
+		return berth_err(err, EBADMSG, "member `seq` is not a positive integer");
+	f->hash = m[1].value + 1;
+	f->prev = m[4].value + 1;
+	f->kind = m[2].value;
+	f->kindlen = m[2].vlen;
+	/* hash = SHA-256(JCS(record without hash)) = the line without
+	 * `,"hash":"..."`, which follows the actor value. */
+	hashpos = m[1].key - 2;
+	h = berth_sha256_new(err);
+	if (h == NULL)
+		return -1;
+	berth_sha256_update(h, line, (size_t)(hashpos - line));
+	berth_sha256_update(h, hashpos + 74, len - (size_t)(hashpos - line) - 74);
+	if (berth_sha256_final(h, hex, err) < 0)
+		return -1;
+	if (memcmp(hex, f->hash, 64) != 0)
+		return berth_err(err, EBADMSG, "hash does not match the content (recomputed %.16s..., stored %.16s...)", hex,
+				 f->hash);
+	return 0;
+}
+
+json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err)
+{
+	struct line_fields f;
+	json_error_t jerr;
+	json_t *o;
+
+	if (check_line(line, len, &f, err) < 0)
+		return NULL;
+	/* berth never writes a number jansson cannot read (berth_audit_redact
+	 * turns those into strings); a line that has one is refused here. */
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (o == NULL) {
-		berth_err(err, EBADMSG, "not JSON: %s", jerr.text);
+		berth_err(err, EBADMSG, "not JSON berth can read: %s", jerr.text);
 		return NULL;
 	}
-	if (!json_is_object(o) || json_object_size(o) != BERTH_ARRAY_SIZE(members)) {
-		berth_err(err, EBADMSG, "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
-		goto fail;
-	}
-	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
-		if (json_object_get(o, members[i]) == NULL) {
-			berth_err(err, EBADMSG, "member `%s` missing", members[i]);
-			goto fail;
-		}
-	seq = json_object_get(o, "seq");
-	if (!json_is_integer(seq) || json_integer_value(seq) < 1 || json_integer_value(seq) > BERTH_JCS_MAX_SAFE_INT) {
-		berth_err(err, EBADMSG, "member `seq` is not a positive integer");
-		goto fail;
-	}
-	r->seq = (uint64_t)json_integer_value(seq);
+	r->seq = f.seq;
 	r->ts = json_string_value(json_object_get(o, "ts"));
 	r->run_id = json_string_value(json_object_get(o, "run_id"));
 	r->kind = json_string_value(json_object_get(o, "kind"));
@@ -656,55 +752,7 @@ json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_
 	r->hash = json_string_value(json_object_get(o, "hash"));
 	r->payload = json_object_get(o, "payload");
 	r->json = o;
-	if (r->ts == NULL || strlen(r->ts) != 24 || r->ts[23] != 'Z' || r->ts[10] != 'T' || r->ts[19] != '.' ||
-	    r->run_id == NULL || r->run_id[0] == '\0' || r->kind == NULL || r->kind[0] == '\0' || r->actor == NULL ||
-	    r->actor[0] == '\0') {
-		berth_err(err, EBADMSG, "member `ts`, `run_id`, `kind` or `actor` is not a (non-empty) string of the right form");
-		goto fail;
-	}
-	if (!is_hex64(r->prev) || !is_hex64(r->hash)) {
-		berth_err(err, EBADMSG, "member `prev` or `hash` is not 64 lowercase hex digits");
-		goto fail;
-	}
-	if (!json_is_object(r->payload)) {
-		berth_err(err, EBADMSG, "member `payload` is not an object");
-		goto fail;
-	}
-	canon = berth_jcs_len(o, &clen, err);
-	if (canon == NULL) {
-		berth_err_wrap(err, "not canonical");
-		err->errnum = EBADMSG;
-		goto fail;
-	}
-	if (clen != len || memcmp(canon, line, len) != 0) {
-		free(canon);
-		berth_err(err, EBADMSG, "not in canonical form (RFC 8785): the line was edited");
-		goto fail;
-	}
-	free(canon);
-	/* In canonical text `,"hash":"` cannot occur inside a string (its quotes
-	 * would be escaped), so the first one is the member. */
-	hashpos = memmem(line, len, ",\"hash\":\"", 9);
-	if (hashpos == NULL || (size_t)(hashpos - line) + 74 > len) {
-		berth_err(err, EBADMSG, "no hash member");
-		goto fail;
-	}
-	h = berth_sha256_new(err);
-	if (h == NULL)
-		goto fail;
-	berth_sha256_update(h, line, (size_t)(hashpos - line));
-	berth_sha256_update(h, hashpos + 74, len - (size_t)(hashpos - line) - 74);
-	if (berth_sha256_final(h, hex, err) < 0)
-		goto fail;
-	if (strcmp(hex, r->hash) != 0) {
-		berth_err(err, EBADMSG, "hash does not match the content (recomputed %.16s..., stored %.16s...)", hex, r->hash);
-		goto fail;
-	}
 	return o;
-fail:
-	json_decref(o);
-	r->json = NULL;
-	return NULL;
 }
 
 /* ---- the head ---- */
@@ -1572,42 +1620,35 @@ static int verify_line(const char *line, size_t len, bool nl, const char *file, 
 {
 	struct verify_ctx *c = p;
 	struct berth_audit_verdict *v = c->v;
-	struct berth_audit_record r = {0};
 	struct berth_error err = {0};
+	struct line_fields f;
 	uint64_t want = v->records + 1;
-	json_t *o;
 
 	if (!nl)
 		return broken(v, c->dir, file, lineno, want,
 			      "torn last line of %zu bytes (an append a crash interrupted; the next berth write to this log"
 			      " cuts it off and seals it with a recovery record)",
 			      len);
-	o = berth_audit_parse_line(line, len, &r, &err);
-	if (o == NULL)
+	if (check_line(line, len, &f, &err) < 0)
 		return broken(v, c->dir, file, lineno, want, "%s", err.msg);
-	if (r.seq != want) {
-		json_decref(o);
+	if (f.seq != want)
 		return broken(v, c->dir, file, lineno, want,
 			      "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
-			      r.seq, want);
-	}
-	if (strcmp(r.prev, c->last_hash) != 0) {
-		json_decref(o);
+			      f.seq, want);
+	if (memcmp(f.prev, c->last_hash, 64) != 0)
 		return broken(v, c->dir, file, lineno, want,
 			      "prev does not name the previous record's hash: records were removed, reordered or replaced");
-	}
-	if (lineno == 1 && file_seq(file) != r.seq) {
-		json_decref(o);
+	if (lineno == 1 && file_seq(file) != f.seq)
 		return broken(v, c->dir, file, lineno, want, "the file name says its first record is %" PRIu64 ", it is %" PRIu64,
-			      file_seq(file), r.seq);
-	}
-	if (strcmp(r.kind, BERTH_AUDIT_KIND_RECOVERY) == 0)
+			      file_seq(file), f.seq);
+	if (f.kindlen == sizeof BERTH_AUDIT_KIND_RECOVERY + 1 &&
+	    memcmp(f.kind + 1, BERTH_AUDIT_KIND_RECOVERY, sizeof BERTH_AUDIT_KIND_RECOVERY - 1) == 0)
 		v->recoveries++;
-	strcpy(c->last_hash, r.hash);
+	memcpy(c->last_hash, f.hash, 64);
+	c->last_hash[64] = '\0';
 	snprintf(c->last_file, sizeof c->last_file, "%s", file);
 	c->last_line = lineno;
 	v->records++;
-	json_decref(o);
 	return 0;
 }
 

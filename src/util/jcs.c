@@ -371,3 +371,287 @@ char *berth_jcs(const json_t *v, struct berth_error *err)
 {
 	return berth_jcs_len(v, NULL, err);
 }
+
+/* ---- checking canonical text without a tree ---- */
+
+struct chk {
+	const char *s;
+	size_t n, i;
+	struct berth_error *err;
+};
+
+static int chk_fail(struct chk *c, const char *what)
+{
+	return berth_err(c->err, EBADMSG, "not canonical JSON (RFC 8785) at byte %zu: %s", c->i, what);
+}
+
+/* A string at c->i (the opening quote); its content goes to raw and rawlen. */
+static int chk_string(struct chk *c, const char **raw, size_t *rawlen)
+{
+	const unsigned char *s = (const unsigned char *)c->s;
+	size_t i = c->i + 1;
+
+	for (;;) {
+		unsigned char ch;
+
+		/* Plain ASCII runs first, eight bytes at a time (a word has no
+		 * byte that is '"', '\\', below 0x20 or above 0x7f). */
+		while (i + 8 <= c->n) {
+			uint64_t w, ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL, q, b;
+
+			memcpy(&w, s + i, 8);
+			q = w ^ (ones * '"');
+			b = w ^ (ones * '\\');
+			if ((((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high) != 0 || (w & high) != 0)
+				break;
+			i += 8;
+		}
+		while (i < c->n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+			i++;
+		if (i >= c->n) {
+			c->i = i;
+			return chk_fail(c, "unterminated string");
+		}
+		ch = s[i];
+		if (ch == '"')
+			break;
+		if (ch < 0x20) {
+			c->i = i;
+			return chk_fail(c, "a raw control character in a string");
+		}
+		if (ch == '\\') {
+			unsigned char e = i + 1 < c->n ? s[i + 1] : 0;
+
+			if (e == '"' || e == '\\' || e == 'b' || e == 't' || e == 'n' || e == 'f' || e == 'r') {
+				i += 2;
+				continue;
+			}
+			if (e == 'u' && i + 5 < c->n && s[i + 2] == '0' && s[i + 3] == '0' && (s[i + 4] == '0' || s[i + 4] == '1') &&
+			    ((s[i + 5] >= '0' && s[i + 5] <= '9') || (s[i + 5] >= 'a' && s[i + 5] <= 'f'))) {
+				unsigned v = (unsigned)(s[i + 4] - '0') * 16 +
+					     (unsigned)(s[i + 5] <= '9' ? s[i + 5] - '0' : s[i + 5] - 'a' + 10);
+
+				if (v != 8 && v != 9 && v != 10 && v != 12 && v != 13) {
+					i += 6;
+					continue;
+				}
+			}
+			c->i = i;
+			return chk_fail(c, "an escape JCS does not write");
+		}
+		if (utf8_next(s, c->n, &i) < 0) {
+			c->i = i;
+			return chk_fail(c, "invalid UTF-8 in a string");
+		}
+	}
+	*raw = c->s + c->i + 1;
+	*rawlen = i - c->i - 1;
+	c->i = i + 1;
+	return 0;
+}
+
+/* Decode a canonical string's content (escapes are all ASCII) into @out. */
+static size_t unescape(const char *raw, size_t n, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (raw[i] != '\\') {
+			out[o++] = raw[i];
+			continue;
+		}
+		switch (raw[++i]) {
+		case 'b': out[o++] = '\b'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 'u':
+			out[o++] = (char)((raw[i + 3] - '0') * 16 + (raw[i + 4] <= '9' ? raw[i + 4] - '0' : raw[i + 4] - 'a' + 10));
+			i += 4;
+			break;
+		default: out[o++] = raw[i]; break;
+		}
+	}
+	return o;
+}
+
+/* Does canonical string content hold an escaped U+0000 (\\u0000)? */
+static bool has_nul_escape(const char *raw, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (raw[i] != '\\')
+			continue;
+		if (raw[i + 1] == 'u' && memcmp(raw + i + 2, "0000", 4) == 0)
+			return true;
+		i += raw[i + 1] == 'u' ? 5 : 1;
+	}
+	return false;
+}
+
+/* Compare two canonical member names by UTF-16 code units. */
+static int key_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	char sa[256], sb[256];
+	char *pa = an <= sizeof sa ? sa : malloc(an), *pb = bn <= sizeof sb ? sb : malloc(bn);
+	int r = 2;
+
+	if (pa != NULL && pb != NULL) {
+		size_t la = unescape(a, an, pa), lb = unescape(b, bn, pb);
+
+		r = cmp_utf16(pa, la, pb, lb);
+	}
+	if (pa != sa)
+		free(pa);
+	if (pb != sb)
+		free(pb);
+	return r;
+}
+
+static int chk_number(struct chk *c)
+{
+	const char *s = c->s + c->i;
+	size_t k = 0, digits = 0;
+	char tok[40], canon[32];
+	bool plain = true;
+
+	while (c->i + k < c->n && (s[k] == '-' || s[k] == '+' || s[k] == '.' || s[k] == 'e' || s[k] == 'E' ||
+				   (s[k] >= '0' && s[k] <= '9'))) {
+		if (s[k] >= '0' && s[k] <= '9')
+			digits++;
+		else if (s[k] != '-' || k != 0)
+			plain = false;
+		k++;
+	}
+	if (k == 0 || digits == 0)
+		return chk_fail(c, "not a value");
+	/* The common case: a plain integer below 10^15 (a double exactly). */
+	if (plain && digits < 16) {
+		const char *d = s[0] == '-' ? s + 1 : s;
+
+		if ((d[0] == '0' && digits > 1) || (s[0] == '-' && d[0] == '0'))
+			return chk_fail(c, "a number that is not in its ES6 form");
+		c->i += k;
+		return 0;
+	}
+	if (k >= sizeof tok)
+		return chk_fail(c, "a number that is not in its ES6 form");
+	memcpy(tok, s, k);
+	tok[k] = '\0';
+	{
+		char *end;
+		double d = strtod(tok, &end);
+		struct berth_error e2 = {0};
+
+		if (*end != '\0' || berth_jcs_number(d, canon, &e2) < 0 || strcmp(canon, tok) != 0)
+			return chk_fail(c, "a number that is not in its ES6 form");
+	}
+	c->i += k;
+	return 0;
+}
+
+static int chk_value(struct chk *c, int depth, struct berth_jcs_member *top, size_t max, size_t *ntop)
+{
+	if (depth > JCS_MAX_DEPTH)
+		return chk_fail(c, "nested deeper than 1000");
+	if (c->i >= c->n)
+		return chk_fail(c, "a value is missing");
+	switch (c->s[c->i]) {
+	case '{': {
+		const char *prev = NULL, *key;
+		size_t prevlen = 0, klen, count = 0;
+
+		c->i++;
+		if (c->i < c->n && c->s[c->i] == '}') {
+			c->i++;
+			return 0;
+		}
+		for (;;) {
+			const char *vstart;
+
+			if (c->i >= c->n || c->s[c->i] != '"')
+				return chk_fail(c, "a member name is missing");
+			if (chk_string(c, &key, &klen) < 0)
+				return -1;
+			if (prev != NULL && key_cmp(prev, prevlen, key, klen) >= 0)
+				return chk_fail(c, "member names are not in increasing UTF-16 order (or repeat)");
+			if (has_nul_escape(key, klen))
+				return chk_fail(c, "U+0000 in a member name");
+			prev = key;
+			prevlen = klen;
+			if (c->i >= c->n || c->s[c->i] != ':')
+				return chk_fail(c, "`:` expected");
+			c->i++;
+			vstart = c->s + c->i;
+			if (chk_value(c, depth + 1, NULL, 0, NULL) < 0)
+				return -1;
+			if (top != NULL && count < max)
+				top[count] = (struct berth_jcs_member){key, klen, vstart, (size_t)(c->s + c->i - vstart)};
+			count++;
+			if (c->i < c->n && c->s[c->i] == ',') {
+				c->i++;
+				continue;
+			}
+			if (c->i < c->n && c->s[c->i] == '}') {
+				c->i++;
+				if (ntop != NULL)
+					*ntop = count;
+				return 0;
+			}
+			return chk_fail(c, "`,` or `}` expected");
+		}
+	}
+	case '[':
+		c->i++;
+		if (c->i < c->n && c->s[c->i] == ']') {
+			c->i++;
+			return 0;
+		}
+		for (;;) {
+			if (chk_value(c, depth + 1, NULL, 0, NULL) < 0)
+				return -1;
+			if (c->i < c->n && c->s[c->i] == ',') {
+				c->i++;
+				continue;
+			}
+			if (c->i < c->n && c->s[c->i] == ']') {
+				c->i++;
+				return 0;
+			}
+			return chk_fail(c, "`,` or `]` expected");
+		}
+	case '"': {
+		const char *raw;
+		size_t rl;
+
+		return chk_string(c, &raw, &rl);
+	}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *lit = c->s[c->i] == 't' ? "true" : c->s[c->i] == 'f' ? "false" : "null";
+		size_t l = strlen(lit);
+
+		if (c->n - c->i < l || memcmp(c->s + c->i, lit, l) != 0)
+			return chk_fail(c, "not a value");
+		c->i += l;
+		return 0;
+	}
+	default:
+		return chk_number(c);
+	}
+}
+
+int berth_jcs_check(const char *s, size_t len, struct berth_jcs_member *top, size_t max, size_t *ntop,
+		    struct berth_error *err)
+{
+	struct chk c = {s, len, 0, err};
+
+	if (ntop != NULL)
+		*ntop = 0;
+	if (chk_value(&c, 0, top, max, ntop) < 0)
+		return -1;
+	if (c.i != len)
+		return chk_fail(&c, "text after the value");
+	return 0;
+}

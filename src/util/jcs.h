@@ -54,6 +54,31 @@ char *berth_jcs(const json_t *v, struct berth_error *err);
  */
 char *berth_jcs_len(const json_t *v, size_t *len, struct berth_error *err);
 
+/* A member of a top-level object, as spans into the checked text. */
+struct berth_jcs_member {
+	const char *key;   /* the name's raw canonical text, without quotes */
+	size_t klen;
+	const char *value; /* the value's text (strings with their quotes) */
+	size_t vlen;
+};
+
+/*
+ * berth_jcs_check - is @s (@len bytes) exactly the RFC 8785 canonical form of
+ * one JSON value?  That is: no white space; member names in strictly
+ * increasing UTF-16 order (no duplicates); strings valid UTF-8 with only the
+ * escapes JCS writes (\" \\ \b \t \n \f \r, \u00xx lowercase for the other
+ * controls); every number the ES6 form of the double it denotes (so `1.0`,
+ * `1E3`, `-0`, `9007199254740993` are not canonical); depth at most 1000.
+ * Equivalent to berth_jcs(parse(s)) == s for a parser that reads numbers as
+ * doubles, without building a tree: the audit verifier's fast path.
+ * @top: when not NULL and the value is an object, its members are stored
+ *       here (at most @max; more is not an error) and their count in @ntop.
+ * Returns 0 when canonical, or -1 with @err filled (EBADMSG, with the byte
+ * offset and what is wrong there).
+ */
+int berth_jcs_check(const char *s, size_t len, struct berth_jcs_member *top, size_t max, size_t *ntop,
+		    struct berth_error *err);
+
 /*
  * berth_jcs_number - the ES6 Number.prototype.toString() form of @d into
  * @buf (at least 32 bytes).  Returns 0, or -1 with @err filled (EINVAL: NaN
