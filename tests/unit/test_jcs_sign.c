@@ -175,6 +175,37 @@ static void test_jcs_refusals(void **state)
 	json_decref(v);
 }
 
+/* The tree-less check: canonical texts pass, near misses do not. */
+static void test_jcs_check(void **state)
+{
+	static const char *const good[] = {
+		"{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+		"\"string\":\"\xe2\x82\xac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}",
+		"{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\",\"\xc3\xb6\":\"o\",\"\xe2\x82\xac\":\"Euro\","
+		"\"\xf0\x9f\x98\x80\":\"Emoji\",\"\xef\xac\xb3\":\"Dalet\"}",
+		"0", "-1", "9007199254740992", "1e+21", "0.000001", "9.999999999999997e-7", "\"\\u0000\"", "[]", "{}",
+		"[{\"\":[]}]", "\"\\\\u0000\"",
+	};
+	static const char *const bad[] = {
+		"1.0", "1E3", "-0", "01", "1e21", "9007199254740993", " 1", "1 ", "{\"b\":1,\"a\":2}", "{\"a\":1,\"a\":2}",
+		"\"\\u0041\"", "\"\\/\"", "\"\\u001F\"", "\"\\u000a\"", "[1,]", "{\"a\":1,}", "\"a", "\"\xff\"",
+		"\"\xed\xa0\x80\"", "tru", "{\"\\u0000\":1}", "\"\x01\"", "",
+		/* U+FB33 sorts after U+1F600 in UTF-16 (surrogates are lower) */
+		"{\"\xef\xac\xb3\":1,\"\xf0\x9f\x98\x80\":2}",
+	};
+	struct berth_error err = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		if (berth_jcs_check(good[i], strlen(good[i]), NULL, 0, NULL, &err) < 0)
+			fail_msg("refused canonical `%s`: %s", good[i], err.msg);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		if (berth_jcs_check(bad[i], strlen(bad[i]), NULL, 0, NULL, &err) == 0)
+			fail_msg("accepted non-canonical `%s`", bad[i]);
+		assert_int_equal(err.errnum, EBADMSG);
+	}
+}
+
 /* RFC 8032 section 7.1, test 1 (empty message). */
 static void test_ed25519_rfc8032(void **state)
 {
@@ -289,6 +320,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rfc8785_values),    cmocka_unit_test(test_rfc8785_sorting),
 		cmocka_unit_test(test_rfc8785_numbers),   cmocka_unit_test(test_jcs_refusals),
+		cmocka_unit_test(test_jcs_check),
 		cmocka_unit_test(test_ed25519_rfc8032),   cmocka_unit_test(test_hostkey_generate),
 	};
 
