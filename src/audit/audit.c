@@ -55,6 +55,7 @@ struct request {
 	int rc;
 	struct berth_error err;
 	bool done;
+	pthread_cond_t cv;       /* this waiter's own: no thundering herd */
 	struct request *next;
 };
 
@@ -79,7 +80,6 @@ struct berth_audit {
 	size_t nsecrets;
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	struct request *queue, **queue_tail;
 	bool leader;
 };
@@ -1218,10 +1218,16 @@ static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struc
 	return rc;
 }
 
+/*
+ * Group commit: queue the request; the first thread that finds no leader
+ * takes the whole queue, commits it, wakes exactly the waiters of that group
+ * and then the next queued thread, which leads the following group.
+ */
 static int submit(struct berth_audit *a, struct prepared *recs, size_t n, struct berth_error *err)
 {
 	struct request me = {.recs = recs, .n = n};
 
+	pthread_cond_init(&me.cv, NULL);
 	pthread_mutex_lock(&a->mu);
 	*a->queue_tail = &me;
 	a->queue_tail = &me.next;
@@ -1255,14 +1261,18 @@ static int submit(struct berth_audit *a, struct prepared *recs, size_t n, struct
 				if (r != &me)
 					r->err = me.err;
 				r->done = true;
+				if (r != &me)
+					pthread_cond_signal(&r->cv);
 			}
 			a->leader = false;
-			pthread_cond_broadcast(&a->cv);
+			if (a->queue != NULL)
+				pthread_cond_signal(&a->queue->cv);
 		} else {
-			pthread_cond_wait(&a->cv, &a->mu);
+			pthread_cond_wait(&me.cv, &a->mu);
 		}
 	}
 	pthread_mutex_unlock(&a->mu);
+	pthread_cond_destroy(&me.cv);
 	if (me.rc < 0)
 		*err = me.err;
 	return me.rc;
@@ -1353,7 +1363,6 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 	a->rotate = BERTH_AUDIT_ROTATE_DEFAULT;
 	a->queue_tail = &a->queue;
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
 	pthread_rwlock_init(&a->secrets_lock, NULL);
 	if (rot != NULL && rot[0] != '\0') {
 		char *end;
@@ -1447,7 +1456,6 @@ void berth_audit_close(struct berth_audit *a)
 	free(a->torn);
 	berth_hostkey_clear(&a->key);
 	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->cv);
 	pthread_rwlock_destroy(&a->secrets_lock);
 	free(a);
 }
