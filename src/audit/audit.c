@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1624,39 +1625,186 @@ static int broken(struct berth_audit_verdict *v, const char *dir, const char *fi
 	return 1;
 }
 
-static int verify_line(const char *line, size_t len, bool nl, const char *file, uint64_t lineno, void *p)
+/*
+ * Verification of one file runs over an mmap(2) of it, split at line
+ * boundaries into one chunk per CPU (at most 4; files under 1 MiB: one).
+ * Each chunk checks its lines and the chain inside it; the chunks are then
+ * joined in order, so the verdict and its message are those of a
+ * line-by-line walk.
+ */
+struct chunk {
+	const char *p;
+	size_t len;
+	bool whole_file_start;  /* the chunk starts the file (line 1) */
+	/* results */
+	uint64_t lines, records, recoveries;
+	uint64_t first_seq, last_seq;
+	char first_prev[64], last_hash[64];
+	bool broken;
+	uint64_t broken_line;   /* 0-based line index in the chunk */
+	uint64_t broken_want;   /* record number expected there, relative: records before it in the chunk */
+	char reason[512];
+};
+
+static void chunk_fail(struct chunk *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void chunk_fail(struct chunk *k, const char *fmt, ...)
 {
-	struct verify_ctx *c = p;
+	va_list ap;
+
+	k->broken = true;
+	k->broken_line = k->lines;
+	k->broken_want = k->records;
+	va_start(ap, fmt);
+	vsnprintf(k->reason, sizeof k->reason, fmt, ap);
+	va_end(ap);
+}
+
+static void *chunk_check(void *arg)
+{
+	struct chunk *k = arg;
+	const char *p = k->p, *end = k->p + k->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct berth_error err = {0};
+		struct line_fields f;
+
+		if (nl == NULL) {
+			chunk_fail(k,
+				   "torn last line of %zu bytes (an append a crash interrupted; the next berth write to this log"
+				   " cuts it off and seals it with a recovery record)",
+				   (size_t)(end - p));
+			return NULL;
+		}
+		if (check_line(p, (size_t)(nl - p), &f, &err) < 0) {
+			chunk_fail(k, "%s", err.msg);
+			return NULL;
+		}
+		if (k->records == 0) {
+			k->first_seq = f.seq;
+			memcpy(k->first_prev, f.prev, 64);
+		} else if (f.seq != k->last_seq + 1) {
+			chunk_fail(k, "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
+				   f.seq, k->last_seq + 1);
+			return NULL;
+		} else if (memcmp(f.prev, k->last_hash, 64) != 0) {
+			chunk_fail(k, "prev does not name the previous record's hash: records were removed, reordered or replaced");
+			return NULL;
+		}
+		if (f.kindlen == sizeof BERTH_AUDIT_KIND_RECOVERY + 1 &&
+		    memcmp(f.kind + 1, BERTH_AUDIT_KIND_RECOVERY, sizeof BERTH_AUDIT_KIND_RECOVERY - 1) == 0)
+			k->recoveries++;
+		k->last_seq = f.seq;
+		memcpy(k->last_hash, f.hash, 64);
+		k->records++;
+		k->lines++;
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+/* Join chunk @k to the verdict so far.  Returns 1 when broken. */
+static int chunk_join(struct verify_ctx *c, const char *file, uint64_t line0, struct chunk *k)
+{
 	struct berth_audit_verdict *v = c->v;
-	struct berth_error err = {0};
-	struct line_fields f;
 	uint64_t want = v->records + 1;
 
-	if (!nl)
-		return broken(v, c->dir, file, lineno, want,
-			      "torn last line of %zu bytes (an append a crash interrupted; the next berth write to this log"
-			      " cuts it off and seals it with a recovery record)",
-			      len);
-	if (check_line(line, len, &f, &err) < 0)
-		return broken(v, c->dir, file, lineno, want, "%s", err.msg);
-	if (f.seq != want)
-		return broken(v, c->dir, file, lineno, want,
-			      "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
-			      f.seq, want);
-	if (memcmp(f.prev, c->last_hash, 64) != 0)
-		return broken(v, c->dir, file, lineno, want,
-			      "prev does not name the previous record's hash: records were removed, reordered or replaced");
-	if (lineno == 1 && file_seq(file) != f.seq)
-		return broken(v, c->dir, file, lineno, want, "the file name says its first record is %" PRIu64 ", it is %" PRIu64,
-			      file_seq(file), f.seq);
-	if (f.kindlen == sizeof BERTH_AUDIT_KIND_RECOVERY + 1 &&
-	    memcmp(f.kind + 1, BERTH_AUDIT_KIND_RECOVERY, sizeof BERTH_AUDIT_KIND_RECOVERY - 1) == 0)
-		v->recoveries++;
-	memcpy(c->last_hash, f.hash, 64);
-	c->last_hash[64] = '\0';
-	snprintf(c->last_file, sizeof c->last_file, "%s", file);
-	c->last_line = lineno;
-	v->records++;
+	if (k->records > 0 || (k->broken && k->broken_line > 0)) {
+		if (k->first_seq != want)
+			return broken(v, c->dir, file, line0 + 1, want,
+				      "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
+				      k->first_seq, want);
+		if (memcmp(k->first_prev, c->last_hash, 64) != 0)
+			return broken(v, c->dir, file, line0 + 1, want,
+				      "prev does not name the previous record's hash: records were removed, reordered or replaced");
+		if (k->whole_file_start && file_seq(file) != k->first_seq)
+			return broken(v, c->dir, file, 1, want,
+				      "the file name says its first record is %" PRIu64 ", it is %" PRIu64, file_seq(file),
+				      k->first_seq);
+	}
+	if (k->broken)
+		return broken(v, c->dir, file, line0 + k->broken_line + 1, v->records + k->broken_want + 1, "%s", k->reason);
+	if (k->records > 0) {
+		memcpy(c->last_hash, k->last_hash, 64);
+		c->last_hash[64] = '\0';
+		snprintf(c->last_file, sizeof c->last_file, "%s", file);
+		c->last_line = line0 + k->lines;
+	}
+	v->records += k->records;
+	v->recoveries += k->recoveries;
+	return 0;
+}
+
+static int verify_file(struct reader *r, const char *name, struct verify_ctx *c, struct berth_error *err)
+{
+	cleanup_close int fd = openat(r->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct chunk k[4];
+	pthread_t tid[4];
+	size_t nk, len;
+	struct stat st;
+	long cpus;
+	char *map;
+	int rc = 0;
+	uint64_t line0 = 0;
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open `%s/%s`", r->dir, name);
+	if (fstat(fd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s/%s`", r->dir, name);
+	len = (size_t)st.st_size;
+	if (len == 0)
+		return 0;
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return berth_err(err, errno, "cannot map `%s/%s`", r->dir, name);
+	madvise(map, len, MADV_SEQUENTIAL);
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	nk = len < (1u << 20) || cpus < 2 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
+	/* Chunk boundaries just after a newline. */
+	{
+		size_t start = 0;
+
+		for (size_t i = 0; i < nk; i++) {
+			size_t end = i + 1 == nk ? len : len / nk * (i + 1);
+			const char *nl;
+
+			if (end < start)
+				end = start;
+			if (i + 1 < nk) {
+				nl = memchr(map + end, '\n', len - end);
+				end = nl == NULL ? len : (size_t)(nl - map) + 1;
+			}
+			memset(&k[i], 0, sizeof k[i]);
+			k[i].p = map + start;
+			k[i].len = end - start;
+			k[i].whole_file_start = i == 0;
+			start = end;
+		}
+	}
+	for (size_t i = 1; i < nk; i++)
+		if (pthread_create(&tid[i], NULL, chunk_check, &k[i]) != 0)
+			chunk_check(&k[i]), tid[i] = 0;
+	chunk_check(&k[0]);
+	for (size_t i = 1; i < nk; i++)
+		if (tid[i] != 0)
+			pthread_join(tid[i], NULL);
+	for (size_t i = 0; i < nk && rc == 0; i++) {
+		rc = chunk_join(c, name, line0, &k[i]);
+		line0 += k[i].lines;
+	}
+	munmap(map, len);
+	return rc;
+}
+
+static int verify_files(struct reader *r, struct verify_ctx *c, struct berth_error *err)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		int rc = verify_file(r, r->names[i], c, err);
+
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -1681,7 +1829,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		return rc;
 	}
 	c.dir = r.dir;
-	rc = walk(&r, verify_line, &c, err);
+	rc = verify_files(&r, &c, err);
 	if (rc < 0)
 		goto out;
 	rc = 0;
