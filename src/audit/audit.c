@@ -1108,7 +1108,9 @@ static int rotate_if_needed(struct berth_audit *a, struct berth_error *err)
 {
 	char name[FILE_NAME_LEN + 1];
 
-	if (a->rotate == 0 || a->logsize < a->rotate)
+	/* A torn tail is sealed in its own file first (the recovery record
+	 * overwrites it); rotating now would leave it behind. */
+	if (a->rotate == 0 || a->logsize < a->rotate || a->torn != NULL)
 		return 0;
 	file_name(a->seq + 1, name);
 	if (open_log(a, name, true, err) < 0)

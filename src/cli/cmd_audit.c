@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../audit/audit.h"
 #include "../util/sign.h"
@@ -123,6 +124,15 @@ static int audit_verify(const char *dir, const char *keyfile)
 	if (berth_audit_verify(dir, keyfile ? pub : NULL, &v, &err) < 0) {
 		cli_print_error(&err);
 		return 125;
+	}
+	if (v.records == 0) {
+		char def[4096];
+		struct stat st;
+
+		if (dir == NULL && berth_audit_dir(def, sizeof def, &err) == 0)
+			dir = def;
+		if (dir != NULL && stat(dir, &st) < 0 && errno == ENOENT)
+			fprintf(stderr, "berth: no audit log in `%s` (nothing recorded yet, or it was removed)\n", dir);
 	}
 	if (!v.intact) {
 		if (v.line)

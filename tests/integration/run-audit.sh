@@ -298,6 +298,10 @@ for i in 1 2 3 4 5; do "$B" run -- true; done
 nf=$(ls "$A"/audit-*.jsonl | wc -l)
 check "rotation at 2000 bytes made several files ($nf)" [ "$nf" -ge 3 ]
 check "the chain verifies across rotated files, 15 records" grep -q "^intact: 15 records" <<<"$(verify_out)"
+# A torn line in a file that is due for rotation is sealed in that file.
+printf '{"actor":"torn' >>"$(logf)"
+BERTH_AUDIT_ROTATE_BYTES=1 "$B" run -- true 2>/dev/null
+check "a torn line at rotation time is sealed, then the log rotates" grep -q "^intact: 19 records" <<<"$(verify_out)"
 unset BERTH_AUDIT_ROTATE_BYTES
 rm "$(ls "$A"/audit-*.jsonl | sed -n 2p)"
 expect_broken "a deleted middle file is detected" "where .* was expected"
