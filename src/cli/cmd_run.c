@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "../audit/audit.h"
+#include "../util/sign.h"
 
 #include "../policy/flags.h"
 #include "../sandbox/sandbox.h"
@@ -79,6 +82,55 @@ static int dry_run(const struct berth_run_opts *o)
 	else
 		printf("%s\ndigest: sha256:%s\n", json, digest);
 	free(json);
+	return 0;
+}
+
+/* Is @a equal to @b or one of its ancestors (both absolute, no trailing '/')? */
+static bool path_covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+/* @path, physical when it exists (realpath), else as given. */
+static void physical(const char *path, char out[PATH_MAX])
+{
+	if (realpath(path, out) == NULL)
+		snprintf(out, PATH_MAX, "%s", path);
+}
+
+/*
+ * The sandbox must reach neither the audit log (it could rewrite it) nor the
+ * host key (it could sign a rewritten log): refuse a workspace or a bind
+ * mount that contains, or lies inside, either directory.
+ */
+static int audit_exposure_check(const struct berth_policy *p, struct berth_error *err)
+{
+	char audit[PATH_MAX], keys[PATH_MAX], tmp[PATH_MAX];
+	const char *what[2] = {"the audit log", "berth's host key"};
+	char *dirs[2] = {audit, keys};
+
+	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	physical(tmp, audit);
+	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	physical(tmp, keys);
+	for (size_t i = 0; i <= p->n_mounts; i++) {
+		const char *src = i == 0 ? p->workspace : p->mounts[i - 1].src;
+		const char *flag = i == 0 ? "--workspace" : p->mounts[i - 1].rw ? "--rw" : "--ro";
+
+		if (src == NULL)
+			continue;
+		for (int d = 0; d < 2; d++)
+			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
+				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d], dirs[d]);
+				return berth_err_hint(err, "run from, or mount, a directory that does not contain `%s`", dirs[d]);
+			}
+	}
 	return 0;
 }
 
@@ -183,6 +235,11 @@ int cmd_run(int argc, char **argv)
 	if (confirm_widenings(&o) < 0) {
 		berth_run_opts_free(&o);
 		return 125;
+	}
+	if (audit_exposure_check(&o.policy, &err) < 0) {
+		cli_print_error(&err);
+		berth_run_opts_free(&o);
+		return 2;
 	}
 	audit = audit_start(&o.policy, run_id, actor, &err);
 	if (audit == NULL) {

@@ -33,7 +33,8 @@ fresh() {
 	mkdir -p "$T"
 	export XDG_CONFIG_HOME=$T/cfg BERTH_AUDIT_DIR=$T/audit
 	A=$T/audit
-	cd "$T" || exit 1   # the workspace: `touch ran` inside creates $T/ran
+	mkdir -p "$T/ws"
+	cd "$T/ws" || exit 1   # the workspace: `touch ran` inside creates $T/ws/ran
 }
 logf() { ls "$A"/audit-*.jsonl | tail -1; }
 verify_out() { "$B" audit verify 2>&1; }
@@ -84,6 +85,15 @@ fi
 check "usage error: -n 0 exits 2" bash -c '"$0" audit -n 0 >/dev/null 2>&1; [ $? -eq 2 ]' "$B"
 check "usage error: unknown option exits 2" bash -c '"$0" audit --bogus >/dev/null 2>&1; [ $? -eq 2 ]' "$B"
 
+# The sandbox must not reach the log or the key.
+"$B" run --workspace "$T" -- touch ran 2>"$T/err"; rc=$?
+check "a workspace containing the audit log is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox the audit log" "$1"' "$rc" "$T/err"
+"$B" run --ro "$T/cfg/berth/keys:/workspace/k" -- true 2>"$T/err"; rc=$?
+check "mounting the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox berth.s host key" "$1"' "$rc" "$T/err"
+"$B" run --ro "$T/cfg/berth/keys/host-ed25519.pem:/workspace/k" -- true 2>"$T/err"; rc=$?
+check "mounting the private key file is refused (2)" [ "$rc" -eq 2 ]
+check "...and nothing was recorded for the refused runs" grep -q "^intact: 6 records" <<<"$(verify_out)"
+
 # --- tamper detection ---
 tamper() { # tamper NAME: a fresh log of 3 runs (9 records) to damage
 	fresh "$1"
@@ -114,7 +124,7 @@ sed -i '$d' "$(logf)"
 expect_broken "truncated tail detected" "records were removed from the tail"
 "$B" run -- touch ran 2>"$T/err"; rc=$?
 check "berth run refuses to extend a truncated log (125)" [ "$rc" -eq 125 ]
-check "...and the command did not run" [ ! -e "$T/ran" ]
+check "...and the command did not run" [ ! -e "$T/ws/ran" ]
 check "...and says why" grep -q "signed head names record 9" "$T/err"
 tamper replace
 cp "$(logf)" "$T/orig"
@@ -137,7 +147,7 @@ tamper otherkey
 mv "$T/cfg" "$T/cfg-real"
 "$B" run -- touch ran 2>"$T/err"; rc=$?
 check "a head signed by another key: berth run refuses (125)" [ "$rc" -eq 125 ]
-check "...the command did not run" [ ! -e "$T/ran" ]
+check "...the command did not run" [ ! -e "$T/ws/ran" ]
 check "...and says the head is forged" grep -q "forged or damaged" "$T/err"
 mv "$T/cfg" "$T/cfg-other"; mv "$T/cfg-real" "$T/cfg"
 out=$("$B" audit verify --key "$T/cfg-other/berth/keys/host-ed25519.pub.pem" 2>&1); rc=$?
@@ -193,7 +203,7 @@ size=$(stat -c %s "$(logf)")
 # RLIMIT_FSIZE in 1 KiB blocks: the next records fit only partly (EFBIG).
 (trap '' XFSZ; ulimit -f $(( (size + 1023) / 1024 )); exec "$B" run -- touch ran) 2>"$T/err"; rc=$?
 check "EFBIG: berth run refuses (125)" [ "$rc" -eq 125 ]
-check "EFBIG: the command did not run" [ ! -e "$T/ran" ]
+check "EFBIG: the command did not run" [ ! -e "$T/ws/ran" ]
 check "EFBIG: the message names the cause" grep -q "cannot write the audit log.*File too large" "$T/err"
 check "EFBIG: nothing half-written (log unchanged)" [ "$(sha256sum "$(logf)" | cut -d' ' -f1)" = "$before" ]
 check "EFBIG: verify intact, 3 records" grep -q "^intact: 3 records" <<<"$(verify_out)"
@@ -210,7 +220,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	long=$(printf 'x%.0s' $(seq 300))
 	"$B" run -- touch ran $(for i in $(seq 20); do echo "$long"; done) 2>"$T/err"; rc=$?
 	check "ENOSPC: berth run refuses (125)" [ "$rc" -eq 125 ]
-	check "ENOSPC: the command did not run" [ ! -e "$T/ran" ]
+	check "ENOSPC: the command did not run" [ ! -e "$T/ws/ran" ]
 	check "ENOSPC: the message names the cause" grep -q "No space left on device" "$T/err"
 	check "ENOSPC: nothing half-written" [ "$(sha256sum "$(logf)" | cut -d' ' -f1)" = "$before" ]
 	rm "$mnt/fill"
@@ -243,7 +253,7 @@ if [ "$(id -u)" -ne 0 ]; then   # root writes through the mode bits
 	mkdir -p "$A"; chmod 0500 "$A"
 	"$B" run -- touch ran 2>"$T/err"; rc=$?
 	check "unwritable audit dir: berth run refuses (125)" [ "$rc" -eq 125 ]
-	check "unwritable audit dir: the command did not run" [ ! -e "$T/ran" ]
+	check "unwritable audit dir: the command did not run" [ ! -e "$T/ws/ran" ]
 	chmod 0700 "$A"
 fi
 "$B" run -- touch ran; rc=$?
