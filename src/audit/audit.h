@@ -104,12 +104,15 @@ int berth_audit_add_secret(struct berth_audit *a, const char *value, struct bert
 
 /*
  * berth_audit_redact - the payload as it would be written: a deep copy of
- * @payload with declared secrets replaced, values of members whose names
- * look like credentials (token, password, passwd, secret, api key, private
- * key, cookie, authorization, credential, bearer, session; case-insensitive)
- * replaced with "[redacted]", and strings longer than
- * BERTH_AUDIT_STRING_MAX bytes summarised as
- * "<first 256 bytes>... [N bytes, sha256:HEX]".
+ * @payload with declared secrets replaced (also in member names), values of
+ * members whose names look like credentials (containing token, passw,
+ * secret, apikey, api_key, api-key, private_key, privatekey, private-key,
+ * cookie, authoriz, credential, bearer, session or signature, ending in
+ * "key" or "auth", or "pwd"; case-insensitive) replaced with "[redacted]",
+ * strings longer than BERTH_AUDIT_STRING_MAX bytes summarised as
+ * "<first 256 bytes>... [N bytes, sha256:HEX]", and numbers of magnitude
+ * 2^53 or more turned into strings of their digits (a JSON number is a
+ * double; RFC 7493 section 2.2).
  * Returns a new reference, or NULL with @err filled (ENOMEM).
  */
 json_t *berth_audit_redact(struct berth_audit *a, const json_t *payload, struct berth_error *err);
@@ -185,8 +188,9 @@ struct berth_audit_record {
  * bytes and check its own hash (not its link to the previous record).
  * Returns the record object (new reference) with the fields of @r pointing
  * into it (file/line left as they were), or NULL with @err filled: EBADMSG
- * and a reason ("not JSON: ...", "member `seq` missing or not a positive
- * integer", "not in canonical form", "hash does not match the content").
+ * and a reason ("not canonical JSON (RFC 8785) at byte N: ...", "not a
+ * record: an object with exactly the members ...", "member `seq` is not a
+ * positive integer", "hash does not match the content ...").
  * Never crashes on any input (fuzzed: fuzz/fuzz_audit.c).
  */
 json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err);
@@ -218,7 +222,8 @@ struct berth_audit_verdict {
  * berth_audit_verify - check the whole chain in @dir (NULL: the default)
  * under a shared lock: every line parses, is canonical and matches its hash,
  * seq counts up by one from 1 across files in name order, each prev is the
- * previous hash, file names match their first seq, and the signed head
+ * previous hash, file names match their first seq (each file is mapped and
+ * checked in one chunk per CPU, up to 4, joined in order), and the signed head
  * (checked with @pub, NULL: the host key's public half) names the last
  * record's seq and hash.
  * Returns 0 with @v filled (v->intact tells the result), or -1 with @err
