@@ -93,6 +93,9 @@ check "mounting the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep 
 "$B" run --ro "$T/cfg/berth/keys/host-ed25519.pem:/workspace/k" -- true 2>"$T/err"; rc=$?
 check "mounting the private key file is refused (2)" [ "$rc" -eq 2 ]
 check "...and nothing was recorded for the refused runs" grep -q "^intact: 6 records" <<<"$(verify_out)"
+fds=$("$B" run -- sh -c 'ls -l /proc/self/fd/ | tail -n +2' 2>/dev/null)
+check "no file descriptor of the log, head, lock or key reaches the sandbox ($(wc -l <<<"$fds") fds)" \
+	bash -c '[ -n "$0" ] && ! grep -qE "audit|head|lock|keys|\.jsonl" <<<"$0"' "$fds"
 
 # --- tamper detection ---
 tamper() { # tamper NAME: a fresh log of 3 runs (9 records) to damage
