@@ -239,7 +239,7 @@ int cmd_run(int argc, char **argv)
 	if (audit_exposure_check(&o.policy, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
-		return 2;
+		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */
 	}
 	audit = audit_start(&o.policy, run_id, actor, &err);
 	if (audit == NULL) {
