@@ -4,7 +4,8 @@
  *
  * Layout (docs/audit.md is the normative description):
  *   DIR/                         0700; default $XDG_STATE_HOME/berth/audit
- *                                ($HOME/.local/state/berth/audit), or
+ *                                ($HOME/.local/state/berth/audit; HOME
+ *                                falling back to the passwd entry), or
  *                                $BERTH_AUDIT_DIR when set (tests)
  *   DIR/audit-<SEQ>.jsonl        0600; JSON Lines, <SEQ> = the first record's
  *                                seq, 16 decimal digits; the highest is the

@@ -6,7 +6,8 @@
  * decided to run, and most other commands never sign.
  *
  * The host key lives in $XDG_CONFIG_HOME/berth/keys/ (when XDG_CONFIG_HOME is
- * unset or not absolute: $HOME/.config/berth/keys/, XDG Base Directory
+ * unset or not absolute: $HOME/.config/berth/keys/, HOME falling back to the
+ * passwd entry, XDG Base Directory
  * Specification 0.8):
  *   host-ed25519.pem      the private key, PKCS #8 PEM ("PRIVATE KEY"), 0600
  *   host-ed25519.pub.pem  the public key, SubjectPublicKeyInfo PEM ("PUBLIC
