@@ -9,7 +9,7 @@
 # reach is checked on the far side (the servers' logs), not only by the
 # client's error.  What each check covers: docs/egress.md, "Test hosts".
 #
-# usage: run-netns-egress.sh /path/to/berth [stage-dir]
+# usage: run-netns-egress.sh /path/to/berth [stage-dir]     (stage-dir: accepted, unused)
 #   The hosts are found through $BERTH_TEST_HOSTS_DIR/env (default
 #   /run/berth-test-hosts/env), written by `tests/netns/hosts.sh up` (root).
 #   Run by root with no hosts up, the script brings them up itself and removes
@@ -22,7 +22,6 @@ unset BERTH_TEST_FORCE_OFF
 BERTH=$(readlink -f -- "$1")
 HERE=$(cd "$(dirname "$0")/.." && pwd)   # tests/
 HOSTS_DIR=${BERTH_TEST_HOSTS_DIR:-/run/berth-test-hosts}
-HOSTPY=/usr/bin/python3
 T=0 FAILS=0
 pass() { T=$((T + 1)); echo "ok $T - $1"; }
 fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "not ok $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done; }
@@ -241,7 +240,7 @@ python3 probe.py http \"GET http://\$h/ HTTP/1.1\\r\\nHost: \$h\\r\\n\\r\\n\" | 
 python3 probe.py http \"CONNECT \$h:80 HTTP/1.1\\r\\nHost: \$h:80\\r\\n\\r\\n\" | head -n 1 | tr '\\n' ' '; \
 python3 probe.py socks \$h 80; done; curl -s -w '%{http_code}\\n' http://181733130/; curl -s --noproxy '' -w '%{http_code}\\n' http://0x7f.1/"
 want=
-for h in $ODD; do
+for _ in $ODD; do
 	want+="HTTP/1.1 400 Bad Request berth: bad target host: not an IPv4 address in dotted-quad form (four decimal numbers 0-255, no leading zeros) HTTP/1.1 400 Bad Request rep=1
 "
 done
@@ -281,8 +280,8 @@ D=$WS/tun; mkdir "$D" && chmod 777 "$D"
 BERTH_PID=$!
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$BERTH_PID/status" 2>/dev/null; }
 waitfile() { # waitfile FILE SECONDS: until FILE exists or berth ended
-	local i
-	for i in $(seq $(($2 * 10))); do
+	local _
+	for _ in $(seq $(($2 * 10))); do
 		[ -f "$1" ] && return 0
 		kill -0 "$BERTH_PID" 2>/dev/null || return 1
 		sleep 0.1
@@ -297,6 +296,9 @@ waitfile "$D/done" 90; RSS2=$(rss)
 touch "$D/end"
 wait "$BERTH_PID"; RC=$?; BERTH_PID=
 ERR=$(cat "$TOP/err")
+NOFILE=$(ulimit -Sn)
+[ "$NOFILE" != unlimited ] && [ "$NOFILE" -lt 2200 ] &&
+	echo "# note: the soft RLIMIT_NOFILE here is $NOFILE; berth holds two descriptors per tunnel (about 2000 for $N) and does not raise its own limit"
 eq "1000 tunnels: all opened (CONNECT 200)" "$(cat "$D/open" 2>/dev/null)" "OK $N"
 eq "1000 tunnels: all carried 4 KiB both ways" "$(cat "$D/done" 2>/dev/null)" "echoed $N of $N"
 eq "1000 tunnels: berth exits 0" "$RC" 0
