@@ -117,9 +117,9 @@ eq "refused: the undeclared host got no connection" "$(records)" 0
 H0=$(mark "$BTH_HTTP_LOG")
 run --allow-host "$WEB" -- sh -c "curl -s --noproxy '*' http://$BTH_WEB4/direct-$TAG; echo \"curl \$?\"; \
 python3 probe.py connect $BTH_WEB4 80; python3 probe.py connect $BTH_WEB6 80; python3 probe.py connect $BTH_WEB4 7; \
-python3 probe.py dns $BTH_DNS inside-$TAG.$Z"
-eq "direct: curl exit 7; TCP connect EACCES (IPv4, IPv6, any port); UDP DNS ENETUNREACH; getaddrinfo fails" \
-	"$(echo $OUT)" "curl 7 EACCES EACCES EACCES ENETUNREACH gaierror"
+python3 probe.py connect $BTH_DNS 53; python3 probe.py dns $BTH_DNS inside-$TAG.$Z"
+eq "direct: curl exit 7; TCP connect EACCES (IPv4, IPv6, any port, DNS over TCP); UDP DNS ENETUNREACH; getaddrinfo fails" \
+	"$(echo $OUT)" "curl 7 EACCES EACCES EACCES EACCES ENETUNREACH gaierror"
 hasnt "direct: the web server got no request" "$(since "$BTH_HTTP_LOG" "$H0")" "direct-$TAG"
 sleep 0.3
 hasnt "dns: the DNS server got no query from inside" "$(cat "$BTH_DNS_LOG")" "inside-$TAG"
