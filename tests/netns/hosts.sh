@@ -19,9 +19,11 @@
 # Addresses.  The broker refuses names that resolve to loopback, private, CGNAT,
 # documentation, benchmarking or reserved ranges, so the "public" hosts need
 # addresses outside all of them (docs/egress.md, Refused ranges):
-#   IPv4 1.2.3.0/24: globally routable unicast held by APNIC, not announced for
-#        any service (APNIC's research darknet for 1.0.0.0/8 pollution); only
-#        the /24 is routed to the veth while the hosts are up.
+#   IPv4 1.2.3.0/24: global unicast in APNIC's 1.0.0.0/8, among the blocks its
+#        2010 study ("Traffic in Network 1.0.0.0/8", Huston and Michaelson)
+#        found so polluted by misconfigured traffic that APNIC held them back
+#        from allocation; only this /24 is routed to the veth while the hosts
+#        are up.  Should it ever be assigned, change NET4 below.
 #   IPv6 3ffe:b17::/64: inside 3ffe::/16, the 6bone's block, returned to IANA
 #        in 2006 (RFC 3701) and unallocated since; inside global unicast
 #        2000::/3 and in none of the refused IPv6 ranges.
