@@ -75,7 +75,8 @@ static void sock_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct berth_dns *d = arg;
 
-	ares_process_fd(d->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD, (what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
+	ares_process_fd(d->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
+			(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
 	reschedule(d);
 }
 
@@ -247,7 +248,8 @@ static void ai_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res
 
 	(void)timeouts;
 	if (status == ARES_SUCCESS && res != NULL) {
-		for (struct ares_addrinfo_node *ai = res->nodes; ai != NULL && n < sizeof(addrs) / sizeof(addrs[0]); ai = ai->ai_next)
+		for (struct ares_addrinfo_node *ai = res->nodes;
+		     ai != NULL && n < sizeof(addrs) / sizeof(addrs[0]); ai = ai->ai_next)
 			if (berth_addr_from_sockaddr(ai->ai_addr, (socklen_t)ai->ai_addrlen, &addrs[n]) == 0)
 				n++;
 	} else if (status == ARES_ETIMEOUT) {

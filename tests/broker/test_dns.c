@@ -66,8 +66,9 @@ static void *srv_main(void *arg)
 			if (nl > 0)
 				name[nl++] = '.';
 			for (size_t k = 0; k < l; k++) /* DNS names are case-insensitive (RFC 4343) */
-				name[nl + k] = (char)((q[off + 1 + k] >= 'A' && q[off + 1 + k] <= 'Z') ? q[off + 1 + k] + 32
-												     : q[off + 1 + k]);
+				name[nl + k] = (char)((q[off + 1 + k] >= 'A' && q[off + 1 + k] <= 'Z')
+							  ? q[off + 1 + k] + 32
+							  : q[off + 1 + k]);
 			nl += l;
 			name[nl] = '\0';
 			off += 1 + l;
@@ -133,8 +134,8 @@ struct result {
 	int calls, status;
 	size_t n;
 	char addr[64];
-	struct berth_dns *d;      /* for again_cb */
-	struct result *again;     /* again_cb: resolve the same name into this one */
+	struct berth_dns *d;  /* for again_cb */
+	struct result *again; /* again_cb: resolve the same name into this one */
 	const char *again_name;
 };
 
@@ -314,7 +315,8 @@ static void test_callback_asks_again(void **state)
 	first.again = &second;
 	first.again_name = "a12.test";
 	assert_non_null(berth_dns_resolve(d, "a12.test", again_cb, &first));
-	assert_non_null(berth_dns_resolve(d, "a12.test", cb, &other)); /* a waiter after the one that asks again */
+	assert_non_null(
+	    berth_dns_resolve(d, "a12.test", cb, &other)); /* a waiter after the one that asks again */
 	loop_until(base, all_called, &m);
 	assert_int_equal(first.calls, 1);
 	assert_int_equal(other.calls, 1);
