@@ -299,9 +299,10 @@ struct berth_dns_query *berth_dns_resolve(struct berth_dns *d, const char *name,
 		}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL || strlen(name) >= sizeof(l->name)) {
+		bool nomem = l == NULL;
 		free(l);
 		free(q);
-		cb(arg, l == NULL ? ENOMEM : ENOENT, l == NULL ? "out of memory" : "name too long", NULL, 0);
+		cb(arg, nomem ? ENOMEM : ENOENT, nomem ? "out of memory" : "name too long", NULL, 0);
 		return NULL;
 	}
 	l->d = d;
