@@ -8,6 +8,8 @@
 #   fuzz_hosts     egress: allow-host patterns and address literals
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
+#   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
+#   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -40,6 +42,11 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
+	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
+		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
+	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
+		src/policy/flags.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
 }
 
 # name corpus-dir max_len
@@ -50,6 +57,8 @@ table=(
 	"fuzz_hosts corpus-hosts 4096"
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
+	"fuzz_agent_patterns corpus-agents 65536"
+	"fuzz_rules corpus-rules 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1
 for row in "${table[@]}"; do

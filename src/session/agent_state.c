@@ -114,6 +114,108 @@ const char *berth_agent_patterns_origin(const struct berth_agent_patterns *p)
 	return p->origin;
 }
 
+/*
+ * The size glibc's regcomp(3) builds for @src, estimated: it copies a
+ * repeated atom once per repetition it must spell out (`x+` is `xx*`,
+ * `x{3}` is `xxx`), so stacked and nested repetitions grow exponentially
+ * (`a++++++++`, `((a{9}){9}){9}`) and can take gigabytes.  Each atom costs
+ * 1; a repetition multiplies the cost of the atom or group before it by the
+ * copies it needs.  Returns false when the estimate passes MAX_RX_COST or
+ * the nesting MAX_RX_DEPTH.
+ */
+#define MAX_RX_COST 4096
+#define MAX_RX_DEPTH 16
+#define MAX_RX_LEN 1024
+
+static bool rx_cost_ok(const char *s)
+{
+	unsigned long long stack[MAX_RX_DEPTH + 1], cost = 0, last = 0;
+	int depth = 0;
+
+	if (strlen(s) > MAX_RX_LEN)
+		return false;
+	while (*s != '\0') {
+		unsigned long long mult = 0;
+		switch (*s) {
+		case '\\':
+			s += s[1] != '\0' ? 2 : 1;
+			last = 1;
+			cost += 1;
+			continue;
+		case '[': {
+			const char *p = s + 1;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p != '\0' && *p != ']') {
+				if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+					const char *e = strchr(p + 2, p[1]);
+					p = e != NULL && e[1] == ']' ? e + 2 : p + 1;
+				} else {
+					p++;
+				}
+			}
+			s = *p == ']' ? p + 1 : p;
+			last = 1;
+			cost += 1;
+			continue;
+		}
+		case '(':
+			if (depth >= MAX_RX_DEPTH)
+				return false;
+			stack[depth++] = cost;
+			cost = 0;
+			last = 0;
+			s++;
+			continue;
+		case ')':
+			if (depth > 0) {
+				last = cost;
+				cost = stack[--depth] + cost;
+			}
+			s++;
+			continue;
+		case '|':
+		case '^':
+		case '$':
+			last = 0;
+			s++;
+			continue;
+		case '*':
+		case '?':
+			mult = 1;
+			s++;
+			break;
+		case '+':
+			mult = 2;
+			s++;
+			break;
+		case '{': {
+			char *e;
+			unsigned long a = strtoul(s + 1, &e, 10), b = a;
+			if (*e == ',')
+				b = e[1] == '}' ? a + 1 : strtoul(e + 1, &e, 10);
+			mult = (b > a ? b : a) + 1;
+			s = strchr(s, '}') != NULL ? strchr(s, '}') + 1 : s + strlen(s);
+			break;
+		}
+		default:
+			last = 1;
+			cost += 1;
+			s++;
+			continue;
+		}
+		if (mult > MAX_RX_COST)
+			return false;
+		cost += last * (mult - 1);
+		last *= mult;
+		if (cost > MAX_RX_COST || last > MAX_RX_COST)
+			return false;
+	}
+	return cost <= MAX_RX_COST;
+}
+
 /* Compile the regular expression in scalar @n (POSIX extended, one line at a time). */
 static int rx_compile(struct rx *r, const struct berth_ynode *n, const char *origin, const char *key,
 		      struct berth_error *err)
@@ -126,6 +228,11 @@ static int rx_compile(struct rx *r, const struct berth_ynode *n, const char *ori
 		return -1;
 	if (src[0] == '\0')
 		return berth_ynode_err(err, origin, n, "`%s` is an empty pattern, which matches every line", key);
+	if (!rx_cost_ok(src))
+		return berth_ynode_err(err, origin, n,
+				       "`%s`: the regular expression `%.60s` is too long or repeats too much "
+				       "(stacked or nested repetitions, large {m,n}); simplify it",
+				       key, src);
 	rc = regcomp(&r->re, src, REG_EXTENDED | REG_NOSUB);
 	if (rc != 0) {
 		regerror(rc, &r->re, buf, sizeof buf);
@@ -467,12 +574,13 @@ static bool rule_holds(const struct berth_agent_patterns *p, const struct brule 
 	for (int q = r1; q >= r0 && q > in; q--) {
 		int count = 0;
 
-		if (!rx_match(&b->question, row_text(v, q)))
+		/* A blank row is never a question, whatever the pattern matches. */
+		if (blank(row_text(v, q)) || !rx_match(&b->question, row_text(v, q)))
 			continue;
 		if (b->at_cursor && q != v->cursor_row)
 			continue;
 		for (int r = q + 1; r <= r1 && b->options.compiled; r++)
-			if (rx_match(&b->options, row_text(v, r)))
+			if (!blank(row_text(v, r)) && rx_match(&b->options, row_text(v, r)))
 				count++;
 		if ((unsigned)count < b->min_options)
 			continue;

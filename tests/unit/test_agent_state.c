@@ -299,6 +299,9 @@ static void test_bad_pattern_files(void **state)
 		{"working: [\n", "t.yml:2:1: invalid YAML"},
 		{"agent: [[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]\n", "nested deeper than 16 levels"},
 		{"working:\n  - x\nworking:\n  - y\n", "t.yml:3:1: `working` is given twice"},
+		{"working:\n  - 'Pr++++++++++++++++++++++++oceed'\n", "t.yml:2:5: `working`: the regular expression"},
+		{"working:\n  - '((a{50}){50}){50}'\n", "repeats too much"},
+		{"working:\n  - '((((((((((((((((((x))))))))))))))))))'\n", "repeats too much"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -360,6 +363,17 @@ static void test_region(void **state)
 					  .idle_ms = -1};
 	assert_int_equal(berth_agent_classify(p, &blank, &why), BERTH_AGENT_IDLE);
 	assert_string_equal(why, "idle: blank screen");
+	berth_agent_patterns_free(p);
+
+	/* A question pattern that matches blank rows never makes a blank row a prompt. */
+	const char *any = "blocked:\n  - name: any\n    question: '.*'\n    at-cursor: true\n    min-options: 0\n";
+	p = berth_agent_patterns_parse(any, strlen(any), "t.yml", &err);
+	assert_non_null(p);
+	const char *rows2[3] = {"$ sleep 9", "", ""};
+	struct berth_screen_view v2 = {.lines = rows2, .n_lines = 3, .cursor_row = 1, .alive = true, .idle_ms = 5000};
+	assert_int_not_equal(berth_agent_classify(p, &v2, NULL), BERTH_AGENT_BLOCKED);
+	v2.cursor_row = 0;
+	assert_int_equal(berth_agent_classify(p, &v2, NULL), BERTH_AGENT_BLOCKED);
 	berth_agent_patterns_free(p);
 }
 
