@@ -261,7 +261,7 @@ static int rx_list_parse(struct rx_list *l, const struct berth_ynode *n, const c
 
 static int brule_parse(struct brule *b, const struct berth_ynode *m, const char *origin, struct berth_error *err)
 {
-	const struct berth_ynode *name = NULL, *question = NULL, *options = NULL, *min = NULL;
+	const struct berth_ynode *name = NULL, *question = NULL, *options = NULL, *min = NULL, *cursor = NULL;
 	uint64_t v;
 
 	if (m->kind != BERTH_YN_MAP)
@@ -282,11 +282,9 @@ static int brule_parse(struct brule *b, const struct berth_ynode *m, const char 
 			slot = &options;
 		else if (strcmp(key, "min-options") == 0)
 			slot = &min;
-		else if (strcmp(key, "at-cursor") == 0) {
-			if (berth_ynode_bool(val, origin, "at-cursor", &b->at_cursor, err) < 0)
-				return -1;
-			continue;
-		} else
+		else if (strcmp(key, "at-cursor") == 0)
+			slot = &cursor;
+		else
 			return berth_ynode_err(err, origin, k,
 					       "unknown key `%.60s` in a `blocked` rule; known: name, question, "
 					       "options, min-options, at-cursor",
@@ -304,6 +302,8 @@ static int brule_parse(struct brule *b, const struct berth_ynode *m, const char 
 		if ((b->name = strdup(s)) == NULL)
 			return berth_err(err, ENOMEM, "%s", origin);
 	}
+	if (cursor != NULL && berth_ynode_bool(cursor, origin, "at-cursor", &b->at_cursor, err) < 0)
+		return -1;
 	if (rx_compile(&b->question, question, origin, "question", err) < 0)
 		return -1;
 	if (options != NULL && rx_compile(&b->options, options, origin, "options", err) < 0)

@@ -292,6 +292,8 @@ static void test_bad_pattern_files(void **state)
 		{"blocked:\n  - name: x\n    question: q\n    at-cursor: maybe\n",
 		 "t.yml:4:16: `at-cursor` must be true or false, got `maybe`"},
 		{"blocked: {}\n", "t.yml:1:10: `blocked` must be a list of rules, got a mapping"},
+		{"blocked:\n  - name: x\n    question: q\n    at-cursor: true\n    at-cursor: false\n",
+		 "t.yml:5:5: `at-cursor` is given twice"},
 		{"- a\n- b\n", "t.yml:1:1: a pattern file is a mapping"},
 		{"working: &a ['x']\n", "t.yml:1:10: anchors (`&a`) are not allowed"},
 		{"working: !!seq ['x']\n", "tags (`tag:yaml.org,2002:seq`) are not allowed"},
