@@ -19,13 +19,13 @@ trap 'rm -rf "$out"' EXIT
 CF=(-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc)
 
 manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c src/manifest/yschema.c
-	src/manifest/capability.c src/manifest/schema.c)
+	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
-	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/addr.c src/broker/hosts.c src/broker/http.c
+	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
