@@ -813,7 +813,22 @@ static int head_slot_parse(const char *slot, const unsigned char *pub, uint64_t 
 	strcpy(hash, h);
 	head_message(*seq, h, msg, sizeof msg);
 	if (berth_verify(pub, msg, strlen(msg), sigb, &err) < 0) {
-		snprintf(why, whylen, "the signature over seq %" PRIu64 " does not verify with the host key", *seq);
+		const char *other = json_string_value(json_object_get(o, "pub"));
+		unsigned char op[32];
+		char mine[65];
+
+		berth_hex(pub, 32, mine);
+		/* Say whether another key made a valid signature (XDG_CONFIG_HOME
+		 * changed, or a log copied from elsewhere) or none did. */
+		if (other != NULL && berth_unhex(other, op, 32) == 0 && memcmp(op, pub, 32) != 0 &&
+		    berth_verify(op, msg, strlen(msg), sigb, &err) == 0)
+			snprintf(why, whylen,
+				 "the signature over seq %" PRIu64 " does not verify with the host key (pub %.16s...):"
+				 " it was made by another key (pub %.16s...)",
+				 *seq, mine, other);
+		else
+			snprintf(why, whylen, "the signature over seq %" PRIu64 " does not verify with the host key (pub %.16s...)",
+				 *seq, mine);
 		rc = -2;
 		goto out;
 	}
@@ -1027,6 +1042,11 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 		return 0;
 	if (head_pick(buf, a->key.pub, &hseq, hhash, &slot, why, sizeof why) < 0) {
 		berth_err(err, EBADMSG, "the audit head in `%s` is forged or damaged: %s", a->dir, why);
+		if (strstr(why, "made by another key") != NULL)
+			return berth_err_hint(err,
+					      "the host key in `%s` did not sign this log: if XDG_CONFIG_HOME changed, set it back;"
+					      " for a separate log set BERTH_AUDIT_DIR; `berth audit verify --key PUB.pem` checks it",
+					      a->key.dir);
 		return berth_err_hint(err, "run `berth audit verify`; the log cannot be extended");
 	}
 	if (list_files(a->dfd, &names, &n, err) < 0)

@@ -151,7 +151,8 @@ mv "$T/cfg" "$T/cfg-real"
 "$B" run -- touch ran 2>"$T/err"; rc=$?
 check "a head signed by another key: berth run refuses (125)" [ "$rc" -eq 125 ]
 check "...the command did not run" [ ! -e "$T/ws/ran" ]
-check "...and says the head is forged" grep -q "forged or damaged" "$T/err"
+check "...and says another key signed the log, with the way out" \
+	bash -c 'grep -q "forged or damaged: .*made by another key" "$0" && grep -q "hint: .*XDG_CONFIG_HOME.*BERTH_AUDIT_DIR" "$0"' "$T/err"
 mv "$T/cfg" "$T/cfg-other"; mv "$T/cfg-real" "$T/cfg"
 out=$("$B" audit verify --key "$T/cfg-other/berth/keys/host-ed25519.pub.pem" 2>&1); rc=$?
 check "verify --key OTHER.pem: BROKEN, exit 1" bash -c '[ $0 -eq 1 ] && grep -q "does not verify with the host key" <<<"$1"' "$rc" "$out"
