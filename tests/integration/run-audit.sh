@@ -301,6 +301,14 @@ for i in 1 2 3 4; do "$W" "$A" 250 8 >/dev/null & pids+=($!); done
 okw=0; for p in "${pids[@]}"; do wait "$p" && okw=$((okw + 1)); done
 check "4 processes x 8 threads x 250 (group commit) intact, 16000 records" \
 	bash -c '[ $0 -eq 4 ] && "$1" audit verify | grep -q "^intact: 16000 records"' "$okw" "$B"
+# Rotation by one process while others append: the chain still holds.
+export BERTH_AUDIT_DIR=$shm/rot; A=$BERTH_AUDIT_DIR
+pids=()
+for i in 1 2 3 4 5 6 7 8; do BERTH_AUDIT_ROTATE_BYTES=20000 "$W" "$A" 250 2 >/dev/null & pids+=($!); done
+okw=0; for p in "${pids[@]}"; do wait "$p" && okw=$((okw + 1)); done
+nf=$(ls "$A"/audit-*.jsonl | wc -l)
+check "8 processes x 2 threads rotating every 20 kB ($nf files): intact, 4000 records" \
+	bash -c '[ $0 -eq 8 ] && [ $1 -gt 20 ] && "$2" audit verify | grep -q "^intact: 4000 records"' "$okw" "$nf" "$B"
 fresh long
 "$W" "$A" 2 1 100 300 >/dev/null   # 300 strings of 4000 bytes: lines of 1.2 MB
 len=$("$B" audit --json -n 1 | wc -c)
