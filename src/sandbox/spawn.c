@@ -65,10 +65,12 @@
 #include "../broker/broker.h"
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
+#include "../util/sha256.h"
 #include "caps.h"
 #include "guard.h"
 #include "landlock.h"
 #include "limits.h"
+#include "measure.h"
 #include "mounts.h"
 #include "seccomp.h"
 #include "userns.h"
@@ -117,6 +119,8 @@ struct sandbox {
 	char *envp[MAX_ENV];
 	char env_store[MAX_ENV][PATH_MAX];
 	sigset_t oldmask;
+	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
+	bool measured;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -137,12 +141,13 @@ static void notice(const struct sandbox *s, const char *fmt, ...)
 
 /* Child -> parent: an error object, or "ready" with an optional fd. */
 struct msg {
-	int kind; /* 0 ready, 1 error */
+	int kind; /* 0 ready, 1 error, 2 the command's pid (degraded), 3 measurement */
 	struct berth_error err;
 	/* kind 0: which descriptors ride along, in this order */
 	bool has_pty;       /* the pty master */
 	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
 	uint16_t ports[2];  /* their ports on the sandbox's loopback */
+	struct berth_measure meas; /* kind 3 */
 };
 
 static void send_msg(int sock, const struct msg *m, const int *fds, int nfds)
@@ -335,6 +340,12 @@ static int make_run_id(struct sandbox *s, struct berth_error *err)
 {
 	unsigned char r[8];
 
+	if (s->o->run_id != NULL) {
+		if (strlen(s->o->run_id) != 16 || strspn(s->o->run_id, "0123456789abcdef") != 16)
+			return berth_err(err, EINVAL, "invalid run id `%s`", s->o->run_id);
+		memcpy(s->run_id, s->o->run_id, 17);
+		return 0;
+	}
 	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
 		return berth_err(err, errno, "getrandom");
 	for (int i = 0; i < 8; i++)
@@ -842,6 +853,8 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	    berth_landlock_apply(s->feat.landlock_abi, rules, n_rules, s->p->network != BERTH_NET_HOST,
 				 s->proxy_port, s->p->network == BERTH_NET_PROXY ? 2 : 0, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* Measure Landlock now: seccomp, loaded next, may answer the probe first. */
+	berth_measure_landlock_probe(&s->meas, s->use_userns ? "/tmp" : "/tmp");
 	/* No host fd other than stdio crosses execve (an inherited directory fd
 	 * would be a way out of the mount namespace). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
@@ -855,6 +868,15 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 			   BERTH_EXIT_INTERNAL);
 	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* Everything is applied: measure it from here, the command's own
+	 * process, and tell berth (docs/attest.md). */
+	{
+		static struct msg mm; /* large: not on the stack of a vfork-like path */
+		mm.kind = 3;
+		mm.meas = s->meas;
+		berth_measure_self(&mm.meas);
+		send_msg(s->sock[1], &mm, NULL, 0);
+	}
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
 	if (e == ENOENT)
@@ -1129,6 +1151,25 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 
 /* ---------------------------------------------------------- 14. supervise */
 
+/* The command's measurement arrived (it is about to execve): add what only
+ * berth can see — the cgroup limits read back and the digest of the seccomp
+ * program it loaded — and hand it to the caller. */
+static void measured(struct sandbox *s, const struct berth_measure *m)
+{
+	struct berth_error err;
+
+	s->meas = *m;
+	berth_measure_cgroups(&s->meas, s->lim.mode, s->lim.dirs, s->lim.n_dirs);
+	s->meas.seccomp_digest[0] = '\0';
+	if (s->use_seccomp && s->bpf.insns != NULL &&
+	    berth_sha256_hex(s->bpf.insns, (size_t)s->bpf.len * sizeof(struct sock_filter), s->meas.seccomp_digest,
+			     &err) < 0)
+		s->meas.seccomp_digest[0] = '\0';
+	s->measured = true;
+	if (s->o->on_measured != NULL)
+		s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas);
+}
+
 struct relay {
 	struct termios saved;
 	bool raw;
@@ -1209,6 +1250,8 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			int got = recv_msg(s->sock[0], &m, fds, &nfds);
 			if (got == 1 && m.kind == 2)
 				s->cmd_pgid = m.err.errnum;
+			if (got == 1 && m.kind == 3)
+				measured(s, &m.meas);
 			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
 				fprintf(stderr, "berth: %s\n", m.err.msg);
@@ -1420,6 +1463,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
 	build_env(s);
+	/* What the command compares its namespaces with, and the ruleset it
+	 * will get (the child inherits both). */
+	berth_measure_parent_ns(&s->meas);
+	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
 	if (compile_seccomp(s, err) < 0)
@@ -1531,6 +1578,8 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 			break;
 		if (m.kind == 2)
 			s->cmd_pgid = m.err.errnum;
+		if (m.kind == 3)
+			measured(s, &m.meas);
 		if (m.kind == 1) {
 			*err = m.err;
 			goto fail;
@@ -1558,6 +1607,13 @@ void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforce
 	e->namespaces = s->use_userns;
 	e->landlock_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	e->seccomp = s->use_seccomp;
+}
+
+const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb)
+{
+	const struct sandbox *s = (const struct sandbox *)sb;
+
+	return s->measured ? &s->meas : NULL;
 }
 
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb)
