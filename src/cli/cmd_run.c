@@ -7,8 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
 #include "../policy/flags.h"
 #include "../sandbox/sandbox.h"
+#include "../supervisor/runs.h"
 #include "cli.h"
 
 static const char run_usage[] =
@@ -74,6 +76,65 @@ static int dry_run(const struct berth_run_opts *o)
 	return 0;
 }
 
+/* What the run records as it goes (docs/attest.md). */
+struct run_ctx {
+	const struct berth_policy *p;
+	struct berth_audit *audit;
+};
+
+static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
+{
+	struct run_ctx *c = arg;
+
+	return berth_run_record_enforced(run_id, c->p, m, c->audit, err);
+}
+
+/* The audit trail, with every environment value declared secret before
+ * anything is written (docs/security.md, "Secrets"). */
+static struct berth_audit *open_audit(const struct berth_policy *p, struct berth_error *err)
+{
+	struct berth_audit *a = berth_audit_open(NULL, err);
+
+	if (a == NULL)
+		return NULL;
+	for (size_t i = 0; i < p->n_env; i++)
+		if (p->env[i].value != NULL && p->env[i].value[0] != '\0' &&
+		    berth_audit_add_secret(a, p->env[i].value, err) < 0) {
+			berth_audit_close(a);
+			return NULL;
+		}
+	return a;
+}
+
+static int run_recorded(struct berth_run_opts *o, struct berth_runtime_opts *ro, struct berth_error *err)
+{
+	struct run_ctx ctx = {.p = &o->policy};
+	char run_id[17];
+	int status = 0;
+
+	if (berth_run_new_id(run_id, err) < 0)
+		return -1;
+	ctx.audit = open_audit(&o->policy, err);
+	if (ctx.audit == NULL) {
+		berth_err_wrap(err, "cannot open the audit trail");
+		return -1;
+	}
+	if (berth_run_record_start(run_id, &o->policy, NULL, err) < 0) {
+		berth_audit_close(ctx.audit);
+		return -1;
+	}
+	ro->run_id = run_id;
+	ro->on_measured = on_measured;
+	ro->measured_arg = &ctx;
+	if (berth_sandbox_run(&o->policy, ro, &status, err) < 0) {
+		berth_audit_close(ctx.audit);
+		return -1;
+	}
+	berth_run_record_end(run_id, status, err);
+	berth_audit_close(ctx.audit);
+	return status;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct berth_run_opts o;
@@ -105,7 +166,8 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0) {
+	status = run_recorded(&o, &ro, &err);
+	if (status < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 125;
 	}

@@ -119,6 +119,46 @@ static uint64_t rlim(int which)
 	return (uint64_t)r.rlim_cur;
 }
 
+/* 1 when the mount at /workspace carries the "idmapped" mount option
+ * (mountinfo field 6), 0 when not, -1 when it cannot be read.  Reads with a
+ * fixed buffer: a line longer than it is skipped. */
+static int workspace_idmapped(void)
+{
+	char buf[16384];
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), found = -1;
+	size_t have = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf + have, sizeof buf - 1 - have)) > 0 || have > 0) {
+		char *nl;
+		have += r > 0 ? (size_t)r : 0;
+		buf[have] = '\0';
+		while ((nl = strchr(buf, '\n')) != NULL) {
+			char *f[7] = {0}, *save = NULL, *t;
+			int k = 0;
+			*nl = '\0';
+			for (t = strtok_r(buf, " ", &save); t != NULL && k < 7; t = strtok_r(NULL, " ", &save))
+				f[k++] = t;
+			if (k >= 6 && strcmp(f[4], "/workspace") == 0) {
+				/* the last mount at /workspace wins (mounted over) */
+				found = 0;
+				for (char *o = strtok_r(f[5], ",", &save); o != NULL; o = strtok_r(NULL, ",", &save))
+					if (strcmp(o, "idmapped") == 0)
+						found = 1;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have);
+			buf[have] = '\0';
+		}
+		if (r <= 0 || have == sizeof buf - 1)
+			break;
+	}
+	close(fd);
+	return found;
+}
+
 void berth_measure_self(struct berth_measure *m)
 {
 	char buf[8192];
@@ -157,6 +197,7 @@ void berth_measure_self(struct berth_measure *m)
 	m->rlim_as = rlim(RLIMIT_AS);
 	m->rlim_nproc = rlim(RLIMIT_NPROC);
 	m->rlim_core = rlim(RLIMIT_CORE);
+	m->workspace_idmapped = m->idmap_asked ? workspace_idmapped() : -1;
 	CPU_ZERO(&cpus);
 	m->cpus_affinity = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
 	m->valid = true;
@@ -257,14 +298,15 @@ static const char *limits_mode_name(int mode)
 	}
 }
 
-static json_t *asked_json(const struct berth_policy *p)
+static json_t *asked_json(const struct berth_policy *p, bool idmap)
 {
 	json_t *ns = json_array();
 
 	for (int i = 0; i < BERTH_NS_COUNT; i++)
 		if (i != BERTH_NS_NET || p->network != BERTH_NET_HOST)
 			json_array_append_new(ns, json_string(berth_ns_names[i]));
-	return json_pack("{s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:b}", "namespaces", ns, "landlock", 1, "seccomp", 1,
+	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap, "namespaces", ns,
+			 "landlock", 1, "seccomp", 1,
 			 "memory", (json_int_t)p->memory, "pids", (json_int_t)p->pids, "millicpus",
 			 (json_int_t)p->millicpus, "nofile", (json_int_t)p->nofile, "allow_degraded",
 			 p->allow_degraded);
@@ -297,8 +339,10 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 			u64_or_null(true, m->rlim_nofile), "as", u64_or_null(true, m->rlim_as), "nproc",
 			u64_or_null(true, m->rlim_nproc), "core", u64_or_null(true, m->rlim_core), "cpus_affinity",
 			m->cpus_affinity);
-	return json_pack("{s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}", "measured",
-			 m->valid, "asked", asked_json(p), "namespaces", ns, "landlock", "abi", m->landlock_abi,
+	return json_pack("{s:o, s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}",
+			 "workspace_idmapped", m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped),
+			 "measured",
+			 m->valid, "asked", asked_json(p, m->idmap_asked), "namespaces", ns, "landlock", "abi", m->landlock_abi,
 			 "ruleset_abi", m->landlock_ruleset_abi, "status", ll_status(m), "probe",
 			 m->landlock_probe_errno != 0 ? strerrorname_np(m->landlock_probe_errno) : NULL, "seccomp",
 			 "mode", m->seccomp_mode, "filters", m->seccomp_filters, "filter_sha256",
@@ -390,8 +434,16 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 					privileged = true;
 			}
 	}
-	if (!limit_ok(lim, "memory", "as", int_at(asked, "memory", NULL, 0)))
-		why(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));
+	if (!limit_ok(lim, "memory", NULL, int_at(asked, "memory", NULL, 0))) {
+		if (int_at(asked, "memory", NULL, 0) != 0 && int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
+			why(reasons, "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
+			    (long long)int_at(asked, "memory", NULL, 0));
+		else
+			why(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));
+	}
+	if (json_is_true(json_object_get(asked, "workspace_idmapped")) &&
+	    !json_is_true(json_object_get(e, "workspace_idmapped")))
+		why(reasons, "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
 	if (!limit_ok(lim, "pids", "nproc", int_at(asked, "pids", NULL, 0)))
 		why(reasons, "pids limit not read back as %lld", (long long)int_at(asked, "pids", NULL, 0));
 	if (int_at(lim, "rlimits", "nofile", -1) != int_at(asked, "nofile", NULL, 0))
@@ -402,8 +454,8 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 		json_int_t q = int_at(cpu, "quota_us", NULL, -1), per = int_at(cpu, "period_us", NULL, 0);
 		bool ok = want == 0 || (q > 0 && per > 0 && q * 1000 / per >= want - 1 && q * 1000 / per <= want + 1);
 		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
-			ok = int_at(lim, "rlimits", "cpus_affinity", 0) > 0 &&
-			     int_at(lim, "rlimits", "cpus_affinity", 0) * 1000 <= want + 999;
+			ok = int_at(lim, "cpus_affinity", NULL, 0) > 0 &&
+			     int_at(lim, "cpus_affinity", NULL, 0) * 1000 <= want + 999;
 		if (!ok)
 			why(reasons, "cpu limit not read back as %lld millicpus", (long long)want);
 	}

@@ -74,7 +74,11 @@ struct berth_measure {
 	uint64_t cg_memory;       /* bytes; UINT64_MAX = "max" */
 	uint64_t cg_pids;         /* UINT64_MAX = "max" */
 	uint64_t cg_cpu_quota_us, cg_cpu_period_us; /* quota UINT64_MAX = "max" */
-	int cpus_affinity;        /* rlimit mode: CPUs in the command's affinity mask (0 = not measured) */
+	int cpus_affinity;        /* CPUs in the command's affinity mask (0 = not measured) */
+	/* Invoked by root: the workspace is an idmapped mount, so files keep
+	 * their host owner (from /proc/self/mountinfo, option "idmapped"). */
+	bool idmap_asked;         /* from berth: root with user namespaces */
+	int workspace_idmapped;   /* 1 yes, 0 no, -1 not measured */
 };
 
 /* The verdict (docs/attest.md has the exact rules). */
@@ -111,7 +115,9 @@ void berth_measure_landlock_probe(struct berth_measure *m, const char *dir);
 /*
  * berth_measure_self - in the command, after seccomp and right before
  * execve: namespaces, seccomp mode and filter count, capability sets,
- * NO_NEW_PRIVS (one read of /proc/self/status) and rlimits.
+ * NO_NEW_PRIVS (one read of /proc/self/status), rlimits, the CPU affinity
+ * mask, and when m->idmap_asked whether /workspace is an idmapped mount
+ * (/proc/self/mountinfo, proc(5)).
  * Allocation-free; sets m->valid.
  */
 void berth_measure_self(struct berth_measure *m);

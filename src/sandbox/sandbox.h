@@ -49,8 +49,10 @@ struct berth_runtime_opts {
 	const char *run_id;
 	/* Called in the supervisor once the command measured what is enforced,
 	 * right before its execve (docs/attest.md); may be NULL.  @m is valid
-	 * during the call only. */
-	void (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m);
+	 * during the call only.  Returning -1 (with @err filled) fails the run
+	 * closed: the sandbox is killed and the run ends with @err (status 125)
+	 * — for a record that could not be written. */
+	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
 	void *measured_arg;
 };
 

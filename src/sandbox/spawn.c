@@ -121,6 +121,8 @@ struct sandbox {
 	sigset_t oldmask;
 	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
 	bool measured;
+	bool measure_failed;       /* the caller could not record it: the run was killed */
+	struct berth_error measure_err;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -1166,8 +1168,15 @@ static void measured(struct sandbox *s, const struct berth_measure *m)
 			     &err) < 0)
 		s->meas.seccomp_digest[0] = '\0';
 	s->measured = true;
-	if (s->o->on_measured != NULL)
-		s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas);
+	if (s->o->on_measured != NULL && s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas, &err) < 0) {
+		/* Fail closed: what could not be recorded does not run on. */
+		s->measure_err = err;
+		s->measure_failed = true;
+		if (s->cmd_pgid > 0)
+			kill(-s->cmd_pgid, SIGKILL);
+		if (s->child > 0)
+			kill(s->child, SIGKILL);
+	}
 }
 
 struct relay {
@@ -1299,7 +1308,12 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	}
 	tty_restore(&r);
 	s->child = -1;
-	if (timed_out) {
+	if (s->measure_failed) {
+		*status = BERTH_EXIT_INTERNAL;
+		fprintf(stderr, "berth: %s\n", s->measure_err.msg);
+		if (s->measure_err.hint[0] != '\0')
+			fprintf(stderr, "berth: hint: %s\n", s->measure_err.hint);
+	} else if (timed_out) {
 		*status = BERTH_EXIT_TIMEOUT;
 		fprintf(stderr, "berth: --timeout of %llu ms expired; the sandbox was killed\n",
 			(unsigned long long)s->p->timeout_ms);
@@ -1467,6 +1481,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	 * will get (the child inherits both). */
 	berth_measure_parent_ns(&s->meas);
 	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
+	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
 	if (compile_seccomp(s, err) < 0)
@@ -1578,8 +1593,13 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 			break;
 		if (m.kind == 2)
 			s->cmd_pgid = m.err.errnum;
-		if (m.kind == 3)
+		if (m.kind == 3) {
 			measured(s, &m.meas);
+			if (s->measure_failed) {
+				*err = s->measure_err;
+				goto fail;
+			}
+		}
 		if (m.kind == 1) {
 			*err = m.err;
 			goto fail;

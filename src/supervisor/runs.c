@@ -11,9 +11,17 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+
+#ifndef BERTH_VERSION
+#define BERTH_VERSION "0.0.0"
+#endif
 
 bool berth_run_id_valid(const char *id)
 {
@@ -95,7 +103,6 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
 {
 	char tmp[PATH_MAX + 64], dst[PATH_MAX + 64];
 	cleanup_close int fd = -1;
-	cleanup_close int dfd = -1;
 
 	snprintf(dst, sizeof dst, "%s/%s", dir, name);
 	snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, name, (int)getpid());
@@ -114,14 +121,13 @@ static int write_file_atomic(const char *dir, const char *name, const char *data
 		}
 		off += (size_t)w;
 	}
-	if (fsync(fd) < 0 || rename(tmp, dst) < 0) {
+	/* Not fsync'd: the audit trail is the durable record (docs/attest.md);
+	 * rename(2) still makes the file appear whole or not at all. */
+	if (rename(tmp, dst) < 0) {
 		int e = errno;
 		unlink(tmp);
 		return berth_err(err, e, "cannot write `%s`", dst);
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		fsync(dfd);
 	return 0;
 }
 
@@ -192,4 +198,70 @@ int berth_run_get_last(char id[17], struct berth_error *err)
 		return berth_err(err, EINVAL, "`%s` does not hold a run id", path);
 	memcpy(id, line, 17);
 	return 0;
+}
+
+/* ---------------------------------------------------------- run record */
+
+int berth_run_record_start(const char *run_id, const struct berth_policy *p, const json_t *evidence,
+			   struct berth_error *err)
+{
+	struct utsname u;
+	char now[32], digest[65], dig[80];
+	cleanup_free char *pj = berth_policy_to_json(p, false, err);
+	json_t *policy, *run;
+	json_error_t je;
+	int r;
+
+	if (pj == NULL || berth_policy_digest(p, digest, err) < 0)
+		return -1;
+	policy = json_loads(pj, 0, &je);
+	if (policy == NULL)
+		return berth_err(err, EINVAL, "cannot re-read the policy: %s", je.text);
+	uname(&u);
+	berth_audit_now_rfc3339(now);
+	snprintf(dig, sizeof dig, "sha256:%s", digest);
+	run = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:o, s:s?, s:O?}", "run_id", run_id, "berth_version",
+			BERTH_VERSION, "started", now, "host", "kernel", u.release, "arch", u.machine, "policy_digest",
+			dig, "policy", policy, "app_digest", p->app_digest, "evidence", evidence);
+	if (run == NULL)
+		return berth_err(err, ENOMEM, "cannot build the run record");
+	r = berth_run_write_json(run_id, "run.json", run, err);
+	json_decref(run);
+	if (r == 0)
+		r = berth_run_set_last(run_id, err);
+	return r;
+}
+
+int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, const struct berth_measure *m,
+			      struct berth_audit *audit, struct berth_error *err)
+{
+	json_t *e = berth_measure_to_json(m, p, err);
+	int r;
+
+	if (e == NULL)
+		return -1;
+	r = berth_run_write_json(run_id, "enforced.json", e, err);
+	if (r == 0 && audit != NULL) {
+		r = berth_audit_append(audit, run_id, "enforced", "berth", e, NULL, NULL, err);
+		if (r < 0)
+			berth_err_wrap(err, "cannot record what is enforced in the audit trail");
+	}
+	json_decref(e);
+	return r;
+}
+
+int berth_run_record_end(const char *run_id, int status, struct berth_error *err)
+{
+	json_t *run = berth_run_read_json(run_id, "run.json", err);
+	char now[32];
+	int r;
+
+	if (run == NULL)
+		return -1;
+	berth_audit_now_rfc3339(now);
+	json_object_set_new(run, "ended", json_string(now));
+	json_object_set_new(run, "exit_status", json_integer(status));
+	r = berth_run_write_json(run_id, "run.json", run, err);
+	json_decref(run);
+	return r;
 }

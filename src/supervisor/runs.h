@@ -2,7 +2,8 @@
 /*
  * runs.h - the state berth keeps for one `berth run`:
  * $XDG_STATE_HOME/berth/runs/<run_id>/ (or $HOME/.local/state/...), 0700,
- * files 0600, each written whole (temporary file, fsync, rename(2)):
+ * files 0600, each written whole (temporary file, rename(2); not fsync'd:
+ * the audit trail is the durable record):
  *   run.json       what ran: berth version, host, policy and its digest,
  *                  start and end, exit status, the evidence summary
  *   enforced.json  the command's own measurement (docs/attest.md)
@@ -36,7 +37,7 @@ int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct be
 
 /*
  * berth_run_write_json - write @v as RUN/@name, 0600, atomically
- * (O_EXCL temporary, fsync(2), rename(2), fsync of the directory).
+ * (O_EXCL temporary, rename(2)).
  * Returns 0, or -1 with @err filled (nothing half-written remains).
  */
 int berth_run_write_json(const char *run_id, const char *name, const json_t *v, struct berth_error *err);
@@ -56,5 +57,36 @@ int berth_run_get_last(char id[17], struct berth_error *err);
 
 /* berth_run_id_valid - 16 lowercase hex digits. */
 bool berth_run_id_valid(const char *id);
+
+
+/* ---- the run record of `berth run` ---- */
+struct berth_policy;
+struct berth_measure;
+struct berth_audit;
+
+/*
+ * berth_run_record_start - create RUN/ and write run.json for @p (berth
+ * version, host kernel and architecture, start time, the policy as
+ * berth_policy_to_json() gives it (environment values never appear) and its
+ * digest, @evidence (NULL: none)) and point runs/last at it.
+ * Returns 0, or -1 with @err filled.
+ */
+int berth_run_record_start(const char *run_id, const struct berth_policy *p, const json_t *evidence,
+			   struct berth_error *err);
+
+/*
+ * berth_run_record_enforced - write RUN/enforced.json from @m
+ * (berth_measure_to_json) and, when @audit is not NULL, append it to the
+ * audit trail as kind "enforced", actor "berth".
+ * Returns 0, or -1 with @err filled (the caller fails the run closed).
+ */
+int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, const struct berth_measure *m,
+			      struct berth_audit *audit, struct berth_error *err);
+
+/*
+ * berth_run_record_end - add "ended" and "exit_status" (@status) to
+ * run.json.  Returns 0, or -1 with @err filled.
+ */
+int berth_run_record_end(const char *run_id, int status, struct berth_error *err);
 
 #endif
