@@ -2,6 +2,8 @@
 /*
  * cmd_run.c - `berth run`.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,9 @@
 #include "../audit/audit.h"
 #include "../policy/flags.h"
 #include "../sandbox/sandbox.h"
+#include "../supervisor/evidence.h"
 #include "../supervisor/runs.h"
+#include "../util/sha256.h"
 #include "cli.h"
 
 static const char run_usage[] =
@@ -23,13 +27,18 @@ static const char run_usage[] =
 	"  --pids N             process limit (default 512)\n"
 	"  --nofile N           open file limit (default 8192)\n"
 	"  --timeout DUR        kill the whole sandbox after DUR (30s, 500ms, 5m), exit 124\n"
-	"  --network none|proxy|host\n"
+	"  --network none|proxy|api-only|host\n"
 	"                       none: loopback only (default); proxy: loopback and berth's egress broker\n"
 	"                       for the --allow-host hosts; host: share the host network (widening)\n"
 	"  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
 	"                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
 	"  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
 	"  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
+	"  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
+	"  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
+	"                       read-only, noexec; its manifest goes to the audit trail first\n"
+	"  --forensic           static triage preset: needs --evidence; network api-only unless given;\n"
+	"                       no values from berth's environment or --env-file; workspace guard on\n"
 	"  --ro SRC[:DST]       bind a host path read-only\n"
 	"  --rw SRC[:DST]       bind a host path read-write (widening)\n"
 	"  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
@@ -106,11 +115,79 @@ static struct berth_audit *open_audit(const struct berth_policy *p, struct berth
 	return a;
 }
 
+/* The evidence copy lives as long as the run. */
+static void remove_evidence(const struct berth_run_opts *o)
+{
+	struct berth_error e = {0};
+
+	if (o->policy.evidence_dir != NULL && berth_evidence_remove(o->policy.evidence_dir, &e) < 0)
+		cli_print_error(&e);
+}
+
+/* Manifests with more entries than this go to the audit trail as a file
+ * referenced by its SHA-256. */
+#define EVIDENCE_INLINE_MAX 256
+
+/*
+ * --evidence: copy and hash into the run's directory, then record the
+ * manifest (RUN/evidence.json; its hash and summary, and for small ones the
+ * entries, in the audit trail) before the command starts.  Returns the
+ * summary for run.json, or NULL with @err filled (nothing left behind).
+ */
+static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, struct berth_audit *audit,
+			       struct berth_error *err)
+{
+	char dir[PATH_MAX], dest[PATH_MAX + 16], hex[65];
+	struct berth_evidence_stats st;
+	json_t *manifest, *summary, *payload;
+	char *text;
+
+	if (berth_run_dir(run_id, true, dir, err) < 0)
+		return NULL;
+	snprintf(dest, sizeof dest, "%s/evidence", dir);
+	manifest = berth_evidence_ingest(o->evidence, o->n_evidence, dest, true, &st, err);
+	if (manifest == NULL)
+		return NULL;
+	text = json_dumps(manifest, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text == NULL || berth_sha256_hex(text, strlen(text), hex, err) < 0 ||
+	    berth_run_write_json(run_id, "evidence.json", manifest, err) < 0) {
+		free(text);
+		json_decref(manifest);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	free(text);
+	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files", (json_int_t)st.files,
+			    "bytes", (json_int_t)st.bytes, "skipped", (json_int_t)st.skipped, "manifest_file",
+			    "evidence.json", "manifest_sha256", hex);
+	payload = json_deep_copy(summary);
+	if (json_array_size(manifest) <= EVIDENCE_INLINE_MAX)
+		json_object_set(payload, "entries", manifest);
+	json_decref(manifest);
+	if (berth_audit_append(audit, run_id, "evidence.ingest", "berth", payload, NULL, NULL, err) < 0) {
+		berth_err_wrap(err, "cannot record the evidence manifest in the audit trail");
+		json_decref(payload);
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	json_decref(payload);
+	free(o->policy.evidence_dir);
+	o->policy.evidence_dir = strdup(dest);
+	if (o->policy.evidence_dir == NULL) {
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	}
+	return summary;
+}
+
 static int run_recorded(struct berth_run_opts *o, struct berth_runtime_opts *ro, struct berth_error *err)
 {
 	struct run_ctx ctx = {.p = &o->policy};
 	char run_id[17];
-	int status = 0;
+	json_t *evidence = NULL;
+	int status = 0, r;
 
 	if (berth_run_new_id(run_id, err) < 0)
 		return -1;
@@ -119,7 +196,14 @@ static int run_recorded(struct berth_run_opts *o, struct berth_runtime_opts *ro,
 		berth_err_wrap(err, "cannot open the audit trail");
 		return -1;
 	}
-	if (berth_run_record_start(run_id, &o->policy, NULL, err) < 0) {
+	if (o->n_evidence > 0 && (evidence = ingest_evidence(o, run_id, ctx.audit, err)) == NULL) {
+		berth_audit_close(ctx.audit);
+		return -1;
+	}
+	r = berth_run_record_start(run_id, &o->policy, evidence, err);
+	json_decref(evidence);
+	if (r < 0) {
+		remove_evidence(o);
 		berth_audit_close(ctx.audit);
 		return -1;
 	}
@@ -127,9 +211,11 @@ static int run_recorded(struct berth_run_opts *o, struct berth_runtime_opts *ro,
 	ro->on_measured = on_measured;
 	ro->measured_arg = &ctx;
 	if (berth_sandbox_run(&o->policy, ro, &status, err) < 0) {
+		remove_evidence(o);
 		berth_audit_close(ctx.audit);
 		return -1;
 	}
+	remove_evidence(o);
 	berth_run_record_end(run_id, status, err);
 	berth_audit_close(ctx.audit);
 	return status;
@@ -157,7 +243,12 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	/* Values are in the policy now: off berth's command line and
+	 * environment (docs/security.md, "Secrets"). */
+	berth_run_scrub(argc, argv, &o);
 	if (o.dry_run) {
+		if (o.n_evidence > 0)
+			o.policy.evidence_dir = strdup("(copied when the run starts)");
 		status = dry_run(&o);
 		berth_run_opts_free(&o);
 		return status;

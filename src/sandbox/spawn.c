@@ -107,6 +107,7 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
+	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
@@ -498,6 +499,26 @@ degraded:
 	return 0;
 }
 
+/* --evidence lives in berth's state directory, which the sandbox identity
+ * of a run invoked by root cannot enter: berth hands it over as a detached
+ * read-only tree.  Without a mount namespace there is no /evidence. */
+static int prepare_evidence(struct sandbox *s, struct berth_error *err)
+{
+	if (s->p->evidence_dir == NULL)
+		return 0;
+	if (!s->use_userns) {
+		berth_err(err, 0, "--evidence needs the sandbox's own mount namespace, and user namespaces are not "
+				  "available: berth refuses to run");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
+	if (geteuid() == 0) {
+		s->evidence_fd = berth_ro_tree(s->p->evidence_dir, err);
+		if (s->evidence_fd < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int prepare_guard(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
@@ -568,6 +589,21 @@ static void build_env(struct sandbox *s)
 
 /* ---------------------------------------------------------- 3. janitor */
 
+/*
+ * The janitor and pid 1 are copies of berth, not new programs: their
+ * /proc/PID/environ (proc(5): the initial environment block, read from the
+ * process's memory) would show berth's environment, values of `--env NAME`
+ * included.  Neither needs it: wipe their copy (the command gets its own,
+ * built in step 2).
+ */
+static void wipe_environment(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		explicit_bzero(*e, strlen(*e));
+}
+
 /* Close every descriptor >= 3 except @a and @b (either may be -1). */
 static void close_all_but(int a, int b)
 {
@@ -594,6 +630,7 @@ static void janitor_main(struct sandbox *s, int rfd)
 	/* Survive the terminal's ^C, a kill of berth's process group and
 	 * berth's own death; end when told. */
 	setsid();
+	wipe_environment();
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -761,6 +798,8 @@ static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int 
 		r[n++] = fixed[i];
 	if (s->use_userns) {
 		r[n++] = (struct berth_ll_rule){"/workspace", BERTH_LL_RW};
+		if (s->p->evidence_dir != NULL)
+			r[n++] = (struct berth_ll_rule){"/evidence", BERTH_LL_RO}; /* read, never execute */
 		r[n++] = (struct berth_ll_rule){s->home, BERTH_LL_RW};
 		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
 			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
@@ -981,13 +1020,15 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
 	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
-					s->mount_is_dir, s->p->network != BERTH_NET_HOST, s->p->app && s->use_landlock};
+					s->mount_is_dir, s->p->network != BERTH_NET_HOST, s->p->app && s->use_landlock,
+					s->evidence_fd};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
 	pid_t cmd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	wipe_environment();
 	close(s->sock[0]);
 	/* sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
 	if (read(s->sock[1], &c, 1) != 1)
@@ -1355,6 +1396,8 @@ static void cleanup(struct sandbox *s)
 		waitpid(s->janitor, NULL, 0);
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
+	if (s->evidence_fd >= 0)
+		close(s->evidence_fd);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
@@ -1472,7 +1515,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 				  "are not available: berth refuses to run with --allow-host");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
-	if (prepare_limits(s, err) < 0)
+	if (prepare_evidence(s, err) < 0 || prepare_limits(s, err) < 0)
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
@@ -1504,6 +1547,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_fd = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->evidence_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
