@@ -1,0 +1,1661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit.c - the append-only, hash-chained, signed audit log (audit.h,
+ * docs/audit.md).
+ *
+ * Writers: a thread that appends prepares its records' canonical pieces
+ * (redaction and JCS run in parallel), queues them, and either waits or
+ * becomes the leader: the leader takes everything queued, locks the log
+ * against other processes (flock LOCK_EX), checks the tail, writes all lines
+ * with one pwrite and one fdatasync, signs and writes the head into the slot
+ * that does not hold the current head, fdatasyncs it, unlocks and wakes the
+ * waiters.  A failure truncates the log back to where the group started.
+ */
+#include "audit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/jcs.h"
+#include "../util/sha256.h"
+#include "../util/sign.h"
+
+#define HEAD_SLOT 512
+#define HEAD_TYPE "berth.audit.head/1"
+#define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+#define FILE_PREFIX "audit-"
+#define FILE_SUFFIX ".jsonl"
+#define FILE_NAME_LEN (sizeof FILE_PREFIX - 1 + 16 + sizeof FILE_SUFFIX - 1)
+
+/* A record whose canonical pieces are ready; seq, prev and hash are added by
+ * the leader. */
+struct prepared {
+	char *actor, *kind, *run_id, *payload; /* JCS text of each value */
+	uint64_t seq;
+	char hash[65];
+};
+
+struct request {
+	struct prepared *recs;
+	size_t n;
+	int rc;
+	struct berth_error err;
+	bool done;
+	struct request *next;
+};
+
+struct berth_audit {
+	char dir[4096];
+	int dfd, lockfd, headfd, logfd;
+	char logname[FILE_NAME_LEN + 1];
+	uint64_t logsize;
+	uint64_t seq;
+	char hash[65];
+	int head_slot;            /* slot holding the newest head, -1: none */
+	char head_cache[2 * HEAD_SLOT];
+	bool head_cached;
+	uint64_t rotate;
+	struct berth_hostkey key;
+	char recovered[1024];
+
+	pthread_rwlock_t secrets_lock;
+	char **secrets;
+	size_t nsecrets;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct request *queue, **queue_tail;
+	bool leader;
+};
+
+/* ---- small helpers ---- */
+
+void berth_audit_now_rfc3339(char buf[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+void berth_audit_new_run_id(char out[17])
+{
+	unsigned char b[8];
+	size_t got = 0;
+
+	while (got < sizeof b) {
+		ssize_t r = getrandom(b + got, sizeof b - got, 0);
+
+		if (r > 0)
+			got += (size_t)r;
+		else if (errno != EINTR)
+			break;
+	}
+	if (got < sizeof b) { /* no getrandom: time and pid, still unique enough for a name */
+		struct timespec ts;
+		uint64_t v;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 48);
+		memcpy(b, &v, sizeof b);
+	}
+	berth_hex(b, sizeof b, out);
+}
+
+int berth_audit_dir(char *buf, size_t size, struct berth_error *err)
+{
+	const char *over = getenv("BERTH_AUDIT_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (over != NULL && over[0] != '\0') {
+		if (over[0] != '/')
+			return berth_usage_err(err, "BERTH_AUDIT_DIR `%s` is not an absolute path", over);
+		n = snprintf(buf, size, "%s", over);
+	} else if (xdg != NULL && xdg[0] == '/') {
+		n = snprintf(buf, size, "%s/berth/audit", xdg);
+	} else if (home != NULL && home[0] == '/') {
+		n = snprintf(buf, size, "%s/.local/state/berth/audit", home);
+	} else {
+		return berth_err(err, EINVAL, "cannot place the audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
+	}
+	if (n < 0 || (size_t)n >= size)
+		return berth_err(err, ENAMETOOLONG, "audit directory path is too long");
+	return 0;
+}
+
+static void file_name(uint64_t first_seq, char out[FILE_NAME_LEN + 1])
+{
+	snprintf(out, FILE_NAME_LEN + 1, FILE_PREFIX "%016" PRIu64 FILE_SUFFIX, first_seq);
+}
+
+/* The first seq a log file name claims, or 0 when it is not a log file name. */
+static uint64_t file_seq(const char *name)
+{
+	uint64_t v = 0;
+
+	if (strlen(name) != FILE_NAME_LEN || strncmp(name, FILE_PREFIX, sizeof FILE_PREFIX - 1) != 0 ||
+	    strcmp(name + FILE_NAME_LEN - (sizeof FILE_SUFFIX - 1), FILE_SUFFIX) != 0)
+		return 0;
+	for (size_t i = sizeof FILE_PREFIX - 1; i < sizeof FILE_PREFIX - 1 + 16; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	return v;
+}
+
+static int name_filter(const struct dirent *d)
+{
+	return file_seq(d->d_name) != 0;
+}
+
+/* The log files of @dfd, sorted (fixed-width names sort numerically). */
+static int list_files(int dfd, char ***names, size_t *n, struct berth_error *err)
+{
+	struct dirent **ents = NULL;
+	char path[64];
+	int k;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", dfd);
+	k = scandir(path, &ents, name_filter, alphasort);
+	if (k < 0)
+		return berth_err(err, errno, "cannot list the audit directory");
+	*names = calloc((size_t)k + 1, sizeof **names);
+	if (*names == NULL) {
+		for (int i = 0; i < k; i++)
+			free(ents[i]);
+		free(ents);
+		return berth_err(err, ENOMEM, "audit");
+	}
+	for (int i = 0; i < k; i++) {
+		(*names)[i] = strdup(ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+	*n = (size_t)k;
+	return 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+	if (names == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int mkdirs(const char *path, struct berth_error *err)
+{
+	char tmp[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof tmp)
+		return berth_err(err, ENAMETOOLONG, "path `%s` is too long", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+				return berth_err(err, errno, "cannot create directory `%s`", tmp);
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+static int write_all_at(int fd, const char *buf, size_t len, off_t off)
+{
+	while (len > 0) {
+		ssize_t w = pwrite(fd, buf, len, off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+static int read_all_at(int fd, char *buf, size_t len, off_t off)
+{
+	while (len > 0) {
+		ssize_t r = pread(fd, buf, len, off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += r;
+		len -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+static bool is_hex64(const char *s)
+{
+	if (s == NULL || strlen(s) != 64)
+		return false;
+	for (int i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* ---- redaction ---- */
+
+static bool key_is_sensitive(const char *key)
+{
+	static const char *const parts[] = {"token", "passw", "passwd", "secret", "apikey", "api_key", "api-key",
+					    "private_key", "privatekey", "private-key", "cookie", "authoriz",
+					    "credential", "bearer", "session", "signature"};
+	char low[128];
+	size_t n = strlen(key);
+
+	if (n >= sizeof low)
+		n = sizeof low - 1;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] + 32 : key[i]);
+	low[n] = '\0';
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(parts); i++)
+		if (strstr(low, parts[i]) != NULL)
+			return true;
+	/* "key", "ssh_key", "accessKey"; "auth", "x-auth"; "pwd" */
+	return (n >= 3 && strcmp(low + n - 3, "key") == 0) || (n >= 4 && strcmp(low + n - 4, "auth") == 0) ||
+	       strcmp(low, "pwd") == 0;
+}
+
+/* @s with every declared secret replaced by "[secret]"; malloc'd. */
+static char *scrub(struct berth_audit *a, const char *s, size_t len, size_t *outlen)
+{
+	char *cur = malloc(len + 1);
+
+	if (cur == NULL)
+		return NULL;
+	memcpy(cur, s, len);
+	cur[len] = '\0';
+	for (size_t i = 0; a != NULL && i < a->nsecrets; i++) {
+		const char *sec = a->secrets[i];
+		size_t sl = strlen(sec), count = 0;
+		char *p = cur, *out, *o;
+
+		while ((p = memmem(p, len - (size_t)(p - cur), sec, sl)) != NULL) {
+			count++;
+			p += sl;
+		}
+		if (count == 0)
+			continue;
+		out = malloc(len - count * sl + count * 8 + 1);
+		if (out == NULL) {
+			free(cur);
+			return NULL;
+		}
+		o = out;
+		p = cur;
+		for (char *q; (q = memmem(p, len - (size_t)(p - cur), sec, sl)) != NULL; p = q + sl) {
+			memcpy(o, p, (size_t)(q - p));
+			o += q - p;
+			memcpy(o, "[secret]", 8);
+			o += 8;
+		}
+		memcpy(o, p, len - (size_t)(p - cur));
+		o += len - (size_t)(p - cur);
+		*o = '\0';
+		len = (size_t)(o - out);
+		free(cur);
+		cur = out;
+	}
+	*outlen = len;
+	return cur;
+}
+
+/* A string value as written: secrets scrubbed, then summarised when long. */
+static json_t *clean_string(struct berth_audit *a, const char *s, size_t len)
+{
+	size_t n = 0;
+	cleanup_free char *c = scrub(a, s, len, &n);
+	struct berth_error err = {0};
+	char hex[65], *out;
+	size_t keep = 256;
+	json_t *v;
+
+	if (c == NULL)
+		return NULL;
+	if (n <= BERTH_AUDIT_STRING_MAX)
+		return json_stringn_nocheck(c, n);
+	if (berth_sha256_hex(c, n, hex, &err) < 0)
+		return NULL;
+	/* Cut at a UTF-8 character boundary. */
+	while (keep > 0 && ((unsigned char)c[keep] & 0xc0) == 0x80)
+		keep--;
+	if (asprintf(&out, "%.*s\xe2\x80\xa6 [%zu bytes, sha256:%s]", (int)keep, c, n, hex) < 0)
+		return NULL;
+	v = json_string_nocheck(out);
+	free(out);
+	return v;
+}
+
+static json_t *redact(struct berth_audit *a, const json_t *v, int depth)
+{
+	json_t *out;
+
+	if (depth > 900)
+		return NULL; /* JCS refuses beyond 1000 anyway */
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *key;
+		json_t *val;
+
+		out = json_object();
+		if (out == NULL)
+			return NULL;
+		json_object_foreach((json_t *)v, key, val) {
+			size_t klen = json_object_iter_key_len(json_object_key_to_iter(key)), n = 0;
+			cleanup_free char *k = scrub(a, key, klen, &n);
+			json_t *c;
+
+			if (k == NULL) {
+				json_decref(out);
+				return NULL;
+			}
+			if (key_is_sensitive(k))
+				c = json_string("[redacted]");
+			else
+				c = redact(a, val, depth + 1);
+			if (c == NULL || json_object_setn_new_nocheck(out, k, n, c) < 0) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		return out;
+	}
+	case JSON_ARRAY:
+		out = json_array();
+		for (size_t i = 0; out != NULL && i < json_array_size(v); i++) {
+			json_t *c = redact(a, json_array_get(v, i), depth + 1);
+
+			if (c == NULL || json_array_append_new(out, c) < 0) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		return out;
+	case JSON_STRING:
+		return clean_string(a, json_string_value(v), json_string_length(v));
+	default:
+		return json_deep_copy(v);
+	}
+}
+
+json_t *berth_audit_redact(struct berth_audit *a, const json_t *payload, struct berth_error *err)
+{
+	json_t *out;
+
+	if (a != NULL)
+		pthread_rwlock_rdlock(&a->secrets_lock);
+	out = payload == NULL ? json_object() : redact(a, payload, 0);
+	if (a != NULL)
+		pthread_rwlock_unlock(&a->secrets_lock);
+	if (out == NULL)
+		berth_err(err, ENOMEM, "audit: cannot redact the payload (out of memory or nested deeper than 900)");
+	return out;
+}
+
+int berth_audit_add_secret(struct berth_audit *a, const char *value, struct berth_error *err)
+{
+	char **s, *copy;
+
+	if (value == NULL || value[0] == '\0')
+		return 0;
+	copy = strdup(value);
+	if (copy == NULL)
+		return berth_err(err, ENOMEM, "audit: cannot keep a secret");
+	pthread_rwlock_wrlock(&a->secrets_lock);
+	s = realloc(a->secrets, (a->nsecrets + 1) * sizeof *s);
+	if (s == NULL) {
+		pthread_rwlock_unlock(&a->secrets_lock);
+		explicit_bzero(copy, strlen(copy));
+		free(copy);
+		return berth_err(err, ENOMEM, "audit: cannot keep a secret");
+	}
+	a->secrets = s;
+	a->secrets[a->nsecrets++] = copy;
+	/* Longest first, so that a secret containing another is replaced whole. */
+	for (size_t i = a->nsecrets - 1; i > 0 && strlen(a->secrets[i]) > strlen(a->secrets[i - 1]); i--) {
+		char *t = a->secrets[i];
+
+		a->secrets[i] = a->secrets[i - 1];
+		a->secrets[i - 1] = t;
+	}
+	pthread_rwlock_unlock(&a->secrets_lock);
+	return 0;
+}
+
+/* ---- records ---- */
+
+static void prepared_free(struct prepared *p)
+{
+	free(p->actor);
+	free(p->kind);
+	free(p->run_id);
+	free(p->payload);
+	memset(p, 0, sizeof *p);
+}
+
+static char *jcs_field(struct berth_audit *a, const char *name, const char *value, struct berth_error *err)
+{
+	json_t *v;
+	char *s;
+
+	if (value == NULL || value[0] == '\0') {
+		berth_err(err, EINVAL, "audit: `%s` must be a non-empty string", name);
+		return NULL;
+	}
+	pthread_rwlock_rdlock(&a->secrets_lock);
+	v = clean_string(a, value, strlen(value));
+	pthread_rwlock_unlock(&a->secrets_lock);
+	if (v == NULL) {
+		berth_err(err, EINVAL, "audit: `%s` is not valid UTF-8", name);
+		return NULL;
+	}
+	s = berth_jcs(v, err);
+	json_decref(v);
+	return s;
+}
+
+static int prepare(struct berth_audit *a, const char *run_id, const char *kind, const char *actor, json_t *payload,
+		   struct prepared *p, struct berth_error *err)
+{
+	json_t *clean;
+
+	memset(p, 0, sizeof *p);
+	if (payload != NULL && !json_is_object(payload))
+		return berth_err(err, EINVAL, "audit: the payload of a `%s` record must be a JSON object", kind);
+	if ((p->run_id = jcs_field(a, "run_id", run_id, err)) == NULL || (p->kind = jcs_field(a, "kind", kind, err)) == NULL ||
+	    (p->actor = jcs_field(a, "actor", actor, err)) == NULL) {
+		prepared_free(p);
+		return -1;
+	}
+	clean = berth_audit_redact(a, payload, err);
+	if (clean == NULL) {
+		prepared_free(p);
+		return -1;
+	}
+	p->payload = berth_jcs(clean, err);
+	json_decref(clean);
+	if (p->payload == NULL) {
+		prepared_free(p);
+		return berth_err_wrap(err, "audit: payload of a `%s` record", kind);
+	}
+	return 0;
+}
+
+struct line {
+	char *p;
+	size_t len, cap;
+};
+
+static int line_put(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n + 1 > l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4096;
+		char *q;
+
+		while (cap < l->len + n + 1)
+			cap *= 2;
+		q = realloc(l->p, cap);
+		if (q == NULL)
+			return -1;
+		l->p = q;
+		l->cap = cap;
+	}
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+	l->p[l->len] = '\0';
+	return 0;
+}
+
+#define PUTS(l, s) line_put((l), (s), strlen(s))
+
+/*
+ * Append the canonical line of @p (seq @seq, prev @prev, time @ts) and its
+ * newline to @out; set p->hash.  The members in JCS order are actor, hash,
+ * kind, payload, prev, run_id, seq, ts; the hash covers the same text
+ * without `"hash":"...",`.
+ */
+static int render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct line *out,
+		  struct berth_error *err)
+{
+	struct berth_sha256 *h;
+	char num[32];
+	size_t start = out->len, mid;
+	int bad = 0;
+
+	snprintf(num, sizeof num, "%" PRIu64, seq);
+	bad |= PUTS(out, "{\"actor\":") | PUTS(out, p->actor);
+	mid = out->len;
+	bad |= PUTS(out, ",\"kind\":") | PUTS(out, p->kind) | PUTS(out, ",\"payload\":") | PUTS(out, p->payload) |
+	       PUTS(out, ",\"prev\":\"") | PUTS(out, prev) | PUTS(out, "\",\"run_id\":") | PUTS(out, p->run_id) |
+	       PUTS(out, ",\"seq\":") | PUTS(out, num) | PUTS(out, ",\"ts\":\"") | PUTS(out, ts) | PUTS(out, "\"}");
+	if (bad)
+		return berth_err(err, ENOMEM, "audit: cannot build a record");
+	h = berth_sha256_new(err);
+	if (h == NULL)
+		return -1;
+	berth_sha256_update(h, out->p + start, out->len - start);
+	if (berth_sha256_final(h, p->hash, err) < 0)
+		return -1;
+	p->seq = seq;
+	/* Insert ,"hash":"H" after the actor value. */
+	{
+		char ins[76];
+		size_t tail = out->len - mid;
+
+		snprintf(ins, sizeof ins, ",\"hash\":\"%s\"", p->hash);
+		if (line_put(out, ins, 74) < 0 || line_put(out, "\n", 1) < 0)
+			return berth_err(err, ENOMEM, "audit: cannot build a record");
+		memmove(out->p + mid + 74, out->p + mid, tail);
+		memcpy(out->p + mid, ins, 74);
+		out->p[out->len - 1] = '\n';
+	}
+	return 0;
+}
+
+int berth_audit_record_hash(const json_t *record, char hash[65], struct berth_error *err)
+{
+	json_t *copy = json_copy((json_t *)record);
+	char *s;
+	size_t n = 0;
+	int rc;
+
+	if (copy == NULL)
+		return berth_err(err, ENOMEM, "audit");
+	json_object_del(copy, "hash");
+	s = berth_jcs_len(copy, &n, err);
+	json_decref(copy);
+	if (s == NULL)
+		return -1;
+	rc = berth_sha256_hex(s, n, hash, err);
+	free(s);
+	return rc;
+}
+
+json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err)
+{
+	static const char *const members[] = {"actor", "hash", "kind", "payload", "prev", "run_id", "seq", "ts"};
+	json_error_t jerr;
+	json_t *o, *seq;
+	const char *hashpos;
+	char *canon = NULL;
+	size_t clen = 0;
+	char hex[65];
+	struct berth_sha256 *h;
+
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL) {
+		berth_err(err, EBADMSG, "not JSON: %s", jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(o) || json_object_size(o) != BERTH_ARRAY_SIZE(members)) {
+		berth_err(err, EBADMSG, "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
+		goto fail;
+	}
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
+		if (json_object_get(o, members[i]) == NULL) {
+			berth_err(err, EBADMSG, "member `%s` missing", members[i]);
+			goto fail;
+		}
+	seq = json_object_get(o, "seq");
+	if (!json_is_integer(seq) || json_integer_value(seq) < 1 || json_integer_value(seq) > BERTH_JCS_MAX_SAFE_INT) {
+		berth_err(err, EBADMSG, "member `seq` is not a positive integer");
+		goto fail;
+	}
+	r->seq = (uint64_t)json_integer_value(seq);
+	r->ts = json_string_value(json_object_get(o, "ts"));
+	r->run_id = json_string_value(json_object_get(o, "run_id"));
+	r->kind = json_string_value(json_object_get(o, "kind"));
+	r->actor = json_string_value(json_object_get(o, "actor"));
+	r->prev = json_string_value(json_object_get(o, "prev"));
+	r->hash = json_string_value(json_object_get(o, "hash"));
+	r->payload = json_object_get(o, "payload");
+	r->json = o;
+	if (r->ts == NULL || strlen(r->ts) != 24 || r->ts[23] != 'Z' || r->ts[10] != 'T' || r->ts[19] != '.' ||
+	    r->run_id == NULL || r->run_id[0] == '\0' || r->kind == NULL || r->kind[0] == '\0' || r->actor == NULL ||
+	    r->actor[0] == '\0') {
+		berth_err(err, EBADMSG, "member `ts`, `run_id`, `kind` or `actor` is not a (non-empty) string of the right form");
+		goto fail;
+	}
+	if (!is_hex64(r->prev) || !is_hex64(r->hash)) {
+		berth_err(err, EBADMSG, "member `prev` or `hash` is not 64 lowercase hex digits");
+		goto fail;
+	}
+	if (!json_is_object(r->payload)) {
+		berth_err(err, EBADMSG, "member `payload` is not an object");
+		goto fail;
+	}
+	canon = berth_jcs_len(o, &clen, err);
+	if (canon == NULL) {
+		berth_err_wrap(err, "not canonical");
+		err->errnum = EBADMSG;
+		goto fail;
+	}
+	if (clen != len || memcmp(canon, line, len) != 0) {
+		free(canon);
+		berth_err(err, EBADMSG, "not in canonical form (RFC 8785): the line was edited");
+		goto fail;
+	}
+	free(canon);
+	/* In canonical text `,"hash":"` cannot occur inside a string (its quotes
+	 * would be escaped), so the first one is the member. */
+	hashpos = memmem(line, len, ",\"hash\":\"", 9);
+	if (hashpos == NULL || (size_t)(hashpos - line) + 74 > len) {
+		berth_err(err, EBADMSG, "no hash member");
+		goto fail;
+	}
+	h = berth_sha256_new(err);
+	if (h == NULL)
+		goto fail;
+	berth_sha256_update(h, line, (size_t)(hashpos - line));
+	berth_sha256_update(h, hashpos + 74, len - (size_t)(hashpos - line) - 74);
+	if (berth_sha256_final(h, hex, err) < 0)
+		goto fail;
+	if (strcmp(hex, r->hash) != 0) {
+		berth_err(err, EBADMSG, "hash does not match the content (recomputed %.16s..., stored %.16s...)", hex, r->hash);
+		goto fail;
+	}
+	return o;
+fail:
+	json_decref(o);
+	r->json = NULL;
+	return NULL;
+}
+
+/* ---- the head ---- */
+
+static int head_message(uint64_t seq, const char *hash, char *buf, size_t size)
+{
+	return snprintf(buf, size, "{\"hash\":\"%s\",\"seq\":%" PRIu64 ",\"type\":\"" HEAD_TYPE "\"}", hash, seq);
+}
+
+/* Parse and check one slot.  Returns 1 valid, 0 empty, -1 malformed, -2 bad
+ * signature. */
+static int head_slot_parse(const char *slot, const unsigned char *pub, uint64_t *seq, char hash[65], char *why,
+			   size_t whylen)
+{
+	size_t n = HEAD_SLOT;
+	json_t *o, *s;
+	const char *h, *sig, *type;
+	unsigned char sigb[64];
+	char msg[256];
+	struct berth_error err = {0};
+	int rc = -1;
+
+	while (n > 0 && (slot[n - 1] == ' ' || slot[n - 1] == '\n' || slot[n - 1] == '\0'))
+		n--;
+	if (n == 0)
+		return 0;
+	o = json_loadb(slot, n, JSON_REJECT_DUPLICATES, NULL);
+	s = json_object_get(o, "seq");
+	h = json_string_value(json_object_get(o, "hash"));
+	sig = json_string_value(json_object_get(o, "sig"));
+	type = json_string_value(json_object_get(o, "type"));
+	if (!json_is_integer(s) || json_integer_value(s) < 0 || !is_hex64(h) || sig == NULL || type == NULL ||
+	    strcmp(type, HEAD_TYPE) != 0 || berth_unhex(sig, sigb, 64) < 0) {
+		snprintf(why, whylen, "malformed");
+		goto out;
+	}
+	*seq = (uint64_t)json_integer_value(s);
+	strcpy(hash, h);
+	head_message(*seq, h, msg, sizeof msg);
+	if (berth_verify(pub, msg, strlen(msg), sigb, &err) < 0) {
+		snprintf(why, whylen, "the signature over seq %" PRIu64 " does not verify with the host key", *seq);
+		rc = -2;
+		goto out;
+	}
+	rc = 1;
+out:
+	json_decref(o);
+	return rc;
+}
+
+/*
+ * The newest valid head in @buf (2 slots).  Returns 0 with *seq/hash/slot
+ * (seq 0, slot -1: none), or -1 with @why set when a slot is signed wrongly.
+ */
+static int head_pick(const char *buf, const unsigned char *pub, uint64_t *seq, char hash[65], int *slot, char *why,
+		     size_t whylen)
+{
+	*seq = 0;
+	strcpy(hash, ZERO_HASH);
+	*slot = -1;
+	for (int i = 0; i < 2; i++) {
+		uint64_t s = 0;
+		char h[65];
+		int rc = head_slot_parse(buf + i * HEAD_SLOT, pub, &s, h, why, whylen);
+
+		if (rc == -2)
+			return -1;
+		if (rc == 1 && (*slot < 0 || s > *seq)) {
+			*seq = s;
+			strcpy(hash, h);
+			*slot = i;
+		}
+	}
+	return 0;
+}
+
+static int head_read(int fd, char buf[2 * HEAD_SLOT], struct berth_error *err)
+{
+	ssize_t n;
+
+	memset(buf, 0, 2 * HEAD_SLOT);
+	n = pread(fd, buf, 2 * HEAD_SLOT, 0);
+	if (n < 0)
+		return berth_err(err, errno, "cannot read the audit head");
+	return 0;
+}
+
+static int head_write(struct berth_audit *a, struct berth_error *err)
+{
+	char msg[256], slot[HEAD_SLOT], sighex[129], pubhex[65];
+	unsigned char sig[64];
+	int target = a->head_slot == 0 ? 1 : 0, n;
+
+	head_message(a->seq, a->hash, msg, sizeof msg);
+	if (berth_sign(&a->key, msg, strlen(msg), sig, err) < 0)
+		return -1;
+	berth_hex(sig, 64, sighex);
+	berth_hex(a->key.pub, 32, pubhex);
+	memset(slot, ' ', sizeof slot);
+	n = snprintf(slot, sizeof slot, "{\"hash\":\"%s\",\"pub\":\"%s\",\"seq\":%" PRIu64 ",\"sig\":\"%s\",\"type\":\"" HEAD_TYPE "\"}",
+		     a->hash, pubhex, a->seq, sighex);
+	slot[n] = ' ';
+	slot[HEAD_SLOT - 1] = '\n';
+	if (write_all_at(a->headfd, slot, sizeof slot, (off_t)target * HEAD_SLOT) < 0 || fdatasync(a->headfd) < 0) {
+		int e = errno;
+
+		/* Leave no signed head for records about to be truncated away. */
+		memset(slot, ' ', sizeof slot);
+		slot[HEAD_SLOT - 1] = '\n';
+		if (write_all_at(a->headfd, slot, sizeof slot, (off_t)target * HEAD_SLOT) == 0)
+			fdatasync(a->headfd);
+		return berth_err(err, e, "cannot write the audit head in `%s`", a->dir);
+	}
+	a->head_slot = target;
+	memcpy(a->head_cache + target * HEAD_SLOT, slot, HEAD_SLOT);
+	a->head_cached = true;
+	return 0;
+}
+
+/* ---- the tail ---- */
+
+/* Read the line that ends at @end (exclusive, the byte before is '\n'... or
+ * not) of @fd: the bytes after the previous '\n'.  *start gets its offset. */
+static char *read_line_before(int fd, uint64_t end, uint64_t *start, struct berth_error *err)
+{
+	char chunk[65536];
+	uint64_t pos = end, s = 0;
+	char *line;
+
+	while (pos > 0) {
+		size_t n = pos > sizeof chunk ? sizeof chunk : (size_t)pos;
+		bool found = false;
+
+		if (read_all_at(fd, chunk, n, (off_t)(pos - n)) < 0) {
+			berth_err(err, errno, "cannot read the audit log");
+			return NULL;
+		}
+		for (size_t i = n; i > 0; i--)
+			if (chunk[i - 1] == '\n') {
+				s = pos - n + i;
+				found = true;
+				break;
+			}
+		if (found)
+			break;
+		pos -= n;
+	}
+	*start = s;
+	line = malloc((size_t)(end - s) + 1);
+	if (line == NULL) {
+		berth_err(err, ENOMEM, "audit");
+		return NULL;
+	}
+	if (read_all_at(fd, line, (size_t)(end - s), (off_t)s) < 0) {
+		free(line);
+		berth_err(err, errno, "cannot read the audit log");
+		return NULL;
+	}
+	line[end - s] = '\0';
+	return line;
+}
+
+/* The seq and hash of the last record of the file @name; seq 0 if empty. */
+static int last_record(int dfd, const char *name, int fd_in, uint64_t *seq, char hash[65], struct berth_error *err)
+{
+	cleanup_close int own = -1;
+	int fd = fd_in;
+	struct stat st;
+	uint64_t start;
+	struct berth_audit_record r = {0};
+	char *line;
+	json_t *o;
+
+	if (fd < 0) {
+		own = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (own < 0)
+			return berth_err(err, errno, "cannot open `%s`", name);
+		fd = own;
+	}
+	if (fstat(fd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", name);
+	*seq = 0;
+	strcpy(hash, ZERO_HASH);
+	if (st.st_size == 0)
+		return 0;
+	line = read_line_before(fd, (uint64_t)st.st_size - 1, &start, err);
+	if (line == NULL)
+		return -1;
+	o = berth_audit_parse_line(line, (size_t)st.st_size - 1 - start, &r, err);
+	free(line);
+	if (o == NULL) {
+		berth_err_wrap(err, "last record of `%s`", name);
+		err->errnum = EBADMSG;
+		return -1;
+	}
+	*seq = r.seq;
+	strcpy(hash, r.hash);
+	json_decref(o);
+	return 0;
+}
+
+static int open_log(struct berth_audit *a, const char *name, bool create, struct berth_error *err)
+{
+	int fd = openat(a->dfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+	struct stat st;
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open `%s/%s`", a->dir, name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		close(fd);
+		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", a->dir, name,
+			  (unsigned)geteuid());
+		return berth_err_hint(err, "`chmod 600 %s/%s`", a->dir, name);
+	}
+	if (a->logfd >= 0)
+		close(a->logfd);
+	a->logfd = fd;
+	a->logsize = (uint64_t)st.st_size;
+	snprintf(a->logname, sizeof a->logname, "%s", name);
+	return 0;
+}
+
+/*
+ * Bring a->seq/hash/logfd/logsize in line with the disk (under LOCK_EX).
+ * A torn last line is cut off and a log ahead of the head noted: @recovery
+ * gets a (JSON object) description for a recovery record, else NULL.
+ */
+static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_error *err)
+{
+	char buf[2 * HEAD_SLOT], why[256], next[FILE_NAME_LEN + 1];
+	char hhash[65], lhash[65];
+	uint64_t hseq = 0, lseq = 0;
+	char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+	int slot, rc = -1;
+
+	*recovery = NULL;
+	strcpy(lhash, ZERO_HASH);
+	if (head_read(a->headfd, buf, err) < 0)
+		return -1;
+	/* Fast path: nothing changed since our own last write. */
+	file_name(a->seq + 1, next);
+	if (a->head_cached && a->logfd >= 0 && memcmp(buf, a->head_cache, sizeof buf) == 0 &&
+	    fstat(a->logfd, &st) == 0 && (uint64_t)st.st_size == a->logsize &&
+	    faccessat(a->dfd, next, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (head_pick(buf, a->key.pub, &hseq, hhash, &slot, why, sizeof why) < 0) {
+		berth_err(err, EBADMSG, "the audit head in `%s` is forged or damaged: %s", a->dir, why);
+		return berth_err_hint(err, "run `berth audit verify`; the log cannot be extended");
+	}
+	if (list_files(a->dfd, &names, &n, err) < 0)
+		return -1;
+	if (n == 0) {
+		file_name(1, next);
+		if (open_log(a, next, true, err) < 0)
+			goto out;
+	} else if (strcmp(a->logname, names[n - 1]) != 0 || a->logfd < 0) {
+		if (open_log(a, names[n - 1], false, err) < 0)
+			goto out;
+	}
+	if (fstat(a->logfd, &st) < 0) {
+		berth_err(err, errno, "cannot stat `%s`", a->logname);
+		goto out;
+	}
+	a->logsize = (uint64_t)st.st_size;
+	if (a->logsize > 0) {
+		char last;
+
+		if (read_all_at(a->logfd, &last, 1, (off_t)a->logsize - 1) < 0) {
+			berth_err(err, errno, "cannot read `%s`", a->logname);
+			goto out;
+		}
+		if (last != '\n') {
+			uint64_t start;
+			char *torn = read_line_before(a->logfd, a->logsize, &start, err), hex[65], prefix[129];
+			size_t tl = (size_t)(a->logsize - start);
+
+			if (torn == NULL)
+				goto out;
+			if (berth_sha256_hex(torn, tl, hex, err) < 0) {
+				free(torn);
+				goto out;
+			}
+			berth_hex((unsigned char *)torn, tl < 64 ? tl : 64, prefix);
+			free(torn);
+			*recovery = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s}", "reason", "torn last line", "file", a->logname,
+					      "offset", (json_int_t)start, "length", (json_int_t)tl, "sha256", hex,
+					      "prefix_hex", prefix);
+			snprintf(a->recovered, sizeof a->recovered,
+				 "the last line of `%s/%s` was torn (%zu bytes at offset %" PRIu64
+				 ", an append a crash interrupted): cut off and sealed with a recovery record",
+				 a->dir, a->logname, tl, start);
+			if (ftruncate(a->logfd, (off_t)start) < 0 || fdatasync(a->logfd) < 0) {
+				berth_err(err, errno, "cannot cut the torn line off `%s`", a->logname);
+				goto out;
+			}
+			a->logsize = start;
+		}
+	}
+	/* The tail record: the active file's last, or the previous file's. */
+	for (size_t i = n; ; i--) {
+		const char *name = i == 0 ? NULL : names[i - 1];
+
+		if (name == NULL)
+			break;
+		if (last_record(a->dfd, name, strcmp(name, a->logname) == 0 ? a->logfd : -1, &lseq, lhash, err) < 0)
+			goto out;
+		if (lseq != 0)
+			break;
+	}
+	if (lseq < hseq || (lseq == hseq && strcmp(lhash, hhash) != 0)) {
+		berth_err(err, EBADMSG,
+			  "the audit log in `%s` ends at record %" PRIu64 " but its signed head names record %" PRIu64
+			  ": records were removed or the file was replaced",
+			  a->dir, lseq, hseq);
+		berth_err_hint(err, "run `berth audit verify`; berth does not extend a broken log");
+		goto out;
+	}
+	if (lseq > hseq) {
+		json_t *r = json_pack("{s:s, s:I, s:I}", "reason", "log ahead of the signed head", "head_seq",
+				      (json_int_t)hseq, "log_seq", (json_int_t)lseq);
+
+		if (*recovery != NULL)
+			json_object_set_new(*recovery, "also", r);
+		else
+			*recovery = r;
+		snprintf(a->recovered + strlen(a->recovered), sizeof a->recovered - strlen(a->recovered),
+			 "%srecords %" PRIu64 "..%" PRIu64 " of `%s` were written after the last signed head"
+			 " (a crash between the two syncs): sealed with a recovery record",
+			 a->recovered[0] ? "; " : "", hseq + 1, lseq, a->dir);
+	}
+	a->seq = lseq;
+	strcpy(a->hash, lhash);
+	a->head_slot = slot;
+	memcpy(a->head_cache, buf, sizeof buf);
+	a->head_cached = true;
+	rc = 0;
+out:
+	free_names(names, n);
+	return rc;
+}
+
+/* ---- committing ---- */
+
+static int rotate_if_needed(struct berth_audit *a, struct berth_error *err)
+{
+	char name[FILE_NAME_LEN + 1];
+
+	if (a->rotate == 0 || a->logsize < a->rotate)
+		return 0;
+	file_name(a->seq + 1, name);
+	if (open_log(a, name, true, err) < 0)
+		return -1;
+	if (fsync(a->dfd) < 0)
+		return berth_err(err, errno, "cannot sync `%s`", a->dir);
+	return 0;
+}
+
+/* Write @n records (and a recovery record first when needed) as one group. */
+static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struct berth_error *err)
+{
+	struct line out = {0};
+	json_t *recovery = NULL;
+	struct prepared rec = {0};
+	uint64_t seq0, size0;
+	char hash0[65], ts[32];
+	int rc = -1;
+
+	while (flock(a->lockfd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return berth_err(err, errno, "cannot lock the audit log");
+	if (sync_tail(a, &recovery, err) < 0)
+		goto unlock;
+	if (rotate_if_needed(a, err) < 0)
+		goto unlock;
+	seq0 = a->seq;
+	size0 = a->logsize;
+	strcpy(hash0, a->hash);
+	berth_audit_now_rfc3339(ts);
+	if (recovery != NULL) {
+		rec.run_id = strdup("\"audit\"");
+		rec.kind = strdup("\"" BERTH_AUDIT_KIND_RECOVERY "\"");
+		rec.actor = strdup("\"berth\"");
+		rec.payload = berth_jcs(recovery, err);
+		if (rec.run_id == NULL || rec.kind == NULL || rec.actor == NULL || rec.payload == NULL) {
+			berth_err(err, ENOMEM, "audit: cannot build the recovery record");
+			goto unlock;
+		}
+		if (render(&rec, a->seq + 1, a->hash, ts, &out, err) < 0)
+			goto unlock;
+		a->seq = rec.seq;
+		strcpy(a->hash, rec.hash);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (render(recs[i], a->seq + 1, a->hash, ts, &out, err) < 0)
+			goto restore;
+		a->seq = recs[i]->seq;
+		strcpy(a->hash, recs[i]->hash);
+	}
+	if (out.len == 0) {
+		rc = 0;
+		goto unlock;
+	}
+	if (write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 || fdatasync(a->logfd) < 0) {
+		berth_err(err, errno, "cannot write the audit log `%s/%s`", a->dir, a->logname);
+		berth_err_hint(err, "free space or fix the disk under `%s`; nothing was recorded, so berth refuses to go on",
+			       a->dir);
+		goto truncate;
+	}
+	a->logsize = size0 + out.len;
+	if (head_write(a, err) < 0)
+		goto truncate;
+	rc = 0;
+	goto unlock;
+truncate:
+	/* Fail closed: nothing half-written remains. */
+	if (ftruncate(a->logfd, (off_t)size0) == 0)
+		fdatasync(a->logfd);
+	a->logsize = size0;
+restore:
+	a->seq = seq0;
+	strcpy(a->hash, hash0);
+	a->head_cached = false;
+unlock:
+	flock(a->lockfd, LOCK_UN);
+	json_decref(recovery);
+	prepared_free(&rec);
+	free(out.p);
+	return rc;
+}
+
+static int submit(struct berth_audit *a, struct prepared *recs, size_t n, struct berth_error *err)
+{
+	struct request me = {.recs = recs, .n = n};
+
+	pthread_mutex_lock(&a->mu);
+	*a->queue_tail = &me;
+	a->queue_tail = &me.next;
+	while (!me.done) {
+		if (!a->leader) {
+			struct request *batch = a->queue;
+			struct prepared **ptrs;
+			size_t total = 0, k = 0;
+			int rc;
+
+			a->leader = true;
+			a->queue = NULL;
+			a->queue_tail = &a->queue;
+			pthread_mutex_unlock(&a->mu);
+			for (struct request *r = batch; r != NULL; r = r->next)
+				total += r->n;
+			ptrs = calloc(total ? total : 1, sizeof *ptrs);
+			if (ptrs == NULL) {
+				rc = berth_err(&me.err, ENOMEM, "audit");
+			} else {
+				for (struct request *r = batch; r != NULL; r = r->next)
+					for (size_t i = 0; i < r->n; i++)
+						ptrs[k++] = &r->recs[i];
+				rc = commit(a, ptrs, total, &me.err);
+				free(ptrs);
+			}
+			pthread_mutex_lock(&a->mu);
+			for (struct request *r = batch, *next; r != NULL; r = next) {
+				next = r->next;
+				r->rc = rc;
+				if (r != &me)
+					r->err = me.err;
+				r->done = true;
+			}
+			a->leader = false;
+			pthread_cond_broadcast(&a->cv);
+		} else {
+			pthread_cond_wait(&a->cv, &a->mu);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (me.rc < 0)
+		*err = me.err;
+	return me.rc;
+}
+
+int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n, struct berth_error *err)
+{
+	struct prepared *p = calloc(n ? n : 1, sizeof *p);
+	int rc = -1;
+	size_t i;
+
+	if (p == NULL)
+		return berth_err(err, ENOMEM, "audit");
+	for (i = 0; i < n; i++)
+		if (prepare(a, e[i].run_id, e[i].kind, e[i].actor, e[i].payload, &p[i], err) < 0)
+			goto out;
+	rc = submit(a, p, n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		e[i].seq = p[i].seq;
+		strcpy(e[i].hash, p[i].hash);
+	}
+	i = n;
+out:
+	for (size_t j = 0; j < i; j++)
+		prepared_free(&p[j]);
+	free(p);
+	return rc;
+}
+
+int berth_audit_append(struct berth_audit *a, const char *run_id, const char *kind, const char *actor,
+		       json_t *payload, uint64_t *seq_out, char hash_out[65], struct berth_error *err)
+{
+	struct berth_audit_entry e = {.run_id = run_id, .kind = kind, .actor = actor, .payload = payload};
+
+	if (berth_audit_append_batch(a, &e, 1, err) < 0)
+		return -1;
+	if (seq_out != NULL)
+		*seq_out = e.seq;
+	if (hash_out != NULL)
+		strcpy(hash_out, e.hash);
+	return 0;
+}
+
+/* ---- open / close ---- */
+
+static int check_dir(int dfd, const char *dir, struct berth_error *err)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		berth_err(err, EPERM, "audit directory `%s` is not owned by uid %u with mode 0700 (mode %04o, owner %u)",
+			  dir, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+		return berth_err_hint(err, "`chmod 700 %s`", dir);
+	}
+	return 0;
+}
+
+static int open_file_0600(int dfd, const char *dir, const char *name, struct berth_error *err)
+{
+	int fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open `%s/%s`", dir, name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		close(fd);
+		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", dir, name,
+			  (unsigned)geteuid());
+		return berth_err_hint(err, "`chmod 600 %s/%s`", dir, name);
+	}
+	return fd;
+}
+
+struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
+{
+	struct berth_audit *a = calloc(1, sizeof *a);
+	const char *rot = getenv("BERTH_AUDIT_ROTATE_BYTES");
+	json_t *recovery = NULL;
+
+	if (a == NULL) {
+		berth_err(err, ENOMEM, "audit");
+		return NULL;
+	}
+	a->dfd = a->lockfd = a->headfd = a->logfd = -1;
+	a->head_slot = -1;
+	a->rotate = BERTH_AUDIT_ROTATE_DEFAULT;
+	a->queue_tail = &a->queue;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	pthread_rwlock_init(&a->secrets_lock, NULL);
+	if (rot != NULL && rot[0] != '\0') {
+		char *end;
+		unsigned long long v = strtoull(rot, &end, 10);
+
+		if (*end != '\0' || rot[0] == '-') {
+			berth_usage_err(err, "BERTH_AUDIT_ROTATE_BYTES `%s` is not a number of bytes", rot);
+			goto fail;
+		}
+		a->rotate = v;
+	}
+	if (dir != NULL) {
+		if (strlen(dir) >= sizeof a->dir) {
+			berth_err(err, ENAMETOOLONG, "audit directory path is too long");
+			goto fail;
+		}
+		strcpy(a->dir, dir);
+	} else if (berth_audit_dir(a->dir, sizeof a->dir, err) < 0) {
+		goto fail;
+	}
+	if (mkdirs(a->dir, err) < 0)
+		goto fail;
+	a->dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->dfd < 0) {
+		berth_err(err, errno, "cannot open the audit directory `%s`", a->dir);
+		goto fail;
+	}
+	if (check_dir(a->dfd, a->dir, err) < 0)
+		goto fail;
+	if ((a->lockfd = open_file_0600(a->dfd, a->dir, "lock", err)) < 0 ||
+	    (a->headfd = open_file_0600(a->dfd, a->dir, "head", err)) < 0)
+		goto fail;
+	if (berth_hostkey_load(&a->key, true, err) < 0) {
+		berth_err_wrap(err, "audit");
+		goto fail;
+	}
+	while (flock(a->lockfd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			berth_err(err, errno, "cannot lock the audit log");
+			goto fail;
+		}
+	if (sync_tail(a, &recovery, err) < 0) {
+		flock(a->lockfd, LOCK_UN);
+		goto fail;
+	}
+	flock(a->lockfd, LOCK_UN);
+	if (recovery != NULL) {
+		/* commit() sees the same condition again under the lock and
+		 * writes the recovery record first. */
+		json_decref(recovery);
+		a->head_cached = false;
+		if (commit(a, NULL, 0, err) < 0)
+			goto fail;
+	}
+	return a;
+fail:
+	berth_audit_close(a);
+	return NULL;
+}
+
+const char *berth_audit_recovered(const struct berth_audit *a)
+{
+	return a->recovered[0] ? a->recovered : NULL;
+}
+
+void berth_audit_set_rotate(struct berth_audit *a, uint64_t bytes)
+{
+	a->rotate = bytes;
+}
+
+int berth_audit_head(struct berth_audit *a, uint64_t *seq, char hash[65], struct berth_error *err)
+{
+	(void)err;
+	pthread_mutex_lock(&a->mu);
+	if (seq != NULL)
+		*seq = a->seq;
+	if (hash != NULL)
+		strcpy(hash, a->seq ? a->hash : ZERO_HASH);
+	pthread_mutex_unlock(&a->mu);
+	return 0;
+}
+
+void berth_audit_close(struct berth_audit *a)
+{
+	if (a == NULL)
+		return;
+	if (a->dfd >= 0)
+		close(a->dfd);
+	if (a->lockfd >= 0)
+		close(a->lockfd);
+	if (a->headfd >= 0)
+		close(a->headfd);
+	if (a->logfd >= 0)
+		close(a->logfd);
+	for (size_t i = 0; i < a->nsecrets; i++) {
+		explicit_bzero(a->secrets[i], strlen(a->secrets[i]));
+		free(a->secrets[i]);
+	}
+	free(a->secrets);
+	berth_hostkey_clear(&a->key);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	pthread_rwlock_destroy(&a->secrets_lock);
+	free(a);
+}
+
+/* ---- reading and verifying ---- */
+
+struct reader {
+	int dfd, lockfd;
+	char dir[4096];
+	char **names;
+	size_t n;
+};
+
+static void reader_close(struct reader *r)
+{
+	if (r->lockfd >= 0) {
+		flock(r->lockfd, LOCK_UN);
+		close(r->lockfd);
+	}
+	if (r->dfd >= 0)
+		close(r->dfd);
+	free_names(r->names, r->n);
+}
+
+/* Returns 1 open, 0 no log directory, -1 error. */
+static int reader_open(struct reader *r, const char *dir, struct berth_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->dfd = r->lockfd = -1;
+	if (dir != NULL)
+		snprintf(r->dir, sizeof r->dir, "%s", dir);
+	else if (berth_audit_dir(r->dir, sizeof r->dir, err) < 0)
+		return -1;
+	r->dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return berth_err(err, errno, "cannot open the audit directory `%s`", r->dir);
+	}
+	r->lockfd = openat(r->dfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (r->lockfd >= 0)
+		while (flock(r->lockfd, LOCK_SH) < 0 && errno == EINTR)
+			;
+	if (list_files(r->dfd, &r->names, &r->n, err) < 0)
+		return -1;
+	return 1;
+}
+
+/*
+ * Walk every line of every file.  @fn gets the raw line (without '\n'), its
+ * length, whether it ended in '\n', the file name and line number; a
+ * non-zero return stops the walk and is returned.
+ */
+static int walk(struct reader *r, int (*fn)(const char *line, size_t len, bool nl, const char *file, uint64_t lineno,
+					    void *ctx),
+		void *ctx, struct berth_error *err)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < r->n && rc == 0; i++) {
+		int fd = openat(r->dfd, r->names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		FILE *f;
+		uint64_t lineno = 0;
+		ssize_t len;
+
+		if (fd < 0) {
+			free(buf);
+			return berth_err(err, errno, "cannot open `%s/%s`", r->dir, r->names[i]);
+		}
+		f = fdopen(fd, "r");
+		if (f == NULL) {
+			close(fd);
+			free(buf);
+			return berth_err(err, errno, "cannot read `%s/%s`", r->dir, r->names[i]);
+		}
+		while (rc == 0 && (len = getdelim(&buf, &cap, '\n', f)) > 0) {
+			bool nl = buf[len - 1] == '\n';
+
+			rc = fn(buf, (size_t)len - (nl ? 1 : 0), nl, r->names[i], ++lineno, ctx);
+		}
+		if (rc == 0 && ferror(f)) {
+			rc = -1;
+			berth_err(err, errno ? errno : EIO, "cannot read `%s/%s`", r->dir, r->names[i]);
+		}
+		fclose(f);
+	}
+	free(buf);
+	return rc;
+}
+
+struct each_ctx {
+	int (*fn)(const struct berth_audit_record *r, void *ctx);
+	void *ctx;
+	const char *dir;
+	char path[4200];
+	struct berth_error *err;
+};
+
+static int each_line(const char *line, size_t len, bool nl, const char *file, uint64_t lineno, void *p)
+{
+	struct each_ctx *c = p;
+	struct berth_audit_record r = {0};
+	json_t *o;
+	int rc;
+
+	snprintf(c->path, sizeof c->path, "%s/%s", c->dir, file);
+	if (!nl) {
+		berth_err(c->err, EBADMSG, "`%s:%" PRIu64 "`: torn last line (an interrupted append)", c->path, lineno);
+		return -1;
+	}
+	o = berth_audit_parse_line(line, len, &r, c->err);
+	if (o == NULL) {
+		berth_err_wrap(c->err, "`%s:%" PRIu64 "`", c->path, lineno);
+		return -1;
+	}
+	r.file = c->path;
+	r.line = lineno;
+	rc = c->fn(&r, c->ctx);
+	json_decref(o);
+	return rc;
+}
+
+int berth_audit_each(const char *dir, int (*fn)(const struct berth_audit_record *r, void *ctx), void *ctx,
+		     struct berth_error *err)
+{
+	struct reader r;
+	struct each_ctx c = {.fn = fn, .ctx = ctx, .err = err};
+	int rc = reader_open(&r, dir, err);
+
+	if (rc <= 0) {
+		reader_close(&r);
+		return rc;
+	}
+	c.dir = r.dir;
+	rc = walk(&r, each_line, &c, err);
+	reader_close(&r);
+	return rc;
+}
+
+struct verify_ctx {
+	struct berth_audit_verdict *v;
+	const char *dir;
+	char last_hash[65];
+	char last_file[FILE_NAME_LEN + 1];
+	uint64_t last_line;
+	const char *cur_file;
+};
+
+static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line, uint64_t record,
+		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line, uint64_t record,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	v->intact = false;
+	v->broken_record = record;
+	snprintf(v->file, sizeof v->file, "%s/%s", dir, file);
+	v->line = line;
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof v->reason, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+static int verify_line(const char *line, size_t len, bool nl, const char *file, uint64_t lineno, void *p)
+{
+	struct verify_ctx *c = p;
+	struct berth_audit_verdict *v = c->v;
+	struct berth_audit_record r = {0};
+	struct berth_error err = {0};
+	uint64_t want = v->records + 1;
+	json_t *o;
+
+	if (!nl)
+		return broken(v, c->dir, file, lineno, want,
+			      "torn last line of %zu bytes (an append a crash interrupted; the next berth write to this log"
+			      " cuts it off and seals it with a recovery record)",
+			      len);
+	o = berth_audit_parse_line(line, len, &r, &err);
+	if (o == NULL)
+		return broken(v, c->dir, file, lineno, want, "%s", err.msg);
+	if (r.seq != want) {
+		json_decref(o);
+		return broken(v, c->dir, file, lineno, want,
+			      "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
+			      r.seq, want);
+	}
+	if (strcmp(r.prev, c->last_hash) != 0) {
+		json_decref(o);
+		return broken(v, c->dir, file, lineno, want,
+			      "prev does not name the previous record's hash: records were removed, reordered or replaced");
+	}
+	if (lineno == 1 && file_seq(file) != r.seq) {
+		json_decref(o);
+		return broken(v, c->dir, file, lineno, want, "the file name says its first record is %" PRIu64 ", it is %" PRIu64,
+			      file_seq(file), r.seq);
+	}
+	if (strcmp(r.kind, BERTH_AUDIT_KIND_RECOVERY) == 0)
+		v->recoveries++;
+	strcpy(c->last_hash, r.hash);
+	snprintf(c->last_file, sizeof c->last_file, "%s", file);
+	c->last_line = lineno;
+	v->records++;
+	json_decref(o);
+	return 0;
+}
+
+int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_audit_verdict *v,
+		       struct berth_error *err)
+{
+	struct reader r;
+	struct verify_ctx c = {.v = v};
+	struct berth_hostkey key = {0};
+	char buf[2 * HEAD_SLOT], hhash[65], why[256];
+	uint64_t hseq = 0;
+	int slot, rc, hfd;
+	bool have_head;
+
+	memset(v, 0, sizeof *v);
+	v->intact = true;
+	strcpy(v->head, ZERO_HASH);
+	strcpy(c.last_hash, ZERO_HASH);
+	rc = reader_open(&r, dir, err);
+	if (rc <= 0) {
+		reader_close(&r);
+		return rc;
+	}
+	c.dir = r.dir;
+	rc = walk(&r, verify_line, &c, err);
+	if (rc < 0)
+		goto out;
+	rc = 0;
+	if (!v->intact)
+		goto out;
+	strcpy(v->head, c.last_hash);
+	/* The signed head. */
+	hfd = openat(r.dfd, "head", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	have_head = hfd >= 0;
+	if (have_head) {
+		rc = head_read(hfd, buf, err);
+		close(hfd);
+		if (rc < 0)
+			goto out;
+	} else if (errno != ENOENT) {
+		rc = berth_err(err, errno, "cannot open `%s/head`", r.dir);
+		goto out;
+	}
+	if (!have_head) {
+		if (v->records > 0)
+			broken(v, r.dir, c.last_file, c.last_line, v->records,
+			       "there is no signed head (`head` was deleted): the tail cannot be checked");
+		goto out;
+	}
+	if (pub == NULL) {
+		if (berth_hostkey_load(&key, false, err) < 0) {
+			rc = berth_err_wrap(err, "cannot check the signed head");
+			goto out;
+		}
+		pub = key.pub;
+	}
+	if (head_pick(buf, pub, &hseq, hhash, &slot, why, sizeof why) < 0) {
+		broken(v, r.dir, "head", 0, v->records, "the signed head is forged or damaged: %s", why);
+		goto out;
+	}
+	if (hseq > v->records)
+		broken(v, r.dir, c.last_file, c.last_line, v->records,
+		       "the signed head names record %" PRIu64 " but the log ends at record %" PRIu64
+		       ": records were removed from the tail",
+		       hseq, v->records);
+	else if (hseq < v->records)
+		broken(v, r.dir, c.last_file, c.last_line, v->records,
+		       "records %" PRIu64 "..%" PRIu64 " are not covered by the signed head (appended without the host key,"
+		       " or a crash between the log's and the head's sync that the next berth write seals)",
+		       hseq + 1, v->records);
+	else if (strcmp(hhash, c.last_hash) != 0)
+		broken(v, r.dir, c.last_file, c.last_line, v->records,
+		       "the last record's hash differs from the signed head: the log was replaced");
+out:
+	berth_hostkey_clear(&key);
+	reader_close(&r);
+	return rc;
+}

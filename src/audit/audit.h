@@ -137,6 +137,22 @@ json_t *berth_audit_redact(struct berth_audit *a, const json_t *payload, struct 
 int berth_audit_append(struct berth_audit *a, const char *run_id, const char *kind, const char *actor,
 		       json_t *payload, uint64_t *seq_out, char hash_out[65], struct berth_error *err);
 
+/* One record of a batch for berth_audit_append_batch(). */
+struct berth_audit_entry {
+	const char *run_id, *kind, *actor; /* as for berth_audit_append */
+	json_t *payload;                    /* borrowed, may be NULL */
+	uint64_t seq;                       /* out */
+	char hash[65];                      /* out */
+};
+
+/*
+ * berth_audit_append_batch - append @n records in this order as one group
+ * commit (one write, one fdatasync of the log, one of the head): all are
+ * durable on return 0, or none was written (-1, errors as
+ * berth_audit_append).  `berth run` writes run.start and policy this way.
+ */
+int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n, struct berth_error *err);
+
 /*
  * berth_audit_head - the last record's seq and hash as this handle last saw
  * them (after open or its last append; 0 and 64 "0" for an empty log).
@@ -218,6 +234,12 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
  * JCS(record without "hash").  Returns 0, or -1 with @err filled.
  */
 int berth_audit_record_hash(const json_t *record, char hash[65], struct berth_error *err);
+
+/*
+ * berth_audit_new_run_id - a fresh run id: 16 lowercase hex digits from
+ * getrandom(2) (64 bits), and a NUL, into @out.
+ */
+void berth_audit_new_run_id(char out[17]);
 
 /*
  * berth_audit_now_rfc3339 - the current time as RFC 3339 UTC with

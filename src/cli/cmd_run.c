@@ -3,10 +3,12 @@
  * cmd_run.c - `berth run`.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
@@ -45,6 +47,9 @@ static const char run_usage[] =
 	"  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
 	"  --yes                do not ask to confirm widenings\n"
 	"  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
+	"\n"
+	"every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
+	"durably, nothing runs (exit 125)\n"
 	"\n"
 	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
 	"126 command not executable; 127 command not found; 2 usage error\n";
@@ -96,23 +101,6 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 	struct run_ctx *c = arg;
 
 	return berth_run_record_enforced(run_id, c->p, m, c->audit, err);
-}
-
-/* The audit trail, with every environment value declared secret before
- * anything is written (docs/security.md, "Secrets"). */
-static struct berth_audit *open_audit(const struct berth_policy *p, struct berth_error *err)
-{
-	struct berth_audit *a = berth_audit_open(NULL, err);
-
-	if (a == NULL)
-		return NULL;
-	for (size_t i = 0; i < p->n_env; i++)
-		if (p->env[i].value != NULL && p->env[i].value[0] != '\0' &&
-		    berth_audit_add_secret(a, p->env[i].value, err) < 0) {
-			berth_audit_close(a);
-			return NULL;
-		}
-	return a;
 }
 
 /* The evidence copy lives as long as the run. */
@@ -182,47 +170,81 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 	return summary;
 }
 
-static int run_recorded(struct berth_run_opts *o, struct berth_runtime_opts *ro, struct berth_error *err)
+/*
+ * The audit records of a run: run.start and policy are durable before the
+ * command starts (one group commit); run.stop after it ends.  Declared
+ * --env values are secrets: they never reach the log, also not through argv.
+ */
+static struct berth_audit *audit_start(const struct berth_policy *p, char run_id[17], char actor[32],
+				       struct berth_error *err)
 {
-	struct run_ctx ctx = {.p = &o->policy};
-	char run_id[17];
-	json_t *evidence = NULL;
-	int status = 0, r;
+	struct berth_audit *a = berth_audit_open(NULL, err);
+	struct berth_audit_entry e[2] = {{0}};
+	char digest[65], cwd[4096];
+	char *policy_json = NULL;
+	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
+	int rc = -1;
 
-	if (berth_run_new_id(run_id, err) < 0)
-		return -1;
-	ctx.audit = open_audit(&o->policy, err);
-	if (ctx.audit == NULL) {
-		berth_err_wrap(err, "cannot open the audit trail");
-		return -1;
+	if (a == NULL)
+		goto out;
+	if (berth_audit_recovered(a) != NULL)
+		fprintf(stderr, "berth: audit: %s\n", berth_audit_recovered(a));
+	for (size_t i = 0; i < p->n_env; i++)
+		if (p->env[i].value != NULL && berth_audit_add_secret(a, p->env[i].value, err) < 0)
+			goto out;
+	berth_audit_new_run_id(run_id);
+	snprintf(actor, 32, "uid:%u", (unsigned)getuid());
+	for (size_t i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	start = json_pack("{s:o, s:s?, s:s, s:I, s:s}", "argv", json_incref(argv), "workspace", p->workspace, "cwd",
+			  getcwd(cwd, sizeof cwd) ? cwd : "?", "pid", (json_int_t)getpid(), "berth_version",
+			  BERTH_VERSION);
+	policy_json = berth_policy_to_json(p, false, err);
+	if (policy_json == NULL || berth_policy_digest(p, digest, err) < 0)
+		goto out;
+	polv = json_loads(policy_json, 0, NULL);
+	{
+		char d[80];
+
+		snprintf(d, sizeof d, "sha256:%s", digest);
+		pol = json_pack("{s:s, s:O}", "digest", d, "policy", polv ? polv : json_null());
 	}
-	if (o->n_evidence > 0 && (evidence = ingest_evidence(o, run_id, ctx.audit, err)) == NULL) {
-		berth_audit_close(ctx.audit);
-		return -1;
+	if (start == NULL || pol == NULL) {
+		berth_err(err, ENOMEM, "audit: cannot build the run records");
+		goto out;
 	}
-	r = berth_run_record_start(run_id, &o->policy, evidence, err);
-	json_decref(evidence);
-	if (r < 0) {
-		remove_evidence(o);
-		berth_audit_close(ctx.audit);
-		return -1;
+	e[0] = (struct berth_audit_entry){.run_id = run_id, .kind = "run.start", .actor = actor, .payload = start};
+	e[1] = (struct berth_audit_entry){.run_id = run_id, .kind = "policy", .actor = actor, .payload = pol};
+	rc = berth_audit_append_batch(a, e, 2, err);
+out:
+	free(policy_json);
+	json_decref(argv);
+	json_decref(start);
+	json_decref(pol);
+	json_decref(polv);
+	if (rc < 0) {
+		berth_audit_close(a);
+		return NULL;
 	}
-	ro->run_id = run_id;
-	ro->on_measured = on_measured;
-	ro->measured_arg = &ctx;
-	if (berth_sandbox_run(&o->policy, ro, &status, err) < 0) {
-		remove_evidence(o);
-		berth_audit_close(ctx.audit);
-		return -1;
-	}
-	remove_evidence(o);
-	berth_run_record_end(run_id, status, err);
-	berth_audit_close(ctx.audit);
-	return status;
+	return a;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int cmd_run(int argc, char **argv)
 {
+	struct berth_audit *audit = NULL;
+	struct run_ctx ctx = {0};
+	json_t *evidence = NULL;
+	char run_id[17], actor[32];
+	int64_t t0;
+	json_t *stop;
 	struct berth_run_opts o;
 	struct berth_runtime_opts ro = {0};
 	struct berth_error err = {0};
@@ -257,11 +279,45 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	status = run_recorded(&o, &ro, &err);
+	audit = audit_start(&o.policy, run_id, actor, &err);
+	if (audit == NULL) {
+		cli_print_error(&err);
+		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
+		berth_run_opts_free(&o);
+		return 125;
+	}
+	ctx.p = &o.policy;
+	ctx.audit = audit;
+	t0 = now_ms();
+	/* Evidence is copied, hashed and its manifest recorded before the
+	 * command starts; then the run record (docs/attest.md). */
+	if (o.n_evidence > 0 && (evidence = ingest_evidence(&o, run_id, audit, &err)) == NULL) {
+		status = -1;
+	} else if (berth_run_record_start(run_id, &o.policy, evidence, &err) < 0) {
+		status = -1;
+	} else {
+		ro.run_id = run_id;
+		ro.on_measured = on_measured;
+		ro.measured_arg = &ctx;
+		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
+			status = -1;
+	}
+	json_decref(evidence);
+	remove_evidence(&o);
 	if (status < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 125;
 	}
+	if (berth_run_record_end(run_id, status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
+		cli_print_error(&err);
+	stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(now_ms() - t0));
+	if (berth_audit_append(audit, run_id, "run.stop", actor, stop, NULL, NULL, &err) < 0) {
+		cli_print_error(&err);
+		fputs("berth: the run ended but its run.stop record could not be written (the exit status is the command's)\n",
+		      stderr);
+	}
+	json_decref(stop);
+	berth_audit_close(audit);
 	berth_run_opts_free(&o);
 	return status;
 }

@@ -35,6 +35,7 @@ static struct {
 	int (*verify_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *, EVP_PKEY *);
 	int (*verify)(EVP_MD_CTX *, const unsigned char *, size_t, const unsigned char *, size_t);
 	int (*rand_bytes)(unsigned char *, int);
+	int (*ctx_copy)(EVP_MD_CTX *, const EVP_MD_CTX *);
 	bool ok;
 	char why[200];
 } lib;
@@ -62,9 +63,10 @@ static void load(void)
 	*(void **)&lib.verify_init = dlsym(h, "EVP_DigestVerifyInit");
 	*(void **)&lib.verify = dlsym(h, "EVP_DigestVerify");
 	*(void **)&lib.rand_bytes = dlsym(h, "RAND_bytes");
+	*(void **)&lib.ctx_copy = dlsym(h, "EVP_MD_CTX_copy_ex");
 	if (init == NULL || lib.new_raw_priv == NULL || lib.new_raw_pub == NULL || lib.get_raw_pub == NULL ||
 	    lib.pkey_free == NULL || lib.ctx_new == NULL || lib.ctx_free == NULL || lib.sign_init == NULL ||
-	    lib.sign == NULL || lib.verify_init == NULL || lib.verify == NULL || lib.rand_bytes == NULL) {
+	    lib.sign == NULL || lib.verify_init == NULL || lib.verify == NULL || lib.rand_bytes == NULL || lib.ctx_copy == NULL) {
 		snprintf(lib.why, sizeof lib.why, "a symbol is missing");
 		return;
 	}
@@ -414,6 +416,19 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 				continue; /* lost the race: load the winner's key */
 		}
 		if (rc == 0) {
+			EVP_PKEY *pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
+			EVP_MD_CTX *ctx = lib.ctx_new();
+
+			/* Prepared once: OpenSSL 3 fetches the algorithm on every
+			 * DigestSignInit, which costs more than the signature. */
+			if (pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1) {
+				k->sign_ctx = ctx;
+				ctx = NULL;
+			}
+			if (ctx != NULL)
+				lib.ctx_free(ctx);
+			if (pk != NULL)
+				lib.pkey_free(pk); /* the context holds its own reference */
 			k->loaded = true;
 			return 0;
 		}
@@ -451,6 +466,8 @@ int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_
 
 void berth_hostkey_clear(struct berth_hostkey *k)
 {
+	if (k->sign_ctx != NULL && lib.ok)
+		lib.ctx_free(k->sign_ctx);
 	explicit_bzero(k, sizeof *k);
 }
 
@@ -466,6 +483,13 @@ int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsig
 		return -1;
 	if (!k->loaded)
 		return berth_err(err, EINVAL, "no host key loaded");
+	if (k->sign_ctx != NULL) {
+		ctx = lib.ctx_new();
+		ok = ctx != NULL && lib.ctx_copy(ctx, k->sign_ctx) == 1 && lib.sign(ctx, sig, &n, msg, len) == 1 && n == 64;
+		if (ctx != NULL)
+			lib.ctx_free(ctx);
+		return ok ? 0 : berth_err(err, EINVAL, "Ed25519 signing failed in libcrypto");
+	}
 	pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
 	ctx = lib.ctx_new();
 	ok = pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1 &&

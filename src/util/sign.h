@@ -32,6 +32,7 @@ struct berth_hostkey {
 	unsigned char seed[32];  /* private key, raw 32-byte seed; wiped by berth_hostkey_clear */
 	char dir[4096];          /* the key directory it was loaded from */
 	bool loaded;
+	void *sign_ctx;          /* internal: a signing context prepared once (EVP_MD_CTX) */
 };
 
 /*
@@ -92,7 +93,8 @@ int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const
  */
 int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_error *err);
 
-/* berth_hostkey_clear - wipe the key material in @k (explicit_bzero). */
+/* berth_hostkey_clear - wipe the key material in @k (explicit_bzero) and
+ * free its prepared signing context. */
 void berth_hostkey_clear(struct berth_hostkey *k);
 
 /* berth_hex - @n bytes at @in as 2n lowercase hex digits and a NUL in @out. */
