@@ -134,8 +134,10 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 		return NULL;
 	snprintf(dest, sizeof dest, "%s/evidence", dir);
 	manifest = berth_evidence_ingest(o->evidence, o->n_evidence, dest, true, &st, err);
-	if (manifest == NULL)
+	if (manifest == NULL) {
+		rmdir(dir); /* nothing of the refused run stays (the audit trail keeps its start) */
 		return NULL;
+	}
 	text = json_dumps(manifest, JSON_COMPACT | JSON_SORT_KEYS);
 	if (text == NULL || berth_sha256_hex(text, strlen(text), hex, err) < 0 ||
 	    berth_run_write_json(run_id, "evidence.json", manifest, err) < 0) {

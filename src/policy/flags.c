@@ -456,6 +456,14 @@ static int add_evidence(struct berth_run_opts *o, const char *arg, struct berth_
 	}
 	if (check_host_path("--evidence", arg, real, err) < 0)
 		return -1;
+	/* Each appears as /evidence/NAME: two of the same name would collide. */
+	for (size_t i = 0; i < o->n_evidence; i++)
+		if (strcmp(strrchr(o->evidence[i], '/') + 1, strrchr(real, '/') + 1) == 0) {
+			berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", strrchr(real, '/') + 1,
+					o->evidence[i], real);
+			return berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
+						   "another name first");
+		}
 	v = realloc(o->evidence, (o->n_evidence + 1) * sizeof *v);
 	if (v == NULL)
 		return berth_err(err, ENOMEM, "out of memory");

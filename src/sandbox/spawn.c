@@ -1341,6 +1341,18 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 				exited = true;
 		}
 	}
+	/* Messages the loop had no turn for: the measurement may come in the
+	 * same wakeup as the exit (one message is read per turn). */
+	while (s->sock[0] >= 0) {
+		struct pollfd sp = {s->sock[0], POLLIN, 0};
+		int fds[3], nfds = 0;
+		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) || recv_msg(s->sock[0], &m, fds, &nfds) != 1)
+			break;
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (m.kind == 3 && !s->measured)
+			measured(s, &m.meas);
+	}
 	/* Drain what the command printed last. */
 	if (s->pty_master >= 0) {
 		struct pollfd p = {s->pty_master, POLLIN, 0};
