@@ -43,11 +43,15 @@ cd "$top/ws"
 for r in $(seq "$N"); do
 	t0=$(now); "$BERTH" run --evidence "$tree" -- true 2>/dev/null; t1=$(now)
 	(cd "$tree" && find . -type f -print0 | xargs -0 sha256sum >/dev/null); t2=$(now)
-	bt+=("$(echo "$t1 - $t0" | bc)"); st+=("$(echo "$t2 - $t1" | bc)")
+	bt+=("$(python3 -c "print($t1 - $t0)")"); st+=("$(python3 -c "print($t2 - $t1)")")
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 B=$(med "${bt[@]}"); S=$(med "${st[@]}")
 echo "tree: $files files, $bytes bytes ($(( bytes >> 20 )) MiB), page cache warm; $N rounds, median"
-printf 'berth run --evidence (read once, SHA-256, copy, manifest, audit): %.2f s  %.0f MB/s\n' "$B" "$(echo "$bytes / $B / 1000000" | bc -l)"
-printf 'sha256sum over the same files:                                  %.2f s  %.0f MB/s\n' "$S" "$(echo "$bytes / $S / 1000000" | bc -l)"
-printf 'ratio (berth throughput / sha256sum throughput): %.2fx\n' "$(echo "$S / $B" | bc -l)"
+python3 - "$bytes" "$B" "$S" <<'PY'
+import sys
+n, b, s = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+print("berth run --evidence (read once, SHA-256, copy, manifest, audit): %.2f s  %.0f MB/s" % (b, n / b / 1e6))
+print("sha256sum over the same files:                                  %.2f s  %.0f MB/s" % (s, n / s / 1e6))
+print("ratio (berth throughput / sha256sum throughput): %.2fx" % (s / b))
+PY

@@ -6,7 +6,8 @@ BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc make libc6-dev libseccomp-dev
 	libssl-dev libcmocka-dev libevent-dev libc-ares-dev)
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript.
-BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs)
+# openssl: tests check attestations with openssl(1) the way contrib/verify-attestation.py does.
+BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs openssl)
 
 berth_ensure_deps() {
 	local missing=() p
