@@ -698,6 +698,14 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
+	/* berth mounts the evidence at /evidence: nothing else may go there. */
+	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)
+		if (is_ancestor_or_same("/evidence", o->policy.mounts[i].dst) ||
+		    is_ancestor_or_same(o->policy.mounts[i].dst, "/evidence")) {
+			berth_usage_err(err, "mount target `%s` collides with /evidence, where --evidence goes",
+					o->policy.mounts[i].dst);
+			return berth_err_hint(err, "choose another target such as `/data`");
+		}
 	if (optind >= argc) {
 		berth_usage_err(err, "no command given");
 		return berth_err_hint(err, "write `berth run [OPTIONS] -- COMMAND [ARG...]`");

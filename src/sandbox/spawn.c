@@ -26,7 +26,8 @@
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
  *          12. NO_NEW_PRIVS, Landlock, close stray fds
- *          13. seccomp, last, then execve
+ *          13. Landlock probe, seccomp last, measure what is enforced and
+ *              send it to the parent (docs/attest.md), then execve
  *           ---- sync 3: execve closes the socket (CLOEXEC), or the command
  *                sends its error (126/127) ----
  *   parent 14. relay the pty, forward signals, enforce --timeout, collect status
@@ -1297,6 +1298,8 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
 			int fds[3], nfds = 0;
+			/* One message per turn; the socket is closed at end of file
+			 * only, not at POLLHUP: messages may still be queued. */
 			int got = recv_msg(s->sock[0], &m, fds, &nfds);
 			if (got == 1 && m.kind == 2)
 				s->cmd_pgid = m.err.errnum;
@@ -1310,7 +1313,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			}
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
-			if (p[2].revents & POLLHUP) {
+			if (got <= 0) {
 				close(s->sock[0]);
 				s->sock[0] = -1;
 			}

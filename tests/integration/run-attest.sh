@@ -275,5 +275,64 @@ eq "secrets: no value in any file berth wrote (state, audit, keys, stderr)" "$G"
 has "secrets: the audit trail names the variables" "$("$BERTH" audit list --kind policy -n 1 --json)" '"name":"HOST_SECRET"'
 "$BERTH" audit verify >/dev/null; eq "secrets: audit chain intact after all runs" "$?" 0
 
+# ---------------------------------------------------------------- 7. secrets across sandboxes
+# Two resident apps, the same code: `holder` declares `secrets: [APP_TOKEN]`,
+# `other` does not.  Each reports APP_TOKEN from its environment and how many
+# /proc/PID/{environ,cmdline} it can see holding the value (read from a file,
+# so the value is on no command line), while a third sandbox holds it too.
+AS=app-secret-$RANDOM$RANDOM
+for a in holder other; do
+	mkdir -p "$TOP/apps/$a"
+	cat >"$TOP/apps/$a/berth.yml" <<YML
+schema_version: 1
+name: $a
+version: 0.1.0
+description: test app for secrets
+runtime: python
+entry: main.py
+$([ $a = holder ] && echo 'secrets: [APP_TOKEN]')
+exports:
+  - name: peek
+    description: what this app sees of APP_TOKEN
+    input: {type: object, properties: {}}
+    output: {token: string, seen: integer}
+YML
+	cat >"$TOP/apps/$a/main.py" <<'PY'
+import glob, os
+import berth_app
+app = berth_app.App()
+@app.export("peek")
+def peek():
+    needle = open("/app/needle.txt", "rb").read().strip()
+    seen = 0
+    for f in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            seen += needle in open(f, "rb").read()
+        except OSError:
+            pass
+    return {"token": os.environ.get("APP_TOKEN", ""), "seen": seen}
+app.run()
+PY
+	echo "$AS" >"$TOP/apps/$a/needle.txt"
+done
+chmod -R a+rX "$TOP/apps"
+APP_TOKEN=$AS "$BERTH" run --env APP_TOKEN -- sleep 5 </dev/null >/dev/null 2>&1 &
+BGPIDS+=("$!")
+sleep 0.5
+OUT=$(APP_TOKEN=$AS "$BERTH" rpc holder --app-dir "$TOP/apps/holder" --export peek --input '{}' 2>"$TOP/err"); ERR=$(cat "$TOP/err")
+eq "app secrets: the declaring app gets the value and sees only itself holding it" "$OUT" "{\"token\":\"$AS\",\"seen\":1}"
+OUT=$(APP_TOKEN=$AS "$BERTH" rpc other --app-dir "$TOP/apps/other" --export peek --input '{}' 2>"$TOP/err"); ERR=$(cat "$TOP/err")
+eq "app secrets: another app gets nothing and sees no process holding it" "$OUT" '{"token":"","seen":0}'
+echo "$AS" >"$WS/needle.txt"
+OUT=$(APP_TOKEN=$AS "$BERTH" run -- sh -c 'grep -lFf needle.txt /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | wc -l' 2>/dev/null)
+rm -f "$WS/needle.txt"
+eq "app secrets: another sandbox sees no process holding it" "$OUT" 0
+OUT=$(APP_TOKEN=$AS "$BERTH" policy "$TOP/apps/holder" --json)
+has "app secrets: the policy names the secret" "$OUT" '{"from":"host","name":"APP_TOKEN"}'
+hasnt "app secrets: the policy holds no value" "$OUT" "$AS"
+G=$(grep -rlF "$AS" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" 2>/dev/null)
+eq "app secrets: no value in any file berth wrote" "$G" ""
+wait
+
 echo "# $((T - FAILS)) passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
