@@ -320,6 +320,12 @@ int cmd_run(int argc, char **argv)
 	}
 	json_decref(stop);
 	berth_audit_close(audit);
+	{
+		/* Old run directories go; the audit trail keeps their records. */
+		const char *k = getenv("BERTH_RUNS_KEEP");
+		struct berth_error pe = {0};
+		berth_run_prune(k != NULL ? strtoul(k, NULL, 10) : BERTH_RUNS_KEEP, &pe);
+	}
 	berth_run_opts_free(&o);
 	return status;
 }

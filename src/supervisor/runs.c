@@ -4,12 +4,12 @@
  */
 #include "runs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -18,6 +18,7 @@
 #include "../policy/policy.h"
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+#include "evidence.h"
 
 #ifndef BERTH_VERSION
 #define BERTH_VERSION "0.0.0"
@@ -26,17 +27,6 @@
 bool berth_run_id_valid(const char *id)
 {
 	return id != NULL && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16;
-}
-
-int berth_run_new_id(char id[17], struct berth_error *err)
-{
-	unsigned char r[8];
-
-	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-		return berth_err(err, errno, "getrandom");
-	for (int i = 0; i < 8; i++)
-		snprintf(id + 2 * i, 3, "%02x", r[i]);
-	return 0;
 }
 
 static int runs_root(char out[PATH_MAX], bool create, struct berth_error *err)
@@ -264,4 +254,79 @@ int berth_run_record_end(const char *run_id, int status, struct berth_error *err
 	r = berth_run_write_json(run_id, "run.json", run, err);
 	json_decref(run);
 	return r;
+}
+
+struct aged {
+	char id[17];
+	struct timespec t;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	if (x->t.tv_sec != y->t.tv_sec)
+		return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
+	if (x->t.tv_nsec != y->t.tv_nsec)
+		return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+int berth_run_prune(unsigned long keep, struct berth_error *err)
+{
+	char root[PATH_MAX];
+	struct stat st;
+	struct aged *v = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+	struct dirent *de;
+	int removed = 0;
+
+	if (keep == 0 || runs_root(root, false, err) < 0)
+		return keep == 0 ? 0 : -1;
+	if (stat(root, &st) < 0)
+		return 0;
+	/* ext4, xfs, tmpfs: 2 + subdirectories; btrfs keeps 1: always look. */
+	if (st.st_nlink > 1 && st.st_nlink - 2 <= keep)
+		return 0;
+	d = opendir(root);
+	if (d == NULL)
+		return berth_err(err, errno, "cannot list `%s`", root);
+	while ((de = readdir(d)) != NULL) {
+		char p[PATH_MAX + 32];
+		struct stat rs;
+		if (!berth_run_id_valid(de->d_name))
+			continue;
+		snprintf(p, sizeof p, "%s/%s/run.json", root, de->d_name);
+		if (stat(p, &rs) < 0) {
+			snprintf(p, sizeof p, "%s/%s", root, de->d_name);
+			if (stat(p, &rs) < 0)
+				continue;
+		}
+		if (n == cap) {
+			struct aged *nv = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof *v);
+			if (nv == NULL) {
+				free(v);
+				closedir(d);
+				return berth_err(err, ENOMEM, "out of memory");
+			}
+			v = nv;
+		}
+		memcpy(v[n].id, de->d_name, 17);
+		v[n].t = rs.st_mtim;
+		n++;
+	}
+	closedir(d);
+	if (n > keep) {
+		qsort(v, n, sizeof *v, older_first);
+		for (size_t i = 0; i < n - keep; i++) {
+			char p[PATH_MAX + 32];
+			struct berth_error e2 = {0};
+			snprintf(p, sizeof p, "%s/%s", root, v[i].id);
+			if (berth_evidence_remove(p, &e2) == 0)
+				removed++;
+		}
+	}
+	free(v);
+	return removed;
 }

@@ -21,12 +21,6 @@
 #include "../util/error.h"
 
 /*
- * berth_run_new_id - 16 random lowercase hex digits (getrandom(2)).
- * Returns 0, or -1 with @err filled.
- */
-int berth_run_new_id(char id[17], struct berth_error *err);
-
-/*
  * berth_run_dir - the directory of run @run_id in @out (PATH_MAX bytes).
  * @create: create it (and runs/, 0700) when missing.
  * Returns 0, or -1 with @err filled: no absolute XDG_STATE_HOME nor HOME
@@ -54,6 +48,18 @@ json_t *berth_run_read_json(const char *run_id, const char *name, struct berth_e
  */
 int berth_run_set_last(const char *run_id, struct berth_error *err);
 int berth_run_get_last(char id[17], struct berth_error *err);
+
+/* How many run directories berth keeps by default ($BERTH_RUNS_KEEP). */
+#define BERTH_RUNS_KEEP 1000
+
+/*
+ * berth_run_prune - when runs/ holds more than @keep run directories
+ * (counted in O(1) from its link count, st_nlink - 2, on filesystems that
+ * keep it), remove the oldest (by the mtime of their run.json) down to
+ * @keep.  @keep 0: keep everything.  The audit trail keeps their records.
+ * Returns the number removed, or -1 with @err filled.
+ */
+int berth_run_prune(unsigned long keep, struct berth_error *err);
 
 /* berth_run_id_valid - 16 lowercase hex digits. */
 bool berth_run_id_valid(const char *id);

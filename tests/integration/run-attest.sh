@@ -334,5 +334,12 @@ G=$(grep -rlF "$AS" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" 2>/dev/null)
 eq "app secrets: no value in any file berth wrote" "$G" ""
 wait
 
+# ---------------------------------------------------------------- 8. retention
+BERTH_RUNS_KEEP=1 run -- true
+ID=$(last)
+eq "retention: BERTH_RUNS_KEEP=1 keeps the newest run only" "$(ls "$RUNS" | tr '\n' ' ')" "$ID last "
+"$BERTH" attest --last >/dev/null 2>&1; eq "retention: the kept run still attests" "$?" 0
+"$BERTH" audit verify >/dev/null; eq "retention: the audit trail is untouched" "$?" 0
+
 echo "# $((T - FAILS)) passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
