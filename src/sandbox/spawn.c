@@ -896,7 +896,7 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 				 s->proxy_port, s->p->network == BERTH_NET_PROXY ? 2 : 0, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	/* Measure Landlock now: seccomp, loaded next, may answer the probe first. */
-	berth_measure_landlock_probe(&s->meas, s->use_userns ? "/tmp" : "/tmp");
+	berth_measure_landlock_probe(&s->meas, "/tmp");
 	/* No host fd other than stdio crosses execve (an inherited directory fd
 	 * would be a way out of the mount namespace). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
