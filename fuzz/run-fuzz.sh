@@ -9,6 +9,7 @@
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
 #   fuzz_envfile   `berth run --env-file` files
+#   fuzz_audit     the audit log's line parser and RFC 8785 canonical JSON
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -42,6 +43,9 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
+	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
+		src/util/error.c $(pkg-config --cflags --libs jansson) $(pkg-config --cflags libcrypto) -ldl -pthread \
+		-o "$out/fuzz_audit"
 }
 
 # name corpus-dir max_len
@@ -53,6 +57,7 @@ table=(
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
 	"fuzz_envfile corpus-envfile 65536"
+	"fuzz_audit corpus-audit 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1
 for row in "${table[@]}"; do

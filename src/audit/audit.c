@@ -70,6 +70,8 @@ struct berth_audit {
 	uint64_t rotate;
 	struct berth_hostkey key;
 	char recovered[1024];
+	char *torn;              /* bytes of a torn last line, still in the file after logsize */
+	size_t torn_len;
 
 	pthread_rwlock_t secrets_lock;
 	char **secrets;
@@ -865,8 +867,10 @@ static char *read_line_before(int fd, uint64_t end, uint64_t *start, struct bert
 	return line;
 }
 
-/* The seq and hash of the last record of the file @name; seq 0 if empty. */
-static int last_record(int dfd, const char *name, int fd_in, uint64_t *seq, char hash[65], struct berth_error *err)
+/* The seq and hash of the last record of the file @name (of its first
+ * @size_in bytes when @fd_in is given); seq 0 if empty. */
+static int last_record(int dfd, const char *name, int fd_in, uint64_t size_in, uint64_t *seq, char hash[65],
+		       struct berth_error *err)
 {
 	cleanup_close int own = -1;
 	int fd = fd_in;
@@ -884,6 +888,8 @@ static int last_record(int dfd, const char *name, int fd_in, uint64_t *seq, char
 	}
 	if (fstat(fd, &st) < 0)
 		return berth_err(err, errno, "cannot stat `%s`", name);
+	if (fd_in >= 0)
+		st.st_size = (off_t)size_in;
 	*seq = 0;
 	strcpy(hash, ZERO_HASH);
 	if (st.st_size == 0)
@@ -927,7 +933,8 @@ static int open_log(struct berth_audit *a, const char *name, bool create, struct
 
 /*
  * Bring a->seq/hash/logfd/logsize in line with the disk (under LOCK_EX).
- * A torn last line is cut off and a log ahead of the head noted: @recovery
+ * A torn last line (kept in a->torn, overwritten by the next group) and a
+ * log ahead of the head are noted: @recovery
  * gets a (JSON object) description for a recovery record, else NULL.
  */
 static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_error *err)
@@ -988,7 +995,9 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 				goto out;
 			}
 			berth_hex((unsigned char *)torn, tl < 64 ? tl : 64, prefix);
-			free(torn);
+			free(a->torn);
+			a->torn = torn;
+			a->torn_len = tl;
 			*recovery = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s}", "reason", "torn last line", "file", a->logname,
 					      "offset", (json_int_t)start, "length", (json_int_t)tl, "sha256", hex,
 					      "prefix_hex", prefix);
@@ -996,10 +1005,8 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 				 "the last line of `%s/%s` was torn (%zu bytes at offset %" PRIu64
 				 ", an append a crash interrupted): cut off and sealed with a recovery record",
 				 a->dir, a->logname, tl, start);
-			if (ftruncate(a->logfd, (off_t)start) < 0 || fdatasync(a->logfd) < 0) {
-				berth_err(err, errno, "cannot cut the torn line off `%s`", a->logname);
-				goto out;
-			}
+			/* The next group overwrites it, starting with the recovery
+			 * record; if that fails, the torn bytes are put back. */
 			a->logsize = start;
 		}
 	}
@@ -1009,7 +1016,7 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 
 		if (name == NULL)
 			break;
-		if (last_record(a->dfd, name, strcmp(name, a->logname) == 0 ? a->logfd : -1, &lseq, lhash, err) < 0)
+		if (last_record(a->dfd, name, strcmp(name, a->logname) == 0 ? a->logfd : -1, a->logsize, &lseq, lhash, err) < 0)
 			goto out;
 		if (lseq != 0)
 			break;
@@ -1062,23 +1069,19 @@ static int rotate_if_needed(struct berth_audit *a, struct berth_error *err)
 	return 0;
 }
 
-/* Write @n records (and a recovery record first when needed) as one group. */
-static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struct berth_error *err)
+/* Write @n records, after the recovery record @recovery when not NULL, as
+ * one group; the caller holds LOCK_EX and has run sync_tail(). */
+static int commit_locked(struct berth_audit *a, struct prepared **recs, size_t n, json_t *recovery,
+			 struct berth_error *err)
 {
 	struct line out = {0};
-	json_t *recovery = NULL;
 	struct prepared rec = {0};
 	uint64_t seq0, size0;
 	char hash0[65], ts[32];
 	int rc = -1;
 
-	while (flock(a->lockfd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			return berth_err(err, errno, "cannot lock the audit log");
-	if (sync_tail(a, &recovery, err) < 0)
-		goto unlock;
 	if (rotate_if_needed(a, err) < 0)
-		goto unlock;
+		return -1;
 	seq0 = a->seq;
 	size0 = a->logsize;
 	strcpy(hash0, a->hash);
@@ -1090,10 +1093,10 @@ static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struc
 		rec.payload = berth_jcs(recovery, err);
 		if (rec.run_id == NULL || rec.kind == NULL || rec.actor == NULL || rec.payload == NULL) {
 			berth_err(err, ENOMEM, "audit: cannot build the recovery record");
-			goto unlock;
+			goto out;
 		}
 		if (render(&rec, a->seq + 1, a->hash, ts, &out, err) < 0)
-			goto unlock;
+			goto out;
 		a->seq = rec.seq;
 		strcpy(a->hash, rec.hash);
 	}
@@ -1105,9 +1108,10 @@ static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struc
 	}
 	if (out.len == 0) {
 		rc = 0;
-		goto unlock;
+		goto out;
 	}
-	if (write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 || fdatasync(a->logfd) < 0) {
+	if (write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 ||
+	    (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) || fdatasync(a->logfd) < 0) {
 		berth_err(err, errno, "cannot write the audit log `%s/%s`", a->dir, a->logname);
 		berth_err_hint(err, "free space or fix the disk under `%s`; nothing was recorded, so berth refuses to go on",
 			       a->dir);
@@ -1116,22 +1120,53 @@ static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struc
 	a->logsize = size0 + out.len;
 	if (head_write(a, err) < 0)
 		goto truncate;
+	free(a->torn);
+	a->torn = NULL;
+	a->torn_len = 0;
 	rc = 0;
-	goto unlock;
+	goto out;
 truncate:
-	/* Fail closed: nothing half-written remains. */
-	if (ftruncate(a->logfd, (off_t)size0) == 0)
+	/* Fail closed: nothing half-written remains (a torn line that was
+	 * there before goes back, for the next writer to seal). */
+	if (ftruncate(a->logfd, (off_t)size0) == 0) {
+		if (a->torn != NULL)
+			(void)write_all_at(a->logfd, a->torn, a->torn_len, (off_t)size0);
 		fdatasync(a->logfd);
+	}
 	a->logsize = size0;
 restore:
 	a->seq = seq0;
 	strcpy(a->hash, hash0);
 	a->head_cached = false;
-unlock:
-	flock(a->lockfd, LOCK_UN);
-	json_decref(recovery);
+out:
 	prepared_free(&rec);
 	free(out.p);
+	return rc;
+}
+
+static int lock_ex(struct berth_audit *a, struct berth_error *err)
+{
+	while (flock(a->lockfd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return berth_err(err, errno, "cannot lock the audit log `%s/lock`", a->dir);
+	return 0;
+}
+
+/* Lock, bring the tail up to date (sealing a crash), write @n records. */
+static int commit(struct berth_audit *a, struct prepared **recs, size_t n, struct berth_error *err)
+{
+	json_t *recovery = NULL;
+	int rc;
+
+	if (lock_ex(a, err) < 0)
+		return -1;
+	rc = sync_tail(a, &recovery, err);
+	if (rc == 0)
+		rc = commit_locked(a, recs, n, recovery, err);
+	if (rc < 0)
+		a->head_cached = false;
+	flock(a->lockfd, LOCK_UN);
+	json_decref(recovery);
 	return rc;
 }
 
@@ -1307,24 +1342,15 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 		berth_err_wrap(err, "audit");
 		goto fail;
 	}
-	while (flock(a->lockfd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			berth_err(err, errno, "cannot lock the audit log");
-			goto fail;
-		}
-	if (sync_tail(a, &recovery, err) < 0) {
+	if (lock_ex(a, err) < 0)
+		goto fail;
+	if (sync_tail(a, &recovery, err) < 0 || (recovery != NULL && commit_locked(a, NULL, 0, recovery, err) < 0)) {
 		flock(a->lockfd, LOCK_UN);
+		json_decref(recovery);
 		goto fail;
 	}
 	flock(a->lockfd, LOCK_UN);
-	if (recovery != NULL) {
-		/* commit() sees the same condition again under the lock and
-		 * writes the recovery record first. */
-		json_decref(recovery);
-		a->head_cached = false;
-		if (commit(a, NULL, 0, err) < 0)
-			goto fail;
-	}
+	json_decref(recovery);
 	return a;
 fail:
 	berth_audit_close(a);
@@ -1370,6 +1396,7 @@ void berth_audit_close(struct berth_audit *a)
 		free(a->secrets[i]);
 	}
 	free(a->secrets);
+	free(a->torn);
 	berth_hostkey_clear(&a->key);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);

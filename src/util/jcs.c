@@ -274,7 +274,8 @@ static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *e
 			}
 			i++;
 		}
-		qsort(m, n, sizeof *m, member_cmp);
+		if (n > 1)
+			qsort(m, n, sizeof *m, member_cmp);
 		put(b, "{", 1);
 		for (i = 0; i < n && rc == 0; i++) {
 			if (i)
@@ -305,10 +306,22 @@ static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *e
 	case JSON_INTEGER: {
 		json_int_t i = json_integer_value(v);
 
-		if (i > BERTH_JCS_MAX_SAFE_INT || i < -BERTH_JCS_MAX_SAFE_INT)
-			return berth_err(err, EINVAL,
-					 "canonical JSON: integer `%lld` is beyond 2^53 and would not survive as an IEEE 754 double",
-					 (long long)i);
+		if (i > BERTH_JCS_MAX_SAFE_INT || i < -BERTH_JCS_MAX_SAFE_INT) {
+			/* Beyond 2^53 only the integers a double holds exactly
+			 * (1e18, 2^60) have a JCS form; the ES6 digits are then
+			 * the same as the integer's below 1e21. */
+			double d = (double)i;
+
+			if (d >= 9223372036854775808.0 || (json_int_t)d != i)
+				return berth_err(err, EINVAL,
+						 "canonical JSON: integer `%lld` is beyond 2^53 and is not an IEEE 754 double;"
+						 " JCS cannot carry it exactly",
+						 (long long)i);
+			if (berth_jcs_number(d, num, err) < 0)
+				return -1;
+			puts_(b, num);
+			return 0;
+		}
 		snprintf(num, sizeof num, "%lld", (long long)i);
 		puts_(b, num);
 		return 0;

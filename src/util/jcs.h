@@ -35,9 +35,10 @@
  *     null); nesting depth at most 1000.
  * Returns a malloc(3)'d NUL-terminated string (free it), or NULL with @err
  * filled:
- *   EINVAL  an integer with magnitude above 2^53 (a JSON number in JCS is an
- *           IEEE 754 double, so it would not round-trip: RFC 8785 section
- *           3.2.2.3 / I-JSON, RFC 7493 section 2.2), a non-finite real, a
+ *   EINVAL  an integer with magnitude above 2^53 that no IEEE 754 double
+ *           holds exactly (a JSON number in JCS is a double, so it would not
+ *           round-trip: RFC 8785 section 3.2.2.3 / I-JSON, RFC 7493 section
+ *           2.2; 2^60 or 10^18 are fine, 2^53+1 is not), a non-finite real, a
  *           string or member name that is not valid UTF-8 or contains U+0000
  *           in a member name (jansson allows it; JCS consumers do not);
  *   ELOOP   nesting deeper than 1000;

@@ -131,6 +131,17 @@ static void test_jcs_refusals(void **state)
 	assert_int_equal(err.errnum, EINVAL);
 	assert_non_null(strstr(err.msg, "9007199254740993"));
 	json_decref(v);
+	/* ...but 10^18 and -2^60 are doubles exactly: ES6 digits. */
+	v = json_integer(1000000000000000000LL);
+	s = berth_jcs(v, &err);
+	assert_string_equal(s, "1000000000000000000");
+	free(s);
+	json_decref(v);
+	v = json_integer(-(1LL << 60));
+	s = berth_jcs(v, &err);
+	assert_string_equal(s, "-1152921504606847000"); /* as (-(2**60)).toString() in JavaScript */
+	free(s);
+	json_decref(v);
 	v = json_integer(-9007199254740992LL);
 	s = berth_jcs(v, &err);
 	assert_string_equal(s, "-9007199254740992");
