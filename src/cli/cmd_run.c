@@ -13,6 +13,7 @@
 
 #include "../audit/audit.h"
 #include "../policy/flags.h"
+#include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
 #include "../supervisor/evidence.h"
 #include "../supervisor/runs.h"
@@ -52,7 +53,8 @@ static const char run_usage[] =
 	"durably, nothing runs (exit 125)\n"
 	"\n"
 	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
-	"126 command not executable; 127 command not found; 2 usage error\n";
+	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
+	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, the nearest .berth/rules.yml)\n";
 
 /* One line per widening; ask when a person is at the terminal. */
 static int confirm_widenings(const struct berth_run_opts *o)
@@ -239,6 +241,26 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Every rules file (system, user, project) must allow the policy; checked
+ * before anything is created or a widening is confirmed.  Returns 0, or the
+ * exit status (2: refused or a malformed rules file; 125: unreadable).
+ */
+static int check_rules(const struct berth_run_opts *o)
+{
+	struct berth_error err = {0};
+	struct berth_rules *r = NULL;
+	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
+	int status = 0;
+
+	if (berth_rules_load_all(NULL, &r, &err) < 0 || berth_rules_check(r, &o->policy, &ctx, &err) < 0) {
+		cli_print_error(&err);
+		status = err.status ? err.status : 2;
+	}
+	berth_rules_free(r);
+	return status;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct berth_audit *audit = NULL;
@@ -270,6 +292,11 @@ int cmd_run(int argc, char **argv)
 	/* Values are in the policy now: off berth's command line and
 	 * environment (docs/security.md, "Secrets"). */
 	berth_run_scrub(argc, argv, &o);
+	status = check_rules(&o);
+	if (status != 0) {
+		berth_run_opts_free(&o);
+		return status;
+	}
 	if (o.dry_run) {
 		if (o.n_evidence > 0)
 			o.policy.evidence_dir = strdup("(copied when the run starts)");

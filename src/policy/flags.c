@@ -506,6 +506,7 @@ static int apply_forensic(struct berth_run_opts *o, struct berth_error *err)
 	p->forensic = true;
 	if (!o->network_given) {
 		p->network = BERTH_NET_PROXY;
+		o->network_mode = "api-only";
 		if (load_preset(p, "api-only", err) < 0)
 			return -1;
 	}
@@ -585,6 +586,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_parse_duration_ms(arg, "--timeout", &p->timeout_ms, err);
 	case OPT_NETWORK:
 		o->network_given = true;
+		if (strcmp(arg, "none") == 0 || strcmp(arg, "host") == 0 || strcmp(arg, "proxy") == 0 ||
+		    strcmp(arg, "api-only") == 0)
+			o->network_mode = strcmp(arg, "none") == 0 ? "none"
+					  : strcmp(arg, "host") == 0 ? "host"
+					  : strcmp(arg, "proxy") == 0 ? "proxy"
+								      : "api-only";
 		if (strcmp(arg, "none") == 0) {
 			p->network = BERTH_NET_NONE;
 			return 0;
@@ -695,7 +702,11 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 			    err, "drop `--network host`: --allow-host implies `--network proxy`");
 		}
 		o->policy.network = BERTH_NET_PROXY;
+		if (o->network_mode == NULL || strcmp(o->network_mode, "none") == 0)
+			o->network_mode = "proxy";
 	}
+	if (o->network_mode == NULL)
+		o->network_mode = "none";
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
