@@ -203,6 +203,10 @@ else
 	pass "evidence: unreadable file (checked in the unprivileged run)"
 	pass "evidence: (unprivileged run names the file)"
 fi
+BERTH_TEST_FORCE_OFF=userns run --allow-degraded --yes --evidence "$EV/note.txt" -- true
+eq "evidence: without user namespaces berth refuses (exit 125)" "$RC" 125
+has "evidence: says why" "$ERR" "--evidence needs the sandbox's own mount namespace"
+rm -rf "${RUNS:?}/$(last)"   # this refusal came after the run record (exit 125 is recorded)
 LEFT=$(find "$RUNS" -maxdepth 2 -name evidence | wc -l)
 eq "evidence: no evidence copy left by the refused runs" "$LEFT" 0
 eq "evidence: the refused runs left no run directory" "$(ls "$RUNS" | wc -l)" "$n0"
