@@ -8,10 +8,11 @@
 #   fuzz_hosts     egress: allow-host patterns and address literals
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
+#   fuzz_envfile   `berth run --env-file` files
+#   fuzz_audit     the audit log's line parser and RFC 8785 canonical JSON
 #   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
 #   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
 #   fuzz_body      egress: where a plain request's body ends (chunked framing)
-#   fuzz_audit     the audit log's line parser and RFC 8785 canonical JSON
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -26,14 +27,14 @@ manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c s
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
-	src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
+	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
 	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
-	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c \
+	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c \
 		src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
@@ -44,15 +45,16 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
-	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
-		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
-	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
-		src/policy/flags.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
-		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
-	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
+	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
 	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
 		src/util/error.c $(pkg-config --cflags --libs jansson) $(pkg-config --cflags libcrypto) -ldl -pthread \
 		-o "$out/fuzz_audit"
+	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
+		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
+	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
+		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
+	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 }
 
 # name corpus-dir max_len
@@ -63,10 +65,11 @@ table=(
 	"fuzz_hosts corpus-hosts 4096"
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
+	"fuzz_envfile corpus-envfile 65536"
+	"fuzz_audit corpus-audit 65536"
 	"fuzz_agent_patterns corpus-agents 65536"
 	"fuzz_rules corpus-rules 65536"
 	"fuzz_body corpus-body 65536"
-	"fuzz_audit corpus-audit 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1
 for row in "${table[@]}"; do

@@ -16,6 +16,7 @@ int cmd_dev(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
+int cmd_attest(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 
 #endif

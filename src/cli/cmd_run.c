@@ -18,6 +18,9 @@
 #include "../policy/flags.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
+#include "../supervisor/evidence.h"
+#include "../supervisor/runs.h"
+#include "../util/sha256.h"
 #include "cli.h"
 
 static const char run_usage[] =
@@ -30,13 +33,18 @@ static const char run_usage[] =
 	"  --pids N             process limit (default 512)\n"
 	"  --nofile N           open file limit (default 8192)\n"
 	"  --timeout DUR        kill the whole sandbox after DUR (30s, 500ms, 5m), exit 124\n"
-	"  --network none|proxy|host\n"
+	"  --network none|proxy|api-only|host\n"
 	"                       none: loopback only (default); proxy: loopback and berth's egress broker\n"
 	"                       for the --allow-host hosts; host: share the host network (widening)\n"
 	"  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
 	"                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
 	"  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
 	"  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
+	"  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
+	"  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
+	"                       read-only, noexec; its manifest goes to the audit trail first\n"
+	"  --forensic           static triage preset: needs --evidence; network api-only unless given;\n"
+	"                       no values from berth's environment or --env-file; workspace guard on\n"
 	"  --ro SRC[:DST]       bind a host path read-only\n"
 	"  --rw SRC[:DST]       bind a host path read-write (widening)\n"
 	"  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
@@ -136,6 +144,88 @@ static int audit_exposure_check(const struct berth_policy *p, struct berth_error
 	return 0;
 }
 
+/* What the run records as it goes (docs/attest.md). */
+struct run_ctx {
+	const struct berth_policy *p;
+	struct berth_audit *audit;
+};
+
+static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
+{
+	struct run_ctx *c = arg;
+
+	return berth_run_record_enforced(run_id, c->p, m, c->audit, err);
+}
+
+/* The evidence copy lives as long as the run. */
+static void remove_evidence(const struct berth_run_opts *o)
+{
+	struct berth_error e = {0};
+
+	if (o->policy.evidence_dir != NULL && berth_evidence_remove(o->policy.evidence_dir, &e) < 0)
+		cli_print_error(&e);
+}
+
+/* Manifests with more entries than this go to the audit trail as a file
+ * referenced by its SHA-256. */
+#define EVIDENCE_INLINE_MAX 256
+
+/*
+ * --evidence: copy and hash into the run's directory, then record the
+ * manifest (RUN/evidence.json; its hash and summary, and for small ones the
+ * entries, in the audit trail) before the command starts.  Returns the
+ * summary for run.json, or NULL with @err filled (nothing left behind).
+ */
+static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, struct berth_audit *audit,
+			       struct berth_error *err)
+{
+	char dir[PATH_MAX], dest[PATH_MAX + 16], hex[65];
+	struct berth_evidence_stats st;
+	json_t *manifest, *summary, *payload;
+	char *text;
+
+	if (berth_run_dir(run_id, true, dir, err) < 0)
+		return NULL;
+	snprintf(dest, sizeof dest, "%s/evidence", dir);
+	manifest = berth_evidence_ingest(o->evidence, o->n_evidence, dest, true, &st, err);
+	if (manifest == NULL) {
+		rmdir(dir); /* nothing of the refused run stays (the audit trail keeps its start) */
+		return NULL;
+	}
+	text = json_dumps(manifest, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text == NULL || berth_sha256_hex(text, strlen(text), hex, err) < 0 ||
+	    berth_run_write_json(run_id, "evidence.json", manifest, err) < 0) {
+		free(text);
+		json_decref(manifest);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	free(text);
+	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files", (json_int_t)st.files,
+			    "bytes", (json_int_t)st.bytes, "skipped", (json_int_t)st.skipped, "manifest_file",
+			    "evidence.json", "manifest_sha256", hex);
+	payload = json_deep_copy(summary);
+	if (json_array_size(manifest) <= EVIDENCE_INLINE_MAX)
+		json_object_set(payload, "entries", manifest);
+	json_decref(manifest);
+	if (berth_audit_append(audit, run_id, "evidence.ingest", "berth", payload, NULL, NULL, err) < 0) {
+		berth_err_wrap(err, "cannot record the evidence manifest in the audit trail");
+		json_decref(payload);
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	json_decref(payload);
+	free(o->policy.evidence_dir);
+	o->policy.evidence_dir = strdup(dest);
+	if (o->policy.evidence_dir == NULL) {
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	}
+	return summary;
+}
+
 /*
  * The audit records of a run: run.start and policy are durable before the
  * command starts (one group commit); run.stop after it ends.  Declared
@@ -226,6 +316,8 @@ static int check_rules(const struct berth_run_opts *o)
 int cmd_run(int argc, char **argv)
 {
 	struct berth_audit *audit = NULL;
+	struct run_ctx ctx = {0};
+	json_t *evidence = NULL;
 	char run_id[17], actor[32];
 	int64_t t0;
 	json_t *stop;
@@ -249,12 +341,17 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	/* Values are in the policy now: off berth's command line and
+	 * environment (docs/security.md, "Secrets"). */
+	berth_run_scrub(argc, argv, &o);
 	status = check_rules(&o);
 	if (status != 0) {
 		berth_run_opts_free(&o);
 		return status;
 	}
 	if (o.dry_run) {
+		if (o.n_evidence > 0)
+			o.policy.evidence_dir = strdup("(copied when the run starts)");
 		status = dry_run(&o);
 		berth_run_opts_free(&o);
 		return status;
@@ -275,11 +372,30 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
+	ctx.p = &o.policy;
+	ctx.audit = audit;
 	t0 = now_ms();
-	if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0) {
+	/* Evidence is copied, hashed and its manifest recorded before the
+	 * command starts; then the run record (docs/attest.md). */
+	if (o.n_evidence > 0 && (evidence = ingest_evidence(&o, run_id, audit, &err)) == NULL) {
+		status = -1;
+	} else if (berth_run_record_start(run_id, &o.policy, evidence, &err) < 0) {
+		status = -1;
+	} else {
+		ro.run_id = run_id;
+		ro.on_measured = on_measured;
+		ro.measured_arg = &ctx;
+		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
+			status = -1;
+	}
+	json_decref(evidence);
+	remove_evidence(&o);
+	if (status < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 125;
 	}
+	if (berth_run_record_end(run_id, status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
+		cli_print_error(&err);
 	stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(now_ms() - t0));
 	if (berth_audit_append(audit, run_id, "run.stop", actor, stop, NULL, NULL, &err) < 0) {
 		cli_print_error(&err);
@@ -288,6 +404,12 @@ int cmd_run(int argc, char **argv)
 	}
 	json_decref(stop);
 	berth_audit_close(audit);
+	{
+		/* Old run directories go; the audit trail keeps their records. */
+		const char *k = getenv("BERTH_RUNS_KEEP");
+		struct berth_error pe = {0};
+		berth_run_prune(k != NULL ? strtoul(k, NULL, 10) : BERTH_RUNS_KEEP, &pe);
+	}
 	berth_run_opts_free(&o);
 	return status;
 }

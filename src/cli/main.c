@@ -25,6 +25,7 @@ static const char usage[] =
 	"  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
 	"  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
 	"  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
+	"  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
 	"  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
 	"  version                             print the version\n"
 	"\n"
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 		return cmd_mcp(argc - 1, argv + 1);
 	if (strcmp(argv[1], "tools") == 0)
 		return cmd_tools(argc - 1, argv + 1);
+	if (strcmp(argv[1], "attest") == 0)
+		return cmd_attest(argc - 1, argv + 1);
 	if (strcmp(argv[1], "audit") == 0)
 		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "../policy/policy.h"
+#include "measure.h"
 #include "../util/error.h"
 
 /* Kernel features the runtime uses; each can be forced off for tests. */
@@ -42,6 +43,17 @@ struct berth_runtime_opts {
 	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
 	 * has its own, see berth_app_identity()). */
 	unsigned identity;
+	/* The run's id (16 lowercase hex digits), or NULL: berth makes one.
+	 * A caller that keeps state for the run (evidence, the run record)
+	 * names it first. */
+	const char *run_id;
+	/* Called in the supervisor once the command measured what is enforced,
+	 * right before its execve (docs/attest.md); may be NULL.  @m is valid
+	 * during the call only.  Returning -1 (with @err filled) fails the run
+	 * closed: the sandbox is killed and the run ends with @err (status 125)
+	 * — for a record that could not be written. */
+	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
+	void *measured_arg;
 };
 
 /*
@@ -113,6 +125,10 @@ struct berth_enforced {
 
 /* berth_sandbox_enforced - fill @e for @sb. */
 void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforced *e);
+
+/* berth_sandbox_measure - the command's measurement of what is enforced
+ * (docs/attest.md), or NULL when it sent none (it failed before). */
+const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb);
 
 /* berth_sandbox_run_id - the run's id (16 hex digits; names its cgroups). */
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb);
