@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,17 +145,72 @@ static int audit_exposure_check(const struct berth_policy *p, struct berth_error
 	return 0;
 }
 
+static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
+				       struct berth_error *err);
+
+/*
+ * audit_start() on a thread of its own, so that opening the log (libcrypto,
+ * the host key) and making run.start and policy durable overlap the
+ * sandbox's set-up; the sandbox joins it before the command may start
+ * (berth_runtime_opts.before_release).
+ */
+struct audit_job {
+	const struct berth_policy *p;
+	const char *run_id, *actor;
+	pthread_t th;
+	bool started, done;
+	struct berth_audit *audit;
+	struct berth_error err;
+};
+
+static void *audit_job_main(void *arg)
+{
+	struct audit_job *j = arg;
+
+	j->audit = audit_start(j->p, j->run_id, j->actor, &j->err);
+	return NULL;
+}
+
+/* Start the job, on a thread when @async (else now). */
+static void audit_job_start(struct audit_job *j, bool async)
+{
+	if (async && pthread_create(&j->th, NULL, audit_job_main, j) == 0) {
+		j->started = true;
+		return;
+	}
+	audit_job_main(j);
+	j->done = true;
+}
+
+/* Wait for the job; 0 when the records are durable, else -1 with @err. */
+static int audit_job_join(struct audit_job *j, struct berth_error *err)
+{
+	if (j->started && !j->done) {
+		pthread_join(j->th, NULL);
+		j->done = true;
+	}
+	if (j->audit != NULL)
+		return 0;
+	*err = j->err;
+	return -1;
+}
+
+static int audit_before_release(void *arg, struct berth_error *err)
+{
+	return audit_job_join(arg, err);
+}
+
 /* What the run records as it goes (docs/attest.md). */
 struct run_ctx {
 	const struct berth_policy *p;
-	struct berth_audit *audit;
+	struct audit_job *job; /* joined before the command measures */
 };
 
 static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
 {
 	struct run_ctx *c = arg;
 
-	return berth_run_record_enforced(run_id, c->p, m, c->audit, err);
+	return berth_run_record_enforced(run_id, c->p, m, c->job->audit, err);
 }
 
 /* The evidence copy lives as long as the run. */
@@ -231,7 +287,7 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
  * command starts (one group commit); run.stop after it ends.  Declared
  * --env values are secrets: they never reach the log, also not through argv.
  */
-static struct berth_audit *audit_start(const struct berth_policy *p, char run_id[17], char actor[32],
+static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
 				       struct berth_error *err)
 {
 	struct berth_audit *a = berth_audit_open(NULL, err);
@@ -248,8 +304,6 @@ static struct berth_audit *audit_start(const struct berth_policy *p, char run_id
 	for (size_t i = 0; i < p->n_env; i++)
 		if (p->env[i].value != NULL && berth_audit_add_secret(a, p->env[i].value, err) < 0)
 			goto out;
-	berth_audit_new_run_id(run_id);
-	snprintf(actor, 32, "uid:%u", (unsigned)getuid());
 	for (size_t i = 0; i < p->argc; i++)
 		json_array_append_new(argv, json_string(p->argv[i]));
 	start = json_pack("{s:o, s:s?, s:s, s:I, s:s}", "argv", json_incref(argv), "workspace", p->workspace, "cwd",
@@ -317,6 +371,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct berth_audit *audit = NULL;
 	struct run_ctx ctx = {0};
+	struct audit_job job = {0};
 	json_t *evidence = NULL;
 	char run_id[17], actor[32];
 	int64_t t0;
@@ -365,15 +420,23 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */
 	}
-	audit = audit_start(&o.policy, run_id, actor, &err);
-	if (audit == NULL) {
+	berth_audit_new_run_id(run_id);
+	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
+	job.p = &o.policy;
+	job.run_id = run_id;
+	job.actor = actor;
+	/* Evidence is recorded after run.start and policy, before the
+	 * sandbox: then the records are written first, on this thread. */
+	audit_job_start(&job, o.n_evidence == 0);
+	if (job.done && audit_job_join(&job, &err) < 0) {
 		cli_print_error(&err);
 		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
 		berth_run_opts_free(&o);
 		return 125;
 	}
+	audit = job.audit; /* NULL until joined when asynchronous */
 	ctx.p = &o.policy;
-	ctx.audit = audit;
+	ctx.job = &job;
 	t0 = now_ms();
 	/* Evidence is copied, hashed and its manifest recorded before the
 	 * command starts; then the run record (docs/attest.md). */
@@ -385,8 +448,26 @@ int cmd_run(int argc, char **argv)
 		ro.run_id = run_id;
 		ro.on_measured = on_measured;
 		ro.measured_arg = &ctx;
+		ro.before_release = audit_before_release;
+		ro.release_arg = &job;
 		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
 			status = -1;
+	}
+	{
+		struct berth_error je = {0};
+		if (audit_job_join(&job, &je) < 0) {
+			/* the command did not start: the sandbox refused it at release */
+			if (status >= 0)
+				cli_print_error(&je);
+			cli_print_error(&err);
+			fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n",
+			      stderr);
+			json_decref(evidence);
+			remove_evidence(&o);
+			berth_run_opts_free(&o);
+			return 125;
+		}
+		audit = job.audit;
 	}
 	json_decref(evidence);
 	remove_evidence(&o);

@@ -54,6 +54,15 @@ struct berth_runtime_opts {
 	 * — for a record that could not be written. */
 	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
 	void *measured_arg;
+	/* Called in the supervisor once the sandbox is built (sync 2) and
+	 * before the command is let go to execve; may be NULL.  Work the
+	 * caller must finish before the command's first instruction (records
+	 * made durable in the audit trail) runs meanwhile on another thread
+	 * and is joined here, so that it overlaps the sandbox's set-up.
+	 * Returning -1 (with @err filled) fails the run closed: the command
+	 * never starts, the sandbox is torn down, the run ends with @err. */
+	int (*before_release)(void *arg, struct berth_error *err);
+	void *release_arg;
 };
 
 /*

@@ -21,7 +21,8 @@
  *              more CPUs its cost hides behind step 7
  *   child   8. open the pty inside (new devpts); hand the master to the parent
  *           ---- sync 2: child -> parent "ready" (+ pty master fd);
- *                parent -> child the finished seccomp program ----
+ *                parent -> child the finished seccomp program (or one byte, "go",
+ *                without seccomp), once the caller's before_release hook returned ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
@@ -235,6 +236,25 @@ static int recv_program(int sock, struct berth_bpf *bpf)
 	bpf->insns = prog;
 	bpf->len = (unsigned short)(n / (ssize_t)sizeof prog[0]);
 	return 0;
+}
+
+/* Parent -> child without a seccomp program: one byte, "go". */
+static int send_go(int sock, struct berth_error *err)
+{
+	if (send(sock, "g", 1, MSG_NOSIGNAL) != 1)
+		return berth_err(err, errno, "cannot let the sandbox's command start");
+	return 0;
+}
+
+static int recv_go(int sock)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = recv(sock, &c, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 && c == 'g' ? 0 : -1;
 }
 
 static __attribute__((noreturn)) void child_fail(int sock, struct berth_error *err, int status)
@@ -1090,7 +1110,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		close(s->proxy_fd[0]);
 		close(s->proxy_fd[1]);
 	}
-	if (s->use_seccomp && recv_program(s->sock[1], &s->bpf) < 0)
+	/* the go: the seccomp program, or one byte when there is none */
+	if (s->use_seccomp ? recv_program(s->sock[1], &s->bpf) < 0 : recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
 	cmd = fork();
 	if (cmd < 0) {
@@ -1544,7 +1565,11 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (compile_seccomp(s, err) < 0)
 		return -1;
-	if (wait_ready(s, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
+	if (wait_ready(s, err) < 0)
+		return -1;
+	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
+		return -1; /* the command never starts: cleanup() kills the sandbox */
+	if (s->use_seccomp ? send_program(s->sock[0], &s->bpf, err) < 0 : send_go(s->sock[0], err) < 0)
 		return -1;
 	return start_broker(s, err);
 }
