@@ -56,17 +56,17 @@ check "berth run -- true exits 0" [ "$rc" -eq 0 ]
 "$B" run -- sh -c 'exit 7'; rc=$?
 check "the command's status passes through" [ "$rc" -eq 7 ]
 kinds=$("$B" audit --json | python3 -c 'import sys,json; print(" ".join(json.loads(l)["kind"] for l in sys.stdin))')
-check "two runs wrote run.start policy run.stop twice" [ "$kinds" = "run.start policy run.stop run.start policy run.stop" ]
+check "two runs wrote run.start policy enforced run.stop twice" [ "$kinds" = "run.start policy enforced run.stop run.start policy enforced run.stop" ]
 stop=$("$B" audit --kind run.stop -n 1 --json | python3 -c 'import sys,json; print(json.loads(sys.stdin.read())["payload"]["status"])')
 check "run.stop carries the exit status" [ "$stop" = 7 ]
 run=$("$B" audit -n 1 --json | python3 -c 'import sys,json; print(json.loads(sys.stdin.read())["run_id"])')
 n=$("$B" audit --run "$run" | wc -l)
-check "--run selects one run's 3 records" [ "$n" -eq 3 ]
+check "--run selects one run's 4 records" [ "$n" -eq 4 ]
 dig=$("$B" audit --kind policy -n 1 --json | python3 -c 'import sys,json; print(json.loads(sys.stdin.read())["payload"]["digest"])')
 want=$("$B" run --dry-run --json -- sh -c 'exit 7' | python3 -c 'import sys,json; print(json.loads(sys.stdin.read())["digest"])')
 check "the policy record's digest is the policy's digest" [ "$dig" = "$want" ]
 out=$(verify_out)
-check "verify: intact: 6 records" grep -q "^intact: 6 records, head [0-9a-f]\{64\}$" <<<"$out"
+check "verify: intact: 8 records" grep -q "^intact: 8 records, head [0-9a-f]\{64\}$" <<<"$out"
 check "audit dir is 0700" [ "$(stat -c %a "$A")" = 700 ]
 check "log, head, lock are 0600" [ "$(stat -c %a "$(logf)" "$A/head" "$A/lock" | sort -u)" = 600 ]
 check "private key 0600, key dir 0700" [ "$(stat -c %a "$T/cfg/berth/keys/host-ed25519.pem" "$T/cfg/berth/keys")" = "$(printf '600\n700')" ]
@@ -92,13 +92,13 @@ check "a workspace containing the audit log is refused (2)" bash -c '[ $0 -eq 2 
 check "mounting the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox berth.s host key" "$1"' "$rc" "$T/err"
 "$B" run --ro "$T/cfg/berth/keys/host-ed25519.pem:/workspace/k" -- true 2>"$T/err"; rc=$?
 check "mounting the private key file is refused (2)" [ "$rc" -eq 2 ]
-check "...and nothing was recorded for the refused runs" grep -q "^intact: 6 records" <<<"$(verify_out)"
+check "...and nothing was recorded for the refused runs" grep -q "^intact: 8 records" <<<"$(verify_out)"
 fds=$("$B" run -- sh -c 'ls -l /proc/self/fd/ | tail -n +2' 2>/dev/null)
 check "no file descriptor of the log, head, lock or key reaches the sandbox ($(wc -l <<<"$fds") fds)" \
 	bash -c '[ -n "$0" ] && ! grep -qE "audit|head|lock|keys|\.jsonl" <<<"$0"' "$fds"
 
 # --- tamper detection ---
-tamper() { # tamper NAME: a fresh log of 3 runs (9 records) to damage
+tamper() { # tamper NAME: a fresh log of 3 runs (12 records) to damage
 	fresh "$1"
 	for i in 1 2 3; do "$B" run -- true || return 1; done
 }
@@ -111,7 +111,7 @@ PY
 expect_broken "edited byte detected" "hash does not match"
 if [ -n "$cv" ]; then
 	out=$(python3 "$cv" "$A" "$T/cfg/berth/keys/host-ed25519.pub.pem"); rc=$?
-	check "contrib/audit-verify.py finds the edited byte too" bash -c '[ $0 -eq 1 ] && grep -q "^BROKEN at record 3 .*hash does not match" <<<"$1"' "$rc" "$out"
+	check "contrib/audit-verify.py finds the edited byte too" bash -c '[ $0 -eq 1 ] && grep -q "^BROKEN at record 4 .*hash does not match" <<<"$1"' "$rc" "$out"
 fi
 tamper delete
 sed -i 5d "$(logf)"
@@ -128,7 +128,7 @@ expect_broken "truncated tail detected" "records were removed from the tail"
 "$B" run -- touch ran 2>"$T/err"; rc=$?
 check "berth run refuses to extend a truncated log (125)" [ "$rc" -eq 125 ]
 check "...and the command did not run" [ ! -e "$T/ws/ran" ]
-check "...and says why" grep -q "signed head names record 9" "$T/err"
+check "...and says why" grep -q "signed head names record 12" "$T/err"
 tamper replace
 cp "$(logf)" "$T/orig"
 mv "$A" "$T/audit-a"
@@ -141,11 +141,11 @@ python3 - "$A/head" <<'PY'
 import sys
 p=sys.argv[1]; b=bytearray(open(p,'rb').read())
 for s in (0,512):
-    i=b.find(b'"seq":9',s,s+512)
-    if i>=0: b[i+6]=ord('8')
+    i=b.find(b'"seq":12',s,s+512)
+    if i>=0: b[i+7]=ord('1')
 open(p,'wb').write(b)
 PY
-expect_broken "forged head (seq changed) detected" "forged or damaged: the signature over seq 8 does not verify"
+expect_broken "forged head (seq changed) detected" "forged or damaged: the signature over seq 11 does not verify"
 tamper otherkey
 mv "$T/cfg" "$T/cfg-real"
 "$B" run -- touch ran 2>"$T/err"; rc=$?
@@ -157,7 +157,7 @@ mv "$T/cfg" "$T/cfg-other"; mv "$T/cfg-real" "$T/cfg"
 out=$("$B" audit verify --key "$T/cfg-other/berth/keys/host-ed25519.pub.pem" 2>&1); rc=$?
 check "verify --key OTHER.pem: BROKEN, exit 1" bash -c '[ $0 -eq 1 ] && grep -q "does not verify with the host key" <<<"$1"' "$rc" "$out"
 out=$("$B" audit verify --key "$T/cfg/berth/keys/host-ed25519.pub.pem" 2>&1); rc=$?
-check "verify --key RIGHT.pem: intact" bash -c '[ $0 -eq 0 ] && grep -q "^intact: 9 records" <<<"$1"' "$rc" "$out"
+check "verify --key RIGHT.pem: intact" bash -c '[ $0 -eq 0 ] && grep -q "^intact: 12 records" <<<"$1"' "$rc" "$out"
 "$B" audit verify --key /nonexistent.pem >/dev/null 2>&1; rc=$?
 check "verify --key missing file: exit 2" [ "$rc" -eq 2 ]
 tamper deletehead
@@ -173,16 +173,16 @@ expect_broken "torn line reported by verify" "torn last line of 28 bytes"
 check "next run proceeds after a crash (0)" [ "$rc" -eq 0 ]
 check "...and reports the repair" grep -q "was torn (28 bytes at offset" "$T/err"
 out=$(verify_out)
-check "verify intact after the recovery record" grep -q "^intact: 7 records" <<<"$out"
-check "verify names the recovery" grep -q "recovered at record 4 .*torn last line" <<<"$out"
+check "verify intact after the recovery record" grep -q "^intact: 9 records" <<<"$out"
+check "verify names the recovery" grep -q "recovered at record 5 .*torn last line" <<<"$out"
 fresh headlag
 "$B" run -- true; cp "$A/head" "$T/head.old"; "$B" run -- true
 cp "$T/head.old" "$A/head"
-expect_broken "head behind the log reported" "records 4..6 are not covered by the signed head"
+expect_broken "head behind the log reported" "records 5..8 are not covered by the signed head"
 "$B" audit verify >/dev/null 2>&1
 "$W" "$A" 1 1 >/dev/null 2>"$T/err"
 check "next write seals a head behind the log" grep -q "written after the last signed head" "$T/err"
-check "...verify intact" grep -q "^intact: 8 records" <<<"$(verify_out)"
+check "...verify intact" grep -q "^intact: 10 records" <<<"$(verify_out)"
 # Real kill -9 in the middle of appending 256 KiB records.
 fresh kill9
 killed=0
@@ -210,7 +210,7 @@ check "EFBIG: berth run refuses (125)" [ "$rc" -eq 125 ]
 check "EFBIG: the command did not run" [ ! -e "$T/ws/ran" ]
 check "EFBIG: the message names the cause" grep -q "cannot write the audit log.*File too large" "$T/err"
 check "EFBIG: nothing half-written (log unchanged)" [ "$(sha256sum "$(logf)" | cut -d' ' -f1)" = "$before" ]
-check "EFBIG: verify intact, 3 records" grep -q "^intact: 3 records" <<<"$(verify_out)"
+check "EFBIG: verify intact, 4 records" grep -q "^intact: 4 records" <<<"$(verify_out)"
 if [ "$(id -u)" -eq 0 ]; then
 	fresh enospc
 	mnt=$T/small; mkdir -p "$mnt"
@@ -230,7 +230,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	rm "$mnt/fill"
 	"$B" run -- true; rc=$?
 	check "ENOSPC: runs again once there is space" [ "$rc" -eq 0 ]
-	check "ENOSPC: verify intact, 6 records" grep -q "^intact: 6 records" <<<"$(verify_out)"
+	check "ENOSPC: verify intact, 8 records" grep -q "^intact: 8 records" <<<"$(verify_out)"
 	umount "$mnt"; mnt=
 elif unshare -Urm true 2>/dev/null; then
 	# Unprivileged: a tmpfs in a user+mount namespace, written by the
@@ -319,11 +319,11 @@ export BERTH_AUDIT_ROTATE_BYTES=2000
 for i in 1 2 3 4 5; do "$B" run -- true; done
 nf=$(ls "$A"/audit-*.jsonl | wc -l)
 check "rotation at 2000 bytes made several files ($nf)" [ "$nf" -ge 3 ]
-check "the chain verifies across rotated files, 15 records" grep -q "^intact: 15 records" <<<"$(verify_out)"
+check "the chain verifies across rotated files, 20 records" grep -q "^intact: 20 records" <<<"$(verify_out)"
 # A torn line in a file that is due for rotation is sealed in that file.
 printf '{"actor":"torn' >>"$(logf)"
 BERTH_AUDIT_ROTATE_BYTES=1 "$B" run -- true 2>/dev/null
-check "a torn line at rotation time is sealed, then the log rotates" grep -q "^intact: 19 records" <<<"$(verify_out)"
+check "a torn line at rotation time is sealed, then the log rotates" grep -q "^intact: 25 records" <<<"$(verify_out)"
 unset BERTH_AUDIT_ROTATE_BYTES
 rm "$(ls "$A"/audit-*.jsonl | sed -n 2p)"
 expect_broken "a deleted middle file is detected" "where .* was expected"
@@ -335,7 +335,7 @@ sec=s3cr3t-$RANDOM-value-$RANDOM
 AUDIT_WRITER_SECRET=$sec "$W" "$A" 3 1 >/dev/null
 check "a declared secret appears in no file berth wrote" bash -c '! grep -rqF "$0" "$1" "$2"' "$sec" "$A" "$T/cfg"
 check "...but the records are there (argv with [secret])" bash -c '"$0" audit --kind run.start --json | grep -qF "echo [secret]"' "$B"
-check "...and the log verifies" grep -q "^intact: 6 records" <<<"$(verify_out)"
+check "...and the log verifies" grep -q "^intact: 7 records" <<<"$(verify_out)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
