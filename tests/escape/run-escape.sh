@@ -157,6 +157,10 @@ if [ -x "$PROBEDIR/i386_int80" ]; then
 	[ $? -eq 1 ] || PREFLIGHT+=("host kernel has no IA32 emulation (int 0x80 does not return)")
 fi
 
+# berth's own first run creates its state and key directories under $HOME
+# (~/.config/berth, ~/.local/state/berth); make them before the snapshot so
+# that only what a probe leaves behind counts.
+"$BERTH" run -- true >/dev/null 2>&1 || PREFLIGHT+=("berth run -- true failed")
 host_snapshot() {
 	SNAP_PASSWD=$(sha /etc/passwd)
 	SNAP_SHADOW=$( [ -r /etc/shadow ] && sha /etc/shadow || stat -c '%s %Y' /etc/shadow 2>/dev/null)
