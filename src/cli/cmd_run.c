@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../audit/audit.h"
+#include "../audit/queue.h"
 #include "../util/sign.h"
 
 #include "../policy/flags.h"
@@ -200,6 +201,53 @@ static int audit_before_release(void *arg, struct berth_error *err)
 	return audit_job_join(arg, err);
 }
 
+/*
+ * The egress broker's decisions become `net.decision` records, appended by a
+ * queue's writer thread so that the broker's loop does not wait for the disk
+ * -- except for a refusal, which is durable before the client gets its 403.
+ * Called on the broker's thread only.
+ */
+struct net_audit {
+	struct audit_job *job;
+	struct berth_audit_queue *q;
+	bool failed; /* the queue could not be made */
+	struct berth_error err;
+};
+
+static const char *outcome_name(enum berth_broker_outcome o)
+{
+	switch (o) {
+	case BERTH_BROKER_ALLOWED:
+		return "allowed";
+	case BERTH_BROKER_REFUSED:
+		return "refused";
+	case BERTH_BROKER_FAILED:
+		return "failed";
+	default:
+		return "?";
+	}
+}
+
+static void on_net_decision(const struct berth_broker_decision *d, void *arg)
+{
+	struct net_audit *n = arg;
+	struct berth_error err = {0};
+
+	if (n->job->audit == NULL || n->failed)
+		return;
+	if (n->q == NULL && (n->q = berth_audit_queue_new(n->job->audit, n->job->run_id, "broker", &n->err)) == NULL) {
+		n->failed = true;
+		return;
+	}
+	json_t *payload = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
+				    d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision",
+				    outcome_name(d->outcome), "host", d->host, "port", (json_int_t)d->port, "address",
+				    d->address, "reason", d->reason, "bytes_up", (json_int_t)d->bytes_up, "bytes_down",
+				    (json_int_t)d->bytes_down, "duration_ms", (json_int_t)d->duration_ms);
+	if (payload != NULL)
+		berth_audit_queue_push(n->q, "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
+}
+
 /* What the run records as it goes (docs/attest.md). */
 struct run_ctx {
 	const struct berth_policy *p;
@@ -372,6 +420,7 @@ int cmd_run(int argc, char **argv)
 	struct berth_audit *audit = NULL;
 	struct run_ctx ctx = {0};
 	struct audit_job job = {0};
+	struct net_audit net = {.job = &job};
 	json_t *evidence = NULL;
 	char run_id[17], actor[32];
 	int64_t t0;
@@ -450,6 +499,8 @@ int cmd_run(int argc, char **argv)
 		ro.measured_arg = &ctx;
 		ro.before_release = audit_before_release;
 		ro.release_arg = &job;
+		ro.on_net_decision = on_net_decision;
+		ro.net_decision_arg = &net;
 		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
 			status = -1;
 	}
@@ -468,6 +519,13 @@ int cmd_run(int argc, char **argv)
 			return 125;
 		}
 		audit = job.audit;
+	}
+	/* the broker has stopped: its decisions are all queued */
+	if (net.failed || berth_audit_queue_close(net.q, &net.err) < 0) {
+		cli_print_error(&net.err);
+		fputs("berth: some network decisions of this run are not in the audit trail (the exit status is the "
+		      "command's)\n",
+		      stderr);
 	}
 	json_decref(evidence);
 	remove_evidence(&o);

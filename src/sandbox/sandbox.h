@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "../broker/broker.h"
 #include "../policy/policy.h"
 #include "measure.h"
 #include "../util/error.h"
@@ -63,6 +64,13 @@ struct berth_runtime_opts {
 	 * never starts, the sandbox is torn down, the run ends with @err. */
 	int (*before_release)(void *arg, struct berth_error *err);
 	void *release_arg;
+	/* --network proxy: every decision of the egress broker (for the audit
+	 * trail), called on the broker's thread (src/broker/broker.h: a
+	 * refusal at once, before the client gets its 403; an allowed
+	 * connection when it ends); may be NULL.  The broker has stopped when
+	 * berth_sandbox_run() returns or berth_sandbox_free() is done. */
+	berth_broker_decision_fn on_net_decision;
+	void *net_decision_arg;
 };
 
 /*

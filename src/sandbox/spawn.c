@@ -1476,6 +1476,8 @@ static int start_broker(struct sandbox *s, struct berth_error *err)
 	bo.patterns = pats;
 	bo.n_patterns = n;
 	bo.dns_server = s->p->dns;
+	bo.on_decision = s->o->on_net_decision;
+	bo.data = s->o->net_decision_arg;
 	s->broker = berth_broker_new(&bo, err);
 	if (s->broker == NULL)
 		return -1;

@@ -137,6 +137,19 @@ has "app: and berth says so at exit" "$ERR" "berth: refused: 127.0.0.1:$P2"
 "$BERTH" policy "$WF" --json >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
 has "app: the policy is in proxy mode with the declared host" "$OUT" "\"network\":{\"allow_hosts\":[\"127.0.0.1:$P1\"],\"mode\":\"proxy\"}"
 
+# 11. Every decision reaches the audit trail as a net.decision record (docs/audit.md).
+export BERTH_AUDIT_DIR=$TOP/audit
+run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' -o /dev/null http://127.0.0.1:$P1/x; curl -s --noproxy '' -o /dev/null http://127.0.0.1:$P2/"
+NET=$("$BERTH" audit --kind net.decision --json 2>&1 | python3 -c '
+import sys, json
+for l in sys.stdin:
+    p = json.loads(l)["payload"]
+    print(p["decision"], p["host"], p["port"], p["address"] or "-", p["bytes_down"] > 0)')
+eq "audit: the allowed and the refused connection are recorded, in order" "$NET" "allowed 127.0.0.1 $P1 127.0.0.1 True
+refused 127.0.0.1 $P2 - False"
+has "audit: the log verifies" "$("$BERTH" audit verify 2>&1)" "intact: 6 records"
+unset BERTH_AUDIT_DIR
+
 # 10. --network api-only: the preset shipped with berth.
 "$BERTH" run --network api-only --dry-run --json -- true >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
 has "api-only: the preset's hosts" "$OUT" '"allow_hosts":["api.anthropic.com","statsig.anthropic.com","sentry.io","api.openai.com","github.com","codeload.github.com","objects.githubusercontent.com"],"mode":"proxy"'
