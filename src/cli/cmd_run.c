@@ -400,6 +400,44 @@ static int64_t now_ms(void)
  * before anything is created or a widening is confirmed.  Returns 0, or the
  * exit status (2: refused or a malformed rules file; 125: unreadable).
  */
+/*
+ * A run the rules refused is a `denial` record in the audit trail: what was
+ * asked (argv, the policy's digest) and the rule's message, which names the
+ * file and line.  Nothing else of the run is created; when the record cannot
+ * be written berth says so (the run is refused either way).
+ */
+static void record_denial(const struct berth_run_opts *o, const struct berth_error *why)
+{
+	struct berth_error err = {0};
+	struct berth_audit *a = berth_audit_open(NULL, &err);
+	char run_id[17], actor[32], digest[65] = "", d[80] = "";
+	json_t *argv = json_array(), *payload;
+
+	if (a == NULL) {
+		cli_print_error(&err);
+		fputs("berth: the refusal could not be recorded in the audit trail\n", stderr);
+		json_decref(argv);
+		return;
+	}
+	for (size_t i = 0; i < o->policy.n_env; i++)
+		if (o->policy.env[i].value != NULL)
+			berth_audit_add_secret(a, o->policy.env[i].value, &err);
+	for (size_t i = 0; i < o->policy.argc; i++)
+		json_array_append_new(argv, json_string(o->policy.argv[i]));
+	if (berth_policy_digest(&o->policy, digest, &err) == 0)
+		snprintf(d, sizeof d, "sha256:%s", digest);
+	berth_audit_new_run_id(run_id);
+	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
+	payload = json_pack("{s:s, s:s, s:o, s:s}", "by", "rules", "message", why->msg, "argv", argv,
+			    "policy_digest", d);
+	if (payload == NULL || berth_audit_append(a, run_id, "denial", actor, payload, NULL, NULL, &err) < 0) {
+		cli_print_error(&err);
+		fputs("berth: the refusal could not be recorded in the audit trail\n", stderr);
+	}
+	json_decref(payload);
+	berth_audit_close(a);
+}
+
 static int check_rules(const struct berth_run_opts *o)
 {
 	struct berth_error err = {0};
@@ -407,9 +445,13 @@ static int check_rules(const struct berth_run_opts *o)
 	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
 	int status = 0;
 
-	if (berth_rules_load_all(NULL, &r, &err) < 0 || berth_rules_check(r, &o->policy, &ctx, &err) < 0) {
+	if (berth_rules_load_all(NULL, &r, &err) < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 2;
+	} else if (berth_rules_check(r, &o->policy, &ctx, &err) < 0) {
+		cli_print_error(&err);
+		status = err.status ? err.status : 2;
+		record_denial(o, &err);
 	}
 	berth_rules_free(r);
 	return status;

@@ -134,5 +134,19 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 allowed "rules removed: runs again" "$T/proj"
 
+# Every refusal by the rules is a `denial` record in the audit trail.
+den=$("$BERTH" audit --kind denial --json 2>/dev/null | python3 -c '
+import sys, json
+n = 0; host = 0
+for l in sys.stdin:
+    p = json.loads(l)["payload"]; n += 1
+    host += p["by"] == "rules" and "networks does not allow host" in p["message"] and ".berth/rules.yml:3" in p["message"]
+print(n, host > 0)')
+case $den in
+"0 "* | *False) bad "refusals are denial records in the audit trail ($den)" ;;
+*) ok "refusals are denial records in the audit trail ($den)" ;;
+esac
+"$BERTH" audit verify >/dev/null 2>&1 && ok "the audit trail verifies" || bad "the audit trail verifies"
+
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]
