@@ -625,6 +625,46 @@ static void wipe_environment(void)
 		explicit_bzero(*e, strlen(*e));
 }
 
+/*
+ * Likewise /proc/PID/cmdline reads the process's own argv strings: inside
+ * the sandbox, /proc/1/cmdline would show berth's command line (host paths,
+ * `berth rpc --input JSON`).  Overwrite them with @name.  The bounds are
+ * fields 48 and 49 of /proc/self/stat (arg_start, arg_end; proc(5)).
+ */
+static void wipe_cmdline(const char *name)
+{
+	char buf[2048], *p;
+	unsigned long start = 0, end = 0;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (p == NULL)
+		return;
+	p++;
+	for (int field = 3; field <= 49 && p != NULL; field++) { /* p is at the space before @field */
+		p = strchr(p + 1, ' ') ? p + 1 : NULL;
+		if (p == NULL)
+			break;
+		if (field == 48)
+			start = strtoul(p, NULL, 10);
+		else if (field == 49)
+			end = strtoul(p, NULL, 10);
+		p = strchr(p, ' ');
+	}
+	if (start == 0 || end <= start || end - start > (64UL << 20))
+		return;
+	explicit_bzero((void *)start, end - start);
+	snprintf((char *)start, end - start, "%s", name);
+}
+
 /* Close every descriptor >= 3 except @a and @b (either may be -1). */
 static void close_all_but(int a, int b)
 {
@@ -652,6 +692,7 @@ static void janitor_main(struct sandbox *s, int rfd)
 	 * berth's own death; end when told. */
 	setsid();
 	wipe_environment();
+	wipe_cmdline("berth-janitor");
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -1050,6 +1091,7 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	wipe_environment();
+	wipe_cmdline("berth-init");
 	close(s->sock[0]);
 	/* sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
 	if (read(s->sock[1], &c, 1) != 1)

@@ -234,6 +234,12 @@ done
 eq "sigkill: no guard placeholders left in the workspace" "$left" ""
 rm -f "$WS/ready"
 
+# ---------------------------------------------------------------- pid 1's command line
+# pid 1 is a copy of berth: its argv (host paths, berth's options) is overwritten.
+br -- sh -c 'tr "\0" " " </proc/1/cmdline; echo; tr -d "\0" </proc/1/environ | wc -c'
+eq "proc: /proc/1/cmdline inside is berth-init, not berth's command line" "$(printf '%s\n' "$OUT" | sed -n 1p | sed 's/ *$//')" "berth-init"
+eq "proc: /proc/1/environ inside is all zero bytes (wiped)" "$(printf '%s\n' "$OUT" | sed -n 2p | tr -d ' ')" "0"
+
 # ---------------------------------------------------------------- filesystem
 br -- sh -c 'for p in /usr/berth-it /etc/berth-it /bin/berth-it /berth-it; do touch $p 2>&1; done'
 for p in /usr /etc /bin /; do
