@@ -337,6 +337,19 @@ static char *scrub(struct berth_audit *a, const char *s, size_t len, size_t *out
 		size_t sl = strlen(sec), count = 0;
 		char *p = cur, *out, *o;
 
+		/* A short value ("1", "yes") would blank every string holding
+		 * it: it is replaced only where a whole string is that value. */
+		if (sl < BERTH_AUDIT_SECRET_SUBSTRING_MIN) {
+			if (len == sl && memcmp(cur, sec, sl) == 0) {
+				free(cur);
+				cur = strdup("[secret]");
+				if (cur == NULL)
+					return NULL;
+				len = 8;
+			}
+			continue;
+		}
+
 		while ((p = memmem(p, len - (size_t)(p - cur), sec, sl)) != NULL) {
 			count++;
 			p += sl;

@@ -94,11 +94,18 @@ const char *berth_audit_recovered(const struct berth_audit *a);
  */
 void berth_audit_set_rotate(struct berth_audit *a, uint64_t bytes);
 
+/* Declared secrets at least this long are replaced wherever they occur
+ * inside a string; shorter ones only where a whole string equals them. */
+#define BERTH_AUDIT_SECRET_SUBSTRING_MIN 6
+
 /*
  * berth_audit_add_secret - declare a secret value: every occurrence of it in
  * any string of later records (run_id, kind, actor, payload keys and values)
- * is replaced with "[secret]" before the record is hashed or written.
- * Values shorter than 1 byte are ignored.  Returns 0, or -1 with @err filled
+ * is replaced with "[secret]" before the record is hashed or written; a
+ * value shorter than BERTH_AUDIT_SECRET_SUBSTRING_MIN bytes only where it
+ * is a whole string (a short value such as "1" would otherwise blank every
+ * string holding that character; it is no secret worth the name).
+ * Empty values are ignored.  Returns 0, or -1 with @err filled
  * (ENOMEM).  Thread-safe.
  */
 int berth_audit_add_secret(struct berth_audit *a, const char *value, struct berth_error *err);

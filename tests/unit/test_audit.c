@@ -177,6 +177,21 @@ static void test_redaction(void **state)
 	}
 	json_decref(p);
 	json_decref(out);
+
+	/* A short value (`--env DEBUG=1`) is replaced only as a whole string. */
+	a = berth_audit_open(dir, &err);
+	assert_non_null(a);
+	assert_int_equal(berth_audit_add_secret(a, "1", &err), 0);
+	p = json_pack("{s:s, s:s, s:[s, s]}", "whole", "1", "inside", "run 1 of 10", "argv", "1", "x1");
+	out = berth_audit_redact(a, p, &err);
+	assert_non_null(out);
+	assert_string_equal(json_string_value(json_object_get(out, "whole")), "[secret]");
+	assert_string_equal(json_string_value(json_object_get(out, "inside")), "run 1 of 10");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(out, "argv"), 0)), "[secret]");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(out, "argv"), 1)), "x1");
+	json_decref(p);
+	json_decref(out);
+	berth_audit_close(a);
 }
 
 static void test_append_refusals(void **state)
