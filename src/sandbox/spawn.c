@@ -1446,7 +1446,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
-	s->want_pty = !o->has_stdio && isatty(STDIN_FILENO) == 1;
+	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
 	s->oldmask = *mask;
 	return s;
 }
@@ -1558,6 +1558,11 @@ void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforce
 	e->namespaces = s->use_userns;
 	e->landlock_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	e->seccomp = s->use_seccomp;
+}
+
+int berth_sandbox_pty_master(const struct berth_sandbox *sb)
+{
+	return ((const struct sandbox *)sb)->pty_master;
 }
 
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb)
