@@ -43,6 +43,9 @@ struct berth_runtime_opts {
 	 * library API the caller reads and writes its master through
 	 * berth_sandbox_pty_master() (agent sessions).  Ignored with has_stdio. */
 	bool want_pty;
+	/* With want_pty: the pty's window size before the command starts
+	 * (0: left as the kernel makes it, 0x0). */
+	unsigned short pty_rows, pty_cols;
 	/* Invoked by root: the sandbox runs as host uid/gid
 	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
 	 * has its own, see berth_app_identity()). */

@@ -999,6 +999,10 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	}
 	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
+		struct winsize ws = {.ws_row = s->o->pty_rows, .ws_col = s->o->pty_cols};
+		ioctl(master, TIOCSWINSZ, &ws);
+	}
 	if (s->p->network == BERTH_NET_PROXY && proxy_listeners(s, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	/* sync 2: ready, with the pty master for the parent's relay and the
