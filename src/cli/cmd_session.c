@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +37,15 @@ static int fail(const struct berth_error *err)
 	return err->status ? err->status : BERTH_EXIT_INTERNAL;
 }
 
-static int usage_fail(const char *usage, const char *fmt, const char *arg)
+static int usage_fail(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_fail(const char *usage, const char *fmt, ...)
 {
+	va_list ap;
+
 	fputs("berth: ", stderr);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	fputs(usage, stderr);
 	return BERTH_EXIT_USAGE;
@@ -337,7 +343,7 @@ int cmd_send(int argc, char **argv)
 		free(data);
 		return usage_fail(send_usage, "%s", name == NULL ? "which session? give its NAME" : "nothing to send");
 	}
-	json_t *req = json_pack("{sss#}", "op", "send", "data", data, len);
+	json_t *req = json_pack("{ssss%}", "op", "send", "data", data, len);
 	free(data);
 	if (req == NULL) {
 		fputs("berth: the text to send is not valid UTF-8\n", stderr);
@@ -530,6 +536,66 @@ int cmd_attach(int argc, char **argv)
 
 /* ------------------------------------------------------------ stop */
 
+int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
+{
+	int *fds = calloc((size_t)n + 1, sizeof *fds), rc = 0, open_n = 0;
+	struct timespec t0, t;
+
+	if (fds == NULL)
+		return BERTH_EXIT_INTERNAL;
+	for (int i = 0; i < n; i++) {
+		struct berth_error err = {0};
+		fds[i] = berth_session_connect(names[i], &err);
+		if (fds[i] < 0) {
+			rc = fail(&err);
+			continue;
+		}
+		if (dprintf(fds[i], "{\"op\":\"stop\",\"grace_ms\":%u}\n", grace_ms) < 0) {
+			close(fds[i]);
+			fds[i] = -1;
+			continue;
+		}
+		open_n++;
+	}
+	/* Each connection closes when its session has ended. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (open_n > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long long left = (long long)grace_ms + 10000 - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			break;
+		struct pollfd *p = calloc((size_t)n, sizeof *p);
+		if (p == NULL)
+			break;
+		for (int i = 0; i < n; i++)
+			p[i] = (struct pollfd){fds[i], POLLIN, 0};
+		int r = poll(p, (nfds_t)n, (int)left);
+		for (int i = 0; r > 0 && i < n; i++) {
+			char buf[4096];
+			if (fds[i] < 0 || p[i].revents == 0)
+				continue;
+			ssize_t got = read(fds[i], buf, sizeof buf);
+			if (got > 0)
+				continue;
+			close(fds[i]);
+			fds[i] = -1;
+			open_n--;
+			fprintf(stderr, "berth: stopped `%s`\n", names[i]);
+		}
+		free(p);
+		if (r < 0 && errno != EINTR)
+			break;
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			fprintf(stderr, "berth: session `%s` did not end in time\n", names[i]);
+			close(fds[i]);
+			rc = BERTH_EXIT_INTERNAL;
+		}
+	free(fds);
+	return rc;
+}
+
 int cmd_stop(int argc, char **argv)
 {
 	static const char stop_usage[] =
@@ -582,7 +648,7 @@ int cmd_stop(int argc, char **argv)
 		}
 		free(list);
 	}
-	rc = berth_session_stop_many(names, n, (unsigned)grace, stderr);
+	rc = n == 0 ? 0 : berth_cli_stop_many(names, n, (unsigned)grace);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

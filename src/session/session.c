@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#ifdef BERTH_HAVE_CLASSIFIER
+#include "agent_state.h"
+#endif
 
 int berth_session_name_check(const char *name, struct berth_error *err)
 {
@@ -532,8 +535,52 @@ json_t *berth_session_screen(const char *name, unsigned timeout_ms, struct berth
 	return reply;
 }
 
+/* The state of a live session from its screen: the agent-state
+ * classifier with the profile's pattern set (src/session/agent_state.h). */
+static const char *classify(const json_t *meta, const json_t *scr, char *why, size_t why_len)
+{
+#ifdef BERTH_HAVE_CLASSIFIER
+	static const char *const names[] = {"working", "blocked", "idle", "done", "exited"};
+	struct berth_error err = {0};
+	const char *agent = json_string_value(json_object_get(meta, "agent"));
+	struct berth_agent_patterns *pat = agent != NULL ? berth_agent_patterns_load(agent, &err) : NULL;
+	json_t *arr = json_object_get(scr, "lines"), *cur = json_object_get(scr, "cursor");
+	size_t n = json_array_size(arr);
+	const char **lines = calloc(n + 1, sizeof *lines);
+	const char *w = NULL;
+
+	if (lines == NULL)
+		return "unknown";
+	for (size_t i = 0; i < n; i++)
+		lines[i] = json_string_value(json_array_get(arr, i));
+	struct berth_screen_view v = {
+		.lines = lines,
+		.n_lines = (int)n,
+		.cursor_row = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 0)) : -1,
+		.cursor_col = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 1)) : -1,
+		.alive = json_is_true(json_object_get(scr, "alive")),
+		.exit_status = json_is_integer(json_object_get(scr, "exit")) ? (int)json_integer_value(json_object_get(scr, "exit")) : -1,
+		.idle_ms = json_is_integer(json_object_get(scr, "idle_ms")) ? json_integer_value(json_object_get(scr, "idle_ms")) : -1,
+	};
+	enum berth_agent_state st = berth_agent_classify(pat, &v, &w);
+	if (pat == NULL && agent != NULL)
+		snprintf(why, why_len, "%s (no patterns: %s)", w ? w : "", err.msg);
+	else
+		snprintf(why, why_len, "%s", w ? w : "");
+	berth_agent_patterns_free(pat);
+	free(lines);
+	return (unsigned)st < BERTH_ARRAY_SIZE(names) ? names[st] : "unknown";
+#else
+	(void)meta;
+	(void)scr;
+	snprintf(why, why_len, "the supervisor runs (no state classifier in this build)");
+	return "running";
+#endif
+}
+
 json_t *berth_session_status(const char *name, unsigned timeout_ms)
 {
+	char whybuf[512];
 	struct berth_error err = {0};
 	json_t *meta = berth_session_meta_read(name, &err);
 	bool alive = berth_session_alive(name);
@@ -563,7 +610,8 @@ json_t *berth_session_status(const char *name, unsigned timeout_ms)
 				state = "unresponsive";
 				why = err.msg;
 			} else {
-				state = berth_session_classify(meta, scr, &why);
+				state = classify(meta, scr, whybuf, sizeof whybuf);
+				why = whybuf;
 				json_decref(scr);
 			}
 		}
