@@ -201,7 +201,7 @@ int cmd_ps(int argc, char **argv)
 		json_decref(all);
 		return 0;
 	}
-	printf("%-24s %-8s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK", "POLICY",
+	printf("%-24s %-12s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK", "POLICY",
 	       "WORKSPACE");
 	size_t i;
 	json_t *row;
@@ -210,7 +210,7 @@ int cmd_ps(int argc, char **argv)
 		char up[32];
 		const char *digest = json_string_value(json_object_get(row, "policy_digest"));
 		format_uptime((long long)json_integer_value(json_object_get(row, "uptime_s")), up, sizeof up);
-		printf("%-24s %-8s %-9s %-8s %-9s %-14.14s %s\n", json_string_value(json_object_get(row, "name")),
+		printf("%-24s %-12s %-9s %-8s %-9s %-14.14s %s\n", json_string_value(json_object_get(row, "name")),
 		       json_string_value(json_object_get(row, "profile")) ?: "?",
 		       json_string_value(json_object_get(row, "state")) ?: "?", up,
 		       json_string_value(json_object_get(row, "network")) ?: "?",
