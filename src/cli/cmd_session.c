@@ -612,7 +612,9 @@ int cmd_stop(int argc, char **argv)
 		if (strcmp(argv[i], "--all") == 0) {
 			all = true;
 		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
-			if (berth_parse_duration_ms(argv[++i], "--grace", &grace, &err) < 0 || grace > 600000) {
+			if (strcmp(argv[++i], "0") == 0)
+				grace = 0;
+			else if (berth_parse_duration_ms(argv[i], "--grace", &grace, &err) < 0 || grace > 600000) {
 				free(names);
 				return usage_fail(stop_usage, "invalid --grace `%s`: give at most 10m", argv[i]);
 			}

@@ -291,17 +291,25 @@ out:
 	return rc;
 }
 
-/* git clone @r->repo into @ws, in a sandbox of its own. */
-static int clone_repo(struct berth_spawn_req *r, const char *ws, struct berth_error *err)
+/* git clone @r->repo into @parent/workspace, in a sandbox of its own whose
+ * workspace is @parent (the session's state directory): the workspace guard
+ * puts its placeholders at the top of the workspace, which `git clone .`
+ * would find not empty. */
+static int clone_repo(struct berth_spawn_req *r, const char *parent, struct berth_error *err)
 {
 	struct berth_policy p;
 	struct berth_runtime_opts ro = {0};
 	int status = 0, devnull;
-	char *argv[] = {"git", "-c", "advice.detachedHead=false", "clone", "--quiet", "--", r->repo, ".", NULL};
+	/* Everything through the broker, the sandbox's loopback exception
+	 * (NO_PROXY) included: direct connections fail anyway, and an
+	 * explicitly allowed loopback address is reached through it.  The URL
+	 * is an argument, never shell text. */
+	char *argv[] = {"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
+			"sh", r->repo, NULL};
 	int rc = -1;
 
 	berth_policy_init(&p);
-	p.workspace = strdup(ws);
+	p.workspace = strdup(parent);
 	p.network = BERTH_NET_PROXY;
 	p.argv = argv;
 	p.argc = BERTH_ARRAY_SIZE(argv) - 1;
@@ -331,7 +339,7 @@ static int clone_repo(struct berth_spawn_req *r, const char *ws, struct berth_er
 		p.allow_hosts[p.n_allow_hosts++] = strdup(r->run.policy.allow_hosts[i]);
 	static struct berth_env genv[] = {{"GIT_TERMINAL_PROMPT", "0", false}};
 	p.env = genv;
-	p.n_env = 1;
+	p.n_env = BERTH_ARRAY_SIZE(genv);
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ro.quiet = true;
 	ro.has_stdio = true;
@@ -377,9 +385,13 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 			berth_err_hint(err, "`berth rm --purge %s`, or another --name", r->name);
 			goto fail;
 		}
-		if (mkdir(ws, 0700) == 0)
+		if (r->repo != NULL) {
 			made_ws = true;
-		else if (errno != EEXIST) {
+			if (clone_repo(r, st, err) < 0)
+				goto fail;
+		} else if (mkdir(ws, 0700) == 0) {
+			made_ws = true;
+		} else if (errno != EEXIST) {
 			berth_err(err, errno, "cannot create `%s`", ws);
 			goto fail;
 		}
@@ -388,8 +400,6 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 			berth_err(err, errno, "cannot resolve `%s`", ws);
 			goto fail;
 		}
-		if (r->repo != NULL && clone_repo(r, r->run.policy.workspace, err) < 0)
-			goto fail;
 	}
 	spec.name = r->name;
 	spec.profile = r->profile.name;

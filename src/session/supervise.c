@@ -431,7 +431,7 @@ static void finish(struct sup *s, int status)
 	berth_session_meta_write(s->spec->name, s->meta, &ignore);
 }
 
-static void loop(struct sup *s)
+static int loop(struct sup *s)
 {
 	int pidfd = berth_sandbox_pidfd(s->sb), status = 0;
 
@@ -523,8 +523,23 @@ static void loop(struct sup *s)
 	if (berth_sandbox_wait(s->sb, &status) < 0)
 		status = 125;
 end:
+	return status;
+}
+
+/* The end of a session, in an order that makes `berth stop` truthful: the
+ * screen and status are kept, the sandbox is gone (reaped, cgroups removed),
+ * the socket and the lock are released, and only then do the clients that
+ * wait for the end see their connections close. */
+static void end_session(struct sup *s, int status)
+{
+	char path[PATH_MAX + 16];
+
 	finish(s, status);
-	/* Tell attached and stopping clients how it ended, then let them go. */
+	berth_sandbox_free(s->sb);
+	s->sb = NULL;
+	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
+	unlink(path);
+	close(s->spec->lock_fd);
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		struct client *c = s->clients[i];
 		if (c == NULL)
@@ -654,10 +669,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	m.pid = getpid();
 	(void)!write(wfd, &m, sizeof m);
 	close(wfd);
-	loop(&s);
-	snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
-	unlink(path);
-	berth_sandbox_free(s.sb);
+	end_session(&s, loop(&s));
 	_exit(0);
 fail:
 	if (s.sb != NULL)

@@ -113,6 +113,7 @@ def main():
             draw()
     finally:
         out.write("\033[?1049l")
+        out.write("bye from the fake agent (status %d)\r\n" % status)
         out.flush()
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
         if status:

@@ -73,6 +73,11 @@ while time.time() < end:
     p, st = os.waitpid(pid, os.WNOHANG)
     if p == pid:
         status = os.waitstatus_to_exitcode(st)
+        for _ in range(20):
+            before = len(seen)
+            pump(0.05)
+            if len(seen) == before:
+                break
         break
     pump(0.1)
 if status is None:
