@@ -120,7 +120,8 @@ int cmd_spawn(int argc, char **argv)
 		berth_spawn_req_free(&req);
 		return err.status ? err.status : BERTH_EXIT_USAGE;
 	}
-	term_size(&req.rows, &req.cols);
+	if (req.rows == 0)
+		term_size(&req.rows, &req.cols);
 	r = berth_spawn_prepare(&req, getenv, &err);
 	for (size_t i = 0; i < req.n_notes; i++)
 		fprintf(stderr, "berth: %s\n", req.notes[i]);

@@ -88,6 +88,16 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			if (set_once(slot, a, v, err) < 0)
 				return -1;
 			i++;
+		} else if (strcmp(a, "--size") == 0) {
+			int rows = 0, cols = 0, used = 0;
+			if (v == NULL || sscanf(v, "%dx%d%n", &rows, &cols, &used) != 2 || v[used] != '\0' || rows < 2 ||
+			    rows > 500 || cols < 10 || cols > 1000) {
+				berth_usage_err(err, "spawn: invalid --size `%s`", v ? v : "");
+				return berth_err_hint(err, "give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120");
+			}
+			r->rows = rows;
+			r->cols = cols;
+			i++;
 		} else if (strcmp(a, "--seed-auth") == 0) {
 			r->seed_auth = true;
 		} else if (strcmp(a, "--") == 0) {
