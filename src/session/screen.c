@@ -137,7 +137,6 @@ char *berth_screen_line(const struct berth_screen *s, int row)
 		} else {
 			for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; i++)
 				n += put_utf8(out + n, cell.chars[i] < 0x20 ? 0xfffd : cell.chars[i]);
-			keep = n;
 		}
 		if (cell.chars[0] != 0 && cell.chars[0] != ' ')
 			keep = n;
