@@ -8,6 +8,7 @@
 #   fuzz_hosts     egress: allow-host patterns and address literals
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
+#   fuzz_session   sessions: profile and fleet files, the libvterm screen
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -40,6 +41,11 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
+	clang "${CF[@]}" fuzz/fuzz_session.c src/session/profile.c src/session/fleet.c src/session/yconf.c \
+		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
+		"${mcp_src[@]}" \
+		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares vterm) \
+		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 }
 
 # name corpus-dir max_len
@@ -50,6 +56,7 @@ table=(
 	"fuzz_hosts corpus-hosts 4096"
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
+	"fuzz_session corpus-session 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1
 for row in "${table[@]}"; do

@@ -7,16 +7,33 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vterm.h>
+
+/* The escape-sequence filter in front of libvterm (see berth_screen_feed). */
+enum vt_state { VT_GROUND, VT_ESC, VT_CSI, VT_STRING, VT_STRING_ESC };
+
+#define VT_SEQ_MAX 64      /* bytes of one CSI sequence kept */
+#define VT_CSI_SEPS_MAX 15 /* `;` and `:` in one CSI sequence (libvterm keeps 16 arguments) */
+#define VT_STRING_MAX 4096 /* bytes of one OSC/DCS/APC/PM/SOS string */
 
 struct berth_screen {
 	VTerm *vt;
 	VTermScreen *scr;
 	void (*reply)(const char *buf, size_t len, void *user);
 	void *user;
+	enum vt_state st;
+	bool drop;      /* the sequence being read is dropped whole */
+	int seps;
+	unsigned char u8[4]; /* an incomplete UTF-8 sequence at the end of the last text */
+	size_t u8_len, u8_need;
+	char last[8];     /* the last graphic character of the text (UTF-8), for REP */
+	size_t last_len, last_fill;
+	size_t seq_len;
+	char seq[VT_STRING_MAX + 4];
 };
 
 static void on_output(const char *s, size_t len, void *user)
@@ -27,6 +44,24 @@ static void on_output(const char *s, size_t len, void *user)
 		sc->reply(s, len, sc->user);
 }
 
+/* A fresh VTerm of @rows x @cols. */
+static int open_vt(struct berth_screen *s, int rows, int cols)
+{
+	VTerm *vt = vterm_new(rows, cols);
+
+	if (vt == NULL)
+		return -1;
+	if (s->vt != NULL)
+		vterm_free(s->vt);
+	s->vt = vt;
+	vterm_set_utf8(s->vt, 1);
+	vterm_output_set_callback(s->vt, on_output, s);
+	s->scr = vterm_obtain_screen(s->vt);
+	vterm_screen_enable_altscreen(s->scr, 1);
+	vterm_screen_reset(s->scr, 1);
+	return 0;
+}
+
 struct berth_screen *berth_screen_new(int rows, int cols, void (*reply)(const char *buf, size_t len, void *user),
 				      void *user, struct berth_error *err)
 {
@@ -35,17 +70,12 @@ struct berth_screen *berth_screen_new(int rows, int cols, void (*reply)(const ch
 	if (rows < 1 || rows > 1000 || cols < 1 || cols > 1000)
 		return berth_err(err, EINVAL, "invalid screen size %dx%d", rows, cols), NULL;
 	s = calloc(1, sizeof *s);
-	if (s == NULL || (s->vt = vterm_new(rows, cols)) == NULL) {
+	if (s == NULL || open_vt(s, rows, cols) < 0) {
 		free(s);
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	}
 	s->reply = reply;
 	s->user = user;
-	vterm_set_utf8(s->vt, 1);
-	vterm_output_set_callback(s->vt, on_output, s);
-	s->scr = vterm_obtain_screen(s->vt);
-	vterm_screen_enable_altscreen(s->scr, 1);
-	vterm_screen_reset(s->scr, 1);
 	return s;
 }
 
@@ -57,16 +87,274 @@ void berth_screen_free(struct berth_screen *s)
 	free(s);
 }
 
-void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
+/* Emit one character of plain text (@len bytes of valid UTF-8) and
+ * remember it for REP when it is a graphic one. */
+static void emit_char(struct berth_screen *s, const char *c, size_t len, char *out, size_t *n, size_t cap)
 {
-	vterm_input_write(s->vt, buf, len);
+	if (*n + len > cap) {
+		vterm_input_write(s->vt, out, *n);
+		*n = 0;
+	}
+	memcpy(out + *n, c, len);
+	*n += len;
+	if (len > 1 || ((unsigned char)c[0] >= 0x20 && (unsigned char)c[0] != 0x7f)) {
+		memcpy(s->last, c, len);
+		s->last_len = s->last_fill = len;
+	}
 }
 
+/*
+ * Plain text reaches libvterm as valid UTF-8 of graphic characters and C0
+ * controls only: malformed and overlong sequences, surrogates and C1
+ * controls (U+0080..U+009F) become U+FFFD.  libvterm 0.1.4 crashes on a
+ * few UTF-8-encoded C1 controls followed by an erase (fuzz/fuzz_session.c).
+ * A sequence cut by the end of @buf is completed by the next call.
+ */
+static void text(struct berth_screen *s, const char *buf, size_t len)
+{
+	static const char fffd[] = "\xef\xbf\xbd";
+	char out[4096];
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (s->u8_need > 0) {
+			if ((c & 0xc0) == 0x80) {
+				s->u8[s->u8_len++] = c;
+				if (s->u8_len < s->u8_need)
+					continue;
+				uint32_t cp = s->u8_need == 2 ? (uint32_t)(s->u8[0] & 0x1f) << 6 | (s->u8[1] & 0x3f)
+					      : s->u8_need == 3 ? (uint32_t)(s->u8[0] & 0x0f) << 12 | (uint32_t)(s->u8[1] & 0x3f) << 6 | (s->u8[2] & 0x3f)
+								  : (uint32_t)(s->u8[0] & 0x07) << 18 | (uint32_t)(s->u8[1] & 0x3f) << 12 |
+								    (uint32_t)(s->u8[2] & 0x3f) << 6 | (s->u8[3] & 0x3f);
+				static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+				bool ok = cp >= min[s->u8_need] && cp <= 0x10ffff && !(cp >= 0xd800 && cp < 0xe000) &&
+					  !(cp >= 0x80 && cp < 0xa0);
+				if (ok)
+					emit_char(s, (const char *)s->u8, s->u8_len, out, &n, sizeof out);
+				else
+					emit_char(s, fffd, 3, out, &n, sizeof out);
+				s->u8_need = s->u8_len = 0;
+				continue;
+			}
+			/* cut short: a replacement, and this byte starts afresh */
+			emit_char(s, fffd, 3, out, &n, sizeof out);
+			s->u8_need = s->u8_len = 0;
+		}
+		if (c < 0x80) {
+			emit_char(s, (const char *)&c, 1, out, &n, sizeof out);
+		} else if (c >= 0xc2 && c <= 0xf4) {
+			s->u8[0] = c;
+			s->u8_len = 1;
+			s->u8_need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		} else {
+			emit_char(s, fffd, 3, out, &n, sizeof out);
+		}
+	}
+	if (n > 0)
+		vterm_input_write(s->vt, out, n);
+}
+
+/*
+ * REP (CSI Pn b, ECMA-48 8.3.103) is done here, as the text it stands for:
+ * libvterm 0.1.4 loops forever on a REP before any character was printed
+ * and reads freed memory on a REP of a wide character after a resize (both
+ * found by fuzz/fuzz_session.c).  At most a screenful.
+ */
+static void rep(struct berth_screen *s)
+{
+	int rows, cols;
+	unsigned long n = 0;
+
+	for (size_t i = 2; i + 1 < s->seq_len; i++) {
+		if (s->seq[i] < '0' || s->seq[i] > '9')
+			return; /* a private or multi-argument form: dropped */
+		n = n * 10 + (unsigned long)(s->seq[i] - '0');
+		if (n > 1000000)
+			n = 1000000;
+	}
+	if (s->last_fill == 0 || s->last_fill != s->last_len)
+		return;
+	vterm_get_size(s->vt, &rows, &cols);
+	if (n == 0)
+		n = 1;
+	if (n > (unsigned long)rows * (unsigned long)cols)
+		n = (unsigned long)rows * (unsigned long)cols;
+	char chunk[512];
+	size_t k = 0;
+	while (n > 0) {
+		memcpy(chunk + k, s->last, s->last_len);
+		k += s->last_len;
+		n--;
+		if (k + s->last_len > sizeof chunk || n == 0) {
+			vterm_input_write(s->vt, chunk, k);
+			k = 0;
+		}
+	}
+}
+
+/* Hand a finished sequence to libvterm, unless it was dropped. */
+static void seq_end(struct berth_screen *s)
+{
+	if (!s->drop && s->seq_len >= 3 && s->seq[1] == '[' && s->seq[s->seq_len - 1] == 'b')
+		rep(s);
+	else if (!s->drop)
+		vterm_input_write(s->vt, s->seq, s->seq_len);
+	s->seq_len = 0;
+	s->drop = false;
+	s->seps = 0;
+	s->st = VT_GROUND;
+}
+
+static void seq_add(struct berth_screen *s, char c, size_t max)
+{
+	if (s->seq_len < max)
+		s->seq[s->seq_len++] = c;
+	else
+		s->drop = true;
+}
+
+/*
+ * Every byte of agent output reaches libvterm through this filter: plain
+ * text and control characters as they come, escape sequences only whole and
+ * only within bounds.  libvterm 0.1.4 (Debian 12) writes out of bounds on a
+ * CSI sequence with many `:`/`;` separators (found by fuzz/fuzz_session.c):
+ * the agent is on the other side of the sandbox boundary, the supervisor is
+ * not, so a sequence with more separators than libvterm keeps arguments, a
+ * CSI longer than 64 bytes or a string longer than 4 KiB is dropped whole.
+ */
+void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
+{
+	size_t run = 0; /* start of the pending plain text */
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		switch (s->st) {
+		case VT_GROUND:
+			if (c != 0x1b)
+				continue;
+			if (i > run)
+				text(s, buf + run, i - run);
+			if (s->u8_need > 0) {
+				s->u8_need = s->u8_len = 0;
+				vterm_input_write(s->vt, "\xef\xbf\xbd", 3);
+			}
+			s->seq_len = 0;
+			s->drop = false;
+			s->seps = 0;
+			s->seq[s->seq_len++] = (char)c;
+			s->st = VT_ESC;
+			break;
+		case VT_ESC:
+			if (c == 0x1b) { /* ESC ESC: the first one is dropped */
+				s->seq_len = 1;
+				break;
+			}
+			if (c < 0x20 || c == 0x7f) {
+				/* Controls inside an escape sequence act at once; the
+				 * sequence goes on (ECMA-48).  libvterm has not seen the
+				 * ESC yet: it runs the control, the filter keeps the ESC. */
+				char cc = (char)c;
+				vterm_input_write(s->vt, &cc, 1);
+				break;
+			}
+			if (c >= 0x80) {
+				/* Not an escape sequence: the ESC is dropped, the byte is
+				 * text (libvterm would otherwise stay in its escape state
+				 * and read what follows as a sequence the filter never saw). */
+				s->seq_len = 0;
+				s->st = VT_GROUND;
+				run = i;
+				continue;
+			}
+			s->seq[s->seq_len++] = (char)c;
+			/* libvterm starts a CSI or a string at these bytes also
+			 * after intermediates; such a sequence is no standard one and
+			 * is read to its end and dropped. */
+			if (c == '[') {
+				s->drop = s->seq_len > 2;
+				s->st = VT_CSI;
+			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+				s->drop = s->seq_len > 2;
+				s->st = VT_STRING;
+			}
+			else if (c >= 0x20 && c <= 0x2f && s->seq_len < 4)
+				; /* an intermediate: ESC ( B and the like */
+			else
+				seq_end(s);
+			break;
+		case VT_CSI:
+			if (c == 0x1b) { /* a new sequence cancels this one */
+				s->drop = true;
+				seq_end(s);
+				s->seq[s->seq_len++] = (char)c;
+				s->st = VT_ESC;
+			} else if (c < 0x20 || c == 0x7f) {
+				/* Controls inside a CSI act at once (ECMA-48); pass them on. */
+				char cc = (char)c;
+				vterm_input_write(s->vt, &cc, 1);
+			} else {
+				if (c == ';' || c == ':')
+					if (++s->seps > VT_CSI_SEPS_MAX)
+						s->drop = true;
+				seq_add(s, (char)c, VT_SEQ_MAX);
+				if (c >= 0x40 && c <= 0x7e)
+					seq_end(s);
+				else if (c > 0x7e)
+					s->drop = true; /* not a CSI byte: drop until a final byte */
+			}
+			break;
+		case VT_STRING:
+			seq_add(s, (char)c, VT_STRING_MAX);
+			if (c == 0x07)
+				seq_end(s);
+			else if (c == 0x1b)
+				s->st = VT_STRING_ESC;
+			break;
+		case VT_STRING_ESC:
+			seq_add(s, (char)c, VT_STRING_MAX + 2);
+			if (c == '\\') {
+				seq_end(s);
+			} else {
+				/* ESC not followed by `\`: the string ends (dropped), a
+				 * new sequence starts with this ESC. */
+				s->drop = true;
+				seq_end(s);
+				s->seq[s->seq_len++] = 0x1b;
+				s->st = VT_ESC;
+				i--;
+				run = i + 1;
+				continue;
+			}
+			break;
+		default:
+			s->st = VT_GROUND;
+			break;
+		}
+		run = i + 1;
+	}
+	if (s->st == VT_GROUND && run < len)
+		text(s, buf + run, len - run);
+}
+
+/*
+ * A new size is a new, empty screen: libvterm 0.1.4's own resize reflows
+ * wide characters into freed memory (fuzz/fuzz_session.c found several
+ * ways), and a program redraws its whole screen on the SIGWINCH the new
+ * window size brings anyway.  The filter's state carries over.
+ */
 void berth_screen_resize(struct berth_screen *s, int rows, int cols)
 {
+	int r0, c0;
+
 	if (rows < 1 || cols < 1 || rows > 1000 || cols > 1000)
 		return;
-	vterm_set_size(s->vt, rows, cols);
+	vterm_get_size(s->vt, &r0, &c0);
+	if (r0 == rows && c0 == cols)
+		return;
+	open_vt(s, rows, cols);
 }
 
 void berth_screen_size(const struct berth_screen *s, int *rows, int *cols)
