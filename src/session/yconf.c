@@ -190,10 +190,8 @@ int berth_yconf_strv(yaml_document_t *doc, const char *display, const char *key,
 			if (strv_add(&v, &c, s) < 0)
 				return berth_yconf_strv_free(v), berth_err(err, ENOMEM, "out of memory");
 		}
-		if (v == NULL && strv_add(&v, &c, "") == 0) {
-			free(v[0]);
-			v[0] = NULL;
-		}
+		if (v == NULL && (v = calloc(1, sizeof *v)) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
 	} else {
 		return berth_yconf_err(err, display, n, key, "expected a string or a list of strings");
 	}
