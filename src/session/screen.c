@@ -250,6 +250,7 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 		case VT_ESC:
 			if (c == 0x1b) { /* ESC ESC: the first one is dropped */
 				s->seq_len = 1;
+				s->drop = false;
 				break;
 			}
 			if (c < 0x20 || c == 0x7f) {
@@ -269,21 +270,26 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 				run = i;
 				continue;
 			}
-			s->seq[s->seq_len++] = (char)c;
+			if (c >= 0x20 && c <= 0x2f) {
+				/* An intermediate (ESC ( B and the like); libvterm takes
+				 * any number of them, the filter keeps 4 and drops longer
+				 * sequences whole. */
+				seq_add(s, (char)c, 6);
+				break;
+			}
+			seq_add(s, (char)c, 7);
 			/* libvterm starts a CSI or a string at these bytes also
 			 * after intermediates; such a sequence is no standard one and
 			 * is read to its end and dropped. */
 			if (c == '[') {
-				s->drop = s->seq_len > 2;
+				s->drop = s->drop || s->seq_len > 2;
 				s->st = VT_CSI;
 			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
-				s->drop = s->seq_len > 2;
+				s->drop = s->drop || s->seq_len > 2;
 				s->st = VT_STRING;
-			}
-			else if (c >= 0x20 && c <= 0x2f && s->seq_len < 4)
-				; /* an intermediate: ESC ( B and the like */
-			else
+			} else {
 				seq_end(s);
+			}
 			break;
 		case VT_CSI:
 			if (c == 0x1b) { /* a new sequence cancels this one */
