@@ -9,6 +9,9 @@
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
 #   fuzz_session   sessions: profile and fleet files, the libvterm screen
+#   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
+#   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
+#   fuzz_body      egress: where a plain request's body ends (chunked framing)
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -19,13 +22,13 @@ trap 'rm -rf "$out"' EXIT
 CF=(-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc)
 
 manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c src/manifest/yschema.c
-	src/manifest/capability.c src/manifest/schema.c)
+	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
-	src/util/text.c src/broker/broker.c src/broker/dns.c src/broker/addr.c src/broker/hosts.c src/broker/http.c
+	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
@@ -46,6 +49,12 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 		"${mcp_src[@]}" \
 		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares vterm) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
+	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
+		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
+	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
+		src/policy/flags.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
+	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 }
 
 # name corpus-dir max_len
@@ -57,6 +66,9 @@ table=(
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
 	"fuzz_session corpus-session 65536"
+	"fuzz_agent_patterns corpus-agents 65536"
+	"fuzz_rules corpus-rules 65536"
+	"fuzz_body corpus-body 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1
 for row in "${table[@]}"; do

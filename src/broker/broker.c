@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "body.h"
 #include "dns.h"
 #include "http.h"
 #include "socks.h"
@@ -44,6 +47,8 @@
 #define CLOSING_LINGER_MS 2000
 #define CLOSING_READ_MAX 65536
 #define MAX_LISTENERS 8
+#define PUMP_ROUNDS 16 /* splice rounds per callback, so one busy tunnel cannot starve the others */
+#define FDS_PER_TUNNEL 6 /* client, upstream, two pipes */
 
 enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 
@@ -52,6 +57,26 @@ struct listener {
 	struct evconnlistener *l;
 	struct event *retry;
 	enum berth_broker_kind kind;
+};
+
+/*
+ * One direction of a spliced tunnel: bytes read from the source socket go
+ * into a pipe with splice(2) and from the pipe to the destination socket, so
+ * they never reach user space (zero copy).  @pending holds the bytes that
+ * come before the pipe's: the client's bytes read with the head, or the
+ * reply to the client.
+ */
+struct sdir {
+	struct conn *c;
+	int i;	  /* 0: client to upstream, 1: upstream to client */
+	int p[2]; /* the pipe */
+	size_t queued, cap;
+	unsigned char *pending;
+	size_t pending_len, pending_off;
+	bool eof, shut, rd_on, wr_on;
+	bool limited;	 /* a plain request: only @budget more bytes go upstream */
+	uint64_t budget; /* then what the client sends is read and dropped */
+	struct event *rd, *wr;
 };
 
 struct conn {
@@ -75,6 +100,15 @@ struct conn {
 	uint64_t bytes_up, bytes_down, t0_ms, last_ms;
 	bool cl_eof, up_eof, cl_shut, up_shut;
 	size_t closing_read;
+	/* a plain request: where its body ends (nothing after it is forwarded) */
+	enum berth_body_kind body_kind;
+	uint64_t body_length;
+	struct berth_body body;
+	size_t dropped;
+	/* a tunnel relayed with splice(2): fd[0] the client, fd[1] the upstream */
+	bool spliced;
+	int fd[2];
+	struct sdir d[2];
 };
 
 struct berth_broker {
@@ -213,6 +247,22 @@ static void conn_free(struct conn *c)
 		bufferevent_free(c->cl);
 	if (c->up != NULL)
 		bufferevent_free(c->up);
+	if (c->spliced) {
+		for (int i = 0; i < 2; i++) {
+			struct sdir *d = &c->d[i];
+			if (d->rd != NULL)
+				event_free(d->rd);
+			if (d->wr != NULL)
+				event_free(d->wr);
+			if (d->p[0] >= 0)
+				close(d->p[0]);
+			if (d->p[1] >= 0)
+				close(d->p[1]);
+			free(d->pending);
+			if (c->fd[i] >= 0)
+				close(c->fd[i]);
+		}
+	}
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->http != NULL) {
@@ -351,23 +401,11 @@ static void closing_event(struct bufferevent *bev, short what, void *arg)
 
 /* ---- RELAY --------------------------------------------------------------- */
 
-static bool relay_done(const struct conn *c)
+static void count(struct conn *c, bool up, size_t n)
 {
-	if (!c->connect && c->kind == BERTH_BROKER_HTTP && c->up_eof && c->cl_shut)
-		return true; /* a plain request: the response ended and reached the client */
-	return c->cl_shut && c->up_shut && c->cl_eof && c->up_eof;
-}
-
-/* Move what @src read to @dst's output; stop reading @src while @dst holds bufmax bytes. */
-static void relay(struct conn *c, struct bufferevent *src, struct bufferevent *dst)
-{
-	struct evbuffer *in = bufferevent_get_input(src), *out = bufferevent_get_output(dst);
-	size_t n = evbuffer_get_length(in);
-
 	if (n == 0)
 		return;
-	evbuffer_remove_buffer(in, out, n);
-	if (src == c->cl) {
+	if (up) {
 		c->bytes_up += n;
 		stat_add(c->b, &c->b->st.bytes_up, n);
 	} else {
@@ -375,17 +413,66 @@ static void relay(struct conn *c, struct bufferevent *src, struct bufferevent *d
 		stat_add(c->b, &c->b->st.bytes_down, n);
 	}
 	c->last_ms = now_ms();
+}
+
+static bool relay_done(const struct conn *c)
+{
+	if (c->spliced && !c->connect && c->kind == BERTH_BROKER_HTTP)
+		return c->d[1].shut; /* a plain request: the response ended and reached the client */
+	if (c->spliced)
+		return c->d[0].shut && c->d[1].shut;
+	if (!c->connect && c->kind == BERTH_BROKER_HTTP && c->up_eof && c->cl_shut)
+		return true; /* a plain request: the response ended and reached the client */
+	return c->cl_shut && c->up_shut && c->cl_eof && c->up_eof;
+}
+
+/*
+ * Move what @src read to @dst's output; stop reading @src while @dst holds
+ * bufmax bytes.  From the client of a plain request, only the body the head
+ * announced moves; what follows it is dropped (body.h).
+ * Returns false when the connection must end (malformed chunked body, or
+ * too much sent after the body); the caller frees it.
+ */
+static bool relay(struct conn *c, struct bufferevent *src, struct bufferevent *dst)
+{
+	struct evbuffer *in = bufferevent_get_input(src), *out = bufferevent_get_output(dst);
+	size_t n = evbuffer_get_length(in);
+
+	if (n == 0)
+		return true;
+	if (src == c->cl && !c->connect && c->kind == BERTH_BROKER_HTTP) {
+		while ((n = evbuffer_get_length(in)) > 0) {
+			if (berth_body_done(&c->body)) {
+				c->dropped += n;
+				evbuffer_drain(in, n);
+				return c->dropped <= CLOSING_READ_MAX;
+			}
+			struct evbuffer_iovec v;
+			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+				return true;
+			long k = berth_body_feed(&c->body, v.iov_base, v.iov_len);
+			if (k < 0)
+				return false;
+			evbuffer_remove_buffer(in, out, (size_t)k);
+			count(c, true, (size_t)k);
+		}
+	} else {
+		evbuffer_remove_buffer(in, out, n);
+		count(c, src == c->cl, n);
+	}
 	if (evbuffer_get_length(out) >= c->b->bufmax) {
 		bufferevent_disable(src, EV_READ);
 		bufferevent_setwatermark(dst, EV_WRITE, c->b->bufmax / 2, 0);
 	}
+	return true;
 }
 
 static void relay_read(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
-	relay(c, bev, bev == c->cl ? c->up : c->cl);
+	if (!relay(c, bev, bev == c->cl ? c->up : c->cl))
+		conn_free(c);
 }
 
 /* @dst drained: resume its source, and shut its write side once the source ended. */
@@ -420,7 +507,10 @@ static void relay_event(struct bufferevent *bev, short what, void *arg)
 		conn_free(c);
 		return;
 	}
-	relay(c, bev, dst);
+	if (!relay(c, bev, dst)) {
+		conn_free(c);
+		return;
+	}
 	*(from_client ? &c->cl_eof : &c->up_eof) = true;
 	bufferevent_setwatermark(dst, EV_WRITE, 0, 0);
 	bool *shut = from_client ? &c->up_shut : &c->cl_shut;
@@ -432,9 +522,211 @@ static void relay_event(struct bufferevent *bev, short what, void *arg)
 		conn_free(c);
 }
 
-static void established(struct conn *c)
+/* ---- RELAY, spliced (tunnels) --------------------------------------------- */
+
+static void sdir_events(struct sdir *d)
+{
+	bool want_rd = !d->eof && d->pending_off == d->pending_len && d->queued < d->cap;
+	bool want_wr = d->queued > 0 || d->pending_off < d->pending_len;
+
+	if (want_rd != d->rd_on) {
+		if (want_rd)
+			event_add(d->rd, NULL);
+		else
+			event_del(d->rd);
+		d->rd_on = want_rd;
+	}
+	if (want_wr != d->wr_on) {
+		if (want_wr)
+			event_add(d->wr, NULL);
+		else
+			event_del(d->wr);
+		d->wr_on = want_wr;
+	}
+}
+
+static bool again(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+/*
+ * Move what can move in direction @d without blocking, at most PUMP_ROUNDS
+ * times through the pipe; shut the destination's write side once the source
+ * ended and everything reached it.  Returns false when the connection must
+ * end (a socket error: reset, broken pipe); the caller frees it.
+ */
+static bool pump(struct conn *c, struct sdir *d)
+{
+	int src = c->fd[d->i], dst = c->fd[1 - d->i];
+
+	for (int round = 0; round < PUMP_ROUNDS; round++) {
+		if (d->pending_off < d->pending_len) {
+			ssize_t n = write(dst, d->pending + d->pending_off, d->pending_len - d->pending_off);
+			if (n < 0) {
+				if (again(errno))
+					break;
+				return false;
+			}
+			d->pending_off += (size_t)n;
+			if (d->pending_off < d->pending_len)
+				break;
+			free(d->pending);
+			d->pending = NULL;
+			d->pending_len = d->pending_off = 0;
+			continue;
+		}
+		if (d->queued > 0) {
+			ssize_t n = splice(d->p[0], NULL, dst, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n < 0) {
+				if (again(errno))
+					break;
+				return false;
+			}
+			d->queued -= (size_t)n;
+			count(c, d->i == 0, (size_t)n);
+			if (d->queued > 0)
+				break; /* the destination is full: wait for it */
+		}
+		if (d->eof)
+			break;
+		if (d->limited && d->budget == 0) { /* after a plain request's body */
+			char sink[4096];
+			ssize_t n = read(src, sink, sizeof(sink));
+			if (n == 0)
+				d->eof = true;
+			else if (n < 0 && !again(errno))
+				return false;
+			if (n <= 0)
+				break;
+			c->dropped += (size_t)n;
+			if (c->dropped > CLOSING_READ_MAX)
+				return false;
+			continue;
+		}
+		size_t want = d->cap - d->queued;
+		if (d->limited && d->budget < want)
+			want = (size_t)d->budget;
+		ssize_t n = splice(src, NULL, d->p[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == 0) {
+			d->eof = true;
+			break;
+		}
+		if (n < 0) {
+			if (again(errno))
+				break;
+			return false;
+		}
+		d->queued += (size_t)n;
+		if (d->limited)
+			d->budget -= (size_t)n;
+	}
+	if (d->eof && d->queued == 0 && d->pending_off == d->pending_len && !d->shut) {
+		shutdown(dst, SHUT_WR);
+		d->shut = true;
+	}
+	sdir_events(d);
+	return true;
+}
+
+static void splice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sdir *d = arg;
+	struct conn *c = d->c;
+
+	(void)fd;
+	(void)what;
+	if (!pump(c, d) || relay_done(c))
+		conn_free(c);
+}
+
+/*
+ * Hand the two sockets from their bufferevents to the splice relay.
+ * @up_prefix: bytes to send upstream first (a plain request's rewritten
+ *   head), then what the client sent after its head;
+ * @reply: bytes to send the client first (after what is still queued for it);
+ * @limited, @budget: a plain request: only @budget more bytes (its body) go
+ *   upstream; what the client sends after them is read and dropped.
+ * Returns 1 when the connection is spliced, 0 when it cannot be (out of file
+ * descriptors or memory: nothing was taken from the bufferevents and the
+ * caller keeps the bufferevent relay), -1 when the connection must end.
+ */
+static int splice_start(struct conn *c, const void *up_prefix, size_t up_len, const void *reply,
+			size_t reply_len, bool limited, uint64_t budget)
 {
 	struct berth_broker *b = c->b;
+	struct evbuffer *in = bufferevent_get_input(c->cl), *out = bufferevent_get_output(c->cl);
+	size_t early = evbuffer_get_length(in), queued = evbuffer_get_length(out);
+	size_t body = limited && budget < early ? (size_t)budget : early;
+
+	c->fd[0] = c->fd[1] = -1;
+	for (int i = 0; i < 2; i++)
+		c->d[i] = (struct sdir){.c = c, .i = i, .p = {-1, -1}};
+	c->d[0].pending_len = up_len + body;
+	c->d[1].pending_len = queued + reply_len;
+	for (int i = 0; i < 2; i++) {
+		struct sdir *d = &c->d[i];
+		if (d->pending_len > 0 && (d->pending = malloc(d->pending_len)) == NULL)
+			goto fallback;
+		if (pipe2(d->p, O_NONBLOCK | O_CLOEXEC) < 0)
+			goto fallback;
+		int cap = fcntl(d->p[0], F_GETPIPE_SZ);
+		d->cap = cap > 0 ? (size_t)cap : 4096;
+		c->fd[i] = fcntl(bufferevent_getfd(i == 0 ? c->cl : c->up), F_DUPFD_CLOEXEC, 0);
+		if (c->fd[i] < 0)
+			goto fallback;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct sdir *d = &c->d[i];
+		d->rd = event_new(b->base, c->fd[i], EV_READ | EV_PERSIST, splice_cb, d);
+		d->wr = event_new(b->base, c->fd[1 - i], EV_WRITE | EV_PERSIST, splice_cb, d);
+		if (d->rd == NULL || d->wr == NULL)
+			goto fallback;
+	}
+	/* nothing can fail from here on */
+	if (up_len > 0)
+		memcpy(c->d[0].pending, up_prefix, up_len);
+	evbuffer_remove(in, c->d[0].pending + up_len, body);
+	c->dropped = evbuffer_get_length(in);
+	evbuffer_drain(in, c->dropped);
+	evbuffer_remove(out, c->d[1].pending, queued);
+	if (reply_len > 0)
+		memcpy(c->d[1].pending + queued, reply, reply_len);
+	count(c, true, body);
+	c->d[0].limited = limited;
+	c->d[0].budget = limited ? budget - body : 0;
+	bufferevent_free(c->cl);
+	bufferevent_free(c->up);
+	c->cl = c->up = NULL;
+	c->spliced = true;
+	return pump(c, &c->d[0]) && pump(c, &c->d[1]) ? 1 : -1;
+fallback:
+	for (int i = 0; i < 2; i++) {
+		struct sdir *d = &c->d[i];
+		if (d->rd != NULL)
+			event_free(d->rd);
+		if (d->wr != NULL)
+			event_free(d->wr);
+		if (d->p[0] >= 0)
+			close(d->p[0]);
+		if (d->p[1] >= 0)
+			close(d->p[1]);
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);
+		free(d->pending);
+		c->d[i] = (struct sdir){.p = {-1, -1}};
+		c->fd[i] = -1;
+	}
+	return 0;
+}
+
+/* Connected to the checked address: answer the client and relay.  Returns
+ * -1 when the connection must end (the caller frees it). */
+static int established(struct conn *c)
+{
+	struct berth_broker *b = c->b;
+	char buf[BERTH_SOCKS_REPLY_MAX > 128 ? BERTH_SOCKS_REPLY_MAX : 128];
+	size_t rlen = 0;
 
 	c->st = C_RELAY;
 	c->established = true;
@@ -443,31 +735,48 @@ static void established(struct conn *c)
 	if (c->kind == BERTH_BROKER_SOCKS5) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		uint8_t rep[BERTH_SOCKS_REPLY_MAX];
 		const struct sockaddr *bound = NULL;
 		if (getsockname(bufferevent_getfd(c->up), (struct sockaddr *)&ss, &sl) == 0)
 			bound = (const struct sockaddr *)&ss;
-		int n = berth_socks_format_reply(rep, sizeof(rep), BERTH_SOCKS_SUCCEEDED, bound);
+		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, bound);
 		if (n < 0)
-			n = berth_socks_format_reply(rep, sizeof(rep), BERTH_SOCKS_SUCCEEDED, NULL);
-		bufferevent_write(c->cl, rep, (size_t)n);
+			n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
+		rlen = n > 0 ? (size_t)n : 0;
 	} else if (c->connect) {
-		char buf[128];
 		int n = berth_http_format_established(buf, sizeof(buf));
-		bufferevent_write(c->cl, buf, (size_t)n);
-	} else {
+		rlen = n > 0 ? (size_t)n : 0;
+	}
+	timer_in(c, b->idle_ms);
+	if (c->kind == BERTH_BROKER_SOCKS5 || c->connect) {
+		int r = splice_start(c, NULL, 0, buf, rlen, false, 0);
+		if (r != 0)
+			return r;
+		bufferevent_write(c->cl, buf, rlen); /* the bufferevent relay, as a fallback */
+	} else if (c->body_kind != BERTH_BODY_CHUNKED) {
+		/* a plain request whose body length is known: spliced, with a budget */
+		int r = splice_start(c, c->head_out, c->head_len, NULL, 0, true,
+				     c->body_kind == BERTH_BODY_LENGTH ? c->body_length : 0);
+		if (r != 0) {
+			free(c->head_out);
+			c->head_out = NULL;
+			return r;
+		}
+	}
+	if (!c->spliced && !(c->kind == BERTH_BROKER_SOCKS5 || c->connect)) {
 		bufferevent_write(c->up, c->head_out, c->head_len);
 		free(c->head_out);
 		c->head_out = NULL;
+		berth_body_init(&c->body, c->body_kind, c->body_length);
 	}
 	bufferevent_setcb(c->cl, relay_read, relay_write, relay_event, c);
 	bufferevent_setcb(c->up, relay_read, relay_write, relay_event, c);
 	bufferevent_setwatermark(c->cl, EV_READ, 0, b->bufmax);
 	bufferevent_setwatermark(c->up, EV_READ, 0, b->bufmax);
-	relay(c, c->cl, c->up); /* bytes the client sent after the head */
+	if (!relay(c, c->cl, c->up)) /* bytes the client sent after the head */
+		return -1;
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
-	timer_in(c, b->idle_ms);
+	return 0;
 }
 
 /* ---- CONNECT ------------------------------------------------------------- */
@@ -481,7 +790,8 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
-		established(c);
+		if (established(c) < 0)
+			conn_free(c);
 		return;
 	}
 	bufferevent_free(c->up);
@@ -614,6 +924,10 @@ static void head_http(struct conn *c)
 	struct berth_http_request *req = &c->http->req;
 
 	c->connect = req->connect;
+	c->body_kind = req->body == BERTH_HTTP_BODY_CHUNKED  ? BERTH_BODY_CHUNKED
+		       : req->body == BERTH_HTTP_BODY_LENGTH ? BERTH_BODY_LENGTH
+							     : BERTH_BODY_NONE;
+	c->body_length = req->content_length;
 	if (!req->connect) {
 		struct berth_http_error e;
 		long n = berth_http_rewrite_origin(req, NULL, 0, &e);
@@ -806,6 +1120,16 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 	b->max_tunnels = o->max_tunnels ? o->max_tunnels : BERTH_BROKER_DEFAULT_MAX_TUNNELS;
 	/* connections still sending their head count too, up to twice the tunnels */
 	b->max_conns = 2 * b->max_tunnels + 64;
+	/* Each spliced tunnel holds six descriptors: raise the soft
+	 * RLIMIT_NOFILE of this process toward the hard one so that the cap,
+	 * not EMFILE, is what limits tunnels (a tunnel that cannot get its
+	 * pipes falls back to two descriptors and copies). */
+	struct rlimit rl;
+	rlim_t want = (rlim_t)b->max_conns * FDS_PER_TUNNEL + 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	b->header_ms = o->header_timeout_ms ? o->header_timeout_ms : BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS;
 	b->idle_ms = o->idle_timeout_ms ? o->idle_timeout_ms : BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS;
 	b->connect_ms =
@@ -882,7 +1206,21 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 
 int berth_broker_run(struct berth_broker *b)
 {
-	return event_base_dispatch(b->base) < 0 ? -1 : 0;
+	sigset_t pipe_set, old;
+	struct timespec zero = {0, 0};
+	int r;
+
+	/* A write to a socket the peer closed raises SIGPIPE in the writing
+	 * thread; the loop wants EPIPE instead.  Blocked while it runs, and a
+	 * pending one is taken before the old mask comes back. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	r = event_base_dispatch(b->base) < 0 ? -1 : 0;
+	while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 void berth_broker_stop(struct berth_broker *b)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../policy/flags.h"
+#include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
 #include "cli.h"
 
@@ -36,7 +37,8 @@ static const char run_usage[] =
 	"  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
 	"\n"
 	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
-	"126 command not executable; 127 command not found; 2 usage error\n";
+	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
+	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, the nearest .berth/rules.yml)\n";
 
 /* One line per widening; ask when a person is at the terminal. */
 static int confirm_widenings(const struct berth_run_opts *o)
@@ -74,6 +76,26 @@ static int dry_run(const struct berth_run_opts *o)
 	return 0;
 }
 
+/*
+ * Every rules file (system, user, project) must allow the policy; checked
+ * before anything is created or a widening is confirmed.  Returns 0, or the
+ * exit status (2: refused or a malformed rules file; 125: unreadable).
+ */
+static int check_rules(const struct berth_run_opts *o)
+{
+	struct berth_error err = {0};
+	struct berth_rules *r = NULL;
+	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
+	int status = 0;
+
+	if (berth_rules_load_all(NULL, &r, &err) < 0 || berth_rules_check(r, &o->policy, &ctx, &err) < 0) {
+		cli_print_error(&err);
+		status = err.status ? err.status : 2;
+	}
+	berth_rules_free(r);
+	return status;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct berth_run_opts o;
@@ -95,6 +117,11 @@ int cmd_run(int argc, char **argv)
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return 2;
+	}
+	status = check_rules(&o);
+	if (status != 0) {
+		berth_run_opts_free(&o);
+		return status;
 	}
 	if (o.dry_run) {
 		status = dry_run(&o);

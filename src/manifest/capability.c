@@ -5,8 +5,8 @@
  *   filesystem:read:PATH     PATH canonical, absolute, under /workspace,
  *   filesystem:write:PATH    /context, /tmp or /app; a trailing wildcard component means
  *                            the directory itself (`/workspace/` then `*`)
- *   network:host:PATTERN     host | *.suffix | a.b.c.d | [v6], each with an
- *                            optional :PORT (1-65535) or :*
+ *   network:host:PATTERN     the allow-host grammar of src/broker/hosts.h (docs/egress.md):
+ *                            host, *.suffix, a.b.c.d or [v6], each with :PORT or :*
  *
  * Filesystem scopes are checked lexically, never against the host: they name
  * paths inside the sandbox, and the runner maps them to mounts.
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "internal.h"
 
@@ -182,164 +183,20 @@ static bool invisible(const unsigned char *p)
 
 /* ---- network patterns ---- */
 
-static bool valid_hostname(const char *h, size_t len)
-{
-	size_t label = 0;
-
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = h[i];
-		if (ch == '.') {
-			if (label == 0 || h[i - 1] == '-')
-				return false;
-			label = 0;
-			continue;
-		}
-		if (!(isalnum((unsigned char)ch) || ch == '-'))
-			return false;
-		if (label == 0 && ch == '-')
-			return false;
-		if (++label > 63)
-			return false;
-	}
-	return label > 0 && h[len - 1] != '-';
-}
-
-/* Strict dotted quad: four decimal parts 0-255, no leading zeros (which some resolvers read as octal). */
-static bool valid_ipv4(const char *h, size_t len)
-{
-	unsigned parts = 0, v = 0, digits = 0;
-
-	for (size_t i = 0; i <= len; i++) {
-		if (i == len || h[i] == '.') {
-			if (digits == 0 || v > 255)
-				return false;
-			parts++;
-			v = 0;
-			digits = 0;
-			continue;
-		}
-		if (!isdigit((unsigned char)h[i]) || (digits == 1 && v == 0) || digits >= 3)
-			return false;
-		v = v * 10 + (unsigned)(h[i] - '0');
-		digits++;
-	}
-	return parts == 4;
-}
-
-/* The last label of @h is all digits: meant as an IPv4 address. */
-static bool looks_numeric(const char *h, size_t len)
-{
-	size_t i = len;
-
-	while (i > 0 && h[i - 1] != '.')
-		i--;
-	if (i == len)
-		return false;
-	for (; i < len; i++)
-		if (!isdigit((unsigned char)h[i]))
-			return false;
-	return true;
-}
-
-static int port_ok(const char *p)
-{
-	unsigned long v = 0;
-
-	if (strcmp(p, "*") == 0)
-		return 0;
-	if (p[0] == '\0' || p[0] == '0' || strlen(p) > 5)
-		return -1;
-	for (const char *s = p; *s != '\0'; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (unsigned long)(*s - '0');
-	}
-	return v >= 1 && v <= 65535 ? 0 : -1;
-}
-
+/* One grammar for `--allow-host` and `network:host:`: the broker's parser
+ * (src/broker/hosts.h), whose canonical text is what the policy records. */
 static int net_pattern(const char *scope, char **out, char *reason, size_t reason_len)
 {
-	char q[200], qb[200];
-	const char *host = scope, *port = NULL;
-	size_t hlen;
+	struct berth_host_pattern p;
+	char canon[BERTH_HOST_PATTERN_STRLEN], why[BERTH_HOST_REASON_MAX];
 
-	if (strlen(scope) > 300)
-		return fail(reason, reason_len, "network pattern is longer than 300 bytes");
-	if (scope[0] == '[') {
-		char addr[INET6_ADDRSTRLEN + 1];
-		unsigned char bin[16];
-		const char *close = strchr(scope, ']');
-		if (close == NULL || (size_t)(close - scope - 1) >= sizeof addr)
-			return fail(reason, reason_len,
-				    "invalid IPv6 pattern `%s`; write it as `[2001:db8::1]` or `[::1]:443`",
-				    cq(q, sizeof q, scope));
-		memcpy(addr, scope + 1, (size_t)(close - scope - 1));
-		addr[close - scope - 1] = '\0';
-		if (inet_pton(AF_INET6, addr, bin) != 1)
-			return fail(reason, reason_len, "invalid IPv6 address `%s` in network pattern `%s`",
-				    cq(q, sizeof q, addr), cq(qb, sizeof qb, scope));
-		if (close[1] == ':')
-			port = close + 2;
-		else if (close[1] != '\0')
-			return fail(
-			    reason, reason_len,
-			    "unexpected `%s` after the IPv6 address in `%s`; a port is written `]:443`",
-			    cq(q, sizeof q, close + 1), cq(qb, sizeof qb, scope));
-	} else {
-		const char *colon = strchr(scope, ':');
-		if (colon != NULL && strchr(colon + 1, ':') != NULL)
-			return fail(
-			    reason, reason_len,
-			    "network pattern `%s` has more than one `:`; write an IPv6 address in brackets, "
-			    "such as `[::1]:443`",
-			    cq(q, sizeof q, scope));
-		hlen = colon != NULL ? (size_t)(colon - scope) : strlen(scope);
-		if (colon != NULL)
-			port = colon + 1;
-		if (hlen == 1 && host[0] == '*')
-			return fail(
-			    reason, reason_len,
-			    "a bare `*` would allow every host; name a host such as `api.example.com` or a "
-			    "domain such as `*.example.com`");
-		if (hlen >= 2 && host[0] == '*' && host[1] == '.') {
-			if (!valid_hostname(host + 2, hlen - 2) || looks_numeric(host + 2, hlen - 2))
-				return fail(
-				    reason, reason_len,
-				    "invalid domain in network pattern `%s`; `*.` must be followed by a host "
-				    "name such as `example.com`",
-				    cq(q, sizeof q, scope));
-		} else if (memchr(host, '*', hlen) != NULL) {
-			return fail(
-			    reason, reason_len,
-			    "network pattern `%s` has a `*` that is not a leading `*.`; a wildcard may only "
-			    "start a pattern, as in `*.example.com`",
-			    cq(q, sizeof q, scope));
-		} else if (looks_numeric(host, hlen)) {
-			if (!valid_ipv4(host, hlen))
-				return fail(
-				    reason, reason_len,
-				    "invalid IPv4 address in network pattern `%s`; write four "
-				    "decimal numbers 0-255 without leading zeros, such as `192.0.2.1`",
-				    cq(q, sizeof q, scope));
-		} else if (!valid_hostname(host, hlen)) {
-			return fail(
-			    reason, reason_len,
-			    "invalid host name in network pattern `%s`; a host name is labels of letters, "
-			    "digits and `-` separated by `.`, such as `api.example.com`",
-			    cq(q, sizeof q, scope));
-		}
-	}
-	if (port != NULL && port_ok(port) < 0)
-		return fail(reason, reason_len,
-			    "invalid port `%s` in network pattern `%s`; give 1 to 65535 or `*`",
-			    cq(q, sizeof q, port), cq(qb, sizeof qb, scope));
-	*out = strdup(scope);
+	if (berth_host_pattern_parse(scope, &p, why, sizeof why) < 0)
+		return fail(reason, reason_len, "%s", why);
+	if (berth_host_pattern_format(&p, canon, sizeof canon) < 0)
+		return fail(reason, reason_len, "network pattern `%s` cannot be written back", scope);
+	*out = strdup(canon);
 	if (*out == NULL)
 		return fail(reason, reason_len, "out of memory");
-	for (char *p = *out; *p != '\0'; p++)
-		*p = (char)tolower((unsigned char)*p);
 	return 0;
 }
 

@@ -443,6 +443,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_TIMEOUT:
 		return berth_parse_duration_ms(arg, "--timeout", &p->timeout_ms, err);
 	case OPT_NETWORK:
+		if (strcmp(arg, "none") == 0 || strcmp(arg, "host") == 0 || strcmp(arg, "proxy") == 0 ||
+		    strcmp(arg, "api-only") == 0)
+			o->network_mode = strcmp(arg, "none") == 0 ? "none"
+					  : strcmp(arg, "host") == 0 ? "host"
+					  : strcmp(arg, "proxy") == 0 ? "proxy"
+								      : "api-only";
 		if (strcmp(arg, "none") == 0) {
 			p->network = BERTH_NET_NONE;
 			return 0;
@@ -542,7 +548,11 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 			    err, "drop `--network host`: --allow-host implies `--network proxy`");
 		}
 		o->policy.network = BERTH_NET_PROXY;
+		if (o->network_mode == NULL || strcmp(o->network_mode, "none") == 0)
+			o->network_mode = "proxy";
 	}
+	if (o->network_mode == NULL)
+		o->network_mode = "none";
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
 	if (optind >= argc) {

@@ -15,6 +15,7 @@ struct berth_run_opts {
 	bool json;     /* --dry-run output as canonical JSON */
 	bool yes;      /* do not ask to confirm widenings */
 	bool help;     /* --help was given */
+	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
 	char *widenings[32]; /* one human line per widening, NULL-terminated */
 	int n_widenings;
 };

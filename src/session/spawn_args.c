@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
 #include "../util/cleanup.h"
 #include "session.h"
@@ -178,11 +179,23 @@ static int check_repo(struct berth_spawn_req *r, struct berth_error *err)
 	return 0;
 }
 
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err);
+
+static size_t n_creds_forwarded(const char *const *creds)
+{
+	size_t n = 0;
+
+	while (creds != NULL && creds[n] != NULL)
+		n++;
+	return n;
+}
+
 int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
 {
 	char **av = NULL;
 	size_t ac = 0;
 	bool user_network = false;
+	const char **creds = NULL;
 	char name[BERTH_SESSION_NAME_MAX + 1];
 	int rc = -1;
 
@@ -252,6 +265,9 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	}
 	if (r->seed_auth) {
 		size_t forwarded = 0;
+		creds = calloc(r->profile.n_credentials + 1, sizeof *creds);
+		if (creds == NULL)
+			goto oom;
 		for (size_t i = 0; i < r->profile.n_credentials; i++) {
 			const char *var = r->profile.credentials[i];
 			if (env_lookup(var) == NULL)
@@ -259,7 +275,7 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			PUSH("--env");
 			PUSH(var);
 			risk_line(r, var);
-			forwarded++;
+			creds[forwarded++] = var;
 		}
 		if (r->profile.n_credentials == 0)
 			note(r, "warning: --seed-auth: profile `%s` names no credentials", r->profile.name);
@@ -292,71 +308,100 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
+	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
+		goto out;
 	rc = 0;
 	goto out;
 oom:
 	berth_err(err, ENOMEM, "out of memory");
 out:
+	free(creds);
 	free_vec(av, ac);
 	return rc;
 }
 
-/* git clone @r->repo into @parent/workspace, in a sandbox of its own whose
- * workspace is @parent (the session's state directory): the workspace guard
- * puts its placeholders at the top of the workspace, which `git clone .`
- * would find not empty. */
+/* The sandbox that clones --repo: workspace @parent (the session's state
+ * directory: the workspace guard puts its placeholders at the top of the
+ * workspace, which `git clone .` would find not empty), the GitHub hosts and
+ * the caller's own --allow-host patterns through the broker, the session's
+ * limits.  Everything goes through the broker, the sandbox's loopback
+ * exception (NO_PROXY) included: direct connections fail anyway, and an
+ * explicitly allowed loopback address is reached through it.  The URL is an
+ * argument, never shell text.  Release with clone_policy_free(). */
+static int clone_policy(const struct berth_spawn_req *r, const char *parent, struct berth_policy *p,
+			struct berth_error *err)
+{
+	static const char *const argv[] = {
+		"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
+		"sh", NULL, NULL};
+	static struct berth_env genv[] = {{"GIT_TERMINAL_PROMPT", "0", false}};
+	size_t nh = r->run.policy.n_allow_hosts;
+	bool user_hosts = false;
+
+	berth_policy_init(p);
+	p->workspace = strdup(parent);
+	p->network = BERTH_NET_PROXY;
+	p->argv = calloc(BERTH_ARRAY_SIZE(argv), sizeof *p->argv);
+	p->allow_hosts = calloc(nh + 4, sizeof *p->allow_hosts);
+	if (p->workspace == NULL || p->argv == NULL || p->allow_hosts == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	memcpy(p->argv, argv, sizeof argv);
+	p->argv[4] = r->repo;
+	p->argc = BERTH_ARRAY_SIZE(argv) - 1;
+	p->memory = r->run.policy.memory;
+	p->millicpus = r->run.policy.millicpus;
+	p->pids = r->run.policy.pids;
+	p->memory_set = r->run.policy.memory_set;
+	p->cpus_set = r->run.policy.cpus_set;
+	p->pids_set = r->run.policy.pids_set;
+	p->tmp_size = r->run.policy.tmp_size;
+	p->allow_degraded = r->run.policy.allow_degraded;
+	if (r->run.policy.dns != NULL && (p->dns = strdup(r->run.policy.dns)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; berth_clone_hosts[i] != NULL; i++)
+		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(berth_clone_hosts[i])) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	/* The caller's own --allow-host patterns replace the profile's (see
+	 * berth_spawn_prepare), so the compiled list is exactly theirs. */
+	for (size_t i = 0; i < r->n_run_args; i++)
+		if (strcmp(r->run_args[i], "--allow-host") == 0)
+			user_hosts = true;
+	for (size_t i = 0; user_hosts && i < nh; i++)
+		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(r->run.policy.allow_hosts[i])) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	p->env = genv;
+	p->n_env = BERTH_ARRAY_SIZE(genv);
+	return 0;
+}
+
+static void clone_policy_free(struct berth_policy *p)
+{
+	free(p->argv); /* the strings are static or the request's */
+	p->argv = NULL;
+	p->argc = 0;
+	p->env = NULL;
+	p->n_env = 0;
+	berth_policy_free(p);
+}
+
+/* git clone @r->repo into @parent/workspace, in a sandbox of its own. */
 static int clone_repo(struct berth_spawn_req *r, const char *parent, struct berth_error *err)
 {
 	struct berth_policy p;
 	struct berth_runtime_opts ro = {0};
-	int status = 0, devnull;
-	/* Everything through the broker, the sandbox's loopback exception
-	 * (NO_PROXY) included: direct connections fail anyway, and an
-	 * explicitly allowed loopback address is reached through it.  The URL
-	 * is an argument, never shell text. */
-	char *argv[] = {"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
-			"sh", r->repo, NULL};
-	int rc = -1;
+	int status = 0, devnull, rc = -1;
 
-	berth_policy_init(&p);
-	p.workspace = strdup(parent);
-	p.network = BERTH_NET_PROXY;
-	p.argv = argv;
-	p.argc = BERTH_ARRAY_SIZE(argv) - 1;
-	p.memory = r->run.policy.memory;
-	p.millicpus = r->run.policy.millicpus;
-	p.pids = r->run.policy.pids;
-	p.tmp_size = r->run.policy.tmp_size;
-	p.allow_degraded = r->run.policy.allow_degraded;
-	if (r->run.policy.dns != NULL)
-		p.dns = strdup(r->run.policy.dns);
-	/* The GitHub hosts, and what the caller allowed explicitly. */
-	size_t nh = r->run.policy.n_allow_hosts;
-	p.allow_hosts = calloc(nh + 4, sizeof *p.allow_hosts);
-	if (p.workspace == NULL || p.allow_hosts == NULL) {
-		berth_err(err, ENOMEM, "out of memory");
+	if (clone_policy(r, parent, &p, err) < 0)
 		goto out;
-	}
-	for (size_t i = 0; berth_clone_hosts[i] != NULL; i++)
-		p.allow_hosts[p.n_allow_hosts++] = strdup(berth_clone_hosts[i]);
-	bool user_hosts = false;
-	for (size_t i = 0; i < r->n_run_args; i++)
-		if (strcmp(r->run_args[i], "--allow-host") == 0)
-			user_hosts = true;
-	/* The caller's own --allow-host patterns replace the profile's (see
-	 * berth_spawn_prepare), so the compiled list is exactly theirs. */
-	for (size_t i = 0; user_hosts && i < nh; i++)
-		p.allow_hosts[p.n_allow_hosts++] = strdup(r->run.policy.allow_hosts[i]);
-	static struct berth_env genv[] = {{"GIT_TERMINAL_PROMPT", "0", false}};
-	p.env = genv;
-	p.n_env = BERTH_ARRAY_SIZE(genv);
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ro.quiet = true;
 	ro.has_stdio = true;
 	ro.stdio_fd[0] = devnull;
 	ro.stdio_fd[1] = STDERR_FILENO;
 	ro.stdio_fd[2] = STDERR_FILENO;
-	if (berth_sandbox_run(&p, &ro, &status, err) < 0) {
+	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, err) < 0) {
+		/* checked already by the caller */
+	} else if (berth_sandbox_run(&p, &ro, &status, err) < 0) {
 		berth_err_wrap(err, "cannot clone `%s`", r->repo);
 	} else if (status != 0) {
 		berth_err(err, 0, "git clone of `%s` failed (exit status %d); no session was started", r->repo, status);
@@ -368,11 +413,42 @@ static int clone_repo(struct berth_spawn_req *r, const char *parent, struct bert
 	if (devnull >= 0)
 		close(devnull);
 out:
-	p.argv = NULL;
-	p.argc = 0;
-	p.env = NULL;
-	p.n_env = 0;
-	berth_policy_free(&p);
+	clone_policy_free(&p);
+	return rc;
+}
+
+/*
+ * Every rules file (system, user, project: src/policy/rules.h) must allow
+ * the agent's policy, and the clone's when there is a --repo; checked before
+ * anything is created.  The credentials --seed-auth forwards are named to
+ * the check.  Returns 0, or -1 with @err (status 2: refused or a malformed
+ * rules file; 125: unreadable).
+ */
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err)
+{
+	struct berth_rules *rules = NULL;
+	struct berth_widening_ctx ctx = {.network_mode = r->run.network_mode, .credentials = creds,
+					 .n_credentials = n_creds};
+	struct berth_widening_ctx cctx = {.network_mode = "proxy"};
+	struct berth_policy cp;
+	int rc = -1;
+
+	if (berth_rules_load_all(NULL, &rules, err) < 0)
+		return -1;
+	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0)
+		goto out;
+	if (r->repo != NULL) {
+		/* /tmp stands in for the state directory, as for the agent */
+		if (clone_policy(r, "/tmp", &cp, err) == 0 && berth_rules_check(rules, &cp, &cctx, err) == 0)
+			rc = 0;
+		else
+			berth_err_wrap(err, "the clone of --repo");
+		clone_policy_free(&cp);
+		goto out;
+	}
+	rc = 0;
+out:
+	berth_rules_free(rules);
 	return rc;
 }
 

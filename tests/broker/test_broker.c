@@ -209,6 +209,12 @@ static void *web_main(void *arg)
 			if (strstr(req, "\r\n\r\n") != NULL)
 				break;
 		}
+		/* and whatever else arrives soon after the head: a body, or bytes
+		 * that must not arrive (a pipelined request) */
+		tv = (struct timeval){.tv_usec = 200000};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		while (n + 1 < sizeof(req) && (r = read(fd, req + n, sizeof(req) - 1 - n)) > 0)
+			n += (size_t)r;
 		req[n] = '\0';
 		pthread_mutex_lock(&web.mu);
 		memcpy(web.last, req, n + 1);
@@ -425,8 +431,8 @@ static int group_setup(void **state)
 
 	(void)state;
 	signal(SIGPIPE, SIG_IGN);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
-		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
+		rl.rlim_cur = rl.rlim_max < 16384 ? rl.rlim_max : 16384;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	echo.lfd = listen_tcp(&echo.port);
@@ -510,6 +516,78 @@ static void test_plain_get(void **state)
 		 web.port);
 	pthread_mutex_lock(&web.mu);
 	assert_string_equal(web.last, expect);
+	pthread_mutex_unlock(&web.mu);
+	stop();
+}
+
+/* Bytes after a plain request's body (a pipelined second request) reach nobody. */
+static void test_pipelined_plain(void **state)
+{
+	static const char *const pats[] = {"%W", NULL};
+	char req[1024], expect[512], buf[4096];
+
+	(void)state;
+	start(pats, 0, 0);
+	int fd = dial(bk.http_port);
+	snprintf(req, sizeof(req),
+		 "POST http://127.0.0.1:%u/up HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 5\r\n\r\nabcde"
+		 "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+		 web.port, web.port);
+	send_str(fd, req);
+	recv_all(fd, buf, sizeof(buf));
+	close(fd);
+	assert_string_equal(buf, HTTP_REPLY);
+	snprintf(expect, sizeof(expect),
+		 "POST /up HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 5\r\nVia: 1.1 berth\r\n"
+		 "Connection: close\r\n\r\nabcde",
+		 web.port);
+	pthread_mutex_lock(&web.mu);
+	assert_string_equal(web.last, expect);
+	pthread_mutex_unlock(&web.mu);
+	usleep(100000);
+	stop();
+	assert_int_equal(bk.n, 1);
+	assert_int_equal(bk.d[0].up, 5); /* the body only */
+	assert_false(dns_asked("evil.test"));
+}
+
+/* A chunked body is forwarded as framed, and nothing after its end. */
+static void test_chunked_body(void **state)
+{
+	static const char *const pats[] = {"%W", NULL};
+	char req[1024], expect[512], buf[4096];
+
+	(void)state;
+	start(pats, 0, 0);
+	int fd = dial(bk.http_port);
+	snprintf(req, sizeof(req),
+		 "POST http://127.0.0.1:%u/c HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+		 web.port, web.port);
+	send_str(fd, req);
+	recv_all(fd, buf, sizeof(buf));
+	close(fd);
+	assert_string_equal(buf, HTTP_REPLY);
+	snprintf(expect, sizeof(expect),
+		 "POST /c HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\nVia: 1.1 berth\r\n"
+		 "Connection: close\r\n\r\n5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\n",
+		 web.port);
+	pthread_mutex_lock(&web.mu);
+	assert_string_equal(web.last, expect);
+	pthread_mutex_unlock(&web.mu);
+
+	/* a malformed chunk size: the connection ends, nothing after the head goes on */
+	fd = dial(bk.http_port);
+	snprintf(req, sizeof(req),
+		 "POST http://127.0.0.1:%u/d HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "zz\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+		 web.port, web.port);
+	send_str(fd, req);
+	recv_all(fd, buf, sizeof(buf));
+	close(fd);
+	usleep(300000);
+	pthread_mutex_lock(&web.mu);
+	assert_null(strstr(web.last, "smuggled"));
 	pthread_mutex_unlock(&web.mu);
 	stop();
 }
@@ -729,7 +807,7 @@ static long rss_kib(void)
 	return v;
 }
 
-#define MANY 200
+#define MANY 1000
 
 static void test_many_tunnels(void **state)
 {
@@ -820,6 +898,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_connect_tunnel), cmocka_unit_test(test_plain_get),
+	    cmocka_unit_test(test_pipelined_plain), cmocka_unit_test(test_chunked_body),
 	    cmocka_unit_test(test_undeclared_host), cmocka_unit_test(test_undeclared_port),
 	    cmocka_unit_test(test_private_answer), cmocka_unit_test(test_socks),
 	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),

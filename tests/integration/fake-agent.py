@@ -45,6 +45,11 @@ def draw():
     elif time.time() < working_until:
         buf.append("\r\n✻ Thinking… (2s · esc to interrupt)\r\n")
     buf.append("\r\n")
+    if question:
+        # Like Claude Code and Codex: the dialog takes the input box's place.
+        out.write("".join(buf))
+        out.flush()
+        return
     if style == "claude":
         buf.append("╭" + "─" * w + "╮\r\n")
         buf.append("│ > " + typed + " " * max(0, w - 3 - len(typed)) + "│\r\n")

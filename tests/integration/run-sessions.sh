@@ -104,10 +104,13 @@ assert r["network"] == "none" and r["alive"] is True
 have_classifier fc
 if [ $has_classifier = 1 ]; then
 	"$BERTH" send fc ask --enter >/dev/null; wait_screen fc "Do you want to proceed?"
-	eq "ps: a question with options is blocked" "$(field fc state)" blocked
-	"$BERTH" send fc 1 >/dev/null; wait_screen fc "answered 1"; sleep 1
-	st=$(field fc state)
-	if [ "$st" = done ] || [ "$st" = idle ]; then pass "ps: answered and quiet is done/idle ($st)"; else fail "ps: after the answer" "state $st"; fi
+	eq "ps: a question with options is blocked ($(field fc why))" "$(field fc state)" blocked
+	"$BERTH" send fc 1 >/dev/null; wait_screen fc "answered 1"; sleep 2
+	eq "ps: answered, quiet, a reply above the input box: done ($(field fc why))" "$(field fc state)" done
+	"$BERTH" send fc work --enter >/dev/null; wait_screen fc "esc to interrupt"
+	eq "ps: a spinner with esc to interrupt: working" "$(field fc state)" working
+	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 4
+	eq "ps: a question in prose is not blocked ($(field fc why))" "$(field fc state)" done
 else
 	eq "ps: state without the classifier" "$(field fc state)" running
 fi
@@ -336,6 +339,37 @@ except Exception as e: print("refused:", type(e).__name__)' "$XDG_RUNTIME_DIR/be
 	chmod 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/berth" "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_RUNTIME_DIR/berth/sessions/r1"
 	case "$r" in "answer: b''"|refused:*) pass "another uid gets nothing from the control socket ($r)";; *) fail "another uid" "$r";; esac
 fi
+# 15. rules (src/policy/rules.h) hold for spawn: checked before anything is created
+"$BERTH" stop --all --grace 0 >/dev/null 2>&1
+printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+b spawn fake-claude --name ru1
+eq "rules: an allowed spawn starts" "$RC" 0
+b spawn fake-claude --name ru2 --allow-host example.com
+eq "rules: a refused network: 2" "$RC" 2
+has "rules: names the file and line" "$ERR" "refused by rules ($XDG_CONFIG_HOME/berth/rules.yml:2): networks does not allow proxy"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/ru2" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/ru2" ] &&
+	pass "rules: nothing created for a refused spawn" || fail "rules: leftovers" ""
+printf 'allow:\n  networks: [none, proxy]\n  hosts: [\x27127.0.0.1:%s\x27]\n' "$PORT" >"$XDG_CONFIG_HOME/berth/rules.yml"
+b spawn shell --name ru3 --repo "http://127.0.0.1:$PORT/repo.git" --allow-host "127.0.0.1:$PORT"
+eq "rules: a clone reaching hosts the rules do not cover: 2" "$RC" 2
+has "rules: the clone is named" "$ERR" "the clone of --repo"
+[ ! -e "$XDG_STATE_HOME/berth/sessions/ru3" ] && pass "rules: no clone was made" || fail "rules: clone leftovers" ""
+printf 'allow:\n  credentials: []\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+FAKE_TOKEN=x "$BERTH" spawn fake-claude --name ru4 --seed-auth </dev/null >/dev/null 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "rules: --seed-auth of a credential the rules refuse: 2" "$RC" 2
+has "rules: names credentials" "$ERR" "credentials"
+printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+mkdir -p "$TOP/.berth"; printf 'allow:\n  networks: [none, host]\n  memory: 512M\n' >"$TOP/.berth/rules.yml"
+b spawn fake-claude --name ru5 --network host --yes --memory 256M
+eq "rules: a project file cannot widen a user file: 2" "$RC" 2
+has "rules: the user's file refuses" "$ERR" "$XDG_CONFIG_HOME/berth/rules.yml:2"
+b spawn fake-claude --name ru6
+eq "rules: the project file narrows (memory default 8G over 512M): 2" "$RC" 2
+has "rules: the project's file refuses" "$ERR" ".berth/rules.yml:3): memory"
+b spawn fake-claude --name ru7 --memory 256M
+eq "rules: within every file: starts" "$RC" 0
+rm -rf "$XDG_CONFIG_HOME/berth/rules.yml" "$TOP/.berth"
+
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0
 
