@@ -28,6 +28,7 @@ struct berth_screen {
 	enum vt_state st;
 	bool drop;      /* the sequence being read is dropped whole */
 	int seps;
+	bool cursor_visible; /* DECTCEM, as libvterm reports it */
 	unsigned char u8[4]; /* an incomplete UTF-8 sequence at the end of the last text */
 	size_t u8_len, u8_need;
 	char last[8];     /* the last graphic character of the text (UTF-8), for REP */
@@ -44,6 +45,17 @@ static void on_output(const char *s, size_t len, void *user)
 		sc->reply(s, len, sc->user);
 }
 
+static int on_termprop(VTermProp prop, VTermValue *val, void *user)
+{
+	struct berth_screen *s = user;
+
+	if (prop == VTERM_PROP_CURSORVISIBLE)
+		s->cursor_visible = val->boolean;
+	return 1;
+}
+
+static const VTermScreenCallbacks screen_cbs = {.settermprop = on_termprop};
+
 /* A fresh VTerm of @rows x @cols. */
 static int open_vt(struct berth_screen *s, int rows, int cols)
 {
@@ -57,7 +69,9 @@ static int open_vt(struct berth_screen *s, int rows, int cols)
 	vterm_set_utf8(s->vt, 1);
 	vterm_output_set_callback(s->vt, on_output, s);
 	s->scr = vterm_obtain_screen(s->vt);
+	vterm_screen_set_callbacks(s->scr, &screen_cbs, s);
 	vterm_screen_enable_altscreen(s->scr, 1);
+	s->cursor_visible = true;
 	vterm_screen_reset(s->scr, 1);
 	return 0;
 }
@@ -366,6 +380,11 @@ void berth_screen_resize(struct berth_screen *s, int rows, int cols)
 void berth_screen_size(const struct berth_screen *s, int *rows, int *cols)
 {
 	vterm_get_size(s->vt, rows, cols);
+}
+
+bool berth_screen_cursor_visible(const struct berth_screen *s)
+{
+	return s->cursor_visible;
 }
 
 void berth_screen_cursor(const struct berth_screen *s, int *row, int *col)

@@ -7,6 +7,7 @@
 #ifndef BERTH_SESSION_SCREEN_H
 #define BERTH_SESSION_SCREEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../util/error.h"
@@ -37,6 +38,10 @@ void berth_screen_size(const struct berth_screen *s, int *rows, int *cols);
 
 /* berth_screen_cursor - the cursor's row and column (0-based). */
 void berth_screen_cursor(const struct berth_screen *s, int *row, int *col);
+
+/* berth_screen_cursor_visible - false while the program hides the cursor
+ * (DECTCEM, CSI ? 25 l). */
+bool berth_screen_cursor_visible(const struct berth_screen *s);
 
 /*
  * berth_screen_line - row @row (0-based) as UTF-8 plain text, trailing

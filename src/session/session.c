@@ -556,7 +556,10 @@ static const char *classify(const json_t *meta, const json_t *scr, char *why, si
 	struct berth_screen_view v = {
 		.lines = lines,
 		.n_lines = (int)n,
-		.cursor_row = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 0)) : -1,
+		/* A hidden cursor says nothing about where the agent waits. */
+		.cursor_row = json_is_array(cur) && !json_is_false(json_object_get(scr, "cursor_visible"))
+				      ? (int)json_integer_value(json_array_get(cur, 0))
+				      : -1,
 		.cursor_col = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 1)) : -1,
 		.alive = json_is_true(json_object_get(scr, "alive")),
 		.exit_status = json_is_integer(json_object_get(scr, "exit")) ? (int)json_integer_value(json_object_get(scr, "exit")) : -1,

@@ -200,7 +200,8 @@ static json_t *screen_json(struct sup *s)
 		json_array_append_new(lines, json_string(l != NULL ? l : ""));
 		free(l);
 	}
-	return json_pack("{sosisis[ii]sIsb}", "lines", lines, "rows", rows, "cols", cols, "cursor", cr, cc, "idle_ms",
+	return json_pack("{sosisis[ii]sbsIsb}", "lines", lines, "rows", rows, "cols", cols, "cursor", cr, cc,
+			 "cursor_visible", berth_screen_cursor_visible(s->screen), "idle_ms",
 			 (json_int_t)(now_ms() - s->last_output_ms), "alive", 1);
 }
 
