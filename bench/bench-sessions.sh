@@ -43,6 +43,7 @@ t1=$(date +%s.%N)
 sleep 2
 alive=$("$BERTH" ps --json | python3 -c 'import json,sys; print(sum(r["alive"] for r in json.load(sys.stdin)))')
 mem_after=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+cg_during=$(cg_count)
 # Memory per session: every process of each session's tree.
 all=()
 pss=0 rss=0 sup_pss=0 nproc=0 sup_fds=0
@@ -60,7 +61,7 @@ done
 echo "sessions: $N spawned in $(echo "$t1 - $t0" | bc) s ($(echo "scale=1; ($t1 - $t0) * 1000 / $N" | bc) ms each), $alive alive"
 echo "processes: $nproc ($(echo "scale=2; $nproc / $N" | bc) per session); supervisor descriptors: $(echo "scale=1; $sup_fds / $N" | bc) each"
 echo "memory per session: PSS $(echo "scale=0; $pss / $N" | bc) KiB (supervisor alone $(echo "scale=0; $sup_pss / $N" | bc) KiB), RSS $(echo "scale=0; $rss / $N" | bc) KiB"
-echo "MemAvailable dropped by $(( (mem_before - mem_after) / N )) KiB per session"
+echo "MemAvailable dropped by $(( (mem_before - mem_after) / N )) KiB per session; berth cgroups: $cg_before before, $cg_during with the sessions"
 [ "$alive" = "$N" ] || { echo "LEAK/FAIL: $alive of $N alive"; bad=1; }
 
 t2=$(date +%s.%N)
