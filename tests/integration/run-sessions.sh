@@ -216,6 +216,20 @@ if [ "$(id -u)" = 0 ]; then
 fi
 b stop fc
 eq "stop of a stopped session: 2" "$RC" 2
+# An agent that ignores SIGHUP and SIGTERM is killed after the grace time.
+printf 'command: [sh, -c, "trap \x27\x27 HUP TERM; echo stubborn; while :; do sleep 1; done"]\nnetwork: none\nprompt: none\n' \
+	>"$XDG_CONFIG_HOME/berth/profiles/stubborn.yml"
+b spawn stubborn --name st1
+wait_screen st1 stubborn
+sup=$(field st1 pid); pids=$(tree "$sup")
+t0=$(date +%s%N)
+b stop st1 --grace 1s
+t1=$(date +%s%N)
+eq "stop of an agent that ignores SIGTERM: exit 0" "$RC" 0
+ms=$(( (t1 - t0) / 1000000 ))
+[ "$ms" -ge 900 ] && [ "$ms" -lt 6000 ] && pass "stop waited for the grace time, then killed (${ms} ms)" || fail "grace kill" "${ms} ms"
+eq "grace kill: no process left" "$(alive_pids $pids)" 0
+eq "grace kill: exit status of a killed sandbox" "$(field st1 exit_status)" 137
 
 # 9. SIGKILL of the supervisor ends the sandbox
 b spawn fake-claude --name k9
