@@ -55,7 +55,7 @@ static int usage_fail(const char *usage, const char *fmt, ...)
 
 static const char spawn_usage[] =
 	"usage: berth spawn PROFILE [--name NAME] [--repo URL | --workspace DIR] [--prompt TEXT]\n"
-	"                   [--seed-auth] [--size ROWSxCOLS] [RUN OPTIONS] [-- AGENT ARGS...]\n"
+	"                   [--seed-auth] [--persist-home] [--size ROWSxCOLS] [RUN OPTIONS] [-- AGENT ARGS...]\n"
 	"\n"
 	"  PROFILE           claude, codex, shell, or ~/.config/berth/profiles/PROFILE.yml\n"
 	"  --name NAME       the session's name (a-z 0-9 -, at most 48; default PROFILE-REPO-HHMMSS)\n"
@@ -63,6 +63,8 @@ static const char spawn_usage[] =
 	"  --workspace DIR   the workspace (default: the session's own, empty)\n"
 	"  --prompt TEXT     the first instruction (an argument, or typed, as the profile says)\n"
 	"  --seed-auth       forward the profile's credentials (a widening: the agent can read them)\n"
+	"  --persist-home    $HOME is ~/.local/state/berth/homes/PROFILE, kept across sessions (default: the\n"
+	"                    profile's persist_home, else a fresh tmpfs); --no-persist-home: the tmpfs\n"
 	"  --size ROWSxCOLS  the terminal size (default: this terminal's, else 40x120)\n"
 	"  RUN OPTIONS       as `berth run`: --memory --cpus --pids --timeout --network --allow-host --env\n"
 	"                    --ro --rw --unprotect --allow-degraded --yes ...\n"

@@ -82,6 +82,12 @@ struct berth_policy {
 	struct berth_env *env;
 	size_t n_env;
 
+	/* A persistent home: this physical host directory is bound read-write
+	 * at $HOME instead of a fresh tmpfs (agent sessions' --persist-home,
+	 * docs/sessions.md); NULL: the tmpfs.  Idmapped like the workspace when
+	 * root runs berth. */
+	char *home_dir;
+
 	/* Widening consent */
 	bool allow_degraded;
 

@@ -105,6 +105,7 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
+	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
@@ -439,6 +440,7 @@ static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	gid_t g = 0;
 
 	s->ws_fd = -1;
+	s->home_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	if (geteuid() != 0 || !s->use_userns)
@@ -455,6 +457,13 @@ static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	s->ws_fd = berth_idmapped_tree(s->p->workspace, u, g, &s->ids, false, err);
 	if (s->ws_fd < 0)
 		goto degraded;
+	if (s->p->home_dir != NULL) {
+		if (owner_of(s->p->home_dir, &u, &g, err) < 0)
+			return -1;
+		s->home_fd = berth_idmapped_tree(s->p->home_dir, u, g, &s->ids, false, err);
+		if (s->home_fd < 0)
+			goto degraded;
+	}
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
 		if (owner_of(m->src, &u, &g, err) < 0)
@@ -477,6 +486,9 @@ degraded:
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
 	s->ws_fd = -1;
+	if (s->home_fd >= 0)
+		close(s->home_fd);
+	s->home_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
@@ -956,8 +968,15 @@ static int proxy_listeners(struct sandbox *s, struct berth_error *err)
 static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
-	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
-					s->mount_is_dir, s->p->network != BERTH_NET_HOST, s->p->app && s->use_landlock};
+	struct berth_mount_plan plan = {.policy = s->p,
+					.guard = &s->guard,
+					.home = s->home,
+					.ws_fd = s->ws_fd,
+					.home_fd = s->home_fd,
+					.mount_fds = s->mount_fds,
+					.mount_is_dir = s->mount_is_dir,
+					.own_netns = s->p->network != BERTH_NET_HOST,
+					.system_by_landlock = s->p->app && s->use_landlock};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
@@ -1302,6 +1321,8 @@ static void cleanup(struct sandbox *s)
 		waitpid(s->janitor, NULL, 0);
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
+	if (s->home_fd >= 0)
+		close(s->home_fd);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
@@ -1446,6 +1467,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_fd = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->home_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)

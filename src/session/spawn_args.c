@@ -72,6 +72,7 @@ static int set_once(char **dst, const char *opt, const char *val, struct berth_e
 int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct berth_error *err)
 {
 	memset(r, 0, sizeof *r);
+	r->persist_home = -1;
 	if (argc < 2 || argv[1][0] == '-')
 		return berth_usage_err(err, "spawn: which profile? (claude, codex, shell or your own)");
 	if ((r->profile_name = strdup(argv[1])) == NULL)
@@ -101,6 +102,8 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			i++;
 		} else if (strcmp(a, "--seed-auth") == 0) {
 			r->seed_auth = true;
+		} else if (strcmp(a, "--persist-home") == 0 || strcmp(a, "--no-persist-home") == 0) {
+			r->persist_home = a[2] == 'p';
 		} else if (strcmp(a, "--") == 0) {
 			for (i++; i < argc; i++)
 				if (push(&r->extra, &r->n_extra, argv[i]) < 0)
@@ -180,6 +183,50 @@ static int check_repo(struct berth_spawn_req *r, struct berth_error *err)
 }
 
 static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err);
+
+/* $XDG_STATE_HOME/berth/homes/PROFILE (else ~/.local/state/...). */
+static int home_path(const char *profile, char **out, struct berth_error *err)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		n = asprintf(out, "%s/berth/homes/%s", xdg, profile);
+	else if (home != NULL && home[0] == '/')
+		n = asprintf(out, "%s/.local/state/berth/homes/%s", home, profile);
+	else
+		return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor HOME is "
+					    "an absolute path");
+	if (n < 0) {
+		*out = NULL;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* mkdir -p @path: 0700 for every directory made. */
+static int make_private_dirs(const char *path, struct berth_error *err)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return berth_usage_err(err, "path too long: `%s`", path);
+	for (char *s = buf + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return berth_err(err, errno, "cannot create `%s`", buf);
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return berth_usage_err(err, "`%s` is not a directory of uid %u", path, (unsigned)getuid());
+	return 0;
+}
 
 static size_t n_creds_forwarded(const char *const *creds)
 {
@@ -307,6 +354,18 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (r->run.dry_run || r->run.help || r->run.json) {
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
+	}
+	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
+		/* Created by launch; named now so that the digest and the rules
+		 * see the policy that will run. */
+		if (home_path(r->profile.name, &r->home_dir, err) < 0)
+			goto out;
+		r->run.policy.home_dir = strdup(r->home_dir);
+		if (r->run.policy.home_dir == NULL)
+			goto oom;
+		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
+			"the agent writes there, it finds again)",
+		     r->home_dir, r->profile.name);
 	}
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
 		goto out;
@@ -487,6 +546,15 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 			goto fail;
 		}
 	}
+	if (r->home_dir != NULL) {
+		if (make_private_dirs(r->home_dir, err) < 0)
+			goto fail;
+		free(r->run.policy.home_dir);
+		if ((r->run.policy.home_dir = realpath(r->home_dir, NULL)) == NULL) {
+			berth_err(err, errno, "cannot resolve `%s`", r->home_dir);
+			goto fail;
+		}
+	}
 	spec.name = r->name;
 	spec.profile = r->profile.name;
 	spec.agent = r->profile.agent;
@@ -522,6 +590,7 @@ void berth_spawn_req_free(struct berth_spawn_req *r)
 	free(r->repo);
 	free(r->workspace);
 	free(r->prompt);
+	free(r->home_dir);
 	free_vec(r->run_args, r->n_run_args);
 	free_vec(r->extra, r->n_extra);
 	berth_profile_free(&r->profile);

@@ -25,6 +25,7 @@ struct berth_spawn_req {
 	char *workspace;  /* NULL: the session's own */
 	char *prompt;     /* NULL: none */
 	bool seed_auth;
+	int persist_home;  /* --persist-home 1, --no-persist-home 0, -1: the profile's persist_home */
 	char **run_args;  /* `berth run` options, in order */
 	size_t n_run_args;
 	char **extra;     /* after `--`: appended to the profile's command */
@@ -35,6 +36,7 @@ struct berth_spawn_req {
 	struct berth_run_opts run;
 	bool have_run;
 	bool managed_ws;
+	char *home_dir;   /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
 	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
 	size_t n_notes;
 };

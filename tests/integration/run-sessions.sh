@@ -109,7 +109,7 @@ if [ $has_classifier = 1 ]; then
 	eq "ps: answered, quiet, a reply above the input box: done ($(field fc why))" "$(field fc state)" done
 	"$BERTH" send fc work --enter >/dev/null; wait_screen fc "esc to interrupt"
 	eq "ps: a spinner with esc to interrupt: working" "$(field fc state)" working
-	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 4
+	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 6
 	eq "ps: a question in prose is not blocked ($(field fc why))" "$(field fc state)" done
 else
 	eq "ps: state without the classifier" "$(field fc state)" running
@@ -353,6 +353,25 @@ except Exception as e: print("refused:", type(e).__name__)' "$XDG_RUNTIME_DIR/be
 	chmod 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/berth" "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_RUNTIME_DIR/berth/sessions/r1"
 	case "$r" in "answer: b''"|refused:*) pass "another uid gets nothing from the control socket ($r)";; *) fail "another uid" "$r";; esac
 fi
+# 14b. --persist-home: $HOME kept across sessions of a profile, a tmpfs otherwise
+b spawn shell --name ph1 --persist-home
+eq "--persist-home: exit 0" "$RC" 0
+has "--persist-home: says where" "$ERR" "persistent home: $XDG_STATE_HOME/berth/homes/shell"
+"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo wrote' --enter >/dev/null
+wait_screen ph1 "wrote" && pass "--persist-home: the agent writes its home" || fail "persist write" "" "$("$BERTH" peek ph1)"
+"$BERTH" stop ph1 --grace 0 >/dev/null 2>&1
+eq "--persist-home: the file is on the host" "$(cat "$XDG_STATE_HOME/berth/homes/shell/marker" 2>&1)" "persisted-5"
+eq "--persist-home: the file belongs to the caller on the host" "$(stat -c %u "$XDG_STATE_HOME/berth/homes/shell/marker")" "$(id -u)"
+eq "--persist-home: the home directory is private" "$(stat -c %a "$XDG_STATE_HOME/berth/homes/shell")" 700
+b spawn shell --name ph2 --persist-home
+"$BERTH" send ph2 'cat ~/marker' --enter >/dev/null
+wait_screen ph2 "persisted-5" && pass "--persist-home: the next session finds it" || fail "persist read" "" "$("$BERTH" peek ph2)"
+eq "--persist-home: ps --json names the home" "$(field ph2 home)" "$XDG_STATE_HOME/berth/homes/shell"
+b spawn shell --name ph3
+"$BERTH" send ph3 'cat ~/marker || echo no-marker-here' --enter >/dev/null
+wait_screen ph3 "no-marker-here" && pass "without --persist-home: a fresh tmpfs home" || fail "tmpfs home" "" "$("$BERTH" peek ph3)"
+"$BERTH" stop ph2 ph3 --grace 0 >/dev/null 2>&1
+
 # 15. rules (src/policy/rules.h) hold for spawn: checked before anything is created
 "$BERTH" stop --all --grace 0 >/dev/null 2>&1
 printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
