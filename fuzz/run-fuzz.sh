@@ -46,6 +46,7 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
 	clang "${CF[@]}" fuzz/fuzz_session.c src/session/profile.c src/session/fleet.c src/session/yconf.c \
 		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
+		src/policy/rules.c src/util/ynode.c \
 		"${mcp_src[@]}" \
 		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares vterm) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
