@@ -196,10 +196,15 @@ unset FAKE_TOKEN
 "$BERTH" stop cred0 cred1 cred2 --grace 0 >/dev/null 2>&1
 
 # 8. the agent ends by itself; stop; what is left
+timeout 20 "$BERTH" logs -f "$DERIVED" >"$TOP/follow" 2>&1 &
+FOLLOW=$!
+sleep 0.5
 "$BERTH" send "$DERIVED" quit --enter >/dev/null
 for i in $(seq 50); do [ "$(field "$DERIVED" state)" = exited ] && break; sleep 0.1; done
 eq "agent that quits: exited" "$(field "$DERIVED" state)" exited
 eq "agent that quits: its exit status" "$(field "$DERIVED" exit_status)" 3
+wait "$FOLLOW"; eq "logs -f: returns when the session ends" "$?" 0
+has "logs -f: followed the output to the end" "$(cat "$TOP/follow")" "bye from the fake agent (status 3)"
 b peek "$DERIVED"
 has "peek after the end: the last screen" "$OUT" "bye from the fake agent (status 3)"
 sup=$(field fc pid); run_id=$(field fc run_id)
