@@ -8,17 +8,20 @@
 # The agent is the `shell` profile's idle bash (no network), each session in
 # its own sandbox with its own pty, libvterm screen and control socket.
 #
-# usage: bench/bench-sessions.sh [-n SESSIONS] [-b BERTH]    (default 100)
+# usage: bench/bench-sessions.sh [-n SESSIONS] [-b BERTH] [-o 'RUN OPTIONS']   (default 100, no options)
+#   -o '--network api-only': each supervisor also runs the egress broker
 #   Exit 0 after the report when nothing leaked, 1 otherwise.
 set -uo pipefail
 N=100
+OPTS=""
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BERTH="$(dirname "$here")/build/berth"
-while getopts 'n:b:h' o; do
+while getopts 'n:b:o:h' o; do
 	case $o in
 	n) N=$OPTARG ;;
+	o) OPTS=$OPTARG ;;
 	b) BERTH=$OPTARG ;;
-	*) sed -n '2,14p' "$0"; exit 2 ;;
+	*) sed -n '2,15p' "$0"; exit 2 ;;
 	esac
 done
 BERTH=$(readlink -f "$BERTH")
@@ -37,7 +40,8 @@ mem_before=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 
 t0=$(date +%s.%N)
 for i in $(seq "$N"); do
-	"$BERTH" spawn shell --name "b$i" --size 24x80 </dev/null >/dev/null 2>"$TOP/err" || { echo "spawn b$i failed: $(cat "$TOP/err")"; bad=1; break; }
+	# shellcheck disable=SC2086  # OPTS is a list of options
+	"$BERTH" spawn shell --name "b$i" --size 24x80 $OPTS </dev/null >/dev/null 2>"$TOP/err" || { echo "spawn b$i failed: $(cat "$TOP/err")"; bad=1; break; }
 done
 t1=$(date +%s.%N)
 sleep 2
