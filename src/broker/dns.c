@@ -3,6 +3,15 @@
  * dns.c - c-ares on a libevent loop: c-ares says which sockets it wants
  * watched (ARES_OPT_SOCK_STATE_CB), libevent watches them and calls
  * ares_process_fd(); one timer follows ares_timeout().
+ *
+ * Requests for a name that is being resolved already join that lookup (a
+ * struct lookup with a list of waiters) instead of sending their own
+ * queries: a burst of connections to one host (1000 CONNECTs at once) would
+ * otherwise send 2000 datagrams at once, overflow the socket receive
+ * buffers of the resolver and of c-ares, and leave some requests waiting
+ * for retransmissions past the connect timeout.  A lookup is forgotten the
+ * moment it is answered, so nothing is cached: the next request for the name
+ * asks again, and every answer is checked by each request on its own.
  */
 #include "dns.h"
 
@@ -12,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ares.h>
 #include <event2/event.h>
@@ -22,19 +32,33 @@ struct dns_sock {
 	struct dns_sock *next;
 };
 
+struct lookup;
+
 struct berth_dns {
 	struct event_base *base;
 	ares_channel ch;
 	bool ch_ok;
 	struct event *timer;
 	struct dns_sock *socks;
+	struct lookup *lookups; /* in flight, one per name */
 };
 
+/* One request's wait for a lookup. */
 struct berth_dns_query {
-	struct berth_dns *d;
 	berth_dns_cb cb;
 	void *arg;
-	bool cancelled, returned;
+	bool cancelled;
+	struct berth_dns_query *next;
+};
+
+/* One ares_getaddrinfo() in flight and the requests waiting for it. */
+struct lookup {
+	struct berth_dns *d;
+	struct lookup *next;
+	struct berth_dns_query *waiters, **tail;
+	bool starting; /* inside ares_getaddrinfo(): berth_dns_resolve() frees it if answered */
+	bool answered;
+	char name[256];
 };
 
 static void reschedule(struct berth_dns *d)
@@ -51,7 +75,8 @@ static void sock_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct berth_dns *d = arg;
 
-	ares_process_fd(d->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD, (what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
+	ares_process_fd(d->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
+			(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
 	reschedule(d);
 }
 
@@ -194,16 +219,37 @@ fail:
 	return NULL;
 }
 
+static void lookup_unlink(struct lookup *l)
+{
+	struct lookup **pp = &l->d->lookups;
+
+	while (*pp != NULL && *pp != l)
+		pp = &(*pp)->next;
+	if (*pp == l)
+		*pp = l->next;
+}
+
+static void lookup_free(struct lookup *l)
+{
+	while (l->waiters != NULL) {
+		struct berth_dns_query *q = l->waiters;
+		l->waiters = q->next;
+		free(q);
+	}
+	free(l);
+}
+
 static void ai_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
-	struct berth_dns_query *q = arg;
+	struct lookup *l = arg;
 	struct berth_addr addrs[32];
 	size_t n = 0;
 	int e = 0;
 
 	(void)timeouts;
 	if (status == ARES_SUCCESS && res != NULL) {
-		for (struct ares_addrinfo_node *ai = res->nodes; ai != NULL && n < sizeof(addrs) / sizeof(addrs[0]); ai = ai->ai_next)
+		for (struct ares_addrinfo_node *ai = res->nodes;
+		     ai != NULL && n < sizeof(addrs) / sizeof(addrs[0]); ai = ai->ai_next)
 			if (berth_addr_from_sockaddr(ai->ai_addr, (socklen_t)ai->ai_addrlen, &addrs[n]) == 0)
 				n++;
 	} else if (status == ARES_ETIMEOUT) {
@@ -217,40 +263,65 @@ static void ai_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res
 	}
 	if (res != NULL)
 		ares_freeaddrinfo(res);
-	bool call = !q->cancelled && status != ARES_EDESTRUCTION && status != ARES_ECANCELLED;
-	berth_dns_cb cb = q->cb;
-	void *cb_arg = q->arg;
-	if (q->returned)
-		free(q);
-	else
-		q->cancelled = true; /* called before berth_dns_resolve() returned: it frees q */
-	if (call)
-		cb(cb_arg, e, e != 0 ? ares_strerror(status) : "", addrs, n);
+	/* Forgotten before any callback runs: a request made from a callback asks again. */
+	lookup_unlink(l);
+	l->answered = true;
+	bool call = status != ARES_EDESTRUCTION && status != ARES_ECANCELLED;
+	/* A callback may cancel a waiter further down (it is then skipped) but
+	 * never frees one: waiters are freed here, after the loop. */
+	for (struct berth_dns_query *q = l->waiters; q != NULL && call; q = q->next) {
+		if (q->cancelled)
+			continue;
+		q->cancelled = true; /* answered: called once */
+		q->cb(q->arg, e, e != 0 ? ares_strerror(status) : "", addrs, n);
+	}
+	if (!l->starting)
+		lookup_free(l);
 }
 
 struct berth_dns_query *berth_dns_resolve(struct berth_dns *d, const char *name, berth_dns_cb cb, void *arg)
 {
 	struct berth_dns_query *q = calloc(1, sizeof(*q));
 	struct ares_addrinfo_hints hints;
+	struct lookup *l;
 
 	if (q == NULL) {
 		cb(arg, ENOMEM, "out of memory", NULL, 0);
 		return NULL;
 	}
-	q->d = d;
 	q->cb = cb;
 	q->arg = arg;
+	for (l = d->lookups; l != NULL; l = l->next)
+		if (strcasecmp(l->name, name) == 0) { /* join the lookup in flight */
+			*l->tail = q;
+			l->tail = &q->next;
+			return q;
+		}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL || strlen(name) >= sizeof(l->name)) {
+		bool nomem = l == NULL;
+		free(l);
+		free(q);
+		cb(arg, nomem ? ENOMEM : ENOENT, nomem ? "out of memory" : "name too long", NULL, 0);
+		return NULL;
+	}
+	l->d = d;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->waiters = q;
+	l->tail = &q->next;
+	l->next = d->lookups;
+	d->lookups = l;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_flags = ARES_AI_NOSORT;
-	ares_getaddrinfo(d->ch, name, NULL, &hints, ai_cb, q);
-	if (q->cancelled) { /* answered already (or failed at once) */
-		free(q);
-		reschedule(d);
+	l->starting = true;
+	ares_getaddrinfo(d->ch, name, NULL, &hints, ai_cb, l);
+	l->starting = false;
+	reschedule(d);
+	if (l->answered) { /* answered already (or failed at once): @cb has run */
+		lookup_free(l);
 		return NULL;
 	}
-	q->returned = true;
-	reschedule(d);
 	return q;
 }
 

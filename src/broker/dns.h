@@ -39,11 +39,16 @@ struct berth_dns *berth_dns_new(struct event_base *base, const char *server, str
 /*
  * berth_dns_resolve - resolve @name (A and AAAA).  @cb runs once, on the
  * loop's thread, possibly before this returns (then NULL is returned).
- * Returns a handle for berth_dns_cancel() while the query runs.
+ * A request for a name (compared case-insensitively) that is being resolved
+ * already joins that lookup and gets its answer: no second query is sent.
+ * Nothing is cached: once a lookup is answered, the next request for the
+ * name asks the server again.
+ * Returns a handle for berth_dns_cancel(), valid until @cb has run.
  */
 struct berth_dns_query *berth_dns_resolve(struct berth_dns *d, const char *name, berth_dns_cb cb, void *arg);
 
-/* berth_dns_cancel - @cb will not be called; the query itself runs to its end. */
+/* berth_dns_cancel - @cb will not be called; the lookup itself runs to its end
+ * (other requests may be waiting for it).  Not after @cb has run. */
 void berth_dns_cancel(struct berth_dns_query *q);
 
 /* berth_dns_free - destroy the resolver; running queries' callbacks are not called. */

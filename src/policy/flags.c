@@ -379,7 +379,7 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
 	return berth_err_hint(err,
 			      "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
-			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex");
+			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth");
 }
 
 static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out,

@@ -20,7 +20,7 @@
 const char *const berth_guard_paths[] = {
 	".git/hooks/", ".git/config", ".gitmodules", ".bashrc",  ".bash_profile",
 	".bash_login", ".profile",    ".zshrc",      ".envrc",   ".vscode/",
-	".idea/",      ".mcp.json",   ".claude/",    ".codex/",  NULL,
+	".idea/",      ".mcp.json",   ".claude/",    ".codex/",  ".berth/", NULL,
 };
 
 void berth_policy_init(struct berth_policy *p)

@@ -292,7 +292,7 @@ static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, st
 			return berth_ynode_err(err, f->origin, v->kids[i],
 					       "`allow.unprotect`: `%.60s` is not a guarded path; guarded paths are "
 					       ".git/hooks .git/config .gitmodules .bashrc .bash_profile .bash_login "
-					       ".profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex",
+					       ".profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth",
 					       s);
 		if (push_name(&f->unprotect, g, f->origin, err) < 0)
 			return -1;

@@ -228,7 +228,7 @@ fi
 echo "# guard placeholders in the host workspace during the run: $guard_present_during (.vscode)"
 left=""
 for _ in $(seq 40); do
-	left=$(ls -A "$WS" | grep -xE '\.(vscode|idea|claude|codex|bashrc|bash_profile|bash_login|profile|zshrc|envrc|gitmodules|mcp\.json)' | tr '\n' ' ')
+	left=$(ls -A "$WS" | grep -xE '\.(vscode|idea|claude|codex|berth|bashrc|bash_profile|bash_login|profile|zshrc|envrc|gitmodules|mcp\.json)' | tr '\n' ' ')
 	[ -z "$left" ] && break; sleep 0.05
 done
 eq "sigkill: no guard placeholders left in the workspace" "$left" ""
@@ -361,12 +361,13 @@ test -L .bashrc; echo "islink $?"
 ( mkdir -p .vscode && echo "{}" > .vscode/tasks.json ) 2>/dev/null; echo "vscode $?"
 ( echo evil >> .profile ) 2>/dev/null; echo "profile $?"
 ( echo "[submodule]" > .gitmodules ) 2>/dev/null; echo "gitmodules $?"
+( mkdir -p .berth && printf "allow:\n  networks: [host]\n" > .berth/rules.yml ) 2>/dev/null; echo "rules $?"
 '
 st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
 eq "guard: git add works" "$(st add)" 0
 eq "guard: git commit works" "$(st commit)" 0
 eq "guard: git branch works" "$(st branch)" 0
-for k in hook git mv rm ln vscode profile gitmodules; do
+for k in hook git mv rm ln vscode profile gitmodules rules; do
 	v=$(st "$k")
 	if [ -n "$v" ] && [ "$v" != 0 ]; then pass "guard: '$k' write to a guarded path fails (rc $v)"
 	else fail "guard: '$k' write to a guarded path fails" "rc '$v'" "$OUT" "$ERR"; fi
