@@ -31,6 +31,17 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
 
+# fuzz_session feeds agent output to libvterm behind berth's filter.  With
+# BERTH_LIBVTERM_SRC=DIR (libvterm's source tree, e.g. from `apt-get source
+# libvterm`), libvterm is compiled in and instrumented too, so ASan sees its
+# own out-of-bounds accesses; otherwise the system library (crashes and hangs
+# only).
+if [ -n "${BERTH_LIBVTERM_SRC:-}" ]; then
+	vterm=("$BERTH_LIBVTERM_SRC"/src/*.c -I"$BERTH_LIBVTERM_SRC"/include -I"$BERTH_LIBVTERM_SRC"/src)
+else
+	read -r -a vterm <<<"$(pkg-config --cflags --libs vterm)"
+fi
+
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
 	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c \
@@ -48,7 +59,7 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
 		src/policy/rules.c src/util/ynode.c \
 		"${mcp_src[@]}" \
-		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares vterm) \
+		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
 		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
