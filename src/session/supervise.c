@@ -732,6 +732,10 @@ int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, struc
 			dup2(null, 2);
 		}
 		close_others(pfd[1], spec->lock_fd);
+		/* Hold no directory of the caller's busy (every path is absolute
+		 * by now). */
+		if (chdir("/") < 0)
+			_exit(1);
 		supervisor_main(spec, pfd[1]);
 	}
 	close(pfd[1]);
