@@ -18,6 +18,7 @@ enum vt_state { VT_GROUND, VT_ESC, VT_CSI, VT_STRING, VT_STRING_ESC };
 
 #define VT_SEQ_MAX 64      /* bytes of one CSI sequence kept */
 #define VT_CSI_SEPS_MAX 15 /* `;` and `:` in one CSI sequence (libvterm keeps 16 arguments) */
+#define VT_CSI_DIGITS_MAX 6 /* digits of one CSI argument (libvterm's `long` overflows past 18) */
 #define VT_STRING_MAX 4096 /* bytes of one OSC/DCS/APC/PM/SOS string */
 
 struct berth_screen {
@@ -28,6 +29,7 @@ struct berth_screen {
 	enum vt_state st;
 	bool drop;      /* the sequence being read is dropped whole */
 	int seps;
+	int digits; /* of the current CSI argument */
 	bool cursor_visible; /* DECTCEM, as libvterm reports it */
 	unsigned char u8[4]; /* an incomplete UTF-8 sequence at the end of the last text */
 	size_t u8_len, u8_need;
@@ -218,6 +220,7 @@ static void seq_end(struct berth_screen *s)
 	s->seq_len = 0;
 	s->drop = false;
 	s->seps = 0;
+	s->digits = 0;
 	s->st = VT_GROUND;
 }
 
@@ -235,8 +238,9 @@ static void seq_add(struct berth_screen *s, char c, size_t max)
  * only within bounds.  libvterm 0.1.4 (Debian 12) writes out of bounds on a
  * CSI sequence with many `:`/`;` separators (found by fuzz/fuzz_session.c):
  * the agent is on the other side of the sandbox boundary, the supervisor is
- * not, so a sequence with more separators than libvterm keeps arguments, a
- * CSI longer than 64 bytes or a string longer than 4 KiB is dropped whole.
+ * not, so a sequence with more separators than libvterm keeps arguments, an
+ * argument of more than 6 digits (libvterm's arithmetic overflows), a CSI
+ * longer than 64 bytes or a string longer than 4 KiB is dropped whole.
  */
 void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 {
@@ -258,6 +262,7 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 			s->seq_len = 0;
 			s->drop = false;
 			s->seps = 0;
+			s->digits = 0;
 			s->seq[s->seq_len++] = (char)c;
 			s->st = VT_ESC;
 			break;
@@ -316,9 +321,13 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 				char cc = (char)c;
 				vterm_input_write(s->vt, &cc, 1);
 			} else {
-				if (c == ';' || c == ':')
+				if (c == ';' || c == ':') {
+					s->digits = 0;
 					if (++s->seps > VT_CSI_SEPS_MAX)
 						s->drop = true;
+				} else if (c >= '0' && c <= '9' && ++s->digits > VT_CSI_DIGITS_MAX) {
+					s->drop = true;
+				}
 				seq_add(s, (char)c, VT_SEQ_MAX);
 				if (c >= 0x40 && c <= 0x7e)
 					seq_end(s);
