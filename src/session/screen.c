@@ -19,7 +19,7 @@ enum vt_state { VT_GROUND, VT_ESC, VT_CSI, VT_STRING, VT_STRING_ESC };
 #define VT_SEQ_MAX 64      /* bytes of one CSI sequence kept */
 #define VT_CSI_SEPS_MAX 15 /* `;` and `:` in one CSI sequence (libvterm keeps 16 arguments) */
 #define VT_CSI_DIGITS_MAX 6 /* digits of one CSI argument (libvterm's `long` overflows past 18) */
-#define VT_STRING_MAX 4096 /* bytes of one OSC/DCS/APC/PM/SOS string */
+#define VT_STRING_MAX 4096 /* bytes of one OSC or DCS string */
 
 struct berth_screen {
 	VTerm *vt;
@@ -249,6 +249,14 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)buf[i];
 
+		if (s->st != VT_GROUND && (c == 0x18 || c == 0x1a)) {
+			/* CAN and SUB cancel a sequence (libvterm returns to its
+			 * normal state): dropped whole, and the control too. */
+			s->drop = true;
+			seq_end(s);
+			run = i + 1;
+			continue;
+		}
 		switch (s->st) {
 		case VT_GROUND:
 			if (c != 0x1b)
@@ -303,9 +311,16 @@ void berth_screen_feed(struct berth_screen *s, const char *buf, size_t len)
 			if (c == '[') {
 				s->drop = s->drop || s->seq_len > 2;
 				s->st = VT_CSI;
-			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+			} else if (c == ']' || c == 'P') {
+				/* OSC and DCS: the only strings libvterm 0.1.4 knows */
 				s->drop = s->drop || s->seq_len > 2;
 				s->st = VT_STRING;
+			} else if (c == 'X' || c == '^' || c == '_') {
+				/* SOS, PM, APC: libvterm takes them for C1 controls and
+				 * what follows for text; dropped, and what follows is
+				 * text here too. */
+				s->drop = true;
+				seq_end(s);
 			} else {
 				seq_end(s);
 			}
