@@ -9,6 +9,8 @@
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
 #   fuzz_session   sessions: profile and fleet files, the libvterm screen
+#   fuzz_envfile   `berth run --env-file` files
+#   fuzz_audit     the audit log's line parser and RFC 8785 canonical JSON
 #   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
 #   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
 #   fuzz_body      egress: where a plain request's body ends (chunked framing)
@@ -26,7 +28,7 @@ manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c s
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
-	src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
+	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
 	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
@@ -44,7 +46,7 @@ fi
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
-	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c \
+	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c \
 		src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
@@ -61,10 +63,14 @@ fi
 		"${mcp_src[@]}" \
 		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
+	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
+	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
+		src/util/error.c $(pkg-config --cflags --libs jansson) $(pkg-config --cflags libcrypto) -ldl -pthread \
+		-o "$out/fuzz_audit"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
 		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
 	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
-		src/policy/flags.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
+		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 }
@@ -78,6 +84,8 @@ table=(
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
 	"fuzz_session corpus-session 65536"
+	"fuzz_envfile corpus-envfile 65536"
+	"fuzz_audit corpus-audit 65536"
 	"fuzz_agent_patterns corpus-agents 65536"
 	"fuzz_rules corpus-rules 65536"
 	"fuzz_body corpus-body 65536"

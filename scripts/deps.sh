@@ -7,7 +7,8 @@ BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc make libc6-dev libseccomp-dev
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript;
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
-# openssl: the egress test hosts of tests/netns/hosts.sh.
+# openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
+# openssl(1), as contrib/audit-verify.py does.
 BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl)
 
 berth_ensure_deps() {

@@ -29,5 +29,7 @@ int cmd_fleet(int argc, char **argv);
 /* Stop the sessions @names (grace @grace_ms milliseconds, then killed) and
  * wait until each has ended.  Returns 0, or an exit status. */
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms);
+int cmd_attest(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 #endif

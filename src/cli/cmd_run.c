@@ -2,14 +2,26 @@
 /*
  * cmd_run.c - `berth run`.
  */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../util/sign.h"
 
 #include "../policy/flags.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
+#include "../supervisor/evidence.h"
+#include "../supervisor/runs.h"
+#include "../util/sha256.h"
 #include "cli.h"
 
 static const char run_usage[] =
@@ -22,19 +34,27 @@ static const char run_usage[] =
 	"  --pids N             process limit (default 512)\n"
 	"  --nofile N           open file limit (default 8192)\n"
 	"  --timeout DUR        kill the whole sandbox after DUR (30s, 500ms, 5m), exit 124\n"
-	"  --network none|proxy|host\n"
+	"  --network none|proxy|api-only|host\n"
 	"                       none: loopback only (default); proxy: loopback and berth's egress broker\n"
 	"                       for the --allow-host hosts; host: share the host network (widening)\n"
 	"  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
 	"                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
 	"  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
 	"  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
+	"  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
+	"  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
+	"                       read-only, noexec; its manifest goes to the audit trail first\n"
+	"  --forensic           static triage preset: needs --evidence; network api-only unless given;\n"
+	"                       no values from berth's environment or --env-file; workspace guard on\n"
 	"  --ro SRC[:DST]       bind a host path read-only\n"
 	"  --rw SRC[:DST]       bind a host path read-write (widening)\n"
 	"  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
 	"  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
 	"  --yes                do not ask to confirm widenings\n"
 	"  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
+	"\n"
+	"every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
+	"durably, nothing runs (exit 125)\n"
 	"\n"
 	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
 	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
@@ -76,6 +96,257 @@ static int dry_run(const struct berth_run_opts *o)
 	return 0;
 }
 
+/* Is @a equal to @b or one of its ancestors (both absolute, no trailing '/')? */
+static bool path_covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+/* @path, physical when it exists (realpath), else as given. */
+static void physical(const char *path, char out[PATH_MAX])
+{
+	if (realpath(path, out) == NULL)
+		snprintf(out, PATH_MAX, "%s", path);
+}
+
+/*
+ * The sandbox must reach neither the audit log (it could rewrite it) nor the
+ * host key (it could sign a rewritten log): refuse a workspace or a bind
+ * mount that contains, or lies inside, either directory.
+ */
+static int audit_exposure_check(const struct berth_policy *p, struct berth_error *err)
+{
+	char audit[PATH_MAX], keys[PATH_MAX], tmp[PATH_MAX];
+	const char *what[2] = {"the audit log", "berth's host key"};
+	char *dirs[2] = {audit, keys};
+
+	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	physical(tmp, audit);
+	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	physical(tmp, keys);
+	for (size_t i = 0; i <= p->n_mounts; i++) {
+		const char *src = i == 0 ? p->workspace : p->mounts[i - 1].src;
+		const char *flag = i == 0 ? "--workspace" : p->mounts[i - 1].rw ? "--rw" : "--ro";
+
+		if (src == NULL)
+			continue;
+		for (int d = 0; d < 2; d++)
+			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
+				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d], dirs[d]);
+				return berth_err_hint(err, "run from, or mount, a directory that does not contain `%s`", dirs[d]);
+			}
+	}
+	return 0;
+}
+
+static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
+				       struct berth_error *err);
+
+/*
+ * audit_start() on a thread of its own, so that opening the log (libcrypto,
+ * the host key) and making run.start and policy durable overlap the
+ * sandbox's set-up; the sandbox joins it before the command may start
+ * (berth_runtime_opts.before_release).
+ */
+struct audit_job {
+	const struct berth_policy *p;
+	const char *run_id, *actor;
+	pthread_t th;
+	bool started, done;
+	struct berth_audit *audit;
+	struct berth_error err;
+};
+
+static void *audit_job_main(void *arg)
+{
+	struct audit_job *j = arg;
+
+	j->audit = audit_start(j->p, j->run_id, j->actor, &j->err);
+	return NULL;
+}
+
+/* Start the job, on a thread when @async (else now). */
+static void audit_job_start(struct audit_job *j, bool async)
+{
+	if (async && pthread_create(&j->th, NULL, audit_job_main, j) == 0) {
+		j->started = true;
+		return;
+	}
+	audit_job_main(j);
+	j->done = true;
+}
+
+/* Wait for the job; 0 when the records are durable, else -1 with @err. */
+static int audit_job_join(struct audit_job *j, struct berth_error *err)
+{
+	if (j->started && !j->done) {
+		pthread_join(j->th, NULL);
+		j->done = true;
+	}
+	if (j->audit != NULL)
+		return 0;
+	*err = j->err;
+	return -1;
+}
+
+static int audit_before_release(void *arg, struct berth_error *err)
+{
+	return audit_job_join(arg, err);
+}
+
+/* What the run records as it goes (docs/attest.md). */
+struct run_ctx {
+	const struct berth_policy *p;
+	struct audit_job *job; /* joined before the command measures */
+};
+
+static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
+{
+	struct run_ctx *c = arg;
+
+	return berth_run_record_enforced(run_id, c->p, m, c->job->audit, err);
+}
+
+/* The evidence copy lives as long as the run. */
+static void remove_evidence(const struct berth_run_opts *o)
+{
+	struct berth_error e = {0};
+
+	if (o->policy.evidence_dir != NULL && berth_evidence_remove(o->policy.evidence_dir, &e) < 0)
+		cli_print_error(&e);
+}
+
+/* Manifests with more entries than this go to the audit trail as a file
+ * referenced by its SHA-256. */
+#define EVIDENCE_INLINE_MAX 256
+
+/*
+ * --evidence: copy and hash into the run's directory, then record the
+ * manifest (RUN/evidence.json; its hash and summary, and for small ones the
+ * entries, in the audit trail) before the command starts.  Returns the
+ * summary for run.json, or NULL with @err filled (nothing left behind).
+ */
+static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, struct berth_audit *audit,
+			       struct berth_error *err)
+{
+	char dir[PATH_MAX], dest[PATH_MAX + 16], hex[65];
+	struct berth_evidence_stats st;
+	json_t *manifest, *summary, *payload;
+	char *text;
+
+	if (berth_run_dir(run_id, true, dir, err) < 0)
+		return NULL;
+	snprintf(dest, sizeof dest, "%s/evidence", dir);
+	manifest = berth_evidence_ingest(o->evidence, o->n_evidence, dest, true, &st, err);
+	if (manifest == NULL) {
+		rmdir(dir); /* nothing of the refused run stays (the audit trail keeps its start) */
+		return NULL;
+	}
+	text = json_dumps(manifest, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text == NULL || berth_sha256_hex(text, strlen(text), hex, err) < 0 ||
+	    berth_run_write_json(run_id, "evidence.json", manifest, err) < 0) {
+		free(text);
+		json_decref(manifest);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	free(text);
+	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files", (json_int_t)st.files,
+			    "bytes", (json_int_t)st.bytes, "skipped", (json_int_t)st.skipped, "manifest_file",
+			    "evidence.json", "manifest_sha256", hex);
+	payload = json_deep_copy(summary);
+	if (json_array_size(manifest) <= EVIDENCE_INLINE_MAX)
+		json_object_set(payload, "entries", manifest);
+	json_decref(manifest);
+	if (berth_audit_append(audit, run_id, "evidence.ingest", "berth", payload, NULL, NULL, err) < 0) {
+		berth_err_wrap(err, "cannot record the evidence manifest in the audit trail");
+		json_decref(payload);
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return NULL;
+	}
+	json_decref(payload);
+	free(o->policy.evidence_dir);
+	o->policy.evidence_dir = strdup(dest);
+	if (o->policy.evidence_dir == NULL) {
+		json_decref(summary);
+		berth_evidence_remove(dest, &(struct berth_error){0});
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	}
+	return summary;
+}
+
+/*
+ * The audit records of a run: run.start and policy are durable before the
+ * command starts (one group commit); run.stop after it ends.  Declared
+ * --env values are secrets: they never reach the log, also not through argv.
+ */
+static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
+				       struct berth_error *err)
+{
+	struct berth_audit *a = berth_audit_open(NULL, err);
+	struct berth_audit_entry e[2] = {{0}};
+	char digest[65], cwd[4096];
+	char *policy_json = NULL;
+	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
+	int rc = -1;
+
+	if (a == NULL)
+		goto out;
+	if (berth_audit_recovered(a) != NULL)
+		fprintf(stderr, "berth: audit: %s\n", berth_audit_recovered(a));
+	for (size_t i = 0; i < p->n_env; i++)
+		if (p->env[i].value != NULL && berth_audit_add_secret(a, p->env[i].value, err) < 0)
+			goto out;
+	for (size_t i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	start = json_pack("{s:o, s:s?, s:s, s:I, s:s}", "argv", json_incref(argv), "workspace", p->workspace, "cwd",
+			  getcwd(cwd, sizeof cwd) ? cwd : "?", "pid", (json_int_t)getpid(), "berth_version",
+			  BERTH_VERSION);
+	policy_json = berth_policy_to_json(p, false, err);
+	if (policy_json == NULL || berth_policy_digest(p, digest, err) < 0)
+		goto out;
+	polv = json_loads(policy_json, 0, NULL);
+	{
+		char d[80];
+
+		snprintf(d, sizeof d, "sha256:%s", digest);
+		pol = json_pack("{s:s, s:O}", "digest", d, "policy", polv ? polv : json_null());
+	}
+	if (start == NULL || pol == NULL) {
+		berth_err(err, ENOMEM, "audit: cannot build the run records");
+		goto out;
+	}
+	e[0] = (struct berth_audit_entry){.run_id = run_id, .kind = "run.start", .actor = actor, .payload = start};
+	e[1] = (struct berth_audit_entry){.run_id = run_id, .kind = "policy", .actor = actor, .payload = pol};
+	rc = berth_audit_append_batch(a, e, 2, err);
+out:
+	free(policy_json);
+	json_decref(argv);
+	json_decref(start);
+	json_decref(pol);
+	json_decref(polv);
+	if (rc < 0) {
+		berth_audit_close(a);
+		return NULL;
+	}
+	return a;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * Every rules file (system, user, project) must allow the policy; checked
  * before anything is created or a widening is confirmed.  Returns 0, or the
@@ -98,6 +369,13 @@ static int check_rules(const struct berth_run_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
+	struct berth_audit *audit = NULL;
+	struct run_ctx ctx = {0};
+	struct audit_job job = {0};
+	json_t *evidence = NULL;
+	char run_id[17], actor[32];
+	int64_t t0;
+	json_t *stop;
 	struct berth_run_opts o;
 	struct berth_runtime_opts ro = {0};
 	struct berth_error err = {0};
@@ -118,12 +396,17 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	/* Values are in the policy now: off berth's command line and
+	 * environment (docs/security.md, "Secrets"). */
+	berth_run_scrub(argc, argv, &o);
 	status = check_rules(&o);
 	if (status != 0) {
 		berth_run_opts_free(&o);
 		return status;
 	}
 	if (o.dry_run) {
+		if (o.n_evidence > 0)
+			o.policy.evidence_dir = strdup("(copied when the run starts)");
 		status = dry_run(&o);
 		berth_run_opts_free(&o);
 		return status;
@@ -132,9 +415,81 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0) {
+	if (audit_exposure_check(&o.policy, &err) < 0) {
+		cli_print_error(&err);
+		berth_run_opts_free(&o);
+		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */
+	}
+	berth_audit_new_run_id(run_id);
+	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
+	job.p = &o.policy;
+	job.run_id = run_id;
+	job.actor = actor;
+	/* Evidence is recorded after run.start and policy, before the
+	 * sandbox: then the records are written first, on this thread. */
+	audit_job_start(&job, o.n_evidence == 0);
+	if (job.done && audit_job_join(&job, &err) < 0) {
+		cli_print_error(&err);
+		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
+		berth_run_opts_free(&o);
+		return 125;
+	}
+	audit = job.audit; /* NULL until joined when asynchronous */
+	ctx.p = &o.policy;
+	ctx.job = &job;
+	t0 = now_ms();
+	/* Evidence is copied, hashed and its manifest recorded before the
+	 * command starts; then the run record (docs/attest.md). */
+	if (o.n_evidence > 0 && (evidence = ingest_evidence(&o, run_id, audit, &err)) == NULL) {
+		status = -1;
+	} else if (berth_run_record_start(run_id, &o.policy, evidence, &err) < 0) {
+		status = -1;
+	} else {
+		ro.run_id = run_id;
+		ro.on_measured = on_measured;
+		ro.measured_arg = &ctx;
+		ro.before_release = audit_before_release;
+		ro.release_arg = &job;
+		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
+			status = -1;
+	}
+	{
+		struct berth_error je = {0};
+		if (audit_job_join(&job, &je) < 0) {
+			/* the command did not start: the sandbox refused it at release */
+			if (status >= 0)
+				cli_print_error(&je);
+			cli_print_error(&err);
+			fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n",
+			      stderr);
+			json_decref(evidence);
+			remove_evidence(&o);
+			berth_run_opts_free(&o);
+			return 125;
+		}
+		audit = job.audit;
+	}
+	json_decref(evidence);
+	remove_evidence(&o);
+	if (status < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 125;
+	}
+	if (berth_run_record_end(run_id, status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
+		cli_print_error(&err);
+	stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(now_ms() - t0));
+	if (berth_audit_append(audit, run_id, "run.stop", actor, stop, NULL, NULL, &err) < 0) {
+		cli_print_error(&err);
+		fputs("berth: the run ended but its run.stop record could not be written (the exit status is the command's)\n",
+		      stderr);
+	}
+	json_decref(stop);
+	berth_audit_close(audit);
+	{
+		/* Old run directories go; the audit trail keeps their records. */
+		const char *k = getenv("BERTH_RUNS_KEEP");
+		struct berth_error pe = {0};
+		berth_run_prune(k != NULL ? strtoul(k, NULL, 10) : BERTH_RUNS_KEEP, &pe);
 	}
 	berth_run_opts_free(&o);
 	return status;

@@ -34,6 +34,8 @@ static const char usage[] =
 	"  stop NAME... | --all                stop sessions\n"
 	"  rm NAME... [--purge]                remove stopped sessions (--purge: their workspace too)\n"
 	"  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
+	"  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
+	"  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
 	"  version                             print the version\n"
 	"\n"
 	"see berth(1)\n";
@@ -78,6 +80,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof session_cmds / sizeof session_cmds[0]; i++)
 		if (strcmp(argv[1], session_cmds[i].name) == 0)
 			return session_cmds[i].fn(argc - 1, argv + 1);
+	if (strcmp(argv[1], "attest") == 0)
+		return cmd_attest(argc - 1, argv + 1);
+	if (strcmp(argv[1], "audit") == 0)
+		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("berth %s\n", BERTH_VERSION);
 		return 0;

@@ -18,6 +18,7 @@
 
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
+#include "envfile.h"
 
 enum {
 	OPT_WORKSPACE = 256,
@@ -39,6 +40,9 @@ enum {
 	OPT_HELP,
 	OPT_ALLOW_HOST,
 	OPT_DNS,
+	OPT_ENV_FILE,
+	OPT_EVIDENCE,
+	OPT_FORENSIC,
 };
 
 static const struct option run_options[] = {
@@ -53,6 +57,9 @@ static const struct option run_options[] = {
     {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
     {"dns", required_argument, NULL, OPT_DNS},
     {"env", required_argument, NULL, OPT_ENV},
+    {"env-file", required_argument, NULL, OPT_ENV_FILE},
+    {"evidence", required_argument, NULL, OPT_EVIDENCE},
+    {"forensic", no_argument, NULL, OPT_FORENSIC},
     {"ro", required_argument, NULL, OPT_RO},
     {"rw", required_argument, NULL, OPT_RW},
     {"unprotect", required_argument, NULL, OPT_UNPROTECT},
@@ -296,17 +303,47 @@ static bool valid_env_name(const char *s, size_t n)
 	return true;
 }
 
+/* Set NAME (valid) to @value (taken over) with its origin; a later
+ * assignment of NAME replaces an earlier one. */
+static int set_env(struct berth_policy *p, char *name, char *value, bool from_host, bool from_file,
+		   struct berth_error *err)
+{
+	struct berth_env *e;
+
+	e = realloc(p->env, (p->n_env + 1) * sizeof *e);
+	if (name == NULL || value == NULL || e == NULL) {
+		free(name);
+		if (value != NULL)
+			explicit_bzero(value, strlen(value));
+		free(value);
+		if (e != NULL)
+			p->env = e;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	p->env = e;
+	for (size_t i = 0; i < p->n_env; i++) {
+		if (strcmp(p->env[i].name, name) == 0) {
+			free(p->env[i].name);
+			explicit_bzero(p->env[i].value, strlen(p->env[i].value));
+			free(p->env[i].value);
+			p->env[i] = (struct berth_env){name, value, from_host, from_file};
+			return 0;
+		}
+	}
+	p->env[p->n_env++] = (struct berth_env){name, value, from_host, from_file};
+	return 0;
+}
+
 static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(const char *),
 		   struct berth_error *err)
 {
 	const char *eq = strchr(arg, '=');
 	size_t n = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-	struct berth_env *e;
 	char *name, *value;
 
 	if (!valid_env_name(arg, n)) {
-		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env %s`", (int)n, arg,
-				arg);
+		/* Never echo a value: only the part before `=`. */
+		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env`", (int)(n > 64 ? 64 : n), arg);
 		return berth_err_hint(
 		    err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
 	}
@@ -318,31 +355,17 @@ static int add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(
 		if (v == NULL) {
 			berth_usage_err(err, "`--env %s`: `%s` is not set in berth's environment", arg, name);
 			free(name);
-			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE`", (int)n,
-					      arg);
+			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE` or `--env-file`",
+					      (int)n, arg);
 		}
 		value = strdup(v);
 	}
-	e = realloc(p->env, (p->n_env + 1) * sizeof *e);
-	if (name == NULL || value == NULL || e == NULL) {
-		free(name);
-		free(value);
-		if (e != NULL)
-			p->env = e;
-		return berth_err(err, ENOMEM, "out of memory");
-	}
-	p->env = e;
-	/* A later --env NAME replaces an earlier one. */
-	for (size_t i = 0; i < p->n_env; i++) {
-		if (strcmp(p->env[i].name, name) == 0) {
-			free(p->env[i].name);
-			free(p->env[i].value);
-			p->env[i] = (struct berth_env){name, value, eq == NULL};
-			return 0;
-		}
-	}
-	p->env[p->n_env++] = (struct berth_env){name, value, eq == NULL};
-	return 0;
+	return set_env(p, name, value, eq == NULL, false, err);
+}
+
+static int envfile_add(void *ctx, const char *name, const char *value, struct berth_error *err)
+{
+	return set_env(ctx, strdup(name), strdup(value), false, true, err);
 }
 
 static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_error *err)
@@ -419,6 +442,125 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 	return p->workspace != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 }
 
+/* --evidence PATH: checked here (exists, not the host root or home), read
+ * and copied by the run (src/supervisor/evidence.c). */
+static int add_evidence(struct berth_run_opts *o, const char *arg, struct berth_error *err)
+{
+	char real[PATH_MAX];
+	char **v;
+
+	if (realpath(arg, real) == NULL) {
+		int e = errno;
+		berth_usage_err(err, "cannot use `--evidence %s`: %s", arg, strerror(e));
+		return berth_err_hint(err, "name an existing file or directory");
+	}
+	if (check_host_path("--evidence", arg, real, err) < 0)
+		return -1;
+	/* Each appears as /evidence/NAME: two of the same name would collide. */
+	for (size_t i = 0; i < o->n_evidence; i++)
+		if (strcmp(strrchr(o->evidence[i], '/') + 1, strrchr(real, '/') + 1) == 0) {
+			berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", strrchr(real, '/') + 1,
+					o->evidence[i], real);
+			return berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
+						   "another name first");
+		}
+	v = realloc(o->evidence, (o->n_evidence + 1) * sizeof *v);
+	if (v == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	o->evidence = v;
+	o->evidence[o->n_evidence] = strdup(real);
+	if (o->evidence[o->n_evidence] == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	o->n_evidence++;
+	return 0;
+}
+
+/*
+ * --forensic: static triage of untrusted files (docs/security.md).  The
+ * evidence is the point, so it must be given; no value from berth's
+ * environment or an --env-file reaches the sandbox (a literal --env
+ * NAME=VALUE, already on the command line, is no secret and passes); the
+ * workspace guard cannot be opted out of; the network is api-only unless
+ * the user chose one.
+ */
+static int apply_forensic(struct berth_run_opts *o, struct berth_error *err)
+{
+	struct berth_policy *p = &o->policy;
+
+	if (o->n_evidence == 0) {
+		berth_usage_err(err, "--forensic needs the files to triage");
+		return berth_err_hint(err, "add `--evidence PATH` (a file or a directory; repeatable)");
+	}
+	for (size_t i = 0; i < p->n_env; i++)
+		if (p->env[i].from_host || p->env[i].from_file) {
+			berth_usage_err(err, "--forensic runs without secrets, and `%s` comes from %s", p->env[i].name,
+					p->env[i].from_file ? "an --env-file" : "berth's environment (`--env NAME`)");
+			return berth_err_hint(err, "drop it, give a non-secret value as `--env NAME=VALUE`, or drop "
+						   "`--forensic`");
+		}
+	if (p->n_unprotect > 0) {
+		berth_usage_err(err, "--forensic keeps the workspace guard on, and `--unprotect %s` turns part of it off",
+				p->unprotect[0]);
+		return berth_err_hint(err, "drop `--unprotect`, or drop `--forensic`");
+	}
+	p->forensic = true;
+	if (!o->network_given) {
+		p->network = BERTH_NET_PROXY;
+		o->network_mode = "api-only";
+		if (load_preset(p, "api-only", err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool berth_reads(const char *name, size_t n)
+{
+	static const char *const own[] = {"HOME", "PATH", "TERM", "LANG", "USER", "LOGNAME", NULL};
+
+	for (size_t i = 0; own[i] != NULL; i++)
+		if (strlen(own[i]) == n && strncmp(name, own[i], n) == 0)
+			return true;
+	return strncmp(name, "LC_", 3) == 0 || strncmp(name, "XDG_", 4) == 0 || strncmp(name, "BERTH_", 6) == 0;
+}
+
+void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o)
+{
+	extern char **environ;
+
+	for (int i = 1; i < argc; i++) {
+		char *v = NULL;
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--env") == 0 && i + 1 < argc) {
+			v = strchr(argv[++i], '=');
+		} else if (strncmp(argv[i], "--env=", 6) == 0) {
+			v = strchr(argv[i] + 6, '=');
+		} else if (i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-' && strchr(argv[i], '=') == NULL) {
+			/* an option with a separate value: skip the value */
+			static const char *const with_value[] = {"--workspace", "--tmp-size", "--memory", "--cpus", "--pids",
+								 "--nofile", "--timeout", "--network", "--allow-host", "--dns",
+								 "--env-file", "--evidence", "--ro", "--rw", "--unprotect", NULL};
+			for (size_t k = 0; with_value[k] != NULL; k++)
+				if (strcmp(argv[i], with_value[k]) == 0) {
+					i++;
+					break;
+				}
+			continue;
+		}
+		if (v != NULL)
+			memset(v + 1, '*', strlen(v + 1));
+	}
+	for (size_t i = 0; i < o->policy.n_env; i++) {
+		const char *name = o->policy.env[i].name;
+		size_t n = strlen(name);
+		if (!o->policy.env[i].from_host || berth_reads(name, n))
+			continue;
+		for (char **e = environ; e != NULL && *e != NULL; e++)
+			if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+				explicit_bzero(*e + n + 1, strlen(*e + n + 1));
+	}
+}
+
 static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*env_lookup)(const char *),
 		      struct berth_error *err)
 {
@@ -443,6 +585,7 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_TIMEOUT:
 		return berth_parse_duration_ms(arg, "--timeout", &p->timeout_ms, err);
 	case OPT_NETWORK:
+		o->network_given = true;
 		if (strcmp(arg, "none") == 0 || strcmp(arg, "host") == 0 || strcmp(arg, "proxy") == 0 ||
 		    strcmp(arg, "api-only") == 0)
 			o->network_mode = strcmp(arg, "none") == 0 ? "none"
@@ -473,13 +616,22 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_err_hint(
 		    err, "use `none` (default), `proxy` (with --allow-host), `api-only` or `host`");
 	case OPT_ALLOW_HOST:
+		o->network_given = true;
 		return add_allow_host(p, arg, err);
 	case OPT_DNS:
+		o->network_given = true;
 		free(p->dns);
 		p->dns = strdup(arg);
 		return p->dns != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 	case OPT_ENV:
 		return add_env(p, arg, env_lookup, err);
+	case OPT_ENV_FILE:
+		return berth_envfile_load(arg, envfile_add, p, err);
+	case OPT_EVIDENCE:
+		return add_evidence(o, arg, err);
+	case OPT_FORENSIC:
+		o->forensic = true;
+		return 0;
 	case OPT_RO:
 		return add_mount(p, arg, false, err);
 	case OPT_RW:
@@ -538,6 +690,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->help)
 		return 0;
+	if (o->forensic && apply_forensic(o, err) < 0)
+		return -1;
 	/* --allow-host implies --network proxy; with --network host it means nothing. */
 	if (o->policy.n_allow_hosts > 0 || o->policy.dns != NULL) {
 		if (o->policy.network == BERTH_NET_HOST) {
@@ -555,6 +709,14 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		o->network_mode = "none";
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
+	/* berth mounts the evidence at /evidence: nothing else may go there. */
+	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)
+		if (is_ancestor_or_same("/evidence", o->policy.mounts[i].dst) ||
+		    is_ancestor_or_same(o->policy.mounts[i].dst, "/evidence")) {
+			berth_usage_err(err, "mount target `%s` collides with /evidence, where --evidence goes",
+					o->policy.mounts[i].dst);
+			return berth_err_hint(err, "choose another target such as `/data`");
+		}
 	if (optind >= argc) {
 		berth_usage_err(err, "no command given");
 		return berth_err_hint(err, "write `berth run [OPTIONS] -- COMMAND [ARG...]`");
@@ -577,6 +739,11 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 
 void berth_run_opts_free(struct berth_run_opts *o)
 {
+	for (size_t i = 0; i < o->n_evidence; i++)
+		free(o->evidence[i]);
+	free(o->evidence);
+	o->evidence = NULL;
+	o->n_evidence = 0;
 	berth_policy_free(&o->policy);
 	for (int i = 0; i < o->n_widenings; i++)
 		free(o->widenings[i]);

@@ -18,6 +18,10 @@ struct berth_run_opts {
 	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
 	char *widenings[32]; /* one human line per widening, NULL-terminated */
 	int n_widenings;
+	char **evidence;     /* --evidence: physical host paths, in order given */
+	size_t n_evidence;
+	bool forensic;       /* --forensic preset (docs/security.md) */
+	bool network_given;  /* --network, --allow-host or --dns was given */
 };
 
 /*
@@ -33,6 +37,17 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 
 /* berth_run_opts_free - release what berth_run_parse() allocated. */
 void berth_run_opts_free(struct berth_run_opts *o);
+
+/*
+ * berth_run_scrub - after berth_run_parse(): overwrite, in berth's own
+ * memory as /proc/PID/cmdline and /proc/PID/environ show it (proc(5)), the
+ * VALUE of every `--env NAME=VALUE` / `--env=NAME=VALUE` in @argv with `*`,
+ * and the value of every `--env NAME` variable in berth's environment with
+ * NUL bytes (the policy holds copies).  Variables berth itself reads (HOME,
+ * PATH, TERM, LANG, LC_*, USER, LOGNAME, XDG_*, BERTH_*) are left alone.
+ * Processes berth forks later inherit the scrubbed memory.  Never fails.
+ */
+void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o);
 
 /* berth_caller_home - the caller's home directory (passwd entry), or NULL. */
 const char *berth_caller_home(void);

@@ -47,6 +47,7 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->allow_hosts[i]);
 	free(p->allow_hosts);
 	free(p->dns);
+	free(p->evidence_dir);
 	free(p->app_name);
 	free(p->app_version);
 	free(p->app_digest);
@@ -132,8 +133,8 @@ static json_t *env_json(const struct berth_policy *p)
 		 * not even its digest, which would let a short secret be guessed.
 		 * A literal from the command line is no secret: its digest
 		 * makes the policy change with it. */
-		if (p->env[i].from_host) {
-			e = json_pack("{s:s, s:s}", "name", p->env[i].name, "from", "host");
+		if (p->env[i].from_host || p->env[i].from_file) {
+			e = json_pack("{s:s, s:s}", "name", p->env[i].name, "from", p->env[i].from_file ? "file" : "host");
 		} else {
 			if (sha256_hex(v, strlen(v), hex) < 0) {
 				json_decref(a);
@@ -207,6 +208,15 @@ static json_t *policy_json(const struct berth_policy *p)
 			      "filesystem", fs, "limits", limits_json(p), "network", "mode",
 			      network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
 			      "allow_degraded", p->allow_degraded);
+
+	/* Evidence and the forensic preset, only when asked for (other
+	 * policies keep their form and digest). */
+	if (j != NULL && p->evidence_dir != NULL)
+		json_object_set_new(json_object_get(j, "filesystem"), "evidence",
+				    json_pack("{s:s, s:[ssss]}", "mount", "/evidence", "flags", "ro", "noexec", "nosuid",
+					      "nodev"));
+	if (j != NULL && p->forensic)
+		json_object_set_new(j, "forensic", json_true());
 
 	/* The broker's rules, only in proxy mode (other policies keep their
 	 * form and digest). */

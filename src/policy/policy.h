@@ -53,6 +53,7 @@ struct berth_env {
 	char *name;
 	char *value;       /* value given to the sandbox */
 	bool from_host;    /* --env NAME: value read from berth's environment */
+	bool from_file;    /* --env-file: value read from a file (never on a command line) */
 };
 
 struct berth_policy {
@@ -87,6 +88,12 @@ struct berth_policy {
 	 * docs/sessions.md); NULL: the tmpfs.  Idmapped like the workspace when
 	 * root runs berth. */
 	char *home_dir;
+	/* Evidence (--evidence, src/supervisor/evidence.h): the host directory
+	 * holding this run's copy, mounted at /evidence read-only, noexec,
+	 * nosuid, nodev; NULL: none.  Set by the run, not by the flags: the
+	 * canonical JSON records only whether there is evidence. */
+	char *evidence_dir;
+	bool forensic; /* --forensic (docs/security.md) */
 
 	/* Widening consent */
 	bool allow_degraded;

@@ -210,6 +210,44 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 	return 0;
 }
 
+int berth_ro_tree(const char *path, struct berth_error *err)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC};
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot clone the mount tree of `%s`", path);
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
+		int e = errno;
+		close(fd);
+		return berth_err(err, e, "cannot make `%s` read-only", path);
+	}
+	return fd;
+}
+
+/* --evidence: read-only, noexec, nosuid, nodev, whatever the copy's modes
+ * (docs/security.md, "Evidence"). */
+static int evidence_tree(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	char src[PATH_MAX];
+
+	if (plan->policy->evidence_dir == NULL)
+		return 0;
+	if (mkdir(NEWROOT "/evidence", 0555) < 0)
+		return berth_err(err, errno, "mkdir /evidence");
+	if (plan->evidence_fd >= 0) {
+		if (move_tree(plan->evidence_fd, NEWROOT "/evidence", err) < 0)
+			return -1;
+	} else {
+		snprintf(src, sizeof src, OLDROOT "%s", plan->policy->evidence_dir);
+		if (bind(src, NEWROOT "/evidence", 0, err) < 0)
+			return berth_err_wrap(err, "cannot mount the evidence copy");
+	}
+	return set_attr(NEWROOT "/evidence",
+			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true, err);
+}
+
 static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 {
 	char opts[64];
@@ -323,7 +361,7 @@ int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *
 {
 	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 || workspace(plan, err) < 0)
 		return -1;
-	if (extra_mounts(plan, err) < 0)
+	if (extra_mounts(plan, err) < 0 || evidence_tree(plan, err) < 0)
 		return -1;
 	if (berth_guard_mount(plan->guard, NEWROOT "/workspace", OLDROOT "/proc", err) < 0)
 		return -1;

@@ -26,6 +26,10 @@ struct berth_mount_plan {
 	 * berth can explain, instead of the mount's EROFS; ownership (DAC)
 	 * refuses too.  Never set when Landlock is not enforced. */
 	bool system_by_landlock;
+	/* --evidence: a detached read-only tree made by berth (invoked by root,
+	 * which the sandbox identity cannot follow into), or -1 to bind
+	 * policy->evidence_dir from the host. */
+	int evidence_fd;
 };
 
 /*
@@ -39,5 +43,14 @@ struct berth_mount_plan {
  * Returns 0, or -1 with @err filled.
  */
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err);
+
+/*
+ * berth_ro_tree - in berth (the parent): a detached copy of the mount tree
+ * at @path (open_tree(2) OPEN_TREE_CLONE|AT_RECURSIVE) made read-only,
+ * noexec, nosuid and nodev (mount_setattr(2)), for the child to attach
+ * with move_mount(2).  Needs CAP_SYS_ADMIN (berth invoked by root).
+ * Returns the mount fd, or -1 with @err filled.
+ */
+int berth_ro_tree(const char *path, struct berth_error *err);
 
 #endif

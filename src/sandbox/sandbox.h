@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "../policy/policy.h"
+#include "measure.h"
 #include "../util/error.h"
 
 /* Kernel features the runtime uses; each can be forced off for tests. */
@@ -50,6 +51,26 @@ struct berth_runtime_opts {
 	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
 	 * has its own, see berth_app_identity()). */
 	unsigned identity;
+	/* The run's id (16 lowercase hex digits), or NULL: berth makes one.
+	 * A caller that keeps state for the run (evidence, the run record)
+	 * names it first. */
+	const char *run_id;
+	/* Called in the supervisor once the command measured what is enforced,
+	 * right before its execve (docs/attest.md); may be NULL.  @m is valid
+	 * during the call only.  Returning -1 (with @err filled) fails the run
+	 * closed: the sandbox is killed and the run ends with @err (status 125)
+	 * — for a record that could not be written. */
+	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
+	void *measured_arg;
+	/* Called in the supervisor once the sandbox is built (sync 2) and
+	 * before the command is let go to execve; may be NULL.  Work the
+	 * caller must finish before the command's first instruction (records
+	 * made durable in the audit trail) runs meanwhile on another thread
+	 * and is joined here, so that it overlaps the sandbox's set-up.
+	 * Returning -1 (with @err filled) fails the run closed: the command
+	 * never starts, the sandbox is torn down, the run ends with @err. */
+	int (*before_release)(void *arg, struct berth_error *err);
+	void *release_arg;
 };
 
 /*
@@ -127,6 +148,9 @@ void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforce
  * berth_sandbox_free(); the caller may make it non-blocking and set its
  * window size (TIOCSWINSZ). */
 int berth_sandbox_pty_master(const struct berth_sandbox *sb);
+/* berth_sandbox_measure - the command's measurement of what is enforced
+ * (docs/attest.md), or NULL when it sent none (it failed before). */
+const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb);
 
 /* berth_sandbox_run_id - the run's id (16 hex digits; names its cgroups). */
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb);

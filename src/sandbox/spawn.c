@@ -21,12 +21,14 @@
  *              more CPUs its cost hides behind step 7
  *   child   8. open the pty inside (new devpts); hand the master to the parent
  *           ---- sync 2: child -> parent "ready" (+ pty master fd);
- *                parent -> child the finished seccomp program ----
+ *                parent -> child the finished seccomp program (or one byte, "go",
+ *                without seccomp), once the caller's before_release hook returned ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
  *          12. NO_NEW_PRIVS, Landlock, close stray fds
- *          13. seccomp, last, then execve
+ *          13. Landlock probe, seccomp last, measure what is enforced and
+ *              send it to the parent (docs/attest.md), then execve
  *           ---- sync 3: execve closes the socket (CLOEXEC), or the command
  *                sends its error (126/127) ----
  *   parent 14. relay the pty, forward signals, enforce --timeout, collect status
@@ -65,10 +67,12 @@
 #include "../broker/broker.h"
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
+#include "../util/sha256.h"
 #include "caps.h"
 #include "guard.h"
 #include "landlock.h"
 #include "limits.h"
+#include "measure.h"
 #include "mounts.h"
 #include "seccomp.h"
 #include "userns.h"
@@ -106,6 +110,7 @@ struct sandbox {
 	struct berth_guard guard;
 	int ws_fd;
 	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
+	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
@@ -118,6 +123,10 @@ struct sandbox {
 	char *envp[MAX_ENV];
 	char env_store[MAX_ENV][PATH_MAX];
 	sigset_t oldmask;
+	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
+	bool measured;
+	bool measure_failed;       /* the caller could not record it: the run was killed */
+	struct berth_error measure_err;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -138,12 +147,13 @@ static void notice(const struct sandbox *s, const char *fmt, ...)
 
 /* Child -> parent: an error object, or "ready" with an optional fd. */
 struct msg {
-	int kind; /* 0 ready, 1 error */
+	int kind; /* 0 ready, 1 error, 2 the command's pid (degraded), 3 measurement */
 	struct berth_error err;
 	/* kind 0: which descriptors ride along, in this order */
 	bool has_pty;       /* the pty master */
 	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
 	uint16_t ports[2];  /* their ports on the sandbox's loopback */
+	struct berth_measure meas; /* kind 3 */
 };
 
 static void send_msg(int sock, const struct msg *m, const int *fds, int nfds)
@@ -227,6 +237,25 @@ static int recv_program(int sock, struct berth_bpf *bpf)
 	bpf->insns = prog;
 	bpf->len = (unsigned short)(n / (ssize_t)sizeof prog[0]);
 	return 0;
+}
+
+/* Parent -> child without a seccomp program: one byte, "go". */
+static int send_go(int sock, struct berth_error *err)
+{
+	if (send(sock, "g", 1, MSG_NOSIGNAL) != 1)
+		return berth_err(err, errno, "cannot let the sandbox's command start");
+	return 0;
+}
+
+static int recv_go(int sock)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = recv(sock, &c, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 && c == 'g' ? 0 : -1;
 }
 
 static __attribute__((noreturn)) void child_fail(int sock, struct berth_error *err, int status)
@@ -336,6 +365,12 @@ static int make_run_id(struct sandbox *s, struct berth_error *err)
 {
 	unsigned char r[8];
 
+	if (s->o->run_id != NULL) {
+		if (strlen(s->o->run_id) != 16 || strspn(s->o->run_id, "0123456789abcdef") != 16)
+			return berth_err(err, EINVAL, "invalid run id `%s`", s->o->run_id);
+		memcpy(s->run_id, s->o->run_id, 17);
+		return 0;
+	}
 	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
 		return berth_err(err, errno, "getrandom");
 	for (int i = 0; i < 8; i++)
@@ -497,6 +532,26 @@ degraded:
 	return 0;
 }
 
+/* --evidence lives in berth's state directory, which the sandbox identity
+ * of a run invoked by root cannot enter: berth hands it over as a detached
+ * read-only tree.  Without a mount namespace there is no /evidence. */
+static int prepare_evidence(struct sandbox *s, struct berth_error *err)
+{
+	if (s->p->evidence_dir == NULL)
+		return 0;
+	if (!s->use_userns) {
+		berth_err(err, 0, "--evidence needs the sandbox's own mount namespace, and user namespaces are not "
+				  "available: berth refuses to run");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
+	if (geteuid() == 0) {
+		s->evidence_fd = berth_ro_tree(s->p->evidence_dir, err);
+		if (s->evidence_fd < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int prepare_guard(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
@@ -567,6 +622,21 @@ static void build_env(struct sandbox *s)
 
 /* ---------------------------------------------------------- 3. janitor */
 
+/*
+ * The janitor and pid 1 are copies of berth, not new programs: their
+ * /proc/PID/environ (proc(5): the initial environment block, read from the
+ * process's memory) would show berth's environment, values of `--env NAME`
+ * included.  Neither needs it: wipe their copy (the command gets its own,
+ * built in step 2).
+ */
+static void wipe_environment(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		explicit_bzero(*e, strlen(*e));
+}
+
 /* Close every descriptor >= 3 except @a and @b (either may be -1). */
 static void close_all_but(int a, int b)
 {
@@ -593,6 +663,7 @@ static void janitor_main(struct sandbox *s, int rfd)
 	/* Survive the terminal's ^C, a kill of berth's process group and
 	 * berth's own death; end when told. */
 	setsid();
+	wipe_environment();
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -760,6 +831,8 @@ static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int 
 		r[n++] = fixed[i];
 	if (s->use_userns) {
 		r[n++] = (struct berth_ll_rule){"/workspace", BERTH_LL_RW};
+		if (s->p->evidence_dir != NULL)
+			r[n++] = (struct berth_ll_rule){"/evidence", BERTH_LL_RO}; /* read, never execute */
 		r[n++] = (struct berth_ll_rule){s->home, BERTH_LL_RW};
 		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
 			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
@@ -854,6 +927,8 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	    berth_landlock_apply(s->feat.landlock_abi, rules, n_rules, s->p->network != BERTH_NET_HOST,
 				 s->proxy_port, s->p->network == BERTH_NET_PROXY ? 2 : 0, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* Measure Landlock now: seccomp, loaded next, may answer the probe first. */
+	berth_measure_landlock_probe(&s->meas, "/tmp");
 	/* No host fd other than stdio crosses execve (an inherited directory fd
 	 * would be a way out of the mount namespace). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
@@ -867,6 +942,15 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 			   BERTH_EXIT_INTERNAL);
 	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* Everything is applied: measure it from here, the command's own
+	 * process, and tell berth (docs/attest.md). */
+	{
+		static struct msg mm; /* large: not on the stack of a vfork-like path */
+		mm.kind = 3;
+		mm.meas = s->meas;
+		berth_measure_self(&mm.meas);
+		send_msg(s->sock[1], &mm, NULL, 0);
+	}
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
 	if (e == ENOENT)
@@ -976,13 +1060,15 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 					.mount_fds = s->mount_fds,
 					.mount_is_dir = s->mount_is_dir,
 					.own_netns = s->p->network != BERTH_NET_HOST,
-					.system_by_landlock = s->p->app && s->use_landlock};
+					.system_by_landlock = s->p->app && s->use_landlock,
+					.evidence_fd = s->evidence_fd};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
 	pid_t cmd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	wipe_environment();
 	close(s->sock[0]);
 	/* sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
 	if (read(s->sock[1], &c, 1) != 1)
@@ -1047,7 +1133,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		close(s->proxy_fd[0]);
 		close(s->proxy_fd[1]);
 	}
-	if (s->use_seccomp && recv_program(s->sock[1], &s->bpf) < 0)
+	/* the go: the seccomp program, or one byte when there is none */
+	if (s->use_seccomp ? recv_program(s->sock[1], &s->bpf) < 0 : recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
 	cmd = fork();
 	if (cmd < 0) {
@@ -1152,6 +1239,32 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 
 /* ---------------------------------------------------------- 14. supervise */
 
+/* The command's measurement arrived (it is about to execve): add what only
+ * berth can see — the cgroup limits read back and the digest of the seccomp
+ * program it loaded — and hand it to the caller. */
+static void measured(struct sandbox *s, const struct berth_measure *m)
+{
+	struct berth_error err;
+
+	s->meas = *m;
+	berth_measure_cgroups(&s->meas, s->lim.mode, s->lim.dirs, s->lim.n_dirs);
+	s->meas.seccomp_digest[0] = '\0';
+	if (s->use_seccomp && s->bpf.insns != NULL &&
+	    berth_sha256_hex(s->bpf.insns, (size_t)s->bpf.len * sizeof(struct sock_filter), s->meas.seccomp_digest,
+			     &err) < 0)
+		s->meas.seccomp_digest[0] = '\0';
+	s->measured = true;
+	if (s->o->on_measured != NULL && s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas, &err) < 0) {
+		/* Fail closed: what could not be recorded does not run on. */
+		s->measure_err = err;
+		s->measure_failed = true;
+		if (s->cmd_pgid > 0)
+			kill(-s->cmd_pgid, SIGKILL);
+		if (s->child > 0)
+			kill(s->child, SIGKILL);
+	}
+}
+
 struct relay {
 	struct termios saved;
 	bool raw;
@@ -1229,9 +1342,13 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
 			int fds[3], nfds = 0;
+			/* One message per turn; the socket is closed at end of file
+			 * only, not at POLLHUP: messages may still be queued. */
 			int got = recv_msg(s->sock[0], &m, fds, &nfds);
 			if (got == 1 && m.kind == 2)
 				s->cmd_pgid = m.err.errnum;
+			if (got == 1 && m.kind == 3)
+				measured(s, &m.meas);
 			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
 				fprintf(stderr, "berth: %s\n", m.err.msg);
@@ -1240,7 +1357,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			}
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
-			if (p[2].revents & POLLHUP) {
+			if (got <= 0) {
 				close(s->sock[0]);
 				s->sock[0] = -1;
 			}
@@ -1271,6 +1388,18 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 				exited = true;
 		}
 	}
+	/* Messages the loop had no turn for: the measurement may come in the
+	 * same wakeup as the exit (one message is read per turn). */
+	while (s->sock[0] >= 0) {
+		struct pollfd sp = {s->sock[0], POLLIN, 0};
+		int fds[3], nfds = 0;
+		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) || recv_msg(s->sock[0], &m, fds, &nfds) != 1)
+			break;
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (m.kind == 3 && !s->measured)
+			measured(s, &m.meas);
+	}
 	/* Drain what the command printed last. */
 	if (s->pty_master >= 0) {
 		struct pollfd p = {s->pty_master, POLLIN, 0};
@@ -1279,7 +1408,12 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	}
 	tty_restore(&r);
 	s->child = -1;
-	if (timed_out) {
+	if (s->measure_failed) {
+		*status = BERTH_EXIT_INTERNAL;
+		fprintf(stderr, "berth: %s\n", s->measure_err.msg);
+		if (s->measure_err.hint[0] != '\0')
+			fprintf(stderr, "berth: hint: %s\n", s->measure_err.hint);
+	} else if (timed_out) {
 		*status = BERTH_EXIT_TIMEOUT;
 		fprintf(stderr, "berth: --timeout of %llu ms expired; the sandbox was killed\n",
 			(unsigned long long)s->p->timeout_ms);
@@ -1323,6 +1457,8 @@ static void cleanup(struct sandbox *s)
 		close(s->ws_fd);
 	if (s->home_fd >= 0)
 		close(s->home_fd);
+	if (s->evidence_fd >= 0)
+		close(s->evidence_fd);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
@@ -1440,16 +1576,25 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 				  "are not available: berth refuses to run with --allow-host");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
-	if (prepare_limits(s, err) < 0)
+	if (prepare_evidence(s, err) < 0 || prepare_limits(s, err) < 0)
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
 	build_env(s);
+	/* What the command compares its namespaces with, and the ruleset it
+	 * will get (the child inherits both). */
+	berth_measure_parent_ns(&s->meas);
+	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
+	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
 	if (compile_seccomp(s, err) < 0)
 		return -1;
-	if (wait_ready(s, err) < 0 || (s->use_seccomp && send_program(s->sock[0], &s->bpf, err) < 0))
+	if (wait_ready(s, err) < 0)
+		return -1;
+	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
+		return -1; /* the command never starts: cleanup() kills the sandbox */
+	if (s->use_seccomp ? send_program(s->sock[0], &s->bpf, err) < 0 : send_go(s->sock[0], err) < 0)
 		return -1;
 	return start_broker(s, err);
 }
@@ -1468,6 +1613,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->pty_master = -1;
 	s->ws_fd = -1;
 	s->home_fd = -1;
+	s->evidence_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
@@ -1557,6 +1703,13 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 			break;
 		if (m.kind == 2)
 			s->cmd_pgid = m.err.errnum;
+		if (m.kind == 3) {
+			measured(s, &m.meas);
+			if (s->measure_failed) {
+				*err = s->measure_err;
+				goto fail;
+			}
+		}
 		if (m.kind == 1) {
 			*err = m.err;
 			goto fail;
@@ -1589,6 +1742,13 @@ void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforce
 int berth_sandbox_pty_master(const struct berth_sandbox *sb)
 {
 	return ((const struct sandbox *)sb)->pty_master;
+}
+
+const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb)
+{
+	const struct sandbox *s = (const struct sandbox *)sb;
+
+	return s->measured ? &s->meas : NULL;
 }
 
 const char *berth_sandbox_run_id(const struct berth_sandbox *sb)

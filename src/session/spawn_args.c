@@ -393,7 +393,7 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 	static const char *const argv[] = {
 		"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
 		"sh", NULL, NULL};
-	static struct berth_env genv[] = {{"GIT_TERMINAL_PROMPT", "0", false}};
+	static struct berth_env genv[] = {{.name = "GIT_TERMINAL_PROMPT", .value = "0"}};
 	size_t nh = r->run.policy.n_allow_hosts;
 	bool user_hosts = false;
 

@@ -402,14 +402,23 @@ const char *berth_app_needs_network(const struct berth_manifest *m)
 	return NULL;
 }
 
+static int add_env_from(struct berth_policy *p, const char *name, const char *value, bool from_host);
+
 static int add_env(struct berth_policy *p, const char *name, const char *value)
+{
+	return add_env_from(p, name, value, false);
+}
+
+/* @from_host: a value from berth's environment (a manifest's `secrets`):
+ * the policy names it and nothing more, not even its digest. */
+static int add_env_from(struct berth_policy *p, const char *name, const char *value, bool from_host)
 {
 	struct berth_env *v = realloc(p->env, (p->n_env + 1) * sizeof *v);
 
 	if (v == NULL)
 		return -1;
 	p->env = v;
-	v[p->n_env] = (struct berth_env){strdup(name), strdup(value), false};
+	v[p->n_env] = (struct berth_env){strdup(name), strdup(value), from_host, false};
 	if (v[p->n_env].name == NULL || v[p->n_env].value == NULL) {
 		free(v[p->n_env].name);
 		free(v[p->n_env].value);
@@ -575,7 +584,7 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 			    err, "export %s in berth's environment, or remove it from `secrets` in %s",
 			    m->secrets[i], paths->manifest);
 		}
-		if (add_env(p, m->secrets[i], v) < 0)
+		if (add_env_from(p, m->secrets[i], v, true) < 0)
 			return berth_err(err, ENOMEM, "out of memory");
 		p->env[p->n_env - 1].from_host = true; /* a secret: named in the policy, never digested */
 	}

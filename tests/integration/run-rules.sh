@@ -24,6 +24,9 @@ T=$(mktemp -d "$base/berth-rules.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 export XDG_CONFIG_HOME=$T/cfg
+# A fresh XDG_CONFIG_HOME means a fresh audit host key: the runs get their own
+# audit log, since berth refuses to extend a log another key signed.
+export BERTH_AUDIT_DIR=$T/audit
 unset BERTH_TEST_SYSTEM_RULES BERTH_TEST_FORCE_OFF
 mkdir -p "$T/cfg/berth" "$T/proj/.berth" "$T/proj/src/deep" "$T/other"
 

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_attest.c - `berth attest RUN_ID|--last [--out FILE]` and
+ * `berth attest --verify FILE [--key PUBKEY]` (docs/attest.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../supervisor/attest.h"
+#include "../supervisor/runs.h"
+#include "../util/cleanup.h"
+#include "../util/sign.h"
+#include "cli.h"
+
+static const char attest_usage[] =
+	"usage: berth attest RUN_ID|--last [--out FILE]\n"
+	"       berth attest --verify FILE [--key PUBKEY.pem]\n"
+	"\n"
+	"  RUN_ID, --last   the run to attest (16 hex digits; --last: the newest run)\n"
+	"  --out FILE       write the signed record to FILE (0644) instead of stdout\n"
+	"  --verify FILE    check a record's Ed25519 signature and content ('-': stdin)\n"
+	"  --key PUBKEY     the trusted public key (PEM); default: this host's key\n"
+	"\n"
+	"exit status: 0 signed / valid; 1 --verify: the signature or the content does not check;\n"
+	"2 usage error, no such run, unreadable or non-JSON file; 125 berth failed (key, audit trail)\n";
+
+static int write_out(const char *path, const char *text, struct berth_error *err)
+{
+	char tmp[4200];
+	size_t len = strlen(text);
+	cleanup_close int fd = -1;
+
+	if (path == NULL) {
+		if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+			return berth_err(err, errno, "cannot write the attestation to stdout");
+		return 0;
+	}
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot create `%s`", tmp);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = w < 0 ? errno : EIO;
+			unlink(tmp);
+			return berth_err(err, e, "cannot write `%s`", tmp);
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return berth_err(err, e, "cannot write `%s`", path);
+	}
+	return 0;
+}
+
+static int attest(const char *run_id, bool last, const char *out)
+{
+	struct berth_error err = {0};
+	struct berth_hostkey k = {0};
+	char id[17];
+	json_t *rec;
+	cleanup_free char *text = NULL;
+
+	if (last) {
+		if (berth_run_get_last(id, &err) < 0)
+			goto fail;
+	} else {
+		snprintf(id, sizeof id, "%s", run_id);
+		if (!berth_run_id_valid(run_id)) {
+			berth_usage_err(&err, "invalid run id `%s`", run_id);
+			berth_err_hint(&err, "a run id is 16 lowercase hex digits; or use `--last`");
+			goto fail;
+		}
+	}
+	rec = berth_attest_build(id, NULL, &err);
+	if (rec == NULL)
+		goto fail;
+	if (berth_hostkey_load(&k, true, &err) < 0 || berth_attest_sign(rec, &k, &err) < 0) {
+		berth_hostkey_clear(&k);
+		json_decref(rec);
+		err.status = err.status == BERTH_EXIT_USAGE ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
+		goto fail;
+	}
+	berth_hostkey_clear(&k);
+	text = json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
+	json_decref(rec);
+	if (text == NULL) {
+		berth_err(&err, ENOMEM, "cannot encode the attestation");
+		goto fail;
+	}
+	text[strlen(text)] = '\0';
+	{
+		size_t n = strlen(text);
+		char *t2 = realloc(text, n + 2);
+		if (t2 == NULL) {
+			berth_err(&err, ENOMEM, "out of memory");
+			goto fail;
+		}
+		text = t2;
+		text[n] = '\n';
+		text[n + 1] = '\0';
+	}
+	if (write_out(out, text, &err) < 0)
+		goto fail;
+	return 0;
+fail:
+	cli_print_error(&err);
+	return err.status ? err.status : BERTH_EXIT_INTERNAL;
+}
+
+static int verify(const char *file, const char *keyfile)
+{
+	struct berth_error err = {0};
+	unsigned char pub[32];
+	json_error_t je;
+	json_t *doc, *problems = NULL;
+	size_t i;
+	json_t *p;
+	int r;
+
+	doc = strcmp(file, "-") == 0 ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &je)
+				     : json_load_file(file, JSON_REJECT_DUPLICATES, &je);
+	if (doc == NULL) {
+		fprintf(stderr, "berth: cannot read attestation `%s`: %s (line %d, column %d)\n", file, je.text, je.line,
+			je.column);
+		return BERTH_EXIT_USAGE;
+	}
+	if (keyfile != NULL) {
+		if (berth_pubkey_load_pem(keyfile, pub, &err) < 0) {
+			json_decref(doc);
+			berth_err_wrap(&err, "--key `%s`", keyfile);
+			cli_print_error(&err);
+			return BERTH_EXIT_USAGE;
+		}
+	} else {
+		struct berth_hostkey k = {0};
+		if (berth_hostkey_load(&k, false, &err) < 0) {
+			json_decref(doc);
+			cli_print_error(&err);
+			fprintf(stderr, "berth: hint: pass `--key PUBKEY.pem`, the public key of the host that signed it\n");
+			return err.errnum == ENOENT ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
+		}
+		memcpy(pub, k.pub, sizeof pub);
+		berth_hostkey_clear(&k);
+	}
+	r = berth_attest_verify(doc, pub, &problems, &err);
+	if (r < 0) {
+		json_decref(doc);
+		cli_print_error(&err);
+		return BERTH_EXIT_INTERNAL;
+	}
+	if (r == BERTH_ATTEST_VALID) {
+		printf("valid: run %s, verdict %s, signed by %s\n", json_string_value(json_object_get(doc, "run_id")),
+		       json_string_value(json_object_get(doc, "verdict")),
+		       json_string_value(json_object_get(json_object_get(doc, "signature"), "public_key")));
+	} else {
+		printf("INVALID: %s\n", file);
+		json_array_foreach(problems, i, p) printf("  %s\n", json_string_value(p));
+	}
+	json_decref(problems);
+	json_decref(doc);
+	return r;
+}
+
+int cmd_attest(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"last", no_argument, NULL, 'l'}, {"out", required_argument, NULL, 'o'},
+		{"verify", required_argument, NULL, 'v'}, {"key", required_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	const char *out = NULL, *vfile = NULL, *key = NULL;
+	bool last = false;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			last = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'v':
+			vfile = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'h':
+			fputs(attest_usage, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "berth: %s `%s`\nberth: hint: see `berth attest --help`\n",
+				c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
+			return BERTH_EXIT_USAGE;
+		}
+	}
+	if (vfile != NULL) {
+		if (last || out != NULL || optind < argc) {
+			fputs("berth: --verify takes a file and optionally --key, nothing else\n"
+			      "berth: hint: see `berth attest --help`\n", stderr);
+			return BERTH_EXIT_USAGE;
+		}
+		return verify(vfile, key);
+	}
+	if (key != NULL || (last && optind < argc) || (!last && optind != argc - 1)) {
+		fputs("berth: name one run: `berth attest RUN_ID` or `berth attest --last`\n"
+		      "berth: hint: see `berth attest --help`\n", stderr);
+		return BERTH_EXIT_USAGE;
+	}
+	return attest(last ? NULL : argv[optind], last, out);
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attest.c - build, sign and verify attestations (attest.h).
+ */
+#include "attest.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "../audit/audit.h"
+#include "../sandbox/measure.h"
+#include "../util/cleanup.h"
+#include "../util/jcs.h"
+#include "runs.h"
+
+#ifndef BERTH_VERSION
+#define BERTH_VERSION "0.0.0"
+#endif
+
+struct range {
+	const char *run_id;
+	json_int_t first, last, head;
+	char head_hash[65];
+};
+
+static int range_cb(const struct berth_audit_record *r, void *ctx)
+{
+	struct range *g = ctx;
+
+	if (r->run_id != NULL && strcmp(r->run_id, g->run_id) == 0) {
+		if (g->first == 0)
+			g->first = (json_int_t)r->seq;
+		g->last = (json_int_t)r->seq;
+	}
+	g->head = (json_int_t)r->seq;
+	snprintf(g->head_hash, sizeof g->head_hash, "%s", r->hash != NULL ? r->hash : "");
+	return 0;
+}
+
+static json_t *str_array1(const json_t *v)
+{
+	json_t *a = json_array();
+
+	if (json_is_string(v))
+		json_array_append(a, (json_t *)v);
+	return a;
+}
+
+json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err)
+{
+	json_t *run = NULL, *enf = NULL, *rec = NULL, *audit = json_null();
+	struct range g = {.run_id = run_id};
+	struct utsname u;
+	char now[32];
+
+	run = berth_run_read_json(run_id, "run.json", err);
+	if (run == NULL)
+		return NULL;
+	enf = berth_run_read_json(run_id, "enforced.json", err);
+	if (enf == NULL)
+		goto out;
+	if (berth_audit_each(audit_dir, range_cb, &g, err) < 0)
+		goto out;
+	if (g.first > 0)
+		audit = json_pack("{s:I, s:I, s:I, s:s}", "first_seq", g.first, "last_seq", g.last, "head_seq", g.head,
+				  "head_hash", g.head_hash);
+	uname(&u);
+	berth_audit_now_rfc3339(now);
+	/* The host as berth sees it now, and as the run recorded it. */
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:O, s:O, s:O, s:O, s:o}", "type",
+			BERTH_ATTEST_TYPE, "run_id", run_id, "created", now, "berth_version", BERTH_VERSION, "host",
+			"kernel", u.release, "arch", u.machine, "policy_digests",
+			str_array1(json_object_get(run, "policy_digest")), "app_digests",
+			str_array1(json_object_get(run, "app_digest")), "enforced", enf, "verdict",
+			json_object_get(enf, "verdict") ? json_object_get(enf, "verdict") : json_null(), "evidence",
+			json_object_get(run, "evidence") ? json_object_get(run, "evidence") : json_null(),
+			"exit_status", json_object_get(run, "exit_status") ? json_object_get(run, "exit_status") : json_null(),
+			"audit", audit);
+	audit = NULL;
+	if (rec == NULL)
+		berth_err(err, ENOMEM, "cannot build the attestation");
+	else if (json_object_get(run, "started") != NULL)
+		json_object_set(rec, "started", json_object_get(run, "started"));
+out:
+	json_decref(audit);
+	json_decref(run);
+	json_decref(enf);
+	return rec;
+}
+
+/* JCS of @doc without its "signature" member. */
+static char *signed_bytes(const json_t *doc, size_t *len, struct berth_error *err)
+{
+	json_t *copy = json_copy((json_t *)doc);
+	char *s;
+
+	if (copy == NULL)
+		return berth_err(err, ENOMEM, "out of memory"), NULL;
+	json_object_del(copy, "signature");
+	s = berth_jcs_len(copy, len, err);
+	json_decref(copy);
+	return s;
+}
+
+int berth_attest_sign(json_t *rec, const struct berth_hostkey *k, struct berth_error *err)
+{
+	size_t len = 0;
+	cleanup_free char *msg = signed_bytes(rec, &len, err);
+	unsigned char sig[64];
+	char sighex[129], pubhex[65];
+
+	if (msg == NULL)
+		return -1;
+	if (berth_sign(k, msg, len, sig, err) < 0)
+		return -1;
+	berth_hex(sig, sizeof sig, sighex);
+	berth_hex(k->pub, sizeof k->pub, pubhex);
+	if (json_object_set_new(rec, "signature",
+				json_pack("{s:s, s:s, s:s}", "alg", "Ed25519", "public_key", pubhex, "value", sighex)) < 0)
+		return berth_err(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+static void problem(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(json_t *p, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	json_array_append_new(p, json_string(buf));
+}
+
+static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
+{
+	static const struct {
+		const char *name;
+		json_type type;
+	} members[] = {
+		{"run_id", JSON_STRING},	 {"created", JSON_STRING},	   {"berth_version", JSON_STRING},
+		{"host", JSON_OBJECT},		 {"policy_digests", JSON_ARRAY}, {"app_digests", JSON_ARRAY},
+		{"enforced", JSON_OBJECT},	 {"verdict", JSON_STRING},
+	};
+	const json_t *audit = json_object_get(doc, "audit"), *enf = json_object_get(doc, "enforced");
+	int v;
+
+	if (!json_is_string(json_object_get(doc, "type")) ||
+	    strcmp(json_string_value(json_object_get(doc, "type")), BERTH_ATTEST_TYPE) != 0)
+		problem(p, "`type` is not `%s`", BERTH_ATTEST_TYPE);
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
+		if (json_typeof(json_object_get(doc, members[i].name)) != members[i].type ||
+		    json_object_get(doc, members[i].name) == NULL)
+			problem(p, "member `%s` missing or of the wrong type", members[i].name);
+	if (!berth_run_id_valid(json_string_value(json_object_get(doc, "run_id"))))
+		problem(p, "`run_id` is not 16 lowercase hex digits");
+	if (json_is_object(enf)) {
+		struct berth_error e2 = {0};
+		v = berth_measure_verdict_json(enf, NULL, &e2);
+		if (v < 0)
+			problem(p, "`enforced`: %s", e2.msg);
+		else if (!json_is_string(json_object_get(doc, "verdict")) ||
+			 strcmp(json_string_value(json_object_get(doc, "verdict")), berth_verdict_name(v)) != 0 ||
+			 !json_is_string(json_object_get(enf, "verdict")) ||
+			 strcmp(json_string_value(json_object_get(enf, "verdict")), berth_verdict_name(v)) != 0)
+			problem(p, "the verdict stated is not the one the measurement gives (%s)", berth_verdict_name(v));
+	}
+	if (audit != NULL && !json_is_null(audit)) {
+		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
+			   l = json_integer_value(json_object_get(audit, "last_seq")),
+			   h = json_integer_value(json_object_get(audit, "head_seq"));
+		const char *hh = json_string_value(json_object_get(audit, "head_hash"));
+		if (f < 1 || l < f || h < l)
+			problem(p, "audit range is inconsistent (first %lld, last %lld, head %lld)", (long long)f,
+				(long long)l, (long long)h);
+		if (hh == NULL || strlen(hh) != 64 || strspn(hh, "0123456789abcdef") != 64)
+			problem(p, "audit `head_hash` is not 64 lowercase hex digits");
+	}
+	(void)err;
+}
+
+int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t **problems, struct berth_error *err)
+{
+	json_t *p = json_array();
+	const json_t *sig = json_object_get(doc, "signature");
+	const char *pubhex = json_string_value(json_object_get(sig, "public_key"));
+	const char *sighex = json_string_value(json_object_get(sig, "value"));
+	const char *alg = json_string_value(json_object_get(sig, "alg"));
+	unsigned char embedded[32], s[64];
+	char trusted[65];
+
+	*problems = p;
+	if (!json_is_object(doc)) {
+		problem(p, "not a JSON object");
+		return BERTH_ATTEST_INVALID;
+	}
+	berth_hex(pub, 32, trusted);
+	if (!json_is_object(sig) || alg == NULL || strcmp(alg, "Ed25519") != 0)
+		problem(p, "no `signature` with `alg` Ed25519");
+	else if (pubhex == NULL || berth_unhex(pubhex, embedded, 32) < 0)
+		problem(p, "`signature.public_key` is not 64 hex digits");
+	else if (memcmp(embedded, pub, 32) != 0)
+		problem(p, "signed with key %s, not the trusted key %s", pubhex, trusted);
+	else if (sighex == NULL || berth_unhex(sighex, s, 64) < 0)
+		problem(p, "`signature.value` is not 128 hex digits");
+	else {
+		size_t len = 0;
+		struct berth_error e2 = {0};
+		cleanup_free char *msg = signed_bytes(doc, &len, &e2);
+		if (msg == NULL) {
+			problem(p, "cannot canonicalise the record: %s", e2.msg);
+		} else if (berth_verify(pub, msg, len, s, &e2) < 0) {
+			if (e2.errnum == ELIBACC) {
+				*err = e2;
+				return -1;
+			}
+			problem(p, "the signature does not verify: the record was changed or signed by another key");
+		}
+	}
+	check_content(doc, p, err);
+	return json_array_size(p) == 0 ? BERTH_ATTEST_VALID : BERTH_ATTEST_INVALID;
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evidence.c - copy, hash and record evidence (evidence.h).
+ */
+#include "evidence.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/sha256.h"
+
+#define CHUNK (1U << 20)
+
+struct ingest {
+	json_t *manifest;
+	struct berth_evidence_stats *st;
+	bool progress;
+	uint64_t next_report;
+	unsigned char *buf;
+};
+
+static const char *type_name(mode_t m)
+{
+	if (S_ISLNK(m))
+		return "symlink";
+	if (S_ISDIR(m))
+		return "dir";
+	if (S_ISFIFO(m))
+		return "fifo";
+	if (S_ISSOCK(m))
+		return "socket";
+	if (S_ISCHR(m))
+		return "chardev";
+	if (S_ISBLK(m))
+		return "blockdev";
+	return "file";
+}
+
+static int add_entry(struct ingest *g, const char *rel, const struct stat *sb, const char *sha, const char *target,
+		     struct berth_error *err)
+{
+	char mode[8];
+	json_t *e;
+
+	snprintf(mode, sizeof mode, "%04o", (unsigned)(sb->st_mode & 07777));
+	e = json_pack("{s:s, s:s, s:s}", "path", rel, "type", type_name(sb->st_mode), "mode", mode);
+	if (e == NULL)
+		return berth_err(err, EINVAL, "cannot record `%s` (not UTF-8?)", rel);
+	if (S_ISREG(sb->st_mode)) {
+		json_object_set_new(e, "size", json_integer((json_int_t)sb->st_size));
+		json_object_set_new(e, "sha256", json_string(sha));
+	}
+	if (target != NULL) {
+		json_t *t = json_string(target);
+		json_object_set_new(e, "target", t != NULL ? t : json_string("[not UTF-8]"));
+	}
+	if (json_array_append_new(g->manifest, e) < 0)
+		return berth_err(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* One regular file: read once, hash and write the same bytes. */
+static int copy_file(struct ingest *g, int sfd, const struct stat *sb, int ddir, const char *name, const char *rel,
+		     const char *shown, struct berth_error *err)
+{
+	cleanup_close int dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct berth_sha256 *h;
+	char hex[65];
+	uint64_t total = 0;
+
+	if (dfd < 0)
+		return berth_err(err, errno, "cannot create the evidence copy of `%s`", shown);
+	h = berth_sha256_new(err);
+	if (h == NULL)
+		return -1;
+	for (;;) {
+		ssize_t n = read(sfd, g->buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			berth_sha256_final(h, hex, err);
+			berth_usage_err(err, "cannot read evidence `%s`: %s", shown, strerror(e));
+			err->errnum = e;
+			return berth_err_hint(err, "make it readable, or leave it out");
+		}
+		if (n == 0)
+			break;
+		if (berth_sha256_update(h, g->buf, (size_t)n) < 0) {
+			berth_sha256_final(h, hex, err);
+			return berth_err(err, EIO, "cannot hash `%s`", shown);
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(dfd, g->buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				int e = w < 0 ? errno : EIO;
+				berth_sha256_final(h, hex, err);
+				return berth_err(err, e, "cannot write the evidence copy of `%s`", shown);
+			}
+			off += w;
+		}
+		total += (uint64_t)n;
+		g->st->bytes += (uint64_t)n;
+		if (g->progress && g->st->bytes >= g->next_report) {
+			fprintf(stderr, "berth: evidence: %llu MiB copied and hashed (%llu files)\n",
+				(unsigned long long)(g->st->bytes >> 20), (unsigned long long)g->st->files);
+			g->next_report += BERTH_EVIDENCE_PROGRESS_BYTES;
+		}
+	}
+	if (berth_sha256_final(h, hex, err) < 0)
+		return -1;
+	if (fchmod(dfd, 0444) < 0)
+		return berth_err(err, errno, "chmod the evidence copy of `%s`", shown);
+	g->st->files++;
+	{
+		struct stat copy = *sb;
+		copy.st_size = (off_t)total; /* what was read is what the sandbox sees */
+		return add_entry(g, rel, &copy, hex, NULL, err);
+	}
+}
+
+static int walk(struct ingest *g, int sdir, const char *name, int ddir, const char *rel, const char *shown,
+		int depth, struct berth_error *err);
+
+static int walk_dir(struct ingest *g, int sfd, int ddir, const char *name, const char *rel, const char *shown,
+		    int depth, struct berth_error *err)
+{
+	cleanup_close int nd = -1;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (depth > 256) {
+		close(sfd);
+		return berth_usage_err(err, "evidence `%s` is nested more than 256 directories deep", shown);
+	}
+	if (mkdirat(ddir, name, 0700) < 0) {
+		close(sfd);
+		return berth_err(err, errno, "cannot create the evidence directory for `%s`", shown);
+	}
+	nd = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = nd >= 0 ? fdopendir(sfd) : NULL;
+	if (d == NULL) {
+		close(sfd);
+		return berth_err(err, errno, "cannot list `%s`", shown);
+	}
+	errno = 0;
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		char crel[PATH_MAX], cshown[PATH_MAX];
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(crel, sizeof crel, "%s/%s", rel, de->d_name) >= (int)sizeof crel ||
+		    snprintf(cshown, sizeof cshown, "%s/%s", shown, de->d_name) >= (int)sizeof cshown) {
+			r = berth_usage_err(err, "evidence path under `%s` is too long", shown);
+			break;
+		}
+		r = walk(g, dirfd(d), de->d_name, nd, crel, cshown, depth + 1, err);
+		errno = 0;
+	}
+	if (r == 0 && errno != 0) {
+		int e = errno;
+		berth_usage_err(err, "cannot list `%s`: %s", shown, strerror(e));
+		r = -1;
+	}
+	closedir(d); /* closes sfd */
+	if (r == 0 && fchmod(nd, 0555) < 0)
+		r = berth_err(err, errno, "chmod the evidence directory for `%s`", shown);
+	return r;
+}
+
+static int walk(struct ingest *g, int sdir, const char *name, int ddir, const char *rel, const char *shown,
+		int depth, struct berth_error *err)
+{
+	struct stat sb;
+	int fd;
+
+	if (fstatat(sdir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+		int e = errno;
+		berth_usage_err(err, "cannot read evidence `%s`: %s", shown, strerror(e));
+		return berth_err_hint(err, "make it readable, or leave it out");
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(sdir, name, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		g->st->skipped++;
+		return add_entry(g, rel, &sb, NULL, target, err);
+	}
+	if (!S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+		g->st->skipped++;
+		return add_entry(g, rel, &sb, NULL, NULL, err);
+	}
+	/* O_NONBLOCK: a file swapped for a FIFO after fstatat must not hang us;
+	 * the type is checked again on the descriptor. */
+	fd = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+				    (S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		berth_usage_err(err, "cannot read evidence `%s`: %s", shown, strerror(e));
+		err->errnum = e;
+		return berth_err_hint(err, "make it readable, or leave it out");
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		if (add_entry(g, rel, &sb, NULL, NULL, err) < 0) {
+			close(fd);
+			return -1;
+		}
+		return walk_dir(g, fd, ddir, name, rel, shown, depth, err); /* takes fd */
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		g->st->skipped++;
+		return add_entry(g, rel, &sb, NULL, NULL, err);
+	}
+	/* Regular files are read blocking. */
+	fcntl(fd, F_SETFL, O_RDONLY);
+	int r = copy_file(g, fd, &sb, ddir, name, rel, shown, err);
+	close(fd);
+	return r;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+
+	return strcmp(json_string_value(json_object_get(x, "path")), json_string_value(json_object_get(y, "path")));
+}
+
+static json_t *sorted(json_t *m)
+{
+	size_t n = json_array_size(m);
+	json_t **v = calloc(n + 1, sizeof *v), *out = json_array();
+
+	if (v == NULL || out == NULL) {
+		free(v);
+		json_decref(out);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(m, i);
+	qsort(v, n, sizeof *v, by_path);
+	for (size_t i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
+json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bool progress,
+			      struct berth_evidence_stats *st, struct berth_error *err)
+{
+	struct ingest g = {.st = st, .progress = progress, .next_report = BERTH_EVIDENCE_PROGRESS_BYTES};
+	cleanup_close int ddir = -1;
+	json_t *out = NULL;
+	int r = 0;
+
+	memset(st, 0, sizeof *st);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++) {
+			const char *a = strrchr(paths[i], '/'), *b = strrchr(paths[j], '/');
+			a = a != NULL && a[1] != '\0' ? a + 1 : paths[i];
+			b = b != NULL && b[1] != '\0' ? b + 1 : paths[j];
+			if (strcmp(a, b) == 0) {
+				berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", a, paths[j],
+						paths[i]);
+				berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
+						    "another name first");
+				return NULL;
+			}
+		}
+	if (mkdir(dest, 0700) < 0) {
+		berth_err(err, errno, "cannot create the evidence directory `%s`", dest);
+		return NULL;
+	}
+	ddir = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	g.manifest = json_array();
+	g.buf = malloc(CHUNK);
+	if (ddir < 0 || g.manifest == NULL || g.buf == NULL) {
+		r = berth_err(err, ddir < 0 ? errno : ENOMEM, "cannot prepare the evidence directory `%s`", dest);
+		goto out;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char *slash = strrchr(paths[i], '/'), parent[PATH_MAX];
+		const char *name = slash != NULL && slash[1] != '\0' ? slash + 1 : paths[i];
+		cleanup_close int pfd = -1;
+		if (strcmp(paths[i], "/") == 0) {
+			r = berth_usage_err(err, "the host root cannot be evidence");
+			break;
+		}
+		snprintf(parent, sizeof parent, "%.*s", slash != NULL && slash != paths[i] ? (int)(slash - paths[i]) : 1,
+			 slash != NULL ? paths[i] : ".");
+		pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+		if (pfd < 0) {
+			int e = errno;
+			r = berth_usage_err(err, "cannot read evidence `%s`: %s", paths[i], strerror(e));
+			break;
+		}
+		r = walk(&g, pfd, name, ddir, name, paths[i], 0, err);
+	}
+	if (r == 0)
+		out = sorted(g.manifest);
+	if (r == 0 && out == NULL)
+		r = berth_err(err, ENOMEM, "out of memory");
+	if (r == 0 && fchmod(ddir, 0555) < 0)
+		r = berth_err(err, errno, "chmod `%s`", dest);
+out:
+	free(g.buf);
+	json_decref(g.manifest);
+	if (r < 0) {
+		struct berth_error e2;
+		json_decref(out);
+		out = NULL;
+		berth_evidence_remove(dest, &e2);
+	}
+	return out;
+}
+
+/* rm -rf below @dfd, making directories writable first. */
+static int rm_tree(int dfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int bad = 0;
+
+	if (depth > 300)
+		return 1;
+	fchmod(dfd, 0700);
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		return 1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			continue;
+		if (errno == EISDIR || errno == EPERM) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				bad += rm_tree(sub, depth + 1);
+				if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+					continue;
+			}
+		}
+		bad++;
+	}
+	closedir(d);
+	return bad;
+}
+
+int berth_evidence_remove(const char *dest, struct berth_error *err)
+{
+	int fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int bad;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot remove the evidence copy `%s`", dest);
+	bad = rm_tree(fd, 0);
+	if (rmdir(dest) < 0 || bad > 0)
+		return berth_err(err, errno, "cannot remove the evidence copy `%s` (%d entries left)", dest, bad);
+	return 0;
+}

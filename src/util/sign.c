@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "sign.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#ifndef BERTH_LIBCRYPTO_SONAME
+#define BERTH_LIBCRYPTO_SONAME "libcrypto.so.3"
+#endif
+
+/* ---- libcrypto, resolved on first use (see sha256.c for why) ---- */
+
+static struct {
+	EVP_PKEY *(*new_raw_priv)(int, ENGINE *, const unsigned char *, size_t);
+	EVP_PKEY *(*new_raw_pub)(int, ENGINE *, const unsigned char *, size_t);
+	int (*get_raw_pub)(const EVP_PKEY *, unsigned char *, size_t *);
+	void (*pkey_free)(EVP_PKEY *);
+	EVP_MD_CTX *(*ctx_new)(void);
+	void (*ctx_free)(EVP_MD_CTX *);
+	int (*sign_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *, EVP_PKEY *);
+	int (*sign)(EVP_MD_CTX *, unsigned char *, size_t *, const unsigned char *, size_t);
+	int (*verify_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *, EVP_PKEY *);
+	int (*verify)(EVP_MD_CTX *, const unsigned char *, size_t, const unsigned char *, size_t);
+	int (*rand_bytes)(unsigned char *, int);
+	int (*ctx_copy)(EVP_MD_CTX *, const EVP_MD_CTX *);
+	bool ok;
+	char why[200];
+} lib;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void)
+{
+	int (*init)(uint64_t, const OPENSSL_INIT_SETTINGS *);
+	void *h = dlopen(BERTH_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (h == NULL) {
+		snprintf(lib.why, sizeof lib.why, "%s", dlerror());
+		return;
+	}
+	*(void **)&init = dlsym(h, "OPENSSL_init_crypto");
+	*(void **)&lib.new_raw_priv = dlsym(h, "EVP_PKEY_new_raw_private_key");
+	*(void **)&lib.new_raw_pub = dlsym(h, "EVP_PKEY_new_raw_public_key");
+	*(void **)&lib.get_raw_pub = dlsym(h, "EVP_PKEY_get_raw_public_key");
+	*(void **)&lib.pkey_free = dlsym(h, "EVP_PKEY_free");
+	*(void **)&lib.ctx_new = dlsym(h, "EVP_MD_CTX_new");
+	*(void **)&lib.ctx_free = dlsym(h, "EVP_MD_CTX_free");
+	*(void **)&lib.sign_init = dlsym(h, "EVP_DigestSignInit");
+	*(void **)&lib.sign = dlsym(h, "EVP_DigestSign");
+	*(void **)&lib.verify_init = dlsym(h, "EVP_DigestVerifyInit");
+	*(void **)&lib.verify = dlsym(h, "EVP_DigestVerify");
+	*(void **)&lib.rand_bytes = dlsym(h, "RAND_bytes");
+	*(void **)&lib.ctx_copy = dlsym(h, "EVP_MD_CTX_copy_ex");
+	if (init == NULL || lib.new_raw_priv == NULL || lib.new_raw_pub == NULL || lib.get_raw_pub == NULL ||
+	    lib.pkey_free == NULL || lib.ctx_new == NULL || lib.ctx_free == NULL || lib.sign_init == NULL ||
+	    lib.sign == NULL || lib.verify_init == NULL || lib.verify == NULL || lib.rand_bytes == NULL || lib.ctx_copy == NULL) {
+		snprintf(lib.why, sizeof lib.why, "a symbol is missing");
+		return;
+	}
+	init(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+	lib.ok = true;
+}
+
+static int loaded(struct berth_error *err)
+{
+	pthread_once(&once, load);
+	if (lib.ok)
+		return 0;
+	berth_err(err, ELIBACC, "cannot load `%s`: %s", BERTH_LIBCRYPTO_SONAME, lib.why);
+	return berth_err_hint(err, "install it: `apt-get install libssl3`");
+}
+
+/* ---- hex ---- */
+
+void berth_hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int berth_unhex(const char *hex, unsigned char *out, size_t n)
+{
+	if (hex == NULL || strlen(hex) != 2 * n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* ---- PEM for the two fixed Ed25519 DER forms (RFC 8410) ---- */
+
+/* PKCS #8 OneAsymmetricKey v1, id-Ed25519, CurvePrivateKey of 32 bytes. */
+static const unsigned char der_priv_prefix[16] = {0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
+						  0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20};
+/* SubjectPublicKeyInfo, id-Ed25519, BIT STRING of 32 bytes. */
+static const unsigned char der_pub_prefix[12] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03,
+						 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void pem_encode(const char *label, const unsigned char *der, size_t n, char *out, size_t size)
+{
+	size_t o = (size_t)snprintf(out, size, "-----BEGIN %s-----\n", label);
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)der[i] << 16 | (i + 1 < n ? (uint32_t)der[i + 1] << 8 : 0) |
+			     (i + 2 < n ? der[i + 2] : 0);
+
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? b64[v & 63] : '=';
+	}
+	snprintf(out + o, size - o, "\n-----END %s-----\n", label);
+}
+
+/* Decode the base64 body of the first `-----BEGIN label-----` block. */
+static int pem_decode(const char *text, const char *label, unsigned char *der, size_t cap, size_t *n)
+{
+	char begin[64], end[64];
+	const char *p, *q;
+	uint32_t acc = 0;
+	int bits = 0, pad = 0;
+
+	snprintf(begin, sizeof begin, "-----BEGIN %s-----", label);
+	snprintf(end, sizeof end, "-----END %s-----", label);
+	p = strstr(text, begin);
+	if (p == NULL)
+		return -1;
+	p += strlen(begin);
+	q = strstr(p, end);
+	if (q == NULL)
+		return -1;
+	*n = 0;
+	for (; p < q; p++) {
+		const char *c;
+
+		if (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')
+			continue;
+		if (*p == '=') {
+			pad++;
+			continue;
+		}
+		if (pad || (c = strchr(b64, *p)) == NULL || *p == '\0')
+			return -1;
+		acc = acc << 6 | (uint32_t)(c - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (*n >= cap)
+				return -1;
+			der[(*n)++] = (unsigned char)(acc >> bits & 0xff);
+		}
+	}
+	return pad > 2 ? -1 : 0;
+}
+
+/* ---- key files ---- */
+
+/* $HOME when absolute, else the caller's passwd entry (HOME may be unset
+ * under `env -i`). */
+static const char *home_dir(void)
+{
+	static __thread char buf[4096];
+	const char *home = getenv("HOME");
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (home != NULL && home[0] == '/')
+		return home;
+	if (getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res) != 0 || res == NULL || pw.pw_dir == NULL ||
+	    pw.pw_dir[0] != '/')
+		return NULL;
+	snprintf(buf, sizeof buf, "%s", pw.pw_dir);
+	return buf;
+}
+
+int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = home_dir();
+	int n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		n = snprintf(buf, size, "%s/berth/keys", xdg);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, size, "%s/.config/berth/keys", home);
+	else
+		return berth_err(err, EINVAL, "cannot place the host key: neither XDG_CONFIG_HOME nor HOME is an absolute path");
+	if (n < 0 || (size_t)n >= size)
+		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
+	return 0;
+}
+
+/* mkdir -p with 0700 for every directory it creates; @path must be absolute. */
+static int mkdirs(const char *path, struct berth_error *err)
+{
+	char tmp[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof tmp)
+		return berth_err(err, ENAMETOOLONG, "path `%s` is too long", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+				return berth_err(err, errno, "cannot create directory `%s`", tmp);
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+static int pub_from_seed(const unsigned char seed[32], unsigned char pub[32], struct berth_error *err)
+{
+	EVP_PKEY *pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, seed, 32);
+	size_t n = 32;
+	int ok;
+
+	if (pk == NULL)
+		return berth_err(err, EINVAL, "libcrypto refused the Ed25519 private key");
+	ok = lib.get_raw_pub(pk, pub, &n) == 1 && n == 32;
+	lib.pkey_free(pk);
+	return ok ? 0 : berth_err(err, EINVAL, "libcrypto cannot derive the Ed25519 public key");
+}
+
+static int read_small(int dfd, const char *name, char *buf, size_t cap, struct stat *st, struct berth_error *err)
+{
+	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open `%s`", name);
+	if (fstat(fd, st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", name);
+	if (!S_ISREG(st->st_mode))
+		return berth_err(err, EPERM, "`%s` is not a regular file", name);
+	n = read(fd, buf, cap - 1);
+	if (n < 0)
+		return berth_err(err, errno, "cannot read `%s`", name);
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_new(int dfd, const char *name, const char *text, mode_t mode, struct berth_error *err)
+{
+	char tmp[64];
+	cleanup_close int fd = -1;
+	size_t len = strlen(text);
+
+	snprintf(tmp, sizeof tmp, ".%s.%ld", name, (long)getpid());
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot create `%s`", tmp);
+	if (fchmod(fd, mode) < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0) {
+		int e = errno ? errno : EIO;
+
+		unlinkat(dfd, tmp, 0);
+		return berth_err(err, e, "cannot write `%s`", name);
+	}
+	/* link(2), not rename(2): when two processes create the key at once,
+	 * exactly one wins and the other loads the winner's key. */
+	if (linkat(dfd, tmp, dfd, name, 0) < 0) {
+		int e = errno;
+
+		unlinkat(dfd, tmp, 0);
+		if (e == EEXIST)
+			return 1;
+		return berth_err(err, e, "cannot create `%s`", name);
+	}
+	unlinkat(dfd, tmp, 0);
+	return 0;
+}
+
+static int write_pub(int dfd, const unsigned char pub[32], struct berth_error *err)
+{
+	unsigned char der[44];
+	char pem[256];
+	int rc;
+
+	memcpy(der, der_pub_prefix, 12);
+	memcpy(der + 12, pub, 32);
+	pem_encode("PUBLIC KEY", der, sizeof der, pem, sizeof pem);
+	rc = write_new(dfd, BERTH_HOSTKEY_PUB_FILE, pem, 0644, err);
+	return rc < 0 ? -1 : 0;
+}
+
+static int generate(struct berth_hostkey *k, int dfd, struct berth_error *err)
+{
+	unsigned char der[48];
+	char pem[256];
+	int rc;
+
+	if (lib.rand_bytes(k->seed, 32) != 1)
+		return berth_err(err, EIO, "libcrypto's random generator failed");
+	if (pub_from_seed(k->seed, k->pub, err) < 0)
+		return -1;
+	memcpy(der, der_priv_prefix, 16);
+	memcpy(der + 16, k->seed, 32);
+	pem_encode("PRIVATE KEY", der, sizeof der, pem, sizeof pem);
+	explicit_bzero(der, sizeof der);
+	rc = write_new(dfd, BERTH_HOSTKEY_PRIV_FILE, pem, 0600, err);
+	explicit_bzero(pem, sizeof pem);
+	if (rc != 0)
+		return rc; /* 1: somebody else created it first */
+	unlinkat(dfd, BERTH_HOSTKEY_PUB_FILE, 0);
+	if (write_pub(dfd, k->pub, err) < 0)
+		return -1;
+	if (fsync(dfd) < 0)
+		return berth_err(err, errno, "cannot sync the key directory");
+	return 0;
+}
+
+static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *err)
+{
+	char text[2048];
+	unsigned char der[64], pub[32];
+	size_t n = 0;
+	struct stat st;
+	int rc;
+
+	if (read_small(dfd, BERTH_HOSTKEY_PRIV_FILE, text, sizeof text, &st, err) < 0)
+		return berth_err_wrap(err, "host key `%s/%s`", k->dir, BERTH_HOSTKEY_PRIV_FILE);
+	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		explicit_bzero(text, sizeof text);
+		berth_err(err, EPERM, "host key `%s/%s` is not owned by uid %u with mode 0600 (mode %04o, owner %u)",
+			  k->dir, BERTH_HOSTKEY_PRIV_FILE, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777),
+			  (unsigned)st.st_uid);
+		return berth_err_hint(err, "`chmod 600 %s/%s`, or remove it to generate a new key", k->dir,
+				      BERTH_HOSTKEY_PRIV_FILE);
+	}
+	rc = pem_decode(text, "PRIVATE KEY", der, sizeof der, &n);
+	explicit_bzero(text, sizeof text);
+	if (rc < 0 || n != 48 || memcmp(der, der_priv_prefix, 16) != 0) {
+		explicit_bzero(der, sizeof der);
+		return berth_err(err, EINVAL, "host key `%s/%s` is not an Ed25519 PKCS #8 PEM private key", k->dir,
+				 BERTH_HOSTKEY_PRIV_FILE);
+	}
+	memcpy(k->seed, der + 16, 32);
+	explicit_bzero(der, sizeof der);
+	if (pub_from_seed(k->seed, k->pub, err) < 0)
+		return -1;
+	/* The public file: rewrite it when missing (a crash during creation),
+	 * refuse when it names another key. */
+	if (read_small(dfd, BERTH_HOSTKEY_PUB_FILE, text, sizeof text, &st, err) < 0) {
+		if (err->errnum != ENOENT)
+			return berth_err_wrap(err, "host public key");
+		return write_pub(dfd, k->pub, err);
+	}
+	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 ||
+	    memcmp(der, der_pub_prefix, 12) != 0)
+		return berth_err(err, EINVAL, "`%s/%s` is not an Ed25519 public key PEM", k->dir, BERTH_HOSTKEY_PUB_FILE);
+	memcpy(pub, der + 12, 32);
+	if (memcmp(pub, k->pub, 32) != 0)
+		return berth_err(err, EINVAL, "`%s/%s` does not match the private key `%s`", k->dir,
+				 BERTH_HOSTKEY_PUB_FILE, BERTH_HOSTKEY_PRIV_FILE);
+	return 0;
+}
+
+int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create, struct berth_error *err)
+{
+	cleanup_close int dfd = -1;
+	struct stat st;
+	int rc;
+
+	memset(k, 0, sizeof *k);
+	if (loaded(err) < 0)
+		return -1;
+	if (strlen(dir) >= sizeof k->dir)
+		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
+	strcpy(k->dir, dir);
+	if (create && mkdirs(dir, err) < 0)
+		return -1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return berth_err(err, errno, "cannot open the host key directory `%s`", dir);
+	if (fstat(dfd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", dir);
+	if ((st.st_mode & 002) != 0 || st.st_uid != geteuid()) {
+		berth_err(err, EPERM, "host key directory `%s` is writable by others or not owned by uid %u", dir,
+			  (unsigned)geteuid());
+		return berth_err_hint(err, "`chmod 700 %s`", dir);
+	}
+	for (int attempt = 0; attempt < 3; attempt++) {
+		rc = faccessat(dfd, BERTH_HOSTKEY_PRIV_FILE, F_OK, AT_SYMLINK_NOFOLLOW);
+		if (rc == 0 || !create) {
+			if (rc < 0) {
+				berth_err(err, ENOENT, "no host key in `%s`", dir);
+				break;
+			}
+			rc = load_existing(k, dfd, err);
+		} else {
+			rc = generate(k, dfd, err);
+			if (rc == 1)
+				continue; /* lost the race: load the winner's key */
+		}
+		if (rc == 0) {
+			EVP_PKEY *pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
+			EVP_MD_CTX *ctx = lib.ctx_new();
+
+			/* Prepared once: OpenSSL 3 fetches the algorithm on every
+			 * DigestSignInit, which costs more than the signature. */
+			if (pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1) {
+				k->sign_ctx = ctx;
+				ctx = NULL;
+			}
+			if (ctx != NULL)
+				lib.ctx_free(ctx);
+			if (pk != NULL)
+				lib.pkey_free(pk); /* the context holds its own reference */
+			k->loaded = true;
+			return 0;
+		}
+		break;
+	}
+	explicit_bzero(k->seed, sizeof k->seed);
+	return -1;
+}
+
+int berth_hostkey_load(struct berth_hostkey *k, bool create, struct berth_error *err)
+{
+	char dir[4096];
+
+	if (berth_hostkey_dir(dir, sizeof dir, err) < 0)
+		return -1;
+	return berth_hostkey_load_dir(k, dir, create, err);
+}
+
+int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_error *err)
+{
+	char text[4096];
+	unsigned char der[64];
+	size_t n = 0;
+	struct stat st;
+
+	if (loaded(err) < 0)
+		return -1;
+	if (read_small(AT_FDCWD, path, text, sizeof text, &st, err) < 0)
+		return -1;
+	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 || memcmp(der, der_pub_prefix, 12) != 0)
+		return berth_err(err, EINVAL, "`%s` is not an Ed25519 public key PEM (SubjectPublicKeyInfo, RFC 8410)", path);
+	memcpy(pub, der + 12, 32);
+	return 0;
+}
+
+void berth_hostkey_clear(struct berth_hostkey *k)
+{
+	if (k->sign_ctx != NULL && lib.ok)
+		lib.ctx_free(k->sign_ctx);
+	explicit_bzero(k, sizeof *k);
+}
+
+int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsigned char sig[64],
+	       struct berth_error *err)
+{
+	EVP_PKEY *pk;
+	EVP_MD_CTX *ctx;
+	size_t n = 64;
+	int ok;
+
+	if (loaded(err) < 0)
+		return -1;
+	if (!k->loaded)
+		return berth_err(err, EINVAL, "no host key loaded");
+	if (k->sign_ctx != NULL) {
+		ctx = lib.ctx_new();
+		ok = ctx != NULL && lib.ctx_copy(ctx, k->sign_ctx) == 1 && lib.sign(ctx, sig, &n, msg, len) == 1 && n == 64;
+		if (ctx != NULL)
+			lib.ctx_free(ctx);
+		return ok ? 0 : berth_err(err, EINVAL, "Ed25519 signing failed in libcrypto");
+	}
+	pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
+	ctx = lib.ctx_new();
+	ok = pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1 &&
+	     lib.sign(ctx, sig, &n, msg, len) == 1 && n == 64;
+	if (ctx != NULL)
+		lib.ctx_free(ctx);
+	if (pk != NULL)
+		lib.pkey_free(pk);
+	return ok ? 0 : berth_err(err, EINVAL, "Ed25519 signing failed in libcrypto");
+}
+
+int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const unsigned char sig[64],
+		 struct berth_error *err)
+{
+	EVP_PKEY *pk;
+	EVP_MD_CTX *ctx;
+	int rc;
+
+	if (loaded(err) < 0)
+		return -1;
+	pk = lib.new_raw_pub(EVP_PKEY_ED25519, NULL, pub, 32);
+	if (pk == NULL)
+		return berth_err(err, EINVAL, "not a valid Ed25519 public key");
+	ctx = lib.ctx_new();
+	rc = ctx != NULL && lib.verify_init(ctx, NULL, NULL, NULL, pk) == 1 ? lib.verify(ctx, sig, 64, msg, len) : -1;
+	if (ctx != NULL)
+		lib.ctx_free(ctx);
+	lib.pkey_free(pk);
+	if (rc == 1)
+		return 0;
+	return berth_err(err, EBADMSG, "the Ed25519 signature does not verify");
+}

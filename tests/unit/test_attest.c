@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_attest.c - the --env-file parser, the verdict rules of
+ * docs/attest.md, and attestation signatures (valid, edited, wrong key).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/envfile.h"
+#include "policy/policy.h"
+#include "sandbox/limits.h"
+#include "sandbox/measure.h"
+#include "supervisor/attest.h"
+#include "util/sign.h"
+
+/* ---------------------------------------------------------- env-file */
+
+struct kv {
+	char text[1024];
+	int n;
+};
+
+static int collect(void *ctx, const char *name, const char *value, struct berth_error *err)
+{
+	struct kv *k = ctx;
+
+	(void)err;
+	k->n++;
+	snprintf(k->text + strlen(k->text), sizeof k->text - strlen(k->text), "%s=[%s];", name, value);
+	return 0;
+}
+
+static int parse(const char *s, struct kv *k, struct berth_error *err)
+{
+	memset(k, 0, sizeof *k);
+	memset(err, 0, sizeof *err);
+	return berth_envfile_parse(s, strlen(s), "f.env", collect, k, err);
+}
+
+static void test_envfile_ok(void **state)
+{
+	struct kv k;
+	struct berth_error err;
+
+	(void)state;
+	assert_int_equal(parse("# comment\n\n  \t\nA=1\r\nexport B=two words\n  C='quoted # not a comment'\n"
+			       "D=\"x\"\nE=\nF==x=\nG=\"unbalanced\n",
+			       &k, &err),
+			 0);
+	assert_string_equal(k.text, "A=[1];B=[two words];C=[quoted # not a comment];D=[x];E=[];F=[=x=];G=[\"unbalanced];");
+	assert_int_equal(parse("", &k, &err), 0);
+	assert_int_equal(k.n, 0);
+	/* no final newline */
+	assert_int_equal(parse("LAST=v", &k, &err), 0);
+	assert_string_equal(k.text, "LAST=[v];");
+}
+
+static void test_envfile_errors(void **state)
+{
+	struct kv k;
+	struct berth_error err;
+	char nul[] = "A=1\nB=s3cr3t\0x\n";
+
+	(void)state;
+	assert_int_equal(parse("A=1\nno equals sign s3cr3t\n", &k, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "f.env:2: expected NAME=VALUE");
+	assert_int_equal(parse("A=1\n\n1BAD=s3cr3t\n", &k, &err), -1);
+	assert_string_equal(err.msg, "f.env:3: invalid variable name `1BAD`");
+	assert_int_equal(parse("=s3cr3t\n", &k, &err), -1);
+	assert_string_equal(err.msg, "f.env:1: invalid variable name ``");
+	assert_int_equal(parse("A-B=s3cr3t\n", &k, &err), -1);
+	assert_null(strstr(err.msg, "s3cr3t"));
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_envfile_parse(nul, sizeof nul - 1, "f.env", collect, &k, &err), -1);
+	assert_string_equal(err.msg, "f.env:2: a NUL byte");
+	assert_null(strstr(err.msg, "s3cr3t"));
+	/* Nothing is passed on before an error in a NUL file. */
+	assert_int_equal(k.n, 0);
+	{
+		size_t n = BERTH_ENVFILE_LINE_MAX + 10;
+		char *big = malloc(n + 1);
+		memcpy(big, "A=", 2);
+		memset(big + 2, 'x', n - 2);
+		big[n] = '\0';
+		assert_int_equal(parse(big, &k, &err), -1);
+		assert_non_null(strstr(err.msg, "f.env:1: line longer than"));
+		free(big);
+	}
+}
+
+/* ---------------------------------------------------------- verdict */
+
+static void enforced_measure(struct berth_measure *m)
+{
+	memset(m, 0, sizeof *m);
+	m->valid = true;
+	for (int i = 0; i < BERTH_NS_COUNT; i++) {
+		m->ns_dev[i] = m->parent_ns_dev[i] = 4;
+		m->ns_ino[i] = 100 + (uint64_t)i;
+		m->parent_ns_ino[i] = 200 + (uint64_t)i;
+	}
+	m->landlock_abi = 7;
+	m->landlock_ruleset_abi = 7;
+	m->landlock_probe = BERTH_LL_IN_FORCE;
+	m->landlock_probe_errno = 13;
+	m->seccomp_mode = 2;
+	m->seccomp_filters = 1;
+	m->caps_read = true;
+	m->no_new_privs = 1;
+	m->rlim_nofile = BERTH_DEFAULT_NOFILE;
+	m->rlim_as = m->rlim_nproc = UINT64_MAX;
+	m->limits_mode = BERTH_LIMITS_CGROUP2;
+	m->cg_memory_read = m->cg_pids_read = m->cg_cpu_read = true;
+	m->cg_memory = BERTH_DEFAULT_MEMORY;
+	m->cg_pids = BERTH_DEFAULT_PIDS;
+	m->cg_cpu_quota_us = 400000;
+	m->cg_cpu_period_us = 100000;
+	m->cpus_affinity = 2;
+	m->workspace_idmapped = -1;
+}
+
+static enum berth_verdict verdict_of(const struct berth_measure *m, const struct berth_policy *p, char *why, size_t n)
+{
+	json_t *reasons = NULL;
+	enum berth_verdict v = berth_measure_verdict(m, p, &reasons);
+	char *s = json_dumps(reasons, JSON_COMPACT);
+
+	snprintf(why, n, "%s", s != NULL ? s : "");
+	free(s);
+	json_decref(reasons);
+	return v;
+}
+
+static void test_verdict(void **state)
+{
+	struct berth_policy p;
+	struct berth_measure m;
+	char why[1024];
+
+	(void)state;
+	berth_policy_init(&p);
+	enforced_measure(&m);
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	assert_string_equal(why, "[]");
+
+	/* Each shortfall alone: PARTIAL, never ENFORCED. */
+	enforced_measure(&m);
+	m.landlock_probe = BERTH_LL_NOT_IN_FORCE;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "landlock: none"));
+	enforced_measure(&m);
+	m.landlock_ruleset_abi = 4; /* in force, but older than the rights berth asks for */
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "landlock: partial"));
+	enforced_measure(&m);
+	m.seccomp_mode = 0;
+	m.seccomp_filters = 0;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	enforced_measure(&m);
+	m.ns_ino[BERTH_NS_NET] = m.parent_ns_ino[BERTH_NS_NET];
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "net namespace: shared"));
+	/* ... unless the policy shares the network on purpose. */
+	p.network = BERTH_NET_HOST;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	p.network = BERTH_NET_NONE;
+	enforced_measure(&m);
+	m.no_new_privs = 0;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	enforced_measure(&m);
+	m.cg_memory = UINT64_MAX;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	enforced_measure(&m);
+	m.limits_mode = BERTH_LIMITS_RLIMITS;
+	m.cg_memory_read = m.cg_pids_read = m.cg_cpu_read = false;
+	m.rlim_as = BERTH_DEFAULT_MEMORY;
+	m.rlim_nproc = BERTH_DEFAULT_PIDS;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "RLIMIT_AS"));
+	enforced_measure(&m);
+	m.idmap_asked = true;
+	m.workspace_idmapped = 0;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	enforced_measure(&m);
+	m.cap_bnd = 1;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+
+	/* No confinement of files, privilege, or no measurement: NOT_ENFORCED. */
+	enforced_measure(&m);
+	for (int i = 0; i < BERTH_NS_COUNT; i++)
+		m.ns_ino[i] = m.parent_ns_ino[i];
+	m.landlock_probe = BERTH_LL_NOT_IN_FORCE;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_NOT_ENFORCED);
+	enforced_measure(&m);
+	m.cap_eff = 0x200000;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_NOT_ENFORCED);
+	enforced_measure(&m);
+	m.valid = false;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_NOT_ENFORCED);
+	enforced_measure(&m);
+	m.landlock_probe = BERTH_LL_UNKNOWN;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	berth_policy_free(&p);
+}
+
+/* ---------------------------------------------------------- signatures */
+
+static json_t *record(void)
+{
+	struct berth_policy p;
+	struct berth_measure m;
+	struct berth_error err = {0};
+	json_t *enf, *rec;
+
+	berth_policy_init(&p);
+	enforced_measure(&m);
+	enf = berth_measure_to_json(&m, &p, &err);
+	assert_non_null(enf);
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[s], s:[], s:o, s:s, s:n, s:i, s:{s:i, s:i, s:i, s:s}}",
+			"type", BERTH_ATTEST_TYPE, "run_id", "0123456789abcdef", "created", "2026-11-29T09:00:00.000Z",
+			"berth_version", "0.1.0", "host", "kernel", "6.1.0", "arch", "x86_64", "policy_digests",
+			"sha256:00", "app_digests", "enforced", enf, "verdict", "ENFORCED", "evidence", "exit_status", 0,
+			"audit", "first_seq", 3, "last_seq", 5, "head_seq", 9, "head_hash",
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	assert_non_null(rec);
+	berth_policy_free(&p);
+	return rec;
+}
+
+static int verify(const json_t *doc, const unsigned char pub[32], char *why, size_t n)
+{
+	struct berth_error err = {0};
+	json_t *problems = NULL;
+	int r = berth_attest_verify(doc, pub, &problems, &err);
+	char *s = json_dumps(problems, JSON_COMPACT);
+
+	snprintf(why, n, "%s", s != NULL ? s : err.msg);
+	free(s);
+	json_decref(problems);
+	return r;
+}
+
+static void test_sign_verify(void **state)
+{
+	char dir[] = "/tmp/berth-test-attest-XXXXXX", dir2[] = "/tmp/berth-test-attest2-XXXXXX", why[2048];
+	struct berth_hostkey k = {0}, other = {0};
+	struct berth_error err = {0};
+	json_t *rec, *bad;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(dir2));
+	if (berth_hostkey_load_dir(&k, dir, true, &err) < 0 || berth_hostkey_load_dir(&other, dir2, true, &err) < 0)
+		fail_msg("host key: %s", err.msg);
+	rec = record();
+	assert_int_equal(berth_attest_sign(rec, &k, &err), 0);
+	assert_int_equal(verify(rec, k.pub, why, sizeof why), BERTH_ATTEST_VALID);
+	assert_string_equal(why, "[]");
+
+	/* an edited field */
+	bad = json_deep_copy(rec);
+	json_object_set_new(bad, "exit_status", json_integer(1));
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	assert_non_null(strstr(why, "the signature does not verify"));
+	json_decref(bad);
+	/* an edited measurement: the signature and the verdict both fail */
+	bad = json_deep_copy(rec);
+	json_object_set_new(json_object_get(json_object_get(bad, "enforced"), "seccomp"), "mode", json_integer(0));
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	assert_non_null(strstr(why, "the verdict stated is not the one the measurement gives (PARTIAL)"));
+	json_decref(bad);
+	/* re-signed by another key, verified against the trusted one */
+	bad = json_deep_copy(rec);
+	assert_int_equal(berth_attest_sign(bad, &other, &err), 0);
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	assert_non_null(strstr(why, "not the trusted key"));
+	/* ... and a record that is self-consistent but lies about the verdict,
+	 * re-signed by its author: content check still fails */
+	json_object_set_new(bad, "verdict", json_string("PARTIAL"));
+	assert_int_equal(berth_attest_sign(bad, &other, &err), 0);
+	assert_int_equal(verify(bad, other.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	assert_non_null(strstr(why, "verdict"));
+	json_decref(bad);
+	/* a signature bit flipped */
+	bad = json_deep_copy(rec);
+	{
+		char v[129];
+		snprintf(v, sizeof v, "%s", json_string_value(json_object_get(json_object_get(bad, "signature"), "value")));
+		v[0] = v[0] == '0' ? '1' : '0';
+		json_object_set_new(json_object_get(bad, "signature"), "value", json_string(v));
+	}
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	json_decref(bad);
+	/* an inconsistent audit range */
+	bad = json_deep_copy(rec);
+	json_object_set_new(json_object_get(bad, "audit"), "last_seq", json_integer(10));
+	assert_int_equal(berth_attest_sign(bad, &k, &err), 0);
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	assert_non_null(strstr(why, "audit range is inconsistent"));
+	json_decref(bad);
+	/* no signature at all */
+	bad = json_deep_copy(rec);
+	json_object_del(bad, "signature");
+	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+	json_decref(bad);
+	json_decref(rec);
+	berth_hostkey_clear(&k);
+	berth_hostkey_clear(&other);
+	{
+		char cmd[200];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dir2);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_envfile_ok),
+		cmocka_unit_test(test_envfile_errors),
+		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_sign_verify),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
