@@ -8,6 +8,7 @@
 #   fuzz_hosts     egress: allow-host patterns and address literals
 #   fuzz_http      egress: HTTP proxy requests and their rewrite
 #   fuzz_socks     egress: SOCKS5 requests
+#   fuzz_session   sessions: profile and fleet files, the libvterm screen
 #   fuzz_envfile   `berth run --env-file` files
 #   fuzz_audit     the audit log's line parser and RFC 8785 canonical JSON
 #   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
@@ -32,6 +33,17 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c)
 
+# fuzz_session feeds agent output to libvterm behind berth's filter.  With
+# BERTH_LIBVTERM_SRC=DIR (libvterm's source tree, e.g. from `apt-get source
+# libvterm`), libvterm is compiled in and instrumented too, so ASan sees its
+# own out-of-bounds accesses; otherwise the system library (crashes and hangs
+# only).
+if [ -n "${BERTH_LIBVTERM_SRC:-}" ]; then
+	vterm=("$BERTH_LIBVTERM_SRC"/src/*.c -I"$BERTH_LIBVTERM_SRC"/include -I"$BERTH_LIBVTERM_SRC"/src)
+else
+	read -r -a vterm <<<"$(pkg-config --cflags --libs vterm)"
+fi
+
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
 	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c \
@@ -45,6 +57,12 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
+	clang "${CF[@]}" fuzz/fuzz_session.c src/session/profile.c src/session/fleet.c src/session/yconf.c \
+		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
+		src/policy/rules.c src/util/ynode.c \
+		"${mcp_src[@]}" \
+		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
+		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
 	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
 		src/util/error.c $(pkg-config --cflags --libs jansson) $(pkg-config --cflags libcrypto) -ldl -pthread \
@@ -65,6 +83,7 @@ table=(
 	"fuzz_hosts corpus-hosts 4096"
 	"fuzz_http corpus-http 131072"
 	"fuzz_socks corpus-socks 4096"
+	"fuzz_session corpus-session 65536"
 	"fuzz_envfile corpus-envfile 65536"
 	"fuzz_audit corpus-audit 65536"
 	"fuzz_agent_patterns corpus-agents 65536"

@@ -16,6 +16,19 @@ int cmd_dev(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_tools(int argc, char **argv);
+int cmd_spawn(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_peek(int argc, char **argv);
+int cmd_send(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+
+/* Stop the sessions @names (grace @grace_ms milliseconds, then killed) and
+ * wait until each has ended.  Returns 0, or an exit status. */
+int berth_cli_stop_many(char **names, int n, unsigned grace_ms);
 int cmd_attest(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 

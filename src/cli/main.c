@@ -25,6 +25,15 @@ static const char usage[] =
 	"  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
 	"  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
 	"  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
+	"  spawn PROFILE [OPTIONS]             start an agent session, detached (see `berth spawn --help`)\n"
+	"  ps [--json]                         list sessions: state, uptime, network, policy\n"
+	"  attach NAME                         the session's terminal (detach: Ctrl-])\n"
+	"  peek NAME [--lines N]               the session's screen as text\n"
+	"  send NAME TEXT [--enter]            type into the session\n"
+	"  logs NAME [-f]                      the session's output\n"
+	"  stop NAME... | --all                stop sessions\n"
+	"  rm NAME... [--purge]                remove stopped sessions (--purge: their workspace too)\n"
+	"  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
 	"  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
 	"  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
 	"  version                             print the version\n"
@@ -62,6 +71,15 @@ int main(int argc, char **argv)
 		return cmd_mcp(argc - 1, argv + 1);
 	if (strcmp(argv[1], "tools") == 0)
 		return cmd_tools(argc - 1, argv + 1);
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} session_cmds[] = {{"spawn", cmd_spawn}, {"ps", cmd_ps},     {"peek", cmd_peek}, {"send", cmd_send},
+			    {"logs", cmd_logs},	  {"attach", cmd_attach}, {"stop", cmd_stop}, {"rm", cmd_rm},
+			    {"fleet", cmd_fleet}};
+	for (size_t i = 0; i < sizeof session_cmds / sizeof session_cmds[0]; i++)
+		if (strcmp(argv[1], session_cmds[i].name) == 0)
+			return session_cmds[i].fn(argc - 1, argv + 1);
 	if (strcmp(argv[1], "attest") == 0)
 		return cmd_attest(argc - 1, argv + 1);
 	if (strcmp(argv[1], "audit") == 0)

@@ -37,6 +37,7 @@ void berth_policy_init(struct berth_policy *p)
 void berth_policy_free(struct berth_policy *p)
 {
 	free(p->workspace);
+	free(p->home_dir);
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		free(p->mounts[i].src);
 		free(p->mounts[i].dst);
@@ -210,6 +211,13 @@ static json_t *policy_json(const struct berth_policy *p)
 			json_decref(j);
 			return NULL;
 		}
+	}
+	/* Only with a persistent home (other policies keep their form and
+	 * digest). */
+	if (j != NULL && p->home_dir != NULL &&
+	    json_object_set_new(json_object_get(j, "filesystem"), "home", json_string(p->home_dir)) < 0) {
+		json_decref(j);
+		return NULL;
 	}
 	/* Only an app's policy has these keys: a `berth run` policy keeps its
 	 * form (and digest). */

@@ -83,6 +83,11 @@ struct berth_policy {
 	struct berth_env *env;
 	size_t n_env;
 
+	/* A persistent home: this physical host directory is bound read-write
+	 * at $HOME instead of a fresh tmpfs (agent sessions' --persist-home,
+	 * docs/sessions.md); NULL: the tmpfs.  Idmapped like the workspace when
+	 * root runs berth. */
+	char *home_dir;
 	/* Evidence (--evidence, src/supervisor/evidence.h): the host directory
 	 * holding this run's copy, mounted at /evidence read-only, noexec,
 	 * nosuid, nodev; NULL: none.  Set by the run, not by the flags: the

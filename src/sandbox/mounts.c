@@ -329,6 +329,14 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 	snprintf(home, sizeof home, NEWROOT "%s", plan->home);
 	if (mkdir_p(home, 0700, err) < 0)
 		return -1;
+	/* A persistent home (--persist-home) instead of the tmpfs. */
+	if (plan->home_fd >= 0)
+		return move_tree(plan->home_fd, home, err);
+	if (plan->policy->home_dir != NULL) {
+		char src[PATH_MAX];
+		snprintf(src, sizeof src, OLDROOT "%s", plan->policy->home_dir);
+		return bind(src, home, 0, err);
+	}
 	snprintf(opts, sizeof opts, "mode=0700,size=%llu", (unsigned long long)plan->policy->tmp_size);
 	return tmpfs(home, opts, 0, err);
 }

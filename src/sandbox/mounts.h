@@ -16,6 +16,7 @@ struct berth_mount_plan {
 	const struct berth_guard *guard;
 	const char *home;     /* $HOME inside, e.g. "/home/alice" */
 	int ws_fd;            /* detached idmapped tree of the workspace, or -1 to bind */
+	int home_fd;          /* detached idmapped tree of policy->home_dir, or -1 to bind it */
 	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
 	bool own_netns;       /* a new network namespace (sysfs may be mounted) */

@@ -40,6 +40,14 @@ struct berth_runtime_opts {
 	 * the only descriptor beyond stdio that crosses execve. */
 	bool has_rpc;
 	int rpc_fd;
+	/* Give the command a pseudo-terminal (opened inside the sandbox's own
+	 * devpts, step 8) even when berth's stdin is not a terminal; with the
+	 * library API the caller reads and writes its master through
+	 * berth_sandbox_pty_master() (agent sessions).  Ignored with has_stdio. */
+	bool want_pty;
+	/* With want_pty: the pty's window size before the command starts
+	 * (0: left as the kernel makes it, 0x0). */
+	unsigned short pty_rows, pty_cols;
 	/* Invoked by root: the sandbox runs as host uid/gid
 	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
 	 * has its own, see berth_app_identity()). */
@@ -143,6 +151,11 @@ struct berth_enforced {
 /* berth_sandbox_enforced - fill @e for @sb. */
 void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforced *e);
 
+/* berth_sandbox_pty_master - the master side of the command's
+ * pseudo-terminal (runtime option want_pty), or -1.  Owned by @sb: closed by
+ * berth_sandbox_free(); the caller may make it non-blocking and set its
+ * window size (TIOCSWINSZ). */
+int berth_sandbox_pty_master(const struct berth_sandbox *sb);
 /* berth_sandbox_measure - the command's measurement of what is enforced
  * (docs/attest.md), or NULL when it sent none (it failed before). */
 const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb);

@@ -109,6 +109,7 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
+	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
@@ -474,6 +475,7 @@ static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	gid_t g = 0;
 
 	s->ws_fd = -1;
+	s->home_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	if (geteuid() != 0 || !s->use_userns)
@@ -490,6 +492,13 @@ static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	s->ws_fd = berth_idmapped_tree(s->p->workspace, u, g, &s->ids, false, err);
 	if (s->ws_fd < 0)
 		goto degraded;
+	if (s->p->home_dir != NULL) {
+		if (owner_of(s->p->home_dir, &u, &g, err) < 0)
+			return -1;
+		s->home_fd = berth_idmapped_tree(s->p->home_dir, u, g, &s->ids, false, err);
+		if (s->home_fd < 0)
+			goto degraded;
+	}
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
 		if (owner_of(m->src, &u, &g, err) < 0)
@@ -512,6 +521,9 @@ degraded:
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
 	s->ws_fd = -1;
+	if (s->home_fd >= 0)
+		close(s->home_fd);
+	s->home_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
@@ -1081,9 +1093,16 @@ static int proxy_listeners(struct sandbox *s, struct berth_error *err)
 static __attribute__((noreturn)) void child_main(struct sandbox *s)
 {
 	struct berth_error err = {0};
-	struct berth_mount_plan plan = {s->p,		 &s->guard,	 s->home, s->ws_fd, s->mount_fds,
-					s->mount_is_dir, s->p->network != BERTH_NET_HOST, s->p->app && s->use_landlock,
-					s->evidence_fd};
+	struct berth_mount_plan plan = {.policy = s->p,
+					.guard = &s->guard,
+					.home = s->home,
+					.ws_fd = s->ws_fd,
+					.home_fd = s->home_fd,
+					.mount_fds = s->mount_fds,
+					.mount_is_dir = s->mount_is_dir,
+					.own_netns = s->p->network != BERTH_NET_HOST,
+					.system_by_landlock = s->p->app && s->use_landlock,
+					.evidence_fd = s->evidence_fd};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;
@@ -1127,6 +1146,10 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	}
 	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
+		struct winsize ws = {.ws_row = s->o->pty_rows, .ws_col = s->o->pty_cols};
+		ioctl(master, TIOCSWINSZ, &ws);
+	}
 	if (s->p->network == BERTH_NET_PROXY && proxy_listeners(s, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	/* sync 2: ready, with the pty master for the parent's relay and the
@@ -1474,6 +1497,8 @@ static void cleanup(struct sandbox *s)
 		waitpid(s->janitor, NULL, 0);
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
+	if (s->home_fd >= 0)
+		close(s->home_fd);
 	if (s->evidence_fd >= 0)
 		close(s->evidence_fd);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
@@ -1631,12 +1656,13 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_fd = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->home_fd = -1;
 	s->evidence_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
-	s->want_pty = !o->has_stdio && isatty(STDIN_FILENO) == 1;
+	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
 	s->oldmask = *mask;
 	return s;
 }
@@ -1755,6 +1781,11 @@ void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforce
 	e->namespaces = s->use_userns;
 	e->landlock_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	e->seccomp = s->use_seccomp;
+}
+
+int berth_sandbox_pty_master(const struct berth_sandbox *sb)
+{
+	return ((const struct sandbox *)sb)->pty_master;
 }
 
 const struct berth_measure *berth_sandbox_measure(const struct berth_sandbox *sb)

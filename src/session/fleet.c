@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fleet.c - fleet files into spawn requests.
+ */
+#include "fleet.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "session.h"
+#include "yconf.h"
+
+struct entry {
+	const char *profile, *repo, *workspace, *prompt, *name;
+	yaml_node_t *options, *args;
+	int seed_auth; /* -1 unset */
+};
+
+static int read_entry(yaml_document_t *doc, const char *display, yaml_node_t *m, bool is_default, struct entry *e,
+		      struct berth_error *err)
+{
+	static const char agent_keys[] = "name, profile, repo, workspace, prompt, options, args, seed_auth";
+	static const char default_keys[] = "profile, prompt, options, args, seed_auth";
+
+	if (m->type != YAML_MAPPING_NODE)
+		return berth_yconf_err(err, display, m, is_default ? "defaults" : "agents",
+				       "expected a mapping (%s)", is_default ? default_keys : agent_keys);
+	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *v = yaml_document_get_node(doc, pr->value);
+		const char *key = berth_yconf_str(k), *s = berth_yconf_str(v);
+		const char **slot = NULL;
+
+		if (key == NULL)
+			return berth_yconf_err(err, display, k, NULL, "keys must be strings");
+		for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < pr; q++) {
+			const char *o = berth_yconf_str(yaml_document_get_node(doc, q->key));
+			if (o != NULL && strcmp(o, key) == 0)
+				return berth_yconf_err(err, display, k, NULL, "duplicate key `%s`", key);
+		}
+		if (strcmp(key, "profile") == 0)
+			slot = &e->profile;
+		else if (strcmp(key, "prompt") == 0)
+			slot = &e->prompt;
+		else if (!is_default && strcmp(key, "name") == 0)
+			slot = &e->name;
+		else if (!is_default && strcmp(key, "repo") == 0)
+			slot = &e->repo;
+		else if (!is_default && strcmp(key, "workspace") == 0)
+			slot = &e->workspace;
+		if (slot != NULL) {
+			if (s == NULL || s[0] == '\0')
+				return berth_yconf_err(err, display, v, key, "expected a non-empty string");
+			*slot = s;
+		} else if (strcmp(key, "options") == 0 || strcmp(key, "args") == 0) {
+			if (v->type != YAML_SEQUENCE_NODE)
+				return berth_yconf_err(err, display, v, key, "expected a list of strings");
+			*(key[0] == 'o' ? &e->options : &e->args) = v;
+		} else if (strcmp(key, "seed_auth") == 0) {
+			bool b;
+			if (berth_yconf_bool(v, &b) < 0)
+				return berth_yconf_err(err, display, v, key, "expected true or false");
+			e->seed_auth = b;
+		} else {
+			return berth_yconf_err(err, display, k, NULL, "unknown key `%s` (known: %s)", key,
+					       is_default ? default_keys : agent_keys);
+		}
+	}
+	return 0;
+}
+
+static int dup_opt(char **dst, const char *s, struct berth_error *err)
+{
+	if (s == NULL)
+		return 0;
+	*dst = strdup(s);
+	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+}
+
+static int add_list(yaml_document_t *doc, const char *display, const char *key, yaml_node_t *seq,
+		    struct berth_spawn_req *r, bool extra, struct berth_error *err)
+{
+	char **v = NULL;
+	size_t n = 0;
+
+	if (seq == NULL)
+		return 0;
+	if (berth_yconf_strv(doc, display, key, seq, &v, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int r2;
+		if (extra) {
+			char **nv = realloc(r->extra, (r->n_extra + 2) * sizeof *nv);
+			r2 = nv == NULL ? -1 : 0;
+			if (nv != NULL) {
+				r->extra = nv;
+				nv[r->n_extra] = strdup(v[i]);
+				r2 = nv[r->n_extra] == NULL ? -1 : 0;
+				if (r2 == 0)
+					nv[++r->n_extra] = NULL;
+			}
+			if (r2 < 0)
+				berth_err(err, ENOMEM, "out of memory");
+		} else {
+			r2 = berth_spawn_add_run_arg(r, v[i], err);
+		}
+		if (r2 < 0) {
+			berth_yconf_strv_free(v);
+			return -1;
+		}
+	}
+	berth_yconf_strv_free(v);
+	return 0;
+}
+
+int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len, struct berth_fleet *f,
+		      struct berth_error *err)
+{
+	yaml_document_t doc;
+	yaml_node_t *root, *agents = NULL, *defaults_node = NULL;
+	struct entry def = {.seed_auth = -1};
+	int rc = -1;
+
+	memset(f, 0, sizeof *f);
+	if ((f->path = strdup(display)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (berth_yconf_load(display, buf, len, &doc, err) < 0)
+		return -1;
+	root = yaml_document_get_root_node(&doc);
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, pr->key), *v = yaml_document_get_node(&doc, pr->value);
+		const char *key = berth_yconf_str(k);
+		if (key != NULL && strcmp(key, "agents") == 0 && agents == NULL)
+			agents = v;
+		else if (key != NULL && strcmp(key, "defaults") == 0 && defaults_node == NULL)
+			defaults_node = v;
+		else {
+			berth_yconf_err(err, display, k, NULL, "%s `%s` (known: defaults, agents)",
+					key != NULL && (strcmp(key, "agents") == 0 || strcmp(key, "defaults") == 0)
+						? "duplicate key"
+						: "unknown key",
+					key ? key : "?");
+			goto out;
+		}
+	}
+	if (defaults_node != NULL && read_entry(&doc, display, defaults_node, true, &def, err) < 0)
+		goto out;
+	if (agents == NULL || agents->type != YAML_SEQUENCE_NODE ||
+	    agents->data.sequence.items.top == agents->data.sequence.items.start) {
+		berth_yconf_err(err, display, agents ? agents : root, "agents", "expected a list of at least one agent");
+		goto out;
+	}
+	size_t count = (size_t)(agents->data.sequence.items.top - agents->data.sequence.items.start);
+	if (count > BERTH_FLEET_MAX_AGENTS) {
+		berth_yconf_err(err, display, agents, "agents", "at most %d agents", BERTH_FLEET_MAX_AGENTS);
+		goto out;
+	}
+	f->agents = calloc(count, sizeof *f->agents);
+	f->lines = calloc(count, sizeof *f->lines);
+	if (f->agents == NULL || f->lines == NULL) {
+		berth_err(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *an = yaml_document_get_node(&doc, agents->data.sequence.items.start[i]);
+		struct entry e = {.seed_auth = -1};
+		struct berth_spawn_req *r = &f->agents[f->n++];
+		struct berth_error e2 = {0};
+		char ws[PATH_MAX];
+
+		f->lines[i] = an->start_mark.line + 1;
+		if (read_entry(&doc, display, an, false, &e, err) < 0)
+			goto out;
+		if (e.name == NULL) {
+			berth_yconf_err(err, display, an, "name", "every agent needs a `name` (fleet ps and stop find it by it)");
+			goto out;
+		}
+		if (berth_session_name_check(e.name, &e2) < 0) {
+			berth_yconf_err(err, display, an, "name", "%s", e2.msg);
+			goto out;
+		}
+		for (size_t k = 0; k + 1 < f->n; k++)
+			if (strcmp(f->agents[k].name, e.name) == 0) {
+				berth_yconf_err(err, display, an, "name", "`%s` is the name of another agent (line %lu)",
+						e.name, f->lines[k]);
+				goto out;
+			}
+		if (e.profile == NULL && def.profile == NULL) {
+			berth_yconf_err(err, display, an, "profile", "no profile here nor in `defaults`");
+			goto out;
+		}
+		if (e.repo != NULL && e.workspace != NULL) {
+			berth_yconf_err(err, display, an, "repo", "give `repo` or `workspace`, not both");
+			goto out;
+		}
+		if (e.workspace != NULL && e.workspace[0] != '/')
+			snprintf(ws, sizeof ws, "%s/%s", base_dir, e.workspace);
+		else
+			snprintf(ws, sizeof ws, "%s", e.workspace ? e.workspace : "");
+		if (dup_opt(&r->profile_name, e.profile ? e.profile : def.profile, err) < 0 ||
+		    dup_opt(&r->name, e.name, err) < 0 || dup_opt(&r->repo, e.repo, err) < 0 ||
+		    dup_opt(&r->workspace, e.workspace ? ws : NULL, err) < 0 ||
+		    dup_opt(&r->prompt, e.prompt ? e.prompt : def.prompt, err) < 0 ||
+		    add_list(&doc, display, "options", def.options, r, false, err) < 0 ||
+		    add_list(&doc, display, "options", e.options, r, false, err) < 0 ||
+		    add_list(&doc, display, "args", e.args ? e.args : def.args, r, true, err) < 0)
+			goto out;
+		r->seed_auth = e.seed_auth >= 0 ? e.seed_auth == 1 : def.seed_auth == 1;
+	}
+	rc = 0;
+out:
+	yaml_document_delete(&doc);
+	return rc;
+}
+
+int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error *err)
+{
+	size_t len = 0;
+	char dir[PATH_MAX], *slash;
+	cleanup_free char *buf = NULL;
+
+	memset(f, 0, sizeof *f);
+	buf = berth_yconf_read_file(path, &len, err);
+	if (buf == NULL)
+		return -1;
+	if (realpath(path, dir) == NULL)
+		return berth_err(err, errno, "cannot resolve `%s`", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return berth_fleet_parse(path, dir, buf, len, f, err);
+}
+
+void berth_fleet_free(struct berth_fleet *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		berth_spawn_req_free(&f->agents[i]);
+	free(f->agents);
+	free(f->lines);
+	free(f->path);
+	memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.c - agent profiles: YAML (libyaml) into struct berth_profile.
+ */
+#include "profile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "yconf.h"
+
+static const char keys[] = "description, agent, command, prompt, network, allow_hosts, options, env, "
+			   "credentials, persist_home, git";
+
+static bool env_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_'))
+			return false;
+	return true;
+}
+
+static int dup_str(char **dst, const char *s, struct berth_error *err)
+{
+	free(*dst);
+	*dst = strdup(s);
+	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+}
+
+static int parse_git(yaml_document_t *doc, const char *display, yaml_node_t *v, struct berth_profile *p,
+		     struct berth_error *err)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return berth_yconf_err(err, display, v, "git", "expected a mapping with `name` and `email`");
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *val = yaml_document_get_node(doc, pr->value);
+		const char *ks = berth_yconf_str(k), *vs = berth_yconf_str(val);
+		if (ks == NULL || (strcmp(ks, "name") != 0 && strcmp(ks, "email") != 0))
+			return berth_yconf_err(err, display, k, "git", "unknown key `%s` (known: name, email)",
+					       ks ? ks : "?");
+		if (vs == NULL || vs[0] == '\0' || strpbrk(vs, "\n\r") != NULL || strlen(vs) > 200)
+			return berth_yconf_err(err, display, val, ks, "expected a one-line string of at most 200 bytes");
+		if (dup_str(strcmp(ks, "name") == 0 ? &p->git_name : &p->git_email, vs, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k, yaml_node_t *v,
+		      struct berth_profile *p, bool *seen_command, struct berth_error *err)
+{
+	const char *key = berth_yconf_str(k), *s = berth_yconf_str(v);
+
+	if (key == NULL)
+		return berth_yconf_err(err, display, k, NULL, "keys must be strings");
+	if (strcmp(key, "description") == 0 || strcmp(key, "agent") == 0) {
+		if (s == NULL || strchr(s, '\n') != NULL)
+			return berth_yconf_err(err, display, v, key, "expected a one-line string");
+		if (strcmp(key, "agent") == 0 &&
+		    (s[0] == '\0' || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(s)))
+			return berth_yconf_err(err, display, v, key, "`%s` is not a pattern-set name (a-z, 0-9, -, _)",
+					       s);
+		return dup_str(strcmp(key, "agent") == 0 ? &p->agent : &p->description, s, err);
+	}
+	if (strcmp(key, "command") == 0) {
+		*seen_command = true;
+		if (berth_yconf_strv(doc, display, key, v, &p->command, &p->n_command, err) < 0)
+			return -1;
+		if (p->n_command == 0)
+			return berth_yconf_err(err, display, v, key, "expected at least the program to run");
+		return 0;
+	}
+	if (strcmp(key, "prompt") == 0) {
+		if (s != NULL && strcmp(s, "argv") == 0)
+			p->prompt = BERTH_PROMPT_ARGV;
+		else if (s != NULL && strcmp(s, "type") == 0)
+			p->prompt = BERTH_PROMPT_TYPE;
+		else if (s != NULL && strcmp(s, "none") == 0)
+			p->prompt = BERTH_PROMPT_NONE;
+		else
+			return berth_yconf_err(err, display, v, key, "expected `argv`, `type` or `none`");
+		return 0;
+	}
+	if (strcmp(key, "network") == 0) {
+		if (s == NULL || (strcmp(s, "none") != 0 && strcmp(s, "proxy") != 0 && strcmp(s, "api-only") != 0 &&
+				  strcmp(s, "host") != 0))
+			return berth_yconf_err(err, display, v, key, "expected `none`, `proxy`, `api-only` or `host`");
+		return dup_str(&p->network, s, err);
+	}
+	if (strcmp(key, "allow_hosts") == 0)
+		return berth_yconf_strv(doc, display, key, v, &p->allow_hosts, &p->n_allow_hosts, err);
+	if (strcmp(key, "options") == 0)
+		return berth_yconf_strv(doc, display, key, v, &p->options, &p->n_options, err);
+	if (strcmp(key, "env") == 0 || strcmp(key, "credentials") == 0) {
+		bool cred = key[0] == 'c';
+		char ***vec = cred ? &p->credentials : &p->env;
+		size_t *n = cred ? &p->n_credentials : &p->n_env;
+		if (berth_yconf_strv(doc, display, key, v, vec, n, err) < 0)
+			return -1;
+		for (size_t i = 0; i < *n; i++) {
+			const char *e = (*vec)[i];
+			size_t nl = cred ? strlen(e) : strcspn(e, "=");
+			if (!env_name_ok(e, nl))
+				return berth_yconf_err(err, display, v, key, "`%s` is not a variable name%s", e,
+						       cred ? "" : " (NAME or NAME=VALUE)");
+		}
+		return 0;
+	}
+	if (strcmp(key, "persist_home") == 0) {
+		if (berth_yconf_bool(v, &p->persist_home) < 0)
+			return berth_yconf_err(err, display, v, key, "expected true or false");
+		return 0;
+	}
+	if (strcmp(key, "git") == 0)
+		return parse_git(doc, display, v, p, err);
+	return berth_yconf_err(err, display, k, NULL, "unknown key `%s` (known: %s)", key, keys);
+}
+
+int berth_profile_parse(const char *name, const char *display, const char *buf, size_t len,
+			struct berth_profile *p, struct berth_error *err)
+{
+	yaml_document_t doc;
+	yaml_node_t *root;
+	bool seen_command = false;
+	int r = 0;
+
+	memset(p, 0, sizeof *p);
+	if (berth_yconf_load(display, buf, len, &doc, err) < 0)
+		return -1;
+	root = yaml_document_get_root_node(&doc);
+	if (dup_str(&p->name, name, err) < 0 || dup_str(&p->path, display, err) < 0)
+		r = -1;
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; r == 0 && pr < root->data.mapping.pairs.top;
+	     pr++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, pr->key), *v = yaml_document_get_node(&doc, pr->value);
+		for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < pr; q++) {
+			const char *a = berth_yconf_str(yaml_document_get_node(&doc, q->key)), *b = berth_yconf_str(k);
+			if (a != NULL && b != NULL && strcmp(a, b) == 0)
+				r = berth_yconf_err(err, display, k, NULL, "duplicate key `%s`", b);
+		}
+		if (r == 0)
+			r = parse_pair(&doc, display, k, v, p, &seen_command, err);
+	}
+	if (r == 0 && !seen_command)
+		r = berth_yconf_err(err, display, root, NULL, "`command` is missing (the agent's command line)");
+	if (r == 0 && p->agent == NULL)
+		r = dup_str(&p->agent, name, err);
+	yaml_document_delete(&doc);
+	if (r < 0)
+		berth_profile_free(p);
+	return r;
+}
+
+void berth_profile_free(struct berth_profile *p)
+{
+	free(p->name);
+	free(p->path);
+	free(p->description);
+	free(p->agent);
+	free(p->network);
+	free(p->git_name);
+	free(p->git_email);
+	berth_yconf_strv_free(p->command);
+	berth_yconf_strv_free(p->allow_hosts);
+	berth_yconf_strv_free(p->options);
+	berth_yconf_strv_free(p->env);
+	berth_yconf_strv_free(p->credentials);
+	memset(p, 0, sizeof *p);
+}
+
+int berth_profile_user_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	if (xdg != NULL && xdg[0] == '/')
+		return snprintf(buf, len, "%s/berth/profiles", xdg) < (int)len ? 0 : -1;
+	if (home != NULL && home[0] == '/')
+		return snprintf(buf, len, "%s/.config/berth/profiles", home) < (int)len ? 0 : -1;
+	return -1;
+}
+
+int berth_profile_load(const char *name, struct berth_profile *p, struct berth_error *err)
+{
+	char user[PATH_MAX], exe[PATH_MAX], cand[3][PATH_MAX + 64];
+	int nc = 0;
+	ssize_t n;
+
+	memset(p, 0, sizeof *p);
+	if (name[0] == '\0' || strlen(name) > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name)) {
+		berth_usage_err(err, "invalid profile name `%s`", name);
+		return berth_err_hint(err, "profile names are a-z, 0-9, `-` and `_` (built in: claude, codex, shell)");
+	}
+	if (berth_profile_user_dir(user, sizeof user) == 0)
+		snprintf(cand[nc++], sizeof cand[0], "%s/%s.yml", user, name);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(cand[nc++], sizeof cand[0], "%s/../data/profiles/%s.yml", exe, name);
+		snprintf(cand[nc++], sizeof cand[0], "%s/../share/berth/profiles/%s.yml", exe, name);
+	}
+	for (int i = 0; i < nc; i++) {
+		size_t len = 0;
+		if (access(cand[i], F_OK) < 0)
+			continue;
+		cleanup_free char *buf = berth_yconf_read_file(cand[i], &len, err);
+		if (buf == NULL)
+			return -1;
+		return berth_profile_parse(name, cand[i], buf, len, p, err);
+	}
+	berth_usage_err(err, "no profile `%s`", name);
+	return berth_err_hint(err, "built in: claude, codex, shell; or write %s/%s.yml", nc > 0 ? user : "~/.config/berth/profiles",
+			      name);
+}

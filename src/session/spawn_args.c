@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn_args.c - from `berth spawn` arguments to a running session.
+ */
+#include "spawn_args.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../policy/rules.h"
+#include "../sandbox/sandbox.h"
+#include "../util/cleanup.h"
+#include "session.h"
+
+const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "objects.githubusercontent.com", NULL};
+
+/* `berth run` options that take a value (the next argument). */
+static const char *const run_value_opts[] = {"--workspace", "--tmp-size", "--memory", "--cpus",	     "--pids",
+					     "--nofile",    "--timeout",  "--network", "--allow-host", "--dns",
+					     "--env",	    "--ro",	  "--rw",      "--unprotect",  NULL};
+static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, s) == 0)
+			return true;
+	return false;
+}
+
+static int push(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof **v);
+
+	if (nv == NULL)
+		return -1;
+	*v = nv;
+	if ((nv[*n] = strdup(s)) == NULL)
+		return -1;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+static void free_vec(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct berth_error *err)
+{
+	return push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
+}
+
+static int set_once(char **dst, const char *opt, const char *val, struct berth_error *err)
+{
+	if (*dst != NULL)
+		return berth_usage_err(err, "spawn: `%s` given twice", opt);
+	*dst = strdup(val);
+	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+}
+
+int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct berth_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->persist_home = -1;
+	if (argc < 2 || argv[1][0] == '-')
+		return berth_usage_err(err, "spawn: which profile? (claude, codex, shell or your own)");
+	if ((r->profile_name = strdup(argv[1])) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char **slot = strcmp(a, "--name") == 0	    ? &r->name
+			      : strcmp(a, "--repo") == 0    ? &r->repo
+			      : strcmp(a, "--workspace") == 0 ? &r->workspace
+			      : strcmp(a, "--prompt") == 0  ? &r->prompt
+							    : NULL;
+		if (slot != NULL) {
+			if (v == NULL)
+				return berth_usage_err(err, "spawn: `%s` needs a value", a);
+			if (set_once(slot, a, v, err) < 0)
+				return -1;
+			i++;
+		} else if (strcmp(a, "--size") == 0) {
+			int rows = 0, cols = 0, used = 0;
+			if (v == NULL || sscanf(v, "%dx%d%n", &rows, &cols, &used) != 2 || v[used] != '\0' || rows < 2 ||
+			    rows > 500 || cols < 10 || cols > 1000) {
+				berth_usage_err(err, "spawn: invalid --size `%s`", v ? v : "");
+				return berth_err_hint(err, "give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120");
+			}
+			r->rows = rows;
+			r->cols = cols;
+			i++;
+		} else if (strcmp(a, "--seed-auth") == 0) {
+			r->seed_auth = true;
+		} else if (strcmp(a, "--persist-home") == 0 || strcmp(a, "--no-persist-home") == 0) {
+			r->persist_home = a[2] == 'p';
+		} else if (strcmp(a, "--") == 0) {
+			for (i++; i < argc; i++)
+				if (push(&r->extra, &r->n_extra, argv[i]) < 0)
+					return berth_err(err, ENOMEM, "out of memory");
+		} else if (in_list(run_value_opts, a)) {
+			if (v == NULL)
+				return berth_usage_err(err, "spawn: `%s` needs a value", a);
+			if (berth_spawn_add_run_arg(r, a, err) < 0 || berth_spawn_add_run_arg(r, v, err) < 0)
+				return -1;
+			i++;
+		} else if (in_list(run_flag_opts, a)) {
+			if (berth_spawn_add_run_arg(r, a, err) < 0)
+				return -1;
+		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') != NULL) {
+			berth_usage_err(err, "spawn: write `%.*s VALUE`, not `%s`", (int)(strchr(a, '=') - a), a, a);
+			return -1;
+		} else {
+			berth_usage_err(err, "spawn: unknown option or argument `%s`", a);
+			return berth_err_hint(err, "see `berth spawn --help`; the agent's own arguments go after `--`");
+		}
+	}
+	if (r->repo != NULL && r->workspace != NULL)
+		return berth_usage_err(err, "spawn: give --repo or --workspace, not both");
+	return 0;
+}
+
+static void note(struct berth_spawn_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct berth_spawn_req *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	if (r->n_notes >= BERTH_SPAWN_NOTES_MAX)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0)
+		r->notes[r->n_notes++] = s;
+	va_end(ap);
+}
+
+/* Does @name look like a credential (or does the profile call it one)? */
+static bool is_credential(const struct berth_profile *p, const char *name)
+{
+	static const char *const words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"};
+
+	for (size_t i = 0; i < p->n_credentials; i++)
+		if (strcmp(p->credentials[i], name) == 0)
+			return true;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(words); i++)
+		if (strcasestr(name, words[i]) != NULL)
+			return true;
+	return false;
+}
+
+static void risk_line(struct berth_spawn_req *r, const char *var)
+{
+	note(r,
+	     "risk: `%s` is forwarded into session `%s`: the agent and everything it runs can read it and send it "
+	     "to any host the sandbox may reach",
+	     var, r->name);
+}
+
+/* The URL of --repo: https://HOST/..., or http:// (plain, said so). */
+static int check_repo(struct berth_spawn_req *r, struct berth_error *err)
+{
+	const char *u = r->repo;
+
+	if (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) {
+		berth_usage_err(err, "invalid --repo `%s`", u);
+		return berth_err_hint(err, "give an https:// URL (ssh, git:// and local paths are not cloned by berth)");
+	}
+	if (strpbrk(u, " \t\r\n") != NULL || strlen(u) > 2048)
+		return berth_usage_err(err, "invalid --repo `%s`: spaces or too long", u);
+	if (u[4] == ':')
+		note(r, "warning: --repo `%s` is plain HTTP: the clone is neither private nor authenticated", u);
+	return 0;
+}
+
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err);
+
+/* $XDG_STATE_HOME/berth/homes/PROFILE (else ~/.local/state/...). */
+static int home_path(const char *profile, char **out, struct berth_error *err)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		n = asprintf(out, "%s/berth/homes/%s", xdg, profile);
+	else if (home != NULL && home[0] == '/')
+		n = asprintf(out, "%s/.local/state/berth/homes/%s", home, profile);
+	else
+		return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor HOME is "
+					    "an absolute path");
+	if (n < 0) {
+		*out = NULL;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* mkdir -p @path: 0700 for every directory made. */
+static int make_private_dirs(const char *path, struct berth_error *err)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return berth_usage_err(err, "path too long: `%s`", path);
+	for (char *s = buf + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return berth_err(err, errno, "cannot create `%s`", buf);
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return berth_usage_err(err, "`%s` is not a directory of uid %u", path, (unsigned)getuid());
+	return 0;
+}
+
+static size_t n_creds_forwarded(const char *const *creds)
+{
+	size_t n = 0;
+
+	while (creds != NULL && creds[n] != NULL)
+		n++;
+	return n;
+}
+
+int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
+{
+	char **av = NULL;
+	size_t ac = 0;
+	bool user_network = false;
+	const char **creds = NULL;
+	char name[BERTH_SESSION_NAME_MAX + 1];
+	int rc = -1;
+
+	if (berth_profile_load(r->profile_name, &r->profile, err) < 0)
+		return -1;
+	if (r->name == NULL) {
+		berth_session_name_derive(r->profile_name, r->repo, name);
+		if ((r->name = strdup(name)) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	}
+	if (berth_session_name_check(r->name, err) < 0)
+		return -1;
+	if (berth_session_alive(r->name)) {
+		berth_usage_err(err, "a session named `%s` is running", r->name);
+		return berth_err_hint(err, "pick another --name, or `berth stop %s` first", r->name);
+	}
+	if (r->repo != NULL && check_repo(r, err) < 0)
+		return -1;
+	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_NONE)
+		return berth_usage_err(err, "profile `%s` takes no --prompt", r->profile.name);
+	if (r->prompt != NULL && (strchr(r->prompt, '\r') != NULL || strlen(r->prompt) > 65536))
+		return berth_usage_err(err, "--prompt: at most 64 KiB, no carriage return");
+	for (size_t i = 0; i < r->n_run_args; i++)
+		if (strcmp(r->run_args[i], "--network") == 0 || strcmp(r->run_args[i], "--allow-host") == 0)
+			user_network = true;
+	r->managed_ws = r->workspace == NULL;
+
+#define PUSH(s)                                    \
+	do {                                       \
+		if (push(&av, &ac, (s)) < 0)       \
+			goto oom;                  \
+	} while (0)
+	PUSH("run");
+	/* The session's own workspace does not exist yet: /tmp stands in for
+	 * the parse, and launch puts the real directory in its place. */
+	PUSH("--workspace");
+	PUSH(r->workspace != NULL ? r->workspace : "/tmp");
+	if (r->profile.network != NULL && !user_network) {
+		PUSH("--network");
+		PUSH(r->profile.network);
+	}
+	for (size_t i = 0; !user_network && i < r->profile.n_allow_hosts; i++) {
+		PUSH("--allow-host");
+		PUSH(r->profile.allow_hosts[i]);
+	}
+	for (size_t i = 0; i < r->profile.n_options; i++)
+		PUSH(r->profile.options[i]);
+	for (size_t i = 0; i < r->profile.n_env; i++) {
+		PUSH("--env");
+		PUSH(r->profile.env[i]);
+	}
+	if (r->profile.git_name != NULL || r->profile.git_email != NULL) {
+		static const char *const who[] = {"AUTHOR", "COMMITTER"};
+		for (int k = 0; k < 2; k++) {
+			char buf[300];
+			if (r->profile.git_name != NULL) {
+				snprintf(buf, sizeof buf, "GIT_%s_NAME=%s", who[k], r->profile.git_name);
+				PUSH("--env");
+				PUSH(buf);
+			}
+			if (r->profile.git_email != NULL) {
+				snprintf(buf, sizeof buf, "GIT_%s_EMAIL=%s", who[k], r->profile.git_email);
+				PUSH("--env");
+				PUSH(buf);
+			}
+		}
+	}
+	if (r->seed_auth) {
+		size_t forwarded = 0;
+		creds = calloc(r->profile.n_credentials + 1, sizeof *creds);
+		if (creds == NULL)
+			goto oom;
+		for (size_t i = 0; i < r->profile.n_credentials; i++) {
+			const char *var = r->profile.credentials[i];
+			if (env_lookup(var) == NULL)
+				continue;
+			PUSH("--env");
+			PUSH(var);
+			risk_line(r, var);
+			creds[forwarded++] = var;
+		}
+		if (r->profile.n_credentials == 0)
+			note(r, "warning: --seed-auth: profile `%s` names no credentials", r->profile.name);
+		else if (forwarded == 0)
+			note(r, "warning: --seed-auth: none of the profile's credentials is set in this environment");
+	}
+	for (size_t i = 0; i < r->n_run_args; i++) {
+		PUSH(r->run_args[i]);
+		if (strcmp(r->run_args[i], "--env") == 0 && i + 1 < r->n_run_args) {
+			char var[256];
+			snprintf(var, sizeof var, "%.*s", (int)strcspn(r->run_args[i + 1], "="), r->run_args[i + 1]);
+			if (is_credential(&r->profile, var))
+				risk_line(r, var);
+		}
+	}
+	PUSH("--");
+	for (size_t i = 0; i < r->profile.n_command; i++)
+		PUSH(r->profile.command[i]);
+	for (size_t i = 0; i < r->n_extra; i++)
+		PUSH(r->extra[i]);
+	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_ARGV)
+		PUSH(r->prompt);
+#undef PUSH
+	if (berth_run_parse((int)ac, av, env_lookup, &r->run, err) < 0) {
+		berth_run_opts_free(&r->run);
+		goto out;
+	}
+	r->have_run = true;
+	if (r->run.dry_run || r->run.help || r->run.json) {
+		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
+		goto out;
+	}
+	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
+		/* Created by launch; named now so that the digest and the rules
+		 * see the policy that will run. */
+		if (home_path(r->profile.name, &r->home_dir, err) < 0)
+			goto out;
+		r->run.policy.home_dir = strdup(r->home_dir);
+		if (r->run.policy.home_dir == NULL)
+			goto oom;
+		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
+			"the agent writes there, it finds again)",
+		     r->home_dir, r->profile.name);
+	}
+	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
+		goto out;
+	rc = 0;
+	goto out;
+oom:
+	berth_err(err, ENOMEM, "out of memory");
+out:
+	free(creds);
+	free_vec(av, ac);
+	return rc;
+}
+
+/* The sandbox that clones --repo: workspace @parent (the session's state
+ * directory: the workspace guard puts its placeholders at the top of the
+ * workspace, which `git clone .` would find not empty), the GitHub hosts and
+ * the caller's own --allow-host patterns through the broker, the session's
+ * limits.  Everything goes through the broker, the sandbox's loopback
+ * exception (NO_PROXY) included: direct connections fail anyway, and an
+ * explicitly allowed loopback address is reached through it.  The URL is an
+ * argument, never shell text.  Release with clone_policy_free(). */
+static int clone_policy(const struct berth_spawn_req *r, const char *parent, struct berth_policy *p,
+			struct berth_error *err)
+{
+	static const char *const argv[] = {
+		"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
+		"sh", NULL, NULL};
+	static struct berth_env genv[] = {{.name = "GIT_TERMINAL_PROMPT", .value = "0"}};
+	size_t nh = r->run.policy.n_allow_hosts;
+	bool user_hosts = false;
+
+	berth_policy_init(p);
+	p->workspace = strdup(parent);
+	p->network = BERTH_NET_PROXY;
+	p->argv = calloc(BERTH_ARRAY_SIZE(argv), sizeof *p->argv);
+	p->allow_hosts = calloc(nh + 4, sizeof *p->allow_hosts);
+	if (p->workspace == NULL || p->argv == NULL || p->allow_hosts == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	memcpy(p->argv, argv, sizeof argv);
+	p->argv[4] = r->repo;
+	p->argc = BERTH_ARRAY_SIZE(argv) - 1;
+	p->memory = r->run.policy.memory;
+	p->millicpus = r->run.policy.millicpus;
+	p->pids = r->run.policy.pids;
+	p->memory_set = r->run.policy.memory_set;
+	p->cpus_set = r->run.policy.cpus_set;
+	p->pids_set = r->run.policy.pids_set;
+	p->tmp_size = r->run.policy.tmp_size;
+	p->allow_degraded = r->run.policy.allow_degraded;
+	if (r->run.policy.dns != NULL && (p->dns = strdup(r->run.policy.dns)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; berth_clone_hosts[i] != NULL; i++)
+		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(berth_clone_hosts[i])) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	/* The caller's own --allow-host patterns replace the profile's (see
+	 * berth_spawn_prepare), so the compiled list is exactly theirs. */
+	for (size_t i = 0; i < r->n_run_args; i++)
+		if (strcmp(r->run_args[i], "--allow-host") == 0)
+			user_hosts = true;
+	for (size_t i = 0; user_hosts && i < nh; i++)
+		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(r->run.policy.allow_hosts[i])) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	p->env = genv;
+	p->n_env = BERTH_ARRAY_SIZE(genv);
+	return 0;
+}
+
+static void clone_policy_free(struct berth_policy *p)
+{
+	free(p->argv); /* the strings are static or the request's */
+	p->argv = NULL;
+	p->argc = 0;
+	p->env = NULL;
+	p->n_env = 0;
+	berth_policy_free(p);
+}
+
+/* git clone @r->repo into @parent/workspace, in a sandbox of its own. */
+static int clone_repo(struct berth_spawn_req *r, const char *parent, struct berth_error *err)
+{
+	struct berth_policy p;
+	struct berth_runtime_opts ro = {0};
+	int status = 0, devnull, rc = -1;
+
+	if (clone_policy(r, parent, &p, err) < 0)
+		goto out;
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ro.quiet = true;
+	ro.has_stdio = true;
+	ro.stdio_fd[0] = devnull;
+	ro.stdio_fd[1] = STDERR_FILENO;
+	ro.stdio_fd[2] = STDERR_FILENO;
+	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, err) < 0) {
+		/* checked already by the caller */
+	} else if (berth_sandbox_run(&p, &ro, &status, err) < 0) {
+		berth_err_wrap(err, "cannot clone `%s`", r->repo);
+	} else if (status != 0) {
+		berth_err(err, 0, "git clone of `%s` failed (exit status %d); no session was started", r->repo, status);
+		berth_err_hint(err, "check the URL; the clone reaches only github.com, codeload.github.com, "
+				    "objects.githubusercontent.com and the hosts you pass with --allow-host");
+	} else {
+		rc = 0;
+	}
+	if (devnull >= 0)
+		close(devnull);
+out:
+	clone_policy_free(&p);
+	return rc;
+}
+
+/*
+ * Every rules file (system, user, project: src/policy/rules.h) must allow
+ * the agent's policy, and the clone's when there is a --repo; checked before
+ * anything is created.  The credentials --seed-auth forwards are named to
+ * the check.  Returns 0, or -1 with @err (status 2: refused or a malformed
+ * rules file; 125: unreadable).
+ */
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err)
+{
+	struct berth_rules *rules = NULL;
+	struct berth_widening_ctx ctx = {.network_mode = r->run.network_mode, .credentials = creds,
+					 .n_credentials = n_creds};
+	struct berth_widening_ctx cctx = {.network_mode = "proxy"};
+	struct berth_policy cp;
+	int rc = -1;
+
+	if (berth_rules_load_all(NULL, &rules, err) < 0)
+		return -1;
+	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0)
+		goto out;
+	if (r->repo != NULL) {
+		/* /tmp stands in for the state directory, as for the agent */
+		if (clone_policy(r, "/tmp", &cp, err) == 0 && berth_rules_check(rules, &cp, &cctx, err) == 0)
+			rc = 0;
+		else
+			berth_err_wrap(err, "the clone of --repo");
+		clone_policy_free(&cp);
+		goto out;
+	}
+	rc = 0;
+out:
+	berth_rules_free(rules);
+	return rc;
+}
+
+int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error *err)
+{
+	struct berth_session_spec spec = {0};
+	char st[PATH_MAX], ws[PATH_MAX + 16], rt[PATH_MAX];
+	cleanup_close int lock = -1;
+	bool made_ws = false;
+
+	lock = berth_session_claim(r->name, err);
+	if (lock < 0)
+		return -1;
+	if (berth_session_state_dir(r->name, true, st, sizeof st, err) < 0)
+		goto fail;
+	if (r->managed_ws) {
+		snprintf(ws, sizeof ws, "%s/workspace", st);
+		if (r->repo != NULL && access(ws, F_OK) == 0) {
+			berth_usage_err(err, "session `%s` already has a workspace `%s`", r->name, ws);
+			berth_err_hint(err, "`berth rm --purge %s`, or another --name", r->name);
+			goto fail;
+		}
+		if (r->repo != NULL) {
+			made_ws = true;
+			if (clone_repo(r, st, err) < 0)
+				goto fail;
+		} else if (mkdir(ws, 0700) == 0) {
+			made_ws = true;
+		} else if (errno != EEXIST) {
+			berth_err(err, errno, "cannot create `%s`", ws);
+			goto fail;
+		}
+		free(r->run.policy.workspace);
+		if ((r->run.policy.workspace = realpath(ws, NULL)) == NULL) {
+			berth_err(err, errno, "cannot resolve `%s`", ws);
+			goto fail;
+		}
+	}
+	if (r->home_dir != NULL) {
+		if (make_private_dirs(r->home_dir, err) < 0)
+			goto fail;
+		free(r->run.policy.home_dir);
+		if ((r->run.policy.home_dir = realpath(r->home_dir, NULL)) == NULL) {
+			berth_err(err, errno, "cannot resolve `%s`", r->home_dir);
+			goto fail;
+		}
+	}
+	spec.name = r->name;
+	spec.profile = r->profile.name;
+	spec.agent = r->profile.agent;
+	spec.repo = r->repo;
+	spec.type_text = r->profile.prompt == BERTH_PROMPT_TYPE ? r->prompt : NULL;
+	spec.managed_workspace = r->managed_ws;
+	spec.policy = &r->run.policy;
+	spec.rows = r->rows > 0 ? r->rows : 40;
+	spec.cols = r->cols > 0 ? r->cols : 120;
+	spec.lock_fd = lock;
+	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &spec.ro.force_off, err) < 0)
+		goto fail;
+	if (berth_session_start(&spec, pid, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	if (made_ws) {
+		struct berth_error e2 = {0};
+		berth_rm_rf(ws, &e2);
+		rmdir(st);
+	}
+	if (berth_session_runtime_dir(r->name, false, rt, sizeof rt, &(struct berth_error){0}) == 0) {
+		struct berth_error e2 = {0};
+		berth_rm_rf(rt, &e2);
+	}
+	return -1;
+}
+
+void berth_spawn_req_free(struct berth_spawn_req *r)
+{
+	free(r->profile_name);
+	free(r->name);
+	free(r->repo);
+	free(r->workspace);
+	free(r->prompt);
+	free(r->home_dir);
+	free_vec(r->run_args, r->n_run_args);
+	free_vec(r->extra, r->n_extra);
+	berth_profile_free(&r->profile);
+	if (r->have_run)
+		berth_run_opts_free(&r->run);
+	for (size_t i = 0; i < r->n_notes; i++)
+		free(r->notes[i]);
+	memset(r, 0, sizeof *r);
+}

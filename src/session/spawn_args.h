@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn_args.h - `berth spawn` (and each agent of a fleet): arguments into a
+ * checked plan (berth_spawn_prepare, which creates nothing), then the
+ * session (berth_spawn_launch).
+ */
+#ifndef BERTH_SESSION_SPAWN_ARGS_H
+#define BERTH_SESSION_SPAWN_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../policy/flags.h"
+#include "../util/error.h"
+#include "profile.h"
+
+#define BERTH_SPAWN_NOTES_MAX 32
+
+struct berth_spawn_req {
+	/* from the command line (or a fleet file) */
+	char *profile_name;
+	char *name;       /* NULL: derived */
+	char *repo;       /* NULL: none */
+	char *workspace;  /* NULL: the session's own */
+	char *prompt;     /* NULL: none */
+	bool seed_auth;
+	int persist_home;  /* --persist-home 1, --no-persist-home 0, -1: the profile's persist_home */
+	char **run_args;  /* `berth run` options, in order */
+	size_t n_run_args;
+	char **extra;     /* after `--`: appended to the profile's command */
+	size_t n_extra;
+	int rows, cols;   /* terminal size */
+	/* filled by berth_spawn_prepare */
+	struct berth_profile profile;
+	struct berth_run_opts run;
+	bool have_run;
+	bool managed_ws;
+	char *home_dir;   /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
+	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
+	size_t n_notes;
+};
+
+/*
+ * berth_spawn_parse - `spawn PROFILE [OPTIONS] [-- ARGS]` (@argv[0] is
+ * "spawn").  Spawn's own options are taken out; everything else is kept
+ * for `berth run`'s parser.  Returns 0, or -1 with @err (status 2).  Release
+ * @r with berth_spawn_req_free() in both cases.
+ */
+int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct berth_error *err);
+
+/*
+ * berth_spawn_add_run_arg - append one `berth run` argument (fleet files).
+ * Returns 0 or -1 (ENOMEM).
+ */
+int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct berth_error *err);
+
+/*
+ * berth_spawn_prepare - load the profile, settle the name, compile the
+ * policy exactly as `berth run` would (profile defaults first, the caller's
+ * options after them) and check that the name is free.  Creates nothing.
+ * @env_lookup: getenv-like, for --env NAME and --seed-auth.
+ * Returns 0, or -1 with @err (status 2 for bad input).
+ */
+int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err);
+
+/*
+ * berth_spawn_launch - after berth_spawn_prepare: take the name, make the
+ * session's own workspace, clone --repo into it (git, in a berth sandbox
+ * that reaches only the GitHub hosts and the caller's --allow-host
+ * patterns), and start the supervisor.  On failure nothing is left: no
+ * supervisor, no session directory, no workspace berth made.
+ * Returns 0 with *@pid the supervisor's pid, or -1 with @err (125 for a
+ * failed clone; 126/127 when the agent could not be executed or found).
+ */
+int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error *err);
+
+/* berth_spawn_req_free - release @r. */
+void berth_spawn_req_free(struct berth_spawn_req *r);
+
+/* The hosts a --repo clone may always reach. */
+extern const char *const berth_clone_hosts[];
+
+#endif

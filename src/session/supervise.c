@@ -1,0 +1,759 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervise.c - the per-session supervisor: a detached berth process that
+ * starts the agent's sandbox with a pty whose master it holds, renders the
+ * output with libvterm, appends it to the log and serves the control socket.
+ *
+ * Control protocol (docs/sessions.md): one JSON object per line, one answer
+ * per request.  {"op":"info"}, {"op":"peek"}, {"op":"send","data":TEXT},
+ * {"op":"resize","rows":R,"cols":C}, {"op":"stop","grace_ms":MS} (the answer
+ * comes at once; the connection then stays open until the session ended),
+ * {"op":"attach","rows":R,"cols":C}: after the answer line the connection is
+ * raw: the screen is redrawn, output follows as the agent writes it and
+ * every byte the client sends is typed into the pty.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "screen.h"
+
+#define MAX_CLIENTS 64
+#define CLIENT_IN_MAX (64 * 1024)      /* bytes of one request line */
+#define CLIENT_OUT_MAX (4 * 1024 * 1024) /* bytes queued for a client before it is dropped */
+#define MASTER_OUT_MAX (1024 * 1024)   /* bytes queued for the agent's input */
+#define DEFAULT_GRACE_MS 5000
+
+struct qbuf {
+	char *p;
+	size_t len, cap;
+};
+
+struct client {
+	int fd;
+	bool attached;
+	bool waiting_end; /* a stop request: answered, kept open until the end */
+	bool dead;
+	char in[CLIENT_IN_MAX];
+	size_t inlen;
+	struct qbuf out;
+};
+
+struct sup {
+	const struct berth_session_spec *spec;
+	struct berth_sandbox *sb;
+	struct berth_screen *screen;
+	json_t *meta;
+	int master, listen_fd, sig_fd, log_fd;
+	long long log_size;
+	char rt_dir[PATH_MAX], st_dir[PATH_MAX];
+	struct client *clients[MAX_CLIENTS];
+	struct qbuf to_master;
+	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms;
+	bool stopping;
+};
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static bool q_put(struct qbuf *q, const char *s, size_t n, size_t max)
+{
+	if (q->len + n > max)
+		return false;
+	if (q->len + n > q->cap) {
+		size_t cap = q->cap ? q->cap : 4096;
+		while (cap < q->len + n)
+			cap *= 2;
+		char *p = realloc(q->p, cap);
+		if (p == NULL)
+			return false;
+		q->p = p;
+		q->cap = cap;
+	}
+	memcpy(q->p + q->len, s, n);
+	q->len += n;
+	return true;
+}
+
+static void q_drop(struct qbuf *q, size_t n)
+{
+	memmove(q->p, q->p + n, q->len - n);
+	q->len -= n;
+}
+
+static int attached_count(const struct sup *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (s->clients[i] != NULL && s->clients[i]->attached && !s->clients[i]->dead)
+			n++;
+	return n;
+}
+
+/* The terminal's answers to the agent's queries (cursor position, device
+ * attributes): from libvterm while nobody is attached, from the person's own
+ * terminal while someone is. */
+static void on_reply(const char *buf, size_t len, void *user)
+{
+	struct sup *s = user;
+
+	if (attached_count(s) == 0)
+		q_put(&s->to_master, buf, len, MASTER_OUT_MAX);
+}
+
+static void client_send(struct client *c, const char *buf, size_t len)
+{
+	if (c->dead)
+		return;
+	if (!q_put(&c->out, buf, len, CLIENT_OUT_MAX))
+		c->dead = true; /* a client that does not read loses its place */
+}
+
+static void client_json(struct client *c, json_t *j)
+{
+	char *t = json_dumps(j, JSON_COMPACT);
+
+	json_decref(j);
+	if (t == NULL) {
+		c->dead = true;
+		return;
+	}
+	client_send(c, t, strlen(t));
+	client_send(c, "\n", 1);
+	free(t);
+}
+
+static void client_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void client_error(struct client *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	client_json(c, json_pack("{ss}", "error", msg));
+}
+
+static void log_output(struct sup *s, const char *buf, size_t len)
+{
+	if (s->log_fd < 0)
+		return;
+	if (s->log_size + (long long)len > BERTH_SESSION_LOG_MAX) {
+		char a[PATH_MAX + 16], b[PATH_MAX + 16];
+		snprintf(a, sizeof a, "%s/output.log", s->st_dir);
+		snprintf(b, sizeof b, "%s/output.log.1", s->st_dir);
+		rename(a, b);
+		close(s->log_fd);
+		s->log_fd = open(a, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		s->log_size = 0;
+		if (s->log_fd < 0)
+			return;
+	}
+	if (write(s->log_fd, buf, len) > 0)
+		s->log_size += (long long)len;
+}
+
+static void set_size(struct sup *s, int rows, int cols)
+{
+	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+
+	if (rows < 2 || cols < 10 || rows > 500 || cols > 1000)
+		return;
+	ioctl(s->master, TIOCSWINSZ, &ws);
+	berth_screen_resize(s->screen, rows, cols);
+}
+
+static json_t *screen_json(struct sup *s)
+{
+	json_t *lines = json_array();
+	int rows, cols, cr, cc;
+
+	berth_screen_size(s->screen, &rows, &cols);
+	berth_screen_cursor(s->screen, &cr, &cc);
+	for (int r = 0; r < rows; r++) {
+		char *l = berth_screen_line(s->screen, r);
+		json_array_append_new(lines, json_string(l != NULL ? l : ""));
+		free(l);
+	}
+	return json_pack("{sosisis[ii]sbsIsb}", "lines", lines, "rows", rows, "cols", cols, "cursor", cr, cc,
+			 "cursor_visible", berth_screen_cursor_visible(s->screen), "idle_ms",
+			 (json_int_t)(now_ms() - s->last_output_ms), "alive", 1);
+}
+
+static void begin_stop(struct sup *s, long long grace_ms)
+{
+	pid_t pg = tcgetpgrp(s->master);
+
+	if (!s->stopping) {
+		s->stopping = true;
+		json_object_set_new(s->meta, "state", json_string("stopping"));
+		struct berth_error ignore = {0};
+		berth_session_meta_write(s->spec->name, s->meta, &ignore);
+	}
+	/* What closing a terminal does (SIGHUP: shells end on it), then
+	 * SIGTERM; the whole sandbox is killed when the grace time is over. */
+	if (pg > 0) {
+		kill(-pg, SIGHUP);
+		kill(-pg, SIGCONT);
+		kill(-pg, SIGTERM);
+	}
+	long long d = now_ms() + grace_ms;
+	if (s->stop_deadline_ms == 0 || d < s->stop_deadline_ms)
+		s->stop_deadline_ms = d;
+}
+
+static int get_size_arg(json_t *req, const char *key)
+{
+	json_t *v = json_object_get(req, key);
+
+	return json_is_integer(v) ? (int)json_integer_value(v) : 0;
+}
+
+static void handle_request(struct sup *s, struct client *c, const char *line)
+{
+	json_error_t je;
+	json_t *req = json_loads(line, 0, &je);
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (!json_is_object(req) || op == NULL) {
+		client_error(c, "bad request: %s", req == NULL ? je.text : "no `op`");
+	} else if (strcmp(op, "info") == 0) {
+		json_t *r = json_deep_copy(s->meta);
+		json_object_set_new(r, "idle_ms", json_integer(now_ms() - s->last_output_ms));
+		json_object_set_new(r, "alive", json_true());
+		client_json(c, r);
+	} else if (strcmp(op, "peek") == 0) {
+		client_json(c, screen_json(s));
+	} else if (strcmp(op, "send") == 0) {
+		json_t *d = json_object_get(req, "data");
+		if (!json_is_string(d))
+			client_error(c, "send needs a string `data`");
+		else if (!q_put(&s->to_master, json_string_value(d), json_string_length(d), MASTER_OUT_MAX))
+			client_error(c, "the agent is not reading its input (1 MiB queued)");
+		else
+			client_json(c, json_pack("{sb}", "ok", 1));
+	} else if (strcmp(op, "resize") == 0) {
+		set_size(s, get_size_arg(req, "rows"), get_size_arg(req, "cols"));
+		client_json(c, json_pack("{sb}", "ok", 1));
+	} else if (strcmp(op, "attach") == 0) {
+		size_t len = 0;
+		set_size(s, get_size_arg(req, "rows"), get_size_arg(req, "cols"));
+		client_json(c, json_pack("{sb}", "ok", 1));
+		char *draw = berth_screen_redraw(s->screen, &len);
+		if (draw != NULL)
+			client_send(c, draw, len);
+		free(draw);
+		c->attached = true;
+	} else if (strcmp(op, "stop") == 0) {
+		json_t *g = json_object_get(req, "grace_ms");
+		long long grace = json_is_integer(g) ? json_integer_value(g) : DEFAULT_GRACE_MS;
+		begin_stop(s, grace < 0 ? 0 : grace > 600000 ? 600000 : grace);
+		client_json(c, json_pack("{sb}", "ok", 1));
+		c->waiting_end = true;
+	} else {
+		client_error(c, "unknown op `%s`", op);
+	}
+	json_decref(req);
+}
+
+static void client_read(struct sup *s, struct client *c)
+{
+	char buf[16384];
+	ssize_t n = read(c->fd, buf, sizeof buf);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		c->dead = true;
+		return;
+	}
+	if (c->attached) {
+		if (!q_put(&s->to_master, buf, (size_t)n, MASTER_OUT_MAX))
+			c->dead = true;
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (c->attached) { /* raw from here on */
+			q_put(&s->to_master, buf + i, (size_t)(n - i), MASTER_OUT_MAX);
+			return;
+		}
+		if (buf[i] != '\n') {
+			if (c->inlen + 1 >= sizeof c->in) {
+				client_error(c, "request longer than %d bytes", CLIENT_IN_MAX);
+				c->dead = true;
+				return;
+			}
+			c->in[c->inlen++] = buf[i];
+			continue;
+		}
+		c->in[c->inlen] = '\0';
+		handle_request(s, c, c->in);
+		c->inlen = 0;
+	}
+}
+
+static void client_free(struct client *c)
+{
+	close(c->fd);
+	free(c->out.p);
+	free(c);
+}
+
+static void accept_client(struct sup *s)
+{
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+	int slot = -1;
+
+	if (fd < 0)
+		return;
+	/* The directory is 0700, and still: only the same uid. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < MAX_CLIENTS && slot < 0; i++)
+		if (s->clients[i] == NULL)
+			slot = i;
+	struct client *c = slot >= 0 ? calloc(1, sizeof *c) : NULL;
+	if (c == NULL) {
+		static const char busy[] = "{\"error\":\"too many connections\"}\n";
+		(void)!send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	s->clients[slot] = c;
+}
+
+static void pty_output(struct sup *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->master, buf, sizeof buf);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		/* EIO: every slave descriptor closed; the end comes by the pidfd. */
+		s->master = -s->master - 2;
+		return;
+	}
+	s->last_output_ms = now_ms();
+	log_output(s, buf, (size_t)n);
+	berth_screen_feed(s->screen, buf, (size_t)n);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (s->clients[i] != NULL && s->clients[i]->attached)
+			client_send(s->clients[i], buf, (size_t)n);
+}
+
+static void flush_master(struct sup *s)
+{
+	if (s->master < 0 || s->to_master.len == 0)
+		return;
+	ssize_t n = write(s->master, s->to_master.p, s->to_master.len);
+	if (n > 0)
+		q_drop(&s->to_master, (size_t)n);
+}
+
+static void flush_client(struct client *c)
+{
+	if (c->out.len == 0 || c->dead)
+		return;
+	ssize_t n = send(c->fd, c->out.p, c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0)
+		q_drop(&c->out, (size_t)n);
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		c->dead = true;
+}
+
+static int write_file(const char *dir, const char *name, const char *data, size_t len)
+{
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	return rename(tmp, path);
+}
+
+/* The agent ended: keep its last screen and status for `berth ps/peek`. */
+static void finish(struct sup *s, int status)
+{
+	json_t *scr = screen_json(s);
+	struct berth_error ignore = {0};
+	char *text;
+	time_t now = time(NULL);
+
+	json_object_set_new(scr, "alive", json_false());
+	json_object_set_new(scr, "exit", json_integer(status));
+	text = json_dumps(scr, JSON_COMPACT);
+	if (text != NULL)
+		write_file(s->rt_dir, "screen.json", text, strlen(text));
+	free(text);
+	json_decref(scr);
+	json_object_set_new(s->meta, "state", json_string("exited"));
+	json_object_set_new(s->meta, "exit_status", json_integer(status));
+	json_object_set_new(s->meta, "ended", json_integer((json_int_t)now));
+	berth_session_meta_write(s->spec->name, s->meta, &ignore);
+}
+
+static int loop(struct sup *s)
+{
+	int pidfd = berth_sandbox_pidfd(s->sb), status = 0;
+
+	for (;;) {
+		struct pollfd p[4 + MAX_CLIENTS];
+		int map[4 + MAX_CLIENTS], n = 0, timeout = -1;
+		long long now = now_ms();
+
+		if (s->type_at_ms > 0 && now >= s->type_at_ms) {
+			q_put(&s->to_master, s->spec->type_text, strlen(s->spec->type_text), MASTER_OUT_MAX);
+			q_put(&s->to_master, "\r", 1, MASTER_OUT_MAX);
+			s->type_at_ms = 0;
+		}
+		if (s->stop_deadline_ms > 0 && now >= s->stop_deadline_ms) {
+			berth_sandbox_kill(s->sb);
+			s->stop_deadline_ms = 0;
+		}
+		if (s->type_at_ms > 0)
+			timeout = (int)(s->type_at_ms - now);
+		if (s->stop_deadline_ms > 0 && (timeout < 0 || s->stop_deadline_ms - now < timeout))
+			timeout = (int)(s->stop_deadline_ms - now);
+
+		p[n] = (struct pollfd){pidfd, POLLIN, 0};
+		map[n++] = -1;
+		p[n] = (struct pollfd){s->listen_fd, POLLIN, 0};
+		map[n++] = -2;
+		p[n] = (struct pollfd){s->sig_fd, POLLIN, 0};
+		map[n++] = -3;
+		if (s->master >= 0) {
+			p[n] = (struct pollfd){s->master, (short)(POLLIN | (s->to_master.len ? POLLOUT : 0)), 0};
+			map[n++] = -4;
+		}
+		for (int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = s->clients[i];
+			if (c == NULL)
+				continue;
+			if (c->dead) {
+				client_free(c);
+				s->clients[i] = NULL;
+				continue;
+			}
+			p[n] = (struct pollfd){c->fd, (short)(POLLIN | (c->out.len ? POLLOUT : 0)), 0};
+			map[n++] = i;
+		}
+		if (poll(p, (nfds_t)n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int k = 0; k < n; k++) {
+			if (p[k].revents == 0)
+				continue;
+			if (map[k] == -1) {
+				/* The sandbox ended: drain what the pty still holds. */
+				while (s->master >= 0) {
+					struct pollfd q = {s->master, POLLIN, 0};
+					if (poll(&q, 1, 0) <= 0)
+						break;
+					pty_output(s);
+				}
+				if (berth_sandbox_wait(s->sb, &status) < 0)
+					status = 125;
+				goto end;
+			} else if (map[k] == -2) {
+				accept_client(s);
+			} else if (map[k] == -3) {
+				struct signalfd_siginfo si;
+				if (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si)
+					begin_stop(s, DEFAULT_GRACE_MS);
+			} else if (map[k] == -4) {
+				if (p[k].revents & POLLOUT)
+					flush_master(s);
+				if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
+					pty_output(s);
+			} else {
+				struct client *c = s->clients[map[k]];
+				if (p[k].revents & POLLOUT)
+					flush_client(c);
+				if (p[k].revents & (POLLIN | POLLHUP | POLLERR))
+					client_read(s, c);
+			}
+		}
+		flush_master(s);
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (s->clients[i] != NULL)
+				flush_client(s->clients[i]);
+	}
+	berth_sandbox_kill(s->sb);
+	if (berth_sandbox_wait(s->sb, &status) < 0)
+		status = 125;
+end:
+	return status;
+}
+
+/* The end of a session, in an order that makes `berth stop` truthful: the
+ * screen and status are kept, the sandbox is gone (reaped, cgroups removed),
+ * the socket and the lock are released, and only then do the clients that
+ * wait for the end see their connections close. */
+static void end_session(struct sup *s, int status)
+{
+	char path[PATH_MAX + 16];
+
+	finish(s, status);
+	berth_sandbox_free(s->sb);
+	s->sb = NULL;
+	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
+	unlink(path);
+	close(s->spec->lock_fd);
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = s->clients[i];
+		if (c == NULL)
+			continue;
+		if (c->waiting_end && !c->attached)
+			client_json(c, json_pack("{sbsi}", "ended", 1, "exit_status", status));
+		for (int tries = 0; tries < 50 && c->out.len > 0 && !c->dead; tries++) {
+			struct pollfd q = {c->fd, POLLOUT, 0};
+			poll(&q, 1, 20);
+			flush_client(c);
+		}
+		client_free(c);
+		s->clients[i] = NULL;
+	}
+}
+
+static int bind_socket(struct sup *s, struct berth_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t old;
+
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/ctl.sock", s->rt_dir);
+	unlink(sa.sun_path);
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0)
+		return berth_err(err, errno, "socket");
+	old = umask(0077);
+	int r = bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (r < 0 || listen(s->listen_fd, 64) < 0)
+		return berth_err(err, errno, "cannot listen on `%s`", sa.sun_path);
+	return 0;
+}
+
+static json_t *make_meta(const struct sup *s, const struct berth_session_spec *sp)
+{
+	static const char *const nets[] = {"none", "host", "proxy"};
+	char digest[65] = "";
+	struct berth_error ignore = {0};
+	json_t *hosts = json_array();
+	const struct berth_policy *p = sp->policy;
+
+	berth_policy_digest(p, digest, &ignore);
+	for (size_t i = 0; i < p->n_allow_hosts; i++)
+		json_array_append_new(hosts, json_string(p->allow_hosts[i]));
+	json_t *m = json_pack("{sssssssssssos[]sIsIsisssbsssi}", "name", sp->name, "profile", sp->profile, "agent",
+			      sp->agent, "workspace", p->workspace, "network",
+			      p->network <= BERTH_NET_PROXY ? nets[p->network] : "?", "allow_hosts", hosts, "command",
+			      "started", (json_int_t)time(NULL), "pid", (json_int_t)getpid(), "exit_status", -1,
+			      "state", "running", "managed_workspace", sp->managed_workspace, "run_id",
+			      berth_sandbox_run_id(s->sb), "uid", (int)getuid());
+	if (m == NULL)
+		return NULL;
+	json_t *argv = json_object_get(m, "command");
+	for (size_t i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	json_object_set_new(m, "policy_digest", json_sprintf("sha256:%s", digest));
+	json_object_set_new(m, "repo", sp->repo ? json_string(sp->repo) : json_null());
+	json_object_set_new(m, "home", p->home_dir ? json_string(p->home_dir) : json_null());
+	json_object_set_new(m, "log", json_sprintf("%s/output.log", s->st_dir));
+	json_object_del(m, "exit_status");
+	json_object_set_new(m, "exit_status", json_null());
+	return m;
+}
+
+/* The supervisor, from its start to its end.  @wfd receives one message:
+ * the ready pid, or the error. */
+struct start_msg {
+	int ok;
+	pid_t pid;
+	struct berth_error err;
+};
+
+static __attribute__((noreturn)) void supervisor_main(const struct berth_session_spec *sp, int wfd)
+{
+	struct sup s = {.spec = sp, .master = -1, .listen_fd = -1, .sig_fd = -1, .log_fd = -1};
+	struct start_msg m = {0};
+	struct berth_runtime_opts ro = sp->ro;
+	sigset_t set;
+	char path[PATH_MAX + 16];
+	struct stat st;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (berth_session_runtime_dir(sp->name, true, s.rt_dir, sizeof s.rt_dir, &m.err) < 0 ||
+	    berth_session_state_dir(sp->name, true, s.st_dir, sizeof s.st_dir, &m.err) < 0)
+		goto fail;
+	snprintf(path, sizeof path, "%s/output.log", s.st_dir);
+	s.log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s.log_fd < 0) {
+		berth_err(&m.err, errno, "cannot open `%s`", path);
+		goto fail;
+	}
+	if (fstat(s.log_fd, &st) == 0)
+		s.log_size = st.st_size;
+	s.screen = berth_screen_new(sp->rows, sp->cols, on_reply, &s, &m.err);
+	if (s.screen == NULL || bind_socket(&s, &m.err) < 0)
+		goto fail;
+	/* The agent's terminal is what libvterm emulates. */
+	setenv("TERM", "xterm-256color", 1);
+	ro.want_pty = true;
+	ro.quiet = true;
+	ro.pty_rows = (unsigned short)sp->rows;
+	ro.pty_cols = (unsigned short)sp->cols;
+	if (berth_sandbox_start(sp->policy, &ro, &s.sb, &m.err) < 0)
+		goto fail;
+	s.master = berth_sandbox_pty_master(s.sb);
+	if (s.master < 0) {
+		berth_err(&m.err, 0, "the sandbox has no pseudo-terminal");
+		goto fail;
+	}
+	fcntl(s.master, F_SETFL, fcntl(s.master, F_GETFL) | O_NONBLOCK);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	s.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	s.meta = make_meta(&s, sp);
+	if (s.sig_fd < 0 || s.meta == NULL || berth_session_meta_write(sp->name, s.meta, &m.err) < 0) {
+		if (m.err.msg[0] == '\0')
+			berth_err(&m.err, errno, "cannot set up the session supervisor");
+		goto fail;
+	}
+	s.started_ms = s.last_output_ms = now_ms();
+	if (sp->type_text != NULL && sp->type_text[0] != '\0')
+		s.type_at_ms = s.started_ms + 1000;
+	m.ok = 1;
+	m.pid = getpid();
+	(void)!write(wfd, &m, sizeof m);
+	close(wfd);
+	end_session(&s, loop(&s));
+	_exit(0);
+fail:
+	if (s.sb != NULL)
+		berth_sandbox_free(s.sb);
+	if (s.rt_dir[0] != '\0') {
+		snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
+		unlink(path);
+	}
+	(void)!write(wfd, &m, sizeof m);
+	_exit(1);
+}
+
+/* Close every descriptor >= 3 but @a and @b. */
+static void close_others(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned from = 3;
+
+	for (int k = 0; k < 2; k++) {
+		int keep = k == 0 ? lo : hi;
+		if (keep < (int)from)
+			continue;
+		if ((unsigned)keep > from)
+			syscall(SYS_close_range, from, (unsigned)keep - 1, 0);
+		from = (unsigned)keep + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, struct berth_error *err)
+{
+	int pfd[2];
+	pid_t mid;
+	struct start_msg m = {0};
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return berth_err(err, errno, "pipe");
+	fflush(NULL);
+	mid = fork();
+	if (mid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return berth_err(err, errno, "cannot fork the session supervisor");
+	}
+	if (mid == 0) {
+		/* Detach: a new session, no terminal, and the intermediate
+		 * process exits so the supervisor is nobody's child here. */
+		close(pfd[0]);
+		setsid();
+		pid_t sup = fork();
+		if (sup != 0)
+			_exit(sup < 0 ? 1 : 0);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		close_others(pfd[1], spec->lock_fd);
+		/* Hold no directory of the caller's busy (every path is absolute
+		 * by now). */
+		if (chdir("/") < 0)
+			_exit(1);
+		supervisor_main(spec, pfd[1]);
+	}
+	close(pfd[1]);
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	do
+		n = read(pfd[0], &m, sizeof m);
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n != (ssize_t)sizeof m) {
+		return berth_err(err, 0, "the session supervisor of `%s` died while starting", spec->name);
+	}
+	if (!m.ok) {
+		*err = m.err;
+		if (err->status == 0)
+			err->status = BERTH_EXIT_INTERNAL;
+		return -1;
+	}
+	*pid = m.pid;
+	return 0;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for a coding agent's terminal UI (tests/integration/run-sessions.sh).
+
+It draws a Claude-like or a Codex-like screen with cursor addressing on the
+alternate screen, reads keys in raw mode and answers:
+  TEXT<Enter>  a reply line "You said: TEXT" above the input box (a finished turn)
+  ask<Enter>   a permission question with numbered options (a blocked screen)
+  1 / 2        answers the question
+  work<Enter>  a spinner line with "esc to interrupt" for 2 seconds
+  env NAME<Enter>  shows whether NAME is set ("NAME is set" / "NAME is unset")
+  quit<Enter>  exits with status 3
+The status line shows the window size; it is redrawn on SIGWINCH.
+"""
+import os, signal, sys, termios, time, tty, select
+
+style = sys.argv[sys.argv.index("--style") + 1] if "--style" in sys.argv else "claude"
+history = []
+question = False
+working_until = 0.0
+typed = ""
+out = sys.stdout
+
+def size():
+    try:
+        s = os.get_terminal_size(1)
+        return s.lines, s.columns
+    except OSError:
+        return 24, 80
+
+def draw():
+    rows, cols = size()
+    w = max(20, min(cols, 100) - 2)
+    buf = ["\033[H\033[2J"]
+    if style == "claude":
+        buf.append("\033[1m* Welcome to Fake Claude!\033[0m\r\n\r\n")
+        buf.append("  cwd: " + os.getcwd() + "\r\n\r\n")
+    else:
+        buf.append("\033[1m>_ Fake Codex\033[0m (research preview)\r\n\r\n")
+        buf.append("  directory: " + os.getcwd() + "\r\n\r\n")
+    for h in history[-(rows - 14):]:
+        buf.append(("● " if style == "claude" else "codex ") + h + "\r\n")
+    if question:
+        buf.append("\r\n Do you want to proceed?\r\n")
+        buf.append(" ❯ 1. Yes\r\n   2. No, and tell Claude what to do differently (esc)\r\n")
+    elif time.time() < working_until:
+        buf.append("\r\n✻ Thinking… (2s · esc to interrupt)\r\n")
+    buf.append("\r\n")
+    if question:
+        # Like Claude Code and Codex: the dialog takes the input box's place.
+        out.write("".join(buf))
+        out.flush()
+        return
+    if style == "claude":
+        buf.append("╭" + "─" * w + "╮\r\n")
+        buf.append("│ > " + typed + " " * max(0, w - 3 - len(typed)) + "│\r\n")
+        buf.append("╰" + "─" * w + "╯\r\n")
+        buf.append("  ? for shortcuts   size %dx%d\r\n" % (rows, cols))
+        cur_row = buf_rows(buf) - 2
+        buf.append("\033[%d;%dH" % (cur_row, 5 + len(typed)))
+    else:
+        buf.append("› " + typed + "\r\n\r\n")
+        buf.append("  ⏎ send   ⌃J newline   ⌃C quit   size %dx%d\r\n" % (rows, cols))
+        cur_row = buf_rows(buf) - 2
+        buf.append("\033[%d;%dH" % (cur_row, 3 + len(typed)))
+    out.write("".join(buf))
+    out.flush()
+
+def buf_rows(buf):
+    return "".join(buf).count("\n") + 1
+
+def on_winch(*_):
+    draw()
+
+def main():
+    global typed, question, working_until
+    fd = 0
+    old = termios.tcgetattr(fd)
+    tty.setraw(fd)
+    out.write("\033[?1049h")
+    signal.signal(signal.SIGWINCH, on_winch)
+    status = 0
+    try:
+        draw()
+        while True:
+            timeout = 0.2 if time.time() < working_until + 0.5 else None
+            r, _, _ = select.select([fd], [], [], timeout)
+            if not r:
+                draw()
+                continue
+            data = os.read(fd, 1024).decode("utf-8", "replace")
+            if not data:
+                break
+            for ch in data:
+                if question and ch in "12":
+                    history.append("answered " + ch)
+                    question = False
+                elif ch in "\r\n":
+                    line, typed = typed, ""
+                    if line == "quit":
+                        status = 3
+                        return
+                    if line == "ask":
+                        question = True
+                    elif line == "work":
+                        working_until = time.time() + 2
+                    elif line.startswith("env "):
+                        name = line[4:]
+                        history.append(name + (" is set" if os.environ.get(name) else " is unset"))
+                    elif line:
+                        history.append("You said: " + line)
+                elif ch == "\x7f":
+                    typed = typed[:-1]
+                elif ch == "\x03":
+                    status = 130
+                    return
+                elif ch >= " ":
+                    typed += ch
+            draw()
+    finally:
+        out.write("\033[?1049l")
+        out.write("bye from the fake agent (status %d)\r\n" % status)
+        out.flush()
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        if status:
+            os._exit(status)
+
+main()

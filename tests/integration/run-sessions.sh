@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# Agent sessions end to end (docs/sessions.md): spawn, peek, send, attach (on a
+# real pseudo-terminal), logs, ps, stop, rm, profiles, fleets, --repo clones,
+# credential risk lines, and what is left behind (processes, sockets,
+# cgroups) after stops and after a supervisor is killed with SIGKILL.
+# A scripted fake agent (fake-agent.py) draws Claude-like and Codex-like
+# screens; the real CLIs are in run-sessions-agents.sh.
+#
+# usage: run-sessions.sh /path/to/berth [stage-dir]     ok/FAIL lines; exit 1 on a failure
+set -u
+export LC_ALL=C.UTF-8
+unset BERTH_TEST_FORCE_OFF
+[ $# -ge 1 ] || { echo "usage: $0 /path/to/berth [stage-dir]" >&2; exit 2; }
+BERTH=$(readlink -f -- "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=0 FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "FAIL $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 12 | sed 's/^/#   /'; done; }
+eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "stderr: ${ERR:-}"; fi; }
+has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
+hasnt() { if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' found" "in: $2"; else pass "$1"; fi; }
+
+TOP=$(mktemp -d /tmp/berth-sessions.XXXXXX) || exit 1
+chmod 755 "$TOP"
+export XDG_RUNTIME_DIR=$TOP/run XDG_STATE_HOME=$TOP/state XDG_CONFIG_HOME=$TOP/config
+mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/berth/profiles"
+chmod 700 "$XDG_RUNTIME_DIR"
+# The fake agent, where the sandbox can read it.
+FAKE=$TOP/fake; mkdir "$FAKE"; cp "$HERE/fake-agent.py" "$FAKE/"; chmod -R a+rX "$FAKE"
+SRV=()
+cleanup() {
+	"$BERTH" stop --all --grace 0 >/dev/null 2>&1
+	local p; for p in "${SRV[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
+	rm -rf "$TOP"
+}
+trap cleanup EXIT
+cd "$TOP" || exit 1
+
+profile() { # profile NAME STYLE [extra yaml lines]
+	local n=$1 s=$2; shift 2
+	{ echo "agent: $( [ "$s" = claude ] && echo claude || echo codex )"
+	  echo "command: [python3, /opt/fake/fake-agent.py, --style, $s]"
+	  echo "prompt: type"
+	  echo "network: none"
+	  echo "options: [--ro, '$FAKE:/opt/fake']"
+	  local l; for l in "$@"; do echo "$l"; done; } >"$XDG_CONFIG_HOME/berth/profiles/$n.yml"
+}
+profile fake-claude claude "credentials: [FAKE_TOKEN]"
+profile fake-codex codex
+
+b() { "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
+# wait_screen NAME TEXT: until peek shows TEXT (5 s)
+wait_screen() {
+	local i; for i in $(seq 50); do
+		"$BERTH" peek "$1" 2>/dev/null | grep -qF -- "$2" && return 0; sleep 0.1; done; return 1; }
+field() { # field NAME KEY: from berth ps --json
+	"$BERTH" ps --json "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0].get(sys.argv[1]) if r else "none")' "$2"; }
+# All pids in the process tree under $1 (children first found via /proc).
+tree() { local p=$1 c; echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done; }
+alive_pids() { local p n=0; for p in "$@"; do [ -d /proc/"$p" ] && ! grep -q '^State:.*Z' /proc/"$p"/status 2>/dev/null && n=$((n + 1)); done; echo $n; }
+has_classifier=0
+have_classifier() { "$BERTH" ps --json "$1" | grep -q 'no state classifier' && has_classifier=0 || has_classifier=1; }
+
+# 1. spawn, peek, send
+b spawn fake-claude --name fc --prompt "first words"
+eq "spawn: exit 0" "$RC" 0
+eq "spawn: prints the name" "$OUT" fc
+has "spawn: says how to attach and detach" "$ERR" "berth attach fc"
+wait_screen fc "You said: first words" && pass "--prompt typed into a type-prompt profile" || fail "--prompt typed" "" "$("$BERTH" peek fc)"
+b peek fc
+has "peek: the rendered screen as text" "$OUT" "Welcome to Fake Claude"
+has "peek: box drawing rendered" "$OUT" "╭──"
+if printf '%s' "$OUT" | grep -q $'\033'; then fail "peek: no escape codes" "ESC found"; else pass "peek: no escape codes"; fi
+b peek fc --lines 2
+eq "peek --lines 2: the last two non-blank rows" "$(printf '%s\n' "$OUT" | wc -l)" 2
+has "peek --lines: bottom of the screen" "$OUT" "? for shortcuts"
+b send fc "hello world" --enter
+eq "send: exit 0" "$RC" 0
+wait_screen fc "You said: hello world" && pass "send --enter: the agent got the line" || fail "send" "" "$("$BERTH" peek fc)"
+b send fc abc --key backspace --key backspace --enter
+wait_screen fc "You said: a" && pass "send --key backspace" || fail "send --key" "" "$("$BERTH" peek fc)"
+b send fc --key nosuchkey
+eq "send: unknown --key is a usage error" "$RC" 2
+has "send: names the bad key" "$ERR" "nosuchkey"
+b send nosuch hi
+eq "send to no such session: 2" "$RC" 2
+has "send to no such session: says so" "$ERR" "no session \`nosuch\`"
+
+# 2. ps
+b ps
+eq "ps: exit 0" "$RC" 0
+has "ps: header" "$OUT" "NAME"
+has "ps: lists the session with its profile" "$OUT" "fake-claude"
+b ps --json
+python3 -c '
+import json,sys
+r = json.loads(sys.argv[1])[0]
+need = ["name","profile","state","uptime_s","workspace","network","policy_digest","pid","started"]
+miss = [k for k in need if k not in r]
+assert not miss, miss
+assert r["policy_digest"].startswith("sha256:") and len(r["policy_digest"]) == 71
+assert r["network"] == "none" and r["alive"] is True
+' "$OUT" && pass "ps --json: name, profile, state, uptime, workspace, network, policy digest" || fail "ps --json" "fields" "$OUT"
+have_classifier fc
+if [ $has_classifier = 1 ]; then
+	"$BERTH" send fc ask --enter >/dev/null; wait_screen fc "Do you want to proceed?"
+	eq "ps: a question with options is blocked ($(field fc why))" "$(field fc state)" blocked
+	"$BERTH" send fc 1 >/dev/null; wait_screen fc "answered 1"; sleep 2
+	eq "ps: answered, quiet, a reply above the input box: done ($(field fc why))" "$(field fc state)" done
+	"$BERTH" send fc work --enter >/dev/null; wait_screen fc "esc to interrupt"
+	eq "ps: a spinner with esc to interrupt: working" "$(field fc state)" working
+	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 6
+	eq "ps: a question in prose is not blocked ($(field fc why))" "$(field fc state)" done
+else
+	eq "ps: state without the classifier" "$(field fc state)" running
+fi
+
+# 3. attach on a real pty: redraw, keys, resize, detach
+out=$(python3 "$HERE/pty-drive.py" 30x100 'expect:Welcome to Fake Claude' 'send:typed-in\r' 'expect:You said: typed-in' \
+	'resize:25x90' 'expect:size 25x90' 'send:\x1d' -- "$BERTH" attach fc 2>&1)
+if [ $? -eq 0 ]; then pass "attach: redraw, typing, resize forwarded"; else fail "attach" "driver" "$out"; fi
+has "attach: Ctrl-] detaches with status 0" "$out" "exit=0"
+has "attach: says it keeps running" "$out" "keeps running"
+eq "attach: the session runs after detaching" "$(field fc alive)" True
+wait_screen fc "size 25x90" && pass "attach: the agent saw the new size" || fail "resize" "" "$("$BERTH" peek fc)"
+b attach fc
+eq "attach without a terminal: 2" "$RC" 2
+
+# 4. logs
+b logs fc
+eq "logs: exit 0" "$RC" 0
+has "logs: raw output" "$OUT" "You said: hello world"
+
+# 5. names
+b spawn fake-claude --name fc
+eq "duplicate live name: 2" "$RC" 2
+has "duplicate live name: says so" "$ERR" "a session named \`fc\` is running"
+b spawn fake-claude --name Bad_Name
+eq "invalid name: 2" "$RC" 2
+has "invalid name: names it" "$ERR" "Bad_Name"
+b spawn fake-claude --name "$(printf 'a%.0s' $(seq 49))"
+eq "49-character name: 2" "$RC" 2
+b spawn fake-codex
+eq "derived name: exit 0" "$RC" 0
+case "$OUT" in fake-codex-[0-9][0-9][0-9][0-9][0-9][0-9]) pass "derived name: PROFILE-HHMMSS ($OUT)";; *) fail "derived name" "$OUT";; esac
+DERIVED=$OUT
+wait_screen "$DERIVED" "Fake Codex" && pass "codex-like screen rendered" || fail "codex screen" "" "$("$BERTH" peek "$DERIVED")"
+
+# 6. profiles: errors
+b spawn nosuchprofile
+eq "unknown profile: 2" "$RC" 2
+has "unknown profile: names it" "$ERR" "no profile \`nosuchprofile\`"
+printf 'command: [sh]\ncolour: blue\n' >"$XDG_CONFIG_HOME/berth/profiles/badkey.yml"
+b spawn badkey
+eq "profile with an unknown key: 2" "$RC" 2
+has "profile error: file:line:col" "$ERR" "badkey.yml:2:1: unknown key \`colour\`"
+printf 'command: [sh]\nnetwork: everywhere\n' >"$XDG_CONFIG_HOME/berth/profiles/badnet.yml"
+b spawn badnet
+has "profile bad network: file:line:col and the value" "$ERR" "badnet.yml:2:10: network: expected"
+printf 'a: &x [1]\nb: *x\n' >"$XDG_CONFIG_HOME/berth/profiles/alias.yml"
+b spawn alias
+has "profile aliases refused" "$ERR" "alias.yml:2:4: aliases are not allowed"
+printf 'network: none\n' >"$XDG_CONFIG_HOME/berth/profiles/nocmd.yml"
+b spawn nocmd
+has "profile without command" "$ERR" "\`command\` is missing"
+printf 'command: [/nonexistent/agent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth/profiles/missing.yml"
+b spawn missing --name miss
+eq "agent not found: 127" "$RC" 127
+has "agent not found: says so" "$ERR" "/nonexistent/agent"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss/workspace" ] &&
+	pass "agent not found: no session left" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+b spawn fake-claude --name x1 --bogus
+eq "unknown spawn option: 2" "$RC" 2
+has "unknown spawn option: names it" "$ERR" "--bogus"
+b spawn fake-claude --name x1 --memory lots
+eq "bad run option: 2" "$RC" 2
+has "bad run option: named as berth run does" "$ERR" "--memory"
+b spawn shell --name x1 --prompt hi --repo ssh://host/x
+eq "--repo other than http(s): 2" "$RC" 2
+
+# 7. credentials: never by default; --seed-auth and --env NAME print a risk line
+export FAKE_TOKEN=s3cret
+b spawn fake-claude --name cred0
+wait_screen cred0 Welcome
+"$BERTH" send cred0 "env FAKE_TOKEN" --enter >/dev/null
+wait_screen cred0 "FAKE_TOKEN is unset" && pass "credentials not forwarded by default" || fail "credential leaked" "" "$("$BERTH" peek cred0)"
+hasnt "no risk line without forwarding" "$ERR" "risk:"
+b spawn fake-claude --name cred1 --seed-auth
+has "--seed-auth: risk line naming the variable" "$ERR" "risk: \`FAKE_TOKEN\` is forwarded"
+wait_screen cred1 Welcome
+"$BERTH" send cred1 "env FAKE_TOKEN" --enter >/dev/null
+wait_screen cred1 "FAKE_TOKEN is set" && pass "--seed-auth forwards the profile's credential" || fail "--seed-auth" "" "$("$BERTH" peek cred1)"
+b spawn fake-codex --name cred2 --env ANTHROPIC_API_KEY=x
+has "--env of a credential: risk line" "$ERR" "risk: \`ANTHROPIC_API_KEY\` is forwarded"
+unset FAKE_TOKEN
+"$BERTH" stop cred0 cred1 cred2 --grace 0 >/dev/null 2>&1
+
+# 8. the agent ends by itself; stop; what is left
+timeout 20 "$BERTH" logs -f "$DERIVED" >"$TOP/follow" 2>&1 &
+FOLLOW=$!
+sleep 0.5
+"$BERTH" send "$DERIVED" quit --enter >/dev/null
+for i in $(seq 50); do [ "$(field "$DERIVED" state)" = exited ] && break; sleep 0.1; done
+eq "agent that quits: exited" "$(field "$DERIVED" state)" exited
+eq "agent that quits: its exit status" "$(field "$DERIVED" exit_status)" 3
+wait "$FOLLOW"; eq "logs -f: returns when the session ends" "$?" 0
+has "logs -f: followed the output to the end" "$(cat "$TOP/follow")" "bye from the fake agent (status 3)"
+b peek "$DERIVED"
+has "peek after the end: the last screen" "$OUT" "bye from the fake agent (status 3)"
+sup=$(field fc pid); run_id=$(field fc run_id)
+pids=$(tree "$sup")
+b stop fc
+eq "stop: exit 0" "$RC" 0
+has "stop: says so" "$ERR" "stopped \`fc\`"
+eq "stop: ps says exited" "$(field fc state)" exited
+eq "stop: every process of the session is gone" "$(alive_pids $pids)" 0
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/fc/ctl.sock" ] && pass "stop: the control socket is removed" || fail "stop: socket left" ""
+if [ "$(id -u)" = 0 ]; then
+	left=$(find /sys/fs/cgroup -maxdepth 3 -name "*$run_id*" 2>/dev/null | head -3)
+	eq "stop: no cgroup of the run is left" "$left" ""
+fi
+b stop fc
+eq "stop of a stopped session: 2" "$RC" 2
+# An agent that ignores SIGHUP and SIGTERM is killed after the grace time.
+printf 'command: [sh, -c, "trap \x27\x27 HUP TERM; echo stubborn; while :; do sleep 1; done"]\nnetwork: none\nprompt: none\n' \
+	>"$XDG_CONFIG_HOME/berth/profiles/stubborn.yml"
+b spawn stubborn --name st1
+wait_screen st1 stubborn
+sup=$(field st1 pid); pids=$(tree "$sup")
+t0=$(date +%s%N)
+b stop st1 --grace 1s
+t1=$(date +%s%N)
+eq "stop of an agent that ignores SIGTERM: exit 0" "$RC" 0
+ms=$(( (t1 - t0) / 1000000 ))
+[ "$ms" -ge 900 ] && [ "$ms" -lt 6000 ] && pass "stop waited for the grace time, then killed (${ms} ms)" || fail "grace kill" "${ms} ms"
+eq "grace kill: no process left" "$(alive_pids $pids)" 0
+eq "grace kill: exit status of a killed sandbox" "$(field st1 exit_status)" 137
+
+# 9. SIGKILL of the supervisor ends the sandbox
+b spawn fake-claude --name k9
+wait_screen k9 "Welcome"
+sup=$(field k9 pid); run_id=$(field k9 run_id); pids=$(tree "$sup")
+[ "$(alive_pids $pids)" -ge 3 ] && pass "k9: supervisor, sandbox and agent run ($(alive_pids $pids) processes)" || fail "k9 tree" "$pids"
+kill -9 "$sup"
+for i in $(seq 50); do [ "$(alive_pids $pids)" = 0 ] && break; sleep 0.1; done
+eq "kill -9 of the supervisor: no process of the session is left" "$(alive_pids $pids)" 0
+eq "kill -9: ps shows the session stale" "$(field k9 state)" stale
+if [ "$(id -u)" = 0 ]; then
+	for i in $(seq 60); do [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$run_id*" 2>/dev/null)" ] && break; sleep 0.1; done
+	eq "kill -9: the janitor removed the run's cgroups" "$(find /sys/fs/cgroup -maxdepth 3 -name "*$run_id*" 2>/dev/null | head -3)" ""
+fi
+b spawn fake-claude --name k9
+eq "a stale name can be reused" "$RC" 0
+"$BERTH" stop k9 --grace 0 >/dev/null 2>&1
+
+# 10. rm
+b rm cred0
+eq "rm: exit 0" "$RC" 0
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/cred0" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/cred0/output.log" ] &&
+	pass "rm: session files and log gone" || fail "rm leftovers" ""
+[ -d "$XDG_STATE_HOME/berth/sessions/cred0/workspace" ] && pass "rm: workspace kept" || fail "rm: workspace" "removed"
+b rm cred1 --purge
+[ ! -e "$XDG_STATE_HOME/berth/sessions/cred1" ] && pass "rm --purge: workspace removed too" || fail "rm --purge" "$(ls -la "$XDG_STATE_HOME/berth/sessions/cred1")"
+b spawn fake-claude --name busy
+b rm busy
+eq "rm of a running session: 2" "$RC" 2
+has "rm of a running session: says to stop it" "$ERR" "berth stop busy"
+b rm nosuch
+eq "rm of no such session: 2" "$RC" 2
+
+# 11. stop --all
+b spawn fake-codex --name all2
+b stop --all
+eq "stop --all: exit 0" "$RC" 0
+eq "stop --all: nothing alive" "$("$BERTH" ps --json | python3 -c 'import json,sys; print(sum(r["alive"] for r in json.load(sys.stdin)))')" 0
+
+# 12. fleets
+cat >"$TOP/fleet.yml" <<YML
+defaults:
+  profile: fake-claude
+  options: [--memory, 1G]
+agents:
+  - name: f-one
+    prompt: one
+  - name: f-two
+    profile: fake-codex
+    workspace: ws2
+YML
+mkdir -p "$TOP/ws2"; chmod 777 "$TOP/ws2"
+b fleet up "$TOP/fleet.yml"
+eq "fleet up: exit 0" "$RC" 0
+eq "fleet up: prints the names" "$OUT" "f-one
+f-two"
+b fleet ps "$TOP/fleet.yml" --json
+eq "fleet ps: both alive" "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin) if r["alive"]))')" "['f-one', 'f-two']"
+eq "fleet: workspace relative to the file" "$(field f-two workspace)" "$TOP/ws2"
+b fleet stop "$TOP/fleet.yml"
+eq "fleet stop: exit 0" "$RC" 0
+eq "fleet stop: none alive" "$("$BERTH" fleet ps "$TOP/fleet.yml" --json | python3 -c 'import json,sys; print(sum(r["alive"] for r in json.load(sys.stdin)))')" 0
+printf 'agents:\n  - name: g1\n    profile: fake-claude\n  - name: g2\n    profile: fake-claude\n    colour: red\n' >"$TOP/bad.yml"
+b fleet up "$TOP/bad.yml"
+eq "fleet with an unknown key: 2" "$RC" 2
+has "fleet error: file:line:col" "$ERR" "bad.yml:6:5: unknown key \`colour\`"
+eq "invalid fleet: nothing started" "$(field g1 name)" none
+printf 'agents:\n  - name: h1\n    profile: fake-claude\n  - name: h2\n    profile: missing\n' >"$TOP/half.yml"
+b fleet up "$TOP/half.yml"
+eq "fleet whose second agent cannot start: 127" "$RC" 127
+has "fleet failure names the file, line and agent" "$ERR" "half.yml:4: agent \`h2\`"
+has "fleet failure: rolled back" "$ERR" "rolling back 1"
+eq "all or none: the first agent is gone" "$(field h1 name)" none
+[ ! -e "$XDG_STATE_HOME/berth/sessions/h1" ] && pass "all or none: its workspace removed" || fail "rollback leftovers" ""
+printf 'agents:\n  - name: d1\n    profile: fake-claude\n  - name: d1\n    profile: fake-claude\n' >"$TOP/dup.yml"
+b fleet up "$TOP/dup.yml"
+has "fleet: duplicate agent names refused" "$ERR" "dup.yml:4:5: name: \`d1\` is the name of another agent (line 2)"
+
+# 13. --repo: a local dumb-HTTP git server, reached as a declared IP literal through the broker
+mkdir -p "$TOP/srv"
+git init -q --bare "$TOP/srv/repo.git"
+git clone -q "$TOP/srv/repo.git" "$TOP/src" 2>/dev/null
+(cd "$TOP/src" && echo "from the repo" >README && git add README && git -c user.name=t -c user.email=t@t commit -qm init && git push -q origin HEAD 2>/dev/null)
+git -C "$TOP/srv/repo.git" update-server-info
+chmod -R a+rX "$TOP/srv"
+python3 -c '
+import http.server, socketserver, sys, functools, os
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+s = socketserver.ThreadingTCPServer(("127.0.0.1", 0), h)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()' "$TOP/srv" "$TOP/port" </dev/null >/dev/null 2>&1 &
+SRV+=($!)
+for i in $(seq 50); do [ -s "$TOP/port" ] && break; sleep 0.1; done
+PORT=$(cat "$TOP/port")
+b spawn shell --name r1 --repo "http://127.0.0.1:$PORT/repo.git" --allow-host "127.0.0.1:$PORT"
+eq "--repo: spawn exit 0" "$RC" 0
+has "--repo over plain HTTP: warned" "$ERR" "plain HTTP"
+eq "--repo: cloned into the session's workspace" "$(cat "$XDG_STATE_HOME/berth/sessions/r1/workspace/README" 2>&1)" "from the repo"
+"$BERTH" send r1 "cat README" --enter >/dev/null
+wait_screen r1 "from the repo" && pass "--repo: the agent starts in the clone" || fail "--repo: agent view" "" "$("$BERTH" peek r1)"
+b spawn shell --name r2 --repo "http://127.0.0.1:$PORT/nosuch.git" --allow-host "127.0.0.1:$PORT"
+eq "failed clone: 125" "$RC" 125
+has "failed clone: says so" "$ERR" "git clone of"
+[ ! -e "$XDG_STATE_HOME/berth/sessions/r2" ] && [ ! -e "$XDG_RUNTIME_DIR/berth/sessions/r2" ] &&
+	pass "failed clone: no session, no workspace left" || fail "failed clone leftovers" "$(ls -R "$XDG_STATE_HOME/berth/sessions/r2" 2>&1)"
+b spawn shell --name r3 --repo "http://127.0.0.1:$PORT/repo.git"
+eq "clone to an undeclared host: 125" "$RC" 125
+[ ! -e "$XDG_STATE_HOME/berth/sessions/r3" ] && pass "clone to an undeclared host: nothing left" || fail "r3 leftovers" ""
+
+# 14. the control socket: private directory, same uid only
+[ "$(stat -c %a "$XDG_RUNTIME_DIR/berth/sessions/r1")" = 700 ] && pass "session directory is 0700" || fail "session dir mode" "$(stat -c %a "$XDG_RUNTIME_DIR/berth/sessions/r1")"
+if [ "$(id -u)" = 0 ] && id bertht >/dev/null 2>&1; then
+	chmod 755 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/berth" "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_RUNTIME_DIR/berth/sessions/r1"
+	r=$(runuser -u bertht -- python3 -c '
+import socket,sys
+s=socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); s.sendall(b"{\"op\":\"peek\"}\n"); s.settimeout(2); print("answer:", s.recv(100))
+except Exception as e: print("refused:", type(e).__name__)' "$XDG_RUNTIME_DIR/berth/sessions/r1/ctl.sock")
+	chmod 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/berth" "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_RUNTIME_DIR/berth/sessions/r1"
+	case "$r" in "answer: b''"|refused:*) pass "another uid gets nothing from the control socket ($r)";; *) fail "another uid" "$r";; esac
+fi
+# 14b. --persist-home: $HOME kept across sessions of a profile, a tmpfs otherwise
+b spawn shell --name ph1 --persist-home
+eq "--persist-home: exit 0" "$RC" 0
+has "--persist-home: says where" "$ERR" "persistent home: $XDG_STATE_HOME/berth/homes/shell"
+"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo wrote' --enter >/dev/null
+wait_screen ph1 "wrote" && pass "--persist-home: the agent writes its home" || fail "persist write" "" "$("$BERTH" peek ph1)"
+"$BERTH" stop ph1 --grace 0 >/dev/null 2>&1
+eq "--persist-home: the file is on the host" "$(cat "$XDG_STATE_HOME/berth/homes/shell/marker" 2>&1)" "persisted-5"
+eq "--persist-home: the file belongs to the caller on the host" "$(stat -c %u "$XDG_STATE_HOME/berth/homes/shell/marker")" "$(id -u)"
+eq "--persist-home: the home directory is private" "$(stat -c %a "$XDG_STATE_HOME/berth/homes/shell")" 700
+b spawn shell --name ph2 --persist-home
+"$BERTH" send ph2 'cat ~/marker' --enter >/dev/null
+wait_screen ph2 "persisted-5" && pass "--persist-home: the next session finds it" || fail "persist read" "" "$("$BERTH" peek ph2)"
+eq "--persist-home: ps --json names the home" "$(field ph2 home)" "$XDG_STATE_HOME/berth/homes/shell"
+b spawn shell --name ph3
+"$BERTH" send ph3 'cat ~/marker || echo no-marker-here' --enter >/dev/null
+wait_screen ph3 "no-marker-here" && pass "without --persist-home: a fresh tmpfs home" || fail "tmpfs home" "" "$("$BERTH" peek ph3)"
+"$BERTH" stop ph2 ph3 --grace 0 >/dev/null 2>&1
+
+# 15. rules (src/policy/rules.h) hold for spawn: checked before anything is created
+"$BERTH" stop --all --grace 0 >/dev/null 2>&1
+printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+b spawn fake-claude --name ru1
+eq "rules: an allowed spawn starts" "$RC" 0
+b spawn fake-claude --name ru2 --allow-host example.com
+eq "rules: a refused network: 2" "$RC" 2
+has "rules: names the file and line" "$ERR" "refused by rules ($XDG_CONFIG_HOME/berth/rules.yml:2): networks does not allow proxy"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/ru2" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/ru2" ] &&
+	pass "rules: nothing created for a refused spawn" || fail "rules: leftovers" ""
+printf 'allow:\n  networks: [none, proxy]\n  hosts: [\x27127.0.0.1:%s\x27]\n' "$PORT" >"$XDG_CONFIG_HOME/berth/rules.yml"
+b spawn shell --name ru3 --repo "http://127.0.0.1:$PORT/repo.git" --allow-host "127.0.0.1:$PORT"
+eq "rules: a clone reaching hosts the rules do not cover: 2" "$RC" 2
+has "rules: the clone is named" "$ERR" "the clone of --repo"
+[ ! -e "$XDG_STATE_HOME/berth/sessions/ru3" ] && pass "rules: no clone was made" || fail "rules: clone leftovers" ""
+printf 'allow:\n  credentials: []\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+FAKE_TOKEN=x "$BERTH" spawn fake-claude --name ru4 --seed-auth </dev/null >/dev/null 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "rules: --seed-auth of a credential the rules refuse: 2" "$RC" 2
+has "rules: names credentials" "$ERR" "credentials"
+printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"
+mkdir -p "$TOP/.berth"; printf 'allow:\n  networks: [none, host]\n  memory: 512M\n' >"$TOP/.berth/rules.yml"
+b spawn fake-claude --name ru5 --network host --yes --memory 256M
+eq "rules: a project file cannot widen a user file: 2" "$RC" 2
+has "rules: the user's file refuses" "$ERR" "$XDG_CONFIG_HOME/berth/rules.yml:2"
+b spawn fake-claude --name ru6
+eq "rules: the project file narrows (memory default 8G over 512M): 2" "$RC" 2
+has "rules: the project's file refuses" "$ERR" ".berth/rules.yml:3): memory"
+b spawn fake-claude --name ru7 --memory 256M
+eq "rules: within every file: starts" "$RC" 0
+rm -rf "$XDG_CONFIG_HOME/berth/rules.yml" "$TOP/.berth"
+
+b stop --all --grace 1s
+eq "final stop --all" "$RC" 0
+
+echo "# $T tests, $FAILS failed"
+[ "$FAILS" -eq 0 ]

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_session.c - agent sessions without processes: names, profile and
+ * fleet files, spawn arguments, the rendered screen and its filter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "session/fleet.h"
+#include "session/profile.h"
+#include "session/screen.h"
+#include "session/session.h"
+#include "session/spawn_args.h"
+
+static void test_names(void **state)
+{
+	struct berth_error err = {0};
+	char name[BERTH_SESSION_NAME_MAX + 1];
+	char long49[50];
+
+	(void)state;
+	assert_int_equal(berth_session_name_check("claude-api-1", &err), 0);
+	assert_int_equal(berth_session_name_check("a", &err), 0);
+	assert_int_equal(berth_session_name_check("", &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_int_equal(berth_session_name_check("-x", &err), -1);
+	assert_int_equal(berth_session_name_check("Caps", &err), -1);
+	assert_non_null(strstr(err.msg, "`Caps`"));
+	assert_int_equal(berth_session_name_check("a/b", &err), -1);
+	assert_int_equal(berth_session_name_check("a_b", &err), -1);
+	memset(long49, 'a', 49);
+	long49[49] = '\0';
+	assert_int_equal(berth_session_name_check(long49, &err), -1);
+	long49[48] = '\0';
+	assert_int_equal(berth_session_name_check(long49, &err), 0);
+
+	berth_session_name_derive("claude", "https://github.com/o/My_Repo.git", name);
+	assert_int_equal(strncmp(name, "claude-my-repo-", 15), 0);
+	assert_int_equal(strlen(name), 21);
+	assert_int_equal(berth_session_name_check(name, &err), 0);
+	berth_session_name_derive("shell", NULL, name);
+	assert_int_equal(strncmp(name, "shell-", 6), 0);
+	assert_int_equal(berth_session_name_check(name, &err), 0);
+	berth_session_name_derive("p", "https://x/" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/", name);
+	assert_true(strlen(name) <= BERTH_SESSION_NAME_MAX);
+	assert_int_equal(berth_session_name_check(name, &err), 0);
+	berth_session_name_derive("p", "https://x/---.git", name);
+	assert_int_equal(berth_session_name_check(name, &err), 0);
+}
+
+static int parse_profile(const char *text, struct berth_profile *p, struct berth_error *err)
+{
+	return berth_profile_parse("t", "t.yml", text, strlen(text), p, err);
+}
+
+static void test_profile(void **state)
+{
+	struct berth_profile p;
+	struct berth_error err = {0};
+
+	(void)state;
+	assert_int_equal(parse_profile("command: [claude, --dangerously-skip-permissions]\n"
+				       "network: api-only\nprompt: argv\npersist_home: true\n"
+				       "git: {name: A B, email: a@b}\ncredentials: [ANTHROPIC_API_KEY]\n"
+				       "env: [EDITOR=vi, LANG]\noptions: [--memory, 2G]\nallow_hosts: pypi.org\n",
+				       &p, &err),
+			 0);
+	assert_int_equal(p.n_command, 2);
+	assert_string_equal(p.command[1], "--dangerously-skip-permissions");
+	assert_null(p.command[2]);
+	assert_string_equal(p.network, "api-only");
+	assert_string_equal(p.agent, "t");
+	assert_true(p.persist_home);
+	assert_string_equal(p.git_email, "a@b");
+	assert_int_equal(p.n_allow_hosts, 1);
+	assert_int_equal(p.n_env, 2);
+	assert_int_equal(p.prompt, BERTH_PROMPT_ARGV);
+	berth_profile_free(&p);
+
+	assert_int_equal(parse_profile("command: sh\nnetwork: everywhere\n", &p, &err), -1);
+	assert_string_equal(err.msg, "t.yml:2:10: network: expected `none`, `proxy`, `api-only` or `host`");
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_int_equal(parse_profile("command: sh\ncolour: blue\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "t.yml:2:1: unknown key `colour`"));
+	assert_int_equal(parse_profile("network: none\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "`command` is missing"));
+	assert_int_equal(parse_profile("command: []\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "t.yml:1:10: command: expected at least"));
+	assert_int_equal(parse_profile("command: sh\ncommand: bash\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "t.yml:2:1: duplicate key `command`"));
+	assert_int_equal(parse_profile("command: sh\ncredentials: [BAD-NAME]\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "`BAD-NAME` is not a variable name"));
+	assert_int_equal(parse_profile("command: sh\npersist_home: yes please\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "t.yml:2:15: persist_home: expected true or false"));
+	assert_int_equal(parse_profile("command: sh\nprompt: shout\n", &p, &err), -1);
+	assert_int_equal(parse_profile("a: &x [1]\nb: *x\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "aliases are not allowed"));
+	assert_int_equal(parse_profile("- a\n- b\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "expected a mapping"));
+	assert_int_equal(parse_profile("command: [sh\n", &p, &err), -1);
+	assert_int_equal(strncmp(err.msg, "t.yml:", 6), 0);
+	assert_int_equal(parse_profile("command: sh\n---\ncommand: sh\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "only one YAML document"));
+	assert_int_equal(parse_profile("command: sh\ngit: {name: a, phone: 1}\n", &p, &err), -1);
+	assert_non_null(strstr(err.msg, "unknown key `phone`"));
+}
+
+static int parse_fleet(const char *text, struct berth_fleet *f, struct berth_error *err)
+{
+	return berth_fleet_parse("f.yml", "/base", text, strlen(text), f, err);
+}
+
+static void test_fleet(void **state)
+{
+	struct berth_fleet f;
+	struct berth_error err = {0};
+
+	(void)state;
+	assert_int_equal(parse_fleet("defaults:\n  profile: shell\n  options: [--memory, 1G]\n  prompt: hi\n"
+				     "agents:\n  - name: a1\n  - name: a2\n    profile: claude\n    workspace: ws\n"
+				     "    options: [--cpus, '2']\n    args: [--model, m]\n    seed_auth: true\n",
+				     &f, &err),
+			 0);
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.agents[0].profile_name, "shell");
+	assert_string_equal(f.agents[0].prompt, "hi");
+	assert_int_equal(f.agents[0].n_run_args, 2);
+	assert_string_equal(f.agents[1].profile_name, "claude");
+	assert_string_equal(f.agents[1].workspace, "/base/ws");
+	assert_int_equal(f.agents[1].n_run_args, 4);
+	assert_string_equal(f.agents[1].run_args[3], "2");
+	assert_int_equal(f.agents[1].n_extra, 2);
+	assert_true(f.agents[1].seed_auth);
+	assert_false(f.agents[0].seed_auth);
+	assert_int_equal(f.lines[1], 7);
+	berth_fleet_free(&f);
+
+	assert_int_equal(parse_fleet("agents: []\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "f.yml:1:9: agents: expected a list of at least one agent"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - profile: shell\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "every agent needs a `name`"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - name: a\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "f.yml:2:5: profile: no profile here nor in `defaults`"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s}\n  - {name: a, profile: s}\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "is the name of another agent (line 2)"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: Bad, profile: s}\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "invalid session name `Bad`"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s, repo: r, workspace: w}\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "not both"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("defaults: {name: x}\nagents:\n  - {name: a, profile: s}\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "f.yml:1:12: unknown key `name`"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s}\nextra: 1\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "f.yml:3:1: unknown key `extra`"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s, options: --x}\n", &f, &err), -1);
+	assert_non_null(strstr(err.msg, "options: expected a list of strings"));
+	berth_fleet_free(&f);
+}
+
+static void test_spawn_args(void **state)
+{
+	struct berth_spawn_req r;
+	struct berth_error err = {0};
+	char *ok[] = {"spawn", "claude", "--name", "n1", "--memory", "2G", "--prompt", "do it", "--yes",
+		      "--size", "30x100", "--", "--model", "x", NULL};
+	char *twice[] = {"spawn", "claude", "--name", "a", "--name", "b", NULL};
+	char *eq[] = {"spawn", "claude", "--memory=2G", NULL};
+	char *unk[] = {"spawn", "claude", "--frobnicate", NULL};
+	char *both[] = {"spawn", "claude", "--repo", "https://x/y", "--workspace", "/tmp", NULL};
+	char *size[] = {"spawn", "claude", "--size", "3000x1", NULL};
+	char *none[] = {"spawn", NULL};
+
+	(void)state;
+	assert_int_equal(berth_spawn_parse(14, ok, &r, &err), 0);
+	assert_string_equal(r.profile_name, "claude");
+	assert_string_equal(r.name, "n1");
+	assert_string_equal(r.prompt, "do it");
+	assert_int_equal(r.n_run_args, 3);
+	assert_string_equal(r.run_args[0], "--memory");
+	assert_string_equal(r.run_args[2], "--yes");
+	assert_int_equal(r.n_extra, 2);
+	assert_int_equal(r.rows, 30);
+	assert_int_equal(r.cols, 100);
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(6, twice, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "`--name` given twice"));
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(3, eq, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "write `--memory VALUE`"));
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(3, unk, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "`--frobnicate`"));
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(6, both, &r, &err), -1);
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(4, size, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "invalid --size `3000x1`"));
+	berth_spawn_req_free(&r);
+	assert_int_equal(berth_spawn_parse(1, none, &r, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	berth_spawn_req_free(&r);
+}
+
+static char *line(struct berth_screen *s, int row)
+{
+	static char buf[4096];
+	char *l = berth_screen_line(s, row);
+
+	assert_non_null(l);
+	snprintf(buf, sizeof buf, "%s", l);
+	free(l);
+	return buf;
+}
+
+static void feed(struct berth_screen *s, const char *text)
+{
+	berth_screen_feed(s, text, strlen(text));
+}
+
+static void test_screen(void **state)
+{
+	struct berth_error err = {0};
+	struct berth_screen *s = berth_screen_new(10, 40, NULL, NULL, &err);
+	int r, c;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_null(berth_screen_new(0, 40, NULL, NULL, &err));
+	feed(s, "hello\r\n\033[1;31mworld\033[0m   ");
+	assert_string_equal(line(s, 0), "hello");
+	assert_string_equal(line(s, 1), "world");
+	berth_screen_cursor(s, &r, &c);
+	assert_int_equal(r, 1);
+	assert_int_equal(c, 8);
+	/* Cursor addressing, erase, wide characters, box drawing */
+	feed(s, "\033[5;3H\xe4\xb8\xad\xe6\x96\x87 \xe2\x94\x80x\033[5;9H\033[K");
+	assert_string_equal(line(s, 4), "  \xe4\xb8\xad\xe6\x96\x87 \xe2\x94\x80");
+	/* A sequence cut across two writes */
+	feed(s, "\033[6");
+	feed(s, ";1Hcut");
+	assert_string_equal(line(s, 5), "cut");
+	/* UTF-8 cut across two writes */
+	feed(s, "\r\n\xe2\x94");
+	feed(s, "\x80!");
+	assert_string_equal(line(s, 6), "\xe2\x94\x80!");
+	/* The filter: no escape codes reach the text; what libvterm 0.1.4
+	 * cannot take is dropped or replaced */
+	feed(s, "\033[8;1H\033[?::::::::::::::::::::::::::::::10e" "a\033]0;title\007b\xc2\x87" "c\xc0\xafz\033[K");
+	assert_string_equal(line(s, 7), "ab\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbdz");
+	/* REP: the last character again, as text */
+	feed(s, "\033[9;1Hq\033[3b");
+	assert_string_equal(line(s, 8), "qqqq");
+	/* An over-long OSC string is dropped whole */
+	char big[6000];
+	memset(big, 'A', sizeof big);
+	memcpy(big, "\033]0;", 4);
+	big[sizeof big - 1] = '\0';
+	feed(s, "\033[10;1H");
+	feed(s, big);
+	feed(s, "\007tail");
+	assert_string_equal(line(s, 9), "tail");
+	char *d = berth_screen_redraw(s, &n);
+	assert_non_null(d);
+	assert_non_null(memmem(d, n, "hello", 5));
+	free(d);
+	/* A new size is a new, empty screen */
+	berth_screen_resize(s, 20, 60);
+	berth_screen_size(s, &r, &c);
+	assert_int_equal(r, 20);
+	assert_int_equal(c, 60);
+	assert_string_equal(line(s, 0), "");
+	assert_null(berth_screen_line(s, 20));
+	/* REP before any character on a fresh screen: nothing (libvterm 0.1.4 hangs on it) */
+	struct berth_screen *s2 = berth_screen_new(5, 20, NULL, NULL, &err);
+	feed(s2, "\033[b\033[5b\xe4\xb8\xad");
+	berth_screen_resize(s2, 6, 21);
+	feed(s2, "\xe4\xb8\xad\033[3b\033[K");
+	assert_string_equal(line(s2, 0), "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad");
+	berth_screen_free(s2);
+	berth_screen_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_fleet),
+		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
