@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -707,6 +708,22 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->network_mode == NULL)
 		o->network_mode = "none";
+	/* Through the broker, berth sets the proxy variables itself
+	 * (docs/egress.md): a value given with --env would be overridden in
+	 * silence, so it is refused. */
+	if (o->policy.network == BERTH_NET_PROXY) {
+		static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"};
+		for (size_t i = 0; i < o->policy.n_env; i++)
+			for (size_t k = 0; k < sizeof proxy_vars / sizeof proxy_vars[0]; k++)
+				if (strcasecmp(o->policy.env[i].name, proxy_vars[k]) == 0) {
+					berth_usage_err(err, "`--env %s` cannot be used with the egress broker: berth sets "
+							     "the proxy variables to its own listeners",
+							o->policy.env[i].name);
+					return berth_err_hint(err, "drop `--env %s`; the sandbox reaches only the declared "
+								   "hosts, through the broker",
+							      o->policy.env[i].name);
+				}
+	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
 	/* berth mounts the evidence at /evidence: nothing else may go there. */

@@ -64,6 +64,11 @@ http://127.0.0.1:*"|"http://127.0.0.1:*"|"http://127.0.0.1:*"|"socks5h://127.0.0
 *) fail "env: proxy variables" "got '$OUT'" ;;
 esac
 
+# 2b. berth owns the proxy variables: --env of one of them is refused, not overridden in silence.
+run --allow-host "127.0.0.1:$P1" --env NO_PROXY=example.com -- true
+eq "env: --env NO_PROXY with the broker exits 2" "$RC" 2
+has "env: and says why" "$ERR" "\`--env NO_PROXY\` cannot be used with the egress broker"
+
 # 3. Undeclared port and undeclared host: 403 naming the rule; summary at exit.
 run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' -o /dev/null -w '%{http_code}' http://127.0.0.1:$P2/; echo; curl -s --noproxy '' -w '%{http_code}' http://203.0.113.7/"
 eq "refused: undeclared port and undeclared host get 403" "$(printf '%s\n' "$OUT" | sed -n '1p;$p' | sed 's/.*\(...\)$/\1/' | tr '\n' ' ')" "403 403 "
