@@ -95,8 +95,30 @@ function startDev(dir, env) {
 	return { dev, out: () => out, exit, stop };
 }
 
-/* Host pids of the berth processes serving dir (berth mcp/dev, the sandbox's helpers). */
-const berthProcs = (dir) => procsMatching(new RegExp(`--app-dir\\0${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(\\0|$)`));
+/* Host pids of the processes below @pid (berth mcp's sandbox helpers: the janitor and the sandbox's
+ * pid 1, which overwrite their copy of berth's argv, and the app), from the ppid in /proc/PID/stat. */
+function descendants(pid) {
+	const parent = new Map();
+	for (const d of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+			parent.set(Number(d), Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]));
+		} catch {
+			/* gone meanwhile */
+		}
+	}
+	const out = [];
+	for (let changed = true; changed; ) {
+		changed = false;
+		for (const [p, pp] of parent)
+			if ((pp === pid || out.includes(pp)) && !out.includes(p)) {
+				out.push(p);
+				changed = true;
+			}
+	}
+	return out;
+}
 
 // ---------------------------------------------------------------------------
 await test("initialize (SDK)", async () => {
@@ -543,7 +565,7 @@ await test("cleanup after client.close()", async () => {
 	const apps = procsMatching(fsApp.marker);
 	eq(apps.length, 1, "one app process");
 	const cg = apps.flatMap(berthCgroupDirs);
-	const pids = [...new Set([c.pid, ...berthProcs(fsApp.dir), ...apps])];
+	const pids = [...new Set([c.pid, ...descendants(c.pid), ...apps])];
 	ok(pids.length >= 3, `berth mcp, its helpers and the app are visible (${pids.join(" ")})`);
 	const proc = c.transport._process; // the SDK's ChildProcess (to read berth mcp's exit status)
 	const t0 = Date.now();
@@ -588,7 +610,7 @@ await test("cleanup after the client is SIGKILLed", async () => {
 	const apps = procsMatching(probe.marker);
 	eq(apps.length, 1, "one app process (a hang call in flight)");
 	const cg = apps.flatMap(berthCgroupDirs);
-	const pids = [...new Set([info.berth, ...berthProcs(probe.dir), ...apps])].filter(Number.isInteger);
+	const pids = [...new Set([info.berth, ...descendants(info.berth), ...apps])].filter(Number.isInteger);
 	child.kill("SIGKILL");
 	eq(await childExit, { code: null, sig: "SIGKILL" }, "the client died of SIGKILL");
 	await checkGone("SIGKILL", pids, probe.marker, cg);
