@@ -1247,11 +1247,48 @@ out:
 	return rc;
 }
 
+/*
+ * flock(2) @op on @fd, waiting at most BERTH_AUDIT_LOCK_TIMEOUT_MS (or
+ * $BERTH_AUDIT_LOCK_TIMEOUT_MS): a writer that holds the lock and is
+ * stopped (SIGSTOP, a debugger) must not hang every later berth forever.
+ * Returns 0, -1 with errno (ETIMEDOUT when the wait ran out).
+ */
+static int lock_wait(int fd, int op)
+{
+	const char *env = getenv("BERTH_AUDIT_LOCK_TIMEOUT_MS");
+	long limit = env != NULL ? strtol(env, NULL, 10) : BERTH_AUDIT_LOCK_TIMEOUT_MS;
+	long waited = 0, step = 1;
+
+	for (;;) {
+		if (flock(fd, op | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (waited >= limit) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = step * 1000000L};
+		nanosleep(&ts, NULL);
+		waited += step;
+		step = step < 50 ? step * 2 : 50;
+	}
+}
+
 static int lock_ex(struct berth_audit *a, struct berth_error *err)
 {
-	while (flock(a->lockfd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			return berth_err(err, errno, "cannot lock the audit log `%s/lock`", a->dir);
+	if (lock_wait(a->lockfd, LOCK_EX) < 0) {
+		int e = errno;
+		if (e == ETIMEDOUT)
+			berth_err(err, 0, "cannot lock the audit log `%s/lock`: another berth process holds it and "
+					  "does not let go",
+				  a->dir);
+		else
+			berth_err(err, e, "cannot lock the audit log `%s/lock`", a->dir);
+		return berth_err_hint(err, "a berth process stopped while writing holds the lock: find it with "
+					   "`fuser %s/lock`, and continue or end it",
+				      a->dir);
+	}
 	return 0;
 }
 
@@ -1551,9 +1588,18 @@ static int reader_open(struct reader *r, const char *dir, struct berth_error *er
 		return berth_err(err, errno, "cannot open the audit directory `%s`", r->dir);
 	}
 	r->lockfd = openat(r->dfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (r->lockfd >= 0)
-		while (flock(r->lockfd, LOCK_SH) < 0 && errno == EINTR)
-			;
+	if (r->lockfd >= 0 && lock_wait(r->lockfd, LOCK_SH) < 0) {
+		int e = errno;
+		if (e == ETIMEDOUT)
+			berth_err(err, 0, "cannot lock the audit log `%s/lock` to read it: another berth process "
+					  "holds it and does not let go",
+				  r->dir);
+		else
+			berth_err(err, e, "cannot lock the audit log `%s/lock` to read it", r->dir);
+		return berth_err_hint(err, "a berth process stopped while writing holds the lock: find it with "
+					   "`fuser %s/lock`, and continue or end it",
+				      r->dir);
+	}
 	if (list_files(r->dfd, &r->names, &r->n, err) < 0)
 		return -1;
 	return 1;

@@ -94,6 +94,11 @@ const char *berth_audit_recovered(const struct berth_audit *a);
  */
 void berth_audit_set_rotate(struct berth_audit *a, uint64_t bytes);
 
+/* How long an append or a reader waits for another process's lock on the
+ * log before it fails (ETIMEDOUT), in ms; $BERTH_AUDIT_LOCK_TIMEOUT_MS
+ * overrides it. */
+#define BERTH_AUDIT_LOCK_TIMEOUT_MS 10000
+
 /* Declared secrets at least this long are replaced wherever they occur
  * inside a string; shorter ones only where a whole string equals them. */
 #define BERTH_AUDIT_SECRET_SUBSTRING_MIN 6

@@ -200,6 +200,22 @@ check "log verifies intact after 6 kill -9s" grep -q "^intact:" <<<"$out"
 echo "# kill -9: $(grep -c recovered "$T/recovered") recoveries: $(head -c 300 "$T/recovered")"
 
 # --- fail closed ---
+# A writer stopped while holding the lock (here: flock(1) holding it) must
+# not hang every later run: the wait is bounded and the run refused.
+fresh stuck
+"$B" run -- true
+flock "$A/lock" sleep 30 &
+holder=$!
+sleep 0.3
+t0=$(date +%s%N)
+BERTH_AUDIT_LOCK_TIMEOUT_MS=500 "$B" run -- touch ran 2>"$T/err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+pkill -P "$holder" 2>/dev/null; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+check "a held lock: berth run refuses (125) after the bounded wait (${ms} ms)" bash -c '[ $0 -eq 125 ] && [ $1 -lt 10000 ]' "$rc" "$ms"
+check "...the command did not run" [ ! -e "$T/ws/ran" ]
+check "...and says who holds what" grep -q "another berth process holds it" "$T/err"
+"$B" run -- true; rc=$?
+check "...and runs again once the lock is free" [ "$rc" -eq 0 ]
 fresh efbig
 "$B" run -- true
 before=$(sha256sum "$(logf)" | cut -d' ' -f1)
