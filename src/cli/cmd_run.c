@@ -183,17 +183,28 @@ static void audit_job_start(struct audit_job *j, bool async)
 	j->done = true;
 }
 
-/* Wait for the job; 0 when the records are durable, else -1 with @err. */
+/* Wait for the job (run it here when the sandbox failed before it could
+ * start it); 0 when the records are durable, else -1 with @err. */
 static int audit_job_join(struct audit_job *j, struct berth_error *err)
 {
 	if (j->started && !j->done) {
 		pthread_join(j->th, NULL);
 		j->done = true;
+	} else if (!j->done) {
+		audit_job_start(j, false);
 	}
 	if (j->audit != NULL)
 		return 0;
 	*err = j->err;
 	return -1;
+}
+
+static void audit_on_spawned(void *arg)
+{
+	struct audit_job *j = arg;
+
+	if (!j->started && !j->done)
+		audit_job_start(j, true);
 }
 
 static int audit_before_release(void *arg, struct berth_error *err)
@@ -518,7 +529,10 @@ int cmd_run(int argc, char **argv)
 	job.actor = actor;
 	/* Evidence is recorded after run.start and policy, before the
 	 * sandbox: then the records are written first, on this thread. */
-	audit_job_start(&job, o.n_evidence == 0);
+	/* Asynchronous: started by the sandbox once its processes are cloned
+	 * (on_spawned), joined before the command may start. */
+	if (o.n_evidence > 0)
+		audit_job_start(&job, false);
 	if (job.done && audit_job_join(&job, &err) < 0) {
 		cli_print_error(&err);
 		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
@@ -539,6 +553,8 @@ int cmd_run(int argc, char **argv)
 		ro.run_id = run_id;
 		ro.on_measured = on_measured;
 		ro.measured_arg = &ctx;
+		ro.on_spawned = audit_on_spawned;
+		ro.spawned_arg = &job;
 		ro.before_release = audit_before_release;
 		ro.release_arg = &job;
 		ro.on_net_decision = on_net_decision;

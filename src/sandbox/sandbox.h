@@ -63,6 +63,15 @@ struct berth_runtime_opts {
 	 * — for a record that could not be written. */
 	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
 	void *measured_arg;
+	/* Called in the supervisor right after the sandbox's processes were
+	 * cloned (the janitor and pid 1), before they are built; may be NULL.
+	 * The place to start a thread whose work should overlap the set-up:
+	 * a thread running while berth clones would leave its locks (malloc
+	 * arenas, stdio, the dynamic loader) held for ever in the clone.  It
+	 * may be called twice when the first attempt found user namespaces
+	 * refused and berth retries degraded. */
+	void (*on_spawned)(void *arg);
+	void *spawned_arg;
 	/* Called in the supervisor once the sandbox is built (sync 2) and
 	 * before the command is let go to execve; may be NULL.  Work the
 	 * caller must finish before the command's first instruction (records

@@ -1178,7 +1178,12 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	/* the go: the seccomp program, or one byte when there is none */
 	if (s->use_seccomp ? recv_program(s->sock[1], &s->bpf) < 0 : recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
-	cmd = fork();
+	/* A raw clone, not fork(3): pid 1 is itself a raw clone of a berth
+	 * that may have other threads (an app's egress broker, the audit
+	 * trail's writer), and fork(3) would first take every malloc arena
+	 * lock, some of which a thread of berth held at the moment of the
+	 * clone and nobody in this copy will ever release. */
+	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
 	if (cmd < 0) {
 		berth_err(&err, errno, "cannot fork the command");
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -1632,6 +1637,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
+	/* No process is cloned from berth after this point of the run: the
+	 * caller may start threads now (see on_spawned). */
+	if (s->o->on_spawned != NULL)
+		s->o->on_spawned(s->o->spawned_arg);
 	if (compile_seccomp(s, err) < 0)
 		return -1;
 	if (wait_ready(s, err) < 0)
