@@ -160,7 +160,9 @@ fi
 # berth's own first run creates its state and key directories under $HOME
 # (~/.config/berth, ~/.local/state/berth); make them before the snapshot so
 # that only what a probe leaves behind counts.
-"$BERTH" run -- true >/dev/null 2>&1 || PREFLIGHT+=("berth run -- true failed")
+WARM=$(mktemp -d /tmp/berth-escape-warm.XXXXXX)
+"$BERTH" run --workspace "$WARM" -- true >/dev/null 2>&1 || PREFLIGHT+=("berth run -- true failed")
+rm -rf "$WARM"
 host_snapshot() {
 	SNAP_PASSWD=$(sha /etc/passwd)
 	SNAP_SHADOW=$( [ -r /etc/shadow ] && sha /etc/shadow || stat -c '%s %Y' /etc/shadow 2>/dev/null)
