@@ -455,26 +455,35 @@ static void deliver(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	}
 }
 
-/* run.stop, then close this boot's queue and handle (all durable). */
+/* run.stop, then close this boot's queue and handle (all durable).  When
+ * the queue failed (a full disk that has room again), run.stop is tried
+ * once more directly, naming how many records were lost. */
 static void audit_end(struct berth_app *a)
 {
 	struct berth_error err = {0};
 
 	if (a->aq != NULL) {
 		audit_settle(a);
+		json_int_t ms = (json_int_t)(now_ms() - a->boot_ms);
+		const char *reason = a->stop_reason != NULL ? a->stop_reason : "stopped";
 		json_t *stop =
-		    json_pack("{s:s, s:s, s:o, s:I, s:I}", "app", a->m.name, "reason",
-			      a->stop_reason != NULL ? a->stop_reason : "stopped", "status",
+		    json_pack("{s:s, s:s, s:o, s:I, s:I}", "app", a->m.name, "reason", reason, "status",
 			      a->exit_status >= 0 ? json_integer(a->exit_status) : json_null(), "duration_ms",
-			      (json_int_t)(now_ms() - a->boot_ms), "calls", (json_int_t)a->calls);
+			      ms, "calls", (json_int_t)a->calls);
 		if (stop != NULL)
-			berth_audit_queue_push(a->aq, "run.stop", stop, false, &err);
+			berth_audit_queue_push(a->aq, "run.stop", json_incref(stop), false, &err);
 		if (berth_audit_queue_close(a->aq, &err) < 0) {
-			char buf[1200];
-			snprintf(buf, sizeof buf, "the audit trail could not record the end of this run: %s",
-				 err.msg);
-			app_log(a, "error", buf);
+			char buf[1400];
+			json_object_set_new(stop, "records_lost", json_string(err.msg));
+			struct berth_error e2 = {0};
+			if (stop == NULL || berth_audit_append(a->audit, a->run_id, "run.stop", app_actor(a),
+							       stop, NULL, NULL, &e2) < 0) {
+				snprintf(buf, sizeof buf,
+					 "the audit trail could not record the end of this run: %s", err.msg);
+				app_log(a, "error", buf);
+			}
 		}
+		json_decref(stop);
 		a->aq = NULL;
 	}
 	berth_audit_close(a->audit);
