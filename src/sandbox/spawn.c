@@ -1178,7 +1178,11 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	/* the go: the seccomp program, or one byte when there is none */
 	if (s->use_seccomp ? recv_program(s->sock[1], &s->bpf) < 0 : recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
-	cmd = fork();
+	/* A raw clone, not fork(3): glibc's fork takes the malloc arena locks,
+	 * and one may be held for ever here -- this process is a raw clone of
+	 * berth, taken while another of its threads (an audit trail writer)
+	 * may have been inside malloc. */
+	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
 	if (cmd < 0) {
 		berth_err(&err, errno, "cannot fork the command");
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
