@@ -1243,7 +1243,8 @@ static void restart_for_queue(struct berth_app *a, berth_app_done_fn done, void 
 		return;
 	if (berth_app_boot(a, NULL, &err) < 0) {
 		snprintf(why, sizeof why, "the app `%s` could not be restarted: %s", a->m.name, err.msg);
-		fail_calls(a, true, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		fail_calls(a, true, a->audit_refused ? BERTH_RPC_AUDIT : BERTH_RPC_CRASHED, NULL, why, done,
+			   ctx);
 		return;
 	}
 	/* The waiting calls go to this run: on its record too. */
