@@ -15,6 +15,7 @@
 struct item {
 	struct item *next;
 	char *kind;
+	char *actor; /* NULL: the queue's */
 	json_t *payload;
 	uint64_t ticket; /* its place in the order of pushes */
 };
@@ -35,6 +36,7 @@ struct berth_audit_queue {
 static void item_free(struct item *it)
 {
 	free(it->kind);
+	free(it->actor);
 	json_decref(it->payload);
 	free(it);
 }
@@ -68,8 +70,10 @@ static void *writer(void *arg)
 		struct berth_error err = {0};
 		size_t i = 0;
 		for (it = batch; it != NULL; it = it->next, i++)
-			e[i] = (struct berth_audit_entry){
-			    .run_id = q->run_id, .kind = it->kind, .actor = q->actor, .payload = it->payload};
+			e[i] = (struct berth_audit_entry){.run_id = q->run_id,
+							  .kind = it->kind,
+							  .actor = it->actor ? it->actor : q->actor,
+							  .payload = it->payload};
 		int r = failed ? -1 : berth_audit_append_batch(q->a, e, n, &err);
 		while (batch != NULL) {
 			it = batch->next;
@@ -125,9 +129,18 @@ struct berth_audit_queue *berth_audit_queue_new(struct berth_audit *a, const cha
 int berth_audit_queue_push(struct berth_audit_queue *q, const char *kind, json_t *payload, bool wait,
 			   struct berth_error *err)
 {
+	return berth_audit_queue_push_as(q, NULL, kind, payload, wait, err);
+}
+
+int berth_audit_queue_push_as(struct berth_audit_queue *q, const char *actor, const char *kind,
+			      json_t *payload, bool wait, struct berth_error *err)
+{
 	struct item *it = calloc(1, sizeof *it);
 
-	if (it == NULL || (it->kind = strdup(kind)) == NULL) {
+	if (it == NULL || (it->kind = strdup(kind)) == NULL ||
+	    (actor != NULL && (it->actor = strdup(actor)) == NULL)) {
+		if (it != NULL)
+			free(it->kind);
 		free(it);
 		json_decref(payload);
 		return berth_err(err, ENOMEM, "out of memory");
@@ -159,6 +172,22 @@ int berth_audit_queue_push(struct berth_audit_queue *q, const char *kind, json_t
 	return r;
 }
 
+int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&q->mu);
+	uint64_t mine = q->pushed;
+	while (q->written < mine && !q->failed)
+		pthread_cond_wait(&q->done, &q->mu);
+	if (q->failed) {
+		*err = q->err;
+		r = -1;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return r;
+}
+
 int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err)
 {
 	int r = 0;
@@ -172,7 +201,8 @@ int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err
 	pthread_join(q->th, NULL);
 	if (q->failed) {
 		*err = q->err;
-		berth_err_wrap(err, "audit: %zu record%s could not be written", q->lost, q->lost == 1 ? "" : "s");
+		berth_err_wrap(err, "audit: %zu record%s could not be written", q->lost,
+			       q->lost == 1 ? "" : "s");
 		r = -1;
 	}
 	pthread_mutex_destroy(&q->mu);

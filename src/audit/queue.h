@@ -40,6 +40,23 @@ int berth_audit_queue_push(struct berth_audit_queue *q, const char *kind, json_t
 			   struct berth_error *err);
 
 /*
+ * berth_audit_queue_push_as - as berth_audit_queue_push(), with @actor (a
+ * non-empty UTF-8 string, copied; NULL: the queue's) for this record only:
+ * resident apps record calls of several callers in one run.
+ */
+int berth_audit_queue_push_as(struct berth_audit_queue *q, const char *actor, const char *kind,
+			      json_t *payload, bool wait, struct berth_error *err);
+
+/*
+ * berth_audit_queue_sync - wait until every record pushed so far is durable.
+ * A caller that pushed several records without waiting (one per finished
+ * call) waits once, so that they share one group commit.  Any thread.
+ * Returns 0, or -1 with @err filled when the queue failed (some record
+ * pushed so far, or before, could not be written: ENOSPC, EIO, ...).
+ */
+int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err);
+
+/*
  * berth_audit_queue_close - append what is queued, stop the writer and free
  * the queue.  NULL is a no-op (0).
  * Returns 0 when every record pushed was appended; -1 with @err filled (the

@@ -113,7 +113,8 @@ static const char rpc_usage[] =
     "  call one export of the app APP: through a running `berth dev` for it when there is one,\n"
     "  else in a sandbox booted for the call.  The app directory is DIR (default apps/APP, or APP).\n"
     "exit status: 0 the result is printed; 1 the call failed (the error is printed, a denial explained);\n"
-    "2 usage error or invalid manifest; 125 the app could not be booted\n";
+    "2 usage error or invalid manifest; 125 the app could not be booted (also: the audit trail cannot\n"
+    "record its run, error -32005)\n";
 
 /* Print a failed call: the error object on stdout, the explanation on stderr. */
 static void print_call_error(const struct berth_call_error *ce)
@@ -245,6 +246,11 @@ int cmd_rpc(int argc, char **argv)
 	}
 	if (dir == NULL)
 		dir = default_app_dir(app, dirbuf, sizeof dirbuf);
+	/* The boot and the call are in the audit trail (docs/audit.md). */
+	char actor[64];
+	snprintf(actor, sizeof actor, "rpc:uid:%u", (unsigned)getuid());
+	o.audit = true;
+	o.actor = actor;
 	if (force_off(&o.force_off) < 0 || (r = open_app(dir, &o, &a)) != 0) {
 		json_decref(input);
 		return r ? r : 2;
@@ -266,6 +272,16 @@ int cmd_rpc(int argc, char **argv)
 	}
 	struct berth_error err = {0};
 	if (berth_app_boot(a, NULL, &err) < 0) {
+		if (berth_app_audit_refused(a)) {
+			/* Fail closed, and say so the way a failed call does. */
+			struct berth_call_error ae = {.code = BERTH_RPC_AUDIT};
+			snprintf(
+			    ae.message, sizeof ae.message,
+			    "the audit trail cannot record a run of the app `%s`, so the call is refused "
+			    "(fail closed)",
+			    app);
+			print_call_error(&ae);
+		}
 		cli_print_error(&err);
 		berth_app_close(a);
 		json_decref(input);

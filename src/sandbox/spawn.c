@@ -759,15 +759,39 @@ static int start_janitor(struct sandbox *s, struct berth_error *err)
 
 /* ---------------------------------------------------------- child side */
 
+/*
+ * The child comes from a raw clone(2) (step 4), so glibc still believes the
+ * parent's threads exist in it (the audit trail's writer threads of
+ * resident apps, berth mcp's other apps): its setgroups/setresuid/setresgid
+ * wrappers would signal those threads (nptl's setxid broadcast, so that all
+ * threads share credentials) and wait for them forever.  The child has one
+ * thread: the system calls themselves are right (credentials(7): the kernel
+ * call is per thread).
+ */
+static int raw_setgroups0(void)
+{
+	return (int)syscall(SYS_setgroups, 0, NULL);
+}
+
+static int raw_setresgid(gid_t g)
+{
+	return (int)syscall(SYS_setresgid, g, g, g);
+}
+
+static int raw_setresuid(uid_t u)
+{
+	return (int)syscall(SYS_setresuid, u, u, u);
+}
+
 static int become_identity(const struct sandbox *s, struct berth_error *err)
 {
-	if (!s->ids.deny_setgroups && setgroups(0, NULL) < 0)
+	if (!s->ids.deny_setgroups && raw_setgroups0() < 0)
 		return berth_err(err, errno, "cannot drop supplementary groups");
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return berth_err(err, errno, "PR_SET_KEEPCAPS");
-	if (setresgid(s->ids.in_gid, s->ids.in_gid, s->ids.in_gid) < 0)
+	if (raw_setresgid(s->ids.in_gid) < 0)
 		return berth_err(err, errno, "cannot set gid %u", (unsigned)s->ids.in_gid);
-	if (setresuid(s->ids.in_uid, s->ids.in_uid, s->ids.in_uid) < 0)
+	if (raw_setresuid(s->ids.in_uid) < 0)
 		return berth_err(err, errno, "cannot set uid %u", (unsigned)s->ids.in_uid);
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return berth_err(err, errno, "PR_SET_KEEPCAPS");
@@ -1134,9 +1158,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 			child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
 	} else if (geteuid() == 0) {
 		/* Degraded, invoked by root: still never host root. */
-		if (setgroups(0, NULL) < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
-		    setresgid(s->ids.host_gid, s->ids.host_gid, s->ids.host_gid) < 0 ||
-		    setresuid(s->ids.host_uid, s->ids.host_uid, s->ids.host_uid) < 0 ||
+		if (raw_setgroups0() < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+		    raw_setresgid(s->ids.host_gid) < 0 || raw_setresuid(s->ids.host_uid) < 0 ||
 		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || berth_caps_raise_effective(&err) < 0) {
 			berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);

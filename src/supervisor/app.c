@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
+#include "../audit/queue.h"
 #include "../manifest/schema.h"
 #include "../util/cleanup.h"
 #include "../util/text.h"
@@ -40,6 +43,35 @@ struct berth_app {
 	/* Bytes queued for the channel (requests, cancellations). */
 	char *obuf;
 	size_t olen, ocap;
+	/* The audit trail (docs/audit.md, "Resident apps"): one run per boot. */
+	char run_id[17];
+	char actor[160];	      /* who runs the app: run.start, policy, run.stop */
+	char caller[160];	      /* who calls: tool.call, tool.result */
+	struct berth_audit *audit;    /* this boot's handle, or NULL */
+	struct berth_audit_queue *aq; /* its writer, or NULL */
+	pthread_t aud_th;
+	bool aud_thread; /* aud_th runs or must be joined */
+	int aud_rc;	 /* run.start + policy: 0 durable, -1 not */
+	struct berth_error aud_err;
+	bool audit_refused;	      /* the last boot failed for the audit trail */
+	struct berth_error audit_why; /* why */
+	long long boot_ms;
+	int exit_status; /* -1 unknown */
+	const char *stop_reason;
+	unsigned long calls;
+	/* Calls finished and not yet reported: their tool.result records are
+	 * queued; they are reported once those are durable (one group commit
+	 * for all that finished in one wakeup). */
+	struct completion *comp;
+	size_t n_comp, cap_comp;
+};
+
+struct completion {
+	long long id;
+	json_t *result; /* or NULL: ce */
+	struct berth_call_error ce;
+	bool audit_failed; /* its record could not be written */
+	struct berth_error why;
 };
 
 struct pending {
@@ -50,6 +82,9 @@ struct pending {
 	char *line; /* the request with its newline, until it is sent */
 	size_t len;
 	bool sent, cancelled;
+	json_t *input;	 /* until its tool.call is recorded */
+	bool recorded;	 /* its tool.call is queued */
+	long long t0_us; /* when it was made */
 };
 
 static void pend_remove(struct berth_app *a, size_t i);
@@ -127,6 +162,335 @@ static const struct berth_export *find_export(const struct berth_manifest *m, co
 	return NULL;
 }
 
+/* ---------------------------------------------------------- audit trail */
+
+/*
+ * Each boot of the app is a run of the audit trail (docs/audit.md,
+ * "Resident apps"): run.start and policy are durable before the app's
+ * command starts, tool.call and tool.result record every call that reaches
+ * the sandbox, net.decision the egress broker's decisions, run.stop its end.
+ * Records go through a writer thread (src/audit/queue.h); a call's result is
+ * reported only once its tool.result is durable, and the results of all
+ * calls that finished in one wakeup share one group commit.
+ */
+
+static const char *app_actor(const struct berth_app *a)
+{
+	return a->actor[0] ? a->actor : "berth";
+}
+
+static const char *call_actor(const struct berth_app *a)
+{
+	return a->caller[0] ? a->caller : app_actor(a);
+}
+
+bool berth_app_audit_refused(const struct berth_app *a)
+{
+	return a->audit_refused;
+}
+
+void berth_app_set_caller(struct berth_app *a, const char *caller)
+{
+	berth_text_clean(a->caller, sizeof a->caller, caller != NULL ? caller : "");
+}
+
+/* run.start and policy, then the queue for the boot's other records. */
+static int audit_begin(struct berth_app *a, struct berth_error *err)
+{
+	struct berth_audit_entry e[2] = {{0}};
+	char pdigest[65], adigest[80], pd[80];
+	char *policy_json = NULL;
+	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
+	int rc = -1;
+
+	a->audit = berth_audit_open(NULL, err);
+	if (a->audit == NULL)
+		goto out;
+	if (berth_audit_recovered(a->audit) != NULL)
+		fprintf(stderr, "berth: audit: %s\n", berth_audit_recovered(a->audit));
+	/* The manifest's `secrets` reach the app only, never the log. */
+	for (size_t i = 0; i < a->p.n_env; i++)
+		if (a->p.env[i].from_host && a->p.env[i].value != NULL &&
+		    berth_audit_add_secret(a->audit, a->p.env[i].value, err) < 0)
+			goto out;
+	for (size_t i = 0; argv != NULL && i < a->p.argc; i++)
+		json_array_append_new(argv, json_string(a->p.argv[i]));
+	snprintf(adigest, sizeof adigest, "sha256:%s", a->digest);
+	start = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:s}", "app", a->m.name, "version", a->m.version,
+			  "app_dir", a->paths.app_dir, "app_digest", adigest, "argv", argv, "pid",
+			  (json_int_t)getpid(), "berth_version", BERTH_VERSION);
+	policy_json = berth_policy_to_json(&a->p, false, err);
+	if (policy_json == NULL || berth_policy_digest(&a->p, pdigest, err) < 0)
+		goto out;
+	polv = json_loads(policy_json, 0, NULL);
+	snprintf(pd, sizeof pd, "sha256:%s", pdigest);
+	pol = json_pack("{s:s, s:s, s:O}", "digest", pd, "app_digest", adigest, "policy",
+			polv != NULL ? polv : json_null());
+	if (start == NULL || pol == NULL) {
+		berth_err(err, ENOMEM, "audit: cannot build the run records");
+		goto out;
+	}
+	e[0] = (struct berth_audit_entry){
+	    .run_id = a->run_id, .kind = "run.start", .actor = app_actor(a), .payload = start};
+	e[1] = (struct berth_audit_entry){
+	    .run_id = a->run_id, .kind = "policy", .actor = app_actor(a), .payload = pol};
+	if (berth_audit_append_batch(a->audit, e, 2, err) < 0)
+		goto out;
+	a->aq = berth_audit_queue_new(a->audit, a->run_id, app_actor(a), err);
+	rc = a->aq != NULL ? 0 : -1;
+out:
+	free(policy_json);
+	json_decref(argv);
+	json_decref(start);
+	json_decref(pol);
+	json_decref(polv);
+	if (rc < 0 && a->aq == NULL) {
+		/* A run.start already durable gets its run.stop from the caller. */
+		if (e[0].seq == 0) {
+			berth_audit_close(a->audit);
+			a->audit = NULL;
+		}
+	}
+	return rc;
+}
+
+static void *audit_main(void *arg)
+{
+	struct berth_app *a = arg;
+
+	a->aud_rc = audit_begin(a, &a->aud_err);
+	return NULL;
+}
+
+/* Wait for audit_begin(); 0 when run.start and policy are durable. */
+static int audit_join(struct berth_app *a, struct berth_error *err)
+{
+	if (a->aud_thread) {
+		pthread_join(a->aud_th, NULL);
+		a->aud_thread = false;
+	}
+	if (a->aud_rc == 0)
+		return 0;
+	*err = a->aud_err;
+	return -1;
+}
+
+/* berth_runtime_opts.before_release: the app starts only once its run is
+ * on record. */
+static int audit_release(void *arg, struct berth_error *err)
+{
+	struct berth_app *a = arg;
+
+	if (audit_join(a, err) < 0)
+		return berth_err_wrap(err,
+				      "the audit trail cannot record the app's run, so it does not start "
+				      "(fail closed)");
+	return 0;
+}
+
+static const char *outcome_name(enum berth_broker_outcome o)
+{
+	switch (o) {
+	case BERTH_BROKER_ALLOWED:
+		return "allowed";
+	case BERTH_BROKER_REFUSED:
+		return "refused";
+	case BERTH_BROKER_FAILED:
+		return "failed";
+	default:
+		return "?";
+	}
+}
+
+/* The egress broker's decisions, on its thread: a refusal is durable before
+ * the app's client gets its 403, as for `berth run`. */
+static void audit_net(const struct berth_broker_decision *d, void *arg)
+{
+	struct berth_app *a = arg;
+	struct berth_error err = {0};
+
+	if (a->aq == NULL)
+		return;
+	json_t *payload =
+	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:s}", "proxy",
+		      d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision",
+		      outcome_name(d->outcome), "host", d->host, "port", (json_int_t)d->port, "address",
+		      d->address, "reason", d->reason, "bytes_up", (json_int_t)d->bytes_up, "bytes_down",
+		      (json_int_t)d->bytes_down, "duration_ms", (json_int_t)d->duration_ms, "app", a->m.name);
+	if (payload != NULL)
+		berth_audit_queue_push_as(a->aq, "broker", "net.decision", payload,
+					  d->outcome == BERTH_BROKER_REFUSED, &err);
+}
+
+/* tool.call for @q (not waited for: its tool.result is).  Returns 0, or -1
+ * with @err when the trail cannot take it. */
+static int record_call(struct berth_app *a, struct pending *q, struct berth_error *err)
+{
+	if (a->aq == NULL)
+		return 0;
+	json_t *payload =
+	    json_pack("{s:s, s:s, s:I, s:O}", "app", a->m.name, "export", q->ex->name, "call_id",
+		      (json_int_t)q->id, "input", q->input != NULL ? q->input : json_object());
+	if (payload == NULL)
+		return berth_err(err, ENOMEM, "audit: cannot build the tool.call record");
+	if (berth_audit_queue_push_as(a->aq, call_actor(a), "tool.call", payload, false, err) < 0)
+		return -1;
+	q->recorded = true;
+	a->calls++;
+	return 0;
+}
+
+/* The tool.result payload of a finished call. */
+static json_t *result_payload(const struct berth_app *a, const struct pending *q, json_t *result,
+			      const struct berth_call_error *ce)
+{
+	json_t *p = json_pack("{s:s, s:s, s:I, s:b, s:I}", "app", a->m.name, "export", q->ex->name, "call_id",
+			      (json_int_t)q->id, "ok", result != NULL, "duration_ms",
+			      (json_int_t)((now_us() - q->t0_us) / 1000));
+
+	if (p == NULL)
+		return NULL;
+	if (result != NULL) {
+		char *out = json_dumps(result, JSON_COMPACT);
+		json_object_set_new(p, "output_bytes",
+				    json_integer(out != NULL ? (json_int_t)strlen(out) : -1));
+		free(out);
+	} else {
+		json_object_set_new(p, "error",
+				    json_pack("{s:i, s:s, s:O?}", "code", ce->code, "message", ce->message,
+					      "data", ce->data));
+		if (ce->denial != NULL)
+			json_object_set_new(p, "denial", json_string(ce->denial));
+	}
+	return p;
+}
+
+/* A call finished: queue its tool.result (its tool.call first, if it never
+ * had one), and, when @report, keep it to be reported by deliver(). */
+static void finish(struct berth_app *a, struct pending *q, json_t *result, const struct berth_call_error *ce,
+		   bool report)
+{
+	struct completion c = {.id = q->id};
+
+	if (a->aq != NULL) {
+		json_t *payload;
+		if (!q->recorded && record_call(a, q, &c.why) < 0)
+			c.audit_failed = true;
+		else if ((payload = result_payload(a, q, result, ce)) == NULL)
+			c.audit_failed =
+			    berth_err(&c.why, ENOMEM, "audit: cannot build the tool.result record") < 0;
+		else if (berth_audit_queue_push_as(a->aq, call_actor(a), "tool.result", payload, false,
+						   &c.why) < 0)
+			c.audit_failed = true;
+	} else if (a->o.audit && result != NULL) {
+		/* No run to put it in: cannot happen (a result comes from a
+		 * booted app), but a result that is not on record is no result. */
+		c.audit_failed = berth_err(&c.why, EIO, "audit: no run to record the result in") < 0;
+	}
+	if (!report)
+		return;
+	if (a->n_comp == a->cap_comp) {
+		size_t cap = a->cap_comp ? a->cap_comp * 2 : 16;
+		struct completion *v = realloc(a->comp, cap * sizeof *v);
+		if (v == NULL)
+			return; /* not reported: the caller's deadline fails it */
+		a->comp = v;
+		a->cap_comp = cap;
+	}
+	if (result != NULL) {
+		c.result = json_incref(result);
+	} else {
+		c.ce = *ce;
+		c.ce.data = json_incref(ce->data);
+		c.ce.denial = ce->denial != NULL ? strdup(ce->denial) : NULL;
+	}
+	a->comp[a->n_comp++] = c;
+}
+
+/* Wait (once) until the queued records of the finished calls are durable;
+ * if they are not, those calls fail. */
+static void audit_settle(struct berth_app *a)
+{
+	struct berth_error err = {0};
+
+	if (a->aq == NULL || a->n_comp == 0)
+		return;
+	if (berth_audit_queue_sync(a->aq, &err) == 0)
+		return;
+	for (size_t i = 0; i < a->n_comp; i++)
+		if (!a->comp[i].audit_failed) {
+			a->comp[i].audit_failed = true;
+			a->comp[i].why = err;
+		}
+}
+
+/* Report the finished calls, each once its record is durable. */
+static void deliver(struct berth_app *a, berth_app_done_fn done, void *ctx)
+{
+	audit_settle(a);
+	while (a->n_comp > 0) {
+		struct completion *v = a->comp;
+		size_t n = a->n_comp;
+		a->comp = NULL;
+		a->n_comp = a->cap_comp = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct completion *c = &v[i];
+			if (c->audit_failed) {
+				struct berth_call_error ae = {0};
+				call_fail(
+				    &ae, BERTH_RPC_AUDIT, NULL,
+				    "the audit trail cannot record the call's result (%s); the result is "
+				    "withheld (fail closed)",
+				    c->why.msg);
+				done(ctx, c->id, NULL, &ae);
+				berth_call_error_free(&ae);
+			} else {
+				done(ctx, c->id, c->result, c->result != NULL ? NULL : &c->ce);
+			}
+			json_decref(c->result);
+			berth_call_error_free(&c->ce);
+		}
+		free(v);
+		audit_settle(a);
+	}
+}
+
+/* run.stop, then close this boot's queue and handle (all durable).  When
+ * the queue failed (a full disk that has room again), run.stop is tried
+ * once more directly, naming how many records were lost. */
+static void audit_end(struct berth_app *a)
+{
+	struct berth_error err = {0};
+
+	if (a->aq != NULL) {
+		audit_settle(a);
+		json_int_t ms = (json_int_t)(now_ms() - a->boot_ms);
+		const char *reason = a->stop_reason != NULL ? a->stop_reason : "stopped";
+		json_t *stop =
+		    json_pack("{s:s, s:s, s:o, s:I, s:I}", "app", a->m.name, "reason", reason, "status",
+			      a->exit_status >= 0 ? json_integer(a->exit_status) : json_null(), "duration_ms",
+			      ms, "calls", (json_int_t)a->calls);
+		if (stop != NULL)
+			berth_audit_queue_push(a->aq, "run.stop", json_incref(stop), false, &err);
+		if (berth_audit_queue_close(a->aq, &err) < 0) {
+			char buf[1400];
+			json_object_set_new(stop, "records_lost", json_string(err.msg));
+			struct berth_error e2 = {0};
+			if (stop == NULL || berth_audit_append(a->audit, a->run_id, "run.stop", app_actor(a),
+							       stop, NULL, NULL, &e2) < 0) {
+				snprintf(buf, sizeof buf,
+					 "the audit trail could not record the end of this run: %s", err.msg);
+				app_log(a, "error", buf);
+			}
+		}
+		json_decref(stop);
+		a->aq = NULL;
+	}
+	berth_audit_close(a->audit);
+	a->audit = NULL;
+	a->stop_reason = NULL;
+}
+
 /* ---------------------------------------------------------- open */
 
 int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct berth_app **out,
@@ -139,6 +503,8 @@ int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct b
 		return berth_err(err, ENOMEM, "out of memory");
 	a->o = *o;
 	a->rpc = a->logfd = -1;
+	a->exit_status = -1;
+	berth_text_clean(a->actor, sizeof a->actor, o->actor != NULL ? o->actor : "");
 	berth_policy_init(&a->p);
 	if (berth_manifest_load(app_dir, app_dir, &a->m, d, err) < 0 ||
 	    berth_app_resolve(app_dir, &a->m, o->state_root, o->dry, &a->paths, err) < 0 ||
@@ -315,9 +681,18 @@ static void stop_sandbox(struct berth_app *a, bool graceful)
 				break;
 		}
 	}
-	berth_sandbox_free(a->sb);
+	if (a->exit_status < 0) {
+		/* How it ended, for run.stop: still running after the grace
+		 * period (or not asked to stop) means killed. */
+		struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+		if (poll(&pd, 1, 0) <= 0)
+			berth_sandbox_kill(a->sb);
+		berth_sandbox_wait(a->sb, &a->exit_status);
+	}
+	berth_sandbox_free(a->sb); /* the broker stops here: its decisions are queued */
 	a->sb = NULL;
 	close_channel(a);
+	audit_end(a);
 	a->olen = 0;
 	/* What was sent is lost with the app; what waits goes out again. */
 	for (size_t i = 0; i < a->n_pend;)
@@ -331,6 +706,15 @@ void berth_app_stop(struct berth_app *a)
 {
 	if (a == NULL)
 		return;
+	/* Calls the app had are on record as ended by the stop. */
+	for (size_t i = 0; a->sb != NULL && i < a->n_pend; i++)
+		if (a->pend[i].recorded) {
+			struct berth_call_error ce = {0};
+			call_fail(&ce, BERTH_RPC_CRASHED, NULL, "the app `%s` was stopped during the call",
+				  a->m.name);
+			finish(a, &a->pend[i], NULL, &ce, false);
+			berth_call_error_free(&ce);
+		}
 	stop_sandbox(a, true);
 	/* Calls still owed are dropped: callers that track them (berth mcp)
 	 * fail them before stopping. */
@@ -365,6 +749,11 @@ void berth_app_close(struct berth_app *a)
 	if (a == NULL)
 		return;
 	berth_app_stop(a);
+	for (size_t i = 0; i < a->n_comp; i++) {
+		json_decref(a->comp[i].result);
+		berth_call_error_free(&a->comp[i].ce);
+	}
+	free(a->comp);
 	berth_manifest_free(&a->m);
 	berth_policy_free(&a->p);
 	free(a->pend);
@@ -435,7 +824,45 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 					    .has_rpc = true,
 					    .rpc_fd = sv[1],
 					    .identity = berth_app_identity(a->paths.state_dir)};
+	a->exit_status = -1;
+	a->stop_reason = NULL;
+	a->calls = 0;
+	a->boot_ms = now_ms();
+	a->audit_refused = false;
+	if (a->o.audit) {
+		/* The run is recorded on a thread while the sandbox is built;
+		 * the app starts only once that is durable (audit_release). */
+		berth_audit_new_run_id(a->run_id);
+		a->ro.run_id = a->run_id;
+		a->ro.before_release = audit_release;
+		a->ro.release_arg = a;
+		a->ro.on_net_decision = audit_net;
+		a->ro.net_decision_arg = a;
+		a->aud_rc = -1;
+		a->aud_err = (struct berth_error){0};
+		if (pthread_create(&a->aud_th, NULL, audit_main, a) == 0)
+			a->aud_thread = true;
+		else
+			audit_main(a);
+	}
 	if (berth_sandbox_start(&a->p, &a->ro, &a->sb, err) < 0) {
+		if (a->o.audit) {
+			struct berth_error ae = {0};
+			if (audit_join(a, &ae) < 0 && a->aq == NULL) {
+				a->audit_refused = true;
+				a->audit_why = ae;
+			}
+			if (a->audit != NULL && a->aq == NULL) {
+				/* run.start is on record, the queue is not: end it here. */
+				json_t *stop = json_pack("{s:s, s:s, s:n}", "app", a->m.name, "reason",
+							 "boot failed", "status");
+				berth_audit_append(a->audit, a->run_id, "run.stop", app_actor(a), stop, NULL,
+						   NULL, &ae);
+				json_decref(stop);
+			}
+			a->stop_reason = "boot failed";
+			audit_end(a);
+		}
 		berth_err_wrap(err, "cannot boot the app `%s`", a->m.name);
 		goto fail;
 	}
@@ -715,6 +1142,7 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
 static void pend_remove(struct berth_app *a, size_t i)
 {
 	free(a->pend[i].line);
+	json_decref(a->pend[i].input);
 	memmove(&a->pend[i], &a->pend[i + 1], (a->n_pend - i - 1) * sizeof *a->pend);
 	a->n_pend--;
 }
@@ -783,22 +1211,21 @@ static void flush(struct berth_app *a)
 static void fail_calls(struct berth_app *a, bool all, int code, json_t *data, const char *why,
 		       berth_app_done_fn done, void *ctx)
 {
+	(void)done;
+	(void)ctx;
 	for (size_t i = 0; i < a->n_pend;) {
 		struct berth_call_error ce = {0};
-		long long id = a->pend[i].id;
 		bool report = !a->pend[i].cancelled;
 		const char *name = a->pend[i].ex->name;
 		if (!all && !a->pend[i].sent) {
 			i++;
 			continue;
 		}
-		pend_remove(a, i);
-		if (!report)
-			continue;
 		call_fail(&ce, code, json_incref(data),
 			  "%s during the call to `%s`; the next call boots it again", why, name);
-		done(ctx, id, NULL, &ce);
+		finish(a, &a->pend[i], NULL, &ce, report);
 		berth_call_error_free(&ce);
+		pend_remove(a, i);
 	}
 	a->olen = 0;
 }
@@ -816,10 +1243,35 @@ static void restart_for_queue(struct berth_app *a, berth_app_done_fn done, void 
 		return;
 	if (berth_app_boot(a, NULL, &err) < 0) {
 		snprintf(why, sizeof why, "the app `%s` could not be restarted: %s", a->m.name, err.msg);
-		fail_calls(a, true, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		fail_calls(a, true, a->audit_refused ? BERTH_RPC_AUDIT : BERTH_RPC_CRASHED, NULL, why, done,
+			   ctx);
 		return;
 	}
+	/* The waiting calls go to this run: on its record too. */
+	for (size_t i = 0; i < a->n_pend; i++) {
+		struct berth_error aerr = {0};
+		a->pend[i].recorded = false;
+		if (record_call(a, &a->pend[i], &aerr) < 0)
+			break; /* their results fail with the trail (finish) */
+	}
 	flush(a);
+}
+
+/* Boot the app for a call; a failure is the call's: -32005 when the audit
+ * trail refused the run, else -32002. */
+static int boot_for_call(struct berth_app *a, struct berth_call_error *ce)
+{
+	struct berth_error err = {0};
+
+	if (berth_app_boot(a, NULL, &err) == 0)
+		return 0;
+	if (a->audit_refused)
+		return call_fail(
+		    ce, BERTH_RPC_AUDIT, NULL,
+		    "the audit trail cannot record a run of the app `%s` (%s), so the call is refused "
+		    "(fail closed)",
+		    a->m.name, a->audit_why.msg);
+	return call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg, err.hint[0] ? "; " : "", err.hint);
 }
 
 int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms,
@@ -831,12 +1283,9 @@ int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, u
 
 	if (berth_app_check_input(a, name, input, ce) < 0)
 		return -1;
-	if (a->sb == NULL) {
-		struct berth_error err = {0};
-		if (berth_app_boot(a, NULL, &err) < 0)
-			return call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg,
-					 err.hint[0] ? "; " : "", err.hint);
-	}
+	if (a->sb == NULL && boot_for_call(a, ce) < 0)
+		return -1;
+	bool no_input = input == NULL;
 	if (input == NULL)
 		input = empty = json_object();
 	*id = ++a->next_id;
@@ -872,8 +1321,33 @@ int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, u
 	nl[len] = '\n';
 	nl[len + 1] = '\0';
 	timeout_ms = timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
-	a->pend[a->n_pend++] =
-	    (struct pending){*id, ex, now_ms() + timeout_ms, timeout_ms, nl, len + 1, false, false};
+	struct pending *q = &a->pend[a->n_pend];
+	*q = (struct pending){*id,	  ex,	   now_ms() + timeout_ms,
+			      timeout_ms, nl,	   len + 1,
+			      false,	  false,   no_input ? json_object() : json_incref(input),
+			      false,	  now_us()};
+	/* On record before the app sees it; if the trail failed and the app
+	 * owes nothing, a fresh boot (a fresh log handle) gets another try. */
+	struct berth_error aerr = {0};
+	if (record_call(a, q, &aerr) < 0 && a->n_pend == 0) {
+		a->stop_reason = "audit trail failed";
+		stop_sandbox(a, true);
+		if (boot_for_call(a, ce) < 0) {
+			json_decref(q->input);
+			free(nl);
+			return -1;
+		}
+		aerr = (struct berth_error){0};
+		record_call(a, q, &aerr);
+	}
+	if (a->o.audit && !q->recorded) {
+		json_decref(q->input);
+		free(nl);
+		return call_fail(
+		    ce, BERTH_RPC_AUDIT, NULL,
+		    "the audit trail cannot record the call (%s), so it is refused (fail closed)", aerr.msg);
+	}
+	a->n_pend++;
 	flush(a);
 	return 0;
 }
@@ -936,29 +1410,31 @@ static void answer(struct berth_app *a, json_t *msg, berth_app_done_fn done, voi
 			break;
 	if (i == a->n_pend)
 		return; /* an answer to nothing we wait for */
-	struct pending q = a->pend[i];
-	a->pend[i].line = NULL;
-	pend_remove(a, i);
-	if (q.cancelled)
-		return;
-
+	struct pending *q = &a->pend[i];
 	struct berth_call_error ce = {0};
 	json_t *error = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
 	char path[512], reason[512];
-	if (error != NULL) {
+	(void)done;
+	(void)ctx;
+	if (q->cancelled) {
+		call_fail(&ce, BERTH_RPC_CANCELLED, NULL,
+			  "cancelled by the caller; the app's answer was dropped");
+		finish(a, q, NULL, &ce, false);
+	} else if (error != NULL) {
 		took_error(a, error, &ce);
-		done(ctx, q.id, NULL, &ce);
+		finish(a, q, NULL, &ce, true);
 	} else if (!json_is_object(res)) {
 		call_fail(&ce, BERTH_RPC_BAD_OUTPUT, NULL, "the app answered `%s` without a result object",
-			  q.ex->name);
-		done(ctx, q.id, NULL, &ce);
-	} else if (berth_schema_validate(q.ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
+			  q->ex->name);
+		finish(a, q, NULL, &ce, true);
+	} else if (berth_schema_validate(q->ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
 		schema_fail(&ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
-		done(ctx, q.id, NULL, &ce);
+		finish(a, q, NULL, &ce, true);
 	} else {
-		done(ctx, q.id, res, NULL);
+		finish(a, q, res, NULL, true);
 	}
 	berth_call_error_free(&ce);
+	pend_remove(a, i);
 }
 
 /* The app ended (or closed its channel): fail what it owed, and stop it. */
@@ -984,6 +1460,8 @@ static void died(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	else
 		snprintf(why, sizeof why, "the app `%s` exited with status %d", a->m.name, status);
 	app_log(a, "warning", why);
+	a->exit_status = status;
+	a->stop_reason = closed_only ? "closed its channel" : status > 128 ? "killed by a signal" : "exited";
 	json_t *data = closed_only    ? NULL
 		       : status > 128 ? json_pack("{s:i}", "signal", status - 128)
 				      : json_pack("{s:i}", "status", status);
@@ -1035,6 +1513,7 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
 	if (a->rin.eof || poll(&pd, 1, 0) > 0)
 		died(a, done, ctx);
+	deliver(a, done, ctx);
 }
 
 void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
@@ -1046,7 +1525,6 @@ void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		struct pending *q = &a->pend[i];
 		if (q->deadline > now)
 			continue;
-		long long id = q->id;
 		bool report = !q->cancelled;
 		unsigned t = q->timeout_ms;
 		const char *name = q->ex->name;
@@ -1055,21 +1533,21 @@ void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		 * this call and every other it owed, then stop it. */
 		if (a->sb != NULL)
 			berth_sandbox_kill(a->sb);
+		call_fail(&ce, BERTH_RPC_TIMEOUT, NULL,
+			  "the call to `%s` timed out after %u ms; the app `%s` was stopped (the "
+			  "next call boots "
+			  "it again)",
+			  name, t, a->m.name);
+		finish(a, q, NULL, &ce, report);
+		berth_call_error_free(&ce);
 		pend_remove(a, i);
-		if (report) {
-			call_fail(&ce, BERTH_RPC_TIMEOUT, NULL,
-				  "the call to `%s` timed out after %u ms; the app `%s` was stopped (the "
-				  "next call boots "
-				  "it again)",
-				  name, t, a->m.name);
-			done(ctx, id, NULL, &ce);
-			berth_call_error_free(&ce);
-		}
 		snprintf(why, sizeof why, "the app `%s` was stopped because another call to it timed out",
 			 a->m.name);
 		fail_calls(a, false, BERTH_RPC_CRASHED, NULL, why, done, ctx);
+		a->stop_reason = "call timed out";
 		stop_sandbox(a, false);
 		restart_for_queue(a, done, ctx);
+		deliver(a, done, ctx);
 		return;
 	}
 }

@@ -40,6 +40,7 @@ enum {
 	BERTH_RPC_CRASHED = -32002,
 	BERTH_RPC_TIMEOUT = -32003,
 	BERTH_RPC_BAD_OUTPUT = -32004,
+	BERTH_RPC_AUDIT = -32005, /* the audit trail cannot record the call (fail closed) */
 	BERTH_RPC_CANCELLED = -32800,
 };
 
@@ -67,6 +68,13 @@ struct berth_app_opts {
 	/* NULL: berth_app_state_root(); else the apps' state lives here (berth test) */
 	const char *state_root;
 	bool dry; /* only compile: create no state directory (berth policy) */
+	/* Record every boot and call in the audit trail (docs/audit.md,
+	 * "Resident apps"; the log of berth_audit_dir()).  berth rpc, mcp and
+	 * dev set it; berth test and berth policy do not. */
+	bool audit;
+	/* Who runs the app, the actor of run.start, policy and run.stop
+	 * ("mcp:uid:1000"); copied; NULL: "berth". */
+	const char *actor;
 };
 
 struct berth_app;
@@ -92,9 +100,24 @@ const struct berth_policy *berth_app_policy_of(const struct berth_app *a);
  * missing and what is extra; errnum EPROTO, status 125) or that declares
  * network:host (status 2).
  * @boot_us: receives the time from start to ready, in microseconds (may be
- * NULL).  Returns 0, or -1 with @err filled; nothing is left running then.
+ * NULL).  With o.audit, the boot is a run of the audit trail: run.start
+ * and policy are durable before the app's command starts (when they cannot
+ * be written, the boot fails closed and the error names the cause), and
+ * run.stop is written when the sandbox ends.
+ * Returns 0, or -1 with @err filled; nothing is left running then.
  */
 int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_error *err);
+
+/*
+ * berth_app_set_caller - the actor of the tool.call and tool.result records
+ * of later calls ("mcp:client:NAME", "rpc:uid:1000"); copied, cleaned of
+ * terminal controls, at most 159 bytes; NULL or "": the app's actor.
+ */
+void berth_app_set_caller(struct berth_app *a, const char *caller);
+
+/* berth_app_audit_refused - whether the last berth_app_boot() failed
+ * because the audit trail could not record the run (fail closed). */
+bool berth_app_audit_refused(const struct berth_app *a);
 
 /* berth_app_running - whether the app's sandbox is up. */
 bool berth_app_running(const struct berth_app *a);
@@ -117,7 +140,11 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
  * -32601 (no such export), -32602 (input fails the schema: data.path and
  * data.reason), -32600 (the request is over 1 MiB), -32002 (the app crashed
  * or could not boot: message says how), -32003 (timed out; the app was
- * stopped), -32004 (output fails the schema).
+ * stopped), -32004 (output fails the schema), -32005 (with o.audit: the
+ * audit trail cannot record the call or its result -- the call was not
+ * sent, or its result is withheld; docs/audit.md).
+ * With o.audit the call is a tool.call record before it is sent, and its
+ * outcome a tool.result record that is durable before it is returned.
  */
 int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms, json_t **result,
 		   struct berth_call_error *ce);

@@ -221,7 +221,11 @@ static void print_log(void *ctx, const char *app, const char *level, const char 
 
 static int open_app(struct dev *d, struct dev_app *da, struct berth_error *err)
 {
-	struct berth_app_opts ao = {.force_off = d->o->force_off, .log = print_log};
+	char actor[64];
+	snprintf(actor, sizeof actor, "dev:uid:%u",
+		 (unsigned)getuid()); /* callers are this uid (SO_PEERCRED) */
+	struct berth_app_opts ao = {
+	    .force_off = d->o->force_off, .log = print_log, .audit = true, .actor = actor};
 	struct berth_diags diags = {0};
 
 	if (berth_app_open(da->dir, &ao, &da->app, &diags, err) < 0) {
@@ -307,7 +311,11 @@ static void reload(struct dev *d, struct dev_app *da)
 {
 	struct berth_error err = {0};
 	struct berth_app *old = da->app, *fresh = NULL;
-	struct berth_app_opts ao = {.force_off = d->o->force_off, .log = print_log};
+	char actor[64];
+	snprintf(actor, sizeof actor, "dev:uid:%u",
+		 (unsigned)getuid()); /* callers are this uid (SO_PEERCRED) */
+	struct berth_app_opts ao = {
+	    .force_off = d->o->force_off, .log = print_log, .audit = true, .actor = actor};
 	struct berth_diags diags = {0};
 	long long t0 = now_us();
 	unsigned long boot_us = 0;

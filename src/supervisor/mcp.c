@@ -61,6 +61,8 @@ struct berth_mcp {
 	struct mcp_app apps[BERTH_MCP_MAX_APPS];
 	size_t n_apps;
 	bool initialized;
+	char actor[64];	  /* "mcp:uid:N": who runs the apps (docs/audit.md) */
+	char caller[160]; /* "mcp:client:NAME" from initialize: who calls */
 	char version[16];
 	int min_level;
 	struct pending *pend;
@@ -496,7 +498,8 @@ static void dev_attach(struct berth_mcp *m, struct mcp_app *a)
  * when its tools changed. */
 static void dev_changed(struct berth_mcp *m, struct mcp_app *a)
 {
-	struct berth_app_opts ao = {.force_off = m->o.force_off, .log = app_log, .log_ctx = m};
+	struct berth_app_opts ao = {
+	    .force_off = m->o.force_off, .log = app_log, .log_ctx = m, .audit = true, .actor = m->actor};
 	struct berth_diags d = {0};
 	struct berth_error err = {0};
 	struct berth_app *fresh = NULL;
@@ -511,6 +514,8 @@ static void dev_changed(struct berth_mcp *m, struct mcp_app *a)
 	berth_app_stop(a->app); /* a local sandbox, if any, runs the old code */
 	berth_app_close(a->app);
 	a->app = fresh;
+	if (m->caller[0])
+		berth_app_set_caller(a->app, m->caller);
 	after = tool_names_of(m, a);
 	a->tools = after;
 	if (!json_equal(before, after))
@@ -598,6 +603,17 @@ static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 		if (strcmp(want, versions[i]) == 0)
 			snprintf(m->version, sizeof m->version, "%s", versions[i]);
 	m->initialized = true;
+	{
+		/* The client names itself (clientInfo.name): the actor of its
+		 * calls in the audit trail.  Its word, not proof: the uid is
+		 * in run.start's actor. */
+		const char *cn =
+		    json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name"));
+		snprintf(m->caller, sizeof m->caller, "mcp:client:%.100s",
+			 cn != NULL && cn[0] ? cn : "unnamed");
+		for (size_t i = 0; i < m->n_apps; i++)
+			berth_app_set_caller(m->apps[i].app, m->caller);
+	}
 	reply(
 	    m, id,
 	    json_pack(
@@ -849,11 +865,16 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 		return NULL;
 	}
 	m->o = *o;
+	snprintf(m->actor, sizeof m->actor, "mcp:uid:%u", (unsigned)getuid());
 	m->min_level = 1; /* info */
 	snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_LATEST);
 	for (size_t i = 0; i < o->n_apps; i++) {
 		struct mcp_app *a = &m->apps[m->n_apps];
-		struct berth_app_opts ao = {.force_off = o->force_off, .log = app_log, .log_ctx = m};
+		struct berth_app_opts ao = {.force_off = o->force_off,
+					    .log = app_log,
+					    .log_ctx = m,
+					    .audit = true,
+					    .actor = m->actor};
 		struct berth_diags d = {0};
 		a->dev_fd = -1;
 		snprintf(a->dir, sizeof a->dir, "%s", o->app_dirs[i]);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/queue.h"
 #include "util/jcs.h"
 #include "util/sha256.h"
 
@@ -107,7 +108,8 @@ static void test_record_format_and_hash(void **state)
 	if (rec == NULL)
 		fail_msg("%s", err.msg);
 	assert_int_equal(strncmp(text, "{\"actor\":\"uid:0\",\"hash\":\"", 25), 0);
-	assert_non_null(strstr(text, "\"payload\":{\"alpha\":1,\"flag\":true,\"zeta\":\"last\"},\"prev\":\"0000000000000000"));
+	assert_non_null(strstr(
+	    text, "\"payload\":{\"alpha\":1,\"flag\":true,\"zeta\":\"last\"},\"prev\":\"0000000000000000"));
 	assert_string_equal(r.hash, hash);
 	assert_string_equal(r.kind, "run.start");
 	assert_int_equal(strlen(r.ts), 24);
@@ -142,9 +144,10 @@ static void test_redaction(void **state)
 	assert_int_equal(berth_audit_add_secret(a, "TOPSECRET", &err), 0);
 	memset(big, 'a', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
-	p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[s], s:s, s:s, s:s}", "password", "p", "GitHub_Token", "t",
-		      "Cookie", "c", "ssh_key", "k", "argv", "x hunter2-TOPSECRET y TOPSECRET", "nested", "Authorization",
-		      "Bearer abc", "name", "keep", "list", "has hunter2-TOPSECRET", "long", big, "monkeys", "not a key",
+	p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[s], s:s, s:s, s:s}", "password", "p",
+		      "GitHub_Token", "t", "Cookie", "c", "ssh_key", "k", "argv",
+		      "x hunter2-TOPSECRET y TOPSECRET", "nested", "Authorization", "Bearer abc", "name",
+		      "keep", "list", "has hunter2-TOPSECRET", "long", big, "monkeys", "not a key",
 		      "hunter2-TOPSECRET", "v");
 	out = berth_audit_redact(a, p, &err);
 	assert_non_null(out);
@@ -153,10 +156,13 @@ static void test_redaction(void **state)
 	assert_string_equal(json_string_value(json_object_get(out, "Cookie")), "[redacted]");
 	assert_string_equal(json_string_value(json_object_get(out, "ssh_key")), "[redacted]");
 	assert_string_equal(json_string_value(json_object_get(out, "argv")), "x [secret] y [secret]");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(out, "nested"), "Authorization")),
-			    "[redacted]");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(out, "nested"), "name")), "keep");
-	assert_string_equal(json_string_value(json_array_get(json_object_get(out, "list"), 0)), "has [secret]");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(out, "nested"), "Authorization")),
+	    "[redacted]");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(out, "nested"), "name")),
+			    "keep");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(out, "list"), 0)),
+			    "has [secret]");
 	assert_string_equal(json_string_value(json_object_get(out, "monkeys")), "not a key");
 	/* A secret in a member name is replaced too. */
 	assert_non_null(json_object_get(out, "[secret]"));
@@ -165,7 +171,9 @@ static void test_redaction(void **state)
 	assert_non_null(strstr(s, "\xe2\x80\xa6 [5999 bytes, sha256:"));
 	assert_true(strlen(s) < 400);
 	/* Written records never hold the secret, also in run_id and actor. */
-	assert_int_equal(berth_audit_append(a, "run-TOPSECRET", "tool.call", "actor hunter2-TOPSECRET", p, NULL, NULL, &err), 0);
+	assert_int_equal(berth_audit_append(a, "run-TOPSECRET", "tool.call", "actor hunter2-TOPSECRET", p,
+					    NULL, NULL, &err),
+			 0);
 	berth_audit_close(a);
 	{
 		char *text = slurp_log(dir);
@@ -235,27 +243,37 @@ static void test_append_refusals(void **state)
 static void test_parse_line_refusals(void **state)
 {
 	static const char *const bad[] = {
-		"",
-		"[]",
-		"{}",
-		"not json",
-		"{\"actor\":\"a\",\"hash\":\"x\",\"kind\":\"k\",\"payload\":{},\"prev\":\"y\",\"run_id\":\"r\",\"seq\":1,\"ts\":\"t\"}",
-		/* not canonical: a space */
-		"{\"actor\": \"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"kind\":\"k\","
-		"\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"run_id\":\"r\","
-		"\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
-		/* canonical, wrong hash */
-		"{\"actor\":\"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"kind\":\"k\","
-		"\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"run_id\":\"r\","
-		"\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
-		/* seq 0 */
-		"{\"actor\":\"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"kind\":\"k\","
-		"\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"run_id\":\"r\","
-		"\"seq\":0,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
-		/* an extra member */
-		"{\"actor\":\"a\",\"extra\":1,\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\","
-		"\"kind\":\"k\",\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\","
-		"\"run_id\":\"r\",\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
+	    "",
+	    "[]",
+	    "{}",
+	    "not json",
+	    "{\"actor\":\"a\",\"hash\":\"x\",\"kind\":\"k\",\"payload\":{},\"prev\":\"y\",\"run_id\":\"r\","
+	    "\"seq\":1,\"ts\":\"t\"}",
+	    /* not canonical: a space */
+	    "{\"actor\": "
+	    "\"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"kind\":"
+	    "\"k\","
+	    "\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"run_id\":\"r\","
+	    "\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
+	    /* canonical, wrong hash */
+	    "{\"actor\":\"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"kind\":\"k\","
+	    "\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"run_id\":\"r\","
+	    "\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
+	    /* seq 0 */
+	    "{\"actor\":\"a\",\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"kind\":\"k\","
+	    "\"payload\":{},\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"run_id\":\"r\","
+	    "\"seq\":0,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
+	    /* an extra member */
+	    "{\"actor\":\"a\",\"extra\":1,\"hash\":"
+	    "\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"kind\":\"k\",\"payload\":{},\"prev\":"
+	    "\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"run_id\":\"r\",\"seq\":1,\"ts\":\"2026-11-29T09:14:00.123Z\"}",
 	};
 	struct berth_error err = {0};
 
@@ -406,16 +424,87 @@ static void test_modes_and_ownership(void **state)
 	chmod(dir, 0700);
 }
 
+/* The queue: records of several actors, pushed without waiting, are all
+ * durable after one sync; a failed group fails the sync and every later
+ * push (resident apps, docs/audit.md). */
+static int count_actor(const struct berth_audit_record *r, void *ctx)
+{
+	int *n = ctx;
+
+	if (strcmp(r->actor, "mcp:client:x") == 0 && strcmp(r->kind, "tool.result") == 0)
+		n[0]++;
+	if (strcmp(r->actor, "q-actor") == 0)
+		n[1]++;
+	return 0;
+}
+
+static void test_queue_push_as_and_sync(void **state)
+{
+	struct berth_error err = {0};
+	struct berth_audit_verdict v;
+	struct berth_audit *a;
+	struct berth_audit_queue *q;
+	struct rlimit old, lim;
+	struct stat st;
+	char dir[256], path[512], filler[3000];
+	int n[2] = {0, 0};
+
+	(void)state;
+	dir_for("queue", dir, sizeof dir);
+	a = berth_audit_open(dir, &err);
+	assert_non_null(a);
+	q = berth_audit_queue_new(a, "0123456789abcdef", "q-actor", &err);
+	assert_non_null(q);
+	assert_int_equal(berth_audit_queue_sync(q, &err), 0); /* nothing pushed: at once */
+	assert_int_equal(berth_audit_queue_push(q, "run.start", json_object(), false, &err), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(berth_audit_queue_push_as(q, "mcp:client:x", "tool.result",
+							   json_pack("{s:i}", "call_id", i), false, &err),
+				 0);
+	assert_int_equal(berth_audit_queue_sync(q, &err), 0);
+	/* durable: another reader sees all 51 now, before the queue closes */
+	assert_int_equal(berth_audit_each(dir, count_actor, n, &err), 0);
+	assert_int_equal(n[0], 50);
+	assert_int_equal(n[1], 1);
+
+	/* A group that cannot be written (EFBIG) fails the sync, then every push. */
+	snprintf(path, sizeof path, "%s/audit-0000000000000001.jsonl", dir);
+	assert_int_equal(stat(path, &st), 0);
+	memset(filler, 'f', sizeof filler - 1);
+	filler[sizeof filler - 1] = '\0';
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 1000;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_equal(
+	    berth_audit_queue_push_as(q, "x", "tool.call", json_pack("{s:s}", "f", filler), false, &err), 0);
+	assert_int_equal(berth_audit_queue_sync(q, &err), -1);
+	setrlimit(RLIMIT_FSIZE, &old);
+	assert_int_equal(err.errnum, EFBIG);
+	err = (struct berth_error){0};
+	assert_int_equal(berth_audit_queue_push_as(q, "x", "tool.result", json_object(), false, &err), -1);
+	assert_int_equal(err.errnum, EFBIG);
+	assert_int_equal(berth_audit_queue_sync(q, &err), -1);
+	assert_int_equal(berth_audit_queue_close(q, &err), -1);
+	assert_non_null(strstr(err.msg, "2 records could not be written"));
+	berth_audit_close(a);
+	assert_int_equal(berth_audit_verify(dir, NULL, &v, &err), 0);
+	assert_true(v.intact);
+	assert_int_equal(v.records, 51);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_record_format_and_hash),
-		cmocka_unit_test(test_redaction),
-		cmocka_unit_test(test_append_refusals),
-		cmocka_unit_test(test_parse_line_refusals),
-		cmocka_unit_test(test_group_commit_threads_and_rotation),
-		cmocka_unit_test(test_fail_closed_efbig),
-		cmocka_unit_test(test_modes_and_ownership),
+	    cmocka_unit_test(test_record_format_and_hash),
+	    cmocka_unit_test(test_redaction),
+	    cmocka_unit_test(test_append_refusals),
+	    cmocka_unit_test(test_parse_line_refusals),
+	    cmocka_unit_test(test_group_commit_threads_and_rotation),
+	    cmocka_unit_test(test_fail_closed_efbig),
+	    cmocka_unit_test(test_modes_and_ownership),
+	    cmocka_unit_test(test_queue_push_as_and_sync),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
