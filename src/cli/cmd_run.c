@@ -119,7 +119,7 @@ static void physical(const char *path, char out[PATH_MAX])
  * host key (it could sign a rewritten log): refuse a workspace or a bind
  * mount that contains, or lies inside, either directory.
  */
-static int audit_exposure_check(const struct berth_policy *p, struct berth_error *err)
+static int audit_exposure_check(const struct berth_run_opts *o, struct berth_error *err)
 {
 	char audit[PATH_MAX], keys[PATH_MAX], tmp[PATH_MAX];
 	const char *what[2] = {"the audit log", "berth's host key"};
@@ -131,9 +131,25 @@ static int audit_exposure_check(const struct berth_policy *p, struct berth_error
 	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
 		return -1;
 	physical(tmp, keys);
-	for (size_t i = 0; i <= p->n_mounts; i++) {
-		const char *src = i == 0 ? p->workspace : p->mounts[i - 1].src;
-		const char *flag = i == 0 ? "--workspace" : p->mounts[i - 1].rw ? "--rw" : "--ro";
+	const struct berth_policy *p = &o->policy;
+
+	/* the workspace, every --ro/--rw source, and every --evidence path
+	 * (copied into the sandbox: a copy of the key is the key) */
+	for (size_t i = 0; i <= p->n_mounts + o->n_evidence; i++) {
+		char ev[PATH_MAX];
+		const char *src, *flag;
+
+		if (i == 0) {
+			src = p->workspace;
+			flag = "--workspace";
+		} else if (i <= p->n_mounts) {
+			src = p->mounts[i - 1].src;
+			flag = p->mounts[i - 1].rw ? "--rw" : "--ro";
+		} else {
+			physical(o->evidence[i - 1 - p->n_mounts], ev);
+			src = ev;
+			flag = "--evidence";
+		}
 
 		if (src == NULL)
 			continue;
@@ -517,7 +533,7 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	if (audit_exposure_check(&o.policy, &err) < 0) {
+	if (audit_exposure_check(&o, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */

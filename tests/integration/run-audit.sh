@@ -92,6 +92,15 @@ check "a workspace containing the audit log is refused (2)" bash -c '[ $0 -eq 2 
 check "mounting the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox berth.s host key" "$1"' "$rc" "$T/err"
 "$B" run --ro "$T/cfg/berth/keys/host-ed25519.pem:/workspace/k" -- true 2>"$T/err"; rc=$?
 check "mounting the private key file is refused (2)" [ "$rc" -eq 2 ]
+# --evidence copies into the sandbox: a copy of the key is the key.
+"$B" run --evidence "$T/cfg/berth/keys" -- cat /evidence/keys/host-ed25519.pem >"$T/out" 2>"$T/err"; rc=$?
+check "--evidence of the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "^berth: --evidence .* would give the sandbox berth.s host key" "$1"' "$rc" "$T/err"
+check "...and no key reached the command" bash -c '! grep -q PRIVATE "$0"' "$T/out"
+ln -sfn "$T/cfg" "$T/cfg-link"
+"$B" run --evidence "$T/cfg-link" -- true 2>"$T/err"; rc=$?
+check "--evidence through a symlink to the config directory is refused (2)" [ "$rc" -eq 2 ]
+"$B" run --evidence "$A" -- true 2>"$T/err"; rc=$?
+check "--evidence of the audit directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox the audit log" "$1"' "$rc" "$T/err"
 check "...and nothing was recorded for the refused runs" grep -q "^intact: 8 records" <<<"$(verify_out)"
 fds=$("$B" run -- sh -c 'ls -l /proc/self/fd/ | tail -n +2' 2>/dev/null)
 check "no file descriptor of the log, head, lock or key reaches the sandbox ($(wc -l <<<"$fds") fds)" \
