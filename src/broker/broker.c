@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -127,6 +128,13 @@ struct berth_broker {
 	struct conn *conns;
 	unsigned nconns, ntunnels;
 
+	/* This machine's own interface addresses, read at start: refused
+	 * like loopback unless the exact literal was declared (a declared
+	 * name whose DNS answers the host's public address would otherwise
+	 * reach services bound to 0.0.0.0 on it). */
+	struct berth_addr *local;
+	size_t nlocal;
+
 	pthread_mutex_t mu; /* guards st and refused */
 	struct berth_broker_stats st;
 	char *refused[BERTH_BROKER_REFUSED_MAX];
@@ -147,6 +155,47 @@ static void timer_in(struct conn *c, uint64_t ms)
 	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
 
 	evtimer_add(c->timer, &tv);
+}
+
+/* Read the host's interface addresses (getifaddrs(3)); best effort. */
+static void load_local_addrs(struct berth_broker *b)
+{
+	struct ifaddrs *ifa = NULL;
+	size_t n = 0;
+
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
+		if (i->ifa_addr != NULL && (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6))
+			n++;
+	b->local = calloc(n ? n : 1, sizeof *b->local);
+	for (struct ifaddrs *i = ifa; b->local != NULL && i != NULL; i = i->ifa_next) {
+		if (i->ifa_addr == NULL)
+			continue;
+		socklen_t sl = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+			     : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								   : 0;
+		if (sl != 0 && berth_addr_from_sockaddr(i->ifa_addr, sl, &b->local[b->nlocal]) == 0)
+			b->nlocal++;
+	}
+	freeifaddrs(ifa);
+}
+
+/* berth_host_addr_allowed(), and not an address of this machine unless
+ * that exact literal was declared.  @why: the rule when refused. */
+static bool addr_allowed(const struct berth_broker *b, const struct berth_host_decision *d,
+			 const struct berth_addr *a, const char **why)
+{
+	if (!berth_host_addr_allowed(d, a, why))
+		return false;
+	if (d->explicit_literal)
+		return true;
+	for (size_t i = 0; i < b->nlocal; i++)
+		if (berth_addr_same_destination(&b->local[i], a)) {
+			*why = "an address of this machine (declare that exact IP literal to reach it)";
+			return false;
+		}
+	return true;
 }
 
 /* ---- stats and the audit callback ---------------------------------------- */
@@ -853,7 +902,7 @@ static void resolved(void *arg, int status, const char *errtext, const struct be
 	/* Every address is checked: one refused address refuses the name. */
 	for (size_t i = 0; i < n; i++) {
 		const char *rule = NULL;
-		if (!berth_host_addr_allowed(&c->dec, &addrs[i], &rule)) {
+		if (!addr_allowed(c->b, &c->dec, &addrs[i], &rule)) {
 			berth_addr_format(&addrs[i], c->addr_txt, sizeof(c->addr_txt));
 			snprintf(why, sizeof(why), "`%s` resolves to %s: %s", c->dec.host, c->addr_txt, rule);
 			refuse(c, why);
@@ -903,7 +952,7 @@ static void request(struct conn *c, const char *host, unsigned port)
 	timer_in(c, b->connect_ms);
 	if (c->dec.is_literal) {
 		const char *rule = NULL;
-		if (!berth_host_addr_allowed(&c->dec, &c->dec.literal, &rule)) {
+		if (!addr_allowed(b, &c->dec, &c->dec.literal, &rule)) {
 			refuse(c, rule);
 			return;
 		}
@@ -1139,6 +1188,7 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 		b->bufmax = 16384;
 	b->on_decision = o->on_decision;
 	b->data = o->data;
+	load_local_addrs(b);
 	if (o->n_patterns > 0) {
 		b->pats = calloc(o->n_patterns, sizeof(*b->pats));
 		if (b->pats == NULL) {
@@ -1251,6 +1301,7 @@ void berth_broker_free(struct berth_broker *b)
 	for (size_t i = 0; i < b->nrefused; i++)
 		free(b->refused[i]);
 	free(b->pats);
+	free(b->local);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }

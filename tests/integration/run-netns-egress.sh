@@ -264,6 +264,27 @@ berth: refused by the egress policy: [fd00:ec2::254]:80 (not declared)
 berth: refused by the egress policy: meta.$Z:80 (\`meta.$Z\` resolves to 169.254.169.254: cloud metadata (169.254.169.254))
 403"
 
+# 12b. This machine's own addresses: a declared name whose DNS answers the host's
+#      interface address (here the host side of the veth, a public-looking address)
+#      would reach services the host binds to 0.0.0.0; refused unless that exact
+#      literal is declared.
+python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("0.0.0.0", 0)); s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, _ = s.accept(); open(sys.argv[2], "a").write("hit\n")
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nhost"); c.close()' "$TOP/selfport" "$TOP/selfhits" &
+SELF_PID=$!
+for _ in $(seq 50); do [ -s "$TOP/selfport" ] && break; sleep 0.1; done
+SP=$(cat "$TOP/selfport")
+run --allow-host "self.$Z:$SP" -- curl -s -w '\n%{http_code}' "http://self.$Z:$SP/"
+has "self: a declared name answering the host's own address is 403" "$OUT" "resolves to $BTH_HOST4: an address of this machine"
+eq "self: the host's service got no connection" "$(cat "$TOP/selfhits" 2>/dev/null | wc -l | tr -d ' ')" 0
+run --allow-host "$BTH_HOST4:$SP" -- curl -s "http://$BTH_HOST4:$SP/"
+eq "self: the exact literal, declared, reaches it (explicit beats ambient)" "$OUT" "host"
+kill "$SELF_PID" 2>/dev/null; wait "$SELF_PID" 2>/dev/null
+
 # 13. 1000 concurrent CONNECT tunnels through one sandbox, each echoing 4 KiB, with
 #     berth's resident memory measured from /proc before and while all are open.
 #     The bound: 32 KiB per tunnel, 32 MiB for 1000.  A tunnel's state in berth's memory

@@ -175,6 +175,7 @@ up() {
 		--host-record=private.$ZONE,$PRIV4 --host-record=private6.$ZONE,$PRIV6 \
 		--host-record=mixed.$ZONE,$WEB4 --host-record=mixed.$ZONE,$PRIV4 \
 		--host-record=meta.$ZONE,169.254.169.254 --address=/wild.$ZONE/$WEB4 \
+		--host-record=self.$ZONE,$HOST4,$HOST6 \
 		</dev/null >"$DIR/log/dnsmasq.out" 2>"$DIR/log/dnsmasq.log" &
 	echo $! >"$DIR/pids/dnsmasq"
 	for _ in $(seq 50); do
@@ -191,6 +192,8 @@ BTH_CA=$DIR/ca.pem
 BTH_DNS=$DNS4
 BTH_REBIND_DNS=$REBIND_DNS4
 BTH_WEB4=$WEB4
+BTH_HOST4=$HOST4
+BTH_HOST6=$HOST6
 BTH_WEB6=$WEB6
 BTH_OTHER4=$OTHER4
 BTH_OTHER6=$OTHER6
