@@ -472,7 +472,7 @@ static int check_rules(const struct berth_run_opts *o)
 	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
 	int status = 0;
 
-	if (berth_rules_load_all(NULL, &r, &err) < 0) {
+	if (berth_rules_load_all(NULL, o->policy.workspace, &r, &err) < 0) {
 		cli_print_error(&err);
 		status = err.status ? err.status : 2;
 	} else if (berth_rules_check(r, &o->policy, &ctx, &err) < 0) {

@@ -5,6 +5,8 @@
 #include "rules.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -442,13 +444,35 @@ int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const c
 /* Read and add @path; a missing file is skipped.  @shown names it in messages. */
 static int add_path(struct berth_rules *r, const char *path, const char *shown, struct berth_error *err)
 {
-	cleanup_fclose FILE *f = fopen(path, "re");
 	cleanup_free char *buf = NULL;
+	cleanup_fclose FILE *f = NULL;
+	struct stat st;
 	size_t n = 0, got;
+	/* O_NONBLOCK: a FIFO planted where a rules file belongs must not hang
+	 * berth; it is refused below like anything but a regular file. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (f == NULL) {
-		if (errno == ENOENT || errno == ENOTDIR)
+	if (fd < 0) {
+		int e = errno;
+		if ((e == ENOENT || e == ENOTDIR) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			berth_usage_err(err, "the rules file `%s` is a symbolic link to nothing", path);
+			return berth_err_hint(err, "remove it, or make it a regular file: a rules file that "
+						   "vanishes must not lift its limits in silence");
+		}
+		if (e == ENOENT || e == ENOTDIR)
 			return 0;
+		return berth_err(err, e, "read the rules file `%s`", path);
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
+		close(fd);
+		berth_usage_err(err, "the rules file `%s` is %s, not a regular file", path,
+				dir ? "a directory" : "a special file");
+		return berth_err_hint(err, "remove it, or make it a regular YAML file (docs/rules.md)");
+	}
+	f = fdopen(fd, "re");
+	if (f == NULL) {
+		close(fd);
 		return berth_err(err, errno, "read the rules file `%s`", path);
 	}
 	buf = malloc(MAX_RULES_FILE + 1);
@@ -463,10 +487,49 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
 	return berth_rules_add(r, buf, n, shown, err);
 }
 
-int berth_rules_load_all(const char *cwd, struct berth_rules **out, struct berth_error *err)
+/*
+ * Every .berth/rules.yml from @start up to `/` (each can only narrow, so
+ * reading them all is never wider than reading the nearest: a permissive file
+ * a sandbox planted in a subdirectory of its workspace cannot lift the
+ * project's limits).  @seen: paths already read, @nseen their count.
+ */
+static int walk_up(struct berth_rules *r, const char *start, const char *cwd, char (*seen)[PATH_MAX], size_t *nseen,
+		   size_t max_seen, struct berth_error *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	snprintf(dir, sizeof dir, "%s", start);
+	for (;;) {
+		char *slash;
+		bool dup = false;
+
+		snprintf(path, sizeof path, "%s%s.berth/rules.yml", dir, strcmp(dir, "/") == 0 ? "" : "/");
+		for (size_t i = 0; i < *nseen && !dup; i++)
+			dup = strcmp(seen[i], path) == 0;
+		if (!dup && *nseen < max_seen) {
+			snprintf(seen[(*nseen)++], PATH_MAX, "%s", path);
+			if (add_path(r, path, strcmp(dir, cwd) == 0 ? ".berth/rules.yml" : path, err) < 0)
+				return -1;
+		}
+		if (strcmp(dir, "/") == 0)
+			break;
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			break;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return 0;
+}
+
+int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out, struct berth_error *err)
 {
 	struct berth_rules *r = berth_rules_new(err);
 	char path[PATH_MAX], dir[PATH_MAX];
+	static char seen[128][PATH_MAX];
+	size_t nseen = 0;
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME"), *test = getenv("BERTH_TEST_SYSTEM_RULES");
 
 	*out = NULL;
@@ -484,31 +547,18 @@ int berth_rules_load_all(const char *cwd, struct berth_rules **out, struct berth
 		path[0] = '\0';
 	if (path[0] != '\0' && add_path(r, path, path, err) < 0)
 		goto fail;
-	/* The nearest .berth/rules.yml from @cwd up to `/`. */
+	/* Every .berth/rules.yml from @cwd up to `/`, and from the workspace up. */
 	if (cwd != NULL)
 		snprintf(dir, sizeof dir, "%s", cwd);
 	else if (getcwd(dir, sizeof dir) == NULL) {
 		berth_err(err, errno, "find the current directory for .berth/rules.yml");
 		goto fail;
 	}
-	for (bool first = true;; first = false) {
-		char *slash;
-		snprintf(path, sizeof path, "%s%s.berth/rules.yml", dir, strcmp(dir, "/") == 0 ? "" : "/");
-		if (access(path, F_OK) == 0) {
-			if (add_path(r, path, first ? ".berth/rules.yml" : path, err) < 0)
-				goto fail;
-			break;
-		}
-		if (strcmp(dir, "/") == 0)
-			break;
-		slash = strrchr(dir, '/');
-		if (slash == NULL)
-			break;
-		if (slash == dir)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
+	if (walk_up(r, dir, dir, seen, &nseen, sizeof seen / sizeof seen[0], err) < 0)
+		goto fail;
+	if (workspace != NULL && workspace[0] == '/' &&
+	    walk_up(r, workspace, dir, seen, &nseen, sizeof seen / sizeof seen[0], err) < 0)
+		goto fail;
 	*out = r;
 	return 0;
 fail:

@@ -46,9 +46,15 @@ struct berth_widening_ctx {
 struct berth_rules;
 
 /*
- * berth_rules_load_all - read every rules file that applies.
- * @cwd: where the walk for .berth/rules.yml starts (NULL: getcwd(3)).
- * A file that does not exist is skipped.  The environment variable
+ * berth_rules_load_all - read every rules file that applies: the system
+ * file, the user's, and every .berth/rules.yml from @cwd up to `/` and from
+ * @workspace up to `/` (each file can only narrow, so all of them are read,
+ * not only the nearest: a permissive file planted below the project's cannot
+ * lift it).
+ * @cwd: where one walk starts (NULL: getcwd(3)).
+ * @workspace: where the other starts (the run's workspace; NULL: none).
+ * A file that does not exist is skipped; one that is not a regular file (a
+ * directory, a FIFO, a dangling symbolic link) is refused (BERTH_EXIT_USAGE).  The environment variable
  * BERTH_TEST_SYSTEM_RULES=PATH (for tests that must not write /etc) names
  * one more system file, read in addition to /etc/berth/rules.yml, never
  * instead of it: it can only add limits.
@@ -57,7 +63,7 @@ struct berth_rules;
  * file ("FILE:LINE:COL: ..."); BERTH_EXIT_INTERNAL with errno for a file
  * that exists but cannot be read, or ENOMEM.
  */
-int berth_rules_load_all(const char *cwd, struct berth_rules **out, struct berth_error *err);
+int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out, struct berth_error *err);
 
 /*
  * berth_rules_new / berth_rules_add - an empty set, and one more file parsed

@@ -492,7 +492,7 @@ static int check_rules(struct berth_spawn_req *r, const char *const *creds, size
 	struct berth_policy cp;
 	int rc = -1;
 
-	if (berth_rules_load_all(NULL, &rules, err) < 0)
+	if (berth_rules_load_all(NULL, r->run.policy.workspace, &rules, err) < 0)
 		return -1;
 	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0)
 		goto out;

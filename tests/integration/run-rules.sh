@@ -79,7 +79,8 @@ refused "project: --pids above the maximum" "(.berth/rules.yml:5): pids is at mo
 	"$T/proj" --memory 1G --pids 300
 [[ $ERR == *"hint: pass \`--pids 256\` or less"* ]] && ok "the refusal has a hint" || bad "the refusal has a hint"
 allowed "project: within every limit" "$T/proj/src" --memory 1G --pids 100
-allowed "project: outside the project tree the file does not apply" "$T/other" --memory 9G
+refused "project: run from outside the tree, the workspace's file still applies" \
+	"($T/proj/.berth/rules.yml:4): memory is at most 2G, and this run has 9G" "$T/other" --memory 9G
 
 # A --dry-run is refused the same way (it says whether a run would be allowed).
 ERR=$(cd "$T/proj" && "$BERTH" run --dry-run --network host -- true 2>&1); RC=$?
@@ -133,6 +134,32 @@ if [ "$(id -u)" -ne 0 ]; then
 	rm -f "$T/proj/.berth/rules.yml"
 fi
 allowed "rules removed: runs again" "$T/proj"
+
+# The workspace's own rules apply when berth runs from elsewhere (`--workspace DIR`).
+printf '# the project\nallow:\n  networks: [none, api-only]\n' >"$T/proj/.berth/rules.yml"
+refused "project: --workspace from another directory still gets the project's rules" \
+	"($T/proj/.berth/rules.yml:3): networks does not allow host" "$T/other" --network host --memory 1G --pids 10
+# A permissive file planted below the project's (a sandbox can write there) does not lift it:
+# every .berth/rules.yml up the tree is read, not only the nearest.
+mkdir -p "$T/proj/src/.berth"
+printf 'allow: {}\n' >"$T/proj/src/.berth/rules.yml"
+refused "a planted permissive sub/.berth/rules.yml cannot widen the project's" \
+	"($T/proj/.berth/rules.yml:3): networks does not allow host" "$T/proj/src" --network host --memory 1G --pids 10
+rm -f "$T/proj/src/.berth/rules.yml"
+# Something that is not a regular file where a rules file belongs: refused at once (a FIFO
+# must not hang berth, a dangling link or a directory must not lift the limits in silence).
+mkfifo "$T/proj/src/.berth/rules.yml"
+t0=$(date +%s)
+refused "a FIFO as rules file: refused at once" "is a special file, not a regular file" "$T/proj/src" --memory 1G --pids 10
+[ $(( $(date +%s) - t0 )) -lt 5 ] && ok "...without waiting on the FIFO" || bad "...without waiting on the FIFO"
+rm -f "$T/proj/src/.berth/rules.yml"
+ln -s "$T/nowhere.yml" "$T/proj/src/.berth/rules.yml"
+refused "a dangling symlink as rules file: refused" "is a symbolic link to nothing" "$T/proj/src" --memory 1G --pids 10
+rm -f "$T/proj/src/.berth/rules.yml"
+mkdir "$T/proj/src/.berth/rules.yml"
+refused "a directory as rules file: refused" "is a directory, not a regular file" "$T/proj/src" --memory 1G --pids 10
+rmdir "$T/proj/src/.berth/rules.yml"
+rm -f "$T/proj/.berth/rules.yml"
 
 # Every refusal by the rules is a `denial` record in the audit trail.
 den=$("$BERTH" audit --kind denial --json 2>/dev/null | python3 -c '

@@ -297,7 +297,8 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* The lookup: system (+ the test override), user, and the nearest project file only. */
+/* The lookup: system (+ the test override), user, and every project file from the
+ * directory up (nearest first); a farther one narrows too. */
 static void test_load_all(void **state)
 {
 	char p[PATH_MAX + 64], deep[PATH_MAX + 64], xdg[PATH_MAX + 64], sys[PATH_MAX + 64];
@@ -319,7 +320,7 @@ static void test_load_all(void **state)
 	snprintf(deep, sizeof deep, "%s/a/b/c", workdir);
 	mkdir(deep, 0755);
 	snprintf(p, sizeof p, "%s/a/.berth/rules.yml", workdir);
-	write_file(p, "allow:\n  pids: 1\n"); /* farther: not read */
+	write_file(p, "allow:\n  pids: 1\n"); /* farther: read too, and it narrows */
 	snprintf(p, sizeof p, "%s/a/b/.berth/rules.yml", workdir);
 	write_file(p, "allow:\n  networks: [none]\n");
 	snprintf(xdg, sizeof xdg, "%s/xdg", workdir);
@@ -333,13 +334,19 @@ static void test_load_all(void **state)
 	setenv("XDG_CONFIG_HOME", xdg, 1);
 	setenv("BERTH_TEST_SYSTEM_RULES", sys, 1);
 
-	assert_int_equal(berth_rules_load_all(deep, &r, &err), 0);
+	assert_int_equal(berth_rules_load_all(deep, NULL, &r, &err), 0);
 	size_t n = berth_rules_count(r), base = access(BERTH_RULES_SYSTEM_PATH, F_OK) == 0 ? 1 : 0;
-	assert_int_equal(n, base + 3);
+	assert_int_equal(n, base + 4);
 	assert_string_equal(berth_rules_origin(r, base), sys);
 	assert_string_equal(berth_rules_origin(r, base + 1), p);
 	snprintf(p, sizeof p, "%s/a/b/.berth/rules.yml", workdir);
 	assert_string_equal(berth_rules_origin(r, base + 2), p);
+	snprintf(p, sizeof p, "%s/a/.berth/rules.yml", workdir);
+	assert_string_equal(berth_rules_origin(r, base + 3), p);
+	opts(&o, "--pids 2");
+	assert_int_equal(berth_rules_check(r, &o.policy, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "a/.berth/rules.yml:2)"));
+	berth_run_opts_free(&o);
 	opts(&o, "--network host");
 	assert_int_equal(berth_rules_check(r, &o.policy, NULL, &err), -1);
 	assert_non_null(strstr(err.msg, "a/b/.berth/rules.yml:2): networks does not allow host"));
@@ -352,14 +359,14 @@ static void test_load_all(void **state)
 
 	/* From the directory that holds .berth/, the file is shown relative. */
 	snprintf(p, sizeof p, "%s/a/b", workdir);
-	assert_int_equal(berth_rules_load_all(p, &r, &err), 0);
-	assert_string_equal(berth_rules_origin(r, berth_rules_count(r) - 1), ".berth/rules.yml");
+	assert_int_equal(berth_rules_load_all(p, NULL, &r, &err), 0);
+	assert_string_equal(berth_rules_origin(r, berth_rules_count(r) - 2), ".berth/rules.yml");
 	berth_rules_free(r);
 
 	/* A malformed file anywhere stops the load with file:line:col. */
 	snprintf(p, sizeof p, "%s/a/b/.berth/rules.yml", workdir);
 	write_file(p, "allow:\n  networks: [none]\n  netwrks: [host]\n");
-	assert_int_equal(berth_rules_load_all(deep, &r, &err), -1);
+	assert_int_equal(berth_rules_load_all(deep, NULL, &r, &err), -1);
 	assert_null(r);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
 	assert_non_null(strstr(err.msg, "a/b/.berth/rules.yml:3:3: unknown key `allow.netwrks`"));
