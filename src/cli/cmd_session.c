@@ -125,6 +125,11 @@ int cmd_spawn(int argc, char **argv)
 	if (req.rows == 0)
 		term_size(&req.rows, &req.cols);
 	r = berth_spawn_prepare(&req, getenv, &err);
+	/* Values are in the request now: off berth's command line and
+	 * environment, which the detached supervisor (a fork of this process)
+	 * keeps for the session's whole life (docs/security.md, "Secrets"). */
+	if (r == 0 && req.have_run)
+		berth_run_scrub(argc, argv, &req.run);
 	for (size_t i = 0; i < req.n_notes; i++)
 		fprintf(stderr, "berth: %s\n", req.notes[i]);
 	if (r < 0 || confirm(&req.run) < 0) {

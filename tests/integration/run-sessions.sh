@@ -408,6 +408,16 @@ b spawn fake-claude --name ru7 --memory 256M
 eq "rules: within every file: starts" "$RC" 0
 rm -rf "$XDG_CONFIG_HOME/berth/rules.yml" "$TOP/.berth"
 
+# A literal --env value stays off the supervisor's command line (any user can read it with ps).
+SEC=s3cret-$RANDOM-$RANDOM
+b spawn fake-claude --name envs --memory 256M --env "MYTOKEN=$SEC"
+eq "secrets: spawn with --env NAME=VALUE starts" "$RC" 0
+sleep 0.5
+hits=0
+for c in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$c" 2>/dev/null | grep -qF "$SEC" && hits=$((hits + 1)); done
+eq "secrets: the value is on no process's command line" "$hits" 0
+b stop envs --grace 1s
+
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0
 
