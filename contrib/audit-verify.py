@@ -19,6 +19,17 @@ import subprocess
 import sys
 import tempfile
 
+
+def no_duplicates(pairs):
+    """A JSON object with a member name twice is refused, as berth refuses it:
+    readers disagree on which value counts, so a signed record must not have one."""
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise ValueError("duplicate object key %r" % k)
+        obj[k] = v
+    return obj
+
 ZERO = "0" * 64
 HEAD_TYPE = "berth.audit.head/1"
 NAME = re.compile(r"^audit-(\d{16})\.jsonl$")
@@ -125,7 +136,7 @@ def main():
         for i, raw in enumerate(lines[:-1], 1):
             where = "%s:%d" % (path, i)
             text = raw.decode("utf-8")
-            rec = json.loads(text)
+            rec = json.loads(text, object_pairs_hook=no_duplicates)
             if sorted(rec) != members:
                 broken(n + 1, where, "members are not exactly %s" % members)
             if jcs(rec) != text:
@@ -153,7 +164,7 @@ def main():
         if not slot:
             continue
         try:
-            h = json.loads(slot)
+            h = json.loads(slot, object_pairs_hook=no_duplicates)
             msg = jcs({"hash": h["hash"], "seq": h["seq"], "type": HEAD_TYPE}).encode()
             sig = bytes.fromhex(h["sig"])
         except (ValueError, KeyError):

@@ -14,6 +14,17 @@ Exit 0 valid, 1 invalid, 2 usage or unreadable input.
 """
 import base64, json, os, subprocess, sys, tempfile
 
+
+def no_duplicates(pairs):
+    """A JSON object with a member name twice is refused, as berth refuses it:
+    readers disagree on which value counts, so a signed record must not have one."""
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise ValueError("duplicate object key %r" % k)
+        obj[k] = v
+    return obj
+
 def no_floats(v):
     if isinstance(v, float):
         raise ValueError("a non-integer number: not a berth attestation")
@@ -29,7 +40,7 @@ def main():
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     try:
-        doc = json.load(open(sys.argv[1], encoding="utf-8"))
+        doc = json.load(open(sys.argv[1], encoding="utf-8"), object_pairs_hook=no_duplicates)
         pem = open(sys.argv[2]).read()
         no_floats(doc)
     except (OSError, ValueError) as e:

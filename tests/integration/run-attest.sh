@@ -137,6 +137,10 @@ has "attest: says which" "$(cat "$TOP/err")" "no run \`0123456789abcdef\`"
 python3 "$REPO/contrib/verify-attestation.py" "$TOP/att.json" "$PUB" >/dev/null; eq "contrib: python3+openssl says valid (exit 0)" "$?" 0
 python3 "$REPO/contrib/verify-attestation.py" "$TOP/t1.json" "$PUB" >/dev/null; eq "contrib: edited field invalid (exit 1)" "$?" 1
 python3 "$REPO/contrib/verify-attestation.py" "$TOP/att.json" "$TOP/other.pub.pem" >/dev/null; eq "contrib: wrong key invalid (exit 1)" "$?" 1
+# A member given twice (a reader that takes the first would see another verdict): refused by both.
+sed 's/^{/{"verdict":"ENFORCED",/' "$TOP/att.json" >"$TOP/dup.json"
+python3 "$REPO/contrib/verify-attestation.py" "$TOP/dup.json" "$PUB" >/dev/null 2>&1; eq "contrib: a duplicate member is refused (exit 2)" "$?" 2
+"$BERTH" attest --verify "$TOP/dup.json" >/dev/null 2>&1; eq "attest --verify: a duplicate member is refused (exit 2)" "$?" 2
 
 # ---------------------------------------------------------------- 4. evidence
 EV=$TOP/ev; mkdir -p "$EV/case/sub"
