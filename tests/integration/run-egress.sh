@@ -155,6 +155,31 @@ refused 127.0.0.1 $P2 - False"
 has "audit: the log verifies" "$("$BERTH" audit verify 2>&1)" "intact: 6 records"
 unset BERTH_AUDIT_DIR
 
+# ...at most 1000 a run for each outcome, then one summary: a sandbox cannot fill the disk
+# through the audit log by asking in a loop.
+export BERTH_AUDIT_DIR=$TOP/audit2
+run --allow-host "127.0.0.1:$P1" -- python3 -c '
+import os, socket
+h, p = os.environ["HTTP_PROXY"].rsplit(":", 1)
+n = 0
+for i in range(1100):
+    s = socket.create_connection((h[len("http://"):], int(p)))
+    s.sendall(b"CONNECT 203.0.113.9:443 HTTP/1.1\r\nHost: 203.0.113.9:443\r\n\r\n")
+    n += s.recv(64).startswith(b"HTTP/1.1 403")
+    s.close()
+print(n)'
+eq "audit cap: 1100 refused CONNECTs all got 403" "$OUT" 1100
+NET=$("$BERTH" audit --kind net.decision --json 2>&1 | python3 -c '
+import sys, json
+refused = 0; summary = None
+for l in sys.stdin:
+    p = json.loads(l)["payload"]
+    if p["decision"] == "refused": refused += 1
+    if p["decision"] == "summary": summary = p
+print(refused, summary and summary["refused_not_recorded"])')
+eq "audit cap: 1000 refusals recorded one by one, 100 summed up" "$NET" "1000 100"
+unset BERTH_AUDIT_DIR
+
 # 10. --network api-only: the preset shipped with berth.
 "$BERTH" run --network api-only --dry-run --json -- true >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
 has "api-only: the preset's hosts" "$OUT" '"allow_hosts":["api.anthropic.com","statsig.anthropic.com","sentry.io","api.openai.com","github.com","codeload.github.com","objects.githubusercontent.com"],"mode":"proxy"'
