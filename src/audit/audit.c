@@ -1028,6 +1028,82 @@ static int open_log(struct berth_audit *a, const char *name, bool create, struct
 }
 
 /*
+ * The log is ahead of its signed head: records @hseq+1.. of the active file
+ * were written but no head signed them -- a crash between the log's sync and
+ * the head's (their appends never returned), or lines someone appended by
+ * hand.  They are not taken into the chain: they are moved, byte for byte,
+ * to `quarantine-<first>-<last>.jsonl` (0600) beside the log, the log is cut
+ * back to the end of record @hseq, and @recovery says where they went.  When
+ * they do not all lie in the active file, berth refuses to extend the log.
+ */
+static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t lseq, json_t **recovery,
+			   struct berth_error *err)
+{
+	uint64_t size = a->logsize, off = 0, first = 0;
+	char *buf = NULL, qname[96], hex[65];
+	int qfd = -1, rc = -1;
+
+	if (fstat(a->logfd, &(struct stat){0}) < 0 || size > (1ULL << 31))
+		return berth_err(err, EFBIG, "the audit log `%s/%s` is too large to repair", a->dir, a->logname);
+	buf = malloc(size ? size : 1);
+	if (buf == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (size > 0 && read_all_at(a->logfd, buf, size, 0) < 0) {
+		berth_err(err, errno, "cannot read `%s`", a->logname);
+		goto out;
+	}
+	/* the end of the line whose seq is @hseq (0 when it is in an earlier file) */
+	for (uint64_t i = 0; i < size;) {
+		char *nl = memchr(buf + i, '\n', size - i);
+		uint64_t end = nl != NULL ? (uint64_t)(nl - buf) + 1 : size;
+		json_t *rec = json_loadb(buf + i, end - i, 0, NULL);
+		uint64_t seq = rec != NULL ? (uint64_t)json_integer_value(json_object_get(rec, "seq")) : 0;
+		json_decref(rec);
+		if (first == 0)
+			first = seq;
+		if (seq == hseq)
+			off = end;
+		i = end;
+	}
+	if (off == 0 && first != hseq + 1) {
+		berth_err(err, EBADMSG,
+			  "records %" PRIu64 "..%" PRIu64 " of the audit log in `%s` are not covered by its signed head and"
+			  " do not all lie in the active file",
+			  hseq + 1, lseq, a->dir);
+		berth_err_hint(err, "run `berth audit verify`; berth does not extend such a log");
+		goto out;
+	}
+	snprintf(qname, sizeof qname, "quarantine-%020" PRIu64 "-%020" PRIu64 ".jsonl", hseq + 1, lseq);
+	qfd = openat(a->dfd, qname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (qfd < 0 || write_all_at(qfd, buf + off, (size_t)(size - off), 0) < 0 || fdatasync(qfd) < 0) {
+		berth_err(err, errno, "cannot move unsigned records of the audit log to `%s/%s`", a->dir, qname);
+		if (qfd >= 0)
+			unlinkat(a->dfd, qname, 0);
+		goto out;
+	}
+	if (ftruncate(a->logfd, (off_t)off) < 0 || fdatasync(a->logfd) < 0 || fsync(a->dfd) < 0) {
+		berth_err(err, errno, "cannot cut the audit log `%s/%s` back to its signed head", a->dir, a->logname);
+		goto out;
+	}
+	if (berth_sha256_hex(buf + off, (size_t)(size - off), hex, err) < 0)
+		goto out;
+	*recovery = json_pack("{s:s, s:I, s:I, s:s, s:I, s:s}", "reason", "log ahead of the signed head", "head_seq",
+			      (json_int_t)hseq, "log_seq", (json_int_t)lseq, "quarantined", qname, "bytes",
+			      (json_int_t)(size - off), "sha256", hex);
+	snprintf(a->recovered + strlen(a->recovered), sizeof a->recovered - strlen(a->recovered),
+		 "%srecords %" PRIu64 "..%" PRIu64 " of `%s` were written after the last signed head (a crash between "
+		 "the two syncs, or lines added by hand): moved to `%s`, not taken into the chain",
+		 a->recovered[0] ? "; " : "", hseq + 1, lseq, a->dir, qname);
+	a->logsize = off;
+	rc = 0;
+out:
+	if (qfd >= 0)
+		close(qfd);
+	free(buf);
+	return rc;
+}
+
+/*
  * Bring a->seq/hash/logfd/logsize in line with the disk (under LOCK_EX).
  * A torn last line (kept in a->torn, overwritten by the next group) and a
  * log ahead of the head are noted: @recovery
@@ -1131,17 +1207,20 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 		goto out;
 	}
 	if (lseq > hseq) {
-		json_t *r = json_pack("{s:s, s:I, s:I}", "reason", "log ahead of the signed head", "head_seq",
-				      (json_int_t)hseq, "log_seq", (json_int_t)lseq);
-
-		if (*recovery != NULL)
-			json_object_set_new(*recovery, "also", r);
-		else
-			*recovery = r;
-		snprintf(a->recovered + strlen(a->recovered), sizeof a->recovered - strlen(a->recovered),
-			 "%srecords %" PRIu64 "..%" PRIu64 " of `%s` were written after the last signed head"
-			 " (a crash between the two syncs): sealed with a recovery record",
-			 a->recovered[0] ? "; " : "", hseq + 1, lseq, a->dir);
+		/* A torn line after them goes to the quarantine too. */
+		if (a->torn != NULL) {
+			a->logsize += a->torn_len;
+			free(a->torn);
+			a->torn = NULL;
+			a->torn_len = 0;
+			json_decref(*recovery);
+			*recovery = NULL;
+			a->recovered[0] = '\0';
+		}
+		if (quarantine_tail(a, hseq, lseq, recovery, err) < 0)
+			goto out;
+		lseq = hseq;
+		strcpy(lhash, hhash);
 	}
 	a->seq = lseq;
 	strcpy(a->hash, lhash);

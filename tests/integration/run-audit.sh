@@ -191,7 +191,24 @@ expect_broken "head behind the log reported" "records 5..8 are not covered by th
 "$B" audit verify >/dev/null 2>&1
 "$W" "$A" 1 1 >/dev/null 2>"$T/err"
 check "next write seals a head behind the log" grep -q "written after the last signed head" "$T/err"
-check "...verify intact" grep -q "^intact: 10 records" <<<"$(verify_out)"
+check "...verify intact: the unsigned records 5..8 are not in the chain" grep -q "^intact: 6 records" <<<"$(verify_out)"
+check "...they are in a quarantine file, byte for byte" bash -c '[ "$(wc -l <"$0"/quarantine-00000000000000000005-00000000000000000008.jsonl)" -eq 4 ]' "$A"
+# Lines appended by hand, with a correct hash chain but no head over them, are not laundered
+# into the chain by the next write: they go to the quarantine too.
+fresh launder
+"$B" run -- true
+python3 - "$(logf)" <<'PY'
+import sys, json, hashlib
+p = sys.argv[1]; last = json.loads(open(p).read().splitlines()[-1])
+rec = {"actor": "uid:0", "kind": "note", "payload": {"note": "FORGED BY HAND"}, "prev": last["hash"],
+       "run_id": last["run_id"], "seq": last["seq"] + 1, "ts": last["ts"]}
+canon = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+rec["hash"] = hashlib.sha256(canon.encode()).hexdigest()
+open(p, "a").write(json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+"$B" run -- true 2>"$T/err"
+check "a hand-appended record: the next run moves it out" grep -q "moved to .quarantine-" "$T/err"
+check "...and verify is intact without it" bash -c '"$0" audit verify | grep -q "^intact: 9 records" && ! "$0" audit list | grep -q "FORGED BY HAND"' "$B"
 # Real kill -9 in the middle of appending 256 KiB records.
 fresh kill9
 killed=0
