@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
+#include "../audit/queue.h"
 #include "../util/cleanup.h"
 #include "screen.h"
 
@@ -69,7 +71,107 @@ struct sup {
 	struct qbuf to_master;
 	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms;
 	bool stopping;
+	/* the audit trail (docs/audit.md): run.start and policy before the
+	 * agent starts, the broker's decisions, run.stop at the end */
+	struct berth_audit *audit;
+	struct berth_audit_queue *aq;
+	bool aq_failed;
+	char run_id[17], actor[80];
 };
+
+static long long now_ms(void);
+
+/* run.start and policy of the session's run, durable before the sandbox
+ * exists (written here, before any thread: nothing runs while berth clones). */
+static int session_audit_begin(struct sup *s, struct berth_error *err)
+{
+	const struct berth_policy *p = s->spec->policy;
+	struct berth_audit_entry e[2] = {{0}};
+	char digest[65], d[80];
+	char *pj = NULL;
+	json_t *argv = json_array(), *start = NULL, *pol = NULL;
+	int rc = -1;
+
+	s->audit = berth_audit_open(NULL, err);
+	if (s->audit == NULL)
+		goto out;
+	for (size_t i = 0; i < p->n_env; i++)
+		if (p->env[i].value != NULL && berth_audit_add_secret(s->audit, p->env[i].value, err) < 0)
+			goto out;
+	berth_audit_new_run_id(s->run_id);
+	snprintf(s->actor, sizeof s->actor, "session:%s:uid:%u", s->spec->name, (unsigned)getuid());
+	for (size_t i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	pj = berth_policy_to_json(p, false, err);
+	if (pj == NULL || berth_policy_digest(p, digest, err) < 0)
+		goto out;
+	snprintf(d, sizeof d, "sha256:%s", digest);
+	start = json_pack("{s:O, s:s?, s:s, s:s, s:s?, s:I, s:s}", "argv", argv, "workspace", p->workspace, "session",
+			  s->spec->name, "profile", s->spec->profile, "repo", s->spec->repo, "pid", (json_int_t)getpid(),
+			  "berth_version", BERTH_VERSION);
+	pol = json_pack("{s:s, s:o}", "digest", d, "policy", json_loads(pj, 0, NULL));
+	if (start == NULL || pol == NULL) {
+		berth_err(err, ENOMEM, "audit: cannot build the session's records");
+		goto out;
+	}
+	e[0] = (struct berth_audit_entry){.run_id = s->run_id, .kind = "run.start", .actor = s->actor, .payload = start};
+	e[1] = (struct berth_audit_entry){.run_id = s->run_id, .kind = "policy", .actor = s->actor, .payload = pol};
+	rc = berth_audit_append_batch(s->audit, e, 2, err);
+out:
+	free(pj);
+	json_decref(argv);
+	json_decref(start);
+	json_decref(pol);
+	if (rc < 0) {
+		berth_err_wrap(err, "the audit trail cannot record this session, so it does not start (fail closed)");
+		berth_audit_close(s->audit);
+		s->audit = NULL;
+	}
+	return rc;
+}
+
+static const char *outcome_word(enum berth_broker_outcome o)
+{
+	return o == BERTH_BROKER_ALLOWED ? "allowed" : o == BERTH_BROKER_REFUSED ? "refused" : "failed";
+}
+
+/* The broker's decisions (its thread, started after every clone). */
+static void session_net_decision(const struct berth_broker_decision *d, void *arg)
+{
+	struct sup *s = arg;
+	struct berth_error err = {0};
+
+	if (s->audit == NULL || s->aq_failed)
+		return;
+	if (s->aq == NULL && (s->aq = berth_audit_queue_new(s->audit, s->run_id, "broker", &err)) == NULL) {
+		s->aq_failed = true;
+		return;
+	}
+	json_t *p = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
+			      d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision", outcome_word(d->outcome),
+			      "host", d->host, "port", (json_int_t)d->port, "address", d->address, "reason", d->reason,
+			      "bytes_up", (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down,
+			      "duration_ms", (json_int_t)d->duration_ms);
+	if (p != NULL)
+		berth_audit_queue_push(s->aq, "net.decision", p, d->outcome == BERTH_BROKER_REFUSED, &err);
+}
+
+/* run.stop, after the broker stopped (the sandbox is freed). */
+static void session_audit_end(struct sup *s, int status)
+{
+	struct berth_error err = {0};
+
+	if (s->audit == NULL)
+		return;
+	berth_audit_queue_close(s->aq, &err);
+	s->aq = NULL;
+	json_t *stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(s->started_ms ? now_ms() - s->started_ms : 0));
+	if (stop != NULL)
+		berth_audit_append(s->audit, s->run_id, "run.stop", s->actor, stop, NULL, NULL, &err);
+	json_decref(stop);
+	berth_audit_close(s->audit);
+	s->audit = NULL;
+}
 
 static long long now_ms(void)
 {
@@ -538,6 +640,7 @@ static void end_session(struct sup *s, int status)
 	finish(s, status);
 	berth_sandbox_free(s->sb);
 	s->sb = NULL;
+	session_audit_end(s, status);
 	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
 	unlink(path);
 	close(s->spec->lock_fd);
@@ -644,6 +747,11 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	ro.quiet = true;
 	ro.pty_rows = (unsigned short)sp->rows;
 	ro.pty_cols = (unsigned short)sp->cols;
+	if (session_audit_begin(&s, &m.err) < 0)
+		goto fail;
+	ro.run_id = s.run_id;
+	ro.on_net_decision = session_net_decision;
+	ro.net_decision_arg = &s;
 	if (berth_sandbox_start(sp->policy, &ro, &s.sb, &m.err) < 0)
 		goto fail;
 	s.master = berth_sandbox_pty_master(s.sb);
@@ -676,6 +784,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 fail:
 	if (s.sb != NULL)
 		berth_sandbox_free(s.sb);
+	session_audit_end(&s, m.err.status ? m.err.status : 125);
 	if (s.rt_dir[0] != '\0') {
 		snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
 		unlink(path);

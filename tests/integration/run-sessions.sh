@@ -418,6 +418,16 @@ for c in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$c" 2>/dev/null | grep -qF "$SEC
 eq "secrets: the value is on no process's command line" "$hits" 0
 b stop envs --grace 1s
 
+# A session is a run in the audit trail: run.start and policy before the agent starts, run.stop at the end.
+export BERTH_AUDIT_DIR=$TOP/audit-sessions
+b spawn fake-claude --name aud1 --memory 256M
+eq "audit: a session starts" "$RC" 0
+b stop aud1 --grace 1s
+KINDS=$("$BERTH" audit --json 2>/dev/null | python3 -c 'import sys, json; print(" ".join(json.loads(l)["kind"] for l in sys.stdin))')
+eq "audit: the session's records" "$KINDS" "run.start policy run.stop"
+has "audit: the log verifies" "$("$BERTH" audit verify 2>&1)" "intact: 3 records"
+unset BERTH_AUDIT_DIR
+
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0
 
