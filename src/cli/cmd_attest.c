@@ -185,7 +185,8 @@ int cmd_attest(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	/* options may follow the run id (`berth attest RUN_ID --out FILE`) */
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			last = true;

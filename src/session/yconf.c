@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,12 +93,19 @@ int berth_yconf_load(const char *display, const char *buf, size_t len, yaml_docu
 
 char *berth_yconf_read_file(const char *path, size_t *len, struct berth_error *err)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK and a regular file only: a FIFO must not hang berth */
+	cleanup_close int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 	char *buf;
 	size_t n = 0;
 
 	if (fd < 0)
 		return berth_err(err, errno, "cannot open `%s`", path), err->status = BERTH_EXIT_USAGE, NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		berth_usage_err(err, "`%s` is not a regular file", path);
+		berth_err_hint(err, "name a YAML file");
+		return NULL;
+	}
 	buf = malloc(BERTH_YCONF_MAX + 2);
 	if (buf == NULL)
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
