@@ -149,10 +149,14 @@ static struct berth_audit *audit_start(const struct berth_policy *p, const char 
 				       struct berth_error *err);
 
 /*
- * audit_start() on a thread of its own, so that opening the log (libcrypto,
- * the host key) and making run.start and policy durable overlap the
- * sandbox's set-up; the sandbox joins it before the command may start
- * (berth_runtime_opts.before_release).
+ * audit_start() on a thread of its own, so that opening the log (the host
+ * key, the head's signature) and making run.start and policy durable overlap
+ * the sandbox's set-up.  The thread starts once the sandbox's first process
+ * is cloned (berth_runtime_opts.after_spawn: a thread alive at the raw
+ * clone would hang the child's setgroups(2)), and the sandbox joins it
+ * before the command may start (before_release).  When the sandbox fails
+ * before its clone, the join runs the job on the calling thread, so
+ * run.start and policy are recorded for every run that got this far.
  */
 struct audit_job {
 	const struct berth_policy *p;
@@ -171,9 +175,11 @@ static void *audit_job_main(void *arg)
 	return NULL;
 }
 
-/* Start the job, on a thread when @async (else now). */
+/* Start the job, on a thread when @async (else now); once. */
 static void audit_job_start(struct audit_job *j, bool async)
 {
+	if (j->started || j->done)
+		return;
 	if (async && pthread_create(&j->th, NULL, audit_job_main, j) == 0) {
 		j->started = true;
 		return;
@@ -185,6 +191,8 @@ static void audit_job_start(struct audit_job *j, bool async)
 /* Wait for the job; 0 when the records are durable, else -1 with @err. */
 static int audit_job_join(struct audit_job *j, struct berth_error *err)
 {
+	if (!j->started && !j->done)
+		audit_job_start(j, false);
 	if (j->started && !j->done) {
 		pthread_join(j->th, NULL);
 		j->done = true;
@@ -193,6 +201,11 @@ static int audit_job_join(struct audit_job *j, struct berth_error *err)
 		return 0;
 	*err = j->err;
 	return -1;
+}
+
+static void audit_after_spawn(void *arg)
+{
+	audit_job_start(arg, true);
 }
 
 static int audit_before_release(void *arg, struct berth_error *err)
@@ -426,8 +439,10 @@ int cmd_run(int argc, char **argv)
 	job.run_id = run_id;
 	job.actor = actor;
 	/* Evidence is recorded after run.start and policy, before the
-	 * sandbox: then the records are written first, on this thread. */
-	audit_job_start(&job, o.n_evidence == 0);
+	 * sandbox: then the records are written first, on this thread.
+	 * Otherwise the job starts on a thread once the sandbox is cloned. */
+	if (o.n_evidence > 0)
+		audit_job_start(&job, false);
 	if (job.done && audit_job_join(&job, &err) < 0) {
 		cli_print_error(&err);
 		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
@@ -448,6 +463,8 @@ int cmd_run(int argc, char **argv)
 		ro.run_id = run_id;
 		ro.on_measured = on_measured;
 		ro.measured_arg = &ctx;
+		ro.after_spawn = audit_after_spawn;
+		ro.spawn_arg = &job;
 		ro.before_release = audit_before_release;
 		ro.release_arg = &job;
 		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)

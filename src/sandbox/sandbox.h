@@ -54,6 +54,16 @@ struct berth_runtime_opts {
 	 * — for a record that could not be written. */
 	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
 	void *measured_arg;
+	/* Called in the supervisor right after the sandbox's first process is
+	 * cloned (and the janitor forked), while it sets itself up; may be
+	 * NULL.  The place to start threads that overlap the set-up: the child
+	 * is made with a raw clone(2), so a thread that exists at that moment
+	 * would be a ghost in the child's copy of glibc (setgroups(2) and the
+	 * other set*id wrappers signal every thread glibc knows of and wait for
+	 * them, forever; a lock the thread held stays held).  Called at most
+	 * once per run. */
+	void (*after_spawn)(void *arg);
+	void *spawn_arg;
 	/* Called in the supervisor once the sandbox is built (sync 2) and
 	 * before the command is let go to execve; may be NULL.  Work the
 	 * caller must finish before the command's first instruction (records

@@ -1563,6 +1563,9 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
+	/* Threads only from here on (see berth_runtime_opts.after_spawn). */
+	if (s->o->after_spawn != NULL)
+		s->o->after_spawn(s->o->spawn_arg); /* once: start() retries only after a refused clone */
 	if (compile_seccomp(s, err) < 0)
 		return -1;
 	if (wait_ready(s, err) < 0)
