@@ -48,11 +48,11 @@ fi
 {
 	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c \
 		src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
-		$(pkg-config --cflags --libs jansson libcrypto) -o "$out/fuzz_flags"
+		$(pkg-config --cflags --libs jansson libcrypto libsodium) -ldl -pthread -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
 		$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$out/fuzz_manifest"
 	clang "${CF[@]}" fuzz/fuzz_mcp.c "${mcp_src[@]}" \
-		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
+		$(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_mcp"
 	clang "${CF[@]}" fuzz/fuzz_hosts.c src/broker/addr.c src/broker/hosts.c -o "$out/fuzz_hosts"
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
@@ -65,13 +65,13 @@ fi
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
 	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
-		src/util/error.c $(pkg-config --cflags --libs jansson) $(pkg-config --cflags libcrypto) -ldl -pthread \
+		src/util/error.c $(pkg-config --cflags --libs jansson libsodium) $(pkg-config --cflags libcrypto) -ldl -pthread \
 		-o "$out/fuzz_audit"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
 		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
 	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
 		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
-		$(pkg-config --cflags --libs jansson libcrypto yaml-0.1) -o "$out/fuzz_rules"
+		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1) -ldl -pthread -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 }
 

@@ -3,7 +3,7 @@
 # tests/run and .ci/run: as root, missing packages are installed; as a user,
 # the missing ones are named.
 BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc make libc6-dev libseccomp-dev libyaml-dev libjansson-dev
-	libssl-dev libcmocka-dev libevent-dev libc-ares-dev libvterm-dev)
+	libssl-dev libsodium-dev libcmocka-dev libevent-dev libc-ares-dev libvterm-dev)
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript;
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and

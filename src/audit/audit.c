@@ -797,9 +797,20 @@ static int head_message(uint64_t seq, const char *hash, char *buf, size_t size)
 
 /* Parse and check one slot.  Returns 1 valid, 0 empty, -1 malformed, -2 bad
  * signature. */
-static int head_slot_parse(const char *slot, const unsigned char *pub, uint64_t *seq, char hash[65], char *why,
-			   size_t whylen)
+/*
+ * @k, when not NULL, is the loaded host key whose public half is @pub: a
+ * slot that holds exactly the signature @k makes over its message is valid
+ * without the verification.  Ed25519 signing is deterministic (RFC 8032
+ * 5.1.6: the nonce is a hash of the key and the message), so equal bytes
+ * prove the signature is the key's own; a slot that differs in any bit is
+ * still verified in full, and refused unless it verifies.  With libsodium a
+ * signature costs about a third of a verification (0.24 M against 0.64 M
+ * instructions), on every `berth run`.
+ */
+static int head_slot_parse(const char *slot, const unsigned char *pub, const struct berth_hostkey *k, uint64_t *seq,
+			   char hash[65], char *why, size_t whylen)
 {
+	unsigned char mine_sig[64];
 	size_t n = HEAD_SLOT;
 	json_t *o, *s;
 	const char *h, *sig, *type;
@@ -825,6 +836,11 @@ static int head_slot_parse(const char *slot, const unsigned char *pub, uint64_t 
 	*seq = (uint64_t)json_integer_value(s);
 	strcpy(hash, h);
 	head_message(*seq, h, msg, sizeof msg);
+	if (k != NULL && k->loaded && memcmp(k->pub, pub, 32) == 0 &&
+	    berth_sign(k, msg, strlen(msg), mine_sig, &err) == 0 && memcmp(mine_sig, sigb, 64) == 0) {
+		rc = 1;
+		goto out;
+	}
 	if (berth_verify(pub, msg, strlen(msg), sigb, &err) < 0) {
 		const char *other = json_string_value(json_object_get(o, "pub"));
 		unsigned char op[32];
@@ -855,8 +871,8 @@ out:
  * The newest valid head in @buf (2 slots).  Returns 0 with *seq/hash/slot
  * (seq 0, slot -1: none), or -1 with @why set when a slot is signed wrongly.
  */
-static int head_pick(const char *buf, const unsigned char *pub, uint64_t *seq, char hash[65], int *slot, char *why,
-		     size_t whylen)
+static int head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k, uint64_t *seq,
+		     char hash[65], int *slot, char *why, size_t whylen)
 {
 	*seq = 0;
 	strcpy(hash, ZERO_HASH);
@@ -864,7 +880,7 @@ static int head_pick(const char *buf, const unsigned char *pub, uint64_t *seq, c
 	for (int i = 0; i < 2; i++) {
 		uint64_t s = 0;
 		char h[65];
-		int rc = head_slot_parse(buf + i * HEAD_SLOT, pub, &s, h, why, whylen);
+		int rc = head_slot_parse(buf + i * HEAD_SLOT, pub, k, &s, h, why, whylen);
 
 		if (rc == -2)
 			return -1;
@@ -1129,7 +1145,7 @@ static int sync_tail(struct berth_audit *a, json_t **recovery, struct berth_erro
 	    fstat(a->logfd, &st) == 0 && (uint64_t)st.st_size == a->logsize &&
 	    faccessat(a->dfd, next, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	if (head_pick(buf, a->key.pub, &hseq, hhash, &slot, why, sizeof why) < 0) {
+	if (head_pick(buf, a->key.pub, &a->key, &hseq, hhash, &slot, why, sizeof why) < 0) {
 		berth_err(err, EBADMSG, "the audit head in `%s` is forged or damaged: %s", a->dir, why);
 		if (strstr(why, "made by another key") != NULL)
 			return berth_err_hint(err,
@@ -2040,7 +2056,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		}
 		pub = key.pub;
 	}
-	if (head_pick(buf, pub, &hseq, hhash, &slot, why, sizeof why) < 0) {
+	if (head_pick(buf, pub, NULL, &hseq, hhash, &slot, why, sizeof why) < 0) {
 		broken(v, r.dir, "head", 0, v->records, "the signed head is forged or damaged: %s", why);
 		goto out;
 	}

@@ -241,7 +241,8 @@ struct berth_audit_verdict {
  * record's seq and hash.
  * Returns 0 with @v filled (v->intact tells the result), or -1 with @err
  * filled when verification could not run (directory unreadable, ENOMEM,
- * libcrypto missing).
+ * ELIBACC: libsodium or, after berth_sha256_prefer_bulk(), libcrypto
+ * unusable).
  */
 int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_audit_verdict *v,
 		       struct berth_error *err);

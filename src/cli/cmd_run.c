@@ -166,10 +166,14 @@ static struct berth_audit *audit_start(const struct berth_policy *p, const char 
 				       struct berth_error *err);
 
 /*
- * audit_start() on a thread of its own, so that opening the log (libcrypto,
- * the host key) and making run.start and policy durable overlap the
- * sandbox's set-up; the sandbox joins it before the command may start
- * (berth_runtime_opts.before_release).
+ * audit_start() on a thread of its own, so that opening the log (the host
+ * key, the head's signature) and making run.start and policy durable overlap
+ * the sandbox's set-up.  The thread starts once the sandbox's first process
+ * is cloned (berth_runtime_opts.on_spawned: a thread alive at the raw
+ * clone would hang the child's setgroups(2)), and the sandbox joins it
+ * before the command may start (before_release).  When the sandbox fails
+ * before its clone, the join runs the job on the calling thread, so
+ * run.start and policy are recorded for every run that got this far.
  */
 struct audit_job {
 	const struct berth_policy *p;
@@ -188,9 +192,11 @@ static void *audit_job_main(void *arg)
 	return NULL;
 }
 
-/* Start the job, on a thread when @async (else now). */
+/* Start the job, on a thread when @async (else now); once. */
 static void audit_job_start(struct audit_job *j, bool async)
 {
+	if (j->started || j->done)
+		return;
 	if (async && pthread_create(&j->th, NULL, audit_job_main, j) == 0) {
 		j->started = true;
 		return;

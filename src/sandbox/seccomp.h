@@ -43,8 +43,8 @@ int berth_seccomp_compile(const struct berth_policy *p, const struct berth_secco
  * berth_seccomp_digest - fill @bpf->digest with the SHA-256 (hex) of the
  * program bytes.  Not part of compiling: nothing on the way to the command's
  * execve needs it.
- * Returns 0, or -1 with @err filled (EINVAL: no program; libcrypto cannot be
- * loaded).
+ * Returns 0, or -1 with @err filled (EINVAL: no program; ELIBACC: the SHA-256
+ * library cannot be used, see src/util/sha256.h).
  */
 int berth_seccomp_digest(struct berth_bpf *bpf, struct berth_error *err);
 

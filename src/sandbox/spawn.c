@@ -14,6 +14,8 @@
  *              --allow-degraded, start again from step 1 without them)
  *           5. write uid/gid maps, move the child into the run's cgroup
  *           ---- sync 1: parent -> child "maps and cgroup ready" ----
+ *   parent     then the caller's on_spawned hook: its threads start here,
+ *              never before the raw clone (see berth_runtime_opts)
  *   child   6. take the sandbox identity, unshare the cgroup namespace
  *           7. hostname, loopback, build the root and pivot_root
  *   parent     meanwhile compiles the seccomp filter (libseccomp), the one

@@ -7,13 +7,34 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef BERTH_LIBCRYPTO_SONAME
 #define BERTH_LIBCRYPTO_SONAME "libcrypto.so.3"
 #endif
+
+/* ---- libsodium: small buffers ---- */
+
+static pthread_once_t sodium_once = PTHREAD_ONCE_INIT;
+static bool sodium_ok;
+
+static void sodium_load(void)
+{
+	sodium_ok = sodium_init() >= 0;
+}
+
+static int sodium_ready(struct berth_error *err)
+{
+	pthread_once(&sodium_once, sodium_load);
+	return sodium_ok ? 0 : berth_err(err, ELIBACC, "libsodium failed to initialise (sodium_init)");
+}
+
+/* ---- libcrypto: bulk data, resolved on first use ---- */
 
 static struct {
 	int (*digest)(const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *);
@@ -27,6 +48,7 @@ static struct {
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_bool bulk;
 
 static void load(void)
 {
@@ -64,6 +86,11 @@ static int loaded(struct berth_error *err)
 	return berth_err_hint(err, "install it: `apt-get install libssl3`");
 }
 
+void berth_sha256_prefer_bulk(void)
+{
+	atomic_store(&bulk, true);
+}
+
 static void to_hex(const unsigned char *md, unsigned int n, char hex[65])
 {
 	static const char digits[] = "0123456789abcdef";
@@ -80,6 +107,13 @@ int berth_sha256_hex(const void *data, size_t len, char hex[65], struct berth_er
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
+	if (len <= BERTH_SHA256_SMALL_MAX && !atomic_load(&bulk)) {
+		if (sodium_ready(err) < 0)
+			return -1;
+		crypto_hash_sha256(md, data, len);
+		to_hex(md, crypto_hash_sha256_BYTES, hex);
+		return 0;
+	}
 	if (loaded(err) < 0)
 		return -1;
 	if (lib.digest(data, len, md, &n, lib.sha256(), NULL) != 1 || n != 32)
@@ -88,23 +122,50 @@ int berth_sha256_hex(const void *data, size_t len, char hex[65], struct berth_er
 	return 0;
 }
 
+/*
+ * Until BERTH_SHA256_SMALL_MAX bytes have been added the data is only kept
+ * in @buf (libsodium hashes it at the end); past that, libcrypto takes over
+ * with what was kept.  SHA-256 of the same bytes is the same whichever
+ * library computes it.
+ */
 struct berth_sha256 {
-	EVP_MD_CTX *ctx;
+	EVP_MD_CTX *ctx;         /* NULL while the data is small */
+	unsigned char *buf;
+	size_t len, cap;
 	bool failed;
+	struct berth_error why;  /* the reason when failed */
 };
+
+static int go_bulk(struct berth_sha256 *c)
+{
+	if (loaded(&c->why) < 0)
+		return -1;
+	c->ctx = lib.ctx_new();
+	if (c->ctx == NULL || lib.init(c->ctx, lib.sha256(), NULL) != 1 ||
+	    (c->len > 0 && lib.update(c->ctx, c->buf, c->len) != 1))
+		return berth_err(&c->why, ENOMEM, "cannot continue a sha256 digest in libcrypto");
+	free(c->buf);
+	c->buf = NULL;
+	c->len = c->cap = 0;
+	return 0;
+}
 
 struct berth_sha256 *berth_sha256_new(struct berth_error *err)
 {
 	struct berth_sha256 *c;
 
-	if (loaded(err) < 0)
+	if (sodium_ready(err) < 0)
 		return NULL;
 	c = calloc(1, sizeof *c);
-	if (c == NULL || (c->ctx = lib.ctx_new()) == NULL || lib.init(c->ctx, lib.sha256(), NULL) != 1) {
-		if (c != NULL && c->ctx != NULL)
+	if (c == NULL) {
+		berth_err(err, ENOMEM, "cannot start a sha256 digest");
+		return NULL;
+	}
+	if (atomic_load(&bulk) && go_bulk(c) < 0) {
+		*err = c->why;
+		if (c->ctx != NULL)
 			lib.ctx_free(c->ctx);
 		free(c);
-		berth_err(err, ENOMEM, "cannot start a sha256 digest");
 		return NULL;
 	}
 	return c;
@@ -112,21 +173,64 @@ struct berth_sha256 *berth_sha256_new(struct berth_error *err)
 
 int berth_sha256_update(struct berth_sha256 *c, const void *data, size_t len)
 {
-	if (!c->failed && lib.update(c->ctx, data, len) != 1)
+	if (c->failed)
+		return -1;
+	if (c->ctx == NULL && len > BERTH_SHA256_SMALL_MAX - c->len && go_bulk(c) < 0) {
 		c->failed = true;
-	return c->failed ? -1 : 0;
+		return -1;
+	}
+	if (c->ctx != NULL) {
+		if (lib.update(c->ctx, data, len) != 1) {
+			berth_err(&c->why, EINVAL, "sha256 failed in libcrypto");
+			c->failed = true;
+		}
+		return c->failed ? -1 : 0;
+	}
+	if (c->len + len > c->cap) {
+		size_t cap = c->cap ? c->cap : 1024;
+		unsigned char *p;
+
+		while (cap < c->len + len)
+			cap *= 2;
+		if (cap > BERTH_SHA256_SMALL_MAX)
+			cap = BERTH_SHA256_SMALL_MAX;
+		p = realloc(c->buf, cap);
+		if (p == NULL) {
+			berth_err(&c->why, ENOMEM, "out of memory in a sha256 digest");
+			c->failed = true;
+			return -1;
+		}
+		c->buf = p;
+		c->cap = cap;
+	}
+	if (len > 0)
+		memcpy(c->buf + c->len, data, len);
+	c->len += len;
+	return 0;
 }
 
 int berth_sha256_final(struct berth_sha256 *c, char hex[65], struct berth_error *err)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-	bool ok = !c->failed && lib.final(c->ctx, md, &n) == 1 && n == 32;
+	unsigned int n = 32;
+	bool ok = !c->failed;
 
-	lib.ctx_free(c->ctx);
+	if (ok && c->ctx != NULL)
+		ok = lib.final(c->ctx, md, &n) == 1 && n == 32;
+	else if (ok)
+		crypto_hash_sha256(md, c->buf != NULL ? c->buf : md, c->len);
+	if (c->ctx != NULL)
+		lib.ctx_free(c->ctx);
+	if (!ok) {
+		if (c->failed)
+			*err = c->why;
+		else
+			berth_err(err, EINVAL, "sha256 failed in libcrypto");
+	}
+	free(c->buf);
 	free(c);
 	if (!ok)
-		return berth_err(err, EINVAL, "sha256 failed in libcrypto");
+		return -1;
 	to_hex(md, n, hex);
 	return 0;
 }

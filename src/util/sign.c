@@ -2,13 +2,11 @@
 
 #include "sign.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,70 +16,22 @@
 
 #include "cleanup.h"
 
-#ifndef BERTH_LIBCRYPTO_SONAME
-#define BERTH_LIBCRYPTO_SONAME "libcrypto.so.3"
-#endif
-
-/* ---- libcrypto, resolved on first use (see sha256.c for why) ---- */
-
-static struct {
-	EVP_PKEY *(*new_raw_priv)(int, ENGINE *, const unsigned char *, size_t);
-	EVP_PKEY *(*new_raw_pub)(int, ENGINE *, const unsigned char *, size_t);
-	int (*get_raw_pub)(const EVP_PKEY *, unsigned char *, size_t *);
-	void (*pkey_free)(EVP_PKEY *);
-	EVP_MD_CTX *(*ctx_new)(void);
-	void (*ctx_free)(EVP_MD_CTX *);
-	int (*sign_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *, EVP_PKEY *);
-	int (*sign)(EVP_MD_CTX *, unsigned char *, size_t *, const unsigned char *, size_t);
-	int (*verify_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *, EVP_PKEY *);
-	int (*verify)(EVP_MD_CTX *, const unsigned char *, size_t, const unsigned char *, size_t);
-	int (*rand_bytes)(unsigned char *, int);
-	int (*ctx_copy)(EVP_MD_CTX *, const EVP_MD_CTX *);
-	bool ok;
-	char why[200];
-} lib;
+/* ---- libsodium ---- */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool sodium_ok;
 
 static void load(void)
 {
-	int (*init)(uint64_t, const OPENSSL_INIT_SETTINGS *);
-	void *h = dlopen(BERTH_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (h == NULL) {
-		snprintf(lib.why, sizeof lib.why, "%s", dlerror());
-		return;
-	}
-	*(void **)&init = dlsym(h, "OPENSSL_init_crypto");
-	*(void **)&lib.new_raw_priv = dlsym(h, "EVP_PKEY_new_raw_private_key");
-	*(void **)&lib.new_raw_pub = dlsym(h, "EVP_PKEY_new_raw_public_key");
-	*(void **)&lib.get_raw_pub = dlsym(h, "EVP_PKEY_get_raw_public_key");
-	*(void **)&lib.pkey_free = dlsym(h, "EVP_PKEY_free");
-	*(void **)&lib.ctx_new = dlsym(h, "EVP_MD_CTX_new");
-	*(void **)&lib.ctx_free = dlsym(h, "EVP_MD_CTX_free");
-	*(void **)&lib.sign_init = dlsym(h, "EVP_DigestSignInit");
-	*(void **)&lib.sign = dlsym(h, "EVP_DigestSign");
-	*(void **)&lib.verify_init = dlsym(h, "EVP_DigestVerifyInit");
-	*(void **)&lib.verify = dlsym(h, "EVP_DigestVerify");
-	*(void **)&lib.rand_bytes = dlsym(h, "RAND_bytes");
-	*(void **)&lib.ctx_copy = dlsym(h, "EVP_MD_CTX_copy_ex");
-	if (init == NULL || lib.new_raw_priv == NULL || lib.new_raw_pub == NULL || lib.get_raw_pub == NULL ||
-	    lib.pkey_free == NULL || lib.ctx_new == NULL || lib.ctx_free == NULL || lib.sign_init == NULL ||
-	    lib.sign == NULL || lib.verify_init == NULL || lib.verify == NULL || lib.rand_bytes == NULL || lib.ctx_copy == NULL) {
-		snprintf(lib.why, sizeof lib.why, "a symbol is missing");
-		return;
-	}
-	init(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
-	lib.ok = true;
+	sodium_ok = sodium_init() >= 0;
 }
 
 static int loaded(struct berth_error *err)
 {
 	pthread_once(&once, load);
-	if (lib.ok)
+	if (sodium_ok)
 		return 0;
-	berth_err(err, ELIBACC, "cannot load `%s`: %s", BERTH_LIBCRYPTO_SONAME, lib.why);
-	return berth_err_hint(err, "install it: `apt-get install libssl3`");
+	return berth_err(err, ELIBACC, "libsodium failed to initialise (sodium_init)");
 }
 
 /* ---- hex ---- */
@@ -250,17 +200,11 @@ static int mkdirs(const char *path, struct berth_error *err)
 	return 0;
 }
 
-static int pub_from_seed(const unsigned char seed[32], unsigned char pub[32], struct berth_error *err)
+/* The public key and libsodium's 64-byte secret key (seed || public key)
+ * from the 32-byte seed (RFC 8032 5.1.5). */
+static void keypair_from_seed(struct berth_hostkey *k)
 {
-	EVP_PKEY *pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, seed, 32);
-	size_t n = 32;
-	int ok;
-
-	if (pk == NULL)
-		return berth_err(err, EINVAL, "libcrypto refused the Ed25519 private key");
-	ok = lib.get_raw_pub(pk, pub, &n) == 1 && n == 32;
-	lib.pkey_free(pk);
-	return ok ? 0 : berth_err(err, EINVAL, "libcrypto cannot derive the Ed25519 public key");
+	crypto_sign_ed25519_seed_keypair(k->pub, k->sk, k->seed);
 }
 
 static int read_small(int dfd, const char *name, char *buf, size_t cap, struct stat *st, struct berth_error *err)
@@ -331,10 +275,8 @@ static int generate(struct berth_hostkey *k, int dfd, struct berth_error *err)
 	char pem[256];
 	int rc;
 
-	if (lib.rand_bytes(k->seed, 32) != 1)
-		return berth_err(err, EIO, "libcrypto's random generator failed");
-	if (pub_from_seed(k->seed, k->pub, err) < 0)
-		return -1;
+	randombytes_buf(k->seed, 32); /* getrandom(2); libsodium aborts rather than return weak bytes */
+	keypair_from_seed(k);
 	memcpy(der, der_priv_prefix, 16);
 	memcpy(der + 16, k->seed, 32);
 	pem_encode("PRIVATE KEY", der, sizeof der, pem, sizeof pem);
@@ -378,8 +320,7 @@ static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *e
 	}
 	memcpy(k->seed, der + 16, 32);
 	explicit_bzero(der, sizeof der);
-	if (pub_from_seed(k->seed, k->pub, err) < 0)
-		return -1;
+	keypair_from_seed(k);
 	/* The public file: rewrite it when missing (a crash during creation),
 	 * refuse when it names another key. */
 	if (read_small(dfd, BERTH_HOSTKEY_PUB_FILE, text, sizeof text, &st, err) < 0) {
@@ -435,25 +376,13 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 				continue; /* lost the race: load the winner's key */
 		}
 		if (rc == 0) {
-			EVP_PKEY *pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
-			EVP_MD_CTX *ctx = lib.ctx_new();
-
-			/* Prepared once: OpenSSL 3 fetches the algorithm on every
-			 * DigestSignInit, which costs more than the signature. */
-			if (pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1) {
-				k->sign_ctx = ctx;
-				ctx = NULL;
-			}
-			if (ctx != NULL)
-				lib.ctx_free(ctx);
-			if (pk != NULL)
-				lib.pkey_free(pk); /* the context holds its own reference */
 			k->loaded = true;
 			return 0;
 		}
 		break;
 	}
 	explicit_bzero(k->seed, sizeof k->seed);
+	explicit_bzero(k->sk, sizeof k->sk);
 	return -1;
 }
 
@@ -473,8 +402,6 @@ int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_
 	size_t n = 0;
 	struct stat st;
 
-	if (loaded(err) < 0)
-		return -1;
 	if (read_small(AT_FDCWD, path, text, sizeof text, &st, err) < 0)
 		return -1;
 	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 || memcmp(der, der_pub_prefix, 12) != 0)
@@ -485,59 +412,27 @@ int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_
 
 void berth_hostkey_clear(struct berth_hostkey *k)
 {
-	if (k->sign_ctx != NULL && lib.ok)
-		lib.ctx_free(k->sign_ctx);
 	explicit_bzero(k, sizeof *k);
 }
 
 int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsigned char sig[64],
 	       struct berth_error *err)
 {
-	EVP_PKEY *pk;
-	EVP_MD_CTX *ctx;
-	size_t n = 64;
-	int ok;
-
 	if (loaded(err) < 0)
 		return -1;
 	if (!k->loaded)
 		return berth_err(err, EINVAL, "no host key loaded");
-	if (k->sign_ctx != NULL) {
-		ctx = lib.ctx_new();
-		ok = ctx != NULL && lib.ctx_copy(ctx, k->sign_ctx) == 1 && lib.sign(ctx, sig, &n, msg, len) == 1 && n == 64;
-		if (ctx != NULL)
-			lib.ctx_free(ctx);
-		return ok ? 0 : berth_err(err, EINVAL, "Ed25519 signing failed in libcrypto");
-	}
-	pk = lib.new_raw_priv(EVP_PKEY_ED25519, NULL, k->seed, 32);
-	ctx = lib.ctx_new();
-	ok = pk != NULL && ctx != NULL && lib.sign_init(ctx, NULL, NULL, NULL, pk) == 1 &&
-	     lib.sign(ctx, sig, &n, msg, len) == 1 && n == 64;
-	if (ctx != NULL)
-		lib.ctx_free(ctx);
-	if (pk != NULL)
-		lib.pkey_free(pk);
-	return ok ? 0 : berth_err(err, EINVAL, "Ed25519 signing failed in libcrypto");
+	if (crypto_sign_ed25519_detached(sig, NULL, msg, len, k->sk) != 0)
+		return berth_err(err, EINVAL, "Ed25519 signing failed in libsodium");
+	return 0;
 }
 
 int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const unsigned char sig[64],
 		 struct berth_error *err)
 {
-	EVP_PKEY *pk;
-	EVP_MD_CTX *ctx;
-	int rc;
-
 	if (loaded(err) < 0)
 		return -1;
-	pk = lib.new_raw_pub(EVP_PKEY_ED25519, NULL, pub, 32);
-	if (pk == NULL)
-		return berth_err(err, EINVAL, "not a valid Ed25519 public key");
-	ctx = lib.ctx_new();
-	rc = ctx != NULL && lib.verify_init(ctx, NULL, NULL, NULL, pk) == 1 ? lib.verify(ctx, sig, 64, msg, len) : -1;
-	if (ctx != NULL)
-		lib.ctx_free(ctx);
-	lib.pkey_free(pk);
-	if (rc == 1)
+	if (crypto_sign_ed25519_verify_detached(sig, msg, len, pub) == 0)
 		return 0;
 	return berth_err(err, EBADMSG, "the Ed25519 signature does not verify");
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sign.h - Ed25519 signatures (RFC 8032) with berth's host key, through
- * OpenSSL's libcrypto (EVP_PKEY_ED25519), which is loaded with dlopen(3) on
- * first use like src/util/sha256.c: `berth run` only signs after it has
- * decided to run, and most other commands never sign.
+ * libsodium (crypto_sign_ed25519_*).  Not OpenSSL: loading and initialising
+ * libcrypto's Ed25519 (dlopen, relocations, the OpenSSL 3 provider set-up on
+ * the first key) cost about 9 M instructions at every `berth run`, libsodium's
+ * key set-up and one signature about 0.2 M (docs/benchmarks.md).  The key
+ * files are read and written here without any library: Ed25519 PKCS #8 and
+ * SubjectPublicKeyInfo DER have fixed prefixes (RFC 8410 section 10).
  *
  * The host key lives in $XDG_CONFIG_HOME/berth/keys/ (when XDG_CONFIG_HOME is
  * unset or not absolute: $HOME/.config/berth/keys/, HOME falling back to the
@@ -33,7 +36,7 @@ struct berth_hostkey {
 	unsigned char seed[32];  /* private key, raw 32-byte seed; wiped by berth_hostkey_clear */
 	char dir[4096];          /* the key directory it was loaded from */
 	bool loaded;
-	void *sign_ctx;          /* internal: a signing context prepared once (EVP_MD_CTX) */
+	unsigned char sk[64];    /* libsodium's secret key: seed || pub; wiped by berth_hostkey_clear */
 };
 
 /*
@@ -48,7 +51,7 @@ int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err);
  * berth_hostkey_load - load the host key from berth_hostkey_dir(), or from
  * @dir when berth_hostkey_load_dir is used.
  * @create: when the private key file does not exist, generate a key
- *          (OpenSSL's CSPRNG), write both files (O_EXCL, fsync, then
+ *          (libsodium's randombytes_buf, i.e. getrandom(2)), write both files (O_EXCL, fsync, then
  *          rename(2) into place, so a concurrent first use ends with one key)
  *          and load it.
  * Returns 0 with @k filled, or -1 with @err filled:
@@ -58,7 +61,7 @@ int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err);
  *            or stricter), or the directory is writable by others;
  *   EINVAL   the file is not an Ed25519 PKCS #8 PEM key, or the public key
  *            file does not match the private key;
- *   ELIBACC  libcrypto cannot be loaded;
+ *   ELIBACC  libsodium failed to initialise (sodium_init);
  *   other    errno of mkdir/open/write/fsync/rename (EACCES, ENOSPC, EIO...).
  * On failure @k holds no key material.
  */
@@ -68,8 +71,8 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 /*
  * berth_sign - Ed25519 signature (RFC 8032 "pure" Ed25519, no prehash) of
  * the @len bytes at @msg with @k, into @sig.
- * Returns 0, or -1 with @err filled (EINVAL: @k not loaded or libcrypto
- * refused; ELIBACC).  Thread-safe.
+ * Returns 0, or -1 with @err filled (EINVAL: @k not loaded; ELIBACC:
+ * sodium_init failed).  Thread-safe.
  */
 int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsigned char sig[64],
 	       struct berth_error *err);
@@ -78,9 +81,11 @@ int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsig
  * berth_verify - check an Ed25519 signature @sig over @msg with the raw
  * public key @pub.
  * Returns 0 when the signature is valid; -1 otherwise, with @err filled:
- *   EBADMSG  the signature does not verify (the message says so);
- *   EINVAL   @pub is not a valid Ed25519 public key;
- *   ELIBACC  libcrypto cannot be loaded.
+ *   EBADMSG  the signature does not verify (the message says so), which
+ *            includes a @pub that is not a usable Ed25519 public key:
+ *            libsodium refuses small-order public keys and non-canonical
+ *            signatures (s >= L, RFC 8032 5.1.7), as RFC 8032 allows;
+ *   ELIBACC  sodium_init failed.
  * Thread-safe.
  */
 int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const unsigned char sig[64],
@@ -90,12 +95,11 @@ int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const
  * berth_pubkey_load_pem - read a SubjectPublicKeyInfo PEM Ed25519 public key
  * (such as host-ed25519.pub.pem) from @path into @pub.
  * Returns 0, or -1 with @err filled (errno of open/read; EINVAL: not an
- * Ed25519 public key PEM; ELIBACC).
+ * Ed25519 public key PEM).
  */
 int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_error *err);
 
-/* berth_hostkey_clear - wipe the key material in @k (explicit_bzero) and
- * free its prepared signing context. */
+/* berth_hostkey_clear - wipe the key material in @k (explicit_bzero). */
 void berth_hostkey_clear(struct berth_hostkey *k);
 
 /* berth_hex - @n bytes at @in as 2n lowercase hex digits and a NUL in @out. */

@@ -155,6 +155,26 @@ for s in (0,512):
 open(p,'wb').write(b)
 PY
 expect_broken "forged head (seq changed) detected" "forged or damaged: the signature over seq 11 does not verify"
+# berth run accepts a head slot that is byte for byte the signature its own
+# key makes (Ed25519 is deterministic) and verifies any other: one bit of
+# either slot's signature changed must still stop the run.
+for which in newer older; do
+	tamper "sigbit-$which"
+	python3 - "$A/head" "$which" <<'PY'
+import json, sys
+p, which = sys.argv[1], sys.argv[2]
+b = bytearray(open(p, 'rb').read())
+seqs = [json.loads(b[s:s+512].decode().strip())["seq"] for s in (0, 512)]
+s = (0, 512)[seqs.index(max(seqs) if which == "newer" else min(seqs))]
+i = b.index(b'"sig":"', s, s + 512) + 7 + 127
+b[i] = ord('0') if b[i] != ord('0') else ord('1')
+open(p, 'wb').write(b)
+PY
+	"$B" run -- touch ran 2>"$T/err"; rc=$?
+	check "one bit of the $which head slot's signature changed: berth run refuses (125)" [ "$rc" -eq 125 ]
+	check "...the command did not run" [ ! -e "$T/ws/ran" ]
+	check "...and says the head does not verify" grep -q "forged or damaged: the signature over seq .* does not verify" "$T/err"
+done
 tamper otherkey
 mv "$T/cfg" "$T/cfg-real"
 "$B" run -- touch ran 2>"$T/err"; rc=$?

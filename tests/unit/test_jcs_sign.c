@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_jcs_sign.c - RFC 8785 canonical JSON against the RFC's own examples
- * (sections 3.2.2, 3.2.3, appendix B) and Ed25519 host keys and signatures
- * against RFC 8032's test vector 1 and against openssl(1).
+ * (sections 3.2.2, 3.2.3, appendix B), Ed25519 host keys and signatures
+ * against RFC 8032's test vector 1 and against openssl(1), and SHA-256 on
+ * both of its paths (libsodium up to 64 KiB, libcrypto beyond) against
+ * FIPS 180-2's examples.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "util/jcs.h"
+#include "util/sha256.h"
 #include "util/sign.h"
 
 static void jcs_is(const char *input, const char *want)
@@ -244,9 +247,64 @@ static void test_ed25519_rfc8032(void **state)
 	berth_hostkey_clear(&k);
 	for (size_t i = 0; i < sizeof k.seed; i++)
 		assert_int_equal(k.seed[i], 0);
+	for (size_t i = 0; i < sizeof k.sk; i++)
+		assert_int_equal(k.sk[i], 0);
 	assert_int_equal(berth_sign(&k, "x", 1, sig, &err), -1);
 	snprintf(path, sizeof path, "rm -rf '%s'", tmp);
 	assert_int_equal(system(path), 0);
+}
+
+/* One digest of @buf (@len bytes) three ways: at once, incrementally in
+ * @step-byte pieces, and incrementally in one piece. */
+static void sha256_all_ways(const unsigned char *buf, size_t len, size_t step, const char *want)
+{
+	struct berth_error err = {0};
+	struct berth_sha256 *c;
+	char hex[65];
+
+	assert_int_equal(berth_sha256_hex(buf, len, hex, &err), 0);
+	assert_string_equal(hex, want);
+	c = berth_sha256_new(&err);
+	assert_non_null(c);
+	for (size_t o = 0; o < len; o += step)
+		assert_int_equal(berth_sha256_update(c, buf + o, len - o < step ? len - o : step), 0);
+	assert_int_equal(berth_sha256_final(c, hex, &err), 0);
+	assert_string_equal(hex, want);
+	c = berth_sha256_new(&err);
+	assert_non_null(c);
+	assert_int_equal(berth_sha256_update(c, buf, len), 0);
+	assert_int_equal(berth_sha256_final(c, hex, &err), 0);
+	assert_string_equal(hex, want);
+}
+
+/* FIPS 180-2 appendix B.1 and B.3; 1,000,000 bytes cross from libsodium to
+ * libcrypto mid-stream (at 64 KiB), and after berth_sha256_prefer_bulk()
+ * every size goes through libcrypto with the same results. */
+static void test_sha256_paths(void **state)
+{
+	static unsigned char big[1000000];
+	char small_hex[65], bulk_hex[65];
+	struct berth_error err = {0};
+
+	(void)state;
+	memset(big, 'a', sizeof big);
+	for (int pass = 0; pass < 2; pass++) {
+		sha256_all_ways((const unsigned char *)"abc", 3, 1,
+				"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+		sha256_all_ways((const unsigned char *)"", 0, 1,
+				"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+		sha256_all_ways(big, sizeof big, 1000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+		sha256_all_ways(big, sizeof big, 65535, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+		/* Exactly the threshold (65536 bytes), and one byte past it
+		 * (digests from Python's hashlib). */
+		assert_int_equal(berth_sha256_hex(big, BERTH_SHA256_SMALL_MAX, pass ? bulk_hex : small_hex, &err), 0);
+		sha256_all_ways(big, BERTH_SHA256_SMALL_MAX, 4096, "bf718b6f653bebc184e1479f1935b8da974d701b893afcf49e701f3e2f9f9c5a");
+		sha256_all_ways(big, BERTH_SHA256_SMALL_MAX + 1, BERTH_SHA256_SMALL_MAX,
+				"008ffc88d3c96a9f307524eb361e47c5222a887fc45fa0c1fb8d429c5c23b430");
+		if (pass == 0)
+			berth_sha256_prefer_bulk();
+	}
+	assert_string_equal(small_hex, bulk_hex);
 }
 
 /* A generated key: modes, reload, mode checks, and openssl(1) verifies. */
@@ -322,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_rfc8785_numbers),   cmocka_unit_test(test_jcs_refusals),
 		cmocka_unit_test(test_jcs_check),
 		cmocka_unit_test(test_ed25519_rfc8032),   cmocka_unit_test(test_hostkey_generate),
+		cmocka_unit_test(test_sha256_paths), /* last: it turns on berth_sha256_prefer_bulk() */
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
