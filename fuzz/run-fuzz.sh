@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-30}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-CF=(-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc)
+CF=(-g -O1 -std=gnu11 -D_GNU_SOURCE -DBERTH_VERSION="\"fuzz\"" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc)
 
 manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c src/manifest/yschema.c
 	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
@@ -31,7 +31,7 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
 	src/util/text.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
-	src/broker/socks.c)
+	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/util/jcs.c src/util/sign.c)
 
 # fuzz_session feeds agent output to libvterm behind berth's filter.  With
 # BERTH_LIBVTERM_SRC=DIR (libvterm's source tree, e.g. from `apt-get source
@@ -61,7 +61,7 @@ fi
 		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
 		src/policy/rules.c src/util/ynode.c \
 		"${mcp_src[@]}" \
-		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares) \
+		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
 	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
