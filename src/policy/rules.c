@@ -461,6 +461,12 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
 		}
 		if (e == ENOENT || e == ENOTDIR)
 			return 0;
+		/* A directory on the way this caller may not search (a 0700
+		 * parent of the current directory): no file can be seen there,
+		 * as if none existed.  A file that is there but unreadable is
+		 * an error. */
+		if (e == EACCES && stat(path, &st) < 0 && errno == EACCES)
+			return 0;
 		return berth_err(err, e, "read the rules file `%s`", path);
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
