@@ -37,11 +37,19 @@ static void check_at(bool ok, int line)
 }
 #define check(ok) check_at((ok), __LINE__)
 
+/* Lines as YAML counts them (YAML 1.1 line breaks, which libyaml follows):
+ * LF, CR, CRLF (one), NEL (U+0085), LS (U+2028) and PS (U+2029). */
 static unsigned lines_in(const uint8_t *d, size_t n)
 {
 	unsigned l = 1;
-	for (size_t i = 0; i < n; i++)
-		l += d[i] == '\n';
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '\n' || (d[i] == '\r' && (i + 1 == n || d[i + 1] != '\n')))
+			l++;
+		else if (d[i] == 0xc2 && i + 1 < n && d[i + 1] == 0x85)
+			l++;
+		else if (d[i] == 0xe2 && i + 2 < n && d[i + 1] == 0x80 && (d[i + 2] == 0xa8 || d[i + 2] == 0xa9))
+			l++;
+	}
 	return l;
 }
 
