@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "../broker/broker.h"
+#include "../supervisor/evidence.h"
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
@@ -731,6 +732,11 @@ static void janitor_main(struct sandbox *s, int rfd)
 	}
 	berth_limits_cleanup_dirs(s->lim.dirs, s->lim.n_dirs);
 	berth_guard_cleanup(&s->guard);
+	/* The run's copy of its evidence lives as long as the run. */
+	if (s->p->evidence_dir != NULL) {
+		struct berth_error e = {0};
+		berth_evidence_remove(s->p->evidence_dir, &e);
+	}
 	_exit(0);
 }
 

@@ -181,6 +181,16 @@ has "evidence: mkdir fails with EROFS" "$OUT" "mkdir EROFS"
 has "evidence: executing a copy fails with EACCES (noexec, and Landlock grants no execute)" "$OUT" "exec EACCES"
 has "evidence: symlinks and FIFOs are not copied" "$OUT" "link False fifo False"
 [ -e "$RUNS/$ID/evidence" ] && fail "evidence: the copy is gone after the run" "still there" || pass "evidence: the copy is gone after the run"
+# ...also when berth itself is killed with SIGKILL mid-run (its janitor removes it).
+"$BERTH" run --evidence "$EV/note.txt" -- sh -c 'touch /workspace/ev-started; sleep 60' </dev/null >/dev/null 2>&1 &
+KP=$!
+for _ in $(seq 100); do [ -e "$WS/ev-started" ] && break; sleep 0.05; done
+KID=$(cat "$RUNS/last" 2>/dev/null)
+[ -d "$RUNS/$KID/evidence" ] && pass "evidence: the copy exists while the run goes on" || fail "evidence: the copy exists while the run goes on" "missing"
+kill -KILL "$KP"; wait "$KP" 2>/dev/null
+for _ in $(seq 100); do [ -e "$RUNS/$KID/evidence" ] || break; sleep 0.05; done
+[ -e "$RUNS/$KID/evidence" ] && fail "evidence: the copy is gone after berth is SIGKILLed" "still there" || pass "evidence: the copy is gone after berth is SIGKILLed"
+rm -f "$WS/ev-started"
 AUD=$("$BERTH" audit list --run "$ID" --json)
 K=$(printf '%s\n' "$AUD" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["kind"] for l in sys.stdin if l.strip()))')
 eq "evidence: audit order run.start policy evidence.ingest enforced run.stop" "$K" "run.start policy evidence.ingest enforced run.stop"
