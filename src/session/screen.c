@@ -449,6 +449,19 @@ static size_t put_utf8(char *o, uint32_t c)
 	return 4;
 }
 
+/*
+ * Characters that must not reach the caller's terminal through `berth peek`
+ * (or a classifier pattern): C0 and C1 controls and DEL, and the Unicode
+ * bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069; Unicode UAX #9), with which an agent could make text on the
+ * caller's screen read in another order than it is ("Trojan Source").
+ */
+static bool unsafe_char(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7f && c < 0xa0) || c == 0x061c || c == 0x200e || c == 0x200f ||
+	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
 char *berth_screen_line(const struct berth_screen *s, int row)
 {
 	int rows, cols;
@@ -473,7 +486,7 @@ char *berth_screen_line(const struct berth_screen *s, int row)
 			out[n++] = ' ';
 		} else {
 			for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; i++)
-				n += put_utf8(out + n, cell.chars[i] < 0x20 ? 0xfffd : cell.chars[i]);
+				n += put_utf8(out + n, unsafe_char(cell.chars[i]) ? 0xfffd : cell.chars[i]);
 		}
 		if (cell.chars[0] != 0 && cell.chars[0] != ' ')
 			keep = n;

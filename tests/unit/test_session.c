@@ -262,6 +262,9 @@ static void test_screen(void **state)
 	 * cannot take is dropped or replaced */
 	feed(s, "\033[8;1H\033[?::::::::::::::::::::::::::::::10e" "a\033]0;title\007b\xc2\x87" "c\xc0\xafz\033[K");
 	assert_string_equal(line(s, 7), "ab\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbdz");
+	/* Bidirectional controls (U+202E, U+2066) never reach the caller's terminal as such */
+	feed(s, "\033[4;1Hx\xe2\x80\xaey\xe2\x81\xa6z\033[K");
+	assert_string_equal(line(s, 3), "x\xef\xbf\xbdy\xef\xbf\xbdz");
 	/* REP: the last character again, as text */
 	feed(s, "\033[9;1Hq\033[3b");
 	assert_string_equal(line(s, 8), "qqqq");
