@@ -213,3 +213,16 @@ int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err
 	free(q);
 	return r;
 }
+
+json_t *berth_audit_net_payload(const struct berth_broker_decision *d)
+{
+	const char *decision = d->outcome == BERTH_BROKER_ALLOWED   ? "allowed"
+			       : d->outcome == BERTH_BROKER_REFUSED ? "refused"
+								    : "failed";
+
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
+			 d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision", decision, "host", d->host,
+			 "port", (json_int_t)d->port, "address", d->address, "reason", d->reason, "bytes_up",
+			 (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down, "duration_ms",
+			 (json_int_t)d->duration_ms);
+}

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "../broker/broker.h"
 #include "../util/error.h"
 #include "audit.h"
 
@@ -63,5 +64,13 @@ int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err)
  * first failure, and how many records were lost) otherwise.
  */
 int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err);
+
+/*
+ * berth_audit_net_payload - the payload of a `net.decision` record for one
+ * decision of the egress broker (docs/audit.md): proxy ("http", "socks5"),
+ * decision ("allowed", "refused", "failed"), host, port, address, reason,
+ * bytes_up, bytes_down, duration_ms.  Returns a new object, or NULL (ENOMEM).
+ */
+json_t *berth_audit_net_payload(const struct berth_broker_decision *d);
 
 #endif

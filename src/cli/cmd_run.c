@@ -253,20 +253,6 @@ struct net_audit {
 	uint64_t count[4], suppressed[4]; /* by enum berth_broker_outcome */
 };
 
-static const char *outcome_name(enum berth_broker_outcome o)
-{
-	switch (o) {
-	case BERTH_BROKER_ALLOWED:
-		return "allowed";
-	case BERTH_BROKER_REFUSED:
-		return "refused";
-	case BERTH_BROKER_FAILED:
-		return "failed";
-	default:
-		return "?";
-	}
-}
-
 static void on_net_decision(const struct berth_broker_decision *d, void *arg)
 {
 	struct net_audit *n = arg;
@@ -283,11 +269,7 @@ static void on_net_decision(const struct berth_broker_decision *d, void *arg)
 		n->failed = true;
 		return;
 	}
-	json_t *payload = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
-				    d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision",
-				    outcome_name(d->outcome), "host", d->host, "port", (json_int_t)d->port, "address",
-				    d->address, "reason", d->reason, "bytes_up", (json_int_t)d->bytes_up, "bytes_down",
-				    (json_int_t)d->bytes_down, "duration_ms", (json_int_t)d->duration_ms);
+	json_t *payload = berth_audit_net_payload(d);
 	if (payload != NULL)
 		berth_audit_queue_push(n->q, "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
 }

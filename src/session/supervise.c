@@ -130,11 +130,6 @@ out:
 	return rc;
 }
 
-static const char *outcome_word(enum berth_broker_outcome o)
-{
-	return o == BERTH_BROKER_ALLOWED ? "allowed" : o == BERTH_BROKER_REFUSED ? "refused" : "failed";
-}
-
 /* The broker's decisions (its thread, started after every clone). */
 static void session_net_decision(const struct berth_broker_decision *d, void *arg)
 {
@@ -147,11 +142,7 @@ static void session_net_decision(const struct berth_broker_decision *d, void *ar
 		s->aq_failed = true;
 		return;
 	}
-	json_t *p = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
-			      d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision", outcome_word(d->outcome),
-			      "host", d->host, "port", (json_int_t)d->port, "address", d->address, "reason", d->reason,
-			      "bytes_up", (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down,
-			      "duration_ms", (json_int_t)d->duration_ms);
+	json_t *p = berth_audit_net_payload(d);
 	if (p != NULL)
 		berth_audit_queue_push(s->aq, "net.decision", p, d->outcome == BERTH_BROKER_REFUSED, &err);
 }

@@ -288,20 +288,6 @@ static int audit_release(void *arg, struct berth_error *err)
 	return 0;
 }
 
-static const char *outcome_name(enum berth_broker_outcome o)
-{
-	switch (o) {
-	case BERTH_BROKER_ALLOWED:
-		return "allowed";
-	case BERTH_BROKER_REFUSED:
-		return "refused";
-	case BERTH_BROKER_FAILED:
-		return "failed";
-	default:
-		return "?";
-	}
-}
-
 /* The egress broker's decisions, on its thread: a refusal is durable before
  * the app's client gets its 403, as for `berth run`. */
 static void audit_net(const struct berth_broker_decision *d, void *arg)
@@ -311,15 +297,11 @@ static void audit_net(const struct berth_broker_decision *d, void *arg)
 
 	if (a->aq == NULL)
 		return;
-	json_t *payload =
-	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:s}", "proxy",
-		      d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision",
-		      outcome_name(d->outcome), "host", d->host, "port", (json_int_t)d->port, "address",
-		      d->address, "reason", d->reason, "bytes_up", (json_int_t)d->bytes_up, "bytes_down",
-		      (json_int_t)d->bytes_down, "duration_ms", (json_int_t)d->duration_ms, "app", a->m.name);
-	if (payload != NULL)
-		berth_audit_queue_push_as(a->aq, "broker", "net.decision", payload,
-					  d->outcome == BERTH_BROKER_REFUSED, &err);
+	json_t *payload = berth_audit_net_payload(d);
+	if (payload == NULL)
+		return;
+	json_object_set_new(payload, "app", json_string(a->m.name));
+	berth_audit_queue_push_as(a->aq, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
 }
 
 /* tool.call for @q (not waited for: its tool.result is).  Returns 0, or -1
