@@ -283,6 +283,28 @@ static void release_slot(struct conn *c)
 	pthread_mutex_unlock(&c->b->mu);
 }
 
+/* Free the splice relay's events, pipes, descriptors and pending bytes
+ * (each part only if made); the directions are left empty. */
+static void splice_release(struct conn *c)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sdir *d = &c->d[i];
+		if (d->rd != NULL)
+			event_free(d->rd);
+		if (d->wr != NULL)
+			event_free(d->wr);
+		if (d->p[0] >= 0)
+			close(d->p[0]);
+		if (d->p[1] >= 0)
+			close(d->p[1]);
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);
+		free(d->pending);
+		c->d[i] = (struct sdir){.p = {-1, -1}};
+		c->fd[i] = -1;
+	}
+}
+
 static void conn_free(struct conn *c)
 {
 	struct berth_broker *b = c->b;
@@ -296,22 +318,8 @@ static void conn_free(struct conn *c)
 		bufferevent_free(c->cl);
 	if (c->up != NULL)
 		bufferevent_free(c->up);
-	if (c->spliced) {
-		for (int i = 0; i < 2; i++) {
-			struct sdir *d = &c->d[i];
-			if (d->rd != NULL)
-				event_free(d->rd);
-			if (d->wr != NULL)
-				event_free(d->wr);
-			if (d->p[0] >= 0)
-				close(d->p[0]);
-			if (d->p[1] >= 0)
-				close(d->p[1]);
-			free(d->pending);
-			if (c->fd[i] >= 0)
-				close(c->fd[i]);
-		}
-	}
+	if (c->spliced)
+		splice_release(c);
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->http != NULL) {
@@ -750,22 +758,7 @@ static int splice_start(struct conn *c, const void *up_prefix, size_t up_len, co
 	c->spliced = true;
 	return pump(c, &c->d[0]) && pump(c, &c->d[1]) ? 1 : -1;
 fallback:
-	for (int i = 0; i < 2; i++) {
-		struct sdir *d = &c->d[i];
-		if (d->rd != NULL)
-			event_free(d->rd);
-		if (d->wr != NULL)
-			event_free(d->wr);
-		if (d->p[0] >= 0)
-			close(d->p[0]);
-		if (d->p[1] >= 0)
-			close(d->p[1]);
-		if (c->fd[i] >= 0)
-			close(c->fd[i]);
-		free(d->pending);
-		c->d[i] = (struct sdir){.p = {-1, -1}};
-		c->fd[i] = -1;
-	}
+	splice_release(c);
 	return 0;
 }
 
