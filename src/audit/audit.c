@@ -225,29 +225,6 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-static int mkdirs(const char *path, struct berth_error *err)
-{
-	char tmp[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof tmp)
-		return berth_err(err, ENAMETOOLONG, "path `%s` is too long", path);
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-				return berth_err(err, errno, "cannot create directory `%s`", tmp);
-			*p = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	return 0;
-}
-
 static int write_all_at(int fd, const char *buf, size_t len, off_t off)
 {
 	while (len > 0) {
@@ -1570,7 +1547,7 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 	} else if (berth_audit_dir(a->dir, sizeof a->dir, err) < 0) {
 		goto fail;
 	}
-	if (mkdirs(a->dir, err) < 0)
+	if (berth_mkdirs_private(a->dir, err) < 0)
 		goto fail;
 	a->dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (a->dfd < 0) {

@@ -176,8 +176,7 @@ int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
 	return 0;
 }
 
-/* mkdir -p with 0700 for every directory it creates; @path must be absolute. */
-static int mkdirs(const char *path, struct berth_error *err)
+int berth_mkdirs_private(const char *path, struct berth_error *err)
 {
 	char tmp[4096];
 	size_t n = strlen(path);
@@ -350,7 +349,7 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 	if (strlen(dir) >= sizeof k->dir)
 		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
 	strcpy(k->dir, dir);
-	if (create && mkdirs(dir, err) < 0)
+	if (create && berth_mkdirs_private(dir, err) < 0)
 		return -1;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)

@@ -48,6 +48,15 @@ struct berth_hostkey {
 int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err);
 
 /*
+ * berth_mkdirs_private - `mkdir -p` of @path (absolute), mode 0700 for every
+ * directory it creates (the key directory here, the audit directory in
+ * src/audit).  Existing directories are left as they are.
+ * Returns 0, or -1 with @err filled (ENAMETOOLONG beyond 4095 bytes, or the
+ * mkdir(2) error naming the directory).
+ */
+int berth_mkdirs_private(const char *path, struct berth_error *err);
+
+/*
  * berth_hostkey_load - load the host key from berth_hostkey_dir(), or from
  * @dir when berth_hostkey_load_dir is used.
  * @create: when the private key file does not exist, generate a key
