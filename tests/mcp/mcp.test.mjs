@@ -439,6 +439,7 @@ await test("logging", async () => {
 	eq(await c.client.setLoggingLevel("error"), {}, "logging/setLevel error answers {}");
 	const word2 = `quiet-${UNIQ}-${rnd()}`;
 	await c.client.callTool({ name: "log", arguments: { text: word2 } });
+	await waitFor(() => c.stderr().includes(`[probe] stderr: ${word2}`), 3000);
 	await sleep(700);
 	eq(msgs.filter((m) => String(m.data).includes(word2)), [], "at level error, info lines are not sent");
 	has(c.stderr(), `[probe] stderr: ${word2}`, "(they still reach berth's stderr)");
@@ -455,6 +456,8 @@ await test("list_changed through berth dev", async () => {
 	ok(await waitFor(() => fs.existsSync(sock), 15000), "berth dev's control socket appears", d.out());
 	const c = await connect({ apps: [["probe", probe.dir]], env, tag: "dev" });
 	defer(() => c.close());
+	/* stderr and stdout are two pipes: the line may be read after initialize's answer. */
+	await waitFor(() => c.stderr().includes("is served by a running `berth dev`"), 3000);
 	has(c.stderr(), "is served by a running `berth dev`", "berth mcp attaches to the running berth dev");
 	const changed = [];
 	c.client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.push(Date.now()));
@@ -523,6 +526,7 @@ await test("berth dev notices a change made as soon as its control socket appear
 	ok(reloaded, "berth dev reloads the app within 2 s of the edit", `berth dev output:\n${d.out()}`);
 	const c = await connect({ apps: [["probe", probe.dir]], env, tag: "race" });
 	defer(() => c.close());
+	await waitFor(() => c.stderr().includes("is served by a running `berth dev`"), 3000);
 	has(c.stderr(), "is served by a running `berth dev`", "berth mcp attaches to it");
 	eq((await c.client.callTool({ name: "ping", arguments: {} })).isError, false, "a call through it works");
 });
