@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #ifdef BERTH_HAVE_CLASSIFIER
 #include "agent_state.h"
 #endif
@@ -103,20 +104,14 @@ static int mkdir_private(const char *path, struct berth_error *err)
 
 int berth_session_runtime_dir(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
 	char top[PATH_MAX], sub[PATH_MAX];
-	struct stat st;
 
-	if (rt != NULL && rt[0] == '/')
-		snprintf(top, sizeof top, "%s/berth", rt);
-	else
-		snprintf(top, sizeof top, "/tmp/berth-%u", (unsigned)getuid());
-	snprintf(sub, sizeof sub, "%s/sessions", top);
-	if (create && (mkdir_private(top, err) < 0 || mkdir_private(sub, err) < 0))
+	if (berth_runtime_dir(create, top, sizeof top, err) < 0)
 		return -1;
-	if (lstat(top, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0))
-		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", top,
-				       (unsigned)getuid());
+	if (snprintf(sub, sizeof sub, "%s/sessions", top) >= (int)sizeof sub)
+		return berth_usage_err(err, "the session directory under `%s` is too long", top);
+	if (create && mkdir_private(sub, err) < 0)
+		return -1;
 	if ((name == NULL ? snprintf(buf, len, "%s", sub) : snprintf(buf, len, "%s/%s", sub, name)) >= (int)len ||
 	    strlen(buf) + sizeof "/ctl.sock" > sizeof((struct sockaddr_un){0}).sun_path)
 		return berth_usage_err(err, "the session directory `%s/%s` is too long for a socket path", sub,

@@ -6,7 +6,7 @@
  * `berth ps` shows is read from the session directories.
  *
  * Places (each directory 0700, owned by the caller):
- *   $XDG_RUNTIME_DIR/berth/sessions/NAME/ (else /tmp/berth-UID/sessions/NAME/)
+ *   $XDG_RUNTIME_DIR/berth/sessions/NAME/ (else berth_runtime_dir()'s fallback)
  *       ctl.sock      control socket (same uid only: SO_PEERCRED)
  *       lock          flock(2)ed by the supervisor for its whole life
  *       session.json  metadata (written atomically)

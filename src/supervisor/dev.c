@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #include "lines.h"
 
 #define MAX_APPS 16
@@ -37,24 +38,14 @@ static long long now_us(void)
 
 int berth_dev_socket_path(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
 	char dir[PATH_MAX], sub[PATH_MAX];
-	struct stat st;
 
-	if (rt != NULL && rt[0] == '/')
-		snprintf(dir, sizeof dir, "%s/berth", rt);
-	else
-		snprintf(dir, sizeof dir, "/tmp/berth-%u", (unsigned)getuid());
-	snprintf(sub, sizeof sub, "%s/dev", dir);
-	if (create) {
-		if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || (mkdir(sub, 0700) < 0 && errno != EEXIST))
-			return berth_err(err, errno, "cannot create `%s`", sub);
-	}
-	/* Someone else's directory in /tmp must not route our calls. */
-	if (lstat(dir, &st) == 0 &&
-	    (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0))
-		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it",
-				       dir, (unsigned)getuid());
+	if (berth_runtime_dir(create, dir, sizeof dir, err) < 0)
+		return -1;
+	if (snprintf(sub, sizeof sub, "%s/dev", dir) >= (int)sizeof sub)
+		return berth_usage_err(err, "the control socket directory under `%s` is too long", dir);
+	if (create && mkdir(sub, 0700) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", sub);
 	if (snprintf(buf, len, "%s/%s.sock", sub, name) >= (int)len ||
 	    strlen(buf) >= sizeof((struct sockaddr_un){0}).sun_path)
 		return berth_usage_err(err, "the control socket path for `%s` is too long", name);

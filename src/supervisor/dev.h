@@ -5,7 +5,7 @@
  * socket.
  *
  * Control socket: $XDG_RUNTIME_DIR/berth/dev/<app>.sock (or
- * /tmp/berth-<uid>/dev/<app>.sock without XDG_RUNTIME_DIR), directory 0700,
+ * the fallback of berth_runtime_dir() without XDG_RUNTIME_DIR), directory 0700,
  * owned by the caller.  Protocol: JSON-RPC 2.0, one message per line
  * (docs/protocol.md framing), methods:
  *   call  params {export, input, timeout_ms?} → result {output}, or an error

@@ -428,6 +428,37 @@ eq "audit: the session's records" "$KINDS" "run.start policy run.stop"
 has "audit: the log verifies" "$("$BERTH" audit verify 2>&1)" "intact: 3 records"
 unset BERTH_AUDIT_DIR
 
+# Without XDG_RUNTIME_DIR: /run/user/UID/berth (logind's), else /run/berth for root, else
+# /tmp/berth-UID, which must be a private directory of the caller (another user may have made it).
+U=$(id -u)
+LOGIND=/run/user/$U
+if [ -d "$LOGIND" ] && [ "$(stat -c %u:%a "$LOGIND")" = "$U:700" ]; then RD=$LOGIND/berth
+elif [ "$U" = 0 ]; then RD=/run/berth
+else RD=/tmp/berth-$U; fi
+RD_EXISTED=0; [ -e "$RD" ] && RD_EXISTED=1
+nox() { env -u XDG_RUNTIME_DIR "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
+nox spawn fake-codex --name rd1 --memory 256M
+eq "runtime dir: spawn without XDG_RUNTIME_DIR starts" "$RC" 0
+[ -S "$RD/sessions/rd1/ctl.sock" ] && pass "runtime dir: its control socket is under $RD" \
+	|| fail "runtime dir: control socket under $RD" "$(ls -la "$RD" "$RD/sessions" 2>&1)"
+eq "runtime dir: $RD is private" "$(stat -c %u:%a "$RD")" "$U:700"
+nox ps rd1
+has "runtime dir: ps without XDG_RUNTIME_DIR finds it" "$OUT" rd1
+nox stop rd1 --grace 1s
+eq "runtime dir: stop without XDG_RUNTIME_DIR" "$RC" 0
+if [ "$RD" = "/tmp/berth-$U" ]; then
+	# A directory in /tmp that is not private is refused, and nothing is started in it.
+	mv "$RD" "$RD.keep.$$"
+	mkdir -m 755 "$RD"
+	nox spawn fake-codex --name rd2 --memory 256M
+	eq "runtime dir: a /tmp/berth-UID open to others is refused (exit 2)" "$RC" 2
+	has "runtime dir: the message names it" "$ERR" "\`$RD\` is not a private directory of uid $U"
+	has "runtime dir: and says to set XDG_RUNTIME_DIR" "$ERR" "XDG_RUNTIME_DIR"
+	eq "runtime dir: nothing was made in it" "$(ls -A "$RD")" ""
+	rmdir "$RD"; mv "$RD.keep.$$" "$RD"
+fi
+[ "$RD_EXISTED" = 0 ] && rm -rf "$RD"
+
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0
 

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rundir.c - berth's per-user runtime directory (rundir.h).
+ */
+#include "rundir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool private_dir_of(const struct stat *st, uid_t uid)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == uid && (st->st_mode & 0077) == 0;
+}
+
+int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *err)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	uid_t uid = getuid();
+	char logind[64];
+	struct stat st;
+	int n;
+
+	snprintf(logind, sizeof logind, "/run/user/%u", (unsigned)uid);
+	if (rt != NULL && rt[0] == '/')
+		n = snprintf(buf, len, "%s/berth", rt);
+	else if (lstat(logind, &st) == 0 && private_dir_of(&st, uid))
+		n = snprintf(buf, len, "%s/berth", logind);
+	else if (uid == 0)
+		n = snprintf(buf, len, "/run/berth");
+	else
+		n = snprintf(buf, len, "/tmp/berth-%u", (unsigned)uid);
+	if (n < 0 || (size_t)n >= len)
+		return berth_err(err, ENAMETOOLONG, "the runtime directory under `%s` is too long", rt ? rt : "/tmp");
+	if (create && mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create the runtime directory `%s`", buf);
+	if (lstat(buf, &st) < 0) {
+		if (errno == ENOENT && !create)
+			return 0;
+		return berth_err(err, errno, "cannot stat the runtime directory `%s`", buf);
+	}
+	if (!private_dir_of(&st, uid)) {
+		berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", buf,
+				(unsigned)uid);
+		return berth_err_hint(err,
+				      "remove it if it is yours, or set XDG_RUNTIME_DIR to a directory of yours (mode 0700)");
+	}
+	return 0;
+}

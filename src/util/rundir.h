@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rundir.h - berth's per-user runtime directory: where `berth dev` keeps its
+ * control sockets and sessions keep theirs.
+ */
+#ifndef BERTH_RUNDIR_H
+#define BERTH_RUNDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/*
+ * berth_runtime_dir - the runtime directory of the calling user (real uid)
+ * into @buf (@len bytes), the first of:
+ *   1. $XDG_RUNTIME_DIR/berth when XDG_RUNTIME_DIR is an absolute path (XDG
+ *      Base Directory Specification, "XDG_RUNTIME_DIR");
+ *   2. /run/user/UID/berth when /run/user/UID is a directory owned by the
+ *      caller with no group or other access (the one systemd-logind makes);
+ *   3. /run/berth for root (/run is root's: no other user can take the name);
+ *   4. /tmp/berth-UID.
+ * The choice depends only on the environment and those directories, so every
+ * berth of one user finds the same one.  With @create the directory is made,
+ * mode 0700 (its parent must exist).  In every case, if it exists it must be
+ * a directory (not a symlink) of the caller's uid with no group or other
+ * permission bits: in /tmp another user could have made it first to route
+ * our sockets, or to refuse us service.
+ * Returns 0, or -1 with @err filled: ENAMETOOLONG when the path does not
+ * fit; the mkdir(2)/lstat(2) error; a usage error (exit status 2) naming the
+ * directory and telling to set XDG_RUNTIME_DIR when it is not private.
+ */
+int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *err);
+
+#endif
