@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -25,6 +26,7 @@ struct ingest {
 	bool progress;
 	uint64_t next_report;
 	unsigned char *buf;
+	const char *dest;
 };
 
 static const char *type_name(mode_t m)
@@ -67,10 +69,54 @@ static int add_entry(struct ingest *g, const char *rel, const struct stat *sb, c
 	return 0;
 }
 
+/* "1.5 GiB": @bytes for a message. */
+static void human_size(uint64_t bytes, char out[32])
+{
+	static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, 32, "%llu bytes", (unsigned long long)bytes);
+	else
+		snprintf(out, 32, "%.1f %s", v, unit[u]);
+}
+
+/*
+ * Refuse a file that would not fit in the free space under @ddir, leaving
+ * BERTH_EVIDENCE_RESERVE_BYTES free (the audit trail and the run's state live
+ * on that filesystem too), before a byte of it is read: a sparse file of a
+ * terabyte costs nothing to make and would otherwise be read and written
+ * until the disk is full.
+ */
+static int check_room(int ddir, const struct stat *sb, const char *shown, const char *dest, struct berth_error *err)
+{
+	struct statvfs vf;
+	uint64_t avail, size = (uint64_t)sb->st_size;
+	char want[32], have[32];
+
+	if (fstatvfs(ddir, &vf) < 0)
+		return berth_err(err, errno, "cannot see the free space under `%s`", dest);
+	avail = (uint64_t)vf.f_bavail * (uint64_t)vf.f_frsize;
+	if (size <= avail && avail - size >= BERTH_EVIDENCE_RESERVE_BYTES)
+		return 0;
+	human_size(size, want);
+	human_size(avail, have);
+	berth_err(err, ENOSPC, "evidence `%s` is %s, and only %s are free under `%s` (berth keeps %u MiB free)", shown,
+		  want, have, dest, (unsigned)(BERTH_EVIDENCE_RESERVE_BYTES >> 20));
+	return berth_err_hint(err, "free space there (or set XDG_STATE_HOME to a larger filesystem), or leave it out");
+}
+
 /* One regular file: read once, hash and write the same bytes. */
 static int copy_file(struct ingest *g, int sfd, const struct stat *sb, int ddir, const char *name, const char *rel,
 		     const char *shown, struct berth_error *err)
 {
+	if (check_room(ddir, sb, shown, g->dest, err) < 0)
+		return -1;
 	cleanup_close int dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	struct berth_sha256 *h;
 	char hex[65];
@@ -260,7 +306,7 @@ static json_t *sorted(json_t *m)
 json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bool progress,
 			      struct berth_evidence_stats *st, struct berth_error *err)
 {
-	struct ingest g = {.st = st, .progress = progress, .next_report = BERTH_EVIDENCE_PROGRESS_BYTES};
+	struct ingest g = {.st = st, .progress = progress, .next_report = BERTH_EVIDENCE_PROGRESS_BYTES, .dest = dest};
 	cleanup_close int ddir = -1;
 	json_t *out = NULL;
 	int r = 0;

@@ -22,6 +22,9 @@
 
 #include "../util/error.h"
 
+/* A file is copied only if this many bytes stay free after it. */
+#define BERTH_EVIDENCE_RESERVE_BYTES (64ULL << 20)
+
 /* Above this many bytes, progress lines go to stderr (every this many). */
 #define BERTH_EVIDENCE_PROGRESS_BYTES (256ULL << 20)
 
@@ -43,7 +46,10 @@ struct berth_evidence_stats {
  *   status 2  two PATHs with the same name (`berth: evidence name `x` is
  *             given twice`), a file that cannot be opened or read (EACCES,
  *             EIO...: the message names it);
- *   125       @dest cannot be created or written (ENOSPC...).
+ *   125       @dest cannot be created or written (EIO...), or ENOSPC: a
+ *             file larger than the free space under @dest less
+ *             BERTH_EVIDENCE_RESERVE_BYTES, refused before it is read (the
+ *             message names the file, its size and the free space).
  */
 json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bool progress,
 			      struct berth_evidence_stats *st, struct berth_error *err);

@@ -217,6 +217,15 @@ else
 	pass "evidence: unreadable file (checked in the unprivileged run)"
 	pass "evidence: (unprivileged run names the file)"
 fi
+# A sparse file larger than the disk: refused before a byte is read (not copied until the disk is full).
+mkdir -p "$TOP/big"; truncate -s 8T "$TOP/big/huge.img"; chmod -R a+rX "$TOP/big"
+S0=$SECONDS
+timeout 60 "$BERTH" run --evidence "$TOP/big" -- true </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "evidence: a file larger than the free space is exit 125" "$RC" 125
+has "evidence: names the file and its size" "$ERR" "evidence \`$TOP/big/huge.img\` is 8.0 TiB, and only"
+[ $((SECONDS - S0)) -lt 20 ] && pass "evidence: refused at once (not read)" || fail "evidence: refused at once" "$((SECONDS - S0)) s"
+rm -rf "$TOP/big"
+[ -n "$(last)" ] && [ "$(last)" != "$ID" ] && [ "$(ls "$RUNS" | wc -l)" -gt "$n0" ] && rm -rf "${RUNS:?}/$(last)"
 BERTH_TEST_FORCE_OFF=userns run --allow-degraded --yes --evidence "$EV/note.txt" -- true
 eq "evidence: without user namespaces berth refuses (exit 125)" "$RC" 125
 has "evidence: says why" "$ERR" "--evidence needs the sandbox's own mount namespace"
