@@ -9,8 +9,19 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BATCH_MAX 256
+
+/*
+ * How long the writer holds records nobody waits for (a tool.call, an
+ * allowed connection's net.decision) before it commits them, unless someone
+ * starts waiting first: a resident app's tool.call then shares one group
+ * commit with its tool.result, which is waited for, instead of the result's
+ * commit queueing behind the call's (two fdatasync pairs per call).  A
+ * record is durable at most this much later than with an immediate commit.
+ */
+#define LINGER_NS 2000000L
 
 struct item {
 	struct item *next;
@@ -28,6 +39,7 @@ struct berth_audit_queue {
 	pthread_cond_t work, done;
 	struct item *head, **tail;
 	uint64_t pushed, written; /* tickets: pushed so far, appended (or failed) so far */
+	unsigned waiters;	  /* threads in push(wait) or sync: commit at once */
 	bool stop, failed;
 	size_t lost;
 	struct berth_error err; /* the first failure */
@@ -51,6 +63,18 @@ static void *writer(void *arg)
 			pthread_cond_wait(&q->work, &q->mu);
 		if (q->head == NULL && q->stop)
 			break;
+		if (q->waiters == 0 && !q->stop) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_nsec += LINGER_NS;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (q->waiters == 0 && !q->stop &&
+			       pthread_cond_timedwait(&q->work, &q->mu, &until) != ETIMEDOUT)
+				;
+		}
 		/* take up to BATCH_MAX records, append them without the lock */
 		struct item *batch = q->head, *it = batch;
 		size_t n = 1;
@@ -110,8 +134,12 @@ struct berth_audit_queue *berth_audit_queue_new(struct berth_audit *a, const cha
 	}
 	q->a = a;
 	q->tail = &q->head;
+	pthread_condattr_t ca;
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->work, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->work, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&q->done, NULL);
 	if (pthread_create(&q->th, NULL, writer, q) != 0) {
 		pthread_mutex_destroy(&q->mu);
@@ -161,8 +189,10 @@ int berth_audit_queue_push_as(struct berth_audit_queue *q, const char *actor, co
 	int r = 0;
 	if (wait) {
 		uint64_t mine = it->ticket; /* @it may be freed from here on */
+		q->waiters++;
 		while (q->written < mine)
 			pthread_cond_wait(&q->done, &q->mu);
+		q->waiters--;
 		if (q->failed) {
 			*err = q->err;
 			r = -1;
@@ -178,8 +208,13 @@ int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err)
 
 	pthread_mutex_lock(&q->mu);
 	uint64_t mine = q->pushed;
-	while (q->written < mine && !q->failed)
-		pthread_cond_wait(&q->done, &q->mu);
+	if (q->written < mine) {
+		q->waiters++;
+		pthread_cond_signal(&q->work); /* no lingering: someone waits */
+		while (q->written < mine && !q->failed)
+			pthread_cond_wait(&q->done, &q->mu);
+		q->waiters--;
+	}
 	if (q->failed) {
 		*err = q->err;
 		r = -1;

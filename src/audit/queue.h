@@ -3,7 +3,9 @@
  * queue.h - records for the audit trail from a thread that must not wait
  * for the disk on every event (the egress broker's event loop): pushed
  * records are appended by a writer thread of the queue, as one group commit
- * for all that are waiting (berth_audit_append_batch).  A push can also wait
+ * for all that are waiting (berth_audit_append_batch).  Records nobody waits
+ * for are held up to 2 ms, or until somebody waits, so that they share the
+ * next waited-for commit (a tool.call with its tool.result).  A push can also wait
  * until its record is durable: the broker does so for a refusal, so that the
  * 403 reaches the client only once the refusal is on disk (docs/audit.md,
  * "Durability").
