@@ -775,14 +775,11 @@ static int established(struct conn *c)
 	c->last_ms = now_ms();
 	berth_addr_format(&c->addrs[c->next_addr - 1], c->addr_txt, sizeof(c->addr_txt));
 	if (c->kind == BERTH_BROKER_SOCKS5) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		const struct sockaddr *bound = NULL;
-		if (getsockname(bufferevent_getfd(c->up), (struct sockaddr *)&ss, &sl) == 0)
-			bound = (const struct sockaddr *)&ss;
-		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, bound);
-		if (n < 0)
-			n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
+		/* BND.ADDR 0.0.0.0:0, not the outgoing socket's address: that is
+		 * the host's own address on its network (a private or VPC address
+		 * the sandbox has no business learning); clients ignore it for
+		 * CONNECT (RFC 1928 6) */
+		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
 		rlen = n > 0 ? (size_t)n : 0;
 	} else if (c->connect) {
 		int n = berth_http_format_established(buf, sizeof(buf));

@@ -699,6 +699,8 @@ static void test_socks(void **state)
 	assert_int_equal(rep[0], 5);
 	assert_int_equal(rep[1], 0);
 	assert_int_equal(rep[3], 1);
+	/* BND.ADDR and BND.PORT are zero: not the host's own address and port */
+	assert_memory_equal(rep + 4, "\0\0\0\0\0\0", 6);
 	send_str(fd, "socks!");
 	recv_exact(fd, buf, 6);
 	assert_memory_equal(buf, "socks!", 6);
