@@ -749,7 +749,7 @@ static int splice_start(struct conn *c, const void *up_prefix, size_t up_len, co
 	evbuffer_remove(out, c->d[1].pending, queued);
 	if (reply_len > 0)
 		memcpy(c->d[1].pending + queued, reply, reply_len);
-	count(c, true, body);
+	count(c, true, up_len + body); /* a plain request's head counts: it carries the client's data too */
 	c->d[0].limited = limited;
 	c->d[0].budget = limited ? budget - body : 0;
 	bufferevent_free(c->cl);
@@ -803,6 +803,7 @@ static int established(struct conn *c)
 	}
 	if (!c->spliced && !(c->kind == BERTH_BROKER_SOCKS5 || c->connect)) {
 		bufferevent_write(c->up, c->head_out, c->head_len);
+		count(c, true, c->head_len);
 		free(c->head_out);
 		c->head_out = NULL;
 		berth_body_init(&c->body, c->body_kind, c->body_length);
