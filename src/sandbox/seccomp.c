@@ -67,7 +67,8 @@ enum deny_when {
 	DENY_TTY_IOCTL,    /* cmd TIOCSTI or TIOCLINUX */
 	DENY_RAW_SOCKET,   /* AF_PACKET, SOCK_RAW (but AF_NETLINK), SOCK_PACKET */
 	DENY_SOCKET_PROTO, /* AF_INET/6: a transport Landlock's TCP rules do not cover
-			    * (protocol above IPPROTO_ICMPV6, DCCP, SOCK_SEQPACKET) */
+			    * (stream/datagram protocol above IPPROTO_ICMPV6, SOCK_DCCP,
+			    * SOCK_SEQPACKET) */
 	DENY_IF_AFFINITY,  /* every call, only with opts->block_affinity */
 	DENY_FASTOPEN,     /* the flags argument (arg) carries MSG_FASTOPEN */
 	DENY_TFO_SOCKOPT,  /* setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT) */
@@ -352,26 +353,32 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 	case DENY_SETID_MODE:
 		return add_setid_rules(ctx, e, nr, err);
 	case DENY_SOCKET_PROTO: {
-		/* In AF_INET and AF_INET6 every protocol berth lets through (0,
-		 * ICMP, TCP, UDP, ICMPv6) is at most IPPROTO_ICMPV6; above it are
-		 * IPPROTO_L2TP, IPPROTO_SCTP, IPPROTO_UDPLITE, IPPROTO_SMC,
-		 * IPPROTO_MPTCP, and DCCP (33) is below.  The protocol is compared
-		 * on all 64 bits: high bits only make it larger, so they cannot
-		 * slip one past.  Protocol 0 picks the type's first transport:
-		 * SOCK_SEQPACKET is SCTP (its module loads on demand), SOCK_DCCP is
-		 * DCCP.  AF_INET (2) and AF_INET6 (10) are one comparison (bit 3
-		 * masked out): no other family below AF_NETLINK + 1 matches, and a
-		 * family with high bits set is denied by the family rules.  Other
-		 * families keep their own rules (AF_PACKET: EPERM). */
+		/* In AF_INET and AF_INET6 every protocol of a stream or datagram
+		 * socket berth lets through (0, ICMP, TCP, UDP, ICMPv6) is at most
+		 * IPPROTO_ICMPV6; above it are IPPROTO_L2TP, IPPROTO_SCTP,
+		 * IPPROTO_UDPLITE, IPPROTO_SMC, IPPROTO_MPTCP.  The protocol is
+		 * compared on all 64 bits: high bits only make it larger, so they
+		 * cannot slip one past.  SOCK_SEQPACKET (SCTP; protocol 0 picks it,
+		 * and its module loads on demand) and SOCK_DCCP are denied whatever
+		 * the protocol.  SOCK_RAW is left to the raw-socket rules (EPERM).
+		 * AF_INET (2) and AF_INET6 (10) are one comparison (bit 3 masked
+		 * out): no other family below AF_NETLINK + 1 matches, and a family
+		 * with high bits set is denied by the family rules. */
 		struct scmp_arg_cmp inet = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff7, AF_INET);
-		struct scmp_arg_cmp rules[][2] = {
-			{inet, SCMP_A2(SCMP_CMP_GT, IPPROTO_ICMPV6, 0)},
-			{inet, SCMP_A2(SCMP_CMP_EQ, IPPROTO_DCCP, 0)},
-			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DCCP)},
+		struct scmp_arg_cmp above = SCMP_A2(SCMP_CMP_GT, IPPROTO_ICMPV6, 0);
+		struct scmp_arg_cmp rules[][3] = {
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM), above},
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM), above},
+		};
+		struct scmp_arg_cmp types[][2] = {
 			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET)},
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DCCP)},
 		};
 		for (size_t i = 0; i < BERTH_ARRAY_SIZE(rules); i++)
-			if (add_rule(ctx, e, nr, 2, rules[i], err) < 0)
+			if (add_rule(ctx, e, nr, 3, rules[i], err) < 0)
+				return -1;
+		for (size_t i = 0; i < BERTH_ARRAY_SIZE(types); i++)
+			if (add_rule(ctx, e, nr, 2, types[i], err) < 0)
 				return -1;
 		return 0;
 	}

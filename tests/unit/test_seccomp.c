@@ -323,6 +323,9 @@ static int p_udplite(void) { return sock(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE);
 static int p_l2tp(void) { return sock(AF_INET, SOCK_DGRAM, 115 /* IPPROTO_L2TP */); }
 static int p_smc(void) { return sock(AF_INET, SOCK_STREAM, 256 /* IPPROTO_SMC */); }
 static int p_dccp(void) { return sock(AF_INET, SOCK_DCCP, IPPROTO_DCCP); }
+/* SOCK_RAW keeps its own refusal, whatever the protocol number */
+static int p_inet6_raw_raw(void) { return sock(AF_INET6, SOCK_RAW, IPPROTO_RAW); }
+static int p_inet_raw_mptcp(void) { return sock(AF_INET, SOCK_RAW, 262); }
 static int p_dccp0(void) { return sock(AF_INET6, SOCK_DCCP, 0); }
 
 static int p_pers_linux(void) { return result(personality(PER_LINUX)); }
@@ -451,6 +454,8 @@ static void test_sockets(void **state)
 	EXPECT(p_smc, EPROTONOSUPPORT);
 	EXPECT(p_dccp, EPROTONOSUPPORT);
 	EXPECT(p_dccp0, EPROTONOSUPPORT);
+	EXPECT(p_inet6_raw_raw, EPERM);
+	EXPECT(p_inet_raw_mptcp, EPERM);
 }
 
 static void test_personality(void **state)
