@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char csv[96], again[96];
 		memset(&err, 0, sizeof err);
 		if (berth_dns_server_parse(argv[i], csv, sizeof csv, &err) == 0) {
-			if (berth_dns_server_parse(csv, again, sizeof again, &err) < 0 || strcmp(csv, again) != 0)
+			if (berth_dns_server_parse(csv, again, sizeof again, &err) < 0 ||
+			    strcmp(csv, again) != 0)
 				abort();
 		} else if (err.msg[0] == '\0' || err.status != BERTH_EXIT_USAGE) {
 			abort();

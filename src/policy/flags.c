@@ -86,8 +86,8 @@ static int add_allow_host(struct berth_policy *p, const char *arg, struct berth_
 
 	if (berth_host_pattern_parse(arg, &pat, reason, sizeof reason) < 0) {
 		char clean[160];
-		berth_usage_err(err, "invalid --allow-host `%s`: %s", berth_text_clean(clean, sizeof clean, arg),
-				reason);
+		berth_usage_err(err, "invalid --allow-host `%s`: %s",
+				berth_text_clean(clean, sizeof clean, arg), reason);
 		return berth_err_hint(
 		    err, "write host, *.domain, an IP address or [IPv6], optionally :PORT or :*");
 	}
@@ -195,12 +195,14 @@ static int load_preset(struct berth_policy *p, const char *name, struct berth_er
 	if (text == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	if (len > PRESET_MAX_BYTES) {
-		berth_usage_err(err, "the network preset `%s` is larger than %d bytes", path, PRESET_MAX_BYTES);
+		berth_usage_err(err, "the network preset `%s` is larger than %d bytes", path,
+				PRESET_MAX_BYTES);
 		return berth_err_hint(err, "write one allow-host pattern per line");
 	}
 	text[len] = '\0';
 	if (memchr(text, '\0', len) != NULL) {
-		berth_usage_err(err, "the network preset `%s` contains a NUL byte: it is not a text file", path);
+		berth_usage_err(err, "the network preset `%s` contains a NUL byte: it is not a text file",
+				path);
 		return berth_err_hint(err, "write one allow-host pattern per line");
 	}
 	unsigned lineno = 0;
@@ -209,8 +211,8 @@ static int load_preset(struct berth_policy *p, const char *name, struct berth_er
 		size_t ll = nl != NULL ? (size_t)(nl - s) : strlen(s);
 		lineno++;
 		if (ll > PRESET_LINE_MAX) {
-			berth_usage_err(err, "the network preset `%s`, line %u, is longer than %d bytes", path,
-					lineno, PRESET_LINE_MAX);
+			berth_usage_err(err, "the network preset `%s`, line %u, is longer than %d bytes",
+					path, lineno, PRESET_LINE_MAX);
 			return berth_err_hint(err, "write one allow-host pattern per line");
 		}
 		if (nl != NULL)

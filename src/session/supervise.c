@@ -157,7 +157,8 @@ static void session_audit_end(struct sup *s, int status)
 
 	if (s->audit == NULL)
 		return;
-	json_t *sum = s->aq != NULL ? berth_audit_net_summary(&s->net_cap) : NULL; /* the broker has stopped */
+	json_t *sum =
+	    s->aq != NULL ? berth_audit_net_summary(&s->net_cap) : NULL; /* the broker has stopped */
 	if (sum != NULL)
 		berth_audit_queue_push(s->aq, "net.decision", sum, false, &err);
 	berth_audit_queue_close(s->aq, &err);

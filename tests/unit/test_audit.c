@@ -500,8 +500,8 @@ static void test_net_cap(void **state)
 {
 	(void)state;
 	struct berth_audit_net_cap c = {0};
-	struct berth_broker_decision refused = {.outcome = BERTH_BROKER_REFUSED, .host = "h", .address = "",
-						.reason = "not declared"};
+	struct berth_broker_decision refused = {
+	    .outcome = BERTH_BROKER_REFUSED, .host = "h", .address = "", .reason = "not declared"};
 	struct berth_broker_decision allowed = refused, failed = refused;
 	allowed.outcome = BERTH_BROKER_ALLOWED;
 	failed.outcome = BERTH_BROKER_FAILED;
@@ -521,8 +521,9 @@ static void test_net_cap(void **state)
 	json_t *sum = berth_audit_net_summary(&c);
 	assert_non_null(sum);
 	char *text = json_dumps(sum, JSON_SORT_KEYS | JSON_COMPACT);
-	assert_string_equal(text, "{\"allowed_not_recorded\":0,\"decision\":\"summary\",\"failed_not_recorded\":1,"
-				  "\"recorded_each\":1000,\"refused_not_recorded\":100}");
+	assert_string_equal(text,
+			    "{\"allowed_not_recorded\":0,\"decision\":\"summary\",\"failed_not_recorded\":1,"
+			    "\"recorded_each\":1000,\"refused_not_recorded\":100}");
 	free(text);
 	json_decref(sum);
 }
