@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/dns.h"
 #include "policy/flags.h"
 #include "policy/policy.h"
 
@@ -44,6 +45,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		berth_parse_size(argv[i], "size", &u64, &err);
 		berth_parse_duration_ms(argv[i], "duration", &u64, &err);
 		berth_parse_millicpus(argv[i], &u32, &err);
+		/* a --dns server: accepted text reads back to itself; a refusal says why */
+		char csv[96], again[96];
+		memset(&err, 0, sizeof err);
+		if (berth_dns_server_parse(argv[i], csv, sizeof csv, &err) == 0) {
+			if (berth_dns_server_parse(csv, again, sizeof again, &err) < 0 ||
+			    strcmp(csv, again) != 0)
+				abort();
+		} else if (err.msg[0] == '\0' || err.status != BERTH_EXIT_USAGE) {
+			abort();
+		}
 	}
 	memset(&err, 0, sizeof err);
 	if (berth_run_parse(argc, argv, no_env, &o, &err) == 0 && !o.help) {

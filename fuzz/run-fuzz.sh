@@ -2,7 +2,7 @@
 # Builds every parser fuzzer with clang (libFuzzer + ASan + UBSan) and runs
 # them for a bounded total time (default 30 s, split evenly, at least 1 s
 # each):
-#   fuzz_flags     `berth run` options and value parsers
+#   fuzz_flags     `berth run` options and value parsers (and --dns servers)
 #   fuzz_manifest  berth.yml and the JSON Schema subset
 #   fuzz_mcp       `berth mcp`'s message handling
 #   fuzz_hosts     egress: allow-host patterns and address literals
@@ -47,8 +47,8 @@ fi
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
 	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c \
-		src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
-		$(pkg-config --cflags --libs jansson libcrypto libsodium) -ldl -pthread -o "$out/fuzz_flags"
+		src/broker/hosts.c src/broker/addr.c src/broker/dns.c src/util/text.c src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto libsodium libevent libcares) -ldl -pthread -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
 		$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$out/fuzz_manifest"
 	clang "${CF[@]}" fuzz/fuzz_mcp.c "${mcp_src[@]}" \
@@ -70,8 +70,9 @@ fi
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
 		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
 	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c \
-		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/util/error.c src/util/sha256.c \
-		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1) -ldl -pthread -o "$out/fuzz_rules"
+		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/broker/dns.c src/util/text.c \
+		src/util/error.c src/util/sha256.c \
+		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1 libevent libcares) -ldl -pthread -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 }
 

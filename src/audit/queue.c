@@ -261,3 +261,24 @@ json_t *berth_audit_net_payload(const struct berth_broker_decision *d)
 			 (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down, "duration_ms",
 			 (json_int_t)d->duration_ms);
 }
+
+bool berth_audit_net_admit(struct berth_audit_net_cap *c, const struct berth_broker_decision *d)
+{
+	unsigned k = (unsigned)d->outcome < 4 ? (unsigned)d->outcome : 0;
+
+	if (++c->count[k] <= BERTH_AUDIT_NET_MAX_PER_OUTCOME)
+		return true;
+	c->suppressed[k]++;
+	return false;
+}
+
+json_t *berth_audit_net_summary(const struct berth_audit_net_cap *c)
+{
+	if (c->suppressed[0] + c->suppressed[1] + c->suppressed[2] + c->suppressed[3] == 0)
+		return NULL;
+	return json_pack("{s:s, s:I, s:I, s:I, s:I}", "decision", "summary", "recorded_each",
+			 (json_int_t)BERTH_AUDIT_NET_MAX_PER_OUTCOME, "allowed_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_ALLOWED], "refused_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_REFUSED], "failed_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_FAILED]);
+}

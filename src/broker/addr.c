@@ -169,6 +169,7 @@ const char *berth_addr_spelling_describe(int spelling, char *buf, size_t len)
 	X(100, 100, 100, 200, 32, "cloud metadata (100.100.100.200)")                                        \
 	X(100, 64, 0, 0, 10, "shared address space, CGNAT (100.64.0.0/10)")                                  \
 	X(127, 0, 0, 0, 8, "loopback (127.0.0.0/8)")                                                         \
+	X(168, 63, 129, 16, 32, "cloud metadata (168.63.129.16)")                                            \
 	X(169, 254, 169, 254, 32, "cloud metadata (169.254.169.254)")                                        \
 	X(169, 254, 170, 2, 32, "cloud metadata (169.254.170.2)")                                            \
 	X(169, 254, 0, 0, 16, "link-local (169.254.0.0/16)")                                                 \

@@ -35,6 +35,9 @@
  *   100.100.100.200   "cloud metadata (100.100.100.200)"    Alibaba Cloud instance metadata
  *   100.64.0.0/10     "shared address space, CGNAT (100.64.0.0/10)"   RFC 6598
  *   127.0.0.0/8       "loopback (127.0.0.0/8)"              RFC 1122 3.2.1.3
+ *   168.63.129.16     "cloud metadata (168.63.129.16)"      Azure WireServer (the VM agent's goal state:
+ *                     extension settings, certificates), platform DNS and DHCP; a public address, so
+ *                     no range above covers it (Microsoft Learn, "What is IP address 168.63.129.16?")
  *   169.254.169.254   "cloud metadata (169.254.169.254)"    AWS, GCP, Azure, OpenStack, DigitalOcean ...
  *   169.254.170.2     "cloud metadata (169.254.170.2)"      AWS ECS task metadata and credentials
  *   169.254.0.0/16    "link-local (169.254.0.0/16)"         RFC 3927

@@ -50,6 +50,7 @@
 #define MAX_LISTENERS 8
 #define PUMP_ROUNDS 16 /* splice rounds per callback, so one busy tunnel cannot starve the others */
 #define FDS_PER_TUNNEL 6 /* client, upstream, two pipes */
+#define LOCAL_ADDRS_MAX_AGE_MS 1000 /* the host's own addresses are read again after this */
 
 enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 
@@ -128,12 +129,16 @@ struct berth_broker {
 	struct conn *conns;
 	unsigned nconns, ntunnels;
 
-	/* This machine's own interface addresses, read at start: refused
-	 * like loopback unless the exact literal was declared (a declared
-	 * name whose DNS answers the host's public address would otherwise
-	 * reach services bound to 0.0.0.0 on it). */
+	/* This machine's own interface addresses: refused like loopback
+	 * unless the exact literal was declared (a declared name whose DNS
+	 * answers the host's public address would otherwise reach services
+	 * bound to 0.0.0.0 on it).  Read at start and again when a check
+	 * finds the list older than LOCAL_ADDRS_MAX_AGE_MS: a session runs
+	 * for days, and the host gains addresses (DHCP, a VPN, SLAAC
+	 * temporary addresses).  Touched on the loop's thread only. */
 	struct berth_addr *local;
 	size_t nlocal;
+	uint64_t local_ms;
 
 	pthread_mutex_t mu; /* guards st and refused */
 	struct berth_broker_stats st;
@@ -157,39 +162,49 @@ static void timer_in(struct conn *c, uint64_t ms)
 	evtimer_add(c->timer, &tv);
 }
 
-/* Read the host's interface addresses (getifaddrs(3)); best effort. */
+/* Read the host's interface addresses (getifaddrs(3)) into b->local; best
+ * effort: when they cannot be read, the previous list stays. */
 static void load_local_addrs(struct berth_broker *b)
 {
 	struct ifaddrs *ifa = NULL;
-	size_t n = 0;
+	struct berth_addr *list;
+	size_t n = 0, got = 0;
 
+	b->local_ms = now_ms();
 	if (getifaddrs(&ifa) < 0)
 		return;
 	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
 		if (i->ifa_addr != NULL && (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6))
 			n++;
-	b->local = calloc(n ? n : 1, sizeof *b->local);
-	for (struct ifaddrs *i = ifa; b->local != NULL && i != NULL; i = i->ifa_next) {
+	list = calloc(n ? n : 1, sizeof *list);
+	for (struct ifaddrs *i = ifa; list != NULL && i != NULL; i = i->ifa_next) {
 		if (i->ifa_addr == NULL)
 			continue;
 		socklen_t sl = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
 			     : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								   : 0;
-		if (sl != 0 && berth_addr_from_sockaddr(i->ifa_addr, sl, &b->local[b->nlocal]) == 0)
-			b->nlocal++;
+		if (sl != 0 && berth_addr_from_sockaddr(i->ifa_addr, sl, &list[got]) == 0)
+			got++;
 	}
 	freeifaddrs(ifa);
+	if (list == NULL)
+		return;
+	free(b->local);
+	b->local = list;
+	b->nlocal = got;
 }
 
 /* berth_host_addr_allowed(), and not an address of this machine unless
  * that exact literal was declared.  @why: the rule when refused. */
-static bool addr_allowed(const struct berth_broker *b, const struct berth_host_decision *d,
+static bool addr_allowed(struct berth_broker *b, const struct berth_host_decision *d,
 			 const struct berth_addr *a, const char **why)
 {
 	if (!berth_host_addr_allowed(d, a, why))
 		return false;
 	if (d->explicit_literal)
 		return true;
+	if (now_ms() - b->local_ms >= LOCAL_ADDRS_MAX_AGE_MS)
+		load_local_addrs(b);
 	for (size_t i = 0; i < b->nlocal; i++)
 		if (berth_addr_same_destination(&b->local[i], a)) {
 			*why = "an address of this machine (declare that exact IP literal to reach it)";
@@ -749,7 +764,7 @@ static int splice_start(struct conn *c, const void *up_prefix, size_t up_len, co
 	evbuffer_remove(out, c->d[1].pending, queued);
 	if (reply_len > 0)
 		memcpy(c->d[1].pending + queued, reply, reply_len);
-	count(c, true, body);
+	count(c, true, up_len + body); /* a plain request's head counts: it carries the client's data too */
 	c->d[0].limited = limited;
 	c->d[0].budget = limited ? budget - body : 0;
 	bufferevent_free(c->cl);
@@ -775,14 +790,11 @@ static int established(struct conn *c)
 	c->last_ms = now_ms();
 	berth_addr_format(&c->addrs[c->next_addr - 1], c->addr_txt, sizeof(c->addr_txt));
 	if (c->kind == BERTH_BROKER_SOCKS5) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		const struct sockaddr *bound = NULL;
-		if (getsockname(bufferevent_getfd(c->up), (struct sockaddr *)&ss, &sl) == 0)
-			bound = (const struct sockaddr *)&ss;
-		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, bound);
-		if (n < 0)
-			n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
+		/* BND.ADDR 0.0.0.0:0, not the outgoing socket's address: that is
+		 * the host's own address on its network (a private or VPC address
+		 * the sandbox has no business learning); clients ignore it for
+		 * CONNECT (RFC 1928 6) */
+		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
 		rlen = n > 0 ? (size_t)n : 0;
 	} else if (c->connect) {
 		int n = berth_http_format_established(buf, sizeof(buf));
@@ -806,6 +818,7 @@ static int established(struct conn *c)
 	}
 	if (!c->spliced && !(c->kind == BERTH_BROKER_SOCKS5 || c->connect)) {
 		bufferevent_write(c->up, c->head_out, c->head_len);
+		count(c, true, c->head_len);
 		free(c->head_out);
 		c->head_out = NULL;
 		berth_body_init(&c->body, c->body_kind, c->body_length);

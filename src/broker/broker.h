@@ -69,7 +69,9 @@ struct berth_broker_decision {
 	unsigned port;
 	const char *address; /* the address connected to (or refused); "" when none */
 	const char *reason;  /* "declared by `PATTERN`", the refusal rule, or the failure */
-	uint64_t bytes_up;   /* client to destination, after the head */
+	uint64_t bytes_up;   /* client to destination: after the head of a tunnel; for a plain
+			      * request the rewritten head and the body (the head carries the
+			      * client's URL and headers, up to 72 KiB a request) */
 	uint64_t bytes_down; /* destination to client */
 	uint64_t duration_ms;
 };

@@ -14,6 +14,7 @@
  * asks again, and every answer is checked by each request on its own.
  */
 #include "dns.h"
+#include "../util/text.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -124,8 +125,7 @@ static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
 		event_add(s->ev, NULL);
 }
 
-/* "ip", "ip:port", "[v6]", "[v6]:port" -> the c-ares server list text. */
-static int server_csv(const char *s, char *out, size_t len, struct berth_error *err)
+int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_error *err)
 {
 	char host[64], port[8] = "";
 	const char *p;
@@ -170,8 +170,10 @@ static int server_csv(const char *s, char *out, size_t len, struct berth_error *
 	else
 		snprintf(out, len, v6 ? "[%s]:%s" : "%s:%s", host, port);
 	return 0;
-bad:
-	return berth_usage_err(err, "invalid DNS server `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`", s);
+bad:;
+	char clean[128];
+	return berth_usage_err(err, "invalid DNS server `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`",
+			       berth_text_clean(clean, sizeof clean, s));
 }
 
 struct berth_dns *berth_dns_new(struct event_base *base, const char *server, struct berth_error *err)
@@ -186,7 +188,7 @@ struct berth_dns *berth_dns_new(struct event_base *base, const char *server, str
 		return NULL;
 	}
 	d->base = base;
-	if (server != NULL && server_csv(server, csv, sizeof(csv), err) < 0)
+	if (server != NULL && berth_dns_server_parse(server, csv, sizeof(csv), err) < 0)
 		goto fail;
 	r = ares_library_init(ARES_LIB_INIT_ALL);
 	if (r != ARES_SUCCESS) {

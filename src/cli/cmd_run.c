@@ -240,17 +240,12 @@ static int audit_before_release(void *arg, struct berth_error *err)
  * -- except for a refusal, which is durable before the client gets its 403.
  * Called on the broker's thread only.
  */
-/* Records per outcome and run; beyond it, decisions are counted and summed
- * up in one record at the end (a sandbox must not fill the host's disk with
- * the audit log by opening connections in a loop). */
-#define NET_AUDIT_MAX_PER_OUTCOME 1000
-
 struct net_audit {
 	struct audit_job *job;
 	struct berth_audit_queue *q;
 	bool failed; /* the queue could not be made */
 	struct berth_error err;
-	uint64_t count[4], suppressed[4]; /* by enum berth_broker_outcome */
+	struct berth_audit_net_cap cap; /* docs/audit.md: at most 1000 records per outcome */
 };
 
 static void on_net_decision(const struct berth_broker_decision *d, void *arg)
@@ -260,11 +255,8 @@ static void on_net_decision(const struct berth_broker_decision *d, void *arg)
 
 	if (n->job->audit == NULL || n->failed)
 		return;
-	unsigned k = (unsigned)d->outcome < 4 ? (unsigned)d->outcome : 0;
-	if (++n->count[k] > NET_AUDIT_MAX_PER_OUTCOME) {
-		n->suppressed[k]++; /* a refusal stays a refusal; it is only not recorded one by one */
-		return;
-	}
+	if (!berth_audit_net_admit(&n->cap, d))
+		return; /* a refusal stays a refusal; it is only not recorded one by one */
 	if (n->q == NULL && (n->q = berth_audit_queue_new(n->job->audit, n->job->run_id, "broker", &n->err)) == NULL) {
 		n->failed = true;
 		return;
@@ -594,13 +586,9 @@ int cmd_run(int argc, char **argv)
 		audit = job.audit;
 	}
 	/* the broker has stopped: its decisions are all queued */
-	if (net.q != NULL && (net.suppressed[1] + net.suppressed[2] + net.suppressed[3]) > 0) {
+	if (net.q != NULL) {
 		struct berth_error se = {0};
-		json_t *sum = json_pack("{s:s, s:I, s:I, s:I, s:I}", "decision", "summary", "recorded_each",
-					(json_int_t)NET_AUDIT_MAX_PER_OUTCOME, "allowed_not_recorded",
-					(json_int_t)net.suppressed[BERTH_BROKER_ALLOWED], "refused_not_recorded",
-					(json_int_t)net.suppressed[BERTH_BROKER_REFUSED], "failed_not_recorded",
-					(json_int_t)net.suppressed[BERTH_BROKER_FAILED]);
+		json_t *sum = berth_audit_net_summary(&net.cap);
 		if (sum != NULL)
 			berth_audit_queue_push(net.q, "net.decision", sum, false, &se);
 	}

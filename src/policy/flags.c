@@ -6,10 +6,12 @@
 #include "flags.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../broker/dns.h"
 #include "../broker/hosts.h"
+#include "../util/text.h"
 #include "../util/cleanup.h"
 #include "envfile.h"
 
@@ -81,7 +85,9 @@ static int add_allow_host(struct berth_policy *p, const char *arg, struct berth_
 	char **v;
 
 	if (berth_host_pattern_parse(arg, &pat, reason, sizeof reason) < 0) {
-		berth_usage_err(err, "invalid --allow-host `%s`: %s", arg, reason);
+		char clean[160];
+		berth_usage_err(err, "invalid --allow-host `%s`: %s",
+				berth_text_clean(clean, sizeof clean, arg), reason);
 		return berth_err_hint(
 		    err, "write host, *.domain, an IP address or [IPv6], optionally :PORT or :*");
 	}
@@ -101,17 +107,47 @@ static int add_allow_host(struct berth_policy *p, const char *arg, struct berth_
 	return 0;
 }
 
+/* A preset is a short list: a larger file is not one. */
+#define PRESET_MAX_BYTES 65536
+#define PRESET_LINE_MAX 511
+
+/* Open @path for reading if it is a regular file (a FIFO, a device such as
+ * /dev/zero or a directory would block or never end): the fd, -1 when it
+ * does not exist, or -2 with @err filled. */
+static int open_preset(const char *path, struct berth_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return -1;
+		berth_err(err, errno, "cannot open the network preset `%s`", path);
+		return -2;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return fd;
+	close(fd);
+	berth_usage_err(err, "the network preset `%s` is not a regular file", path);
+	berth_err_hint(err, "write one allow-host pattern per line in a regular file");
+	return -2;
+}
+
 /*
  * A network preset: allow-host patterns, one per line (`#` comments), from
  * $XDG_CONFIG_HOME/berth/network/NAME (the user's override), else the copy
  * shipped with berth: ../data/network/NAME next to the binary (build tree),
- * or ../share/berth/network/NAME (installed).
+ * or ../share/berth/network/NAME (installed).  A regular file of at most
+ * PRESET_MAX_BYTES, lines of at most PRESET_LINE_MAX bytes, no NUL byte: a
+ * longer line is refused, not cut (the cut-off end of a `#` comment would
+ * have been read as a pattern of its own).
  */
 static int load_preset(struct berth_policy *p, const char *name, struct berth_error *err)
 {
-	char path[PATH_MAX], exe[PATH_MAX], line[512];
+	char path[PATH_MAX], exe[PATH_MAX];
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	FILE *f = NULL;
+	cleanup_free char *text = NULL;
+	int fd = -1;
 	ssize_t n;
 
 	if (xdg != NULL && xdg[0] == '/')
@@ -120,40 +156,80 @@ static int load_preset(struct berth_policy *p, const char *name, struct berth_er
 		snprintf(path, sizeof path, "%s/.config/berth/network/%s", home, name);
 	else
 		path[0] = '\0';
-	if (path[0] != '\0')
-		f = fopen(path, "re");
+	if (path[0] != '\0' && (fd = open_preset(path, err)) == -2)
+		return -1;
 	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (f == NULL && n > 0) {
+	if (fd < 0 && n > 0) {
 		exe[n] = '\0';
 		*strrchr(exe, '/') = '\0';
 		snprintf(path, sizeof path, "%s/../data/network/%s", exe, name);
-		f = fopen(path, "re");
-		if (f == NULL) {
+		if ((fd = open_preset(path, err)) == -1) {
 			snprintf(path, sizeof path, "%s/../share/berth/network/%s", exe, name);
-			f = fopen(path, "re");
+			fd = open_preset(path, err);
 		}
+		if (fd == -2)
+			return -1;
 	}
-	if (f == NULL) {
+	if (fd < 0) {
 		berth_usage_err(err, "cannot find the network preset `%s`", name);
 		return berth_err_hint(
 		    err, "write one allow-host pattern per line in $XDG_CONFIG_HOME/berth/network/%s", name);
 	}
-	int r = 0;
-	while (r == 0 && fgets(line, sizeof line, f) != NULL) {
-		char *s = line, *e;
+	size_t len = 0;
+	text = malloc(PRESET_MAX_BYTES + 1);
+	while (text != NULL && len <= PRESET_MAX_BYTES) {
+		ssize_t r = read(fd, text + len, PRESET_MAX_BYTES + 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0) {
+				int e = errno;
+				close(fd);
+				return berth_err(err, e, "cannot read the network preset `%s`", path);
+			}
+			break;
+		}
+		len += (size_t)r;
+	}
+	close(fd);
+	if (text == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (len > PRESET_MAX_BYTES) {
+		berth_usage_err(err, "the network preset `%s` is larger than %d bytes", path,
+				PRESET_MAX_BYTES);
+		return berth_err_hint(err, "write one allow-host pattern per line");
+	}
+	text[len] = '\0';
+	if (memchr(text, '\0', len) != NULL) {
+		berth_usage_err(err, "the network preset `%s` contains a NUL byte: it is not a text file",
+				path);
+		return berth_err_hint(err, "write one allow-host pattern per line");
+	}
+	unsigned lineno = 0;
+	for (char *s = text; *s != '\0';) {
+		char *nl = strchr(s, '\n'), *e;
+		size_t ll = nl != NULL ? (size_t)(nl - s) : strlen(s);
+		lineno++;
+		if (ll > PRESET_LINE_MAX) {
+			berth_usage_err(err, "the network preset `%s`, line %u, is longer than %d bytes",
+					path, lineno, PRESET_LINE_MAX);
+			return berth_err_hint(err, "write one allow-host pattern per line");
+		}
+		if (nl != NULL)
+			*nl = '\0';
 		while (*s == ' ' || *s == '\t')
 			s++;
-		e = s + strcspn(s, "#\r\n");
+		e = s + strcspn(s, "#\r");
 		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
 			e--;
 		*e = '\0';
-		if (*s != '\0' && add_allow_host(p, s, err) < 0) {
-			berth_err_wrap(err, "in the network preset `%s`", path);
-			r = -1;
-		}
+		if (*s != '\0' && add_allow_host(p, s, err) < 0)
+			return berth_err_wrap(err, "in the network preset `%s`, line %u", path, lineno);
+		if (nl == NULL)
+			break;
+		s = nl + 1;
 	}
-	fclose(f);
-	return r;
+	return 0;
 }
 
 const char *berth_caller_home(void)
@@ -613,17 +689,29 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 			p->network = BERTH_NET_PROXY;
 			return load_preset(p, arg, err);
 		}
-		berth_usage_err(err, "invalid --network `%s`", arg);
+		char clean[160];
+		berth_usage_err(err, "invalid --network `%s`", berth_text_clean(clean, sizeof clean, arg));
 		return berth_err_hint(
 		    err, "use `none` (default), `proxy` (with --allow-host), `api-only` or `host`");
 	case OPT_ALLOW_HOST:
 		o->network_given = true;
 		return add_allow_host(p, arg, err);
-	case OPT_DNS:
+	case OPT_DNS: {
+		/* checked here, not first when the broker starts: --dry-run showed
+		 * any text, and a run had written its audit records by then */
+		char csv[96], dclean[160];
+		struct berth_error de = {0};
+		if (berth_dns_server_parse(arg, csv, sizeof csv, &de) < 0) {
+			berth_usage_err(err, "invalid --dns `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`",
+					berth_text_clean(dclean, sizeof dclean, arg));
+			return berth_err_hint(err, "give the DNS server's address, such as `192.0.2.53`, "
+						   "`192.0.2.53:5353` or `[2001:db8::53]:53`");
+		}
 		o->network_given = true;
 		free(p->dns);
 		p->dns = strdup(arg);
 		return p->dns != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+	}
 	case OPT_ENV:
 		return add_env(p, arg, env_lookup, err);
 	case OPT_ENV_FILE:
@@ -680,8 +768,9 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+			char clean[160];
 			berth_usage_err(err, "%s `%s`", c == ':' ? "missing value for" : "unknown option",
-					bad);
+					berth_text_clean(clean, sizeof clean, bad));
 			return berth_err_hint(err, "see `berth run --help`");
 		}
 		if (c == 'h')

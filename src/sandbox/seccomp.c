@@ -66,6 +66,9 @@ enum deny_when {
 	DENY_PERSONALITY,  /* any persona but PER_LINUX and the 0xffffffff query */
 	DENY_TTY_IOCTL,    /* cmd TIOCSTI or TIOCLINUX */
 	DENY_RAW_SOCKET,   /* AF_PACKET, SOCK_RAW (but AF_NETLINK), SOCK_PACKET */
+	DENY_SOCKET_PROTO, /* AF_INET/6: a transport Landlock's TCP rules do not cover
+			    * (stream/datagram protocol above IPPROTO_ICMPV6, SOCK_DCCP,
+			    * SOCK_SEQPACKET) */
 	DENY_IF_AFFINITY,  /* every call, only with opts->block_affinity */
 	DENY_FASTOPEN,     /* the flags argument (arg) carries MSG_FASTOPEN */
 	DENY_TFO_SOCKOPT,  /* setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT) */
@@ -83,6 +86,7 @@ struct deny_entry {
 };
 
 #define TFO_WHY "TCP Fast Open connects without the connect hook Landlock checks (tcp_sendmsg_fastopen): the one-port TCP rule of the egress broker would not apply; EOPNOTSUPP makes callers fall back to connect(2)"
+#define PROTO_WHY "Landlock's TCP rules cover IPPROTO_TCP sockets only (since Linux 6.14 and in stable kernels, commit 854277e2cc8c): an MPTCP, SCTP, L2TP, UDP-Lite or SMC socket binds and connects to any port, past the egress broker's one-port rule; EPROTONOSUPPORT is what a kernel without them answers, so callers (Go's MPTCP listeners) fall back to TCP"
 #define SETID_WHY "a set-user-ID or set-group-ID file made inside lands in the host directory with its owner: run later by anyone on the host, it runs as that owner (root, when root owns the workspace); nosuid on berth's mounts does not stop the bit being stored"
 
 /* The deny list.  docs/seccomp-list.md mirrors it row by row. */
@@ -150,6 +154,7 @@ static const struct deny_entry deny_table[] = {
 	/* Argument filters */
 	{ "personality", EPERM, DENY_PERSONALITY, "flags such as READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE turn off NX and ASLR", 0, -1 },
 	{ "ioctl", EPERM, DENY_TTY_IOCTL, "TIOCSTI pushes input into the terminal: commands typed into the caller's shell; TIOCLINUX reads and writes the console", 0, -1 },
+	{ "socket", EPROTONOSUPPORT, DENY_SOCKET_PROTO, PROTO_WHY, 0, -1 },
 	{ "socket", EPERM, DENY_RAW_SOCKET, "only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK; raw and packet sockets sniff and spoof traffic, AF_VSOCK reaches the hypervisor", 0, -1 },
 	{ "sched_setaffinity", EPERM, DENY_IF_AFFINITY, "the CPU limit is enforced by affinity (no cgroup): the command could lift it", 0, -1 },
 	/* Set-ID files on the host */
@@ -260,8 +265,13 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int
 			    struct berth_error *err)
 {
 	struct scmp_arg_cmp packet = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET);
+	/* "family != AF_NETLINK" written as "family < AF_NETLINK": libseccomp
+	 * 2.5 builds a wrong tree from an SCMP_CMP_NE next to the other socket
+	 * rules (the family rules below stopped matching, and AF_UNIX
+	 * SOCK_SEQPACKET was denied); families above AF_NETLINK are denied
+	 * whatever the type. */
 	struct scmp_arg_cmp raw[] = {
-		SCMP_A0(SCMP_CMP_NE, AF_NETLINK, 0),
+		SCMP_A0(SCMP_CMP_LT, AF_NETLINK, 0),
 		SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW),
 	};
 	struct scmp_arg_cmp pkt_type = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET);
@@ -342,6 +352,36 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		return add_socket_rules(ctx, e, nr, err);
 	case DENY_SETID_MODE:
 		return add_setid_rules(ctx, e, nr, err);
+	case DENY_SOCKET_PROTO: {
+		/* In AF_INET and AF_INET6 every protocol of a stream or datagram
+		 * socket berth lets through (0, ICMP, TCP, UDP, ICMPv6) is at most
+		 * IPPROTO_ICMPV6; above it are IPPROTO_L2TP, IPPROTO_SCTP,
+		 * IPPROTO_UDPLITE, IPPROTO_SMC, IPPROTO_MPTCP.  The protocol is
+		 * compared on all 64 bits: high bits only make it larger, so they
+		 * cannot slip one past.  SOCK_SEQPACKET (SCTP; protocol 0 picks it,
+		 * and its module loads on demand) and SOCK_DCCP are denied whatever
+		 * the protocol.  SOCK_RAW is left to the raw-socket rules (EPERM).
+		 * AF_INET (2) and AF_INET6 (10) are one comparison (bit 3 masked
+		 * out): no other family below AF_NETLINK + 1 matches, and a family
+		 * with high bits set is denied by the family rules. */
+		struct scmp_arg_cmp inet = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff7, AF_INET);
+		struct scmp_arg_cmp above = SCMP_A2(SCMP_CMP_GT, IPPROTO_ICMPV6, 0);
+		struct scmp_arg_cmp rules[][3] = {
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM), above},
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM), above},
+		};
+		struct scmp_arg_cmp types[][2] = {
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET)},
+			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DCCP)},
+		};
+		for (size_t i = 0; i < BERTH_ARRAY_SIZE(rules); i++)
+			if (add_rule(ctx, e, nr, 3, rules[i], err) < 0)
+				return -1;
+		for (size_t i = 0; i < BERTH_ARRAY_SIZE(types); i++)
+			if (add_rule(ctx, e, nr, 2, types[i], err) < 0)
+				return -1;
+		return 0;
+	}
 	case DENY_FASTOPEN: {
 		struct scmp_arg_cmp cmp = SCMP_CMP((unsigned)e->arg, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
 		return add_rule(ctx, e, nr, 1, &cmp, err);

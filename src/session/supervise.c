@@ -76,6 +76,7 @@ struct sup {
 	struct berth_audit *audit;
 	struct berth_audit_queue *aq;
 	bool aq_failed;
+	struct berth_audit_net_cap net_cap; /* docs/audit.md: at most 1000 records per outcome */
 	char run_id[17], actor[80];
 };
 
@@ -138,6 +139,8 @@ static void session_net_decision(const struct berth_broker_decision *d, void *ar
 
 	if (s->audit == NULL || s->aq_failed)
 		return;
+	if (!berth_audit_net_admit(&s->net_cap, d))
+		return; /* over the cap: a refusal stays a refusal, it is only not recorded one by one */
 	if (s->aq == NULL && (s->aq = berth_audit_queue_new(s->audit, s->run_id, "broker", &err)) == NULL) {
 		s->aq_failed = true;
 		return;
@@ -154,6 +157,10 @@ static void session_audit_end(struct sup *s, int status)
 
 	if (s->audit == NULL)
 		return;
+	json_t *sum =
+	    s->aq != NULL ? berth_audit_net_summary(&s->net_cap) : NULL; /* the broker has stopped */
+	if (sum != NULL)
+		berth_audit_queue_push(s->aq, "net.decision", sum, false, &err);
 	berth_audit_queue_close(s->aq, &err);
 	s->aq = NULL;
 	json_t *stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(s->started_ms ? now_ms() - s->started_ms : 0));

@@ -49,6 +49,7 @@ struct berth_app {
 	char caller[160];	      /* who calls: tool.call, tool.result */
 	struct berth_audit *audit;    /* this boot's handle, or NULL */
 	struct berth_audit_queue *aq; /* its writer, or NULL */
+	struct berth_audit_net_cap net_cap; /* this boot's net.decision records (docs/audit.md) */
 	pthread_t aud_th;
 	bool aud_thread; /* aud_th runs or must be joined */
 	int aud_rc;	 /* run.start + policy: 0 durable, -1 not */
@@ -237,6 +238,7 @@ static int audit_begin(struct berth_app *a, struct berth_error *err)
 	if (berth_audit_append_batch(a->audit, e, 2, err) < 0)
 		goto out;
 	a->aq = berth_audit_queue_new(a->audit, a->run_id, app_actor(a), err);
+	a->net_cap = (struct berth_audit_net_cap){0};
 	rc = a->aq != NULL ? 0 : -1;
 out:
 	free(policy_json);
@@ -295,8 +297,8 @@ static void audit_net(const struct berth_broker_decision *d, void *arg)
 	struct berth_app *a = arg;
 	struct berth_error err = {0};
 
-	if (a->aq == NULL)
-		return;
+	if (a->aq == NULL || !berth_audit_net_admit(&a->net_cap, d))
+		return; /* over the cap: a refusal stays a refusal, it is only not recorded one by one */
 	json_t *payload = berth_audit_net_payload(d);
 	if (payload == NULL)
 		return;
@@ -446,6 +448,11 @@ static void audit_end(struct berth_app *a)
 
 	if (a->aq != NULL) {
 		audit_settle(a);
+		json_t *sum = berth_audit_net_summary(&a->net_cap); /* the broker has stopped */
+		if (sum != NULL) {
+			json_object_set_new(sum, "app", json_string(a->m.name));
+			berth_audit_queue_push_as(a->aq, "broker", "net.decision", sum, false, &err);
+		}
 		json_int_t ms = (json_int_t)(now_ms() - a->boot_ms);
 		const char *reason = a->stop_reason != NULL ? a->stop_reason : "stopped";
 		json_t *stop =

@@ -547,7 +547,8 @@ static void test_pipelined_plain(void **state)
 	usleep(100000);
 	stop();
 	assert_int_equal(bk.n, 1);
-	assert_int_equal(bk.d[0].up, 5); /* the body only */
+	/* the forwarded head and the body: what the client sent upstream, not only its body */
+	assert_int_equal(bk.d[0].up, strlen(expect));
 	assert_false(dns_asked("evil.test"));
 }
 
@@ -575,6 +576,9 @@ static void test_chunked_body(void **state)
 	pthread_mutex_lock(&web.mu);
 	assert_string_equal(web.last, expect);
 	pthread_mutex_unlock(&web.mu);
+	usleep(100000);
+	assert_int_equal(bk.n, 1);
+	assert_int_equal(bk.d[0].up, strlen(expect)); /* the head and the framed body, as forwarded */
 
 	/* a malformed chunk size: the connection ends, nothing after the head goes on */
 	fd = dial(bk.http_port);
@@ -699,6 +703,8 @@ static void test_socks(void **state)
 	assert_int_equal(rep[0], 5);
 	assert_int_equal(rep[1], 0);
 	assert_int_equal(rep[3], 1);
+	/* BND.ADDR and BND.PORT are zero: not the host's own address and port */
+	assert_memory_equal(rep + 4, "\0\0\0\0\0\0", 6);
 	send_str(fd, "socks!");
 	recv_exact(fd, buf, 6);
 	assert_memory_equal(buf, "socks!", 6);

@@ -97,6 +97,31 @@ for what, f in (('sendto', lambda s: s.sendto(b'x', 0x20000000, ('127.0.0.1', $P
     except OSError as e: print(what, e.errno)"
 eq "direct: TCP Fast Open (sendto MSG_FASTOPEN, TCP_FASTOPEN_CONNECT) is EOPNOTSUPP" "$(echo $OUT)" "sendto 95 setsockopt 95"
 
+# 4c. Landlock's TCP rules cover IPPROTO_TCP sockets only (Linux >= 6.14 and stable kernels): an
+#     MPTCP socket bound and connected on the sandbox's loopback past the one-port rule.  seccomp
+#     refuses every transport but TCP, UDP and ICMP with EPROTONOSUPPORT (93); TCP and UDP still work.
+run --allow-host "127.0.0.1:$P1" -- python3 -c "
+import socket
+out = []
+for name, fam, typ, proto in (('mptcp', 2, 1, 262), ('mptcp6', 10, 1, 262), ('sctp', 2, 1, 132),
+                              ('sctp-seqpacket', 2, 5, 0), ('sctp6-seqpacket', 10, 5, 0), ('l2tp', 2, 2, 115),
+                              ('udplite', 2, 2, 136), ('smc', 2, 1, 256), ('dccp', 2, 6, 33), ('dccp0', 10, 6, 0)):
+    try:
+        s = socket.socket(fam, typ, proto)
+    except OSError as e:
+        out.append('%s %d' % (name, e.errno)); continue
+    try:
+        s.bind(('127.0.0.1' if fam == 2 else '::1', 0)); s.listen()
+        c = socket.socket(fam, typ, proto); c.connect(s.getsockname()); out.append(name + ' CONNECTED')
+    except OSError as e:
+        out.append('%s made %d' % (name, e.errno))
+for name, fam, typ, proto in (('tcp', 2, 1, 6), ('tcp0', 10, 1, 0), ('udp', 2, 2, 17), ('unix-seqpacket', 1, 5, 0)):
+    try: socket.socket(fam, typ, proto); out.append(name + ' ok')
+    except OSError as e: out.append('%s %d' % (name, e.errno))
+print(', '.join(out))"
+eq "direct: MPTCP, SCTP, L2TP, UDP-Lite, SMC and DCCP sockets are EPROTONOSUPPORT; TCP, UDP, unix are not" "$OUT" \
+	"mptcp 93, mptcp6 93, sctp 93, sctp-seqpacket 93, sctp6-seqpacket 93, l2tp 93, udplite 93, smc 93, dccp 93, dccp0 93, tcp ok, tcp0 ok, udp ok, unix-seqpacket ok"
+
 # 5. No DNS from inside: no resolver is reachable.
 run --allow-host "127.0.0.1:$P1" -- python3 -c "
 import socket

@@ -283,6 +283,23 @@ has "self: a declared name answering the host's own address is 403" "$OUT" "reso
 eq "self: the host's service got no connection" "$(cat "$TOP/selfhits" 2>/dev/null | wc -l | tr -d ' ')" 0
 run --allow-host "$BTH_HOST4:$SP" -- curl -s "http://$BTH_HOST4:$SP/"
 eq "self: the exact literal, declared, reaches it (explicit beats ambient)" "$OUT" "host"
+# 12c. An address the host gains while berth runs (DHCP, a VPN, SLAAC temporary addresses
+#      in a session that runs for days) is this machine's too: the broker reads the list
+#      again when it is older than a second.  Root only: it gives the host an address.
+if [ "$(id -u)" -eq 0 ] && [ -n "${BTH_LATE4:-}" ]; then
+	: >"$TOP/selfhits"; rm -f "$WS/started" "$WS/go"
+	"$BERTH" run --dns "$BTH_DNS" --allow-host "late.$Z:$SP" -- sh -c "touch started; while [ ! -e go ]; do sleep 0.1; done; \
+		curl -s -w '\n%{http_code}' http://late.$Z:$SP/" </dev/null >"$TOP/out" 2>"$TOP/err" &
+	LATE_PID=$!
+	for _ in $(seq 100); do [ -e "$WS/started" ] && break; sleep 0.1; done
+	ip addr add "$BTH_LATE4/32" dev "$BTH_HOST_LINK"
+	sleep 1.2; touch "$WS/go"; wait "$LATE_PID"
+	ip addr del "$BTH_LATE4/32" dev "$BTH_HOST_LINK"
+	OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); rm -f "$WS/started" "$WS/go"
+	has "late: an address the host gained after berth started is refused (403)" "$OUT" \
+		"resolves to $BTH_LATE4: an address of this machine"
+	eq "late: the host's service got no connection" "$(wc -l <"$TOP/selfhits" | tr -d ' ')" 0
+fi
 kill "$SELF_PID" 2>/dev/null; wait "$SELF_PID" 2>/dev/null
 
 # 13. 1000 concurrent CONNECT tunnels through one sandbox, each echoing 4 KiB, with

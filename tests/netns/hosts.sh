@@ -42,6 +42,7 @@ HOST4=$NET4.1 HOST6=${NET6}:1
 WEB4=$NET4.10 WEB6=${NET6}:10
 OTHER4=$NET4.11 OTHER6=${NET6}:11
 DNS4=$NET4.53 REBIND_DNS4=$NET4.54
+LATE4=$NET4.99 # assigned to nobody: a test gives it to the host while berth runs
 PRIV4=$PNET4.10 PRIV6=${PNET6}:10
 ZONE=berth.test
 
@@ -175,7 +176,7 @@ up() {
 		--host-record=private.$ZONE,$PRIV4 --host-record=private6.$ZONE,$PRIV6 \
 		--host-record=mixed.$ZONE,$WEB4 --host-record=mixed.$ZONE,$PRIV4 \
 		--host-record=meta.$ZONE,169.254.169.254 --address=/wild.$ZONE/$WEB4 \
-		--host-record=self.$ZONE,$HOST4,$HOST6 \
+		--host-record=self.$ZONE,$HOST4,$HOST6 --host-record=late.$ZONE,$LATE4 \
 		</dev/null >"$DIR/log/dnsmasq.out" 2>"$DIR/log/dnsmasq.log" &
 	echo $! >"$DIR/pids/dnsmasq"
 	for _ in $(seq 50); do
@@ -194,6 +195,8 @@ BTH_REBIND_DNS=$REBIND_DNS4
 BTH_WEB4=$WEB4
 BTH_HOST4=$HOST4
 BTH_HOST6=$HOST6
+BTH_LATE4=$LATE4
+BTH_HOST_LINK=$L_PUB
 BTH_WEB6=$WEB6
 BTH_OTHER4=$OTHER4
 BTH_OTHER6=$OTHER6

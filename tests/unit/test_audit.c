@@ -494,6 +494,40 @@ static void test_queue_push_as_and_sync(void **state)
 	assert_int_equal(v.records, 51);
 }
 
+/* The cap on net.decision records that `berth run`, sessions and resident
+ * apps share (docs/audit.md): 1000 per outcome, then counted. */
+static void test_net_cap(void **state)
+{
+	(void)state;
+	struct berth_audit_net_cap c = {0};
+	struct berth_broker_decision refused = {
+	    .outcome = BERTH_BROKER_REFUSED, .host = "h", .address = "", .reason = "not declared"};
+	struct berth_broker_decision allowed = refused, failed = refused;
+	allowed.outcome = BERTH_BROKER_ALLOWED;
+	failed.outcome = BERTH_BROKER_FAILED;
+
+	assert_null(berth_audit_net_summary(&c)); /* nothing left out: no summary record */
+	for (int i = 0; i < BERTH_AUDIT_NET_MAX_PER_OUTCOME; i++)
+		assert_true(berth_audit_net_admit(&c, &refused));
+	assert_null(berth_audit_net_summary(&c));
+	for (int i = 0; i < 100; i++)
+		assert_false(berth_audit_net_admit(&c, &refused));
+	/* each outcome has its own 1000 */
+	assert_true(berth_audit_net_admit(&c, &allowed));
+	for (int i = 0; i < BERTH_AUDIT_NET_MAX_PER_OUTCOME - 1; i++)
+		assert_true(berth_audit_net_admit(&c, &failed));
+	assert_true(berth_audit_net_admit(&c, &failed));
+	assert_false(berth_audit_net_admit(&c, &failed));
+	json_t *sum = berth_audit_net_summary(&c);
+	assert_non_null(sum);
+	char *text = json_dumps(sum, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(text,
+			    "{\"allowed_not_recorded\":0,\"decision\":\"summary\",\"failed_not_recorded\":1,"
+			    "\"recorded_each\":1000,\"refused_not_recorded\":100}");
+	free(text);
+	json_decref(sum);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +539,7 @@ int main(void)
 	    cmocka_unit_test(test_fail_closed_efbig),
 	    cmocka_unit_test(test_modes_and_ownership),
 	    cmocka_unit_test(test_queue_push_as_and_sync),
+	    cmocka_unit_test(test_net_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

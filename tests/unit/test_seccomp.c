@@ -291,6 +291,43 @@ static int p_inet_stream(void) { return sock(AF_INET, SOCK_STREAM, 0); }
 static int p_unix_dgram(void) { return sock(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); }
 static int p_netlink_raw(void) { return sock(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE); }
 
+/* Every family below AF_NETLINK but AF_UNIX, AF_INET, AF_INET6, in every
+ * type: EPERM (libseccomp 2.5 built these rules wrong next to an
+ * SCMP_CMP_NE: the kernel answered EAFNOSUPPORT, or loaded a module). */
+static int p_low_families(void)
+{
+	static const long fams[] = {0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15};
+	static const long types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RDM};
+
+	for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++)
+		for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+			int r = sock(fams[f], types[t], 0);
+			if (r != EPERM)
+				return r == 0 ? RC_ALLOWED : r;
+		}
+	return EPERM;
+}
+static int p_unix_seqpacket(void) { return sock(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); }
+static int p_unix_stream(void) { return sock(AF_UNIX, SOCK_STREAM, 0); }
+static int p_inet6_stream(void) { return sock(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP); }
+static int p_inet_udp(void) { return sock(AF_INET, SOCK_DGRAM, IPPROTO_UDP); }
+/* Transports Landlock's TCP rules do not cover: EPROTONOSUPPORT. */
+static int p_mptcp(void) { return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */); }
+static int p_mptcp6(void) { return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 262); }
+static int p_mptcp_hi(void) { return sock(AF_INET, SOCK_STREAM, (long)(262 | (1UL << 32))); }
+static int p_tcp_hi(void) { return sock(AF_INET, SOCK_STREAM, (long)(IPPROTO_TCP | (1UL << 32))); }
+static int p_sctp(void) { return sock(AF_INET, SOCK_STREAM, IPPROTO_SCTP); }
+static int p_sctp_seq(void) { return sock(AF_INET, SOCK_SEQPACKET, 0); }
+static int p_sctp6_seq(void) { return sock(AF_INET6, SOCK_SEQPACKET | SOCK_NONBLOCK, 0); }
+static int p_udplite(void) { return sock(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE); }
+static int p_l2tp(void) { return sock(AF_INET, SOCK_DGRAM, 115 /* IPPROTO_L2TP */); }
+static int p_smc(void) { return sock(AF_INET, SOCK_STREAM, 256 /* IPPROTO_SMC */); }
+static int p_dccp(void) { return sock(AF_INET, SOCK_DCCP, IPPROTO_DCCP); }
+/* SOCK_RAW keeps its own refusal, whatever the protocol number */
+static int p_inet6_raw_raw(void) { return sock(AF_INET6, SOCK_RAW, IPPROTO_RAW); }
+static int p_inet_raw_mptcp(void) { return sock(AF_INET, SOCK_RAW, 262); }
+static int p_dccp0(void) { return sock(AF_INET6, SOCK_DCCP, 0); }
+
 static int p_pers_linux(void) { return result(personality(PER_LINUX)); }
 static int p_pers_query(void) { return result(personality(0xffffffff)); }
 static int p_pers_query64(void) { return result(syscall(SYS_personality, ~0UL)); }
@@ -400,6 +437,25 @@ static void test_sockets(void **state)
 	EXPECT(p_inet_stream, 0);
 	EXPECT(p_unix_dgram, 0);
 	EXPECT(p_netlink_raw, 0);
+	EXPECT(p_low_families, EPERM);
+	EXPECT(p_unix_seqpacket, 0);
+	EXPECT(p_unix_stream, 0);
+	EXPECT(p_inet6_stream, 0);
+	EXPECT(p_inet_udp, 0);
+	EXPECT(p_mptcp, EPROTONOSUPPORT);
+	EXPECT(p_mptcp6, EPROTONOSUPPORT);
+	EXPECT(p_mptcp_hi, EPROTONOSUPPORT);
+	EXPECT(p_tcp_hi, EPROTONOSUPPORT);
+	EXPECT(p_sctp, EPROTONOSUPPORT);
+	EXPECT(p_sctp_seq, EPROTONOSUPPORT);
+	EXPECT(p_sctp6_seq, EPROTONOSUPPORT);
+	EXPECT(p_udplite, EPROTONOSUPPORT);
+	EXPECT(p_l2tp, EPROTONOSUPPORT);
+	EXPECT(p_smc, EPROTONOSUPPORT);
+	EXPECT(p_dccp, EPROTONOSUPPORT);
+	EXPECT(p_dccp0, EPROTONOSUPPORT);
+	EXPECT(p_inet6_raw_raw, EPERM);
+	EXPECT(p_inet_raw_mptcp, EPERM);
 }
 
 static void test_personality(void **state)
