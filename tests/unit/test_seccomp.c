@@ -9,7 +9,6 @@
  * Every probe uses arguments that are harmless should the filter let the
  * call through, so a broken filter fails the test rather than the host.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
