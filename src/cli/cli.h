@@ -3,9 +3,22 @@
 #define BERTH_CLI_H
 
 #include "../util/error.h"
+#include "../util/text.h"
 
-/* Print `berth: MSG` and `berth: hint: HINT` for @err. */
+/* Print `berth: MSG` and `berth: hint: HINT` for @err, each through
+ * CLI_SAFE (messages quote values from files a repository may bring). */
 void cli_print_error(const struct berth_error *err);
+
+/*
+ * CLI_SAFE - @s (a NUL-terminated string, NULL read as "") as text that
+ * cannot drive the reader's terminal: escape sequences, control characters,
+ * C1 controls, bidirectional controls and bytes that are not UTF-8 are
+ * shown as `\xHH` / `\u{HHHH}` (berth_text_clean, src/util/text.h); cut to
+ * CLI_SAFE_MAX bytes.  The result lives until the end of the enclosing
+ * block: use it as an argument of the printf that prints it.
+ */
+#define CLI_SAFE_MAX 4096
+#define CLI_SAFE(s) berth_text_clean((char[CLI_SAFE_MAX]){0}, CLI_SAFE_MAX, (s) != NULL ? (s) : "")
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -47,13 +47,24 @@ static void print_record(const json_t *rec, bool json)
 		free(s);
 		return;
 	}
+	/* The payload quotes what callers sent (an MCP client's arguments, a
+	 * command line): JSON escapes C0 controls but not C1 or bidirectional
+	 * controls, which CLI_SAFE shows as escapes.  Cut after cleaning, and
+	 * not inside a UTF-8 sequence. */
 	s = json_dumps(json_object_get(rec, "payload"), JSON_COMPACT | JSON_SORT_KEYS);
-	if (s != NULL && strlen(s) > 160)
-		strcpy(s + 157, "...");
+	char shown[CLI_SAFE_MAX];
+	berth_text_clean(shown, sizeof shown, s != NULL ? s : "");
+	if (strlen(shown) > 160) {
+		size_t cut = 157;
+		while (cut > 0 && ((unsigned char)shown[cut] & 0xc0) == 0x80)
+			cut--;
+		strcpy(shown + cut, "...");
+	}
 	printf("%6" JSON_INTEGER_FORMAT "  %s  %-12s %-14s %-10s %s\n", json_integer_value(json_object_get(rec, "seq")),
-	       json_string_value(json_object_get(rec, "ts")), json_string_value(json_object_get(rec, "run_id")),
-	       json_string_value(json_object_get(rec, "kind")), json_string_value(json_object_get(rec, "actor")),
-	       s ? s : "");
+	       CLI_SAFE(json_string_value(json_object_get(rec, "ts"))),
+	       CLI_SAFE(json_string_value(json_object_get(rec, "run_id"))),
+	       CLI_SAFE(json_string_value(json_object_get(rec, "kind"))),
+	       CLI_SAFE(json_string_value(json_object_get(rec, "actor"))), shown);
 	free(s);
 }
 
@@ -106,7 +117,7 @@ static int print_recovery(const struct berth_audit_record *r, void *p)
 	if (strcmp(r->kind, BERTH_AUDIT_KIND_RECOVERY) == 0) {
 		char *s = json_dumps(r->payload, JSON_COMPACT | JSON_SORT_KEYS);
 
-		printf("recovered at record %" PRIu64 " (%s): %s\n", r->seq, r->ts, s ? s : "");
+		printf("recovered at record %" PRIu64 " (%s): %s\n", r->seq, CLI_SAFE(r->ts), CLI_SAFE(s));
 		free(s);
 	}
 	return 0;
@@ -139,9 +150,11 @@ static int audit_verify(const char *dir, const char *keyfile)
 	}
 	if (!v.intact) {
 		if (v.line)
-			printf("BROKEN at record %" PRIu64 " (%s:%" PRIu64 "): %s\n", v.broken_record, v.file, v.line, v.reason);
+			printf("BROKEN at record %" PRIu64 " (%s:%" PRIu64 "): %s\n", v.broken_record, CLI_SAFE(v.file),
+			       v.line, CLI_SAFE(v.reason));
 		else
-			printf("BROKEN at record %" PRIu64 " (%s): %s\n", v.broken_record, v.file, v.reason);
+			printf("BROKEN at record %" PRIu64 " (%s): %s\n", v.broken_record, CLI_SAFE(v.file),
+			       CLI_SAFE(v.reason));
 		return 1;
 	}
 	if (v.recoveries > 0)

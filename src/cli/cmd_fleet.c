@@ -30,28 +30,29 @@ static int up(struct berth_fleet *f, bool yes)
 		f->agents[i].rows = 40;
 		f->agents[i].cols = 120;
 		if (berth_spawn_prepare(&f->agents[i], getenv, &err) < 0) {
-			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", f->path, f->lines[i], f->agents[i].name,
-				err.msg);
+			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
+				f->agents[i].name, CLI_SAFE(err.msg));
 			if (err.hint[0])
-				fprintf(stderr, "berth: hint: %s\n", err.hint);
+				fprintf(stderr, "berth: hint: %s\n", CLI_SAFE(err.hint));
 			return err.status ? err.status : BERTH_EXIT_USAGE;
 		}
 		for (size_t k = 0; k < f->agents[i].n_notes; k++)
-			fprintf(stderr, "berth: %s: %s\n", f->agents[i].name, f->agents[i].notes[k]);
+			fprintf(stderr, "berth: %s: %s\n", f->agents[i].name, CLI_SAFE(f->agents[i].notes[k]));
 		for (int k = 0; k < f->agents[i].run.n_widenings; k++)
-			fprintf(stderr, "berth: %s: widening: %s\n", f->agents[i].name, f->agents[i].run.widenings[k]);
+			fprintf(stderr, "berth: %s: widening: %s\n", f->agents[i].name,
+				CLI_SAFE(f->agents[i].run.widenings[k]));
 		if (f->agents[i].run.n_widenings > 0 && !yes && !f->agents[i].run.yes) {
 			fprintf(stderr, "berth: %s:%lu: agent `%s` asks for widenings: pass --yes to `berth fleet up` "
 					"(nothing was started)\n",
-				f->path, f->lines[i], f->agents[i].name);
+				CLI_SAFE(f->path), f->lines[i], f->agents[i].name);
 			return BERTH_EXIT_USAGE;
 		}
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		struct berth_error err = {0};
 		if (berth_spawn_launch(&f->agents[i], &pid, &err) < 0) {
-			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", f->path, f->lines[i], f->agents[i].name,
-				err.msg);
+			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
+				f->agents[i].name, CLI_SAFE(err.msg));
 			rc = err.status ? err.status : BERTH_EXIT_INTERNAL;
 			break;
 		}

@@ -67,7 +67,7 @@ static int confirm_widenings(const struct berth_run_opts *o)
 	char answer[16];
 
 	for (int i = 0; i < o->n_widenings; i++)
-		fprintf(stderr, "berth: widening: %s\n", o->widenings[i]);
+		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
 	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
 		return 0;
 	fputs("berth: run with these widenings? [y/N] ", stderr);

@@ -25,6 +25,7 @@
 #include "../session/profile.h"
 #include "../session/session.h"
 #include "../session/spawn_args.h"
+#include "../session/termfilter.h"
 #include "../util/cleanup.h"
 #include "cli.h"
 
@@ -92,7 +93,7 @@ static int confirm(const struct berth_run_opts *o)
 	char answer[16];
 
 	for (int i = 0; i < o->n_widenings; i++)
-		fprintf(stderr, "berth: widening: %s\n", o->widenings[i]);
+		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
 	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
 		return 0;
 	fputs("berth: spawn with these widenings? [y/N] ", stderr);
@@ -131,7 +132,7 @@ int cmd_spawn(int argc, char **argv)
 	if (r == 0 && req.have_run)
 		berth_run_scrub(argc, argv, &req.run);
 	for (size_t i = 0; i < req.n_notes; i++)
-		fprintf(stderr, "berth: %s\n", req.notes[i]);
+		fprintf(stderr, "berth: %s\n", CLI_SAFE(req.notes[i]));
 	if (r < 0 || confirm(&req.run) < 0) {
 		if (r < 0)
 			cli_print_error(&err);
@@ -218,12 +219,15 @@ int cmd_ps(int argc, char **argv)
 		char up[32];
 		const char *digest = json_string_value(json_object_get(row, "policy_digest"));
 		format_uptime((long long)json_integer_value(json_object_get(row, "uptime_s")), up, sizeof up);
-		printf("%-24s %-12s %-9s %-8s %-9s %-14.14s %s\n", json_string_value(json_object_get(row, "name")),
-		       json_string_value(json_object_get(row, "profile")) ?: "?",
-		       json_string_value(json_object_get(row, "state")) ?: "?", up,
-		       json_string_value(json_object_get(row, "network")) ?: "?",
-		       digest && strncmp(digest, "sha256:", 7) == 0 ? digest + 7 : "?",
-		       json_string_value(json_object_get(row, "workspace")) ?: "?");
+		/* session.json is the supervisor's, but a workspace path is the
+		 * name of a directory a repository may have made */
+		printf("%-24s %-12s %-9s %-8s %-9s %-14.14s %s\n",
+		       CLI_SAFE(json_string_value(json_object_get(row, "name"))),
+		       CLI_SAFE(json_string_value(json_object_get(row, "profile")) ?: "?"),
+		       CLI_SAFE(json_string_value(json_object_get(row, "state")) ?: "?"), up,
+		       CLI_SAFE(json_string_value(json_object_get(row, "network")) ?: "?"),
+		       digest && strncmp(digest, "sha256:", 7) == 0 ? CLI_SAFE(digest + 7) : "?",
+		       CLI_SAFE(json_string_value(json_object_get(row, "workspace")) ?: "?"));
 	}
 	json_decref(all);
 	return 0;
@@ -365,6 +369,19 @@ int cmd_send(int argc, char **argv)
 
 /* ------------------------------------------------------------ logs */
 
+/* @n bytes of the output log to standard output, through @tf when it is
+ * not NULL.  Returns 0, or -1 when standard output fails. */
+static int write_out(struct berth_termfilter *tf, const char *buf, size_t n)
+{
+	static char safe[65536 + BERTH_TERMFILTER_SLACK];
+
+	if (tf != NULL) {
+		n = berth_termfilter_feed(tf, buf, n, safe);
+		buf = safe;
+	}
+	return fwrite(buf, 1, n, stdout) == n ? 0 : -1;
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	static const char logs_usage[] = "usage: berth logs NAME [-f]\n";
@@ -372,6 +389,7 @@ int cmd_logs(int argc, char **argv)
 	bool follow = false;
 	char dir[PATH_MAX], path[PATH_MAX + 16], buf[65536];
 	struct berth_error err = {0};
+	struct berth_termfilter tfs, *tf = NULL;
 	cleanup_close int fd = -1;
 
 	for (int i = 1; i < argc; i++) {
@@ -397,6 +415,12 @@ int cmd_logs(int argc, char **argv)
 		return BERTH_EXIT_USAGE;
 	}
 	signal(SIGPIPE, SIG_DFL);
+	/* On a terminal, the agent's output may not drive it (termfilter.h);
+	 * into a pipe or a file it goes as it was written. */
+	if (isatty(STDOUT_FILENO)) {
+		tf = &tfs;
+		berth_termfilter_init(tf);
+	}
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
@@ -406,7 +430,7 @@ int cmd_logs(int argc, char **argv)
 			return BERTH_EXIT_INTERNAL;
 		}
 		if (n > 0) {
-			if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			if (write_out(tf, buf, (size_t)n) < 0)
 				return 1;
 			continue;
 		}
@@ -416,7 +440,7 @@ int cmd_logs(int argc, char **argv)
 		if (!berth_session_alive(name)) {
 			/* One last read after the end: nothing comes later. */
 			while ((n = read(fd, buf, sizeof buf)) > 0)
-				fwrite(buf, 1, (size_t)n, stdout);
+				write_out(tf, buf, (size_t)n);
 			break;
 		}
 		usleep(200 * 1000);

@@ -42,9 +42,9 @@ static const char usage[] =
 
 void cli_print_error(const struct berth_error *err)
 {
-	fprintf(stderr, "berth: %s\n", err->msg[0] ? err->msg : "unknown error");
+	fprintf(stderr, "berth: %s\n", err->msg[0] ? CLI_SAFE(err->msg) : "unknown error");
 	if (err->hint[0])
-		fprintf(stderr, "berth: hint: %s\n", err->hint);
+		fprintf(stderr, "berth: hint: %s\n", CLI_SAFE(err->hint));
 }
 
 int main(int argc, char **argv)

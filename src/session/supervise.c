@@ -37,6 +37,7 @@
 #include "../audit/queue.h"
 #include "../util/cleanup.h"
 #include "screen.h"
+#include "termfilter.h"
 
 #define MAX_CLIENTS 64
 #define CLIENT_IN_MAX (64 * 1024)      /* bytes of one request line */
@@ -69,6 +70,9 @@ struct sup {
 	char rt_dir[PATH_MAX], st_dir[PATH_MAX];
 	struct client *clients[MAX_CLIENTS];
 	struct qbuf to_master;
+	/* what attached clients get of the output: the agent may not drive the
+	 * person's own terminal (clipboard, file transfer; termfilter.h) */
+	struct berth_termfilter to_clients;
 	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms;
 	bool stopping;
 	/* the audit trail (docs/audit.md): run.start and policy before the
@@ -454,7 +458,7 @@ static void accept_client(struct sup *s)
 
 static void pty_output(struct sup *s)
 {
-	char buf[65536];
+	char buf[65536], safe[sizeof buf + BERTH_TERMFILTER_SLACK];
 	ssize_t n = read(s->master, buf, sizeof buf);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -467,9 +471,12 @@ static void pty_output(struct sup *s)
 	s->last_output_ms = now_ms();
 	log_output(s, buf, (size_t)n);
 	berth_screen_feed(s->screen, buf, (size_t)n);
-	for (int i = 0; i < MAX_CLIENTS; i++)
+	/* Filtered whether or not someone is attached, so that a client that
+	 * attaches later finds the filter where the terminal is. */
+	size_t m = berth_termfilter_feed(&s->to_clients, buf, (size_t)n, safe);
+	for (int i = 0; m > 0 && i < MAX_CLIENTS; i++)
 		if (s->clients[i] != NULL && s->clients[i]->attached)
-			client_send(s->clients[i], buf, (size_t)n);
+			client_send(s->clients[i], safe, m);
 }
 
 static void flush_master(struct sup *s)
@@ -718,6 +725,7 @@ struct start_msg {
 static __attribute__((noreturn)) void supervisor_main(const struct berth_session_spec *sp, int wfd)
 {
 	struct sup s = {.spec = sp, .master = -1, .listen_fd = -1, .sig_fd = -1, .log_fd = -1};
+	berth_termfilter_init(&s.to_clients);
 	struct start_msg m = {0};
 	struct berth_runtime_opts ro = sp->ro;
 	sigset_t set;

@@ -18,6 +18,7 @@
 #include "session/screen.h"
 #include "session/session.h"
 #include "session/spawn_args.h"
+#include "session/termfilter.h"
 
 static void test_names(void **state)
 {
@@ -298,11 +299,88 @@ static void test_screen(void **state)
 	berth_screen_free(s);
 }
 
+/* @in through a fresh filter, whole and again one byte at a time (a
+ * sequence may be cut anywhere between reads): both must give @want. */
+static void filtered(const char *in, size_t len, const char *want, size_t want_len)
+{
+	struct berth_termfilter f;
+	char *out = malloc(len + BERTH_TERMFILTER_SLACK), one[1 + BERTH_TERMFILTER_SLACK];
+	char *acc = malloc(len + BERTH_TERMFILTER_SLACK);
+	size_t n, m = 0;
+
+	assert_non_null(out);
+	assert_non_null(acc);
+	berth_termfilter_init(&f);
+	n = berth_termfilter_feed(&f, in, len, out);
+	if (n != want_len || memcmp(out, want, n) != 0)
+		fail_msg("filtered %zu bytes to %zu bytes, want %zu", len, n, want_len);
+	berth_termfilter_init(&f);
+	for (size_t i = 0; i < len; i++) {
+		size_t k = berth_termfilter_feed(&f, in + i, 1, one);
+		assert_true(m + k <= len + BERTH_TERMFILTER_SLACK);
+		memcpy(acc + m, one, k);
+		m += k;
+	}
+	if (m != want_len || memcmp(acc, want, m) != 0)
+		fail_msg("byte by byte: %zu bytes, want %zu", m, want_len);
+	free(out);
+	free(acc);
+}
+#define FILTERED(in, want) filtered(in, sizeof in - 1, want, sizeof want - 1)
+
+static void test_termfilter(void **state)
+{
+	(void)state;
+	/* What draws passes unchanged: text, UTF-8, C0, CSI, ESC sequences,
+	 * titles, hyperlinks, colour queries, the DCS queries */
+	FILTERED("a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338",
+		 "a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338");
+	FILTERED("\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\",
+		 "\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\");
+	FILTERED("\033]11;?\007\033]104\007\033]133;A\007\033P$qm\033\\\033P+q544e\033\\",
+		 "\033]11;?\007\033]104\007\033]133;A\007\033P$qm\033\\\033P+q544e\033\\");
+	/* The clipboard (OSC 52), file transfer (1337, 5113), notifications,
+	 * fonts: dropped whole, BEL or ST ended, the text around kept */
+	FILTERED("a\033]52;c;ZWNobyBwd25lZA==\007b\033]52;p;eA==\033\\c", "abc");
+	FILTERED("\033]1337;File=name=eA==;inline=0:eA==\007\033]5113;ac=send\033\\\033]9;hi\007\033]777;notify;a;b\007"
+		 "\033]99;;x\033\\\033]50;?\007\033];x\007\033]x\007\033]1234567;x\007d",
+		 "d");
+	/* DCS other than the two queries (tmux passthrough, sixel, DECUDK),
+	 * SOS, PM and APC (kitty graphics that open a host file) */
+	FILTERED("\033Ptmux;\033\033]52;c;eA==\007\033\\e", "\033\\e"); /* a lone ST is harmless */
+	FILTERED("\033P0;1|17/61\033\\\033Pq#0;2;0;0;0~\033\\\033_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\033\\\033X1\033\\\033^2\033\\f",
+		 "f");
+	/* C1 controls, raw and as UTF-8: U+009D is OSC, U+009B CSI to xterm in
+	 * UTF-8 mode; raw 0x9d and 0x90 outside a UTF-8 sequence likewise */
+	FILTERED("g\xc2\x9d" "52;c;eA==\x07h\xc2\x9b" "31mi\x9d" "52;c;eA==\x07\x90q\x9cj",
+		 "g52;c;eA==\x07h31mi52;c;eA==\x07qj");
+	/* Not UTF-8: overlong forms (an overlong U+009B too), surrogates,
+	 * stray continuation bytes, a cut sequence: dropped */
+	FILTERED("k\xc0\xaf\xe0\x82\x9b\xed\xa0\x80\x80\xbf\xe2\x94l\xf5\x80\x80\x80m", "klm");
+	/* A C0 control inside an escape sequence is executed there and the
+	 * sequence goes on: ESC LF ] 52 is still an OSC 52 */
+	FILTERED("n\033\n]52;c;eA==\007o", "n\no");
+	FILTERED("\033\033]52;c;eA==\007\033\x18]52\007p", "]52\007p");
+	/* A kept string broken off by another sequence, or too long: CAN, so
+	 * the terminal drops it; controls inside it dropped */
+	FILTERED("\033]0;ab\033]52;c;eA==\007q", "\033]0;ab\x18q");
+	FILTERED("\033]0;a\nb\x9c\xc2\x9c" "c\033\\", "\033]0;abc\033\\");
+	FILTERED("\033]0;a\x18" "b", "\033]0;a\x18" "b");
+	char big[BERTH_TERMFILTER_STRING_MAX + 100], want[BERTH_TERMFILTER_STRING_MAX + 20];
+	memset(big, 'x', sizeof big);
+	memcpy(big, "\033]0;", 4);
+	memcpy(big + sizeof big - 3, "\007r", 2);
+	memcpy(want, "\033]0;", 4);
+	memset(want + 4, 'x', BERTH_TERMFILTER_STRING_MAX + 1);
+	memcpy(want + 4 + BERTH_TERMFILTER_STRING_MAX + 1, "\x18r", 2);
+	filtered(big, sizeof big - 1, want, 4 + BERTH_TERMFILTER_STRING_MAX + 1 + 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_fleet),
-		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen),
+		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_termfilter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

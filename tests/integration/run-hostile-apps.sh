@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Regressions from an attack pass on resident apps, berth mcp, sessions and the
+# audit trail: what a hostile agent, MCP client, repository or other local user
+# could do, and now cannot.
+#  1. berth dev: a runtime directory that is another user's symbolic link is
+#     refused before anything is created through it
+#  2. berth attach / berth logs on a terminal: the agent's output cannot drive
+#     the person's terminal (OSC 52 clipboard, tmux passthrough, kitty's
+#     graphics APC, C1 controls); text, colours and titles pass; logs into a
+#     pipe stay raw
+#  3. values from a fleet file or a directory name (a repository's) never
+#     reach the terminal as escape sequences: errors, berth ps
+#  4. berth audit list: an MCP client's name and arguments (C1, bidirectional
+#     controls) are shown as escapes
+#
+# usage: run-hostile-apps.sh /path/to/berth [stage-dir]   ok/FAIL lines; exit 1 on a failure
+#   stage-dir: holds apps/filesystem (built) and data/; default: the checkout
+#   above this script.  Works as root and as an unprivileged user.
+set -u
+export LC_ALL=C.UTF-8
+unset BERTH_TEST_FORCE_OFF
+[ $# -ge 1 ] || { echo "usage: $0 /path/to/berth [stage-dir]" >&2; exit 2; }
+BERTH=$(readlink -f -- "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+STAGE=$(readlink -f -- "${2:-$HERE/../..}")
+T=0 FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "FAIL $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 12 | sed 's/^/#   /'; done; }
+eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "stderr: ${ERR:-}"; fi; }
+has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
+hasnt() { if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' found" "in: $2"; else pass "$1"; fi; }
+# noesc DESC TEXT: no ESC, no C1 control (raw or UTF-8), no U+202E in TEXT
+noesc() {
+	if printf '%s' "$2" | LC_ALL=C grep -qP '\x1b|\xc2[\x80-\x9f]|\xe2\x80\xae'; then
+		fail "$1" "escape or control found" "$(printf '%s' "$2" | od -c | head -n 8)"
+	else pass "$1"; fi
+}
+
+TOP=$(mktemp -d /tmp/berth-hostile.XXXXXX) || exit 1
+chmod 755 "$TOP"
+export XDG_RUNTIME_DIR=$TOP/run XDG_STATE_HOME=$TOP/state XDG_CONFIG_HOME=$TOP/config BERTH_AUDIT_DIR=$TOP/audit
+mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME"
+chmod 700 "$XDG_RUNTIME_DIR"
+DEVPID=
+cleanup() {
+	"$BERTH" stop --all --grace 0 >/dev/null 2>&1
+	[ -n "$DEVPID" ] && kill "$DEVPID" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$TOP"
+}
+trap cleanup EXIT
+cd "$TOP" || exit 1
+b() { "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
+
+# 1. berth dev: $XDG_RUNTIME_DIR/berth (or /tmp/berth-UID) as another user's
+# symbolic link.  berth dev used to create `dev/` through it before refusing.
+mkdir -m 1777 "$TOP/sticky"
+mkdir -m 777 "$TOP/elsewhere"
+ln -s "$TOP/elsewhere" "$TOP/sticky/berth"
+cp -a "$STAGE/apps/filesystem" "$TOP/fsapp"
+XDG_RUNTIME_DIR=$TOP/sticky timeout 20 "$BERTH" dev "$TOP/fsapp" </dev/null >"$TOP/out" 2>"$TOP/err"
+RC=$? ERR=$(cat "$TOP/err")
+eq "dev: a runtime directory that is a symbolic link: exit 2" "$RC" 2
+has "dev: says why" "$ERR" "\`$TOP/sticky/berth\` is not a private directory of uid $(id -u): refusing to use it"
+eq "dev: nothing was created through the link" "$(ls -A "$TOP/elsewhere")" ""
+rm "$TOP/sticky/berth"
+
+# 2. attach and logs: an agent that writes what would drive the person's terminal
+mkdir "$TOP/ws"
+cat >"$TOP/ws/evil.sh" <<'EOF'
+#!/bin/sh
+while :; do
+	printf 'MARK\033[1;31mred\033[0m\033]0;TITLE\007'
+	printf '\033]52;c;ZWNobyBwd25lZA==\007\033Ptmux;\033\033]52;c;eA==\007\033\\'
+	printf '\033_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\033\\\302\23552;c;eA==\007\302\2332J\033\n]52;c;eA==\007END\n'
+	sleep 0.3
+done
+EOF
+chmod 755 "$TOP/ws" "$TOP/ws/evil.sh"
+b spawn shell --name ev --workspace "$TOP/ws" -- -c /workspace/evil.sh
+eq "spawn: the hostile agent starts" "$RC" 0
+for i in $(seq 50); do grep -q END "$XDG_STATE_HOME/berth/sessions/ev/output.log" 2>/dev/null && break; sleep 0.1; done
+ATT=$(python3 - "$BERTH" <<'EOF'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "attach", "ev"])
+got = b""
+end = time.time() + 2.5
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            got += os.read(fd, 65536)
+        except OSError:
+            break
+os.write(fd, b"\x1d")
+time.sleep(0.5)
+try:
+    while select.select([fd], [], [], 0.5)[0]:
+        d = os.read(fd, 65536)
+        if not d:
+            break
+        got += d
+except OSError:
+    pass
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(got)
+EOF
+)
+has "attach: the agent's text reaches the terminal" "$ATT" "MARK"
+has "attach: colours pass" "$ATT" $'\033[1;31mred'
+has "attach: the title passes" "$ATT" $'\033]0;TITLE\a'
+hasnt "attach: no OSC 52 (the host's clipboard)" "$ATT" $'\033]52'
+hasnt "attach: no tmux passthrough" "$ATT" $'\033Ptmux'
+hasnt "attach: no kitty graphics APC (a host file by name)" "$ATT" $'\033_G'
+hasnt "attach: no UTF-8 C1 OSC" "$ATT" $'\302\235'
+hasnt "attach: no UTF-8 C1 CSI" "$ATT" $'\302\233'
+# ESC LF ] 52: the terminal runs LF inside the sequence and reads an OSC 52
+hasnt "attach: ESC LF ] is not an OSC either" "$ATT" $']52;c;eA==\a'
+# berth logs on a terminal is filtered the same way; into a pipe it is raw
+LOGTTY=$(python3 - "$BERTH" <<'EOF'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "logs", "ev"])
+got = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    got += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(got)
+EOF
+)
+has "logs on a terminal: the text" "$LOGTTY" "MARK"
+hasnt "logs on a terminal: no OSC 52" "$LOGTTY" $'\033]52'
+hasnt "logs on a terminal: no UTF-8 C1" "$LOGTTY" $'\302\235'
+b logs ev
+has "logs into a pipe: raw, as written" "$OUT" $'\033]52;c;ZWNobyBwd25lZA=='
+b stop ev --grace 0
+eq "stop the hostile agent" "$RC" 0
+
+# 3. values from a repository's files: a fleet file, a directory's name
+printf 'agents:\n  - name: d\n    profile: "sh\\e]52;c;eA==\\a"\n    workspace: ws\n' >"$TOP/f1.yml"
+b fleet up "$TOP/f1.yml"
+eq "fleet: a profile name with an escape: exit 2" "$RC" 2
+has "fleet: the name is shown escaped" "$ERR" 'invalid profile name `sh\x1b]52;c;eA==\x07`'
+noesc "fleet: no escape reaches stderr" "$ERR"
+mkdir "$TOP/ws"$'\033]0;PWNED\a' && chmod 755 "$TOP/ws"$'\033]0;PWNED\a'
+printf 'agents:\n  - name: e\n    profile: shell\n    workspace: "ws\\e]0;PWNED\\a"\n    args: [-c, "sleep 60"]\n' >"$TOP/f2.yml"
+b fleet up "$TOP/f2.yml"
+eq "fleet: a workspace whose name holds an escape starts" "$RC" 0
+b ps
+has "ps: the workspace is shown escaped" "$OUT" 'ws\x1b]0;PWNED\x07'
+noesc "ps: no escape reaches stdout" "$OUT"
+b fleet ps "$TOP/f2.yml"
+noesc "fleet ps: no escape reaches stdout" "$OUT"
+b fleet stop "$TOP/f2.yml"
+eq "fleet stop" "$RC" 0
+
+# 4. the audit trail shows what an MCP client sent, escaped
+MCPOUT=$(python3 - "$BERTH" "$TOP/fsapp" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "mcp", "--app", "filesystem", "--app-dir", sys.argv[2], "--no-dev"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+      "params": {"protocolVersion": "2025-06-18", "clientInfo": {"name": "cl\u202eient\u009b31m"}}})
+r = send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+          "params": {"name": "read_file", "arguments": {"path": "x\u202ey\u009b2Jz"}}})
+p.stdin.close(); p.wait()
+print(r["result"]["isError"])
+EOF
+)
+eq "mcp: the call ran (and failed: no such file)" "$MCPOUT" True
+b audit list
+eq "audit list: exit 0" "$RC" 0
+has "audit list: the client's name, escaped" "$OUT" 'mcp:client:cl\u{202e}ient\x9b31m'
+has "audit list: the arguments, escaped" "$OUT" '"input":{"path":"x\u{202e}y\x9b2Jz"}'
+noesc "audit list: no C1 or bidirectional control reaches stdout" "$OUT"
+b audit list --json
+has "audit list --json: as stored, JSON-escaped" "$OUT" '"path":"x\u202Ey\u009B2Jz"'
+b audit verify
+eq "audit verify: intact" "$RC" 0
+
+echo "# $T tests, $FAILS failed"
+[ "$FAILS" -eq 0 ]
