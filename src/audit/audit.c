@@ -189,6 +189,42 @@ static int name_filter(const struct dirent *d)
 	return file_seq(d->d_name) != 0;
 }
 
+/*
+ * Open @name in @dfd to read it: never through a symbolic link, and only a
+ * regular file.  O_NONBLOCK for the open itself: a FIFO put in the log's
+ * place would otherwise block the reader (berth audit verify, list) for
+ * ever, waiting for a writer.  Returns the descriptor (blocking again), or
+ * -1 with errno set (EINVAL: not a regular file).
+ */
+static int open_regular(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* The error for a failed open_regular() of @dir/@name. */
+static int open_failed(struct berth_error *err, const char *dir, const char *name)
+{
+	if (errno == EINVAL)
+		return berth_err(err, 0, "`%s/%s` is not a regular file: the audit log cannot be read", dir, name);
+	return berth_err(err, errno, "cannot open `%s/%s`", dir, name);
+}
+
 /* The log files of @dfd, sorted (fixed-width names sort numerically). */
 static int list_files(int dfd, char ***names, size_t *n, struct berth_error *err)
 {
@@ -970,7 +1006,7 @@ static int last_record(int dfd, const char *name, int fd_in, uint64_t size_in, u
 	json_t *o;
 
 	if (fd < 0) {
-		own = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		own = open_regular(dfd, name);
 		if (own < 0)
 			return berth_err(err, errno, "cannot open `%s`", name);
 		fd = own;
@@ -1503,7 +1539,13 @@ static int open_file_0600(int dfd, const char *dir, const char *name, struct ber
 
 	if (fd < 0)
 		return berth_err(err, errno, "cannot open `%s/%s`", dir, name);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(fd);
+		berth_err(err, EPERM, "`%s/%s` is not a regular file", dir, name);
+		return berth_err_hint(err, "something replaced berth's file: look at `ls -l %s` before you remove it",
+				      dir);
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
 		close(fd);
 		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", dir, name,
 			  (unsigned)geteuid());
@@ -1659,7 +1701,9 @@ static int reader_open(struct reader *r, const char *dir, struct berth_error *er
 			return 0;
 		return berth_err(err, errno, "cannot open the audit directory `%s`", r->dir);
 	}
-	r->lockfd = openat(r->dfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	r->lockfd = open_regular(r->dfd, "lock");
+	if (r->lockfd < 0 && errno == EINVAL)
+		return open_failed(err, r->dir, "lock");
 	if (r->lockfd >= 0 && lock_wait(r->lockfd, LOCK_SH) < 0) {
 		int e = errno;
 		if (e == ETIMEDOUT)
@@ -1691,14 +1735,14 @@ static int walk(struct reader *r, int (*fn)(const char *line, size_t len, bool n
 	int rc = 0;
 
 	for (size_t i = 0; i < r->n && rc == 0; i++) {
-		int fd = openat(r->dfd, r->names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = open_regular(r->dfd, r->names[i]);
 		FILE *f;
 		uint64_t lineno = 0;
 		ssize_t len;
 
 		if (fd < 0) {
 			free(buf);
-			return berth_err(err, errno, "cannot open `%s/%s`", r->dir, r->names[i]);
+			return open_failed(err, r->dir, r->names[i]);
 		}
 		f = fdopen(fd, "r");
 		if (f == NULL) {
@@ -1910,7 +1954,7 @@ static int chunk_join(struct verify_ctx *c, const char *file, uint64_t line0, st
 
 static int verify_file(struct reader *r, const char *name, struct verify_ctx *c, struct berth_error *err)
 {
-	cleanup_close int fd = openat(r->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open_regular(r->dfd, name);
 	struct chunk k[4];
 	pthread_t tid[4];
 	size_t nk, len;
@@ -1921,7 +1965,7 @@ static int verify_file(struct reader *r, const char *name, struct verify_ctx *c,
 	uint64_t line0 = 0;
 
 	if (fd < 0)
-		return berth_err(err, errno, "cannot open `%s/%s`", r->dir, name);
+		return open_failed(err, r->dir, name);
 	if (fstat(fd, &st) < 0)
 		return berth_err(err, errno, "cannot stat `%s/%s`", r->dir, name);
 	len = (size_t)st.st_size;
@@ -2009,7 +2053,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		goto out;
 	strcpy(v->head, c.last_hash);
 	/* The signed head. */
-	hfd = openat(r.dfd, "head", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	hfd = open_regular(r.dfd, "head");
 	have_head = hfd >= 0;
 	if (have_head) {
 		rc = head_read(hfd, buf, err);
@@ -2017,7 +2061,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		if (rc < 0)
 			goto out;
 	} else if (errno != ENOENT) {
-		rc = berth_err(err, errno, "cannot open `%s/head`", r.dir);
+		rc = open_failed(err, r.dir, "head");
 		goto out;
 	}
 	if (!have_head) {

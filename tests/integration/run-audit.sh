@@ -192,6 +192,24 @@ check "verify --key missing file: exit 2" [ "$rc" -eq 2 ]
 tamper deletehead
 rm "$A/head"
 expect_broken "deleted head detected" "no signed head"
+# Anything but a regular file in the place of a log file, the head or the
+# lock (a FIFO blocked every reader for ever, waiting for a writer): readers
+# fail with 125 at once, writers refuse the run.
+for what in log head lock; do
+	tamper "fifo-$what"
+	case $what in log) f=$A/audit-0000000000000099.jsonl ;; *) f=$A/$what; rm "$f" ;; esac
+	mkfifo -m 600 "$f"
+	out=$(timeout 10 "$B" audit verify 2>&1); rc=$?
+	check "a FIFO as the $what: verify exits 125 at once" [ "$rc" -eq 125 ]
+	check "...and names it" grep -qF "\`$f\` is not a regular file" <<<"$out"
+	timeout 10 "$B" audit list >/dev/null 2>&1; rc=$?
+	want=125; [ "$what" = head ] && want=0 # list does not read the head
+	check "a FIFO as the $what: audit list exits $want at once" [ "$rc" -eq "$want" ]
+	timeout 10 "$B" run -- touch ran 2>"$T/err"; rc=$?
+	check "a FIFO as the $what: berth run refuses (125)" [ "$rc" -eq 125 ]
+	check "...the command did not run" [ ! -e "$T/ws/ran" ]
+	check "...and says why" grep -qF "\`$f\` is not a regular file" "$T/err"
+done
 
 # --- crash: torn last line, head behind the log ---
 fresh torn
