@@ -452,6 +452,18 @@ int cmd_logs(int argc, char **argv)
 /* ------------------------------------------------------------ attach */
 
 static volatile sig_atomic_t winch = 0;
+
+/* What the agent may have switched on in the person's terminal and must not
+ * outlive the attachment (mouse reports would be typed into the shell, a
+ * hidden cursor or the line-drawing character set stay): mouse tracking
+ * modes 1000, 1002, 1003, 1005, 1006, 1015, focus events (1004), bracketed
+ * paste (2004), application cursor keys (1) and keypad (ESC >), the
+ * alternate screen (1049), kitty's keyboard flags (CSI < u), the scroll
+ * region (inside DECSC/DECRC: DECSTBM homes the cursor), the G0 character
+ * set, the cursor shown, attributes off (xterm's ctlseqs). */
+#define TERMINAL_RESET                                                                                           \
+	"\033[?1000l\033[?1002l\033[?1003l\033[?1005l\033[?1006l\033[?1015l\033[?1004l\033[?2004l\033[?1l\033>"      \
+	"\033[?1049l\033[<u\0337\033[r\0338\033(B\033[?25h\033[0m"
 static void on_winch(int sig)
 {
 	(void)sig;
@@ -557,7 +569,7 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
-	fputs("\033[0m\r\n", stdout);
+	fputs(TERMINAL_RESET "\r\n", stdout);
 	fflush(stdout);
 	if (ended)
 		fprintf(stderr, "berth: session `%s` ended\n", argv[1]);

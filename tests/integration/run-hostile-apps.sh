@@ -6,8 +6,8 @@
 #     refused before anything is created through it
 #  2. berth attach / berth logs on a terminal: the agent's output cannot drive
 #     the person's terminal (OSC 52 clipboard, tmux passthrough, kitty's
-#     graphics APC, C1 controls); text, colours and titles pass; logs into a
-#     pipe stay raw
+#     graphics APC, C1 controls); text, colours and titles pass; detaching
+#     switches off the modes the agent switched on; logs into a pipe stay raw
 #  3. values from a fleet file or a directory name (a repository's) never
 #     reach the terminal as escape sequences: errors, berth ps
 #  4. berth audit list: an MCP client's name and arguments (C1, bidirectional
@@ -70,7 +70,7 @@ mkdir "$TOP/ws"
 cat >"$TOP/ws/evil.sh" <<'EOF'
 #!/bin/sh
 while :; do
-	printf 'MARK\033[1;31mred\033[0m\033]0;TITLE\007'
+	printf 'MARK\033[1;31mred\033[0m\033]0;TITLE\007\033[?1003h\033[?2004h\033[?25l\033(0'
 	printf '\033]52;c;ZWNobyBwd25lZA==\007\033Ptmux;\033\033]52;c;eA==\007\033\\'
 	printf '\033_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\033\\\302\23552;c;eA==\007\302\2332J\033\n]52;c;eA==\007END\n'
 	sleep 0.3
@@ -118,6 +118,11 @@ hasnt "attach: no UTF-8 C1 OSC" "$ATT" $'\302\235'
 hasnt "attach: no UTF-8 C1 CSI" "$ATT" $'\302\233'
 # ESC LF ] 52: the terminal runs LF inside the sequence and reads an OSC 52
 hasnt "attach: ESC LF ] is not an OSC either" "$ATT" $']52;c;eA==\a'
+# Detaching leaves no mode the agent switched on (mouse reports would be typed into the shell)
+TAIL=${ATT##*MARK}
+for mode in '[?1003l' '[?2004l' '[?25h' '(B'; do
+	has "attach: the detach resets $mode" "$TAIL" $'\033'"$mode"
+done
 # berth logs on a terminal is filtered the same way; into a pipe it is raw
 LOGTTY=$(python3 - "$BERTH" <<'EOF'
 import os, pty, sys
