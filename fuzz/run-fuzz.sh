@@ -32,7 +32,7 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
 	src/util/text.c src/util/rundir.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
-	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
+	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/audit/exposure.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
 
 # fuzz_session feeds agent output to libvterm behind berth's filter.  With
 # BERTH_LIBVTERM_SRC=DIR (libvterm's source tree, e.g. from `apt-get source

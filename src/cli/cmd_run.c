@@ -15,6 +15,7 @@
 
 #include "../audit/audit.h"
 #include "../audit/queue.h"
+#include "../audit/exposure.h"
 #include "../util/sign.h"
 
 #include "../policy/flags.h"
@@ -94,71 +95,6 @@ static int dry_run(const struct berth_run_opts *o)
 	else
 		printf("%s\ndigest: sha256:%s\n", json, digest);
 	free(json);
-	return 0;
-}
-
-/* Is @a equal to @b or one of its ancestors (both absolute, no trailing '/')? */
-static bool path_covers(const char *a, const char *b)
-{
-	size_t n = strlen(a);
-
-	if (strcmp(a, "/") == 0)
-		return true;
-	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
-}
-
-/* @path, physical when it exists (realpath), else as given. */
-static void physical(const char *path, char out[PATH_MAX])
-{
-	if (realpath(path, out) == NULL)
-		snprintf(out, PATH_MAX, "%s", path);
-}
-
-/*
- * The sandbox must reach neither the audit log (it could rewrite it) nor the
- * host key (it could sign a rewritten log): refuse a workspace or a bind
- * mount that contains, or lies inside, either directory.
- */
-static int audit_exposure_check(const struct berth_run_opts *o, struct berth_error *err)
-{
-	char audit[PATH_MAX], keys[PATH_MAX], tmp[PATH_MAX];
-	const char *what[2] = {"the audit log", "berth's host key"};
-	char *dirs[2] = {audit, keys};
-
-	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
-		return -1;
-	physical(tmp, audit);
-	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
-		return -1;
-	physical(tmp, keys);
-	const struct berth_policy *p = &o->policy;
-
-	/* the workspace, every --ro/--rw source, and every --evidence path
-	 * (copied into the sandbox: a copy of the key is the key) */
-	for (size_t i = 0; i <= p->n_mounts + o->n_evidence; i++) {
-		char ev[PATH_MAX];
-		const char *src, *flag;
-
-		if (i == 0) {
-			src = p->workspace;
-			flag = "--workspace";
-		} else if (i <= p->n_mounts) {
-			src = p->mounts[i - 1].src;
-			flag = p->mounts[i - 1].rw ? "--rw" : "--ro";
-		} else {
-			physical(o->evidence[i - 1 - p->n_mounts], ev);
-			src = ev;
-			flag = "--evidence";
-		}
-
-		if (src == NULL)
-			continue;
-		for (int d = 0; d < 2; d++)
-			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
-				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d], dirs[d]);
-				return berth_err_hint(err, "run from, or mount, a directory that does not contain `%s`", dirs[d]);
-			}
-	}
 	return 0;
 }
 
@@ -524,7 +460,7 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	if (audit_exposure_check(&o, &err) < 0) {
+	if (berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */

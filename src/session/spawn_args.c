@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../audit/exposure.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
 #include "../util/cleanup.h"
@@ -367,6 +368,11 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			"the agent writes there, it finds again)",
 		     r->home_dir, r->profile.name);
 	}
+	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
+	 * a profile's) or the persistent home that holds the audit log or the
+	 * host key would hand them to the agent. */
+	if (berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err) < 0)
+		goto out;
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
 		goto out;
 	rc = 0;

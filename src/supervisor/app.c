@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../audit/audit.h"
+#include "../audit/exposure.h"
 #include "../audit/queue.h"
 #include "../manifest/schema.h"
 #include "../util/cleanup.h"
@@ -498,7 +499,8 @@ int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct b
 	if (berth_manifest_load(app_dir, app_dir, &a->m, d, err) < 0 ||
 	    berth_app_resolve(app_dir, &a->m, o->state_root, o->dry, &a->paths, err) < 0 ||
 	    berth_app_digest(a->paths.app_dir, a->digest, err) < 0 ||
-	    berth_app_policy(&a->m, &a->paths, a->digest, getenv, &a->p, err) < 0) {
+	    berth_app_policy(&a->m, &a->paths, a->digest, getenv, &a->p, err) < 0 ||
+	    (!o->dry && berth_audit_exposure_check(&a->p, NULL, 0, NULL, err) < 0)) {
 		berth_app_close(a);
 		return -1;
 	}

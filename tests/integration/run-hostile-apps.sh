@@ -12,6 +12,9 @@
 #     reach the terminal as escape sequences: errors, berth ps
 #  4. berth audit list: an MCP client's name and arguments (C1, bidirectional
 #     controls) are shown as escapes
+#  5. no session, fleet agent or resident app gets the audit log or the host
+#     key (as berth run already refused): a fleet file's workspace or options,
+#     spawn's --workspace/--ro, an app directory that holds them
 #
 # usage: run-hostile-apps.sh /path/to/berth [stage-dir]   ok/FAIL lines; exit 1 on a failure
 #   stage-dir: holds apps/filesystem (built) and data/; default: the checkout
@@ -194,6 +197,45 @@ b audit list --json
 has "audit list --json: as stored, JSON-escaped" "$OUT" '"path":"x\u202Ey\u009B2Jz"'
 b audit verify
 eq "audit verify: intact" "$RC" 0
+
+# 5. the audit log and the host key stay out of every sandbox.  Here they are
+# the defaults under XDG_STATE_HOME and XDG_CONFIG_HOME.
+unset BERTH_AUDIT_DIR
+b run --workspace "$TOP/ws" -- true # makes the key and the log
+eq "run: the key and the log exist" "$RC" 0
+KEYDIR=$XDG_CONFIG_HOME/berth/keys AUDDIR=$XDG_STATE_HOME/berth/audit
+KEYLINE=$(sed -n 2p "$KEYDIR/host-ed25519.pem")
+refused() { # refused DESC DIR-NAMED : exit 2, the message, no session left, the key in no log
+	eq "$1: exit 2" "$RC" 2
+	has "$1: says what it would expose" "$ERR" "would give the sandbox"
+	has "$1: names the directory" "$ERR" "(\`$2\`)"
+	local left; left=$("$BERTH" ps 2>/dev/null | awk 'NR > 1 && $1 ~ /^x/' | wc -l)
+	eq "$1: no session was started" "$left" 0
+	if grep -rqF -- "$KEYLINE" "$XDG_STATE_HOME/berth/sessions" 2>/dev/null; then
+		fail "$1: the private key reached no output" "found in a session log"
+	else pass "$1: the private key reached no output"; fi
+}
+SHOWKEY=(-- -c 'cat /workspace/berth/keys/host-ed25519.pem /k/host-ed25519.pem 2>&1; sleep 2')
+b spawn shell --name x1 --workspace "$XDG_CONFIG_HOME" "${SHOWKEY[@]}"
+refused "spawn --workspace XDG_CONFIG_HOME" "$KEYDIR"
+b spawn shell --name x2 --workspace "$TOP/ws" --ro "$KEYDIR:/k" "${SHOWKEY[@]}"
+refused "spawn --ro KEYDIR" "$KEYDIR"
+b spawn shell --name x3 --workspace "$XDG_STATE_HOME" "${SHOWKEY[@]}"
+refused "spawn --workspace XDG_STATE_HOME" "$AUDDIR"
+ln -s "$XDG_CONFIG_HOME" "$TOP/innocent"
+printf 'agents:\n  - name: x4\n    profile: shell\n    workspace: innocent\n    args: [-c, "cat /workspace/berth/keys/host-ed25519.pem; sleep 2"]\n' >"$TOP/f3.yml"
+b fleet up "$TOP/f3.yml"
+refused "fleet: a workspace that is a link to XDG_CONFIG_HOME" "$KEYDIR"
+printf 'agents:\n  - name: x5\n    profile: shell\n    workspace: ws\n    options: [--ro, "%s:/k"]\n    args: [-c, "cat /k/host-ed25519.pem; sleep 2"]\n' "$KEYDIR" >"$TOP/f4.yml"
+b fleet up "$TOP/f4.yml"
+refused "fleet: options --ro KEYDIR" "$KEYDIR"
+# A resident app whose directory holds the key directory (mounted at /app)
+cp "$TOP/fsapp/berth.yml" "$TOP/fsapp/filesystem" "$XDG_CONFIG_HOME/"
+b rpc filesystem --app-dir "$XDG_CONFIG_HOME" --export read_file --input '{"path":"/app/berth/keys/host-ed25519.pem"}'
+eq "rpc: an app directory that holds the key: exit 2" "$RC" 2
+has "rpc: says so" "$ERR" "the app directory \`$XDG_CONFIG_HOME\` would give the sandbox berth's host key"
+hasnt "rpc: the key is not printed" "$OUT" "PRIVATE KEY"
+rm -f "$XDG_CONFIG_HOME/berth.yml" "$XDG_CONFIG_HOME/filesystem"
 
 echo "# $T tests, $FAILS failed"
 [ "$FAILS" -eq 0 ]

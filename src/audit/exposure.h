@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exposure.h - no sandbox may reach the audit log or the host key.
+ *
+ * A sandbox that could write the log could rewrite it; one that could read
+ * the host's private key could sign a rewritten log's head and forge
+ * attestations (docs/audit.md, "What it does and does not protect";
+ * docs/attest.md).  Every front end that builds a sandbox checks its policy
+ * here before anything starts: `berth run`, `berth spawn` and `berth fleet
+ * up` (a fleet file's `workspace:` and `options:` come from a repository),
+ * and resident apps (their directory is mounted at /app).
+ */
+#ifndef BERTH_AUDIT_EXPOSURE_H
+#define BERTH_AUDIT_EXPOSURE_H
+
+#include <stddef.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+
+/*
+ * berth_audit_exposure_check - refuse @p when its workspace, a mount's
+ * source (--ro, --rw, an app's /app), the persistent home, or one of the
+ * @n_extra host paths @extra (copied into the sandbox, e.g. --evidence;
+ * named @extra_flag in the message) contains, or lies inside, the audit
+ * directory (berth_audit_dir) or the host key directory
+ * (berth_hostkey_dir).  Paths are compared physically (realpath(3) when
+ * they exist), so a symbolic link does not hide either directory.
+ * Returns 0, or -1 with @err filled: status BERTH_EXIT_USAGE (2) and
+ * "--workspace `W` would give the sandbox the audit log (`D`)" with a hint;
+ * or an error of berth_audit_dir / berth_hostkey_dir (no HOME: status 125).
+ */
+int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra, size_t n_extra,
+			       const char *extra_flag, struct berth_error *err);
+
+#endif
