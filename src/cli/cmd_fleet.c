@@ -41,10 +41,28 @@ static int up(struct berth_fleet *f, bool yes)
 		for (int k = 0; k < f->agents[i].run.n_widenings; k++)
 			fprintf(stderr, "berth: %s: widening: %s\n", f->agents[i].name,
 				CLI_SAFE(f->agents[i].run.widenings[k]));
-		if (f->agents[i].run.n_widenings > 0 && !yes && !f->agents[i].run.yes) {
-			fprintf(stderr, "berth: %s:%lu: agent `%s` asks for widenings: pass --yes to `berth fleet up` "
-					"(nothing was started)\n",
-				CLI_SAFE(f->path), f->lines[i], f->agents[i].name);
+		/* What the file takes from the host beyond the profile: a fleet
+		 * file may come with a repository (berth_fleet_asks). */
+		char **asks = NULL;
+		int n_asks = berth_fleet_asks(f, i, getenv, &asks, &err);
+		if (n_asks < 0) {
+			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
+				f->agents[i].name, CLI_SAFE(err.msg));
+			return err.status ? err.status : BERTH_EXIT_USAGE;
+		}
+		for (int k = 0; k < n_asks; k++)
+			fprintf(stderr, "berth: %s: from the fleet file: %s\n", f->agents[i].name, CLI_SAFE(asks[k]));
+		berth_fleet_asks_free(asks, (size_t)n_asks);
+		/* Only the person's --yes counts: a `--yes` among the file's own
+		 * options would let the file approve itself. */
+		if ((f->agents[i].run.n_widenings > 0 || n_asks > 0) && !yes) {
+			fprintf(stderr,
+				"berth: %s:%lu: agent `%s` asks for %s: read the lines above, then pass --yes to "
+				"`berth fleet up` (nothing was started)\n",
+				CLI_SAFE(f->path), f->lines[i], f->agents[i].name,
+				f->agents[i].run.n_widenings > 0 && n_asks > 0 ? "widenings and host resources"
+				: n_asks > 0				       ? "host resources"
+									       : "widenings");
 			return BERTH_EXIT_USAGE;
 		}
 	}

@@ -6,10 +6,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../policy/flags.h"
 #include "../util/cleanup.h"
 #include "session.h"
 #include "yconf.h"
@@ -125,7 +128,7 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 	int rc = -1;
 
 	memset(f, 0, sizeof *f);
-	if ((f->path = strdup(display)) == NULL)
+	if ((f->path = strdup(display)) == NULL || (f->dir = strdup(base_dir)) == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	if (berth_yconf_load(display, buf, len, &doc, err) < 0)
 		return -1;
@@ -243,5 +246,111 @@ void berth_fleet_free(struct berth_fleet *f)
 	free(f->agents);
 	free(f->lines);
 	free(f->path);
+	free(f->dir);
 	memset(f, 0, sizeof *f);
+}
+
+static int ask(char ***v, size_t *n, struct berth_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int ask(char ***v, size_t *n, struct berth_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	char *line = NULL, **nv;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (nv = realloc(*v, (*n + 1) * sizeof *nv)) == NULL) {
+		if (r >= 0)
+			free(line);
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	nv[(*n)++] = line;
+	*v = nv;
+	return 0;
+}
+
+/* Is @a equal to @b or one of its ancestors (both absolute, physical)? */
+static bool covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+void berth_fleet_asks_free(char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(const char *), char ***lines,
+		     struct berth_error *err)
+{
+	const struct berth_spawn_req *r = &f->agents[i];
+	struct berth_run_opts o;
+	char **av = NULL, **v = NULL, dir[PATH_MAX];
+	size_t n = 0;
+	int rc = -1;
+
+	*lines = NULL;
+	if (r->seed_auth && ask(&v, &n, err, "seed_auth: forwards the profile's credentials from your environment") < 0)
+		goto out;
+	/* The file's options alone, parsed as berth run parses them (abbreviations
+	 * and --opt=value included), on a stand-in workspace and command. */
+	av = calloc(r->n_run_args + 6, sizeof *av);
+	if (av == NULL) {
+		berth_err(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	size_t ac = 0;
+	av[ac++] = "run";
+	av[ac++] = "--workspace";
+	av[ac++] = "/tmp";
+	for (size_t k = 0; k < r->n_run_args; k++)
+		av[ac++] = r->run_args[k];
+	av[ac++] = "--";
+	av[ac++] = "true";
+	memset(&o, 0, sizeof o);
+	if (berth_run_parse((int)ac, av, env_lookup, &o, err) < 0) {
+		berth_run_opts_free(&o);
+		goto out;
+	}
+	for (size_t k = 0; k < o.policy.n_env; k++) {
+		const struct berth_env *e = &o.policy.env[k];
+		if ((e->from_host &&
+		     ask(&v, &n, err, "options: --env %s forwards `%s` from your environment", e->name, e->name) < 0) ||
+		    (e->from_file && ask(&v, &n, err, "options: --env-file sets `%s` from a file of yours", e->name) < 0))
+			goto out_opts;
+	}
+	for (size_t k = 0; k < o.policy.n_mounts; k++)
+		if (ask(&v, &n, err, "options: --%s mounts your `%s` at `%s`%s", o.policy.mounts[k].rw ? "rw" : "ro",
+			o.policy.mounts[k].src, o.policy.mounts[k].dst, o.policy.mounts[k].rw ? ", writable" : "") < 0)
+			goto out_opts;
+	for (size_t k = 0; k < o.n_evidence; k++)
+		if (ask(&v, &n, err, "options: --evidence copies your `%s` into the sandbox", o.evidence[k]) < 0)
+			goto out_opts;
+	/* The workspace the agent gets (the session's own when managed: launch
+	 * puts it in place of any other). */
+	if (!r->managed_ws && r->have_run && r->run.policy.workspace != NULL) {
+		if (realpath(f->dir != NULL ? f->dir : "/", dir) == NULL)
+			snprintf(dir, sizeof dir, "%s", f->dir != NULL ? f->dir : "/");
+		if (!covers(dir, r->run.policy.workspace) &&
+		    ask(&v, &n, err, "workspace: `%s` is outside the fleet file's directory `%s` (the agent may write there)",
+			r->run.policy.workspace, dir) < 0)
+			goto out_opts;
+	}
+	rc = (int)n;
+	*lines = v;
+	v = NULL;
+	n = 0;
+out_opts:
+	berth_run_opts_free(&o);
+out:
+	free(av);
+	berth_fleet_asks_free(v, n);
+	return rc;
 }

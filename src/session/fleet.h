@@ -30,6 +30,7 @@ struct berth_fleet {
 	unsigned long *lines; /* the line of each agent's entry */
 	size_t n;
 	char *path;           /* the file, for messages */
+	char *dir;            /* the directory relative workspaces are taken from (physical for a loaded file) */
 };
 
 /*
@@ -44,6 +45,29 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 
 /* berth_fleet_load - berth_fleet_parse of the file @path. */
 int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error *err);
+
+/*
+ * berth_fleet_asks - what agent @i of @f, already prepared
+ * (berth_spawn_prepare), takes from the host because the fleet file says so,
+ * beyond its profile: a fleet file may come with a repository, and these
+ * need the person's --yes as widenings do (docs/sessions.md, "Fleets").
+ * One line each, for people:
+ *  - `seed_auth: true`: the profile's credentials are forwarded;
+ *  - in `options`: `--env NAME` (a value from the caller's environment),
+ *    `--env-file` (values from a host file), `--ro`/`--rw` (a host
+ *    directory mounted), `--evidence` (a host file copied in);
+ *  - a workspace (`workspace:`, or `--workspace` in `options`) that is not
+ *    the fleet file's directory or inside it, compared physically.
+ * @env_lookup is the getenv-like function the agent was prepared with.
+ * Returns the number of lines put in *@lines (a malloc'd vector of malloc'd
+ * strings; free with berth_fleet_asks_free), or -1 with @err (ENOMEM, or an
+ * error of the options' parse).
+ */
+int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(const char *), char ***lines,
+		     struct berth_error *err);
+
+/* berth_fleet_asks_free - release @n lines from berth_fleet_asks. */
+void berth_fleet_asks_free(char **lines, size_t n);
 
 /* berth_fleet_free - release @f. */
 void berth_fleet_free(struct berth_fleet *f);

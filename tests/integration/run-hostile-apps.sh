@@ -15,6 +15,11 @@
 #  5. no session, fleet agent or resident app gets the audit log or the host
 #     key (as berth run already refused): a fleet file's workspace or options,
 #     spawn's --workspace/--ro, an app directory that holds them
+#  6. a fleet file takes nothing from the host beyond its profile without the
+#     person's --yes: credentials (seed_auth, --env NAME, --env-file), host
+#     mounts (--ro/--rw), --evidence, a workspace outside the file's directory
+#     (`workspace: /etc` as root was a writable /etc); a `--yes` among the
+#     file's own options approves nothing
 #
 # usage: run-hostile-apps.sh /path/to/berth [stage-dir]   ok/FAIL lines; exit 1 on a failure
 #   stage-dir: holds apps/filesystem (built) and data/; default: the checkout
@@ -236,6 +241,55 @@ eq "rpc: an app directory that holds the key: exit 2" "$RC" 2
 has "rpc: says so" "$ERR" "the app directory \`$XDG_CONFIG_HOME\` would give the sandbox berth's host key"
 hasnt "rpc: the key is not printed" "$OUT" "PRIVATE KEY"
 rm -f "$XDG_CONFIG_HOME/berth.yml" "$XDG_CONFIG_HOME/filesystem"
+
+# 6. what a fleet file takes from the host needs the person's --yes
+mkdir -p "$TOP/repo/proj" "$TOP/outside"
+chmod 755 "$TOP/repo" "$TOP/repo/proj" "$TOP/outside"
+echo SECRET-FILE-CONTENT >"$TOP/outside/secret"
+chmod 644 "$TOP/outside/secret"
+export FLEET_TEST_TOKEN=tok-$RANDOM$RANDOM
+SHOW='cat /k/secret /workspace/secret 2>/dev/null; echo env=$FLEET_TEST_TOKEN; touch /workspace/planted; sleep 2'
+fleet_refused() { # fleet_refused DESC FILE-BODY EXPECTED-LINE
+	printf '%s' "$2" >"$TOP/repo/fleet.yml"
+	b fleet up "$TOP/repo/fleet.yml"
+	eq "$1: exit 2 without --yes" "$RC" 2
+	has "$1: says what it takes" "$ERR" "$3"
+	has "$1: asks for --yes" "$ERR" "pass --yes to \`berth fleet up\` (nothing was started)"
+	eq "$1: no session was started" "$("$BERTH" ps --json u1 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 0
+	if [ -e "$TOP/outside/planted" ] || grep -rqF -e SECRET-FILE-CONTENT -e "$FLEET_TEST_TOKEN" "$XDG_STATE_HOME/berth/sessions" 2>/dev/null; then
+		fail "$1: nothing leaked" "a planted file or the secret in a log"
+	else pass "$1: nothing leaked"; fi
+}
+AG='agents:\n  - name: u1\n    profile: shell\n'
+fleet_refused "fleet: a workspace outside the file's directory" \
+	"$(printf "${AG}"'    workspace: ../outside\n    args: [-c, "%s"]\n' "$SHOW")" \
+	"from the fleet file: workspace: \`$TOP/outside\` is outside the fleet file's directory \`$TOP/repo\`"
+fleet_refused "fleet: --workspace in options" \
+	"$(printf "${AG}"'    workspace: proj\n    options: [--wor, %s]\n    args: [-c, "%s"]\n' "$TOP/outside" "$SHOW")" \
+	"workspace: \`$TOP/outside\` is outside"
+fleet_refused "fleet: --ro of a host directory" \
+	"$(printf "${AG}"'    workspace: proj\n    options: ["--ro=%s:/k"]\n    args: [-c, "%s"]\n' "$TOP/outside" "$SHOW")" \
+	"options: --ro mounts your \`$TOP/outside\` at \`/k\`"
+fleet_refused "fleet: --env NAME from the environment" \
+	"$(printf "${AG}"'    workspace: proj\n    options: [--env, FLEET_TEST_TOKEN]\n    args: [-c, "%s"]\n' "$SHOW")" \
+	"options: --env FLEET_TEST_TOKEN forwards \`FLEET_TEST_TOKEN\` from your environment"
+fleet_refused "fleet: seed_auth" \
+	"$(printf "${AG}"'    workspace: proj\n    seed_auth: true\n    args: [-c, "%s"]\n' "$SHOW")" \
+	"seed_auth: forwards the profile's credentials"
+fleet_refused "fleet: a widening approved by the file's own --yes" \
+	"$(printf "${AG}"'    workspace: proj\n    options: [--network, host, --yes]\n    args: [-c, "%s"]\n' "$SHOW")" \
+	"widening: --network host"
+# Inside its own directory, with only what the profile gives: no --yes needed
+printf "${AG}"'    workspace: proj\n    options: [--memory, 512M]\n    args: [-c, "sleep 2"]\n' >"$TOP/repo/fleet.yml"
+b fleet up "$TOP/repo/fleet.yml"
+eq "fleet: a workspace inside the file's directory starts without --yes" "$RC" 0
+b fleet stop "$TOP/repo/fleet.yml"
+# With the person's --yes, the outside workspace is used, and said
+printf "${AG}"'    workspace: ../outside\n    args: [-c, "sleep 2"]\n' >"$TOP/repo/fleet.yml"
+b fleet up "$TOP/repo/fleet.yml" --yes
+eq "fleet up --yes: starts" "$RC" 0
+has "fleet up --yes: still says what it takes" "$ERR" "is outside the fleet file's directory"
+b fleet stop "$TOP/repo/fleet.yml"
 
 echo "# $T tests, $FAILS failed"
 [ "$FAILS" -eq 0 ]
