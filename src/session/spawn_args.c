@@ -371,8 +371,18 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
 	 * a profile's) or the persistent home that holds the audit log or the
 	 * host key would hand them to the agent. */
-	if (berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err) < 0)
-		goto out;
+	{
+		/* The session's own workspace is only a stand-in here (/tmp):
+		 * launch checks the real one again. */
+		char *stand_in = r->managed_ws ? r->run.policy.workspace : NULL;
+		if (r->managed_ws)
+			r->run.policy.workspace = NULL;
+		int exposed = berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err);
+		if (r->managed_ws)
+			r->run.policy.workspace = stand_in;
+		if (exposed < 0)
+			goto out;
+	}
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
 		goto out;
 	rc = 0;
@@ -561,6 +571,9 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 			goto fail;
 		}
 	}
+	/* Again with the real workspace and home (prepare saw a stand-in). */
+	if (berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err) < 0)
+		goto fail;
 	spec.name = r->name;
 	spec.profile = r->profile.name;
 	spec.agent = r->profile.agent;
