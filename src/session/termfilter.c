@@ -37,7 +37,7 @@ void berth_termfilter_init(struct berth_termfilter *f)
  * termfilter.h; numbers from xterm's ctlseqs). */
 static bool osc_kept(long n)
 {
-	return n == 0 || n == 1 || n == 2 || n == 4 || n == 7 || n == 8 || (n >= 10 && n <= 19) || n == 104 ||
+	return n == 0 || n == 1 || n == 2 || n == 4 || n == 8 || (n >= 10 && n <= 19) || n == 104 ||
 	       (n >= 110 && n <= 119) || n == 133;
 }
 

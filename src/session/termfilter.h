@@ -9,12 +9,13 @@
  * to be pasted into a host shell), a DCS `tmux;` string is handed by tmux to
  * the terminal around it, kitty's graphics APC with `t=f` makes the terminal
  * open a host file by name (and answer whether it exists), OSC 1337 and
- * OSC 5113 transfer files, OSC 9/99/777 raise desktop notifications.
+ * OSC 5113 transfer files, OSC 9/99/777 raise desktop notifications, OSC 7
+ * names a host directory where the terminal opens its next tab.
  *
  * The filter keeps what a terminal program needs to draw: text, C0 controls,
  * CSI and the other ESC sequences, and these OSC commands (numbers from
- * xterm's ctlseqs): 0-2 (title), 4 and 104 (palette), 7 (working directory),
- * 8 (hyperlink), 10-19 and 110-119 (dynamic colours), 133 (prompt marks);
+ * xterm's ctlseqs): 0-2 (title), 4 and 104 (palette), 8 (hyperlink), 10-19
+ * and 110-119 (dynamic colours), 133 (prompt marks);
  * and the DCS queries `$q` (DECRQSS) and `+q` (XTGETTCAP), whose answers go
  * back to the agent.  It drops every other OSC, every other DCS, SOS, PM and
  * APC strings, and C1 controls in either form (a raw byte 0x80-0x9f that is

@@ -343,7 +343,7 @@ static void test_termfilter(void **state)
 	 * fonts: dropped whole, BEL or ST ended, the text around kept */
 	FILTERED("a\033]52;c;ZWNobyBwd25lZA==\007b\033]52;p;eA==\033\\c", "abc");
 	FILTERED("\033]1337;File=name=eA==;inline=0:eA==\007\033]5113;ac=send\033\\\033]9;hi\007\033]777;notify;a;b\007"
-		 "\033]99;;x\033\\\033]50;?\007\033];x\007\033]x\007\033]1234567;x\007d",
+		 "\033]99;;x\033\\\033]7;file:///home/u/.ssh\007\033]50;?\007\033];x\007\033]x\007\033]1234567;x\007d",
 		 "d");
 	/* DCS other than the two queries (tmux passthrough, sixel, DECUDK),
 	 * SOS, PM and APC (kitty graphics that open a host file) */
