@@ -2,6 +2,8 @@
 #ifndef BERTH_CLI_H
 #define BERTH_CLI_H
 
+#include <jansson.h>
+
 #include "../util/error.h"
 #include "../util/text.h"
 
@@ -18,6 +20,14 @@ void cli_print_error(const struct berth_error *err);
  * block: use it as an argument of the printf that prints it.
  */
 #define CLI_SAFE_MAX 4096
+
+/*
+ * cli_json_dumps - json_dumps(@v, @flags) through berth_json_text_safe: for
+ * JSON whose strings come from a sandbox, an app, a repository or an MCP
+ * client and that goes to a terminal.  Returns a malloc'd string, or NULL
+ * on ENOMEM.
+ */
+char *cli_json_dumps(const json_t *v, size_t flags);
 #define CLI_SAFE(s) berth_text_clean((char[CLI_SAFE_MAX]){0}, CLI_SAFE_MAX, (s) != NULL ? (s) : "")
 
 int cmd_run(int argc, char **argv);

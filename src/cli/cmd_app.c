@@ -121,7 +121,7 @@ static void print_call_error(const struct berth_call_error *ce)
 {
 	json_t *e = json_pack("{s:{s:i, s:s, s:O*}}", "error", "code", ce->code, "message", ce->message,
 			      "data", ce->data);
-	char *s = e != NULL ? json_dumps(e, JSON_COMPACT) : NULL;
+	char *s = e != NULL ? cli_json_dumps(e, JSON_COMPACT) : NULL;
 
 	if (s != NULL)
 		printf("%s\n", s);
@@ -141,7 +141,7 @@ static int call_status(const struct berth_call_error *ce)
 
 static int print_result(json_t *result)
 {
-	char *s = json_dumps(result, JSON_COMPACT);
+	char *s = cli_json_dumps(result, JSON_COMPACT);
 
 	if (s == NULL)
 		return 125;

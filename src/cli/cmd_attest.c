@@ -92,7 +92,7 @@ static int attest(const char *run_id, bool last, const char *out)
 		goto fail;
 	}
 	berth_hostkey_clear(&k);
-	text = json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
+	text = cli_json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
 	json_decref(rec);
 	if (text == NULL) {
 		berth_err(&err, ENOMEM, "cannot encode the attestation");

@@ -187,7 +187,7 @@ int cmd_tools(int argc, char **argv)
 		json_array_append_new(tools, t);
 	}
 	json_t *out = strcmp(format, "mcp") == 0 ? json_pack("{s:o}", "tools", tools) : tools;
-	char *s = json_dumps(out, JSON_INDENT(2));
+	char *s = cli_json_dumps(out, JSON_INDENT(2));
 	if (s != NULL)
 		printf("%s\n", s);
 	free(s);

@@ -204,7 +204,7 @@ int cmd_ps(int argc, char **argv)
 	free(names);
 	free(only);
 	if (json) {
-		char *t = json_dumps(all, JSON_COMPACT);
+		char *t = cli_json_dumps(all, JSON_COMPACT);
 		printf("%s\n", t ? t : "[]");
 		free(t);
 		json_decref(all);
@@ -267,7 +267,7 @@ int cmd_peek(int argc, char **argv)
 	if (scr == NULL)
 		return fail(&err);
 	if (json) {
-		char *t = json_dumps(scr, JSON_COMPACT);
+		char *t = cli_json_dumps(scr, JSON_COMPACT);
 		printf("%s\n", t ? t : "{}");
 		free(t);
 		json_decref(scr);

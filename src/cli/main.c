@@ -4,6 +4,7 @@
  * in the core library (src/policy, src/sandbox).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -45,6 +46,17 @@ void cli_print_error(const struct berth_error *err)
 	fprintf(stderr, "berth: %s\n", err->msg[0] ? CLI_SAFE(err->msg) : "unknown error");
 	if (err->hint[0])
 		fprintf(stderr, "berth: hint: %s\n", CLI_SAFE(err->hint));
+}
+
+char *cli_json_dumps(const json_t *v, size_t flags)
+{
+	char *raw = json_dumps(v, flags), *safe;
+
+	if (raw == NULL)
+		return NULL;
+	safe = berth_json_text_safe(raw);
+	free(raw);
+	return safe;
 }
 
 int main(int argc, char **argv)

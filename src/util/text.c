@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Length of the UTF-8 sequence at @s (1..4) and its code point, or 0 when
@@ -99,4 +100,31 @@ char *berth_utf8_fix(char *dst, size_t len, const char *src)
 	}
 	dst[o] = '\0';
 	return dst;
+}
+
+char *berth_json_text_safe(const char *json)
+{
+	const unsigned char *s = (const unsigned char *)json;
+	size_t len = strlen(json), o = 0;
+	/* Each unsafe character (2 or 3 bytes) becomes 6: at most 3 times. */
+	char *out = malloc(3 * len + 1);
+
+	if (out == NULL)
+		return NULL;
+	while (*s != '\0') {
+		uint32_t cp;
+		int n = utf8_decode(s, &cp);
+
+		if ((n > 1 && unsafe(cp)) || (n == 1 && cp == 0x7f)) {
+			o += (size_t)sprintf(out + o, "\\u%04x", (unsigned)cp);
+		} else {
+			if (n == 0)
+				n = 1; /* not UTF-8: jansson never writes it; kept as it is */
+			memcpy(out + o, s, (size_t)n);
+			o += (size_t)n;
+		}
+		s += n;
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -26,4 +26,17 @@ char *berth_text_clean(char *dst, size_t len, const char *src);
  */
 char *berth_utf8_fix(char *dst, size_t len, const char *src);
 
+/*
+ * berth_json_text_safe - a copy of @json (JSON text as jansson writes it:
+ * characters other than ASCII only inside strings) in which every character
+ * that berth_text_clean shows as an escape and that JSON leaves as it is —
+ * C1 controls (U+0080-U+009F: xterm reads U+009D as OSC and U+009C as ST),
+ * and the bidirectional and line/paragraph separator characters — is
+ * written as a `\uXXXX` escape (RFC 8259, section 7), so that the text
+ * means the same JSON and cannot drive the terminal it is printed on.  Other
+ * characters stay as they are (`"\u4e2d"` is not forced on readers).
+ * Returns a malloc'd string, or NULL on ENOMEM.
+ */
+char *berth_json_text_safe(const char *json);
+
 #endif

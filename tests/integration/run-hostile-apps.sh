@@ -20,6 +20,10 @@
 #     mounts (--ro/--rw), --evidence, a workspace outside the file's directory
 #     (`workspace: /etc` as root was a writable /etc); a `--yes` among the
 #     file's own options approves nothing
+#  7. JSON that berth prints for people (berth rpc's result and error, berth
+#     tools, ps --json, peek --json) carries an app's or a manifest's C1 and
+#     bidirectional characters as \u escapes: U+009D ... U+009C is an OSC 52
+#     to xterm
 #
 # usage: run-hostile-apps.sh /path/to/berth [stage-dir]   ok/FAIL lines; exit 1 on a failure
 #   stage-dir: holds apps/filesystem (built) and data/; default: the checkout
@@ -290,6 +294,50 @@ b fleet up "$TOP/repo/fleet.yml" --yes
 eq "fleet up --yes: starts" "$RC" 0
 has "fleet up --yes: still says what it takes" "$ERR" "is outside the fleet file's directory"
 b fleet stop "$TOP/repo/fleet.yml"
+
+# 7. JSON printed for people: an app's answer and a manifest's text
+mkdir "$TOP/c1app"
+cat >"$TOP/c1app/berth.yml" <<'EOF'
+schema_version: 1
+name: c1app
+version: 0.1.0
+description: answers with C1 and bidirectional controls
+runtime: python
+entry: app.py
+exports:
+  - name: out
+    description: "C1 controls \u009d0;T\u009c and U+202E \u202e"
+    output: {s: string}
+  - name: fail
+    description: an error whose data holds them
+EOF
+cat >"$TOP/c1app/app.py" <<'EOF'
+import json, os, socket
+s = socket.socket(fileno=int(os.environ["BERTH_RPC_FD"]))
+def send(m):
+    s.sendall((json.dumps(m) + "\n").encode())
+send({"jsonrpc": "2.0", "method": "berth/ready", "params": {"exports": ["out", "fail"]}})
+for line in s.makefile("rb"):
+    m = json.loads(line)
+    if m["method"] == "out":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"s": "a\u009d52;c;ZWNobyBwd25lZA==\u009cb\u202ec \u4e2d"}})
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32000, "message": "no", "data": {"x": "\u009d0;T\u009c\u202e"}}})
+EOF
+chmod -R a+rX "$TOP/c1app"
+b rpc c1app --app-dir "$TOP/c1app" --export out
+eq "rpc: the call succeeds" "$RC" 0
+eq "rpc: C1 and bidirectional characters as \\u escapes, other text as it is" "$OUT" '{"s":"a\u009d52;c;ZWNobyBwd25lZA==\u009cb\u202ec 中"}'
+noesc "rpc: no C1 or bidirectional control reaches stdout" "$OUT"
+b rpc c1app --app-dir "$TOP/c1app" --export fail
+eq "rpc: an app error: exit 1" "$RC" 1
+has "rpc: the error's data escaped" "$OUT$ERR" '"x":"\u009d0;T\u009c\u202e"'
+noesc "rpc: no C1 or bidirectional control in the error" "$OUT$ERR"
+b tools "$TOP/c1app"
+eq "tools: exit 0" "$RC" 0
+has "tools: the manifest's description escaped" "$OUT" 'C1 controls \u009d0;T\u009c and U+202E \u202e'
+noesc "tools: no C1 or bidirectional control reaches stdout" "$OUT"
+python3 -c 'import json,sys; json.loads(sys.argv[1])' "$OUT" && pass "tools: still valid JSON" || fail "tools: valid JSON" "" "$OUT"
 
 echo "# $T tests, $FAILS failed"
 [ "$FAILS" -eq 0 ]
