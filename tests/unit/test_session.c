@@ -19,6 +19,7 @@
 #include "session/session.h"
 #include "session/spawn_args.h"
 #include "session/termfilter.h"
+#include "util/text.h"
 
 static void test_names(void **state)
 {
@@ -376,11 +377,32 @@ static void test_termfilter(void **state)
 	filtered(big, sizeof big - 1, want, 4 + BERTH_TERMFILTER_STRING_MAX + 1 + 2);
 }
 
+/* Text berth prints for people: berth_text_clean (messages, tables) and
+ * berth_json_text_safe (JSON: C1, DEL and bidirectional characters as
+ * \u escapes, the JSON unchanged in meaning, other characters kept). */
+static void test_text_safe(void **state)
+{
+	char buf[256];
+	char *j;
+
+	(void)state;
+	assert_string_equal(berth_text_clean(buf, sizeof buf, "a\033]52;c;eA==\007b\xc2\x9d" "c\xe2\x80\xae" "d\xff\t\xe4\xb8\xad"),
+			    "a\\x1b]52;c;eA==\\x07b\\x9dc\\u{202e}d\\xff\t\xe4\xb8\xad");
+	j = berth_json_text_safe("{\n  \"s\": \"a\xc2\x9d" "52\xc2\x9c\xe2\x80\xae\x7f\xe4\xb8\xad\xe2\x81\xa6\"\n}");
+	assert_non_null(j);
+	assert_string_equal(j, "{\n  \"s\": \"a\\u009d52\\u009c\\u202e\\u007f\xe4\xb8\xad\\u2066\"\n}");
+	free(j);
+	j = berth_json_text_safe("");
+	assert_non_null(j);
+	assert_string_equal(j, "");
+	free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_fleet),
-		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_termfilter),
+		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_termfilter), cmocka_unit_test(test_text_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
