@@ -23,6 +23,9 @@ struct range {
 	const char *run_id;
 	json_int_t first, last, head;
 	char head_hash[65];
+	/* the run's records that the run directory must agree with */
+	json_t *enforced, *policy_digest, *stop_status;
+	json_int_t enforced_seq;
 };
 
 static int range_cb(const struct berth_audit_record *r, void *ctx)
@@ -33,6 +36,17 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		if (g->first == 0)
 			g->first = (json_int_t)r->seq;
 		g->last = (json_int_t)r->seq;
+		if (r->kind != NULL && strcmp(r->kind, "enforced") == 0) {
+			json_decref(g->enforced);
+			g->enforced = json_incref((json_t *)r->payload);
+			g->enforced_seq = (json_int_t)r->seq;
+		} else if (r->kind != NULL && strcmp(r->kind, "policy") == 0) {
+			json_decref(g->policy_digest);
+			g->policy_digest = json_incref(json_object_get(r->payload, "digest"));
+		} else if (r->kind != NULL && strcmp(r->kind, "run.stop") == 0) {
+			json_decref(g->stop_status);
+			g->stop_status = json_incref(json_object_get(r->payload, "status"));
+		}
 	}
 	g->head = (json_int_t)r->seq;
 	snprintf(g->head_hash, sizeof g->head_hash, "%s", r->hash != NULL ? r->hash : "");
@@ -63,6 +77,41 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		goto out;
 	if (berth_audit_each(audit_dir, range_cb, &g, err) < 0)
 		goto out;
+	/* The run directory is outside the hash chain: sign only what the
+	 * audit trail recorded (a measurement edited on disk must not become
+	 * a signed ENFORCED). */
+	if (g.enforced == NULL) {
+		berth_err(err, 0, "the audit trail has no `enforced` record of run `%s`: nothing to attest",
+			  run_id);
+		berth_err_hint(err, "`berth audit verify` checks the log; `berth audit --run %s` lists the run's records",
+			       run_id);
+		goto out;
+	}
+	if (!json_equal(enf, g.enforced)) {
+		berth_err(err, 0,
+			  "`enforced.json` of run `%s` differs from its `enforced` record in the audit trail (seq %" JSON_INTEGER_FORMAT
+			  "): the run directory was edited; nothing is signed",
+			  run_id, g.enforced_seq);
+		goto out;
+	}
+	/* With --evidence the policy record precedes the copy, whose place
+	 * (evidence_dir) the digest in run.json covers: they differ by design. */
+	if (g.policy_digest != NULL && !json_is_object(json_object_get(run, "evidence")) &&
+	    !json_equal(json_object_get(run, "policy_digest"), g.policy_digest)) {
+		berth_err(err, 0,
+			  "`run.json` of run `%s` names another policy digest than its `policy` record in the audit "
+			  "trail: the run directory was edited; nothing is signed",
+			  run_id);
+		goto out;
+	}
+	if (g.stop_status != NULL && json_object_get(run, "exit_status") != NULL &&
+	    !json_equal(json_object_get(run, "exit_status"), g.stop_status)) {
+		berth_err(err, 0,
+			  "`run.json` of run `%s` gives another exit status than its `run.stop` record in the audit "
+			  "trail: the run directory was edited; nothing is signed",
+			  run_id);
+		goto out;
+	}
 	if (g.first > 0)
 		audit = json_pack("{s:I, s:I, s:I, s:s}", "first_seq", g.first, "last_seq", g.last, "head_seq", g.head,
 				  "head_hash", g.head_hash);
@@ -84,6 +133,9 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 	else if (json_object_get(run, "started") != NULL)
 		json_object_set(rec, "started", json_object_get(run, "started"));
 out:
+	json_decref(g.enforced);
+	json_decref(g.policy_digest);
+	json_decref(g.stop_status);
 	json_decref(audit);
 	json_decref(run);
 	json_decref(enf);

@@ -32,9 +32,16 @@ enum {
  * berth_attest_build - the unsigned attestation of run @run_id from its run
  * directory (src/supervisor/runs.h) and the audit trail in @audit_dir (NULL:
  * the default; its records of this run give the range, its last record the
- * head).  Returns a new reference, or NULL with @err filled: the run does
- * not exist or never started its command (status 2), a file does not
- * parse, or the audit trail cannot be read.
+ * head).  What is signed must be what the audit trail recorded: the run
+ * directory is outside the log's hash chain, so `enforced.json` must equal
+ * the run's `enforced` record, `run.json`'s `policy_digest` its `policy`
+ * record's digest (runs without --evidence: with it, the record precedes
+ * the copy whose place the digest covers), and its `exit_status` its
+ * `run.stop` record's status (when both exist).  Returns a new reference, or NULL with @err filled: the
+ * run does not exist or never started its command (status 2), a file does
+ * not parse, the audit trail cannot be read, has no `enforced` record of
+ * the run, or disagrees with the run directory (status 125: nothing is
+ * signed).
  */
 json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err);
 

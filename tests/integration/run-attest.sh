@@ -141,6 +141,25 @@ python3 "$REPO/contrib/verify-attestation.py" "$TOP/att.json" "$TOP/other.pub.pe
 sed 's/^{/{"verdict":"ENFORCED",/' "$TOP/att.json" >"$TOP/dup.json"
 python3 "$REPO/contrib/verify-attestation.py" "$TOP/dup.json" "$PUB" >/dev/null 2>&1; eq "contrib: a duplicate member is refused (exit 2)" "$?" 2
 "$BERTH" attest --verify "$TOP/dup.json" >/dev/null 2>&1; eq "attest --verify: a duplicate member is refused (exit 2)" "$?" 2
+# The run directory is outside the audit log's hash chain: a measurement or an
+# exit status edited there is not signed (it was: a PARTIAL run attested ENFORCED).
+BERTH_TEST_FORCE_OFF=landlock run --allow-degraded --yes -- true
+ID=$(last)
+eq "attest: landlock forced off is PARTIAL" "$(jq_ "$RUNS/$ID/enforced.json" verdict)" PARTIAL
+python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); d["verdict"]="ENFORCED"; d["shortfalls"]=[]; d["landlock"]["status"]="full"
+json.dump(d,open(sys.argv[1],"w"))' "$RUNS/$ID/enforced.json"
+"$BERTH" attest "$ID" >"$TOP/forged.json" 2>"$TOP/err"; RC=$?
+eq "attest: an edited enforced.json is not signed (exit 125)" "$RC" 125
+has "attest: says it differs from the audit trail" "$(cat "$TOP/err")" "\`enforced.json\` of run \`$ID\` differs from its \`enforced\` record in the audit trail"
+eq "attest: nothing on stdout" "$(wc -c <"$TOP/forged.json")" 0
+run -- sh -c 'exit 3'
+ID=$(last)
+sed -i 's/"exit_status": 3/"exit_status": 0/' "$RUNS/$ID/run.json"
+"$BERTH" attest "$ID" >"$TOP/forged.json" 2>"$TOP/err"; RC=$?
+eq "attest: an edited exit status is not signed (exit 125)" "$RC" 125
+has "attest: says which record disagrees" "$(cat "$TOP/err")" "gives another exit status than its \`run.stop\` record"
+eq "attest: nothing on stdout either" "$(wc -c <"$TOP/forged.json")" 0
 
 # ---------------------------------------------------------------- 4. evidence
 EV=$TOP/ev; mkdir -p "$EV/case/sub"
