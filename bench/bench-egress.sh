@@ -3,46 +3,93 @@
 # berth's egress broker, against a direct download and against tinyproxy
 # (Debian's), in the same run.
 #
-# A host HTTP server on 127.0.0.1 serves SIZE bytes of zeros.  Three ways:
-#   direct   curl on the host, no proxy
-#   tiny     curl on the host through tinyproxy on 127.0.0.1
-#   berth    curl inside `berth run --allow-host 127.0.0.1:PORT` through the broker
-#            (loopback is a refused range: the exact literal is declared)
-# Each is run R times, alternating; medians of MB/s and of curl's
-# time to the first byte of a 1-byte answer (connection set-up through the proxy:
-# for berth, 10 requests in one sandbox after a first one, so that the sandbox's
-# own start does not count as connection set-up).
+# A test host in a network namespace of its own (berth-bench-eg, joined to the
+# host by the veth pair bbe0/bbe1, 10.213.9.1 on the host, 10.213.9.10 in the
+# namespace; both removed on exit) serves SIZE MiB of zeros over HTTP.  Three
+# ways to fetch it, alternated in rounds:
+#   direct   curl in the host namespace, over the veth link, no proxy
+#   tiny     curl through tinyproxy on the host's 127.0.0.1
+#   berth    curl inside `berth run --allow-host 10.213.9.10:PORT` through the
+#            broker (10.0.0.0/8 is a refused range: the exact literal is declared)
+# Reported: medians of MiB/s, and of curl's time to the first byte of a 1-byte
+# answer (connection set-up; for berth, 10 requests per round in one sandbox
+# after a first one, so that the sandbox's own start does not count), and the
+# ratios against the goals.
 #
-# usage: bench/bench-egress.sh [-s SIZE_MIB] [-r ROUNDS] [-b BERTH]
-#   defaults: 1024 MiB, 5 rounds.  Needs curl, python3 and tinyproxy
-#   (apt-get install -y tinyproxy).  Exit 0 after the report, 1 on a failure.
+# usage: bench/bench-egress.sh [-s SIZE_MIB] [-r ROUNDS] [-b BERTH] [-u USER] [-l]
+#   -s  download size, default 1024 MiB     -r  rounds, default 5
+#   -b  the berth binary, default build/berth
+#   -u  run curl, tinyproxy and berth as USER (the script itself runs as root
+#       to make the namespace), e.g. -u bertht
+#   -l  the loopback variant: the server on the host's 127.0.0.1, no namespace
+#   Needs root, curl, python3, iproute2 and tinyproxy: BERTH_BENCH_DEPS in
+#   scripts/deps.sh (installed when missing).  Exit 0 after the report, 1 on a
+#   failure, 2 on a usage error.
 set -euo pipefail
 SIZE=1024
 R=5
+AS=
+LOOP=0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BERTH="$(dirname "$here")/build/berth"
-while getopts 's:r:b:h' o; do
+while getopts 's:r:b:u:lh' o; do
 	case $o in
 	s) SIZE=$OPTARG ;;
 	r) R=$OPTARG ;;
 	b) BERTH=$OPTARG ;;
-	*) sed -n '2,18p' "$0"; exit 2 ;;
+	u) AS=$OPTARG ;;
+	l) LOOP=1 ;;
+	*) sed -n '2,27p' "$0"; exit 2 ;;
 	esac
 done
+[ "$(id -u)" -eq 0 ] || { echo "bench-egress: run as root (it makes a network namespace); -u USER runs the clients as USER" >&2; exit 1; }
+[ -z "$AS" ] || id -u "$AS" >/dev/null 2>&1 || { echo "bench-egress: no user \`$AS\`" >&2; exit 2; }
+# shellcheck source=scripts/deps.sh
+. "$(dirname "$here")/scripts/deps.sh"
+berth_ensure_deps "${BERTH_BENCH_DEPS[@]}" || exit 1
 BERTH=$(readlink -f "$BERTH")
-TINY=$(command -v tinyproxy || true)
-[ -x "$BERTH" ] && [ -n "$TINY" ] || { echo "bench-egress: need build/berth and tinyproxy" >&2; exit 1; }
+TINY=$(command -v tinyproxy)
+[ -x "$BERTH" ] || { echo "bench-egress: no berth binary at \`$BERTH\` (build it, or pass -b)" >&2; exit 1; }
 
+NS=berth-bench-eg L0=bbe0 L1=bbe1 HOSTA=10.213.9.1 SRV=10.213.9.10 P=8080
 tmp=$(mktemp -d /tmp/berth-bench-egress.XXXXXX)
 chmod 755 "$tmp"; mkdir -p "$tmp/ws" "$tmp/state"
+[ -z "$AS" ] || chown "$AS" "$tmp/ws" "$tmp/state"
+# the berth binary where USER can run it (a worktree under /work may not be)
+cp "$BERTH" "$tmp/berth"; chmod 755 "$tmp/berth"; BERTH=$tmp/berth
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	if ip netns list 2>/dev/null | grep -qw "^$NS"; then
+		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+		ip netns del "$NS"
+	fi
+	ip link del "$L0" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
 trap cleanup EXIT
+as() { if [ -n "$AS" ]; then runuser -u "$AS" -- "$@"; else "$@"; fi; }
+
+if [ "$LOOP" = 1 ]; then
+	SRV=127.0.0.1 P=$((20000 + RANDOM % 20000)) INNS=()
+else
+	ip netns list | grep -qw "^$NS" && { echo "bench-egress: namespace $NS exists (another run?); remove it with: ip netns del $NS" >&2; exit 1; }
+	ip netns add "$NS"
+	ip link add "$L0" type veth peer name "$L1" netns "$NS"
+	ip addr add "$HOSTA/24" dev "$L0"
+	ip link set "$L0" up
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add "$SRV/24" dev "$L1"
+	ip -n "$NS" link set "$L1" up
+	INNS=(ip netns exec "$NS")
+fi
 
 # The server: SIZE MiB of zeros, HTTP/1.1, one response per connection.
-python3 -c '
+"${INNS[@]}" python3 -c '
 import http.server, socketserver, sys
-size = int(sys.argv[2]) << 20
+size = int(sys.argv[3]) << 20
 chunk = b"\0" * (1 << 20)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -52,16 +99,18 @@ class H(http.server.BaseHTTPRequestHandler):
         while n > 0:
             k = min(n, len(chunk)); self.wfile.write(chunk[:k]); n -= k
     def log_message(self, *a): pass
-class S(socketserver.ThreadingMixIn, socketserver.TCPServer): daemon_threads = True
-s = S(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()' "$tmp/port" "$SIZE" </dev/null >/dev/null 2>&1 &
+class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+s = S((sys.argv[1], int(sys.argv[2])), H)
+print("ready", flush=True)
+s.serve_forever()' "$SRV" "$P" "$SIZE" </dev/null >"$tmp/server.out" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-P=$(cat "$tmp/port")
+for _ in $(seq 50); do grep -q ready "$tmp/server.out" && break; sleep 0.1; done
+grep -q ready "$tmp/server.out" || { echo "bench-egress: the server did not start: $(cat "$tmp/server.out")" >&2; exit 1; }
 
-# tinyproxy on the host's loopback.
-TP=$((P + 1))
+# tinyproxy on the host's loopback, as the caller.
+TP=$((P + 1)); [ "$LOOP" = 1 ] || TP=$((20000 + RANDOM % 20000))
 cat >"$tmp/tiny.conf" <<EOF
 Port $TP
 Listen 127.0.0.1
@@ -70,47 +119,54 @@ MaxClients 100
 Allow 127.0.0.1
 LogLevel Critical
 EOF
-"$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
+chmod 644 "$tmp/tiny.conf"
+as "$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
 pids+=($!)
-sleep 0.5
+for _ in $(seq 50); do
+	rc=0; curl -s -o /dev/null "http://127.0.0.1:$TP/" 2>/dev/null || rc=$?
+	[ $rc -ne 7 ] && break
+	sleep 0.1
+done
 
-fmt='%{speed_download} %{time_connect} %{time_starttransfer}\n'
-direct() { curl -s -o /dev/null -w "$fmt" "http://127.0.0.1:$P/$1"; }
-tiny() { curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "http://127.0.0.1:$P/$1"; }
-via_berth() {
-	XDG_STATE_HOME=$tmp/state "$BERTH" run --workspace "$tmp/ws" --allow-host "127.0.0.1:$P" -- \
-		curl -s -o /dev/null -w "$fmt" --noproxy '' "http://127.0.0.1:$P/$1" 2>/dev/null
+URL=http://$SRV:$P
+fmt='%{speed_download} %{time_connect} %{time_starttransfer} %{size_download}\n'
+direct() { as curl -s -o /dev/null -w "$fmt" --noproxy '*' "$URL/$1"; }
+tiny() { as curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "$URL/$1"; }
+in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BERTH" run --workspace "$tmp/ws" --allow-host "$SRV:$P" -- "$@"; }
+via_berth() { in_berth curl -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
+want=$((SIZE << 20))
+check() { # check FILE: the last download was whole
+	[ "$(tail -n 1 "$1" | awk '{print $4}')" = "$want" ] || { echo "bench-egress: short download in $1: $(tail -n 1 "$1")" >&2; exit 1; }
 }
 for r in $(seq "$R"); do
-	direct big >>"$tmp/direct" || { echo "bench-egress: direct failed" >&2; exit 1; }
-	tiny big >>"$tmp/tiny" || { echo "bench-egress: tinyproxy failed" >&2; exit 1; }
-	via_berth big >>"$tmp/berth" || { echo "bench-egress: berth failed" >&2; exit 1; }
-	# set-up: 10 small requests each; through berth, in one sandbox after a
-	# first request (the sandbox's own start, with its audit records, is
-	# not connection set-up)
+	direct big >>"$tmp/direct" && check "$tmp/direct" || { echo "bench-egress: direct failed" >&2; exit 1; }
+	tiny big >>"$tmp/tiny" && check "$tmp/tiny" || { echo "bench-egress: tinyproxy failed" >&2; exit 1; }
+	via_berth big >>"$tmp/berth" && check "$tmp/berth" || { echo "bench-egress: berth failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
 	for k in 1 2 3 4 5 6 7 8 9 10; do
 		direct small >>"$tmp/direct.s"; tiny small >>"$tmp/tiny.s"
 	done
-	XDG_STATE_HOME=$tmp/state "$BERTH" run --workspace "$tmp/ws" --allow-host "127.0.0.1:$P" -- sh -c \
-		"for k in 0 1 2 3 4 5 6 7 8 9 10; do curl -s -o /dev/null -w '$fmt' --noproxy '' http://127.0.0.1:$P/small; done" \
+	in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl -s -o /dev/null -w '$fmt' $URL/small; done" \
 		2>/dev/null | tail -n 10 >>"$tmp/berth.s"
 done
 med() { sort -n | awk '{v[NR]=$1} END {n=NR; print (n%2) ? v[(n+1)/2] : (v[n/2]+v[n/2+1])/2}'; }
 mbs() { awk '{print $1/1048576}' "$1" | med; }
+range() { awk '{print $1/1048576}' "$1" | sort -n | awk 'NR==1{lo=$1} {hi=$1} END{printf "%.0f-%.0f", lo, hi}'; }
 setup() { awk '{print ($3)*1000}' "$1" | med; } # ms from start to the first byte of the answer
 d=$(mbs "$tmp/direct"); t=$(mbs "$tmp/tiny"); b=$(mbs "$tmp/berth")
 ds=$(setup "$tmp/direct.s"); ts=$(setup "$tmp/tiny.s"); bs=$(setup "$tmp/berth.s")
+if [ "$LOOP" = 1 ]; then where="server on the host's 127.0.0.1 (loopback variant)"; else where="server in netns $NS at $SRV over veth $L0"; fi
 cat <<EOF
 berth egress benchmark
   date     $(date -u '+%Y-%m-%d %H:%M:%S UTC')
-  machine  nproc=$(nproc), kernel $(uname -r)
-  caller   $(id -un) (uid $(id -u))
+  machine  nproc=$(nproc), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)
+  caller   ${AS:-$(id -un)}
+  where    $where
   size     $SIZE MiB, $R rounds (set-up: $((R * 10)) small requests each), alternating
 
-          MiB/s (median)   set-up ms (median, start to first byte)
-direct    $d    $ds
-tinyproxy $t    $ts
-berth     $b    $bs
+          MiB/s median (range)   set-up ms (median, start to first byte)
+direct    $d ($(range "$tmp/direct"))    $ds
+tinyproxy $t ($(range "$tmp/tiny"))    $ts
+berth     $b ($(range "$tmp/berth"))    $bs
 
 berth/direct throughput: $(awk -v a="$b" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x (goal >= 0.9)
 berth/tinyproxy throughput: $(awk -v a="$b" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x (goal >= 1.0)

@@ -10,6 +10,8 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
 BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl)
+# Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
+BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 
 berth_ensure_deps() {
 	local missing=() p
