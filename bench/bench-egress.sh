@@ -56,7 +56,7 @@ tmp=$(mktemp -d /tmp/berth-bench-egress.XXXXXX)
 chmod 755 "$tmp"; mkdir -p "$tmp/ws" "$tmp/state"
 [ -z "$AS" ] || chown "$AS" "$tmp/ws" "$tmp/state"
 # the berth binary where USER can run it (a worktree under /work may not be)
-cp "$BERTH" "$tmp/berth"; chmod 755 "$tmp/berth"; BERTH=$tmp/berth
+mkdir "$tmp/bin"; cp "$BERTH" "$tmp/bin/berth"; chmod -R a+rX "$tmp/bin"; BERTH=$tmp/bin/berth
 pids=()
 cleanup() {
 	local p
