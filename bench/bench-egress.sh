@@ -133,7 +133,7 @@ fmt='%{speed_download} %{time_connect} %{time_starttransfer} %{size_download}\n'
 direct() { as curl -s -o /dev/null -w "$fmt" --noproxy '*' "$URL/$1"; }
 tiny() { as curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "$URL/$1"; }
 in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BERTH" run --workspace "$tmp/ws" --allow-host "$SRV:$P" -- "$@"; }
-via_berth() { in_berth curl -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
+via_berth() { in_berth curl --noproxy '' -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
 want=$((SIZE << 20))
 check() { # check FILE: the last download was whole
 	[ "$(tail -n 1 "$1" | awk '{print $4}')" = "$want" ] || { echo "bench-egress: short download in $1: $(tail -n 1 "$1")" >&2; exit 1; }
@@ -145,7 +145,7 @@ for r in $(seq "$R"); do
 	for k in 1 2 3 4 5 6 7 8 9 10; do
 		direct small >>"$tmp/direct.s"; tiny small >>"$tmp/tiny.s"
 	done
-	in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl -s -o /dev/null -w '$fmt' $URL/small; done" \
+	in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy \"\" -s -o /dev/null -w '$fmt' $URL/small; done" \
 		2>/dev/null | tail -n 10 >>"$tmp/berth.s"
 done
 med() { sort -n | awk '{v[NR]=$1} END {n=NR; print (n%2) ? v[(n+1)/2] : (v[n/2]+v[n/2+1])/2}'; }
