@@ -120,7 +120,13 @@ Allow 127.0.0.1
 LogLevel Critical
 EOF
 chmod 644 "$tmp/tiny.conf"
-as "$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
+# (runuser passes the TERM of the clean-up on to tinyproxy; a shell function
+# run with & would leave it behind)
+if [ -n "$AS" ]; then
+	runuser -u "$AS" -- "$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
+else
+	"$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
+fi
 pids+=($!)
 for _ in $(seq 50); do
 	rc=0; curl -s -o /dev/null "http://127.0.0.1:$TP/" 2>/dev/null || rc=$?
