@@ -58,14 +58,15 @@ chmod 755 "$tmp"; mkdir -p "$tmp/ws" "$tmp/state"
 # the berth binary where USER can run it (a worktree under /work may not be)
 mkdir "$tmp/bin"; cp "$BERTH" "$tmp/bin/berth"; chmod -R a+rX "$tmp/bin"; BERTH=$tmp/bin/berth
 pids=()
+made_ns=0
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	if ip netns list 2>/dev/null | grep -qw "^$NS"; then
+	if [ "$made_ns" = 1 ]; then # only what this run made (not another run's namespace)
 		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-		ip netns del "$NS"
+		ip netns del "$NS" 2>/dev/null
+		ip link del "$L0" 2>/dev/null
 	fi
-	ip link del "$L0" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -77,6 +78,7 @@ if [ "$LOOP" = 1 ]; then
 else
 	ip netns list | grep -qw "^$NS" && { echo "bench-egress: namespace $NS exists (another run?); remove it with: ip netns del $NS" >&2; exit 1; }
 	ip netns add "$NS"
+	made_ns=1
 	ip link add "$L0" type veth peer name "$L1" netns "$NS"
 	ip addr add "$HOSTA/24" dev "$L0"
 	ip link set "$L0" up
