@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -73,6 +75,7 @@ struct sdir {
 	int i;	  /* 0: client to upstream, 1: upstream to client */
 	int p[2]; /* the pipe */
 	size_t queued, cap;
+	bool slots_full; /* a read found the pipe out of slots: wait for a write */
 	unsigned char *pending;
 	size_t pending_len, pending_off;
 	bool eof, shut, rd_on, wr_on;
@@ -598,7 +601,7 @@ static void relay_event(struct bufferevent *bev, short what, void *arg)
 
 static void sdir_events(struct sdir *d)
 {
-	bool want_rd = !d->eof && d->pending_off == d->pending_len && d->queued < d->cap;
+	bool want_rd = !d->eof && d->pending_off == d->pending_len && d->queued < d->cap && !d->slots_full;
 	bool want_wr = d->queued > 0 || d->pending_off < d->pending_len;
 
 	if (want_rd != d->rd_on) {
@@ -622,15 +625,33 @@ static bool again(int e)
 	return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
 }
 
+/* Bytes waiting in socket @fd's receive queue (SIOCINQ, tcp(7)); 0 when unknown. */
+static int inq(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, SIOCINQ, &n) == 0 ? n : 0;
+}
+
 /*
  * Move what can move in direction @d without blocking, at most PUMP_ROUNDS
  * times through the pipe; shut the destination's write side once the source
  * ended and everything reached it.  Returns false when the connection must
  * end (a socket error: reset, broken pipe); the caller frees it.
+ *
+ * A full destination does not stop the reading: the pipe fills up to its
+ * capacity meanwhile, and only then does the source's read event go off.
+ * (Stopping at the full destination while the read event stayed on made the
+ * loop spin: epoll reports the unread source again at once.)  A pipe counts
+ * its capacity in slots, one per piece of a socket buffer, so a source of
+ * small pieces can fill it below @cap bytes; a read that finds it so
+ * (EAGAIN with bytes still waiting in the socket) turns the read event off
+ * until a write to the destination frees slots.
  */
 static bool pump(struct conn *c, struct sdir *d)
 {
 	int src = c->fd[d->i], dst = c->fd[1 - d->i];
+	bool dst_full = false;
 
 	for (int round = 0; round < PUMP_ROUNDS; round++) {
 		if (d->pending_off < d->pending_len) {
@@ -648,19 +669,19 @@ static bool pump(struct conn *c, struct sdir *d)
 			d->pending_len = d->pending_off = 0;
 			continue;
 		}
-		if (d->queued > 0) {
+		if (d->queued > 0 && !dst_full) {
 			ssize_t n = splice(d->p[0], NULL, dst, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n < 0) {
-				if (again(errno))
-					break;
+			if (n < 0 && !again(errno))
 				return false;
+			if (n > 0) {
+				d->queued -= (size_t)n;
+				d->slots_full = false;
+				count(c, d->i == 0, (size_t)n);
 			}
-			d->queued -= (size_t)n;
-			count(c, d->i == 0, (size_t)n);
 			if (d->queued > 0)
-				break; /* the destination is full: wait for it */
+				dst_full = true; /* it took what it could: wait for it, read meanwhile */
 		}
-		if (d->eof)
+		if (d->eof || d->slots_full || d->queued >= d->cap)
 			break;
 		if (d->limited && d->budget == 0) { /* after a plain request's body */
 			char sink[4096];
@@ -682,12 +703,14 @@ static bool pump(struct conn *c, struct sdir *d)
 		ssize_t n = splice(src, NULL, d->p[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n == 0) {
 			d->eof = true;
-			break;
+			continue; /* flush what the pipe holds */
 		}
 		if (n < 0) {
-			if (again(errno))
-				break;
-			return false;
+			if (!again(errno))
+				return false;
+			if (d->queued > 0 && inq(src) > 0)
+				d->slots_full = true;
+			break;
 		}
 		d->queued += (size_t)n;
 		if (d->limited)

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -849,6 +851,125 @@ static void test_many_tunnels(void **state)
 	assert_true(bk.n >= 1);
 }
 
+/* ---- a reader that stops: the relay waits, it does not spin -------------- */
+
+static struct {
+	int lfd;
+	uint16_t port;
+	atomic_bool stalled;
+	atomic_size_t sent;
+	pthread_t th;
+} drip;
+
+/* Accept one connection and send it 64-byte pieces, each its own segment
+ * (TCP_NODELAY), until a send has waited 300 ms (everything in between is
+ * full); then close.  Byte k of the stream is k % 251. */
+static void *drip_main(void *arg)
+{
+	struct timeval tv = {.tv_usec = 300000};
+	unsigned char piece[64];
+	size_t k = 0;
+	int one = 1;
+
+	(void)arg;
+	int fd = accept(drip.lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		for (size_t i = 0; i < sizeof(piece); i++)
+			piece[i] = (unsigned char)((k + i) % 251);
+		ssize_t w = send(fd, piece, sizeof(piece), MSG_NOSIGNAL);
+		if (w > 0) {
+			k += (size_t)w;
+			if ((size_t)w == sizeof(piece))
+				continue;
+		} else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			fail_msg("drip: send: %s", strerror(errno));
+		}
+		break; /* a send waited 300 ms (or wrote part): stalled */
+	}
+	atomic_store(&drip.sent, k);
+	atomic_store(&drip.stalled, true);
+	close(fd);
+	return NULL;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The upstream sends small segments faster than the client reads: once the
+ * client's socket is full the relay's pipe fills with small pieces (a pipe
+ * holds 16 pieces, however small) and the upstream's bytes wait in its
+ * socket.  The broker must then wait for the client, not poll the upstream
+ * again and again (it did: a read event stayed on while nothing could move,
+ * a busy loop on one CPU).  Every byte still arrives, in order.
+ */
+static void test_stalled_reader(void **state)
+{
+	char pat[64], head[512], target[64];
+	static unsigned char buf[1 << 20];
+	int small = 4096;
+
+	(void)state;
+	drip.lfd = listen_tcp(&drip.port);
+	atomic_store(&drip.stalled, false);
+	snprintf(pat, sizeof(pat), "127.0.0.1:%u", drip.port);
+	const char *const pats[] = {pat, NULL};
+	start(pats, 0, 0);
+	assert_int_equal(pthread_create(&drip.th, NULL, drip_main, NULL), 0);
+
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(bk.http_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 10};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)); /* before connect: the window */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(target, sizeof(target), "127.0.0.1:%u", drip.port);
+	char req[256];
+	snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	send_str(fd, req);
+	recv_head(fd, head, sizeof(head));
+	assert_string_equal(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+
+	for (int i = 0; i < 300 && !atomic_load(&drip.stalled); i++)
+		usleep(50000);
+	assert_true(atomic_load(&drip.stalled));
+	usleep(200000);
+	double t0 = cpu_seconds();
+	usleep(1000000);
+	double used = cpu_seconds() - t0;
+	print_message("CPU while the reader waits: %.3f s in 1 s (%zu bytes sent)\n", used, atomic_load(&drip.sent));
+	assert_true(used < 0.25);
+
+	size_t got = 0;
+	ssize_t r;
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != (unsigned char)((got + (size_t)i) % 251))
+				fail_msg("byte %zu: %u, want %zu", got + (size_t)i, buf[i], (got + (size_t)i) % 251);
+		got += (size_t)r;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(got, atomic_load(&drip.sent));
+	close(fd);
+	pthread_join(drip.th, NULL);
+	close(drip.lfd);
+	usleep(100000);
+	stop();
+	assert_int_equal(bk.n, 1);
+	assert_int_equal(bk.d[0].outcome, BERTH_BROKER_ALLOWED);
+	assert_int_equal(bk.d[0].down, got);
+}
+
 /* Random bytes and random cuts of valid requests on both ports: answered or closed, never a crash. */
 static void test_garbage(void **state)
 {
@@ -909,7 +1030,7 @@ int main(void)
 	    cmocka_unit_test(test_private_answer), cmocka_unit_test(test_socks),
 	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
 	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
-	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_stalled_reader),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
