@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,7 +671,10 @@ static bool pump(struct conn *c, struct sdir *d)
 			continue;
 		}
 		if (d->queued > 0 && !dst_full) {
-			ssize_t n = splice(d->p[0], NULL, dst, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			unsigned fl = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
+			if (!d->eof && !(d->limited && d->budget == 0) && inq(src) > 0)
+				fl |= SPLICE_F_MORE; /* more follows at once: no short segment now */
+			ssize_t n = splice(d->p[0], NULL, dst, NULL, d->queued, fl);
 			if (n < 0 && !again(errno))
 				return false;
 			if (n > 0) {
@@ -794,6 +798,14 @@ static int splice_start(struct conn *c, const void *up_prefix, size_t up_len, co
 	bufferevent_free(c->up);
 	c->cl = c->up = NULL;
 	c->spliced = true;
+	/* The relay keeps the segments it is given: without Nagle's delay a small
+	 * write that follows an unacknowledged one (a request's body after its
+	 * head, the second half of a message) waits for no delayed ACK (up to
+	 * 40 ms).  pump() corks with SPLICE_F_MORE while more bytes wait, so bulk
+	 * transfers still go in full segments.  Best effort: without it the relay
+	 * is slower, not wrong. */
+	for (int i = 0; i < 2; i++)
+		(void)setsockopt(c->fd[i], IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 	return pump(c, &c->d[0]) && pump(c, &c->d[1]) ? 1 : -1;
 fallback:
 	splice_release(c);
