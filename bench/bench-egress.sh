@@ -61,7 +61,11 @@ pids=()
 made_ns=0
 cleanup() {
 	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	set +e # a process that already ended must not stop the clean-up
+	for p in "${pids[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null # tinyproxy under runuser
+		kill "$p" 2>/dev/null
+	done
 	if [ "$made_ns" = 1 ]; then # only what this run made (not another run's namespace)
 		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 		ip netns del "$NS" 2>/dev/null
