@@ -16,9 +16,11 @@
 # after a first one, so that the sandbox's own start does not count), and the
 # ratios against the goals.
 #
-# usage: bench/bench-egress.sh [-s SIZE_MIB] [-r ROUNDS] [-b BERTH] [-u USER] [-l]
+# usage: bench/bench-egress.sh [-s SIZE_MIB] [-r ROUNDS] [-b BERTH] [-c BERTH2] [-u USER] [-l]
 #   -s  download size, default 1024 MiB     -r  rounds, default 5
 #   -b  the berth binary, default build/berth
+#   -c  a second berth binary (say, before a change), measured in the same
+#       rounds as a fourth row, `berth2`
 #   -u  run curl, tinyproxy and berth as USER (the script itself runs as root
 #       to make the namespace), e.g. -u bertht
 #   -l  the loopback variant: the server on the host's 127.0.0.1, no namespace
@@ -30,16 +32,18 @@ SIZE=1024
 R=5
 AS=
 LOOP=0
+BERTH2=
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BERTH="$(dirname "$here")/build/berth"
-while getopts 's:r:b:u:lh' o; do
+while getopts 's:r:b:c:u:lh' o; do
 	case $o in
 	s) SIZE=$OPTARG ;;
 	r) R=$OPTARG ;;
 	b) BERTH=$OPTARG ;;
+	c) BERTH2=$OPTARG ;;
 	u) AS=$OPTARG ;;
 	l) LOOP=1 ;;
-	*) sed -n '2,27p' "$0"; exit 2 ;;
+	*) sed -n '2,29p' "$0"; exit 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench-egress: run as root (it makes a network namespace); -u USER runs the clients as USER" >&2; exit 1; }
@@ -50,13 +54,19 @@ berth_ensure_deps "${BERTH_BENCH_DEPS[@]}" || exit 1
 BERTH=$(readlink -f "$BERTH")
 TINY=$(command -v tinyproxy)
 [ -x "$BERTH" ] || { echo "bench-egress: no berth binary at \`$BERTH\` (build it, or pass -b)" >&2; exit 1; }
+if [ -n "$BERTH2" ]; then
+	BERTH2=$(readlink -f "$BERTH2")
+	[ -x "$BERTH2" ] || { echo "bench-egress: no berth binary at \`$BERTH2\` (-c)" >&2; exit 2; }
+fi
 
 NS=berth-bench-eg L0=bbe0 L1=bbe1 HOSTA=10.213.9.1 SRV=10.213.9.10 P=8080
 tmp=$(mktemp -d /tmp/berth-bench-egress.XXXXXX)
 chmod 755 "$tmp"; mkdir -p "$tmp/ws" "$tmp/state"
 [ -z "$AS" ] || chown "$AS" "$tmp/ws" "$tmp/state"
 # the berth binary where USER can run it (a worktree under /work may not be)
-mkdir "$tmp/bin"; cp "$BERTH" "$tmp/bin/berth"; chmod -R a+rX "$tmp/bin"; BERTH=$tmp/bin/berth
+mkdir "$tmp/bin"; cp "$BERTH" "$tmp/bin/berth"; BERTH=$tmp/bin/berth
+[ -z "$BERTH2" ] || { cp "$BERTH2" "$tmp/bin/berth2"; BERTH2=$tmp/bin/berth2; }
+chmod -R a+rX "$tmp/bin"
 pids=()
 made_ns=0
 cleanup() {
@@ -144,8 +154,10 @@ URL=http://$SRV:$P
 fmt='%{speed_download} %{time_connect} %{time_starttransfer} %{size_download}\n'
 direct() { as curl -s -o /dev/null -w "$fmt" --noproxy '*' "$URL/$1"; }
 tiny() { as curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "$URL/$1"; }
-in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BERTH" run --workspace "$tmp/ws" --allow-host "$SRV:$P" -- "$@"; }
+BIN=$BERTH
+in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BIN" run --workspace "$tmp/ws" --allow-host "$SRV:$P" -- "$@"; }
 via_berth() { in_berth curl --noproxy '' -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
+rows=(berth); [ -z "$BERTH2" ] || rows+=(berth2)
 want=$((SIZE << 20))
 check() { # check FILE: the last download was whole
 	[ "$(tail -n 1 "$1" | awk '{print $4}')" = "$want" ] || { echo "bench-egress: short download in $1: $(tail -n 1 "$1")" >&2; exit 1; }
@@ -153,12 +165,18 @@ check() { # check FILE: the last download was whole
 for r in $(seq "$R"); do
 	direct big >>"$tmp/direct" && check "$tmp/direct" || { echo "bench-egress: direct failed" >&2; exit 1; }
 	tiny big >>"$tmp/tiny" && check "$tmp/tiny" || { echo "bench-egress: tinyproxy failed" >&2; exit 1; }
-	via_berth big >>"$tmp/berth" && check "$tmp/berth" || { echo "bench-egress: berth failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
+	for row in "${rows[@]}"; do
+		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
+		via_berth big >>"$tmp/$row" && check "$tmp/$row" || { echo "bench-egress: $row failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
+	done
 	for k in 1 2 3 4 5 6 7 8 9 10; do
 		direct small >>"$tmp/direct.s"; tiny small >>"$tmp/tiny.s"
 	done
-	in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy \"\" -s -o /dev/null -w '$fmt' $URL/small; done" \
-		2>/dev/null | tail -n 10 >>"$tmp/berth.s"
+	for row in "${rows[@]}"; do
+		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
+		in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy \"\" -s -o /dev/null -w '$fmt' $URL/small; done" \
+			2>/dev/null | tail -n 10 >>"$tmp/$row.s"
+	done
 done
 med() { sort -n | awk '{v[NR]=$1} END {n=NR; print (n%2) ? v[(n+1)/2] : (v[n/2]+v[n/2+1])/2}'; }
 mbs() { awk '{print $1/1048576}' "$1" | med; }
@@ -179,8 +197,13 @@ berth egress benchmark
 direct    $d ($(range "$tmp/direct"))    $ds
 tinyproxy $t ($(range "$tmp/tiny"))    $ts
 berth     $b ($(range "$tmp/berth"))    $bs
+$(if [ -n "$BERTH2" ]; then b2=$(mbs "$tmp/berth2"); echo "berth2    $b2 ($(range "$tmp/berth2"))    $(setup "$tmp/berth2.s")"; fi)
 
 berth/direct throughput: $(awk -v a="$b" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x (goal >= 0.9)
 berth/tinyproxy throughput: $(awk -v a="$b" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x (goal >= 1.0)
 berth added set-up over direct: $(awk -v a="$bs" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms (goal <= 0.3)
 EOF
+if [ -n "$BERTH2" ]; then
+	b2=$(mbs "$tmp/berth2"); bs2=$(setup "$tmp/berth2.s")
+	echo "berth2/direct throughput: $(awk -v a="$b2" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x, berth2/tinyproxy: $(awk -v a="$b2" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x, berth2 added set-up: $(awk -v a="$bs2" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms"
+fi
