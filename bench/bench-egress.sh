@@ -14,7 +14,10 @@
 # Reported: medians of MiB/s, and of curl's time to the first byte of a 1-byte
 # answer (connection set-up; for berth, 10 requests per round in one sandbox
 # after a first one, so that the sandbox's own start does not count), and the
-# ratios against the goals.
+# ratios against the goals.  And small writes: a message in two writes, then
+# its 3-byte answer, 300 times per round in one connection (direct) or one
+# CONNECT tunnel (berth); round trips of 35 ms or more are a relay waiting
+# for a delayed ACK (Nagle's algorithm).
 #
 # usage: bench/bench-egress.sh [-s SIZE_MIB] [-r ROUNDS] [-b BERTH] [-c BERTH2] [-u USER] [-l]
 #   -s  download size, default 1024 MiB     -r  rounds, default 5
@@ -125,6 +128,51 @@ pids+=($!)
 for _ in $(seq 50); do grep -q ready "$tmp/server.out" && break; sleep 0.1; done
 grep -q ready "$tmp/server.out" || { echo "bench-egress: the server did not start: $(cat "$tmp/server.out")" >&2; exit 1; }
 
+# The small-writes server: "ok\n" for every 4 bytes received.
+P2=$((P + 2))
+"${INNS[@]}" python3 -c '
+import socket, sys, threading
+s = socket.create_server((sys.argv[1], int(sys.argv[2])), reuse_port=False)
+def serve(c):
+    have = 0
+    while True:
+        d = c.recv(4096)
+        if not d:
+            return
+        have += len(d)
+        while have >= 4:
+            have -= 4; c.sendall(b"ok\n")
+print("ready", flush=True)
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()' "$SRV" "$P2" </dev/null >"$tmp/pair.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do grep -q ready "$tmp/pair.out" && break; sleep 0.1; done
+grep -q ready "$tmp/pair.out" || { echo "bench-egress: the small-writes server did not start: $(cat "$tmp/pair.out")" >&2; exit 1; }
+# Its client, run on the host (direct) or in the sandbox (through the proxy of $HTTPS_PROXY).
+cat >"$tmp/ws/wwr.py" <<'PY'
+import os, socket, sys, time, urllib.parse
+mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if mode == "direct":
+    c = socket.create_connection((host, port))
+else:
+    p = urllib.parse.urlparse(os.environ.get("HTTPS_PROXY") or os.environ["https_proxy"])
+    c = socket.create_connection((p.hostname, p.port))
+    c.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port, host.encode(), port))
+    r = b""
+    while b"\r\n\r\n" not in r:
+        r += c.recv(4096)
+    assert b" 200 " in r.split(b"\r\n")[0], r
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+for i in range(300):
+    t = time.perf_counter()
+    c.sendall(b"a\n"); c.sendall(b"b\n")
+    r = b""
+    while len(r) < 3:
+        r += c.recv(16)
+    print("%.3f" % ((time.perf_counter() - t) * 1000))
+PY
+chmod 644 "$tmp/ws/wwr.py"
+
 # tinyproxy on the host's loopback, as the caller.
 TP=$((P + 1)); [ "$LOOP" = 1 ] || TP=$((20000 + RANDOM % 20000))
 cat >"$tmp/tiny.conf" <<EOF
@@ -155,7 +203,7 @@ fmt='%{speed_download} %{time_connect} %{time_starttransfer} %{size_download}\n'
 direct() { as curl -s -o /dev/null -w "$fmt" --noproxy '*' "$URL/$1"; }
 tiny() { as curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "$URL/$1"; }
 BIN=$BERTH
-in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BIN" run --workspace "$tmp/ws" --allow-host "$SRV:$P" -- "$@"; }
+in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BIN" run --workspace "$tmp/ws" --allow-host "$SRV:$P" --allow-host "$SRV:$P2" -- "$@"; }
 via_berth() { in_berth curl --noproxy '' -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
 rows=(berth); [ -z "$BERTH2" ] || rows+=(berth2)
 want=$((SIZE << 20))
@@ -177,7 +225,16 @@ for r in $(seq "$R"); do
 		in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy \"\" -s -o /dev/null -w '$fmt' $URL/small; done" \
 			2>/dev/null | tail -n 10 >>"$tmp/$row.s"
 	done
+	as python3 "$tmp/ws/wwr.py" direct "$SRV" "$P2" >>"$tmp/direct.w" || { echo "bench-egress: small writes, direct, failed" >&2; exit 1; }
+	for row in "${rows[@]}"; do
+		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
+		in_berth python3 /workspace/wwr.py proxy "$SRV" "$P2" >>"$tmp/$row.w" 2>"$tmp/berth.err" ||
+			{ echo "bench-egress: small writes, $row, failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
+	done
 done
+wwr() { # wwr FILE: "N of M round trips >= 35 ms, p50 X ms, p99 Y ms"
+	sort -n "$1" | awk '{v[NR]=$1; if ($1 >= 35) s++} END {printf "%d of %d round trips >= 35 ms, p50 %.3f ms, p99 %.3f ms", s, NR, v[int((NR+1)/2)], v[int(NR*0.99)]}'
+}
 med() { sort -n | awk '{v[NR]=$1} END {n=NR; print (n%2) ? v[(n+1)/2] : (v[n/2]+v[n/2+1])/2}'; }
 mbs() { awk '{print $1/1048576}' "$1" | med; }
 range() { awk '{print $1/1048576}' "$1" | sort -n | awk 'NR==1{lo=$1} {hi=$1} END{printf "%.0f-%.0f", lo, hi}'; }
@@ -202,7 +259,12 @@ $(if [ -n "$BERTH2" ]; then b2=$(mbs "$tmp/berth2"); echo "berth2    $b2 ($(rang
 berth/direct throughput: $(awk -v a="$b" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x (goal >= 0.9)
 berth/tinyproxy throughput: $(awk -v a="$b" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x (goal >= 1.0)
 berth added set-up over direct: $(awk -v a="$bs" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms (goal <= 0.3)
+
+small writes (two writes, then the answer):
+  direct    $(wwr "$tmp/direct.w")
+  berth     $(wwr "$tmp/berth.w")
 EOF
+[ -z "$BERTH2" ] || echo "  berth2    $(wwr "$tmp/berth2.w")"
 if [ -n "$BERTH2" ]; then
 	b2=$(mbs "$tmp/berth2"); bs2=$(setup "$tmp/berth2.s")
 	echo "berth2/direct throughput: $(awk -v a="$b2" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x, berth2/tinyproxy: $(awk -v a="$b2" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x, berth2 added set-up: $(awk -v a="$bs2" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms"
