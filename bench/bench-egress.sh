@@ -46,9 +46,11 @@ while getopts 's:r:b:c:u:lh' o; do
 	c) BERTH2=$OPTARG ;;
 	u) AS=$OPTARG ;;
 	l) LOOP=1 ;;
-	*) sed -n '2,29p' "$0"; exit 2 ;;
+	*) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 2 ;;
 	esac
 done
+[[ $SIZE =~ ^[1-9][0-9]*$ ]] || { echo "bench-egress: -s \`$SIZE\`: a size in MiB, a whole number from 1" >&2; exit 2; }
+[[ $R =~ ^[1-9][0-9]*$ ]] || { echo "bench-egress: -r \`$R\`: a number of rounds, a whole number from 1" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bench-egress: run as root (it makes a network namespace); -u USER runs the clients as USER" >&2; exit 1; }
 [ -z "$AS" ] || id -u "$AS" >/dev/null 2>&1 || { echo "bench-egress: no user \`$AS\`" >&2; exit 2; }
 # shellcheck source=scripts/deps.sh
