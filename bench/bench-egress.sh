@@ -175,9 +175,11 @@ for i in range(300):
 PY
 chmod 644 "$tmp/ws/wwr.py"
 
-# tinyproxy on the host's loopback, as the caller.
-TP=$((P + 1)); [ "$LOOP" = 1 ] || TP=$((20000 + RANDOM % 20000))
-cat >"$tmp/tiny.conf" <<EOF
+# tinyproxy on the host's loopback, as the caller, on a free port: a port
+# already taken makes it exit, and another attempt takes another port.
+start_tiny() {
+	TP=$((20000 + RANDOM % 20000))
+	cat >"$tmp/tiny.conf" <<EOF
 Port $TP
 Listen 127.0.0.1
 Timeout 600
@@ -185,19 +187,27 @@ MaxClients 100
 Allow 127.0.0.1
 LogLevel Critical
 EOF
-chmod 644 "$tmp/tiny.conf"
-# (runuser passes the TERM of the clean-up on to tinyproxy; a shell function
-# run with & would leave it behind)
-if [ -n "$AS" ]; then
-	runuser -u "$AS" -- "$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
-else
-	"$TINY" -d -c "$tmp/tiny.conf" </dev/null >/dev/null 2>&1 &
-fi
-pids+=($!)
-for _ in $(seq 50); do
-	rc=0; curl -s -o /dev/null "http://127.0.0.1:$TP/" 2>/dev/null || rc=$?
-	[ $rc -ne 7 ] && break
-	sleep 0.1
+	chmod 644 "$tmp/tiny.conf"
+	# (runuser passes the TERM of the clean-up on to tinyproxy; a shell
+	# function run with & would leave it behind)
+	if [ -n "$AS" ]; then
+		runuser -u "$AS" -- "$TINY" -d -c "$tmp/tiny.conf" </dev/null >"$tmp/tiny.out" 2>&1 &
+	else
+		"$TINY" -d -c "$tmp/tiny.conf" </dev/null >"$tmp/tiny.out" 2>&1 &
+	fi
+	local pid=$! rc
+	pids+=("$pid")
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		rc=0; curl -s -o /dev/null --noproxy '*' "http://127.0.0.1:$TP/" 2>/dev/null || rc=$?
+		[ $rc -ne 7 ] && { sleep 0.2; kill -0 "$pid" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+for attempt in 1 2 3 4 5; do
+	start_tiny && break
+	[ "$attempt" = 5 ] && { echo "bench-egress: tinyproxy did not start: $(tail -n 3 "$tmp/tiny.out")" >&2; exit 1; }
 done
 
 URL=http://$SRV:$P
@@ -214,7 +224,8 @@ check() { # check FILE: the last download was whole
 }
 for r in $(seq "$R"); do
 	direct big >>"$tmp/direct" && check "$tmp/direct" || { echo "bench-egress: direct failed" >&2; exit 1; }
-	tiny big >>"$tmp/tiny" && check "$tmp/tiny" || { echo "bench-egress: tinyproxy failed" >&2; exit 1; }
+	rc=0; tiny big >>"$tmp/tiny" || rc=$?
+	[ $rc -eq 0 ] && check "$tmp/tiny" || { echo "bench-egress: tinyproxy failed (curl exit $rc): $(tail -n 1 "$tmp/tiny")" >&2; exit 1; }
 	for row in "${rows[@]}"; do
 		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
 		via_berth big >>"$tmp/$row" && check "$tmp/$row" || { echo "bench-egress: $row failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
