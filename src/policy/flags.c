@@ -402,7 +402,8 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 	}
 	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
 	return berth_err_hint(err,
-			      "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
+			      "guarded paths are .git/hooks .git/config .git/commondir .git/config.worktree "
+			      ".git/worktrees .gitmodules .bashrc .bash_profile "
 			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth");
 }
 

@@ -293,7 +293,8 @@ static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, st
 		if (g == NULL)
 			return berth_ynode_err(err, f->origin, v->kids[i],
 					       "`allow.unprotect`: `%.60s` is not a guarded path; guarded paths are "
-					       ".git/hooks .git/config .gitmodules .bashrc .bash_profile .bash_login "
+					       ".git/hooks .git/config .git/commondir .git/config.worktree .git/worktrees "
+					       ".gitmodules .bashrc .bash_profile .bash_login "
 					       ".profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth",
 					       s);
 		if (push_name(&f->unprotect, g, f->origin, err) < 0)

@@ -2,6 +2,7 @@
 
 #include "guard.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,18 +44,199 @@ static int push(char **v, int *n, const char *s)
 	return 0;
 }
 
+/*
+ * What stands in for a missing guarded path (guard.h):
+ *  - PH_FIFO: a mode-0000 FIFO;
+ *  - PH_EMPTY: an empty 0444 file, for a config git must be able to read;
+ *  - PH_DOT: a 0444 file holding ".\n", for a `commondir`: git would die on an
+ *    empty one, and "." names the directory that holds it, which is where
+ *    git looks when there is no `commondir` at all (gitrepository-layout(5)).
+ */
+enum placeholder { PH_FIFO, PH_EMPTY, PH_DOT };
+
+#define DOT_CONTENT ".\n"
+
+static enum placeholder placeholder_kind(const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+
+	base = base != NULL ? base + 1 : rel;
+	if (strcmp(base, "commondir") == 0)
+		return PH_DOT;
+	if (strchr(rel, '/') != NULL && (strcmp(base, "config") == 0 || strcmp(base, "config.worktree") == 0))
+		return PH_EMPTY;
+	return PH_FIFO;
+}
+
+/* Is the regular file at @path exactly the ".\n" of a PH_DOT placeholder? */
+static bool holds_dot(const char *path, const struct stat *st)
+{
+	char buf[sizeof DOT_CONTENT];
+	cleanup_close int fd = -1;
+
+	if (!S_ISREG(st->st_mode) || st->st_size != (off_t)(sizeof DOT_CONTENT - 1))
+		return false;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof buf) != (ssize_t)(sizeof DOT_CONTENT - 1))
+		return false;
+	return memcmp(buf, DOT_CONTENT, sizeof DOT_CONTENT - 1) == 0;
+}
+
 /* A placeholder of ours: a mode-0000 FIFO, or a regular file with our xattr. */
 static bool is_placeholder(const char *path, const struct stat *st)
 {
 	if (S_ISFIFO(st->st_mode))
 		return (st->st_mode & 07777) == 0;
-	return S_ISREG(st->st_mode) && st->st_size == 0 && lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0;
+	return S_ISREG(st->st_mode) && (st->st_size == 0 || holds_dot(path, st)) &&
+	       lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0;
 }
 
 static int refuse_symlink(const char *ws, const char *rel, struct berth_error *err)
 {
 	berth_usage_err(err, "guarded path `%s/%s` is a symlink, which berth cannot protect", ws, rel);
 	return berth_err_hint(err, "replace it with the file it points to, or pass `--unprotect %s`", rel);
+}
+
+static int push_or_full(char **v, int *n, const char *s, struct berth_error *err)
+{
+	if (push(v, n, s) == 0)
+		return 0;
+	if (*n >= BERTH_GUARD_MAX)
+		return berth_err(err, E2BIG, "the workspace guard holds at most %d paths; `%s` is one too many",
+				 BERTH_GUARD_MAX, s);
+	return berth_err(err, ENOMEM, "guard");
+}
+
+/* Make the placeholder @kind at @path (absent), owned by @owner:@group. */
+static int make_placeholder(const char *path, enum placeholder kind, uid_t owner, gid_t group,
+			    struct berth_guard *g, struct berth_error *err)
+{
+	if (kind == PH_FIFO) {
+		if (mknod(path, S_IFIFO, 0) < 0)
+			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+	} else {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		bool ok;
+
+		if (fd < 0)
+			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+		ok = kind != PH_DOT ||
+		     write(fd, DOT_CONTENT, sizeof DOT_CONTENT - 1) == (ssize_t)(sizeof DOT_CONTENT - 1);
+		if (!ok) {
+			int e = errno != 0 ? errno : EIO;
+			close(fd);
+			unlink(path);
+			return berth_err(err, e, "cannot write the guard placeholder `%s`", path);
+		}
+		close(fd);
+		/* Best effort: lets a concurrent run recognise the placeholder. */
+		(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
+	}
+	if (push_or_full(g->created, &g->n_created, path, err) < 0) {
+		unlink(path);
+		return -1;
+	}
+	if (geteuid() == 0 && lchown(path, owner, group) < 0)
+		return berth_err(err, errno, "cannot chown the guard placeholder `%s`", path);
+	return 0;
+}
+
+/* Make the workspace-relative @rel read-only in the sandbox: as it is, or
+ * through a placeholder when it does not exist. */
+static int guard_path(const struct berth_policy *p, const char *rel, uid_t owner, gid_t group,
+		      struct berth_guard *g, struct berth_error *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", p->workspace, rel) >= sizeof path)
+		return berth_err(err, ENAMETOOLONG, "guarded path `%s/%s`", p->workspace, rel);
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return refuse_symlink(p->workspace, rel, err);
+		/* A placeholder of a run still going on: ours to remove too. */
+		if (is_placeholder(path, &st) && push_or_full(g->created, &g->n_created, path, err) < 0)
+			return -1;
+	} else if (errno == ENOENT) {
+		if (make_placeholder(path, placeholder_kind(rel), owner, group, g, err) < 0)
+			return -1;
+	} else {
+		return berth_err(err, errno, "cannot inspect guarded path `%s`", path);
+	}
+	return push_or_full(g->ro, &g->n_ro, rel, err);
+}
+
+/*
+ * .git/worktrees/: the administrative directories of the repository's linked
+ * worktrees.  Each one's `commondir` tells git in that worktree where the
+ * config and hooks are, so a sandbox that rewrote it (or renamed the
+ * directory and made another) would choose the config the host's git reads
+ * there; and `git worktree prune` inside, where the host's worktrees do not
+ * exist, would delete their files.  When the directory exists it is pinned,
+ * and the directory of each worktree the host made is read-only as a whole.
+ * Worktrees the sandbox adds are its own (like a repository it makes with
+ * git init): their `gitdir` file names a /workspace path, which the host's
+ * git cannot use.
+ */
+static bool sandbox_made_worktree(const char *admin)
+{
+	char path[PATH_MAX], buf[64];
+	cleanup_close int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "%s/gitdir", admin);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+		return false;
+	buf[n] = '\0';
+	return strncmp(buf, "/workspace/", 11) == 0;
+}
+
+static int guard_worktrees(const struct berth_policy *p, struct berth_guard *g, struct berth_error *err)
+{
+	static const char rel[] = ".git/worktrees";
+	char path[PATH_MAX], sub[PATH_MAX];
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int rc = 0, n = 0;
+
+	snprintf(path, sizeof path, "%s/%s", p->workspace, rel);
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot inspect guarded path `%s`", path);
+	if (S_ISLNK(st.st_mode))
+		return refuse_symlink(p->workspace, rel, err);
+	if (!S_ISDIR(st.st_mode))
+		return 0; /* git ignores it */
+	if (push_or_full(g->pins, &g->n_pins, rel, err) < 0)
+		return -1;
+	d = opendir(path);
+	if (d == NULL)
+		return berth_err(err, errno, "cannot read guarded directory `%s`", path);
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name);
+		snprintf(path, sizeof path, "%s/%s", p->workspace, sub);
+		if (lstat(path, &st) < 0)
+			continue; /* gone meanwhile: git's own pruning */
+		if (S_ISLNK(st.st_mode)) {
+			rc = refuse_symlink(p->workspace, sub, err);
+			break;
+		}
+		if (!S_ISDIR(st.st_mode) || sandbox_made_worktree(path))
+			continue;
+		if (++n > BERTH_GUARD_WORKTREES) {
+			berth_usage_err(err, "`%s/%s` has more than %d linked worktrees, which berth cannot all guard",
+					p->workspace, rel, BERTH_GUARD_WORKTREES);
+			rc = berth_err_hint(err, "remove stale ones (`git worktree prune`), or pass "
+						 "`--unprotect .git/worktrees`");
+			break;
+		}
+		rc = push_or_full(g->ro, &g->n_ro, sub, err);
+	}
+	closedir(d);
+	return rc;
 }
 
 /* One guarded entry such as ".git/hooks/" or ".bashrc". */
@@ -79,39 +261,14 @@ static int prepare_one(const struct berth_policy *p, const char *entry, uid_t ow
 			return refuse_symlink(p->workspace, parent_rel, err);
 		if (!S_ISDIR(st.st_mode)) {
 			/* A linked worktree's `.git` file: protect the pointer itself. */
-			return push(g->ro, &g->n_ro, parent_rel) < 0 ? berth_err(err, ENOMEM, "guard") : 0;
+			return push_or_full(g->ro, &g->n_ro, parent_rel, err);
 		}
-		if (push(g->pins, &g->n_pins, parent_rel) < 0)
-			return berth_err(err, ENOMEM, "guard");
+		if (push_or_full(g->pins, &g->n_pins, parent_rel, err) < 0)
+			return -1;
 	}
-	snprintf(path, sizeof path, "%s/%s", p->workspace, rel);
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return refuse_symlink(p->workspace, rel, err);
-		/* A placeholder of a run still going on: ours to remove too. */
-		if (is_placeholder(path, &st) && push(g->created, &g->n_created, path) < 0)
-			return berth_err(err, ENOMEM, "guard");
-	} else if (errno == ENOENT) {
-		/* A missing file inside .git (config): an empty read-only file, which
-		 * git reads as an empty config.  Elsewhere a mode-0000 FIFO, which
-		 * git ignores (see guard.h). */
-		bool file = slash != NULL && entry[n - 1] != '/';
-		int fd = file ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444) : -1;
-		if (file ? fd < 0 : mknod(path, S_IFIFO, 0) < 0)
-			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
-		if (fd >= 0) {
-			close(fd);
-			/* Best effort: lets a concurrent run recognise the placeholder. */
-			(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
-		}
-		if (push(g->created, &g->n_created, path) < 0)
-			return berth_err(err, ENOMEM, "guard");
-		if (geteuid() == 0 && lchown(path, owner, group) < 0)
-			return berth_err(err, errno, "cannot chown the guard placeholder `%s`", path);
-	} else {
-		return berth_err(err, errno, "cannot inspect guarded path `%s`", path);
-	}
-	return push(g->ro, &g->n_ro, rel) < 0 ? berth_err(err, ENOMEM, "guard") : 0;
+	if (strcmp(rel, ".git/worktrees") == 0)
+		return guard_worktrees(p, g, err);
+	return guard_path(p, rel, owner, group, g, err);
 }
 
 int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, struct berth_guard *g,
@@ -190,7 +347,7 @@ void berth_guard_remove_paths(char *const paths[], int n)
 		 * is never made by git or an editor under a guarded name). */
 		if (S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0)
 			unlink(paths[i]);
-		else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		else if (S_ISREG(st.st_mode) && (st.st_size == 0 || holds_dot(paths[i], &st)))
 			unlink(paths[i]);
 	}
 }

@@ -15,8 +15,13 @@
  *    path below it is ENOTDIR, and it has no data block, so making and
  *    removing one costs a fraction of an empty directory on ext4 (rmdir(2)
  *    journals the freed block and the orphan list);
- *  - for .git/config, which git must read, an empty 0444 regular file with
- *    the xattr user.berth.placeholder.
+ *  - for .git/config and .git/config.worktree, which git must read, an empty
+ *    0444 regular file with the xattr user.berth.placeholder;
+ *  - for .git/commondir, a 0444 regular file holding ".\n" with the same
+ *    xattr: git dies on an empty `commondir`, and "." names the directory
+ *    git uses when there is none.
+ * .git/worktrees/ is guarded only when it exists: it is pinned, and the
+ * directory of each linked worktree the host made is read-only.
  * berth removes the placeholders when the run ends (or its janitor does, when
  * berth itself was killed), unless another run on the same workspace is
  * still going: each run holds a shared flock(2) on the workspace directory, a
@@ -32,7 +37,10 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 
-#define BERTH_GUARD_MAX 40
+/* Linked worktrees of the workspace's repository guarded at most
+ * (.git/worktrees/<id>, read-only each). */
+#define BERTH_GUARD_WORKTREES 64
+#define BERTH_GUARD_MAX (32 + BERTH_GUARD_WORKTREES)
 
 struct berth_guard {
 	char *pins[BERTH_GUARD_MAX];    /* workspace-relative dirs bound rw onto themselves */
@@ -49,7 +57,8 @@ struct berth_guard {
  * berth_guard_prepare - inspect the workspace of @p, create placeholders
  * owned by @owner:@group for missing guarded paths whose parent exists, and
  * fill @g.  Refuses (EXIT_USAGE) a guarded path, or a directory on its way,
- * that is a symlink: berth could not protect it.
+ * that is a symlink: berth could not protect it; and a repository with more
+ * than BERTH_GUARD_WORKTREES linked worktrees (EXIT_USAGE).
  * Returns 0, or -1 with @err filled; on failure no placeholder is left.
  */
 int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, struct berth_guard *g,
@@ -67,7 +76,7 @@ int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const ch
 /*
  * berth_guard_cleanup - when no other run holds the workspace lock, remove
  * the placeholders that are still placeholders (a mode-0000 FIFO, an empty
- * regular file), then free @g.  Never fails.
+ * regular file, a regular file holding ".\n"), then free @g.  Never fails.
  */
 void berth_guard_cleanup(struct berth_guard *g);
 
