@@ -224,6 +224,24 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 				given);
 		return berth_err_hint(err, "write it as `/path/inside` without `.`, `..` or a trailing `/`");
 	}
+	/* berth builds the mount point under its own staging root, in PATH_MAX
+	 * buffers: a longer target would be cut short (or refused by the kernel
+	 * half-way through the set-up, exit 125), so refuse it here. */
+	size_t len = strlen(dst), comp = 0;
+	for (size_t i = 0; i <= len; i++) {
+		unsigned char c = (unsigned char)dst[i];
+		if (c != '\0' && (c < 0x20 || c == 0x7f)) {
+			berth_usage_err(err, "mount target `%.*s` is followed by the control character 0x%02x",
+					(int)i, dst, c);
+			return berth_err_hint(err, "name a target without control characters, such as `/data`");
+		}
+		comp = (c == '/' || c == '\0') ? 0 : comp + 1;
+		if (comp > NAME_MAX || len > BERTH_MOUNT_TARGET_MAX) {
+			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", dst, len);
+			return berth_err_hint(err, "keep a target under %d bytes and each name in it under %d",
+					      BERTH_MOUNT_TARGET_MAX + 1, NAME_MAX + 1);
+		}
+	}
 	if (strcmp(dst, "/") == 0) {
 		berth_usage_err(err, "mount target `/` in `%s` would replace the sandbox root", given);
 		return berth_err_hint(err, "mount under a directory such as `/data`");
