@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -278,6 +279,7 @@ int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, 
 	struct stat st;
 
 	memset(g, 0, sizeof *g);
+	clock_gettime(CLOCK_REALTIME_COARSE, &g->started);
 	/* Every run on this workspace holds a shared lock for its whole life;
 	 * placeholders are removed only by a run that can take it exclusively,
 	 * i.e. the last one (removing a mount point from the host would drop a
@@ -365,4 +367,243 @@ void berth_guard_cleanup(struct berth_guard *g)
 	for (int i = 0; i < g->n_created; i++)
 		free(g->created[i]);
 	memset(g, 0, sizeof *g);
+}
+
+/* ------------------------------------------- repositories made or changed */
+
+/*
+ * Git reads a repository's config and hooks wherever a `.git` is: in a
+ * directory below the workspace's top, and from `git status` at the top too,
+ * which recurses into every gitlink of the index (submodules) that has one.
+ * The guard keeps only the top-level repository's files read-only; the scan
+ * below finds what the sandbox wrote elsewhere, by change time: ctime is set
+ * by the kernel on every change (utimensat(2) cannot set it back), so a file
+ * the sandbox made or changed has a ctime at or after the run's start.
+ */
+struct scan {
+	struct timespec since;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+	long entries;
+	struct berth_guard_repos *out;
+};
+
+static bool changed_since(const struct stat *st, const struct timespec *t)
+{
+	return st->st_ctim.tv_sec > t->tv_sec || (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
+}
+
+static bool over_budget(struct scan *sc)
+{
+	struct timespec now;
+
+	if (sc->out->truncated)
+		return true;
+	if (++sc->entries > BERTH_GUARD_SCAN_ENTRIES) {
+		sc->out->truncated = true;
+		return true;
+	}
+	if ((sc->entries & 1023) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > sc->deadline.tv_sec ||
+		    (now.tv_sec == sc->deadline.tv_sec && now.tv_nsec > sc->deadline.tv_nsec))
+			sc->out->truncated = true;
+	}
+	return sc->out->truncated;
+}
+
+static void report(struct scan *sc, const char *rel)
+{
+	struct berth_guard_repos *o = sc->out;
+
+	o->n++;
+	if (o->n_paths < BERTH_GUARD_SCAN_LIST) {
+		o->paths[o->n_paths] = strdup(rel);
+		if (o->paths[o->n_paths] != NULL)
+			o->n_paths++;
+	}
+}
+
+/* Was anything git executes or trusts in the git directory @dfd changed? */
+static bool gitdir_changed(struct scan *sc, int dfd)
+{
+	static const char *const files[] = {"config", "commondir", "config.worktree", "hooks", NULL};
+	struct stat st;
+	cleanup_close int hfd = -1;
+	DIR *d;
+	struct dirent *e;
+	bool changed = false;
+
+	for (size_t i = 0; files[i] != NULL; i++)
+		if (fstatat(dfd, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && changed_since(&st, &sc->since))
+			return true;
+	hfd = openat(dfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0)
+		return false;
+	d = fdopendir(hfd);
+	if (d == NULL)
+		return false;
+	hfd = -1; /* owned by d */
+	while (!changed && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    changed_since(&st, &sc->since))
+			changed = true;
+	closedir(d);
+	return changed;
+}
+
+/* The `.git` entry in the directory @pfd (workspace-relative @rel, "" for the
+ * top): a directory, a `gitdir:` file (a submodule or worktree), or a link. */
+static void check_dotgit(struct scan *sc, const char *ws, int pfd, const char *rel)
+{
+	char path[PATH_MAX], real[PATH_MAX], buf[PATH_MAX];
+	struct stat st;
+	cleanup_close int fd = -1;
+	cleanup_close int gfd = -1;
+	ssize_t n;
+	size_t wl = strlen(ws);
+
+	snprintf(path, sizeof path, "%s%s.git", rel, *rel != '\0' ? "/" : "");
+	if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (changed_since(&st, &sc->since)) {
+		report(sc, path);
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		gfd = openat(pfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (gfd >= 0 && gitdir_changed(sc, gfd))
+			report(sc, path);
+		return;
+	}
+	if (!S_ISREG(st.st_mode))
+		return;
+	/* "gitdir: DIR": check DIR when it lies in the workspace (a submodule's
+	 * is usually ../.git/modules/NAME), where the sandbox could write. */
+	fd = openat(pfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 8 || strncmp(buf, "gitdir: ", 8) != 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[8] == '/')
+		snprintf(path, sizeof path, "%s", buf + 8);
+	else if ((size_t)snprintf(path, sizeof path, "%s/%s%s%s", ws, rel, *rel != '\0' ? "/" : "", buf + 8) >=
+		 sizeof path)
+		return;
+	if (realpath(path, real) == NULL || strncmp(real, ws, wl) != 0 || real[wl] != '/')
+		return;
+	gfd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (gfd >= 0 && gitdir_changed(sc, gfd)) {
+		snprintf(path, sizeof path, "%s%s.git", rel, *rel != '\0' ? "/" : "");
+		report(sc, path);
+	}
+}
+
+/* .git/modules/...: every directory with a `config` is a submodule's git
+ * directory (names may hold slashes: modules/a/b). */
+static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
+{
+	static const char *const skip[] = {"objects", "refs", "logs", "hooks", "info", "lfs", NULL};
+	DIR *d;
+	struct dirent *e;
+	struct stat st;
+
+	if (depth > 16)
+		return;
+	if (fstatat(dfd, "config", &st, AT_SYMLINK_NOFOLLOW) == 0 && gitdir_changed(sc, dfd))
+		report(sc, rel);
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
+		char sub[PATH_MAX];
+		bool skipped = false;
+		int cfd;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		for (size_t i = 0; skip[i] != NULL; i++)
+			skipped = skipped || strcmp(e->d_name, skip[i]) == 0;
+		if (skipped || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name) >= sizeof sub) {
+			close(cfd);
+			continue;
+		}
+		walk_modules(sc, cfd, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+/* Every directory of the workspace below @dfd (workspace-relative @rel). */
+static void walk(struct scan *sc, const char *ws, int dfd, const char *rel, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > 0)
+		check_dotgit(sc, ws, dfd, rel);
+	if (depth > BERTH_GUARD_SCAN_DEPTH) {
+		close(dfd);
+		return;
+	}
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
+		char sub[PATH_MAX];
+		int cfd;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, ".git") == 0)
+			continue;
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (cfd < 0)
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", e->d_name) >=
+		    sizeof sub) {
+			close(cfd);
+			continue;
+		}
+		walk(sc, ws, cfd, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+int berth_guard_scan_repos(const char *ws, const struct timespec *since, struct berth_guard_repos *out,
+			   struct berth_error *err)
+{
+	struct scan sc = {.since = *since, .out = out};
+	int fd;
+
+	memset(out, 0, sizeof *out);
+	clock_gettime(CLOCK_MONOTONIC, &sc.deadline);
+	sc.deadline.tv_nsec += (long)BERTH_GUARD_SCAN_MS % 1000 * 1000000L;
+	sc.deadline.tv_sec += BERTH_GUARD_SCAN_MS / 1000 + sc.deadline.tv_nsec / 1000000000L;
+	sc.deadline.tv_nsec %= 1000000000L;
+	fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open workspace `%s`", ws);
+	walk(&sc, ws, fd, "", 0);
+	/* The top-level repository's own submodules. */
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/.git/modules", ws);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		walk_modules(&sc, fd, ".git/modules", 0);
+	return 0;
+}
+
+void berth_guard_repos_free(struct berth_guard_repos *r)
+{
+	for (int i = 0; i < r->n_paths; i++)
+		free(r->paths[i]);
+	memset(r, 0, sizeof *r);
 }

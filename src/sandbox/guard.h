@@ -33,6 +33,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "../policy/policy.h"
 #include "../util/error.h"
@@ -50,6 +51,7 @@ struct berth_guard {
 	char *created[BERTH_GUARD_MAX]; /* absolute host paths of placeholders we made */
 	int n_created;
 	bool git_existed;               /* .git existed when the run started */
+	struct timespec started;        /* CLOCK_REALTIME_COARSE when the guard was prepared */
 	int lock_fd;                    /* workspace fd holding a shared flock(2) for the run */
 };
 
@@ -83,5 +85,39 @@ void berth_guard_cleanup(struct berth_guard *g);
 /* berth_guard_remove_paths - remove each path that is still an empty
  * placeholder (janitor use: it calls berth_guard_cleanup's lock check first). */
 void berth_guard_remove_paths(char *const paths[], int n);
+
+/* The scan for repositories the sandbox made or changed: at most this many
+ * directory entries, this many milliseconds, this deep; paths listed. */
+#define BERTH_GUARD_SCAN_ENTRIES 1000000L
+#define BERTH_GUARD_SCAN_MS 1000
+#define BERTH_GUARD_SCAN_DEPTH 64
+#define BERTH_GUARD_SCAN_LIST 8
+
+struct berth_guard_repos {
+	int n;                              /* repositories found */
+	char *paths[BERTH_GUARD_SCAN_LIST]; /* the first ones, workspace-relative (`sub/.git`, `.git/modules/x`) */
+	int n_paths;
+	bool truncated;                     /* the scan stopped at its entry or time budget */
+};
+
+/*
+ * berth_guard_scan_repos - after a run, find the git repositories in the
+ * workspace @ws, other than the top-level `.git` itself, whose `.git` entry
+ * or whose config, commondir, config.worktree, hooks directory or hooks were
+ * made or changed at or after @since (CLOCK_REALTIME_COARSE, the clock of
+ * inode times; the ctime, which no system call can set back): `.git`
+ * directories, `gitdir:` files (submodules, worktrees) with their git
+ * directory when it lies in the workspace, symlinks named `.git`, and the
+ * top-level repository's `.git/modules/...`.  The host's git, and `git status`
+ * in the top-level repository (it recurses into submodules), reads their
+ * config and runs their hooks.  Symlinks are never followed while walking.
+ * Bounded by BERTH_GUARD_SCAN_ENTRIES, _MS and _DEPTH (@out->truncated).
+ * Returns 0 with @out filled (free it with berth_guard_repos_free), or -1
+ * with @err filled when @ws cannot be opened.
+ */
+int berth_guard_scan_repos(const char *ws, const struct timespec *since, struct berth_guard_repos *out,
+			   struct berth_error *err);
+
+void berth_guard_repos_free(struct berth_guard_repos *r);
 
 #endif

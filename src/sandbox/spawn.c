@@ -1505,6 +1505,28 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 
 static void stop_broker(struct sandbox *s);
 
+/* Repositories below the workspace's top that the sandbox made or changed:
+ * the host's git would read their config and run their hooks (guard.h). */
+static void warn_changed_repos(const struct sandbox *s)
+{
+	struct berth_guard_repos r;
+	struct berth_error e = {0};
+
+	if (berth_guard_scan_repos(s->p->workspace, &s->guard.started, &r, &e) < 0)
+		return;
+	for (int i = 0; i < r.n_paths; i++)
+		notice(s, "warning: the sandbox made or changed the git repository `%s/%s` (its config or hooks): "
+			  "git run there, or `git status` in a repository that holds it as a submodule, runs what "
+			  "the sandbox wrote; review it first", s->p->workspace, r.paths[i]);
+	if (r.n > r.n_paths)
+		notice(s, "warning: and %d more such repositories in `%s`", r.n - r.n_paths, s->p->workspace);
+	if (r.truncated)
+		notice(s, "warning: berth stopped looking for git repositories the sandbox made or changed in `%s` "
+			  "after %ld entries or %d ms; review any `.git` below it before running git there",
+			  s->p->workspace, BERTH_GUARD_SCAN_ENTRIES, BERTH_GUARD_SCAN_MS);
+	berth_guard_repos_free(&r);
+}
+
 static void cleanup(struct sandbox *s)
 {
 	if (s->child > 0) {
@@ -1524,6 +1546,8 @@ static void cleanup(struct sandbox *s)
 			notice(s, "warning: the sandbox created `%s`; its hooks and config were written inside the "
 				  "sandbox: review them before running git there", path);
 	}
+	if (s->guard_ready && s->use_userns)
+		warn_changed_repos(s);
 	berth_guard_cleanup(&s->guard);
 	if (s->janitor_fd >= 0) {
 		(void)!write(s->janitor_fd, "D", 1);
