@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The workspace guard against git's indirections, and the CLI's mount
+# targets: what an earlier attack on berth found (each check failed before its
+# fix).
+#
+#  - .git/commondir: git reads the config and hooks of the directory it
+#    names (gitrepository-layout(5)); written inside, the host's next
+#    `git status` ran the sandbox's core.fsmonitor.
+#  - .git/config.worktree: read when extensions.worktreeConfig is on.
+#  - .git/worktrees/<id>: the host's linked worktrees (outside the
+#    workspace) take their commondir from there; `git worktree prune` inside,
+#    where they do not exist, deleted their files.
+#  - repositories below the top (nested, submodules, .git/modules/*): not
+#    preventable without breaking git inside; berth names each one the
+#    sandbox made or changed when the run ends.
+#  - --ro/--rw targets that are too long or hold control characters: exit 2
+#    with a message naming them (was 125 with a cut-off message).
+#
+# usage: run-guard-git.sh /path/to/berth [stage-dir]
+#
+# Works as root and as an unprivileged user.  Output is TAP; exit status 1 if
+# any check failed.  Nothing is skipped: a missing precondition is a failure.
+set -u
+export LC_ALL=C
+unset BERTH_TEST_FORCE_OFF
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: $0 /path/to/berth [stage-dir]" >&2
+	exit 2
+fi
+BERTH=$(readlink -f -- "$1")
+export HOME=${HOME:-/tmp}
+# The host's git, as the caller, with no global config of the caller's.
+hgit() { env -u GIT_DIR -u GIT_WORK_TREE GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git "$@"; }
+GC=(-c user.name=berth-it -c user.email=it@berth.invalid)
+
+T=0
+FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() {
+	T=$((T + 1)); FAILS=$((FAILS + 1))
+	local d=$1 r=${2//$'\n'/\\n}; shift 2
+	echo "not ok $T - $d # $r"
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
+}
+eq() { # eq DESC GOT WANT
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi
+}
+has() { # has DESC HAYSTACK NEEDLE  (fixed string)
+	if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi
+}
+hasnt() {
+	if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi
+}
+absent() { # absent DESC PATH
+	if [ -e "$2" ] || [ -L "$2" ]; then fail "$1" "$2 exists" "$(ls -la "$2" 2>&1)"; else pass "$1"; fi
+}
+
+TOP=$(mktemp -d /tmp/berth-guard-git.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
+chmod 755 "$TOP"
+TD=$TOP/cap; mkdir "$TD"
+cleanup() { rm -rf "$TOP" 2>/dev/null || { chmod -R u+rwx "$TOP" 2>/dev/null; rm -rf "$TOP"; }; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+RC=; OUT=; ERR=
+br() { # br ARGS... : berth run ARGS in the current directory; sets RC OUT ERR
+	"$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err"
+	RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+}
+st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
+
+# errno of file operations inside, by name (python3: exact errno).
+PROBE='
+import errno, os, sys
+def t(k, f):
+    try:
+        f(); r = "0"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    print(k, r)
+'
+
+for tool in "$BERTH" /usr/bin/git /usr/bin/python3; do
+	if [ -x "$tool" ]; then pass "precondition: $tool is executable"
+	else fail "precondition: $tool is executable" "missing"; fi
+done
+
+# A repository the host trusts, with one commit.
+newrepo() { # newrepo DIR
+	mkdir -p "$1" && hgit -C "$1" init -q && hgit -C "$1" "${GC[@]}" commit -q --allow-empty -m base
+}
+
+# ------------------------------------------------------------ .git/commondir
+W=$TOP/commondir; newrepo "$W"; cd "$W" || exit 1
+br -- python3 -c "$PROBE"'
+os.makedirs("evil/objects"); os.makedirs("evil/refs"); os.makedirs("evil/hooks")
+open("evil/config", "w").write("[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n")
+t("write", lambda: open(".git/commondir", "w").write("../evil\n"))
+t("unlink", lambda: os.unlink(".git/commondir"))
+t("rename", lambda: os.rename(".git/commondir", ".git/x"))
+t("cfgwt", lambda: open(".git/config.worktree", "w").write("[core]\n\tfsmonitor = x\n"))
+t("cfgwt_unlink", lambda: os.unlink(".git/config.worktree"))
+print("content", repr(open(".git/commondir").read()))
+' 
+eq "commondir: the command ran" "$RC" 0
+eq "commondir: writing .git/commondir inside fails with EROFS" "$(st write)" EROFS
+eq "commondir: unlinking .git/commondir inside fails with EBUSY" "$(st unlink)" EBUSY
+eq "commondir: renaming .git/commondir inside fails with EBUSY" "$(st rename)" EBUSY
+eq "config.worktree: writing it inside fails with EROFS" "$(st cfgwt)" EROFS
+eq "config.worktree: unlinking it inside fails with EBUSY" "$(st cfgwt_unlink)" EBUSY
+eq "commondir: the placeholder inside holds '.' (git's own directory)" "$(st content)" "'.\\n'"
+hgit status --short >/dev/null 2>&1
+absent "commondir: the host's git status ran nothing of the sandbox's" "$W/PWNED"
+absent "commondir: no placeholder left on the host" "$W/.git/commondir"
+absent "config.worktree: no placeholder left on the host" "$W/.git/config.worktree"
+# git works inside with the placeholders (commit, log, branch, gc).
+br -- sh -c 'git -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m inside && git branch b2 && git gc -q && git log --format=%s | head -1'
+eq "commondir: git commit/branch/gc work inside with the placeholder" "$RC:$OUT" "0:inside"
+eq "commondir: the sandbox's commit is on the host" "$(hgit log --format=%s -1)" inside
+
+# A commondir the host has (any content) is kept read-only as it is.
+W=$TOP/commondir2; newrepo "$W"; cd "$W" || exit 1
+printf '.\n' >.git/commondir
+br -- python3 -c "$PROBE"'
+t("write", lambda: open(".git/commondir", "w").write("../evil\n"))'
+eq "commondir: an existing one is read-only inside (EROFS)" "$(st write)" EROFS
+eq "commondir: an existing one is kept after the run" "$(cat .git/commondir 2>&1)" "."
+
+# config.worktree matters when the host's config turns worktreeConfig on.
+W=$TOP/cfgwt; newrepo "$W"; cd "$W" || exit 1
+hgit config extensions.worktreeConfig true
+br -- sh -c 'printf "[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n" > .git/config.worktree; echo "w $?"' 
+eq "config.worktree (worktreeConfig on): the write inside fails" "$(st w)" 2
+hgit status --short >/dev/null 2>&1
+absent "config.worktree: the host's git status ran nothing of the sandbox's" "$W/PWNED"
+
+# ------------------------------------------------------------ .git/worktrees
+W=$TOP/wt; newrepo "$W"; cd "$W" || exit 1
+hgit worktree add -q "$TOP/wt-outside" 2>/dev/null
+id=$(basename "$(hgit -C "$TOP/wt-outside" rev-parse --git-dir)")
+gitdir_before=$(cat ".git/worktrees/$id/gitdir" 2>&1)
+br -- python3 -c "$PROBE"'
+import subprocess
+a = ".git/worktrees/'"$id"'"
+os.makedirs("evil/objects"); os.makedirs("evil/refs")
+open("evil/config", "w").write("[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n")
+t("write", lambda: open(a + "/commondir", "w").write("/tmp/nowhere\n"))
+t("rename", lambda: os.rename(a, ".git/worktrees/old"))
+t("renameall", lambda: os.rename(".git/worktrees", ".git/wt2"))
+t("unlink", lambda: os.unlink(a + "/gitdir"))
+print("prune", subprocess.run(["git", "worktree", "prune"], capture_output=True).returncode)
+print("add", subprocess.run(["git", "worktree", "add", "-q", "inner"], capture_output=True).returncode)
+print("commit", subprocess.run(["git", "-C", "inner", "-c", "user.name=a", "-c", "user.email=a@b.invalid",
+                                "commit", "-q", "--allow-empty", "-m", "in-wt"], capture_output=True).returncode)
+'
+eq "worktrees: the command ran" "$RC" 0
+eq "worktrees: rewriting a host worktree's commondir fails with EROFS" "$(st write)" EROFS
+eq "worktrees: renaming a host worktree's directory fails with EBUSY" "$(st rename)" EBUSY
+eq "worktrees: renaming .git/worktrees fails with EBUSY" "$(st renameall)" EBUSY
+eq "worktrees: deleting a host worktree's files fails with EROFS" "$(st unlink)" EROFS
+eq "worktrees: git worktree add inside still works" "$(st add)" 0
+eq "worktrees: git commit in the sandbox's own worktree works" "$(st commit)" 0
+eq "worktrees: the host worktree's gitdir survived git worktree prune inside" \
+	"$(cat ".git/worktrees/$id/gitdir" 2>&1)" "$gitdir_before"
+hgit -C "$TOP/wt-outside" status --short >/dev/null 2>&1
+eq "worktrees: the host's git works in its worktree" "$?" 0
+absent "worktrees: the host's git status in its worktree ran nothing of the sandbox's" "$W/PWNED"
+# A second run: the sandbox's own worktree is still usable.
+br -- git -C inner -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m again
+eq "worktrees: the sandbox's own worktree works in the next run" "$RC" 0
+
+# ------------------------------------------ repositories below the top
+W=$TOP/nested; newrepo "$W"; cd "$W" || exit 1
+mkdir -p old/deep && hgit -C old/deep init -q
+sleep 0.1 # a change of the host's within the clock tick before the run counts as the sandbox's
+br -- true
+eq "nested: a run that changes nothing" "$RC" 0
+hasnt "nested: ... warns about nothing" "$ERR" "git repository"
+br -- sh -c '
+mkdir x && cd x && git init -q && git config core.fsmonitor "touch '"$W"'/PWNED; false" && cd .. &&
+git add x >/dev/null 2>&1
+echo "#!/bin/sh" > old/deep/.git/hooks/post-checkout
+mkdir -p a/b/c && ln -s ../../../x/.git a/b/c/.git'
+eq "nested: the command ran" "$RC" 0
+has "nested: a new nested repository is named" "$ERR" "warning: the sandbox made or changed the git repository \`$W/x/.git\`"
+has "nested: an existing one whose hooks changed is named" "$ERR" "the git repository \`$W/old/deep/.git\`"
+has "nested: a symlink named .git is named" "$ERR" "the git repository \`$W/a/b/c/.git\`"
+eq "nested: three repositories named" "$(printf '%s\n' "$ERR" | grep -c 'made or changed the git repository')" 3
+
+# A submodule: its git directory is .git/modules/NAME, its pointer sub/.git.
+S=$TOP/subsrc; newrepo "$S"
+W=$TOP/super; newrepo "$W"; cd "$W" || exit 1
+hgit -c protocol.file.allow=always submodule -q add "$S" sub >/dev/null 2>&1
+hgit "${GC[@]}" commit -qm sub
+sleep 0.1
+br -- true
+hasnt "submodule: a run that changes nothing warns about nothing" "$ERR" "git repository"
+br -- git -C sub config core.fsmonitor "touch $W/PWNED; false"
+has "submodule: a changed .git/modules/sub/config is named" "$ERR" "the git repository \`$W/.git/modules/sub\`"
+has "submodule: ... through its sub/.git pointer too" "$ERR" "the git repository \`$W/sub/.git\`"
+
+# -------------------------------------------------- --ro/--rw targets (CLI)
+W=$TOP/targets; mkdir "$W"; cd "$W" || exit 1
+long=/$(printf 'd/%.0s' $(seq 1 600))x
+br --ro "$TOP/cap:$long" -- true
+eq "target: a 1202-byte --ro target is a usage error (exit 2)" "$RC" 2
+has "target: ... named, with its length" "$ERR" "berth: mount target \`/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d...\` is too long (1202 bytes)"
+name=/$(printf 'n%.0s' $(seq 1 256))
+br --rw "$TOP/cap:$name" --yes -- true
+eq "target: a name over NAME_MAX in a --rw target is a usage error (exit 2)" "$RC" 2
+has "target: ... named" "$ERR" "is too long (257 bytes)"
+br --ro "$TOP/cap:/data"$'\n'"x" -- true
+eq "target: a newline in a --ro target is a usage error (exit 2)" "$RC" 2
+has "target: ... named up to the control character" "$ERR" "berth: mount target \`/data\` is followed by the control character 0x0a"
+br --ro "$TOP/cap:/$(printf 'n%.0s' $(seq 1 255))" -- sh -c 'ls / | grep -c nnnn'
+eq "target: a 255-byte name still works" "$RC:$OUT" "0:1"
+eq "target: nothing left in the workspace" "$(ls -A)" ""
+
+echo "1..$T"
+[ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
+exit 0
