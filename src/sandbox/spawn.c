@@ -117,6 +117,11 @@ struct sandbox {
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
+	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
+	 * terminal but its stdin is not; the command gets a pty for those
+	 * instead of the caller's terminal (docs/security.md "The
+	 * pseudo-terminal"). */
+	unsigned out_pty;
 	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
 	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
 	pid_t janitor;
@@ -978,8 +983,14 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_err(&err, errno, "cannot place the command's file descriptors");
 	else if (setsid() < 0)
 		berth_err(&err, errno, "setsid");
-	else if (slave >= 0 && (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
-				dup2(slave, 2) < 0))
+	else if (slave >= 0 && s->want_pty &&
+		 (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0))
+		berth_err(&err, errno, "cannot attach the pseudo-terminal");
+	/* Output only: not the controlling terminal (nothing types into it, so
+	 * /dev/tty stays ENXIO as without a pty), only the descriptors that
+	 * were the caller's terminal. */
+	else if (slave >= 0 && !s->want_pty &&
+		 (((s->out_pty & 1u) != 0 && dup2(slave, 1) < 0) || ((s->out_pty & 2u) != 0 && dup2(slave, 2) < 0)))
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	if (err.msg[0] != '\0')
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -1175,8 +1186,18 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
 			_exit(BERTH_EXIT_INTERNAL);
 	}
-	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
+	if ((s->want_pty || s->out_pty != 0) && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (slave >= 0 && !s->want_pty) {
+		/* Output only: bytes pass as written; the caller's terminal does
+		 * its own output processing (ONLCR) on the relayed copy. */
+		struct termios t;
+		if (tcgetattr(slave, &t) == 0) {
+			t.c_oflag &= ~(tcflag_t)OPOST;
+			t.c_lflag &= ~(tcflag_t)ECHO;
+			tcsetattr(slave, TCSANOW, &t);
+		}
+	}
 	if (master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
 		struct winsize ws = {.ws_row = s->o->pty_rows, .ws_col = s->o->pty_cols};
 		ioctl(master, TIOCSWINSZ, &ws);
@@ -1367,11 +1388,11 @@ static void tty_restore(struct relay *r)
 	r->raw = false;
 }
 
-static void copy_winsize(int master)
+static void copy_winsize(int from, int master)
 {
 	struct winsize ws;
 
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+	if (ioctl(from, TIOCGWINSZ, &ws) == 0)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
@@ -1394,11 +1415,37 @@ static bool pump(int from, int to)
 	return true;
 }
 
+/* One read of the pty master, written to @to: false when the master is
+ * done (end of file, or EIO: no slave is open any more). */
+static bool relay_out(int master, int to)
+{
+	char buf[16384];
+	ssize_t n = read(master, buf, sizeof buf);
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0)
+			break;
+		off += w;
+	}
+	return true;
+}
+
 static int supervise(struct sandbox *s, int sfd, int *status)
 {
 	cleanup_close int tfd = -1;
 	struct relay r = {.raw = false};
-	bool timed_out = false, stdin_open = s->pty_master >= 0, exited = false;
+	bool timed_out = false, stdin_open = s->pty_master >= 0 && s->want_pty, exited = false;
+	/* The caller's terminal the pty is relayed to (and sized from). */
+	int out = s->want_pty || (s->out_pty & 1u) != 0 ? STDOUT_FILENO : STDERR_FILENO;
+	int tty = s->want_pty ? STDIN_FILENO : out;
+	int master = s->pty_master;
 	struct msg m;
 	int wst = 0;
 
@@ -1410,12 +1457,13 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			timerfd_settime(tfd, 0, &its, NULL);
 	}
 	if (s->pty_master >= 0) {
-		copy_winsize(s->pty_master);
-		tty_raw(&r);
+		copy_winsize(tty, s->pty_master);
+		if (s->want_pty)
+			tty_raw(&r);
 	}
 	while (!exited) {
 		struct pollfd p[5] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {s->sock[0], POLLIN, 0},
-				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {s->pty_master, POLLIN, 0}};
+				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {master, POLLIN, 0}};
 		if (poll(p, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
@@ -1444,8 +1492,12 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			if (!pump(STDIN_FILENO, s->pty_master))
 				stdin_open = false;
 		}
-		if (p[4].revents & POLLIN)
-			pump(s->pty_master, STDOUT_FILENO);
+		/* No slave left open (EIO, end of file): stop polling it, or a
+		 * command that closed its terminal and runs on would spin this
+		 * loop.  A failed write to the caller's terminal drops the bytes,
+		 * as before, and keeps reading. */
+		if ((p[4].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_out(master, out))
+			master = -1;
 		if (p[1].revents & POLLIN) {
 			timed_out = true;
 			if (s->cmd_pgid > 0)
@@ -1458,7 +1510,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0)
-					copy_winsize(s->pty_master);
+					copy_winsize(tty, s->pty_master);
 				else if (si.ssi_signo != SIGCHLD)
 					kill(s->child, (int)si.ssi_signo);
 			}
@@ -1481,7 +1533,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	/* Drain what the command printed last. */
 	if (s->pty_master >= 0) {
 		struct pollfd p = {s->pty_master, POLLIN, 0};
-		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, STDOUT_FILENO))
+		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, out))
 			;
 	}
 	tty_restore(&r);
@@ -1727,6 +1779,8 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
+	if (!o->has_stdio && !s->want_pty)
+		s->out_pty = (isatty(STDOUT_FILENO) == 1 ? 1u : 0u) | (isatty(STDERR_FILENO) == 1 ? 2u : 0u);
 	s->oldmask = *mask;
 	return s;
 }
