@@ -129,7 +129,7 @@ struct sandbox {
 	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
 	int pty_master;
 	char *envp[MAX_ENV];
-	char env_store[MAX_ENV][PATH_MAX];
+	char *env_store[MAX_ENV]; /* malloc'd NAME=VALUE strings, wiped by cleanup() */
 	sigset_t oldmask;
 	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
 	bool measured;
@@ -585,34 +585,69 @@ static int prepare_guard(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
-static void add_env(struct sandbox *s, int *n, const char *name, const char *value)
+/* MAX_ARG_STRLEN (linux/binfmts.h): the longest string execve(2) takes,
+ * NUL included; a longer NAME=VALUE would make it fail with E2BIG. */
+#define ENV_ENTRY_MAX 131072
+/* The egress broker's variables (append_env, step 8): HTTP_PROXY,
+ * HTTPS_PROXY, ALL_PROXY, NO_PROXY and their lowercase forms. */
+#define ENV_PROXY_VARS 8
+
+/* Set NAME=VALUE in the command's environment (a later one of the same
+ * name replaces it).  More variables than fit, or one longer than execve(2)
+ * takes, is a usage error naming it: never a silently cut or dropped one. */
+static int add_env(struct sandbox *s, int *n, int reserve, const char *name, const char *value,
+		   struct berth_error *err)
 {
-	if (value == NULL || *n >= MAX_ENV - 1)
-		return;
-	for (int i = 0; i < *n; i++) {
-		size_t l = strlen(name);
-		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=') {
-			snprintf(s->env_store[i], PATH_MAX, "%s=%s", name, value);
-			return;
-		}
+	size_t l = strlen(name), need;
+	char *e;
+	int i;
+
+	if (value == NULL)
+		return 0;
+	need = l + 1 + strlen(value) + 1;
+	if (need > ENV_ENTRY_MAX) {
+		berth_usage_err(err, "environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+				     "at most %d to a command",
+				name, need - 1, ENV_ENTRY_MAX - 1);
+		return berth_err_hint(err, "pass a long value in a file in the workspace instead");
 	}
-	snprintf(s->env_store[*n], PATH_MAX, "%s=%s", name, value);
-	s->envp[*n] = s->env_store[*n];
-	(*n)++;
+	for (i = 0; i < *n; i++)
+		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=')
+			break;
+	if (i == *n && *n >= MAX_ENV - 1 - reserve) {
+		berth_usage_err(err, "too many environment variables for the command: `%s` is one more than the %d "
+				     "berth passes",
+				name, MAX_ENV - 1 - reserve);
+		return berth_err_hint(err, "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every "
+					   "--env-file line%s",
+				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
+	}
+	e = malloc(need);
+	if (e == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	snprintf(e, need, "%s=%s", name, value);
+	if (s->env_store[i] != NULL) {
+		explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+		free(s->env_store[i]);
+	}
+	s->env_store[i] = e;
+	s->envp[i] = e;
+	if (i == *n)
+		(*n)++;
+	return 0;
 }
 
-/* The environment is cleared; only these pass (issue #2, "Environment"). */
-static void build_env(struct sandbox *s)
+static int build_env(struct sandbox *s, struct berth_error *err)
 {
 	extern char **environ;
-	int n = 0;
+	int n = 0, reserve = s->p->network == BERTH_NET_PROXY ? ENV_PROXY_VARS : 0;
 
-	add_env(s, &n, "PATH", BERTH_SYSTEM_PATH);
-	add_env(s, &n, "HOME", s->use_userns ? s->home : s->p->workspace);
-	add_env(s, &n, "USER", s->user);
-	add_env(s, &n, "LOGNAME", s->user);
-	add_env(s, &n, "TERM", getenv("TERM"));
-	add_env(s, &n, "LANG", getenv("LANG"));
+	if (add_env(s, &n, reserve, "PATH", BERTH_SYSTEM_PATH, err) < 0 ||
+	    add_env(s, &n, reserve, "HOME", s->use_userns ? s->home : s->p->workspace, err) < 0 ||
+	    add_env(s, &n, reserve, "USER", s->user, err) < 0 || add_env(s, &n, reserve, "LOGNAME", s->user, err) < 0 ||
+	    add_env(s, &n, reserve, "TERM", getenv("TERM"), err) < 0 ||
+	    add_env(s, &n, reserve, "LANG", getenv("LANG"), err) < 0)
+		return -1;
 	for (char **e = environ; *e != NULL; e++) {
 		if (strncmp(*e, "LC_", 3) == 0) {
 			char name[128];
@@ -620,12 +655,28 @@ static void build_env(struct sandbox *s)
 			if (eq == NULL || (size_t)(eq - *e) >= sizeof name)
 				continue;
 			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
-			add_env(s, &n, name, eq + 1);
+			if (add_env(s, &n, reserve, name, eq + 1, err) < 0)
+				return -1;
 		}
 	}
 	for (size_t i = 0; i < s->p->n_env; i++)
-		add_env(s, &n, s->p->env[i].name, s->p->env[i].value);
+		if (add_env(s, &n, reserve, s->p->env[i].name, s->p->env[i].value, err) < 0)
+			return -1;
 	s->envp[n] = NULL;
+	return 0;
+}
+
+/* The command's environment holds secrets: wipe it before it is freed. */
+static void free_env(struct sandbox *s)
+{
+	for (int i = 0; i < MAX_ENV; i++) {
+		if (s->env_store[i] != NULL) {
+			explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+			free(s->env_store[i]);
+		}
+		s->env_store[i] = NULL;
+		s->envp[i] = NULL;
+	}
 }
 
 /* ---------------------------------------------------------- 3. janitor */
@@ -1086,14 +1137,16 @@ static bool parent_gone(int sock)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* Append NAME=VALUE to the command's environment (the child's copy). */
+/* Append NAME=VALUE to the command's environment (the child's copy);
+ * build_env() kept room for these (ENV_PROXY_VARS). */
 static void append_env(struct sandbox *s, const char *name, const char *value)
 {
+	struct berth_error e = {0};
 	int n = 0;
 
-	while (n < MAX_ENV && s->envp[n] != NULL)
+	while (n < MAX_ENV - 1 && s->envp[n] != NULL)
 		n++;
-	add_env(s, &n, name, value);
+	(void)add_env(s, &n, 0, name, value, &e);
 	s->envp[n] = NULL;
 }
 
@@ -1585,6 +1638,7 @@ static void cleanup(struct sandbox *s)
 		kill(s->child, SIGKILL);
 		waitpid(s->child, NULL, 0);
 	}
+	free_env(s);
 	stop_broker(s);
 	for (int i = 0; i < 2; i++)
 		if (s->proxy_fd[i] >= 0)
@@ -1736,7 +1790,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
-	build_env(s);
+	if (build_env(s, err) < 0)
+		return -1;
 	/* What the command compares its namespaces with, and the ruleset it
 	 * will get (the child inherits both). */
 	berth_measure_parent_ns(&s->meas);

@@ -15,8 +15,10 @@
 #    sandbox made or changed when the run ends.
 #  - --ro/--rw targets that are too long or hold control characters: exit 2
 #    with a message naming them (was 125 with a cut-off message).
+#  - the command's environment: a variable longer than 4095 bytes was cut
+#    short, and the ones past the 255th dropped, silently.
 #
-# usage: run-guard-git.sh /path/to/berth [stage-dir]
+# usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
 # Works as root and as an unprivileged user.  Output is TAP; exit status 1 if
 # any check failed.  Nothing is skipped: a missing precondition is a failure.
@@ -57,7 +59,7 @@ absent() { # absent DESC PATH
 	if [ -e "$2" ] || [ -L "$2" ]; then fail "$1" "$2 exists" "$(ls -la "$2" 2>&1)"; else pass "$1"; fi
 }
 
-TOP=$(mktemp -d /tmp/berth-guard-git.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
+TOP=$(mktemp -d /tmp/berth-attack-fs.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
 chmod 755 "$TOP"
 TD=$TOP/cap; mkdir "$TD"
 cleanup() { rm -rf "$TOP" 2>/dev/null || { chmod -R u+rwx "$TOP" 2>/dev/null; rm -rf "$TOP"; }; }
@@ -218,6 +220,27 @@ has "target: ... named up to the control character" "$ERR" "berth: mount target 
 br --ro "$TOP/cap:/$(printf 'n%.0s' $(seq 1 255))" -- sh -c 'ls / | grep -c nnnn'
 eq "target: a 255-byte name still works" "$RC:$OUT" "0:1"
 eq "target: nothing left in the workspace" "$(ls -A)" ""
+
+# ------------------------------------------------- the command's environment
+W=$TOP/env; mkdir "$W"; cd "$W" || exit 1
+v5k=$(head -c 5000 /dev/zero | tr '\0' x)
+br --env "BIG=$v5k" -- sh -c 'echo ${#BIG}'
+eq "env: a 5000-byte value arrives whole" "$RC:$OUT" "0:5000"
+printf 'FROMFILE=%s\n' "$(head -c 60000 /dev/zero | tr '\0' y)" >"$TD/big.env"
+br --env-file "$TD/big.env" -- sh -c 'echo ${#FROMFILE}'
+eq "env: a 60000-byte --env-file value arrives whole" "$RC:$OUT" "0:60000"
+# A known environment: the fixed variables are then PATH HOME USER LOGNAME LC_ALL.
+bre() { env -i PATH="$PATH" HOME="$HOME" LC_ALL=C "$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err"); }
+many=(); for i in $(seq 1 250); do many+=(--env "V$i=$i"); done
+bre "${many[@]}" -- sh -c 'env | grep -c "^V[0-9]"'
+eq "env: 250 --env variables (255 with the fixed five) all arrive" "$RC:$OUT" "0:250"
+bre "${many[@]}" --env V251=251 -- sh -c 'echo RAN'
+eq "env: one more than fits is a usage error (exit 2), nothing ran" "$RC:$OUT" "2:"
+has "env: ... naming the variable" "$ERR" "berth: too many environment variables for the command: \`V251\` is one more than the 255 berth passes"
+bre "${many[@]}" --allow-host example.invalid -- sh -c 'echo RAN'
+eq "env: the egress broker's 8 *_PROXY count too (exit 2)" "$RC:$OUT" "2:"
+has "env: ... and the hint says so" "$ERR" "and 8 for the egress broker's *_PROXY"
+eq "env: nothing left in the workspace" "$(ls -A)" ""
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
