@@ -17,6 +17,8 @@
 #    with a message naming them (was 125 with a cut-off message).
 #  - the command's environment: a variable longer than 4095 bytes was cut
 #    short, and the ones past the 255th dropped, silently.
+#  - a project's .berth/rules.yml that is a symlink (planted by a sandbox in
+#    a subdirectory): berth read the file it points to and quoted it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -241,6 +243,29 @@ bre "${many[@]}" --allow-host example.invalid -- sh -c 'echo RAN'
 eq "env: the egress broker's 8 *_PROXY count too (exit 2)" "$RC:$OUT" "2:"
 has "env: ... and the hint says so" "$ERR" "and 8 for the egress broker's *_PROXY"
 eq "env: nothing left in the workspace" "$(ls -A)" ""
+
+# ------------------------------------- a project rules file that is a symlink
+# A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
+# runs berth from sub/.  berth quoted the secret's first line in its error.
+W=$TOP/rules; mkdir -p "$W/sub/.berth" "$W/ok/.berth"; cd "$W" || exit 1
+secret="berth-secret-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s: x\n' "$secret" >"$TD/secret"
+ln -s "$TD/secret" "$W/sub/.berth/rules.yml"
+cd "$W/sub" || exit 1
+br -- true
+eq "rules: a symlinked project rules file is refused (exit 2)" "$RC" 2
+has "rules: ... naming it" "$ERR" "berth: the rules file \`$W/sub/.berth/rules.yml\` is, or is reached through, a symbolic link"
+hasnt "rules: ... without quoting the file it points to" "$ERR" "$secret"
+rm "$W/sub/.berth/rules.yml"; mkdir -p "$TD/rdir"; printf '%s: x\n' "$secret" >"$TD/rdir/rules.yml"
+rmdir "$W/sub/.berth"; ln -s "$TD/rdir" "$W/sub/.berth"
+br -- true
+eq "rules: a project .berth that is a symlink is refused (exit 2)" "$RC" 2
+hasnt "rules: ... without quoting the file it reaches" "$ERR" "$secret"
+printf 'allow:\n  networks: [none]\n' >"$W/ok/.berth/rules.yml"
+cd "$W/ok" || exit 1
+br --network host --yes -- true
+eq "rules: a regular project rules file still applies (exit 2)" "$RC" 2
+has "rules: ... with its message" "$ERR" "refused by rules (.berth/rules.yml:2): networks does not allow host"
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
