@@ -384,6 +384,7 @@ struct scan {
 	struct timespec since;
 	struct timespec deadline; /* CLOCK_MONOTONIC */
 	long entries;
+	bool stopped; /* an entry or time budget ran out: the walk ends */
 	struct berth_guard_repos *out;
 };
 
@@ -396,20 +397,31 @@ static bool over_budget(struct scan *sc)
 {
 	struct timespec now;
 
-	if (sc->out->truncated)
+	if (sc->stopped)
 		return true;
 	if (++sc->entries > BERTH_GUARD_SCAN_ENTRIES) {
-		sc->out->truncated = true;
-		return true;
-	}
-	if ((sc->entries & 1023) == 0) {
+		sc->stopped = true;
+	} else if ((sc->entries & 1023) == 0) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > sc->deadline.tv_sec ||
 		    (now.tv_sec == sc->deadline.tv_sec && now.tv_nsec > sc->deadline.tv_nsec))
-			sc->out->truncated = true;
+			sc->stopped = true;
 	}
-	return sc->out->truncated;
+	if (sc->stopped)
+		sc->out->incomplete = true;
+	return sc->stopped;
 }
+
+/* A directory the walk could not enter or name: the scan is incomplete
+ * (a sandbox could hide a repository there: chmod 000, depth, long names);
+ * one that vanished or is not a directory (a race, a link) is not. */
+static void missed(struct scan *sc, int e)
+{
+	if (e != ENOENT && e != ENOTDIR && e != ELOOP)
+		sc->out->incomplete = true;
+}
+
+static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth);
 
 static void report(struct scan *sc, const char *rel)
 {
@@ -471,8 +483,23 @@ static void check_dotgit(struct scan *sc, const char *ws, int pfd, const char *r
 	}
 	if (S_ISDIR(st.st_mode)) {
 		gfd = openat(pfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (gfd >= 0 && gitdir_changed(sc, gfd))
+		if (gfd < 0) {
+			missed(sc, errno);
+			return;
+		}
+		if (gitdir_changed(sc, gfd))
 			report(sc, path);
+		/* Its own submodules: `git status` there recurses into them. */
+		int mfd = openat(gfd, "modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (mfd >= 0) {
+			char mrel[PATH_MAX];
+			if ((size_t)snprintf(mrel, sizeof mrel, "%s/modules", path) >= sizeof mrel) {
+				close(mfd);
+				sc->out->incomplete = true;
+			} else {
+				walk_modules(sc, mfd, mrel, 0);
+			}
+		}
 		return;
 	}
 	if (!S_ISREG(st.st_mode))
@@ -507,12 +534,16 @@ static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
 	struct dirent *e;
 	struct stat st;
 
-	if (depth > 16)
+	if (depth > 16) {
+		sc->out->incomplete = true;
+		close(dfd);
 		return;
+	}
 	if (fstatat(dfd, "config", &st, AT_SYMLINK_NOFOLLOW) == 0 && gitdir_changed(sc, dfd))
 		report(sc, rel);
 	d = fdopendir(dfd);
 	if (d == NULL) {
+		sc->out->incomplete = true;
 		close(dfd);
 		return;
 	}
@@ -528,9 +559,12 @@ static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
 		if (skipped || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
 			continue;
 		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (cfd < 0)
+		if (cfd < 0) {
+			missed(sc, errno);
 			continue;
+		}
 		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name) >= sizeof sub) {
+			sc->out->incomplete = true;
 			close(cfd);
 			continue;
 		}
@@ -548,11 +582,13 @@ static void walk(struct scan *sc, const char *ws, int dfd, const char *rel, int 
 	if (depth > 0)
 		check_dotgit(sc, ws, dfd, rel);
 	if (depth > BERTH_GUARD_SCAN_DEPTH) {
+		sc->out->incomplete = true;
 		close(dfd);
 		return;
 	}
 	d = fdopendir(dfd);
 	if (d == NULL) {
+		sc->out->incomplete = true;
 		close(dfd);
 		return;
 	}
@@ -565,10 +601,13 @@ static void walk(struct scan *sc, const char *ws, int dfd, const char *rel, int 
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
 		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (cfd < 0)
+		if (cfd < 0) {
+			missed(sc, errno);
 			continue;
+		}
 		if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", e->d_name) >=
 		    sizeof sub) {
+			sc->out->incomplete = true;
 			close(cfd);
 			continue;
 		}

@@ -97,7 +97,8 @@ struct berth_guard_repos {
 	int n;                              /* repositories found */
 	char *paths[BERTH_GUARD_SCAN_LIST]; /* the first ones, workspace-relative (`sub/.git`, `.git/modules/x`) */
 	int n_paths;
-	bool truncated;                     /* the scan stopped at its entry or time budget */
+	bool incomplete;                    /* some directory was not looked at: a budget, the depth, a path
+					     * longer than PATH_MAX, or one berth could not open (EACCES) */
 };
 
 /*
@@ -111,7 +112,9 @@ struct berth_guard_repos {
  * top-level repository's `.git/modules/...`.  The host's git, and `git status`
  * in the top-level repository (it recurses into submodules), reads their
  * config and runs their hooks.  Symlinks are never followed while walking.
- * Bounded by BERTH_GUARD_SCAN_ENTRIES, _MS and _DEPTH (@out->truncated).
+ * Bounded by BERTH_GUARD_SCAN_ENTRIES, _MS and _DEPTH; @out->incomplete
+ * says when a directory was not looked at (a bound, a path too long, or one
+ * that cannot be opened, which a sandbox can make with chmod 000).
  * Returns 0 with @out filled (free it with berth_guard_repos_free), or -1
  * with @err filled when @ws cannot be opened.
  */

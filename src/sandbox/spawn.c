@@ -1625,10 +1625,11 @@ static void warn_changed_repos(const struct sandbox *s)
 			  "the sandbox wrote; review it first", s->p->workspace, r.paths[i]);
 	if (r.n > r.n_paths)
 		notice(s, "warning: and %d more such repositories in `%s`", r.n - r.n_paths, s->p->workspace);
-	if (r.truncated)
-		notice(s, "warning: berth stopped looking for git repositories the sandbox made or changed in `%s` "
-			  "after %ld entries or %d ms; review any `.git` below it before running git there",
-			  s->p->workspace, BERTH_GUARD_SCAN_ENTRIES, BERTH_GUARD_SCAN_MS);
+	if (r.incomplete)
+		notice(s, "warning: berth could not look into every directory of `%s` for git repositories the "
+			  "sandbox made or changed (at most %ld entries, %d ms, %d levels; unreadable or too long "
+			  "paths); review any `.git` below it before running git there",
+			  s->p->workspace, BERTH_GUARD_SCAN_ENTRIES, BERTH_GUARD_SCAN_MS, BERTH_GUARD_SCAN_DEPTH);
 	berth_guard_repos_free(&r);
 }
 

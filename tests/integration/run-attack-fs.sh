@@ -194,6 +194,27 @@ has "nested: an existing one whose hooks changed is named" "$ERR" "the git repos
 has "nested: a symlink named .git is named" "$ERR" "the git repository \`$W/a/b/c/.git\`"
 eq "nested: three repositories named" "$(printf '%s\n' "$ERR" | grep -c 'made or changed the git repository')" 3
 
+# Hiding places: a directory the scan cannot open (chmod 000: root can,
+# a user cannot), one deeper than the scan goes, a nested repository's own
+# submodules.  Each is named, or the scan says it is incomplete.
+W=$TOP/hide; newrepo "$W"; cd "$W" || exit 1
+br -- sh -c 'mkdir -p h/x && git -C h/x init -q && chmod 000 h'
+if [ "$(id -u)" -eq 0 ]; then
+	has "hide: a repository in a chmod-000 directory is named (root)" "$ERR" "the git repository \`$W/h/x/.git\`"
+else
+	has "hide: a chmod-000 directory makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
+fi
+chmod 755 h
+W=$TOP/deep; newrepo "$W"; cd "$W" || exit 1
+br -- sh -c 'd=.; for i in $(seq 1 70); do d=$d/d; done; mkdir -p $d/.git'
+has "deep: a repository 70 levels down makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
+W=$TOP/nestmod; newrepo "$W"; cd "$W" || exit 1
+mkdir -p n && hgit -C n init -q && mkdir -p n/.git/modules/s && : >n/.git/modules/s/config
+sleep 0.1
+br -- sh -c 'printf "[core]\n\tfsmonitor = x\n" > n/.git/modules/s/config'
+has "nested submodule: a changed n/.git/modules/s/config is named" "$ERR" "the git repository \`$W/n/.git/modules/s\`"
+hasnt "nested submodule: the scan was complete" "$ERR" "could not look into every directory"
+
 # A submodule: its git directory is .git/modules/NAME, its pointer sub/.git.
 S=$TOP/subsrc; newrepo "$S"
 W=$TOP/super; newrepo "$W"; cd "$W" || exit 1
