@@ -293,6 +293,13 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
 		return -1;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (strcmp(p->mounts[i].dst, dst) == 0) {
+			/* The later mount would hide the earlier one. */
+			berth_usage_err(err, "mount target `%s` is given twice (`%s` and `--%s %s`)", dst,
+					p->mounts[i].src, rw ? "rw" : "ro", arg);
+			return berth_err_hint(err, "give each --ro/--rw its own target (`SRC:/target`)");
+		}
 	m = realloc(p->mounts, (p->n_mounts + 1) * sizeof *m);
 	if (m == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
@@ -593,13 +600,24 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_parse_size(arg, "--tmp-size", &p->tmp_size, err);
 	case OPT_MEMORY:
 		p->memory_set = true;
-		return berth_parse_size(arg, "--memory", &p->memory, err);
+		if (berth_parse_size(arg, "--memory", &p->memory, err) < 0)
+			return -1;
+		/* Below this the sandbox's own start-up (its init, the dynamic
+		 * loader of the command) fails: as a SIGSEGV or "the sandbox died
+		 * during setup", not a message about --memory. */
+		if (p->memory < BERTH_MIN_MEMORY) {
+			berth_usage_err(err, "--memory `%s` is less than the %d MiB a sandbox needs to start", arg,
+					(int)(BERTH_MIN_MEMORY >> 20));
+			return berth_err_hint(err, "give at least `%dM`", (int)(BERTH_MIN_MEMORY >> 20));
+		}
+		return 0;
 	case OPT_CPUS:
 		p->cpus_set = true;
 		return berth_parse_millicpus(arg, &p->millicpus, err);
 	case OPT_PIDS:
 		p->pids_set = true;
-		return parse_u32(arg, "--pids", 1, 4194304, &p->pids, err);
+		/* two: the sandbox's init and the command */
+		return parse_u32(arg, "--pids", 2, 4194304, &p->pids, err);
 	case OPT_NOFILE:
 		return parse_u32(arg, "--nofile", 16, 1048576, &p->nofile, err);
 	case OPT_TIMEOUT:

@@ -26,6 +26,7 @@
 #define BERTH_DEFAULT_MILLICPUS 4000U         /* 4 CPUs */
 #define BERTH_DEFAULT_PIDS 512U
 #define BERTH_DEFAULT_NOFILE 8192U
+#define BERTH_MIN_MEMORY (16ULL << 20)       /* bytes: the least --memory a sandbox starts with */
 #define BERTH_MOUNT_TARGET_MAX 1024           /* bytes of a --ro/--rw target (each name NAME_MAX) */
 #define BERTH_SYSTEM_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 

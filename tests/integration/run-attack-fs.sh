@@ -240,6 +240,19 @@ has "target: ... named" "$ERR" "is too long (257 bytes)"
 br --ro "$TOP/cap:/data"$'\n'"x" -- true
 eq "target: a newline in a --ro target is a usage error (exit 2)" "$RC" 2
 has "target: ... named up to the control character" "$ERR" "berth: mount target \`/data\` is followed by the control character 0x0a"
+br --ro "$TD:/data" --ro "/usr:/data" -- true
+eq "target: the same target twice is a usage error (exit 2)" "$RC" 2
+has "target: ... named" "$ERR" "berth: mount target \`/data\` is given twice"
+br --memory 1K -- true
+eq "limits: --memory 1K is a usage error (exit 2; was a SIGSEGV or 'died during setup')" "$RC" 2
+has "limits: ... named" "$ERR" "berth: --memory \`1K\` is less than the 16 MiB a sandbox needs to start"
+br --memory 16M -- true
+eq "limits: --memory 16M runs" "$RC" 0
+br --pids 1 -- true
+eq "limits: --pids 1 is a usage error (exit 2; was 125 'cannot fork')" "$RC" 2
+has "limits: ... named" "$ERR" "berth: invalid --pids \`1\`"
+br --pids 2 -- true
+eq "limits: --pids 2 runs" "$RC" 0
 br --ro "$TOP/cap:/$(printf 'n%.0s' $(seq 1 255))" -- sh -c 'ls / | grep -c nnnn'
 eq "target: a 255-byte name still works" "$RC:$OUT" "0:1"
 eq "target: nothing left in the workspace" "$(ls -A)" ""
