@@ -211,6 +211,41 @@ static int check_host_path(const char *what, const char *given, const char *real
 	return 0;
 }
 
+/*
+ * A directory shared with other programs and users holds their unix sockets:
+ * tmux's (send-keys into a shell), ssh-agent's, emacs and VS Code servers',
+ * X11's, D-Bus's.  Landlock does not govern connect(2) to a socket file,
+ * and when root runs berth the workspace is idmapped so that the files of
+ * its owner, root for /tmp, belong to the sandbox.  A workspace or bind
+ * source that is such a directory (sticky and world-writable, like /tmp) or
+ * holds one of the runtime directories would hand those sockets over.
+ */
+static int check_shared_dir(const char *what, const char *given, const char *real, struct berth_error *err)
+{
+	const char *runtime[] = {"/run", "/var/run", "/var/tmp", "/tmp", "/dev/shm", getenv("XDG_RUNTIME_DIR"), NULL};
+	struct stat st;
+
+	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 &&
+	    (st.st_mode & S_IWOTH) != 0) {
+		berth_usage_err(err, "%s `%s` is a shared directory (sticky, world-writable): the sockets of other "
+				     "programs in it (tmux, ssh-agent, X11, editors' servers) would be reachable from "
+				     "the sandbox",
+				what, given);
+		return berth_err_hint(err, "make a directory of its own for the sandbox inside it (`mktemp -d`)");
+	}
+	for (size_t i = 0; i < sizeof runtime / sizeof runtime[0] - 1; i++) {
+		char rt[PATH_MAX];
+		if (runtime[i] == NULL || runtime[i][0] != '/' || realpath(runtime[i], rt) == NULL)
+			continue;
+		if (is_ancestor_or_same(real, rt)) {
+			berth_usage_err(err, "%s `%s` would expose `%s`, which holds the sockets of running programs",
+					what, given, runtime[i]);
+			return berth_err_hint(err, "name a project directory instead");
+		}
+	}
+	return 0;
+}
+
 /* Canonical absolute sandbox path: no `.`/`..` components, no `//`, no trailing `/`. */
 static int check_target(const char *given, const char *dst, struct berth_error *err)
 {
@@ -288,7 +323,8 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 				strerror(e));
 		return berth_err_hint(err, "name an existing file or directory");
 	}
-	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
+	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0)
 		return -1;
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
@@ -462,7 +498,7 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		berth_usage_err(err, "workspace `%s` is not a directory", dir);
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory");
 	}
-	if (check_host_path("workspace", dir, real, err) < 0)
+	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);

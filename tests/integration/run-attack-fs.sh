@@ -19,6 +19,8 @@
 #    short, and the ones past the 255th dropped, silently.
 #  - a project's .berth/rules.yml that is a symlink (planted by a sandbox in
 #    a subdirectory): berth read the file it points to and quoted it.
+#  - /tmp (any sticky world-writable directory) or a runtime directory as
+#    workspace or bind source: the sandbox reached the sockets in it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -35,6 +37,7 @@ fi
 BERTH=$(readlink -f -- "$1")
 export HOME=${HOME:-/tmp}
 # The host's git, as the caller, with no global config of the caller's.
+HOSTPY=/usr/bin/python3
 hgit() { env -u GIT_DIR -u GIT_WORK_TREE GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git "$@"; }
 GC=(-c user.name=berth-it -c user.email=it@berth.invalid)
 
@@ -277,6 +280,38 @@ bre "${many[@]}" --allow-host example.invalid -- sh -c 'echo RAN'
 eq "env: the egress broker's 8 *_PROXY count too (exit 2)" "$RC:$OUT" "2:"
 has "env: ... and the hint says so" "$ERR" "and 8 for the egress broker's *_PROXY"
 eq "env: nothing left in the workspace" "$(ls -A)" ""
+
+# ---------------------------------------------- shared directories as workspace
+# `cd /tmp && berth run -- cmd`: /tmp holds other programs' sockets (tmux:
+# send-keys into a shell; ssh-agent; X11); Landlock does not govern
+# connect(2), and for root the idmapped workspace made root's 0700 sockets the
+# sandbox's own.  A sticky world-writable directory, or one holding a runtime
+# directory, is refused as workspace and as --ro/--rw source.
+SH=$TOP/shared; mkdir -m 1777 "$SH"
+mkdir -m 700 "$SH/tmux-x"
+"$HOSTPY" -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); time.sleep(60)' "$SH/tmux-x/default" &
+lpid=$!
+for _ in $(seq 50); do [ -S "$SH/tmux-x/default" ] && break; sleep 0.1; done
+cd "$SH" || exit 1
+br -- python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("/workspace/tmux-x/default"); print("CONNECTED")'
+kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+eq "shared: a sticky world-writable workspace is refused (exit 2), nothing ran" "$RC:$OUT" "2:"
+has "shared: ... naming it" "$ERR" "berth: workspace \`.\` is a shared directory (sticky, world-writable)"
+cd "$TOP" || exit 1
+br --ro "$SH:/data" -- true
+eq "shared: ... and as a --ro source (exit 2)" "$RC" 2
+br --rw "$SH:/data" --yes -- true
+eq "shared: ... and as a --rw source (exit 2)" "$RC" 2
+mkdir -p "$TOP/rt/run"
+XDG_RUNTIME_DIR=$TOP/rt/run br --workspace "$TOP/rt" -- true
+eq "shared: a workspace holding \$XDG_RUNTIME_DIR is refused (exit 2)" "$RC" 2
+has "shared: ... naming it" "$ERR" "would expose \`$TOP/rt/run\`, which holds the sockets of running programs"
+br --ro /run:/data -- true
+eq "shared: --ro /run is refused (exit 2)" "$RC" 2
+mkdir -m 755 "$SH/proj"
+br --workspace "$SH/proj" -- true
+eq "shared: a directory of its own inside a shared one is fine" "$RC" 0
+HOSTPY=/usr/bin/python3
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
