@@ -708,10 +708,19 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return 0;
 	case OPT_RO:
 		return add_mount(p, arg, false, err);
-	case OPT_RW:
+	case OPT_RW: {
 		if (add_mount(p, arg, true, err) < 0)
 			return -1;
+		/* Name the directory the sandbox gets when the path given is not
+		 * it: `--rw ./data` where data is a link (a sandbox may have
+		 * planted it) to /etc. */
+		const char *real = p->mounts[p->n_mounts - 1].src, *colon = strchr(arg, ':');
+		size_t gl = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+		if (strlen(real) != gl || strncmp(real, arg, gl) != 0)
+			return add_widening(o, "--rw %s: the sandbox can change and delete these host files, in `%s`",
+					    arg, real);
 		return add_widening(o, "--rw %s: the sandbox can change and delete these host files", arg);
+	}
 	case OPT_UNPROTECT:
 		if (add_unprotect(p, arg, err) < 0)
 			return -1;

@@ -313,6 +313,14 @@ br --workspace "$SH/proj" -- true
 eq "shared: a directory of its own inside a shared one is fine" "$RC" 0
 HOSTPY=/usr/bin/python3
 
+# A --rw path given through a symlink (which a sandbox may have planted in the
+# workspace): the widening names the directory the sandbox really gets.
+W=$TOP/rwlink; mkdir -p "$W" "$TOP/rwreal"; cd "$W" || exit 1
+ln -s "$TOP/rwreal" data
+br --rw ./data:/data --yes -- true
+eq "rw link: the run goes on (exit 0)" "$RC" 0
+has "rw link: the widening names the real directory" "$ERR" "berth: widening: --rw ./data:/data: the sandbox can change and delete these host files, in \`$TOP/rwreal\`"
+
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
 # runs berth from sub/.  berth quoted the secret's first line in its error.
