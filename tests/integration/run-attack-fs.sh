@@ -321,6 +321,20 @@ br --rw ./data:/data --yes -- true
 eq "rw link: the run goes on (exit 0)" "$RC" 0
 has "rw link: the widening names the real directory" "$ERR" "berth: widening: --rw ./data:/data: the sandbox can change and delete these host files, in \`$TOP/rwreal\`"
 
+# ------------------------------------------------------------- pseudo-terminals
+# The kernel's pty count is shared by every devpts instance but the host's: one
+# sandbox took all of them (3070 here), and no other sandbox could get a pty.
+W=$TOP/pty; mkdir -p "$W"; cd "$W" || exit 1
+br -- python3 -c '
+import os
+fds = []
+try:
+    while len(fds) < 5000:
+        fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+except OSError as e:
+    print(len(fds), e.errno)'
+eq "pty: a sandbox opens at most 128 ptys, then ENOSPC (28)" "$RC:$OUT" "0:128 28"
+
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
 # runs berth from sub/.  berth quoted the secret's first line in its error.
