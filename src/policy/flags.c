@@ -246,6 +246,62 @@ static int check_shared_dir(const char *what, const char *given, const char *rea
 	return 0;
 }
 
+/* @given made absolute (from the current directory) with `.` and `..`
+ * removed as written, without resolving symbolic links. */
+static bool lexical_abs(const char *given, char out[PATH_MAX])
+{
+	char buf[PATH_MAX], cwd[PATH_MAX];
+	size_t n = 0;
+
+	if (given[0] == '/')
+		snprintf(buf, sizeof buf, "%s", given);
+	else if (getcwd(cwd, sizeof cwd) == NULL ||
+		 (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, given) >= sizeof buf)
+		return false;
+	out[0] = '\0';
+	for (char *save = NULL, *t = strtok_r(buf, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
+		if (strcmp(t, ".") == 0)
+			continue;
+		if (strcmp(t, "..") == 0) {
+			char *slash = strrchr(out, '/');
+			n = slash != NULL ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + strlen(t) >= PATH_MAX)
+			return false;
+		n += (size_t)sprintf(out + n, "/%s", t);
+	}
+	if (n == 0)
+		snprintf(out, PATH_MAX, "/");
+	return true;
+}
+
+/*
+ * A --ro/--rw source named through the workspace that resolves outside it
+ * went through a symbolic link in the workspace, which the sandbox may have
+ * made in an earlier run (`vendor -> ~/.ssh`, and the caller later passes
+ * `--ro ./vendor`).  Refuse it: the caller names the target itself.
+ */
+static int check_mount_links(const struct berth_policy *p, struct berth_error *err)
+{
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const struct berth_mount *m = &p->mounts[i];
+		char lex[PATH_MAX];
+
+		if (m->given == NULL || !lexical_abs(m->given, lex))
+			continue;
+		if (is_ancestor_or_same(p->workspace, lex) && !is_ancestor_or_same(p->workspace, m->src)) {
+			berth_usage_err(err, "--%s source `%s` leads out of the workspace, through a symbolic link, to `%s`",
+					m->rw ? "rw" : "ro", m->given, m->src);
+			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
+						   "directly",
+					      m->src);
+		}
+	}
+	return 0;
+}
+
 /* Canonical absolute sandbox path: no `.`/`..` components, no `//`, no trailing `/`. */
 static int check_target(const char *given, const char *dst, struct berth_error *err)
 {
@@ -344,9 +400,11 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 	m->src = strdup(real);
 	m->dst = strdup(dst);
 	m->rw = rw;
-	if (m->src == NULL || m->dst == NULL) {
+	m->given = strdup(src);
+	if (m->src == NULL || m->dst == NULL || m->given == NULL) {
 		free(m->src);
 		free(m->dst);
+		free(m->given);
 		return berth_err(err, ENOMEM, "out of memory");
 	}
 	p->n_mounts++;
@@ -807,6 +865,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 				}
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
+		return -1;
+	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
 	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)

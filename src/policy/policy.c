@@ -47,6 +47,7 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		free(p->mounts[i].src);
 		free(p->mounts[i].dst);
+		free(p->mounts[i].given);
 	}
 	free(p->mounts);
 	for (size_t i = 0; i < p->n_allow_hosts; i++)

@@ -41,6 +41,7 @@ struct berth_mount {
 	char *src;  /* physical host path, symlinks resolved (realpath) */
 	char *dst;  /* absolute path inside the sandbox */
 	bool rw;    /* true: read-write (a widening), false: read-only */
+	char *given; /* the source as given on the command line, or NULL (not part of the policy) */
 };
 
 /* A filesystem grant in the sandbox's view (a resident app's

@@ -313,13 +313,30 @@ br --workspace "$SH/proj" -- true
 eq "shared: a directory of its own inside a shared one is fine" "$RC" 0
 HOSTPY=/usr/bin/python3
 
-# A --rw path given through a symlink (which a sandbox may have planted in the
-# workspace): the widening names the directory the sandbox really gets.
+# A --rw path given through a symlink (outside the workspace): the widening
+# names the directory the sandbox really gets.
 W=$TOP/rwlink; mkdir -p "$W" "$TOP/rwreal"; cd "$W" || exit 1
-ln -s "$TOP/rwreal" data
-br --rw ./data:/data --yes -- true
+ln -s "$TOP/rwreal" "$TOP/rwl"
+br --rw ../rwl:/data --yes -- true
 eq "rw link: the run goes on (exit 0)" "$RC" 0
-has "rw link: the widening names the real directory" "$ERR" "berth: widening: --rw ./data:/data: the sandbox can change and delete these host files, in \`$TOP/rwreal\`"
+has "rw link: the widening names the real directory" "$ERR" "berth: widening: --rw ../rwl:/data: the sandbox can change and delete these host files, in \`$TOP/rwreal\`"
+
+# A --ro/--rw source named through the workspace that a link there leads out
+# of (a sandbox made `vendor -> <a secret directory>`; the caller later
+# passes --ro ./vendor): refused, naming where it leads.
+W=$TOP/rolink; mkdir -p "$W/inside" "$TOP/secretdir"; cd "$W" || exit 1
+echo s3cret >"$TOP/secretdir/key"
+br -- ln -s "$TOP/secretdir" vendor
+br --ro ./vendor:/vendor -- cat /vendor/key
+eq "ro link: a --ro source leading out of the workspace through a link is refused (exit 2)" "$RC:$OUT" "2:"
+has "ro link: ... naming where it leads" "$ERR" "berth: --ro source \`./vendor\` leads out of the workspace, through a symbolic link, to \`$TOP/secretdir\`"
+br --rw "$W/vendor:/vendor" --yes -- true
+eq "ro link: ... also for --rw given absolute (exit 2)" "$RC" 2
+ln -s "$W/inside" inlink
+br --ro ./inlink:/in -- true
+eq "ro link: a link that stays in the workspace is fine" "$RC" 0
+br --ro "$TOP/secretdir:/vendor" -- cat /vendor/key
+eq "ro link: naming the directory itself works" "$RC:$OUT" "0:s3cret"
 
 # ------------------------------------------------------------- pseudo-terminals
 # The kernel's pty count is shared by every devpts instance but the host's: one
