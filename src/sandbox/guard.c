@@ -412,12 +412,30 @@ static bool over_budget(struct scan *sc)
 	return sc->stopped;
 }
 
-/* A directory the walk could not enter or name: the scan is incomplete
- * (a sandbox could hide a repository there: chmod 000, depth, long names);
- * one that vanished or is not a directory (a race, a link) is not. */
-static void missed(struct scan *sc, int e)
+/*
+ * A directory the walk could not enter, or stops at (depth, a path longer
+ * than PATH_MAX): the scan is incomplete when the run changed it (a sandbox
+ * hides a repository with chmod 000, or deep or long names it makes).  One
+ * that was like that before the run is not reported on every run: what the
+ * caller cannot open, the sandbox (the same uid, or one owning nothing more)
+ * could not write into either without changing it.  One that vanished or is
+ * not a directory (a race, a link) is not a miss.
+ */
+static void missed_at(struct scan *sc, int e, int pfd, const char *name)
 {
-	if (e != ENOENT && e != ENOTDIR && e != ELOOP)
+	struct stat st;
+
+	if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+		return;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || changed_since(&st, &sc->since))
+		sc->out->incomplete = true;
+}
+
+static void missed_fd(struct scan *sc, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || changed_since(&st, &sc->since))
 		sc->out->incomplete = true;
 }
 
@@ -484,7 +502,7 @@ static void check_dotgit(struct scan *sc, const char *ws, int pfd, const char *r
 	if (S_ISDIR(st.st_mode)) {
 		gfd = openat(pfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (gfd < 0) {
-			missed(sc, errno);
+			missed_at(sc, errno, pfd, ".git");
 			return;
 		}
 		if (gitdir_changed(sc, gfd))
@@ -494,8 +512,8 @@ static void check_dotgit(struct scan *sc, const char *ws, int pfd, const char *r
 		if (mfd >= 0) {
 			char mrel[PATH_MAX];
 			if ((size_t)snprintf(mrel, sizeof mrel, "%s/modules", path) >= sizeof mrel) {
+				missed_fd(sc, mfd);
 				close(mfd);
-				sc->out->incomplete = true;
 			} else {
 				walk_modules(sc, mfd, mrel, 0);
 			}
@@ -535,7 +553,7 @@ static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
 	struct stat st;
 
 	if (depth > 16) {
-		sc->out->incomplete = true;
+		missed_fd(sc, dfd);
 		close(dfd);
 		return;
 	}
@@ -543,7 +561,7 @@ static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
 		report(sc, rel);
 	d = fdopendir(dfd);
 	if (d == NULL) {
-		sc->out->incomplete = true;
+		missed_fd(sc, dfd);
 		close(dfd);
 		return;
 	}
@@ -560,11 +578,11 @@ static void walk_modules(struct scan *sc, int dfd, const char *rel, int depth)
 			continue;
 		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0) {
-			missed(sc, errno);
+			missed_at(sc, errno, dirfd(d), e->d_name);
 			continue;
 		}
 		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name) >= sizeof sub) {
-			sc->out->incomplete = true;
+			missed_fd(sc, cfd);
 			close(cfd);
 			continue;
 		}
@@ -582,13 +600,13 @@ static void walk(struct scan *sc, const char *ws, int dfd, const char *rel, int 
 	if (depth > 0)
 		check_dotgit(sc, ws, dfd, rel);
 	if (depth > BERTH_GUARD_SCAN_DEPTH) {
-		sc->out->incomplete = true;
+		missed_fd(sc, dfd);
 		close(dfd);
 		return;
 	}
 	d = fdopendir(dfd);
 	if (d == NULL) {
-		sc->out->incomplete = true;
+		missed_fd(sc, dfd);
 		close(dfd);
 		return;
 	}
@@ -602,12 +620,12 @@ static void walk(struct scan *sc, const char *ws, int dfd, const char *rel, int 
 			continue;
 		cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (cfd < 0) {
-			missed(sc, errno);
+			missed_at(sc, errno, dirfd(d), e->d_name);
 			continue;
 		}
 		if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", e->d_name) >=
 		    sizeof sub) {
-			sc->out->incomplete = true;
+			missed_fd(sc, cfd);
 			close(cfd);
 			continue;
 		}

@@ -208,6 +208,13 @@ else
 	has "hide: a chmod-000 directory makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
 fi
 chmod 755 h
+# ... but a directory that was unreadable before the run (the sandbox could
+# not write into it either) does not make every run warn.
+mkdir -p locked/in && chmod 000 locked
+sleep 0.1
+br -- true
+hasnt "hide: an unreadable directory from before the run: no warning" "$ERR" "could not look into every directory"
+chmod 755 locked
 W=$TOP/deep; newrepo "$W"; cd "$W" || exit 1
 br -- sh -c 'd=.; for i in $(seq 1 70); do d=$d/d; done; mkdir -p $d/.git'
 has "deep: a repository 70 levels down makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
