@@ -287,6 +287,97 @@ static int check_host_path(const char *what, const char *given, const char *real
 	return 0;
 }
 
+/*
+ * A directory shared with other programs and users holds their unix sockets:
+ * tmux's (send-keys into a shell), ssh-agent's, emacs and VS Code servers',
+ * X11's, D-Bus's.  Landlock does not govern connect(2) to a socket file,
+ * and when root runs berth the workspace is idmapped so that the files of
+ * its owner, root for /tmp, belong to the sandbox.  A workspace or bind
+ * source that is such a directory (sticky and world-writable, like /tmp) or
+ * holds one of the runtime directories would hand those sockets over.
+ */
+static int check_shared_dir(const char *what, const char *given, const char *real, struct berth_error *err)
+{
+	const char *runtime[] = {"/run", "/var/run", "/var/tmp", "/tmp", "/dev/shm", getenv("XDG_RUNTIME_DIR"), NULL};
+	struct stat st;
+
+	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 &&
+	    (st.st_mode & S_IWOTH) != 0) {
+		berth_usage_err(err, "%s `%s` is a shared directory (sticky, world-writable): the sockets of other "
+				     "programs in it (tmux, ssh-agent, X11, editors' servers) would be reachable from "
+				     "the sandbox",
+				what, given);
+		return berth_err_hint(err, "make a directory of its own for the sandbox inside it (`mktemp -d`)");
+	}
+	for (size_t i = 0; i < sizeof runtime / sizeof runtime[0] - 1; i++) {
+		char rt[PATH_MAX];
+		if (runtime[i] == NULL || runtime[i][0] != '/' || realpath(runtime[i], rt) == NULL)
+			continue;
+		if (is_ancestor_or_same(real, rt)) {
+			berth_usage_err(err, "%s `%s` would expose `%s`, which holds the sockets of running programs",
+					what, given, runtime[i]);
+			return berth_err_hint(err, "name a project directory instead");
+		}
+	}
+	return 0;
+}
+
+/* @given made absolute (from the current directory) with `.` and `..`
+ * removed as written, without resolving symbolic links. */
+static bool lexical_abs(const char *given, char out[PATH_MAX])
+{
+	char buf[PATH_MAX], cwd[PATH_MAX];
+	size_t n = 0;
+
+	if (given[0] == '/')
+		snprintf(buf, sizeof buf, "%s", given);
+	else if (getcwd(cwd, sizeof cwd) == NULL ||
+		 (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, given) >= sizeof buf)
+		return false;
+	out[0] = '\0';
+	for (char *save = NULL, *t = strtok_r(buf, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
+		if (strcmp(t, ".") == 0)
+			continue;
+		if (strcmp(t, "..") == 0) {
+			char *slash = strrchr(out, '/');
+			n = slash != NULL ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + strlen(t) >= PATH_MAX)
+			return false;
+		n += (size_t)sprintf(out + n, "/%s", t);
+	}
+	if (n == 0)
+		snprintf(out, PATH_MAX, "/");
+	return true;
+}
+
+/*
+ * A --ro/--rw source named through the workspace that resolves outside it
+ * went through a symbolic link in the workspace, which the sandbox may have
+ * made in an earlier run (`vendor -> ~/.ssh`, and the caller later passes
+ * `--ro ./vendor`).  Refuse it: the caller names the target itself.
+ */
+static int check_mount_links(const struct berth_policy *p, struct berth_error *err)
+{
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const struct berth_mount *m = &p->mounts[i];
+		char lex[PATH_MAX];
+
+		if (m->given == NULL || !lexical_abs(m->given, lex))
+			continue;
+		if (is_ancestor_or_same(p->workspace, lex) && !is_ancestor_or_same(p->workspace, m->src)) {
+			berth_usage_err(err, "--%s source `%s` leads out of the workspace, through a symbolic link, to `%s`",
+					m->rw ? "rw" : "ro", m->given, m->src);
+			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
+						   "directly",
+					      m->src);
+		}
+	}
+	return 0;
+}
+
 /* Canonical absolute sandbox path: no `.`/`..` components, no `//`, no trailing `/`. */
 static int check_target(const char *given, const char *dst, struct berth_error *err)
 {
@@ -299,6 +390,24 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 		berth_usage_err(err, "mount target `%s` in `%s` is not a canonical absolute path", dst,
 				given);
 		return berth_err_hint(err, "write it as `/path/inside` without `.`, `..` or a trailing `/`");
+	}
+	/* berth builds the mount point under its own staging root, in PATH_MAX
+	 * buffers: a longer target would be cut short (or refused by the kernel
+	 * half-way through the set-up, exit 125), so refuse it here. */
+	size_t len = strlen(dst), comp = 0;
+	for (size_t i = 0; i <= len; i++) {
+		unsigned char c = (unsigned char)dst[i];
+		if (c != '\0' && (c < 0x20 || c == 0x7f)) {
+			berth_usage_err(err, "mount target `%.*s` is followed by the control character 0x%02x",
+					(int)i, dst, c);
+			return berth_err_hint(err, "name a target without control characters, such as `/data`");
+		}
+		comp = (c == '/' || c == '\0') ? 0 : comp + 1;
+		if (comp > NAME_MAX || len > BERTH_MOUNT_TARGET_MAX) {
+			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", dst, len);
+			return berth_err_hint(err, "keep a target under %d bytes and each name in it under %d",
+					      BERTH_MOUNT_TARGET_MAX + 1, NAME_MAX + 1);
+		}
 	}
 	if (strcmp(dst, "/") == 0) {
 		berth_usage_err(err, "mount target `/` in `%s` would replace the sandbox root", given);
@@ -346,11 +455,19 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 				strerror(e));
 		return berth_err_hint(err, "name an existing file or directory");
 	}
-	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
+	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0)
 		return -1;
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
 		return -1;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (strcmp(p->mounts[i].dst, dst) == 0) {
+			/* The later mount would hide the earlier one. */
+			berth_usage_err(err, "mount target `%s` is given twice (`%s` and `--%s %s`)", dst,
+					p->mounts[i].src, rw ? "rw" : "ro", arg);
+			return berth_err_hint(err, "give each --ro/--rw its own target (`SRC:/target`)");
+		}
 	m = realloc(p->mounts, (p->n_mounts + 1) * sizeof *m);
 	if (m == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
@@ -359,9 +476,11 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 	m->src = strdup(real);
 	m->dst = strdup(dst);
 	m->rw = rw;
-	if (m->src == NULL || m->dst == NULL) {
+	m->given = strdup(src);
+	if (m->src == NULL || m->dst == NULL || m->given == NULL) {
 		free(m->src);
 		free(m->dst);
+		free(m->given);
 		return berth_err(err, ENOMEM, "out of memory");
 	}
 	p->n_mounts++;
@@ -478,7 +597,8 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 	}
 	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
 	return berth_err_hint(err,
-			      "guarded paths are .git/hooks .git/config .gitmodules .bashrc .bash_profile "
+			      "guarded paths are .git/hooks .git/config .git/commondir .git/config.worktree "
+			      ".git/worktrees .gitmodules .bashrc .bash_profile "
 			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth");
 }
 
@@ -512,7 +632,7 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		berth_usage_err(err, "workspace `%s` is not a directory", dir);
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory");
 	}
-	if (check_host_path("workspace", dir, real, err) < 0)
+	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);
@@ -650,13 +770,24 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_parse_size(arg, "--tmp-size", &p->tmp_size, err);
 	case OPT_MEMORY:
 		p->memory_set = true;
-		return berth_parse_size(arg, "--memory", &p->memory, err);
+		if (berth_parse_size(arg, "--memory", &p->memory, err) < 0)
+			return -1;
+		/* Below this the sandbox's own start-up (its init, the dynamic
+		 * loader of the command) fails: as a SIGSEGV or "the sandbox died
+		 * during setup", not a message about --memory. */
+		if (p->memory < BERTH_MIN_MEMORY) {
+			berth_usage_err(err, "--memory `%s` is less than the %d MiB a sandbox needs to start", arg,
+					(int)(BERTH_MIN_MEMORY >> 20));
+			return berth_err_hint(err, "give at least `%dM`", (int)(BERTH_MIN_MEMORY >> 20));
+		}
+		return 0;
 	case OPT_CPUS:
 		p->cpus_set = true;
 		return berth_parse_millicpus(arg, &p->millicpus, err);
 	case OPT_PIDS:
 		p->pids_set = true;
-		return parse_u32(arg, "--pids", 1, 4194304, &p->pids, err);
+		/* two: the sandbox's init and the command */
+		return parse_u32(arg, "--pids", 2, 4194304, &p->pids, err);
 	case OPT_NOFILE:
 		return parse_u32(arg, "--nofile", 16, 1048576, &p->nofile, err);
 	case OPT_TIMEOUT:
@@ -723,10 +854,19 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return 0;
 	case OPT_RO:
 		return add_mount(p, arg, false, err);
-	case OPT_RW:
+	case OPT_RW: {
 		if (add_mount(p, arg, true, err) < 0)
 			return -1;
+		/* Name the directory the sandbox gets when the path given is not
+		 * it: `--rw ./data` where data is a link (a sandbox may have
+		 * planted it) to /etc. */
+		const char *real = p->mounts[p->n_mounts - 1].src, *colon = strchr(arg, ':');
+		size_t gl = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+		if (strlen(real) != gl || strncmp(real, arg, gl) != 0)
+			return add_widening(o, "--rw %s: the sandbox can change and delete these host files, in `%s`",
+					    arg, real);
 		return add_widening(o, "--rw %s: the sandbox can change and delete these host files", arg);
+	}
 	case OPT_UNPROTECT:
 		if (add_unprotect(p, arg, err) < 0)
 			return -1;
@@ -814,6 +954,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 				}
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
+		return -1;
+	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
 	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)

@@ -17,10 +17,16 @@
  * Paths a host later executes or trusts; read-only inside the workspace.
  * Trailing '/' marks a directory.  See docs/security.md ("workspace guard").
  */
+/* .git/commondir, .git/config.worktree and .git/worktrees/ name where git
+ * reads its config and hooks from (gitrepository-layout(5)): a `commondir`
+ * written inside would send the host's next git command to a config the
+ * sandbox wrote (core.fsmonitor runs a program). */
 const char *const berth_guard_paths[] = {
-	".git/hooks/", ".git/config", ".gitmodules", ".bashrc",  ".bash_profile",
-	".bash_login", ".profile",    ".zshrc",      ".envrc",   ".vscode/",
-	".idea/",      ".mcp.json",   ".claude/",    ".codex/",  ".berth/", NULL,
+	".git/hooks/",     ".git/config",          ".git/commondir", ".git/config.worktree",
+	".git/worktrees/", ".gitmodules",          ".bashrc",        ".bash_profile",
+	".bash_login",     ".profile",             ".zshrc",         ".envrc",
+	".vscode/",        ".idea/",               ".mcp.json",      ".claude/",
+	".codex/",         ".berth/",              NULL,
 };
 
 void berth_policy_init(struct berth_policy *p)
@@ -41,6 +47,7 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		free(p->mounts[i].src);
 		free(p->mounts[i].dst);
+		free(p->mounts[i].given);
 	}
 	free(p->mounts);
 	for (size_t i = 0; i < p->n_allow_hosts; i++)

@@ -26,6 +26,8 @@
 #define BERTH_DEFAULT_MILLICPUS 4000U         /* 4 CPUs */
 #define BERTH_DEFAULT_PIDS 512U
 #define BERTH_DEFAULT_NOFILE 8192U
+#define BERTH_MIN_MEMORY (16ULL << 20)       /* bytes: the least --memory a sandbox starts with */
+#define BERTH_MOUNT_TARGET_MAX 1024           /* bytes of a --ro/--rw target (each name NAME_MAX) */
 #define BERTH_SYSTEM_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 enum berth_network {
@@ -39,6 +41,7 @@ struct berth_mount {
 	char *src;  /* physical host path, symlinks resolved (realpath) */
 	char *dst;  /* absolute path inside the sandbox */
 	bool rw;    /* true: read-write (a widening), false: read-only */
+	char *given; /* the source as given on the command line, or NULL (not part of the policy) */
 };
 
 /* A filesystem grant in the sandbox's view (a resident app's

@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../broker/hosts.h"
@@ -293,7 +296,8 @@ static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, st
 		if (g == NULL)
 			return berth_ynode_err(err, f->origin, v->kids[i],
 					       "`allow.unprotect`: `%.60s` is not a guarded path; guarded paths are "
-					       ".git/hooks .git/config .gitmodules .bashrc .bash_profile .bash_login "
+					       ".git/hooks .git/config .git/commondir .git/config.worktree .git/worktrees "
+					       ".gitmodules .bashrc .bash_profile .bash_login "
 					       ".profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth",
 					       s);
 		if (push_name(&f->unprotect, g, f->origin, err) < 0)
@@ -441,8 +445,28 @@ int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const c
 	return 0;
 }
 
-/* Read and add @path; a missing file is skipped.  @shown names it in messages. */
-static int add_path(struct berth_rules *r, const char *path, const char *shown, struct berth_error *err)
+/*
+ * Open a project's rules file without following a symbolic link anywhere on
+ * @path (which is physical: getcwd(3), realpath(3)).  A sandbox may have made
+ * `sub/.berth/rules.yml` a link to another file (/etc/shadow, ~/.netrc),
+ * and berth, perhaps as root, would read that and quote its first line in
+ * its parse error, to whoever reads berth's stderr.
+ */
+static int open_nofollow(const char *path)
+{
+	struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* before Linux 5.6, or a seccomp filter */
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+/* Read and add @path; a missing file is skipped.  @shown names it in
+ * messages.  @project: a `.berth/rules.yml` found by walking up, where a
+ * sandbox may have written (no symbolic link is followed). */
+static int add_path(struct berth_rules *r, const char *path, const char *shown, bool project,
+		    struct berth_error *err)
 {
 	cleanup_free char *buf = NULL;
 	cleanup_fclose FILE *f = NULL;
@@ -450,11 +474,17 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
 	size_t n = 0, got;
 	/* O_NONBLOCK: a FIFO planted where a rules file belongs must not hang
 	 * berth; it is refused below like anything but a regular file. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = project ? open_nofollow(path) : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0) {
 		int e = errno;
-		if ((e == ENOENT || e == ENOTDIR) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (project && e == ELOOP && !(lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0)) {
+			berth_usage_err(err, "the rules file `%s` is, or is reached through, a symbolic link", path);
+			return berth_err_hint(err, "replace the link with the file itself: berth does not follow links "
+						   "to a project's rules file (a sandbox could have made one to a "
+						   "secret file)");
+		}
+		if ((e == ENOENT || e == ENOTDIR || e == ELOOP) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 			berth_usage_err(err, "the rules file `%s` is a symbolic link to nothing", path);
 			return berth_err_hint(err, "remove it, or make it a regular file: a rules file that "
 						   "vanishes must not lift its limits in silence");
@@ -514,7 +544,7 @@ static int walk_up(struct berth_rules *r, const char *start, const char *cwd, ch
 			dup = strcmp(seen[i], path) == 0;
 		if (!dup && *nseen < max_seen) {
 			snprintf(seen[(*nseen)++], PATH_MAX, "%s", path);
-			if (add_path(r, path, strcmp(dir, cwd) == 0 ? ".berth/rules.yml" : path, err) < 0)
+			if (add_path(r, path, strcmp(dir, cwd) == 0 ? ".berth/rules.yml" : path, true, err) < 0)
 				return -1;
 		}
 		if (strcmp(dir, "/") == 0)
@@ -541,9 +571,9 @@ int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_ru
 	*out = NULL;
 	if (r == NULL)
 		return -1;
-	if (add_path(r, BERTH_RULES_SYSTEM_PATH, BERTH_RULES_SYSTEM_PATH, err) < 0)
+	if (add_path(r, BERTH_RULES_SYSTEM_PATH, BERTH_RULES_SYSTEM_PATH, false, err) < 0)
 		goto fail;
-	if (test != NULL && test[0] != '\0' && add_path(r, test, test, err) < 0)
+	if (test != NULL && test[0] != '\0' && add_path(r, test, test, false, err) < 0)
 		goto fail;
 	if (xdg != NULL && xdg[0] == '/')
 		snprintf(path, sizeof path, "%s/berth/rules.yml", xdg);
@@ -551,7 +581,7 @@ int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_ru
 		snprintf(path, sizeof path, "%s/.config/berth/rules.yml", home);
 	else
 		path[0] = '\0';
-	if (path[0] != '\0' && add_path(r, path, path, err) < 0)
+	if (path[0] != '\0' && add_path(r, path, path, false, err) < 0)
 		goto fail;
 	/* Every .berth/rules.yml from @cwd up to `/`, and from the workspace up. */
 	if (cwd != NULL)

@@ -270,8 +270,12 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 	}
 	if (mkdir(NEWROOT "/dev/pts", 0755) < 0 || mkdir(NEWROOT "/dev/shm", 01777) < 0)
 		return berth_err(err, errno, "mkdir /dev/pts, /dev/shm");
-	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=620") < 0)
+	/* max=: the kernel's pty count is shared by every devpts instance but
+	 * the host's (kernel.pty.max minus kernel.pty.reserve, 3072 by
+	 * default); without a cap of its own one sandbox could take them all,
+	 * and no other sandbox, session or container could open a pty. */
+	snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=620,max=%d", BERTH_PTY_MAX);
+	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, opts) < 0)
 		return berth_err(err, errno, "cannot mount a new devpts instance");
 	snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)p->tmp_size);
 	if (tmpfs(NEWROOT "/dev/shm", opts, 0, err) < 0)

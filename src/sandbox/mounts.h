@@ -5,6 +5,10 @@
 #ifndef BERTH_MOUNTS_H
 #define BERTH_MOUNTS_H
 
+/* Pseudo-terminals one sandbox may hold at once (its devpts instance's
+ * max=; the pty berth gives the command is one of them). */
+#define BERTH_PTY_MAX 128
+
 #include <stdbool.h>
 
 #include "../policy/policy.h"

@@ -142,6 +142,7 @@ static const struct deny_entry deny_table[] = {
 	{ "quotactl_fd", EPERM, DENY_ALWAYS, "changes filesystem quotas of the host", 0, -1 },
 	{ "iopl", EPERM, DENY_ALWAYS, "raw access to I/O ports", 0, -1 },
 	{ "ioperm", EPERM, DENY_ALWAYS, "raw access to I/O ports", 0, -1 },
+	{ "modify_ldt", EPERM, DENY_ALWAYS, "x86 local descriptor tables (16-bit segments, Wine): a history of kernel bugs (CVE-2015-5157, CVE-2017-17053) and nothing an agent runs needs", 0, -1 },
 	{ "syslog", EPERM, DENY_ALWAYS, "the kernel log leaks kernel addresses and host activity", 0, -1 },
 	/* Obsolete */
 	{ "lookup_dcookie", EPERM, DENY_ALWAYS, "obsolete profiling interface; leaks paths", 0, -1 },

@@ -117,6 +117,11 @@ struct sandbox {
 	int mount_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
+	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
+	 * terminal but its stdin is not; the command gets a pty for those
+	 * instead of the caller's terminal (docs/security.md "The
+	 * pseudo-terminal"). */
+	unsigned out_pty;
 	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
 	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
 	pid_t janitor;
@@ -124,7 +129,7 @@ struct sandbox {
 	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
 	int pty_master;
 	char *envp[MAX_ENV];
-	char env_store[MAX_ENV][PATH_MAX];
+	char *env_store[MAX_ENV]; /* malloc'd NAME=VALUE strings, wiped by cleanup() */
 	sigset_t oldmask;
 	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
 	bool measured;
@@ -580,34 +585,69 @@ static int prepare_guard(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
-static void add_env(struct sandbox *s, int *n, const char *name, const char *value)
+/* MAX_ARG_STRLEN (linux/binfmts.h): the longest string execve(2) takes,
+ * NUL included; a longer NAME=VALUE would make it fail with E2BIG. */
+#define ENV_ENTRY_MAX 131072
+/* The egress broker's variables (append_env, step 8): HTTP_PROXY,
+ * HTTPS_PROXY, ALL_PROXY, NO_PROXY and their lowercase forms. */
+#define ENV_PROXY_VARS 8
+
+/* Set NAME=VALUE in the command's environment (a later one of the same
+ * name replaces it).  More variables than fit, or one longer than execve(2)
+ * takes, is a usage error naming it: never a silently cut or dropped one. */
+static int add_env(struct sandbox *s, int *n, int reserve, const char *name, const char *value,
+		   struct berth_error *err)
 {
-	if (value == NULL || *n >= MAX_ENV - 1)
-		return;
-	for (int i = 0; i < *n; i++) {
-		size_t l = strlen(name);
-		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=') {
-			snprintf(s->env_store[i], PATH_MAX, "%s=%s", name, value);
-			return;
-		}
+	size_t l = strlen(name), need;
+	char *e;
+	int i;
+
+	if (value == NULL)
+		return 0;
+	need = l + 1 + strlen(value) + 1;
+	if (need > ENV_ENTRY_MAX) {
+		berth_usage_err(err, "environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+				     "at most %d to a command",
+				name, need - 1, ENV_ENTRY_MAX - 1);
+		return berth_err_hint(err, "pass a long value in a file in the workspace instead");
 	}
-	snprintf(s->env_store[*n], PATH_MAX, "%s=%s", name, value);
-	s->envp[*n] = s->env_store[*n];
-	(*n)++;
+	for (i = 0; i < *n; i++)
+		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=')
+			break;
+	if (i == *n && *n >= MAX_ENV - 1 - reserve) {
+		berth_usage_err(err, "too many environment variables for the command: `%s` is one more than the %d "
+				     "berth passes",
+				name, MAX_ENV - 1 - reserve);
+		return berth_err_hint(err, "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every "
+					   "--env-file line%s",
+				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
+	}
+	e = malloc(need);
+	if (e == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	snprintf(e, need, "%s=%s", name, value);
+	if (s->env_store[i] != NULL) {
+		explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+		free(s->env_store[i]);
+	}
+	s->env_store[i] = e;
+	s->envp[i] = e;
+	if (i == *n)
+		(*n)++;
+	return 0;
 }
 
-/* The environment is cleared; only these pass (issue #2, "Environment"). */
-static void build_env(struct sandbox *s)
+static int build_env(struct sandbox *s, struct berth_error *err)
 {
 	extern char **environ;
-	int n = 0;
+	int n = 0, reserve = s->p->network == BERTH_NET_PROXY ? ENV_PROXY_VARS : 0;
 
-	add_env(s, &n, "PATH", BERTH_SYSTEM_PATH);
-	add_env(s, &n, "HOME", s->use_userns ? s->home : s->p->workspace);
-	add_env(s, &n, "USER", s->user);
-	add_env(s, &n, "LOGNAME", s->user);
-	add_env(s, &n, "TERM", getenv("TERM"));
-	add_env(s, &n, "LANG", getenv("LANG"));
+	if (add_env(s, &n, reserve, "PATH", BERTH_SYSTEM_PATH, err) < 0 ||
+	    add_env(s, &n, reserve, "HOME", s->use_userns ? s->home : s->p->workspace, err) < 0 ||
+	    add_env(s, &n, reserve, "USER", s->user, err) < 0 || add_env(s, &n, reserve, "LOGNAME", s->user, err) < 0 ||
+	    add_env(s, &n, reserve, "TERM", getenv("TERM"), err) < 0 ||
+	    add_env(s, &n, reserve, "LANG", getenv("LANG"), err) < 0)
+		return -1;
 	for (char **e = environ; *e != NULL; e++) {
 		if (strncmp(*e, "LC_", 3) == 0) {
 			char name[128];
@@ -615,12 +655,28 @@ static void build_env(struct sandbox *s)
 			if (eq == NULL || (size_t)(eq - *e) >= sizeof name)
 				continue;
 			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
-			add_env(s, &n, name, eq + 1);
+			if (add_env(s, &n, reserve, name, eq + 1, err) < 0)
+				return -1;
 		}
 	}
 	for (size_t i = 0; i < s->p->n_env; i++)
-		add_env(s, &n, s->p->env[i].name, s->p->env[i].value);
+		if (add_env(s, &n, reserve, s->p->env[i].name, s->p->env[i].value, err) < 0)
+			return -1;
 	s->envp[n] = NULL;
+	return 0;
+}
+
+/* The command's environment holds secrets: wipe it before it is freed. */
+static void free_env(struct sandbox *s)
+{
+	for (int i = 0; i < MAX_ENV; i++) {
+		if (s->env_store[i] != NULL) {
+			explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+			free(s->env_store[i]);
+		}
+		s->env_store[i] = NULL;
+		s->envp[i] = NULL;
+	}
 }
 
 /* ---------------------------------------------------------- 3. janitor */
@@ -978,8 +1034,14 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_err(&err, errno, "cannot place the command's file descriptors");
 	else if (setsid() < 0)
 		berth_err(&err, errno, "setsid");
-	else if (slave >= 0 && (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
-				dup2(slave, 2) < 0))
+	else if (slave >= 0 && s->want_pty &&
+		 (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0))
+		berth_err(&err, errno, "cannot attach the pseudo-terminal");
+	/* Output only: not the controlling terminal (nothing types into it, so
+	 * /dev/tty stays ENXIO as without a pty), only the descriptors that
+	 * were the caller's terminal. */
+	else if (slave >= 0 && !s->want_pty &&
+		 (((s->out_pty & 1u) != 0 && dup2(slave, 1) < 0) || ((s->out_pty & 2u) != 0 && dup2(slave, 2) < 0)))
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	if (err.msg[0] != '\0')
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -1075,14 +1137,16 @@ static bool parent_gone(int sock)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* Append NAME=VALUE to the command's environment (the child's copy). */
+/* Append NAME=VALUE to the command's environment (the child's copy);
+ * build_env() kept room for these (ENV_PROXY_VARS). */
 static void append_env(struct sandbox *s, const char *name, const char *value)
 {
+	struct berth_error e = {0};
 	int n = 0;
 
-	while (n < MAX_ENV && s->envp[n] != NULL)
+	while (n < MAX_ENV - 1 && s->envp[n] != NULL)
 		n++;
-	add_env(s, &n, name, value);
+	(void)add_env(s, &n, 0, name, value, &e);
 	s->envp[n] = NULL;
 }
 
@@ -1175,8 +1239,18 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
 			_exit(BERTH_EXIT_INTERNAL);
 	}
-	if (s->want_pty && open_pty(&master, &slave, &err) < 0)
+	if ((s->want_pty || s->out_pty != 0) && open_pty(&master, &slave, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (slave >= 0 && !s->want_pty) {
+		/* Output only: bytes pass as written; the caller's terminal does
+		 * its own output processing (ONLCR) on the relayed copy. */
+		struct termios t;
+		if (tcgetattr(slave, &t) == 0) {
+			t.c_oflag &= ~(tcflag_t)OPOST;
+			t.c_lflag &= ~(tcflag_t)ECHO;
+			tcsetattr(slave, TCSANOW, &t);
+		}
+	}
 	if (master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
 		struct winsize ws = {.ws_row = s->o->pty_rows, .ws_col = s->o->pty_cols};
 		ioctl(master, TIOCSWINSZ, &ws);
@@ -1367,11 +1441,11 @@ static void tty_restore(struct relay *r)
 	r->raw = false;
 }
 
-static void copy_winsize(int master)
+static void copy_winsize(int from, int master)
 {
 	struct winsize ws;
 
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+	if (ioctl(from, TIOCGWINSZ, &ws) == 0)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
@@ -1394,11 +1468,37 @@ static bool pump(int from, int to)
 	return true;
 }
 
+/* One read of the pty master, written to @to: false when the master is
+ * done (end of file, or EIO: no slave is open any more). */
+static bool relay_out(int master, int to)
+{
+	char buf[16384];
+	ssize_t n = read(master, buf, sizeof buf);
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0)
+			break;
+		off += w;
+	}
+	return true;
+}
+
 static int supervise(struct sandbox *s, int sfd, int *status)
 {
 	cleanup_close int tfd = -1;
 	struct relay r = {.raw = false};
-	bool timed_out = false, stdin_open = s->pty_master >= 0, exited = false;
+	bool timed_out = false, stdin_open = s->pty_master >= 0 && s->want_pty, exited = false;
+	/* The caller's terminal the pty is relayed to (and sized from). */
+	int out = s->want_pty || (s->out_pty & 1u) != 0 ? STDOUT_FILENO : STDERR_FILENO;
+	int tty = s->want_pty ? STDIN_FILENO : out;
+	int master = s->pty_master;
 	struct msg m;
 	int wst = 0;
 
@@ -1410,12 +1510,13 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			timerfd_settime(tfd, 0, &its, NULL);
 	}
 	if (s->pty_master >= 0) {
-		copy_winsize(s->pty_master);
-		tty_raw(&r);
+		copy_winsize(tty, s->pty_master);
+		if (s->want_pty)
+			tty_raw(&r);
 	}
 	while (!exited) {
 		struct pollfd p[5] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {s->sock[0], POLLIN, 0},
-				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {s->pty_master, POLLIN, 0}};
+				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {master, POLLIN, 0}};
 		if (poll(p, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
@@ -1444,8 +1545,12 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			if (!pump(STDIN_FILENO, s->pty_master))
 				stdin_open = false;
 		}
-		if (p[4].revents & POLLIN)
-			pump(s->pty_master, STDOUT_FILENO);
+		/* No slave left open (EIO, end of file): stop polling it, or a
+		 * command that closed its terminal and runs on would spin this
+		 * loop.  A failed write to the caller's terminal drops the bytes,
+		 * as before, and keeps reading. */
+		if ((p[4].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_out(master, out))
+			master = -1;
 		if (p[1].revents & POLLIN) {
 			timed_out = true;
 			if (s->cmd_pgid > 0)
@@ -1458,7 +1563,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0)
-					copy_winsize(s->pty_master);
+					copy_winsize(tty, s->pty_master);
 				else if (si.ssi_signo != SIGCHLD)
 					kill(s->child, (int)si.ssi_signo);
 			}
@@ -1481,7 +1586,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	/* Drain what the command printed last. */
 	if (s->pty_master >= 0) {
 		struct pollfd p = {s->pty_master, POLLIN, 0};
-		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, STDOUT_FILENO))
+		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, out))
 			;
 	}
 	tty_restore(&r);
@@ -1505,12 +1610,36 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 
 static void stop_broker(struct sandbox *s);
 
+/* Repositories below the workspace's top that the sandbox made or changed:
+ * the host's git would read their config and run their hooks (guard.h). */
+static void warn_changed_repos(const struct sandbox *s)
+{
+	struct berth_guard_repos r;
+	struct berth_error e = {0};
+
+	if (berth_guard_scan_repos(s->p->workspace, &s->guard.started, &r, &e) < 0)
+		return;
+	for (int i = 0; i < r.n_paths; i++)
+		notice(s, "warning: the sandbox made or changed the git repository `%s/%s` (its config or hooks): "
+			  "git run there, or `git status` in a repository that holds it as a submodule, runs what "
+			  "the sandbox wrote; review it first", s->p->workspace, r.paths[i]);
+	if (r.n > r.n_paths)
+		notice(s, "warning: and %d more such repositories in `%s`", r.n - r.n_paths, s->p->workspace);
+	if (r.incomplete)
+		notice(s, "warning: berth could not look into every directory of `%s` for git repositories the "
+			  "sandbox made or changed (at most %ld entries, %d ms, %d levels; unreadable or too long "
+			  "paths); review any `.git` below it before running git there",
+			  s->p->workspace, BERTH_GUARD_SCAN_ENTRIES, BERTH_GUARD_SCAN_MS, BERTH_GUARD_SCAN_DEPTH);
+	berth_guard_repos_free(&r);
+}
+
 static void cleanup(struct sandbox *s)
 {
 	if (s->child > 0) {
 		kill(s->child, SIGKILL);
 		waitpid(s->child, NULL, 0);
 	}
+	free_env(s);
 	stop_broker(s);
 	for (int i = 0; i < 2; i++)
 		if (s->proxy_fd[i] >= 0)
@@ -1524,6 +1653,8 @@ static void cleanup(struct sandbox *s)
 			notice(s, "warning: the sandbox created `%s`; its hooks and config were written inside the "
 				  "sandbox: review them before running git there", path);
 	}
+	if (s->guard_ready && s->use_userns)
+		warn_changed_repos(s);
 	berth_guard_cleanup(&s->guard);
 	if (s->janitor_fd >= 0) {
 		(void)!write(s->janitor_fd, "D", 1);
@@ -1660,7 +1791,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
 		return -1;
-	build_env(s);
+	if (build_env(s, err) < 0)
+		return -1;
 	/* What the command compares its namespaces with, and the ruleset it
 	 * will get (the child inherits both). */
 	berth_measure_parent_ns(&s->meas);
@@ -1703,6 +1835,8 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
+	if (!o->has_stdio && !s->want_pty)
+		s->out_pty = (isatty(STDOUT_FILENO) == 1 ? 1u : 0u) | (isatty(STDERR_FILENO) == 1 ? 2u : 0u);
 	s->oldmask = *mask;
 	return s;
 }

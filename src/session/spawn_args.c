@@ -277,10 +277,12 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			goto oom;                  \
 	} while (0)
 	PUSH("run");
-	/* The session's own workspace does not exist yet: /tmp stands in for
-	 * the parse, and launch puts the real directory in its place. */
+	/* The session's own workspace does not exist yet: /usr stands in for
+	 * the parse, and launch puts the real directory in its place.  (Not
+	 * /tmp: a shared directory is refused as a workspace, and its
+	 * `.berth/rules.yml` could be anyone's.) */
 	PUSH("--workspace");
-	PUSH(r->workspace != NULL ? r->workspace : "/tmp");
+	PUSH(r->workspace != NULL ? r->workspace : "/usr");
 	if (r->profile.network != NULL && !user_network) {
 		PUSH("--network");
 		PUSH(r->profile.network);

@@ -46,8 +46,8 @@ static void test_defaults(void **state)
 	char cwd[4096];
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/tmp", "--", "true", NULL), 0);
-	assert_string_equal(o.policy.workspace, "/tmp");
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--", "true", NULL), 0);
+	assert_string_equal(o.policy.workspace, "/usr");
 	assert_int_equal(o.policy.tmp_size, 1ULL << 30);
 	assert_int_equal(o.policy.memory, 8ULL << 30);
 	assert_int_equal(o.policy.millicpus, 4000);
@@ -62,9 +62,9 @@ static void test_defaults(void **state)
 	berth_run_opts_free(&o);
 	/* Default workspace: the current directory, resolved. */
 	assert_non_null(getcwd(cwd, sizeof cwd));
-	assert_int_equal(chdir("/tmp"), 0);
+	assert_int_equal(chdir("/usr"), 0);
 	assert_int_equal(parse(&o, &err, "--", "true", NULL), 0);
-	assert_string_equal(o.policy.workspace, "/tmp");
+	assert_string_equal(o.policy.workspace, "/usr");
 	berth_run_opts_free(&o);
 	/* Best effort: a test user may not be able to re-enter a 0700 checkout. */
 	(void)!chdir(cwd);
@@ -76,7 +76,7 @@ static void test_limits_parsing(void **state)
 	struct berth_error err;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/tmp", "--memory", "512M", "--cpus", "0.5", "--pids", "64",
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--memory", "512M", "--cpus", "0.5", "--pids", "64",
 			       "--nofile", "256", "--timeout", "1500ms", "--tmp-size", "2G", "--", "x", NULL),
 			 0);
 	assert_int_equal(o.policy.memory, 512ULL << 20);
@@ -114,26 +114,37 @@ static void expect_usage(const char *needle, ...)
 static void test_bad_input(void **state)
 {
 	(void)state;
-	expect_usage("`abc`", "--workspace", "/tmp", "--memory", "abc", "--", "x", NULL);
-	expect_usage("`0`", "--workspace", "/tmp", "--memory", "0", "--", "x", NULL);
-	expect_usage("`99999999999999999999T`", "--workspace", "/tmp", "--memory", "99999999999999999999T", "--", "x", NULL);
-	expect_usage("`-1`", "--workspace", "/tmp", "--cpus", "-1", "--", "x", NULL);
-	expect_usage("`0`", "--workspace", "/tmp", "--pids", "0", "--", "x", NULL);
-	expect_usage("`5x`", "--workspace", "/tmp", "--timeout", "5x", "--", "x", NULL);
-	expect_usage("`wifi`", "--workspace", "/tmp", "--network", "wifi", "--", "x", NULL);
-	expect_usage("no command", "--workspace", "/tmp", NULL);
-	expect_usage("`--frobnicate`", "--workspace", "/tmp", "--frobnicate", "--", "x", NULL);
+	expect_usage("`abc`", "--workspace", "/usr", "--memory", "abc", "--", "x", NULL);
+	expect_usage("`0`", "--workspace", "/usr", "--memory", "0", "--", "x", NULL);
+	expect_usage("`99999999999999999999T`", "--workspace", "/usr", "--memory", "99999999999999999999T", "--", "x", NULL);
+	expect_usage("`-1`", "--workspace", "/usr", "--cpus", "-1", "--", "x", NULL);
+	expect_usage("`0`", "--workspace", "/usr", "--pids", "0", "--", "x", NULL);
+	expect_usage("`5x`", "--workspace", "/usr", "--timeout", "5x", "--", "x", NULL);
+	expect_usage("`wifi`", "--workspace", "/usr", "--network", "wifi", "--", "x", NULL);
+	expect_usage("no command", "--workspace", "/usr", NULL);
+	expect_usage("`--frobnicate`", "--workspace", "/usr", "--frobnicate", "--", "x", NULL);
 	expect_usage("`/nonexistent-berth`", "--workspace", "/nonexistent-berth", "--", "x", NULL);
 	expect_usage("`/`", "--workspace", "/", "--", "x", NULL);
-	expect_usage("host root", "--workspace", "/tmp", "--rw", "/", "--", "x", NULL);
-	expect_usage("kernel interface", "--workspace", "/tmp", "--ro", "/proc", "--", "x", NULL);
-	expect_usage("`/proc/x`", "--workspace", "/tmp", "--ro", "/usr:/proc/x", "--", "x", NULL);
-	expect_usage("`/`", "--workspace", "/tmp", "--ro", "/usr:/", "--", "x", NULL);
-	expect_usage("canonical", "--workspace", "/tmp", "--ro", "/usr:/a/../b", "--", "x", NULL);
-	expect_usage("canonical", "--workspace", "/tmp", "--ro", "/usr:relative", "--", "x", NULL);
-	expect_usage("NOPE_UNSET", "--workspace", "/tmp", "--env", "NOPE_UNSET", "--", "x", NULL);
-	expect_usage("`1BAD`", "--workspace", "/tmp", "--env", "1BAD=x", "--", "x", NULL);
-	expect_usage("`.notguarded`", "--workspace", "/tmp", "--unprotect", ".notguarded", "--", "x", NULL);
+	expect_usage("host root", "--workspace", "/usr", "--rw", "/", "--", "x", NULL);
+	expect_usage("kernel interface", "--workspace", "/usr", "--ro", "/proc", "--", "x", NULL);
+	expect_usage("`/proc/x`", "--workspace", "/usr", "--ro", "/usr:/proc/x", "--", "x", NULL);
+	expect_usage("`/`", "--workspace", "/usr", "--ro", "/usr:/", "--", "x", NULL);
+	expect_usage("canonical", "--workspace", "/usr", "--ro", "/usr:/a/../b", "--", "x", NULL);
+	expect_usage("canonical", "--workspace", "/usr", "--ro", "/usr:relative", "--", "x", NULL);
+	expect_usage("NOPE_UNSET", "--workspace", "/usr", "--env", "NOPE_UNSET", "--", "x", NULL);
+	expect_usage("`1BAD`", "--workspace", "/usr", "--env", "1BAD=x", "--", "x", NULL);
+	expect_usage("`.notguarded`", "--workspace", "/usr", "--unprotect", ".notguarded", "--", "x", NULL);
+	/* shared directories and runtime directories (their sockets) */
+	expect_usage("`/tmp` is a shared directory", "--workspace", "/tmp", "--", "x", NULL);
+	expect_usage("is a shared directory", "--workspace", "/usr", "--ro", "/tmp:/data", "--", "x", NULL);
+	expect_usage("would expose `/run`", "--workspace", "/usr", "--rw", "/run:/data", "--", "x", NULL);
+	expect_usage("would expose `/var/tmp`", "--workspace", "/var", "--", "x", NULL);
+	/* limits a sandbox cannot start with; one target twice; odd targets */
+	expect_usage("`1K` is less than the 16 MiB", "--workspace", "/usr", "--memory", "1K", "--", "x", NULL);
+	expect_usage("`1`", "--workspace", "/usr", "--pids", "1", "--", "x", NULL);
+	expect_usage("`/data` is given twice", "--workspace", "/usr", "--ro", "/usr:/data", "--ro", "/etc:/data", "--", "x",
+		     NULL);
+	expect_usage("control character 0x0a", "--workspace", "/usr", "--ro", "/usr:/a\nb", "--", "x", NULL);
 }
 
 static void test_home_refused(void **state)
@@ -144,7 +155,7 @@ static void test_home_refused(void **state)
 	assert_non_null(home);
 	if (access(home, F_OK) == 0)
 		expect_usage("home", "--workspace", home, "--", "x", NULL);
-	expect_usage("home", "--workspace", "/tmp", "--rw", home, "--", "x", NULL);
+	expect_usage("home", "--workspace", "/usr", "--rw", home, "--", "x", NULL);
 }
 
 static void test_widenings(void **state)
@@ -153,7 +164,7 @@ static void test_widenings(void **state)
 	struct berth_error err;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/tmp", "--network", "host", "--rw", "/usr:/data",
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--network", "host", "--rw", "/usr:/data",
 			       "--unprotect", "/workspace/.vscode/", "--allow-degraded", "--", "x", NULL),
 			 0);
 	assert_int_equal(o.n_widenings, 4);
@@ -177,7 +188,7 @@ static void test_env(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/tmp", "--env", "SECRET_TOKEN", "--env", "A=1", "--env",
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--env", "SECRET_TOKEN", "--env", "A=1", "--env",
 			       "A=2", "--", "x", NULL),
 			 0);
 	assert_int_equal(o.policy.n_env, 2);
@@ -204,9 +215,9 @@ static void test_canonical_digest(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&a, &err, "--workspace", "/tmp", "--memory", "1G", "--", "sh", "-c", "x", NULL), 0);
-	assert_int_equal(parse(&b, &err, "--memory", "1024M", "--workspace", "/tmp/.", "--", "sh", "-c", "x", NULL), 0);
-	assert_int_equal(parse(&c, &err, "--workspace", "/tmp", "--memory", "2G", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(parse(&a, &err, "--workspace", "/usr", "--memory", "1G", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(parse(&b, &err, "--memory", "1024M", "--workspace", "/usr/.", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(parse(&c, &err, "--workspace", "/usr", "--memory", "2G", "--", "sh", "-c", "x", NULL), 0);
 	assert_int_equal(berth_policy_digest(&a.policy, da, &err), 0);
 	assert_int_equal(berth_policy_digest(&b.policy, db, &err), 0);
 	assert_int_equal(berth_policy_digest(&c.policy, dc, &err), 0);
@@ -238,7 +249,7 @@ static void test_unprotect_removes_guard(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/tmp", "--unprotect", ".bashrc", "--", "x", NULL), 0);
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--unprotect", ".bashrc", "--", "x", NULL), 0);
 	json = berth_policy_to_json(&o.policy, false, &err);
 	assert_non_null(json);
 	/* Listed as unprotected, gone from the guard list. */

@@ -519,7 +519,7 @@ static const struct {
 	{ "swapon", EPERM }, { "swapoff", EPERM }, { "settimeofday", EPERM },
 	{ "clock_settime", EPERM }, { "clock_adjtime", EPERM }, { "adjtimex", EPERM },
 	{ "acct", EPERM }, { "quotactl", EPERM }, { "quotactl_fd", EPERM },
-	{ "iopl", EPERM }, { "ioperm", EPERM }, { "syslog", EPERM },
+	{ "iopl", EPERM }, { "ioperm", EPERM }, { "modify_ldt", EPERM }, { "syslog", EPERM },
 	{ "lookup_dcookie", EPERM }, { "vhangup", EPERM }, { "uselib", EPERM },
 	{ "ustat", EPERM }, { "sysfs", EPERM }, { "_sysctl", EPERM }, { "nfsservctl", EPERM },
 };

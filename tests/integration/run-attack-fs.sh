@@ -1,0 +1,387 @@
+#!/usr/bin/env bash
+# The workspace guard against git's indirections, and the CLI's mount
+# targets: what an earlier attack on berth found (each check failed before its
+# fix).
+#
+#  - .git/commondir: git reads the config and hooks of the directory it
+#    names (gitrepository-layout(5)); written inside, the host's next
+#    `git status` ran the sandbox's core.fsmonitor.
+#  - .git/config.worktree: read when extensions.worktreeConfig is on.
+#  - .git/worktrees/<id>: the host's linked worktrees (outside the
+#    workspace) take their commondir from there; `git worktree prune` inside,
+#    where they do not exist, deleted their files.
+#  - repositories below the top (nested, submodules, .git/modules/*): not
+#    preventable without breaking git inside; berth names each one the
+#    sandbox made or changed when the run ends.
+#  - --ro/--rw targets that are too long or hold control characters: exit 2
+#    with a message naming them (was 125 with a cut-off message).
+#  - the command's environment: a variable longer than 4095 bytes was cut
+#    short, and the ones past the 255th dropped, silently.
+#  - a project's .berth/rules.yml that is a symlink (planted by a sandbox in
+#    a subdirectory): berth read the file it points to and quoted it.
+#  - /tmp (any sticky world-writable directory) or a runtime directory as
+#    workspace or bind source: the sandbox reached the sockets in it.
+#
+# usage: run-attack-fs.sh /path/to/berth [stage-dir]
+#
+# Works as root and as an unprivileged user.  Output is TAP; exit status 1 if
+# any check failed.  Nothing is skipped: a missing precondition is a failure.
+set -u
+export LC_ALL=C
+unset BERTH_TEST_FORCE_OFF
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: $0 /path/to/berth [stage-dir]" >&2
+	exit 2
+fi
+BERTH=$(readlink -f -- "$1")
+export HOME=${HOME:-/tmp}
+# The host's git, as the caller, with no global config of the caller's.
+HOSTPY=/usr/bin/python3
+hgit() { env -u GIT_DIR -u GIT_WORK_TREE GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git "$@"; }
+GC=(-c user.name=berth-it -c user.email=it@berth.invalid)
+
+T=0
+FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() {
+	T=$((T + 1)); FAILS=$((FAILS + 1))
+	local d=$1 r=${2//$'\n'/\\n}; shift 2
+	echo "not ok $T - $d # $r"
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
+}
+eq() { # eq DESC GOT WANT
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi
+}
+has() { # has DESC HAYSTACK NEEDLE  (fixed string)
+	if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi
+}
+hasnt() {
+	if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi
+}
+absent() { # absent DESC PATH
+	if [ -e "$2" ] || [ -L "$2" ]; then fail "$1" "$2 exists" "$(ls -la "$2" 2>&1)"; else pass "$1"; fi
+}
+
+TOP=$(mktemp -d /tmp/berth-attack-fs.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
+chmod 755 "$TOP"
+TD=$TOP/cap; mkdir "$TD"
+cleanup() { rm -rf "$TOP" 2>/dev/null || { chmod -R u+rwx "$TOP" 2>/dev/null; rm -rf "$TOP"; }; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+RC=; OUT=; ERR=
+br() { # br ARGS... : berth run ARGS in the current directory; sets RC OUT ERR
+	"$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err"
+	RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+}
+st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
+
+# errno of file operations inside, by name (python3: exact errno).
+PROBE='
+import errno, os, sys
+def t(k, f):
+    try:
+        f(); r = "0"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    print(k, r)
+'
+
+for tool in "$BERTH" /usr/bin/git /usr/bin/python3; do
+	if [ -x "$tool" ]; then pass "precondition: $tool is executable"
+	else fail "precondition: $tool is executable" "missing"; fi
+done
+
+# A repository the host trusts, with one commit.
+newrepo() { # newrepo DIR
+	mkdir -p "$1" && hgit -C "$1" init -q && hgit -C "$1" "${GC[@]}" commit -q --allow-empty -m base
+}
+
+# ------------------------------------------------------------ .git/commondir
+W=$TOP/commondir; newrepo "$W"; cd "$W" || exit 1
+br -- python3 -c "$PROBE"'
+os.makedirs("evil/objects"); os.makedirs("evil/refs"); os.makedirs("evil/hooks")
+open("evil/config", "w").write("[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n")
+t("write", lambda: open(".git/commondir", "w").write("../evil\n"))
+t("unlink", lambda: os.unlink(".git/commondir"))
+t("rename", lambda: os.rename(".git/commondir", ".git/x"))
+t("cfgwt", lambda: open(".git/config.worktree", "w").write("[core]\n\tfsmonitor = x\n"))
+t("cfgwt_unlink", lambda: os.unlink(".git/config.worktree"))
+print("content", repr(open(".git/commondir").read()))
+' 
+eq "commondir: the command ran" "$RC" 0
+eq "commondir: writing .git/commondir inside fails with EROFS" "$(st write)" EROFS
+eq "commondir: unlinking .git/commondir inside fails with EBUSY" "$(st unlink)" EBUSY
+eq "commondir: renaming .git/commondir inside fails with EBUSY" "$(st rename)" EBUSY
+eq "config.worktree: writing it inside fails with EROFS" "$(st cfgwt)" EROFS
+eq "config.worktree: unlinking it inside fails with EBUSY" "$(st cfgwt_unlink)" EBUSY
+eq "commondir: the placeholder inside holds '.' (git's own directory)" "$(st content)" "'.\\n'"
+hgit status --short >/dev/null 2>&1
+absent "commondir: the host's git status ran nothing of the sandbox's" "$W/PWNED"
+absent "commondir: no placeholder left on the host" "$W/.git/commondir"
+absent "config.worktree: no placeholder left on the host" "$W/.git/config.worktree"
+# git works inside with the placeholders (commit, log, branch, gc).
+br -- sh -c 'git -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m inside && git branch b2 && git gc -q && git log --format=%s | head -1'
+eq "commondir: git commit/branch/gc work inside with the placeholder" "$RC:$OUT" "0:inside"
+eq "commondir: the sandbox's commit is on the host" "$(hgit log --format=%s -1)" inside
+
+# A commondir the host has (any content) is kept read-only as it is.
+W=$TOP/commondir2; newrepo "$W"; cd "$W" || exit 1
+printf '.\n' >.git/commondir
+br -- python3 -c "$PROBE"'
+t("write", lambda: open(".git/commondir", "w").write("../evil\n"))'
+eq "commondir: an existing one is read-only inside (EROFS)" "$(st write)" EROFS
+eq "commondir: an existing one is kept after the run" "$(cat .git/commondir 2>&1)" "."
+
+# config.worktree matters when the host's config turns worktreeConfig on.
+W=$TOP/cfgwt; newrepo "$W"; cd "$W" || exit 1
+hgit config extensions.worktreeConfig true
+br -- sh -c 'printf "[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n" > .git/config.worktree; echo "w $?"' 
+eq "config.worktree (worktreeConfig on): the write inside fails" "$(st w)" 2
+hgit status --short >/dev/null 2>&1
+absent "config.worktree: the host's git status ran nothing of the sandbox's" "$W/PWNED"
+
+# ------------------------------------------------------------ .git/worktrees
+W=$TOP/wt; newrepo "$W"; cd "$W" || exit 1
+hgit worktree add -q "$TOP/wt-outside" 2>/dev/null
+id=$(basename "$(hgit -C "$TOP/wt-outside" rev-parse --git-dir)")
+gitdir_before=$(cat ".git/worktrees/$id/gitdir" 2>&1)
+br -- python3 -c "$PROBE"'
+import subprocess
+a = ".git/worktrees/'"$id"'"
+os.makedirs("evil/objects"); os.makedirs("evil/refs")
+open("evil/config", "w").write("[core]\n\tfsmonitor = \"touch '"$W"'/PWNED; false\"\n")
+t("write", lambda: open(a + "/commondir", "w").write("/tmp/nowhere\n"))
+t("rename", lambda: os.rename(a, ".git/worktrees/old"))
+t("renameall", lambda: os.rename(".git/worktrees", ".git/wt2"))
+t("unlink", lambda: os.unlink(a + "/gitdir"))
+print("prune", subprocess.run(["git", "worktree", "prune"], capture_output=True).returncode)
+print("add", subprocess.run(["git", "worktree", "add", "-q", "inner"], capture_output=True).returncode)
+print("commit", subprocess.run(["git", "-C", "inner", "-c", "user.name=a", "-c", "user.email=a@b.invalid",
+                                "commit", "-q", "--allow-empty", "-m", "in-wt"], capture_output=True).returncode)
+'
+eq "worktrees: the command ran" "$RC" 0
+eq "worktrees: rewriting a host worktree's commondir fails with EROFS" "$(st write)" EROFS
+eq "worktrees: renaming a host worktree's directory fails with EBUSY" "$(st rename)" EBUSY
+eq "worktrees: renaming .git/worktrees fails with EBUSY" "$(st renameall)" EBUSY
+eq "worktrees: deleting a host worktree's files fails with EROFS" "$(st unlink)" EROFS
+eq "worktrees: git worktree add inside still works" "$(st add)" 0
+eq "worktrees: git commit in the sandbox's own worktree works" "$(st commit)" 0
+eq "worktrees: the host worktree's gitdir survived git worktree prune inside" \
+	"$(cat ".git/worktrees/$id/gitdir" 2>&1)" "$gitdir_before"
+hgit -C "$TOP/wt-outside" status --short >/dev/null 2>&1
+eq "worktrees: the host's git works in its worktree" "$?" 0
+absent "worktrees: the host's git status in its worktree ran nothing of the sandbox's" "$W/PWNED"
+# A second run: the sandbox's own worktree is still usable.
+br -- git -C inner -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m again
+eq "worktrees: the sandbox's own worktree works in the next run" "$RC" 0
+
+# ------------------------------------------ repositories below the top
+W=$TOP/nested; newrepo "$W"; cd "$W" || exit 1
+mkdir -p old/deep && hgit -C old/deep init -q
+sleep 0.1 # a change of the host's within the clock tick before the run counts as the sandbox's
+br -- true
+eq "nested: a run that changes nothing" "$RC" 0
+hasnt "nested: ... warns about nothing" "$ERR" "git repository"
+br -- sh -c '
+mkdir x && cd x && git init -q && git config core.fsmonitor "touch '"$W"'/PWNED; false" && cd .. &&
+git add x >/dev/null 2>&1
+echo "#!/bin/sh" > old/deep/.git/hooks/post-checkout
+mkdir -p a/b/c && ln -s ../../../x/.git a/b/c/.git'
+eq "nested: the command ran" "$RC" 0
+has "nested: a new nested repository is named" "$ERR" "warning: the sandbox made or changed the git repository \`$W/x/.git\`"
+has "nested: an existing one whose hooks changed is named" "$ERR" "the git repository \`$W/old/deep/.git\`"
+has "nested: a symlink named .git is named" "$ERR" "the git repository \`$W/a/b/c/.git\`"
+eq "nested: three repositories named" "$(printf '%s\n' "$ERR" | grep -c 'made or changed the git repository')" 3
+
+# Hiding places: a directory the scan cannot open (chmod 000: root can,
+# a user cannot), one deeper than the scan goes, a nested repository's own
+# submodules.  Each is named, or the scan says it is incomplete.
+W=$TOP/hide; newrepo "$W"; cd "$W" || exit 1
+br -- sh -c 'mkdir -p h/x && git -C h/x init -q && chmod 000 h'
+if [ "$(id -u)" -eq 0 ]; then
+	has "hide: a repository in a chmod-000 directory is named (root)" "$ERR" "the git repository \`$W/h/x/.git\`"
+else
+	has "hide: a chmod-000 directory makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
+fi
+chmod 755 h
+# ... but a directory that was unreadable before the run (the sandbox could
+# not write into it either) does not make every run warn.
+mkdir -p locked/in && chmod 000 locked
+sleep 0.1
+br -- true
+hasnt "hide: an unreadable directory from before the run: no warning" "$ERR" "could not look into every directory"
+chmod 755 locked
+W=$TOP/deep; newrepo "$W"; cd "$W" || exit 1
+br -- sh -c 'd=.; for i in $(seq 1 70); do d=$d/d; done; mkdir -p $d/.git'
+has "deep: a repository 70 levels down makes the scan say it is incomplete" "$ERR" "berth: warning: berth could not look into every directory of \`$W\`"
+W=$TOP/nestmod; newrepo "$W"; cd "$W" || exit 1
+mkdir -p n && hgit -C n init -q && mkdir -p n/.git/modules/s && : >n/.git/modules/s/config
+sleep 0.1
+br -- sh -c 'printf "[core]\n\tfsmonitor = x\n" > n/.git/modules/s/config'
+has "nested submodule: a changed n/.git/modules/s/config is named" "$ERR" "the git repository \`$W/n/.git/modules/s\`"
+hasnt "nested submodule: the scan was complete" "$ERR" "could not look into every directory"
+
+# A submodule: its git directory is .git/modules/NAME, its pointer sub/.git.
+S=$TOP/subsrc; newrepo "$S"
+W=$TOP/super; newrepo "$W"; cd "$W" || exit 1
+hgit -c protocol.file.allow=always submodule -q add "$S" sub >/dev/null 2>&1
+hgit "${GC[@]}" commit -qm sub
+sleep 0.1
+br -- true
+hasnt "submodule: a run that changes nothing warns about nothing" "$ERR" "git repository"
+br -- git -C sub config core.fsmonitor "touch $W/PWNED; false"
+has "submodule: a changed .git/modules/sub/config is named" "$ERR" "the git repository \`$W/.git/modules/sub\`"
+has "submodule: ... through its sub/.git pointer too" "$ERR" "the git repository \`$W/sub/.git\`"
+
+# -------------------------------------------------- --ro/--rw targets (CLI)
+W=$TOP/targets; mkdir "$W"; cd "$W" || exit 1
+long=/$(printf 'd/%.0s' $(seq 1 600))x
+br --ro "$TOP/cap:$long" -- true
+eq "target: a 1202-byte --ro target is a usage error (exit 2)" "$RC" 2
+has "target: ... named, with its length" "$ERR" "berth: mount target \`/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d...\` is too long (1202 bytes)"
+name=/$(printf 'n%.0s' $(seq 1 256))
+br --rw "$TOP/cap:$name" --yes -- true
+eq "target: a name over NAME_MAX in a --rw target is a usage error (exit 2)" "$RC" 2
+has "target: ... named" "$ERR" "is too long (257 bytes)"
+br --ro "$TOP/cap:/data"$'\n'"x" -- true
+eq "target: a newline in a --ro target is a usage error (exit 2)" "$RC" 2
+has "target: ... named up to the control character" "$ERR" "berth: mount target \`/data\` is followed by the control character 0x0a"
+br --ro "$TD:/data" --ro "/usr:/data" -- true
+eq "target: the same target twice is a usage error (exit 2)" "$RC" 2
+has "target: ... named" "$ERR" "berth: mount target \`/data\` is given twice"
+br --memory 1K -- true
+eq "limits: --memory 1K is a usage error (exit 2; was a SIGSEGV or 'died during setup')" "$RC" 2
+has "limits: ... named" "$ERR" "berth: --memory \`1K\` is less than the 16 MiB a sandbox needs to start"
+br --memory 16M -- true
+eq "limits: --memory 16M runs" "$RC" 0
+br --pids 1 -- true
+eq "limits: --pids 1 is a usage error (exit 2; was 125 'cannot fork')" "$RC" 2
+has "limits: ... named" "$ERR" "berth: invalid --pids \`1\`"
+br --pids 2 -- true
+eq "limits: --pids 2 runs" "$RC" 0
+br --ro "$TOP/cap:/$(printf 'n%.0s' $(seq 1 255))" -- sh -c 'ls / | grep -c nnnn'
+eq "target: a 255-byte name still works" "$RC:$OUT" "0:1"
+eq "target: nothing left in the workspace" "$(ls -A)" ""
+
+# ------------------------------------------------- the command's environment
+W=$TOP/env; mkdir "$W"; cd "$W" || exit 1
+v5k=$(head -c 5000 /dev/zero | tr '\0' x)
+br --env "BIG=$v5k" -- sh -c 'echo ${#BIG}'
+eq "env: a 5000-byte value arrives whole" "$RC:$OUT" "0:5000"
+printf 'FROMFILE=%s\n' "$(head -c 60000 /dev/zero | tr '\0' y)" >"$TD/big.env"
+br --env-file "$TD/big.env" -- sh -c 'echo ${#FROMFILE}'
+eq "env: a 60000-byte --env-file value arrives whole" "$RC:$OUT" "0:60000"
+# A known environment: the fixed variables are then PATH HOME USER LOGNAME LC_ALL.
+bre() { env -i PATH="$PATH" HOME="$HOME" LC_ALL=C "$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err"); }
+many=(); for i in $(seq 1 250); do many+=(--env "V$i=$i"); done
+bre "${many[@]}" -- sh -c 'env | grep -c "^V[0-9]"'
+eq "env: 250 --env variables (255 with the fixed five) all arrive" "$RC:$OUT" "0:250"
+bre "${many[@]}" --env V251=251 -- sh -c 'echo RAN'
+eq "env: one more than fits is a usage error (exit 2), nothing ran" "$RC:$OUT" "2:"
+has "env: ... naming the variable" "$ERR" "berth: too many environment variables for the command: \`V251\` is one more than the 255 berth passes"
+bre "${many[@]}" --allow-host example.invalid -- sh -c 'echo RAN'
+eq "env: the egress broker's 8 *_PROXY count too (exit 2)" "$RC:$OUT" "2:"
+has "env: ... and the hint says so" "$ERR" "and 8 for the egress broker's *_PROXY"
+eq "env: nothing left in the workspace" "$(ls -A)" ""
+
+# ---------------------------------------------- shared directories as workspace
+# `cd /tmp && berth run -- cmd`: /tmp holds other programs' sockets (tmux:
+# send-keys into a shell; ssh-agent; X11); Landlock does not govern
+# connect(2), and for root the idmapped workspace made root's 0700 sockets the
+# sandbox's own.  A sticky world-writable directory, or one holding a runtime
+# directory, is refused as workspace and as --ro/--rw source.
+SH=$TOP/shared; mkdir -m 1777 "$SH"
+mkdir -m 700 "$SH/tmux-x"
+"$HOSTPY" -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); time.sleep(60)' "$SH/tmux-x/default" &
+lpid=$!
+for _ in $(seq 50); do [ -S "$SH/tmux-x/default" ] && break; sleep 0.1; done
+cd "$SH" || exit 1
+br -- python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect("/workspace/tmux-x/default"); print("CONNECTED")'
+kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+eq "shared: a sticky world-writable workspace is refused (exit 2), nothing ran" "$RC:$OUT" "2:"
+has "shared: ... naming it" "$ERR" "berth: workspace \`.\` is a shared directory (sticky, world-writable)"
+cd "$TOP" || exit 1
+br --ro "$SH:/data" -- true
+eq "shared: ... and as a --ro source (exit 2)" "$RC" 2
+br --rw "$SH:/data" --yes -- true
+eq "shared: ... and as a --rw source (exit 2)" "$RC" 2
+mkdir -p "$TOP/rt/run"
+XDG_RUNTIME_DIR=$TOP/rt/run br --workspace "$TOP/rt" -- true
+eq "shared: a workspace holding \$XDG_RUNTIME_DIR is refused (exit 2)" "$RC" 2
+has "shared: ... naming it" "$ERR" "would expose \`$TOP/rt/run\`, which holds the sockets of running programs"
+br --ro /run:/data -- true
+eq "shared: --ro /run is refused (exit 2)" "$RC" 2
+mkdir -m 755 "$SH/proj"
+br --workspace "$SH/proj" -- true
+eq "shared: a directory of its own inside a shared one is fine" "$RC" 0
+HOSTPY=/usr/bin/python3
+
+# A --rw path given through a symlink (outside the workspace): the widening
+# names the directory the sandbox really gets.
+W=$TOP/rwlink; mkdir -p "$W" "$TOP/rwreal"; cd "$W" || exit 1
+ln -s "$TOP/rwreal" "$TOP/rwl"
+br --rw ../rwl:/data --yes -- true
+eq "rw link: the run goes on (exit 0)" "$RC" 0
+has "rw link: the widening names the real directory" "$ERR" "berth: widening: --rw ../rwl:/data: the sandbox can change and delete these host files, in \`$TOP/rwreal\`"
+
+# A --ro/--rw source named through the workspace that a link there leads out
+# of (a sandbox made `vendor -> <a secret directory>`; the caller later
+# passes --ro ./vendor): refused, naming where it leads.
+W=$TOP/rolink; mkdir -p "$W/inside" "$TOP/secretdir"; cd "$W" || exit 1
+echo s3cret >"$TOP/secretdir/key"
+br -- ln -s "$TOP/secretdir" vendor
+br --ro ./vendor:/vendor -- cat /vendor/key
+eq "ro link: a --ro source leading out of the workspace through a link is refused (exit 2)" "$RC:$OUT" "2:"
+has "ro link: ... naming where it leads" "$ERR" "berth: --ro source \`./vendor\` leads out of the workspace, through a symbolic link, to \`$TOP/secretdir\`"
+br --rw "$W/vendor:/vendor" --yes -- true
+eq "ro link: ... also for --rw given absolute (exit 2)" "$RC" 2
+ln -s "$W/inside" inlink
+br --ro ./inlink:/in -- true
+eq "ro link: a link that stays in the workspace is fine" "$RC" 0
+br --ro "$TOP/secretdir:/vendor" -- cat /vendor/key
+eq "ro link: naming the directory itself works" "$RC:$OUT" "0:s3cret"
+
+# ------------------------------------------------------------- pseudo-terminals
+# The kernel's pty count is shared by every devpts instance but the host's: one
+# sandbox took all of them (3070 here), and no other sandbox could get a pty.
+W=$TOP/pty; mkdir -p "$W"; cd "$W" || exit 1
+br -- python3 -c '
+import os
+fds = []
+try:
+    while len(fds) < 5000:
+        fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+except OSError as e:
+    print(len(fds), e.errno)'
+eq "pty: a sandbox opens at most 128 ptys, then ENOSPC (28)" "$RC:$OUT" "0:128 28"
+
+# ------------------------------------- a project rules file that is a symlink
+# A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
+# runs berth from sub/.  berth quoted the secret's first line in its error.
+W=$TOP/rules; mkdir -p "$W/sub/.berth" "$W/ok/.berth"; cd "$W" || exit 1
+secret="berth-secret-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s: x\n' "$secret" >"$TD/secret"
+ln -s "$TD/secret" "$W/sub/.berth/rules.yml"
+cd "$W/sub" || exit 1
+br -- true
+eq "rules: a symlinked project rules file is refused (exit 2)" "$RC" 2
+has "rules: ... naming it" "$ERR" "berth: the rules file \`$W/sub/.berth/rules.yml\` is, or is reached through, a symbolic link"
+hasnt "rules: ... without quoting the file it points to" "$ERR" "$secret"
+rm "$W/sub/.berth/rules.yml"; mkdir -p "$TD/rdir"; printf '%s: x\n' "$secret" >"$TD/rdir/rules.yml"
+rmdir "$W/sub/.berth"; ln -s "$TD/rdir" "$W/sub/.berth"
+br -- true
+eq "rules: a project .berth that is a symlink is refused (exit 2)" "$RC" 2
+hasnt "rules: ... without quoting the file it reaches" "$ERR" "$secret"
+printf 'allow:\n  networks: [none]\n' >"$W/ok/.berth/rules.yml"
+cd "$W/ok" || exit 1
+br --network host --yes -- true
+eq "rules: a regular project rules file still applies (exit 2)" "$RC" 2
+has "rules: ... with its message" "$ERR" "refused by rules (.berth/rules.yml:2): networks does not allow host"
+
+echo "1..$T"
+[ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
+exit 0
