@@ -435,7 +435,7 @@ static int add_mount(struct berth_policy *p, const char *src, const char *dst, b
 	if (v == NULL)
 		return -1;
 	p->mounts = v;
-	v[p->n_mounts] = (struct berth_mount){strdup(src), strdup(dst), rw};
+	v[p->n_mounts] = (struct berth_mount){.src = strdup(src), .dst = strdup(dst), .rw = rw};
 	if (v[p->n_mounts].src == NULL || v[p->n_mounts].dst == NULL) {
 		free(v[p->n_mounts].src);
 		free(v[p->n_mounts].dst);
