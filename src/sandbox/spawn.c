@@ -39,6 +39,7 @@
 
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1094,6 +1095,57 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	child_fail(s->sock[1], &err, e == ENOENT ? BERTH_EXIT_NOTFOUND : BERTH_EXIT_NOEXEC);
 }
 
+/*
+ * Degraded mode has no pid namespace whose end takes everything with it:
+ * pid 1 there is a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), so
+ * whatever the command leaves behind (`setsid cmd &`, a double fork) is
+ * re-parented to it, not to the host's init; once the command is gone, it
+ * kills those with SIGKILL and reaps them, again until it has no child left
+ * (a dying process's children come to it too).  The list of children is
+ * read from /proc (the host's: no mount namespace here).
+ */
+static void kill_adopted(void)
+{
+	pid_t self = getpid();
+
+	for (unsigned round = 0; round < 100000; round++) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		unsigned killed = 0;
+
+		while (d != NULL && (de = readdir(d)) != NULL) {
+			char path[64], buf[512], *rp;
+			long pid = strtol(de->d_name, &rp, 10);
+			int fd;
+			ssize_t n;
+
+			if (*rp != '\0' || pid <= 0)
+				continue;
+			snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof buf - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			/* "pid (comm) state ppid ...": comm may hold spaces and ')' */
+			rp = strrchr(buf, ')');
+			if (rp != NULL && strtol(rp + 3, NULL, 10) == self && kill((pid_t)pid, SIGKILL) == 0)
+				killed++;
+		}
+		if (d != NULL)
+			closedir(d);
+		/* Reap one (blocking: a killed child takes a moment), then look
+		 * again: its own children are ours now. */
+		if (waitpid(-1, NULL, killed > 0 ? 0 : WNOHANG) < 0 && errno == ECHILD)
+			return;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+}
+
 /* Step 9: pid 1 inside; reap, forward signals, exit with the command's status. */
 static __attribute__((noreturn)) void init_loop(pid_t cmd)
 {
@@ -1288,6 +1340,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	 * trail's writer), and fork(3) would first take every malloc arena
 	 * lock, some of which a thread of berth held at the moment of the
 	 * clone and nobody in this copy will ever release. */
+	if (!s->use_userns)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* see kill_adopted */
 	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
 	if (cmd < 0) {
 		berth_err(&err, errno, "cannot fork the command");
@@ -1310,9 +1364,18 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		send_msg(s->sock[1], &pm, NULL, 0);
 		/* As pid 1 does: only the command keeps the socket (sync 3). */
 		close_all_but(-1, -1);
-		int st;
-		while (waitpid(cmd, &st, 0) < 0 && errno == EINTR)
-			;
+		int st = 0;
+		for (;;) {
+			int w_st;
+			pid_t w = waitpid(-1, &w_st, 0);
+			if (w == cmd) {
+				st = w_st;
+				break;
+			}
+			if (w < 0 && errno != EINTR) /* ECHILD: cannot be, the command is ours */
+				break;
+		}
+		kill_adopted();
 		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	}
 	init_loop(cmd);

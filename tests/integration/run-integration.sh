@@ -514,6 +514,15 @@ eq "degraded: userns off still drops caps, sets NNP and seccomp" "$(printf '%s\n
 if [ "$(printf '%s\n' "$OUT" | sed -n 5p)" != 0 ] && [ -n "$(printf '%s\n' "$OUT" | sed -n 5p)" ]; then pass "degraded: userns off, command does not run as host root"
 else fail "degraded: userns off, command does not run as host root" "uid '$(printf '%s\n' "$OUT" | sed -n 5p)'"; fi
 
+# Without a pid namespace nothing ends with pid 1: what the command left behind (setsid, a double fork)
+# is adopted by berth's pid 1 (a child subreaper) and killed when the command ends.
+MARK=$((RANDOM * 32768 + RANDOM))
+BERTH_TEST_FORCE_OFF=userns br --workspace "$DW" --allow-degraded --yes -- sh -c "setsid sleep 3$MARK.1 & (setsid sh -c 'sleep 3$MARK.2 & sleep 3$MARK.3' &); sleep 0.2; exit 3"
+eq "degraded: a command that left setsid and double-forked children behind: its status" "$RC" 3
+for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "sleep 3$MARK" >/dev/null || break; sleep 0.1; done
+eq "degraded: nothing it started outlives the run" "$(pgrep -f "sleep 3$MARK" | wc -l)" 0
+pkill -f "sleep 3$MARK" 2>/dev/null
+
 # The kernel itself refuses the user namespace (not the test switch): an
 # unprivileged caller inside `unshare -U` with no uid map cannot create one
 # (EPERM).  berth has no probe child; its own clone must fail closed.
