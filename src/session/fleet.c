@@ -309,7 +309,7 @@ int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(
 	size_t ac = 0;
 	av[ac++] = "run";
 	av[ac++] = "--workspace";
-	av[ac++] = "/tmp";
+	av[ac++] = BERTH_SPAWN_STANDIN_WORKSPACE;
 	for (size_t k = 0; k < r->n_run_args; k++)
 		av[ac++] = r->run_args[k];
 	av[ac++] = "--";

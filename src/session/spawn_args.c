@@ -277,12 +277,9 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			goto oom;                  \
 	} while (0)
 	PUSH("run");
-	/* The session's own workspace does not exist yet: /usr stands in for
-	 * the parse, and launch puts the real directory in its place.  (Not
-	 * /tmp: a shared directory is refused as a workspace, and its
-	 * `.berth/rules.yml` could be anyone's.) */
+	/* The session's own workspace does not exist yet. */
 	PUSH("--workspace");
-	PUSH(r->workspace != NULL ? r->workspace : "/usr");
+	PUSH(r->workspace != NULL ? r->workspace : BERTH_SPAWN_STANDIN_WORKSPACE);
 	if (r->profile.network != NULL && !user_network) {
 		PUSH("--network");
 		PUSH(r->profile.network);
@@ -515,8 +512,8 @@ static int check_rules(struct berth_spawn_req *r, const char *const *creds, size
 	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0)
 		goto out;
 	if (r->repo != NULL) {
-		/* /tmp stands in for the state directory, as for the agent */
-		if (clone_policy(r, "/tmp", &cp, err) == 0 && berth_rules_check(rules, &cp, &cctx, err) == 0)
+		/* the stand-in for the state directory, as for the agent */
+		if (clone_policy(r, BERTH_SPAWN_STANDIN_WORKSPACE, &cp, err) == 0 && berth_rules_check(rules, &cp, &cctx, err) == 0)
 			rc = 0;
 		else
 			berth_err_wrap(err, "the clone of --repo");

@@ -17,6 +17,14 @@
 
 #define BERTH_SPAWN_NOTES_MAX 32
 
+/*
+ * The workspace that stands in while a session's options are parsed and
+ * checked against the rules, before its own directory exists (launch puts
+ * the real one in its place).  Not /tmp: a shared directory is refused as a
+ * workspace, and its `.berth/rules.yml` could be anyone's.
+ */
+#define BERTH_SPAWN_STANDIN_WORKSPACE "/usr"
+
 struct berth_spawn_req {
 	/* from the command line (or a fleet file) */
 	char *profile_name;
