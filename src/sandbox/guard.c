@@ -47,13 +47,20 @@ static int push(char **v, int *n, const char *s)
 
 /*
  * What stands in for a missing guarded path (guard.h):
- *  - PH_FIFO: a mode-0000 FIFO;
+ *  - PH_SOCK: a mode-0000 socket inode (mknod(2) S_IFSOCK, bound to
+ *    nothing): open(2) of it fails at once with ENXIO, even for root (a
+ *    FIFO would block a root reader on the host until a writer came);
+ *  - PH_DIR: an empty 0555 directory with the xattr, for the project
+ *    configuration directories the agents berth runs read inside the
+ *    sandbox (.claude/, .codex/): a path below it is ENOENT, the normal
+ *    "not configured", where below a socket it is ENOTDIR, which Claude Code
+ *    reports as a settings file it could not read;
  *  - PH_EMPTY: an empty 0444 file, for a config git must be able to read;
  *  - PH_DOT: a 0444 file holding ".\n", for a `commondir`: git would die on an
  *    empty one, and "." names the directory that holds it, which is where
  *    git looks when there is no `commondir` at all (gitrepository-layout(5)).
  */
-enum placeholder { PH_FIFO, PH_EMPTY, PH_DOT };
+enum placeholder { PH_SOCK, PH_DIR, PH_EMPTY, PH_DOT };
 
 #define DOT_CONTENT ".\n"
 
@@ -66,7 +73,9 @@ static enum placeholder placeholder_kind(const char *rel)
 		return PH_DOT;
 	if (strchr(rel, '/') != NULL && (strcmp(base, "config") == 0 || strcmp(base, "config.worktree") == 0))
 		return PH_EMPTY;
-	return PH_FIFO;
+	if (strcmp(rel, ".claude") == 0 || strcmp(rel, ".codex") == 0)
+		return PH_DIR;
+	return PH_SOCK;
 }
 
 /* Is the regular file at @path exactly the ".\n" of a PH_DOT placeholder? */
@@ -83,11 +92,31 @@ static bool holds_dot(const char *path, const struct stat *st)
 	return memcmp(buf, DOT_CONTENT, sizeof DOT_CONTENT - 1) == 0;
 }
 
-/* A placeholder of ours: a mode-0000 FIFO, or a regular file with our xattr. */
+/* Is @path an empty directory? */
+static bool empty_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = true;
+
+	if (d == NULL)
+		return false;
+	while (empty && (de = readdir(d)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* A placeholder of ours: a mode-0000 socket (or FIFO, from a berth before
+ * sockets), an empty 0555 directory with our xattr, or a regular file with
+ * our xattr. */
 static bool is_placeholder(const char *path, const struct stat *st)
 {
-	if (S_ISFIFO(st->st_mode))
+	if (S_ISSOCK(st->st_mode) || S_ISFIFO(st->st_mode))
 		return (st->st_mode & 07777) == 0;
+	if (S_ISDIR(st->st_mode))
+		return (st->st_mode & 07777) == 0555 && lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0 &&
+		       empty_dir(path);
 	return S_ISREG(st->st_mode) && (st->st_size == 0 || holds_dot(path, st)) &&
 	       lgetxattr(path, PLACEHOLDER_XATTR, NULL, 0) >= 0;
 }
@@ -112,9 +141,13 @@ static int push_or_full(char **v, int *n, const char *s, struct berth_error *err
 static int make_placeholder(const char *path, enum placeholder kind, uid_t owner, gid_t group,
 			    struct berth_guard *g, struct berth_error *err)
 {
-	if (kind == PH_FIFO) {
-		if (mknod(path, S_IFIFO, 0) < 0)
+	if (kind == PH_SOCK) {
+		if (mknod(path, S_IFSOCK, 0) < 0)
 			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+	} else if (kind == PH_DIR) {
+		if (mkdir(path, 0555) < 0)
+			return berth_err(err, errno, "cannot create the guard placeholder `%s`", path);
+		(void)lsetxattr(path, PLACEHOLDER_XATTR, "1", 1, 0);
 	} else {
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
 		bool ok;
@@ -345,10 +378,14 @@ void berth_guard_remove_paths(char *const paths[], int n)
 		struct stat st;
 		if (paths[i] == NULL || lstat(paths[i], &st) < 0)
 			continue;
-		/* Only what is still a placeholder; anything else stays (a FIFO
-		 * is never made by git or an editor under a guarded name). */
-		if (S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0)
+		/* Only what is still a placeholder; anything else stays (a
+		 * mode-0000 socket or FIFO is never made by git or an editor
+		 * under a guarded name, and rmdir(2) takes only an empty
+		 * directory). */
+		if ((S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)) && (st.st_mode & 07777) == 0)
 			unlink(paths[i]);
+		else if (S_ISDIR(st.st_mode))
+			rmdir(paths[i]);
 		else if (S_ISREG(st.st_mode) && (st.st_size == 0 || holds_dot(paths[i], &st)))
 			unlink(paths[i]);
 	}

@@ -10,11 +10,15 @@
  * symlink (rename(2)/unlink(2) of a mount point fail with EBUSY).  A guarded
  * path that does not exist yet gets a placeholder for the run, mounted
  * read-only, so nothing can be created under that name:
- *  - a FIFO with mode 0000 (mkfifo(3)): git ignores FIFOs (status, add -A),
- *    nobody in the sandbox may open it (EACCES, so a reader never blocks), a
- *    path below it is ENOTDIR, and it has no data block, so making and
- *    removing one costs a fraction of an empty directory on ext4 (rmdir(2)
- *    journals the freed block and the orphan list);
+ *  - a socket inode with mode 0000 (mknod(2) S_IFSOCK, bound to nothing):
+ *    git ignores it (status, add -A), open(2) of it fails at once with ENXIO
+ *    for everyone, root on the host included (a FIFO would block a root
+ *    reader), a path below it is ENOTDIR, and it has no data block, so
+ *    making and removing one costs a fraction of an empty directory on ext4
+ *    (rmdir(2) journals the freed block and the orphan list);
+ *  - for .claude/ and .codex/, which the agents berth runs read inside the
+ *    sandbox, an empty 0555 directory with the xattr user.berth.placeholder
+ *    (a file below it is ENOENT, not ENOTDIR);
  *  - for .git/config and .git/config.worktree, which git must read, an empty
  *    0444 regular file with the xattr user.berth.placeholder;
  *  - for .git/commondir, a 0444 regular file holding ".\n" with the same
@@ -25,7 +29,7 @@
  * berth removes the placeholders when the run ends (or its janitor does, when
  * berth itself was killed), unless another run on the same workspace is
  * still going: each run holds a shared flock(2) on the workspace directory, a
- * concurrent run adopts placeholders it recognises (mode-0000 FIFO, or the
+ * concurrent run adopts placeholders it recognises (mode-0000 socket, or the
  * xattr), and only the last run removes them.
  */
 #ifndef BERTH_GUARD_H
@@ -77,8 +81,9 @@ int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const ch
 
 /*
  * berth_guard_cleanup - when no other run holds the workspace lock, remove
- * the placeholders that are still placeholders (a mode-0000 FIFO, an empty
- * regular file, a regular file holding ".\n"), then free @g.  Never fails.
+ * the placeholders that are still placeholders (a mode-0000 socket or FIFO,
+ * an empty directory, an empty regular file, a regular file holding ".\n"),
+ * then free @g.  Never fails.
  */
 void berth_guard_cleanup(struct berth_guard *g);
 

@@ -234,6 +234,30 @@ done
 eq "sigkill: no guard placeholders left in the workspace" "$left" ""
 rm -f "$WS/ready"
 
+# Placeholders never block a reader on the host (root ignores mode 0000: a FIFO would hang it), and
+# below .claude/ and .codex/ a file is simply absent (ENOENT), as agents expect, not ENOTDIR.
+PW=$TOP/ph-ws; mkdir "$PW"; chmod 700 "$PW"
+"$BERTH" run --workspace "$PW" -- python3 -c '
+import os, time
+for p in ("/workspace/.claude/settings.json", "/workspace/.codex/config.toml", "/workspace/.vscode/settings.json"):
+    try: open(p); print(p, "OPENED", flush=True)
+    except OSError as e: print(p, e.errno, flush=True)
+open("/workspace/.ph-ready", "w").close(); time.sleep(30)' </dev/null >"$TD/ph.out" 2>"$TD/ph.err" &
+php=$!; BGPIDS+=("$php")
+for _ in $(seq 100); do [ -e "$PW/.ph-ready" ] && break; sleep 0.05; done
+timeout 2 cat "$PW/.envrc" >/dev/null 2>"$TD/ph.cat"; RC=$?
+eq "guard: reading a placeholder on the host fails at once (not a hang: exit 1, not 124)" "$RC" 1
+has "guard: ... with ENXIO" "$(cat "$TD/ph.cat")" "No such device or address"
+eq "guard: a missing .envrc is a socket placeholder meanwhile" "$(stat -c %F "$PW/.envrc" 2>&1)" "socket"
+eq "guard: a missing .claude is an empty directory placeholder meanwhile" "$(stat -c %F:%a "$PW/.claude" 2>&1):$(ls -A "$PW/.claude" | wc -l)" "directory:555:0"
+kill "$php" 2>/dev/null; wait "$php" 2>/dev/null
+PH=$(cat "$TD/ph.out")
+has "guard: .claude/settings.json inside is ENOENT (2)" "$PH" "/workspace/.claude/settings.json 2"
+has "guard: .codex/config.toml inside is ENOENT (2)" "$PH" "/workspace/.codex/config.toml 2"
+has "guard: .vscode/settings.json inside is ENOTDIR (20)" "$PH" "/workspace/.vscode/settings.json 20"
+for _ in $(seq 40); do [ -z "$(ls -A "$PW" | grep -v '^\.ph-ready$')" ] && break; sleep 0.05; done
+eq "guard: every placeholder is gone after the run" "$(ls -A "$PW" | grep -v '^\.ph-ready$' | tr '\n' ' ')" ""
+
 # ---------------------------------------------------------------- pid 1's command line
 # pid 1 is a copy of berth: its argv (host paths, berth's options) is overwritten.
 br -- sh -c 'tr "\0" " " </proc/1/cmdline; echo; tr -d "\0" </proc/1/environ | wc -c'
