@@ -204,8 +204,8 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 	    strcmp(json_string_value(json_object_get(doc, "type")), BERTH_ATTEST_TYPE) != 0)
 		problem(p, "`type` is not `%s`", BERTH_ATTEST_TYPE);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
-		if (json_typeof(json_object_get(doc, members[i].name)) != members[i].type ||
-		    json_object_get(doc, members[i].name) == NULL)
+		if (json_object_get(doc, members[i].name) == NULL ||
+		    json_typeof(json_object_get(doc, members[i].name)) != members[i].type)
 			problem(p, "member `%s` missing or of the wrong type", members[i].name);
 	if (!berth_run_id_valid(json_string_value(json_object_get(doc, "run_id"))))
 		problem(p, "`run_id` is not 16 lowercase hex digits");

@@ -124,6 +124,29 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["enforced"]["capa
 "$BERTH" attest --verify "$TOP/t2.json" >"$TOP/out" 2>&1; eq "verify: an edited measurement is invalid (exit 1)" "$?" 1
 has "verify: the verdict no longer follows" "$(cat "$TOP/out")" "the verdict stated is not the one the measurement gives"
 openssl genpkey -algorithm ed25519 -out "$TOP/other.pem" 2>/dev/null && openssl pkey -in "$TOP/other.pem" -pubout -out "$TOP/other.pub.pem" 2>/dev/null
+# Malformed documents: invalid (exit 1), never a crash -- every member of a real one removed in turn, and bare shapes.
+CRASH=$(python3 - "$BERTH" "$TOP/att.json" <<'PY'
+import json, subprocess, sys
+berth, doc = sys.argv[1], json.load(open(sys.argv[2]))
+def paths(o, p=()):
+    if isinstance(o, dict):
+        for k in o:
+            yield p + (k,)
+            yield from paths(o[k], p + (k,))
+bad = []
+for p in list(paths(doc)):
+    d = json.loads(json.dumps(doc)); o = d
+    for k in p[:-1]: o = o[k]
+    del o[p[-1]]
+    r = subprocess.run([berth, "attest", "--verify", "-"], input=json.dumps(d).encode(), capture_output=True)
+    if r.returncode != 1: bad.append("/".join(p) + ":" + str(r.returncode))
+for t in ("{}", '{"signature":"x"}', '{"enforced":{}}', '{"enforced":[]}', '{"audit":1}', "[]"):
+    r = subprocess.run([berth, "attest", "--verify", "-"], input=t.encode(), capture_output=True)
+    if r.returncode != 1: bad.append(t + ":" + str(r.returncode))
+print(" ".join(bad))
+PY
+)
+eq "verify: a document missing any member, or of the wrong shape, is invalid (exit 1, no crash)" "$CRASH" ""
 "$BERTH" attest --verify "$TOP/att.json" --key "$TOP/other.pub.pem" >"$TOP/out" 2>&1; RC=$?
 eq "verify: wrong trusted key is invalid (exit 1)" "$RC" 1
 has "verify: names the keys" "$(cat "$TOP/out")" "not the trusted key"
