@@ -182,6 +182,11 @@ def main():
         broken(n, where, "records %d..%d are not covered by the signed head" % (best["seq"] + 1, n))
     elif best["hash"] != prev:
         broken(n, where, "the last record's hash differs from the signed head")
+    if n == 0:
+        # Nothing to check is not "intact": an empty log cannot show whether records were removed.
+        print("empty: no records in `%s` (nothing recorded yet, or everything was removed: an empty log "
+              "cannot show which)" % d)
+        return
     print("intact: %d records, head %s" % (n, prev))
 
 

@@ -139,14 +139,23 @@ static int audit_verify(const char *dir, const char *keyfile)
 		cli_print_error(&err);
 		return 125;
 	}
-	if (v.records == 0) {
+	if (v.records == 0 && v.intact) {
+		/* Nothing to check is not "intact": an empty or absent log
+		 * cannot show whether records were removed. */
 		char def[4096];
 		struct stat st;
 
 		if (dir == NULL && berth_audit_dir(def, sizeof def, &err) == 0)
 			dir = def;
-		if (dir != NULL && stat(dir, &st) < 0 && errno == ENOENT)
-			fprintf(stderr, "berth: no audit log in `%s` (nothing recorded yet, or it was removed)\n", dir);
+		if (dir != NULL && stat(dir, &st) < 0 && errno == ENOENT) {
+			fprintf(stderr, "berth: no audit log at `%s` (nothing recorded yet, or it was removed)\n",
+				CLI_SAFE(dir));
+			return 125;
+		}
+		printf("empty: no records in `%s` (nothing recorded yet, or everything was removed: an empty log "
+		       "cannot show which)\n",
+		       dir != NULL ? CLI_SAFE(dir) : "the audit directory");
+		return 0;
 	}
 	if (!v.intact) {
 		if (v.line)
