@@ -931,8 +931,14 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 			return berth_err_hint(
 			    err, "drop `--network host`: --allow-host implies `--network proxy`");
 		}
+		if (o->network_mode != NULL && strcmp(o->network_mode, "none") == 0) {
+			berth_usage_err(err, "--network none and --allow-host/--dns contradict each other: "
+					     "--allow-host gives the sandbox the hosts it names");
+			return berth_err_hint(err, "drop `--network none` (--allow-host implies `--network proxy`), "
+						   "or the --allow-host/--dns");
+		}
 		o->policy.network = BERTH_NET_PROXY;
-		if (o->network_mode == NULL || strcmp(o->network_mode, "none") == 0)
+		if (o->network_mode == NULL)
 			o->network_mode = "proxy";
 	}
 	if (o->network_mode == NULL)

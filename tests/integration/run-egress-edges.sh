@@ -55,6 +55,16 @@ for v in 192.0.2.53 192.0.2.53:5353 '[2001:db8::53]:53' '2001:db8::53'; do
 	eq "--dns \`$v\`: accepted" "$RC" 0
 done
 
+# --network none and --allow-host (or --dns) contradict each other: refused, not a silent proxy.
+run --network none --allow-host example.com -- true
+eq "--network none --allow-host: exit 2" "$RC" 2
+has "--network none --allow-host: says they contradict" "$ERR" "--network none and --allow-host/--dns contradict each other"
+eq "--network none --allow-host: nothing written to the audit trail" "$(records)" 0
+run --network none --dns 192.0.2.53 --dry-run --json -- true
+eq "--network none --dns: exit 2" "$RC" 2
+run --allow-host example.com --dry-run --json -- true
+has "--allow-host alone still implies the proxy" "$OUT" '"mode":"proxy"'
+
 # 2. --allow-host and --network values with control bytes are escaped, not echoed.
 run --allow-host "$(printf 'a\033[2Jb.example')" -- true
 eq "--allow-host with ESC: exit 2" "$RC" 2
