@@ -905,11 +905,11 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	berth_policy_init(&o->policy);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", run_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", run_options, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
 			char clean[160];
-			berth_usage_err(err, "%s `%s`", c == ':' ? "missing value for" : "unknown option",
+			berth_usage_err(err, c == ':' ? "`%s` needs a value" : "unknown option `%s`",
 					berth_text_clean(clean, sizeof clean, bad));
 			return berth_err_hint(err, "see `berth run --help`");
 		}
