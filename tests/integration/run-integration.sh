@@ -338,6 +338,9 @@ has "refused: --workspace /nonexistent names it" "$ERR" "/nonexistent-berth-it"
 br --no-such-option -- true
 eq "refused: unknown option exits 2" "$RC" 2
 has "refused: unknown option named" "$ERR" "--no-such-option"
+br --memory
+eq "refused: --memory without a value exits 2" "$RC" 2
+has "refused: says it needs a value (not an unknown option)" "$ERR" "\`--memory\` needs a value"
 br --memory abc -- true
 eq "refused: --memory abc exits 2" "$RC" 2
 has "refused: --memory abc names abc" "$ERR" "abc"
