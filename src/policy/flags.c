@@ -632,6 +632,11 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		berth_usage_err(err, "workspace `%s` is not a directory", dir);
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory");
 	}
+	if (access(real, R_OK | X_OK) < 0) {
+		int e = errno;
+		berth_usage_err(err, "cannot use workspace `%s`: %s (uid %u)", dir, strerror(e), (unsigned)getuid());
+		return berth_err_hint(err, "pass `--workspace DIR` naming a directory you can read");
+	}
 	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0)
 		return -1;
 	free(p->workspace);
