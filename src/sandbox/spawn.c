@@ -344,9 +344,13 @@ static int check_features(struct sandbox *s, struct berth_error *err)
 			notice(s, "not enforced: landlock (file access and TCP rules beyond the mount view)");
 		if (!s->use_seccomp)
 			notice(s, "not enforced: seccomp (dangerous system calls are not filtered)");
-		if (!s->use_userns && !s->use_landlock)
-			return refuse(err, "neither user namespaces nor landlock are available",
-				      "berth cannot confine file access at all");
+		if (!s->use_userns && !s->use_landlock) {
+			/* Not even --allow-degraded: do not suggest it. */
+			berth_err(err, 0, "neither user namespaces nor landlock are available: berth cannot confine "
+					  "file access at all, and refuses to run even with --allow-degraded");
+			return berth_err_hint(err, "see `berth doctor`: enable user namespaces or Landlock "
+						   "(lsm=landlock on the kernel command line)");
+		}
 		return 0;
 	}
 	if (!s->use_userns) {
