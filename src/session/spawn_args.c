@@ -250,7 +250,15 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (berth_profile_load(r->profile_name, &r->profile, err) < 0)
 		return -1;
 	if (r->name == NULL) {
-		berth_session_name_derive(r->profile_name, r->repo, name);
+		/* PROFILE[-REPO]-HHMMSS, then -2, -3, ... when a session of
+		 * that name is running (two spawns within one second). */
+		char base[BERTH_SESSION_NAME_MAX + 1];
+		berth_session_name_derive(r->profile_name, r->repo, base);
+		snprintf(name, sizeof name, "%s", base);
+		for (unsigned k = 2; k < 100 && berth_session_alive(name); k++) {
+			size_t room = sizeof name - 4;
+			snprintf(name, sizeof name, "%.*s-%u", (int)(strlen(base) < room ? strlen(base) : room), base, k);
+		}
 		if ((r->name = strdup(name)) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
 	}
