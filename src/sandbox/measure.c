@@ -453,9 +453,15 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 		const json_t *cpu = json_object_get(lim, "cpu");
 		json_int_t q = int_at(cpu, "quota_us", NULL, -1), per = int_at(cpu, "period_us", NULL, 0);
 		bool ok = want == 0 || (q > 0 && per > 0 && q * 1000 / per >= want - 1 && q * 1000 / per <= want + 1);
-		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
-			ok = int_at(lim, "cpus_affinity", NULL, 0) > 0 &&
-			     int_at(lim, "cpus_affinity", NULL, 0) * 1000 <= want + 999;
+		json_int_t aff = int_at(lim, "cpus_affinity", NULL, 0);
+		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 && aff * 1000 <= want + 999) {
+			/* An affinity mask has whole CPUs only: --cpus 0.5 gets one. */
+			if (aff * 1000 > want)
+				why(reasons, "cpu: %lld millicpus asked, an affinity of %lld whole CPU%s given (no cgroup "
+					     "cpu limit in rlimit mode)",
+				    (long long)want, (long long)aff, aff == 1 ? "" : "s");
+			ok = true;
+		}
 		if (!ok)
 			why(reasons, "cpu limit not read back as %lld millicpus", (long long)want);
 	}
