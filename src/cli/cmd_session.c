@@ -60,7 +60,7 @@ static const char spawn_usage[] =
 	"\n"
 	"  PROFILE           claude, codex, shell, or ~/.config/berth/profiles/PROFILE.yml\n"
 	"  --name NAME       the session's name (a-z 0-9 -, at most 48; default PROFILE-REPO-HHMMSS)\n"
-	"  --repo URL        clone URL (https://) through the egress broker into the session's own workspace\n"
+	"  --repo URL        clone URL (https://; http:// warns) through the egress broker into the session's own workspace\n"
 	"  --workspace DIR   the workspace (default: the session's own, empty)\n"
 	"  --prompt TEXT     the first instruction (an argument, or typed, as the profile says)\n"
 	"  --seed-auth       forward the profile's credentials (a widening: the agent can read them)\n"
