@@ -111,7 +111,9 @@ static int session_audit_begin(struct sup *s, struct berth_error *err)
 	if (pj == NULL || berth_policy_digest(p, digest, err) < 0)
 		goto out;
 	snprintf(d, sizeof d, "sha256:%s", digest);
-	start = json_pack("{s:O, s:s?, s:s, s:s, s:s?, s:I, s:s}", "argv", argv, "workspace", p->workspace, "session",
+	/* "name", not "session": a member whose name holds "session" is
+	 * redacted as a possible session token (docs/audit.md). */
+	start = json_pack("{s:O, s:s?, s:s, s:s, s:s?, s:I, s:s}", "argv", argv, "workspace", p->workspace, "name",
 			  s->spec->name, "profile", s->spec->profile, "repo", s->spec->repo, "pid", (json_int_t)getpid(),
 			  "berth_version", BERTH_VERSION);
 	pol = json_pack("{s:s, s:o}", "digest", d, "policy", json_loads(pj, 0, NULL));
