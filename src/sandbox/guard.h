@@ -11,8 +11,8 @@
  * path that does not exist yet gets a placeholder for the run, mounted
  * read-only, so nothing can be created under that name:
  *  - a socket inode with mode 0000 (mknod(2) S_IFSOCK, bound to nothing):
- *    git ignores it (status, add -A), open(2) of it fails at once with ENXIO
- *    for everyone, root on the host included (a FIFO would block a root
+ *    git ignores it (status, add -A), open(2) of it fails at once for
+ *    everyone: EACCES, or ENXIO for root (a FIFO would block a root
  *    reader), a path below it is ENOTDIR, and it has no data block, so
  *    making and removing one costs a fraction of an empty directory on ext4
  *    (rmdir(2) journals the freed block and the orphan list);
