@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_termfilter.c - libFuzzer target for the filter between an agent's
- * output and the person's terminal (src/session/termfilter.c: `berth attach`,
+ * output and the person's terminal (src/util/termfilter.c: `berth attach`,
  * `berth logs` on a terminal).
  *
  * The first byte picks where the input is cut in two (a sequence split
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/termfilter.h"
+#include "util/termfilter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -31,7 +31,7 @@ mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c s
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
-	src/util/text.c src/util/rundir.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
+	src/util/text.c src/util/rundir.c src/util/termfilter.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
 	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/audit/exposure.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
 
 # fuzz_session feeds agent output to libvterm behind berth's filter.  With
@@ -60,7 +60,6 @@ fi
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
 	clang "${CF[@]}" fuzz/fuzz_session.c src/session/profile.c src/session/fleet.c src/session/yconf.c \
 		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
-		src/session/termfilter.c \
 		src/policy/rules.c src/util/ynode.c \
 		"${mcp_src[@]}" \
 		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \
@@ -76,7 +75,7 @@ fi
 		src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1 libevent libcares) -ldl -pthread -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
-	clang "${CF[@]}" fuzz/fuzz_termfilter.c src/session/termfilter.c -o "$out/fuzz_termfilter"
+	clang "${CF[@]}" fuzz/fuzz_termfilter.c src/util/termfilter.c -o "$out/fuzz_termfilter"
 }
 
 # name corpus-dir max_len

@@ -25,7 +25,7 @@
 #include "../session/profile.h"
 #include "../session/session.h"
 #include "../session/spawn_args.h"
-#include "../session/termfilter.h"
+#include "../util/termfilter.h"
 #include "../util/cleanup.h"
 #include "cli.h"
 

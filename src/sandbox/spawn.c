@@ -69,6 +69,7 @@
 
 #include "../broker/broker.h"
 #include "../supervisor/evidence.h"
+#include "../util/termfilter.h"
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
@@ -1535,19 +1536,22 @@ static bool pump(int from, int to)
 	return true;
 }
 
-/* One read of the pty master, written to @to: false when the master is
- * done (end of file, or EIO: no slave is open any more). */
-static bool relay_out(int master, int to)
+/* One read of the pty master, written to @to, the caller's terminal,
+ * through @tf (termfilter.h: what would drive that terminal rather than draw
+ * on it, such as an OSC 52 clipboard write, is dropped): false when the
+ * master is done (end of file, or EIO: no slave is open any more). */
+static bool relay_out(int master, int to, struct berth_termfilter *tf)
 {
-	char buf[16384];
+	char buf[16384], safe[sizeof buf + BERTH_TERMFILTER_SLACK];
 	ssize_t n = read(master, buf, sizeof buf);
 
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN;
 	if (n == 0)
 		return false;
+	n = (ssize_t)berth_termfilter_feed(tf, buf, (size_t)n, safe);
 	for (ssize_t off = 0; off < n;) {
-		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		ssize_t w = write(to, safe + off, (size_t)(n - off));
 		if (w < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (w < 0)
@@ -1561,6 +1565,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 {
 	cleanup_close int tfd = -1;
 	struct relay r = {.raw = false};
+	struct berth_termfilter tf;
 	bool timed_out = false, stdin_open = s->pty_master >= 0 && s->want_pty, exited = false;
 	/* The caller's terminal the pty is relayed to (and sized from). */
 	int out = s->want_pty || (s->out_pty & 1u) != 0 ? STDOUT_FILENO : STDERR_FILENO;
@@ -1576,6 +1581,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 		if (tfd >= 0)
 			timerfd_settime(tfd, 0, &its, NULL);
 	}
+	berth_termfilter_init(&tf);
 	if (s->pty_master >= 0) {
 		copy_winsize(tty, s->pty_master);
 		if (s->want_pty)
@@ -1616,7 +1622,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 		 * command that closed its terminal and runs on would spin this
 		 * loop.  A failed write to the caller's terminal drops the bytes,
 		 * as before, and keeps reading. */
-		if ((p[4].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_out(master, out))
+		if ((p[4].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_out(master, out, &tf))
 			master = -1;
 		if (p[1].revents & POLLIN) {
 			timed_out = true;

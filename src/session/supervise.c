@@ -37,7 +37,7 @@
 #include "../audit/queue.h"
 #include "../util/cleanup.h"
 #include "screen.h"
-#include "termfilter.h"
+#include "../util/termfilter.h"
 
 #define MAX_CLIENTS 64
 #define CLIENT_IN_MAX (64 * 1024)      /* bytes of one request line */

@@ -6,7 +6,7 @@
 # EBUSY), stop its output (TCOOFF: the caller's next write hangs), resize it,
 # read the keys typed meanwhile, or take it as its controlling terminal when
 # it was nobody's.  Now those descriptors are a pty of the sandbox's own,
-# relayed by berth.
+# relayed by berth, through the same output filter as `berth attach`.
 #
 # usage: run-terminal.sh /path/to/berth [stage-dir]
 #
@@ -156,6 +156,43 @@ print(p.returncode, "busy" if u.ru_utime + u.ru_stime > 1.0 else "idle")
 EOF
 )
 eq "a command that closed its terminal: berth waits idle (rc 0)" "$OUT" "0 idle"
+
+# What the command writes to a terminal reaches the caller's terminal through the same filter as
+# `berth attach`: colours and text pass; OSC 52 (clipboard), tmux passthrough and C1 controls do not.
+# Both ways a terminal reaches berth: stdin a terminal (the interactive pty), and only stdout one.
+for how in interactive output; do
+OUT=$("$HOSTPY" - "$BERTH" "$how" <<'EOF'
+import os, pty, select, subprocess, sys
+m, s = pty.openpty()
+fmt = "A\\033[31mRED\\033[0m\\033]52;c;cHduZWQ=\\007B\\033Ptmux;\\033\\033]52;c;eA==\\007\\033\\\\C\\302\\235D\\n"
+stdin = s if sys.argv[2] == "interactive" else subprocess.DEVNULL
+p = subprocess.Popen([sys.argv[1], "run", "--", "printf", fmt], stdin=stdin, stdout=s, stderr=subprocess.DEVNULL)
+os.close(s)
+buf = b""
+while True:
+    r, _, _ = select.select([m], [], [], 10)
+    if not r:
+        break
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+p.wait()
+print(p.returncode, buf.hex())
+EOF
+)
+rc=${OUT%% *} hex=${OUT#* }
+has_hex() { case "$hex" in *"$(printf '%s' "$1" | od -An -tx1 | tr -d ' \n')"*) return 0 ;; esac; return 1; }
+eq "$how: the command ran (rc 0)" "$rc" 0
+has_hex $'A\033[31mRED\033[0m' && pass "$how: colours and text pass" || fail "$how: colours and text pass" "$hex"
+has_hex ']52;' && fail "$how: no OSC 52 reaches the caller's terminal" "$hex" || pass "$how: no OSC 52 reaches the caller's terminal"
+has_hex 'tmux;' && fail "$how: no tmux passthrough" "$hex" || pass "$how: no tmux passthrough"
+has_hex $'\302\235' && fail "$how: no C1 control (U+009D)" "$hex" || pass "$how: no C1 control (U+009D)"
+has_hex 'B' && has_hex 'C' && has_hex 'D' && pass "$how: the text around them is kept" || fail "$how: the text around them is kept" "$hex"
+done
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }

@@ -18,7 +18,7 @@
 #include "session/screen.h"
 #include "session/session.h"
 #include "session/spawn_args.h"
-#include "session/termfilter.h"
+#include "util/termfilter.h"
 #include "util/text.h"
 
 static void test_names(void **state)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * termfilter.h - an agent's output made safe for the person's own terminal
- * (`berth attach`, `berth logs` on a terminal).
+ * termfilter.h - a sandboxed program's output made safe for the person's own
+ * terminal (`berth attach`, `berth logs` on a terminal, `berth run`'s pty
+ * relay).
  *
  * The agent runs in the sandbox and is not trusted; so is its output.  Passed
  * through raw, it talks to the terminal emulator of the person who attaches,
@@ -31,8 +32,8 @@
  * The state carries over from one call to the next: a sequence may be split
  * anywhere between reads.
  */
-#ifndef BERTH_SESSION_TERMFILTER_H
-#define BERTH_SESSION_TERMFILTER_H
+#ifndef BERTH_UTIL_TERMFILTER_H
+#define BERTH_UTIL_TERMFILTER_H
 
 #include <stdbool.h>
 #include <stddef.h>
