@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../manifest/schema.h"
+#include "../policy/policy.h"
 #include "../supervisor/app.h"
 #include "../supervisor/dev.h"
 #include "../util/cleanup.h"
@@ -109,7 +110,7 @@ int cmd_policy(int argc, char **argv)
 /* ---------------------------------------------------------- berth rpc */
 
 static const char rpc_usage[] =
-    "usage: berth rpc APP --export NAME [--input JSON] [--app-dir DIR] [--timeout MS]\n"
+    "usage: berth rpc APP --export NAME [--input JSON] [--app-dir DIR] [--timeout MS|5s]\n"
     "  call one export of the app APP: through a running `berth dev` for it when there is one,\n"
     "  else in a sandbox booted for the call.  The app directory is DIR (default apps/APP, or APP).\n"
     "exit status: 0 the result is printed; 1 the call failed (the error is printed, a denial explained);\n"
@@ -192,13 +193,26 @@ int cmd_rpc(int argc, char **argv)
 			dir = optarg;
 			break;
 		case 't': {
+			/* A bare number is milliseconds; with a unit (500ms, 5s,
+			 * 2m) it reads as `berth run --timeout` does. */
 			char *end;
+			size_t len = strlen(optarg);
+			struct berth_error terr = {0};
+			uint64_t ms = 0;
 			errno = 0;
-			timeout = strtoul(optarg, &end, 10);
+			if (len > 0 && ((optarg[len - 1] >= 'a' && optarg[len - 1] <= 'z'))) {
+				if (berth_parse_duration_ms(optarg, "--timeout", &ms, &terr) < 0)
+					ms = 0;
+				timeout = ms > 3600000 ? 0 : (unsigned long)ms;
+				end = optarg + len;
+			} else {
+				timeout = strtoul(optarg, &end, 10);
+			}
 			if (errno || *end || timeout == 0 || timeout > 3600000) {
 				fprintf(stderr,
-					"berth: rpc: bad --timeout `%s`: want milliseconds, 1..3600000\n",
-					optarg);
+					"berth: rpc: bad --timeout `%s`: want milliseconds (1..3600000), or a "
+					"duration such as 500ms, 5s or 2m (at most 1h)\n",
+					CLI_SAFE(optarg));
 				return 2;
 			}
 			break;
