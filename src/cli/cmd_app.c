@@ -181,7 +181,7 @@ int cmd_rpc(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			export = optarg;
@@ -221,8 +221,8 @@ int cmd_rpc(int argc, char **argv)
 			fputs(rpc_usage, stdout);
 			return 0;
 		default:
-			fprintf(stderr, "berth: rpc: unknown or incomplete option `%s`\n%s", argv[optind - 1],
-				rpc_usage);
+			fprintf(stderr, c == ':' ? "berth: rpc: `%s` needs a value\n%s" : "berth: rpc: unknown option `%s`\n%s",
+				CLI_SAFE(argv[optind - 1]), rpc_usage);
 			return 2;
 		}
 	}

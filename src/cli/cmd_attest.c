@@ -186,7 +186,7 @@ int cmd_attest(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	/* options may follow the run id (`berth attest RUN_ID --out FILE`) */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			last = true;
@@ -204,8 +204,9 @@ int cmd_attest(int argc, char **argv)
 			fputs(attest_usage, stdout);
 			return 0;
 		default:
-			fprintf(stderr, "berth: %s `%s`\nberth: hint: see `berth attest --help`\n",
-				c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
+			fprintf(stderr, c == ':' ? "berth: `%s` needs a value\nberth: hint: see `berth attest --help`\n"
+						 : "berth: unknown option `%s`\nberth: hint: see `berth attest --help`\n",
+				CLI_SAFE(argv[optind - 1]));
 			return BERTH_EXIT_USAGE;
 		}
 	}
