@@ -65,7 +65,7 @@ fi
 		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
-	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/sha256.c \
+	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/rundir.c src/util/sha256.c \
 		src/util/error.c $(pkg-config --cflags --libs jansson libsodium) $(pkg-config --cflags libcrypto) -ldl -pthread \
 		-o "$out/fuzz_audit"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \

@@ -33,6 +33,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/jcs.h"
+#include "../util/rundir.h"
 #include "../util/sha256.h"
 #include "../util/sign.h"
 
@@ -124,27 +125,9 @@ void berth_audit_new_run_id(char out[17])
 	berth_hex(b, sizeof b, out);
 }
 
-/* $HOME when absolute, else the caller's passwd entry (HOME may be unset
- * under `env -i`). */
-static const char *home_dir(void)
-{
-	static __thread char buf[4096];
-	const char *home = getenv("HOME");
-	struct passwd pw, *res = NULL;
-	char tmp[4096];
-
-	if (home != NULL && home[0] == '/')
-		return home;
-	if (getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res) != 0 || res == NULL || pw.pw_dir == NULL ||
-	    pw.pw_dir[0] != '/')
-		return NULL;
-	snprintf(buf, sizeof buf, "%s", pw.pw_dir);
-	return buf;
-}
-
 int berth_audit_dir(char *buf, size_t size, struct berth_error *err)
 {
-	const char *over = getenv("BERTH_AUDIT_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = home_dir();
+	const char *over = getenv("BERTH_AUDIT_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
 	int n;
 
 	if (over != NULL && over[0] != '\0') {

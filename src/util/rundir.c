@@ -5,10 +5,27 @@
 #include "rundir.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+const char *berth_home_dir(void)
+{
+	static __thread char buf[4096];
+	const char *home = getenv("HOME");
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (home != NULL && home[0] == '/')
+		return home;
+	if (getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res) != 0 || res == NULL || pw.pw_dir == NULL ||
+	    pw.pw_dir[0] != '/')
+		return NULL;
+	snprintf(buf, sizeof buf, "%s", pw.pw_dir);
+	return buf;
+}
 
 static bool private_dir_of(const struct stat *st, uid_t uid)
 {

@@ -12,6 +12,15 @@
 #include "error.h"
 
 /*
+ * berth_home_dir - the caller's home for berth's state and configuration
+ * defaults: $HOME when it is an absolute path, else the home directory of
+ * the real uid's passwd entry (getpwuid_r(3); HOME is unset under `env -i`).
+ * Returns a path (valid until the next call in this thread), or NULL when
+ * neither is an absolute path.
+ */
+const char *berth_home_dir(void);
+
+/*
  * berth_runtime_dir - the runtime directory of the calling user (real uid)
  * into @buf (@len bytes), the first of:
  *   1. $XDG_RUNTIME_DIR/berth when XDG_RUNTIME_DIR is an absolute path (XDG

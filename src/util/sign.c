@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
 #include "sign.h"
+#include "rundir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,27 +143,9 @@ static int pem_decode(const char *text, const char *label, unsigned char *der, s
 
 /* ---- key files ---- */
 
-/* $HOME when absolute, else the caller's passwd entry (HOME may be unset
- * under `env -i`). */
-static const char *home_dir(void)
-{
-	static __thread char buf[4096];
-	const char *home = getenv("HOME");
-	struct passwd pw, *res = NULL;
-	char tmp[4096];
-
-	if (home != NULL && home[0] == '/')
-		return home;
-	if (getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res) != 0 || res == NULL || pw.pw_dir == NULL ||
-	    pw.pw_dir[0] != '/')
-		return NULL;
-	snprintf(buf, sizeof buf, "%s", pw.pw_dir);
-	return buf;
-}
-
 int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = home_dir();
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = berth_home_dir();
 	int n;
 
 	if (xdg != NULL && xdg[0] == '/')
