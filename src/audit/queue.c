@@ -256,7 +256,11 @@ json_t *berth_audit_net_payload(const struct berth_broker_decision *d)
 								    : "failed";
 
 	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy",
-			 d->kind == BERTH_BROKER_SOCKS5 ? "socks5" : "http", "decision", decision, "host", d->host,
+			 d->kind == BERTH_BROKER_SOCKS5		? "socks5"
+			 : d->kind == BERTH_BROKER_TRANSPARENT ? "transparent"
+			 : d->kind == BERTH_BROKER_DNS	? "dns"
+								: "http",
+			 "decision", decision, "host", d->host,
 			 "port", (json_int_t)d->port, "address", d->address, "reason", d->reason, "bytes_up",
 			 (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down, "duration_ms",
 			 (json_int_t)d->duration_ms);

@@ -44,13 +44,16 @@
 
 #include "body.h"
 #include "dns.h"
+#include "dnsmsg.h"
+#include "fakeaddr.h"
 #include "http.h"
 #include "socks.h"
 
 #define MAX_ADDRS 16
 #define CLOSING_LINGER_MS 2000
 #define CLOSING_READ_MAX 65536
-#define MAX_LISTENERS 8
+#define MAX_LISTENERS BERTH_BROKER_LISTENERS_MAX
+#define DNS_TTL 300 /* seconds: an assigned address never changes while the broker runs */
 #define PUMP_ROUNDS 16 /* splice rounds per callback, so one busy tunnel cannot starve the others */
 #define FDS_PER_TUNNEL 6 /* client, upstream, two pipes */
 #define LOCAL_ADDRS_MAX_AGE_MS 1000 /* the host's own addresses are read again after this */
@@ -59,7 +62,8 @@ enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 
 struct listener {
 	struct berth_broker *b;
-	struct evconnlistener *l;
+	struct evconnlistener *l; /* TCP kinds */
+	struct event *udp;	  /* BERTH_BROKER_DNS */
 	struct event *retry;
 	enum berth_broker_kind kind;
 };
@@ -130,6 +134,9 @@ struct berth_broker {
 	struct event *stop_ev;
 	struct listener ls[MAX_LISTENERS];
 	size_t nls;
+	/* The addresses the sandbox's resolver gave declared names; touched
+	 * on the loop's thread only. */
+	struct berth_fakeaddr_map fake;
 	struct conn *conns;
 	unsigned nconns, ntunnels;
 
@@ -398,6 +405,24 @@ static void close_socks(struct conn *c, enum berth_socks_rep rep)
 	close_with(c, buf, n > 0 ? (size_t)n : 0);
 }
 
+/* A transparent connection has no protocol of berth's to answer in: it is
+ * reset (SO_LINGER 0; the client sees ECONNRESET), at the end of this
+ * callback (state CLOSING, timer 0). */
+static void reset(struct conn *c)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	release_slot(c);
+	if (c->up != NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	setsockopt(bufferevent_getfd(c->cl), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	bufferevent_disable(c->cl, EV_READ | EV_WRITE);
+	c->st = C_CLOSING;
+	timer_in(c, 0);
+}
+
 /* Refused by the policy: 403 naming the rule, or SOCKS 0x02. */
 static void refuse(struct conn *c, const char *reason)
 {
@@ -407,6 +432,10 @@ static void refuse(struct conn *c, const char *reason)
 	snprintf(rule, sizeof(rule), "%s (%s)", hp, reason);
 	report(c, BERTH_BROKER_REFUSED, reason);
 	remember_refusal(c->b, rule);
+	if (c->kind == BERTH_BROKER_TRANSPARENT) {
+		reset(c);
+		return;
+	}
 	if (c->kind == BERTH_BROKER_SOCKS5) {
 		close_socks(c, BERTH_SOCKS_NOT_ALLOWED);
 		return;
@@ -420,7 +449,9 @@ static void refuse(struct conn *c, const char *reason)
 static void fail(struct conn *c, int status, enum berth_socks_rep rep, const char *reason)
 {
 	report(c, BERTH_BROKER_FAILED, reason);
-	if (c->kind == BERTH_BROKER_SOCKS5)
+	if (c->kind == BERTH_BROKER_TRANSPARENT)
+		reset(c);
+	else if (c->kind == BERTH_BROKER_SOCKS5)
 		close_socks(c, rep);
 	else
 		close_http(c, status, reason);
@@ -831,12 +862,12 @@ static int established(struct conn *c)
 		 * CONNECT (RFC 1928 6) */
 		int n = berth_socks_format_reply((uint8_t *)buf, sizeof(buf), BERTH_SOCKS_SUCCEEDED, NULL);
 		rlen = n > 0 ? (size_t)n : 0;
-	} else if (c->connect) {
+	} else if (c->connect && c->kind == BERTH_BROKER_HTTP) {
 		int n = berth_http_format_established(buf, sizeof(buf));
 		rlen = n > 0 ? (size_t)n : 0;
 	}
 	timer_in(c, b->idle_ms);
-	if (c->kind == BERTH_BROKER_SOCKS5 || c->connect) {
+	if (c->kind == BERTH_BROKER_SOCKS5 || c->connect) { /* a transparent one has c->connect, no reply */
 		int r = splice_start(c, NULL, 0, buf, rlen, false, 0);
 		if (r != 0)
 			return r;
@@ -969,6 +1000,15 @@ static void resolved(void *arg, int status, const char *errtext, const struct be
 static void request(struct conn *c, const char *host, unsigned port)
 {
 	struct berth_broker *b = c->b;
+	struct berth_addr fa;
+	const char *name;
+
+	/* An address the sandbox's resolver gave a name means that name, in
+	 * a transparent connection and in a proxy request alike (a SOCKS
+	 * client that resolved the name itself, a CONNECT to the address). */
+	if (berth_addr_parse_literal(host, &fa) == BERTH_ADDR_V4 &&
+	    (name = berth_fakeaddr_lookup(&b->fake, fa.bytes)) != NULL)
+		host = name;
 
 	bufferevent_disable(c->cl, EV_READ); /* what follows the head waits for the upstream */
 	if (berth_host_decide(b->pats, b->npats, host, port, &c->dec) != 1) {
@@ -1121,6 +1161,40 @@ static void conn_timer(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * A transparent connection: its destination is the accepted socket's own
+ * address.  One the resolver gave a name is a request for that name; any
+ * other is a request for the IP literal (decided as a proxy request for it
+ * would be: only a declared literal, on a declared port, is reached).
+ */
+static void transparent_request(struct conn *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct berth_addr a;
+	char host[BERTH_ADDR_STRLEN];
+	unsigned port;
+
+	c->connect = true;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    berth_addr_from_sockaddr((struct sockaddr *)&ss, sl, &a) < 0) {
+		snprintf(c->dec.host, sizeof c->dec.host, "?");
+		refuse(c, "the destination of the connection is unknown");
+		return;
+	}
+	port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	/* a dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d */
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (a.family == AF_INET6 && memcmp(a.bytes, mapped, 12) == 0) {
+		a.family = AF_INET;
+		memmove(a.bytes, a.bytes + 12, 4);
+		memset(a.bytes + 4, 0, 12);
+	}
+	berth_addr_format(&a, host, sizeof host);
+	request(c, host, port); /* which maps the resolver's addresses back to their names */
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
 	struct listener *li = arg;
@@ -1156,6 +1230,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		conn_free(c);
 		return;
 	}
+	if (c->kind == BERTH_BROKER_TRANSPARENT) {
+		transparent_request(c, fd);
+		return;
+	}
 	bufferevent_setcb(c->cl, head_read, NULL, head_event, c);
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	timer_in(c, b->header_ms);
@@ -1182,6 +1260,80 @@ static void accept_retry(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	evconnlistener_enable(li->l);
+}
+
+/* ---- the sandbox's resolver -------------------------------------------------- */
+
+/* A name the resolver refused: the summary line and the audit trail, as
+ * any refusal (port 0: no port is known before a connection). */
+static void dns_refused(struct berth_broker *b, const char *name, const char *reason)
+{
+	char rule[BERTH_HOST_NAME_MAX + BERTH_HOST_REASON_MAX + 40];
+
+	snprintf(rule, sizeof rule, "%s (name lookup: %s)", name[0] != '\0' ? name : ".", reason);
+	remember_refusal(b, rule);
+	pthread_mutex_lock(&b->mu);
+	b->st.refused++;
+	pthread_mutex_unlock(&b->mu);
+	if (b->on_decision == NULL)
+		return;
+	struct berth_broker_decision d = {
+	    .kind = BERTH_BROKER_DNS,
+	    .outcome = BERTH_BROKER_REFUSED,
+	    .host = name,
+	    .port = 0,
+	    .address = "",
+	    .reason = reason,
+	};
+	b->on_decision(&d, b->data);
+}
+
+/* The answer to one query (see BERTH_BROKER_DNS in broker.h). */
+static int dns_answer(struct berth_broker *b, const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+	struct berth_dns_query q;
+	struct berth_host_decision d;
+	uint8_t a[4];
+	int rc = berth_dnsmsg_parse(in, len, &q);
+
+	if (rc < 0)
+		return -1;
+	if (rc != BERTH_DNS_NOERROR)
+		return berth_dnsmsg_answer(&q, (enum berth_dns_rcode)rc, NULL, 0, out, cap);
+	if (berth_host_name_declared(b->pats, b->npats, q.name, &d) != 1) {
+		/* A name that is an address (`1.2.3.4`) is not refused: resolvers
+		 * never ask for one, and a client that does gets no record. */
+		if (d.is_literal)
+			return berth_dnsmsg_answer(&q, BERTH_DNS_NOERROR, NULL, 0, out, cap);
+		dns_refused(b, d.host[0] != '\0' ? d.host : q.name, d.reason);
+		return berth_dnsmsg_answer(&q, BERTH_DNS_NXDOMAIN, NULL, 0, out, cap);
+	}
+	if (berth_fakeaddr_assign(&b->fake, d.host, a) < 0) {
+		dns_refused(b, d.host, "more declared names asked for than the resolver has addresses");
+		return berth_dnsmsg_answer(&q, BERTH_DNS_SERVFAIL, NULL, 0, out, cap);
+	}
+	return berth_dnsmsg_answer(&q, BERTH_DNS_NOERROR, a, DNS_TTL, out, cap);
+}
+
+static void dns_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *li = arg;
+	uint8_t in[1500], out[BERTH_DNS_ANSWER_MAX];
+
+	(void)what;
+	/* a bounded number per callback: a flood cannot starve the tunnels */
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			return;
+		if ((size_t)n > sizeof in)
+			continue; /* truncated: not a stub resolver's query */
+		int m = dns_answer(li->b, in, (size_t)n, out, sizeof out);
+		if (m > 0)
+			(void)sendto(fd, out, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
+	}
 }
 
 /* ---- the broker ---------------------------------------------------------- */
@@ -1239,6 +1391,10 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 		memcpy(b->pats, o->patterns, o->n_patterns * sizeof(*b->pats));
 		b->npats = o->n_patterns;
 	}
+	if (berth_fakeaddr_init(&b->fake, b->pats, b->npats) < 0) {
+		berth_err(err, ENOMEM, "broker");
+		goto fail;
+	}
 	b->base = event_base_new();
 	if (b->base == NULL) {
 		berth_err(err, errno, "broker: cannot create the event loop");
@@ -1266,7 +1422,8 @@ fail:
 int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_kind kind,
 			      struct berth_error *err)
 {
-	if (kind != BERTH_BROKER_HTTP && kind != BERTH_BROKER_SOCKS5) {
+	if (kind != BERTH_BROKER_HTTP && kind != BERTH_BROKER_SOCKS5 && kind != BERTH_BROKER_TRANSPARENT &&
+	    kind != BERTH_BROKER_DNS) {
 		close(fd);
 		return berth_err(err, EINVAL, "broker: unknown listener kind %d", (int)kind);
 	}
@@ -1278,6 +1435,18 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 	li->b = b;
 	li->kind = kind;
 	evutil_make_socket_nonblocking(fd);
+	if (kind == BERTH_BROKER_DNS) {
+		li->udp = event_new(b->base, fd, EV_READ | EV_PERSIST, dns_read, li);
+		if (li->udp == NULL || event_add(li->udp, NULL) < 0) {
+			if (li->udp != NULL)
+				event_free(li->udp);
+			li->udp = NULL;
+			close(fd);
+			return berth_err(err, ENOMEM, "broker: resolver");
+		}
+		b->nls++;
+		return 0;
+	}
 	/* backlog 0: the socket is already listening (it may come from another namespace) */
 	li->l =
 	    evconnlistener_new(b->base, accept_cb, li, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
@@ -1329,9 +1498,15 @@ void berth_broker_free(struct berth_broker *b)
 	while (b->conns != NULL)
 		conn_free(b->conns);
 	for (size_t i = 0; i < b->nls; i++) {
+		if (b->ls[i].udp != NULL) {
+			close(event_get_fd(b->ls[i].udp));
+			event_free(b->ls[i].udp);
+			continue;
+		}
 		evconnlistener_free(b->ls[i].l);
 		event_free(b->ls[i].retry);
 	}
+	berth_fakeaddr_free(&b->fake);
 	berth_dns_free(b->dns);
 	if (b->stop_ev != NULL)
 		event_free(b->stop_ev);

@@ -49,10 +49,26 @@
 #define BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS 30000 /* DNS and connect together */
 #define BERTH_BROKER_DEFAULT_BUFFER 262144	      /* bytes buffered per direction before reading stops */
 #define BERTH_BROKER_REFUSED_MAX 64		      /* distinct refusals kept for the summary */
+#define BERTH_BROKER_LISTENERS_MAX 48		      /* listening sockets of one broker */
 
 enum berth_broker_kind {
 	BERTH_BROKER_HTTP = 1,	 /* HTTP proxy: CONNECT and absolute-form http:// */
 	BERTH_BROKER_SOCKS5 = 2, /* SOCKS5 (socks5h://), CONNECT only */
+	/* A connection that meant its destination: the listening socket is
+	 * reached through the sandbox's "local" route for every address
+	 * (docs/egress.md "Clients that ignore the proxy"), and the address
+	 * and port the client connected to are the accepted socket's own
+	 * (getsockname(2)).  An address the sandbox's resolver gave a
+	 * declared name is that name; any other is an IP literal request.
+	 * Nothing is read first: the bytes are the client's (a TLS
+	 * ClientHello, an HTTP request) and pass untouched.  A refusal resets
+	 * the connection (the client sees ECONNRESET). */
+	BERTH_BROKER_TRANSPARENT = 3,
+	/* The sandbox's resolver: a UDP socket; a declared name is answered
+	 * with an address from fakeaddr.h, any other with NXDOMAIN (a refusal,
+	 * reported with port 0), AAAA and other types of a declared name with
+	 * no record, so that clients use the IPv4 one. */
+	BERTH_BROKER_DNS = 4,
 };
 
 enum berth_broker_outcome {
@@ -66,7 +82,7 @@ struct berth_broker_decision {
 	enum berth_broker_kind kind;
 	enum berth_broker_outcome outcome;
 	const char *host; /* normalised requested host (name, dotted quad or IPv6 text) */
-	unsigned port;
+	unsigned port;    /* 0 for a BERTH_BROKER_DNS refusal (no port is known yet) */
 	const char *address; /* the address connected to (or refused); "" when none */
 	const char *reason;  /* "declared by `PATTERN`", the refusal rule, or the failure */
 	uint64_t bytes_up;   /* client to destination: after the head of a tunnel; for a plain
@@ -110,9 +126,11 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 
 /*
  * berth_broker_add_listener - accept clients of @kind on @fd, a listening
- * TCP socket (made non-blocking here).  The broker owns @fd from then on,
- * also on failure, and closes it in berth_broker_free().
- * Returns 0, or -1 with @err filled.
+ * TCP socket (made non-blocking here), or for BERTH_BROKER_DNS a bound UDP
+ * socket.  The broker owns @fd from then on, also on failure, and closes it
+ * in berth_broker_free().  At most BERTH_BROKER_LISTENERS_MAX listeners.
+ * Returns 0, or -1 with @err filled (EINVAL: an unknown kind; EMFILE: too
+ * many listeners; ENOMEM).
  */
 int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_kind kind,
 			      struct berth_error *err);

@@ -573,6 +573,34 @@ int berth_host_decide(const struct berth_host_pattern *pats, size_t n, const cha
 	return refuse(d, "not declared");
 }
 
+int berth_host_name_declared(const struct berth_host_pattern *pats, size_t n, const char *host,
+			     struct berth_host_decision *d)
+{
+	char fmt[BERTH_HOST_PATTERN_STRLEN];
+
+	if (d == NULL)
+		return -1;
+	memset(d, 0, sizeof *d);
+	if (normalise(host, d) < 0) {
+		memset(&d->literal, 0, sizeof d->literal);
+		d->is_literal = false;
+		d->spelling = 0;
+		return 0;
+	}
+	if (d->is_literal)
+		return refuse(d, "an IP address, not a name");
+	for (size_t i = 0; pats != NULL && i < n; i++) {
+		if (!host_matches(&pats[i], d))
+			continue;
+		d->allowed = true;
+		d->matched = &pats[i];
+		berth_host_pattern_format(&pats[i], fmt, sizeof fmt);
+		snprintf(d->reason, sizeof d->reason, "declared by `%s`", fmt);
+		return 1;
+	}
+	return refuse(d, "not declared");
+}
+
 bool berth_host_addr_allowed(const struct berth_host_decision *d, const struct berth_addr *resolved,
 			     const char **why)
 {

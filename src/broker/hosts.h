@@ -221,6 +221,22 @@ int berth_host_decide(const struct berth_host_pattern *pats, size_t n, const cha
 		      struct berth_host_decision *d);
 
 /*
+ * berth_host_name_declared - whether any pattern declares the NAME @host, on
+ * any port: the question the sandbox's resolver answers (docs/egress.md
+ * "Clients that ignore the proxy"), before a port is known.  The port is
+ * decided later, with berth_host_decide(), when the client connects.
+ * @pats, @n: as for berth_host_decide()
+ * @host: a name as a DNS query carries it (a trailing `.` and case are ignored)
+ * @d: filled as by berth_host_decide(), with @d->port 0; refused: "not
+ *     declared", "an IP address, not a name" (a query for `1.2.3.4`), or one of
+ *     berth_host_decide()'s reasons for an invalid name
+ * Returns 1 when declared, 0 when not, -1 when @d is NULL.  A literal pattern
+ * never declares a name.
+ */
+int berth_host_name_declared(const struct berth_host_pattern *pats, size_t n, const char *host,
+			     struct berth_host_decision *d);
+
+/*
  * berth_host_addr_allowed - whether the broker may connect to an address for
  * a decision.
  * @d: a decision from berth_host_decide()

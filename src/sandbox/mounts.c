@@ -345,6 +345,95 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 	return tmpfs(home, opts, 0, err);
 }
 
+/*
+ * @path (a path in the sandbox's view) with every symbolic link followed
+ * inside NEWROOT, never out of it: into @out as NEWROOT + the real path,
+ * which need not exist.  Returns 0, or -1 (ELOOP after 8 links, ENAMETOOLONG).
+ */
+static int resolve_in_newroot(const char *path, char *out, size_t len)
+{
+	char cur[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+
+	snprintf(cur, sizeof cur, "%s", path);
+	for (int hops = 0; hops < 8; hops++) {
+		char full[PATH_MAX + sizeof NEWROOT];
+		ssize_t n;
+
+		snprintf(full, sizeof full, NEWROOT "%s", cur);
+		n = readlink(full, link, sizeof link - 1);
+		if (n < 0) {
+			if (snprintf(out, len, "%s", full) >= (int)len)
+				return errno = ENAMETOOLONG, -1;
+			return 0;
+		}
+		link[n] = '\0';
+		if (link[0] == '/') {
+			snprintf(next, sizeof next, "%s", link);
+		} else {
+			char *slash = strrchr(cur, '/');
+			*slash = '\0';
+			if (snprintf(next, sizeof next, "%s/%s", cur, link) >= (int)sizeof next)
+				return errno = ENAMETOOLONG, -1;
+		}
+		/* fold "." and ".." (".." at the top stays at the top, as the kernel does) */
+		char *parts[PATH_MAX / 2], *save = NULL;
+		int np = 0;
+		for (char *t = strtok_r(next, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
+			if (strcmp(t, ".") == 0)
+				continue;
+			if (strcmp(t, "..") == 0) {
+				np -= np > 0;
+				continue;
+			}
+			parts[np++] = t;
+		}
+		size_t o = 0;
+		for (int i = 0; i < np; i++)
+			o += (size_t)snprintf(cur + o, sizeof cur - o, "/%s", parts[i]);
+		if (np == 0)
+			snprintf(cur, sizeof cur, "/");
+	}
+	errno = ELOOP;
+	return -1;
+}
+
+/*
+ * --network proxy: /etc/resolv.conf names the sandbox's resolver (netns.h),
+ * bound read-only over the host's file, or over the file it links to
+ * (systemd-resolved's ../run/systemd/resolve/stub-resolv.conf), which is
+ * created in the sandbox's root when it is not in a system directory.
+ * Without any (a host with no resolv.conf) glibc asks 127.0.0.1 anyway.
+ */
+static int resolver_conf(struct berth_error *err)
+{
+	static const char conf[] = "# berth: the sandbox's resolver; it answers declared names only "
+				   "(docs/egress.md)\nnameserver 127.0.0.1\n";
+	const char *src = "/berth-resolv.conf"; /* in the base tmpfs */
+	char dst[PATH_MAX];
+	struct stat st;
+	int fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd < 0 || write(fd, conf, sizeof conf - 1) != (ssize_t)(sizeof conf - 1)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return berth_err(err, e, "cannot write the sandbox's resolv.conf");
+	}
+	close(fd);
+	if (resolve_in_newroot("/etc/resolv.conf", dst, sizeof dst) < 0)
+		return berth_err(err, errno, "cannot follow /etc/resolv.conf");
+	if (lstat(dst, &st) < 0) {
+		if (errno != ENOENT)
+			return berth_err(err, errno, "cannot stat `%s`", dst + strlen(NEWROOT));
+		struct berth_error ignored = {0};
+		if (make_mountpoint(false, dst, &ignored) < 0)
+			return 0; /* under a read-only system directory: glibc's default is 127.0.0.1 */
+	} else if (!S_ISREG(st.st_mode)) {
+		return 0;
+	}
+	return bind(src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
+}
+
 static int finish_pivot(struct berth_error *err)
 {
 	if (umount2(OLDROOT, MNT_DETACH) < 0)
@@ -366,6 +455,8 @@ int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *
 	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 || workspace(plan, err) < 0)
 		return -1;
 	if (extra_mounts(plan, err) < 0 || evidence_tree(plan, err) < 0)
+		return -1;
+	if (plan->resolver && resolver_conf(err) < 0)
 		return -1;
 	if (berth_guard_mount(plan->guard, NEWROOT "/workspace", OLDROOT "/proc", err) < 0)
 		return -1;

@@ -24,6 +24,9 @@ struct berth_mount_plan {
 	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
 	bool own_netns;       /* a new network namespace (sysfs may be mounted) */
+	/* --network proxy: /etc/resolv.conf names the sandbox's resolver
+	 * (netns.h), bound read-only over the host's file or its link's target */
+	bool resolver;
 	/* Resident apps under Landlock: the system directories are bound
 	 * without the read-only mount flag, because Landlock (which allows them
 	 * read and execute only) then answers a write with EACCES, a denial

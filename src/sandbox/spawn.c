@@ -79,6 +79,7 @@
 #include "limits.h"
 #include "measure.h"
 #include "mounts.h"
+#include "netns.h"
 #include "seccomp.h"
 #include "userns.h"
 
@@ -88,6 +89,9 @@
 
 #define MAX_ENV 256
 #define BERTH_RPC_FD_NUM 3 /* docs/protocol.md: BERTH_RPC_FD */
+/* Descriptors one message carries: the pty master, the two proxies, the
+ * resolver and the declared ports' listeners. */
+#define MSG_FDS_MAX (4 + BERTH_TRANSPARENT_PORTS_MAX)
 
 struct sandbox {
 	const struct berth_policy *p;
@@ -100,6 +104,12 @@ struct sandbox {
 	 * namespace, handed to berth at sync 2) and the broker serving them. */
 	int proxy_fd[2];
 	uint16_t proxy_port[2];
+	/* ... and, so that clients that ignore the proxy variables reach the
+	 * declared destinations too (netns.h): a listener on each declared
+	 * port, and the sandbox's resolver; also handed over at sync 2. */
+	struct berth_netns_ports tports;
+	int tfd[BERTH_TRANSPARENT_PORTS_MAX];
+	int dns_fd;
 	struct berth_broker *broker;
 	pthread_t broker_thread;
 	bool broker_running;
@@ -163,16 +173,17 @@ struct msg {
 	bool has_pty;       /* the pty master */
 	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
 	uint16_t ports[2];  /* their ports on the sandbox's loopback */
+	int n_transparent;  /* with has_proxy: the declared ports' listeners, then the resolver's socket */
 	struct berth_measure meas; /* kind 3 */
 };
 
 static void send_msg(int sock, const struct msg *m, const int *fds, int nfds)
 {
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	char cbuf[CMSG_SPACE(MSG_FDS_MAX * sizeof(int))];
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (nfds > 0 && nfds <= 3) {
+	if (nfds > 0 && nfds <= MSG_FDS_MAX) {
 		struct cmsghdr *c;
 		memset(cbuf, 0, sizeof cbuf);
 		mh.msg_control = cbuf;
@@ -186,12 +197,12 @@ static void send_msg(int sock, const struct msg *m, const int *fds, int nfds)
 	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
 
-/* Returns 1 with a message (and up to 3 descriptors in @fds, their number in
+/* Returns 1 with a message (and up to MSG_FDS_MAX descriptors in @fds, their number in
  * *@nfds), 0 on EOF, -1 on error. */
 static int recv_msg(int sock, struct msg *m, int *fds, int *nfds)
 {
 	struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	char cbuf[CMSG_SPACE(MSG_FDS_MAX * sizeof(int))];
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 	ssize_t n;
 
@@ -207,7 +218,7 @@ static int recv_msg(int sock, struct msg *m, int *fds, int *nfds)
 			for (int i = 0; i < k; i++) {
 				int fd;
 				memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof fd);
-				if (*nfds < 3)
+				if (*nfds < MSG_FDS_MAX)
 					fds[(*nfds)++] = fd;
 				else
 					close(fd);
@@ -1033,9 +1044,19 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 {
 	struct berth_error err = {0};
 	struct berth_ll_rule rules[96];
-	int n_rules, e;
+	/* TCP connect: the two proxies and the declared ports, whose
+	 * listeners are all berth's (netns.h); nothing else on the sandbox's
+	 * loopback, and no other interface. */
+	uint16_t connect_ports[2 + BERTH_TRANSPARENT_PORTS_MAX];
+	int n_rules, e, n_connect = 0;
 
 	reset_signals(s);
+	if (s->p->network == BERTH_NET_PROXY) {
+		connect_ports[n_connect++] = s->proxy_port[0];
+		connect_ports[n_connect++] = s->proxy_port[1];
+		for (int i = 0; i < s->tports.n; i++)
+			connect_ports[n_connect++] = s->tports.port[i];
+	}
 	if (place_fds(s) < 0)
 		berth_err(&err, errno, "cannot place the command's file descriptors");
 	else if (setsid() < 0)
@@ -1066,7 +1087,7 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	n_rules = landlock_rules(s, rules, (int)BERTH_ARRAY_SIZE(rules));
 	if (s->use_landlock &&
 	    berth_landlock_apply(s->feat.landlock_abi, rules, n_rules, s->p->network != BERTH_NET_HOST,
-				 s->proxy_port, s->p->network == BERTH_NET_PROXY ? 2 : 0, &err) < 0)
+				 connect_ports, n_connect, &err) < 0)
 		child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	/* Measure Landlock now: seccomp, loaded next, may answer the probe first. */
 	berth_measure_landlock_probe(&s->meas, "/tmp");
@@ -1218,6 +1239,10 @@ static int proxy_listeners(struct sandbox *s, struct berth_error *err)
 {
 	char url[64], list[64];
 
+	/* First the declared ports, so that the proxies' ports (any free one)
+	 * cannot take one of them. */
+	if (berth_netns_listeners(&s->tports, s->tfd, &s->dns_fd, err) < 0)
+		return -1;
 	for (int i = 0; i < 2; i++) {
 		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		socklen_t len = sizeof sa;
@@ -1254,6 +1279,7 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 					.mount_fds = s->mount_fds,
 					.mount_is_dir = s->mount_is_dir,
 					.own_netns = s->p->network != BERTH_NET_HOST,
+					.resolver = s->p->network == BERTH_NET_PROXY,
 					.system_by_landlock = s->p->app && s->use_landlock,
 					.evidence_fd = s->evidence_fd};
 	struct msg ready = {.kind = 0};
@@ -1282,6 +1308,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
 			_exit(BERTH_EXIT_INTERNAL);
 		if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)
+			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+		if (s->p->network == BERTH_NET_PROXY && berth_netns_local_routes(&err) < 0)
 			child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		if (berth_mounts_build(&plan, &err) < 0)
 			child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
@@ -1317,12 +1345,16 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 	/* sync 2: ready, with the pty master for the parent's relay and the
 	 * broker's listeners; the parent answers with the seccomp program. */
 	{
-		int fds[3], nfds = 0;
+		int fds[MSG_FDS_MAX], nfds = 0;
 		if (master >= 0)
 			fds[nfds++] = master;
 		if (s->p->network == BERTH_NET_PROXY) {
 			fds[nfds++] = s->proxy_fd[0];
 			fds[nfds++] = s->proxy_fd[1];
+			for (int i = 0; i < s->tports.n; i++)
+				fds[nfds++] = s->tfd[i];
+			fds[nfds++] = s->dns_fd;
+			ready.n_transparent = s->tports.n;
 			ready.has_proxy = true;
 			ready.ports[0] = s->proxy_port[0];
 			ready.ports[1] = s->proxy_port[1];
@@ -1336,6 +1368,9 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 		/* Only berth serves them: nothing in the sandbox may accept on them. */
 		close(s->proxy_fd[0]);
 		close(s->proxy_fd[1]);
+		for (int i = 0; i < s->tports.n; i++)
+			close(s->tfd[i]);
+		close(s->dns_fd);
 	}
 	/* the go: the seccomp program, or one byte when there is none */
 	if (s->use_seccomp ? recv_program(s->sock[1], &s->bpf) < 0 : recv_go(s->sock[1]) < 0)
@@ -1432,15 +1467,20 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 static int wait_ready(struct sandbox *s, struct berth_error *err)
 {
 	struct msg m;
-	int fds[3], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
+	int fds[MSG_FDS_MAX], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
 
-	if (r == 1 && m.kind == 0 && nfds == (int)m.has_pty + 2 * (int)m.has_proxy) {
+	if (r == 1 && m.kind == 0 &&
+	    nfds == (int)m.has_pty + (m.has_proxy ? 3 + s->tports.n : 0) &&
+	    (!m.has_proxy || m.n_transparent == s->tports.n)) {
 		int k = 0;
 		if (m.has_pty)
 			s->pty_master = fds[k++];
 		if (m.has_proxy) {
 			s->proxy_fd[0] = fds[k++];
 			s->proxy_fd[1] = fds[k++];
+			for (int i = 0; i < s->tports.n; i++)
+				s->tfd[i] = fds[k++];
+			s->dns_fd = fds[k++];
 			s->proxy_port[0] = m.ports[0];
 			s->proxy_port[1] = m.ports[1];
 		}
@@ -1593,7 +1633,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 		if (poll(p, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {
-			int fds[3], nfds = 0;
+			int fds[MSG_FDS_MAX], nfds = 0;
 			/* One message per turn; the socket is closed at end of file
 			 * only, not at POLLHUP: messages may still be queued. */
 			int got = recv_msg(s->sock[0], &m, fds, &nfds);
@@ -1648,7 +1688,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	 * same wakeup as the exit (one message is read per turn). */
 	while (s->sock[0] >= 0) {
 		struct pollfd sp = {s->sock[0], POLLIN, 0};
-		int fds[3], nfds = 0;
+		int fds[MSG_FDS_MAX], nfds = 0;
 		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) || recv_msg(s->sock[0], &m, fds, &nfds) != 1)
 			break;
 		for (int i = 0; i < nfds; i++)
@@ -1717,6 +1757,11 @@ static void cleanup(struct sandbox *s)
 	for (int i = 0; i < 2; i++)
 		if (s->proxy_fd[i] >= 0)
 			close(s->proxy_fd[i]);
+	for (int i = 0; i < BERTH_TRANSPARENT_PORTS_MAX; i++)
+		if (s->tfd[i] >= 0)
+			close(s->tfd[i]);
+	if (s->dns_fd >= 0)
+		close(s->dns_fd);
 	berth_limits_destroy(&s->lim);
 	if (s->guard_ready && s->guard.git_existed == false && s->use_userns) {
 		char path[PATH_MAX];
@@ -1794,6 +1839,18 @@ static int start_broker(struct sandbox *s, struct berth_error *err)
 	if (berth_broker_add_listener(s->broker, s->proxy_fd[1], BERTH_BROKER_SOCKS5, err) < 0)
 		return -1;
 	s->proxy_fd[1] = -1;
+	for (int i = 0; i < s->tports.n; i++) {
+		int fd = s->tfd[i];
+		s->tfd[i] = -1;
+		if (berth_broker_add_listener(s->broker, fd, BERTH_BROKER_TRANSPARENT, err) < 0)
+			return -1;
+	}
+	{
+		int fd = s->dns_fd;
+		s->dns_fd = -1;
+		if (berth_broker_add_listener(s->broker, fd, BERTH_BROKER_DNS, err) < 0)
+			return -1;
+	}
 	if (pthread_create(&s->broker_thread, NULL, broker_main, s->broker) != 0)
 		return berth_err(err, EAGAIN, "cannot start the egress broker");
 	s->broker_running = true;
@@ -1860,6 +1917,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 				  "are not available: berth refuses to run with --allow-host");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
+	if (s->p->network == BERTH_NET_PROXY && berth_netns_ports(s->p, &s->tports, err) < 0)
+		return -1;
 	if (prepare_evidence(s, err) < 0 || prepare_limits(s, err) < 0)
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
@@ -1905,6 +1964,9 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->evidence_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;
+	for (int i = 0; i < BERTH_TRANSPARENT_PORTS_MAX; i++)
+		s->tfd[i] = -1;
+	s->dns_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
@@ -1987,7 +2049,7 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 	 * its error (126/127). */
 	for (;;) {
 		struct msg m;
-		int fds[3], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
+		int fds[MSG_FDS_MAX], nfds = 0, r = recv_msg(s->sock[0], &m, fds, &nfds);
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		if (r <= 0)

@@ -329,6 +329,7 @@ static struct {
 	pthread_mutex_t mu;
 	size_t n;
 	struct {
+		enum berth_broker_kind kind;
 		enum berth_broker_outcome outcome;
 		char host[256], address[64], reason[600];
 		unsigned port;
@@ -341,6 +342,7 @@ static void on_decision(const struct berth_broker_decision *d, void *data)
 	(void)data;
 	pthread_mutex_lock(&bk.mu);
 	if (bk.n < MAX_DECISIONS) {
+		bk.d[bk.n].kind = d->kind;
 		bk.d[bk.n].outcome = d->outcome;
 		snprintf(bk.d[bk.n].host, sizeof(bk.d[0].host), "%s", d->host);
 		snprintf(bk.d[bk.n].address, sizeof(bk.d[0].address), "%s", d->address);
@@ -358,6 +360,12 @@ static void *broker_main(void *arg)
 	assert_int_equal(berth_broker_run(arg), 0);
 	return NULL;
 }
+
+/* The next start() also serves these (then forgets them): the sandbox's
+ * resolver and a transparent listener. */
+static struct {
+	int dns_fd, transparent_fd;
+} extra = {-1, -1};
 
 /* Start a broker allowing @pats (NULL-terminated texts; "%E" and "%W" become the echo and web ports). */
 static void start(const char *const *pats, unsigned max_tunnels, unsigned header_ms)
@@ -395,6 +403,12 @@ static void start(const char *const *pats, unsigned max_tunnels, unsigned header
 	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.http_port), BERTH_BROKER_HTTP, &err), 0);
 	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.socks_port), BERTH_BROKER_SOCKS5, &err),
 			 0);
+	if (extra.dns_fd >= 0)
+		assert_int_equal(berth_broker_add_listener(bk.b, extra.dns_fd, BERTH_BROKER_DNS, &err), 0);
+	if (extra.transparent_fd >= 0)
+		assert_int_equal(
+		    berth_broker_add_listener(bk.b, extra.transparent_fd, BERTH_BROKER_TRANSPARENT, &err), 0);
+	extra.dns_fd = extra.transparent_fd = -1;
 	assert_int_equal(pthread_create(&bk.th, NULL, broker_main, bk.b), 0);
 }
 
@@ -1115,6 +1129,132 @@ static void test_dns_server_option(void **state)
 	berth_broker_free(b);
 }
 
+/* One query to the resolver at @port: the answer's RCODE, ANCOUNT and (for
+ * one A record) its address in @a. */
+static void resolve_via(uint16_t port, const char *name, unsigned qtype, int *rcode, int *ancount, uint8_t a[4])
+{
+	uint8_t q[300], r[512];
+	size_t o = 12;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {.tv_sec = 5};
+
+	memset(q, 0, 12);
+	q[0] = 0xAB, q[1] = 0xCD, q[2] = 1, q[5] = 1;
+	for (const char *p = name; *p != '\0';) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		q[o++] = (uint8_t)l;
+		memcpy(q + o, p, l);
+		o += l;
+		p += l + (dot != NULL);
+	}
+	q[o++] = 0, q[o++] = (uint8_t)(qtype >> 8), q[o++] = (uint8_t)qtype, q[o++] = 0, q[o++] = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	assert_int_equal(sendto(fd, q, o, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)o);
+	ssize_t n = recv(fd, r, sizeof r, 0);
+	close(fd);
+	assert_true(n >= 12);
+	assert_int_equal(r[0], 0xAB);
+	assert_int_equal(r[1], 0xCD);
+	*rcode = r[3] & 0xF;
+	*ancount = r[7];
+	if (*ancount == 1) {
+		assert_int_equal(n, (ssize_t)o + 16);
+		memcpy(a, r + o + 12, 4);
+	}
+}
+
+/* The sandbox's resolver and a transparent listener (docs/egress.md
+ * "Clients that ignore the proxy"): declared names get an address of the
+ * resolver's own and nothing is resolved for real until a connection; an
+ * undeclared name is NXDOMAIN and a refusal; a connection (or a proxy
+ * request) to a given address means its name; a transparent connection to
+ * an undeclared destination is reset. */
+static void test_resolver(void **state)
+{
+	static const char *const pats[] = {"loop.test", "*.wild.test", NULL};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+	uint16_t rport, tport;
+	uint8_t a[4] = {0}, a2[4] = {0};
+	int rc, an;
+	char head[512], body[512], want[64];
+
+	(void)state;
+	clear_dns_log();
+	extra.dns_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(extra.dns_fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(getsockname(extra.dns_fd, (struct sockaddr *)&sa, &sl), 0);
+	rport = ntohs(sa.sin_port);
+	extra.transparent_fd = listen_tcp(&tport);
+	start(pats, 0, 0);
+
+	resolve_via(rport, "Loop.Test", 1, &rc, &an, a);
+	assert_int_equal(rc, 0);
+	assert_int_equal(an, 1);
+	assert_memory_equal(a, ((uint8_t[]){198, 18, 0, 1}), 4);
+	resolve_via(rport, "loop.test", 28, &rc, &an, a2); /* AAAA: no record */
+	assert_int_equal(rc, 0);
+	assert_int_equal(an, 0);
+	resolve_via(rport, "x.wild.test", 1, &rc, &an, a2);
+	assert_int_equal(rc, 0);
+	assert_int_equal(an, 1);
+	assert_memory_equal(a2, ((uint8_t[]){198, 18, 0, 2}), 4);
+	resolve_via(rport, "loop.test", 1, &rc, &an, a2); /* the same address again */
+	assert_memory_equal(a, a2, 4);
+	resolve_via(rport, "evil.test", 1, &rc, &an, a2);
+	assert_int_equal(rc, 3); /* NXDOMAIN */
+	assert_int_equal(an, 0);
+	/* the resolver never asked the real DNS for anything */
+	assert_false(dns_asked("loop.test"));
+	assert_false(dns_asked("evil.test"));
+
+	/* a CONNECT to the given address is a request for the name: resolved
+	 * now, and refused for its real (loopback) address */
+	int fd = proxy_connect("198.18.0.1:80", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "loop.test:80 (`loop.test` resolves to 127.0.0.1: loopback"));
+	close(fd);
+	assert_true(dns_asked("loop.test"));
+	/* an address in the range that was never given is only itself */
+	fd = proxy_connect("198.18.0.9:80", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "198.18.0.9:80 (not declared)"));
+	close(fd);
+
+	/* transparent: 127.0.0.1:tport is not declared: reset, nothing sent */
+	fd = dial(tport);
+	send_str(fd, "GET / HTTP/1.0\r\n\r\n");
+	char c;
+	errno = 0;
+	assert_true(recv(fd, &c, 1, 0) < 0);
+	assert_int_equal(errno, ECONNRESET);
+	close(fd);
+	stop();
+	snprintf(want, sizeof want, "127.0.0.1:%u (not declared)", tport);
+	bool dns_rec = false, tr_rec = false;
+	for (size_t i = 0; i < bk.n; i++) {
+		if (bk.d[i].kind == BERTH_BROKER_DNS && strcmp(bk.d[i].host, "evil.test") == 0) {
+			dns_rec = true;
+			assert_int_equal(bk.d[i].outcome, BERTH_BROKER_REFUSED);
+			assert_int_equal(bk.d[i].port, 0);
+			assert_string_equal(bk.d[i].reason, "not declared");
+		}
+		if (bk.d[i].kind == BERTH_BROKER_TRANSPARENT) {
+			tr_rec = true;
+			assert_int_equal(bk.d[i].outcome, BERTH_BROKER_REFUSED);
+			assert_string_equal(bk.d[i].host, "127.0.0.1");
+			assert_int_equal(bk.d[i].port, tport);
+		}
+	}
+	assert_true(dns_rec);
+	assert_true(tr_rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1125,7 +1265,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
 	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
 	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_stalled_reader),
-	    cmocka_unit_test(test_small_writes),
+	    cmocka_unit_test(test_small_writes),   cmocka_unit_test(test_resolver),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
