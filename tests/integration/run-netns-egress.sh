@@ -111,15 +111,18 @@ has "refused: summary line at exit (host)" "$ERR" "berth: refused: $OTHER:80 (no
 has "refused: summary line at exit (port)" "$ERR" "berth: refused: $WEB:8080 (port 8080 not declared for $WEB)"
 eq "refused: the undeclared host got no connection" "$(records)" 0
 
-# 3. No way around the broker: direct connections fail (Landlock refuses TCP connect to
-#    anything but the broker's ports: EACCES before any route is looked up; curl 7),
-#    and a direct DNS query has no route (the namespace has only loopback: ENETUNREACH).
+# 3. No way around the broker.  A direct connection to an undeclared address lands on the
+#    broker's own listener for that port (the sandbox's local route, docs/egress.md "Clients
+#    that ignore the proxy") and is reset, unsent (curl 56); on a port nobody declared
+#    Landlock refuses the connect (EACCES); a direct DNS query, to any server, reaches only the
+#    sandbox's own resolver, which answers no undeclared name.
 H0=$(mark "$BTH_HTTP_LOG")
 run --allow-host "$WEB" -- sh -c "curl -s --noproxy '*' http://$BTH_WEB4/direct-$TAG; echo \"curl \$?\"; \
-python3 probe.py connect $BTH_WEB4 80; python3 probe.py connect $BTH_WEB6 80; python3 probe.py connect $BTH_WEB4 7; \
-python3 probe.py connect $BTH_DNS 53; python3 probe.py dns $BTH_DNS inside-$TAG.$Z"
-eq "direct: curl exit 7; TCP connect EACCES (IPv4, IPv6, any port, DNS over TCP); UDP DNS ENETUNREACH; getaddrinfo fails" \
-	"$(echo $OUT)" "curl 7 EACCES EACCES EACCES EACCES ENETUNREACH gaierror"
+python3 probe.py talk $BTH_WEB4 80 /direct-$TAG; python3 probe.py talk $BTH_WEB6 80 /direct-$TAG; \
+python3 probe.py connect $BTH_WEB4 7; python3 probe.py connect $BTH_DNS 53; python3 probe.py dns $BTH_DNS inside-$TAG.$Z"
+eq "direct: undeclared literal reset (curl 56), other port and DNS over TCP EACCES, DNS query answered inside; getaddrinfo fails" \
+	"$(echo $OUT)" "curl 56 connected reset connected reset EACCES EACCES sent gaierror"
+has "direct: the summary names the refused literal" "$ERR" "berth: refused: $BTH_WEB4:80 (not declared)"
 hasnt "direct: the web server got no request" "$(since "$BTH_HTTP_LOG" "$H0")" "direct-$TAG"
 sleep 0.3
 hasnt "dns: the DNS server got no query from inside" "$(cat "$BTH_DNS_LOG")" "inside-$TAG"
@@ -347,6 +350,78 @@ if [ -n "$RSS0" ] && [ -n "$RSS1" ] && [ -n "$RSS2" ] && [ "$GROW" -lt $((32 * 1
 else
 	fail "1000 tunnels: berth's RSS grew by $GROW KiB (bound 32 MiB)" "start ${RSS0:-?}, open ${RSS1:-?}, echoed ${RSS2:-?}"
 fi
+
+# 14. Clients that ignore the proxy variables (docs/egress.md "Clients that ignore the
+#     proxy"): Node's built-in fetch, a C program with getaddrinfo(3) and connect(2), python's
+#     plain socket, getent; each reaches exactly the declared destinations, through the broker
+#     (the servers see the broker's connection; the summary and the refusals are as for the
+#     proxies), and nothing else: other ports, other names, the metadata address, a private
+#     literal, and the host's own loopback services.
+cc -O1 -o "$TOP/connect" "$HERE/netns/connect.c" && cp "$TOP/connect" "$WS/connect" && chmod 755 "$WS/connect" ||
+	fail "proxy-less: build the C client" "cc failed"
+LSRV=$TOP/loopsrv.log; : >"$LSRV"; chmod 666 "$LSRV"
+python3 -c '
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        open(sys.argv[1], "a").write(self.path + "\n")
+        self.send_response(200); self.send_header("Content-Length", "9"); self.end_headers(); self.wfile.write(b"loopback\n")
+    def log_message(self, *a): pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H); open(sys.argv[2], "w").write(str(s.server_address[1])); s.serve_forever()
+' "$LSRV" "$TOP/loopport" &
+LPID=$!
+for _ in $(seq 50); do [ -s "$TOP/loopport" ] && break; sleep 0.1; done
+LPORT=$(cat "$TOP/loopport")
+printf '%s\n' 'for (const u of process.argv.slice(2)) {' \
+	"  try { const r = await fetch(u); console.log(r.status, (await r.text()).trim()); }" \
+	"  catch (e) { console.log('error', e.cause?.code ?? e.message); }" '}' >"$WS/fetch.mjs"
+chmod 644 "$WS/fetch.mjs"
+H0=$(mark "$BTH_HTTP_LOG")
+run --allow-host "$WEB" --allow-host "echo.$Z:7" --allow-host "$BTH_WEB4:8080" --allow-host "meta.$Z" \
+	--allow-host "$WEB:$LPORT" -- sh -c "
+NODE_EXTRA_CA_CERTS=/workspace/ca.pem node fetch.mjs http://$WEB/hello.txt?nofetch-$TAG https://$WEB/hello.txt http://$OTHER/ \
+  http://$WEB:8081/ http://$BTH_WEB4:8080/hello.txt http://meta.$Z/ http://$BTH_PRIV4/ http://127.0.0.1:$LPORT/in-$TAG
+./connect echo.$Z 7 ping-$TAG; ./connect $BTH_WEB4 7 x; ./connect $OTHER 80 x; ./connect 169.254.169.254 80 x
+python3 -c 'import socket; s = socket.create_connection((\"$BTH_WEB4\", 8080), timeout=5); s.sendall(b\"GET /hello.txt HTTP/1.0\r\n\r\n\"); print(s.recv(4096).split(b\"\r\n\")[0].decode())'
+getent hosts $WEB | sed 's/ .*//'; getent hosts $OTHER; echo getent \$?"
+eq "proxy-less: berth exits 0" "$RC" 0
+eq "proxy-less: node fetch, C client, python socket, getent reach exactly the declared destinations" "$OUT" \
+"200 hello from the berth test host
+200 hello from the berth test host
+error ENOTFOUND
+error EACCES
+200 hello from the berth test host
+error ECONNRESET
+error ECONNRESET
+error ECONNRESET
+ping-$TAG
+recv ECONNRESET
+getaddrinfo
+recv ECONNRESET
+HTTP/1.0 200 OK
+198.18.0.1
+getent 2"
+has "proxy-less: the declared host saw node's request (through the broker)" "$(since "$BTH_HTTP_LOG" "$H0")" "GET /hello.txt?nofetch-$TAG host=$WEB"
+has "proxy-less: summary: an undeclared name is refused at lookup" "$ERR" "berth: refused: $OTHER (name lookup: not declared)"
+has "proxy-less: summary: a declared name that resolves to the metadata address" "$ERR" "meta.$Z:80 (\`meta.$Z\` resolves to 169.254.169.254: cloud metadata"
+has "proxy-less: summary: a private literal" "$ERR" "berth: refused: $BTH_PRIV4:80 (not declared)"
+has "proxy-less: summary: the sandbox's own 127.0.0.1 is not the host's" "$ERR" "berth: refused: 127.0.0.1:$LPORT (not declared)"
+has "proxy-less: summary: a declared literal on another port" "$ERR" "berth: refused: $BTH_WEB4:7 (port 7 not declared for $BTH_WEB4)"
+eq "proxy-less: the host's loopback service got nothing" "$(cat "$LSRV")" ""
+
+# 15. A declared loopback literal works for clients that honour NO_PROXY (which names
+#     127.0.0.1, so they connect directly) and for those that use the proxy: the model
+#     gateway on the host's loopback (docs/agents.md).
+: >"$LSRV"
+run --allow-host "127.0.0.1:$LPORT" -- sh -c "curl -s http://127.0.0.1:$LPORT/direct-$TAG; \
+curl -s --proxy \"\$HTTP_PROXY\" http://127.0.0.1:$LPORT/proxied-$TAG; node fetch.mjs http://127.0.0.1:$LPORT/node-$TAG"
+eq "loopback literal: curl direct (NO_PROXY), curl through the proxy, node fetch" "$OUT" "loopback
+loopback
+200 loopback"
+eq "loopback literal: the host's server saw the three requests" "$(cat "$LSRV")" "/direct-$TAG
+/proxied-$TAG
+/node-$TAG"
+kill "$LPID" 2>/dev/null; wait "$LPID" 2>/dev/null
 
 eq "end: nothing reached the undeclared or private hosts during the whole run" "$(records)" 0
 finish

@@ -11,6 +11,10 @@ result per line, in a form the test compares exactly.
                                    back after DATA
   probe.py connect HOST PORT       a direct TCP connection: "connected" or the
                                    errno name
+  probe.py talk HOST PORT PATH     a direct TCP connection and an HTTP request
+                                   for PATH: the errno name of the connect, or
+                                   "connected" and then "reset", "eof" or the
+                                   reply's status line
   probe.py dns SERVER NAME         a DNS query over UDP, sent directly: "sent"
                                    or the errno name
   probe.py listen                  listen on the sandbox's loopback, then
@@ -107,6 +111,23 @@ def cmd_connect(host, port):
     try:
         socket.create_connection((host, int(port)), timeout=5)
         print("connected")
+    except OSError as e:
+        print(ename(e))
+
+
+def cmd_talk(host, port, path):
+    try:
+        s = socket.create_connection((host, int(port)), timeout=5)
+    except OSError as e:
+        print(ename(e))
+        return
+    print("connected")
+    try:
+        s.sendall(("GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" % (path, host)).encode())
+        d = s.recv(4096)
+        print(d.split(b"\r\n")[0].decode(errors="replace") if d else "eof")
+    except ConnectionResetError:
+        print("reset")
     except OSError as e:
         print(ename(e))
 
@@ -308,6 +329,7 @@ def main():
         "socks": lambda: cmd_socks(*a[1:4]),
         "connect": lambda: cmd_connect(a[1], a[2]),
         "dns": lambda: cmd_dns(a[1], a[2]),
+        "talk": lambda: cmd_talk(a[1], a[2], a[3]),
         "listen": cmd_listen,
         "relay": lambda: cmd_relay(a[1], a[2]),
         "tunnels": lambda: tunnels(int(a[1]), a[2], int(a[3]), a[4]),
