@@ -15,6 +15,7 @@
 #   fuzz_agent_patterns  agent pattern files (data/agents/) and the state classifier
 #   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
 #   fuzz_body      egress: where a plain request's body ends (chunked framing)
+#   fuzz_dnsmsg    egress: the sandbox resolver's DNS queries and answers
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -30,8 +31,8 @@ manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c s
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/policy/envfile.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c src/sandbox/landlock.c
-	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/util/error.c src/util/sha256.c
-	src/util/text.c src/util/rundir.c src/util/termfilter.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/http.c
+	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/sandbox/netns.c src/util/error.c src/util/sha256.c
+	src/util/text.c src/util/rundir.c src/util/termfilter.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/dnsmsg.c src/broker/fakeaddr.c src/broker/http.c
 	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/audit/exposure.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
 
 # fuzz_session feeds agent output to libvterm behind berth's filter.  With
@@ -75,6 +76,7 @@ fi
 		src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1 libevent libcares) -ldl -pthread -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
+	clang "${CF[@]}" fuzz/fuzz_dnsmsg.c src/broker/dnsmsg.c -o "$out/fuzz_dnsmsg"
 	clang "${CF[@]}" fuzz/fuzz_termfilter.c src/util/termfilter.c -o "$out/fuzz_termfilter"
 }
 
@@ -92,6 +94,7 @@ table=(
 	"fuzz_agent_patterns corpus-agents 65536"
 	"fuzz_rules corpus-rules 65536"
 	"fuzz_body corpus-body 65536"
+	"fuzz_dnsmsg corpus-dnsmsg 1500"
 	"fuzz_termfilter corpus-termfilter 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1

@@ -95,17 +95,20 @@ int berth_dnsmsg_parse(const uint8_t *buf, size_t len, struct berth_dns_query *q
 	unsigned qd = get16(buf + 4), an = get16(buf + 6), ns = get16(buf + 8), ar = get16(buf + 10);
 	if (qd != 1 || an != 0 || ns != 0 || ar > 1)
 		return BERTH_DNS_FORMERR;
-	if (read_name(buf, len, &off, q->name) < 0 || off + 4 > len)
+	if (read_name(buf, len, &off, q->name) < 0 || off + 4 > len) {
+		q->name[0] = '\0'; /* nothing half read is left for a caller to use */
 		return BERTH_DNS_FORMERR;
+	}
 	q->qtype = get16(buf + off);
 	q->qclass = get16(buf + off + 2);
 	off += 4;
 	q->question_len = off - HEADER;
 	memcpy(q->question, buf + HEADER, q->question_len);
-	if (ar == 1 && skip_rr(buf, len, &off) < 0)
+	if ((ar == 1 && skip_rr(buf, len, &off) < 0) || off != len) {
+		q->name[0] = '\0';
+		q->question_len = 0;
 		return BERTH_DNS_FORMERR;
-	if (off != len)
-		return BERTH_DNS_FORMERR;
+	}
 	if (q->qclass != 1)
 		return BERTH_DNS_NOTIMP;
 	return BERTH_DNS_NOERROR;
