@@ -76,17 +76,21 @@ has "refused: the 403 body names the rule" "$OUT" "203.0.113.7:80 (not declared)
 has "refused: summary line on berth's stderr" "$ERR" "berth: refused: 127.0.0.1:$P2 ("
 has "refused: summary line for the other host" "$ERR" "berth: refused: 203.0.113.7:80 (not declared)"
 
-# 4. No way around the broker: a direct connection to the host server fails
-#    (the sandbox's network namespace has only loopback; Landlock allows TCP
-#    connect to the broker's ports only), and so does a direct connection to
-#    any other port on the sandbox's own loopback.
+# 4. No way around the broker: a direct connection to the declared host server
+#    lands on the broker's listener for that port (docs/egress.md "Clients that
+#    ignore the proxy") and reaches the server through it; an undeclared port of
+#    the same host, and any other port of the sandbox's own loopback, is refused
+#    by Landlock (the namespace has only loopback).
 run --allow-host "127.0.0.1:$P1" -- python3 -c "
 import socket, errno
-for port in ($P1, 9):
+for port in ($P1, $P2, 9):
     try:
-        socket.create_connection(('127.0.0.1', port), timeout=3); print('CONNECTED', port)
+        s = socket.create_connection(('127.0.0.1', port), timeout=3)
+        s.sendall(b'GET /direct HTTP/1.0\\r\\n\\r\\n'); b = b''
+        while (d := s.recv(4096)): b += d
+        print(b.split(b'\\r\\n\\r\\n')[1].decode())
     except OSError as e: print(errno.errorcode.get(e.errno, e.errno), port)"
-eq "direct: TCP connect outside the broker's ports is refused by Landlock" "$(echo $OUT)" "EACCES $P1 EACCES 9"
+eq "direct: the declared literal is reached through the broker, other ports are refused by Landlock" "$(echo $OUT)" "hello from $P1 path /direct EACCES $P2 EACCES 9"
 
 # 4b. TCP Fast Open connects without the hook Landlock checks: seccomp refuses it.
 run --allow-host "127.0.0.1:$P1" -- python3 -c "
