@@ -11,6 +11,9 @@
 #   tiny     curl through tinyproxy on the host's 127.0.0.1
 #   berth    curl inside `berth run --allow-host 10.213.9.10:PORT` through the
 #            broker (10.0.0.0/8 is a refused range: the exact literal is declared)
+#   berth-t  the same, but curl ignores the proxy (`--noproxy '*'`) and connects
+#            to the address itself: the broker's transparent listener for that
+#            port (docs/egress.md "Clients that ignore the proxy")
 # Reported: medians of MiB/s, and of curl's time to the first byte of a 1-byte
 # answer (connection set-up; for berth, 10 requests per round in one sandbox
 # after a first one, so that the sandbox's own start does not count), and the
@@ -217,6 +220,7 @@ tiny() { as curl -s -o /dev/null -w "$fmt" -x "http://127.0.0.1:$TP" "$URL/$1"; 
 BIN=$BERTH
 in_berth() { as env XDG_STATE_HOME="$tmp/state" "$BIN" run --workspace "$tmp/ws" --allow-host "$SRV:$P" --allow-host "$SRV:$P2" -- "$@"; }
 via_berth() { in_berth curl --noproxy '' -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
+via_berth_t() { BIN=$BERTH in_berth curl --noproxy '*' -s -o /dev/null -w "$fmt" "$URL/$1" 2>"$tmp/berth.err"; }
 rows=(berth); [ -z "$BERTH2" ] || rows+=(berth2)
 want=$((SIZE << 20))
 check() { # check FILE: the last download was whole
@@ -230,6 +234,7 @@ for r in $(seq "$R"); do
 		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
 		via_berth big >>"$tmp/$row" && check "$tmp/$row" || { echo "bench-egress: $row failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
 	done
+	via_berth_t big >>"$tmp/berth-t" && check "$tmp/berth-t" || { echo "bench-egress: berth-t failed: $(cat "$tmp/berth.err")" >&2; exit 1; }
 	for k in 1 2 3 4 5 6 7 8 9 10; do
 		direct small >>"$tmp/direct.s"; tiny small >>"$tmp/tiny.s"
 	done
@@ -238,6 +243,8 @@ for r in $(seq "$R"); do
 		in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy \"\" -s -o /dev/null -w '$fmt' $URL/small; done" \
 			2>/dev/null | tail -n 10 >>"$tmp/$row.s"
 	done
+	BIN=$BERTH in_berth sh -c "for k in 0 1 2 3 4 5 6 7 8 9 10; do curl --noproxy '*' -s -o /dev/null -w '$fmt' $URL/small; done" \
+		2>/dev/null | tail -n 10 >>"$tmp/berth-t.s"
 	as python3 "$tmp/ws/wwr.py" direct "$SRV" "$P2" >>"$tmp/direct.w" || { echo "bench-egress: small writes, direct, failed" >&2; exit 1; }
 	for row in "${rows[@]}"; do
 		BIN=$BERTH; [ "$row" = berth ] || BIN=$BERTH2
@@ -252,8 +259,8 @@ med() { sort -n | awk '{v[NR]=$1} END {n=NR; print (n%2) ? v[(n+1)/2] : (v[n/2]+
 mbs() { awk '{print $1/1048576}' "$1" | med; }
 range() { awk '{print $1/1048576}' "$1" | sort -n | awk 'NR==1{lo=$1} {hi=$1} END{printf "%.0f-%.0f", lo, hi}'; }
 setup() { awk '{print ($3)*1000}' "$1" | med; } # ms from start to the first byte of the answer
-d=$(mbs "$tmp/direct"); t=$(mbs "$tmp/tiny"); b=$(mbs "$tmp/berth")
-ds=$(setup "$tmp/direct.s"); ts=$(setup "$tmp/tiny.s"); bs=$(setup "$tmp/berth.s")
+d=$(mbs "$tmp/direct"); t=$(mbs "$tmp/tiny"); b=$(mbs "$tmp/berth"); bt=$(mbs "$tmp/berth-t")
+ds=$(setup "$tmp/direct.s"); ts=$(setup "$tmp/tiny.s"); bs=$(setup "$tmp/berth.s"); bts=$(setup "$tmp/berth-t.s")
 if [ "$LOOP" = 1 ]; then where="server on the host's 127.0.0.1 (loopback variant)"; else where="server in netns $NS at $SRV over veth $L0"; fi
 cat <<EOF
 berth egress benchmark
@@ -267,11 +274,13 @@ berth egress benchmark
 direct    $d ($(range "$tmp/direct"))    $ds
 tinyproxy $t ($(range "$tmp/tiny"))    $ts
 berth     $b ($(range "$tmp/berth"))    $bs
+berth-t   $bt ($(range "$tmp/berth-t"))    $bts
 $(if [ -n "$BERTH2" ]; then b2=$(mbs "$tmp/berth2"); echo "berth2    $b2 ($(range "$tmp/berth2"))    $(setup "$tmp/berth2.s")"; fi)
 
 berth/direct throughput: $(awk -v a="$b" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x (goal >= 0.9)
 berth/tinyproxy throughput: $(awk -v a="$b" -v b="$t" 'BEGIN{printf "%.2f", a/b}')x (goal >= 1.0)
 berth added set-up over direct: $(awk -v a="$bs" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms (goal <= 0.3)
+berth-t/direct throughput: $(awk -v a="$bt" -v b="$d" 'BEGIN{printf "%.2f", a/b}')x, berth-t added set-up: $(awk -v a="$bts" -v b="$ds" 'BEGIN{printf "%.3f", a-b}') ms
 
 small writes (two writes, then the answer):
   direct    $(wwr "$tmp/direct.w")
