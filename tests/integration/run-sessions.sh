@@ -51,7 +51,8 @@ profile fake-codex codex
 # cgroup; src/sandbox/limits.c, tests/integration/run-limits.sh): there the sessions
 # that ask for one run with --allow-degraded, which the person approves with --yes.
 MEM=(--memory 256M) DEGR=()
-if "$BERTH" run --dry-run --workspace "$TOP" --memory 256M -- true 2>&1 >/dev/null | grep -q "cannot be enforced"; then
+mkdir "$TOP/memprobe"
+if "$BERTH" run --dry-run --workspace "$TOP/memprobe" --memory 256M -- true 2>&1 >/dev/null | grep -q "cannot be enforced"; then
 	MEM+=(--allow-degraded --yes); DEGR=(--allow-degraded --yes)
 fi
 
