@@ -633,37 +633,80 @@ static int try_v2_at(const struct berth_policy *p, const char *parent, const cha
 	return TRY_OK;
 }
 
+/* has_procs - whether @dir/cgroup.procs lists a process (unreadable: yes). */
+static bool has_procs(const char *dir)
+{
+	char path[PATH_MAX], buf[16];
+
+	if (path_join(path, sizeof path, dir, "cgroup.procs") < 0 || read_str(path, buf, sizeof buf) < 0)
+		return true;
+	return buf[strspn(buf, " \n")] != '\0';
+}
+
+/* up - cut the last component of @dir, never above its first @top bytes. */
+static bool up(char *dir, size_t top)
+{
+	char *slash = strrchr(dir, '/');
+
+	if (slash == NULL || (size_t)(slash - dir) < top)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t size)
+{
+	char dir[PATH_MAX], path[PATH_MAX], buf[512];
+
+	if ((size_t)snprintf(dir, sizeof dir, "%s", start) >= sizeof dir)
+		return -1;
+	do {
+		if (!delegated(dir))
+			return -1; /* the edge of what is the caller's: never above it */
+		if (path_join(path, sizeof path, dir, "cgroup.controllers") < 0 || read_str(path, buf, sizeof buf) < 0 ||
+		    !has_token(buf, "memory", ' ') || !has_token(buf, "pids", ' '))
+			continue;
+		/* "no internal processes": a cgroup with members cannot give
+		 * its children controllers it has not given them already */
+		if (has_procs(dir) &&
+		    (path_join(path, sizeof path, dir, "cgroup.subtree_control") < 0 ||
+		     read_str(path, buf, sizeof buf) < 0 || !has_token(buf, "memory", ' ') || !has_token(buf, "pids", ' ')))
+			continue;
+		if ((size_t)snprintf(out, size, "%s", dir) >= size)
+			return -1;
+		return 0;
+	} while (up(dir, top));
+	return -1;
+}
+
 /*
- * try_cgroup2 - the caller's own v2 cgroup; then, unprivileged, each
- * ancestor delegated to it, nearest first, up to the first that is not (or
- * the mount's root).  Root stays in its own cgroup: every directory is
- * root's, and the walk would reach cgroups that belong to the service
- * manager.  @need_cpu: only a cgroup with the cpu controller will do.
+ * try_cgroup2 - root: the caller's own v2 cgroup.  Unprivileged: the
+ * nearest cgroup delegated to it (berth_limits_v2_delegated), then the next
+ * one up if that fails, up to the first that is not the caller's.  Root
+ * stays in its own cgroup: every directory is root's, and a walk would
+ * reach cgroups that belong to the service manager.  @need_cpu: only a
+ * cgroup with the cpu controller will do.
  */
 static int try_cgroup2(const struct berth_policy *p, const char *run_id, bool need_cpu,
 		       struct berth_limits *lim, struct berth_error *err)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], cand[PATH_MAX];
 	size_t mnt_len = 0;
-	bool user = geteuid() != 0;
 	int r;
 
 	if (cgroup_dir_at(NULL, dir, sizeof dir, &mnt_len) < 0)
 		return TRY_UNAVAILABLE;
-	for (;;) {
-		char *slash;
-
-		/* never a write to a cgroup file that is not the caller's */
-		if (user && !delegated(dir))
-			return TRY_UNAVAILABLE;
-		r = try_v2_at(p, dir, run_id, need_cpu, lim, err);
-		if (r != TRY_UNAVAILABLE || !user)
+	if (geteuid() == 0)
+		return try_v2_at(p, dir, run_id, need_cpu, lim, err);
+	while (berth_limits_v2_delegated(dir, mnt_len, cand, sizeof cand) == 0) {
+		r = try_v2_at(p, cand, run_id, need_cpu, lim, err);
+		if (r != TRY_UNAVAILABLE)
 			return r;
-		slash = strrchr(dir, '/');
-		if (slash == NULL || (size_t)(slash - dir) < mnt_len)
-			return TRY_UNAVAILABLE;
-		*slash = '\0';
+		memcpy(dir, cand, sizeof dir);
+		if (!up(dir, mnt_len))
+			break;
 	}
+	return TRY_UNAVAILABLE;
 }
 
 /* ---- cgroup v1 ------------------------------------------------------ */

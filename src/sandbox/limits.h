@@ -90,6 +90,19 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 int berth_limits_attach(const struct berth_limits *lim, pid_t pid, struct berth_error *err);
 
 /*
+ * berth_limits_v2_delegated - where an unprivileged caller's run cgroup can
+ * go in cgroup v2: from the cgroup directory @start up, never above its
+ * first @top bytes (the mount point), the nearest directory that is
+ * delegated to the caller (it, its cgroup.procs and cgroup.subtree_control
+ * owned by the effective uid), lists memory and pids in cgroup.controllers,
+ * and either has no member process or already gives memory and pids to its
+ * children in cgroup.subtree_control.  The walk stops at the first
+ * directory that is not delegated.  Reads only.
+ * Returns 0 with the directory in @out (@size bytes), or -1 if there is none.
+ */
+int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t size);
+
+/*
  * berth_limits_advice - for `berth doctor` in rlimit mode: one sentence on
  * how this caller can get a cgroup (whether cgroup v2 holds the memory
  * controller, whether the systemd user manager delegates a subtree to the

@@ -388,6 +388,88 @@ static void test_check_cgroup(void **state)
 	prepare(fx, false); /* EEXIST if the check had left its cgroup */
 }
 
+/* ---- the delegated cgroup v2 walk, on a tree of plain files ----------- */
+
+/* put - write @text to @dir/@name (created 0644). */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* fake_cg - a directory with the three files the walk reads. */
+static void fake_cg(const char *dir, const char *controllers, const char *subtree, const char *procs)
+{
+	assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	put(dir, "cgroup.controllers", controllers);
+	put(dir, "cgroup.subtree_control", subtree);
+	put(dir, "cgroup.procs", procs);
+}
+
+/*
+ * As systemd delegates user@UID.service: `deleg` distributes memory and
+ * pids to its children and holds no process; `shell` (the caller's
+ * cgroup) holds processes.  The run's cgroup must go below `deleg`.
+ */
+static void test_v2_delegated_walk(void **state)
+{
+	char top[] = "/tmp/berth-ut-cg.XXXXXX", deleg[4096], shell[4096], out[4096] = "", rm[4200];
+	size_t tl;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	tl = strlen(top);
+	snprintf(deleg, sizeof deleg, "%s/deleg", top);
+	snprintf(shell, sizeof shell, "%s/shell", deleg);
+	fake_cg(deleg, "cpu memory pids\n", "memory pids\n", "");
+	fake_cg(shell, "memory pids\n", "\n", "4242\n");
+	/* the caller's cgroup has members: the nearest ancestor it owns */
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, deleg);
+	/* a cgroup of its own without members is used itself */
+	put(shell, "cgroup.procs", "\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, shell);
+	/* with members but memory and pids already given to its children: itself */
+	put(shell, "cgroup.procs", "4242\n");
+	put(shell, "cgroup.subtree_control", "memory pids\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, shell);
+	put(shell, "cgroup.subtree_control", "\n");
+	/* no memory controller up there: nothing (top itself is no cgroup) */
+	put(deleg, "cgroup.controllers", "cpu pids\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	put(deleg, "cgroup.controllers", "memory pids\n");
+	/* ancestor has members and gives nothing: not usable either */
+	put(deleg, "cgroup.procs", "1\n");
+	put(deleg, "cgroup.subtree_control", "\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	put(deleg, "cgroup.procs", "");
+	put(deleg, "cgroup.subtree_control", "memory pids\n");
+	/* never above the mount point: start at the top itself */
+	assert_int_equal(berth_limits_v2_delegated(top, tl, out, sizeof out), -1);
+	if (geteuid() == 0) {
+		/* not the caller's: the walk stops there, even with a good one above */
+		assert_int_equal(chown(shell, 65534, 65534), 0);
+		assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+		assert_int_equal(chown(shell, 0, 0), 0);
+		snprintf(rm, sizeof rm, "%s/cgroup.procs", deleg);
+		assert_int_equal(chown(rm, 65534, 65534), 0);
+		assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	} else {
+		/* /tmp is root's: with no bound the walk still stops below it */
+		assert_int_equal(berth_limits_v2_delegated(top, 0, out, sizeof out), -1);
+	}
+	snprintf(rm, sizeof rm, "rm -rf '%s'", top);
+	assert_int_equal(system(rm), 0);
+}
+
 /* Forced rlimit mode with --allow-degraded: apply_child sets exactly the
  * policy's values, and no RLIMIT_AS: a 16 GiB MAP_NORESERVE reservation (a
  * JavaScript or Go runtime's) succeeds under --memory 64M. */
@@ -708,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rlimits_refuse_explicit_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits_default_memory_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_cgroup, setup, teardown),
+		cmocka_unit_test(test_v2_delegated_walk),
 		cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_child_default_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nofile_too_high, setup, teardown),
