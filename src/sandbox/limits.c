@@ -20,13 +20,14 @@
  * another from cgroup A to B only with write access to cgroup.procs of the
  * common ancestor of A and B.  The run's cgroup is therefore made below a
  * cgroup whose directory, cgroup.procs and cgroup.subtree_control belong to
- * the caller and that contains the caller's cgroup: its own cgroup when that
- * is free of processes (never, since berth is in it, unless it is the root),
- * else the nearest ancestor so owned -- as systemd delegates
+ * the caller and that contains the caller's cgroup: the nearest such one,
+ * from the caller's own up, that can give memory and pids to a child (no
+ * member process, or it gives them already; berth itself is a member of its
+ * own cgroup, so that is usually an ancestor) -- as systemd delegates
  * user@UID.service (init.scope and app.slice beside each other, owned by
  * the user) and `systemd-run --user --scope -p Delegate=yes`.  berth writes
  * to no cgroup file the caller does not own: the walk stops at the first
- * ancestor that is not.  A delegated subtree the caller is not inside (the
+ * cgroup that is not (berth_limits_v2_delegated).  A delegated subtree the caller is not inside (the
  * user manager's, seen from an ssh session's scope) is of no use: moving a
  * process there needs the root-owned user-UID.slice; berth says so in
  * `berth doctor` instead of asking systemd over D-Bus for a scope.
@@ -294,7 +295,7 @@ static int self_cgroup(const char *ctrl, char *out, size_t size)
 }
 
 /*
- * cgroup_dir - the directory of the caller's cgroup: in the cgroup v2
+ * cgroup_dir_at - the directory of the caller's cgroup: in the cgroup v2
  * hierarchy when @ctrl is NULL, else in the v1 hierarchy of @ctrl.
  * *@mnt_len (may be NULL) gets the length of the mount point's part of @out.
  * Returns 0 or -1 when the hierarchy is not mounted or not visible.
