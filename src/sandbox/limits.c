@@ -936,10 +936,27 @@ static int check_run_id(const char *run_id, struct berth_error *err)
 	return 0;
 }
 
+/*
+ * refuse_unenforced - an explicit --cpus or --pids the mode chosen cannot
+ * enforce is refused (125) unless --allow-degraded; what was made is
+ * removed.  Returns 0 or -1 with @err filled.
+ */
+static int refuse_unenforced(const struct berth_policy *p, struct berth_limits *lim, struct berth_error *err)
+{
+	if (p->allow_degraded ||
+	    !((p->cpus_set && !lim->cpus_enforced) || (p->pids_set && !lim->pids_enforced)))
+		return 0;
+	berth_err(err, 0, "cannot enforce the requested limits: %s", lim->unenforced);
+	berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass `--allow-degraded`; see "
+			    "`berth doctor`");
+	discard(lim);
+	return -1;
+}
+
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err)
 {
-	int r;
+	int r = TRY_UNAVAILABLE;
 
 	memset(lim, 0, sizeof *lim);
 	if (check_run_id(run_id, err) < 0)
@@ -950,15 +967,17 @@ int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool 
 			r = try_cgroup1(p, run_id, lim, err);
 		if (r == TRY_UNAVAILABLE)
 			r = try_cgroup2(p, run_id, false, lim, err);
-		if (r != TRY_UNAVAILABLE)
-			return r == TRY_OK ? 0 : -1;
+		if (r == TRY_FAILED)
+			return -1;
 	}
-	if (p->memory != 0 && berth_limits_memory_explicit(p) && !p->allow_degraded) {
-		memset(lim, 0, sizeof *lim);
-		return refuse_memory(p, err);
+	if (r == TRY_UNAVAILABLE) {
+		if (p->memory != 0 && berth_limits_memory_explicit(p) && !p->allow_degraded) {
+			memset(lim, 0, sizeof *lim);
+			return refuse_memory(p, err);
+		}
+		setup_rlimits(p, lim);
 	}
-	setup_rlimits(p, lim);
-	return 0;
+	return refuse_unenforced(p, lim, err);
 }
 
 bool berth_limits_memory_explicit(const struct berth_policy *p)
@@ -972,9 +991,9 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 	char id[32];
 	int r;
 
-	/* Only an explicit --memory can be refused here; nothing else needs
-	 * the probe (a cgroup made and removed at once). */
-	if (p->memory == 0 || !berth_limits_memory_explicit(p) || p->allow_degraded)
+	/* Only an explicit limit can be refused; nothing else needs the
+	 * probe (a cgroup made and removed at once). */
+	if (p->allow_degraded || !((p->memory != 0 && berth_limits_memory_explicit(p)) || p->cpus_set || p->pids_set))
 		return 0;
 	snprintf(id, sizeof id, "check-%ld", (long)getpid());
 	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);

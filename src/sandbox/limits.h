@@ -54,13 +54,16 @@ struct berth_limits {
  * In rlimit mode no memory limit is set; the default memory limit and an
  * app's declared one are named as not enforced in @lim->how, and an
  * explicit --memory (berth_limits_memory_explicit) is listed in
- * @lim->unenforced with @p->allow_degraded, else refused.
+ * @lim->unenforced with @p->allow_degraded, else refused; so is an explicit
+ * --cpus or --pids the mode cannot enforce (listed in @lim->unenforced).
  * Runs in the parent before clone.  On failure nothing created is left.
  * Returns 0 or -1 with @err filled: status 2 (usage) when @p asks for an
  * explicit memory limit and only rlimits are available, the message naming
  * the value and the hint the ways out (a delegated cgroup through
  * `systemd-run --user --scope -p Delegate=yes`, root, --allow-degraded);
- * 125 when a cgroup could not be made or written (message names the file).
+ * 125 when an explicit --cpus/--pids cannot be enforced ("cannot enforce
+ * the requested limits: ...") or a cgroup could not be made or written
+ * (message names the file).
  */
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err);
@@ -74,10 +77,10 @@ bool berth_limits_memory_explicit(const struct berth_policy *p);
 /*
  * berth_limits_check - refuse, before anything is recorded or printed
  * (`berth run` and `berth run --dry-run` alike), a policy that
- * berth_limits_prepare would refuse for its memory limit.  Decides as
- * prepare does, by preparing under a run id of its own and destroying at
- * once, and only when @p has an explicit memory limit without
- * --allow-degraded (nothing else can be refused).
+ * berth_limits_prepare would refuse for its limits.  Decides as prepare
+ * does, by preparing under a run id of its own ("check-PID") and destroying
+ * at once, and only when @p has an explicit --memory, --cpus or --pids
+ * without --allow-degraded (nothing else can be refused).
  * Returns 0, or -1 with @err filled as berth_limits_prepare fills it.
  */
 int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err);

@@ -162,6 +162,30 @@ else
 	hasnt "doctor: no memory refusal in cgroup mode" "$D" "no memory limit in this mode"
 fi
 
+# ------------------------------------------------------------ forced rlimit mode, for everyone
+# (BERTH_TEST_FORCE_OFF=cgroup: as if no cgroup were writable)
+rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+BERTH_TEST_FORCE_OFF=cgroup br --memory 2G -- true
+eq "forced rlimits: --memory 2G refused (2)" "$RC" 2
+BERTH_TEST_FORCE_OFF=cgroup br --dry-run --memory 2G -- true
+eq "forced rlimits: dry-run refuses it too (2)" "$RC" 2
+eq "forced rlimits: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+if [ "$ME" -eq 0 ]; then
+	# root: RLIMIT_NPROC does not apply to it, so an explicit --pids is refused (125), dry-run alike
+	BERTH_TEST_FORCE_OFF=cgroup br --pids 20 -- true
+	eq "forced rlimits, root: --pids 20 refused (125)" "$RC" 125
+	has "forced rlimits, root: ... named" "$ERR" "berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"
+	BERTH_TEST_FORCE_OFF=cgroup br --dry-run --pids 20 -- true
+	eq "forced rlimits, root: dry-run refuses --pids 20 too (125)" "$RC" 125
+	eq "forced rlimits, root: ... and prints no policy" "$OUT" ""
+	BERTH_TEST_FORCE_OFF=cgroup br --dry-run --pids 20 --allow-degraded -- true
+	eq "forced rlimits, root: dry-run --pids 20 --allow-degraded accepted" "$RC" 0
+	eq "forced rlimits, root: nothing recorded by the --pids refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+else
+	BERTH_TEST_FORCE_OFF=cgroup br --pids 20 -- true
+	eq "forced rlimits, user: --pids 20 runs (RLIMIT_NPROC)" "$RC" 0
+fi
+
 # ------------------------------------------------------------ root: a cgroup delegated to a user
 # cgroup v2 cannot be built here when the memory controller is bound to v1
 # (this machine); cgroup v1 delegation is the same promise: directories the

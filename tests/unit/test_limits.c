@@ -314,6 +314,7 @@ static void test_rlimits_refuse_explicit_memory(void **state)
 	struct fixture *fx = *state;
 	struct berth_error err = { 0 };
 
+	fx->p.pids_set = fx->p.cpus_set = false; /* root: RLIMIT_NPROC is not for it (below) */
 	fx->p.memory = 2048 * MIB;
 	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
@@ -350,7 +351,7 @@ static void test_rlimits_default_memory_named(void **state)
 {
 	struct fixture *fx = *state;
 
-	fx->p.memory_set = false;
+	fx->p.memory_set = fx->p.pids_set = false;
 	prepare(fx, true);
 	assert_false(fx->lim.memory_enforced);
 	assert_non_null(strstr(fx->lim.how, "memory: not enforced, the default 64M limit not applied"));
@@ -365,6 +366,32 @@ static void test_rlimits_default_memory_named(void **state)
 	fx->p.memory = 0;
 	prepare(fx, true);
 	assert_non_null(strstr(fx->lim.how, "memory: no limit asked"));
+}
+
+/* An explicit --pids rlimit mode cannot enforce (root: RLIMIT_NPROC does
+ * not apply) is refused (125) by prepare and check alike; not for a user. */
+static void test_rlimits_explicit_pids(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_error err = { 0 };
+	int want = geteuid() == 0 && getuid() == 0 ? -1 : 0;
+
+	fx->p.memory_set = false;
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), want);
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), want);
+	if (want == 0) {
+		fx->prepared = true;
+		assert_true(fx->lim.pids_enforced);
+		return;
+	}
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_non_null(strstr(err.msg, "cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"));
+	assert_non_null(strstr(err.hint, "`--allow-degraded`"));
+	assert_int_equal(fx->lim.n_dirs, 0);
+	fx->p.allow_degraded = true;
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	prepare(fx, true);
+	assert_non_null(strstr(fx->lim.unenforced, "pids"));
 }
 
 /* Not refused where a cgroup is available, and the probe leaves nothing:
@@ -789,6 +816,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prepare_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits_refuse_explicit_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits_default_memory_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits_explicit_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_cgroup, setup, teardown),
 		cmocka_unit_test(test_v2_delegated_walk),
 		cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
