@@ -995,7 +995,9 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 	 * probe (a cgroup made and removed at once). */
 	if (p->allow_degraded || !((p->memory != 0 && berth_limits_memory_explicit(p)) || p->cpus_set || p->pids_set))
 		return 0;
-	snprintf(id, sizeof id, "check-%ld", (long)getpid());
+	/* the time too: a probe left by a berth killed right here must not
+	 * stand in the way of a later one with the same pid */
+	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), now_ms());
 	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
 	if (r == 0) {
 		berth_limits_destroy(&lim);

@@ -78,7 +78,7 @@ bool berth_limits_memory_explicit(const struct berth_policy *p);
  * berth_limits_check - refuse, before anything is recorded or printed
  * (`berth run` and `berth run --dry-run` alike), a policy that
  * berth_limits_prepare would refuse for its limits.  Decides as prepare
- * does, by preparing under a run id of its own ("check-PID") and destroying
+ * does, by preparing under a run id of its own ("check-PID-MS") and destroying
  * at once, and only when @p has an explicit --memory, --cpus or --pids
  * without --allow-degraded (nothing else can be refused).
  * Returns 0, or -1 with @err filled as berth_limits_prepare fills it.

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -394,25 +395,33 @@ static void test_rlimits_explicit_pids(void **state)
 	assert_non_null(strstr(fx->lim.unenforced, "pids"));
 }
 
-/* Not refused where a cgroup is available, and the probe leaves nothing:
- * the real run's prepare under the same id must not find it there. */
+/* Not refused where a cgroup is available, and the probe leaves nothing
+ * beside the run's cgroups. */
 static void test_check_cgroup(void **state)
 {
 	struct fixture *fx = *state;
 	struct berth_error err = { 0 };
-	char id[32];
+	char prefix[64], parent[4096];
 
 	if (!prepare_cgroup(fx)) {
 		assert_int_equal(berth_limits_check(&fx->p, false, &err), -1);
 		assert_int_equal(err.status, BERTH_EXIT_USAGE);
 		skip();
 	}
-	berth_limits_destroy(&fx->lim);
-	fx->prepared = false;
 	assert_int_equal(berth_limits_check(&fx->p, false, &err), 0);
-	snprintf(id, sizeof id, "check-%ld", (long)getpid());
-	snprintf(fx->run_id, sizeof fx->run_id, "%s", id);
-	prepare(fx, false); /* EEXIST if the check had left its cgroup */
+	snprintf(prefix, sizeof prefix, "berth-check-%ld-", (long)getpid());
+	for (int i = 0; i < fx->lim.n_dirs; i++) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(parent, sizeof parent, "%s", fx->lim.dirs[i]);
+		*strrchr(parent, '/') = '\0';
+		d = opendir(parent);
+		assert_non_null(d);
+		while ((e = readdir(d)) != NULL)
+			assert_false(strncmp(e->d_name, prefix, strlen(prefix)) == 0);
+		closedir(d);
+	}
 }
 
 /* ---- the delegated cgroup v2 walk, on a tree of plain files ----------- */
