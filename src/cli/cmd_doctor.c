@@ -26,8 +26,8 @@ struct check {
 	const char *name;
 	bool ok;
 	bool required; /* needed for the default posture */
-	char detail[256];
-	char fix[256];
+	char detail[768];
+	char fix[768];
 };
 
 static const char *landlock_rights(int abi)
@@ -100,11 +100,17 @@ static void check_cgroup(unsigned force_off, struct check *c)
 		return;
 	}
 	c->ok = true;
-	snprintf(c->detail, sizeof c->detail, "%s%s%s", lim.how, lim.unenforced[0] ? "; not enforced: " : "",
-		 lim.unenforced);
-	if (lim.mode == BERTH_LIMITS_RLIMITS)
-		snprintf(c->fix, sizeof c->fix, "for cgroup limits as this user, use a delegated cgroup v2 subtree "
-						"(systemd-run --user --scope -p Delegate=yes)");
+	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", lim.how, lim.unenforced[0] ? "; not enforced: " : "",
+		 lim.unenforced,
+		 lim.mode == BERTH_LIMITS_RLIMITS ? "; no memory limit in this mode: an explicit --memory is refused "
+						    "(exit 2) unless --allow-degraded"
+						  : "");
+	if (lim.mode == BERTH_LIMITS_RLIMITS) {
+		char advice[sizeof c->fix - 64];
+
+		berth_limits_advice(advice, sizeof advice);
+		snprintf(c->fix, sizeof c->fix, "for cgroup limits as this user: %s", advice);
+	}
 	berth_limits_destroy(&lim);
 }
 

@@ -20,6 +20,7 @@
 
 #include "../policy/flags.h"
 #include "../policy/rules.h"
+#include "../sandbox/limits.h"
 #include "../sandbox/sandbox.h"
 #include "../supervisor/evidence.h"
 #include "../supervisor/runs.h"
@@ -448,6 +449,13 @@ int cmd_run(int argc, char **argv)
 	if (status != 0) {
 		berth_run_opts_free(&o);
 		return status;
+	}
+	/* A --memory that cannot be enforced is refused before the dry run
+	 * prints and before the run records anything (src/sandbox/limits.h). */
+	if (berth_limits_check(&o.policy, (ro.force_off & BERTH_FEAT_CGROUP) != 0, &err) < 0) {
+		cli_print_error(&err);
+		berth_run_opts_free(&o);
+		return err.status ? err.status : 125;
 	}
 	if (o.dry_run) {
 		if (o.n_evidence > 0)

@@ -8,12 +8,39 @@
  *
  * Preference, first that works:
  *   1. cgroup v2 with memory, pids and cpu available to the caller's cgroup
- *      (enabling them in its cgroup.subtree_control if needed);
+ *      (enabling them in its cgroup.subtree_control if needed) or, for an
+ *      unprivileged caller, to the nearest ancestor delegated to it;
  *   2. cgroup v1 with writable memory and pids hierarchies (cpu optional);
  *   3. cgroup v2 with memory and pids only;
- *   4. rlimits: RLIMIT_AS, RLIMIT_NPROC and a CPU-affinity mask.
+ *   4. rlimits: RLIMIT_NPROC and a CPU-affinity mask, and NO memory limit.
  * "Works" means the directory could be created: an unprivileged caller gets
- * cgroups only when its cgroup is delegated to it.
+ * cgroups only when a cgroup is delegated to it.
+ *
+ * Delegated (cgroup-v2.rst, "Delegation Containment"): a process may move
+ * another from cgroup A to B only with write access to cgroup.procs of the
+ * common ancestor of A and B.  The run's cgroup is therefore made below a
+ * cgroup whose directory, cgroup.procs and cgroup.subtree_control belong to
+ * the caller and that contains the caller's cgroup: the nearest such one,
+ * from the caller's own up, that can give memory and pids to a child (no
+ * member process, or it gives them already; berth itself is a member of its
+ * own cgroup, so that is usually an ancestor) -- as systemd delegates
+ * user@UID.service (init.scope and app.slice beside each other, owned by
+ * the user) and `systemd-run --user --scope -p Delegate=yes`.  berth writes
+ * to no cgroup file the caller does not own: the walk stops at the first
+ * cgroup that is not (berth_limits_v2_delegated).  A delegated subtree the caller is not inside (the
+ * user manager's, seen from an ssh session's scope) is of no use: moving a
+ * process there needs the root-owned user-UID.slice; berth says so in
+ * `berth doctor` instead of asking systemd over D-Bus for a scope.
+ *
+ * Memory in rlimit mode: RLIMIT_AS bounds address space, not memory.  The
+ * runtimes agents are written in reserve far more than they use (Bun and
+ * JavaScriptCore's gigacage, V8's pointer-compression cages, Go's arenas,
+ * Java's heap reservation, all MAP_NORESERVE): under --memory 2G as
+ * RLIMIT_AS, Claude Code's runtime died of SIGILL.  So rlimit mode sets no
+ * memory limit.  A limit the user asked for with --memory is refused
+ * (exit 2) unless --allow-degraded, which runs without it and lists it as
+ * not enforced; the default limit and an app's declared one are not applied
+ * and named as not enforced in the one-line `how`.
  *
  * Value 0 in the policy for memory, pids or CPUs means "no limit".
  */
@@ -268,11 +295,12 @@ static int self_cgroup(const char *ctrl, char *out, size_t size)
 }
 
 /*
- * cgroup_dir - the directory of the caller's cgroup: in the cgroup v2
+ * cgroup_dir_at - the directory of the caller's cgroup: in the cgroup v2
  * hierarchy when @ctrl is NULL, else in the v1 hierarchy of @ctrl.
+ * *@mnt_len (may be NULL) gets the length of the mount point's part of @out.
  * Returns 0 or -1 when the hierarchy is not mounted or not visible.
  */
-static int cgroup_dir(const char *ctrl, char *out, size_t size)
+static int cgroup_dir_at(const char *ctrl, char *out, size_t size, size_t *mnt_len)
 {
 	cleanup_fclose FILE *f = NULL;
 	cleanup_free char *line = NULL;
@@ -299,10 +327,38 @@ static int cgroup_dir(const char *ctrl, char *out, size_t size)
 		if (rel == NULL)
 			continue;
 		n = snprintf(out, size, "%s%s", m.point, rel);
-		if (n > 0 && (size_t)n < size && access(out, F_OK) == 0)
+		if (n > 0 && (size_t)n < size && access(out, F_OK) == 0) {
+			if (mnt_len != NULL)
+				*mnt_len = strlen(m.point);
 			return 0;
+		}
 	}
 	return -1;
+}
+
+/* cgroup_dir - cgroup_dir_at without the mount point. */
+static int cgroup_dir(const char *ctrl, char *out, size_t size)
+{
+	return cgroup_dir_at(ctrl, out, size, NULL);
+}
+
+/* owned - whether @dir/@name (@dir itself when @name is NULL) belongs to
+ * the caller's effective uid. */
+static bool owned(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (name != NULL && path_join(path, sizeof path, dir, name) < 0)
+		return false;
+	return stat(name != NULL ? path : dir, &st) == 0 && st.st_uid == geteuid();
+}
+
+/* delegated - whether the cgroup at @dir is delegated to the caller: the
+ * directory, cgroup.procs and cgroup.subtree_control are the caller's. */
+static bool delegated(const char *dir)
+{
+	return owned(dir, NULL) && owned(dir, "cgroup.procs") && owned(dir, "cgroup.subtree_control");
 }
 
 /* ---- creating and removing directories ------------------------------ */
@@ -535,19 +591,18 @@ static int write_v2(const struct berth_policy *p, const char *dir, bool cpu,
 }
 
 /*
- * try_cgroup2 - one cgroup v2 directory below the caller's v2 cgroup, with
- * memory, pids and (when available) cpu.  @need_cpu: give up without cpu.
+ * try_v2_at - one cgroup v2 directory below @parent, with memory, pids and
+ * (when available) cpu.  @need_cpu: give up without cpu.
  */
-static int try_cgroup2(const struct berth_policy *p, const char *run_id, bool need_cpu,
-		       struct berth_limits *lim, struct berth_error *err)
+static int try_v2_at(const struct berth_policy *p, const char *parent, const char *run_id, bool need_cpu,
+		     struct berth_limits *lim, struct berth_error *err)
 {
 	static const char *const names[] = { "memory", "pids", "cpu" };
-	char parent[PATH_MAX], path[PATH_MAX], avail[512], dir[PATH_MAX];
+	char path[PATH_MAX], avail[512], dir[PATH_MAX];
 	bool changed[3] = { false, false, false }, cpu;
 	int r;
 
-	if (cgroup_dir(NULL, parent, sizeof parent) < 0 ||
-	    path_join(path, sizeof path, parent, "cgroup.controllers") < 0 ||
+	if (path_join(path, sizeof path, parent, "cgroup.controllers") < 0 ||
 	    read_str(path, avail, sizeof avail) < 0)
 		return TRY_UNAVAILABLE;
 	cpu = has_token(avail, "cpu", ' ');
@@ -572,11 +627,87 @@ static int try_cgroup2(const struct berth_policy *p, const char *run_id, bool ne
 		disable_changed(parent, names, 3, changed);
 		return r;
 	}
-	appendf(lim->how, sizeof lim->how, "cgroup v2 %s (memory, pids%s)%s", dir,
-		 cpu ? ", cpu" : "", lim->swap_off ? "" : "; swap not limited: no memory.swap.max");
+	appendf(lim->how, sizeof lim->how, "cgroup v2 %s%s (memory, pids%s)%s", geteuid() != 0 ? "delegated " : "",
+		dir, cpu ? ", cpu" : "", lim->swap_off ? "" : "; swap not limited: no memory.swap.max");
 	if (!cpu)
 		add_unenforced(lim, "cpus (no cpu controller in cgroup v2)");
 	return TRY_OK;
+}
+
+/* has_procs - whether @dir/cgroup.procs lists a process (unreadable: yes). */
+static bool has_procs(const char *dir)
+{
+	char path[PATH_MAX], buf[16];
+
+	if (path_join(path, sizeof path, dir, "cgroup.procs") < 0 || read_str(path, buf, sizeof buf) < 0)
+		return true;
+	return buf[strspn(buf, " \n")] != '\0';
+}
+
+/* up - cut the last component of @dir, never above its first @top bytes. */
+static bool up(char *dir, size_t top)
+{
+	char *slash = strrchr(dir, '/');
+
+	if (slash == NULL || (size_t)(slash - dir) < top)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t size)
+{
+	char dir[PATH_MAX], path[PATH_MAX], buf[512];
+
+	if ((size_t)snprintf(dir, sizeof dir, "%s", start) >= sizeof dir)
+		return -1;
+	do {
+		if (!delegated(dir))
+			return -1; /* the edge of what is the caller's: never above it */
+		if (path_join(path, sizeof path, dir, "cgroup.controllers") < 0 || read_str(path, buf, sizeof buf) < 0 ||
+		    !has_token(buf, "memory", ' ') || !has_token(buf, "pids", ' '))
+			continue;
+		/* "no internal processes": a cgroup with members cannot give
+		 * its children controllers it has not given them already */
+		if (has_procs(dir) &&
+		    (path_join(path, sizeof path, dir, "cgroup.subtree_control") < 0 ||
+		     read_str(path, buf, sizeof buf) < 0 || !has_token(buf, "memory", ' ') || !has_token(buf, "pids", ' ')))
+			continue;
+		if ((size_t)snprintf(out, size, "%s", dir) >= size)
+			return -1;
+		return 0;
+	} while (up(dir, top));
+	return -1;
+}
+
+/*
+ * try_cgroup2 - root: the caller's own v2 cgroup.  Unprivileged: the
+ * nearest cgroup delegated to it (berth_limits_v2_delegated), then the next
+ * one up if that fails, up to the first that is not the caller's.  Root
+ * stays in its own cgroup: every directory is root's, and a walk would
+ * reach cgroups that belong to the service manager.  @need_cpu: only a
+ * cgroup with the cpu controller will do.
+ */
+static int try_cgroup2(const struct berth_policy *p, const char *run_id, bool need_cpu,
+		       struct berth_limits *lim, struct berth_error *err)
+{
+	char dir[PATH_MAX], cand[PATH_MAX];
+	size_t mnt_len = 0;
+	int r;
+
+	if (cgroup_dir_at(NULL, dir, sizeof dir, &mnt_len) < 0)
+		return TRY_UNAVAILABLE;
+	if (geteuid() == 0)
+		return try_v2_at(p, dir, run_id, need_cpu, lim, err);
+	while (berth_limits_v2_delegated(dir, mnt_len, cand, sizeof cand) == 0) {
+		r = try_v2_at(p, cand, run_id, need_cpu, lim, err);
+		if (r != TRY_UNAVAILABLE)
+			return r;
+		memcpy(dir, cand, sizeof dir);
+		if (!up(dir, mnt_len))
+			break;
+	}
+	return TRY_UNAVAILABLE;
 }
 
 /* ---- cgroup v1 ------------------------------------------------------ */
@@ -668,19 +799,43 @@ static int usable_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* fmt_size - @v bytes as the shortest exact --memory spelling ("2G", "640M", "12345"). */
+static const char *fmt_size(char *buf, size_t size, unsigned long long v)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && v != 0 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%llu", v);
+	else
+		snprintf(buf, size, "%llu%c", v, units[u]);
+	return buf;
+}
+
+/* Why rlimit mode has no memory limit, for messages. */
+#define NO_AS_WHY                                                                                   \
+	"only an address-space rlimit (RLIMIT_AS) is available, which counts reserved address space, " \
+	"not memory, and kills runtimes that reserve large ranges (Bun/JavaScriptCore, Node/V8, Go, Java)"
+
 /*
- * setup_rlimits - rlimit mode: RLIMIT_AS for memory, RLIMIT_NPROC for pids
- * (counted per user namespace since Linux 5.14; never applied to real root
- * or CAP_SYS_RESOURCE holders), and ceil(millicpus / 1000) CPUs of affinity.
+ * setup_rlimits - rlimit mode: RLIMIT_NPROC for pids (counted per user
+ * namespace since Linux 5.14; never applied to real root or
+ * CAP_SYS_RESOURCE holders), ceil(millicpus / 1000) CPUs of affinity, and
+ * no memory limit (see the top of this file).  A --memory the caller gave
+ * reaches here only with --allow-degraded: it is listed in @lim->unenforced.
  */
 static void setup_rlimits(const struct berth_policy *p, struct berth_limits *lim)
 {
 	int online = usable_cpus();
 	unsigned long long want = ((unsigned long long)p->millicpus + 999) / 1000;
-	char cpus[96];
+	char cpus[96], mem[160], sz[32];
 
 	lim->mode = BERTH_LIMITS_RLIMITS;
-	lim->memory_enforced = true;
+	lim->memory_enforced = false;
 	lim->swap_off = false;
 	lim->pids_enforced = getuid() != 0 && geteuid() != 0;
 	lim->cpus_enforced = true;
@@ -693,11 +848,79 @@ static void setup_rlimits(const struct berth_policy *p, struct berth_limits *lim
 		snprintf(cpus, sizeof cpus, "%llu requested, %d available, not restricted", want,
 			 online);
 	}
+	if (p->memory == 0)
+		snprintf(mem, sizeof mem, "memory: no limit asked");
+	else if (berth_limits_memory_explicit(p))
+		snprintf(mem, sizeof mem, "memory: not enforced (--allow-degraded)");
+	else
+		snprintf(mem, sizeof mem, "memory: not enforced, %s %s limit not applied: RLIMIT_AS breaks runtimes",
+			 p->app ? "the app's" : "the default", fmt_size(sz, sizeof sz, p->memory));
 	snprintf(lim->how, sizeof lim->how,
-		 "rlimits (RLIMIT_AS for memory, RLIMIT_NPROC for pids, CPU affinity for cpus: %s)",
-		 cpus);
+		 "rlimits (%s; RLIMIT_NPROC for pids; CPU affinity for cpus: %s)", mem, cpus);
+	if (p->memory != 0 && berth_limits_memory_explicit(p))
+		add_unenforced(lim, "memory (" NO_AS_WHY ")");
 	if (!lim->pids_enforced)
 		add_unenforced(lim, "pids (RLIMIT_NPROC does not apply to root)");
+}
+
+/*
+ * refuse_memory - the refusal of a --memory that rlimit mode cannot
+ * enforce: usage error (exit 2), naming the value, why, and the ways out.
+ */
+static int refuse_memory(const struct berth_policy *p, struct berth_error *err)
+{
+	char sz[32];
+
+	berth_usage_err(err, "--memory `%s` cannot be enforced: this caller has no writable cgroup, and %s",
+			fmt_size(sz, sizeof sz, p->memory), NO_AS_WHY);
+	return berth_err_hint(err, "run berth in a delegated cgroup (`systemd-run --user --scope -p Delegate=yes "
+				   "berth run ...`, or enable cgroup delegation for this user), as root, or pass "
+				   "`--allow-degraded` to run without a memory limit; see `berth doctor`");
+}
+
+/* v2_root - the cgroup v2 mount point (the first mount of its root) into @out. */
+static int v2_root(char *out, size_t size)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		struct mnt m;
+
+		if (parse_mountinfo(line, &m) == 0 && strcmp(m.fstype, "cgroup2") == 0 && strcmp(m.root, "/") == 0 &&
+		    (size_t)snprintf(out, size, "%s", m.point) < size)
+			return 0;
+	}
+	return -1;
+}
+
+void berth_limits_advice(char *buf, size_t size)
+{
+	char root[PATH_MAX], path[PATH_MAX], avail[512];
+	unsigned uid = (unsigned)geteuid();
+
+	if (v2_root(root, sizeof root) < 0 || path_join(path, sizeof path, root, "cgroup.controllers") < 0 ||
+	    read_str(path, avail, sizeof avail) < 0 || !has_token(avail, "memory", ' ')) {
+		snprintf(buf, size, "the memory controller is not in a cgroup v2 hierarchy here (cgroup v1 holds it, "
+				    "or no cgroup2 is mounted), so it cannot be delegated: boot with cgroup v2 "
+				    "(systemd.unified_cgroup_hierarchy=1) and use `systemd-run --user --scope -p "
+				    "Delegate=yes berth run ...`, have root make v1 memory and pids cgroups owned by this "
+				    "user and start berth in them, or run as root");
+		return;
+	}
+	snprintf(path, sizeof path, "%s/user.slice/user-%u.slice/user@%u.service", root, uid, uid);
+	if (owned(path, NULL))
+		snprintf(buf, size, "the systemd user manager delegates `%s` to you but berth does not run inside it: "
+				    "`systemd-run --user --scope -p Delegate=yes berth run ...`", path);
+	else
+		snprintf(buf, size, "no systemd user manager here (no `%s` owned by uid %u): log in through logind "
+				    "or `loginctl enable-linger`, then `systemd-run --user --scope -p Delegate=yes berth "
+				    "run ...`; or have root delegate a cgroup v2 directory (chown it, its cgroup.procs and "
+				    "cgroup.subtree_control, +memory +pids in its parent) and start berth in a child of it",
+			 path, uid);
 }
 
 /* ---- public interface ----------------------------------------------- */
@@ -713,10 +936,27 @@ static int check_run_id(const char *run_id, struct berth_error *err)
 	return 0;
 }
 
+/*
+ * refuse_unenforced - an explicit --cpus or --pids the mode chosen cannot
+ * enforce is refused (125) unless --allow-degraded; what was made is
+ * removed.  Returns 0 or -1 with @err filled.
+ */
+static int refuse_unenforced(const struct berth_policy *p, struct berth_limits *lim, struct berth_error *err)
+{
+	if (p->allow_degraded ||
+	    !((p->cpus_set && !lim->cpus_enforced) || (p->pids_set && !lim->pids_enforced)))
+		return 0;
+	berth_err(err, 0, "cannot enforce the requested limits: %s", lim->unenforced);
+	berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass `--allow-degraded`; see "
+			    "`berth doctor`");
+	discard(lim);
+	return -1;
+}
+
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err)
 {
-	int r;
+	int r = TRY_UNAVAILABLE;
 
 	memset(lim, 0, sizeof *lim);
 	if (check_run_id(run_id, err) < 0)
@@ -727,11 +967,44 @@ int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool 
 			r = try_cgroup1(p, run_id, lim, err);
 		if (r == TRY_UNAVAILABLE)
 			r = try_cgroup2(p, run_id, false, lim, err);
-		if (r != TRY_UNAVAILABLE)
-			return r == TRY_OK ? 0 : -1;
+		if (r == TRY_FAILED)
+			return -1;
 	}
-	setup_rlimits(p, lim);
-	return 0;
+	if (r == TRY_UNAVAILABLE) {
+		if (p->memory != 0 && berth_limits_memory_explicit(p) && !p->allow_degraded) {
+			memset(lim, 0, sizeof *lim);
+			return refuse_memory(p, err);
+		}
+		setup_rlimits(p, lim);
+	}
+	return refuse_unenforced(p, lim, err);
+}
+
+bool berth_limits_memory_explicit(const struct berth_policy *p)
+{
+	return p->memory_set && !p->app;
+}
+
+int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err)
+{
+	struct berth_limits lim;
+	char id[32];
+	int r;
+
+	/* Only an explicit limit can be refused; nothing else needs the
+	 * probe (a cgroup made and removed at once). */
+	if (p->allow_degraded || !((p->memory != 0 && berth_limits_memory_explicit(p)) || p->cpus_set || p->pids_set))
+		return 0;
+	/* the time too: a probe left by a berth killed right here must not
+	 * stand in the way of a later one with the same pid */
+	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), now_ms());
+	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
+	if (r == 0) {
+		berth_limits_destroy(&lim);
+		for (int i = 0; i < lim.n_dirs; i++)
+			free(lim.dirs[i]);
+	}
+	return r;
 }
 
 int berth_limits_attach(const struct berth_limits *lim, pid_t pid, struct berth_error *err)
@@ -791,8 +1064,7 @@ int berth_limits_apply_child(const struct berth_policy *p, const struct berth_li
 		return -1;
 	if (lim->mode != BERTH_LIMITS_RLIMITS)
 		return 0;
-	if (p->memory != 0 && set_rlimit(RLIMIT_AS, "RLIMIT_AS", p->memory, err) < 0)
-		return -1;
+	/* no RLIMIT_AS: see the top of this file */
 	if (p->pids != 0 && set_rlimit(RLIMIT_NPROC, "RLIMIT_NPROC", p->pids, err) < 0)
 		return -1;
 	if (lim->cpus_affinity > 0 && restrict_affinity(lim->cpus_affinity, err) < 0)

@@ -4,9 +4,12 @@
  *
  * Invoked by root: a cgroup per run, in the cgroup v2 hierarchy when the
  * controllers are available there, else in the cgroup v1 hierarchies
- * (memory, pids, cpu).  Invoked by an unprivileged user: a delegated, writable
- * cgroup v2 subtree when there is one, else rlimits (and a CPU-affinity mask
- * for --cpus, with sched_setaffinity denied by seccomp).  The mode chosen is
+ * (memory, pids, cpu).  Invoked by an unprivileged user: a cgroup v2 subtree
+ * delegated to it (its own cgroup or the nearest ancestor it owns), or
+ * writable v1 hierarchies, else rlimits: RLIMIT_NPROC, a CPU-affinity mask
+ * for --cpus (sched_setaffinity denied by seccomp) and NO memory limit --
+ * RLIMIT_AS breaks runtimes that reserve address space, so an explicit
+ * --memory is refused there unless --allow-degraded.  The mode chosen is
  * reported so the CLI can say which.
  * Sources: Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst,
  * cgroup-v1/pids.rst, scheduler/sched-bwc.rst; setrlimit(2).
@@ -33,7 +36,8 @@ struct berth_limits {
 	enum berth_limits_mode mode;
 	char *dirs[BERTH_CG_MAX_DIRS]; /* cgroup directories created (to remove) */
 	int n_dirs;
-	/* What is enforced, for reporting/attestation. */
+	/* What is enforced, for reporting/attestation (memory_enforced is
+	 * false in rlimit mode: no memory limit there). */
 	bool memory_enforced, swap_off, cpus_enforced, pids_enforced;
 	char how[256];   /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
 	char unenforced[256]; /* what could not be applied, empty if none */
@@ -47,11 +51,39 @@ struct berth_limits {
  * memory.limit_in_bytes, memory.memsw.limit_in_bytes or swappiness 0,
  * cpu.cfs_quota_us, pids.max for v1).
  * @force_rlimits: test-only, act as if no cgroup were writable.
+ * In rlimit mode no memory limit is set; the default memory limit and an
+ * app's declared one are named as not enforced in @lim->how, and an
+ * explicit --memory (berth_limits_memory_explicit) is listed in
+ * @lim->unenforced with @p->allow_degraded, else refused; so is an explicit
+ * --cpus or --pids the mode cannot enforce (listed in @lim->unenforced).
  * Runs in the parent before clone.  On failure nothing created is left.
- * Returns 0 or -1 with @err filled.
+ * Returns 0 or -1 with @err filled: status 2 (usage) when @p asks for an
+ * explicit memory limit and only rlimits are available, the message naming
+ * the value and the hint the ways out (a delegated cgroup through
+ * `systemd-run --user --scope -p Delegate=yes`, root, --allow-degraded);
+ * 125 when an explicit --cpus/--pids cannot be enforced ("cannot enforce
+ * the requested limits: ...") or a cgroup could not be made or written
+ * (message names the file).
  */
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err);
+
+/*
+ * berth_limits_memory_explicit - whether @p's memory limit was asked for by
+ * the caller (--memory), not the default nor an app manifest's.
+ */
+bool berth_limits_memory_explicit(const struct berth_policy *p);
+
+/*
+ * berth_limits_check - refuse, before anything is recorded or printed
+ * (`berth run` and `berth run --dry-run` alike), a policy that
+ * berth_limits_prepare would refuse for its limits.  Decides as prepare
+ * does, by preparing under a run id of its own ("check-PID-MS") and destroying
+ * at once, and only when @p has an explicit --memory, --cpus or --pids
+ * without --allow-degraded (nothing else can be refused).
+ * Returns 0, or -1 with @err filled as berth_limits_prepare fills it.
+ */
+int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err);
 
 /*
  * berth_limits_attach - move @pid (the sandbox's init) into the run's
@@ -61,9 +93,30 @@ int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool 
 int berth_limits_attach(const struct berth_limits *lim, pid_t pid, struct berth_error *err);
 
 /*
+ * berth_limits_v2_delegated - where an unprivileged caller's run cgroup can
+ * go in cgroup v2: from the cgroup directory @start up, never above its
+ * first @top bytes (the mount point), the nearest directory that is
+ * delegated to the caller (it, its cgroup.procs and cgroup.subtree_control
+ * owned by the effective uid), lists memory and pids in cgroup.controllers,
+ * and either has no member process or already gives memory and pids to its
+ * children in cgroup.subtree_control.  The walk stops at the first
+ * directory that is not delegated.  Reads only.
+ * Returns 0 with the directory in @out (@size bytes), or -1 if there is none.
+ */
+int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t size);
+
+/*
+ * berth_limits_advice - for `berth doctor` in rlimit mode: one sentence on
+ * how this caller can get a cgroup (whether cgroup v2 holds the memory
+ * controller, whether the systemd user manager delegates a subtree to the
+ * caller).  Reads only.  Writes a NUL-terminated sentence into @buf.
+ */
+void berth_limits_advice(char *buf, size_t size);
+
+/*
  * berth_limits_apply_child - in the child, right before exec: RLIMIT_NOFILE
- * from @p, RLIMIT_CORE 0, and in rlimit mode RLIMIT_AS (memory), RLIMIT_NPROC
- * (pids, counted per user namespace) and the CPU affinity mask.
+ * from @p, RLIMIT_CORE 0, and in rlimit mode RLIMIT_NPROC (pids, counted per
+ * user namespace) and the CPU affinity mask.  Never RLIMIT_AS.
  * Allocation-free.  Returns 0 or -1 with @err filled.
  */
 int berth_limits_apply_child(const struct berth_policy *p, const struct berth_limits *lim,

@@ -333,8 +333,11 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 	cpu = m->cg_cpu_read ? json_pack("{s:o, s:I}", "quota_us", u64_or_null(true, m->cg_cpu_quota_us), "period_us",
 					 (json_int_t)m->cg_cpu_period_us)
 			     : json_null();
-	lim = json_pack("{s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:i}", "mode", limits_mode_name(m->limits_mode),
-			"memory", u64_or_null(m->cg_memory_read, m->cg_memory), "pids",
+	/* memory_enforced: a cgroup memory limit was read back.  rlimit mode
+	 * sets none (src/sandbox/limits.c: RLIMIT_AS breaks runtimes). */
+	lim = json_pack("{s:s, s:o, s:b, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:i}", "mode", limits_mode_name(m->limits_mode),
+			"memory", u64_or_null(m->cg_memory_read, m->cg_memory), "memory_enforced",
+			m->cg_memory_read && m->cg_memory != UINT64_MAX, "pids",
 			u64_or_null(m->cg_pids_read, m->cg_pids), "cpu", cpu, "rlimits", "nofile",
 			u64_or_null(true, m->rlim_nofile), "as", u64_or_null(true, m->rlim_as), "nproc",
 			u64_or_null(true, m->rlim_nproc), "core", u64_or_null(true, m->rlim_core), "cpus_affinity",
@@ -435,8 +438,13 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 			}
 	}
 	if (!limit_ok(lim, "memory", NULL, int_at(asked, "memory", NULL, 0))) {
+		/* The first: a record from a berth that still set RLIMIT_AS. */
 		if (int_at(asked, "memory", NULL, 0) != 0 && int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
 			why(reasons, "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
+			    (long long)int_at(asked, "memory", NULL, 0));
+		else if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
+			why(reasons, "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth sets no "
+				     "RLIMIT_AS, which counts reserved address space and breaks runtimes",
 			    (long long)int_at(asked, "memory", NULL, 0));
 		else
 			why(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));

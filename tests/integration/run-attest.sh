@@ -66,12 +66,14 @@ MODE=$(jq_ "$E" limits.mode)
 case $MODE in
 cgroup1|cgroup2)
 	eq "measure: memory.max read back ($MODE)" "$(jq_ "$E" limits.memory)" 8589934592
+	eq "measure: memory_enforced ($MODE)" "$(jq_ "$E" limits.memory_enforced)" true
 	eq "measure: pids.max read back ($MODE)" "$(jq_ "$E" limits.pids)" 512
 	if [ "$ABI" -ge 6 ]; then eq "verdict: ENFORCED by default" "$(jq_ "$E" verdict)" ENFORCED; fi ;;
 rlimits)
 	eq "measure: RLIMIT_NPROC read back (rlimits)" "$(jq_ "$E" limits.rlimits.nproc)" 512
-	eq "verdict: PARTIAL with rlimits (RLIMIT_AS is per process)" "$(jq_ "$E" verdict)" PARTIAL
-	has "verdict: the shortfall says so" "$(jq_ "$E" shortfalls)" "RLIMIT_AS" ;;
+	eq "measure: memory not enforced with rlimits" "$(jq_ "$E" limits.memory_enforced)" false
+	eq "verdict: PARTIAL with rlimits (no memory limit)" "$(jq_ "$E" verdict)" PARTIAL
+	has "verdict: the shortfall says so" "$(jq_ "$E" shortfalls)" "memory: not enforced" ;;
 *) fail "measure: limits mode" "unexpected '$MODE'" ;;
 esac
 
@@ -88,7 +90,7 @@ for f in $FEATS; do
 	case $f in
 	landlock) has "matrix: landlock shortfall named" "$S" "landlock: none" ;;
 	seccomp) has "matrix: seccomp shortfall named" "$S" "seccomp: mode 0" ;;
-	cgroup) has "matrix: cgroup shortfall named" "$S" "RLIMIT_AS" ;;
+	cgroup) has "matrix: cgroup shortfall named" "$S" "memory: not enforced" ;;
 	userns) has "matrix: namespace shortfall named" "$S" "mnt namespace: shared" ;;
 	idmap) has "matrix: idmap shortfall named" "$S" "idmapped" ;;
 	esac

@@ -284,7 +284,11 @@ fleet_refused "fleet: a widening approved by the file's own --yes" \
 	"$(printf "${AG}"'    workspace: proj\n    options: [--network, host, --yes]\n    args: [-c, "%s"]\n' "$SHOW")" \
 	"widening: --network host"
 # Inside its own directory, with only what the profile gives: no --yes needed
-printf "${AG}"'    workspace: proj\n    options: [--memory, 512M]\n    args: [-c, "sleep 2"]\n' >"$TOP/repo/fleet.yml"
+# (--memory is refused without a cgroup, run-limits.sh: there another limit of the person's)
+MEMOPT="--memory, 512M"
+mkdir -p "$TOP/memprobe"
+"$BERTH" run --dry-run --workspace "$TOP/memprobe" --memory 512M -- true 2>&1 >/dev/null | grep -q "cannot be enforced" && MEMOPT="--pids, 64"
+printf "${AG}"'    workspace: proj\n    options: [%s]\n    args: [-c, "sleep 2"]\n' "$MEMOPT" >"$TOP/repo/fleet.yml"
 b fleet up "$TOP/repo/fleet.yml"
 eq "fleet: a workspace inside the file's directory starts without --yes" "$RC" 0
 b fleet stop "$TOP/repo/fleet.yml"

@@ -78,7 +78,14 @@ refused "project: --allow-degraded refused" "(.berth/rules.yml:6): degraded is f
 refused "project: --pids above the maximum" "(.berth/rules.yml:5): pids is at most 256, and this run has 300" \
 	"$T/proj" --memory 1G --pids 300
 [[ $ERR == *"hint: pass \`--pids 256\` or less"* ]] && ok "the refusal has a hint" || bad "the refusal has a hint"
-allowed "project: within every limit" "$T/proj/src" --memory 1G --pids 100
+# Without a cgroup (a user without delegation) the --memory the rules ask for cannot be
+# enforced, and the rules forbid --allow-degraded: refused after the rules pass (run-limits.sh).
+if ! (cd "$T/other" && "$BERTH" run --dry-run --memory 1G -- true 2>&1 >/dev/null | grep -q "cannot be enforced"); then
+	allowed "project: within every limit" "$T/proj/src" --memory 1G --pids 100
+else
+	refused "project: within every limit, but no cgroup to enforce --memory" \
+		"berth: --memory \`1G\` cannot be enforced" "$T/proj/src" --memory 1G --pids 100
+fi
 refused "project: run from outside the tree, the workspace's file still applies" \
 	"($T/proj/.berth/rules.yml:4): memory is at most 2G, and this run has 9G" "$T/other" --memory 9G
 

@@ -190,6 +190,10 @@ static void test_verdict(void **state)
 	m.rlim_nproc = BERTH_DEFAULT_PIDS;
 	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
 	assert_non_null(strstr(why, "RLIMIT_AS"));
+	/* today's rlimit mode sets no memory limit at all: named as not enforced */
+	m.rlim_as = UINT64_MAX;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "memory: not enforced"));
 	enforced_measure(&m);
 	m.idmap_asked = true;
 	m.workspace_idmapped = 0;

@@ -5,8 +5,11 @@
  * the pids limit, and destroyed.
  *
  * As root the cgroup tests must run (the mode must be cgroup v1 or v2).
- * Unprivileged, the mode must be rlimits or a delegated cgroup v2 subtree;
- * with rlimits the cgroup-only tests are skipped with the reason printed.
+ * Unprivileged, the mode must be rlimits or a delegated cgroup (v2, or v1
+ * directories made for the user); with rlimits the cgroup-only tests are
+ * skipped with the reason printed, and the fixture's explicit --memory must
+ * be refused (that is asserted, not skipped).  The rlimit-mode tests force
+ * that mode and run everywhere.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -18,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,19 +109,26 @@ static void prepare(struct fixture *fx, bool force_rlimits)
  */
 static bool prepare_cgroup(struct fixture *fx)
 {
-	prepare(fx, false);
-	if (geteuid() == 0) {
-		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 ||
-			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
-		assert_true(fx->lim.n_dirs >= 1);
-		return true;
+	struct berth_error err = { 0 };
+	int r = berth_limits_prepare(&fx->p, fx->run_id, false, &fx->lim, &err);
+
+	if (r != 0 && geteuid() != 0) {
+		/* no cgroup for this user: the explicit --memory is refused */
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+		assert_non_null(strstr(err.msg, "--memory `64M` cannot be enforced"));
+		assert_int_equal(fx->lim.n_dirs, 0);
+		print_message("[   SKIP   ] needs root or a delegated cgroup; uid %d: %s\n", (int)geteuid(),
+			      err.msg);
+		return false;
 	}
-	assert_true(fx->lim.mode == BERTH_LIMITS_RLIMITS || fx->lim.mode == BERTH_LIMITS_CGROUP2);
-	if (fx->lim.mode == BERTH_LIMITS_CGROUP2)
-		return true;
-	print_message("[   SKIP   ] needs root or a delegated cgroup v2 subtree; "
-		      "uid %d got `%s`\n", (int)geteuid(), fx->lim.how);
-	return false;
+	if (r != 0)
+		print_error("prepare: %s\n", err.msg);
+	assert_int_equal(r, 0);
+	fx->prepared = true;
+	assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 || fx->lim.mode == BERTH_LIMITS_CGROUP2);
+	assert_true(fx->lim.n_dirs >= 1);
+	assert_true(fx->lim.memory_enforced);
+	return true;
 }
 
 /* read_in - read @name from whichever run directory has it, newline cut. */
@@ -268,57 +280,264 @@ static void test_bad_run_id_rejected(void **state)
 	assert_int_equal(berth_limits_prepare(&fx->p, "", false, &fx->lim, &err), -1);
 }
 
-/* The mode this machine gives: cgroups as root, rlimits/delegated v2 otherwise. */
+/* The mode this machine gives: cgroups as root, rlimits/delegated otherwise
+ * (asked with the default limits: an explicit --memory may be refused). */
 static void test_prepare_mode(void **state)
 {
 	struct fixture *fx = *state;
 
+	fx->p.memory_set = fx->p.pids_set = fx->p.cpus_set = false;
 	prepare(fx, false);
 	print_message("uid %d: mode %d, how `%s`, unenforced `%s`\n", (int)geteuid(),
 		      (int)fx->lim.mode, fx->lim.how, fx->lim.unenforced);
 	assert_true(fx->lim.how[0] != '\0');
-	if (geteuid() == 0) {
-		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 ||
-			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
-	} else {
-		assert_true(fx->lim.mode == BERTH_LIMITS_RLIMITS ||
-			    fx->lim.mode == BERTH_LIMITS_CGROUP2);
-	}
+	if (geteuid() == 0)
+		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 || fx->lim.mode == BERTH_LIMITS_CGROUP2);
+	else
+		assert_true(fx->lim.mode != BERTH_LIMITS_NONE);
 	if (fx->lim.mode == BERTH_LIMITS_RLIMITS) {
 		assert_int_equal(fx->lim.n_dirs, 0);
-		assert_non_null(strstr(fx->lim.how, "rlimits (RLIMIT_AS for memory"));
+		assert_false(fx->lim.memory_enforced);
+		assert_non_null(strstr(fx->lim.how, "memory: not enforced, the default 64M limit not applied"));
+		assert_null(strstr(fx->lim.unenforced, "memory"));
+	} else {
+		assert_true(fx->lim.memory_enforced);
 	}
-	assert_true(fx->lim.memory_enforced);
 	if (!fx->lim.cpus_enforced)
 		assert_non_null(strstr(fx->lim.unenforced, "cpus"));
 	if (!fx->lim.pids_enforced)
 		assert_non_null(strstr(fx->lim.unenforced, "pids"));
 }
 
-/* Forced rlimit mode: apply_child sets exactly the policy's values. */
+/* Forced rlimit mode, explicit --memory: refused, usage error, nothing made. */
+static void test_rlimits_refuse_explicit_memory(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_error err = { 0 };
+
+	fx->p.pids_set = fx->p.cpus_set = false; /* root: RLIMIT_NPROC is not for it (below) */
+	fx->p.memory = 2048 * MIB;
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "--memory `2G` cannot be enforced"));
+	assert_non_null(strstr(err.msg, "RLIMIT_AS"));
+	assert_non_null(strstr(err.msg, "Bun/JavaScriptCore"));
+	assert_non_null(strstr(err.hint, "systemd-run --user --scope -p Delegate=yes berth run"));
+	assert_non_null(strstr(err.hint, "`--allow-degraded` to run without a memory limit"));
+	assert_int_equal(fx->lim.n_dirs, 0);
+	assert_int_equal(fx->lim.mode, BERTH_LIMITS_NONE);
+	/* the value is named exactly, in the largest unit that divides it */
+	fx->p.memory = 1536 * MIB;
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), -1);
+	assert_non_null(strstr(err.msg, "--memory `1536M`"));
+	fx->p.memory = 16 * MIB + 1;
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), -1);
+	assert_non_null(strstr(err.msg, "--memory `16777217`"));
+	/* berth_limits_check decides the same, before anything is recorded */
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	fx->p.allow_degraded = true;
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	fx->p.allow_degraded = false;
+	fx->p.memory_set = false;
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	/* an app's declared memory is not the caller's --memory */
+	fx->p.memory_set = fx->p.app = true;
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	assert_false(berth_limits_memory_explicit(&fx->p));
+}
+
+/* The default memory limit and an app's are named as not enforced. */
+static void test_rlimits_default_memory_named(void **state)
+{
+	struct fixture *fx = *state;
+
+	fx->p.memory_set = fx->p.pids_set = false;
+	prepare(fx, true);
+	assert_false(fx->lim.memory_enforced);
+	assert_non_null(strstr(fx->lim.how, "memory: not enforced, the default 64M limit not applied"));
+	assert_null(strstr(fx->lim.unenforced, "memory"));
+	berth_limits_destroy(&fx->lim);
+	fx->p.memory_set = fx->p.app = true;
+	prepare(fx, true);
+	assert_false(fx->lim.memory_enforced);
+	assert_non_null(strstr(fx->lim.how, "the app's 64M limit not applied"));
+	assert_null(strstr(fx->lim.unenforced, "memory"));
+	berth_limits_destroy(&fx->lim);
+	fx->p.memory = 0;
+	prepare(fx, true);
+	assert_non_null(strstr(fx->lim.how, "memory: no limit asked"));
+}
+
+/* An explicit --pids rlimit mode cannot enforce (root: RLIMIT_NPROC does
+ * not apply) is refused (125) by prepare and check alike; not for a user. */
+static void test_rlimits_explicit_pids(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_error err = { 0 };
+	int want = geteuid() == 0 && getuid() == 0 ? -1 : 0;
+
+	fx->p.memory_set = false;
+	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), want);
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), want);
+	if (want == 0) {
+		fx->prepared = true;
+		assert_true(fx->lim.pids_enforced);
+		return;
+	}
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_non_null(strstr(err.msg, "cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"));
+	assert_non_null(strstr(err.hint, "`--allow-degraded`"));
+	assert_int_equal(fx->lim.n_dirs, 0);
+	fx->p.allow_degraded = true;
+	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	prepare(fx, true);
+	assert_non_null(strstr(fx->lim.unenforced, "pids"));
+}
+
+/* Not refused where a cgroup is available, and the probe leaves nothing
+ * beside the run's cgroups. */
+static void test_check_cgroup(void **state)
+{
+	struct fixture *fx = *state;
+	struct berth_error err = { 0 };
+	char prefix[64], parent[4096];
+
+	if (!prepare_cgroup(fx)) {
+		assert_int_equal(berth_limits_check(&fx->p, false, &err), -1);
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+		skip();
+	}
+	assert_int_equal(berth_limits_check(&fx->p, false, &err), 0);
+	snprintf(prefix, sizeof prefix, "berth-check-%ld-", (long)getpid());
+	for (int i = 0; i < fx->lim.n_dirs; i++) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(parent, sizeof parent, "%s", fx->lim.dirs[i]);
+		*strrchr(parent, '/') = '\0';
+		d = opendir(parent);
+		assert_non_null(d);
+		while ((e = readdir(d)) != NULL)
+			assert_false(strncmp(e->d_name, prefix, strlen(prefix)) == 0);
+		closedir(d);
+	}
+}
+
+/* ---- the delegated cgroup v2 walk, on a tree of plain files ----------- */
+
+/* put - write @text to @dir/@name (created 0644). */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* fake_cg - a directory with the three files the walk reads. */
+static void fake_cg(const char *dir, const char *controllers, const char *subtree, const char *procs)
+{
+	assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	put(dir, "cgroup.controllers", controllers);
+	put(dir, "cgroup.subtree_control", subtree);
+	put(dir, "cgroup.procs", procs);
+}
+
+/*
+ * As systemd delegates user@UID.service: `deleg` distributes memory and
+ * pids to its children and holds no process; `shell` (the caller's
+ * cgroup) holds processes.  The run's cgroup must go below `deleg`.
+ */
+static void test_v2_delegated_walk(void **state)
+{
+	char top[] = "/tmp/berth-ut-cg.XXXXXX", deleg[4096], shell[4096], out[4096] = "", rm[4200];
+	size_t tl;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	tl = strlen(top);
+	snprintf(deleg, sizeof deleg, "%s/deleg", top);
+	snprintf(shell, sizeof shell, "%s/shell", deleg);
+	fake_cg(deleg, "cpu memory pids\n", "memory pids\n", "");
+	fake_cg(shell, "memory pids\n", "\n", "4242\n");
+	/* the caller's cgroup has members: the nearest ancestor it owns */
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, deleg);
+	/* a cgroup of its own without members is used itself */
+	put(shell, "cgroup.procs", "\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, shell);
+	/* with members but memory and pids already given to its children: itself */
+	put(shell, "cgroup.procs", "4242\n");
+	put(shell, "cgroup.subtree_control", "memory pids\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), 0);
+	assert_string_equal(out, shell);
+	put(shell, "cgroup.subtree_control", "\n");
+	/* no memory controller up there: nothing (top itself is no cgroup) */
+	put(deleg, "cgroup.controllers", "cpu pids\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	put(deleg, "cgroup.controllers", "memory pids\n");
+	/* ancestor has members and gives nothing: not usable either */
+	put(deleg, "cgroup.procs", "1\n");
+	put(deleg, "cgroup.subtree_control", "\n");
+	assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	put(deleg, "cgroup.procs", "");
+	put(deleg, "cgroup.subtree_control", "memory pids\n");
+	/* never above the mount point: start at the top itself */
+	assert_int_equal(berth_limits_v2_delegated(top, tl, out, sizeof out), -1);
+	if (geteuid() == 0) {
+		/* not the caller's: the walk stops there, even with a good one above */
+		assert_int_equal(chown(shell, 65534, 65534), 0);
+		assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+		assert_int_equal(chown(shell, 0, 0), 0);
+		snprintf(rm, sizeof rm, "%s/cgroup.procs", deleg);
+		assert_int_equal(chown(rm, 65534, 65534), 0);
+		assert_int_equal(berth_limits_v2_delegated(shell, tl, out, sizeof out), -1);
+	} else {
+		/* /tmp is root's: with no bound the walk still stops below it */
+		assert_int_equal(berth_limits_v2_delegated(top, 0, out, sizeof out), -1);
+	}
+	snprintf(rm, sizeof rm, "rm -rf '%s'", top);
+	assert_int_equal(system(rm), 0);
+}
+
+/* Forced rlimit mode with --allow-degraded: apply_child sets exactly the
+ * policy's values, and no RLIMIT_AS: a 16 GiB MAP_NORESERVE reservation (a
+ * JavaScript or Go runtime's) succeeds under --memory 64M. */
 static void test_rlimits_apply_child(void **state)
 {
 	struct fixture *fx = *state;
 	cpu_set_t set;
+	struct rlimit as_before;
 	int status, online, want_cpus;
 
+	fx->p.allow_degraded = true;
 	prepare(fx, true);
 	assert_int_equal(fx->lim.mode, BERTH_LIMITS_RLIMITS);
 	assert_int_equal(fx->lim.n_dirs, 0);
-	assert_non_null(strstr(fx->lim.how, "RLIMIT_AS for memory"));
-	assert_true(fx->lim.memory_enforced && fx->lim.cpus_enforced);
+	assert_non_null(strstr(fx->lim.how, "memory: not enforced (--allow-degraded)"));
+	assert_non_null(strstr(fx->lim.unenforced, "memory (only an address-space rlimit (RLIMIT_AS)"));
+	assert_false(fx->lim.memory_enforced);
+	assert_true(fx->lim.cpus_enforced);
 	assert_false(fx->lim.swap_off);
 	assert_int_equal(fx->lim.pids_enforced, getuid() != 0);
 	assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
 	online = CPU_COUNT(&set);
 	assert_int_equal(fx->lim.cpus_affinity, online > 1 ? 1 : 0);
 	want_cpus = online > 1 ? 1 : online;
+	assert_int_equal(getrlimit(RLIMIT_AS, &as_before), 0);
 
 	fx->child = fork();
 	assert_true(fx->child >= 0);
 	if (fx->child == 0) {
 		struct berth_error err = { 0 };
 		struct rlimit rl;
+		void *big;
 
 		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) != 0) {
 			fprintf(stderr, "apply_child: %s\n", err.msg);
@@ -329,14 +548,18 @@ static void test_rlimits_apply_child(void **state)
 			_exit(2);
 		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0 || rl.rlim_max != 0)
 			_exit(3);
-		if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur != TEST_MEMORY ||
-		    rl.rlim_max != TEST_MEMORY)
+		if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur != as_before.rlim_cur ||
+		    rl.rlim_max != as_before.rlim_max)
 			_exit(4);
 		if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur != TEST_PIDS ||
 		    rl.rlim_max != TEST_PIDS)
 			_exit(5);
 		if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) != want_cpus)
 			_exit(6);
+		big = mmap(NULL, 16ULL << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			   -1, 0);
+		if (big == MAP_FAILED)
+			_exit(7);
 		_exit(0);
 	}
 	status = reap(fx);
@@ -344,13 +567,15 @@ static void test_rlimits_apply_child(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-/* In cgroup mode apply_child sets only RLIMIT_NOFILE and RLIMIT_CORE. */
+/* apply_child never sets RLIMIT_AS: cgroup mode, and rlimit mode (which
+ * sets no memory limit); only RLIMIT_NOFILE and RLIMIT_CORE here. */
 static void test_apply_child_default_mode(void **state)
 {
 	struct fixture *fx = *state;
 	struct rlimit as_before;
 	int status;
 
+	fx->p.memory_set = false;
 	prepare(fx, false);
 	assert_int_equal(getrlimit(RLIMIT_AS, &as_before), 0);
 	fx->child = fork();
@@ -358,7 +583,6 @@ static void test_apply_child_default_mode(void **state)
 	if (fx->child == 0) {
 		struct berth_error err = { 0 };
 		struct rlimit rl;
-		bool rl_mode = fx->lim.mode == BERTH_LIMITS_RLIMITS;
 
 		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) != 0)
 			_exit(1);
@@ -367,8 +591,7 @@ static void test_apply_child_default_mode(void **state)
 			_exit(2);
 		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0)
 			_exit(3);
-		if (getrlimit(RLIMIT_AS, &rl) ||
-		    rl.rlim_cur != (rl_mode ? TEST_MEMORY : as_before.rlim_cur))
+		if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur != as_before.rlim_cur)
 			_exit(4);
 		_exit(0);
 	}
@@ -392,6 +615,7 @@ static void test_nofile_too_high(void **state)
 	assert_true(n > 0);
 	buf[n] = '\0';
 	fx->p.nofile = (uint32_t)strtoul(buf, NULL, 10) + 1;
+	fx->p.allow_degraded = true; /* the fixture's --memory, in forced rlimit mode */
 	prepare(fx, true);
 	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	fx->child = fork();
@@ -599,6 +823,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_bad_run_id_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepare_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits_refuse_explicit_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits_default_memory_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits_explicit_pids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_cgroup, setup, teardown),
+		cmocka_unit_test(test_v2_delegated_walk),
 		cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_child_default_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nofile_too_high, setup, teardown),

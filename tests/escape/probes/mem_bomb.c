@@ -1,11 +1,12 @@
 /*
  * mem_bomb - allocate and touch memory 1 MiB at a time (run with
  * --memory 128M).  With a cgroup memory limit (swap off) the sandbox is
- * OOM-killed: SIGKILL, berth exits 137, and this probe prints nothing.  In
- * rlimit mode RLIMIT_AS makes malloc return NULL (ENOMEM) first, and the
- * probe passes if that happened at or below argv[1] MiB (default 128).
+ * OOM-killed: SIGKILL, berth exits 137, and this probe prints nothing.
+ * Without a cgroup berth refuses --memory (exit 2) and this probe does not
+ * run; were it run with an RLIMIT_AS, malloc would return NULL (ENOMEM)
+ * first, and the probe passes if that happened at or below argv[1] MiB.
  * Reaching 1 GiB means no limit: FAIL.
- * Expected: killed (137) or ENOMEM at <= the limit.
+ * Expected: killed (137); ENOMEM at <= the limit is also a pass.
  */
 #define PROBE_NAME "mem_bomb"
 #include "probe.h"

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Memory limits that tell the truth (src/sandbox/limits.c): a --memory berth
+# enforces as memory (a cgroup), or refuses -- never an RLIMIT_AS that kills
+# the runtimes agents are written in (Bun, Node, Go, Java reserve address
+# space with MAP_NORESERVE).
+#
+# usage: run-limits.sh /path/to/berth
+#
+# Works as root and as an unprivileged user; which half runs is decided by
+# what the host gives this caller, and each half asserts what the other
+# cannot (nothing is skipped):
+#   cgroup (root, or a user in a delegated cgroup): --memory 64M kills a
+#     program that touches 200 MiB; the measurement says memory_enforced;
+#   rlimits (a user without a delegated cgroup): --memory is refused (exit 2,
+#     the value and the ways out named) by run and --dry-run alike, and
+#     nothing is recorded; the default run still runs and says memory is not
+#     enforced; --allow-degraded --memory 2G runs a 16 GiB MAP_NORESERVE
+#     reservation and says memory is not enforced.
+# As root, in addition: cgroup v1 directories delegated by hand to the user
+# `bertht` (mkdir, chown) make --memory 64M enforced for that user too.
+# Output is TAP; exit status 1 if any check failed.
+
+set -u
+export LC_ALL=C
+unset BERTH_TEST_FORCE_OFF BERTH_AUDIT_DIR
+
+if [ $# -ne 1 ]; then
+	echo "usage: $0 /path/to/berth" >&2
+	exit 2
+fi
+BERTH=$(readlink -f -- "$1")
+ME=$(id -u)
+DUSER=bertht
+
+T=0
+FAILS=0
+pass() { T=$((T + 1)); echo "ok $T - $1"; }
+fail() {
+	T=$((T + 1)); FAILS=$((FAILS + 1))
+	local d=$1 r=${2//$'\n'/\\n}; shift 2
+	echo "not ok $T - $d # $r"
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
+}
+eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stderr: $ERR"; fi; }
+has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
+hasnt() { if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi; }
+
+TOP=$(mktemp -d /tmp/berth-limits.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
+chmod 755 "$TOP"
+WS=$TOP/ws; mkdir "$WS"; chmod 777 "$WS"
+DELEG=()   # cgroup directories made for the delegation test (root), removed at exit
+cleanup() {
+	local d
+	for d in "${DELEG[@]}"; do
+		[ -d "$d" ] || continue
+		find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$d" 2>/dev/null
+	done
+	rm -rf "$TOP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+export XDG_STATE_HOME=$TOP/state XDG_CONFIG_HOME=$TOP/config
+
+# br ARGS... : berth run ARGS in $WS; sets RC OUT ERR
+br() {
+	(cd "$WS" && "$BERTH" run "$@" </dev/null >"$TOP/out" 2>"$TOP/err")
+	RC=$?
+	OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
+}
+# a program that allocates and touches 200 MiB
+TOUCH200='import sys; b = b"x" * (200 << 20); print("TOUCHED", len(b) >> 20)'
+# a runtime's reservation: 16 GiB, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE (0x4000)
+RESERVE='import mmap; m = mmap.mmap(-1, 16 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000); print("RESERVED", len(m) >> 30)'
+last_run() { ls -t "$XDG_STATE_HOME/berth/runs" 2>/dev/null | head -n1; }
+jq_() { python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2" 2>/dev/null; }
+
+# ------------------------------------------------------------ which mode
+br -- true
+eq "default run: exits 0" "$RC" 0
+MODE=cgroup
+case $ERR in *"berth: limits: rlimits ("*) MODE=rlimits ;; esac
+[ "$ME" -eq 0 ] && eq "root gets cgroups" "$MODE" cgroup
+echo "# uid $ME: $MODE"
+E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+
+if [ "$MODE" = rlimits ]; then
+	# -------------------------------------------------------- rlimits: refuse
+	has "rlimits: the default run says memory is not enforced" "$ERR" \
+		"berth: limits: rlimits (memory: not enforced, the default 8G limit not applied: RLIMIT_AS breaks runtimes;"
+	eq "rlimits: measured: memory_enforced false" "$(jq_ "$E" limits.memory_enforced)" false
+	eq "rlimits: measured: no RLIMIT_AS" "$(jq_ "$E" limits.rlimits.as)" null
+	has "rlimits: attested shortfall: memory not enforced" "$(jq_ "$E" shortfalls)" "memory: not enforced (8589934592 bytes asked)"
+	eq "rlimits: verdict PARTIAL" "$(jq_ "$E" verdict)" PARTIAL
+
+	rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+	br --memory 2G -- sh -c 'echo ran > /workspace/ran'
+	eq "refuse: --memory 2G exits 2" "$RC" 2
+	has "refuse: names the value" "$ERR" "berth: --memory \`2G\` cannot be enforced: this caller has no writable cgroup"
+	has "refuse: says only an address-space rlimit is available" "$ERR" "only an address-space rlimit (RLIMIT_AS) is available"
+	has "refuse: says why that breaks runtimes" "$ERR" "kills runtimes that reserve large ranges (Bun/JavaScriptCore, Node/V8, Go, Java)"
+	has "refuse: hint systemd-run with Delegate=yes" "$ERR" "\`systemd-run --user --scope -p Delegate=yes berth run ...\`"
+	has "refuse: hint cgroup delegation" "$ERR" "enable cgroup delegation for this user"
+	has "refuse: hint --allow-degraded" "$ERR" "pass \`--allow-degraded\` to run without a memory limit"
+	eq "refuse: nothing on stdout" "$OUT" ""
+	[ ! -e "$WS/ran" ] && pass "refuse: the command did not run" || fail "refuse: the command did not run" "ran"
+	eq "refuse: nothing recorded (no audit log, run record or key)" \
+		"$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+	br --memory 512M --cpus 1 -- true
+	eq "refuse: --memory 512M exits 2 too" "$RC" 2
+	has "refuse: names 512M" "$ERR" "--memory \`512M\` cannot be enforced"
+	br --dry-run --memory 2G -- true
+	eq "dry-run: refuses what the run refuses (exit 2)" "$RC" 2
+	has "dry-run: the same message" "$ERR" "berth: --memory \`2G\` cannot be enforced"
+	eq "dry-run: prints no policy" "$OUT" ""
+	br --dry-run --memory 2G --allow-degraded -- true
+	eq "dry-run: --allow-degraded --memory 2G accepted" "$RC" 0
+	has "dry-run: and prints the policy" "$OUT" "digest: sha256:"
+	br --dry-run -- true
+	eq "dry-run: the default accepted" "$RC" 0
+	eq "refuse: still nothing recorded after the dry runs" \
+		"$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+
+	# -------------------------------------------------------- rlimits: degraded
+	br --allow-degraded --yes --memory 2G -- python3 -c "$RESERVE"
+	eq "degraded: --memory 2G runs a 16 GiB MAP_NORESERVE reservation (exit 0)" "$RC" 0
+	eq "degraded: the reservation succeeded" "$OUT" "RESERVED 16"
+	has "degraded: says memory is not enforced" "$ERR" \
+		"berth: not enforced: memory (only an address-space rlimit (RLIMIT_AS) is available"
+	has "degraded: the limits line says so too" "$ERR" "memory: not enforced (--allow-degraded)"
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "degraded: measured: memory_enforced false" "$(jq_ "$E" limits.memory_enforced)" false
+	has "degraded: attested: memory not enforced, 2G asked" "$(jq_ "$E" shortfalls)" "memory: not enforced (2147483648 bytes asked)"
+	br -- python3 -c "$RESERVE"
+	eq "default: the same reservation runs (no RLIMIT_AS by default)" "$OUT" "RESERVED 16"
+	br --allow-degraded --yes --memory 64M -- python3 -c "$TOUCH200"
+	eq "degraded: honest: 200 MiB touched under an unenforced 64M" "$OUT" "TOUCHED 200"
+	D=$("$BERTH" doctor 2>&1)
+	has "doctor: says rlimit mode has no memory limit" "$D" "no memory limit in this mode: an explicit --memory is refused (exit 2) unless --allow-degraded"
+	has "doctor: says how to get a cgroup" "$D" "fix: for cgroup limits as this user:"
+else
+	# -------------------------------------------------------- cgroup: enforce
+	eq "cgroup: measured: memory_enforced true" "$(jq_ "$E" limits.memory_enforced)" true
+	eq "cgroup: memory read back (default 8G)" "$(jq_ "$E" limits.memory)" 8589934592
+	br --memory 64M -- python3 -c "$TOUCH200"
+	eq "cgroup: --memory 64M kills a program touching 200 MiB (137)" "$RC" 137
+	eq "cgroup: ... before it finished" "$OUT" ""
+	br --memory 512M -- python3 -c "$TOUCH200"
+	eq "cgroup: --memory 512M lets it finish" "$OUT" "TOUCHED 200"
+	br --dry-run --memory 2G -- true
+	eq "cgroup: dry-run --memory 2G accepted" "$RC" 0
+	br --memory 2G -- python3 -c "$RESERVE"
+	eq "cgroup: --memory 2G runs a 16 GiB MAP_NORESERVE reservation" "$OUT" "RESERVED 16"
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "cgroup: measured: memory.max 2G read back" "$(jq_ "$E" limits.memory)" 2147483648
+	hasnt "cgroup: no memory shortfall" "$(jq_ "$E" shortfalls)" "memory"
+	D=$("$BERTH" doctor 2>&1)
+	hasnt "doctor: no memory refusal in cgroup mode" "$D" "no memory limit in this mode"
+fi
+
+# ------------------------------------------------------------ forced rlimit mode, for everyone
+# (BERTH_TEST_FORCE_OFF=cgroup: as if no cgroup were writable)
+rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+BERTH_TEST_FORCE_OFF=cgroup br --memory 2G -- true
+eq "forced rlimits: --memory 2G refused (2)" "$RC" 2
+BERTH_TEST_FORCE_OFF=cgroup br --dry-run --memory 2G -- true
+eq "forced rlimits: dry-run refuses it too (2)" "$RC" 2
+eq "forced rlimits: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+if [ "$ME" -eq 0 ]; then
+	# root: RLIMIT_NPROC does not apply to it, so an explicit --pids is refused (125), dry-run alike
+	BERTH_TEST_FORCE_OFF=cgroup br --pids 20 -- true
+	eq "forced rlimits, root: --pids 20 refused (125)" "$RC" 125
+	has "forced rlimits, root: ... named" "$ERR" "berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"
+	BERTH_TEST_FORCE_OFF=cgroup br --dry-run --pids 20 -- true
+	eq "forced rlimits, root: dry-run refuses --pids 20 too (125)" "$RC" 125
+	eq "forced rlimits, root: ... and prints no policy" "$OUT" ""
+	BERTH_TEST_FORCE_OFF=cgroup br --dry-run --pids 20 --allow-degraded -- true
+	eq "forced rlimits, root: dry-run --pids 20 --allow-degraded accepted" "$RC" 0
+	eq "forced rlimits, root: nothing recorded by the --pids refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+else
+	BERTH_TEST_FORCE_OFF=cgroup br --pids 20 -- true
+	eq "forced rlimits, user: --pids 20 runs (RLIMIT_NPROC)" "$RC" 0
+fi
+
+# ------------------------------------------------------------ root: a cgroup delegated to a user
+# cgroup v2 cannot be built here when the memory controller is bound to v1
+# (this machine); cgroup v1 delegation is the same promise: directories the
+# user owns, in the memory and pids hierarchies, the user's shell in them.
+v1_dir() { # v1_dir CONTROLLER -> this process's cgroup directory in that v1 hierarchy
+	local c=$1 rel mnt
+	rel=$(awk -F: -v c="$c" '$1 != 0 { n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup | head -n1)
+	mnt=$(awk -v c="$c" '$9 == "cgroup" { n = split($NF, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $5 }' /proc/self/mountinfo | head -n1)
+	[ -n "$mnt" ] && [ -n "$rel" ] && [ "${rel#/..}" = "$rel" ] && printf '%s%s\n' "$mnt" "${rel%/}"
+}
+if [ "$ME" -eq 0 ]; then
+	UH=$TOP/user; mkdir "$UH"; chown "$DUSER" "$UH" 2>/dev/null
+	if ! id "$DUSER" >/dev/null 2>&1; then
+		fail "delegated: user $DUSER exists" "missing (useradd -m $DUSER)"
+	elif [ -z "$(v1_dir memory)" ] || [ -z "$(v1_dir pids)" ]; then
+		# a cgroup v2 host: the v2 path needs a memory controller there
+		V2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+		if [ -n "$V2" ] && grep -qw memory "$V2/cgroup.controllers" 2>/dev/null; then
+			P=$V2/berth-deleg-$$; mkdir "$P" "$P/shell"; DELEG+=("$P")
+			echo "+memory +pids" >"$P/../cgroup.subtree_control" 2>/dev/null
+			echo "+memory +pids" >"$P/cgroup.subtree_control"
+			chown "$DUSER" "$P" "$P/cgroup.procs" "$P/cgroup.subtree_control" "$P/shell" "$P/shell/cgroup.procs"
+			runuser -u "$DUSER" -- env XDG_STATE_HOME="$UH/state" XDG_CONFIG_HOME="$UH/config" sh -c 'echo $$ >"$1/shell/cgroup.procs" && cd "$2" && exec "$3" run --memory 64M -- python3 -c "$4"' \
+				sh "$P" "$WS" "$BERTH" "$TOUCH200" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?
+			OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
+			eq "delegated v2: $DUSER's --memory 64M kills a 200 MiB toucher (137)" "$RC" 137
+			hasnt "delegated v2: not refused" "$ERR" "cannot be enforced"
+			eq "delegated v2: the run's cgroup is gone" "$(find "$P" -mindepth 1 -maxdepth 1 -name 'berth-*' -type d)" ""
+		else
+			fail "delegated: a cgroup v1 memory+pids hierarchy or a cgroup v2 memory controller" "neither"
+		fi
+	else
+		DM=$(v1_dir memory)/berth-deleg-$$ DP=$(v1_dir pids)/berth-deleg-$$
+		mkdir "$DM" && DELEG+=("$DM")
+		[ "$DP" != "$DM" ] && mkdir "$DP" && DELEG+=("$DP")
+		chown "$DUSER" "$DM" "$DM/cgroup.procs" "$DP" "$DP/cgroup.procs"
+		# the user's shell moves itself in (its own process: cgroup v1 allows it), then runs berth
+		deleg_run() { # deleg_run BERTH-ARGS...
+			runuser -u "$DUSER" -- env XDG_STATE_HOME="$UH/state" XDG_CONFIG_HOME="$UH/config" sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2/cgroup.procs" && cd "$3" && shift 3 && exec "$@"' \
+				sh "$DM" "$DP" "$WS" "$BERTH" run "$@" </dev/null >"$TOP/out" 2>"$TOP/err"
+			RC=$?
+			OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
+		}
+		deleg_run --memory 64M -- python3 -c "$TOUCH200"
+		eq "delegated v1: $DUSER's --memory 64M kills a 200 MiB toucher (137)" "$RC" 137
+		eq "delegated v1: ... before it finished" "$OUT" ""
+		hasnt "delegated v1: not refused" "$ERR" "cannot be enforced"
+		deleg_run --memory 512M -- python3 -c "$TOUCH200"
+		eq "delegated v1: --memory 512M lets it finish" "$OUT" "TOUCHED 200"
+		deleg_run --dry-run --memory 2G -- true
+		eq "delegated v1: dry-run --memory 2G accepted" "$RC" 0
+		eq "delegated v1: the run's cgroups are gone" \
+			"$(find "$DM" "$DP" -mindepth 1 -maxdepth 1 -name 'berth-*' -type d)" ""
+		eq "delegated v1: the probe's cgroup is gone" \
+			"$(find "$DM" "$DP" -mindepth 1 -maxdepth 1 -name 'berth-check-*' -type d)" ""
+		# without the delegation the same user is refused
+		(cd "$WS" && runuser -u "$DUSER" -- env XDG_STATE_HOME="$UH/state" XDG_CONFIG_HOME="$UH/config" "$BERTH" run --memory 64M -- true </dev/null >"$TOP/out" 2>"$TOP/err"); RC=$?
+		eq "undelegated: $DUSER's --memory 64M refused (2)" "$RC" 2
+	fi
+fi
+
+echo "1..$T"
+[ "$FAILS" -eq 0 ] || exit 1
+exit 0
