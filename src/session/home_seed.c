@@ -36,8 +36,8 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 	} else if (pol->n_allow_hosts == 0) {
 		net = "only through berth's egress proxy, and it allows no host: every request is refused.";
 	} else {
-		net = "only through berth's egress proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY), which lets you "
-		      "reach these hosts and no other:";
+		net = "only through berth's egress proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY), which "
+		      "lets you reach these hosts and no other:";
 		for (size_t i = 0; i < pol->n_allow_hosts && i < BERTH_PREAMBLE_HOSTS; i++)
 			fprintf(h, "  - %s\n", pol->allow_hosts[i]);
 		if (pol->n_allow_hosts > BERTH_PREAMBLE_HOSTS)
@@ -47,28 +47,30 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 		free(hosts);
 		return NULL;
 	}
-	n = asprintf(&buf,
-		     BERTH_PREAMBLE_BEGIN "\n"
-		     "# You are running in a berth sandbox\n"
-		     "\n"
-		     "- /workspace is your writable folder: the project. Work there.\n"
-		     "- $HOME is yours too (%s); /tmp is a private scratch space. Everything else is read-only or "
-		     "absent, and the host's own home directory and files are not visible.\n"
-		     "- Network: %s\n%s"
-		     "- A refusal is the sandbox's, not a bug to work around: EACCES or EROFS on a write outside "
-		     "/workspace, $HOME and /tmp; HTTP 403 from the proxy for a host not listed above; a host name "
-		     "that does not resolve; a process limit. Do not try to get around it (other hosts, other "
-		     "tools, other paths): say what you needed and why, and go on with what you can do.\n"
-		     BERTH_PREAMBLE_END "\n",
-		     persistent ? "kept from one session of this profile to the next"
-				: "a fresh one, gone when the session ends",
-		     net, hosts != NULL ? hosts : "");
+	n = asprintf(
+	    &buf,
+	    BERTH_PREAMBLE_BEGIN
+	    "\n"
+	    "# You are running in a berth sandbox\n"
+	    "\n"
+	    "- /workspace is your writable folder: the project. Work there.\n"
+	    "- $HOME is yours too (%s); /tmp is a private scratch space. Everything else is read-only or "
+	    "absent, and the host's own home directory and files are not visible.\n"
+	    "- Network: %s\n%s"
+	    "- A refusal is the sandbox's, not a bug to work around: EACCES or EROFS on a write outside "
+	    "/workspace, $HOME and /tmp; HTTP 403 from the proxy for a host not listed above; a host name "
+	    "that does not resolve; a process limit. Do not try to get around it (other hosts, other "
+	    "tools, other paths): say what you needed and why, and go on with what you can "
+	    "do.\n" BERTH_PREAMBLE_END "\n",
+	    persistent ? "kept from one session of this profile to the next"
+		       : "a fresh one, gone when the session ends",
+	    net, hosts != NULL ? hosts : "");
 	free(hosts);
 	return n < 0 ? NULL : buf;
 }
 
-static int add_file(struct berth_home_seed *s, const char *path, const char *data, size_t len, const char *block,
-		    enum berth_seed_kind kind)
+static int add_file(struct berth_home_seed *s, const char *path, const char *data, size_t len,
+		    const char *block, enum berth_seed_kind kind)
 {
 	struct berth_seed_file *f = &s->files[s->n++];
 
@@ -112,14 +114,17 @@ int berth_home_seed_build(const struct berth_profile *p, const struct berth_poli
 		const struct berth_profile_file *pf = &p->home[i];
 		bool instr = p->instructions != NULL && strcmp(pf->path, p->instructions) == 0;
 		if (add_file(out, pf->path, pf->data, pf->len, instr ? block : NULL,
-			     instr ? BERTH_SEED_BLOCK : is_json_path(pf->path) ? BERTH_SEED_JSON : BERTH_SEED_CREATE) < 0)
+			     instr		      ? BERTH_SEED_BLOCK
+			     : is_json_path(pf->path) ? BERTH_SEED_JSON
+						      : BERTH_SEED_CREATE) < 0)
 			goto oom;
 		placed |= instr;
 	}
 	if (!placed && add_file(out, p->instructions, "", 0, block, BERTH_SEED_BLOCK) < 0)
 		goto oom;
 	for (size_t i = 0; i < out->n; i++)
-		out->view[i] = (struct berth_home_file){out->files[i].path, out->files[i].data, out->files[i].len};
+		out->view[i] =
+		    (struct berth_home_file){out->files[i].path, out->files[i].data, out->files[i].len};
 	return 0;
 oom:
 	berth_home_seed_free(out);
@@ -193,7 +198,8 @@ static int open_parent(int home_fd, const char *rel, const struct pass *ps, stru
 			int e = errno;
 			close(dfd);
 			say(ps, "persistent home: `~/%s` is %s: not followed; `~/%s` not seeded", buf,
-			    e == ELOOP || e == ENOTDIR ? "a symbolic link or not a directory" : strerror(e), rel);
+			    e == ELOOP || e == ENOTDIR ? "a symbolic link or not a directory" : strerror(e),
+			    rel);
 			return -3;
 		}
 		close(dfd);
@@ -294,7 +300,8 @@ static bool merge_missing(json_t *dst, json_t *src)
 	json_t *v;
 	bool changed = false;
 
-	json_object_foreach(src, k, v) {
+	json_object_foreach(src, k, v)
+	{
 		json_t *have = json_object_get(dst, k);
 		if (have == NULL) {
 			json_object_set_new(dst, k, json_deep_copy(v));
@@ -316,7 +323,8 @@ static char *merged(const struct berth_seed_file *f, const char *old, size_t old
 		json_t *have = json_loadb(old, old_len, 0, &je), *want = json_loadb(f->data, f->len, 0, &je);
 		char *out = NULL;
 		if (!json_is_object(have)) {
-			say(ps, "persistent home: `~/%s` is not a JSON object: left as it is, not seeded", f->path);
+			say(ps, "persistent home: `~/%s` is not a JSON object: left as it is, not seeded",
+			    f->path);
 		} else if (json_is_object(want) && merge_missing(have, want)) {
 			out = json_dumps(have, JSON_INDENT(2));
 			if (out != NULL) {
@@ -335,7 +343,8 @@ static char *merged(const struct berth_seed_file *f, const char *old, size_t old
 		return out;
 	}
 	/* BERTH_SEED_BLOCK: berth's block replaced where it is, else first. */
-	const char *b = strstr(old, BERTH_PREAMBLE_BEGIN), *e = b != NULL ? strstr(b, BERTH_PREAMBLE_END) : NULL;
+	const char *b = strstr(old, BERTH_PREAMBLE_BEGIN),
+		   *e = b != NULL ? strstr(b, BERTH_PREAMBLE_END) : NULL;
 	size_t blen = strlen(f->block), pre = 0;
 	char *out = NULL;
 	if (b != NULL && e != NULL) {
@@ -350,14 +359,15 @@ static char *merged(const struct berth_seed_file *f, const char *old, size_t old
 		e = old;
 	}
 	size_t post = old_len - (size_t)(e - old);
-	if (asprintf(&out, "%.*s%s%s%.*s", (int)pre, old, f->block, b == NULL && post > 0 ? "\n" : "", (int)post,
-		     e) < 0)
+	if (asprintf(&out, "%.*s%s%s%.*s", (int)pre, old, f->block, b == NULL && post > 0 ? "\n" : "",
+		     (int)post, e) < 0)
 		return NULL;
 	*len = strlen(out);
 	return out;
 }
 
-static int seed_one(int home_fd, const struct berth_seed_file *f, const struct pass *ps, struct berth_error *err)
+static int seed_one(int home_fd, const struct berth_seed_file *f, const struct pass *ps,
+		    struct berth_error *err)
 {
 	const char *leaf = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
 	int dfd = open_parent(home_fd, f->path, ps, err), fd, rc = 0;
@@ -377,11 +387,14 @@ static int seed_one(int home_fd, const struct berth_seed_file *f, const struct p
 	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		say(ps, "persistent home: `~/%s` is not a regular file: left as it is, not seeded", f->path);
 	} else if (f->kind != BERTH_SEED_CREATE) {
-		size_t max = f->kind == BERTH_SEED_JSON ? BERTH_SEED_JSON_MAX : BERTH_SEED_TEXT_MAX, len = 0, nlen = 0;
+		size_t max = f->kind == BERTH_SEED_JSON ? BERTH_SEED_JSON_MAX : BERTH_SEED_TEXT_MAX, len = 0,
+		       nlen = 0;
 		cleanup_free char *old = read_small(fd, &st, max, &len);
 		cleanup_free char *text = NULL;
 		if (old == NULL)
-			say(ps, "persistent home: `~/%s` is larger than %zu bytes (or unreadable): left as it is, not seeded",
+			say(ps,
+			    "persistent home: `~/%s` is larger than %zu bytes (or unreadable): left as it "
+			    "is, not seeded",
 			    f->path, max);
 		else if ((text = merged(f, old, len, ps, &nlen)) != NULL && !ps->dry)
 			rc = replace_file(dfd, leaf, f->path, &st, text, nlen, err);
@@ -392,8 +405,8 @@ static int seed_one(int home_fd, const struct berth_seed_file *f, const struct p
 	return rc;
 }
 
-int berth_home_seed_persist(const struct berth_home_seed *s, const char *home_dir, bool dry, berth_seed_note_fn note,
-			    void *arg, struct berth_error *err)
+int berth_home_seed_persist(const struct berth_home_seed *s, const char *home_dir, bool dry,
+			    berth_seed_note_fn note, void *arg, struct berth_error *err)
 {
 	struct pass ps = {.dry = dry, .note = note, .arg = arg};
 	cleanup_close int home_fd = -1;

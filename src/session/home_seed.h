@@ -29,7 +29,8 @@
 #define BERTH_SEED_JSON_MAX (4 * 1024 * 1024)
 #define BERTH_SEED_TEXT_MAX (256 * 1024)
 /* berth's block in the instructions file. */
-#define BERTH_PREAMBLE_BEGIN "<!-- berth:begin (written by berth at every start; edits inside are replaced) -->"
+#define BERTH_PREAMBLE_BEGIN                                                                                 \
+	"<!-- berth:begin (written by berth at every start; edits inside are replaced) -->"
 #define BERTH_PREAMBLE_END "<!-- berth:end -->"
 /* Allowed hosts the preamble names one by one; more are counted. */
 #define BERTH_PREAMBLE_HOSTS 48
@@ -41,8 +42,8 @@ enum berth_seed_kind {
 };
 
 struct berth_seed_file {
-	char *path;  /* relative to $HOME */
-	char *data;  /* the whole file, as a fresh home gets it */
+	char *path; /* relative to $HOME */
+	char *data; /* the whole file, as a fresh home gets it */
 	size_t len;
 	char *block; /* BERTH_SEED_BLOCK: berth's block alone (with its markers) */
 	enum berth_seed_kind kind;
@@ -86,8 +87,8 @@ typedef void (*berth_seed_note_fn)(void *arg, const char *line);
  * Returns 0, or -1 with @err when @home_dir cannot be opened or a write
  * fails (ENOSPC, EIO; status 125).
  */
-int berth_home_seed_persist(const struct berth_home_seed *s, const char *home_dir, bool dry, berth_seed_note_fn note,
-			    void *arg, struct berth_error *err);
+int berth_home_seed_persist(const struct berth_home_seed *s, const char *home_dir, bool dry,
+			    berth_seed_note_fn note, void *arg, struct berth_error *err);
 
 /* berth_home_seed_free - release @s (safe on a zeroed one). */
 void berth_home_seed_free(struct berth_home_seed *s);

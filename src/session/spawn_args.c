@@ -194,9 +194,9 @@ static int check_rules(struct berth_spawn_req *r, const char *const *creds, size
  * a note); so does --allow-host when the profile has no egress broker
  * (`none` or `host`): the patterns are then the whole list.
  * *@replace: the profile's network and allow_hosts are left out;
- * *@hosts: the caller gave --allow-host.  Returns 0 or -1 (ENOMEM).
+ * *@hosts: the caller gave --allow-host.
  */
-static int network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
+static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
 {
 	const char *given = NULL, *pnet = r->profile.network;
 
@@ -218,7 +218,6 @@ static int network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
 			"you name",
 		     r->profile.name, pnet);
 	}
-	return 0;
 }
 
 /*
@@ -347,6 +346,40 @@ static size_t n_creds_forwarded(const char *const *creds)
 	return n;
 }
 
+/* The persistent home (named now, made by launch, so that the digest and
+ * the rules see the policy that will run), then the exposure check. */
+static int settle_home(struct berth_spawn_req *r, struct berth_error *err)
+{
+	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
+		/* Created by launch; named now so that the digest and the rules
+		 * see the policy that will run. */
+		if (home_path(r->profile.name, &r->home_dir, err) < 0)
+			return -1;
+		r->run.policy.home_dir = strdup(r->home_dir);
+		if (r->run.policy.home_dir == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
+			"the agent writes there, it finds again)",
+		     r->home_dir, r->profile.name);
+	}
+	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
+	 * a profile's) or the persistent home that holds the audit log or the
+	 * host key would hand them to the agent. */
+	{
+		/* The session's own workspace is only a stand-in here (/tmp):
+		 * launch checks the real one again. */
+		char *stand_in = r->managed_ws ? r->run.policy.workspace : NULL;
+		if (r->managed_ws)
+			r->run.policy.workspace = NULL;
+		int exposed = berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err);
+		if (r->managed_ws)
+			r->run.policy.workspace = stand_in;
+		if (exposed < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
 {
 	char **av = NULL;
@@ -384,8 +417,7 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		return berth_usage_err(err, "profile `%s` takes no --prompt", r->profile.name);
 	if (r->prompt != NULL && (strchr(r->prompt, '\r') != NULL || strlen(r->prompt) > 65536))
 		return berth_usage_err(err, "--prompt: at most 64 KiB, no carriage return");
-	if (network_plan(r, &user_network, &user_hosts) < 0)
-		return berth_err(err, ENOMEM, "out of memory");
+	network_plan(r, &user_network, &user_hosts);
 	r->managed_ws = r->workspace == NULL;
 	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
 		return -1;
@@ -478,39 +510,15 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
-	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
-		/* Created by launch; named now so that the digest and the rules
-		 * see the policy that will run. */
-		if (home_path(r->profile.name, &r->home_dir, err) < 0)
-			goto out;
-		r->run.policy.home_dir = strdup(r->home_dir);
-		if (r->run.policy.home_dir == NULL)
-			goto oom;
-		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
-			"the agent writes there, it finds again)",
-		     r->home_dir, r->profile.name);
-	}
-	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
-	 * a profile's) or the persistent home that holds the audit log or the
-	 * host key would hand them to the agent. */
-	{
-		/* The session's own workspace is only a stand-in here (/tmp):
-		 * launch checks the real one again. */
-		char *stand_in = r->managed_ws ? r->run.policy.workspace : NULL;
-		if (r->managed_ws)
-			r->run.policy.workspace = NULL;
-		int exposed = berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err);
-		if (r->managed_ws)
-			r->run.policy.workspace = stand_in;
-		if (exposed < 0)
-			goto out;
-	}
+	if (settle_home(r, err) < 0)
+		goto out;
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
 		goto out;
 	if (user_hosts && !user_network && r->run.policy.network == BERTH_NET_PROXY)
 		note(r, "network: profile `%s`'s %s list and your --allow-host patterns: %zu hosts (`berth ps --json "
 			"%s` lists them)",
-		     r->profile.name, r->profile.network != NULL ? r->profile.network : "allow_hosts",
+		     r->profile.name,
+		     r->profile.network != NULL && strcmp(r->profile.network, "api-only") == 0 ? "api-only" : "allow_hosts",
 		     r->run.policy.n_allow_hosts, r->name);
 	if (prepare_seed(r, err) < 0)
 		goto out;
