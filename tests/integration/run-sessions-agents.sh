@@ -94,6 +94,24 @@ for a in claude codex; do
 		pass "$a: the preamble in its home names the api-only hosts" || fail "$a: preamble" "" "$("$BERTH" peek "$a")"
 	eq "$a: nothing of berth's in the workspace" "$(find "$XDG_STATE_HOME/berth/sessions/$a/workspace" -type f \( -name CLAUDE.md -o -name AGENTS.md -o -name .claude.json -o -name settings.json -o -name config.toml \) | wc -l)" 0
 done
+# path: Claude Code laid out as its native installer does (~/.local/bin/claude -> ~/.local/share/claude/
+# versions/V, here the npm package's native executable), run from its read-only mount: the prompt again.
+V=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$CACHE/node_modules/@anthropic-ai/claude-code/package.json")
+NATIVE=$(readlink -f "$CACHE/node_modules/@anthropic-ai/claude-code-linux-x64/claude" 2>/dev/null)
+if [ -f "$NATIVE" ]; then
+	NH=$TOP/nativehome; mkdir -p "$NH/.local/bin" "$NH/.local/share/claude/versions"
+	ln "$NATIVE" "$NH/.local/share/claude/versions/$V" 2>/dev/null || cp "$NATIVE" "$NH/.local/share/claude/versions/$V"
+	ln -s "../share/claude/versions/$V" "$NH/.local/bin/claude"; chmod -R a+rX "$NH"
+	{ cat "$(dirname "$BERTH")/../data/profiles/claude.yml"; echo "path: ~/.local/bin/claude"; } >"$XDG_CONFIG_HOME/berth/profiles/native-claude.yml"
+	HOME=$NH "$BERTH" spawn native-claude --name native --network none </dev/null >"$TOP/out" 2>"$TOP/err"
+	eq "native: spawn exit 0" "$?" 0
+	eq "native: runs the versions file from its mount" "$(field native command)" "['/opt/berth/agent/$V', '--dangerously-skip-permissions']"
+	if wait_screen native 'bypass permissions on'; then pass "native: first screen is the prompt"; else fail "native: first screen" "" "$("$BERTH" peek native)"; fi
+	sleep 2; scr=$("$BERTH" peek native)
+	if printf '%s' "$scr" | grep -qE -- "$dialogs|missing or broken"; then fail "native: no dialog, no install warning" "" "$scr"; else pass "native: no dialog, no install warning"; fi
+else
+	fail "native: the npm package's native executable" "not found under $CACHE"
+fi
 echo "# claude screen:"; "$BERTH" peek claude --lines 12 | sed 's/^/#   /'
 echo "# codex screen:"; "$BERTH" peek codex --lines 12 | sed 's/^/#   /'
 "$BERTH" stop --all --grace 2s >/dev/null 2>&1
