@@ -208,7 +208,7 @@ static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
 	}
 	if (given != NULL) {
 		*replace = true;
-		if (pnet != NULL || r->profile.n_allow_hosts > 0)
+		if ((pnet != NULL && strcmp(pnet, given) != 0) || r->profile.n_allow_hosts > 0)
 			note(r, "network: --network %s replaces profile `%s`'s network (%s%s)", given, r->profile.name,
 			     pnet != NULL ? pnet : "its allow_hosts", pnet != NULL && r->profile.n_allow_hosts > 0 ?
 			     " and its allow_hosts" : "");
