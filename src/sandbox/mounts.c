@@ -321,6 +321,60 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
 	return bind(OLDROOT "/sys", NEWROOT "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
 }
 
+/*
+ * The seeded home (berth_runtime_opts.home_files) into the fresh tmpfs at
+ * @home: each directory on the way opened relative to the last, never
+ * through a symbolic link (O_NOFOLLOW), made 0700 when missing; each file
+ * created new (O_EXCL), 0600.  No allocation: this is pid 1 of a raw clone
+ * (see child_main in spawn.c).
+ */
+static int seed_home(const struct berth_mount_plan *plan, const char *home, struct berth_error *err)
+{
+	for (size_t i = 0; i < plan->n_home_files; i++) {
+		const struct berth_home_file *f = &plan->home_files[i];
+		char buf[PATH_MAX];
+		char *comp = buf, *slash;
+		int dfd, fd;
+
+		if (snprintf(buf, sizeof buf, "%s", f->path) >= (int)sizeof buf)
+			return berth_err(err, ENAMETOOLONG, "seeded home file `%s`", f->path);
+		dfd = open(home, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			return berth_err(err, errno, "cannot open the home to seed it");
+		while ((slash = strchr(comp, '/')) != NULL) {
+			*slash = '\0';
+			if (mkdirat(dfd, comp, 0700) < 0 && errno != EEXIST) {
+				close(dfd);
+				return berth_err(err, errno, "cannot create `~/%s` in the seeded home", buf);
+			}
+			int next = openat(dfd, comp, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(dfd);
+			if (next < 0)
+				return berth_err(err, errno, "cannot open `~/%s` in the seeded home", buf);
+			dfd = next;
+			*slash = '/';
+			comp = slash + 1;
+		}
+		fd = openat(dfd, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		close(dfd);
+		if (fd < 0)
+			return berth_err(err, errno, "cannot create `~/%s` in the seeded home", f->path);
+		for (size_t off = 0; off < f->len;) {
+			ssize_t n = write(fd, f->data + off, f->len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				int e = n < 0 ? errno : ENOSPC;
+				close(fd);
+				return berth_err(err, e, "cannot write `~/%s` in the seeded home", f->path);
+			}
+			off += (size_t)n;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static int private_dirs(const struct berth_mount_plan *plan, struct berth_error *err)
 {
 	char opts[96], home[PATH_MAX];
@@ -342,7 +396,9 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 		return bind(src, home, 0, err);
 	}
 	snprintf(opts, sizeof opts, "mode=0700,size=%llu", (unsigned long long)plan->policy->tmp_size);
-	return tmpfs(home, opts, 0, err);
+	if (tmpfs(home, opts, 0, err) < 0)
+		return -1;
+	return seed_home(plan, home, err);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 #include "guard.h"
+#include "home_files.h"
 
 struct berth_mount_plan {
 	const struct berth_policy *policy;
@@ -37,6 +38,9 @@ struct berth_mount_plan {
 	 * which the sandbox identity cannot follow into), or -1 to bind
 	 * policy->evidence_dir from the host. */
 	int evidence_fd;
+	/* Files written into a fresh tmpfs home (berth_runtime_opts.home_files). */
+	const struct berth_home_file *home_files;
+	size_t n_home_files;
 };
 
 /*

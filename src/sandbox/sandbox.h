@@ -9,6 +9,7 @@
 
 #include "../broker/broker.h"
 #include "../policy/policy.h"
+#include "home_files.h"
 #include "measure.h"
 #include "../util/error.h"
 
@@ -88,6 +89,14 @@ struct berth_runtime_opts {
 	 * berth_sandbox_run() returns or berth_sandbox_free() is done. */
 	berth_broker_decision_fn on_net_decision;
 	void *net_decision_arg;
+	/* Written into the fresh tmpfs $HOME once it is mounted, before the
+	 * command starts: each file created (mode 0600, its directories 0700)
+	 * by the sandbox identity, never through a symbolic link.  Ignored with
+	 * a persistent home (policy home_dir: the caller seeds that one) and
+	 * without a mount namespace (degraded: $HOME is the workspace).  Must
+	 * stay valid until berth_sandbox_start()/run() returns. */
+	const struct berth_home_file *home_files;
+	size_t n_home_files;
 };
 
 /*

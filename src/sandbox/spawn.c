@@ -1281,7 +1281,9 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 					.own_netns = s->p->network != BERTH_NET_HOST,
 					.resolver = s->p->network == BERTH_NET_PROXY,
 					.system_by_landlock = s->p->app && s->use_landlock,
-					.evidence_fd = s->evidence_fd};
+					.evidence_fd = s->evidence_fd,
+					.home_files = s->o->home_files,
+					.n_home_files = s->o->n_home_files};
 	struct msg ready = {.kind = 0};
 	int master = -1, slave = -1;
 	char c;

@@ -11,11 +11,100 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../util/cleanup.h"
 #include "yconf.h"
 
 static const char keys[] = "description, agent, command, prompt, network, allow_hosts, options, env, "
-			   "credentials, persist_home, git";
+			   "credentials, persist_home, git, home, instructions, path";
+
+bool berth_profile_home_path_ok(const char *s, char *why, size_t n)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > BERTH_PROFILE_HOME_PATH_MAX) {
+		snprintf(why, n, "a path of 1 to %d bytes", BERTH_PROFILE_HOME_PATH_MAX);
+		return false;
+	}
+	if (s[0] == '/' || s[0] == '~') {
+		snprintf(why, n, "a path relative to $HOME, such as `.config/tool/settings.json`");
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == '\\') {
+			snprintf(why, n, "printable ASCII without spaces or `\\`");
+			return false;
+		}
+	for (const char *c = s;;) {
+		size_t cl = strcspn(c, "/");
+		if (cl == 0 || (cl == 1 && c[0] == '.') || (cl == 2 && c[0] == '.' && c[1] == '.')) {
+			snprintf(why, n, "no empty, `.` or `..` component");
+			return false;
+		}
+		if (c[cl] == '\0')
+			break;
+		c += cl + 1;
+	}
+	return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* `home: {PATH: CONTENT, ...}` */
+static int parse_home(yaml_document_t *doc, const char *display, yaml_node_t *v, struct berth_profile *p,
+		      struct berth_error *err)
+{
+	size_t n = 0;
+
+	if (v->type != YAML_MAPPING_NODE)
+		return berth_yconf_err(err, display, v, "home", "expected a mapping of PATH (relative to $HOME) to "
+							   "the file's content");
+	n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	if (n > BERTH_PROFILE_HOME_FILES)
+		return berth_yconf_err(err, display, v, "home", "at most %d files", BERTH_PROFILE_HOME_FILES);
+	p->home = calloc(n + 1, sizeof *p->home);
+	if (p->home == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *val = yaml_document_get_node(doc, pr->value);
+		const char *ks = berth_yconf_str(k), *vs = berth_yconf_str(val);
+		char why[128];
+
+		if (ks == NULL || !berth_profile_home_path_ok(ks, why, sizeof why))
+			return berth_yconf_err(err, display, k, "home", "`%s` is not a home file: %s", ks ? ks : "?",
+					       ks ? why : "expected a string");
+		for (size_t i = 0; i < p->n_home; i++)
+			if (strcmp(p->home[i].path, ks) == 0)
+				return berth_yconf_err(err, display, k, "home", "`%s` given twice", ks);
+		if (vs == NULL || val->data.scalar.length > BERTH_PROFILE_HOME_FILE_MAX ||
+		    memchr(vs, '\0', val->data.scalar.length) != NULL)
+			return berth_yconf_err(err, display, val, ks, "expected the file's text, at most %d bytes",
+					       BERTH_PROFILE_HOME_FILE_MAX);
+		if (ends_with(ks, ".json")) {
+			json_error_t je;
+			json_t *j = json_loadb(vs, val->data.scalar.length, JSON_REJECT_DUPLICATES, &je);
+			bool obj = json_is_object(j);
+			json_decref(j);
+			if (!obj)
+				return berth_yconf_err(err, display, val, ks, "a .json file must hold one JSON object%s%s",
+						       j == NULL ? ": " : "", j == NULL ? je.text : "");
+		}
+		struct berth_profile_file *f = &p->home[p->n_home++];
+		f->path = strdup(ks);
+		f->data = malloc(val->data.scalar.length + 1);
+		if (f->path == NULL || f->data == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+		memcpy(f->data, vs, val->data.scalar.length);
+		f->data[val->data.scalar.length] = '\0';
+		f->len = val->data.scalar.length;
+	}
+	return 0;
+}
 
 static bool env_name_ok(const char *s, size_t n)
 {
@@ -121,6 +210,22 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 	}
 	if (strcmp(key, "git") == 0)
 		return parse_git(doc, display, v, p, err);
+	if (strcmp(key, "home") == 0)
+		return parse_home(doc, display, v, p, err);
+	if (strcmp(key, "instructions") == 0) {
+		char why[128];
+		if (s == NULL || !berth_profile_home_path_ok(s, why, sizeof why))
+			return berth_yconf_err(err, display, v, key, "`%s` is not a home file: %s", s ? s : "?",
+					       s ? why : "expected a string");
+		return dup_str(&p->instructions, s, err);
+	}
+	if (strcmp(key, "path") == 0) {
+		if (s == NULL || (s[0] != '/' && strncmp(s, "~/", 2) != 0) || strlen(s) > 1024 ||
+		    strpbrk(s, ":\n") != NULL)
+			return berth_yconf_err(err, display, v, key, "expected the agent's program on this machine: "
+								    "`~/PATH` (your home) or `/PATH`, without `:`");
+		return dup_str(&p->agent_path, s, err);
+	}
 	return berth_yconf_err(err, display, k, NULL, "unknown key `%s` (known: %s)", key, keys);
 }
 
@@ -168,6 +273,13 @@ void berth_profile_free(struct berth_profile *p)
 	free(p->network);
 	free(p->git_name);
 	free(p->git_email);
+	free(p->instructions);
+	free(p->agent_path);
+	for (size_t i = 0; p->home != NULL && i < p->n_home; i++) {
+		free(p->home[i].path);
+		free(p->home[i].data);
+	}
+	free(p->home);
 	berth_yconf_strv_free(p->command);
 	berth_yconf_strv_free(p->allow_hosts);
 	berth_yconf_strv_free(p->options);

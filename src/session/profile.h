@@ -19,6 +19,18 @@ enum berth_prompt_mode {
 	BERTH_PROMPT_NONE, /* the profile takes no prompt */
 };
 
+/* Bounds of a profile's seeded home (`home:`). */
+#define BERTH_PROFILE_HOME_FILES 16          /* files */
+#define BERTH_PROFILE_HOME_FILE_MAX (64 * 1024) /* bytes of one file */
+#define BERTH_PROFILE_HOME_PATH_MAX 200      /* bytes of one relative path */
+
+/* One file of the seeded home: `home: {PATH: CONTENT}`. */
+struct berth_profile_file {
+	char *path; /* relative to $HOME, checked by berth_profile_home_path_ok */
+	char *data;
+	size_t len;
+};
+
 struct berth_profile {
 	char *name;          /* file name without .yml */
 	char *path;          /* the file it came from */
@@ -38,7 +50,22 @@ struct berth_profile {
 	size_t n_credentials;
 	bool persist_home;   /* default of --persist-home */
 	char *git_name, *git_email;
+	/* `home:` files written into the agent's $HOME before it starts
+	 * (docs/sessions.md, "Seeded home"); a PATH ending in .json holds a
+	 * JSON object. */
+	struct berth_profile_file *home;
+	size_t n_home;
+	char *instructions;  /* `instructions:` home-relative file for berth's preamble, or NULL */
+	char *agent_path;    /* `path:` the agent's program on the host (`~/...` or absolute), or NULL */
 };
+
+/*
+ * berth_profile_home_path_ok - is @s a path berth may write under $HOME:
+ * relative, at most BERTH_PROFILE_HOME_PATH_MAX bytes, its components not
+ * empty, `.` or `..`, of printable ASCII but `\`.  Returns true, or false
+ * with the reason in @why (@n bytes).
+ */
+bool berth_profile_home_path_ok(const char *s, char *why, size_t n);
 
 /*
  * berth_profile_parse - read a profile from @buf (@len bytes).  @display

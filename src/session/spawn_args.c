@@ -18,7 +18,9 @@
 #include "../audit/exposure.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
+#include "../broker/hosts.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #include "session.h"
 
 const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "objects.githubusercontent.com", NULL};
@@ -185,6 +187,112 @@ static int check_repo(struct berth_spawn_req *r, struct berth_error *err)
 
 static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err);
 
+/*
+ * Which of the profile's network settings the caller's options keep.
+ * --allow-host adds to the profile's network (its preset and allow_hosts):
+ * the union is what the agent may reach.  --network replaces it (said in
+ * a note); so does --allow-host when the profile has no egress broker
+ * (`none` or `host`): the patterns are then the whole list.
+ * *@replace: the profile's network and allow_hosts are left out;
+ * *@hosts: the caller gave --allow-host.
+ */
+static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
+{
+	const char *given = NULL, *pnet = r->profile.network;
+
+	for (size_t i = 0; i < r->n_run_args; i++) {
+		if (strcmp(r->run_args[i], "--network") == 0 && i + 1 < r->n_run_args)
+			given = r->run_args[i + 1];
+		else if (strcmp(r->run_args[i], "--allow-host") == 0)
+			*hosts = true;
+	}
+	if (given != NULL) {
+		*replace = true;
+		if ((pnet != NULL && strcmp(pnet, given) != 0) || r->profile.n_allow_hosts > 0)
+			note(r, "network: --network %s replaces profile `%s`'s network (%s%s)", given, r->profile.name,
+			     pnet != NULL ? pnet : "its allow_hosts", pnet != NULL && r->profile.n_allow_hosts > 0 ?
+			     " and its allow_hosts" : "");
+	} else if (*hosts && pnet != NULL && (strcmp(pnet, "none") == 0 || strcmp(pnet, "host") == 0)) {
+		*replace = true;
+		note(r, "network: --allow-host replaces profile `%s`'s network `%s`: the egress broker, only the hosts "
+			"you name",
+		     r->profile.name, pnet);
+	}
+}
+
+/*
+ * The profile's `path:` (the agent's program on the host, `~/` for the
+ * caller's home) resolved: symbolic links followed on the host (the native
+ * installers' ~/.local/bin/claude -> ~/.local/share/claude/versions/X),
+ * the target mounted read-only at /opt/berth/agent (its directory when it
+ * is a `versions` directory, else the file alone) and run from there.
+ * *@exe: the program's path in the sandbox; *@mount: `SRC:DST` for --ro.
+ * Returns 0, or -1 with @err (status 2: missing, not an executable file).
+ */
+static int agent_path(struct berth_spawn_req *r, char **exe, char **mount, struct berth_error *err)
+{
+	const char *given = r->profile.agent_path, *home = berth_home_dir();
+	char host[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	const char *base, *slash;
+
+	if (strncmp(given, "~/", 2) == 0) {
+		if (home == NULL)
+			return berth_usage_err(err, "profile `%s`: `path: %s` needs your home, and HOME is not set",
+					       r->profile.name, given);
+		if (snprintf(host, sizeof host, "%s/%s", strcmp(home, "/") == 0 ? "" : home, given + 2) >=
+		    (int)sizeof host)
+			return berth_usage_err(err, "profile `%s`: `path: %s` is too long", r->profile.name, given);
+	} else {
+		snprintf(host, sizeof host, "%s", given);
+	}
+	if ((r->agent_src = realpath(host, NULL)) == NULL || stat(r->agent_src, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    access(r->agent_src, X_OK) < 0) {
+		bool missing = r->agent_src == NULL;
+		berth_usage_err(err, "profile `%s`: the agent `%s` (%s) %s", r->profile.name, given,
+				missing ? host : r->agent_src,
+				missing ? "does not exist" : "is not an executable file");
+		return berth_err_hint(err, "install the agent there (Claude Code's native installer puts "
+					   "~/.local/bin/claude), or fix or remove `path:` in %s (without it, `%s` is "
+					   "looked up on the sandbox's PATH)",
+				      r->profile.path, r->profile.command[0]);
+	}
+	if (strchr(r->agent_src, ':') != NULL)
+		return berth_usage_err(err, "profile `%s`: the agent `%s` resolves to `%s`, whose `:` berth cannot "
+					    "mount; move it",
+				       r->profile.name, given, r->agent_src);
+	slash = strrchr(r->agent_src, '/');
+	base = slash + 1;
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->agent_src), r->agent_src);
+	bool versions = strlen(dir) >= 9 && strcmp(dir + strlen(dir) - 9, "/versions") == 0;
+	if (versions ? asprintf(mount, "%s:/opt/berth/agent", dir) < 0
+		     : asprintf(mount, "%s:/opt/berth/agent/%s", r->agent_src, base) < 0) {
+		*mount = NULL;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	if (asprintf(exe, "/opt/berth/agent/%s", base) < 0) {
+		*exe = NULL;
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void seed_note(void *arg, const char *line)
+{
+	note(arg, "%s", line);
+}
+
+/* The profile's seeded home and preamble for the compiled policy; for a
+ * persistent home that exists, what seeding it would skip (launch seeds). */
+static int prepare_seed(struct berth_spawn_req *r, struct berth_error *err)
+{
+	if (berth_home_seed_build(&r->profile, &r->run.policy, r->home_dir != NULL, &r->seed, err) < 0)
+		return -1;
+	if (r->home_dir != NULL && berth_home_seed_persist(&r->seed, r->home_dir, true, seed_note, r, err) < 0)
+		return -1;
+	return 0;
+}
+
 /* $XDG_STATE_HOME/berth/homes/PROFILE (else ~/.local/state/...). */
 static int home_path(const char *profile, char **out, struct berth_error *err)
 {
@@ -238,11 +346,46 @@ static size_t n_creds_forwarded(const char *const *creds)
 	return n;
 }
 
+/* The persistent home (named now, made by launch, so that the digest and
+ * the rules see the policy that will run), then the exposure check. */
+static int settle_home(struct berth_spawn_req *r, struct berth_error *err)
+{
+	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
+		/* Created by launch; named now so that the digest and the rules
+		 * see the policy that will run. */
+		if (home_path(r->profile.name, &r->home_dir, err) < 0)
+			return -1;
+		r->run.policy.home_dir = strdup(r->home_dir);
+		if (r->run.policy.home_dir == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
+			"the agent writes there, it finds again)",
+		     r->home_dir, r->profile.name);
+	}
+	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
+	 * a profile's) or the persistent home that holds the audit log or the
+	 * host key would hand them to the agent. */
+	{
+		/* The session's own workspace is only a stand-in here (/tmp):
+		 * launch checks the real one again. */
+		char *stand_in = r->managed_ws ? r->run.policy.workspace : NULL;
+		if (r->managed_ws)
+			r->run.policy.workspace = NULL;
+		int exposed = berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err);
+		if (r->managed_ws)
+			r->run.policy.workspace = stand_in;
+		if (exposed < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
 {
 	char **av = NULL;
 	size_t ac = 0;
-	bool user_network = false;
+	bool user_network = false, user_hosts = false;
+	cleanup_free char *exe = NULL, *mount_arg = NULL;
 	const char **creds = NULL;
 	char name[BERTH_SESSION_NAME_MAX + 1];
 	int rc = -1;
@@ -274,10 +417,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		return berth_usage_err(err, "profile `%s` takes no --prompt", r->profile.name);
 	if (r->prompt != NULL && (strchr(r->prompt, '\r') != NULL || strlen(r->prompt) > 65536))
 		return berth_usage_err(err, "--prompt: at most 64 KiB, no carriage return");
-	for (size_t i = 0; i < r->n_run_args; i++)
-		if (strcmp(r->run_args[i], "--network") == 0 || strcmp(r->run_args[i], "--allow-host") == 0)
-			user_network = true;
+	network_plan(r, &user_network, &user_hosts);
 	r->managed_ws = r->workspace == NULL;
+	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
+		return -1;
 
 #define PUSH(s)                                    \
 	do {                                       \
@@ -295,6 +438,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	for (size_t i = 0; !user_network && i < r->profile.n_allow_hosts; i++) {
 		PUSH("--allow-host");
 		PUSH(r->profile.allow_hosts[i]);
+	}
+	if (mount_arg != NULL) {
+		PUSH("--ro");
+		PUSH(mount_arg);
 	}
 	for (size_t i = 0; i < r->profile.n_options; i++)
 		PUSH(r->profile.options[i]);
@@ -348,7 +495,7 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	}
 	PUSH("--");
 	for (size_t i = 0; i < r->profile.n_command; i++)
-		PUSH(r->profile.command[i]);
+		PUSH(i == 0 && exe != NULL ? exe : r->profile.command[i]);
 	for (size_t i = 0; i < r->n_extra; i++)
 		PUSH(r->extra[i]);
 	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_ARGV)
@@ -363,34 +510,17 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
-	if (r->persist_home == 1 || (r->persist_home < 0 && r->profile.persist_home)) {
-		/* Created by launch; named now so that the digest and the rules
-		 * see the policy that will run. */
-		if (home_path(r->profile.name, &r->home_dir, err) < 0)
-			goto out;
-		r->run.policy.home_dir = strdup(r->home_dir);
-		if (r->run.policy.home_dir == NULL)
-			goto oom;
-		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
-			"the agent writes there, it finds again)",
-		     r->home_dir, r->profile.name);
-	}
-	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
-	 * a profile's) or the persistent home that holds the audit log or the
-	 * host key would hand them to the agent. */
-	{
-		/* The session's own workspace is only a stand-in here (/tmp):
-		 * launch checks the real one again. */
-		char *stand_in = r->managed_ws ? r->run.policy.workspace : NULL;
-		if (r->managed_ws)
-			r->run.policy.workspace = NULL;
-		int exposed = berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err);
-		if (r->managed_ws)
-			r->run.policy.workspace = stand_in;
-		if (exposed < 0)
-			goto out;
-	}
+	if (settle_home(r, err) < 0)
+		goto out;
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
+		goto out;
+	if (user_hosts && !user_network && r->run.policy.network == BERTH_NET_PROXY)
+		note(r, "network: profile `%s`'s %s list and your --allow-host patterns: %zu hosts (`berth ps --json "
+			"%s` lists them)",
+		     r->profile.name,
+		     r->profile.network != NULL && strcmp(r->profile.network, "api-only") == 0 ? "api-only" : "allow_hosts",
+		     r->run.policy.n_allow_hosts, r->name);
+	if (prepare_seed(r, err) < 0)
 		goto out;
 	rc = 0;
 	goto out;
@@ -417,8 +547,10 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 		"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
 		"sh", NULL, NULL};
 	static struct berth_env genv[] = {{.name = "GIT_TERMINAL_PROMPT", .value = "0"}};
-	size_t nh = r->run.policy.n_allow_hosts;
-	bool user_hosts = false;
+	size_t nh = 0;
+
+	for (size_t i = 0; i < r->n_run_args; i++)
+		nh += strcmp(r->run_args[i], "--allow-host") == 0;
 
 	berth_policy_init(p);
 	p->workspace = strdup(parent);
@@ -443,14 +575,22 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 	for (size_t i = 0; berth_clone_hosts[i] != NULL; i++)
 		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(berth_clone_hosts[i])) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
-	/* The caller's own --allow-host patterns replace the profile's (see
-	 * berth_spawn_prepare), so the compiled list is exactly theirs. */
-	for (size_t i = 0; i < r->n_run_args; i++)
-		if (strcmp(r->run_args[i], "--allow-host") == 0)
-			user_hosts = true;
-	for (size_t i = 0; user_hosts && i < nh; i++)
-		if ((p->allow_hosts[p->n_allow_hosts++] = strdup(r->run.policy.allow_hosts[i])) == NULL)
+	/* The caller's own --allow-host patterns (checked already by berth
+	 * run's parser), in their canonical spelling; not the profile's: the
+	 * agent's API hosts are no business of the clone. */
+	for (size_t i = 0; i + 1 < r->n_run_args; i++) {
+		struct berth_host_pattern pat;
+		char reason[256], canon[300];
+		if (strcmp(r->run_args[i], "--allow-host") != 0 ||
+		    berth_host_pattern_parse(r->run_args[i + 1], &pat, reason, sizeof reason) < 0 ||
+		    berth_host_pattern_format(&pat, canon, sizeof canon) < 0)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < p->n_allow_hosts; k++)
+			dup |= strcmp(p->allow_hosts[k], canon) == 0;
+		if (!dup && (p->allow_hosts[p->n_allow_hosts++] = strdup(canon)) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
+	}
 	p->env = genv;
 	p->n_env = BERTH_ARRAY_SIZE(genv);
 	return 0;
@@ -581,6 +721,15 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	/* Again with the real workspace and home (prepare saw a stand-in). */
 	if (berth_audit_exposure_check(&r->run.policy, NULL, 0, NULL, err) < 0)
 		goto fail;
+	/* The seed: a persistent home here, on the host (what the agent keeps
+	 * there stays); a fresh one by the sandbox, once its tmpfs is up. */
+	if (r->home_dir != NULL) {
+		if (berth_home_seed_persist(&r->seed, r->run.policy.home_dir, false, NULL, NULL, err) < 0)
+			goto fail;
+	} else {
+		spec.ro.home_files = r->seed.view;
+		spec.ro.n_home_files = r->seed.n;
+	}
 	spec.name = r->name;
 	spec.profile = r->profile.name;
 	spec.agent = r->profile.agent;
@@ -617,6 +766,8 @@ void berth_spawn_req_free(struct berth_spawn_req *r)
 	free(r->workspace);
 	free(r->prompt);
 	free(r->home_dir);
+	free(r->agent_src);
+	berth_home_seed_free(&r->seed);
 	free_vec(r->run_args, r->n_run_args);
 	free_vec(r->extra, r->n_extra);
 	berth_profile_free(&r->profile);

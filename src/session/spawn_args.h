@@ -13,6 +13,7 @@
 
 #include "../policy/flags.h"
 #include "../util/error.h"
+#include "home_seed.h"
 #include "profile.h"
 
 #define BERTH_SPAWN_NOTES_MAX 32
@@ -45,6 +46,8 @@ struct berth_spawn_req {
 	bool have_run;
 	bool managed_ws;
 	char *home_dir;   /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
+	struct berth_home_seed seed; /* the profile's seeded home and preamble (home_seed.h) */
+	char *agent_src;  /* profile `path:` resolved on the host (mounted read-only), or NULL */
 	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
 	size_t n_notes;
 };

@@ -211,7 +211,7 @@ unset BERTH_AUDIT_DIR
 
 # 10. --network api-only: the preset shipped with berth.
 "$BERTH" run --network api-only --dry-run --json -- true >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
-has "api-only: the preset's hosts" "$OUT" '"allow_hosts":["api.anthropic.com","statsig.anthropic.com","sentry.io","api.openai.com","github.com","codeload.github.com","objects.githubusercontent.com"],"mode":"proxy"'
+has "api-only: the preset's hosts" "$OUT" '"allow_hosts":["api.anthropic.com","platform.claude.com","api.openai.com","auth.openai.com","chatgpt.com","github.com","codeload.github.com","objects.githubusercontent.com"],"mode":"proxy"'
 run --network api-only -- curl -s --noproxy '' -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P1/"
 eq "api-only: anything else is 403" "$OUT" "403"
 

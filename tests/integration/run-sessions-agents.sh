@@ -3,7 +3,8 @@
 # installed from the npm registry into a cache directory, mounted read-only
 # into the sandbox, run with their own permission prompts off and the
 # api-only network preset.  There is no route to the APIs here: each must
-# reach its first screen, and `berth ps` must report a sensible state for it.
+# reach its ready prompt at once (the profiles' seeded home: no onboarding,
+# trust or bypass dialog), and `berth ps` must report a sensible state for it.
 #
 # usage: run-sessions-agents.sh /path/to/berth [stage-dir]   ok/FAIL lines; exit 1 on a failure
 #   BERTH_AGENT_CACHE (default /tmp/berth-agent-cache): where the CLIs are installed
@@ -54,23 +55,62 @@ for a in claude codex; do
 	eq "$a: network api-only (through the broker)" "$(field "$a" network)" proxy
 done
 "$BERTH" ps --json | grep -q 'no state classifier' && classifier=0
-# Claude Code: its welcome screen; without a route to the API it says so (and may exit).
-if wait_screen claude 'Claude Code|Welcome to Claude'; then pass "claude: first screen"; else fail "claude: first screen" "" "$("$BERTH" peek claude)" "$(tail -c 2000 "$XDG_STATE_HOME/berth/sessions/claude/output.log")"; fi
+# The profiles seed the fresh home (docs/sessions.md, "Seeded home"): each CLI's first screen is its
+# ready prompt, not onboarding, a theme choice, sign-in, folder trust or the bypass-permissions warning.
+dialogs='Choose the text style|Select login method|trust this folder|Trust this folder|Bypass Permissions mode|Yes, I accept|Sign in with ChatGPT|Sign in another way|Detected a custom API key|Unable to connect to Anthropic'
+if wait_screen claude 'bypass permissions on'; then pass "claude: first screen is the prompt"; else fail "claude: first screen is the prompt" "" "$("$BERTH" peek claude)" "$(tail -c 2000 "$XDG_STATE_HOME/berth/sessions/claude/output.log")"; fi
 sleep 3
+scr=$("$BERTH" peek claude)
+if printf '%s' "$scr" | grep -qE -- "$dialogs"; then fail "claude: no first-run dialog" "a dialog is on the screen" "$scr"; else pass "claude: no first-run dialog"; fi
+printf '%s' "$scr" | grep -q '^❯' && pass "claude: the input line" || fail "claude: the input line" "" "$scr"
+eq "claude: still running at its prompt" "$(field claude alive)" True
 st=$(field claude state)
-case "$st" in
-exited|blocked|idle|working|done) pass "claude: ps state is sensible ($st: $(field claude why))";;
-running) [ $classifier = 0 ] && pass "claude: ps state running (no classifier in this build)" || fail "claude state" "$st";;
-*) fail "claude: ps state" "$st" "$("$BERTH" peek claude)";;
-esac
-# Codex: its sign-in screen with numbered choices: waiting for the user.
-if wait_screen codex 'Welcome to Codex|Sign in'; then pass "codex: first screen"; else fail "codex: first screen" "" "$("$BERTH" peek codex)" "$(tail -c 2000 "$XDG_STATE_HOME/berth/sessions/codex/output.log")"; fi
+if [ $classifier = 1 ]; then
+	case "$st" in idle|done) pass "claude: ps state at the prompt ($st: $(field claude why))";; *) fail "claude: ps state" "$st" "$scr";; esac
+else
+	eq "claude: ps state running (no classifier in this build)" "$st" running
+fi
+if wait_screen codex 'Ask Codex to do anything'; then pass "codex: first screen is the prompt"; else fail "codex: first screen is the prompt" "" "$("$BERTH" peek codex)" "$(tail -c 2000 "$XDG_STATE_HOME/berth/sessions/codex/output.log")"; fi
 sleep 2
+scr=$("$BERTH" peek codex)
+if printf '%s' "$scr" | grep -qE -- "$dialogs"; then fail "codex: no first-run dialog" "a dialog is on the screen" "$scr"; else pass "codex: no first-run dialog"; fi
+has_yolo=$(printf '%s' "$scr" | grep -c 'YOLO mode')
+eq "codex: its approvals and sandbox are off (YOLO mode)" "$has_yolo" 1
+eq "codex: still running at its prompt" "$(field codex alive)" True
 st=$(field codex state)
 if [ $classifier = 1 ]; then
-	eq "codex: the sign-in choice is blocked ($(field codex why))" "$st" blocked
+	case "$st" in idle|done) pass "codex: ps state at the prompt ($st: $(field codex why))";; *) fail "codex: ps state" "$st" "$scr";; esac
 else
 	eq "codex: ps state running (no classifier in this build)" "$st" running
+fi
+# The preamble is in each agent's own instructions file, in its home, naming the hosts it may reach;
+# the workspace has none of it.  Typed as a shell escape (`!`): no model is asked.
+q="-e 'berth sandbox' -e platform.claude.com -e auth.openai.com"
+"$BERTH" send claude "!grep $q ~/.claude/CLAUDE.md | cat" >/dev/null; sleep 1; "$BERTH" send claude --key enter >/dev/null
+"$BERTH" send codex "!grep $q ~/.codex/AGENTS.md | cat" >/dev/null; sleep 1; "$BERTH" send codex --key enter >/dev/null
+for a in claude codex; do
+	wait_screen "$a" '- auth.openai.com'; scr=$("$BERTH" peek "$a")
+	printf '%s' "$scr" | grep -q 'You are running in a berth sandbox' && printf '%s' "$scr" | grep -q -- '- platform.claude.com' && printf '%s' "$scr" | grep -q -- '- auth.openai.com' &&
+		pass "$a: the preamble in its home names the api-only hosts" || fail "$a: preamble" "" "$("$BERTH" peek "$a")"
+	eq "$a: nothing of berth's in the workspace" "$(find "$XDG_STATE_HOME/berth/sessions/$a/workspace" -type f \( -name CLAUDE.md -o -name AGENTS.md -o -name .claude.json -o -name settings.json -o -name config.toml \) | wc -l)" 0
+done
+# path: Claude Code laid out as its native installer does (~/.local/bin/claude -> ~/.local/share/claude/
+# versions/V, here the npm package's native executable), run from its read-only mount: the prompt again.
+V=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$CACHE/node_modules/@anthropic-ai/claude-code/package.json")
+NATIVE=$(readlink -f "$CACHE/node_modules/@anthropic-ai/claude-code-linux-x64/claude" 2>/dev/null)
+if [ -f "$NATIVE" ]; then
+	NH=$TOP/nativehome; mkdir -p "$NH/.local/bin" "$NH/.local/share/claude/versions"
+	ln "$NATIVE" "$NH/.local/share/claude/versions/$V" 2>/dev/null || cp "$NATIVE" "$NH/.local/share/claude/versions/$V"
+	ln -s "../share/claude/versions/$V" "$NH/.local/bin/claude"; chmod -R a+rX "$NH"
+	{ cat "$(dirname "$BERTH")/../data/profiles/claude.yml"; echo "path: ~/.local/bin/claude"; } >"$XDG_CONFIG_HOME/berth/profiles/native-claude.yml"
+	HOME=$NH "$BERTH" spawn native-claude --name native --network none </dev/null >"$TOP/out" 2>"$TOP/err"
+	eq "native: spawn exit 0" "$?" 0
+	eq "native: runs the versions file from its mount" "$(field native command)" "['/opt/berth/agent/$V', '--dangerously-skip-permissions']"
+	if wait_screen native 'bypass permissions on'; then pass "native: first screen is the prompt"; else fail "native: first screen" "" "$("$BERTH" peek native)"; fi
+	sleep 2; scr=$("$BERTH" peek native)
+	if printf '%s' "$scr" | grep -qE -- "$dialogs|missing or broken"; then fail "native: no dialog, no install warning" "" "$scr"; else pass "native: no dialog, no install warning"; fi
+else
+	fail "native: the npm package's native executable" "not found under $CACHE"
 fi
 echo "# claude screen:"; "$BERTH" peek claude --lines 12 | sed 's/^/#   /'
 echo "# codex screen:"; "$BERTH" peek codex --lines 12 | sed 's/^/#   /'

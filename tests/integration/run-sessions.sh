@@ -385,6 +385,122 @@ b spawn shell --name ph3
 wait_screen ph3 "no-marker-here" && pass "without --persist-home: a fresh tmpfs home" || fail "tmpfs home" "" "$("$BERTH" peek ph3)"
 "$BERTH" stop ph2 ph3 --grace 0 >/dev/null 2>&1
 
+# 14c. seeded home (profile `home:`), berth's preamble (`instructions:`), --allow-host adding
+# to the profile's network, the agent's `path:` (docs/sessions.md, "Seeded home")
+cat >"$XDG_CONFIG_HOME/berth/profiles/seeded.yml" <<'EOF'
+agent: shell
+command: [bash, --norc, --noprofile, -i]
+prompt: type
+network: api-only
+instructions: .agent/AGENTS.md
+home:
+  .agent.json: |
+    {"onboarded": true, "projects": {"/workspace": {"trusted": true}}}
+  .agent/settings.toml: "x = 1\n"
+EOF
+LOGS=$XDG_STATE_HOME/berth/sessions
+# run NAME CMD: type CMD into session NAME, wait for its end marker in the output log
+run_in() { "$BERTH" send "$1" "$2; echo END-\$((6*7))" --enter >/dev/null; local i; for i in $(seq 50); do
+	grep -q "END-42" "$LOGS/$1/output.log" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+b spawn seeded --name sd1 --allow-host example.com --allow-host '*.example.org:8443'
+eq "seed: spawn exit 0" "$RC" 0
+has "allow-host: the note says the profile's list and the caller's are joined" "$ERR" "network: profile \`seeded\`'s api-only list and your --allow-host patterns: 10 hosts"
+HOSTS=$(field sd1 allow_hosts)
+WANT=$(python3 -c 'import sys; h=[l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]; print(h + ["example.com", "*.example.org:8443"])' "$HERE/../../data/network/api-only")
+eq "allow-host: ps --json lists the preset's hosts and the caller's, in order" "$HOSTS" "$WANT"
+run_in sd1 'cat ~/.agent.json ~/.agent/settings.toml; stat -c "mode=%a dir=%A" ~/.agent.json; stat -c "dirmode=%a" ~/.agent; cat ~/.agent/AGENTS.md' ||
+	fail "seed: the shell answered" "" "$("$BERTH" peek sd1)"
+LOG=$(cat "$LOGS/sd1/output.log")
+has "seed: the JSON file is in the fresh home" "$LOG" '{"onboarded": true, "projects": {"/workspace": {"trusted": true}}}'
+has "seed: the other file too" "$LOG" "x = 1"
+has "seed: files are 0600" "$LOG" "mode=600"
+has "seed: directories 0700" "$LOG" "dirmode=700"
+has "preamble: in the agent's own instructions file" "$LOG" "# You are running in a berth sandbox"
+has "preamble: names /workspace as the writable folder" "$LOG" "/workspace is your writable folder"
+has "preamble: names an api-only host" "$LOG" "  - api.anthropic.com"
+has "preamble: names the caller's --allow-host" "$LOG" "  - *.example.org:8443"
+hasnt "preamble: not a dropped telemetry host" "$LOG" "sentry.io"
+has "preamble: a refusal is the sandbox's" "$LOG" "A refusal is the sandbox's, not a bug to work around"
+eq "seed: nothing written in the workspace" "$(find "$LOGS/sd1/workspace" \( -name '.agent*' -o -name AGENTS.md \) | wc -l)" 0
+"$BERTH" stop sd1 --grace 0 >/dev/null 2>&1
+b spawn seeded --name sd2 --network none
+has "--network none: says it replaces the profile's network" "$ERR" "network: --network none replaces profile \`seeded\`'s network (api-only)"
+eq "--network none: no hosts" "$(field sd2 allow_hosts)" "[]"
+run_in sd2 'cat ~/.agent/AGENTS.md' || fail "sd2: the shell answered" ""
+has "preamble: no network said so" "$(cat "$LOGS/sd2/output.log")" "Network: none: there is no network at all"
+"$BERTH" stop sd2 --grace 0 >/dev/null 2>&1
+b spawn shell --name sd3 --allow-host example.com
+has "allow-host on a no-network profile: says it replaces \`none\`" "$ERR" "network: --allow-host replaces profile \`shell\`'s network \`none\`"
+eq "allow-host on a no-network profile: only the caller's host" "$(field sd3 allow_hosts)" "['example.com']"
+"$BERTH" stop sd3 --grace 0 >/dev/null 2>&1
+
+# --persist-home: missing files created; what the agent keeps is never clobbered
+PH=$XDG_STATE_HOME/berth/homes/seeded
+b spawn seeded --name sp1 --persist-home
+eq "persisted seed: spawn exit 0" "$RC" 0
+"$BERTH" stop sp1 --grace 0 >/dev/null 2>&1
+eq "persisted seed: the JSON file made on the host" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["projects"]["/workspace"]["trusted"])' "$PH/.agent.json" 2>&1)" True
+eq "persisted seed: 0600, the caller's" "$(stat -c %a:%u "$PH/.agent.json")" "600:$(id -u)"
+grep -q "  - api.anthropic.com" "$PH/.agent/AGENTS.md" && pass "persisted seed: the preamble in the kept home" || fail "persisted preamble" "" "$(cat "$PH/.agent/AGENTS.md" 2>&1)"
+# What a signed-in agent keeps: other keys, its own answer to a seeded key, its notes, its settings.
+printf '{"token_in_use": "kept", "projects": {"/workspace": {"trusted": false}, "/other": {}}}\n' >"$PH/.agent.json"
+printf 'x = 2\n' >"$PH/.agent/settings.toml"
+{ printf 'my own notes\n\n'; cat "$PH/.agent/AGENTS.md"; printf 'after the block\n'; } >"$TOP/agents.md" && cp "$TOP/agents.md" "$PH/.agent/AGENTS.md"
+ln "$PH/.agent.json" "$TOP/hardlink.json"
+b spawn seeded --name sp2 --persist-home --allow-host example.net
+eq "persisted seed 2: spawn exit 0" "$RC" 0
+"$BERTH" stop sp2 --grace 0 >/dev/null 2>&1
+J=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.get("token_in_use"), j["projects"]["/workspace"]["trusted"], "/other" in j["projects"], j.get("onboarded"))' "$PH/.agent.json" 2>&1)
+eq "persisted seed: other keys and the agent's own values kept, the missing key added" "$J" "kept False True True"
+eq "persisted seed: rewritten beside, not in place (a hard link keeps the old text)" "$(cat "$TOP/hardlink.json")" '{"token_in_use": "kept", "projects": {"/workspace": {"trusted": false}, "/other": {}}}'
+eq "persisted seed: an existing other file is left alone" "$(cat "$PH/.agent/settings.toml")" "x = 2"
+A=$(cat "$PH/.agent/AGENTS.md")
+has "persisted preamble: the agent's notes kept" "$A" "my own notes"
+has "persisted preamble: text after the block kept" "$A" "after the block"
+eq "persisted preamble: one block" "$(grep -c 'berth:begin' "$PH/.agent/AGENTS.md")" 1
+has "persisted preamble: the block rewritten for this policy" "$A" "  - example.net"
+# Symbolic links in the kept home are never followed (the agent may have made them).
+printf '{"outside": true}\n' >"$TOP/outside.json"; SUM=$(sha256sum <"$TOP/outside.json")
+mkdir "$TOP/outside-dir"
+rm "$PH/.agent.json"; ln -s "$TOP/outside.json" "$PH/.agent.json"
+rm -rf "$PH/.agent"; ln -s "$TOP/outside-dir" "$PH/.agent"
+b spawn seeded --name sp3 --persist-home
+eq "symlinks: spawn still starts" "$RC" 0
+has "symlinks: the file link is named, not followed" "$ERR" "persistent home: \`~/.agent.json\` is a symbolic link: not followed, not seeded"
+has "symlinks: the directory link too" "$ERR" "persistent home: \`~/.agent\` is a symbolic link or not a directory: not followed"
+"$BERTH" stop sp3 --grace 0 >/dev/null 2>&1
+eq "symlinks: the file outside is unchanged" "$(sha256sum <"$TOP/outside.json")" "$SUM"
+eq "symlinks: nothing written in the directory outside" "$(ls -A "$TOP/outside-dir")" ""
+[ -L "$PH/.agent.json" ] && [ -L "$PH/.agent" ] && pass "symlinks: the links themselves left as they are" || fail "symlinks: links replaced" "$(ls -la "$PH")"
+rm -rf "$PH"
+
+# path: the agent's program on the host (a native installer's ~/.local/bin/NAME ->
+# ~/.local/share/NAME/versions/V), mounted read-only and run
+FH=$TOP/fakehome; mkdir -p "$FH/.local/bin" "$FH/.local/share/fagent/versions"
+printf '#!/bin/sh\necho "fake agent running as $0"\nexec bash --norc --noprofile -i\n' >"$FH/.local/share/fagent/versions/1.2.3"
+chmod 755 "$FH/.local/share/fagent/versions/1.2.3"; chmod -R a+rX "$FH"
+ln -s ../share/fagent/versions/1.2.3 "$FH/.local/bin/fagent"
+printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/.local/bin/fagent\n' >"$XDG_CONFIG_HOME/berth/profiles/pathed.yml"
+HOME=$FH "$BERTH" spawn pathed --name pa1 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "path: spawn exit 0" "$RC" 0
+wait_screen pa1 "fake agent running as /opt/berth/agent/1.2.3" && pass "path: the target runs from its read-only mount" || fail "path: runs" "" "$("$BERTH" peek pa1)"
+run_in pa1 'touch /opt/berth/agent/x 2>&1; ls /opt/berth/agent' || fail "pa1: the shell answered" ""
+has "path: the mount is read-only" "$(cat "$LOGS/pa1/output.log")" "Read-only file system"
+"$BERTH" stop pa1 --grace 0 >/dev/null 2>&1
+printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/.local/bin/nosuch\n' >"$XDG_CONFIG_HOME/berth/profiles/pathless.yml"
+HOME=$FH "$BERTH" spawn pathless --name pa2 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "path: missing: exit 2" "$RC" 2
+has "path: missing: names the path and where it looked" "$ERR" "the agent \`~/.local/bin/nosuch\` ($FH/.local/bin/nosuch) does not exist"
+has "path: missing: says the fix" "$ERR" "install the agent there"
+[ ! -e "$LOGS/pa2" ] && pass "path: missing: nothing created" || fail "path: leftovers" ""
+printf 'agent: shell\ncommand: [x]\nhome:\n  ../escape: "x"\n' >"$XDG_CONFIG_HOME/berth/profiles/badhome.yml"
+b spawn badhome --name bh1
+eq "home: a path leaving \$HOME is refused (2)" "$RC" 2
+has "home: the message names it" "$ERR" "\`../escape\` is not a home file: no empty, \`.\` or \`..\` component"
+printf 'agent: shell\ncommand: [x]\nhome:\n  a.json: "[1]"\n' >"$XDG_CONFIG_HOME/berth/profiles/badhome.yml"
+b spawn badhome --name bh2
+has "home: a .json file that is not an object is refused" "$ERR" "a .json file must hold one JSON object"
+
 # 15. rules (src/policy/rules.h) hold for spawn: checked before anything is created
 "$BERTH" stop --all --grace 0 >/dev/null 2>&1
 printf 'allow:\n  networks: [none]\n' >"$XDG_CONFIG_HOME/berth/rules.yml"

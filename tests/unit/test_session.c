@@ -13,7 +13,12 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "session/fleet.h"
+#include "session/home_seed.h"
 #include "session/profile.h"
 #include "session/screen.h"
 #include "session/session.h"
@@ -398,10 +403,158 @@ static void test_text_safe(void **state)
 	free(j);
 }
 
+static void collect(void *arg, const char *line)
+{
+	char *buf = arg;
+	strncat(buf, line, 2047 - strlen(buf));
+	strncat(buf, "\n", 2047 - strlen(buf));
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Profiles' home:, instructions: and path:, the preamble, and the seed of a
+ * persistent home (docs/sessions.md, "Seeded home"). */
+static void test_home_seed(void **state)
+{
+	struct berth_error err = {0};
+	struct berth_profile p;
+	struct berth_policy pol;
+	struct berth_home_seed seed;
+	char dir[] = "/tmp/test-home-seed.XXXXXX", path[256], notes[2048] = "";
+	static const char good[] = "command: [x]\ninstructions: .a/AGENTS.md\npath: ~/.local/bin/x\nhome:\n"
+				   "  .a.json: '{\"o\": {\"k\": true, \"n\": 2}, \"b\": true}'\n"
+				   "  .a/AGENTS.md: \"mine\\n\"\n"
+				   "  .a/plain.toml: \"x = 1\\n\"\n";
+	char *pre;
+	struct stat st1, st2;
+
+	(void)state;
+	assert_int_equal(berth_profile_parse("t", "t.yml", good, strlen(good), &p, &err), 0);
+	assert_int_equal(p.n_home, 3);
+	assert_string_equal(p.instructions, ".a/AGENTS.md");
+	assert_string_equal(p.agent_path, "~/.local/bin/x");
+	/* bad values, each named */
+	static const struct {
+		const char *yaml, *msg;
+	} bad[] = {
+	    {"command: [x]\nhome: {/etc/passwd: x}\n", "`/etc/passwd` is not a home file: a path relative to $HOME"},
+	    {"command: [x]\nhome: {a//b: x}\n", "no empty, `.` or `..` component"},
+	    {"command: [x]\nhome: {a/../../b: x}\n", "no empty, `.` or `..` component"},
+	    {"command: [x]\nhome: {a.json: '[1]'}\n", "a .json file must hold one JSON object"},
+	    {"command: [x]\nhome: [a]\n", "expected a mapping of PATH"},
+	    {"command: [x]\ninstructions: ../x.md\n", "`../x.md` is not a home file"},
+	    {"command: [x]\npath: bin/claude\n", "`~/PATH` (your home) or `/PATH`"},
+	    {"command: [x]\npath: '/a:b'\n", "without `:`"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct berth_profile q;
+		assert_int_equal(berth_profile_parse("t", "t.yml", bad[i].yaml, strlen(bad[i].yaml), &q, &err), -1);
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+		if (strstr(err.msg, bad[i].msg) == NULL)
+			fail_msg("%s: got `%s`", bad[i].yaml, err.msg);
+	}
+
+	/* the preamble names the policy's hosts, or says there is no network */
+	berth_policy_init(&pol);
+	pol.network = BERTH_NET_PROXY;
+	char *hosts[] = {"api.anthropic.com", "*.example.org:8443", NULL};
+	pol.allow_hosts = hosts;
+	pol.n_allow_hosts = 2;
+	pre = berth_home_seed_preamble(&pol, false);
+	assert_non_null(strstr(pre, "  - api.anthropic.com\n  - *.example.org:8443\n"));
+	assert_non_null(strstr(pre, "/workspace is your writable folder"));
+	assert_non_null(strstr(pre, "a fresh one, gone when the session ends"));
+	assert_int_equal(strncmp(pre, BERTH_PREAMBLE_BEGIN "\n", strlen(BERTH_PREAMBLE_BEGIN) + 1), 0);
+	free(pre);
+
+	/* one file per path: the instructions file is the preamble, then the profile's text */
+	assert_int_equal(berth_home_seed_build(&p, &pol, true, &seed, &err), 0);
+	assert_int_equal(seed.n, 3);
+	assert_int_equal(seed.files[0].kind, BERTH_SEED_JSON);
+	assert_int_equal(seed.files[1].kind, BERTH_SEED_BLOCK);
+	assert_int_equal(seed.files[2].kind, BERTH_SEED_CREATE);
+	assert_non_null(strstr(seed.view[1].data, BERTH_PREAMBLE_END "\n\nmine\n"));
+	assert_int_equal(seed.view[1].len, strlen(seed.view[1].data));
+
+	/* a persistent home: missing files made, JSON keys added, the agent's own kept */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/.a.json", dir);
+	put(path, "{\"o\": {\"k\": false}, \"token\": \"kept\"}");
+	assert_int_equal(berth_home_seed_persist(&seed, dir, true, collect, notes, &err), 0);
+	assert_string_equal(slurp(path), "{\"o\": {\"k\": false}, \"token\": \"kept\"}"); /* dry: nothing */
+	snprintf(path, sizeof path, "%s/.a", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
+	assert_string_equal(notes, "");
+	snprintf(path, sizeof path, "%s/.a.json", dir);
+	assert_string_equal(slurp(path), "{\n  \"o\": {\n    \"k\": false,\n    \"n\": 2\n  },\n  \"token\": \"kept\",\n"
+					 "  \"b\": true\n}\n");
+	snprintf(path, sizeof path, "%s/.a/plain.toml", dir);
+	assert_string_equal(slurp(path), "x = 1\n");
+	put(path, "x = 2\n");
+	snprintf(path, sizeof path, "%s/.a/AGENTS.md", dir);
+	assert_string_equal(slurp(path), seed.view[1].data);
+	put(path, "notes first\n");
+	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
+	pre = strdup(slurp(path));
+	assert_non_null(strstr(pre, BERTH_PREAMBLE_END "\n\nnotes first\n"));
+	assert_int_equal(strncmp(pre, BERTH_PREAMBLE_BEGIN, strlen(BERTH_PREAMBLE_BEGIN)), 0);
+	stat(path, &st1);
+	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
+	stat(path, &st2);
+	assert_int_equal(st1.st_ino, st2.st_ino); /* the same block: not rewritten */
+	assert_string_equal(slurp(path), pre);
+	free(pre);
+	snprintf(path, sizeof path, "%s/.a/plain.toml", dir);
+	assert_string_equal(slurp(path), "x = 2\n");
+
+	/* a symbolic link is not followed: the file outside stays as it was */
+	char outside[300], link[300];
+	snprintf(outside, sizeof outside, "%s/outside", dir);
+	put(outside, "{\"outside\": true}");
+	snprintf(link, sizeof link, "%s/.a.json", dir);
+	unlink(link);
+	assert_int_equal(symlink(outside, link), 0);
+	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
+	assert_string_equal(slurp(outside), "{\"outside\": true}");
+	assert_non_null(strstr(notes, "`~/.a.json` is a symbolic link: not followed, not seeded"));
+	assert_int_equal(lstat(link, &st1), 0);
+	assert_true(S_ISLNK(st1.st_mode));
+	/* nor a directory link on the way */
+	notes[0] = '\0';
+	snprintf(path, sizeof path, "rm -rf '%s/.a' && mkdir '%s/od' && ln -s od '%s/.a'", dir, dir, dir);
+	assert_int_equal(system(path), 0);
+	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
+	assert_non_null(strstr(notes, "`~/.a` is a symbolic link or not a directory: not followed"));
+	snprintf(path, sizeof path, "%s/od/AGENTS.md", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof path, "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+	berth_home_seed_free(&seed);
+	berth_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_fleet),
+		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_home_seed), cmocka_unit_test(test_fleet),
 		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_termfilter), cmocka_unit_test(test_text_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
