@@ -47,6 +47,7 @@ profile() { # profile NAME STYLE [extra yaml lines]
 }
 profile fake-claude claude "credentials: [FAKE_TOKEN]"
 profile fake-codex codex
+profile fake-codex-burst "codex, --paste-burst"
 
 b() { "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
 # wait_screen NAME TEXT: until peek shows TEXT (5 s)
@@ -86,6 +87,38 @@ b send nosuch hi
 eq "send to no such session: 2" "$RC" 2
 has "send to no such session: says so" "$ERR" "no session \`nosuch\`"
 
+# 1b. Typing into an agent that takes fast input for a paste (Codex-like,
+# fake-agent.py --paste-burst): the Enter of --enter is a keystroke of its
+# own after a pause, so the line is submitted and not broken in the box;
+# lines go as a bracketed paste (the agent switched it on); a one-line
+# answer to a question stays keystrokes; requests keep their order.
+b spawn fake-codex-burst --name fx
+wait_screen fx "Fake Codex" || fail "fx: first screen" "" "$("$BERTH" peek fx)"
+b send fx "raw one" --key enter
+sleep 1
+has "the fake takes text and a CR in one write for a paste: a line break in the box" "$("$BERTH" peek fx)" "› raw one⏎"
+hasnt "... and nothing submitted" "$("$BERTH" peek fx)" "You typed fast: raw one"
+b send fx --enter
+wait_screen fx "You typed fast: raw one⏎" && pass "send --enter alone submits the box" || fail "send --enter alone" "" "$("$BERTH" peek fx)"
+b send fx "hello burst" --enter
+eq "send --enter: exit 0" "$RC" 0
+wait_screen fx "You typed fast: hello burst" && pass "send TEXT --enter submits in a paste-detecting agent" || fail "send to a paste-detecting agent" "" "$("$BERTH" peek fx)"
+hasnt "send --enter: no line break left in the box" "$("$BERTH" peek fx)" "hello burst⏎"
+b send fx "$(printf 'line one\nline two')" --enter
+wait_screen fx "You pasted: line one⏎line two" && pass "text of two lines: one bracketed paste, then Enter" || fail "bracketed paste" "" "$("$BERTH" peek fx)"
+"$BERTH" send fx ask --enter >/dev/null; wait_screen fx "Do you want to proceed?"
+b send fx 2
+wait_screen fx "answered 2" && pass "a one-line answer is typed, not pasted" || fail "answer typed" "" "$("$BERTH" peek fx)"
+"$BERTH" send fx first --enter >/dev/null; "$BERTH" send fx second --enter >/dev/null
+wait_screen fx "You typed fast: second" && pass "two sends in a row: both submitted" || fail "two sends" "" "$("$BERTH" peek fx)"
+eq "two sends in a row: in order" "$("$BERTH" peek fx | grep -o 'You typed fast: [a-z]*$' | tail -2 | tr '\n' ' ')" "You typed fast: first You typed fast: second "
+have_classifier fx
+if [ $has_classifier = 1 ]; then
+	"$BERTH" send fx fail --enter >/dev/null; wait_screen fx "■ unexpected status 401"; sleep 2
+	eq "ps: Codex's failed turn (■ unexpected status) is error ($(field fx why))" "$(field fx state)" error
+fi
+"$BERTH" stop fx --grace 1s >/dev/null 2>&1
+
 # 2. ps
 b ps
 eq "ps: exit 0" "$RC" 0
@@ -111,6 +144,14 @@ if [ $has_classifier = 1 ]; then
 	eq "ps: a spinner with esc to interrupt: working" "$(field fc state)" working
 	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 6
 	eq "ps: a question in prose is not blocked ($(field fc why))" "$(field fc state)" done
+	# A failed turn (API Error and the turn's summary under it): error, in
+	# ps --json and in the STATE column; a good turn after it: done again.
+	"$BERTH" send fc fail --enter >/dev/null; wait_screen fc "API Error: 500"; sleep 2
+	eq "ps: a failed turn is error ($(field fc why))" "$(field fc state)" error
+	b ps fc
+	eq "ps: the STATE column says error" "$(printf '%s\n' "$OUT" | awk '$1 == "fc" {print $3}')" error
+	"$BERTH" send fc "all good" --enter >/dev/null; wait_screen fc "You said: all good"; sleep 2
+	eq "ps: a good turn after the failed one is done ($(field fc why))" "$(field fc state)" done
 else
 	eq "ps: state without the classifier" "$(field fc state)" running
 fi
@@ -362,7 +403,7 @@ fi
 b spawn shell --name ph1 --persist-home
 eq "--persist-home: exit 0" "$RC" 0
 has "--persist-home: says where" "$ERR" "persistent home: $XDG_STATE_HOME/berth/homes/shell"
-"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo wrote' --enter >/dev/null
+"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo "w"rote' --enter >/dev/null
 wait_screen ph1 "wrote" && pass "--persist-home: the agent writes its home" || fail "persist write" "" "$("$BERTH" peek ph1)"
 "$BERTH" stop ph1 --grace 0 >/dev/null 2>&1
 eq "--persist-home: the file is on the host" "$(cat "$XDG_STATE_HOME/berth/homes/shell/marker" 2>&1)" "persisted-5"
@@ -373,7 +414,7 @@ b spawn shell --name ph2 --persist-home
 wait_screen ph2 "persisted-5" && pass "--persist-home: the next session finds it" || fail "persist read" "" "$("$BERTH" peek ph2)"
 eq "--persist-home: ps --json names the home" "$(field ph2 home)" "$XDG_STATE_HOME/berth/homes/shell"
 b spawn shell --name ph3
-"$BERTH" send ph3 'cat ~/marker || echo no-marker-here' --enter >/dev/null
+"$BERTH" send ph3 'cat ~/marker || echo no-"marker"-here' --enter >/dev/null
 wait_screen ph3 "no-marker-here" && pass "without --persist-home: a fresh tmpfs home" || fail "tmpfs home" "" "$("$BERTH" peek ph3)"
 "$BERTH" stop ph2 ph3 --grace 0 >/dev/null 2>&1
 
