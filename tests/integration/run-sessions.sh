@@ -500,6 +500,50 @@ if [ "$RD" = "/tmp/berth-$U" ]; then
 fi
 [ "$RD_EXISTED" = 0 ] && rm -rf "$RD"
 
+# 17. berth inside a berth sandbox: an agent that calls `berth mcp` (as an
+# MCP server) or `berth run` from its session.  Seccomp refuses namespaces
+# there and nested user namespaces are capped at 0: every command that
+# starts a sandbox says so, with what to do instead, exit 125 -- not the
+# host's sysctl hint.  The host's own refusal keeps that hint.
+NB=$TOP/nested; mkdir -p "$NB"; cp -r "$HERE/../apps/fixtures/probe" "$NB/probe"; chmod -R a+rX "$NB"
+BDIR=$(dirname "$BERTH") SDKPY=${BERTH_SDK_PYTHON:-$(dirname "$BERTH")/../sdk/python}
+# berth as it finds its files next to itself: ../data, ../sdk/python (the probe app is python)
+NBMOUNTS=(--ro "$BDIR:/opt/b" --ro "$BDIR/../data:/opt/data" --ro "$SDKPY:/opt/sdk/python" --ro "$NB:/opt/nb")
+cat >"$NB/inside.sh" <<'EOS'
+B=/opt/b/berth
+$B run -- true; echo "run=$?"
+$B rpc probe --export ping --app-dir /opt/nb/probe; echo "rpc=$?"
+$B test /opt/nb/probe; echo "test=$?"
+mkdir -p /tmp/r /tmp/s /tmp/w && chmod 700 /tmp/r && cd /tmp/w && XDG_RUNTIME_DIR=/tmp/r XDG_STATE_HOME=/tmp/s $B spawn shell --name nested; echo "spawn=$?"
+$B doctor; echo "doctor=$?"
+$B mcp --app probe --app-dir /opt/nb/probe </dev/null; echo "mcp=$?"
+EOS
+printf 'command: [/opt/b/berth, mcp, --app, probe, --app-dir, /opt/nb/probe, --warm]\nnetwork: none\nprompt: none\nagent: shell\noptions: [--ro, "%s:/opt/b", --ro, "%s/../data:/opt/data", --ro, "%s:/opt/sdk/python", --ro, "%s:/opt/nb"]\n' \
+	"$BDIR" "$BDIR" "$SDKPY" "$NB" >"$XDG_CONFIG_HOME/berth/profiles/nested-mcp.yml"
+b spawn nested-mcp --name nmcp
+eq "nested: a session whose agent is berth mcp starts" "$RC" 0
+for i in $(seq 50); do [ "$(field nmcp state)" = exited ] && break; sleep 0.1; done
+eq "nested: berth mcp --warm inside the session ends with 125" "$(field nmcp exit_status)" 125
+b peek nmcp
+has "nested: berth mcp says it runs inside a berth sandbox" "$OUT" "cannot start a sandbox inside a berth sandbox"
+has "nested: ... and what to do instead" "$OUT" "run berth on the host"
+hasnt "nested: ... not the host's sysctl hint" "$OUT" "unprivileged_userns_clone"
+mkdir -p "$NB/ws"
+OUT=$("$BERTH" run --network none --workspace "$NB/ws" "${NBMOUNTS[@]}" -- sh /opt/nb/inside.sh 2>&1)
+for c in run rpc test spawn; do
+	has "nested: berth $c inside exits 125" "$OUT" "$c=125"
+done
+eq "nested: run, rpc, test, spawn all name the berth sandbox" "$(printf '%s\n' "$OUT" | grep -c 'cannot start a sandbox inside a berth sandbox')" 4
+hasnt "nested: no sysctl hint inside" "$OUT" "unprivileged_userns_clone"
+has "nested: berth doctor says why" "$OUT" "this is inside a berth sandbox"
+has "nested: berth doctor exits 1" "$OUT" "doctor=1"
+has "nested: berth mcp (apps boot at the first call) warns at its start" "$OUT" "this runs inside a berth sandbox, where no app sandbox can start: every call will fail"
+b run --network none --workspace "$NB/ws" -- true
+eq "nested: on the host berth run still works" "$RC" 0
+OUT=$(BERTH_TEST_FORCE_OFF=userns "$BERTH" run --network none --workspace "$NB/ws" -- true 2>&1)
+has "host: a refused user namespace keeps its own hint" "$OUT" "unprivileged_userns_clone"
+hasnt "host: ... and is not taken for a nested sandbox" "$OUT" "inside a berth sandbox"
+
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0
 
