@@ -235,8 +235,10 @@ static bool dec_modes(struct berth_screen *s)
 		for (start = i; i + 1 < s->seq_len && s->seq[i] != ';'; i++)
 			;
 		if (i > start) {
+			/* at most VT_CSI_DIGITS_MAX digits: longer sequences were dropped */
 			int n = snprintf(one, sizeof one, "\033[?%.*s%c", (int)(i - start), s->seq + start, fin);
-			vterm_input_write(s->vt, one, (size_t)n);
+			if (n > 0 && (size_t)n < sizeof one)
+				vterm_input_write(s->vt, one, (size_t)n);
 		}
 		i++; /* the `;` */
 	}
