@@ -13,7 +13,7 @@
  *  - a refused file says why, with the origin and a position first
  *    ("fuzz.yml:LINE:COL: ..."), and status BERTH_EXIT_USAGE or (out of
  *    memory) BERTH_EXIT_INTERNAL;
- *  - the state is one of the five, its reason starts with its name;
+ *  - the state is one of the six, its reason starts with its name;
  *  - an exited process is always `exited`; a live one never is;
  *  - the classifier only says `blocked` when the screen has a non-blank row.
  */
@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const char *why = NULL;
 				enum berth_agent_state s = berth_agent_classify(p, &v, &why);
 				const char *name = berth_agent_state_name(s);
-				check(s >= BERTH_AGENT_WORKING && s <= BERTH_AGENT_EXITED);
+				check(s >= BERTH_AGENT_WORKING && s <= BERTH_AGENT_ERROR);
 				check(why != NULL && strncmp(why, name, strlen(name)) == 0);
 				check((s == BERTH_AGENT_EXITED) == !alive);
 				check(s != BERTH_AGENT_BLOCKED || any);

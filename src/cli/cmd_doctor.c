@@ -48,6 +48,13 @@ static void check_userns(const struct berth_features *f, struct check *c)
 		snprintf(c->detail, sizeof c->detail, "can create a user namespace");
 		return;
 	}
+	if (!(f->forced_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth()) {
+		snprintf(c->detail, sizeof c->detail,
+			 "cannot create a user namespace: this is inside a berth sandbox (seccomp refuses "
+			 "namespaces, nested user namespaces are capped at 0)");
+		snprintf(c->fix, sizeof c->fix, "%s", BERTH_NESTED_HINT);
+		return;
+	}
 	snprintf(c->detail, sizeof c->detail, "cannot create a user namespace: %s", strerror(f->userns_errno));
 	snprintf(c->fix, sizeof c->fix, "%s",
 		 f->userns_errno == ENOSPC ? "sysctl -w user.max_user_namespaces=15000"

@@ -12,6 +12,7 @@
 
 #include "../manifest/manifest.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/userns.h"
 #include "../supervisor/mcp.h"
 #include "cli.h"
 
@@ -108,6 +109,13 @@ int cmd_mcp(int argc, char **argv)
 	o.only = only;
 	o.n_only = n_only;
 	o.page_size = ps != NULL ? (unsigned)strtoul(ps, NULL, 10) : 0;
+	/* An agent that starts `berth mcp` from inside its own berth sandbox
+	 * gets a server whose every call fails: say why at once (stderr is
+	 * what an MCP client shows of a server). */
+	if (!o.warm && !(o.force_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth())
+		fprintf(stderr, "berth: mcp: this runs inside a berth sandbox, where no app sandbox can start: every "
+				"call will fail\nberth: hint: %s\n",
+			BERTH_NESTED_HINT);
 	struct berth_mcp *m = berth_mcp_new(&o, &err);
 	if (m == NULL) {
 		cli_print_error(&err);

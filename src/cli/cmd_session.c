@@ -301,9 +301,11 @@ int cmd_send(int argc, char **argv)
 		"usage: berth send NAME [TEXT...] [--key KEY...] [--enter]\n"
 		"  TEXT is typed as given (arguments joined by spaces); --key types one key:\n"
 		"  enter tab esc up down left right backspace space shift-tab ctrl-c ctrl-d;\n"
-		"  --enter presses Enter at the end\n";
+		"  --enter presses Enter at the end, as a keystroke of its own after a short pause\n"
+		"  (so that agents that detect pastes submit the line); text of several lines\n"
+		"  without --key goes as a bracketed paste when the agent asked for that\n";
 	const char *name = NULL;
-	bool enter = false, had_text = false;
+	bool enter = false, had_text = false, had_key = false;
 	char *data = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&data, &len);
@@ -326,6 +328,7 @@ int cmd_send(int argc, char **argv)
 				return usage_fail(send_usage, "unknown --key `%s`", argv[i + 1]);
 			}
 			fputs(key_table[k].bytes, m);
+			had_key = true;
 			i++;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			fclose(m);
@@ -348,14 +351,15 @@ int cmd_send(int argc, char **argv)
 			had_text = true;
 		}
 	}
-	if (enter)
-		fputc('\r', m);
 	fclose(m);
-	if (name == NULL || len == 0) {
+	if (name == NULL || (len == 0 && !enter)) {
 		free(data);
 		return usage_fail(send_usage, "%s", name == NULL ? "which session? give its NAME" : "nothing to send");
 	}
-	json_t *req = json_pack("{ssss%}", "op", "send", "data", data, len);
+	/* The Enter is the supervisor's to type, after the text reached the
+	 * agent and a pause (docs/sessions.md, "Typing into an agent"). */
+	json_t *req = json_pack("{ssss%sbsb}", "op", "send", "data", data, len, "enter", enter, "paste",
+				had_text && !had_key);
 	free(data);
 	if (req == NULL) {
 		fputs("berth: the text to send is not valid UTF-8\n", stderr);

@@ -365,6 +365,13 @@ static int check_features(struct sandbox *s, struct berth_error *err)
 		}
 		return 0;
 	}
+	if (!s->use_userns && !(f->forced_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth()) {
+		/* Not the host's sysctl: the sandbox around this berth refuses
+		 * namespaces (seccomp EPERM, nested user namespaces capped at 0). */
+		berth_err(err, 0, "cannot start a sandbox inside a berth sandbox: namespaces are refused here "
+				  "(seccomp, and nested user namespaces are capped at 0)");
+		return berth_err_hint(err, "%s", BERTH_NESTED_HINT);
+	}
 	if (!s->use_userns) {
 		forced = f->forced_off & BERTH_FEAT_USERNS;
 		return refuse(err, forced ? "user namespaces are forced off" : "cannot create a user namespace",

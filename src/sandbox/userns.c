@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -126,4 +127,58 @@ int berth_userns_probe(void)
 	if (waitpid(pid, &st, 0) < 0)
 		return errno;
 	return 0;
+}
+
+/* The first line of @path, without its newline, into @buf ("" when unreadable). */
+static void read_first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Is a seccomp filter installed on this process (/proc/self/status, proc(5))? */
+static bool seccomp_filtered(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	bool on = false;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, "Seccomp:", 8) == 0) {
+			on = atoi(line + 8) == 2; /* SECCOMP_MODE_FILTER */
+			break;
+		}
+	fclose(f);
+	return on;
+}
+
+bool berth_userns_inside_berth(void)
+{
+	char buf[64];
+	size_t n = 0;
+	FILE *f;
+
+	/* The kernel's view: new user namespaces are capped at 0 here, and a
+	 * seccomp filter is on, as berth leaves every sandbox (spawn.c,
+	 * userns_limits and the seccomp table). */
+	read_first_line("/proc/sys/user/max_user_namespaces", buf, sizeof buf);
+	if (strcmp(buf, "0") != 0 || !seccomp_filtered())
+		return false;
+	/* And berth's mark: its pid 1 is `berth-init`. */
+	f = fopen("/proc/1/cmdline", "re");
+	if (f == NULL)
+		return false;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strcmp(buf, "berth-init") == 0;
 }

@@ -50,4 +50,20 @@ int berth_idmapped_tree(const char *path, uid_t owner_uid, gid_t owner_gid, cons
  */
 int berth_userns_probe(void);
 
+/*
+ * berth_userns_inside_berth - does this process run inside a berth sandbox?
+ * True when the kernel says new user namespaces are capped at 0
+ * (/proc/sys/user/max_user_namespaces) and a seccomp filter is on
+ * (/proc/self/status), as berth leaves every sandbox, and pid 1 is
+ * berth's `berth-init`.  Only for messages: a process can fake none of the
+ * kernel's answers, but the answer decides nothing that matters to
+ * security (a refused user namespace stays refused either way).
+ */
+bool berth_userns_inside_berth(void);
+
+/* What to do instead, for every command that would start a sandbox there. */
+#define BERTH_NESTED_HINT                                                                                        \
+	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and connect the " \
+	"agent to it (an MCP server the agent's session connects to, or an app served by `berth dev` on the host)"
+
 #endif

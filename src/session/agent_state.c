@@ -47,12 +47,12 @@ struct berth_agent_patterns {
 	enum berth_agent_state otherwise; /* IDLE or WORKING */
 	struct brule *blocked;
 	size_t n_blocked;
-	struct rx_list working, input, done;
+	struct rx_list working, input, done, error;
 };
 
 static const char *const state_names[] = {
 	[BERTH_AGENT_WORKING] = "working", [BERTH_AGENT_BLOCKED] = "blocked", [BERTH_AGENT_IDLE] = "idle",
-	[BERTH_AGENT_DONE] = "done",       [BERTH_AGENT_EXITED] = "exited",
+	[BERTH_AGENT_DONE] = "done",       [BERTH_AGENT_EXITED] = "exited",   [BERTH_AGENT_ERROR] = "error",
 };
 
 const char *berth_agent_state_name(enum berth_agent_state s)
@@ -71,7 +71,7 @@ int berth_agent_state_parse(const char *name, enum berth_agent_state *out, struc
 		}
 	}
 	berth_usage_err(err, "unknown agent state `%.60s`", name != NULL ? name : "(null)");
-	return berth_err_hint(err, "use one of working, blocked, idle, done, exited");
+	return berth_err_hint(err, "use one of working, blocked, idle, done, error, exited");
 }
 
 /* ---- pattern files ---- */
@@ -105,6 +105,7 @@ void berth_agent_patterns_free(struct berth_agent_patterns *p)
 	rx_list_free(&p->working);
 	rx_list_free(&p->input);
 	rx_list_free(&p->done);
+	rx_list_free(&p->error);
 	free(p->origin);
 	free(p);
 }
@@ -333,7 +334,7 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 
 	if (root == NULL || root->kind != BERTH_YN_MAP)
 		return berth_ynode_err(err, o, root, "a pattern file is a mapping (keys: agent, region-rows, quiet-ms, "
-						     "otherwise, blocked, working, input, done)");
+						     "otherwise, blocked, working, input, done, error)");
 	for (size_t i = 0; i < berth_ymap_size(root); i++) {
 		const struct berth_ynode *k = berth_ymap_key(root, i), *val = berth_ymap_val(root, i);
 		const char *key = k->kind == BERTH_YN_SCALAR ? k->s : "";
@@ -386,10 +387,13 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 		} else if (strcmp(key, "done") == 0) {
 			if (rx_list_parse(&p->done, val, o, key, err) < 0)
 				return -1;
+		} else if (strcmp(key, "error") == 0) {
+			if (rx_list_parse(&p->error, val, o, key, err) < 0)
+				return -1;
 		} else {
 			return berth_ynode_err(err, o, k,
 					       "unknown key `%.60s`; known: agent, region-rows, quiet-ms, otherwise, "
-					       "blocked, working, input, done",
+					       "blocked, working, input, done, error",
 					       key);
 		}
 	}
@@ -537,13 +541,42 @@ static bool rx_match(const struct rx *r, const char *s)
 	return r->compiled && regexec(&r->re, s, 0, NULL, 0) == 0;
 }
 
+static bool any_match(const struct rx_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (rx_match(&l->v[i], s))
+			return true;
+	return false;
+}
+
 /* Lowest row in [from, to] matching any pattern of @l, or -1. */
 static int last_match(const struct rx_list *l, const struct berth_screen_view *v, int from, int to)
 {
 	for (int r = to; r >= from; r--)
-		for (size_t i = 0; i < l->n; i++)
-			if (rx_match(&l->v[i], row_text(v, r)))
-				return r;
+		if (any_match(l, row_text(v, r)))
+			return r;
+	return -1;
+}
+
+/*
+ * Did the latest turn above the input row @in fail?  Returns the row of its
+ * error marker, or -1.  The lowest error row counts when nothing a later
+ * turn leaves is below it: no `done` row (one that is not itself an error
+ * row), or only the failed turn's own summary ("✻ Churned for 3s" under
+ * "● API Error: 500 ..."): no input-pattern row (an echoed new prompt)
+ * between the error and that `done` row.
+ */
+static int failed_turn(const struct berth_agent_patterns *p, const struct berth_screen_view *v, int in)
+{
+	int e = last_match(&p->error, v, 0, in - 1), d = -1;
+
+	if (e < 0)
+		return -1;
+	for (int r = in - 1; r > e && d < 0; r--)
+		if (any_match(&p->done, row_text(v, r)) && !any_match(&p->error, row_text(v, r)))
+			d = r;
+	if (d < 0 || last_match(&p->input, v, e + 1, d - 1) < 0)
+		return e;
 	return -1;
 }
 
@@ -637,7 +670,9 @@ enum berth_agent_state berth_agent_classify(const struct berth_agent_patterns *p
 		return say(BERTH_AGENT_WORKING, why, "output %lld ms ago", v->idle_ms);
 	in = last_match(&p->input, v, r0, r1);
 	if (in >= 0) {
-		int d = last_match(&p->done, v, 0, in - 1);
+		int e = failed_turn(p, v, in), d = last_match(&p->done, v, 0, in - 1);
+		if (e >= 0)
+			return say(BERTH_AGENT_ERROR, why, "the turn failed (row %d), prompt at row %d", e + 1, in + 1);
 		if (d >= 0)
 			return say(BERTH_AGENT_DONE, why, "turn finished (row %d), prompt at row %d", d + 1, in + 1);
 		return say(BERTH_AGENT_IDLE, why, "prompt at row %d, no turn yet", in + 1);

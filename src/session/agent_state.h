@@ -4,7 +4,7 @@
  * rendered screen.
  *
  * The session supervisor renders the agent's terminal (libvterm or tmux) into
- * plain text lines and asks berth_agent_classify() which of five states the
+ * plain text lines and asks berth_agent_classify() which of six states the
  * agent is in.  What each agent's screens look like is data, not code: one
  * pattern file per agent (data/agents/<agent>.yml, format in docs/agents.md),
  * loaded once with berth_agent_patterns_load().
@@ -21,6 +21,13 @@
  *   working  a `working` marker (spinner line, "esc to interrupt") matches in
  *            the active region, or the agent wrote output less than
  *            `quiet-ms` milliseconds ago.
+ *   error    an input-box line matches in the region and an `error` marker
+ *            (an API error, a refused connection, a rate limit: the turn
+ *            failed) appears above it on screen, in the latest turn: no
+ *            `done` marker below it, or only the same turn's summary (no
+ *            input-pattern row, an echoed new prompt, between the error and
+ *            that marker).  The agent waits at its prompt; retrying is up to
+ *            the user.
  *   done     an input-box line matches in the region and a `done` marker
  *            (the agent's answer / turn summary) appears above it on screen:
  *            the agent finished a turn and waits at its prompt.
@@ -29,8 +36,8 @@
  *
  * The active region: the bottom `region-rows` rows of the screen ending at
  * the lower of the last non-blank row and the cursor row.  Only it counts
- * for `blocked`, `working` and the input box; `done` markers are searched
- * on the whole screen above the input box.
+ * for `blocked`, `working` and the input box; `done` and `error` markers
+ * are searched on the whole screen above the input box.
  *
  * False `blocked` is worse than a missed one (the user is told to look, and
  * learns to ignore it), so every `blocked` rule needs its question and its
@@ -50,6 +57,7 @@ enum berth_agent_state {
 	BERTH_AGENT_IDLE,        /* at its prompt, nothing done yet (or nothing recognised, quiet) */
 	BERTH_AGENT_DONE,        /* finished a turn, waits at its prompt for the next one */
 	BERTH_AGENT_EXITED,      /* the process is gone */
+	BERTH_AGENT_ERROR,       /* its last turn failed (API error, no connection), waits at its prompt */
 };
 
 /*
@@ -118,8 +126,8 @@ const char *berth_agent_patterns_origin(const struct berth_agent_patterns *p);
 enum berth_agent_state berth_agent_classify(const struct berth_agent_patterns *p,
 					    const struct berth_screen_view *v, const char **why);
 
-/* berth_agent_state_name - "working", "blocked", "idle", "done", "exited";
- * "unknown" for a value outside the enum. */
+/* berth_agent_state_name - "working", "blocked", "idle", "done", "exited",
+ * "error"; "unknown" for a value outside the enum. */
 const char *berth_agent_state_name(enum berth_agent_state s);
 
 /*

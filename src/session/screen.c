@@ -31,6 +31,7 @@ struct berth_screen {
 	int seps;
 	int digits; /* of the current CSI argument */
 	bool cursor_visible; /* DECTCEM, as libvterm reports it */
+	bool probing, probe_out; /* berth_screen_bracketed_paste: libvterm's output is caught, not replied */
 	unsigned char u8[4]; /* an incomplete UTF-8 sequence at the end of the last text */
 	size_t u8_len, u8_need;
 	char last[8];     /* the last graphic character of the text (UTF-8), for REP */
@@ -43,6 +44,10 @@ static void on_output(const char *s, size_t len, void *user)
 {
 	struct berth_screen *sc = user;
 
+	if (sc->probing) {
+		sc->probe_out = len > 0;
+		return;
+	}
 	if (sc->reply != NULL)
 		sc->reply(s, len, sc->user);
 }
@@ -210,11 +215,43 @@ static void rep(struct berth_screen *s)
 	}
 }
 
+/*
+ * DECSET/DECRST with several modes (CSI ? 1049 ; 2004 h): libvterm 0.1.4
+ * sets only the first, xterm all of them; each mode goes to libvterm as a
+ * sequence of its own.  Returns false for any other sequence.
+ */
+static bool dec_modes(struct berth_screen *s)
+{
+	char one[16];
+	size_t i = 3, start;
+	char fin = s->seq[s->seq_len - 1];
+
+	if (s->seq_len < 6 || s->seq[2] != '?' || (fin != 'h' && fin != 'l') || memchr(s->seq, ';', s->seq_len) == NULL)
+		return false;
+	for (size_t k = 3; k + 1 < s->seq_len; k++)
+		if (!(s->seq[k] >= '0' && s->seq[k] <= '9') && s->seq[k] != ';')
+			return false;
+	while (i + 1 < s->seq_len) {
+		for (start = i; i + 1 < s->seq_len && s->seq[i] != ';'; i++)
+			;
+		if (i > start) {
+			/* at most VT_CSI_DIGITS_MAX digits: longer sequences were dropped */
+			int n = snprintf(one, sizeof one, "\033[?%.*s%c", (int)(i - start), s->seq + start, fin);
+			if (n > 0 && (size_t)n < sizeof one)
+				vterm_input_write(s->vt, one, (size_t)n);
+		}
+		i++; /* the `;` */
+	}
+	return true;
+}
+
 /* Hand a finished sequence to libvterm, unless it was dropped. */
 static void seq_end(struct berth_screen *s)
 {
 	if (!s->drop && s->seq_len >= 3 && s->seq[1] == '[' && s->seq[s->seq_len - 1] == 'b')
 		rep(s);
+	else if (!s->drop && s->seq[1] == '[' && dec_modes(s))
+		;
 	else if (!s->drop)
 		vterm_input_write(s->vt, s->seq, s->seq_len);
 	s->seq_len = 0;
@@ -409,6 +446,22 @@ void berth_screen_size(const struct berth_screen *s, int *rows, int *cols)
 bool berth_screen_cursor_visible(const struct berth_screen *s)
 {
 	return s->cursor_visible;
+}
+
+/*
+ * libvterm 0.1.4 keeps DECSET 2004 in its state but has no getter for it:
+ * vterm_keyboard_start_paste() writes ESC [ 200 ~ through the output
+ * callback exactly when the mode is on, so it is asked that way, with the
+ * callback catching the bytes instead of sending them to the program.
+ */
+bool berth_screen_bracketed_paste(struct berth_screen *s)
+{
+	s->probing = true;
+	s->probe_out = false;
+	vterm_keyboard_start_paste(s->vt);
+	vterm_keyboard_end_paste(s->vt);
+	s->probing = false;
+	return s->probe_out;
 }
 
 void berth_screen_cursor(const struct berth_screen *s, int *row, int *col)

@@ -44,6 +44,14 @@ void berth_screen_cursor(const struct berth_screen *s, int *row, int *col);
 bool berth_screen_cursor_visible(const struct berth_screen *s);
 
 /*
+ * berth_screen_bracketed_paste - whether the program switched bracketed
+ * paste on (DECSET 2004, CSI ? 2004 h) and not off again (or reset the
+ * terminal since): then text it is sent as a paste should come between
+ * ESC [ 200 ~ and ESC [ 201 ~.  Writes nothing to the program.
+ */
+bool berth_screen_bracketed_paste(struct berth_screen *s);
+
+/*
  * berth_screen_line - row @row (0-based) as UTF-8 plain text, trailing
  * blanks removed, no escape codes.  Returns a malloc'd string, or NULL on
  * ENOMEM or a row out of range.

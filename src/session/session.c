@@ -535,7 +535,6 @@ json_t *berth_session_screen(const char *name, unsigned timeout_ms, struct berth
 static const char *classify(const json_t *meta, const json_t *scr, char *why, size_t why_len)
 {
 #ifdef BERTH_HAVE_CLASSIFIER
-	static const char *const names[] = {"working", "blocked", "idle", "done", "exited"};
 	struct berth_error err = {0};
 	const char *agent = json_string_value(json_object_get(meta, "agent"));
 	struct berth_agent_patterns *pat = agent != NULL ? berth_agent_patterns_load(agent, &err) : NULL;
@@ -567,7 +566,7 @@ static const char *classify(const json_t *meta, const json_t *scr, char *why, si
 		snprintf(why, why_len, "%s", w ? w : "");
 	berth_agent_patterns_free(pat);
 	free(lines);
-	return (unsigned)st < BERTH_ARRAY_SIZE(names) ? names[st] : "unknown";
+	return berth_agent_state_name(st);
 #else
 	(void)meta;
 	(void)scr;

@@ -5,7 +5,9 @@
  * output with libvterm, appends it to the log and serves the control socket.
  *
  * Control protocol (docs/sessions.md): one JSON object per line, one answer
- * per request.  {"op":"info"}, {"op":"peek"}, {"op":"send","data":TEXT},
+ * per request.  {"op":"info"}, {"op":"peek"},
+ * {"op":"send","data":TEXT[,"paste":true][,"enter":true]} (Enter is typed
+ * as a keystroke of its own, after a pause: see ENTER_PAUSE_MS),
  * {"op":"resize","rows":R,"cols":C}, {"op":"stop","grace_ms":MS} (the answer
  * comes at once; the connection then stays open until the session ended),
  * {"op":"attach","rows":R,"cols":C}: after the answer line the connection is
@@ -44,6 +46,27 @@
 #define CLIENT_OUT_MAX (4 * 1024 * 1024) /* bytes queued for a client before it is dropped */
 #define MASTER_OUT_MAX (1024 * 1024)   /* bytes queued for the agent's input */
 #define DEFAULT_GRACE_MS 5000
+/* The pause between typed text and the Enter after it.  An agent that sees
+ * text and a CR arrive together takes them for a paste and the CR for a new
+ * line in its input box: Codex's paste-burst detection (codex-rs/tui
+ * paste_burst.rs: characters less than 8 ms apart are a paste, an Enter
+ * within 120 ms after one is a newline).  The pause counts from the moment
+ * the text was written to the pty in full. */
+#define ENTER_PAUSE_MS 250
+
+/* What is to be typed into the agent, in order (`send`, --prompt). */
+enum typed_kind {
+	TYPED_RAW,   /* as given: keys, escape sequences */
+	TYPED_TEXT,  /* text: a bracketed paste when it has line breaks and the agent asked for it */
+	TYPED_ENTER, /* a CR, ENTER_PAUSE_MS after everything before it reached the pty */
+};
+
+struct typed {
+	enum typed_kind kind;
+	size_t len;
+	struct typed *next;
+	char data[];
+};
 
 struct qbuf {
 	char *p;
@@ -70,6 +93,9 @@ struct sup {
 	char rt_dir[PATH_MAX], st_dir[PATH_MAX];
 	struct client *clients[MAX_CLIENTS];
 	struct qbuf to_master;
+	struct typed *typed, **typed_tail; /* waiting to be typed, oldest first */
+	size_t typed_bytes;
+	long long drained_ms; /* when to_master last became empty by a write */
 	/* what attached clients get of the output: the agent may not drive the
 	 * person's own terminal (clipboard, file transfer; termfilter.h) */
 	struct berth_termfilter to_clients;
@@ -85,6 +111,7 @@ struct sup {
 };
 
 static long long now_ms(void);
+static bool type_later(struct sup *s, enum typed_kind kind, const char *data, size_t len);
 
 /* run.start and policy of the session's run, durable before the sandbox
  * exists (written here, before any thread: nothing runs while berth clones). */
@@ -357,9 +384,13 @@ static void handle_request(struct sup *s, struct client *c, const char *line)
 		client_json(c, screen_json(s));
 	} else if (strcmp(op, "send") == 0) {
 		json_t *d = json_object_get(req, "data");
+		bool enter = json_is_true(json_object_get(req, "enter"));
+		enum typed_kind k = json_is_true(json_object_get(req, "paste")) ? TYPED_TEXT : TYPED_RAW;
 		if (!json_is_string(d))
 			client_error(c, "send needs a string `data`");
-		else if (!q_put(&s->to_master, json_string_value(d), json_string_length(d), MASTER_OUT_MAX))
+		else if (s->typed_bytes + s->to_master.len + json_string_length(d) + 1 > MASTER_OUT_MAX ||
+			 (json_string_length(d) > 0 && !type_later(s, k, json_string_value(d), json_string_length(d))) ||
+			 (enter && !type_later(s, TYPED_ENTER, "\r", 1)))
 			client_error(c, "the agent is not reading its input (1 MiB queued)");
 		else
 			client_json(c, json_pack("{sb}", "ok", 1));
@@ -486,8 +517,92 @@ static void flush_master(struct sup *s)
 	if (s->master < 0 || s->to_master.len == 0)
 		return;
 	ssize_t n = write(s->master, s->to_master.p, s->to_master.len);
-	if (n > 0)
+	if (n > 0) {
 		q_drop(&s->to_master, (size_t)n);
+		if (s->to_master.len == 0)
+			s->drained_ms = now_ms();
+	}
+}
+
+/* Queue @len bytes of @kind to be typed after what is queued already.
+ * Returns false when more than MASTER_OUT_MAX bytes would wait. */
+static bool type_later(struct sup *s, enum typed_kind kind, const char *data, size_t len)
+{
+	struct typed *t;
+
+	if (s->typed_bytes + s->to_master.len + len > MASTER_OUT_MAX || (t = malloc(sizeof *t + len)) == NULL)
+		return false;
+	t->kind = kind;
+	t->len = len;
+	t->next = NULL;
+	memcpy(t->data, data, len);
+	if (s->typed == NULL)
+		s->typed_tail = &s->typed;
+	*s->typed_tail = t;
+	s->typed_tail = &t->next;
+	s->typed_bytes += len;
+	return true;
+}
+
+/* Text that can go as a bracketed paste: it has a line break (a single
+ * line needs none, and an answer typed into a choice dialog must stay
+ * keystrokes) and no other control character, so no ESC [ 201 ~ ends the
+ * paste early. */
+static bool pasteable(const char *p, size_t len)
+{
+	bool lines = false;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '\n' || c == '\r')
+			lines = true;
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return false;
+	}
+	return lines;
+}
+
+/*
+ * Move what is due from the typed queue to the pty's queue: text and keys
+ * at once (in order), an Enter only when everything before it was written
+ * to the pty ENTER_PAUSE_MS ago.  Returns the milliseconds until the next
+ * Enter is due, or -1 when nothing waits for time.
+ */
+static int type_due(struct sup *s, long long now)
+{
+	while (s->typed != NULL) {
+		struct typed *t = s->typed;
+		bool ok;
+
+		if (t->kind == TYPED_ENTER) {
+			if (s->to_master.len > 0)
+				return -1; /* POLLOUT wakes the loop */
+			if (now < s->drained_ms + ENTER_PAUSE_MS)
+				return (int)(s->drained_ms + ENTER_PAUSE_MS - now);
+		}
+		if (t->kind == TYPED_TEXT && pasteable(t->data, t->len) && berth_screen_bracketed_paste(s->screen))
+			ok = q_put(&s->to_master, "\033[200~", 6, MASTER_OUT_MAX + 12) &&
+			     q_put(&s->to_master, t->data, t->len, MASTER_OUT_MAX + 12) &&
+			     q_put(&s->to_master, "\033[201~", 6, MASTER_OUT_MAX + 12);
+		else
+			ok = q_put(&s->to_master, t->data, t->len, MASTER_OUT_MAX + 12);
+		if (!ok)
+			return -1; /* out of memory: tried again on the next round */
+		s->typed = t->next;
+		s->typed_bytes -= t->len;
+		free(t);
+	}
+	return -1;
+}
+
+static void typed_free(struct sup *s)
+{
+	while (s->typed != NULL) {
+		struct typed *t = s->typed;
+		s->typed = t->next;
+		free(t);
+	}
+	s->typed_bytes = 0;
 }
 
 static void flush_client(struct client *c)
@@ -551,16 +666,19 @@ static int loop(struct sup *s)
 		long long now = now_ms();
 
 		if (s->type_at_ms > 0 && now >= s->type_at_ms) {
-			q_put(&s->to_master, s->spec->type_text, strlen(s->spec->type_text), MASTER_OUT_MAX);
-			q_put(&s->to_master, "\r", 1, MASTER_OUT_MAX);
+			type_later(s, TYPED_TEXT, s->spec->type_text, strlen(s->spec->type_text));
+			type_later(s, TYPED_ENTER, "\r", 1);
 			s->type_at_ms = 0;
 		}
+		int enter_in = type_due(s, now);
 		if (s->stop_deadline_ms > 0 && now >= s->stop_deadline_ms) {
 			berth_sandbox_kill(s->sb);
 			s->stop_deadline_ms = 0;
 		}
 		if (s->type_at_ms > 0)
 			timeout = (int)(s->type_at_ms - now);
+		if (enter_in >= 0 && (timeout < 0 || enter_in < timeout))
+			timeout = enter_in;
 		if (s->stop_deadline_ms > 0 && (timeout < 0 || s->stop_deadline_ms - now < timeout))
 			timeout = (int)(s->stop_deadline_ms - now);
 
@@ -645,6 +763,7 @@ static void end_session(struct sup *s, int status)
 	char path[PATH_MAX + 16];
 
 	finish(s, status);
+	typed_free(s);
 	berth_sandbox_free(s->sb);
 	s->sb = NULL;
 	session_audit_end(s, status);

@@ -8,12 +8,23 @@ alternate screen, reads keys in raw mode and answers:
   1 / 2        answers the question
   work<Enter>  a spinner line with "esc to interrupt" for 2 seconds
   env NAME<Enter>  shows whether NAME is set ("NAME is set" / "NAME is unset")
+  fail<Enter>  a failed turn, as the real agents show one: "● API Error: 500 ..." and the
+               turn summary (claude), "■ unexpected status 401 Unauthorized: ..." (codex)
   quit<Enter>  exits with status 3
 The status line shows the window size; it is redrawn on SIGWINCH.
+
+--paste-burst: like Codex 0.171 (codex-rs/tui paste_burst.rs), bracketed paste is
+switched on (CSI ? 2004 h) and pasted text (ESC [ 200 ~ ... ESC [ 201 ~) goes
+into the input box, its line breaks shown as "⏎"; characters that come less
+than 8 ms apart are a paste too, and an Enter within 120 ms after such a burst
+is a line break in the box, not a submit.  A submitted line that held a
+bracketed paste is answered "You pasted: TEXT", one that held a burst "You
+typed fast: TEXT".
 """
 import os, signal, sys, termios, time, tty, select
 
 style = sys.argv[sys.argv.index("--style") + 1] if "--style" in sys.argv else "claude"
+paste_burst = "--paste-burst" in sys.argv
 history = []
 question = False
 working_until = 0.0
@@ -38,7 +49,10 @@ def draw():
         buf.append("\033[1m>_ Fake Codex\033[0m (research preview)\r\n\r\n")
         buf.append("  directory: " + os.getcwd() + "\r\n\r\n")
     for h in history[-(rows - 14):]:
-        buf.append(("● " if style == "claude" else "codex ") + h + "\r\n")
+        if h.startswith("\0"):  # drawn as is
+            buf.append(h[1:] + "\r\n")
+        else:
+            buf.append(("● " if style == "claude" else "codex ") + h + "\r\n")
     if question:
         buf.append("\r\n Do you want to proceed?\r\n")
         buf.append(" ❯ 1. Yes\r\n   2. No, and tell Claude what to do differently (esc)\r\n")
@@ -77,8 +91,15 @@ def main():
     old = termios.tcgetattr(fd)
     tty.setraw(fd)
     out.write("\033[?1049h")
+    if paste_burst:
+        out.write("\033[?2004h")
     signal.signal(signal.SIGWINCH, on_winch)
     status = 0
+    pasting = False
+    pasted = ""         # the line in the box holds pasted text: "bracketed" or "burst"
+    last_char = 0.0     # when the last plain character came
+    burst = 0           # plain characters in a row, each < 8 ms after the one before
+    burst_end = 0.0     # an Enter before this time is a line break (120 ms after a burst)
     try:
         draw()
         while True:
@@ -90,12 +111,38 @@ def main():
             data = os.read(fd, 1024).decode("utf-8", "replace")
             if not data:
                 break
-            for ch in data:
+            now = time.time()
+            i = 0
+            while i < len(data):
+                ch = data[i]
+                i += 1
+                if paste_burst and data.startswith("\033[200~", i - 1):
+                    pasting, pasted = True, "bracketed"
+                    i += 5
+                    continue
+                if paste_burst and data.startswith("\033[201~", i - 1):
+                    pasting = False
+                    i += 5
+                    continue
+                if pasting:
+                    typed += "⏎" if ch in "\r\n" else ch
+                    continue
+                if paste_burst and ch >= " ":
+                    # one read of several characters: they came at once
+                    burst = burst + 1 if now - last_char < 0.008 or i > 1 else 1
+                    last_char = now
+                    if burst >= 3:
+                        pasted = pasted or "burst"
+                        burst_end = now + 0.120
+                if paste_burst and ch in "\r\n" and now < burst_end:
+                    typed += "⏎"
+                    continue
                 if question and ch in "12":
                     history.append("answered " + ch)
                     question = False
                 elif ch in "\r\n":
                     line, typed = typed, ""
+                    was_pasted, pasted, burst = pasted, "", 0
                     if line == "quit":
                         status = 3
                         return
@@ -106,7 +153,19 @@ def main():
                     elif line.startswith("env "):
                         name = line[4:]
                         history.append(name + (" is set" if os.environ.get(name) else " is unset"))
+                    elif line == "fail":
+                        if style == "claude":
+                            history.append("API Error: 500 mock api_error. This is a server-side issue")
+                            history.append("\0✻ Churned for 0s")
+                        else:
+                            history.append("\0■ unexpected status 401 Unauthorized: mock error 401")
+                    elif line and was_pasted == "bracketed":
+                        history.append("You pasted: " + line)
+                    elif line and was_pasted:
+                        history.append("You typed fast: " + line)
                     elif line:
+                        if style == "claude":  # Claude Code echoes the prompt above its answer
+                            history.append("\0❯ " + line)
                         history.append("You said: " + line)
                 elif ch == "\x7f":
                     typed = typed[:-1]

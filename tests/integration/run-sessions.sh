@@ -55,6 +55,7 @@ mkdir "$TOP/memprobe"
 if "$BERTH" run --dry-run --workspace "$TOP/memprobe" --memory 256M -- true 2>&1 >/dev/null | grep -q "cannot be enforced"; then
 	MEM+=(--allow-degraded --yes); DEGR=(--allow-degraded --yes)
 fi
+profile fake-codex-burst "codex, --paste-burst"
 
 b() { "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
 # wait_screen NAME TEXT: until peek shows TEXT (5 s)
@@ -94,6 +95,38 @@ b send nosuch hi
 eq "send to no such session: 2" "$RC" 2
 has "send to no such session: says so" "$ERR" "no session \`nosuch\`"
 
+# 1b. Typing into an agent that takes fast input for a paste (Codex-like,
+# fake-agent.py --paste-burst): the Enter of --enter is a keystroke of its
+# own after a pause, so the line is submitted and not broken in the box;
+# lines go as a bracketed paste (the agent switched it on); a one-line
+# answer to a question stays keystrokes; requests keep their order.
+b spawn fake-codex-burst --name fx
+wait_screen fx "Fake Codex" || fail "fx: first screen" "" "$("$BERTH" peek fx)"
+b send fx "raw one" --key enter
+sleep 1
+has "the fake takes text and a CR in one write for a paste: a line break in the box" "$("$BERTH" peek fx)" "› raw one⏎"
+hasnt "... and nothing submitted" "$("$BERTH" peek fx)" "You typed fast: raw one"
+b send fx --enter
+wait_screen fx "You typed fast: raw one⏎" && pass "send --enter alone submits the box" || fail "send --enter alone" "" "$("$BERTH" peek fx)"
+b send fx "hello burst" --enter
+eq "send --enter: exit 0" "$RC" 0
+wait_screen fx "You typed fast: hello burst" && pass "send TEXT --enter submits in a paste-detecting agent" || fail "send to a paste-detecting agent" "" "$("$BERTH" peek fx)"
+hasnt "send --enter: no line break left in the box" "$("$BERTH" peek fx)" "hello burst⏎"
+b send fx "$(printf 'line one\nline two')" --enter
+wait_screen fx "You pasted: line one⏎line two" && pass "text of two lines: one bracketed paste, then Enter" || fail "bracketed paste" "" "$("$BERTH" peek fx)"
+"$BERTH" send fx ask --enter >/dev/null; wait_screen fx "Do you want to proceed?"
+b send fx 2
+wait_screen fx "answered 2" && pass "a one-line answer is typed, not pasted" || fail "answer typed" "" "$("$BERTH" peek fx)"
+"$BERTH" send fx first --enter >/dev/null; "$BERTH" send fx second --enter >/dev/null
+wait_screen fx "You typed fast: second" && pass "two sends in a row: both submitted" || fail "two sends" "" "$("$BERTH" peek fx)"
+eq "two sends in a row: in order" "$("$BERTH" peek fx | grep -o 'You typed fast: [a-z]*$' | tail -2 | tr '\n' ' ')" "You typed fast: first You typed fast: second "
+have_classifier fx
+if [ $has_classifier = 1 ]; then
+	"$BERTH" send fx fail --enter >/dev/null; wait_screen fx "■ unexpected status 401"; sleep 2
+	eq "ps: Codex's failed turn (■ unexpected status) is error ($(field fx why))" "$(field fx state)" error
+fi
+"$BERTH" stop fx --grace 1s >/dev/null 2>&1
+
 # 2. ps
 b ps
 eq "ps: exit 0" "$RC" 0
@@ -119,6 +152,14 @@ if [ $has_classifier = 1 ]; then
 	eq "ps: a spinner with esc to interrupt: working" "$(field fc state)" working
 	"$BERTH" send fc "a question in prose? without options" --enter >/dev/null; sleep 6
 	eq "ps: a question in prose is not blocked ($(field fc why))" "$(field fc state)" done
+	# A failed turn (API Error and the turn's summary under it): error, in
+	# ps --json and in the STATE column; a good turn after it: done again.
+	"$BERTH" send fc fail --enter >/dev/null; wait_screen fc "API Error: 500"; sleep 2
+	eq "ps: a failed turn is error ($(field fc why))" "$(field fc state)" error
+	b ps fc
+	eq "ps: the STATE column says error" "$(printf '%s\n' "$OUT" | awk '$1 == "fc" {print $3}')" error
+	"$BERTH" send fc "all good" --enter >/dev/null; wait_screen fc "You said: all good"; sleep 2
+	eq "ps: a good turn after the failed one is done ($(field fc why))" "$(field fc state)" done
 else
 	eq "ps: state without the classifier" "$(field fc state)" running
 fi
@@ -370,7 +411,7 @@ fi
 b spawn shell --name ph1 --persist-home
 eq "--persist-home: exit 0" "$RC" 0
 has "--persist-home: says where" "$ERR" "persistent home: $XDG_STATE_HOME/berth/homes/shell"
-"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo wrote' --enter >/dev/null
+"$BERTH" send ph1 'echo persisted-$((2+3)) > ~/marker; echo "w"rote' --enter >/dev/null
 wait_screen ph1 "wrote" && pass "--persist-home: the agent writes its home" || fail "persist write" "" "$("$BERTH" peek ph1)"
 "$BERTH" stop ph1 --grace 0 >/dev/null 2>&1
 eq "--persist-home: the file is on the host" "$(cat "$XDG_STATE_HOME/berth/homes/shell/marker" 2>&1)" "persisted-5"
@@ -381,7 +422,7 @@ b spawn shell --name ph2 --persist-home
 wait_screen ph2 "persisted-5" && pass "--persist-home: the next session finds it" || fail "persist read" "" "$("$BERTH" peek ph2)"
 eq "--persist-home: ps --json names the home" "$(field ph2 home)" "$XDG_STATE_HOME/berth/homes/shell"
 b spawn shell --name ph3
-"$BERTH" send ph3 'cat ~/marker || echo no-marker-here' --enter >/dev/null
+"$BERTH" send ph3 'cat ~/marker || echo no-"marker"-here' --enter >/dev/null
 wait_screen ph3 "no-marker-here" && pass "without --persist-home: a fresh tmpfs home" || fail "tmpfs home" "" "$("$BERTH" peek ph3)"
 "$BERTH" stop ph2 ph3 --grace 0 >/dev/null 2>&1
 
@@ -582,6 +623,50 @@ if [ "$RD" = "/tmp/berth-$U" ]; then
 	rmdir "$RD"; mv "$RD.keep.$$" "$RD"
 fi
 [ "$RD_EXISTED" = 0 ] && rm -rf "$RD"
+
+# 17. berth inside a berth sandbox: an agent that calls `berth mcp` (as an
+# MCP server) or `berth run` from its session.  Seccomp refuses namespaces
+# there and nested user namespaces are capped at 0: every command that
+# starts a sandbox says so, with what to do instead, exit 125 -- not the
+# host's sysctl hint.  The host's own refusal keeps that hint.
+NB=$TOP/nested; mkdir -p "$NB"; cp -r "$HERE/../apps/fixtures/probe" "$NB/probe"; chmod -R a+rX "$NB"
+BDIR=$(dirname "$BERTH") SDKPY=${BERTH_SDK_PYTHON:-$(dirname "$BERTH")/../sdk/python}
+# berth as it finds its files next to itself: ../data, ../sdk/python (the probe app is python)
+NBMOUNTS=(--ro "$BDIR:/opt/b" --ro "$BDIR/../data:/opt/data" --ro "$SDKPY:/opt/sdk/python" --ro "$NB:/opt/nb")
+cat >"$NB/inside.sh" <<'EOS'
+B=/opt/b/berth
+$B run -- true; echo "run=$?"
+$B rpc probe --export ping --app-dir /opt/nb/probe; echo "rpc=$?"
+$B test /opt/nb/probe; echo "test=$?"
+mkdir -p /tmp/r /tmp/s /tmp/w && chmod 700 /tmp/r && cd /tmp/w && XDG_RUNTIME_DIR=/tmp/r XDG_STATE_HOME=/tmp/s $B spawn shell --name nested; echo "spawn=$?"
+$B doctor; echo "doctor=$?"
+$B mcp --app probe --app-dir /opt/nb/probe </dev/null; echo "mcp=$?"
+EOS
+printf 'command: [/opt/b/berth, mcp, --app, probe, --app-dir, /opt/nb/probe, --warm]\nnetwork: none\nprompt: none\nagent: shell\noptions: [--ro, "%s:/opt/b", --ro, "%s/../data:/opt/data", --ro, "%s:/opt/sdk/python", --ro, "%s:/opt/nb"]\n' \
+	"$BDIR" "$BDIR" "$SDKPY" "$NB" >"$XDG_CONFIG_HOME/berth/profiles/nested-mcp.yml"
+b spawn nested-mcp --name nmcp
+eq "nested: a session whose agent is berth mcp starts" "$RC" 0
+for i in $(seq 50); do [ "$(field nmcp state)" = exited ] && break; sleep 0.1; done
+eq "nested: berth mcp --warm inside the session ends with 125" "$(field nmcp exit_status)" 125
+b peek nmcp
+has "nested: berth mcp says it runs inside a berth sandbox" "$OUT" "cannot start a sandbox inside a berth sandbox"
+has "nested: ... and what to do instead" "$OUT" "run berth on the host"
+hasnt "nested: ... not the host's sysctl hint" "$OUT" "unprivileged_userns_clone"
+mkdir -p "$NB/ws"
+OUT=$("$BERTH" run --network none --workspace "$NB/ws" "${NBMOUNTS[@]}" -- sh /opt/nb/inside.sh 2>&1)
+for c in run rpc test spawn; do
+	has "nested: berth $c inside exits 125" "$OUT" "$c=125"
+done
+eq "nested: run, rpc, test, spawn all name the berth sandbox" "$(printf '%s\n' "$OUT" | grep -c 'cannot start a sandbox inside a berth sandbox')" 4
+hasnt "nested: no sysctl hint inside" "$OUT" "unprivileged_userns_clone"
+has "nested: berth doctor says why" "$OUT" "this is inside a berth sandbox"
+has "nested: berth doctor exits 1" "$OUT" "doctor=1"
+has "nested: berth mcp (apps boot at the first call) warns at its start" "$OUT" "this runs inside a berth sandbox, where no app sandbox can start: every call will fail"
+b run --network none --workspace "$NB/ws" -- true
+eq "nested: on the host berth run still works" "$RC" 0
+OUT=$(BERTH_TEST_FORCE_OFF=userns "$BERTH" run --network none --workspace "$NB/ws" -- true 2>&1)
+has "host: a refused user namespace keeps its own hint" "$OUT" "unprivileged_userns_clone"
+hasnt "host: ... and is not taken for a nested sandbox" "$OUT" "inside a berth sandbox"
 
 b stop --all --grace 1s
 eq "final stop --all" "$RC" 0

@@ -173,7 +173,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Classify every fixture of @agent; every state must be covered, and a trap. */
-static void run_agent(const char *agent, bool expect_done)
+static void run_agent(const char *agent, bool expect_done, bool expect_error)
 {
 	char dir[4096];
 	struct berth_agent_patterns *p = load_shipped(agent);
@@ -181,7 +181,7 @@ static void run_agent(const char *agent, bool expect_done)
 	struct dirent *e;
 	char *names[256];
 	size_t nn = 0;
-	int failures = 0, seen[5] = {0}, traps = 0;
+	int failures = 0, seen[BERTH_AGENT_ERROR + 1] = {0}, traps = 0;
 
 	snprintf(dir, sizeof dir, "%s/%s", env_or_fail("BERTH_SCREEN_FIXTURES"), agent);
 	d = opendir(dir);
@@ -227,25 +227,27 @@ static void run_agent(const char *agent, bool expect_done)
 	assert_true(seen[BERTH_AGENT_EXITED] > 0);
 	if (expect_done)
 		assert_true(seen[BERTH_AGENT_DONE] > 0);
+	if (expect_error)
+		assert_true(seen[BERTH_AGENT_ERROR] > 0);
 	assert_true(traps > 0);
 }
 
 static void test_fixtures_claude(void **state)
 {
 	(void)state;
-	run_agent("claude", true);
+	run_agent("claude", true, true);
 }
 
 static void test_fixtures_codex(void **state)
 {
 	(void)state;
-	run_agent("codex", true);
+	run_agent("codex", true, true);
 }
 
 static void test_fixtures_shell(void **state)
 {
 	(void)state;
-	run_agent("shell", false);
+	run_agent("shell", false, false);
 }
 
 static void test_state_names(void **state)
@@ -254,7 +256,7 @@ static void test_state_names(void **state)
 	enum berth_agent_state s;
 
 	(void)state;
-	for (int i = BERTH_AGENT_WORKING; i <= BERTH_AGENT_EXITED; i++) {
+	for (int i = BERTH_AGENT_WORKING; i <= BERTH_AGENT_ERROR; i++) {
 		assert_int_equal(berth_agent_state_parse(berth_agent_state_name((enum berth_agent_state)i), &s, &err),
 				 0);
 		assert_int_equal(s, i);
@@ -263,7 +265,8 @@ static void test_state_names(void **state)
 	assert_int_equal(berth_agent_state_parse("Blocked", &s, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
 	assert_non_null(strstr(err.msg, "`Blocked`"));
-	assert_non_null(strstr(err.hint, "working, blocked, idle, done, exited"));
+	assert_non_null(strstr(err.hint, "working, blocked, idle, done, error, exited"));
+	assert_string_equal(berth_agent_state_name(BERTH_AGENT_ERROR), "error");
 	assert_int_equal(berth_agent_state_parse(NULL, &s, &err), -1);
 }
 
@@ -282,6 +285,8 @@ static void test_bad_pattern_files(void **state)
 		{"working:\n  - '(unclosed'\n", "t.yml:2:5: `working`: bad regular expression `(unclosed`"},
 		{"input:\n  - ''\n", "t.yml:2:5: `input` is an empty pattern"},
 		{"done:\n  - [a]\n", "t.yml:2:5: `done` must be a string, got a list"},
+		{"error: 'API Error'\n", "t.yml:1:8: `error` must be a list of regular expressions, got a scalar"},
+		{"error:\n  - '[x'\n", "t.yml:2:5: `error`: bad regular expression `[x`"},
 		{"blocked:\n  - name: x\n", "t.yml:2:5: a `blocked` rule needs `name` and `question`"},
 		{"blocked:\n  - name: x\n    question: 'Q\\?'\n",
 		 "t.yml:2:5: the `blocked` rule `x` needs options (min-options >= 1) or `at-cursor: true`"},
@@ -379,6 +384,61 @@ static void test_region(void **state)
 	berth_agent_patterns_free(p);
 }
 
+/*
+ * The error state, row by row: an error marker above the input box counts
+ * while nothing of a later turn is below it.  A failed turn's own summary
+ * below the error keeps it an error; a new prompt (an input-pattern row)
+ * answered below it makes the screen `done`; a busy marker wins over both.
+ */
+static void test_error_turn(void **state)
+{
+	const char *yaml = "region-rows: 4\nworking:\n  - 'esc to interrupt'\ninput:\n  - '^> '\n"
+			   "done:\n  - '^\\* '\n  - '^Took [0-9]'\nerror:\n  - '^\\* API Error'\n";
+	struct berth_error err = {0};
+	struct berth_agent_patterns *p = berth_agent_patterns_parse(yaml, strlen(yaml), "t.yml", &err);
+	const char *rows[10] = {"> first", "* answer", "Took 2s", "> second", "* API Error: 500", "", "", "", "> ", ""};
+	struct berth_screen_view v = {.lines = rows, .n_lines = 10, .cursor_row = 8, .alive = true, .idle_ms = 5000};
+	const char *why;
+
+	(void)state;
+	assert_non_null(p);
+	/* The error row is also a `done` row: it is the error that counts. */
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_ERROR);
+	assert_string_equal(why, "error: the turn failed (row 5), prompt at row 9");
+	/* The failed turn's summary below it: still an error. */
+	rows[5] = "Took 0s";
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_ERROR);
+	/* A new prompt, answered: done. */
+	rows[6] = "> third";
+	rows[7] = "* fine";
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_DONE);
+	assert_non_null(strstr(why, "turn finished (row 8)"));
+	/* A new prompt, still running: working. */
+	rows[7] = "esc to interrupt";
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_WORKING);
+	/* Recent output is working, even below an error. */
+	rows[6] = rows[7] = "";
+	v.idle_ms = 10;
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_WORKING);
+	v.idle_ms = 5000;
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_ERROR);
+	/* An error marker below the input box is not this turn's: the input
+	 * box is the lowest input row, markers count above it only. */
+	rows[4] = "* earlier";
+	rows[9] = "* API Error: later";
+	v.cursor_row = -1;
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_DONE);
+	/* Without an error list nothing is an error. */
+	berth_agent_patterns_free(p);
+	yaml = "input:\n  - '^> '\ndone:\n  - '^\\* '\n";
+	p = berth_agent_patterns_parse(yaml, strlen(yaml), "t.yml", &err);
+	assert_non_null(p);
+	rows[4] = "* API Error: 500";
+	rows[9] = "";
+	assert_int_equal(berth_agent_classify(p, &v, &why), BERTH_AGENT_DONE);
+	berth_agent_patterns_free(p);
+}
+
 static void test_null_patterns(void **state)
 {
 	const char *rows[1] = {"x"};
@@ -462,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_region),         cmocka_unit_test(test_null_patterns),
 		cmocka_unit_test(test_load),           cmocka_unit_test(test_fixtures_claude),
 		cmocka_unit_test(test_fixtures_codex), cmocka_unit_test(test_fixtures_shell),
+		cmocka_unit_test(test_error_turn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

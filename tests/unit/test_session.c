@@ -305,6 +305,47 @@ static void test_screen(void **state)
 	berth_screen_free(s);
 }
 
+static void count_reply(const char *buf, size_t len, void *user)
+{
+	(void)buf;
+	*(size_t *)user += len;
+}
+
+/* DECSET 2004 as the program sets it; asking writes nothing to the program. */
+static void test_screen_bracketed_paste(void **state)
+{
+	struct berth_error err = {0};
+	size_t replied = 0;
+	struct berth_screen *s = berth_screen_new(5, 20, count_reply, &replied, &err);
+
+	(void)state;
+	assert_non_null(s);
+	assert_false(berth_screen_bracketed_paste(s));
+	feed(s, "\033[?2004h");
+	assert_true(berth_screen_bracketed_paste(s));
+	assert_true(berth_screen_bracketed_paste(s));
+	/* Off again; then set with another mode in one sequence (libvterm 0.1.4
+	 * alone would set only the first; the screen hands it each mode) */
+	feed(s, "\033[?2004l");
+	assert_false(berth_screen_bracketed_paste(s));
+	feed(s, "\033[?1049;2004h");
+	assert_true(berth_screen_bracketed_paste(s));
+	feed(s, "\033[?25;2004l");
+	assert_false(berth_screen_bracketed_paste(s));
+	assert_false(berth_screen_cursor_visible(s));
+	feed(s, "\033[?2004;25h");
+	assert_true(berth_screen_bracketed_paste(s));
+	assert_true(berth_screen_cursor_visible(s));
+	/* A terminal reset (RIS) clears it */
+	feed(s, "\033c");
+	assert_false(berth_screen_bracketed_paste(s));
+	assert_int_equal(replied, 0);
+	/* The program's queries are still answered through the callback */
+	feed(s, "\033[6n");
+	assert_true(replied > 0);
+	berth_screen_free(s);
+}
+
 /* @in through a fresh filter, whole and again one byte at a time (a
  * sequence may be cut anywhere between reads): both must give @want. */
 static void filtered(const char *in, size_t len, const char *want, size_t want_len)
@@ -555,7 +596,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_home_seed), cmocka_unit_test(test_fleet),
-		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_termfilter), cmocka_unit_test(test_text_safe),
+		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_screen_bracketed_paste), cmocka_unit_test(test_termfilter), cmocka_unit_test(test_text_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
