@@ -51,7 +51,8 @@ grep -q 'dangerously-skip-permissions' "$XDG_CONFIG_HOME/berth/profiles/real-cla
 
 field() { "$BERTH" ps --json "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0].get(sys.argv[1]) if r else "none")' "$2"; }
 # wait_state NAME STATE: until ps says STATE (15 s; a screen still redrawing is `working`)
-wait_state() { local i; for i in $(seq 75); do [ "$(field "$1" state)" = "$2" ] && return 0; sleep 0.2; done; return 1; }
+# (a third argument: that many seconds instead)
+wait_state() { local i; for i in $(seq $((${3:-15} * 5))); do [ "$(field "$1" state)" = "$2" ] && return 0; sleep 0.2; done; return 1; }
 wait_screen() { local i; for i in $(seq 300); do "$BERTH" peek "$1" 2>/dev/null | grep -qE -- "$2" && return 0; sleep 0.2; done; return 1; }
 classifier=1
 for a in claude codex; do
@@ -123,7 +124,7 @@ echo "# codex screen:"; "$BERTH" peek codex --lines 12 | sed 's/^/#   /'
 
 # Past the first screens, still without a model: a persistent home seeded as
 # if the CLIs had been set up (onboarding done, the fake API key approved,
-# /workspace trusted) and nothing else.  Claude Code then stops at its
+# /workspace trusted) but the bypass warning not accepted.  Claude Code then stops at its
 # bypass-permissions warning (blocked); accepted, a prompt sent with --enter
 # is submitted (echoed above the input box) and the turn fails for want of
 # a route to the API (error; no retries).  Codex with a provider of its own
@@ -134,6 +135,9 @@ if [ $classifier = 1 ]; then
 	KEY=sk-ant-berth-test-000000000000000000000000
 	H=$XDG_STATE_HOME/berth/homes/real-claude; mkdir -p "$H"; chmod 700 "$H"
 	printf '{"hasCompletedOnboarding": true, "theme": "dark", "numStartups": 3, "customApiKeyResponses": {"approved": ["%s"], "rejected": []}, "projects": {"/workspace": {"hasTrustDialogAccepted": true, "allowedTools": []}}}\n' "${KEY: -20}" >"$H/.claude.json"
+	# The profile's seed accepts the warning for a fresh home; a kept home's own value wins (the merge
+	# adds only missing keys), so this home asks again.
+	mkdir -p "$H/.claude"; printf '{"skipDangerousModePermissionPrompt": false}\n' >"$H/.claude/settings.json"
 	"$BERTH" spawn real-claude --name claude2 --size 30x100 --persist-home --env "ANTHROPIC_API_KEY=$KEY" \
 		--env CLAUDE_CODE_MAX_RETRIES=0 </dev/null >/dev/null 2>"$TOP/err"
 	eq "claude2: spawn with a seeded home: exit 0" "$?" 0
@@ -160,8 +164,10 @@ if [ $classifier = 1 ]; then
 	"$BERTH" spawn real-codex --name codex2 --size 30x100 --persist-home --env OPENAI_API_KEY=sk-berth-test </dev/null >/dev/null 2>"$TOP/err"
 	eq "codex2: spawn with a seeded home: exit 0" "$?" 0
 	if wait_screen codex2 'Ask Codex to do anything'; then pass "codex2: at its composer"; else fail "codex2: composer" "" "$("$BERTH" peek codex2)"; fi
-	wait_state codex2 idle
-	eq "codex2: at its empty composer: idle ($(field codex2 why))" "$(field codex2 state)" idle
+	# Codex redraws its footer while its first requests fail (no route to the API here), for a few seconds
+	# on a loaded machine
+	wait_state codex2 idle 45
+	st=$(field codex2 state); if [ "$st" = idle ]; then pass "codex2: at its empty composer: idle"; else fail "codex2: at its empty composer: idle" "$st: $(field codex2 why)" "$("$BERTH" peek codex2)"; fi
 	"$BERTH" send codex2 "please read the file README and then summarise what this project does in three sentences" --enter >/dev/null
 	if wait_screen codex2 '^› please read the file README and then summarise'; then pass "codex2: send --enter submitted the prompt (not a line break in the composer)"; else fail "codex2: prompt submitted" "" "$("$BERTH" peek codex2)"; fi
 	if wait_screen codex2 'Ask Codex to do anything'; then pass "codex2: the composer is empty again"; else fail "codex2: composer empty" "" "$("$BERTH" peek codex2)"; fi
