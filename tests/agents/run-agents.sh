@@ -36,17 +36,18 @@ has() { if printf '%s' "$2" | grep -qE -- "$3"; then pass "$1"; else fail "$1" "
 hasnt() { if printf '%s' "$2" | grep -qE -- "$3"; then fail "$1" "/$3/ found" "in: $2"; else pass "$1"; fi; }
 
 # --- the CLIs, from the lock file
-if ! cmp -s "$HERE/package-lock.json" "$CACHE/.berth-package-lock.json"; then
-	if mkdir -p "$CACHE" 2>/dev/null && [ -w "$CACHE" ]; then
+if [ -e "$CACHE" ] && [ ! -O "$CACHE" ] && ! cmp -s "$HERE/package-lock.json" "$CACHE/.berth-package-lock.json"; then
+	fail "the CLIs in $CACHE match tests/agents/package-lock.json" "stale or missing, and $CACHE is another user's (tests/run installs it as root)"
+elif ! cmp -s "$HERE/package-lock.json" "$CACHE/.berth-package-lock.json"; then
+	if mkdir -p "$CACHE" 2>/dev/null && [ -O "$CACHE" ]; then
 		cp "$HERE/package.json" "$HERE/package-lock.json" "$CACHE/" &&
 			(cd "$CACHE" && npm ci --no-audit --no-fund --loglevel=error >&2) &&
 			cp "$HERE/package-lock.json" "$CACHE/.berth-package-lock.json" &&
 			chmod -R a+rX "$CACHE" || fail "npm ci of tests/agents/package-lock.json into $CACHE" "npm failed"
 	else
-		fail "the CLIs in $CACHE match tests/agents/package-lock.json" "stale or missing, and $CACHE is not writable here (tests/run installs it as root)"
+		fail "the CLIs in $CACHE match tests/agents/package-lock.json" "stale or missing, and $CACHE cannot be made here"
 	fi
 fi
-CLAUDE_BIN=$CACHE/node_modules/.bin/claude CODEX_BIN=$CACHE/node_modules/.bin/codex
 want() { sed -n 's/.*"\(@[^"]*\)": "\([0-9][^"]*\)".*/\1 \2/p' "$HERE/package.json" | awk -v p="$1" '$1 == p { print $2 }'; }
 ver() { sed -n 's/^  "version": "\(.*\)",$/\1/p' "$CACHE/node_modules/$1/package.json" 2>/dev/null; }
 eq "Claude Code installed, the pinned version" "$(ver @anthropic-ai/claude-code)" "$(want @anthropic-ai/claude-code)"
@@ -99,7 +100,7 @@ turns() { # turns CLI: the steps (a)-(e) as JSON lines
 	{"bash": "cat ~/.ssh/$CANARY; echo home-exit=\$?; cat $HOSTHOME/.ssh/$CANARY; echo hosthome-exit=\$?"}
 	{"bash": "echo canary > /etc/berth-canary; echo etc-exit=\$?"}
 	{"bash": "curl -sS -i -m 20 http://undeclared.example/berth-$c; echo curl-exit=\$?"}
-	{"bash": "curl -sS -m 20 http://127.0.0.1:$P3/undeclared-$c; echo curl-exit=\$?"}
+	{"bash": "curl -sS -i -m 20 http://127.0.0.1:$P3/undeclared-$c; echo curl-exit=\$?"}
 	{"bash": "curl -sS -m 20 http://127.0.0.1:$P2/declared-$c; echo curl-exit=\$?"}
 	EOF
 	[ "$c" = claude ] && echo '{"tool": "Write", "input": {"file_path": "/workspace/written-by-tool.txt", "content": "the Write tool\n"}}'
@@ -177,10 +178,10 @@ check_turns() { # check_turns CLI SCENARIO ID-PREFIX
 	[ -e /etc/berth-canary ] && fail "$c: (c) /etc/berth-canary does not exist on the host" "it does" || pass "$c: (c) /etc/berth-canary does not exist on the host"
 	# (d) undeclared: a name (the broker's 403) and a loopback port with a server behind it
 	out=$(result "${id}_3")
-	has "$c: (d) undeclared name: the model saw the broker's 403" "$out" '^HTTP/1\.[01] 403'
-	has "$c: (d) the refusal names the host" "$out" 'undeclared\.example'
+	has "$c: (d) undeclared name: the model saw the broker's 403" "$out" '^HTTP/1\.[01] 403 '
+	has "$c: (d) ... which names the host and says why" "$out" '^berth: refused by the egress policy: undeclared\.example:80 \(not declared\)$'
 	out=$(result "${id}_4")
-	has "$c: (d) undeclared loopback port: curl failed to connect" "$out" "curl: \\(7\\) Failed to connect to 127\\.0\\.0\\.1 port $P3"
+	has "$c: (d) undeclared loopback port: refused (connect failed, or the broker's 403)" "$out" "curl: \\(7\\) Failed to connect to 127\\.0\\.0\\.1 port $P3|^HTTP/1\\.[01] 403 "
 	hasnt "$c: (d) ... and got nothing from the server" "$out" 'undeclared-reached'
 	# (e) declared
 	out=$(result "${id}_5")
@@ -194,7 +195,7 @@ check_turns() { # check_turns CLI SCENARIO ID-PREFIX
 
 cd "$TOP/ws" || exit 1
 # Claude Code: print mode, its permission prompts off (the sandbox is the boundary).
-"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${CLAUDE_ENV[@]}" --timeout 120s -- \
+"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${CLAUDE_ENV[@]}" --timeout 60s -- \
 	/opt/agents/node_modules/.bin/claude -p "Run the scripted steps. [scenario:run-claude]" \
 	--dangerously-skip-permissions --output-format stream-json --verbose </dev/null >"$TOP/claude.out" 2>"$TOP/claude.err"
 eq "claude -p in berth run: exit 0" "$?" 0 "$(tail -c 1500 "$TOP/claude.err")" "$(tail -c 1500 "$TOP/claude.out")"
@@ -208,7 +209,7 @@ eq "claude: the Write tool's file in the host workspace" "$(cat "$TOP/ws/written
 eq "claude: ... owned by the invoking user" "$(stat -c %u "$TOP/ws/written-by-tool.txt" 2>&1)" "$ME"
 
 # Codex: exec mode, approvals and its own sandbox off, the mock as its model provider.
-"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${CODEX_ENV[@]}" --timeout 120s -- \
+"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${CODEX_ENV[@]}" --timeout 60s -- \
 	/opt/agents/node_modules/.bin/codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \
 	-c model_provider=mock -c "$CODEX_PROVIDER" -m mock-model \
 	"Run the scripted steps. [scenario:run-codex]" </dev/null >"$TOP/codex.out" 2>"$TOP/codex.err"
@@ -226,17 +227,17 @@ for a in claude codex; do
 	  echo "persist_home: true"
 	  echo "options: [--ro, '$CACHE:/opt/agents']"; } >"$XDG_CONFIG_HOME/berth/profiles/mock-$a.yml"
 done
-# Their homes, seeded the way a user who ran them once has them: no first-run
-# dialogs (theme, API key approval, folder trust, bypass-permissions warning).
+# Their homes, seeded the way a user who ran them once has them, with exactly
+# the answers docs/agents.md gives: no first-run dialog (onboarding, folder
+# trust, API key approval, bypass-permissions warning; Codex: folder trust).
 H=$XDG_STATE_HOME/berth/homes
-mkdir -p "$H/mock-claude/.claude" "$H/mock-codex/.codex"
+mkdir -p "$H/mock-claude" "$H/mock-codex/.codex"
 chmod 700 "$XDG_STATE_HOME/berth" "$H" "$H/mock-claude" "$H/mock-codex"
 cat >"$H/mock-claude/.claude.json" <<EOF
-{"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
+{"hasCompletedOnboarding": true, "bypassPermissionsModeAccepted": true,
  "customApiKeyResponses": {"approved": ["${KEY: -20}"], "rejected": []},
- "projects": {"/workspace": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}}
+ "projects": {"/workspace": {"hasTrustDialogAccepted": true}}}
 EOF
-echo '{"skipDangerousModePermissionPrompt": true}' >"$H/mock-claude/.claude/settings.json"
 cat >"$H/mock-codex/.codex/config.toml" <<EOF
 model = "mock-model"
 model_provider = "mock"
@@ -318,7 +319,7 @@ EOF
 chmod -R a+rX "$TOP/mcpconf"
 "$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" --ro "$BERTH:/opt/berth/berth" \
 	--ro "$APP:$APP" --ro "$TOP/devrun/berth:/run/berth-dev/berth" --ro "$TOP/mcpconf:/opt/berth-mcp" \
-	"${CLAUDE_ENV[@]}" --timeout 120s -- \
+	"${CLAUDE_ENV[@]}" --timeout 60s -- \
 	/opt/agents/node_modules/.bin/claude -p "Use the filesystem app. [scenario:mcp-claude]" \
 	--mcp-config /opt/berth-mcp/mcp.json --strict-mcp-config --dangerously-skip-permissions --output-format stream-json --verbose \
 	</dev/null >"$TOP/mcp.out" 2>"$TOP/mcp.err"
