@@ -303,10 +303,22 @@ done
 APP=$(mktemp -d /var/tmp/berth-agents-app.XXXXXX) || exit 1
 APPS+=("$APP"); chmod 755 "$APP"; rmdir "$APP"
 cp -a "$STAGE/apps/filesystem" "$APP" && chmod -R a+rX "$APP"
-# berth dev gets a runtime directory of its own, so that the sandbox sees its
-# control socket and nothing else of berth's (no session sockets).
-mkdir -m 700 "$TOP/devrun"
-XDG_RUNTIME_DIR=$TOP/devrun "$BERTH" dev "$APP" </dev/null >"$TOP/dev.out" 2>"$TOP/dev.err" & SRV+=($!)
+# berth dev gets runtime and state directories of its own, so that the sandbox
+# sees its control socket and nothing else of berth's (no session sockets).
+# Both ends of that socket want the peer to have their own uid (SO_PEERCRED).
+# A root-run berth's sandbox has host uid 1610612736 (BERTH_ROOT_HOST_UID), so
+# root runs berth dev as that uid: then berth dev sees its own uid on the peer,
+# and berth mcp inside sees berth dev as its own uid too.
+mkdir -m 700 "$TOP/devrun" "$TOP/devstate"
+DEVSTATE=$TOP/devstate
+if [ "$ME" -eq 0 ]; then
+	chown 1610612736:1610612736 "$TOP/devrun" "$TOP/devstate"
+	asdev=(setpriv --reuid 1610612736 --regid 1610612736 --clear-groups env HOME="$TOP/devstate")
+else
+	asdev=()
+fi
+"${asdev[@]}" env XDG_RUNTIME_DIR="$TOP/devrun" XDG_STATE_HOME="$DEVSTATE" XDG_CONFIG_HOME="$DEVSTATE/config" "$BERTH" dev "$APP" \
+	</dev/null >"$TOP/dev.out" 2>"$TOP/dev.err" & SRV+=($!)
 for i in $(seq 100); do [ -S "$TOP/devrun/berth/dev/filesystem.sock" ] && break; sleep 0.1; done
 [ -S "$TOP/devrun/berth/dev/filesystem.sock" ] && pass "mcp: berth dev serves the filesystem app" ||
 	fail "mcp: berth dev's control socket" "" "$(cat "$TOP/dev.err")"
@@ -328,7 +340,7 @@ has "mcp: claude connected to berth mcp" "$(head -n 1 "$TOP/mcp.out")" '"name":"
 eq "mcp: the berth tools were offered to the model" "$(emitted mcp-claude 0)" mcp__berthfs__write_file "$(mlog_tail)"
 has "mcp: the model saw write_file's result" "$(result toolu_mcp-claude_0)" '"bytes": ?18' "$(tail -c 1500 "$TOP/dev.err")"
 has "mcp: the model saw read_file return the content" "$(result toolu_mcp-claude_1)" 'through berth mcp' "$(tail -c 1500 "$TOP/dev.err")"
-eq "mcp: the file is in the app's own workspace, not the agent's" "$(cat "$XDG_STATE_HOME/berth/apps/filesystem/workspace/from-mcp.txt" 2>&1)/$([ -e "$TOP/ws/from-mcp.txt" ] && echo leaked)" "through berth mcp/"
+eq "mcp: the file is in the app's own workspace, not the agent's" "$(cat "$DEVSTATE/berth/apps/filesystem/workspace/from-mcp.txt" 2>&1)/$([ -e "$TOP/ws/from-mcp.txt" ] && echo leaked)" "through berth mcp/"
 
 # --- everything the model saw
 if grep -qF -- "$TOKEN" "$TOP/bodies"; then
