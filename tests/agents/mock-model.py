@@ -23,15 +23,17 @@ the model answers with the text "scenario NAME finished".  A step is one of
                                  exec_command, shell_command or shell)
   {"tool": "NAME", "input": {}}  exactly this tool call (an MCP tool, Write ...);
                                  a NAME ending in "*" matches the first declared
-                                 tool with that prefix
+                                 tool with that prefix.  A tool the client did
+                                 not declare is not called: the answer is then
+                                 a text naming the problem
   {"text": "TEXT"}               a plain answer, ending the turn
 
 Tool call ids are deterministic: toolu_NAME_N (Anthropic) and call_NAME_N
 (Responses), so the test finds the result of step N of scenario NAME.
 
-Requests without a marker (Claude Code's quota call, for instance) and
-requests that declare no tools (side calls that quote the prompt, such as a
-title) get the answer "ok" (step null in the log).  Every request is one JSON line in --log:
+Requests without a marker, and requests that declare no tools (side calls
+that quote the prompt), get the answer "ok" (step null in the log).  Every
+request is one JSON line in --log:
 
   {"api", "method", "path", "scenario", "step", "emitted" (the tool call or
    text sent), "tools" (names the client declared), "results" (every tool
@@ -116,8 +118,10 @@ def pick_tool(step, declared):
     name = step["tool"]
     if name.endswith("*"):
         name = next((d for d in declared if d.startswith(name[:-1])), None)
-        if name is None:
-            return None, {"error": "no declared tool matches " + step["tool"], "declared": declared}
+    elif name not in declared:
+        name = None
+    if name is None:  # the model can only call what the client offered
+        return None, {"error": "no declared tool matches " + step["tool"], "declared": declared}
     return name, step.get("input", {})
 
 

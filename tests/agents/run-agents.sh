@@ -326,7 +326,7 @@ mkdir "$TOP/mcpconf"
 cat >"$TOP/mcpconf/mcp.json" <<EOF
 {"mcpServers": {"berthfs": {"type": "stdio", "command": "/opt/berth/berth",
   "args": ["mcp", "--app", "filesystem", "--app-dir", "$APP"],
-  "env": {"XDG_RUNTIME_DIR": "/run/berth-dev", "XDG_STATE_HOME": "/tmp/state"}}}}
+  "env": {"XDG_RUNTIME_DIR": "/run/berth-dev"}}}}
 EOF
 chmod -R a+rX "$TOP/mcpconf"
 "$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" --ro "$BERTH:/opt/berth/berth" \
