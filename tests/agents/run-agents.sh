@@ -84,12 +84,11 @@ trap 'cleanup; trap - EXIT; exit 130' INT TERM
 [ -e /etc/berth-canary ] && fail "/etc/berth-canary does not exist before the test" "it does: remove it"
 
 # wait_file FILE: until it exists (5 s)
-wait_file() { local i; for i in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+wait_file() { local _; for _ in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 python3 "$HERE/mock-model.py" --origin "declared-ok" --log "$TOP/declared.log" --port-file "$TOP/declared.port" & SRV+=($!)
 python3 "$HERE/mock-model.py" --origin "undeclared-reached" --log "$TOP/undeclared.log" --port-file "$TOP/undeclared.port" & SRV+=($!)
 wait_file "$TOP/declared.port" && wait_file "$TOP/undeclared.port" || { fail "the web servers start" ""; exit 1; }
 P2=$(cat "$TOP/declared.port") P3=$(cat "$TOP/undeclared.port")
-: >"$TOP/declared.log" >"$TOP/undeclared.log"
 
 # The scripted turns.  Every command ends by printing its exit status, so the
 # model sees it in the tool result whatever the CLI does with a failure.
@@ -253,9 +252,9 @@ trust_level = "trusted"
 EOF
 
 field() { "$BERTH" ps --json "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0].get(sys.argv[1]) if r else "none")' "$2"; }
-wait_screen() { local i; for i in $(seq "${3:-150}"); do "$BERTH" peek "$1" 2>/dev/null | grep -qE -- "$2" && return 0; sleep 0.2; done; return 1; }
+wait_screen() { local _; for _ in $(seq "${3:-150}"); do "$BERTH" peek "$1" 2>/dev/null | grep -qE -- "$2" && return 0; sleep 0.2; done; return 1; }
 wait_state() { # wait_state NAME REGEX [tries of 0.2 s]: until ps says a matching state; prints what it saw
-	local i st seen=; for i in $(seq "${3:-100}"); do st=$(field "$1" state); seen="$seen $st"
+	local _ st seen=; for _ in $(seq "${3:-100}"); do st=$(field "$1" state); seen="$seen $st"
 		[[ $st =~ ^($2)$ ]] && { echo "$st"; return 0; }; sleep 0.2; done; echo "$(echo "$seen" | tr ' ' '\n' | uniq | paste -sd' ')"; return 1; }
 for a in claude codex; do
 	env=("${CLAUDE_ENV[@]}"); [ $a = codex ] && env=("${CODEX_ENV[@]}")
@@ -274,7 +273,7 @@ for a in claude codex; do
 	"$BERTH" send "$a" --key enter >/dev/null 2>&1
 	eq "$a session: send --key enter exit 0" "$?" 0
 	# The scripted tool call sleeps 4 s: once the model has sent it, ps must say working.
-	for i in $(seq 100); do [ "$(emitted "session-$a" 0)" != "(never reached)" ] && break; sleep 0.1; done
+	for _ in $(seq 100); do [ "$(emitted "session-$a" 0)" != "(never reached)" ] && break; sleep 0.1; done
 	eq "$a session: the prompt reached the model, which called its shell tool" "$(emitted "session-$a" 0)" "$([ $a = claude ] && echo Bash || echo exec_command)" "$("$BERTH" peek "$a")" "$(mlog_tail)"
 	# If it did not, the checks below fail at once instead of waiting for a turn that cannot come.
 	w=1; [ "$(emitted "session-$a" 0)" = "(never reached)" ] && w=0
@@ -321,7 +320,7 @@ else
 fi
 "${asdev[@]}" env XDG_RUNTIME_DIR="$TOP/devrun" XDG_STATE_HOME="$DEVSTATE" XDG_CONFIG_HOME="$DEVSTATE/config" "$BERTH" dev "$APP" \
 	</dev/null >"$TOP/dev.out" 2>"$TOP/dev.err" & SRV+=($!)
-for i in $(seq 100); do [ -S "$TOP/devrun/berth/dev/filesystem.sock" ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -S "$TOP/devrun/berth/dev/filesystem.sock" ] && break; sleep 0.1; done
 [ -S "$TOP/devrun/berth/dev/filesystem.sock" ] && pass "mcp: berth dev serves the filesystem app" ||
 	fail "mcp: berth dev's control socket" "" "$(cat "$TOP/dev.err")"
 mkdir "$TOP/mcpconf"
