@@ -28,6 +28,10 @@ the model answers with the text "scenario NAME finished".  A step is one of
                                  a text naming the problem
   {"text": "TEXT"}               a plain answer, ending the turn
 
+Codex offers an MCP server's tools in a namespace (mcp__SERVER); the script
+names such a tool mcp__SERVER__TOOL, and the call carries "namespace" and
+"name" apart, as Codex expects.
+
 Tool call ids are deterministic: toolu_NAME_N (Anthropic) and call_NAME_N
 (Responses), so the test finds the result of step N of scenario NAME.
 
@@ -311,10 +315,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 elif isinstance(out, list):
                     out = text_of(out)
                 results.append({"id": it.get("call_id"), "output": out, "is_error": None})
-        declared = []
+        declared, in_namespace = [], {}
         for t in req.get("tools") or []:
-            if isinstance(t, dict):
-                declared.append(t.get("name") or t.get("type"))
+            if not isinstance(t, dict):
+                continue
+            declared.append(t.get("name") or t.get("type"))
+            # Codex offers an MCP server's tools as {"type": "namespace", "name": "mcp__SERVER",
+            # "tools": [...]}: the script names them NAMESPACE__TOOL, the call carries both.
+            if t.get("type") == "namespace":
+                for u in t.get("tools") or []:
+                    if isinstance(u, dict) and u.get("name"):
+                        full = "%s__%s" % (t.get("name"), u["name"])
+                        declared.append(full)
+                        in_namespace[full] = (t.get("name"), u["name"])
         scen, n, what = self.plan("responses", user_texts, results, declared)
         model = req.get("model") or "mock-model"
         self.record({"api": "responses", "scenario": scen, "step": n, "emitted": list(what),
@@ -324,6 +337,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if what[0] == "tool":
             item = {"type": "function_call", "id": "fc_" + what[3], "call_id": what[3], "name": what[1],
                     "arguments": json.dumps(what[2]), "status": "completed"}
+            if what[1] in in_namespace:
+                item["namespace"], item["name"] = in_namespace[what[1]]
         else:
             item = {"type": "message", "id": "msg_" + rid, "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": what[1], "annotations": []}]}

@@ -11,8 +11,8 @@
 # tool), (b) read a canary key put in the HOST user's ~/.ssh, (c) write
 # /etc/berth-canary, (d) fetch an undeclared host (a name, and a loopback port
 # where a server listens), (e) fetch a declared host (a loopback server given
-# with --allow-host), (f) Claude Code calls the filesystem app through
-# `berth mcp` (handing calls to a `berth dev` on the host).
+# with --allow-host), (f) each CLI calls the filesystem app through
+# `berth mcp` (which hands the calls to a `berth dev` on the host).
 #
 # usage: run-agents.sh /path/to/berth STAGE      ok/FAIL lines; exit 1 on a failure
 #   STAGE: the checkout (or tests/run's staged copy) holding tests/agents, apps/filesystem
@@ -110,8 +110,10 @@ turns() { # turns CLI: the steps (a)-(e) as JSON lines
 		printf '"run-%s": [%s],\n' "$c" "$(turns $c | paste -sd,)"
 		printf '"session-%s": [{"bash": "sleep 4; echo session-%s > session-%s.txt; echo session-exit=$?"}],\n' "$c" "$c" "$c"
 	done
-	echo '"mcp-claude": [{"tool": "mcp__berthfs__write_file", "input": {"path": "from-mcp.txt", "content": "through berth mcp\n"}},'
-	echo '               {"tool": "mcp__berthfs__read_file", "input": {"path": "from-mcp.txt"}}]'
+	for c in claude codex; do
+		printf '"mcp-%s": [{"tool": "mcp__berthfs__write_file", "input": {"path": "from-mcp-%s.txt", "content": "%s through berth mcp\\n"}},\n' "$c" "$c" "$c"
+		printf '            {"tool": "mcp__berthfs__read_file", "input": {"path": "from-mcp-%s.txt"}}]%s\n' "$c" "$([ $c = claude ] && echo ,)"
+	done
 	echo '}'
 } >"$TOP/script.json"
 python3 -m json.tool "$TOP/script.json" >/dev/null || { fail "the turn script is JSON" "" "$(cat "$TOP/script.json")"; exit 1; }
@@ -297,7 +299,7 @@ for a in claude codex; do
 	eq "$a session: stopped" "$(field "$a" alive)" False
 done
 
-# --- 3. MCP: Claude Code calls `berth mcp`, which hands the calls to a `berth dev` on the host
+# --- 3. MCP: both CLIs call `berth mcp`, which hands the calls to a `berth dev` on the host
 # (berth mcp in the sandbox cannot create the app's own sandbox there: no nested namespaces).
 # berth mcp hands a call to berth dev only for the same app directory path, so
 # the app is mounted at its host path: outside /tmp, which berth builds itself.
@@ -330,18 +332,28 @@ cat >"$TOP/mcpconf/mcp.json" <<EOF
   "env": {"XDG_RUNTIME_DIR": "/run/berth-dev"}}}}
 EOF
 chmod -R a+rX "$TOP/mcpconf"
-"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" --ro "$BERTH:/opt/berth/berth" \
-	--ro "$APP:$APP" --ro "$TOP/devrun/berth:/run/berth-dev/berth" --ro "$TOP/mcpconf:/opt/berth-mcp" \
+MCPRO=(--ro "$BERTH:/opt/berth/berth" --ro "$APP:$APP" --ro "$TOP/devrun/berth:/run/berth-dev/berth")
+# Claude Code: --mcp-config.  Codex: an mcp_servers table (its tools come in a namespace, mcp__berthfs).
+"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${MCPRO[@]}" --ro "$TOP/mcpconf:/opt/berth-mcp" \
 	"${CLAUDE_ENV[@]}" --timeout 60s -- \
 	/opt/agents/node_modules/.bin/claude -p "Use the filesystem app. [scenario:mcp-claude]" \
 	--mcp-config /opt/berth-mcp/mcp.json --strict-mcp-config --dangerously-skip-permissions --output-format stream-json --verbose \
 	</dev/null >"$TOP/mcp.out" 2>"$TOP/mcp.err"
 eq "mcp: claude -p exit 0" "$?" 0 "$(tail -c 1500 "$TOP/mcp.err")"
 has "mcp: claude connected to berth mcp" "$(head -n 1 "$TOP/mcp.out")" '"name":"berthfs","status":"connected"' "$(head -c 1500 "$TOP/mcp.out")"
-eq "mcp: the berth tools were offered to the model" "$(emitted mcp-claude 0)" mcp__berthfs__write_file "$(mlog_tail)"
-has "mcp: the model saw write_file's result" "$(result toolu_mcp-claude_0)" '"bytes": ?18' "$(tail -c 1500 "$TOP/dev.err")"
-has "mcp: the model saw read_file return the content" "$(result toolu_mcp-claude_1)" 'through berth mcp' "$(tail -c 1500 "$TOP/dev.err")"
-eq "mcp: the file is in the app's own workspace, not the agent's" "$(cat "$DEVSTATE/berth/apps/filesystem/workspace/from-mcp.txt" 2>&1)/$([ -e "$TOP/ws/from-mcp.txt" ] && echo leaked)" "through berth mcp/"
+"$BERTH" run "${NET[@]}" --ro "$CACHE:/opt/agents" "${MCPRO[@]}" "${CODEX_ENV[@]}" --timeout 45s -- \
+	/opt/agents/node_modules/.bin/codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \
+	-c model_provider=mock -c "$CODEX_PROVIDER" -m mock-model \
+	-c "mcp_servers.berthfs={command=\"/opt/berth/berth\",args=[\"mcp\",\"--app\",\"filesystem\",\"--app-dir\",\"$APP\"],env={XDG_RUNTIME_DIR=\"/run/berth-dev\"}}" \
+	"Use the filesystem app. [scenario:mcp-codex]" </dev/null >"$TOP/mcpx.out" 2>"$TOP/mcpx.err"
+eq "mcp: codex exec exit 0" "$?" 0 "$(tail -c 1500 "$TOP/mcpx.err")"
+for c in claude codex; do
+	id=toolu_mcp-$c; [ $c = codex ] && id=call_mcp-$c
+	eq "mcp, $c: the berth tools were offered to the model" "$(emitted "mcp-$c" 0)" mcp__berthfs__write_file "$(mlog_tail)"
+	has "mcp, $c: the model saw write_file's result" "$(result "${id}_0")" "\"path\": ?\"from-mcp-$c\.txt\", ?\"bytes\": ?$((${#c} + 19))" "$(tail -c 1500 "$TOP/dev.err")"
+	has "mcp, $c: the model saw read_file return the content" "$(result "${id}_1")" "$c through berth mcp"
+	eq "mcp, $c: the file is in the app's own workspace, not the agent's" "$(cat "$DEVSTATE/berth/apps/filesystem/workspace/from-mcp-$c.txt" 2>&1)/$([ -e "$TOP/ws/from-mcp-$c.txt" ] && echo leaked)" "$c through berth mcp/"
+done
 
 # --- everything the model saw
 if grep -qF -- "$TOKEN" "$TOP/bodies"; then
