@@ -279,8 +279,12 @@ for a in claude codex; do
 	eq "$a session: the prompt reached the model, which called its shell tool" "$(emitted "session-$a" 0)" "$([ $a = claude ] && echo Bash || echo exec_command)" "$("$BERTH" peek "$a")" "$(mlog_tail)"
 	# If it did not, the checks below fail at once instead of waiting for a turn that cannot come.
 	w=1; [ "$(emitted "session-$a" 0)" = "(never reached)" ] && w=0
-	st=$(wait_state "$a" working $((w ? 15 : 1)))
-	eq "$a session: ps says working while the tool runs" "$st" working "$("$BERTH" peek "$a")"
+	if [ $w = 1 ]; then
+		st=$(wait_state "$a" working 15)
+		eq "$a session: ps says working while the tool runs" "$st" working "$("$BERTH" peek "$a")"
+	else
+		fail "$a session: ps says working while the tool runs" "no tool runs: the model was never reached"
+	fi
 	[ -e "$TOP/ws-$a/session-$a.txt" ] && fail "$a session: ... and the tool had not finished" "it had: the check proves nothing"
 	wait_screen "$a" "scenario session-$a finished" $((w ? 100 : 1)) &&
 		pass "$a session: peek shows the model's answer" || fail "$a session: the answer on screen" "" "$("$BERTH" peek "$a")" "$(mlog_tail)"
