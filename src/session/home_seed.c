@@ -36,8 +36,9 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 	} else if (pol->n_allow_hosts == 0) {
 		net = "only through berth's egress proxy, and it allows no host: every request is refused.";
 	} else {
-		net = "only through berth's egress proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY), which "
-		      "lets you reach these hosts and no other:";
+		net = "only through berth's egress broker, which lets you reach these hosts and no other, "
+		      "through the proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY) or directly (only these names "
+		      "resolve):";
 		for (size_t i = 0; i < pol->n_allow_hosts && i < BERTH_PREAMBLE_HOSTS; i++)
 			fprintf(h, "  - %s\n", pol->allow_hosts[i]);
 		if (pol->n_allow_hosts > BERTH_PREAMBLE_HOSTS)
@@ -58,8 +59,8 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 	    "absent, and the host's own home directory and files are not visible.\n"
 	    "- Network: %s\n%s"
 	    "- A refusal is the sandbox's, not a bug to work around: EACCES or EROFS on a write outside "
-	    "/workspace, $HOME and /tmp; HTTP 403 from the proxy for a host not listed above; a host name "
-	    "that does not resolve; a process limit. Do not try to get around it (other hosts, other "
+	    "/workspace, $HOME and /tmp; HTTP 403 from the proxy, or a connection reset or refused, for a host not "
+	    "listed above; a host name that does not resolve; a process limit. Do not try to get around it (other hosts, other "
 	    "tools, other paths): say what you needed and why, and go on with what you can "
 	    "do.\n" BERTH_PREAMBLE_END "\n",
 	    persistent ? "kept from one session of this profile to the next"
