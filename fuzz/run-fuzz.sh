@@ -60,7 +60,7 @@ fi
 	clang "${CF[@]}" fuzz/fuzz_http.c src/broker/http.c -o "$out/fuzz_http"
 	clang "${CF[@]}" fuzz/fuzz_socks.c src/broker/socks.c src/broker/http.c -o "$out/fuzz_socks"
 	clang "${CF[@]}" fuzz/fuzz_session.c src/session/profile.c src/session/fleet.c src/session/yconf.c \
-		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c \
+		src/session/screen.c src/session/spawn_args.c src/session/session.c src/session/supervise.c src/session/home_seed.c \
 		src/policy/rules.c src/util/ynode.c \
 		"${mcp_src[@]}" \
 		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \

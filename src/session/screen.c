@@ -515,6 +515,27 @@ static bool unsafe_char(uint32_t c)
 	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
 }
 
+uint64_t berth_screen_digest(const struct berth_screen *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	int rows, cols;
+	VTermPos cur;
+	VTermRect all = {.start_row = 0, .start_col = 0};
+	static char text[1000 * VTERM_MAX_CHARS_PER_CELL * 4 + 1];
+	size_t n;
+
+	vterm_get_size(s->vt, &rows, &cols);
+	all.end_row = rows;
+	all.end_col = cols;
+	n = vterm_screen_get_text(s->scr, text, sizeof text - 1, all);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+	vterm_state_get_cursorpos(vterm_obtain_state(s->vt), &cur);
+	h = (h ^ (uint64_t)(unsigned)cur.row) * 1099511628211ull;
+	h = (h ^ (uint64_t)(unsigned)cur.col) * 1099511628211ull;
+	return h ^ (s->cursor_visible ? 1u : 0u);
+}
+
 char *berth_screen_line(const struct berth_screen *s, int row)
 {
 	int rows, cols;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/error.h"
 
@@ -50,6 +51,15 @@ bool berth_screen_cursor_visible(const struct berth_screen *s);
  * ESC [ 200 ~ and ESC [ 201 ~.  Writes nothing to the program.
  */
 bool berth_screen_bracketed_paste(struct berth_screen *s);
+
+/*
+ * berth_screen_digest - a 64-bit digest (FNV-1a) of what the screen shows:
+ * its text, the cursor's place and whether it is visible; colours and
+ * attributes are left out.  Equal digests: nothing a reader can see changed
+ * (a program that repaints the same frame, or only animates colours, has not
+ * changed its screen).  Not thread-safe (one static buffer).
+ */
+uint64_t berth_screen_digest(const struct berth_screen *s);
 
 /*
  * berth_screen_line - row @row (0-based) as UTF-8 plain text, trailing

@@ -99,7 +99,8 @@ struct sup {
 	/* what attached clients get of the output: the agent may not drive the
 	 * person's own terminal (clipboard, file transfer; termfilter.h) */
 	struct berth_termfilter to_clients;
-	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms;
+	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms; /* last_output_ms: the screen last changed */
+	uint64_t screen_digest; /* berth_screen_digest() after the last output */
 	bool stopping;
 	/* the audit trail (docs/audit.md): run.start and policy before the
 	 * agent starts, the broker's decisions, run.stop at the end */
@@ -501,9 +502,15 @@ static void pty_output(struct sup *s)
 		s->master = -s->master - 2;
 		return;
 	}
-	s->last_output_ms = now_ms();
 	log_output(s, buf, (size_t)n);
 	berth_screen_feed(s->screen, buf, (size_t)n);
+	/* Activity is a change a reader can see: an agent that repaints the
+	 * same frame, or animates only colours, at its prompt is not working. */
+	uint64_t d = berth_screen_digest(s->screen);
+	if (d != s->screen_digest) {
+		s->screen_digest = d;
+		s->last_output_ms = now_ms();
+	}
 	/* Filtered whether or not someone is attached, so that a client that
 	 * attaches later finds the filter where the terminal is. */
 	size_t m = berth_termfilter_feed(&s->to_clients, buf, (size_t)n, safe);
