@@ -53,6 +53,12 @@
  * within 120 ms after one is a newline).  The pause counts from the moment
  * the text was written to the pty in full. */
 #define ENTER_PAUSE_MS 250
+/* ... and, on a loaded machine, the agent may read the text only later,
+ * together with the Enter: so the Enter also waits until the agent showed
+ * it took the text (its screen changed after the text was written, then
+ * stayed still for ENTER_QUIET_MS), for at most ENTER_WAIT_MAX_MS. */
+#define ENTER_QUIET_MS 150
+#define ENTER_WAIT_MAX_MS 3000
 
 /* What is to be typed into the agent, in order (`send`, --prompt). */
 enum typed_kind {
@@ -586,6 +592,11 @@ static int type_due(struct sup *s, long long now)
 				return -1; /* POLLOUT wakes the loop */
 			if (now < s->drained_ms + ENTER_PAUSE_MS)
 				return (int)(s->drained_ms + ENTER_PAUSE_MS - now);
+			bool took = s->last_output_ms > s->drained_ms && now - s->last_output_ms >= ENTER_QUIET_MS;
+			if (!took && now < s->drained_ms + ENTER_WAIT_MAX_MS) {
+				long long until = s->drained_ms + ENTER_WAIT_MAX_MS - now;
+				return (int)(until < ENTER_QUIET_MS ? until : ENTER_QUIET_MS);
+			}
 		}
 		if (t->kind == TYPED_TEXT && pasteable(t->data, t->len) && berth_screen_bracketed_paste(s->screen))
 			ok = q_put(&s->to_master, "\033[200~", 6, MASTER_OUT_MAX + 12) &&
