@@ -679,11 +679,15 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	struct berth_session_spec spec = {0};
 	char st[PATH_MAX], ws[PATH_MAX + 16], rt[PATH_MAX];
 	cleanup_close int lock = -1;
-	bool made_ws = false;
+	bool made_ws = false, made_st = false;
 
 	lock = berth_session_claim(r->name, err);
 	if (lock < 0)
 		return -1;
+	/* A state directory made here goes again if the start fails (a reused
+	 * name's keeps its old log). */
+	made_st = berth_session_state_dir(r->name, false, st, sizeof st, &(struct berth_error){0}) == 0 &&
+		  access(st, F_OK) < 0 && errno == ENOENT;
 	if (berth_session_state_dir(r->name, true, st, sizeof st, err) < 0)
 		goto fail;
 	if (r->managed_ws) {
@@ -749,6 +753,14 @@ fail:
 	if (made_ws) {
 		struct berth_error e2 = {0};
 		berth_rm_rf(ws, &e2);
+	}
+	if (made_st) {
+		/* what the supervisor made before it failed: its (empty) log */
+		char p[PATH_MAX + 16];
+		snprintf(p, sizeof p, "%s/output.log", st);
+		unlink(p);
+		rmdir(st);
+	} else if (made_ws) {
 		rmdir(st);
 	}
 	if (berth_session_runtime_dir(r->name, false, rt, sizeof rt, &(struct berth_error){0}) == 0) {

@@ -216,8 +216,13 @@ printf 'command: [/nonexistent/agent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth
 b spawn missing --name miss
 eq "agent not found: 127" "$RC" 127
 has "agent not found: says so" "$ERR" "/nonexistent/agent"
-[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss/workspace" ] &&
-	pass "agent not found: no session left" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss" ] &&
+	pass "agent not found: no session left (runtime nor state directory)" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+mkdir "$TOP/ws-miss"
+b spawn missing --name miss2 --workspace "$TOP/ws-miss"
+eq "agent not found, --workspace: 127" "$RC" 127
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss2" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss2" ] && [ -d "$TOP/ws-miss" ] &&
+	pass "agent not found, --workspace: no session left, the workspace kept" || fail "agent not found, --workspace: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" "$TOP/ws-miss" 2>&1)"
 b spawn fake-claude --name x1 --bogus
 eq "unknown spawn option: 2" "$RC" 2
 has "unknown spawn option: names it" "$ERR" "--bogus"
