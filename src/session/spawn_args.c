@@ -225,7 +225,10 @@ static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
  * caller's home) resolved: symbolic links followed on the host (the native
  * installers' ~/.local/bin/claude -> ~/.local/share/claude/versions/X),
  * the target mounted read-only at /opt/berth/agent (its directory when it
- * is a `versions` directory, else the file alone) and run from there.
+ * is a `versions` directory; the outermost `node_modules` directory above
+ * it, at /opt/berth/agent/node_modules, when it is in one: an npm install's
+ * bin/NAME -> ../lib/node_modules/PKG/bin/x.js needs its package and the
+ * packages beside it; else the file alone) and run from there.
  * *@exe: the program's path in the sandbox; *@mount: `SRC:DST` for --ro.
  * Returns 0, or -1 with @err (status 2: missing, not an executable file).
  */
@@ -261,6 +264,19 @@ static int agent_path(struct berth_spawn_req *r, char **exe, char **mount, struc
 		return berth_usage_err(err, "profile `%s`: the agent `%s` resolves to `%s`, whose `:` berth cannot "
 					    "mount; move it",
 				       r->profile.name, given, r->agent_src);
+	const char *nm = strstr(r->agent_src, "/node_modules/");
+	if (nm != NULL) {
+		size_t top = (size_t)(nm - r->agent_src) + strlen("/node_modules");
+		if (asprintf(mount, "%.*s:/opt/berth/agent/node_modules", (int)top, r->agent_src) < 0) {
+			*mount = NULL;
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		if (asprintf(exe, "/opt/berth/agent/node_modules%s", r->agent_src + top) < 0) {
+			*exe = NULL;
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		return 0;
+	}
 	slash = strrchr(r->agent_src, '/');
 	base = slash + 1;
 	snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->agent_src), r->agent_src);

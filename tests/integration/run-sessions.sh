@@ -533,6 +533,21 @@ wait_screen pa1 "fake agent running as /opt/berth/agent/1.2.3" && pass "path: th
 run_in pa1 'touch /opt/berth/agent/x 2>&1; ls /opt/berth/agent' || fail "pa1: the shell answered" ""
 has "path: the mount is read-only" "$(cat "$LOGS/pa1/output.log")" "Read-only file system"
 "$BERTH" stop pa1 --grace 0 >/dev/null 2>&1
+# path: an npm install (bin/NAME -> ../lib/node_modules/PKG/bin/x): the script needs
+# its package and the packages beside it, so the whole node_modules goes in
+NM=$FH/npm/lib/node_modules; mkdir -p "$FH/npm/bin" "$NM/fpkg/bin" "$NM/fdep"
+printf 'echo "dependency found"\n' >"$NM/fdep/dep.sh"
+printf '#!/bin/sh\necho "npm agent running as $0"\n. "$(dirname "$0")/../../fdep/dep.sh"\nexec bash --norc --noprofile -i\n' >"$NM/fpkg/bin/agent.sh"
+chmod 755 "$NM/fpkg/bin/agent.sh"; chmod -R a+rX "$FH"
+ln -s ../lib/node_modules/fpkg/bin/agent.sh "$FH/npm/bin/fagent"
+printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/npm/bin/fagent\n' >"$XDG_CONFIG_HOME/berth/profiles/npmpathed.yml"
+HOME=$FH "$BERTH" spawn npmpathed --name pa3 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "path: npm layout: spawn exit 0" "$RC" 0
+wait_screen pa3 "npm agent running as /opt/berth/agent/node_modules/fpkg/bin/agent.sh" &&
+	pass "path: npm layout: runs from the node_modules mount" || fail "path: npm layout: runs" "" "$("$BERTH" peek pa3)"
+wait_screen pa3 "dependency found" && pass "path: npm layout: a package beside it is there" ||
+	fail "path: npm layout: the package beside it" "" "$("$BERTH" peek pa3)"
+"$BERTH" stop pa3 --grace 0 >/dev/null 2>&1
 printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/.local/bin/nosuch\n' >"$XDG_CONFIG_HOME/berth/profiles/pathless.yml"
 HOME=$FH "$BERTH" spawn pathless --name pa2 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
 eq "path: missing: exit 2" "$RC" 2
