@@ -28,7 +28,8 @@ const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "o
 /* `berth run` options that take a value (the next argument). */
 static const char *const run_value_opts[] = {"--workspace", "--tmp-size", "--memory", "--cpus",	     "--pids",
 					     "--nofile",    "--timeout",  "--network", "--allow-host", "--dns",
-					     "--env",	    "--ro",	  "--rw",      "--unprotect",  NULL};
+					     "--env",	    "--env-file", "--ro",      "--rw",	       "--unprotect",
+					     NULL};
 static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
@@ -526,6 +527,16 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
+	/* A session copies no evidence (that is cmd_run's): refused, not ignored. */
+	if (r->run.n_evidence > 0 || r->run.forensic) {
+		berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence",
+				r->run.forensic ? "--forensic" : "--evidence");
+		berth_err_hint(err, "triage files with `berth run --evidence PATH -- COMMAND`");
+		goto out;
+	}
+	for (size_t i = 0; i < r->run.policy.n_env; i++)
+		if (r->run.policy.env[i].from_file && is_credential(&r->profile, r->run.policy.env[i].name))
+			risk_line(r, r->run.policy.env[i].name);
 	if (settle_home(r, err) < 0)
 		goto out;
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)

@@ -246,8 +246,19 @@ wait_screen cred1 Welcome
 wait_screen cred1 "FAKE_TOKEN is set" && pass "--seed-auth forwards the profile's credential" || fail "--seed-auth" "" "$("$BERTH" peek cred1)"
 b spawn fake-codex --name cred2 --env ANTHROPIC_API_KEY=x
 has "--env of a credential: risk line" "$ERR" "risk: \`ANTHROPIC_API_KEY\` is forwarded"
+printf 'FAKE_TOKEN=from-file\n' >"$TOP/cred.env"
+b spawn fake-claude --name cred3 --env-file "$TOP/cred.env"
+eq "spawn --env-file: exit 0 (a berth run option)" "$RC" 0
+has "--env-file of a credential: risk line" "$ERR" "risk: \`FAKE_TOKEN\` is forwarded"
+wait_screen cred3 Welcome
+"$BERTH" send cred3 "env FAKE_TOKEN" --enter >/dev/null
+wait_screen cred3 "FAKE_TOKEN is set" && pass "--env-file: the variable reaches the agent" || fail "--env-file" "" "$("$BERTH" peek cred3)"
+b spawn fake-claude --name ev1 --evidence "$TOP/cred.env"
+eq "spawn --evidence: refused (a session copies no evidence): 2" "$RC" 2
+has "spawn --evidence: says so" "$ERR" "--evidence is a \`berth run\` option only"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/ev1" ] && pass "spawn --evidence: no session" || fail "spawn --evidence: a session" ""
 unset FAKE_TOKEN
-"$BERTH" stop cred0 cred1 cred2 --grace 0 >/dev/null 2>&1
+"$BERTH" stop cred0 cred1 cred2 cred3 --grace 0 >/dev/null 2>&1
 
 # 8. the agent ends by itself; stop; what is left
 timeout 20 "$BERTH" logs -f "$DERIVED" >"$TOP/follow" 2>&1 &
@@ -356,6 +367,11 @@ b fleet up "$TOP/bad.yml"
 eq "fleet with an unknown key: 2" "$RC" 2
 has "fleet error: file:line:col" "$ERR" "bad.yml:6:5: unknown key \`colour\`"
 eq "invalid fleet: nothing started" "$(field g1 name)" none
+printf 'agents:\n  - name: e1\n    profile: fake-claude\n  - name: e2\n    profile: fake-claude\n    options: [--evidence, %s]\n' "$TOP/bad.yml" >"$TOP/evid.yml"
+b fleet up "$TOP/evid.yml" --yes
+eq "fleet with --evidence (not a session option): 2" "$RC" 2
+has "fleet --evidence: names the agent and the option" "$ERR" "agent \`e2\`: spawn: --evidence is a \`berth run\` option only"
+eq "fleet --evidence: nothing started" "$(field e1 name)" none
 printf 'agents:\n  - name: h1\n    profile: fake-claude\n  - name: h2\n    profile: missing\n' >"$TOP/half.yml"
 b fleet up "$TOP/half.yml"
 eq "fleet whose second agent cannot start: 127" "$RC" 127
