@@ -121,6 +121,9 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 		} else if (in_list(run_flag_opts, a)) {
 			if (berth_spawn_add_run_arg(r, a, err) < 0)
 				return -1;
+		} else if (strcmp(a, "--evidence") == 0 || strcmp(a, "--forensic") == 0) {
+			berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence", a);
+			return berth_err_hint(err, "triage files with `berth run --evidence PATH -- COMMAND`");
 		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') != NULL) {
 			berth_usage_err(err, "spawn: write `%.*s VALUE`, not `%s`", (int)(strchr(a, '=') - a), a, a);
 			return -1;

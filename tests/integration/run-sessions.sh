@@ -268,6 +268,9 @@ sleep 0.5
 for i in $(seq 50); do [ "$(field "$DERIVED" state)" = exited ] && break; sleep 0.1; done
 eq "agent that quits: exited" "$(field "$DERIVED" state)" exited
 eq "agent that quits: its exit status" "$(field "$DERIVED" exit_status)" 3
+b send "$DERIVED" hello
+eq "send to an ended session: 2" "$RC" 2
+has "send to an ended session: says it ended" "$ERR" "session \`$DERIVED\` is not running: it has ended"
 wait "$FOLLOW"; eq "logs -f: returns when the session ends" "$?" 0
 has "logs -f: followed the output to the end" "$(cat "$TOP/follow")" "bye from the fake agent (status 3)"
 b peek "$DERIVED"
