@@ -199,6 +199,12 @@ wait_screen "$DERIVED" "Fake Codex" && pass "codex-like screen rendered" || fail
 b spawn nosuchprofile
 eq "unknown profile: 2" "$RC" 2
 has "unknown profile: names it" "$ERR" "no profile \`nosuchprofile\`"
+# a berth binary without its data files (copied alone, or mounted alone into a sandbox)
+mkdir -p "$TOP/lonely/bin"; cp "$BERTH" "$TOP/lonely/bin/berth"
+"$TOP/lonely/bin/berth" spawn shell --name lonely </dev/null >/dev/null 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "built-in profile without berth's data files: 2" "$RC" 2
+has "... says the data files are missing, where it looked" "$ERR" "berth's built-in profiles are not installed beside this binary (no \`$TOP/lonely/bin/../data/profiles/shell.yml\`"
+rm -rf "$TOP/lonely"
 printf 'command: [sh]\ncolour: blue\n' >"$XDG_CONFIG_HOME/berth/profiles/badkey.yml"
 b spawn badkey
 eq "profile with an unknown key: 2" "$RC" 2
