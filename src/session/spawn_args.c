@@ -523,6 +523,13 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 #undef PUSH
 	if (berth_run_parse((int)ac, av, env_lookup, &r->run, err) < 0) {
 		berth_run_opts_free(&r->run);
+		/* the `none` is the profile's, not the caller's: say so */
+		if (!user_network && !user_hosts && r->profile.network != NULL &&
+		    strcmp(r->profile.network, "none") == 0 && in_list((const char *const *)r->run_args, "--dns")) {
+			berth_usage_err(err, "spawn: --dns: profile `%s`'s network is `none` (no egress broker to resolve for)",
+					r->profile.name);
+			berth_err_hint(err, "give the session hosts with --allow-host HOST (the broker uses your --dns)");
+		}
 		goto out;
 	}
 	r->have_run = true;

@@ -235,6 +235,9 @@ has "unknown spawn option: names it" "$ERR" "--bogus"
 b spawn fake-claude --name x1 --memory lots
 eq "bad run option: 2" "$RC" 2
 has "bad run option: named as berth run does" "$ERR" "--memory"
+b spawn shell --name x1 --dns 127.0.0.1
+eq "--dns on a profile whose network is none: 2" "$RC" 2
+has "--dns on a none profile: names the profile's network, not a --network none never given" "$ERR" "profile \`shell\`'s network is \`none\`"
 b spawn shell --name x1 --prompt hi --repo ssh://host/x
 eq "--repo other than http(s): 2" "$RC" 2
 
