@@ -683,7 +683,7 @@ BDIR=$(dirname "$BERTH") SDKPY=${BERTH_SDK_PYTHON:-$(dirname "$BERTH")/../sdk/py
 NBMOUNTS=(--ro "$BDIR:/opt/b" --ro "$BDIR/../data:/opt/data" --ro "$SDKPY:/opt/sdk/python" --ro "$NB:/opt/nb")
 cat >"$NB/inside.sh" <<'EOS'
 B=/opt/b/berth
-$B run -- true; echo "run=$?"
+echo "nested-run-begin"; $B run -- true; echo "run=$?"
 $B rpc probe --export ping --app-dir /opt/nb/probe; echo "rpc=$?"
 $B test /opt/nb/probe; echo "test=$?"
 mkdir -p /tmp/r /tmp/s /tmp/w && chmod 700 /tmp/r && cd /tmp/w && XDG_RUNTIME_DIR=/tmp/r XDG_STATE_HOME=/tmp/s $B spawn shell --name nested; echo "spawn=$?"
@@ -707,6 +707,7 @@ for c in run rpc test spawn; do
 done
 eq "nested: run, rpc, test, spawn all name the berth sandbox" "$(printf '%s\n' "$OUT" | grep -c 'cannot start a sandbox inside a berth sandbox')" 4
 hasnt "nested: no sysctl hint inside" "$OUT" "unprivileged_userns_clone"
+hasnt "nested: berth run names no limits of a sandbox it cannot start" "$(printf '%s\n' "$OUT" | sed -n '/^nested-run-begin$/,/^run=/p')" "limits:"
 has "nested: berth doctor says why" "$OUT" "this is inside a berth sandbox"
 has "nested: berth doctor exits 1" "$OUT" "doctor=1"
 has "nested: berth mcp (apps boot at the first call) warns at its start" "$OUT" "this runs inside a berth sandbox, where no app sandbox can start: every call will fail"
