@@ -224,6 +224,10 @@ eq "agent not found: 127" "$RC" 127
 has "agent not found: says so" "$ERR" "/nonexistent/agent"
 [ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss" ] &&
 	pass "agent not found: no session left (runtime nor state directory)" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+printf 'command: [nosuchagent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth/profiles/missing-on-path.yml"
+b spawn missing-on-path --name miss3
+eq "agent not on PATH: 127" "$RC" 127
+has "agent not on PATH: the hint names path: in a copy of the profile" "$ERR" "copy the profile to ~/.config/berth/profiles/missing-on-path.yml and name the program with \`path:\`"
 mkdir "$TOP/ws-miss"
 b spawn missing --name miss2 --workspace "$TOP/ws-miss"
 eq "agent not found, --workspace: 127" "$RC" 127
