@@ -784,13 +784,16 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &spec.ro.force_off, err) < 0)
 		goto fail;
 	if (berth_session_start(&spec, pid, err) < 0) {
+		char udir[PATH_MAX];
 		if (err->status == BERTH_EXIT_NOTFOUND && r->profile.agent_path == NULL &&
 		    strchr(r->profile.command[0], '/') == NULL)
 			berth_err_hint(err, "`%s` is not on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:...; the host's "
 					    "home is not visible inside): install it there, or copy the profile to "
-					    "~/.config/berth/profiles/%s.yml and name the program with `path:` "
-					    "(docs/sessions.md, \"The agent's path\")",
-				       r->profile.command[0], r->profile.name);
+					    "%s/%s.yml and name the program with `path:` (docs/sessions.md, \"The agent's "
+					    "path\")",
+				       r->profile.command[0],
+				       berth_profile_user_dir(udir, sizeof udir) == 0 ? udir : "~/.config/berth/profiles",
+				       r->profile.name);
 		goto fail;
 	}
 	return 0;

@@ -227,7 +227,7 @@ has "agent not found: says so" "$ERR" "/nonexistent/agent"
 printf 'command: [nosuchagent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth/profiles/missing-on-path.yml"
 b spawn missing-on-path --name miss3
 eq "agent not on PATH: 127" "$RC" 127
-has "agent not on PATH: the hint names path: in a copy of the profile" "$ERR" "copy the profile to ~/.config/berth/profiles/missing-on-path.yml and name the program with \`path:\`"
+has "agent not on PATH: the hint names path: in a copy of the profile" "$ERR" "copy the profile to $XDG_CONFIG_HOME/berth/profiles/missing-on-path.yml and name the program with \`path:\`"
 mkdir "$TOP/ws-miss"
 b spawn missing --name miss2 --workspace "$TOP/ws-miss"
 eq "agent not found, --workspace: 127" "$RC" 127
