@@ -869,13 +869,14 @@ static void setup_rlimits(const struct berth_policy *p, struct berth_limits *lim
  */
 static int refuse_memory(const struct berth_policy *p, struct berth_error *err)
 {
-	char sz[32];
+	char sz[32], advice[BERTH_ERR_HINT_MAX];
 
 	berth_usage_err(err, "--memory `%s` cannot be enforced: this caller has no writable cgroup, and %s",
 			fmt_size(sz, sizeof sz, p->memory), NO_AS_WHY);
-	return berth_err_hint(err, "run berth in a delegated cgroup (`systemd-run --user --scope -p Delegate=yes "
-				   "berth run ...`, or enable cgroup delegation for this user), as root, or pass "
-				   "`--allow-degraded` to run without a memory limit; see `berth doctor`");
+	/* The way to a cgroup that works on this machine (`berth doctor`'s):
+	 * systemd-run cannot delegate a memory controller cgroup v1 holds. */
+	berth_limits_advice(advice, sizeof advice);
+	return berth_err_hint(err, "%.450s; or pass `--allow-degraded` to run without a memory limit", advice);
 }
 
 /* v2_root - the cgroup v2 mount point (the first mount of its root) into @out. */

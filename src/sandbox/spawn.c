@@ -115,7 +115,7 @@ struct sandbox {
 	bool broker_running;
 	int userns_errno;      /* set when the clone refused a user namespace */
 	int feat_userns_errno; /* on the second attempt: why the first one could not */
-	bool retry;            /* second attempt: the first one printed the notices */
+	bool retry;            /* second attempt: the first one's clone was refused */
 	char run_id[17];
 	struct berth_ids ids;
 	char user[64];
@@ -457,18 +457,24 @@ static int prepare_limits(struct sandbox *s, struct berth_error *err)
 		return -1;
 	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
 			   (s->p->pids_set && !s->lim.pids_enforced);
-	if (s->lim.mode == BERTH_LIMITS_RLIMITS && !s->retry)
-		notice(s, "limits: %s (no writable cgroup for this caller)", s->lim.how);
-	if (s->lim.unenforced[0] != '\0') {
-		if (explicit_missing && !s->p->allow_degraded) {
-			berth_limits_destroy(&s->lim);
-			berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
-			return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
-						   "`--allow-degraded`; see `berth doctor`");
-		}
-		notice(s, "not enforced: %s", s->lim.unenforced);
+	if (s->lim.unenforced[0] != '\0' && explicit_missing && !s->p->allow_degraded) {
+		berth_limits_destroy(&s->lim);
+		berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
+		return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
+					   "`--allow-degraded`; see `berth doctor`");
 	}
 	return 0;
+}
+
+/* What prepare_limits could not enforce, said once the child exists: not
+ * for an attempt whose clone is refused (inside a berth sandbox, the
+ * refusal alone is the message). */
+static void limits_notices(const struct sandbox *s)
+{
+	if (s->lim.mode == BERTH_LIMITS_RLIMITS)
+		notice(s, "limits: %s (no writable cgroup for this caller)", s->lim.how);
+	if (s->lim.unenforced[0] != '\0')
+		notice(s, "not enforced: %s", s->lim.unenforced);
 }
 
 static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
@@ -1941,6 +1947,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (start_janitor(s, err) < 0 || start_child(s, err) < 0)
 		return -1;
+	limits_notices(s);
 	/* No process is cloned from berth after this point of the run: the
 	 * caller may start threads now (see on_spawned). */
 	if (s->o->on_spawned != NULL)

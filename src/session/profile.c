@@ -328,6 +328,15 @@ int berth_profile_load(const char *name, struct berth_profile *p, struct berth_e
 			return -1;
 		return berth_profile_parse(name, cand[i], buf, len, p, err);
 	}
+	if (n > 0 && (strcmp(name, "claude") == 0 || strcmp(name, "codex") == 0 || strcmp(name, "shell") == 0)) {
+		/* a built-in name: the data files are missing, not the profile */
+		berth_usage_err(err, "no profile `%s`: berth's built-in profiles are not installed beside this binary "
+				     "(no `%s` nor `%s`)",
+				name, cand[nc - 2], cand[nc - 1]);
+		return berth_err_hint(err, "run the berth of a build tree or an installation (data/profiles or "
+					   "share/berth/profiles next to its bin directory), or write %s/%s.yml",
+				      nc > 2 ? user : "~/.config/berth/profiles", name);
+	}
 	berth_usage_err(err, "no profile `%s`", name);
 	return berth_err_hint(err, "built in: claude, codex, shell; or write %s/%s.yml", nc > 0 ? user : "~/.config/berth/profiles",
 			      name);

@@ -314,7 +314,11 @@ int berth_session_connect(const char *name, struct berth_error *err)
 		int e = errno;
 		if (access(path, F_OK) < 0 && berth_session_meta_read(name, err) == NULL)
 			return -1;
-		berth_usage_err(err, "session `%s` is not running (%s)", name, strerror(e));
+		/* no socket: the agent ended and its supervisor removed it */
+		if (e == ENOENT)
+			berth_usage_err(err, "session `%s` is not running: it has ended", name);
+		else
+			berth_usage_err(err, "session `%s` is not running (%s)", name, strerror(e));
 		return berth_err_hint(err, "see `berth ps`; `berth logs %s` shows its output", name);
 	}
 	/* Only a supervisor of this very user: a socket someone else made must

@@ -28,7 +28,8 @@ const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "o
 /* `berth run` options that take a value (the next argument). */
 static const char *const run_value_opts[] = {"--workspace", "--tmp-size", "--memory", "--cpus",	     "--pids",
 					     "--nofile",    "--timeout",  "--network", "--allow-host", "--dns",
-					     "--env",	    "--ro",	  "--rw",      "--unprotect",  NULL};
+					     "--env",	    "--env-file", "--ro",      "--rw",	       "--unprotect",
+					     NULL};
 static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
@@ -120,6 +121,9 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 		} else if (in_list(run_flag_opts, a)) {
 			if (berth_spawn_add_run_arg(r, a, err) < 0)
 				return -1;
+		} else if (strcmp(a, "--evidence") == 0 || strcmp(a, "--forensic") == 0) {
+			berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence", a);
+			return berth_err_hint(err, "triage files with `berth run --evidence PATH -- COMMAND`");
 		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') != NULL) {
 			berth_usage_err(err, "spawn: write `%.*s VALUE`, not `%s`", (int)(strchr(a, '=') - a), a, a);
 			return -1;
@@ -225,7 +229,10 @@ static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
  * caller's home) resolved: symbolic links followed on the host (the native
  * installers' ~/.local/bin/claude -> ~/.local/share/claude/versions/X),
  * the target mounted read-only at /opt/berth/agent (its directory when it
- * is a `versions` directory, else the file alone) and run from there.
+ * is a `versions` directory; the outermost `node_modules` directory above
+ * it, at /opt/berth/agent/node_modules, when it is in one: an npm install's
+ * bin/NAME -> ../lib/node_modules/PKG/bin/x.js needs its package and the
+ * packages beside it; else the file alone) and run from there.
  * *@exe: the program's path in the sandbox; *@mount: `SRC:DST` for --ro.
  * Returns 0, or -1 with @err (status 2: missing, not an executable file).
  */
@@ -261,6 +268,19 @@ static int agent_path(struct berth_spawn_req *r, char **exe, char **mount, struc
 		return berth_usage_err(err, "profile `%s`: the agent `%s` resolves to `%s`, whose `:` berth cannot "
 					    "mount; move it",
 				       r->profile.name, given, r->agent_src);
+	const char *nm = strstr(r->agent_src, "/node_modules/");
+	if (nm != NULL) {
+		size_t top = (size_t)(nm - r->agent_src) + strlen("/node_modules");
+		if (asprintf(mount, "%.*s:/opt/berth/agent/node_modules", (int)top, r->agent_src) < 0) {
+			*mount = NULL;
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		if (asprintf(exe, "/opt/berth/agent/node_modules%s", r->agent_src + top) < 0) {
+			*exe = NULL;
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		return 0;
+	}
 	slash = strrchr(r->agent_src, '/');
 	base = slash + 1;
 	snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->agent_src), r->agent_src);
@@ -503,6 +523,13 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 #undef PUSH
 	if (berth_run_parse((int)ac, av, env_lookup, &r->run, err) < 0) {
 		berth_run_opts_free(&r->run);
+		/* the `none` is the profile's, not the caller's: say so */
+		if (!user_network && !user_hosts && r->profile.network != NULL &&
+		    strcmp(r->profile.network, "none") == 0 && in_list((const char *const *)r->run_args, "--dns")) {
+			berth_usage_err(err, "spawn: --dns: profile `%s`'s network is `none` (no egress broker to resolve for)",
+					r->profile.name);
+			berth_err_hint(err, "give the session hosts with --allow-host HOST (the broker uses your --dns)");
+		}
 		goto out;
 	}
 	r->have_run = true;
@@ -510,6 +537,16 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
+	/* A session copies no evidence (that is cmd_run's): refused, not ignored. */
+	if (r->run.n_evidence > 0 || r->run.forensic) {
+		berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence",
+				r->run.forensic ? "--forensic" : "--evidence");
+		berth_err_hint(err, "triage files with `berth run --evidence PATH -- COMMAND`");
+		goto out;
+	}
+	for (size_t i = 0; i < r->run.policy.n_env; i++)
+		if (r->run.policy.env[i].from_file && is_credential(&r->profile, r->run.policy.env[i].name))
+			risk_line(r, r->run.policy.env[i].name);
 	if (settle_home(r, err) < 0)
 		goto out;
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
@@ -679,11 +716,15 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	struct berth_session_spec spec = {0};
 	char st[PATH_MAX], ws[PATH_MAX + 16], rt[PATH_MAX];
 	cleanup_close int lock = -1;
-	bool made_ws = false;
+	bool made_ws = false, made_st = false;
 
 	lock = berth_session_claim(r->name, err);
 	if (lock < 0)
 		return -1;
+	/* A state directory made here goes again if the start fails (a reused
+	 * name's keeps its old log). */
+	made_st = berth_session_state_dir(r->name, false, st, sizeof st, &(struct berth_error){0}) == 0 &&
+		  access(st, F_OK) < 0 && errno == ENOENT;
 	if (berth_session_state_dir(r->name, true, st, sizeof st, err) < 0)
 		goto fail;
 	if (r->managed_ws) {
@@ -742,13 +783,32 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	spec.lock_fd = lock;
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &spec.ro.force_off, err) < 0)
 		goto fail;
-	if (berth_session_start(&spec, pid, err) < 0)
+	if (berth_session_start(&spec, pid, err) < 0) {
+		char udir[PATH_MAX];
+		if (err->status == BERTH_EXIT_NOTFOUND && r->profile.agent_path == NULL &&
+		    strchr(r->profile.command[0], '/') == NULL)
+			berth_err_hint(err, "`%s` is not on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:...; the host's "
+					    "home is not visible inside): install it there, or copy the profile to "
+					    "%s/%s.yml and name the program with `path:` (docs/sessions.md, \"The agent's "
+					    "path\")",
+				       r->profile.command[0],
+				       berth_profile_user_dir(udir, sizeof udir) == 0 ? udir : "~/.config/berth/profiles",
+				       r->profile.name);
 		goto fail;
+	}
 	return 0;
 fail:
 	if (made_ws) {
 		struct berth_error e2 = {0};
 		berth_rm_rf(ws, &e2);
+	}
+	if (made_st) {
+		/* what the supervisor made before it failed: its (empty) log */
+		char p[PATH_MAX + 16];
+		snprintf(p, sizeof p, "%s/output.log", st);
+		unlink(p);
+		rmdir(st);
+	} else if (made_ws) {
 		rmdir(st);
 	}
 	if (berth_session_runtime_dir(r->name, false, rt, sizeof rt, &(struct berth_error){0}) == 0) {

@@ -104,7 +104,9 @@ if [ "$MODE" = rlimits ]; then
 	has "refuse: says only an address-space rlimit is available" "$ERR" "only an address-space rlimit (RLIMIT_AS) is available"
 	has "refuse: says why that breaks runtimes" "$ERR" "kills runtimes that reserve large ranges (Bun/JavaScriptCore, Node/V8, Go, Java)"
 	has "refuse: hint systemd-run with Delegate=yes" "$ERR" "\`systemd-run --user --scope -p Delegate=yes berth run ...\`"
-	has "refuse: hint cgroup delegation" "$ERR" "enable cgroup delegation for this user"
+	ADVICE=$("$BERTH" doctor --json | python3 -c 'import json,sys; print([c for c in json.load(sys.stdin)["checks"] if c["name"] == "resource limits"][0]["fix"].replace("for cgroup limits as this user: ", "", 1))')
+	[ -n "$ADVICE" ] && has "refuse: the hint is berth doctor's way to a cgroup on this machine" "$ERR" "berth: hint: $ADVICE; or pass" ||
+		fail "refuse: berth doctor gives a way to a cgroup" "no fix in berth doctor --json"
 	has "refuse: hint --allow-degraded" "$ERR" "pass \`--allow-degraded\` to run without a memory limit"
 	eq "refuse: nothing on stdout" "$OUT" ""
 	[ ! -e "$WS/ran" ] && pass "refuse: the command did not run" || fail "refuse: the command did not run" "ran"

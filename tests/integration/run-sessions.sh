@@ -199,6 +199,12 @@ wait_screen "$DERIVED" "Fake Codex" && pass "codex-like screen rendered" || fail
 b spawn nosuchprofile
 eq "unknown profile: 2" "$RC" 2
 has "unknown profile: names it" "$ERR" "no profile \`nosuchprofile\`"
+# a berth binary without its data files (copied alone, or mounted alone into a sandbox)
+mkdir -p "$TOP/lonely/bin"; cp "$BERTH" "$TOP/lonely/bin/berth"
+"$TOP/lonely/bin/berth" spawn shell --name lonely </dev/null >/dev/null 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "built-in profile without berth's data files: 2" "$RC" 2
+has "... says the data files are missing, where it looked" "$ERR" "berth's built-in profiles are not installed beside this binary (no \`$TOP/lonely/bin/../data/profiles/shell.yml\`"
+rm -rf "$TOP/lonely"
 printf 'command: [sh]\ncolour: blue\n' >"$XDG_CONFIG_HOME/berth/profiles/badkey.yml"
 b spawn badkey
 eq "profile with an unknown key: 2" "$RC" 2
@@ -216,14 +222,26 @@ printf 'command: [/nonexistent/agent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth
 b spawn missing --name miss
 eq "agent not found: 127" "$RC" 127
 has "agent not found: says so" "$ERR" "/nonexistent/agent"
-[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss/workspace" ] &&
-	pass "agent not found: no session left" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss" ] &&
+	pass "agent not found: no session left (runtime nor state directory)" || fail "agent not found: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" 2>&1)"
+printf 'command: [nosuchagent]\nnetwork: none\n' >"$XDG_CONFIG_HOME/berth/profiles/missing-on-path.yml"
+b spawn missing-on-path --name miss3
+eq "agent not on PATH: 127" "$RC" 127
+has "agent not on PATH: the hint names path: in a copy of the profile" "$ERR" "copy the profile to $XDG_CONFIG_HOME/berth/profiles/missing-on-path.yml and name the program with \`path:\`"
+mkdir "$TOP/ws-miss"
+b spawn missing --name miss2 --workspace "$TOP/ws-miss"
+eq "agent not found, --workspace: 127" "$RC" 127
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/miss2" ] && [ ! -e "$XDG_STATE_HOME/berth/sessions/miss2" ] && [ -d "$TOP/ws-miss" ] &&
+	pass "agent not found, --workspace: no session left, the workspace kept" || fail "agent not found, --workspace: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_STATE_HOME/berth/sessions" "$TOP/ws-miss" 2>&1)"
 b spawn fake-claude --name x1 --bogus
 eq "unknown spawn option: 2" "$RC" 2
 has "unknown spawn option: names it" "$ERR" "--bogus"
 b spawn fake-claude --name x1 --memory lots
 eq "bad run option: 2" "$RC" 2
 has "bad run option: named as berth run does" "$ERR" "--memory"
+b spawn shell --name x1 --dns 127.0.0.1
+eq "--dns on a profile whose network is none: 2" "$RC" 2
+has "--dns on a none profile: names the profile's network, not a --network none never given" "$ERR" "profile \`shell\`'s network is \`none\`"
 b spawn shell --name x1 --prompt hi --repo ssh://host/x
 eq "--repo other than http(s): 2" "$RC" 2
 
@@ -241,8 +259,19 @@ wait_screen cred1 Welcome
 wait_screen cred1 "FAKE_TOKEN is set" && pass "--seed-auth forwards the profile's credential" || fail "--seed-auth" "" "$("$BERTH" peek cred1)"
 b spawn fake-codex --name cred2 --env ANTHROPIC_API_KEY=x
 has "--env of a credential: risk line" "$ERR" "risk: \`ANTHROPIC_API_KEY\` is forwarded"
+printf 'FAKE_TOKEN=from-file\n' >"$TOP/cred.env"
+b spawn fake-claude --name cred3 --env-file "$TOP/cred.env"
+eq "spawn --env-file: exit 0 (a berth run option)" "$RC" 0
+has "--env-file of a credential: risk line" "$ERR" "risk: \`FAKE_TOKEN\` is forwarded"
+wait_screen cred3 Welcome
+"$BERTH" send cred3 "env FAKE_TOKEN" --enter >/dev/null
+wait_screen cred3 "FAKE_TOKEN is set" && pass "--env-file: the variable reaches the agent" || fail "--env-file" "" "$("$BERTH" peek cred3)"
+b spawn fake-claude --name ev1 --evidence "$TOP/cred.env"
+eq "spawn --evidence: refused (a session copies no evidence): 2" "$RC" 2
+has "spawn --evidence: says so" "$ERR" "--evidence is a \`berth run\` option only"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/ev1" ] && pass "spawn --evidence: no session" || fail "spawn --evidence: a session" ""
 unset FAKE_TOKEN
-"$BERTH" stop cred0 cred1 cred2 --grace 0 >/dev/null 2>&1
+"$BERTH" stop cred0 cred1 cred2 cred3 --grace 0 >/dev/null 2>&1
 
 # 8. the agent ends by itself; stop; what is left
 timeout 20 "$BERTH" logs -f "$DERIVED" >"$TOP/follow" 2>&1 &
@@ -252,6 +281,9 @@ sleep 0.5
 for i in $(seq 50); do [ "$(field "$DERIVED" state)" = exited ] && break; sleep 0.1; done
 eq "agent that quits: exited" "$(field "$DERIVED" state)" exited
 eq "agent that quits: its exit status" "$(field "$DERIVED" exit_status)" 3
+b send "$DERIVED" hello
+eq "send to an ended session: 2" "$RC" 2
+has "send to an ended session: says it ended" "$ERR" "session \`$DERIVED\` is not running: it has ended"
 wait "$FOLLOW"; eq "logs -f: returns when the session ends" "$?" 0
 has "logs -f: followed the output to the end" "$(cat "$TOP/follow")" "bye from the fake agent (status 3)"
 b peek "$DERIVED"
@@ -351,6 +383,11 @@ b fleet up "$TOP/bad.yml"
 eq "fleet with an unknown key: 2" "$RC" 2
 has "fleet error: file:line:col" "$ERR" "bad.yml:6:5: unknown key \`colour\`"
 eq "invalid fleet: nothing started" "$(field g1 name)" none
+printf 'agents:\n  - name: e1\n    profile: fake-claude\n  - name: e2\n    profile: fake-claude\n    options: [--evidence, %s]\n' "$TOP/bad.yml" >"$TOP/evid.yml"
+b fleet up "$TOP/evid.yml" --yes
+eq "fleet with --evidence (not a session option): 2" "$RC" 2
+has "fleet --evidence: names the agent and the option" "$ERR" "agent \`e2\`: spawn: --evidence is a \`berth run\` option only"
+eq "fleet --evidence: nothing started" "$(field e1 name)" none
 printf 'agents:\n  - name: h1\n    profile: fake-claude\n  - name: h2\n    profile: missing\n' >"$TOP/half.yml"
 b fleet up "$TOP/half.yml"
 eq "fleet whose second agent cannot start: 127" "$RC" 127
@@ -528,6 +565,21 @@ wait_screen pa1 "fake agent running as /opt/berth/agent/1.2.3" && pass "path: th
 run_in pa1 'touch /opt/berth/agent/x 2>&1; ls /opt/berth/agent' || fail "pa1: the shell answered" ""
 has "path: the mount is read-only" "$(cat "$LOGS/pa1/output.log")" "Read-only file system"
 "$BERTH" stop pa1 --grace 0 >/dev/null 2>&1
+# path: an npm install (bin/NAME -> ../lib/node_modules/PKG/bin/x): the script needs
+# its package and the packages beside it, so the whole node_modules goes in
+NM=$FH/npm/lib/node_modules; mkdir -p "$FH/npm/bin" "$NM/fpkg/bin" "$NM/fdep"
+printf 'echo "dependency found"\n' >"$NM/fdep/dep.sh"
+printf '#!/bin/sh\necho "npm agent running as $0"\n. "$(dirname "$0")/../../fdep/dep.sh"\nexec bash --norc --noprofile -i\n' >"$NM/fpkg/bin/agent.sh"
+chmod 755 "$NM/fpkg/bin/agent.sh"; chmod -R a+rX "$FH"
+ln -s ../lib/node_modules/fpkg/bin/agent.sh "$FH/npm/bin/fagent"
+printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/npm/bin/fagent\n' >"$XDG_CONFIG_HOME/berth/profiles/npmpathed.yml"
+HOME=$FH "$BERTH" spawn npmpathed --name pa3 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "path: npm layout: spawn exit 0" "$RC" 0
+wait_screen pa3 "npm agent running as /opt/berth/agent/node_modules/fpkg/bin/agent.sh" &&
+	pass "path: npm layout: runs from the node_modules mount" || fail "path: npm layout: runs" "" "$("$BERTH" peek pa3)"
+wait_screen pa3 "dependency found" && pass "path: npm layout: a package beside it is there" ||
+	fail "path: npm layout: the package beside it" "" "$("$BERTH" peek pa3)"
+"$BERTH" stop pa3 --grace 0 >/dev/null 2>&1
 printf 'agent: shell\ncommand: [fagent]\nprompt: type\nnetwork: none\npath: ~/.local/bin/nosuch\n' >"$XDG_CONFIG_HOME/berth/profiles/pathless.yml"
 HOME=$FH "$BERTH" spawn pathless --name pa2 </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
 eq "path: missing: exit 2" "$RC" 2
@@ -635,7 +687,7 @@ BDIR=$(dirname "$BERTH") SDKPY=${BERTH_SDK_PYTHON:-$(dirname "$BERTH")/../sdk/py
 NBMOUNTS=(--ro "$BDIR:/opt/b" --ro "$BDIR/../data:/opt/data" --ro "$SDKPY:/opt/sdk/python" --ro "$NB:/opt/nb")
 cat >"$NB/inside.sh" <<'EOS'
 B=/opt/b/berth
-$B run -- true; echo "run=$?"
+echo "nested-run-begin"; $B run -- true; echo "run=$?"
 $B rpc probe --export ping --app-dir /opt/nb/probe; echo "rpc=$?"
 $B test /opt/nb/probe; echo "test=$?"
 mkdir -p /tmp/r /tmp/s /tmp/w && chmod 700 /tmp/r && cd /tmp/w && XDG_RUNTIME_DIR=/tmp/r XDG_STATE_HOME=/tmp/s $B spawn shell --name nested; echo "spawn=$?"
@@ -659,6 +711,7 @@ for c in run rpc test spawn; do
 done
 eq "nested: run, rpc, test, spawn all name the berth sandbox" "$(printf '%s\n' "$OUT" | grep -c 'cannot start a sandbox inside a berth sandbox')" 4
 hasnt "nested: no sysctl hint inside" "$OUT" "unprivileged_userns_clone"
+hasnt "nested: berth run names no limits of a sandbox it cannot start" "$(printf '%s\n' "$OUT" | sed -n '/^nested-run-begin$/,/^run=/p')" "limits:"
 has "nested: berth doctor says why" "$OUT" "this is inside a berth sandbox"
 has "nested: berth doctor exits 1" "$OUT" "doctor=1"
 has "nested: berth mcp (apps boot at the first call) warns at its start" "$OUT" "this runs inside a berth sandbox, where no app sandbox can start: every call will fail"
