@@ -1219,6 +1219,13 @@ static void test_resolver(void **state)
 	assert_non_null(strstr(body, "loop.test:80 (`loop.test` resolves to 127.0.0.1: loopback"));
 	close(fd);
 	assert_true(dns_asked("loop.test"));
+	/* the same address as an IPv4-mapped IPv6 one (a dual-stack client's
+	 * spelling of it, in CONNECT or SOCKS5's IPv6 form) means the name too */
+	fd = proxy_connect("[::ffff:198.18.0.1]:80", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "loop.test:80 (`loop.test` resolves to 127.0.0.1: loopback"));
+	close(fd);
 	/* an address in the range that was never given is only itself */
 	fd = proxy_connect("198.18.0.9:80", head, sizeof(head));
 	assert_non_null(strstr(head, "HTTP/1.1 403 "));
