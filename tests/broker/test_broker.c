@@ -1235,11 +1235,18 @@ static void test_resolver(void **state)
 
 	/* transparent: 127.0.0.1:tport is not declared: reset, nothing sent */
 	fd = dial(tport);
-	send_str(fd, "GET / HTTP/1.0\r\n\r\n");
+	/* the reset may come before the send (the broker does not wait for a
+	 * byte): then the send, not the recv, is the one that sees it */
+	static const char get[] = "GET / HTTP/1.0\r\n\r\n";
 	char c;
 	errno = 0;
-	assert_true(recv(fd, &c, 1, 0) < 0);
-	assert_int_equal(errno, ECONNRESET);
+	if (send(fd, get, sizeof get - 1, MSG_NOSIGNAL) < 0) {
+		assert_true(errno == ECONNRESET || errno == EPIPE);
+	} else {
+		errno = 0;
+		assert_true(recv(fd, &c, 1, 0) < 0);
+		assert_int_equal(errno, ECONNRESET);
+	}
 	close(fd);
 	stop();
 	snprintf(want, sizeof want, "127.0.0.1:%u (not declared)", tport);
