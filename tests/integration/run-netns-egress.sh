@@ -395,9 +395,9 @@ error ECONNRESET
 error ECONNRESET
 error ECONNRESET
 ping-$TAG
-recv ECONNRESET
+reset
 getaddrinfo
-recv ECONNRESET
+reset
 HTTP/1.0 200 OK
 198.18.0.1
 getent 2"
