@@ -265,8 +265,11 @@ static void test_fakeaddr_reserve(void **state)
 	assert_int_equal(berth_fakeaddr_init(&m, p, 5), 0);
 	assert_int_equal(berth_fakeaddr_assign(&m, "api.test", first), 0);
 	/* the wildcard gets every address but the skipped one and late.test's */
-	for (i = 0; berth_fakeaddr_assign(&m, (snprintf(name, sizeof name, "n%u.wild.test", i), name), a) == 0; i++)
-		;
+	for (i = 0;; i++) {
+		snprintf(name, sizeof name, "n%u.wild.test", i);
+		if (berth_fakeaddr_assign(&m, name, a) < 0)
+			break;
+	}
 	assert_int_equal(i, BERTH_FAKEADDR_MAX - 3);
 	assert_int_equal(berth_fakeaddr_assign(&m, "more.wild.test", a), -1);
 	/* the exactly declared names still get theirs; the first one kept its own */
@@ -283,9 +286,9 @@ static void test_fakeaddr_reserve(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_valid),	 cmocka_unit_test(test_parse_refused),
-	    cmocka_unit_test(test_answer),	 cmocka_unit_test(test_name_declared),
-	    cmocka_unit_test(test_fakeaddr),	 cmocka_unit_test(test_fakeaddr_reserve),
+	    cmocka_unit_test(test_parse_valid), cmocka_unit_test(test_parse_refused),
+	    cmocka_unit_test(test_answer),	cmocka_unit_test(test_name_declared),
+	    cmocka_unit_test(test_fakeaddr),	cmocka_unit_test(test_fakeaddr_reserve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
