@@ -996,6 +996,9 @@ static void resolved(void *arg, int status, const char *errtext, const struct be
 
 /* ---- HEAD ---------------------------------------------------------------- */
 
+/* The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
 /* A complete request for dec.host:dec.port: decide, take a slot, resolve or connect. */
 static void request(struct conn *c, const char *host, unsigned port)
 {
@@ -1005,9 +1008,15 @@ static void request(struct conn *c, const char *host, unsigned port)
 
 	/* An address the sandbox's resolver gave a name means that name, in
 	 * a transparent connection and in a proxy request alike (a SOCKS
-	 * client that resolved the name itself, a CONNECT to the address). */
-	if (berth_addr_parse_literal(host, &fa) == BERTH_ADDR_V4 &&
-	    (name = berth_fakeaddr_lookup(&b->fake, fa.bytes)) != NULL)
+	 * client that resolved the name itself, a CONNECT to the address),
+	 * also as an IPv4-mapped IPv6 address (a dual-stack client's spelling,
+	 * `[::ffff:198.18.0.1]`, as transparent_request() reads it too). */
+	int spelling = berth_addr_parse_literal(host, &fa);
+	if (spelling == BERTH_ADDR_V6 && memcmp(fa.bytes, v4_mapped, sizeof v4_mapped) == 0) {
+		memmove(fa.bytes, fa.bytes + 12, 4);
+		spelling = BERTH_ADDR_V4;
+	}
+	if (spelling == BERTH_ADDR_V4 && (name = berth_fakeaddr_lookup(&b->fake, fa.bytes)) != NULL)
 		host = name;
 
 	bufferevent_disable(c->cl, EV_READ); /* what follows the head waits for the upstream */
@@ -1185,8 +1194,7 @@ static void transparent_request(struct conn *c, int fd)
 	port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	/* a dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d */
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (a.family == AF_INET6 && memcmp(a.bytes, mapped, 12) == 0) {
+	if (a.family == AF_INET6 && memcmp(a.bytes, v4_mapped, sizeof v4_mapped) == 0) {
 		a.family = AF_INET;
 		memmove(a.bytes, a.bytes + 12, 4);
 		memset(a.bytes + 4, 0, 12);

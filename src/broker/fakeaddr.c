@@ -30,6 +30,26 @@ static bool declared_literal(const struct berth_fakeaddr_map *m, const uint8_t a
 	return false;
 }
 
+/* Whether @pats[@i] is a NAME pattern, and the first of the patterns to
+ * declare that name (so that each name is counted once). */
+static bool first_exact(const struct berth_host_pattern *pats, size_t i)
+{
+	if (pats[i].kind != BERTH_HOST_NAME)
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (pats[j].kind == BERTH_HOST_NAME && strcmp(pats[j].name, pats[i].name) == 0)
+			return false;
+	return true;
+}
+
+static bool exact(const struct berth_fakeaddr_map *m, const char *name)
+{
+	for (size_t i = 0; i < m->npats; i++)
+		if (m->pats[i].kind == BERTH_HOST_NAME && strcmp(m->pats[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 int berth_fakeaddr_init(struct berth_fakeaddr_map *m, const struct berth_host_pattern *pats, size_t npats)
 {
 	memset(m, 0, sizeof *m);
@@ -40,6 +60,13 @@ int berth_fakeaddr_init(struct berth_fakeaddr_map *m, const struct berth_host_pa
 	}
 	m->pats = pats;
 	m->npats = npats;
+	for (size_t i = 0; i < npats; i++)
+		m->reserved += first_exact(pats, i);
+	for (size_t i = 0; npats > 0 && i < BERTH_FAKEADDR_MAX; i++) {
+		uint8_t a[4];
+		addr_of(i, a);
+		m->skips_left += declared_literal(m, a);
+	}
 	return 0;
 }
 
@@ -60,12 +87,20 @@ int berth_fakeaddr_assign(struct berth_fakeaddr_map *m, const char *name, uint8_
 			addr_of(i, out);
 			return 0;
 		}
+	bool mine = exact(m, name);
+	/* what is left for names no NAME pattern declares: beyond the reserve */
+	if (!mine && BERTH_FAKEADDR_MAX - m->n - m->skips_left <= m->reserved)
+		return -1;
 	while (m->n < BERTH_FAKEADDR_MAX) {
 		size_t i = m->n++;
 		addr_of(i, out);
-		if (declared_literal(m, out))
+		if (declared_literal(m, out)) {
+			m->skips_left--;
 			continue; /* stays "": never handed out */
+		}
 		memcpy(m->names[i], name, l + 1);
+		if (mine)
+			m->reserved--;
 		return 0;
 	}
 	return -1;

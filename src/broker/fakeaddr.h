@@ -11,6 +11,12 @@
  * for it would be: the sandbox never learns a real address, and a connection
  * can only ever mean a name the policy declared.  One address per name, kept
  * for the life of the map, so that a cached answer stays right.
+ *
+ * A `*.` pattern declares more names than there are addresses: a sandbox that
+ * asks for 4094 names under it must not leave the names declared one by one
+ * (an agent's API host, asked for later) without an address.  Each distinct
+ * NAME pattern keeps one address in reserve until it is asked for; a name
+ * declared by a wildcard only gets what is left beyond the reserve.
  */
 #ifndef BERTH_BROKER_FAKEADDR_H
 #define BERTH_BROKER_FAKEADDR_H
@@ -28,6 +34,8 @@
 struct berth_fakeaddr_map {
 	char (*names)[BERTH_HOST_NAME_MAX + 1]; /* [i]: the name of 198.18.0.0 + 1 + i; "" unused */
 	size_t n;			       /* addresses handed out or skipped */
+	size_t reserved;		       /* NAME patterns' names not asked for yet */
+	size_t skips_left;		       /* declared literals in the range beyond n */
 	const struct berth_host_pattern *pats;  /* declared literals are never handed out */
 	size_t npats;
 };
@@ -46,8 +54,9 @@ void berth_fakeaddr_free(struct berth_fakeaddr_map *m);
  * berth_fakeaddr_assign - the address of @name (a normalised name:
  * lowercase, no trailing dot, at most BERTH_HOST_NAME_MAX characters): the
  * one it had, or the next free one.  @out: 4 bytes, network order.
- * Returns 0, or -1 when all BERTH_FAKEADDR_MAX are taken or @name is empty or
- * too long.
+ * Returns 0, or -1 when all BERTH_FAKEADDR_MAX are taken (for a name that no
+ * NAME pattern declares: when only the reserve of the NAME patterns' names not
+ * asked for yet is left) or @name is empty or too long.
  */
 int berth_fakeaddr_assign(struct berth_fakeaddr_map *m, const char *name, uint8_t out[4]);
 

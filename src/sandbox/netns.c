@@ -56,10 +56,15 @@ int berth_netns_ports(const struct berth_policy *p, struct berth_netns_ports *ou
 		}
 	}
 	if (full) {
-		berth_usage_err(err, "the allow-host patterns declare more than %d distinct ports",
+		/* an app's policy comes from its manifest: name what the reader wrote */
+		berth_usage_err(err, "%s declare more than %d distinct ports",
+				p->app ? "the app's `network:host` capabilities" : "the allow-host patterns",
 				BERTH_TRANSPARENT_PORTS_MAX);
-		return berth_err_hint(err, "declare fewer ports, or `HOST:*` for any port (then only clients that "
-					   "use the proxy variables reach the ports not listed)");
+		return berth_err_hint(
+		    err,
+		    "declare fewer ports, or %s for any port (then only clients that use the "
+		    "proxy variables reach the ports not listed)",
+		    p->app ? "`network:host:HOST:*`" : "`HOST:*`");
 	}
 	return 0;
 }

@@ -43,7 +43,8 @@ struct berth_netns_ports {
  * the order they first appear (80 and 443 for a pattern without a port).
  * Called in berth before the clone.
  * Returns 0, or -1 with @err filled: a usage error (exit 2) for an invalid
- * pattern or more than BERTH_TRANSPARENT_PORTS_MAX distinct ports.
+ * pattern or more than BERTH_TRANSPARENT_PORTS_MAX distinct ports (the message
+ * names the app's `network:host` capabilities when @p is an app's).
  */
 int berth_netns_ports(const struct berth_policy *p, struct berth_netns_ports *out, struct berth_error *err);
 

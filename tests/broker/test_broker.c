@@ -1219,6 +1219,13 @@ static void test_resolver(void **state)
 	assert_non_null(strstr(body, "loop.test:80 (`loop.test` resolves to 127.0.0.1: loopback"));
 	close(fd);
 	assert_true(dns_asked("loop.test"));
+	/* the same address as an IPv4-mapped IPv6 one (a dual-stack client's
+	 * spelling of it, in CONNECT or SOCKS5's IPv6 form) means the name too */
+	fd = proxy_connect("[::ffff:198.18.0.1]:80", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	recv_all(fd, body, sizeof(body));
+	assert_non_null(strstr(body, "loop.test:80 (`loop.test` resolves to 127.0.0.1: loopback"));
+	close(fd);
 	/* an address in the range that was never given is only itself */
 	fd = proxy_connect("198.18.0.9:80", head, sizeof(head));
 	assert_non_null(strstr(head, "HTTP/1.1 403 "));
@@ -1228,11 +1235,18 @@ static void test_resolver(void **state)
 
 	/* transparent: 127.0.0.1:tport is not declared: reset, nothing sent */
 	fd = dial(tport);
-	send_str(fd, "GET / HTTP/1.0\r\n\r\n");
+	/* the reset may come before the send (the broker does not wait for a
+	 * byte): then the send, not the recv, is the one that sees it */
+	static const char get[] = "GET / HTTP/1.0\r\n\r\n";
 	char c;
 	errno = 0;
-	assert_true(recv(fd, &c, 1, 0) < 0);
-	assert_int_equal(errno, ECONNRESET);
+	if (send(fd, get, sizeof get - 1, MSG_NOSIGNAL) < 0) {
+		assert_true(errno == ECONNRESET || errno == EPIPE);
+	} else {
+		errno = 0;
+		assert_true(recv(fd, &c, 1, 0) < 0);
+		assert_int_equal(errno, ECONNRESET);
+	}
 	close(fd);
 	stop();
 	snprintf(want, sizeof want, "127.0.0.1:%u (not declared)", tport);

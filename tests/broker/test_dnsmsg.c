@@ -231,24 +231,64 @@ static void test_fakeaddr(void **state)
 	assert_null(berth_fakeaddr_lookup(&m, ((uint8_t[]){198, 18, 0, 0})));
 	assert_null(berth_fakeaddr_lookup(&m, ((uint8_t[]){1, 2, 3, 4})));
 	assert_int_equal(berth_fakeaddr_assign(&m, "", a), -1);
-	/* full: every address of the /20 but the skipped one, then a refusal */
+	/* full: every address of the /20 but the skipped one, then a refusal
+	 * (the last one is x.test's: its pattern kept it in reserve) */
 	char name[32];
-	for (unsigned i = 3; i < BERTH_FAKEADDR_MAX; i++) {
+	for (unsigned i = 3; i < BERTH_FAKEADDR_MAX - 1; i++) {
 		snprintf(name, sizeof name, "n%u.test", i);
 		assert_int_equal(berth_fakeaddr_assign(&m, name, a), 0);
 	}
+	assert_int_equal(berth_fakeaddr_assign(&m, "n0.test", a), -1);
+	assert_int_equal(berth_fakeaddr_assign(&m, "x.test", a), 0);
 	assert_memory_equal(a, ((uint8_t[]){198, 18, 15, 254}), 4);
 	assert_int_equal(berth_fakeaddr_assign(&m, "more.test", a), -1);
 	assert_int_equal(berth_fakeaddr_assign(&m, "two.test", a), 0); /* the old ones still answer */
 	berth_fakeaddr_free(&m);
 }
 
+/* A wildcard's names cannot use up the addresses: each exactly declared name
+ * keeps one, however many names under the wildcard were asked for first. */
+static void test_fakeaddr_reserve(void **state)
+{
+	struct berth_host_pattern p[5];
+	struct berth_fakeaddr_map m;
+	uint8_t a[4], first[4];
+	char name[32];
+	unsigned i;
+
+	(void)state;
+	pattern(&p[0], "*.wild.test:*");
+	pattern(&p[1], "api.test");
+	pattern(&p[2], "api.test:8443"); /* the same name again: one address */
+	pattern(&p[3], "late.test:7");
+	pattern(&p[4], "198.18.0.7:80"); /* skipped: never handed out */
+	assert_int_equal(berth_fakeaddr_init(&m, p, 5), 0);
+	assert_int_equal(berth_fakeaddr_assign(&m, "api.test", first), 0);
+	/* the wildcard gets every address but the skipped one and late.test's */
+	for (i = 0;; i++) {
+		snprintf(name, sizeof name, "n%u.wild.test", i);
+		if (berth_fakeaddr_assign(&m, name, a) < 0)
+			break;
+	}
+	assert_int_equal(i, BERTH_FAKEADDR_MAX - 3);
+	assert_int_equal(berth_fakeaddr_assign(&m, "more.wild.test", a), -1);
+	/* the exactly declared names still get theirs; the first one kept its own */
+	assert_int_equal(berth_fakeaddr_assign(&m, "late.test", a), 0);
+	assert_string_equal(berth_fakeaddr_lookup(&m, a), "late.test");
+	assert_int_equal(berth_fakeaddr_assign(&m, "api.test", a), 0);
+	assert_memory_equal(a, first, 4);
+	/* now the range is full for every name */
+	assert_int_equal(berth_fakeaddr_assign(&m, "other.test", a), -1);
+	assert_null(berth_fakeaddr_lookup(&m, ((uint8_t[]){198, 18, 0, 7})));
+	berth_fakeaddr_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_valid),	 cmocka_unit_test(test_parse_refused),
-	    cmocka_unit_test(test_answer),	 cmocka_unit_test(test_name_declared),
-	    cmocka_unit_test(test_fakeaddr),
+	    cmocka_unit_test(test_parse_valid), cmocka_unit_test(test_parse_refused),
+	    cmocka_unit_test(test_answer),	cmocka_unit_test(test_name_declared),
+	    cmocka_unit_test(test_fakeaddr),	cmocka_unit_test(test_fakeaddr_reserve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

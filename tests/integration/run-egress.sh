@@ -171,6 +171,24 @@ has "app: and berth says so at exit" "$ERR" "berth: refused: 127.0.0.1:$P2"
 "$BERTH" policy "$WF" --json >"$TOP/out" 2>&1; OUT=$(cat "$TOP/out")
 has "app: the policy is in proxy mode with the declared host" "$OUT" "\"network\":{\"allow_hosts\":[\"127.0.0.1:$P1\"],\"mode\":\"proxy\"}"
 
+# 10. At most 32 distinct declared ports get a listener for clients that ignore the proxy
+#     (docs/egress.md): 32 run, 33 are a usage error (exit 2) before anything runs, and the
+#     message names what declared them, flags or an app's capabilities.
+PORTS=(); for i in $(seq 1 33); do PORTS+=(--allow-host "127.0.0.1:$((20000 + i))"); done
+run "${PORTS[@]:0:64}" -- touch ran-32
+eq "ports: 32 distinct declared ports run (exit 0)" "$RC:$(ls ran-32 2>/dev/null)" "0:ran-32"
+run "${PORTS[@]}" -- touch ran-33
+eq "ports: 33 are a usage error (exit 2)" "$RC" 2
+has "ports: the message says why" "$ERR" "berth: the allow-host patterns declare more than 32 distinct ports"
+eq "ports: and the command did not run" "$(ls ran-33 2>/dev/null)" ""
+WF33=$TOP/wf33; cp -r "$WF" "$WF33"
+for i in $(seq 1 33); do echo "  - network:host:127.0.0.1:$((20000 + i))"; done >"$TOP/caps33"
+sed -i "s/^name: web-fetch\$/name: web-fetch-33/; /network:host:/d; /^capabilities:\$/r $TOP/caps33" "$WF33/berth.yml"
+"$BERTH" rpc web-fetch-33 --app-dir "$WF33" --export fetch_text --input '{"url":"http://127.0.0.1/"}' >"$TOP/out" 2>"$TOP/err"
+RC=$?; ERR=$(cat "$TOP/err")
+eq "ports: an app declaring 33 is a usage error too (exit 2)" "$RC" 2
+has "ports: the message names the app's capabilities" "$ERR" "the app's \`network:host\` capabilities declare more than 32 distinct ports"
+
 # 11. Every decision reaches the audit trail as a net.decision record (docs/audit.md).
 export BERTH_AUDIT_DIR=$TOP/audit
 run --allow-host "127.0.0.1:$P1" -- sh -c "curl -s --noproxy '' -o /dev/null http://127.0.0.1:$P1/x; curl -s --noproxy '' -o /dev/null http://127.0.0.1:$P2/"

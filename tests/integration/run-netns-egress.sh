@@ -395,9 +395,9 @@ error ECONNRESET
 error ECONNRESET
 error ECONNRESET
 ping-$TAG
-recv ECONNRESET
+reset
 getaddrinfo
-recv ECONNRESET
+reset
 HTTP/1.0 200 OK
 198.18.0.1
 getent 2"
@@ -422,6 +422,33 @@ eq "loopback literal: the host's server saw the three requests" "$(cat "$LSRV")"
 /proxied-$TAG
 /node-$TAG"
 kill "$LPID" 2>/dev/null; wait "$LPID" 2>/dev/null
+
+# 16. The resolver's 4094 addresses: names asked for under a wildcard take them all but
+#     the reserve of the exactly declared names, so that the declared host asked for
+#     afterwards still gets one and is reached, by a client that ignores the proxy and by
+#     a CONNECT to its address spelt IPv4-mapped; nothing was resolved for real.
+cat >"$WS/fill.py" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+def ask(name):
+    s.sendto(struct.pack('>HHHHHH', 1, 0x100, 1, 0, 0, 0) + b''.join(bytes([len(l)]) + l.encode() for l in name.split('.')) + b'\0\0\1\0\1', ('127.0.0.1', 53))
+    return s.recv(512)[3] & 15
+n = 0
+while ask('n%d-%s.wild.%s' % (n, sys.argv[1], sys.argv[2])) == 0: n += 1
+print(n, ask('more-%s.wild.%s' % (sys.argv[1], sys.argv[2])))
+PY
+chmod a+r "$WS/fill.py"
+D0=$(mark "$BTH_DNS_LOG") H0=$(mark "$BTH_HTTP_LOG")
+run --allow-host "*.wild.$Z" --allow-host "$WEB" -- sh -c "python3 fill.py $TAG $Z; A=\$(getent hosts $WEB | cut -d' ' -f1); \
+curl -s --noproxy '*' http://$WEB/hello.txt?fill-$TAG; curl -s -p http://[::ffff:\$A]/hello.txt?mapped-$TAG"
+eq "resolver full: the wildcard got all but one address (SERVFAIL after), the declared name still answers, directly and mapped" \
+	"$OUT" "4093 2
+hello from the berth test host
+hello from the berth test host"
+has "resolver full: the web server saw the direct request" "$(since "$BTH_HTTP_LOG" "$H0")" "GET /hello.txt?fill-$TAG host=$WEB"
+has "resolver full: and the one to the IPv4-mapped address" "$(since "$BTH_HTTP_LOG" "$H0")" "GET /hello.txt?mapped-$TAG"
+hasnt "resolver full: no name under the wildcard was resolved for real" "$(since "$BTH_DNS_LOG" "$D0")" "-$TAG.wild"
+has "resolver full: the summary says why the last name got no address" "$ERR" "berth: refused: more-$TAG.wild.$Z (name lookup: more declared names asked for than the resolver has addresses)"
 
 eq "end: nothing reached the undeclared or private hosts during the whole run" "$(records)" 0
 finish
