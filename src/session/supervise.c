@@ -107,6 +107,7 @@ struct sup {
 	struct berth_termfilter to_clients;
 	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms; /* last_output_ms: the screen last changed */
 	uint64_t screen_digest; /* berth_screen_digest() after the last output */
+	bool changed_since_drain; /* the screen changed after the pty's queue last drained */
 	bool stopping;
 	/* the audit trail (docs/audit.md): run.start and policy before the
 	 * agent starts, the broker's decisions, run.stop at the end */
@@ -516,6 +517,7 @@ static void pty_output(struct sup *s)
 	if (d != s->screen_digest) {
 		s->screen_digest = d;
 		s->last_output_ms = now_ms();
+		s->changed_since_drain = true;
 	}
 	/* Filtered whether or not someone is attached, so that a client that
 	 * attaches later finds the filter where the terminal is. */
@@ -532,8 +534,10 @@ static void flush_master(struct sup *s)
 	ssize_t n = write(s->master, s->to_master.p, s->to_master.len);
 	if (n > 0) {
 		q_drop(&s->to_master, (size_t)n);
-		if (s->to_master.len == 0)
+		if (s->to_master.len == 0) {
 			s->drained_ms = now_ms();
+			s->changed_since_drain = false;
+		}
 	}
 }
 
@@ -592,7 +596,7 @@ static int type_due(struct sup *s, long long now)
 				return -1; /* POLLOUT wakes the loop */
 			if (now < s->drained_ms + ENTER_PAUSE_MS)
 				return (int)(s->drained_ms + ENTER_PAUSE_MS - now);
-			bool took = s->last_output_ms > s->drained_ms && now - s->last_output_ms >= ENTER_QUIET_MS;
+			bool took = s->changed_since_drain && now - s->last_output_ms >= ENTER_QUIET_MS;
 			if (!took && now < s->drained_ms + ENTER_WAIT_MAX_MS) {
 				long long until = s->drained_ms + ENTER_WAIT_MAX_MS - now;
 				return (int)(until < ENTER_QUIET_MS ? until : ENTER_QUIET_MS);
