@@ -1073,6 +1073,29 @@ int berth_limits_apply_child(const struct berth_policy *p, const struct berth_li
 	return 0;
 }
 
+long long berth_limits_oom_kills(const struct berth_limits *lim)
+{
+	static const char *const files[] = {"memory.events", "memory.oom_control"};
+	long long total = -1;
+
+	if (lim->mode != BERTH_LIMITS_CGROUP2 && lim->mode != BERTH_LIMITS_CGROUP1)
+		return -1;
+	for (int i = 0; i < lim->n_dirs; i++)
+		for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+			char path[PATH_MAX], line[128];
+			long long v;
+			snprintf(path, sizeof path, "%s/%s", lim->dirs[i], files[f]);
+			FILE *fp = fopen(path, "re");
+			if (fp == NULL)
+				continue;
+			while (fgets(line, sizeof line, fp) != NULL)
+				if (sscanf(line, "oom_kill %lld", &v) == 1)
+					total = (total < 0 ? 0 : total) + v;
+			fclose(fp);
+		}
+	return total;
+}
+
 int berth_limits_destroy(struct berth_limits *lim)
 {
 	int kept = 0;

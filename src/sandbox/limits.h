@@ -123,6 +123,16 @@ int berth_limits_apply_child(const struct berth_policy *p, const struct berth_li
 			     struct berth_error *err);
 
 /*
+ * berth_limits_oom_kills - how many processes of the run the kernel's OOM
+ * killer ended for reaching the memory limit: `oom_kill` of the run's
+ * cgroup's memory.events (v2), or of memory.oom_control (v1, Linux >= 4.13).
+ * Call before berth_limits_destroy().
+ * Returns the count, 0 when none, or -1 when it cannot be known (rlimit
+ * mode, no such file, an older kernel).
+ */
+long long berth_limits_oom_kills(const struct berth_limits *lim);
+
+/*
  * berth_limits_destroy - kill whatever is left in the run's cgroup(s)
  * (cgroup.kill on v2, SIGKILL to each pid in cgroup.procs on v1), then
  * remove the directories.  Safe to call more than once.  Never fails loudly:

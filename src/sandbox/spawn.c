@@ -1730,6 +1730,11 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 			(unsigned long long)s->p->timeout_ms);
 	} else {
 		*status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
+		/* A SIGKILL from the kernel's OOM killer says nothing by itself. */
+		if (*status == 128 + SIGKILL && s->p->memory != 0 && berth_limits_oom_kills(&s->lim) > 0)
+			notice(s, "the command was killed by the kernel's OOM killer: the sandbox reached its memory "
+				  "limit of %llu MiB (--memory)",
+			       (unsigned long long)(s->p->memory >> 20));
 	}
 	return 0;
 }

@@ -151,8 +151,14 @@ else
 	br --memory 64M -- python3 -c "$TOUCH200"
 	eq "cgroup: --memory 64M kills a program touching 200 MiB (137)" "$RC" 137
 	eq "cgroup: ... before it finished" "$OUT" ""
+	has "cgroup: berth says the OOM killer ended it at the limit" "$ERR" \
+		"berth: the command was killed by the kernel's OOM killer: the sandbox reached its memory limit of 64 MiB (--memory)"
 	br --memory 512M -- python3 -c "$TOUCH200"
 	eq "cgroup: --memory 512M lets it finish" "$OUT" "TOUCHED 200"
+	hasnt "cgroup: no OOM line when nothing was killed" "$ERR" "OOM killer"
+	br --memory 512M -- sh -c 'kill -9 $$'
+	eq "cgroup: a SIGKILL of its own: 137" "$RC" 137
+	hasnt "cgroup: ... and no OOM line for it" "$ERR" "OOM killer"
 	br --dry-run --memory 2G -- true
 	eq "cgroup: dry-run --memory 2G accepted" "$RC" 0
 	br --memory 2G -- python3 -c "$RESERVE"
