@@ -156,6 +156,7 @@ struct berth_broker {
 	char *refused[BERTH_BROKER_REFUSED_MAX];
 	size_t refused_unlisted; /* refusals beyond the list (not told apart: any repeat counts) */
 	size_t nrefused;
+	size_t nrefused_lookups; /* of them, the resolver's: at most REFUSED_LOOKUPS_MAX */
 };
 
 static uint64_t now_ms(void)
@@ -241,16 +242,24 @@ static void host_port(const struct conn *c, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", c->dec.host, v6 ? "]" : "", c->dec.port);
 }
 
-static void remember_refusal(struct berth_broker *b, const char *text)
+/* Lookups cost the sandbox nothing (no connection, no time-out), so that a
+ * flood of made-up names cannot fill the list and hide the connections
+ * refused after it, they get at most half of it. */
+#define REFUSED_LOOKUPS_MAX (BERTH_BROKER_REFUSED_MAX / 2)
+
+static void remember_refusal(struct berth_broker *b, const char *text, bool lookup)
 {
 	pthread_mutex_lock(&b->mu);
 	bool seen = false;
 	for (size_t i = 0; i < b->nrefused && !seen; i++)
 		seen = strcmp(b->refused[i], text) == 0;
-	if (!seen && b->nrefused < BERTH_BROKER_REFUSED_MAX) {
+	if (!seen && b->nrefused < BERTH_BROKER_REFUSED_MAX &&
+	    (!lookup || b->nrefused_lookups < REFUSED_LOOKUPS_MAX)) {
 		char *dup = strdup(text);
-		if (dup != NULL)
+		if (dup != NULL) {
 			b->refused[b->nrefused++] = dup;
+			b->nrefused_lookups += lookup;
+		}
 	} else if (!seen) {
 		b->refused_unlisted++; /* the summary says how many it leaves out */
 	}
@@ -431,7 +440,7 @@ static void refuse(struct conn *c, const char *reason)
 	host_port(c, hp, sizeof(hp));
 	snprintf(rule, sizeof(rule), "%s (%s)", hp, reason);
 	report(c, BERTH_BROKER_REFUSED, reason);
-	remember_refusal(c->b, rule);
+	remember_refusal(c->b, rule, false);
 	if (c->kind == BERTH_BROKER_TRANSPARENT) {
 		reset(c);
 		return;
@@ -1279,7 +1288,7 @@ static void dns_refused(struct berth_broker *b, const char *name, const char *re
 	char rule[BERTH_HOST_NAME_MAX + BERTH_HOST_REASON_MAX + 40];
 
 	snprintf(rule, sizeof rule, "%s (name lookup: %s)", name[0] != '\0' ? name : ".", reason);
-	remember_refusal(b, rule);
+	remember_refusal(b, rule, true);
 	pthread_mutex_lock(&b->mu);
 	b->st.refused++;
 	pthread_mutex_unlock(&b->mu);

@@ -1269,6 +1269,44 @@ static void test_resolver(void **state)
 	assert_true(tr_rec);
 }
 
+/* A flood of refused lookups (free for the sandbox) takes at most half of
+ * the summary's list: a connection refused after it is still named. */
+static void test_lookup_flood(void **state)
+{
+	static const char *const pats[] = {"allowed.test", NULL};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+	uint8_t a[4];
+	int rc, an;
+	char head[512], line[600], name[64];
+
+	(void)state;
+	extra.dns_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(extra.dns_fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(getsockname(extra.dns_fd, (struct sockaddr *)&sa, &sl), 0);
+	uint16_t rport = ntohs(sa.sin_port);
+	start(pats, 0, 0);
+	for (int i = 0; i < BERTH_BROKER_REFUSED_MAX + 8; i++) {
+		snprintf(name, sizeof name, "flood%d.test", i);
+		resolve_via(rport, name, 1, &rc, &an, a);
+		assert_int_equal(rc, 3);
+	}
+	int fd = proxy_connect("evil.test:443", head, sizeof(head));
+	assert_non_null(strstr(head, "HTTP/1.1 403 "));
+	close(fd);
+	size_t n = berth_broker_refused_count(bk.b), lookups = 0;
+	bool named = false;
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(berth_broker_refused(bk.b, i, line, sizeof line), 0);
+		lookups += strstr(line, "(name lookup: ") != NULL;
+		named = named || strcmp(line, "evil.test:443 (not declared)") == 0;
+	}
+	assert_int_equal(lookups, BERTH_BROKER_REFUSED_MAX / 2);
+	assert_true(named);
+	assert_int_equal(berth_broker_refused_unlisted(bk.b), BERTH_BROKER_REFUSED_MAX / 2 + 8);
+	stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1279,7 +1317,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
 	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
 	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_stalled_reader),
-	    cmocka_unit_test(test_small_writes),   cmocka_unit_test(test_resolver),
+	    cmocka_unit_test(test_small_writes),   cmocka_unit_test(test_resolver), cmocka_unit_test(test_lookup_flood),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
