@@ -9,6 +9,7 @@
 #include "termfilter.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define ESC 0x1b
@@ -20,7 +21,9 @@ enum {
 	GROUND,
 	IN_ESC,	     /* after ESC (held) */
 	OSC_NUM,     /* ESC ] and digits (held) */
-	DCS_HEAD,    /* ESC P and up to two bytes (held) */
+	CSI_P1,	     /* ESC [ and the digits of its first parameter (held as a number) */
+	CSI_PASS,    /* the rest of a CSI that is passed */
+	CSI_DROP,    /* the rest of a CSI that is dropped */
 	STR_KEEP,    /* inside a kept OSC or DCS string */
 	STR_KEEP_ESC, /* ESC inside a kept string: ST or the string is broken off */
 	STR_DROP,    /* inside a dropped string */
@@ -39,6 +42,32 @@ static bool osc_kept(long n)
 {
 	return n == 0 || n == 1 || n == 2 || n == 4 || n == 8 || (n >= 10 && n <= 19) || n == 104 ||
 	       (n >= 110 && n <= 119) || n == 133;
+}
+
+/* OSC commands whose parameter `?` asks the terminal for a report (a
+ * colour) rather than setting something. */
+static bool osc_can_query(long n)
+{
+	return n == 4 || (n >= 10 && n <= 19);
+}
+
+/* CSI with this first parameter and final byte `t` that make the terminal
+ * answer with a string: 20 the icon label, 21 the window title (xterm's
+ * window operations).  Anything the host's title holds (a path, a command
+ * the person ran) would be typed back into the sandbox. */
+static bool csi_report(long p1)
+{
+	return p1 == 20 || p1 == 21;
+}
+
+/* ESC [ and the first parameter held as f->csi_p1 (leading zeros dropped:
+ * the terminal reads the number the same) written out. */
+static void csi_flush(struct berth_termfilter *f, char *out, size_t *o)
+{
+	out[(*o)++] = ESC;
+	out[(*o)++] = '[';
+	if (f->csi_digits)
+		*o += (size_t)snprintf(out + *o, 8, "%ld", f->csi_p1);
 }
 
 static long osc_number(const struct berth_termfilter *f)
@@ -133,11 +162,15 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 				out[o++] = (char)b;
 			break;
 		case IN_ESC:
-			if (b == ']' || b == 'P') {
+			if (b == ']') {
 				f->held[f->nheld++] = (char)b;
-				f->state = b == ']' ? OSC_NUM : DCS_HEAD;
-			} else if (b == 'X' || b == '^' || b == '_') {
-				f->state = STR_DROP; /* SOS, PM, APC */
+				f->state = OSC_NUM;
+			} else if (b == '[') {
+				f->csi_p1 = 0;
+				f->csi_digits = false;
+				f->state = CSI_P1;
+			} else if (b == 'P' || b == 'X' || b == '^' || b == '_') {
+				f->state = STR_DROP; /* DCS, SOS, PM, APC */
 			} else if (b == ESC) {
 				; /* the first ESC is dropped; this one starts again */
 			} else if (b == CAN || b == SUB) {
@@ -165,6 +198,7 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 				put(out, &o, f->held, f->nheld);
 				out[o++] = (char)b;
 				f->osc = true;
+				f->oscq = osc_can_query(osc_number(f));
 				f->slen = 0;
 				f->state = b == ';' ? STR_KEEP : GROUND;
 			} else {
@@ -172,17 +206,52 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 				goto again;
 			}
 			break;
-		case DCS_HEAD:
-			if ((f->nheld == 2 && (b == '$' || b == '+')) || (f->nheld == 3 && b == 'q')) {
-				f->held[f->nheld++] = (char)b;
-				if (f->nheld == 4) {
-					put(out, &o, f->held, f->nheld);
-					f->osc = false;
-					f->slen = 0;
-					f->state = STR_KEEP;
+		case CSI_P1:
+			if (b >= '0' && b <= '9') {
+				f->csi_p1 = f->csi_p1 * 10 + (b - '0');
+				if (f->csi_p1 > 99999)
+					f->csi_p1 = 99999;
+				f->csi_digits = true;
+			} else if (b >= 0x40 && b <= 0x7e) {
+				/* the final byte: a report request is dropped whole */
+				if (!(b == 't' && f->csi_digits && csi_report(f->csi_p1))) {
+					csi_flush(f, out, &o);
+					out[o++] = (char)b;
 				}
+				f->state = GROUND;
+			} else if (b >= 0x20 && b <= 0x3f) {
+				/* more parameters, a private marker or intermediates:
+				 * after 20 or 21 the sequence is dropped whatever its
+				 * final byte (CSI 20;x h sets LNM, a mode no program
+				 * needs) */
+				if (f->csi_digits && csi_report(f->csi_p1)) {
+					f->state = CSI_DROP;
+				} else {
+					csi_flush(f, out, &o);
+					out[o++] = (char)b;
+					f->state = CSI_PASS;
+				}
+			} else if (b < 0x20 && b != ESC && b != CAN && b != SUB) {
+				out[o++] = (char)b; /* executed inside the sequence, which goes on */
 			} else {
-				f->state = STR_DROP;
+				/* ESC, CAN, SUB, DEL or a byte >= 0x80 ends the CSI for
+				 * the terminal: what was held is harmless on its own */
+				csi_flush(f, out, &o);
+				f->state = GROUND;
+				goto again;
+			}
+			break;
+		case CSI_PASS:
+		case CSI_DROP:
+			if (b >= 0x20 && b <= 0x7e) {
+				if (f->state == CSI_PASS)
+					out[o++] = (char)b;
+				if (b >= 0x40)
+					f->state = GROUND;
+			} else if (b < 0x20 && b != ESC && b != CAN && b != SUB) {
+				out[o++] = (char)b;
+			} else {
+				f->state = GROUND;
 				goto again;
 			}
 			break;
@@ -193,6 +262,11 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 			}
 			if (b == ESC) {
 				f->state = STR_KEEP_ESC;
+			} else if (b == '?' && f->oscq) {
+				/* a colour report request (OSC 10;? and the like):
+				 * CAN makes the terminal drop what was passed of it */
+				out[o++] = CAN;
+				f->state = STR_DROP;
 			} else if (b == BEL && f->osc) {
 				out[o++] = (char)b;
 				f->state = GROUND;

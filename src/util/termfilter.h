@@ -16,9 +16,16 @@
  * The filter keeps what a terminal program needs to draw: text, C0 controls,
  * CSI and the other ESC sequences, and these OSC commands (numbers from
  * xterm's ctlseqs): 0-2 (title), 4 and 104 (palette), 8 (hyperlink), 10-19
- * and 110-119 (dynamic colours), 133 (prompt marks);
- * and the DCS queries `$q` (DECRQSS) and `+q` (XTGETTCAP), whose answers go
- * back to the agent.  It drops every other OSC, every other DCS, SOS, PM and
+ * and 110-119 (dynamic colours), 133 (prompt marks).
+ * It drops the requests that make the terminal answer with a string, since
+ * the answer is typed into the sandbox and may carry what the host put
+ * there (a title naming a host path or command, the clipboard, a colour
+ * scheme that fingerprints the person): CSI 20 t and CSI 21 t (icon label
+ * and title reports), a `?` in OSC 4 and 10-19 (colour reports; the string
+ * is ended with CAN there), and every DCS (DECRQSS `$q`, XTGETTCAP `+q`,
+ * tmux passthrough, sixel).  Reports of numbers the sandbox drew itself pass:
+ * CSI 6 n (cursor position), CSI c (device attributes), DECRQM.
+ * It drops every other OSC, SOS, PM and
  * APC strings, and C1 controls in either form (a raw byte 0x80-0x9f that is
  * not inside a UTF-8 sequence, or U+0080-U+009F encoded as UTF-8): xterm in
  * UTF-8 mode reads U+009D as OSC and U+009B as CSI.  Bytes that are not
@@ -53,6 +60,9 @@ struct berth_termfilter {
 	unsigned char lo, hi; /* the range of its next byte */
 	size_t slen;	      /* bytes of the kept OSC or DCS string so far */
 	bool osc;	      /* the kept string is an OSC (else a DCS) */
+	bool oscq;	      /* the kept OSC may be a colour query (4, 10-19) */
+	long csi_p1;	      /* the first parameter of a CSI being read */
+	bool csi_digits;      /* ... and whether it had any digit */
 };
 
 /* berth_termfilter_init - the state at the start of a stream (ground). */

@@ -379,13 +379,23 @@ static void test_termfilter(void **state)
 {
 	(void)state;
 	/* What draws passes unchanged: text, UTF-8, C0, CSI, ESC sequences,
-	 * titles, hyperlinks, colour queries, the DCS queries */
+	 * titles, hyperlinks, colour settings, reports of numbers (CSI 6 n, DA) */
 	FILTERED("a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338",
 		 "a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338");
 	FILTERED("\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\",
 		 "\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\");
-	FILTERED("\033]11;?\007\033]104\007\033]133;A\007\033P$qm\033\\\033P+q544e\033\\",
-		 "\033]11;?\007\033]104\007\033]133;A\007\033P$qm\033\\\033P+q544e\033\\");
+	FILTERED("\033]11;rgb:00/00/00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[0020h",
+		 "\033]11;rgb:00/00/00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[20h");
+	/* Report requests whose answer is a string typed into the sandbox:
+	 * title and icon label (CSI 21 t, 20 t, also with leading zeros or
+	 * more parameters), colour queries (ended with CAN), every DCS
+	 * (DECRQSS, XTGETTCAP) */
+	FILTERED("a\033[21tb\033[20tc\033[0021td\033[21;0te\033[20;1hf\033[?21tg",
+		 "abcdef\033[?21tg");
+	FILTERED("\033]11;?\007h\033]4;1;?\033\\i\033]10;?\007j\033P$qm\033\\k\033P+q544e\033\\l",
+		 "\033]11;\x18h\033]4;1;\x18i\033]10;\x18j" "k" "l");
+	/* a CSI cut by ESC, CAN or a UTF-8 byte: what was held passes */
+	FILTERED("\033[2\033[21tm\033[21\x18n\033[1\xe4\xb8\xad", "\033[2m\033[21\x18n\033[1\xe4\xb8\xad");
 	/* The clipboard (OSC 52), file transfer (1337, 5113), notifications,
 	 * fonts: dropped whole, BEL or ST ended, the text around kept */
 	FILTERED("a\033]52;c;ZWNobyBwd25lZA==\007b\033]52;p;eA==\033\\c", "abc");
