@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "../broker/broker.h"
+#include "../util/text.h"
 #include "../supervisor/evidence.h"
 #include "../util/termfilter.h"
 #include "../broker/hosts.h"
@@ -155,14 +156,28 @@ static void notice(const struct sandbox *s, const char *fmt, ...) __attribute__(
 static void notice(const struct sandbox *s, const char *fmt, ...)
 {
 	va_list ap;
+	char raw[8192], safe[sizeof raw];
 
 	if (s->o->quiet)
 		return;
 	va_start(ap, fmt);
-	fputs("berth: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* The arguments name what the sandbox chose (paths in the workspace,
+	 * repositories, hosts it asked for): shown so that they cannot drive
+	 * the person's terminal or forge a line (text.h). */
+	fprintf(stderr, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
+}
+
+/* An error the child or the measurement reported, printed as cli_print_error
+ * does: its text may quote a path inside the workspace. */
+static void print_err(const struct berth_error *e)
+{
+	char safe[sizeof e->msg > sizeof e->hint ? sizeof e->msg : sizeof e->hint];
+
+	fprintf(stderr, "berth: %s\n", berth_text_clean(safe, sizeof safe, e->msg));
+	if (e->hint[0] != '\0')
+		fprintf(stderr, "berth: hint: %s\n", berth_text_clean(safe, sizeof safe, e->hint));
 }
 
 /* Child -> parent: an error object, or "ready" with an optional fd. */
@@ -1658,9 +1673,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 				measured(s, &m.meas);
 			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
-				fprintf(stderr, "berth: %s\n", m.err.msg);
-				if (m.err.hint[0])
-					fprintf(stderr, "berth: hint: %s\n", m.err.hint);
+				print_err(&m.err);
 			}
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
@@ -1721,9 +1734,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 	s->child = -1;
 	if (s->measure_failed) {
 		*status = BERTH_EXIT_INTERNAL;
-		fprintf(stderr, "berth: %s\n", s->measure_err.msg);
-		if (s->measure_err.hint[0] != '\0')
-			fprintf(stderr, "berth: hint: %s\n", s->measure_err.hint);
+		print_err(&s->measure_err);
 	} else if (timed_out) {
 		*status = BERTH_EXIT_TIMEOUT;
 		fprintf(stderr, "berth: --timeout of %llu ms expired; the sandbox was killed\n",

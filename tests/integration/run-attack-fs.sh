@@ -384,6 +384,30 @@ br --network host --yes -- true
 eq "rules: a regular project rules file still applies (exit 2)" "$RC" 2
 has "rules: ... with its message" "$ERR" "refused by rules (.berth/rules.yml:2): networks does not allow host"
 
+# ------------------------------------------ names the sandbox chose, in berth's messages
+# Repositories under hostile names: an OSC title (with BEL), a clear-screen
+# CSI, a raw C1 CSI (0x9b) and U+009B, a right-to-left override, and a
+# newline that would forge a line of berth's.  berth names each one at exit;
+# its stderr must hold none of those bytes (every control shown as \xHH).
+W=$TOP/names; newrepo "$W"; cd "$W" || exit 1
+br -- sh -c '
+for n in "t\033]0;PWNED-TITLE\007" "c\033[2J" "r\233" "u\302\233" "b\342\200\256gpj.exe" "l
+berth: forged line"; do
+	d=$(printf "$n") && mkdir -- "$d" && git init -q -- "$d" || exit 9
+done'
+eq "names: the command ran" "$RC" 0
+eq "names: six repositories named" "$(printf '%s\n' "$ERR" | grep -c 'made or changed the git repository')" 6
+for b in '\033' '\007' '\233' '\302\233' '\342\200\256'; do
+	if printf '%s' "$ERR" | LC_ALL=C grep -q "$(printf "$b")"; then
+		fail "names: no raw $b in berth's stderr" "present" "stderr: $(printf '%s' "$ERR" | od -c | head -n 20)"
+	else pass "names: no raw $b in berth's stderr"; fi
+done
+if printf '%s\n' "$ERR" | grep -q '^berth: forged line'; then fail "names: a newline in a name forges no line" "present" "stderr: $ERR"
+else pass "names: a newline in a name forges no line"; fi
+has "names: the title repository is named, escaped" "$ERR" "\`$W/t\\x1b]0;PWNED-TITLE\\x07/.git\`"
+has "names: the override is shown as an escape" "$ERR" "\`$W/b\\u{202e}gpj.exe/.git\`"
+has "names: the newline is shown as an escape" "$ERR" "\`$W/l\\x0aberth: forged line/.git\`"
+
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
 exit 0
