@@ -169,6 +169,21 @@ static void notice(const struct sandbox *s, const char *fmt, ...)
 	fprintf(stderr, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
 }
 
+/* When a security module above berth refused a step of the namespace
+ * setup (EPERM, EACCES), the hint of @e names it and its fix instead of
+ * its generic one (userns.h). */
+static void lsm_hint(enum berth_userns_step step, struct berth_error *e)
+{
+	struct berth_lsm_facts f;
+	char why[sizeof e->hint];
+
+	if (e->errnum != EPERM && e->errnum != EACCES)
+		return;
+	berth_lsm_facts_read(&f);
+	if (berth_lsm_refusal(step, e->errnum, &f, why, sizeof why) != NULL)
+		snprintf(e->hint, sizeof e->hint, "%s", why);
+}
+
 /* An error the child or the measurement reported, printed as cli_print_error
  * does: its text may quote a path inside the workspace. */
 static void print_err(const struct berth_error *e)
@@ -1484,8 +1499,10 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	s->sock[1] = -1;
 	if (s->janitor_fd >= 0)
 		(void)!write(s->janitor_fd, &s->child, sizeof s->child);
-	if (s->use_userns && berth_userns_write_maps(s->child, &s->ids, err) < 0)
+	if (s->use_userns && berth_userns_write_maps(s->child, &s->ids, err) < 0) {
+		lsm_hint(BERTH_STEP_MAPS, err);
 		return -1;
+	}
 	if (berth_limits_attach(&s->lim, s->child, err) < 0)
 		return -1;
 	/* sync 1 */
@@ -1520,6 +1537,7 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 		close(fds[i]);
 	if (r == 1) {
 		*err = m.err;
+		lsm_hint(BERTH_STEP_MOUNT, err);
 		return -1;
 	}
 	waitpid(s->child, NULL, 0);
@@ -1673,6 +1691,7 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 				measured(s, &m.meas);
 			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
+				lsm_hint(BERTH_STEP_MOUNT, &m.err);
 				print_err(&m.err);
 			}
 			for (int i = 0; i < nfds; i++)

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "landlock.h"
 
 static int write_file(const char *path, const char *s, struct berth_error *err)
 {
@@ -181,4 +183,141 @@ bool berth_userns_inside_berth(void)
 	fclose(f);
 	buf[n] = '\0';
 	return strcmp(buf, "berth-init") == 0;
+}
+
+/* ---------------------------------------------------- refused by an LSM */
+
+static int read_int(const char *path, int dflt)
+{
+	char buf[32];
+
+	read_first_line(path, buf, sizeof buf);
+	return buf[0] >= '0' && buf[0] <= '9' ? atoi(buf) : dflt;
+}
+
+/* A child in a new user and mount namespace tries what berth's child does
+ * first (make the tree a slave); its errno is the answer. */
+static void mount_probe(struct berth_lsm_facts *f)
+{
+	int pfd[2], e[2] = {-1, -1};
+	pid_t pid;
+
+	f->unshare_probe_errno = f->mount_probe_errno = -1;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
+	if (pid == 0) {
+		int r[2] = {0, -1};
+		close(pfd[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			r[0] = errno;
+		else
+			r[1] = mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ? errno : 0;
+		(void)!write(pfd[1], r, sizeof r);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], e, sizeof e) != (ssize_t)sizeof e)
+		e[0] = e[1] = -1;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	f->unshare_probe_errno = e[0];
+	f->mount_probe_errno = e[1];
+}
+
+void berth_lsm_facts_read(struct berth_lsm_facts *f)
+{
+	char sel[8];
+
+	memset(f, 0, sizeof *f);
+	f->root = geteuid() == 0;
+	f->apparmor_restrict = read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
+	read_first_line("/proc/self/attr/apparmor/current", f->apparmor_label, sizeof f->apparmor_label);
+	read_first_line("/sys/fs/selinux/enforce", sel, sizeof sel);
+	f->selinux_enforcing = sel[0] == '1';
+	if (f->selinux_enforcing)
+		read_first_line("/proc/self/attr/current", f->selinux_context, sizeof f->selinux_context);
+	else if (f->apparmor_label[0] == '\0')
+		read_first_line("/proc/self/attr/current", f->apparmor_label, sizeof f->apparmor_label);
+	f->seccomp_filtered = seccomp_filtered();
+	f->landlock_active = berth_landlock_abi() > 0;
+	mount_probe(f);
+}
+
+/* Confined by an AppArmor profile other than "unconfined". */
+static bool apparmor_confined(const struct berth_lsm_facts *f)
+{
+	return f->apparmor_label[0] != '\0' && strncmp(f->apparmor_label, "unconfined", 10) != 0;
+}
+
+const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f, char *buf,
+			      size_t len)
+{
+	const char *what = step == BERTH_STEP_MAPS ? "writing the new user namespace's uid/gid maps"
+						   : "mounting inside the new user namespace";
+
+	if (errnum != EPERM && errnum != EACCES)
+		return NULL;
+	/* A plain mount in a fresh namespace works: not the environment. */
+	if (f->mount_probe_errno == 0 && step == BERTH_STEP_MOUNT)
+		return NULL;
+	/* AppArmor's restriction applies to callers without CAP_SYS_ADMIN:
+	 * the clone succeeds, the namespace gets no capabilities. */
+	if (f->apparmor_restrict == 1 && !f->root) {
+		snprintf(buf, len,
+			 "AppArmor refused %s: kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10 and "
+			 "later) gives unprivileged user namespaces no capabilities unless a profile allows them; "
+			 "have an administrator load a profile for berth (/etc/apparmor.d/berth: `abi <abi/4.0>, "
+			 "include <tunables/global> profile berth /path/to/berth flags=(unconfined) { userns, }`, "
+			 "then `apparmor_parser -r /etc/apparmor.d/berth`), or set the sysctl to 0 for every "
+			 "program (`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
+			 what);
+		return buf;
+	}
+	if (apparmor_confined(f)) {
+		snprintf(buf, len,
+			 "AppArmor refused %s: berth runs confined by the profile `%.100s`; allow `userns,`, "
+			 "`mount,`, `pivot_root,` and `capability sys_admin,` in that profile (%s), or start berth "
+			 "from an unconfined process",
+			 what, f->apparmor_label, f->root ? "`aa-complain` to confirm" : "an administrator's task");
+		return buf;
+	}
+	if (f->selinux_enforcing) {
+		snprintf(buf, len,
+			 "SELinux refused %s: berth runs in the context `%.100s`, whose policy denies it (see "
+			 "`ausearch -m avc -ts recent`); %s",
+			 what, f->selinux_context[0] ? f->selinux_context : "?",
+			 f->root ? "run berth from a domain allowed to create user namespaces and mount (e.g. "
+				   "unconfined_t), or add a policy module allowing it"
+				 : "ask an administrator for a policy module that allows it, or run berth from an "
+				   "unconfined domain");
+		return buf;
+	}
+	/* Landlock refuses mount and pivot_root to a restricted process
+	 * (security/landlock/fs.c) but not unshare: the namespace is made,
+	 * the mount in it refused. */
+	if (f->landlock_active && step == BERTH_STEP_MOUNT && f->unshare_probe_errno == 0 &&
+	    f->mount_probe_errno == EPERM) {
+		snprintf(buf, len,
+			 "a Landlock domain above berth refused %s (a process restricted by Landlock may not "
+			 "mount or pivot_root, even as %s, and no process can leave the domain): start berth "
+			 "from a process that is not Landlocked (the agent or tool that launched it sandboxed "
+			 "itself)",
+			 what, f->root ? "root" : "the owner of its own namespace");
+		return buf;
+	}
+	if (f->seccomp_filtered && (f->unshare_probe_errno > 0 || f->mount_probe_errno > 0)) {
+		snprintf(buf, len,
+			 "a seccomp filter above berth (a container runtime's, or the program that started "
+			 "berth) refused %s; run berth on the host, or in a container started with "
+			 "`--security-opt seccomp=unconfined`",
+			 what);
+		return buf;
+	}
+	return NULL;
 }

@@ -8,6 +8,7 @@
 #define BERTH_USERNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -65,5 +66,49 @@ bool berth_userns_inside_berth(void);
 #define BERTH_NESTED_HINT                                                                                        \
 	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and connect the " \
 	"agent to it (an MCP server the agent's session connects to, or an app served by `berth dev` on the host)"
+
+/* A step of the user-namespace setup that a security module may refuse. */
+enum berth_userns_step {
+	BERTH_STEP_MAPS,  /* writing /proc/PID/{setgroups,uid_map,gid_map} (the parent) */
+	BERTH_STEP_MOUNT, /* mount, mount_setattr, pivot_root inside the new namespaces (the child) */
+};
+
+/*
+ * What the host's security modules say about this process, for the message
+ * of a refused step (never for a decision: berth refuses the run either way).
+ */
+struct berth_lsm_facts {
+	int apparmor_restrict; /* /proc/sys/kernel/apparmor_restrict_unprivileged_userns: 1, 0, or -1 absent */
+	char apparmor_label[128]; /* /proc/self/attr/apparmor/current (or attr/current): "" when none */
+	bool selinux_enforcing;   /* /sys/fs/selinux/enforce is 1 */
+	char selinux_context[128]; /* /proc/self/attr/current under SELinux, else "" */
+	bool seccomp_filtered;     /* /proc/self/status Seccomp: 2 */
+	bool landlock_active;      /* landlock is enabled in the kernel (ABI > 0) */
+	int unshare_probe_errno;   /* errno of unshare(CLONE_NEWUSER | CLONE_NEWNS) in a child, 0 it worked, -1 not probed */
+	int mount_probe_errno;     /* then errno of a mount there, 0 when it worked, -1 not probed */
+	bool root;                 /* berth runs with euid 0 */
+};
+
+/*
+ * berth_lsm_facts_read - fill @f from /proc and /sys, and probe a mount in
+ * a fresh user and mount namespace (a forked child, which is gone before
+ * this returns).  Never fails: what cannot be read stays at its "absent"
+ * value.
+ */
+void berth_lsm_facts_read(struct berth_lsm_facts *f);
+
+/*
+ * berth_lsm_refusal - the cause and fix of a refused @step that failed
+ * with @errnum, given the facts @f: a message naming the security module
+ * that refused it (AppArmor's unprivileged-userns restriction, a Landlock
+ * domain above berth, SELinux, a seccomp filter above berth) and what to do
+ * about it, as root and as a user, written into @buf (@len bytes).  A pure
+ * function of its arguments.  Returns @buf, or NULL when @errnum is not
+ * EPERM or EACCES or nothing in @f explains the refusal (a mount probe that
+ * worked says it was not the environment; the caller keeps its own
+ * message).
+ */
+const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f, char *buf,
+			      size_t len);
 
 #endif

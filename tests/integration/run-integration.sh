@@ -573,6 +573,44 @@ if [ "$IS_ROOT" -eq 0 ]; then
 	eq "userns refused by the kernel: notices printed once" "$(printf '%s\n' "$ERR" | grep -c '^berth: limits:')" 1
 fi
 
+# ------------------------------------------ a security module above berth
+# berth started by a Landlocked process (an agent that sandboxed itself):
+# the user namespace is made, every mount in it refused (EPERM).  The
+# message names Landlock and what to do, and suggests neither idmapped
+# mounts nor --allow-degraded.  The wrapper handles file access but allows
+# all of it below /, so only the mount restriction bites.
+cat >"$TD/llwrap.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+class PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+ACCESS = (1 << 13) - 1  # Landlock ABI 1: every file access right
+attr = Attr(ACCESS)
+fd = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)  # landlock_create_ruleset
+if fd < 0:
+    sys.exit("landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
+pb = PathBeneath(ACCESS, os.open("/", os.O_PATH))
+if libc.syscall(445, fd, 1, ctypes.byref(pb), 0) < 0:  # landlock_add_rule, PATH_BENEATH
+    sys.exit("landlock_add_rule: " + os.strerror(ctypes.get_errno()))
+if libc.prctl(38, 1, 0, 0, 0) < 0 or libc.syscall(446, fd, 0) < 0:  # NO_NEW_PRIVS, restrict_self
+    sys.exit("landlock_restrict_self: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[1], sys.argv[1:])
+PY
+cd "$WS" || exit 1
+/usr/bin/python3 "$TD/llwrap.py" "$BERTH" run -- true </dev/null >"$TD/out" 2>"$TD/err"
+RC=$?; OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+eq "landlocked caller: berth refuses (125)" "$RC" 125
+has "landlocked caller: the step and its errno" "$ERR" "berth: cannot make the mount tree a slave: Operation not permitted"
+has "landlocked caller: the hint names Landlock" "$ERR" "berth: hint: a Landlock domain above berth refused mounting inside the new user namespace"
+has "landlocked caller: ... and the fix" "$ERR" "start berth from a process that is not Landlocked"
+if [ "$(id -u)" = 0 ]; then has "landlocked caller: ... even as root" "$ERR" "even as root"
+else has "landlocked caller: ... even as the namespace's owner" "$ERR" "even as the owner of its own namespace"; fi
+hasnt "landlocked caller: no idmapped-mount hint" "$ERR" "idmapped"
+hasnt "landlocked caller: no --allow-degraded hint" "$ERR" "allow-degraded"
+
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
 exit 0
