@@ -45,6 +45,21 @@ static void check_userns(const struct berth_features *f, struct check *c)
 	c->required = true;
 	c->ok = f->userns;
 	if (c->ok) {
+		/* The clone may work and the namespace still be useless: AppArmor's
+		 * unprivileged-userns restriction gives it no capabilities, a
+		 * Landlock domain above berth refuses mount in it. */
+		struct berth_lsm_facts lf;
+		berth_lsm_facts_read(&lf);
+		if (!(f->forced_off & BERTH_FEAT_USERNS) && lf.mount_probe_errno > 0) {
+			c->ok = false;
+			snprintf(c->detail, sizeof c->detail,
+				 "can create a user namespace, but mounting in it is refused: %s",
+				 strerror(lf.mount_probe_errno));
+			if (berth_lsm_refusal(BERTH_STEP_MOUNT, lf.mount_probe_errno, &lf, c->fix, sizeof c->fix) == NULL)
+				snprintf(c->fix, sizeof c->fix, "find what refuses mount(2) in a new user namespace "
+								 "(`dmesg` for an LSM's denial)");
+			return;
+		}
 		snprintf(c->detail, sizeof c->detail, "can create a user namespace");
 		return;
 	}

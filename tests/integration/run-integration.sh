@@ -610,6 +610,14 @@ if [ "$(id -u)" = 0 ]; then has "landlocked caller: ... even as root" "$ERR" "ev
 else has "landlocked caller: ... even as the namespace's owner" "$ERR" "even as the owner of its own namespace"; fi
 hasnt "landlocked caller: no idmapped-mount hint" "$ERR" "idmapped"
 hasnt "landlocked caller: no --allow-degraded hint" "$ERR" "allow-degraded"
+# berth doctor there: the clone works, the namespace is useless; it says so
+/usr/bin/python3 "$TD/llwrap.py" "$BERTH" doctor </dev/null >"$TD/out" 2>"$TD/err"
+RC=$?; OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+eq "landlocked caller: doctor fails (1)" "$RC" 1
+has "landlocked caller: doctor says mounting is refused" "$OUT" "user namespaces  can create a user namespace, but mounting in it is refused: Operation not permitted"
+has "landlocked caller: doctor's fix names Landlock" "$OUT" "fix: a Landlock domain above berth refused mounting"
+"$BERTH" doctor </dev/null >"$TD/out" 2>&1
+eq "doctor outside a Landlock domain: user namespaces fine" "$(grep -c 'user namespaces  can create a user namespace$' "$TD/out")" 1
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
