@@ -165,6 +165,8 @@ OUT=$("$HOSTPY" - "$BERTH" "$how" <<'EOF'
 import os, pty, select, subprocess, sys
 m, s = pty.openpty()
 fmt = "A\\033[31mRED\\033[0m\\033]52;c;cHduZWQ=\\007B\\033Ptmux;\\033\\033]52;c;eA==\\007\\033\\\\C\\302\\235D\\n"
+# report requests: title and icon label, colour, DECRQSS, XTGETTCAP
+fmt += "E\\033[21tF\\033[20tG\\033]11;?\\007H\\033P$qm\\033\\\\I\\033P+q544e\\033\\\\J\\033]4;1;?\\007K\\n"
 stdin = s if sys.argv[2] == "interactive" else subprocess.DEVNULL
 p = subprocess.Popen([sys.argv[1], "run", "--", "printf", fmt], stdin=stdin, stdout=s, stderr=subprocess.DEVNULL)
 os.close(s)
@@ -192,6 +194,11 @@ has_hex ']52;' && fail "$how: no OSC 52 reaches the caller's terminal" "$hex" ||
 has_hex 'tmux;' && fail "$how: no tmux passthrough" "$hex" || pass "$how: no tmux passthrough"
 has_hex $'\302\235' && fail "$how: no C1 control (U+009D)" "$hex" || pass "$how: no C1 control (U+009D)"
 has_hex 'B' && has_hex 'C' && has_hex 'D' && pass "$how: the text around them is kept" || fail "$how: the text around them is kept" "$hex"
+has_hex $'\033[21t' && fail "$how: no title report request (CSI 21 t)" "$hex" || pass "$how: no title report request (CSI 21 t)"
+has_hex $'\033[20t' && fail "$how: no icon label report request (CSI 20 t)" "$hex" || pass "$how: no icon label report request (CSI 20 t)"
+has_hex ';?' && fail "$how: no colour report request (OSC 11;? / 4;1;?)" "$hex" || pass "$how: no colour report request (OSC 11;? / 4;1;?)"
+has_hex $'\033P' && fail "$how: no DCS (DECRQSS, XTGETTCAP)" "$hex" || pass "$how: no DCS (DECRQSS, XTGETTCAP)"
+has_hex 'EFG' && has_hex 'HIJ' && has_hex 'K' && pass "$how: the text around the requests is kept" || fail "$how: the text around the requests is kept" "$hex"
 done
 
 echo "1..$T"
