@@ -128,7 +128,7 @@ static void print_call_error(const struct berth_call_error *ce)
 		printf("%s\n", s);
 	free(s);
 	json_decref(e);
-	fprintf(stderr, "berth: %s (JSON-RPC %d)\n", ce->message, ce->code);
+	fprintf(stderr, "berth: %s (JSON-RPC %d)\n", CLI_SAFE(ce->message), ce->code);
 	if (ce->denial != NULL)
 		fprintf(stderr, "%s", ce->denial);
 }

@@ -326,7 +326,7 @@ for line in s.makefile("rb"):
     if m["method"] == "out":
         send({"jsonrpc": "2.0", "id": m["id"], "result": {"s": "a\u009d52;c;ZWNobyBwd25lZA==\u009cb\u202ec \u4e2d"}})
     else:
-        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32000, "message": "no", "data": {"x": "\u009d0;T\u009c\u202e"}}})
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32000, "message": "no\u001b]0;PWN\u0007\u009b2J\u202e", "data": {"x": "\u009d0;T\u009c\u202e"}}})
 EOF
 chmod -R a+rX "$TOP/c1app"
 b rpc c1app --app-dir "$TOP/c1app" --export out
