@@ -71,6 +71,12 @@ static void check_userns(const struct berth_features *f, struct check *c)
 		return;
 	}
 	snprintf(c->detail, sizeof c->detail, "cannot create a user namespace: %s", strerror(f->userns_errno));
+	if (!(f->forced_off & BERTH_FEAT_USERNS)) {
+		struct berth_lsm_facts lf;
+		berth_lsm_facts_read(&lf);
+		if (berth_userns_clone_refusal(f->userns_errno, &lf, c->fix, sizeof c->fix) != NULL)
+			return;
+	}
 	snprintf(c->fix, sizeof c->fix, "%s",
 		 f->userns_errno == ENOSPC ? "sysctl -w user.max_user_namespaces=15000"
 					   : "sysctl -w kernel.unprivileged_userns_clone=1 (Debian) or "

@@ -403,13 +403,22 @@ static int check_features(struct sandbox *s, struct berth_error *err)
 		return berth_err_hint(err, "%s", BERTH_NESTED_HINT);
 	}
 	if (!s->use_userns) {
+		struct berth_lsm_facts lf;
+		char why[512];
 		forced = f->forced_off & BERTH_FEAT_USERNS;
-		return refuse(err, forced ? "user namespaces are forced off" : "cannot create a user namespace",
-			      f->userns_errno == ENOSPC ? "raise `sysctl user.max_user_namespaces`"
-			      : f->userns_errno == EPERM
-				      ? "allow them: `sysctl kernel.unprivileged_userns_clone=1` (Debian) or "
-					"`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu)"
-				      : "enable CONFIG_USER_NS in the kernel");
+		if (forced) /* stands for a kernel that refuses them, with EPERM */
+			return refuse(err, "user namespaces are forced off",
+				      "allow them: `sysctl kernel.unprivileged_userns_clone=1` (Debian) or "
+				      "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu)");
+		/* Only the knob this kernel has, or the filter above berth
+		 * (AppArmor's restriction does not refuse the clone: it fails
+		 * later, in the child's setup). */
+		berth_lsm_facts_read(&lf);
+		return refuse(err, "cannot create a user namespace",
+			      berth_userns_clone_refusal(f->userns_errno, &lf, why, sizeof why) != NULL ? why
+			      : f->userns_errno == EINVAL || f->userns_errno == ENOSYS
+				      ? "enable CONFIG_USER_NS in the kernel"
+				      : "see what refuses clone(CLONE_NEWUSER) on this host");
 	}
 	if (!s->use_landlock)
 		return refuse(err, "landlock is not available",

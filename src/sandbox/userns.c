@@ -245,6 +245,16 @@ void berth_lsm_facts_read(struct berth_lsm_facts *f)
 	else if (f->apparmor_label[0] == '\0')
 		read_first_line("/proc/self/attr/current", f->apparmor_label, sizeof f->apparmor_label);
 	f->seccomp_filtered = seccomp_filtered();
+	f->userns_clone_sysctl = read_int("/proc/sys/kernel/unprivileged_userns_clone", -1);
+	f->max_user_namespaces = read_int("/proc/sys/user/max_user_namespaces", -1);
+	{
+		char map[64];
+		FILE *m = fopen("/proc/self/uid_map", "re");
+		if (m != NULL) {
+			f->uid_unmapped = fgets(map, sizeof map, m) == NULL;
+			fclose(m);
+		}
+	}
 	f->landlock_active = berth_landlock_abi() > 0;
 	mount_probe(f);
 }
@@ -317,6 +327,36 @@ const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const str
 			 "berth) refused %s; run berth on the host, or in a container started with "
 			 "`--security-opt seccomp=unconfined`",
 			 what);
+		return buf;
+	}
+	return NULL;
+}
+
+const char *berth_userns_clone_refusal(int errnum, const struct berth_lsm_facts *f, char *buf, size_t len)
+{
+	if (errnum == ENOSPC || f->max_user_namespaces == 0) {
+		snprintf(buf, len, "user.max_user_namespaces is %ld: raise it (`sysctl user.max_user_namespaces=15000`, "
+				   "as root)",
+			 f->max_user_namespaces);
+		return buf;
+	}
+	if (errnum != EPERM)
+		return NULL;
+	if (f->uid_unmapped) {
+		snprintf(buf, len, "berth runs in a user namespace that maps no uid for it (/proc/self/uid_map is "
+				   "empty, as after `unshare -U`), where no user namespace can be created; run berth "
+				   "outside it, or map its uid (`unshare -U --map-current-user`)");
+		return buf;
+	}
+	if (f->userns_clone_sysctl == 0 && !f->root) {
+		snprintf(buf, len, "kernel.unprivileged_userns_clone is 0 (Debian): users may not create user "
+				   "namespaces; allow them (`sysctl kernel.unprivileged_userns_clone=1`, as root)");
+		return buf;
+	}
+	if (f->seccomp_filtered) {
+		snprintf(buf, len, "a seccomp filter above berth (a container runtime's, or the program that started "
+				   "berth) refuses new user namespaces; run berth on the host, or in a container "
+				   "started with `--security-opt seccomp=unconfined`");
 		return buf;
 	}
 	return NULL;

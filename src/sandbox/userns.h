@@ -87,6 +87,9 @@ struct berth_lsm_facts {
 	int unshare_probe_errno;   /* errno of unshare(CLONE_NEWUSER | CLONE_NEWNS) in a child, 0 it worked, -1 not probed */
 	int mount_probe_errno;     /* then errno of a mount there, 0 when it worked, -1 not probed */
 	bool root;                 /* berth runs with euid 0 */
+	int userns_clone_sysctl;   /* /proc/sys/kernel/unprivileged_userns_clone (Debian): 1, 0, or -1 absent */
+	long max_user_namespaces;  /* /proc/sys/user/max_user_namespaces, or -1 unreadable */
+	bool uid_unmapped;         /* /proc/self/uid_map is empty: a user namespace that maps no uid of ours */
 };
 
 /*
@@ -110,5 +113,16 @@ void berth_lsm_facts_read(struct berth_lsm_facts *f);
  */
 const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f, char *buf,
 			      size_t len);
+
+/*
+ * berth_userns_clone_refusal - the cause and fix of clone(CLONE_NEWUSER)
+ * failing with @errnum, given the facts @f: only the knob this kernel has
+ * (Debian's kernel.unprivileged_userns_clone when it is 0, for users;
+ * user.max_user_namespaces when it is 0 or @errnum is ENOSPC), a user
+ * namespace around berth that maps no uid for it, or a seccomp filter
+ * above berth.  A pure function; written into @buf (@len
+ * bytes).  Returns @buf, or NULL when nothing in @f explains @errnum.
+ */
+const char *berth_userns_clone_refusal(int errnum, const struct berth_lsm_facts *f, char *buf, size_t len);
 
 #endif

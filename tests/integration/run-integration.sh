@@ -566,6 +566,8 @@ if [ "$IS_ROOT" -eq 0 ]; then
 	unshare -U "$BERTH" run --workspace "$DW" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
 	eq "userns refused by the kernel: berth refuses with 125" "$RC" 125
 	has "userns refused by the kernel: names the feature" "$ERR" "cannot create a user namespace: berth refuses"
+	has "userns refused by the kernel: names the cause, the unmapped user namespace around berth" "$ERR" "berth runs in a user namespace that maps no uid for it"
+	hasnt "userns refused by the kernel: no sysctl this kernel does not have" "$ERR" "unprivileged_userns_clone"
 	unshare -U "$BERTH" run --workspace "$DW" --allow-degraded --yes -- sh -c 'echo RAN' </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
 	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
 	eq "userns refused by the kernel: --allow-degraded runs without" "$RC:$OUT" "0:RAN"

@@ -160,12 +160,55 @@ static void test_not_an_lsm(void **state)
 	assert_null(msg(BERTH_STEP_MOUNT, EACCES, &f));
 }
 
+/* clone(CLONE_NEWUSER) refused: only the knob this kernel has */
+static void test_clone_refusal(void **state)
+{
+	static char buf[1024];
+	struct berth_lsm_facts f = none(false);
+	const char *m;
+
+	(void)state;
+	f.userns_clone_sysctl = -1;
+	f.max_user_namespaces = 15000;
+	/* nothing explains an EPERM: no knob named at all */
+	assert_null(berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf));
+	assert_null(berth_userns_clone_refusal(EINVAL, &f, buf, sizeof buf));
+	/* Debian's sysctl at 0, for a user */
+	f.userns_clone_sysctl = 0;
+	m = berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf);
+	assert_non_null(m);
+	assert_non_null(strstr(m, "kernel.unprivileged_userns_clone is 0 (Debian)"));
+	assert_null(strstr(m, "apparmor"));
+	no_hint_about(m);
+	/* ... which root is not subject to */
+	f.root = true;
+	assert_null(berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf));
+	/* the limit at 0, or ENOSPC */
+	f.max_user_namespaces = 0;
+	m = berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf);
+	assert_non_null(strstr(m, "user.max_user_namespaces is 0"));
+	f.max_user_namespaces = 7;
+	assert_non_null(strstr(berth_userns_clone_refusal(ENOSPC, &f, buf, sizeof buf), "is 7: raise it"));
+	/* a seccomp filter above berth */
+	f = none(true);
+	f.userns_clone_sysctl = -1;
+	f.max_user_namespaces = 15000;
+	f.seccomp_filtered = true;
+	m = berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf);
+	assert_non_null(strstr(m, "a seccomp filter above berth"));
+	/* an unmapped user namespace around berth comes first */
+	f.uid_unmapped = true;
+	m = berth_userns_clone_refusal(EPERM, &f, buf, sizeof buf);
+	assert_non_null(strstr(m, "maps no uid for it"));
+	assert_non_null(strstr(m, "--map-current-user"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apparmor_restriction), cmocka_unit_test(test_apparmor_profile),
 		cmocka_unit_test(test_selinux), cmocka_unit_test(test_landlock_and_seccomp),
-		cmocka_unit_test(test_not_an_lsm),
+		cmocka_unit_test(test_not_an_lsm), cmocka_unit_test(test_clone_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
