@@ -233,9 +233,11 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 				}
 			} else if (b < 0x20 && b != ESC && b != CAN && b != SUB) {
 				out[o++] = (char)b; /* executed inside the sequence, which goes on */
+			} else if (b == 0x7f) {
+				; /* ignored there by the terminal, which goes on: CSI 2 DEL 1 t is CSI 21 t */
 			} else {
-				/* ESC, CAN, SUB, DEL or a byte >= 0x80 ends the CSI for
-				 * the terminal: what was held is harmless on its own */
+				/* ESC, CAN, SUB or a byte >= 0x80 ends the CSI for the
+				 * terminal: what was held is harmless on its own */
 				csi_flush(f, out, &o);
 				f->state = GROUND;
 				goto again;
@@ -250,6 +252,8 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 					f->state = GROUND;
 			} else if (b < 0x20 && b != ESC && b != CAN && b != SUB) {
 				out[o++] = (char)b;
+			} else if (b == 0x7f) {
+				; /* ignored by the terminal inside the sequence */
 			} else {
 				f->state = GROUND;
 				goto again;

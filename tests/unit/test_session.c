@@ -394,6 +394,9 @@ static void test_termfilter(void **state)
 		 "abcdef\033[?21tg");
 	FILTERED("\033]11;?\007h\033]4;1;?\033\\i\033]10;?\007j\033P$qm\033\\k\033P+q544e\033\\l",
 		 "\033]11;\x18h\033]4;1;\x18i\033]10;\x18j" "k" "l");
+	/* DEL and C0 inside a CSI: ignored or executed by the terminal, which
+	 * goes on with the sequence (CSI 2 DEL 1 t is CSI 21 t) */
+	FILTERED("\033[2\x7f" "1tm\033[2\n1tn\033[1\x7f;2Ho", "m\nn\033[1;2Ho");
 	/* a CSI cut by ESC, CAN or a UTF-8 byte: what was held passes */
 	FILTERED("\033[2\033[21tm\033[21\x18n\033[1\xe4\xb8\xad", "\033[2m\033[21\x18n\033[1\xe4\xb8\xad");
 	/* The clipboard (OSC 52), file transfer (1337, 5113), notifications,
