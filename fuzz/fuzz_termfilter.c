@@ -13,8 +13,10 @@
  *  - the output is safe, as read by a model of xterm's parser written here
  *    independently of the filter: text is UTF-8 without C1 controls (raw or
  *    encoded), no SOS/PM/APC, every OSC has a kept number and holds only
- *    printable text, every DCS is `$q` or `+q`, a string is ended by ST, BEL
- *    (OSC) or CAN/SUB and by nothing else;
+ *    printable text, no DCS at all, a string is ended by ST, BEL (OSC) or
+ *    CAN/SUB and by nothing else; no report request whose answer is a
+ *    string: no CSI 20 t or 21 t (DEL ignored and C0 executed inside, as
+ *    terminals do), no `?` in OSC 4 or 10-19;
  *  - filtering the output again changes nothing.
  */
 #include <stdbool.h>
@@ -26,7 +28,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { G, E, EI, CSI, OSCN, OSCS, DCSH, DCSS, SESC };
+enum { G, E, EI, CSI, OSCN, OSCS, SESC };
 
 static bool kept(long n)
 {
@@ -71,7 +73,8 @@ static void check_safe(const unsigned char *p, size_t n)
 	int st = G;
 	long num = 0;
 	size_t dcs = 0;
-	char head[2];
+	long p1 = 0;
+	bool p1_digits = false, p1_done = false;
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char b = p[i];
@@ -80,7 +83,7 @@ static void check_safe(const unsigned char *p, size_t n)
 			 * state, inside a kept string, or ending a CSI or an ESC
 			 * sequence with intermediates (the terminal drops it). */
 			size_t l = utf8_ok(p + i, n - i);
-			if (l == 0 || st == E || st == OSCN || st == DCSH || st == SESC)
+			if (l == 0 || st == E || st == OSCN || st == SESC)
 				abort();
 			if (st == CSI || st == EI)
 				st = G;
@@ -95,12 +98,10 @@ static void check_safe(const unsigned char *p, size_t n)
 		case E:
 			if (b == ']')
 				st = OSCN, num = 0, dcs = 0;
-			else if (b == 'P')
-				st = DCSH, dcs = 0;
-			else if (b == 'X' || b == '^' || b == '_')
-				abort();
+			else if (b == 'P' || b == 'X' || b == '^' || b == '_')
+				abort(); /* DCS, SOS, PM, APC */
 			else if (b == '[')
-				st = CSI;
+				st = CSI, p1 = 0, p1_digits = false, p1_done = false;
 			else if (b == 0x18 || b == 0x1a)
 				st = G;
 			else if (b == 0x1b || b < 0x20 || b == 0x7f)
@@ -117,10 +118,23 @@ static void check_safe(const unsigned char *p, size_t n)
 				st = G;
 			break;
 		case CSI:
-			if (b == 0x1b)
+			if (b == 0x1b) {
 				st = E;
-			else if (b == 0x18 || b == 0x1a || (b >= 0x40 && b < 0x7f))
+			} else if (b >= '0' && b <= '9' && !p1_done) {
+				if (p1 < 100000)
+					p1 = p1 * 10 + (b - '0');
+				p1_digits = true;
+			} else if (b == 0x18 || b == 0x1a) {
 				st = G;
+			} else if (b >= 0x40 && b < 0x7f) {
+				if (b == 't' && p1_digits && !p1_done && (p1 == 20 || p1 == 21))
+					abort(); /* a title or icon label report request */
+				st = G;
+			} else if (b >= 0x20 && b < 0x40) {
+				if (p1_digits && !p1_done && (p1 == 20 || p1 == 21))
+					abort(); /* CSI 20;... or 21;... : dropped whole */
+				p1_done = true;
+			}
 			break;
 		case OSCN:
 			if (b >= '0' && b <= '9' && dcs < 7) {
@@ -128,25 +142,17 @@ static void check_safe(const unsigned char *p, size_t n)
 				dcs++;
 			} else if ((b == ';' || b == 0x07) && dcs > 0 && kept(num)) {
 				st = b == ';' ? OSCS : G;
+				dcs = num == 4 || (num >= 10 && num <= 19); /* may be a colour query */
 			} else {
 				abort();
 			}
 			break;
-		case DCSH:
-			head[dcs++] = (char)b;
-			if (dcs == 2) {
-				if (!((head[0] == '$' || head[0] == '+') && head[1] == 'q'))
-					abort();
-				st = DCSS;
-			}
-			break;
 		case OSCS:
-		case DCSS:
 			if (b == 0x1b)
 				st = SESC;
-			else if ((b == 0x07 && st == OSCS) || b == 0x18 || b == 0x1a)
+			else if (b == 0x07 || b == 0x18 || b == 0x1a)
 				st = G;
-			else if (b < 0x20 || b == 0x7f)
+			else if (b < 0x20 || b == 0x7f || (b == '?' && dcs))
 				abort();
 			break;
 		case SESC:

@@ -237,8 +237,7 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 				; /* ignored there by the terminal, which goes on: CSI 2 DEL 1 t is CSI 21 t */
 			} else {
 				/* ESC, CAN, SUB or a byte >= 0x80 ends the CSI for the
-				 * terminal: what was held is harmless on its own */
-				csi_flush(f, out, &o);
+				 * terminal, which drops it: so does the filter */
 				f->state = GROUND;
 				goto again;
 			}
@@ -255,6 +254,11 @@ size_t berth_termfilter_feed(struct berth_termfilter *f, const char *in, size_t 
 			} else if (b == 0x7f) {
 				; /* ignored by the terminal inside the sequence */
 			} else {
+				/* ESC or a byte >= 0x80 ends the sequence here: CAN
+				 * makes sure the terminal ends the part it was sent
+				 * too (a dropped ESC must not leave it open). */
+				if (f->state == CSI_PASS && b != CAN && b != SUB)
+					out[o++] = CAN;
 				f->state = GROUND;
 				goto again;
 			}

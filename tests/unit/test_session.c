@@ -397,8 +397,11 @@ static void test_termfilter(void **state)
 	/* DEL and C0 inside a CSI: ignored or executed by the terminal, which
 	 * goes on with the sequence (CSI 2 DEL 1 t is CSI 21 t) */
 	FILTERED("\033[2\x7f" "1tm\033[2\n1tn\033[1\x7f;2Ho", "m\nn\033[1;2Ho");
-	/* a CSI cut by ESC, CAN or a UTF-8 byte: what was held passes */
-	FILTERED("\033[2\033[21tm\033[21\x18n\033[1\xe4\xb8\xad", "\033[2m\033[21\x18n\033[1\xe4\xb8\xad");
+	/* a CSI cut by ESC, CAN or a UTF-8 byte: the terminal drops it, so
+	 * does the filter (what follows is read on its own) */
+	FILTERED("\033[2\033[21tm\033[21\x18n\033[1\xe4\xb8\xad", "m\x18n\xe4\xb8\xad");
+	FILTERED("\033[0+\xc2\x9e\x7f@", "\033[0+\x18\x7f@"); /* a passed part: ended with CAN */
+	FILTERED("\033[?1\033[0m", "\033[?1\x18\033[0m");
 	/* The clipboard (OSC 52), file transfer (1337, 5113), notifications,
 	 * fonts: dropped whole, BEL or ST ended, the text around kept */
 	FILTERED("a\033]52;c;ZWNobyBwd25lZA==\007b\033]52;p;eA==\033\\c", "abc");
