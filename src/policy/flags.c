@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -322,6 +323,108 @@ static int check_shared_dir(const char *what, const char *given, const char *rea
 	return 0;
 }
 
+/*
+ * A unix socket file inside a --ro/--rw source or the workspace hands the
+ * sandbox a connect(2) that Landlock does not govern (a bind mount keeps
+ * the socket reachable, read-only or not): docker's or podman's socket is
+ * root on the host, the session bus runs any program.  berth refuses the
+ * source: a socket the host's network namespace has bound there
+ * (/proc/net/unix, whatever its depth), and any socket file a bounded walk
+ * of the source meets (SOCK_SCAN_MAX entries, SOCK_SCAN_DEPTH levels; it
+ * follows no symbolic link), which is also how a socket of a program in
+ * another network namespace is found.
+ */
+#define SOCK_SCAN_MAX 20000
+#define SOCK_SCAN_DEPTH 16
+
+/* The first live socket /proc/net/unix lists below @real, into @out. */
+static bool bound_socket_below(const char *real, char out[PATH_MAX])
+{
+	cleanup_fclose FILE *f = fopen("/proc/net/unix", "re");
+	char line[PATH_MAX + 128];
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *path = strchr(line, '/');
+		struct stat st;
+		if (path == NULL)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		if (!is_ancestor_or_same(real, path))
+			continue;
+		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			snprintf(out, PATH_MAX, "%s", path);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Walk directory @dfd (named @path) for a socket file; false when none in
+ * the budget @left. */
+static bool scan_socket(int dfd, const char *path, int depth, long *left, char out[PATH_MAX])
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	bool found = false;
+
+	if (d == NULL) {
+		close(dfd);
+		return false;
+	}
+	while (!found && *left > 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		(*left)--;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISSOCK(st.st_mode)) {
+			snprintf(out, PATH_MAX, "%s/%s", strcmp(path, "/") == 0 ? "" : path, de->d_name);
+			found = true;
+			break;
+		}
+		if (S_ISDIR(st.st_mode) && depth < SOCK_SCAN_DEPTH) {
+			char sub[PATH_MAX];
+			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= sizeof sub)
+				continue;
+			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && scan_socket(fd, sub, depth + 1, left, out))
+				found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int check_sockets(const char *what, const char *given, const char *real, struct berth_error *err)
+{
+	char sock[PATH_MAX];
+	struct stat st;
+	bool live;
+
+	if (lstat(real, &st) < 0)
+		return 0;
+	live = bound_socket_below(real, sock);
+	if (!live) {
+		long left = SOCK_SCAN_MAX;
+		int fd;
+		if (S_ISSOCK(st.st_mode))
+			snprintf(sock, sizeof sock, "%s", real);
+		else if (!S_ISDIR(st.st_mode) ||
+			 (fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+			 !scan_socket(fd, real, 0, &left, sock))
+			return 0;
+	}
+	char clean[PATH_MAX];
+	berth_usage_err(err, "%s `%s` holds the %sunix socket `%s`: the sandbox could connect to it, and Landlock does "
+			     "not govern connect(2) to a socket (a docker or podman socket is root on the host)",
+			what, given, live ? "live " : "", berth_text_clean(clean, sizeof clean, sock));
+	return berth_err_hint(err, "name a directory that does not hold it (move the socket out, or remove it if "
+				   "no program listens on it); sockets cannot be shared with the sandbox");
+}
+
 /* @given made absolute (from the current directory) with `.` and `..`
  * removed as written, without resolving symbolic links. */
 static bool lexical_abs(const char *given, char out[PATH_MAX])
@@ -456,7 +559,8 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 		return berth_err_hint(err, "name an existing file or directory");
 	}
 	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
-	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
+	    check_sockets(rw ? "--rw source" : "--ro source", src, real, err) < 0)
 		return -1;
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
@@ -637,7 +741,8 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		berth_usage_err(err, "cannot use workspace `%s`: %s (uid %u)", dir, strerror(e), (unsigned)getuid());
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory you can read");
 	}
-	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0)
+	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0 ||
+	    check_sockets("workspace", dir, real, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);

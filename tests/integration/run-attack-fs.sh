@@ -21,6 +21,8 @@
 #    a subdirectory): berth read the file it points to and quoted it.
 #  - /tmp (any sticky world-writable directory) or a runtime directory as
 #    workspace or bind source: the sandbox reached the sockets in it.
+#  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
+#    the workspace, at any depth: the sandbox connected to it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -360,6 +362,53 @@ try:
 except OSError as e:
     print(len(fds), e.errno)'
 eq "pty: a sandbox opens at most 128 ptys, then ENOSPC (28)" "$RC:$OUT" "0:128 28"
+
+# --------------------------------------- unix sockets in a source (class 5)
+# A --ro/--rw source or workspace that holds a unix socket (docker's,
+# podman's, the session bus) gave the sandbox a connect() Landlock does not
+# govern: the sandbox connected to it (exit 0).  A listener writes a canary
+# when anything connects; berth must refuse before the sandbox starts.
+W=$TOP/sock; mkdir -p "$W/ws" "$W/src/a/b"; cd "$W/ws" || exit 1
+"$HOSTPY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[3], "w").close()
+s.settimeout(30)
+try:
+    c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")
+except OSError:
+    pass' "$W/src/a/b/docker.sock" "$TD/sock-canary" "$TD/sock-ready" &
+SRV=$!
+for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
+CONN='import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")'
+br --yes --ro "$W/src:/data" -- "$HOSTPY" -c "$CONN" /data/a/b/docker.sock
+eq "socket: a --ro source holding a live socket is refused (exit 2)" "$RC" 2
+has "socket: ... naming the socket" "$ERR" "berth: --ro source \`$W/src\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
+has "socket: ... and how to proceed" "$ERR" "berth: hint: name a directory that does not hold it"
+br --yes --rw "$W/src/a:/data" -- "$HOSTPY" -c "$CONN" /data/b/docker.sock
+eq "socket: a --rw source holding it is refused (exit 2)" "$RC" 2
+br --yes --ro "$W/src/a/b/docker.sock:/d.sock" -- "$HOSTPY" -c "$CONN" /d.sock
+eq "socket: the socket itself as a --ro source is refused (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "holds the live unix socket \`$W/src/a/b/docker.sock\`"
+cd "$W/src" || exit 1
+br --yes -- "$HOSTPY" -c "$CONN" /workspace/a/b/docker.sock
+eq "socket: a workspace holding a live socket is refused (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "berth: workspace \`.\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
+absent "socket: nothing connected to the socket" "$TD/sock-canary"
+kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
+# The socket file of a program in another network namespace is not in this
+# one's /proc/net/unix (nor is a stale one): the walk of the source finds it.
+"$HOSTPY" -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/src/a/b/other.sock"
+rm -f "$W/src/a/b/docker.sock"
+cd "$W/ws" || exit 1
+br --yes --ro "$W/src:/data" -- true
+eq "socket: a socket file no listener here holds is refused too (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "holds the unix socket \`$W/src/a/b/other.sock\`"
+rm -f "$W/src/a/b/other.sock"; ln -s /run/dbus/system_bus_socket "$W/src/a/bus"
+br --yes --ro "$W/src:/data" -- true
+eq "socket: a source without sockets (a symlink to one is not followed) still runs" "$RC" 0
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
