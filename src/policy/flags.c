@@ -380,7 +380,10 @@ static bool scan_socket(int dfd, const char *path, int depth, long *left, char o
 		(*left)--;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (S_ISSOCK(st.st_mode)) {
+		/* a mode-0000 socket that nothing has bound is a workspace
+		 * guard placeholder of a concurrent run (guard.c): connect(2)
+		 * to it is ECONNREFUSED; a bound one is in /proc/net/unix */
+		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0) {
 			snprintf(out, PATH_MAX, "%s/%s", strcmp(path, "/") == 0 ? "" : path, de->d_name);
 			found = true;
 			break;
@@ -410,7 +413,7 @@ static int check_sockets(const char *what, const char *given, const char *real, 
 	if (!live) {
 		long left = SOCK_SCAN_MAX;
 		int fd;
-		if (S_ISSOCK(st.st_mode))
+		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0)
 			snprintf(sock, sizeof sock, "%s", real);
 		else if (!S_ISDIR(st.st_mode) ||
 			 (fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||

@@ -409,6 +409,17 @@ has "socket: ... naming it" "$ERR" "holds the unix socket \`$W/src/a/b/other.soc
 rm -f "$W/src/a/b/other.sock"; ln -s /run/dbus/system_bus_socket "$W/src/a/bus"
 br --yes --ro "$W/src:/data" -- true
 eq "socket: a source without sockets (a symlink to one is not followed) still runs" "$RC" 0
+# A concurrent run's guard placeholders (mode-0000 socket inodes bound to
+# nothing) are not sockets anyone listens on: a second run there still starts.
+mkdir -p "$W/conc"; cd "$W/conc" || exit 1
+"$BERTH" run -- sleep 4 </dev/null >/dev/null 2>&1 &
+FIRST=$!
+for _ in $(seq 100); do [ -n "$(find "$W/conc" -maxdepth 1 -type s 2>/dev/null)" ] && break; sleep 0.05; done
+if [ -n "$(find "$W/conc" -maxdepth 1 -type s -perm 0000)" ]; then pass "socket: precondition: the first run's placeholders are there"
+else fail "socket: precondition: the first run's placeholders are there" "$(ls -la "$W/conc")"; fi
+br -- true
+eq "socket: a second run beside another run's placeholders still runs (exit 0)" "$RC" 0
+wait "$FIRST"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
