@@ -725,6 +725,33 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 	return 0;
 }
 
+/*
+ * When root runs berth the workspace is idmapped so that its owner's files
+ * are the sandbox's own: a system directory as the workspace lets the
+ * sandbox rewrite what the host runs (/usr, /boot) or trusts (/etc, /root's
+ * dotfiles).  Not refused (an image or chroot under /srv may be what is
+ * meant) but a widening, named and confirmed like --rw.
+ */
+static int system_workspace_widening(struct berth_run_opts *o)
+{
+	static const char *const sys[] = {"/etc", "/usr", "/var", "/boot", "/opt", "/srv", "/root", "/bin",
+					  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/efi", NULL};
+	const char *ws = o->policy.workspace;
+
+	if (geteuid() != 0 || ws == NULL)
+		return 0;
+	for (size_t i = 0; sys[i] != NULL; i++) {
+		char real[PATH_MAX];
+		const char *d = realpath(sys[i], real) != NULL ? real : sys[i];
+		if (is_ancestor_or_same(sys[i], ws) || is_ancestor_or_same(d, ws))
+			return add_widening(o,
+					    "workspace `%s`: a system directory (under %s): run as root, the sandbox "
+					    "can change the files there that the host runs or trusts",
+					    ws, sys[i]);
+	}
+	return 0;
+}
+
 static int set_workspace(struct berth_policy *p, const char *dir, struct berth_error *err)
 {
 	char real[PATH_MAX];
@@ -1074,6 +1101,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
+	if (system_workspace_widening(o) < 0)
+		return berth_err(err, ENOMEM, "out of memory");
 	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
 	/* berth mounts the evidence at /evidence: nothing else may go there. */

@@ -23,6 +23,7 @@
 #    workspace or bind source: the sandbox reached the sockets in it.
 #  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
 #    the workspace, at any depth: the sandbox connected to it.
+#  - root's workspace a system directory (/etc, /usr, ...): no widening named.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -420,6 +421,27 @@ else fail "socket: precondition: the first run's placeholders are there" "$(ls -
 br -- true
 eq "socket: a second run beside another run's placeholders still runs (exit 0)" "$RC" 0
 wait "$FIRST"
+
+# ------------------------------- a system directory as root's workspace
+# Run as root, the workspace is idmapped: its owner's (root's) files are the
+# sandbox's own.  `cd /etc && berth run` let the sandbox rewrite /etc with no
+# widening named.  Now it is one (non-interactive: named, then run); for a
+# user, who cannot write there, it is not.
+cd /usr || exit 1
+br -- true
+if [ "$(id -u)" = 0 ]; then
+	eq "sysdir: root's workspace /usr runs after the widening (exit 0)" "$RC" 0
+	has "sysdir: ... which names it" "$ERR" "berth: widening: workspace \`/usr\`: a system directory (under /usr)"
+	cd /etc/default 2>/dev/null || cd /etc || exit 1
+	br -- true
+	has "sysdir: a directory below /etc is one too" "$ERR" "berth: widening: workspace \`$PWD\`: a system directory (under /etc)"
+else
+	eq "sysdir: a user's workspace /usr runs (exit 0)" "$RC" 0
+	hasnt "sysdir: ... with no widening (the user cannot write there)" "$ERR" "widening"
+fi
+cd "$TOP" || exit 1
+br -- true
+hasnt "sysdir: an ordinary workspace names no widening" "$ERR" "widening"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
