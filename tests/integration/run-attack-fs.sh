@@ -24,6 +24,8 @@
 #  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
 #    the workspace, at any depth: the sandbox connected to it.
 #  - root's workspace a system directory (/etc, /usr, ...): no widening named.
+#  - the audit log or host key dir not made yet, below a symlink into the
+#    workspace; berth's own executable in the workspace or a --rw source.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -442,6 +444,47 @@ fi
 cd "$TOP" || exit 1
 br -- true
 hasnt "sysdir: an ordinary workspace names no widening" "$ERR" "widening"
+
+# ------------------ the audit log, the host key, berth itself: not in reach
+# The audit directory berth creates on its first run, below a symbolic link
+# into the workspace (XDG_STATE_HOME=~/st/sub, ~/st -> the workspace): the
+# check compared the name as written (realpath failed: it did not exist), so
+# the run started and berth made its audit log inside the workspace, where
+# the sandbox could rewrite it.  Now the longest existing prefix is resolved.
+W=$TOP/expo; mkdir -p "$W/ws/real" "$W/home"; cd "$W/ws" || exit 1
+ln -s "$W/ws/real" "$W/home/st"
+benv() { env "$@" "$BERTH" run -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err"); }
+benv XDG_STATE_HOME="$W/home/st/sub"
+eq "expo: an audit dir to be made below a link into the workspace is refused (exit 2)" "$RC" 2
+has "expo: ... naming where it would be" "$ERR" "berth: --workspace \`$W/ws\` would give the sandbox the audit log (\`$W/ws/real/sub/berth/audit\`)"
+absent "expo: ... and no audit log was made in the workspace" "$W/ws/real/sub"
+benv XDG_STATE_HOME="$W/home/st/x/../sub"
+eq "expo: ... also with .. in the part that does not exist (exit 2)" "$RC" 2
+# a dangling link: where mkdir would go once the sandbox makes its target
+ln -s "$W/ws/keys" "$W/home/cfg"
+benv XDG_CONFIG_HOME="$W/home/cfg"
+eq "expo: a host key dir behind a dangling link into the workspace is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "would give the sandbox berth's host key (\`$W/ws/keys/berth/keys\`)"
+absent "expo: ... and no key was made there" "$W/ws/keys"
+benv XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config"
+eq "expo: fresh audit and key dirs outside the workspace still run (exit 0)" "$RC" 0
+# berth's own executable in the workspace or a --rw source: the sandbox
+# replaced it (unlink, then write: the running file is only busy), and the
+# host ran the sandbox's berth next (exit 0 before).
+mkdir -p "$W/ws/bin" "$W/ro"; cp "$BERTH" "$W/ws/bin/berth"; SUM=$(cksum <"$W/ws/bin/berth")
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run -- \
+	sh -c 'rm -f /workspace/bin/berth && echo "#!/bin/sh" > /workspace/bin/berth' </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "expo: a workspace holding berth's executable is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "berth: --workspace \`$W/ws\` would let the sandbox replace berth's own executable (\`$W/ws/bin/berth\`)"
+eq "expo: ... and the executable is unchanged" "$(cksum <"$W/ws/bin/berth")" "$SUM"
+cd "$W/ro" || exit 1
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run --yes \
+	--rw "$W/ws/bin:/b" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "expo: a --rw source holding it is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "berth: --rw \`$W/ws/bin\` would let the sandbox replace berth's own executable"
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run \
+	--ro "$W/ws/bin:/b" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
+eq "expo: a --ro source holding it still runs (exit 0)" "$RC" 0
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
