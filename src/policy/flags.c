@@ -801,6 +801,12 @@ static int add_evidence(struct berth_run_opts *o, const char *arg, struct berth_
 			return berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
 						   "another name first");
 		}
+	v = realloc(o->evidence_lex, (o->n_evidence + 1) * sizeof *v);
+	if (v == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	o->evidence_lex = v;
+	char lex[PATH_MAX];
+	o->evidence_lex[o->n_evidence] = lexical_abs(arg, lex) ? strdup(lex) : NULL;
 	v = realloc(o->evidence, (o->n_evidence + 1) * sizeof *v);
 	if (v == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
@@ -1105,6 +1111,20 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		return berth_err(err, ENOMEM, "out of memory");
 	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
+	/* The same for --evidence: `--evidence ./report.txt`, a link a sandbox
+	 * made to ~/.ssh/id_ed25519, copied the key into the sandbox. */
+	for (size_t i = 0; i < o->n_evidence; i++) {
+		const char *lex = o->evidence_lex != NULL ? o->evidence_lex[i] : NULL;
+		if (lex != NULL && is_ancestor_or_same(o->policy.workspace, lex) &&
+		    !is_ancestor_or_same(o->policy.workspace, o->evidence[i])) {
+			char c1[PATH_MAX], c2[PATH_MAX];
+			berth_usage_err(err, "--evidence `%s` leads out of the workspace, through a symbolic link, to `%s`",
+					berth_text_clean(c1, sizeof c1, lex), berth_text_clean(c2, sizeof c2, o->evidence[i]));
+			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
+						   "directly",
+					      c2);
+		}
+	}
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
 	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)
 		if (is_ancestor_or_same("/evidence", o->policy.mounts[i].dst) ||
@@ -1135,10 +1155,15 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 
 void berth_run_opts_free(struct berth_run_opts *o)
 {
-	for (size_t i = 0; i < o->n_evidence; i++)
+	for (size_t i = 0; i < o->n_evidence; i++) {
 		free(o->evidence[i]);
+		if (o->evidence_lex != NULL)
+			free(o->evidence_lex[i]);
+	}
 	free(o->evidence);
+	free(o->evidence_lex);
 	o->evidence = NULL;
+	o->evidence_lex = NULL;
 	o->n_evidence = 0;
 	berth_policy_free(&o->policy);
 	for (int i = 0; i < o->n_widenings; i++)

@@ -20,6 +20,7 @@ struct berth_run_opts {
 	int n_widenings;
 	char **evidence;     /* --evidence: physical host paths, in order given */
 	size_t n_evidence;
+	char **evidence_lex; /* the same, as written (absolute, links not resolved) */
 	bool forensic;       /* --forensic preset (docs/security.md) */
 	bool network_given;  /* --network, --allow-host or --dns was given */
 };

@@ -26,6 +26,7 @@
 #  - root's workspace a system directory (/etc, /usr, ...): no widening named.
 #  - the audit log or host key dir not made yet, below a symlink into the
 #    workspace; berth's own executable in the workspace or a --rw source.
+#  - --evidence ./x where x is a link a sandbox made to a host secret.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -485,6 +486,21 @@ has "expo: ... naming it" "$ERR" "berth: --rw \`$W/ws/bin\` would let the sandbo
 env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run \
 	--ro "$W/ws/bin:/b" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
 eq "expo: a --ro source holding it still runs (exit 0)" "$RC" 0
+
+# ------------------------------ --evidence through a link in the workspace
+# A sandbox leaves report.txt -> the caller's private key; the caller later
+# runs `berth run --evidence ./report.txt`: berth copied the key into
+# /evidence (exit 0, the secret printed).  --ro/--rw had this check already.
+W=$TOP/evd; mkdir -p "$W/ws" "$W/priv"; cd "$W/ws" || exit 1
+esecret="berth-key-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$esecret" >"$W/priv/id_key"
+ln -s "$W/priv/id_key" "$W/ws/report.txt"
+br --evidence ./report.txt -- sh -c 'cat /evidence/*'
+eq "evidence: a --evidence that leads out of the workspace through a link is refused (exit 2)" "$RC" 2
+has "evidence: ... naming where it leads" "$ERR" "berth: --evidence \`$W/ws/report.txt\` leads out of the workspace, through a symbolic link, to \`$W/priv/id_key\`"
+hasnt "evidence: ... and nothing of the file reached the sandbox" "$OUT$ERR" "$esecret"
+br --evidence "$W/priv/id_key" -- sh -c 'cat /evidence/id_key'
+eq "evidence: the file named directly is still copied (exit 0)" "$RC:$OUT" "0:$esecret"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
