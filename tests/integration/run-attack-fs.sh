@@ -27,6 +27,7 @@
 #  - the audit log or host key dir not made yet, below a symlink into the
 #    workspace; berth's own executable in the workspace or a --rw source.
 #  - --evidence ./x where x is a link a sandbox made to a host secret.
+#  - a fleet file that is, or is reached through, a symlink.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -501,6 +502,26 @@ has "evidence: ... naming where it leads" "$ERR" "berth: --evidence \`$W/ws/repo
 hasnt "evidence: ... and nothing of the file reached the sandbox" "$OUT$ERR" "$esecret"
 br --evidence "$W/priv/id_key" -- sh -c 'cat /evidence/id_key'
 eq "evidence: the file named directly is still copied (exit 0)" "$RC:$OUT" "0:$esecret"
+
+# ---------------------------------------- a fleet file that is a symlink
+# A sandbox leaves fleet.yml -> a host secret in the repository; the caller
+# runs `berth fleet up fleet.yml`: berth read it and quoted its first key.
+W=$TOP/fleet; mkdir -p "$W/ws/sub" "$W/priv"; cd "$W/ws" || exit 1
+fsecret="berth-fleet-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s: x\n' "$fsecret" >"$W/priv/key"
+ln -s "$W/priv/key" "$W/ws/fleet.yml"
+"$BERTH" fleet up fleet.yml </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a symlinked fleet file is refused (exit 2)" "$RC" 2
+has "fleet: ... naming it" "$ERR" "berth: the fleet file \`fleet.yml\` is, or is reached through, a symbolic link (to \`$W/priv/key\`)"
+hasnt "fleet: ... without quoting the file it points to" "$ERR" "$fsecret"
+rm "$W/ws/fleet.yml"; ln -s "$W/priv" "$W/ws/sub/d"
+"$BERTH" fleet up sub/d/key </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a fleet file below a symlinked directory is refused (exit 2)" "$RC" 2
+hasnt "fleet: ... without quoting it" "$ERR" "$fsecret"
+printf 'agents:\n  - bogus: 1\n' >"$W/ws/fleet.yml"
+"$BERTH" fleet up ./fleet.yml </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a regular fleet file is still read (exit 2, its own error)" "$RC" 2
+has "fleet: ... with its message" "$ERR" "./fleet.yml:2:5: unknown key \`bogus\`"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
