@@ -255,8 +255,12 @@ __attribute__((format(printf, 2, 3))) static int add_widening(struct berth_run_o
 	char buf[512];
 	va_list ap;
 
-	if (o->n_widenings >= (int)BERTH_ARRAY_SIZE(o->widenings) - 1)
+	/* one that does not fit would be in force without being named, nor
+	 * confirmed: the parse refuses the run instead (berth_run_parse) */
+	if (o->n_widenings >= (int)BERTH_ARRAY_SIZE(o->widenings) - 1) {
+		o->widenings_full = true;
 		return 0;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
@@ -1109,6 +1113,12 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		return -1;
 	if (system_workspace_widening(o) < 0)
 		return berth_err(err, ENOMEM, "out of memory");
+	if (o->widenings_full) {
+		berth_usage_err(err, "more than %d widenings: berth names and confirms each one, and the rest would "
+				     "be in force unnamed",
+				(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
+		return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
+	}
 	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
 	/* The same for --evidence: `--evidence ./report.txt`, a link a sandbox

@@ -18,6 +18,7 @@ struct berth_run_opts {
 	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
 	char *widenings[32]; /* one human line per widening, NULL-terminated */
 	int n_widenings;
+	bool widenings_full; /* one more did not fit: berth_run_parse refuses the run */
 	char **evidence;     /* --evidence: physical host paths, in order given */
 	size_t n_evidence;
 	char **evidence_lex; /* the same, as written (absolute, links not resolved) */

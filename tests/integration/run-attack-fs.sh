@@ -28,6 +28,7 @@
 #    workspace; berth's own executable in the workspace or a --rw source.
 #  - --evidence ./x where x is a link a sandbox made to a host secret.
 #  - a fleet file that is, or is reached through, a symlink.
+#  - more than 31 widenings: the 32nd was in force, never named.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -522,6 +523,20 @@ printf 'agents:\n  - bogus: 1\n' >"$W/ws/fleet.yml"
 "$BERTH" fleet up ./fleet.yml </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
 eq "fleet: a regular fleet file is still read (exit 2, its own error)" "$RC" 2
 has "fleet: ... with its message" "$ERR" "./fleet.yml:2:5: unknown key \`bogus\`"
+
+# --------------------------------------------- more widenings than named
+# berth keeps 31 widening lines; a 32nd --rw was in force but never named
+# nor confirmed (33 --rw: 31 lines, and /m33 written, exit 0).
+W=$TOP/wid; mkdir -p "$W/ws"; cd "$W/ws" || exit 1
+wargs=()
+for i in $(seq 1 33); do mkdir -p "$W/d$i"; wargs+=(--rw "$W/d$i:/m$i"); done
+br "${wargs[@]}" -- sh -c 'echo x > /m33/f'
+eq "widenings: more than 31 are refused (exit 2)" "$RC" 2
+has "widenings: ... saying why" "$ERR" "berth: more than 31 widenings: berth names and confirms each one"
+absent "widenings: ... and the unnamed one was not written" "$W/d33/f"
+br "${wargs[@]:0:62}" -- sh -c 'echo x > /m31/f'
+eq "widenings: 31 still run (exit 0)" "$RC" 0
+eq "widenings: ... each one named" "$(printf '%s\n' "$ERR" | grep -c '^berth: widening: --rw')" 31
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
