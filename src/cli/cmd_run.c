@@ -427,7 +427,7 @@ int cmd_run(int argc, char **argv)
 	struct berth_error err = {0};
 	int status = 0;
 
-	if (berth_run_parse(argc, argv, getenv, &o, &err) < 0) {
+	if (berth_run_parse(argc, argv, getenv, &o, &err) < 0 || berth_run_system_workspace(&o, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 2;

@@ -729,29 +729,36 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 	return 0;
 }
 
-/*
- * When root runs berth the workspace is idmapped so that its owner's files
- * are the sandbox's own: a system directory as the workspace lets the
- * sandbox rewrite what the host runs (/usr, /boot) or trusts (/etc, /root's
- * dotfiles).  Not refused (an image or chroot under /srv may be what is
- * meant) but a widening, named and confirmed like --rw.
- */
-static int system_workspace_widening(struct berth_run_opts *o)
+/* flags.h.  Not refused (an image or chroot under /srv may be what is
+ * meant) but a widening, named and confirmed like --rw. */
+int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err)
 {
 	static const char *const sys[] = {"/etc", "/usr", "/var", "/boot", "/opt", "/srv", "/root", "/bin",
 					  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/efi", NULL};
-	const char *ws = o->policy.workspace;
+	const char *ws = o->policy.workspace, *home = berth_caller_home();
+	char hreal[PATH_MAX];
 
 	if (geteuid() != 0 || ws == NULL)
+		return 0;
+	/* root's own projects (/root/src/x) are not system files */
+	if (home != NULL && realpath(home, hreal) != NULL && strcmp(hreal, "/") != 0 && is_ancestor_or_same(hreal, ws))
 		return 0;
 	for (size_t i = 0; sys[i] != NULL; i++) {
 		char real[PATH_MAX];
 		const char *d = realpath(sys[i], real) != NULL ? real : sys[i];
-		if (is_ancestor_or_same(sys[i], ws) || is_ancestor_or_same(d, ws))
-			return add_widening(o,
-					    "workspace `%s`: a system directory (under %s): run as root, the sandbox "
-					    "can change the files there that the host runs or trusts",
-					    ws, sys[i]);
+		if (is_ancestor_or_same(sys[i], ws) || is_ancestor_or_same(d, ws)) {
+			if (add_widening(o,
+					 "workspace `%s`: a system directory (under %s): run as root, the sandbox "
+					 "can change the files there that the host runs or trusts",
+					 ws, sys[i]) < 0)
+				return berth_err(err, ENOMEM, "out of memory");
+			if (o->widenings_full) {
+				berth_usage_err(err, "more than %d widenings: berth names and confirms each one",
+						(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
+				return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
+			}
+			return 0;
+		}
 	}
 	return 0;
 }
@@ -1111,8 +1118,6 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
-	if (system_workspace_widening(o) < 0)
-		return berth_err(err, ENOMEM, "out of memory");
 	if (o->widenings_full) {
 		berth_usage_err(err, "more than %d widenings: berth names and confirms each one, and the rest would "
 				     "be in force unnamed",

@@ -27,6 +27,18 @@ struct berth_run_opts {
 };
 
 /*
+ * berth_run_system_workspace - when root runs berth, the workspace is
+ * idmapped so that its owner's files are the sandbox's own: a workspace that
+ * is or is below a system directory (/etc, /usr, /var, /boot, /opt, /srv,
+ * /root, /bin, /sbin, /lib*, /efi; not below the caller's home) lets the
+ * sandbox rewrite what the host runs or trusts.  Adds that widening to @o
+ * (after berth_run_parse, for `berth run`; not for the stand-in workspace a
+ * session's options are parsed on).  Returns 0 (nothing for a user), or -1
+ * with @err: ENOMEM (125), or more than 31 widenings (status 2).
+ */
+int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err);
+
+/*
  * berth_run_parse - parse `berth run` arguments (argv[0] is "run").
  * @env_lookup: getenv-like function used for --env NAME (tests pass their own).
  * Resolves the workspace and mount sources to physical paths (realpath(3)) and
