@@ -333,8 +333,8 @@ static int check_shared_dir(const char *what, const char *given, const char *rea
  * the socket reachable, read-only or not): docker's or podman's socket is
  * root on the host, the session bus runs any program.  berth refuses the
  * source: a socket the host's network namespace has bound there
- * (/proc/net/unix, whatever its depth), and any socket file a bounded walk
- * of the source meets (SOCK_SCAN_MAX entries, SOCK_SCAN_DEPTH levels; it
+ * (/proc/net/unix, whatever its depth, also when bound through a link), and
+ * any socket file a bounded walk of the source meets (SOCK_SCAN_MAX entries, SOCK_SCAN_DEPTH levels; it
  * follows no symbolic link), which is also how a socket of a program in
  * another network namespace is found.
  */
@@ -355,10 +355,15 @@ static bool bound_socket_below(const char *real, char out[PATH_MAX])
 		if (path == NULL)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
-		if (!is_ancestor_or_same(real, path))
-			continue;
-		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
-			snprintf(out, PATH_MAX, "%s", path);
+		/* the path as bound: through a symbolic link (/var/run/x for
+		 * /run/x, a link into the source) it names the source only once
+		 * resolved */
+		char rp[PATH_MAX];
+		const char *at = is_ancestor_or_same(real, path)				  ? path
+				 : realpath(path, rp) != NULL && is_ancestor_or_same(real, rp) ? rp
+												  : NULL;
+		if (at != NULL && lstat(at, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			snprintf(out, PATH_MAX, "%s", at);
 			return true;
 		}
 	}

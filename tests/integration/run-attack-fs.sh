@@ -415,6 +415,30 @@ has "socket: ... naming it" "$ERR" "holds the unix socket \`$W/src/a/b/other.soc
 rm -f "$W/src/a/b/other.sock"; ln -s /run/dbus/system_bus_socket "$W/src/a/bus"
 br --yes --ro "$W/src:/data" -- true
 eq "socket: a source without sockets (a symlink to one is not followed) still runs" "$RC" 0
+# A socket below the walk's depth, bound through a symbolic link (as
+# /var/run/x is /run/x): /proc/net/unix names it by the link, so only its
+# resolved path shows that it is in the source.
+deep=$W/deep; for i in $(seq 1 18); do deep=$deep/a; done; mkdir -p "$deep"
+ln -s "$W/deep" "$W/deeplink"
+bound=${deep/#$W\/deep/$W/deeplink}/bus.sock
+rm -f "$TD/sock-ready"
+"$HOSTPY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[3], "w").close()
+s.settimeout(30)
+try:
+    c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")
+except OSError:
+    pass' "$bound" "$TD/sock-canary2" "$TD/sock-ready" &
+SRV=$!
+for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
+br --yes --ro "$W/deep:/data" -- "$HOSTPY" -c "$CONN" "/data${deep#$W/deep}/bus.sock"
+eq "socket: a deep socket bound through a link is refused (exit 2)" "$RC" 2
+has "socket: ... naming it by its resolved path" "$ERR" "holds the live unix socket \`$deep/bus.sock\`"
+absent "socket: ... and nothing connected to it" "$TD/sock-canary2"
+kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
+rm -rf "$W/deep" "$W/deeplink"
 # A concurrent run's guard placeholders (mode-0000 socket inodes bound to
 # nothing) are not sockets anyone listens on: a second run there still starts.
 mkdir -p "$W/conc"; cd "$W/conc" || exit 1
