@@ -736,6 +736,41 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 
 /* flags.h.  Not refused (an image or chroot under /srv may be what is
  * meant) but a widening, named and confirmed like --rw. */
+int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err)
+{
+	const struct berth_policy *p = &o->policy;
+	size_t n = 1 + p->n_mounts + o->n_evidence;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *what, *path, *given;
+		char real[PATH_MAX], c1[PATH_MAX], c2[PATH_MAX];
+		if (i == 0) {
+			what = "the workspace", path = p->workspace, given = p->workspace;
+		} else if (i < 1 + p->n_mounts) {
+			const struct berth_mount *m = &p->mounts[i - 1];
+			what = m->rw ? "the --rw source" : "the --ro source", path = m->src;
+			given = m->given != NULL ? m->given : m->src;
+		} else {
+			what = "the --evidence", path = o->evidence[i - 1 - p->n_mounts];
+			given = o->evidence_lex != NULL && o->evidence_lex[i - 1 - p->n_mounts] != NULL
+					? o->evidence_lex[i - 1 - p->n_mounts]
+					: path;
+		}
+		if (path == NULL)
+			continue;
+		if (realpath(path, real) == NULL || strcmp(real, path) != 0) {
+			berth_usage_err(err, "%s `%s` changed after berth checked it: `%s` is now %s%s%s", what,
+					berth_text_clean(c1, sizeof c1, given), path,
+					realpath(path, real) != NULL ? "a symbolic link to `" : "gone",
+					realpath(path, real) != NULL ? berth_text_clean(c2, sizeof c2, real) : "",
+					realpath(path, real) != NULL ? "`" : "");
+			return berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it while berth "
+						   "waited: look at it, then run again");
+		}
+	}
+	return 0;
+}
+
 int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err)
 {
 	static const char *const sys[] = {"/etc", "/usr", "/var", "/boot", "/opt", "/srv", "/root", "/bin",

@@ -39,6 +39,16 @@ struct berth_run_opts {
 int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err);
 
 /*
+ * berth_run_recheck - the workspace, every --ro/--rw source and every
+ * --evidence of @o still resolve to the physical path berth_run_parse
+ * checked (realpath(3)): none of their components became a symbolic link
+ * while berth waited (a widening's confirmation, or a sandbox racing in the
+ * same workspace).  Call it last before the sandbox is built.  Returns 0, or
+ * -1 with @err (status 2) naming the path and what it leads to now.
+ */
+int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err);
+
+/*
  * berth_run_parse - parse `berth run` arguments (argv[0] is "run").
  * @env_lookup: getenv-like function used for --env NAME (tests pass their own).
  * Resolves the workspace and mount sources to physical paths (realpath(3)) and

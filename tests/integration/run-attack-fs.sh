@@ -29,6 +29,7 @@
 #  - --evidence ./x where x is a link a sandbox made to a host secret.
 #  - a fleet file that is, or is reached through, a symlink.
 #  - more than 31 widenings: the 32nd was in force, never named.
+#  - a --ro source swapped for a symlink after berth resolved it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -561,6 +562,47 @@ absent "widenings: ... and the unnamed one was not written" "$W/d33/f"
 br "${wargs[@]:0:62}" -- sh -c 'echo x > /m31/f'
 eq "widenings: 31 still run (exit 0)" "$RC" 0
 eq "widenings: ... each one named" "$(printf '%s\n' "$ERR" | grep -c '^berth: widening: --rw')" 31
+
+# ------------------------- a source swapped for a link after berth checked it
+# berth resolves --ro/--rw sources when it parses them and mounted them by
+# name later: swapped for a symbolic link in between (here while berth
+# waits at the widening prompt; a sandbox racing in the same workspace can
+# do it too), the sandbox got the link's target (it printed the secret).
+W=$TOP/toc; mkdir -p "$W/ws/vendor" "$W/secret" "$W/rwd"; cd "$W/ws" || exit 1
+tsecret="berth-toc-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$tsecret" >"$W/secret/key"; echo public >"$W/ws/vendor/readme"
+"$HOSTPY" - "$BERTH" "$W" >"$TD/out" 2>"$TD/err" <<'PY'
+import os, pty, select, sys
+berth, w = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(berth, ["berth", "run", "--ro", w + "/ws/vendor:/v", "--rw", w + "/rwd:/r", "--", "sh", "-c", "cat /v/*"])
+buf = b""
+while b"[y/N]" not in buf:
+    r, _, _ = select.select([fd], [], [], 20)
+    if not r:
+        break
+    buf += os.read(fd, 4096)
+os.rename(w + "/ws/vendor", w + "/ws/vendor.old")
+os.symlink(w + "/secret", w + "/ws/vendor")
+os.write(fd, b"y\n")
+out = b""
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+print("exit", os.waitstatus_to_exitcode(st))
+PY
+OUT=$(cat "$TD/out")
+has "toctou: a --ro source swapped for a link at the prompt is refused (exit 2)" "$OUT" "exit 2"
+has "toctou: ... naming what it became" "$OUT" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/secret\`"
+hasnt "toctou: ... and the sandbox did not read the link's target" "$OUT" "$tsecret"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
