@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../util/sign.h"
 #include "audit.h"
@@ -21,11 +23,80 @@ static bool path_covers(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
 }
 
-/* @path, physical when it exists (realpath), else as given. */
+/*
+ * @path as the kernel will reach it: its longest existing prefix resolved
+ * (realpath: every symbolic link in it), the components that do not exist
+ * yet appended, `.` and `..` among them applied to that.  A directory berth
+ * will create (the audit directory on the first run) below a link into the
+ * workspace is where it will be, not where its name says.  A dangling
+ * symbolic link among the missing components is followed (at most 40, as
+ * the kernel does): it is where mkdir would go if its target appeared.
+ */
+static void physical_at(const char *path, char out[PATH_MAX], int hops)
+{
+	char pre[PATH_MAX], res[PATH_MAX];
+	size_t n;
+
+	if (realpath(path, out) != NULL)
+		return;
+	snprintf(pre, sizeof pre, "%s", path);
+	n = strlen(pre);
+	for (;;) {
+		while (n > 1 && pre[n - 1] == '/')
+			pre[--n] = '\0';
+		char *slash = strrchr(pre, '/');
+		if (slash == NULL) {
+			snprintf(out, PATH_MAX, "%s", path);
+			return;
+		}
+		*slash = '\0';
+		n = (size_t)(slash - pre);
+		if (realpath(n == 0 ? "/" : pre, res) != NULL)
+			break;
+	}
+	/* res is the physical prefix; path + n is the rest ("/a/b/.."). */
+	char rest[PATH_MAX];
+	snprintf(rest, sizeof rest, "%s", path + n);
+	for (char *save = NULL, *c = strtok_r(rest, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
+		size_t l = strlen(res);
+		char link[PATH_MAX], next[PATH_MAX];
+		struct stat st;
+		ssize_t k;
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (hops < 40 && (size_t)snprintf(next, sizeof next, "%s/%s", strcmp(res, "/") == 0 ? "" : res, c) <
+				     sizeof next &&
+		    lstat(next, &st) == 0 && S_ISLNK(st.st_mode) &&
+		    (k = readlink(next, link, sizeof link - 1)) > 0) {
+			/* the link's target, then what is left after it */
+			char again[PATH_MAX];
+			link[k] = '\0';
+			const char *tail = save != NULL ? save : "";
+			int m = link[0] == '/' ? snprintf(again, sizeof again, "%s/%s", link, tail)
+					       : snprintf(again, sizeof again, "%s/%s/%s", res, link, tail);
+			if (m > 0 && (size_t)m < sizeof again) {
+				physical_at(again, out, hops + 1);
+				return;
+			}
+		}
+		if (strcmp(c, "..") == 0) {
+			char *s = strrchr(res, '/');
+			if (s != NULL)
+				s == res ? (void)(res[1] = '\0') : (void)(*s = '\0');
+			continue;
+		}
+		if (l + 1 + strlen(c) >= sizeof res) {
+			snprintf(out, PATH_MAX, "%s", path);
+			return;
+		}
+		snprintf(res + l, sizeof res - l, "%s%s", strcmp(res, "/") == 0 ? "" : "/", c);
+	}
+	snprintf(out, PATH_MAX, "%s", res);
+}
+
 static void physical(const char *path, char out[PATH_MAX])
 {
-	if (realpath(path, out) == NULL)
-		snprintf(out, PATH_MAX, "%s", path);
+	physical_at(path, out, 0);
 }
 
 int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra, size_t n_extra,
@@ -35,6 +106,12 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 	const char *what[2] = {"the audit log", "berth's host key"};
 	char *dirs[2] = {audit, keys};
 	size_t n = 2 + p->n_mounts + n_extra;
+
+	/* berth's own executable: in a writable mount the sandbox would
+	 * replace what the host runs as berth next (with root's rights, when
+	 * root runs it) */
+	char exe[PATH_MAX];
+	bool have_exe = realpath("/proc/self/exe", exe) != NULL;
 
 	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
 		return -1;
@@ -64,6 +141,13 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 		if (path == NULL)
 			continue;
 		physical(path, src);
+		bool writable = i < 2 || (i < 2 + p->n_mounts && p->mounts[i - 2].rw);
+		if (writable && have_exe && path_covers(src, exe)) {
+			berth_usage_err(err, "%s `%s` would let the sandbox replace berth's own executable (`%s`)", flag,
+					src, exe);
+			return berth_err_hint(err, "install berth outside it (`meson install`, or copy the binary "
+						   "elsewhere), or run from a directory that does not contain it");
+		}
 		for (int d = 0; d < 2; d++)
 			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
 				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d],

@@ -24,10 +24,14 @@
  * @n_extra host paths @extra (copied into the sandbox, e.g. --evidence;
  * named @extra_flag in the message) contains, or lies inside, the audit
  * directory (berth_audit_dir) or the host key directory
- * (berth_hostkey_dir).  Paths are compared physically (realpath(3) when
- * they exist), so a symbolic link does not hide either directory.
+ * (berth_hostkey_dir), or when its workspace, persistent home or a --rw
+ * source holds berth's own executable (/proc/self/exe).  Paths are compared
+ * physically: realpath(3) of the longest existing prefix, the rest appended
+ * (a dangling symbolic link in it followed), so a symbolic link does not
+ * hide either directory, even before berth has created it.
  * Returns 0, or -1 with @err filled: status BERTH_EXIT_USAGE (2) and
- * "--workspace `W` would give the sandbox the audit log (`D`)" with a hint;
+ * "--workspace `W` would give the sandbox the audit log (`D`)" or "...
+ * would let the sandbox replace berth's own executable (`E`)" with a hint;
  * or an error of berth_audit_dir / berth_hostkey_dir (no HOME: status 125).
  */
 int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra, size_t n_extra,

@@ -427,7 +427,7 @@ int cmd_run(int argc, char **argv)
 	struct berth_error err = {0};
 	int status = 0;
 
-	if (berth_run_parse(argc, argv, getenv, &o, &err) < 0) {
+	if (berth_run_parse(argc, argv, getenv, &o, &err) < 0 || berth_run_system_workspace(&o, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 2;
@@ -468,7 +468,8 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 125;
 	}
-	if (berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
+	if (berth_run_recheck(&o, &err) < 0 ||
+	    berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -254,8 +255,12 @@ __attribute__((format(printf, 2, 3))) static int add_widening(struct berth_run_o
 	char buf[512];
 	va_list ap;
 
-	if (o->n_widenings >= (int)BERTH_ARRAY_SIZE(o->widenings) - 1)
+	/* one that does not fit would be in force without being named, nor
+	 * confirmed: the parse refuses the run instead (berth_run_parse) */
+	if (o->n_widenings >= (int)BERTH_ARRAY_SIZE(o->widenings) - 1) {
+		o->widenings_full = true;
 		return 0;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
@@ -320,6 +325,116 @@ static int check_shared_dir(const char *what, const char *given, const char *rea
 		}
 	}
 	return 0;
+}
+
+/*
+ * A unix socket file inside a --ro/--rw source or the workspace hands the
+ * sandbox a connect(2) that Landlock does not govern (a bind mount keeps
+ * the socket reachable, read-only or not): docker's or podman's socket is
+ * root on the host, the session bus runs any program.  berth refuses the
+ * source: a socket the host's network namespace has bound there
+ * (/proc/net/unix, whatever its depth, also when bound through a link), and
+ * any socket file a bounded walk of the source meets (SOCK_SCAN_MAX entries, SOCK_SCAN_DEPTH levels; it
+ * follows no symbolic link), which is also how a socket of a program in
+ * another network namespace is found.
+ */
+#define SOCK_SCAN_MAX 20000
+#define SOCK_SCAN_DEPTH 16
+
+/* The first live socket /proc/net/unix lists below @real, into @out. */
+static bool bound_socket_below(const char *real, char out[PATH_MAX])
+{
+	cleanup_fclose FILE *f = fopen("/proc/net/unix", "re");
+	char line[PATH_MAX + 128];
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *path = strchr(line, '/');
+		struct stat st;
+		if (path == NULL)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		/* the path as bound: through a symbolic link (/var/run/x for
+		 * /run/x, a link into the source) it names the source only once
+		 * resolved */
+		char rp[PATH_MAX];
+		const char *at = is_ancestor_or_same(real, path)				  ? path
+				 : realpath(path, rp) != NULL && is_ancestor_or_same(real, rp) ? rp
+												  : NULL;
+		if (at != NULL && lstat(at, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			snprintf(out, PATH_MAX, "%s", at);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Walk directory @dfd (named @path) for a socket file; false when none in
+ * the budget @left. */
+static bool scan_socket(int dfd, const char *path, int depth, long *left, char out[PATH_MAX])
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	bool found = false;
+
+	if (d == NULL) {
+		close(dfd);
+		return false;
+	}
+	while (!found && *left > 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		(*left)--;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* a mode-0000 socket that nothing has bound is a workspace
+		 * guard placeholder of a concurrent run (guard.c): connect(2)
+		 * to it is ECONNREFUSED; a bound one is in /proc/net/unix */
+		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0) {
+			snprintf(out, PATH_MAX, "%s/%s", strcmp(path, "/") == 0 ? "" : path, de->d_name);
+			found = true;
+			break;
+		}
+		if (S_ISDIR(st.st_mode) && depth < SOCK_SCAN_DEPTH) {
+			char sub[PATH_MAX];
+			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= sizeof sub)
+				continue;
+			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && scan_socket(fd, sub, depth + 1, left, out))
+				found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int check_sockets(const char *what, const char *given, const char *real, struct berth_error *err)
+{
+	char sock[PATH_MAX];
+	struct stat st;
+	bool live;
+
+	if (lstat(real, &st) < 0)
+		return 0;
+	live = bound_socket_below(real, sock);
+	if (!live) {
+		long left = SOCK_SCAN_MAX;
+		int fd;
+		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0)
+			snprintf(sock, sizeof sock, "%s", real);
+		else if (!S_ISDIR(st.st_mode) ||
+			 (fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+			 !scan_socket(fd, real, 0, &left, sock))
+			return 0;
+	}
+	char clean[PATH_MAX];
+	berth_usage_err(err, "%s `%s` holds the %sunix socket `%s`: the sandbox could connect to it, and Landlock does "
+			     "not govern connect(2) to a socket (a docker or podman socket is root on the host)",
+			what, given, live ? "live " : "", berth_text_clean(clean, sizeof clean, sock));
+	return berth_err_hint(err, "name a directory that does not hold it (move the socket out, or remove it if "
+				   "no program listens on it); sockets cannot be shared with the sandbox");
 }
 
 /* @given made absolute (from the current directory) with `.` and `..`
@@ -456,7 +571,8 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 		return berth_err_hint(err, "name an existing file or directory");
 	}
 	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
-	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
+	    check_sockets(rw ? "--rw source" : "--ro source", src, real, err) < 0)
 		return -1;
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
@@ -618,6 +734,75 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 	return 0;
 }
 
+/* flags.h.  Not refused (an image or chroot under /srv may be what is
+ * meant) but a widening, named and confirmed like --rw. */
+int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err)
+{
+	const struct berth_policy *p = &o->policy;
+	size_t n = 1 + p->n_mounts + o->n_evidence;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *what, *path, *given;
+		char real[PATH_MAX], c1[PATH_MAX], c2[PATH_MAX];
+		if (i == 0) {
+			what = "the workspace", path = p->workspace, given = p->workspace;
+		} else if (i < 1 + p->n_mounts) {
+			const struct berth_mount *m = &p->mounts[i - 1];
+			what = m->rw ? "the --rw source" : "the --ro source", path = m->src;
+			given = m->given != NULL ? m->given : m->src;
+		} else {
+			what = "the --evidence", path = o->evidence[i - 1 - p->n_mounts];
+			given = o->evidence_lex != NULL && o->evidence_lex[i - 1 - p->n_mounts] != NULL
+					? o->evidence_lex[i - 1 - p->n_mounts]
+					: path;
+		}
+		if (path == NULL)
+			continue;
+		if (realpath(path, real) == NULL || strcmp(real, path) != 0) {
+			berth_usage_err(err, "%s `%s` changed after berth checked it: `%s` is now %s%s%s", what,
+					berth_text_clean(c1, sizeof c1, given), path,
+					realpath(path, real) != NULL ? "a symbolic link to `" : "gone",
+					realpath(path, real) != NULL ? berth_text_clean(c2, sizeof c2, real) : "",
+					realpath(path, real) != NULL ? "`" : "");
+			return berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it while berth "
+						   "waited: look at it, then run again");
+		}
+	}
+	return 0;
+}
+
+int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err)
+{
+	static const char *const sys[] = {"/etc", "/usr", "/var", "/boot", "/opt", "/srv", "/root", "/bin",
+					  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/efi", NULL};
+	const char *ws = o->policy.workspace, *home = berth_caller_home();
+	char hreal[PATH_MAX];
+
+	if (geteuid() != 0 || ws == NULL)
+		return 0;
+	/* root's own projects (/root/src/x) are not system files */
+	if (home != NULL && realpath(home, hreal) != NULL && strcmp(hreal, "/") != 0 && is_ancestor_or_same(hreal, ws))
+		return 0;
+	for (size_t i = 0; sys[i] != NULL; i++) {
+		char real[PATH_MAX];
+		const char *d = realpath(sys[i], real) != NULL ? real : sys[i];
+		if (is_ancestor_or_same(sys[i], ws) || is_ancestor_or_same(d, ws)) {
+			if (add_widening(o,
+					 "workspace `%s`: a system directory (under %s): run as root, the sandbox "
+					 "can change the files there that the host runs or trusts",
+					 ws, sys[i]) < 0)
+				return berth_err(err, ENOMEM, "out of memory");
+			if (o->widenings_full) {
+				berth_usage_err(err, "more than %d widenings: berth names and confirms each one",
+						(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
+				return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
+			}
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int set_workspace(struct berth_policy *p, const char *dir, struct berth_error *err)
 {
 	char real[PATH_MAX];
@@ -637,7 +822,8 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		berth_usage_err(err, "cannot use workspace `%s`: %s (uid %u)", dir, strerror(e), (unsigned)getuid());
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory you can read");
 	}
-	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0)
+	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0 ||
+	    check_sockets("workspace", dir, real, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);
@@ -666,6 +852,12 @@ static int add_evidence(struct berth_run_opts *o, const char *arg, struct berth_
 			return berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
 						   "another name first");
 		}
+	v = realloc(o->evidence_lex, (o->n_evidence + 1) * sizeof *v);
+	if (v == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	o->evidence_lex = v;
+	char lex[PATH_MAX];
+	o->evidence_lex[o->n_evidence] = lexical_abs(arg, lex) ? strdup(lex) : NULL;
 	v = realloc(o->evidence, (o->n_evidence + 1) * sizeof *v);
 	if (v == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
@@ -966,8 +1158,28 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	}
 	if (o->policy.workspace == NULL && set_workspace(&o->policy, ".", err) < 0)
 		return -1;
+	if (o->widenings_full) {
+		berth_usage_err(err, "more than %d widenings: berth names and confirms each one, and the rest would "
+				     "be in force unnamed",
+				(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
+		return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
+	}
 	if (check_mount_links(&o->policy, err) < 0)
 		return -1;
+	/* The same for --evidence: `--evidence ./report.txt`, a link a sandbox
+	 * made to ~/.ssh/id_ed25519, copied the key into the sandbox. */
+	for (size_t i = 0; i < o->n_evidence; i++) {
+		const char *lex = o->evidence_lex != NULL ? o->evidence_lex[i] : NULL;
+		if (lex != NULL && is_ancestor_or_same(o->policy.workspace, lex) &&
+		    !is_ancestor_or_same(o->policy.workspace, o->evidence[i])) {
+			char c1[PATH_MAX], c2[PATH_MAX];
+			berth_usage_err(err, "--evidence `%s` leads out of the workspace, through a symbolic link, to `%s`",
+					berth_text_clean(c1, sizeof c1, lex), berth_text_clean(c2, sizeof c2, o->evidence[i]));
+			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
+						   "directly",
+					      c2);
+		}
+	}
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
 	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)
 		if (is_ancestor_or_same("/evidence", o->policy.mounts[i].dst) ||
@@ -998,10 +1210,15 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 
 void berth_run_opts_free(struct berth_run_opts *o)
 {
-	for (size_t i = 0; i < o->n_evidence; i++)
+	for (size_t i = 0; i < o->n_evidence; i++) {
 		free(o->evidence[i]);
+		if (o->evidence_lex != NULL)
+			free(o->evidence_lex[i]);
+	}
 	free(o->evidence);
+	free(o->evidence_lex);
 	o->evidence = NULL;
+	o->evidence_lex = NULL;
 	o->n_evidence = 0;
 	berth_policy_free(&o->policy);
 	for (int i = 0; i < o->n_widenings; i++)

@@ -18,11 +18,35 @@ struct berth_run_opts {
 	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
 	char *widenings[32]; /* one human line per widening, NULL-terminated */
 	int n_widenings;
+	bool widenings_full; /* one more did not fit: berth_run_parse refuses the run */
 	char **evidence;     /* --evidence: physical host paths, in order given */
 	size_t n_evidence;
+	char **evidence_lex; /* the same, as written (absolute, links not resolved) */
 	bool forensic;       /* --forensic preset (docs/security.md) */
 	bool network_given;  /* --network, --allow-host or --dns was given */
 };
+
+/*
+ * berth_run_system_workspace - when root runs berth, the workspace is
+ * idmapped so that its owner's files are the sandbox's own: a workspace that
+ * is or is below a system directory (/etc, /usr, /var, /boot, /opt, /srv,
+ * /root, /bin, /sbin, /lib*, /efi; not below the caller's home) lets the
+ * sandbox rewrite what the host runs or trusts.  Adds that widening to @o
+ * (after berth_run_parse, for `berth run`; not for the stand-in workspace a
+ * session's options are parsed on).  Returns 0 (nothing for a user), or -1
+ * with @err: ENOMEM (125), or more than 31 widenings (status 2).
+ */
+int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err);
+
+/*
+ * berth_run_recheck - the workspace, every --ro/--rw source and every
+ * --evidence of @o still resolve to the physical path berth_run_parse
+ * checked (realpath(3)): none of their components became a symbolic link
+ * while berth waited (a widening's confirmation, or a sandbox racing in the
+ * same workspace).  Call it last before the sandbox is built.  Returns 0, or
+ * -1 with @err (status 2) naming the path and what it leads to now.
+ */
+int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err);
 
 /*
  * berth_run_parse - parse `berth run` arguments (argv[0] is "run").

@@ -21,6 +21,15 @@
 #    a subdirectory): berth read the file it points to and quoted it.
 #  - /tmp (any sticky world-writable directory) or a runtime directory as
 #    workspace or bind source: the sandbox reached the sockets in it.
+#  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
+#    the workspace, at any depth: the sandbox connected to it.
+#  - root's workspace a system directory (/etc, /usr, ...): no widening named.
+#  - the audit log or host key dir not made yet, below a symlink into the
+#    workspace; berth's own executable in the workspace or a --rw source.
+#  - --evidence ./x where x is a link a sandbox made to a host secret.
+#  - a fleet file that is, or is reached through, a symlink.
+#  - more than 31 widenings: the 32nd was in force, never named.
+#  - a --ro source swapped for a symlink after berth resolved it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -360,6 +369,240 @@ try:
 except OSError as e:
     print(len(fds), e.errno)'
 eq "pty: a sandbox opens at most 128 ptys, then ENOSPC (28)" "$RC:$OUT" "0:128 28"
+
+# --------------------------------------- unix sockets in a source (class 5)
+# A --ro/--rw source or workspace that holds a unix socket (docker's,
+# podman's, the session bus) gave the sandbox a connect() Landlock does not
+# govern: the sandbox connected to it (exit 0).  A listener writes a canary
+# when anything connects; berth must refuse before the sandbox starts.
+W=$TOP/sock; mkdir -p "$W/ws" "$W/src/a/b"; cd "$W/ws" || exit 1
+"$HOSTPY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[3], "w").close()
+s.settimeout(30)
+try:
+    c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")
+except OSError:
+    pass' "$W/src/a/b/docker.sock" "$TD/sock-canary" "$TD/sock-ready" &
+SRV=$!
+for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
+CONN='import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")'
+br --yes --ro "$W/src:/data" -- "$HOSTPY" -c "$CONN" /data/a/b/docker.sock
+eq "socket: a --ro source holding a live socket is refused (exit 2)" "$RC" 2
+has "socket: ... naming the socket" "$ERR" "berth: --ro source \`$W/src\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
+has "socket: ... and how to proceed" "$ERR" "berth: hint: name a directory that does not hold it"
+br --yes --rw "$W/src/a:/data" -- "$HOSTPY" -c "$CONN" /data/b/docker.sock
+eq "socket: a --rw source holding it is refused (exit 2)" "$RC" 2
+br --yes --ro "$W/src/a/b/docker.sock:/d.sock" -- "$HOSTPY" -c "$CONN" /d.sock
+eq "socket: the socket itself as a --ro source is refused (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "holds the live unix socket \`$W/src/a/b/docker.sock\`"
+cd "$W/src" || exit 1
+br --yes -- "$HOSTPY" -c "$CONN" /workspace/a/b/docker.sock
+eq "socket: a workspace holding a live socket is refused (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "berth: workspace \`.\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
+absent "socket: nothing connected to the socket" "$TD/sock-canary"
+kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
+# The socket file of a program in another network namespace is not in this
+# one's /proc/net/unix (nor is a stale one): the walk of the source finds it.
+"$HOSTPY" -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/src/a/b/other.sock"
+rm -f "$W/src/a/b/docker.sock"
+cd "$W/ws" || exit 1
+br --yes --ro "$W/src:/data" -- true
+eq "socket: a socket file no listener here holds is refused too (exit 2)" "$RC" 2
+has "socket: ... naming it" "$ERR" "holds the unix socket \`$W/src/a/b/other.sock\`"
+rm -f "$W/src/a/b/other.sock"; ln -s /run/dbus/system_bus_socket "$W/src/a/bus"
+br --yes --ro "$W/src:/data" -- true
+eq "socket: a source without sockets (a symlink to one is not followed) still runs" "$RC" 0
+# A socket below the walk's depth, bound through a symbolic link (as
+# /var/run/x is /run/x): /proc/net/unix names it by the link, so only its
+# resolved path shows that it is in the source.
+deep=$W/deep; for i in $(seq 1 18); do deep=$deep/a; done; mkdir -p "$deep"
+ln -s "$W/deep" "$W/deeplink"
+bound=${deep/#$W\/deep/$W/deeplink}/bus.sock
+rm -f "$TD/sock-ready"
+"$HOSTPY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[3], "w").close()
+s.settimeout(30)
+try:
+    c, _ = s.accept(); open(sys.argv[2], "w").write("connected\n")
+except OSError:
+    pass' "$bound" "$TD/sock-canary2" "$TD/sock-ready" &
+SRV=$!
+for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
+br --yes --ro "$W/deep:/data" -- "$HOSTPY" -c "$CONN" "/data${deep#$W/deep}/bus.sock"
+eq "socket: a deep socket bound through a link is refused (exit 2)" "$RC" 2
+has "socket: ... naming it by its resolved path" "$ERR" "holds the live unix socket \`$deep/bus.sock\`"
+absent "socket: ... and nothing connected to it" "$TD/sock-canary2"
+kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
+rm -rf "$W/deep" "$W/deeplink"
+# A concurrent run's guard placeholders (mode-0000 socket inodes bound to
+# nothing) are not sockets anyone listens on: a second run there still starts.
+mkdir -p "$W/conc"; cd "$W/conc" || exit 1
+"$BERTH" run -- sleep 4 </dev/null >/dev/null 2>&1 &
+FIRST=$!
+for _ in $(seq 100); do [ -n "$(find "$W/conc" -maxdepth 1 -type s 2>/dev/null)" ] && break; sleep 0.05; done
+if [ -n "$(find "$W/conc" -maxdepth 1 -type s -perm 0000)" ]; then pass "socket: precondition: the first run's placeholders are there"
+else fail "socket: precondition: the first run's placeholders are there" "$(ls -la "$W/conc")"; fi
+br -- true
+eq "socket: a second run beside another run's placeholders still runs (exit 0)" "$RC" 0
+wait "$FIRST"
+
+# ------------------------------- a system directory as root's workspace
+# Run as root, the workspace is idmapped: its owner's (root's) files are the
+# sandbox's own.  `cd /etc && berth run` let the sandbox rewrite /etc with no
+# widening named.  Now it is one (non-interactive: named, then run); for a
+# user, who cannot write there, it is not.
+cd /usr || exit 1
+br -- true
+if [ "$(id -u)" = 0 ]; then
+	eq "sysdir: root's workspace /usr runs after the widening (exit 0)" "$RC" 0
+	has "sysdir: ... which names it" "$ERR" "berth: widening: workspace \`/usr\`: a system directory (under /usr)"
+	cd /etc/default 2>/dev/null || cd /etc || exit 1
+	br -- true
+	has "sysdir: a directory below /etc is one too" "$ERR" "berth: widening: workspace \`$PWD\`: a system directory (under /etc)"
+else
+	# (the run itself stops at the guard: a user cannot make its placeholders in /usr)
+	hasnt "sysdir: a user's workspace /usr is no widening (the user cannot write there)" "$ERR" "widening"
+fi
+cd "$TOP" || exit 1
+br -- true
+hasnt "sysdir: an ordinary workspace names no widening" "$ERR" "widening"
+
+# ------------------ the audit log, the host key, berth itself: not in reach
+# The audit directory berth creates on its first run, below a symbolic link
+# into the workspace (XDG_STATE_HOME=~/st/sub, ~/st -> the workspace): the
+# check compared the name as written (realpath failed: it did not exist), so
+# the run started and berth made its audit log inside the workspace, where
+# the sandbox could rewrite it.  Now the longest existing prefix is resolved.
+W=$TOP/expo; mkdir -p "$W/ws/real" "$W/home"; cd "$W/ws" || exit 1
+ln -s "$W/ws/real" "$W/home/st"
+benv() { env "$@" "$BERTH" run -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err"); }
+benv XDG_STATE_HOME="$W/home/st/sub"
+eq "expo: an audit dir to be made below a link into the workspace is refused (exit 2)" "$RC" 2
+has "expo: ... naming where it would be" "$ERR" "berth: --workspace \`$W/ws\` would give the sandbox the audit log (\`$W/ws/real/sub/berth/audit\`)"
+absent "expo: ... and no audit log was made in the workspace" "$W/ws/real/sub"
+benv XDG_STATE_HOME="$W/home/st/x/../sub"
+eq "expo: ... also with .. in the part that does not exist (exit 2)" "$RC" 2
+# a dangling link: where mkdir would go once the sandbox makes its target
+ln -s "$W/ws/keys" "$W/home/cfg"
+benv XDG_CONFIG_HOME="$W/home/cfg"
+eq "expo: a host key dir behind a dangling link into the workspace is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "would give the sandbox berth's host key (\`$W/ws/keys/berth/keys\`)"
+absent "expo: ... and no key was made there" "$W/ws/keys"
+benv XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config"
+eq "expo: fresh audit and key dirs outside the workspace still run (exit 0)" "$RC" 0
+# berth's own executable in the workspace or a --rw source: the sandbox
+# replaced it (unlink, then write: the running file is only busy), and the
+# host ran the sandbox's berth next (exit 0 before).
+mkdir -p "$W/ws/bin" "$W/ro"; cp "$BERTH" "$W/ws/bin/berth"; SUM=$(cksum <"$W/ws/bin/berth")
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run -- \
+	sh -c 'rm -f /workspace/bin/berth && echo "#!/bin/sh" > /workspace/bin/berth' </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "expo: a workspace holding berth's executable is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "berth: --workspace \`$W/ws\` would let the sandbox replace berth's own executable (\`$W/ws/bin/berth\`)"
+eq "expo: ... and the executable is unchanged" "$(cksum <"$W/ws/bin/berth")" "$SUM"
+cd "$W/ro" || exit 1
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run --yes \
+	--rw "$W/ws/bin:/b" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "expo: a --rw source holding it is refused (exit 2)" "$RC" 2
+has "expo: ... naming it" "$ERR" "berth: --rw \`$W/ws/bin\` would let the sandbox replace berth's own executable"
+env XDG_STATE_HOME="$W/home/fresh/state" XDG_CONFIG_HOME="$W/home/fresh/config" "$W/ws/bin/berth" run \
+	--ro "$W/ws/bin:/b" -- true </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
+eq "expo: a --ro source holding it still runs (exit 0)" "$RC" 0
+
+# ------------------------------ --evidence through a link in the workspace
+# A sandbox leaves report.txt -> the caller's private key; the caller later
+# runs `berth run --evidence ./report.txt`: berth copied the key into
+# /evidence (exit 0, the secret printed).  --ro/--rw had this check already.
+W=$TOP/evd; mkdir -p "$W/ws" "$W/priv"; cd "$W/ws" || exit 1
+esecret="berth-key-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$esecret" >"$W/priv/id_key"
+ln -s "$W/priv/id_key" "$W/ws/report.txt"
+br --evidence ./report.txt -- sh -c 'cat /evidence/*'
+eq "evidence: a --evidence that leads out of the workspace through a link is refused (exit 2)" "$RC" 2
+has "evidence: ... naming where it leads" "$ERR" "berth: --evidence \`$W/ws/report.txt\` leads out of the workspace, through a symbolic link, to \`$W/priv/id_key\`"
+hasnt "evidence: ... and nothing of the file reached the sandbox" "$OUT$ERR" "$esecret"
+br --evidence "$W/priv/id_key" -- sh -c 'cat /evidence/id_key'
+eq "evidence: the file named directly is still copied (exit 0)" "$RC:$OUT" "0:$esecret"
+
+# ---------------------------------------- a fleet file that is a symlink
+# A sandbox leaves fleet.yml -> a host secret in the repository; the caller
+# runs `berth fleet up fleet.yml`: berth read it and quoted its first key.
+W=$TOP/fleet; mkdir -p "$W/ws/sub" "$W/priv"; cd "$W/ws" || exit 1
+fsecret="berth-fleet-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s: x\n' "$fsecret" >"$W/priv/key"
+ln -s "$W/priv/key" "$W/ws/fleet.yml"
+"$BERTH" fleet up fleet.yml </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a symlinked fleet file is refused (exit 2)" "$RC" 2
+has "fleet: ... naming it" "$ERR" "berth: the fleet file \`fleet.yml\` is, or is reached through, a symbolic link (to \`$W/priv/key\`)"
+hasnt "fleet: ... without quoting the file it points to" "$ERR" "$fsecret"
+rm "$W/ws/fleet.yml"; ln -s "$W/priv" "$W/ws/sub/d"
+"$BERTH" fleet up sub/d/key </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a fleet file below a symlinked directory is refused (exit 2)" "$RC" 2
+hasnt "fleet: ... without quoting it" "$ERR" "$fsecret"
+printf 'agents:\n  - bogus: 1\n' >"$W/ws/fleet.yml"
+"$BERTH" fleet up ./fleet.yml </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "fleet: a regular fleet file is still read (exit 2, its own error)" "$RC" 2
+has "fleet: ... with its message" "$ERR" "./fleet.yml:2:5: unknown key \`bogus\`"
+
+# --------------------------------------------- more widenings than named
+# berth keeps 31 widening lines; a 32nd --rw was in force but never named
+# nor confirmed (33 --rw: 31 lines, and /m33 written, exit 0).
+W=$TOP/wid; mkdir -p "$W/ws"; cd "$W/ws" || exit 1
+wargs=()
+for i in $(seq 1 33); do mkdir -p "$W/d$i"; wargs+=(--rw "$W/d$i:/m$i"); done
+br "${wargs[@]}" -- sh -c 'echo x > /m33/f'
+eq "widenings: more than 31 are refused (exit 2)" "$RC" 2
+has "widenings: ... saying why" "$ERR" "berth: more than 31 widenings: berth names and confirms each one"
+absent "widenings: ... and the unnamed one was not written" "$W/d33/f"
+br "${wargs[@]:0:62}" -- sh -c 'echo x > /m31/f'
+eq "widenings: 31 still run (exit 0)" "$RC" 0
+eq "widenings: ... each one named" "$(printf '%s\n' "$ERR" | grep -c '^berth: widening: --rw')" 31
+
+# ------------------------- a source swapped for a link after berth checked it
+# berth resolves --ro/--rw sources when it parses them and mounted them by
+# name later: swapped for a symbolic link in between (here while berth
+# waits at the widening prompt; a sandbox racing in the same workspace can
+# do it too), the sandbox got the link's target (it printed the secret).
+W=$TOP/toc; mkdir -p "$W/ws/vendor" "$W/secret" "$W/rwd"; cd "$W/ws" || exit 1
+tsecret="berth-toc-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$tsecret" >"$W/secret/key"; echo public >"$W/ws/vendor/readme"
+"$HOSTPY" - "$BERTH" "$W" >"$TD/out" 2>"$TD/err" <<'PY'
+import os, pty, select, sys
+berth, w = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(berth, ["berth", "run", "--ro", w + "/ws/vendor:/v", "--rw", w + "/rwd:/r", "--", "sh", "-c", "cat /v/*"])
+buf = b""
+while b"[y/N]" not in buf:
+    r, _, _ = select.select([fd], [], [], 20)
+    if not r:
+        break
+    buf += os.read(fd, 4096)
+os.rename(w + "/ws/vendor", w + "/ws/vendor.old")
+os.symlink(w + "/secret", w + "/ws/vendor")
+os.write(fd, b"y\n")
+out = b""
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+print("exit", os.waitstatus_to_exitcode(st))
+PY
+OUT=$(cat "$TD/out")
+has "toctou: a --ro source swapped for a link at the prompt is refused (exit 2)" "$OUT" "exit 2"
+has "toctou: ... naming what it became" "$OUT" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/secret\`"
+hasnt "toctou: ... and the sandbox did not read the link's target" "$OUT" "$tsecret"
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
