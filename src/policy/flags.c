@@ -410,7 +410,14 @@ static bool scan_socket(int dfd, const char *path, int depth, long *left, char o
 	return found;
 }
 
-static int check_sockets(const char *what, const char *given, const char *real, struct berth_error *err)
+/*
+ * A unix socket at or below @real.  With @found (PATH_MAX bytes; an explicit
+ * --ro/--rw source, which the person named) the socket's path is put there
+ * for the caller to name as a widening; without it (the workspace, which
+ * may be just the current directory) it is a refusal.
+ */
+static int check_sockets(const char *what, const char *given, const char *real, char *found,
+			 struct berth_error *err)
 {
 	char sock[PATH_MAX];
 	struct stat st;
@@ -430,11 +437,16 @@ static int check_sockets(const char *what, const char *given, const char *real, 
 			return 0;
 	}
 	char clean[PATH_MAX];
+	if (found != NULL) {
+		snprintf(found, PATH_MAX, "%s", sock);
+		return 0;
+	}
 	berth_usage_err(err, "%s `%s` holds the %sunix socket `%s`: the sandbox could connect to it, and Landlock does "
 			     "not govern connect(2) to a socket (a docker or podman socket is root on the host)",
 			what, given, live ? "live " : "", berth_text_clean(clean, sizeof clean, sock));
-	return berth_err_hint(err, "name a directory that does not hold it (move the socket out, or remove it if "
-				   "no program listens on it); sockets cannot be shared with the sandbox");
+	return berth_err_hint(err, "name a workspace that does not hold it (move the socket out, or remove it if "
+				   "no program listens on it); to share a socket on purpose, mount its directory with "
+				   "--ro instead: berth names that and asks you to confirm it");
 }
 
 /* @given made absolute (from the current directory) with `.` and `..`
@@ -546,7 +558,8 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 	return 0;
 }
 
-static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct berth_error *err)
+/* @sock: PATH_MAX bytes; set to a unix socket the source holds ("" when none), a widening to name */
+static int add_mount(struct berth_policy *p, const char *arg, bool rw, char *sock, struct berth_error *err)
 {
 	cleanup_free char *src = strdup(arg);
 	char *colon;
@@ -572,7 +585,7 @@ static int add_mount(struct berth_policy *p, const char *arg, bool rw, struct be
 	}
 	if (check_host_path(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
 	    check_shared_dir(rw ? "--rw source" : "--ro source", src, real, err) < 0 ||
-	    check_sockets(rw ? "--rw source" : "--ro source", src, real, err) < 0)
+	    check_sockets(rw ? "--rw source" : "--ro source", src, real, sock, err) < 0)
 		return -1;
 	dst = colon != NULL ? colon + 1 : real;
 	if (check_target(arg, dst, err) < 0)
@@ -823,7 +836,7 @@ static int set_workspace(struct berth_policy *p, const char *dir, struct berth_e
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory you can read");
 	}
 	if (check_host_path("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0 ||
-	    check_sockets("workspace", dir, real, err) < 0)
+	    check_sockets("workspace", dir, real, NULL, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);
@@ -1050,10 +1063,20 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		o->forensic = true;
 		return 0;
 	case OPT_RO:
-		return add_mount(p, arg, false, err);
 	case OPT_RW: {
-		if (add_mount(p, arg, true, err) < 0)
+		char sock[PATH_MAX] = "", sclean[PATH_MAX];
+		bool rw = c == OPT_RW;
+		if (add_mount(p, arg, rw, sock, err) < 0)
 			return -1;
+		/* A socket below a source the person named: shared on purpose (the
+		 * MCP bridge to `berth dev`), or not; either way named and confirmed. */
+		if (sock[0] != '\0' &&
+		    add_widening(o, "--%s %s: the sandbox can connect to the unix socket `%s` below it, and Landlock "
+				    "does not govern connect(2) to a socket (a docker or podman socket is root on the host)",
+				 rw ? "rw" : "ro", arg, berth_text_clean(sclean, sizeof sclean, sock)) < 0)
+			return -1;
+		if (!rw)
+			return 0;
 		/* Name the directory the sandbox gets when the path given is not
 		 * it: `--rw ./data` where data is a link (a sandbox may have
 		 * planted it) to /etc. */

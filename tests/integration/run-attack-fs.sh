@@ -373,8 +373,11 @@ eq "pty: a sandbox opens at most 128 ptys, then ENOSPC (28)" "$RC:$OUT" "0:128 2
 # --------------------------------------- unix sockets in a source (class 5)
 # A --ro/--rw source or workspace that holds a unix socket (docker's,
 # podman's, the session bus) gave the sandbox a connect() Landlock does not
-# govern: the sandbox connected to it (exit 0).  A listener writes a canary
-# when anything connects; berth must refuse before the sandbox starts.
+# govern: the sandbox connected to it (exit 0), and nothing said so.  A
+# source the person named (--ro, --rw) may share one on purpose (the MCP
+# bridge to `berth dev`): it is a widening berth names (and asks to confirm
+# at a terminal); the workspace (maybe just the current directory) is
+# refused.  A listener writes a canary when anything connects.
 W=$TOP/sock; mkdir -p "$W/ws" "$W/src/a/b"; cd "$W/ws" || exit 1
 "$HOSTPY" -c '
 import os, socket, sys
@@ -389,19 +392,20 @@ SRV=$!
 for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
 CONN='import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")'
-br --yes --ro "$W/src:/data" -- "$HOSTPY" -c "$CONN" /data/a/b/docker.sock
-eq "socket: a --ro source holding a live socket is refused (exit 2)" "$RC" 2
-has "socket: ... naming the socket" "$ERR" "berth: --ro source \`$W/src\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
-has "socket: ... and how to proceed" "$ERR" "berth: hint: name a directory that does not hold it"
-br --yes --rw "$W/src/a:/data" -- "$HOSTPY" -c "$CONN" /data/b/docker.sock
-eq "socket: a --rw source holding it is refused (exit 2)" "$RC" 2
-br --yes --ro "$W/src/a/b/docker.sock:/d.sock" -- "$HOSTPY" -c "$CONN" /d.sock
-eq "socket: the socket itself as a --ro source is refused (exit 2)" "$RC" 2
-has "socket: ... naming it" "$ERR" "holds the live unix socket \`$W/src/a/b/docker.sock\`"
+br --yes --ro "$W/src:/data" -- true
+eq "socket: a --ro source holding a live socket runs as a widening (exit 0)" "$RC" 0
+has "socket: ... named as a widening, with the socket" "$ERR" "berth: widening: --ro $W/src:/data: the sandbox can connect to the unix socket \`$W/src/a/b/docker.sock\` below it"
+br --yes --rw "$W/src/a:/data" -- true
+has "socket: a --rw source holding it: named too" "$ERR" "berth: widening: --rw $W/src/a:/data: the sandbox can connect to the unix socket \`$W/src/a/b/docker.sock\`"
+br --yes --ro "$W/src/a/b/docker.sock:/d.sock" -- true
+has "socket: the socket itself as a --ro source: named" "$ERR" "can connect to the unix socket \`$W/src/a/b/docker.sock\`"
+br --yes --ro "$W/ws:/data" -- true
+hasnt "socket: a source without one is no such widening" "$ERR" "unix socket"
 cd "$W/src" || exit 1
 br --yes -- "$HOSTPY" -c "$CONN" /workspace/a/b/docker.sock
 eq "socket: a workspace holding a live socket is refused (exit 2)" "$RC" 2
 has "socket: ... naming it" "$ERR" "berth: workspace \`.\` holds the live unix socket \`$W/src/a/b/docker.sock\`"
+has "socket: ... and how to proceed" "$ERR" "berth: hint: name a workspace that does not hold it"
 absent "socket: nothing connected to the socket" "$TD/sock-canary"
 kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
 # The socket file of a program in another network namespace is not in this
@@ -410,12 +414,15 @@ kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
 socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/src/a/b/other.sock"
 rm -f "$W/src/a/b/docker.sock"
 cd "$W/ws" || exit 1
-br --yes --ro "$W/src:/data" -- true
-eq "socket: a socket file no listener here holds is refused too (exit 2)" "$RC" 2
+cd "$W/src" || exit 1
+br --yes -- true
+eq "socket: a workspace with a socket file no listener here holds is refused too (exit 2)" "$RC" 2
 has "socket: ... naming it" "$ERR" "holds the unix socket \`$W/src/a/b/other.sock\`"
+cd "$W/ws" || exit 1
 rm -f "$W/src/a/b/other.sock"; ln -s /run/dbus/system_bus_socket "$W/src/a/bus"
 br --yes --ro "$W/src:/data" -- true
 eq "socket: a source without sockets (a symlink to one is not followed) still runs" "$RC" 0
+hasnt "socket: ... with no socket widening" "$ERR" "unix socket"
 # A socket below the walk's depth, bound through a symbolic link (as
 # /var/run/x is /run/x): /proc/net/unix names it by the link, so only its
 # resolved path shows that it is in the source.
@@ -434,9 +441,11 @@ except OSError:
     pass' "$bound" "$TD/sock-canary2" "$TD/sock-ready" &
 SRV=$!
 for _ in $(seq 100); do [ -e "$TD/sock-ready" ] && break; sleep 0.05; done
-br --yes --ro "$W/deep:/data" -- "$HOSTPY" -c "$CONN" "/data${deep#$W/deep}/bus.sock"
-eq "socket: a deep socket bound through a link is refused (exit 2)" "$RC" 2
+cd "$W/deep" || exit 1
+br --yes -- "$HOSTPY" -c "$CONN" "/workspace${deep#$W/deep}/bus.sock"
+eq "socket: a workspace with a deep socket bound through a link is refused (exit 2)" "$RC" 2
 has "socket: ... naming it by its resolved path" "$ERR" "holds the live unix socket \`$deep/bus.sock\`"
+cd "$W/ws" || exit 1
 absent "socket: ... and nothing connected to it" "$TD/sock-canary2"
 kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null
 rm -rf "$W/deep" "$W/deeplink"
