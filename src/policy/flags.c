@@ -390,9 +390,9 @@ static bool scan_socket(int dfd, const char *path, int depth, long *left, char o
 		(*left)--;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		/* a mode-0000 socket that nothing has bound is a workspace
-		 * guard placeholder of a concurrent run (guard.c): connect(2)
-		 * to it is ECONNREFUSED; a bound one is in /proc/net/unix */
+		/* a mode-0000 socket that nothing has bound (an older berth's
+		 * guard placeholder): connect(2) to it is refused; a bound one
+		 * is in /proc/net/unix */
 		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0) {
 			snprintf(out, PATH_MAX, "%s/%s", strcmp(path, "/") == 0 ? "" : path, de->d_name);
 			found = true;

@@ -298,7 +298,8 @@ static int guard_worktrees(const struct berth_policy *p, struct berth_guard *g, 
 	snprintf(path, sizeof path, "%s/worktrees", gitdir);
 	rc = exists(path, ".git/worktrees", &st, err);
 	if (rc <= 0 || !S_ISDIR(st.st_mode))
-		return rc;
+		return rc < 0 ? -1 : 0;
+	rc = 0;
 	if (guard_host(g, path, false, err) < 0)
 		return -1;
 	d = opendir(path);

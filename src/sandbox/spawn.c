@@ -1803,11 +1803,11 @@ static void trust_scan(const struct sandbox *s)
 		notice(s, "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` in `%s`)",
 		       r.n_more, r.n_set_aside, s->p->workspace);
 	if (r.incomplete)
-		notice(s, "warning: berth could not look into every directory of the writable directories for what "
-			  "the sandbox planted (at most %ld entries, %d ms, %d levels; unreadable or too long paths): "
-			  "review any `.git`, `.vscode`, `.claude`, `.envrc` or `.npmrc` below `%s` before running git "
-			  "or an agent there",
-		       BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH, s->p->workspace);
+		notice(s, "warning: berth could not look into every directory of `%s` (and the --rw directories) for "
+			  "what the sandbox planted (at most %ld entries, %d ms, %d levels; unreadable or too long "
+			  "paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or `.npmrc` below it before running "
+			  "git or an agent there",
+		       s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
 	berth_trust_report_free(&r);
 }
 

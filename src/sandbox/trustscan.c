@@ -161,6 +161,7 @@ static bool hooks_dir(struct scan *sc, int dfd, const char *rel, const char *why
 }
 
 static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed);
+static void report_repo(struct scan *sc, const char *rel, const char *kind);
 
 /* modules/ and worktrees/ below a git directory. */
 static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *sub, int depth, bool *changed)
@@ -191,7 +192,11 @@ static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *s
 		if (faccessat(cfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    faccessat(cfd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    faccessat(cfd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-			check_gitdir(sc, cfd, srel, depth + 1, changed);
+			bool here_changed = false;
+			check_gitdir(sc, cfd, srel, depth + 1, &here_changed);
+			if (here_changed && strcmp(sub, "worktrees") != 0)
+				report_repo(sc, srel, "");
+			*changed = *changed || here_changed;
 		} else if (strcmp(sub, "worktrees") != 0) {
 			/* modules/a/b: a submodule's name may hold slashes */
 			sub_gitdirs(sc, dirfd(d), here, e->d_name, depth + 1, changed);
