@@ -162,6 +162,7 @@ static bool hooks_dir(struct scan *sc, int dfd, const char *rel, const char *why
 
 static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed);
 static void report_repo(struct scan *sc, const char *rel, const char *kind);
+static bool in_roots(const struct scan *sc, const char *path);
 
 /* modules/ and worktrees/ below a git directory. */
 static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *sub, int depth, bool *changed)
@@ -206,11 +207,43 @@ static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *s
 	closedir(d);
 }
 
+struct active {
+	struct scan *sc;
+	const char *gitdir; /* host path of the git directory */
+	char key[128];
+};
+
+/* The first key that is not inert.  core.worktree is git's own for a
+ * submodule's git directory (`../../../sub`): inert while it names a
+ * directory in a writable root. */
+static int first_active(const char *section, const char *subsection, const char *key, const char *value,
+			unsigned line_no, void *arg)
+{
+	struct active *a = arg;
+	char path[PATH_MAX], real[PATH_MAX];
+
+	(void)line_no;
+	if (berth_git_key_inert(section, subsection, key))
+		return 0;
+	if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "worktree") == 0 && value != NULL) {
+		if (value[0] == '/')
+			snprintf(path, sizeof path, "%s", value);
+		else
+			snprintf(path, sizeof path, "%s/%s", a->gitdir, value);
+		if (realpath(path, real) != NULL && in_roots(a->sc, real))
+			return 0;
+	}
+	snprintf(a->key, sizeof a->key, "%s%s%s.%s", section, subsection != NULL ? "." : "",
+		 subsection != NULL ? subsection : "", key);
+	return 1;
+}
+
 /* A config file @name in @gfd that the sandbox made or changed. */
 static void check_config(struct scan *sc, int gfd, const char *rel, const char *name, bool *changed)
 {
-	char key[128], why[256];
+	char why[256], gitdir[PATH_MAX];
 	struct berth_error e = {0};
+	struct active a = {.sc = sc, .gitdir = gitdir};
 	int r;
 
 	if (!changed_at(sc, gfd, name))
@@ -218,13 +251,15 @@ static void check_config(struct scan *sc, int gfd, const char *rel, const char *
 	*changed = true;
 	if (berth_trust_git_unprotected(sc->p, ".git/config"))
 		return;
-	r = berth_git_config_first_active(gfd, name, key, sizeof key, &e);
-	if (r == 0)
+	shown(sc, rel, NULL, gitdir, sizeof gitdir);
+	r = berth_git_config_read(gfd, name, first_active, &a, &e);
+	if (r == 0 || (r < 0 && e.errnum == ENOENT))
 		return;
 	if (r > 0)
-		snprintf(why, sizeof why, "its `%s` would make the host's git run a program or read another file", key);
+		snprintf(why, sizeof why, "its `%s` would make the host's git run a program or read another file",
+			 a.key);
 	else
-		snprintf(why, sizeof why, "the host's git could not read it as it did (%s)", e.msg);
+		snprintf(why, sizeof why, "the host's git could not read it as before (%s)", e.msg);
 	set_aside(sc, gfd, rel, name, why);
 }
 
@@ -311,9 +346,9 @@ static void report_repo(struct scan *sc, const char *rel, const char *kind)
 	char path[PATH_MAX];
 
 	shown(sc, rel, NULL, path, sizeof path);
-	line(sc, "the sandbox made or changed the git repository `%s`%s; what it would run was set aside, but git "
-		 "there, or `git status` in a repository holding it as a submodule, uses what the sandbox wrote: "
-		 "review it first",
+	line(sc, "the sandbox made or changed the git repository `%s`%s: git run there, or `git status` in a "
+		 "repository holding it as a submodule, reads what the sandbox wrote (what would run a program was "
+		 "set aside): review it first",
 	     path, kind);
 }
 
