@@ -1787,28 +1787,54 @@ static void stop_broker(struct sandbox *s);
 
 /* What the sandbox made or changed on the host's trust surface: set aside,
  * restored or named (trustscan.h). */
+static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...)
+{
+	va_list ap;
+	char raw[8192], safe[sizeof raw];
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	notice(s, "%s", raw);
+	if (log != NULL)
+		fprintf(log, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
+}
+
 static void trust_scan(const struct sandbox *s)
 {
 	struct berth_trust_report r;
 	struct berth_error e = {0};
+	FILE *log = NULL;
 
-	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
-		notice(s, "warning: berth could not finish looking for what the sandbox planted on the host's trust "
-			  "surface (%s): review `%s` before running git or an agent there", e.msg, s->p->workspace);
-		return;
+	if (s->o->trust_log != NULL) {
+		int fd = open(s->o->trust_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && (log = fdopen(fd, "a")) == NULL)
+			close(fd);
 	}
-	for (int i = 0; i < r.n_lines; i++)
-		notice(s, "warning: %s", r.lines[i]);
-	if (r.n_more > 0)
-		notice(s, "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` in `%s`)",
-		       r.n_more, r.n_set_aside, s->p->workspace);
-	if (r.incomplete)
-		notice(s, "warning: berth could not look into every directory of `%s` (and the --rw directories) for "
-			  "what the sandbox planted (at most %ld entries, %d ms, %d levels; unreadable or too long "
-			  "paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or `.npmrc` below it before running "
-			  "git or an agent there",
-		       s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
-	berth_trust_report_free(&r);
+	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
+		trust_line(s, log, "warning: berth could not finish looking for what the sandbox planted on the host's "
+				   "trust surface (%s): review `%s` before running git or an agent there",
+			   e.msg, s->p->workspace);
+	} else {
+		for (int i = 0; i < r.n_lines; i++)
+			trust_line(s, log, "warning: %s", r.lines[i]);
+		if (r.n_more > 0)
+			trust_line(s, log,
+				   "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` "
+				   "in `%s`)",
+				   r.n_more, r.n_set_aside, s->p->workspace);
+		if (r.incomplete)
+			trust_line(s, log,
+				   "warning: berth could not look into every directory of `%s` (and the --rw "
+				   "directories) for what the sandbox planted (at most %ld entries, %d ms, %d levels; "
+				   "unreadable or too long paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or "
+				   "`.npmrc` below it before running git or an agent there",
+				   s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
+		berth_trust_report_free(&r);
+	}
+	if (log != NULL)
+		fclose(log);
 }
 
 static void cleanup(struct sandbox *s)
