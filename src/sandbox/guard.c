@@ -361,7 +361,7 @@ static int guard_modules(const struct berth_policy *p, struct berth_guard *g, co
 		    lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		snprintf(probe, sizeof probe, "%s/config", sub);
-		if (access(probe, F_OK) == 0)
+		if (lstat(probe, &st) == 0)
 			rc = guard_gitdir(p, g, sub, NULL, depth + 1, err);
 		else
 			rc = guard_modules(p, g, sub, depth + 1, err);
@@ -412,8 +412,13 @@ static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, con
 	    (guard_config_refs(g, gitdir, "config", top, 0, err) < 0 ||
 	     guard_config_refs(g, gitdir, "config.worktree", top, 0, err) < 0))
 		return -1;
+	struct stat st;
+	int r;
 	snprintf(path, sizeof path, "%s/modules", gitdir);
-	if (access(path, F_OK) == 0 && guard_host(g, path, false, err) < 0)
+	r = exists(path, ".git", &st, err);
+	if (r <= 0 || !S_ISDIR(st.st_mode))
+		return r < 0 ? -1 : 0;
+	if (guard_host(g, path, false, err) < 0)
 		return -1;
 	return guard_modules(p, g, path, depth, err);
 }
