@@ -409,6 +409,10 @@ static int parse_subsection(struct cfg_src *s, int c, struct cfg_bufs *b)
 			if (c == '\n')
 				return -1;
 		}
+		/* git keeps a NUL here, then uses the name as a C string: it sees
+		 * `[alias "co\0"] x = !cmd` as alias.co.  Refused (fail closed). */
+		if (c == '\0')
+			return -1;
 		b->sub[n++] = (char)c;
 	}
 	b->sub[n] = '\0';

@@ -119,6 +119,11 @@ typedef int (*berth_git_config_fn)(const char *section, const char *subsection, 
  * a header cut short or with a bad character, an unterminated subsection or
  * value quote, a key not starting with a letter, anything but `=` after a
  * key (so `key # comment` is an error, as in git), an unknown escape.
+ * One deliberate difference: a NUL byte in a quoted subsection is an error
+ * here.  git accepts it but then uses the variable's name as a C string, so
+ * it sees another key than the one written (`[alias "co\0"] x = !cmd` is
+ * alias.co to git, `[submodule "recurse\0"] url = 1` is submodule.recurse);
+ * refusing the file is the fail-closed answer.
  */
 int berth_git_config_parse(const char *buf, size_t len, berth_git_config_fn fn, void *arg,
 			   struct berth_error *err);

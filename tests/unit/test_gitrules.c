@@ -466,6 +466,12 @@ static void test_parse_fields(void **state)
 	assert_int_equal(berth_git_config_parse(nul, 12, stop_cb, &n, &err), -1);
 	assert_non_null(strstr(err.msg, "line 2"));
 
+	/* a NUL in a subsection: git would see `alias.co`; refused */
+	static const char alias[] = "[alias \"co\0\"]\n\tx = !sh\n";
+	assert_int_equal(berth_git_config_parse(alias, sizeof alias - 1, stop_cb, &n, &err), -1);
+	assert_int_equal(err.errnum, EINVAL);
+	assert_non_null(strstr(err.msg, "line 1"));
+
 	/* the callback stops the parse with its value */
 	n = 0;
 	const char *s = "[a]\n\tx = 1\n\tstop\n\ty = 2\n";
