@@ -20,12 +20,12 @@
 
 #include "sandbox/gitrules.h"
 
-#define CHECK(c)                                                                                                      \
-	do {                                                                                                          \
-		if (!(c)) {                                                                                           \
-			fprintf(stderr, "fuzz_gitconfig: property failed: %s\n", #c);                               \
-			abort();                                                                                      \
-		}                                                                                                     \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c)) {                                                                                  \
+			fprintf(stderr, "fuzz_gitconfig: property failed: %s\n", #c);                        \
+			abort();                                                                             \
+		}                                                                                            \
 	} while (0)
 
 struct buf {
@@ -65,20 +65,31 @@ static void escaped(struct buf *b, const char *s, bool value)
 {
 	for (; *s != '\0'; s++) {
 		switch (*s) {
-		case '"': puts_(b, "\\\""); break;
-		case '\\': puts_(b, "\\\\"); break;
-		case '\n': puts_(b, value ? "\\n" : "?"); break;
-		case '\t': puts_(b, value ? "\\t" : "\t"); break;
-		case '\b': puts_(b, value ? "\\b" : "\b"); break;
-		default: put(b, s, 1);
+		case '"':
+			puts_(b, "\\\"");
+			break;
+		case '\\':
+			puts_(b, "\\\\");
+			break;
+		case '\n':
+			puts_(b, value ? "\\n" : "?");
+			break;
+		case '\t':
+			puts_(b, value ? "\\t" : "\t");
+			break;
+		case '\b':
+			puts_(b, value ? "\\b" : "\b");
+			break;
+		default:
+			put(b, s, 1);
 		}
 	}
 }
 
 static void canon_header(struct state *st, const char *section, const char *sub)
 {
-	bool same = st->have_header && strcmp(st->last_section, section) == 0 && st->last_has_sub == (sub != NULL) &&
-		    (sub == NULL || strcmp(st->last_sub, sub) == 0);
+	bool same = st->have_header && strcmp(st->last_section, section) == 0 &&
+		    st->last_has_sub == (sub != NULL) && (sub == NULL || strcmp(st->last_sub, sub) == 0);
 	if (same || (!st->have_header && *section == '\0' && sub == NULL))
 		return;
 	CHECK(*section != '\0' || sub != NULL); /* a key with no section comes before every header */
@@ -96,7 +107,8 @@ static void canon_header(struct state *st, const char *section, const char *sub)
 	st->last_has_sub = sub != NULL;
 }
 
-static int record(const char *section, const char *sub, const char *key, const char *value, unsigned line, void *arg)
+static int record(const char *section, const char *sub, const char *key, const char *value, unsigned line,
+		  void *arg)
 {
 	struct state *st = arg;
 
@@ -110,16 +122,18 @@ static int record(const char *section, const char *sub, const char *key, const c
 	if (berth_git_key_inert(section, sub, key)) {
 		/* section.key pairs that run a program or read another file */
 		static const char *const never[][2] = {
-			{"core", "fsmonitor"},   {"core", "pager"},        {"core", "editor"},     {"core", "sshcommand"},
-			{"core", "hookspath"},   {"core", "worktree"},     {"core", "askpass"},    {"core", "gitproxy"},
-			{"core", "excludesfile"}, {"submodule", "update"}, {"remote", "uploadpack"},
-			{"remote", "receivepack"}, {"remote", "vcs"},      {"diff", "command"},    {"diff", "textconv"},
-			{"merge", "driver"},     {"sequence", "editor"},
+		    {"core", "fsmonitor"},   {"core", "pager"},	       {"core", "editor"},
+		    {"core", "sshcommand"},  {"core", "hookspath"},    {"core", "worktree"},
+		    {"core", "askpass"},     {"core", "gitproxy"},     {"core", "excludesfile"},
+		    {"submodule", "update"}, {"remote", "uploadpack"}, {"remote", "receivepack"},
+		    {"remote", "vcs"},	     {"diff", "command"},      {"diff", "textconv"},
+		    {"merge", "driver"},     {"sequence", "editor"},
 		};
 		for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
 			CHECK(strcmp(section, never[i][0]) != 0 || strcmp(key, never[i][1]) != 0);
-		static const char *const never_section[] = {"alias", "include", "includeif", "filter", "credential",
-							    "gpg", "pager", "url", "protocol", "http", "safe"};
+		static const char *const never_section[] = {"alias",	  "include", "includeif", "filter",
+							    "credential", "gpg",     "pager",	  "url",
+							    "protocol",	  "http",    "safe"};
 		for (size_t i = 0; i < sizeof never_section / sizeof never_section[0]; i++)
 			CHECK(strcmp(section, never_section[i]) != 0);
 	}
@@ -178,8 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		b.max_line = count_lines((const uint8_t *)(a.canon.p ? a.canon.p : ""), a.canon.n);
 		rc = berth_git_config_parse(a.canon.p ? a.canon.p : "", a.canon.n, record, &b, &err);
 		if (rc != 0)
-			fprintf(stderr, "fuzz_gitconfig: canonical form refused: %s\n%.*s\n", err.msg, (int)a.canon.n,
-				a.canon.p);
+			fprintf(stderr, "fuzz_gitconfig: canonical form refused: %s\n%.*s\n", err.msg,
+				(int)a.canon.n, a.canon.p);
 		CHECK(rc == 0);
 		CHECK(a.list.n == b.list.n && (a.list.n == 0 || memcmp(a.list.p, b.list.p, a.list.n) == 0));
 	}

@@ -157,11 +157,10 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * remote./branch./submodule. keys.  Listed (git-config(1) on what each does):
  *  core.{repositoryformatversion, filemode, bare, logallrefupdates,
  *   ignorecase, precomposeunicode, symlinks, autocrlf, eol, safecrlf,
- *   checkstat, trustctime, quotepath, protecthfs, protectntfs, abbrev,
- *   compression, loosecompression, whitespace, warnambiguousrefs,
- *   preloadindex, untrackedcache, splitindex, commitgraph, multipackindex,
+ *   checkstat, trustctime, quotepath, abbrev, compression, loosecompression,
+ *   whitespace, warnambiguousrefs, preloadindex, untrackedcache, splitindex, commitgraph, multipackindex,
  *   checkroundtripencoding, sparsecheckoutcone};
- *  extensions.{objectformat, refstorage, worktreeconfig, noop, partialclone};
+ *  extensions.{objectformat, refstorage, worktreeconfig, noop};
  *  remote.<name>.{url, pushurl, fetch, push, tagopt, prune, mirror, promisor,
  *   partialclonefilter} (an `ext::` URL runs a command only when
  *   protocol.ext.allow says so, and protocol.* is active);
@@ -176,8 +175,10 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * Not listed, so active, among others: core.fsmonitor, core.pager,
  * core.editor, core.sshcommand, core.hookspath, core.worktree, core.askpass,
  * core.gitproxy, core.excludesfile, core.attributesfile,
- * core.alternaterefscommand, core.sharedrepository, alias.*, filter.*,
- * diff.external, diff.*.command/textconv, merge.*.driver, credential.*,
+ * core.alternaterefscommand, core.sharedrepository, core.protectntfs and
+ * core.protecthfs (turning them off lets a checkout write paths git refuses
+ * for safety), extensions.partialclone (lazy fetches on any command),
+ * alias.*, filter.*, diff.external, diff.*.command/textconv, merge.*.driver, credential.*,
  * gpg.*, pager.*, include.*, includeif.*, url.*, protocol.*, http.*, safe.*,
  * sequence.editor, uploadpack.*, receive.*, remote.*.uploadpack/receivepack/
  * vcs/proxy, submodule.*.update, submodule.recurse.
@@ -207,7 +208,8 @@ int berth_git_config_first_active(int dirfd, const char *name, char *out, size_t
  * @includes: include.path and every includeIf.<condition>.path, in file
  *   order, resolved (git-config(1) "Includes"): "~/x" and "~" against
  *   @home, "~user/x" against that user's home (getpwnam_r(3)), a relative
- *   path against @config_dir, an absolute one kept.  A path starting with
+ *   path joined to @config_dir ("<config_dir>/<path>", not normalised, no
+ *   link resolved), an absolute one kept.  A path starting with
  *   "%(prefix)/" (git's install prefix) is kept as written.  The condition
  *   is ignored: any may hold.  [include "x"] path is not an include (git
  *   reads only include.path).  Includes of included files are not followed:

@@ -82,8 +82,10 @@ static bool git_takes(const char *rel)
 {
 	char cmd[4 * PATH_MAX];
 	snprintf(cmd, sizeof cmd,
-		 "cd '%s/%s' && env -u GIT_DIR -u GIT_WORK_TREE -u GIT_COMMON_DIR GIT_CEILING_DIRECTORIES='%s/%s/..' "
-		 "HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 git -c safe.directory='*' rev-parse --git-dir >/dev/null 2>&1",
+		 "cd '%s/%s' && env -u GIT_DIR -u GIT_WORK_TREE -u GIT_COMMON_DIR "
+		 "GIT_CEILING_DIRECTORIES='%s/%s/..' "
+		 "HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 git -c safe.directory='*' rev-parse --git-dir "
+		 ">/dev/null 2>&1",
 		 tmp, rel, tmp, rel);
 	int st = system(cmd);
 	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
@@ -119,7 +121,8 @@ static void check_head(const char *head, const char *link, bool want)
 	gitdir_fixture("h", head, link, true);
 	int fd = opendir_rel("h");
 	if (berth_git_head_valid(fd) != want)
-		fail_msg("HEAD %s%s: want %s", head ? head : "-> ", link ? link : "", want ? "valid" : "invalid");
+		fail_msg("HEAD %s%s: want %s", head ? head : "-> ", link ? link : "",
+			 want ? "valid" : "invalid");
 	assert_int_equal(berth_git_is_gitdir(fd), want);
 	close(fd);
 	/* the real git agrees, with objects/ and refs/ there */
@@ -208,6 +211,9 @@ static void test_gitdir(void **state)
 	check_gitdir("g", true);
 	put("g/commondir", "");
 	check_gitdir("g", false); /* git dies on an empty commondir */
+	gitdir_fixture("g", "ref: refs/heads/main\n", NULL, true);
+	put("g/commondir", "\n"); /* git joins "g/" and "": g itself */
+	check_gitdir("g", true);
 
 	/* berth cannot follow what git would: fail closed (a git directory) */
 	sh("ln -sfn common '%s/commonlink'", tmp);
@@ -222,9 +228,10 @@ static void test_gitdir(void **state)
 static void test_commondir(void **state)
 {
 	(void)state;
-	sh("rm -rf '%s/r' && mkdir -p '%s/r/.git/worktrees/wt' '%s/r/.git/modules/m' '%s/r/other/.git'", tmp, tmp, tmp,
-	   tmp);
-	int git = opendir_rel("r/.git"), wt = opendir_rel("r/.git/worktrees/wt"), mod = opendir_rel("r/.git/modules/m");
+	sh("rm -rf '%s/r' && mkdir -p '%s/r/.git/worktrees/wt' '%s/r/.git/modules/m' '%s/r/other/.git'", tmp,
+	   tmp, tmp, tmp);
+	int git = opendir_rel("r/.git"), wt = opendir_rel("r/.git/worktrees/wt"),
+	    mod = opendir_rel("r/.git/modules/m");
 
 	assert_true(berth_git_commondir_ok(git)); /* absent */
 	assert_true(berth_git_commondir_ok(wt));
@@ -236,6 +243,10 @@ static void test_commondir(void **state)
 	assert_false(berth_git_commondir_ok(git));
 	put("r/.git/commondir", "");
 	assert_false(berth_git_commondir_ok(git));
+	put("r/.git/commondir", "\n");
+	assert_true(berth_git_commondir_ok(git));
+	write_file("r/.git/commondir", ".\0/x\n", 5);
+	assert_false(berth_git_commondir_ok(git)); /* git would read "." only: not what berth can vouch for */
 	put("r/.git/worktrees/wt/commondir", "../..\n");
 	assert_true(berth_git_commondir_ok(wt));
 	put("r/.git/worktrees/wt/commondir", "../..");
@@ -323,8 +334,8 @@ static void against_git(const char *text, size_t len)
 		fail_msg("fixture %.*s: git %s it, berth returned %d (%s)", (int)len, text,
 			 git_ok ? "accepts" : "refuses", rc, err.msg);
 	if (rc == 0 && (gn != c.n || memcmp(gout, c.out, gn) != 0))
-		fail_msg("fixture %.*s: git listed %zu bytes `%.*s`, berth %zu `%.*s`", (int)len, text, gn, (int)gn,
-			 gout, c.n, (int)c.n, c.out);
+		fail_msg("fixture %.*s: git listed %zu bytes `%.*s`, berth %zu `%.*s`", (int)len, text, gn,
+			 (int)gn, gout, c.n, (int)c.n, c.out);
 	if (rc < 0)
 		assert_int_equal(err.errnum, EINVAL);
 }
@@ -351,14 +362,15 @@ static void test_parse_vs_git(void **state)
 	AGAINST_GIT("[a] k = 1\n[b]j=2 ; x\n[c \"d\"]l=3\n");
 	AGAINST_GIT("\xef\xbb\xbf[bom]\n\tk = 1\n");
 	AGAINST_GIT("k = before any section\n[a]\n\tk = 1\n");
-	AGAINST_GIT("[.b]\n\tk = 1\n[a.]\n\tk = 2\n[a.b \"c\"]\n\tk = 3\n[ \"q\"]\n\tk = 4\n[a.b.c]\n\tk = 5\n");
+	AGAINST_GIT(
+	    "[.b]\n\tk = 1\n[a.]\n\tk = 2\n[a.b \"c\"]\n\tk = 3\n[ \"q\"]\n\tk = 4\n[a.b.c]\n\tk = 5\n");
 	AGAINST_GIT("[a]\n\tk-1 = x\n\tK2-Z = y\n");
 	AGAINST_GIT("[a]\n\tk = x\\");
 	AGAINST_GIT("[a]\n\tk = x\\\n");
 	AGAINST_GIT("[a]\n\tk = last line without newline");
 	AGAINST_GIT("# only a comment\n; and another\n\n   \n");
 	AGAINST_GIT("");
-	AGAINST_GIT("[a]\n\tk = a\0b\n\tj = 1\n");   /* NUL ends the value as git sees it */
+	AGAINST_GIT("[a]\n\tk = a\0b\n\tj = 1\n"); /* NUL ends the value as git sees it */
 	AGAINST_GIT("[a]\n# c \0 still comment\n\tj = 1\n");
 	AGAINST_GIT("[include]\n\tpath = ~/x\n[includeIf \"gitdir:~/w/\"]\n\tpath = rel.cfg\n");
 	/* what git refuses */
@@ -502,7 +514,8 @@ static void test_read_files(void **state)
 	assert_int_equal(berth_git_config_read(fd, "absent", one_cb, &o, &err), -1);
 	assert_int_equal(err.errnum, ENOENT);
 	/* a symlinked config file is refused, so is a symlinked directory on the way */
-	sh("ln -sfn config '%s/f/linked' && mkdir -p '%s/f/d' && cp '%s/f/config' '%s/f/d/config' && ln -sfn d '%s/f/dl'",
+	sh("ln -sfn config '%s/f/linked' && mkdir -p '%s/f/d' && cp '%s/f/config' '%s/f/d/config' && ln -sfn "
+	   "d '%s/f/dl'",
 	   tmp, tmp, tmp, tmp, tmp);
 	assert_int_equal(berth_git_config_read(fd, "linked", one_cb, &o, &err), -1);
 	assert_int_equal(err.errnum, ELOOP);
@@ -517,7 +530,8 @@ static void test_read_files(void **state)
 	assert_int_equal(berth_git_config_read(fd, "fifo", one_cb, &o, &err), -1);
 	assert_int_equal(err.errnum, EINVAL);
 	/* the size bound, exactly */
-	sh("head -c %d /dev/zero | tr '\\0' '#' > '%s/f/max' && head -c %d /dev/zero | tr '\\0' '#' > '%s/f/big'",
+	sh("head -c %d /dev/zero | tr '\\0' '#' > '%s/f/max' && head -c %d /dev/zero | tr '\\0' '#' > "
+	   "'%s/f/big'",
 	   BERTH_GIT_CONFIG_MAX, tmp, BERTH_GIT_CONFIG_MAX + 1, tmp);
 	assert_int_equal(berth_git_config_read(fd, "max", one_cb, &o, &err), 0);
 	assert_int_equal(berth_git_config_read(fd, "big", one_cb, &o, &err), -1);
@@ -536,50 +550,114 @@ struct inert_case {
 };
 
 static const struct inert_case inert_cases[] = {
-	{"core", NULL, "repositoryformatversion", true}, {"core", NULL, "filemode", true},
-	{"core", NULL, "bare", true}, {"core", NULL, "logallrefupdates", true}, {"core", NULL, "ignorecase", true},
-	{"core", NULL, "precomposeunicode", true}, {"core", NULL, "symlinks", true}, {"core", NULL, "autocrlf", true},
-	{"core", NULL, "eol", true}, {"CORE", NULL, "FileMode", true},
-	{"extensions", NULL, "objectformat", true}, {"extensions", NULL, "refstorage", true},
-	{"extensions", NULL, "worktreeconfig", true}, {"extensions", NULL, "noop", true},
-	{"remote", "origin", "url", true}, {"remote", "origin", "pushurl", true}, {"remote", "o", "fetch", true},
-	{"remote", "o", "push", true}, {"remote", "o", "tagopt", true}, {"remote", "o", "prune", true},
-	{"remote", "o", "mirror", true}, {"remote", "o", "promisor", true},
-	{"remote", "o", "partialclonefilter", true}, {"Remote", "Origin", "URL", true},
-	{"branch", "main", "remote", true}, {"branch", "main", "merge", true}, {"branch", "main", "rebase", true},
-	{"branch", "main", "pushremote", true}, {"branch", "main", "description", true},
-	{"submodule", "s", "url", true}, {"submodule", "s", "active", true}, {"submodule", "s", "branch", true},
-	{"submodule", "s", "fetchrecursesubmodules", true}, {"submodule", "s", "ignore", true},
-	{"submodule", "s", "shallow", true}, {"user", NULL, "name", true}, {"user", NULL, "email", true},
-	{"init", NULL, "defaultbranch", true}, {"gc", NULL, "auto", true}, {"index", NULL, "version", true},
-	{"index", NULL, "threads", true}, {"pull", NULL, "rebase", true}, {"pull", NULL, "ff", true},
-	{"push", NULL, "default", true}, {"push", NULL, "autosetupremote", true}, {"fetch", NULL, "prune", true},
-	{"merge", NULL, "ff", true}, {"merge", NULL, "conflictstyle", true}, {"rebase", NULL, "autosquash", true},
-	{"rebase", NULL, "autostash", true}, {"color", NULL, "ui", true},
-	{"status", NULL, "showuntrackedfiles", true}, {"advice", NULL, "detachedhead", true},
-	{"maintenance", NULL, "auto", true}, {"maintenance", NULL, "strategy", true},
-	{"lfs", NULL, "repositoryformatversion", true},
-	/* active */
-	{"core", NULL, "fsmonitor", false}, {"core", NULL, "pager", false}, {"core", NULL, "editor", false},
-	{"core", NULL, "sshcommand", false}, {"core", NULL, "hookspath", false}, {"core", NULL, "worktree", false},
-	{"core", NULL, "askpass", false}, {"core", NULL, "gitproxy", false}, {"core", NULL, "excludesfile", false},
-	{"core", NULL, "attributesfile", false}, {"core", NULL, "alternaterefscommand", false},
-	{"core", NULL, "sharedrepository", false}, {"Core", NULL, "FSMonitor", false},
-	{"alias", NULL, "co", false}, {"filter", "lfs", "process", false}, {"filter", "x", "clean", false},
-	{"diff", NULL, "external", false}, {"diff", "x", "command", false}, {"diff", "x", "textconv", false},
-	{"merge", "x", "driver", false}, {"credential", NULL, "helper", false},
-	{"credential", "https://h", "helper", false}, {"gpg", NULL, "program", false},
-	{"pager", NULL, "log", false}, {"include", NULL, "path", false}, {"includeif", "gitdir:/x", "path", false},
-	{"url", "ext::sh -c x", "insteadof", false}, {"protocol", NULL, "allow", false},
-	{"protocol", "ext", "allow", false}, {"http", NULL, "proxy", false}, {"safe", NULL, "directory", false},
-	{"sequence", NULL, "editor", false}, {"uploadpack", NULL, "packobjectshook", false},
-	{"receive", NULL, "denycurrentbranch", false}, {"remote", "o", "uploadpack", false},
-	{"remote", "o", "receivepack", false}, {"remote", "o", "vcs", false}, {"remote", "o", "proxy", false},
-	{"submodule", "s", "update", false}, {"submodule", NULL, "recurse", false},
-	{"core", "x", "bare", false},      /* a subsection where git has none */
-	{"remote", NULL, "url", false},    /* no remote name */
-	{"index", "x", "version", false}, {"advice", "x", "y", false}, {"merge", NULL, "tool", false},
-	{"", NULL, "bare", false}, {"unknown", NULL, "key", false}, {"lfs", NULL, "url", false},
+    {"core", NULL, "repositoryformatversion", true},
+    {"core", NULL, "filemode", true},
+    {"core", NULL, "bare", true},
+    {"core", NULL, "logallrefupdates", true},
+    {"core", NULL, "ignorecase", true},
+    {"core", NULL, "precomposeunicode", true},
+    {"core", NULL, "symlinks", true},
+    {"core", NULL, "autocrlf", true},
+    {"core", NULL, "eol", true},
+    {"CORE", NULL, "FileMode", true},
+    {"extensions", NULL, "objectformat", true},
+    {"extensions", NULL, "refstorage", true},
+    {"extensions", NULL, "worktreeconfig", true},
+    {"extensions", NULL, "noop", true},
+    {"remote", "origin", "url", true},
+    {"remote", "origin", "pushurl", true},
+    {"remote", "o", "fetch", true},
+    {"remote", "o", "push", true},
+    {"remote", "o", "tagopt", true},
+    {"remote", "o", "prune", true},
+    {"remote", "o", "mirror", true},
+    {"remote", "o", "promisor", true},
+    {"remote", "o", "partialclonefilter", true},
+    {"Remote", "Origin", "URL", true},
+    {"branch", "main", "remote", true},
+    {"branch", "main", "merge", true},
+    {"branch", "main", "rebase", true},
+    {"branch", "main", "pushremote", true},
+    {"branch", "main", "description", true},
+    {"submodule", "s", "url", true},
+    {"submodule", "s", "active", true},
+    {"submodule", "s", "branch", true},
+    {"submodule", "s", "fetchrecursesubmodules", true},
+    {"submodule", "s", "ignore", true},
+    {"submodule", "s", "shallow", true},
+    {"user", NULL, "name", true},
+    {"user", NULL, "email", true},
+    {"init", NULL, "defaultbranch", true},
+    {"gc", NULL, "auto", true},
+    {"index", NULL, "version", true},
+    {"index", NULL, "threads", true},
+    {"pull", NULL, "rebase", true},
+    {"pull", NULL, "ff", true},
+    {"push", NULL, "default", true},
+    {"push", NULL, "autosetupremote", true},
+    {"fetch", NULL, "prune", true},
+    {"merge", NULL, "ff", true},
+    {"merge", NULL, "conflictstyle", true},
+    {"rebase", NULL, "autosquash", true},
+    {"rebase", NULL, "autostash", true},
+    {"color", NULL, "ui", true},
+    {"status", NULL, "showuntrackedfiles", true},
+    {"advice", NULL, "detachedhead", true},
+    {"maintenance", NULL, "auto", true},
+    {"maintenance", NULL, "strategy", true},
+    {"lfs", NULL, "repositoryformatversion", true},
+    /* active */
+    {"core", NULL, "fsmonitor", false},
+    {"core", NULL, "pager", false},
+    {"core", NULL, "editor", false},
+    {"core", NULL, "sshcommand", false},
+    {"core", NULL, "hookspath", false},
+    {"core", NULL, "worktree", false},
+    {"core", NULL, "askpass", false},
+    {"core", NULL, "gitproxy", false},
+    {"core", NULL, "excludesfile", false},
+    {"core", NULL, "attributesfile", false},
+    {"core", NULL, "alternaterefscommand", false},
+    {"core", NULL, "sharedrepository", false},
+    {"core", NULL, "protectntfs", false},
+    {"core", NULL, "protecthfs", false},
+    {"extensions", NULL, "partialclone", false},
+    {"Core", NULL, "FSMonitor", false},
+    {"alias", NULL, "co", false},
+    {"filter", "lfs", "process", false},
+    {"filter", "x", "clean", false},
+    {"diff", NULL, "external", false},
+    {"diff", "x", "command", false},
+    {"diff", "x", "textconv", false},
+    {"merge", "x", "driver", false},
+    {"credential", NULL, "helper", false},
+    {"credential", "https://h", "helper", false},
+    {"gpg", NULL, "program", false},
+    {"pager", NULL, "log", false},
+    {"include", NULL, "path", false},
+    {"includeif", "gitdir:/x", "path", false},
+    {"url", "ext::sh -c x", "insteadof", false},
+    {"protocol", NULL, "allow", false},
+    {"protocol", "ext", "allow", false},
+    {"http", NULL, "proxy", false},
+    {"safe", NULL, "directory", false},
+    {"sequence", NULL, "editor", false},
+    {"uploadpack", NULL, "packobjectshook", false},
+    {"receive", NULL, "denycurrentbranch", false},
+    {"remote", "o", "uploadpack", false},
+    {"remote", "o", "receivepack", false},
+    {"remote", "o", "vcs", false},
+    {"remote", "o", "proxy", false},
+    {"submodule", "s", "update", false},
+    {"submodule", NULL, "recurse", false},
+    {"core", "x", "bare", false},   /* a subsection where git has none */
+    {"remote", NULL, "url", false}, /* no remote name */
+    {"index", "x", "version", false},
+    {"advice", "x", "y", false},
+    {"merge", NULL, "tool", false},
+    {"", NULL, "bare", false},
+    {"unknown", NULL, "key", false},
+    {"lfs", NULL, "url", false},
 };
 
 static void test_inert(void **state)
@@ -603,8 +681,9 @@ static void test_first_active(void **state)
 
 	mkd("a");
 	int fd = opendir_rel("a");
-	put("a/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = x\n"
-			"[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n");
+	put("a/config",
+	    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = x\n"
+	    "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n");
 	assert_int_equal(berth_git_config_first_active(fd, "config", out, sizeof out, &err), 0);
 	put("a/config", "[core]\n\tbare = false\n\tFSMonitor = /tmp/x\n\tpager = less\n");
 	assert_int_equal(berth_git_config_first_active(fd, "config", out, sizeof out, &err), 1);
@@ -641,11 +720,12 @@ static void test_refs(void **state)
 	mkd("c");
 	snprintf(dir, sizeof dir, "%s/c", tmp);
 	int fd = opendir_rel("c");
-	put("c/config", "[include]\n\tpath = ~/.gitconfig.inc\n\tpath = ~\n\tpath = rel/x.inc\n\tpath = /abs/y.inc\n"
-			"[includeIf \"gitdir:/w/\"]\n\tpath = ../up.inc\n[includeIf \"onbranch:main\"]\n\tpath = ~/b\n"
-			"[include \"x\"]\n\tpath = not-an-include\n[Include]\n\tPath = \"quoted name\"\n"
-			"[core]\n\thooksPath = ~/first\n\thooksPath = ~/hooks\n\tworktree = ../wt\n\tbare = yes\n"
-			"[extensions]\n\tworktreeConfig = 1\n");
+	put("c/config",
+	    "[include]\n\tpath = ~/.gitconfig.inc\n\tpath = ~\n\tpath = rel/x.inc\n\tpath = /abs/y.inc\n"
+	    "[includeIf \"gitdir:/w/\"]\n\tpath = ../up.inc\n[includeIf \"onbranch:main\"]\n\tpath = ~/b\n"
+	    "[include \"x\"]\n\tpath = not-an-include\n[Include]\n\tPath = \"quoted name\"\n"
+	    "[core]\n\thooksPath = ~/first\n\thooksPath = ~/hooks\n\tworktree = ../wt\n\tbare = yes\n"
+	    "[extensions]\n\tworktreeConfig = 1\n");
 	assert_int_equal(berth_git_config_refs(fd, "config", dir, "/home/u", &r, &err), 0);
 	assert_int_equal(r.n_includes, 7);
 	assert_string_equal(r.includes[0], "/home/u/.gitconfig.inc");
@@ -666,8 +746,9 @@ static void test_refs(void **state)
 	assert_null(r.includes);
 	assert_int_equal(r.n_includes, 0);
 
-	put("c/config", "[core]\n\thooksPath = .githooks\n\tbare = off\n[extensions]\n\tworktreeconfig = false\n"
-			"[include]\n\tpath = ~root/inc\n");
+	put("c/config",
+	    "[core]\n\thooksPath = .githooks\n\tbare = off\n[extensions]\n\tworktreeconfig = false\n"
+	    "[include]\n\tpath = ~root/inc\n");
 	assert_int_equal(berth_git_config_refs(fd, "config", dir, NULL, &r, &err), 0);
 	assert_string_equal(r.hooks_path, ".githooks"); /* relative stays relative */
 	assert_null(r.worktree);
@@ -680,15 +761,18 @@ static void test_refs(void **state)
 	put("c/config", "[extensions]\n\tworktreeConfig\n[core]\n\tbare =\n");
 	assert_int_equal(berth_git_config_refs(fd, "config", dir, NULL, &r, &err), 0);
 	assert_true(r.worktree_config); /* bare key: true */
-	assert_false(r.bare);           /* empty: false */
+	assert_false(r.bare);		/* empty: false */
 	berth_git_refs_free(&r);
 
 	/* where git itself fails */
 	static const char *const bad[] = {
-		"[include]\n\tpath\n",          "[core]\n\thooksPath\n",        "[core]\n\tworktree\n",
-		"[core]\n\tbare = maybe\n",     "[extensions]\n\tworktreeconfig = 2x\n",
-		"[include]\n\tpath = ~/x\n",    /* no home */
-		"[include]\n\tpath = ~no-such-user-berth/x\n",
+	    "[include]\n\tpath\n",
+	    "[core]\n\thooksPath\n",
+	    "[core]\n\tworktree\n",
+	    "[core]\n\tbare = maybe\n",
+	    "[extensions]\n\tworktreeconfig = 2x\n",
+	    "[include]\n\tpath = ~/x\n", /* no home */
+	    "[include]\n\tpath = ~no-such-user-berth/x\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		put("c/config", bad[i]);
@@ -738,11 +822,11 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_head),          cmocka_unit_test(test_gitdir),
-		cmocka_unit_test(test_commondir),     cmocka_unit_test(test_parse_vs_git),
-		cmocka_unit_test(test_parse_fields),  cmocka_unit_test(test_read_files),
-		cmocka_unit_test(test_inert),         cmocka_unit_test(test_first_active),
-		cmocka_unit_test(test_refs),
+	    cmocka_unit_test(test_head),	 cmocka_unit_test(test_gitdir),
+	    cmocka_unit_test(test_commondir),	 cmocka_unit_test(test_parse_vs_git),
+	    cmocka_unit_test(test_parse_fields), cmocka_unit_test(test_read_files),
+	    cmocka_unit_test(test_inert),	 cmocka_unit_test(test_first_active),
+	    cmocka_unit_test(test_refs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
