@@ -152,21 +152,22 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * @section, @subsection, @key: as given to a berth_git_config_fn
  *
  * An allow-list (fail closed: anything unlisted is active).  Section and key
- * are compared case-insensitively; the subsection must be absent for
- * sectionless-keys (so `[core "x"] bare` is active) and present for
- * remote./branch./submodule. keys.  Listed (git-config(1) on what each does):
+ * are compared case-insensitively; the subsection must be absent for keys
+ * git reads without one (so `[core "x"] bare` is active) and present for the
+ * remote., branch. and submodule. keys.  Listed (git-config(1) says what
+ * each does):
  *  core.{repositoryformatversion, filemode, bare, logallrefupdates,
  *   ignorecase, precomposeunicode, symlinks, autocrlf, eol, safecrlf,
  *   checkstat, trustctime, quotepath, abbrev, compression, loosecompression,
- *   whitespace, warnambiguousrefs, preloadindex, untrackedcache, splitindex, commitgraph, multipackindex,
- *   checkroundtripencoding, sparsecheckoutcone};
+ *   whitespace, warnambiguousrefs, preloadindex, untrackedcache, splitindex,
+ *   commitgraph, multipackindex, checkroundtripencoding, sparsecheckoutcone};
  *  extensions.{objectformat, refstorage, worktreeconfig, noop};
  *  remote.<name>.{url, pushurl, fetch, push, tagopt, prune, mirror, promisor,
  *   partialclonefilter} (an `ext::` URL runs a command only when
  *   protocol.ext.allow says so, and protocol.* is active);
  *  branch.<name>.{remote, merge, rebase, pushremote, description};
  *  submodule.<name>.{url, active, branch, fetchrecursesubmodules, ignore,
- *   shallow} — not .update, whose `!command` runs;
+ *   shallow} (not .update, whose `!command` runs);
  *  user.{name, email}; init.defaultbranch; gc.auto; index.*;
  *  pull.{rebase, ff}; push.{default, autosetupremote}; fetch.prune;
  *  merge.{ff, conflictstyle}; rebase.{autosquash, autostash}; color.ui;
@@ -176,12 +177,13 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * core.editor, core.sshcommand, core.hookspath, core.worktree, core.askpass,
  * core.gitproxy, core.excludesfile, core.attributesfile,
  * core.alternaterefscommand, core.sharedrepository, core.protectntfs and
- * core.protecthfs (turning them off lets a checkout write paths git refuses
- * for safety), extensions.partialclone (lazy fetches on any command),
- * alias.*, filter.*, diff.external, diff.*.command/textconv, merge.*.driver, credential.*,
- * gpg.*, pager.*, include.*, includeif.*, url.*, protocol.*, http.*, safe.*,
- * sequence.editor, uploadpack.*, receive.*, remote.*.uploadpack/receivepack/
- * vcs/proxy, submodule.*.update, submodule.recurse.
+ * core.protecthfs (turned off, a checkout writes paths git refuses for
+ * safety), extensions.partialclone (lazy fetches on any command), alias.*,
+ * filter.*, diff.external, diff.*.command/textconv, merge.*.driver,
+ * credential.*, gpg.*, pager.*, include.*, includeif.*, url.*, protocol.*,
+ * http.*, safe.*, sequence.editor, uploadpack.*, receive.*,
+ * remote.*.uploadpack/receivepack/vcs/proxy, submodule.*.update,
+ * submodule.recurse.
  * Returns true when inert.  NULL @section or @key: false.
  */
 bool berth_git_key_inert(const char *section, const char *subsection, const char *key);
