@@ -337,6 +337,34 @@ bool berth_git_commondir_ok(int dirfd)
 	return same_inode(&want, &got);
 }
 
+int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen, struct berth_error *err)
+{
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (read_bounded(dirfd, name, BERTH_GIT_GITFILE_MAX, &buf, &len) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return berth_err(err, errno, "cannot read the git file `%s`", name);
+	}
+	if (len < 8 || memcmp(buf, "gitdir: ", 8) != 0)
+		return berth_err(err, EINVAL, "`%s` does not start with `gitdir: `", name);
+	while (len > 8 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	if (len == 8)
+		return berth_err(err, EINVAL, "`%s` names no git directory", name);
+	if (memchr(buf + 8, '\0', len - 8) != NULL)
+		return berth_err(err, EINVAL, "`%s` holds a NUL byte", name);
+	if (len - 8 >= outlen)
+		return berth_err(err, E2BIG, "the path in `%s` is longer than %zu bytes", name, outlen);
+	memcpy(out, buf + 8, len - 8);
+	out[len - 8] = '\0';
+	return 1;
+}
+
 /* ---- the config parser (git-config(1) "CONFIGURATION FILE") ---- */
 
 struct cfg_src {

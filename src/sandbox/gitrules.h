@@ -34,6 +34,7 @@
 #define BERTH_GIT_INCLUDE_DEPTH 10     /* git's own include depth limit (config.c MAX_INCLUDE_DEPTH) */
 #define BERTH_GIT_HEAD_MAX 255         /* bytes of HEAD (or its link target) git looks at */
 #define BERTH_GIT_COMMONDIR_MAX 4096   /* bytes of a `commondir` file read at most */
+#define BERTH_GIT_GITFILE_MAX (1 << 20) /* git's limit on a `.git` file (setup.c) */
 
 /*
  * berth_git_head_valid - would git's validate_headref() (setup.c) accept
@@ -261,6 +262,29 @@ int berth_git_config_refs(int dirfd, const char *name, const char *config_dir, c
  * it.  @r may be NULL.
  */
 void berth_git_refs_free(struct berth_git_refs *r);
+
+/*
+ * berth_git_read_gitfile - the directory a `.git` file names (setup.c
+ * read_gitfile_gently(), gitrepository-layout(5) ".git" as a file).
+ * @dirfd: the directory holding the file (a worktree top, a submodule)
+ * @name: its name, usually ".git" (a path beneath @dirfd allowed, as
+ *        berth_git_config_read())
+ * @out: receives the path after "gitdir: ", trailing LF/CR stripped, as
+ *       written: relative paths are relative to @dirfd (git joins them to
+ *       the file's directory); not checked to be a git directory (the
+ *       caller opens it and asks berth_git_is_gitdir())
+ * @outlen: size of @out
+ * @err: filled on failure
+ * Returns 1 (a `.git` file: @out filled), 0 (absent, or a directory: no
+ * `.git` file there), or -1 with @err filled where git would not take the
+ * file either, or berth cannot read it without following a link: ELOOP (a
+ * symbolic link), EINVAL (not a regular file, no "gitdir: " at the start,
+ * no path after it; a NUL byte in it, where git would read the name up to
+ * the NUL: refused, fail closed), E2BIG (over BERTH_GIT_GITFILE_MAX
+ * bytes, git's own limit; or the path longer than @outlen - 1), or any
+ * errno of open(2)/read(2).
+ */
+int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen, struct berth_error *err);
 
 /*
  * berth_git_commondir_ok - does the `commondir` file in @dirfd name the

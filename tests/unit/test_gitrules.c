@@ -283,6 +283,81 @@ static void test_commondir(void **state)
 	close(mod);
 }
 
+/* Does the real git started in @rel (a worktree top) find a repository? */
+static bool git_finds(const char *rel)
+{
+	char cmd[4 * PATH_MAX];
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s/%s' && env -u GIT_DIR -u GIT_WORK_TREE GIT_CEILING_DIRECTORIES='%s/%s/..' "
+		 "HOME=/nonexistent "
+		 "GIT_CONFIG_NOSYSTEM=1 git -c safe.directory='*' rev-parse --git-dir >/dev/null 2>&1",
+		 tmp, rel, tmp, rel);
+	int st = system(cmd);
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* @git_too: the real git takes the file exactly when berth does. */
+static void check_gitfile(const char *text, size_t len, int want, const char *want_path, bool git_too)
+{
+	struct berth_error err = {0};
+	char out[PATH_MAX];
+
+	sh("rm -rf '%s/w' && mkdir -p '%s/w'", tmp, tmp);
+	write_file("w/.git", text, len);
+	int fd = opendir_rel("w");
+	int rc = berth_git_read_gitfile(fd, ".git", out, sizeof out, &err);
+	close(fd);
+	if (rc != want)
+		fail_msg("gitfile `%.*s`: %d, want %d (%s)", (int)len, text, rc, want, err.msg);
+	if (rc == 1)
+		assert_string_equal(out, want_path);
+	/* the real git agrees: the named directory (a repository) is taken */
+	if (git_too && git_finds("w") != (rc == 1))
+		fail_msg("gitfile `%.*s`: the real git disagrees", (int)len, text);
+}
+
+#define GITFILE(lit, want, path) check_gitfile(lit, sizeof(lit) - 1, want, path, true)
+
+static void test_gitfile(void **state)
+{
+	struct berth_error err = {0};
+	char out[8], abs[PATH_MAX + 32];
+	(void)state;
+
+	gitdir_fixture("repo.git", "ref: refs/heads/main\n", NULL, true);
+	GITFILE("gitdir: ../repo.git\n", 1, "../repo.git");
+	GITFILE("gitdir: ../repo.git\r\n\n", 1, "../repo.git");
+	GITFILE("gitdir: ../repo.git", 1, "../repo.git");
+	char want[PATH_MAX + 16];
+	snprintf(abs, sizeof abs, "gitdir: %s/repo.git\n", tmp);
+	snprintf(want, sizeof want, "%s/repo.git", tmp);
+	check_gitfile(abs, strlen(abs), 1, want, true);
+	GITFILE("gitdir:../repo.git\n", -1, NULL);
+	GITFILE("Gitdir: ../repo.git\n", -1, NULL);
+	GITFILE(" gitdir: ../repo.git\n", -1, NULL);
+	GITFILE("gitdir: \n", -1, NULL);
+	GITFILE("", -1, NULL);
+	/* git reads "../repo.git" and ignores the rest; berth refuses (fail closed) */
+	static const char nul[] = "gitdir: ../repo.git\0junk\n";
+	check_gitfile(nul, sizeof nul - 1, -1, NULL, false);
+	assert_true(git_finds("w"));
+
+	/* absent, a directory, a link, and a path too long for @out */
+	sh("rm -rf '%s/w' && mkdir -p '%s/w/.git'", tmp, tmp);
+	int fd = opendir_rel("w");
+	assert_int_equal(berth_git_read_gitfile(fd, ".git", out, sizeof out, &err), 0);
+	assert_int_equal(berth_git_read_gitfile(fd, "absent", out, sizeof out, &err), 0);
+	sh("rmdir '%s/w/.git' && printf 'gitdir: ../repo.git\n' > '%s/w/real' && ln -s real '%s/w/.git'", tmp,
+	   tmp, tmp);
+	assert_int_equal(berth_git_read_gitfile(fd, ".git", out, sizeof out, &err), -1);
+	assert_int_equal(err.errnum, ELOOP);
+	assert_int_equal(berth_git_read_gitfile(fd, "real", out, sizeof out, &err), -1);
+	assert_int_equal(err.errnum, E2BIG); /* "../repo.git" does not fit in 8 bytes */
+	assert_int_equal(berth_git_read_gitfile(fd, "real", out, 12, &err), 1);
+	assert_string_equal(out, "../repo.git");
+	close(fd);
+}
+
 /* ---- the parser ---- */
 
 struct collect {
@@ -826,7 +901,7 @@ int main(void)
 	    cmocka_unit_test(test_commondir),	 cmocka_unit_test(test_parse_vs_git),
 	    cmocka_unit_test(test_parse_fields), cmocka_unit_test(test_read_files),
 	    cmocka_unit_test(test_inert),	 cmocka_unit_test(test_first_active),
-	    cmocka_unit_test(test_refs),
+	    cmocka_unit_test(test_refs),	 cmocka_unit_test(test_gitfile),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
