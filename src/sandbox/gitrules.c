@@ -343,8 +343,9 @@ int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen
 	struct stat st;
 	size_t len = 0;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-		return 0;
+	cleanup_close int pfd = open_nofollow(dirfd, name, O_PATH | O_CLOEXEC, true);
+	if (pfd >= 0 && fstat(pfd, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0; /* a .git directory, not a file */
 	if (read_bounded(dirfd, name, BERTH_GIT_GITFILE_MAX, &buf, &len) < 0) {
 		if (errno == ENOENT)
 			return 0;
