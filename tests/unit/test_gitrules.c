@@ -353,8 +353,9 @@ static void test_gitfile(void **state)
 	assert_int_equal(err.errnum, ELOOP);
 	assert_int_equal(berth_git_read_gitfile(fd, "real", out, sizeof out, &err), -1);
 	assert_int_equal(err.errnum, E2BIG); /* "../repo.git" does not fit in 8 bytes */
-	assert_int_equal(berth_git_read_gitfile(fd, "real", out, 12, &err), 1);
-	assert_string_equal(out, "../repo.git");
+	char fits[12]; /* "../repo.git" and its NUL exactly */
+	assert_int_equal(berth_git_read_gitfile(fd, "real", fits, sizeof fits, &err), 1);
+	assert_string_equal(fits, "../repo.git");
 	close(fd);
 }
 
