@@ -118,6 +118,12 @@ static bool listed(char *const *v, size_t n, const char *name, const char *cls)
 
 enum berth_trust berth_trust_lookup(const struct berth_policy *p, const char *name, const char **why)
 {
+	return berth_trust_lookup_class(p, name, why, NULL);
+}
+
+enum berth_trust berth_trust_lookup_class(const struct berth_policy *p, const char *name, const char **why,
+					  const char **cls)
+{
 	const struct berth_trust_name *t = NULL;
 	enum berth_trust r = BERTH_TRUST_NONE;
 	const char *w = NULL;
@@ -141,6 +147,8 @@ enum berth_trust berth_trust_lookup(const struct berth_policy *p, const char *na
 		r = BERTH_TRUST_NAMED;
 	if (why != NULL)
 		*why = w;
+	if (cls != NULL)
+		*cls = t != NULL ? t->cls : "rules";
 	return r;
 }
 

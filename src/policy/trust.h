@@ -63,6 +63,12 @@ extern const char *const berth_trust_git_paths[];
  */
 enum berth_trust berth_trust_lookup(const struct berth_policy *p, const char *name, const char **why);
 
+/* berth_trust_lookup_class - berth_trust_lookup, also giving in @cls (when
+ * not NULL) the name's class, or "rules" for a name only a rules file
+ * adds. */
+enum berth_trust berth_trust_lookup_class(const struct berth_policy *p, const char *name, const char **why,
+					  const char **cls);
+
 /* Is the git path @g (one of berth_trust_git_paths) opted out with
  * `--unprotect`? */
 bool berth_trust_git_unprotected(const struct berth_policy *p, const char *g);

@@ -22,8 +22,31 @@
 #include "../policy/trust.h"
 #include "../util/cleanup.h"
 #include "gitrules.h"
+#include "../util/rundir.h"
+#include "../util/sha256.h"
 
 /* ------------------------------------------------------------- roots */
+
+/* Where the trust scan keeps what it saw at the end of the last run on
+ * this root (trustscan.h); computed now: the janitor has no environment. */
+static void known_path(struct berth_guard_root *r)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
+	char hex[65], path[PATH_MAX];
+	struct berth_error e = {0};
+	int n;
+
+	if (r->host == NULL || berth_sha256_hex(r->host, strlen(r->host), hex, &e) < 0)
+		return;
+	if (xdg != NULL && xdg[0] == '/')
+		n = snprintf(path, sizeof path, "%s/berth/trust/%s", xdg, hex);
+	else if (home != NULL)
+		n = snprintf(path, sizeof path, "%s/.local/state/berth/trust/%s", home, hex);
+	else
+		return;
+	if (n > 0 && (size_t)n < sizeof path)
+		r->known = strdup(path);
+}
 
 static int add_root(struct berth_guard *g, const char *host, const char *inside, struct berth_error *err)
 {
@@ -37,9 +60,12 @@ static int add_root(struct berth_guard *g, const char *host, const char *inside,
 	r = &g->roots[g->n_roots];
 	r->host = strdup(host);
 	r->inside = strdup(inside);
+	known_path(r);
 	if (r->host == NULL || r->inside == NULL) {
 		free(r->host);
 		free(r->inside);
+		free(r->known);
+		r->known = NULL;
 		return berth_err(err, ENOMEM, "guard");
 	}
 	g->n_roots++;
@@ -584,6 +610,7 @@ void berth_guard_free(struct berth_guard *g)
 		free(g->roots[i].inside);
 		free(g->roots[i].head);
 		free(g->roots[i].gitdir);
+		free(g->roots[i].known);
 	}
 	for (int i = 0; i < g->n_binds; i++)
 		free(g->binds[i].rel);

@@ -57,6 +57,10 @@ struct berth_guard_root {
 	char *head;   /* its repository's HEAD when the run started and valid, or NULL */
 	char *gitdir; /* that repository's git directory (host path), or NULL */
 	unsigned missing; /* BERTH_GUARD_MISSING_* bits: names absent from @gitdir at the start */
+	/* $XDG_STATE_HOME/berth/trust/<sha256 of @host>: the directories that
+	 * were repositories or trust names when the last run here ended
+	 * (trustscan.h), or NULL when no state directory can be named. */
+	char *known;
 };
 
 /* Names in a repository's git directory that redirect git's config or
@@ -67,7 +71,7 @@ struct berth_guard_root {
 #define BERTH_GUARD_MISSING_COMMONDIR 1u
 #define BERTH_GUARD_MISSING_WORKTREE_CONFIG 2u
 #define BERTH_GUARD_MISSING_CONFIG 4u
-#define BERTH_GUARD_MISSING_HOOKS 8u
+#define BERTH_GUARD_MISSING_HOOKS 8u /* recorded; not watched (trustscan.h) */
 
 struct berth_guard_bind {
 	int root;   /* index into roots */

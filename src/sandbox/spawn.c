@@ -867,7 +867,7 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 			break;
 		}
 		if (ifd >= 0 && (p[1].revents & POLLIN)) {
-			berth_trust_watch_events(ifd, wds, &s->guard, &watch);
+			berth_trust_watch_events(ifd, wds, s->p, &s->guard, &watch);
 			janitor_lines(wfd, &watch, &sent);
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -881,7 +881,7 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 		}
 		if (done == 'F') {
 			if (ifd >= 0)
-				berth_trust_watch_events(ifd, wds, &s->guard, &watch);
+				berth_trust_watch_events(ifd, wds, s->p, &s->guard, &watch);
 			janitor_lines(wfd, &watch, &sent);
 			if (wfd >= 0)
 				close(wfd);
@@ -908,7 +908,7 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 		struct berth_trust_report r;
 		struct berth_error e = {0};
 		if (ifd >= 0)
-			berth_trust_watch_events(ifd, wds, &s->guard, &watch);
+			berth_trust_watch_events(ifd, wds, s->p, &s->guard, &watch);
 		if (berth_trust_scan(s->p, &s->guard, &r, &e) == 0)
 			berth_trust_report_free(&r);
 	}

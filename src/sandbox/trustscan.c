@@ -36,7 +36,33 @@ struct scan {
 	bool oom;
 	struct berth_trust_report *out;
 	const char *root; /* host path of the root being walked */
+	/* Directories that were repositories or trust names when the last run
+	 * on this root ended (guard.h, `known`), sorted; and those seen now. */
+	struct devino *known;
+	size_t n_known;
+	bool have_known;
+	struct devino *seen;
+	size_t n_seen, cap_seen;
+	/* Below a directory that became a repository or a trust name during
+	 * this run (a rename of what an earlier run wrote): every entry counts
+	 * as changed. */
+	bool force;
 };
+
+struct devino {
+	unsigned long long dev, ino;
+};
+
+#define KNOWN_MAX 200000
+
+static int devino_cmp(const void *a, const void *b)
+{
+	const struct devino *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
 
 static bool changed_since(const struct stat *st, const struct timespec *t)
 {
@@ -47,7 +73,33 @@ static bool changed_at(struct scan *sc, int dfd, const char *name)
 {
 	struct stat st;
 
-	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && changed_since(&st, &sc->since);
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (sc->force || changed_since(&st, &sc->since));
+}
+
+/* Record the directory @st as a repository or trust name seen now; true
+ * when it was not one when the last run here ended and changed since: it
+ * was renamed into place (or made) in this run, so what it holds, however
+ * old, is new under this name. */
+static bool appeared(struct scan *sc, const struct stat *st)
+{
+	struct devino k = {(unsigned long long)st->st_dev, (unsigned long long)st->st_ino};
+
+	if (sc->n_seen < KNOWN_MAX) {
+		if (sc->n_seen == sc->cap_seen) {
+			size_t cap = sc->cap_seen ? sc->cap_seen * 2 : 256;
+			struct devino *v = realloc(sc->seen, cap * sizeof *v);
+			if (v == NULL) {
+				sc->oom = true;
+				return true;
+			}
+			sc->seen = v;
+			sc->cap_seen = cap;
+		}
+		sc->seen[sc->n_seen++] = k;
+	}
+	if (!sc->have_known || !changed_since(st, &sc->since))
+		return false;
+	return bsearch(&k, sc->known, sc->n_known, sizeof k, devino_cmp) == NULL;
 }
 
 static bool over_budget(struct scan *sc)
@@ -111,7 +163,7 @@ static void set_aside(struct scan *sc, int dfd, const char *rel, const char *nam
 			snprintf(to, sizeof to, "%.200s" SET_ASIDE ".%d", name, n);
 		if (syscall(SYS_renameat2, dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
 			sc->out->n_set_aside++;
-			line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; to restore it: mv '%s/%s' '%s'",
+			line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; restore: mv '%s/%s' '%s'",
 			     path, to, why, dir, to, path);
 			return;
 		}
@@ -194,8 +246,10 @@ static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *s
 		if (faccessat(cfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    faccessat(cfd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    faccessat(cfd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-			bool here_changed = false;
+			bool here_changed = false, saved = sc->force;
+			sc->force = appeared(sc, &st) || sc->force;
 			check_gitdir(sc, cfd, srel, depth + 1, &here_changed);
+			sc->force = saved;
 			if (here_changed && strcmp(sub, "worktrees") != 0)
 				report_repo(sc, srel, "");
 			*changed = *changed || here_changed;
@@ -313,7 +367,7 @@ static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, b
 		char hrel[PATH_MAX];
 		snprintf(hrel, sizeof hrel, "%s/hooks", rel);
 		if (S_ISLNK(st.st_mode)) {
-			if (changed_since(&st, &sc->since)) {
+			if (sc->force || changed_since(&st, &sc->since)) {
 				*changed = true;
 				if (!berth_trust_git_unprotected(sc->p, ".git/hooks"))
 					set_aside(sc, gfd, rel, "hooks", "the host's git would run the hooks it points to");
@@ -378,7 +432,10 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 				sc->out->incomplete = true;
 			return;
 		}
+		bool saved = sc->force;
+		sc->force = appeared(sc, &st) || sc->force;
 		check_gitdir(sc, gfd, grel, 0, &changed);
+		sc->force = saved;
 		if (changed)
 			report_repo(sc, grel, "");
 		return;
@@ -417,10 +474,17 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 		return;
 	/* Its git directory lies in a root: walked here; named by this `.git`. */
 	const char *saved = sc->root;
+	bool saved_force = sc->force;
 	char groot[PATH_MAX];
+	struct stat gst;
 	snprintf(groot, sizeof groot, "%s", real);
 	sc->root = groot;
+	/* A pointer made or changed now makes its git directory new to git
+	 * here, however old its files are. */
+	if (fstat(gfd, &gst) == 0 && (appeared(sc, &gst) || changed))
+		sc->force = true;
 	check_gitdir(sc, gfd, "", 0, &changed);
+	sc->force = saved_force;
 	sc->root = saved;
 	if (changed)
 		report_repo(sc, grel, "");
@@ -429,11 +493,16 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 /* A directory git would take as a bare repository (gitrules.h), changed. */
 static void check_bare(struct scan *sc, int dfd, const char *rel)
 {
-	bool changed = changed_at(sc, dfd, "HEAD") || changed_at(sc, dfd, "config");
+	bool changed, saved = sc->force;
+	struct stat st;
 
 	if (!berth_git_is_gitdir(dfd))
 		return;
+	if (fstat(dfd, &st) == 0 && appeared(sc, &st))
+		sc->force = true;
+	changed = changed_at(sc, dfd, "HEAD") || changed_at(sc, dfd, "config");
 	check_gitdir(sc, dfd, rel, 0, &changed);
+	sc->force = saved;
 	if (changed)
 		report_repo(sc, rel, " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as "
 				     "one)");
@@ -441,15 +510,16 @@ static void check_bare(struct scan *sc, int dfd, const char *rel)
 
 /* ------------------------------------------------------------ the walk */
 
-static void named(struct scan *sc, const char *rel, const char *name, const char *why)
+static void named(struct scan *sc, const char *rel, const char *name, const char *cls, const char *why)
 {
 	char path[PATH_MAX];
 
 	shown(sc, rel, name, path, sizeof path);
-	line(sc, "the sandbox changed `%s`, and %s: review it", path, why);
+	line(sc, "the sandbox changed `%s` (%s): %s; review it", path, cls, why);
 }
 
-static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why)
+static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
+		 const char *cls)
 {
 	DIR *d;
 	struct dirent *e;
@@ -467,7 +537,7 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 		return;
 	}
 	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
-		const char *w = why;
+		const char *w = why, *c = cls;
 		enum berth_trust t = treat;
 		bool isdir = e->d_type == DT_DIR;
 		char sub[PATH_MAX];
@@ -482,7 +552,7 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 		if (strcmp(e->d_name, "HEAD") == 0)
 			has_head = true;
 		if (t == BERTH_TRUST_NONE)
-			t = berth_trust_lookup(sc->p, e->d_name, &w);
+			t = berth_trust_lookup_class(sc->p, e->d_name, &w, &c);
 		if (e->d_type == DT_UNKNOWN) {
 			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
@@ -493,7 +563,7 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 				if (t == BERTH_TRUST_READONLY)
 					set_aside(sc, dirfd(d), rel, e->d_name, w);
 				else
-					named(sc, rel, e->d_name, w);
+					named(sc, rel, e->d_name, c, w);
 			}
 			continue;
 		}
@@ -509,7 +579,11 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 			close(cfd);
 			continue;
 		}
-		walk(sc, cfd, sub, depth + 1, t, w);
+		bool saved = sc->force;
+		if (treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE && fstat(cfd, &st) == 0 && appeared(sc, &st))
+			sc->force = true;
+		walk(sc, cfd, sub, depth + 1, t, w, c);
+		sc->force = saved;
 	}
 	if (has_head && treat == BERTH_TRUST_NONE)
 		check_bare(sc, dirfd(d), rel);
@@ -546,6 +620,86 @@ static void check_watch(struct scan *sc, const char *path)
 	sc->root = saved;
 }
 
+/* The known set of @path into @sc (absent: none, and nothing is forced). */
+static void load_known(struct scan *sc, const char *path)
+{
+	struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+	FILE *f;
+	unsigned long long d, i;
+
+	free(sc->known);
+	sc->known = NULL;
+	sc->n_known = 0;
+	sc->have_known = false;
+	sc->n_seen = 0;
+	if (path == NULL)
+		return;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	sc->have_known = true;
+	while (sc->n_known < KNOWN_MAX && fscanf(f, "%llu %llu\n", &d, &i) == 2) {
+		if ((sc->n_known & (sc->n_known - 1)) == 0) {
+			struct devino *v = realloc(sc->known, (sc->n_known ? sc->n_known * 2 : 1) * sizeof *v);
+			if (v == NULL)
+				break;
+			sc->known = v;
+		}
+		sc->known[sc->n_known++] = (struct devino){d, i};
+	}
+	fclose(f);
+	qsort(sc->known, sc->n_known, sizeof *sc->known, devino_cmp);
+}
+
+/* Write what was seen (with the old set too when the walk was cut short)
+ * to @path: a temporary file renamed over it; the directories on the way
+ * are made 0700. */
+static void save_known(struct scan *sc, const char *path)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 16];
+	FILE *f;
+	int fd;
+
+	if (path == NULL || sc->oom)
+		return;
+	snprintf(dir, sizeof dir, "%s", path);
+	for (char *q = dir + 1; *q != '\0'; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		(void)mkdir(dir, 0700);
+		*q = '/';
+	}
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return;
+	}
+	qsort(sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp);
+	for (size_t i = 0; i < sc->n_seen; i++)
+		if (i == 0 || devino_cmp(&sc->seen[i], &sc->seen[i - 1]) != 0)
+			fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
+	if (sc->out->incomplete)
+		for (size_t i = 0; i < sc->n_known; i++)
+			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		fclose(f);
+		unlink(tmp);
+		return;
+	}
+	fclose(f);
+	if (rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
 int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, struct berth_trust_report *out,
 		     struct berth_error *err)
 {
@@ -567,8 +721,12 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 			continue;
 		}
 		sc.root = g->roots[i].host;
-		walk(&sc, fd, "", 0, BERTH_TRUST_NONE, NULL);
+		load_known(&sc, g->roots[i].known);
+		walk(&sc, fd, "", 0, BERTH_TRUST_NONE, NULL, NULL);
+		save_known(&sc, g->roots[i].known);
 	}
+	free(sc.known);
+	free(sc.seen);
 	if (sc.oom)
 		return berth_err(err, ENOMEM, "out of memory");
 	return 0;
@@ -583,16 +741,18 @@ void berth_trust_report_free(struct berth_trust_report *r)
 
 /* ------------------------------------------------------ during the run */
 
+/* What appears in a watched git directory: set aside when git would take
+ * it (a commondir naming another repository, a config with a key that runs
+ * a program), the way the exit scan decides.  hooks/ is not watched: a
+ * hooks directory holds nothing until a hook is written, and the exit scan
+ * sets aside each hook in it. */
 static const struct {
 	const char *name;
 	unsigned bit;
-	const char *why;
 } watched[] = {
-	{"commondir", BERTH_GUARD_MISSING_COMMONDIR,
-	 "it would send the host's git to the config and hooks of another directory"},
-	{"config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG, "the host's git would read it as config"},
-	{"config", BERTH_GUARD_MISSING_CONFIG, "the host's git would read it as the repository's config"},
-	{"hooks", BERTH_GUARD_MISSING_HOOKS, "the host's git would run the hooks in it"},
+	{"commondir", BERTH_GUARD_MISSING_COMMONDIR},
+	{"config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG},
+	{"config", BERTH_GUARD_MISSING_CONFIG},
 };
 
 int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
@@ -602,11 +762,14 @@ int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
 	for (int i = 0; i < BERTH_GUARD_ROOTS; i++)
 		wds[i] = -1;
 	for (int i = 0; i < g->n_roots; i++) {
-		if (g->roots[i].gitdir == NULL || g->roots[i].missing == 0)
+		if (g->roots[i].gitdir == NULL ||
+		    (g->roots[i].missing & (BERTH_GUARD_MISSING_COMMONDIR | BERTH_GUARD_MISSING_WORKTREE_CONFIG |
+					    BERTH_GUARD_MISSING_CONFIG)) == 0)
 			continue;
 		if (fd < 0 && (fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
 			return -1;
-		wds[i] = inotify_add_watch(fd, g->roots[i].gitdir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
+		wds[i] = inotify_add_watch(fd, g->roots[i].gitdir,
+					   IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ONLYDIR | IN_DONT_FOLLOW);
 		if (wds[i] >= 0)
 			n++;
 	}
@@ -617,11 +780,11 @@ int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
 	return fd;
 }
 
-void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_guard *g,
-			      struct berth_trust_report *out)
+void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_policy *p,
+			      const struct berth_guard *g, struct berth_trust_report *out)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct scan sc = {.g = g, .out = out};
+	struct scan sc = {.p = p, .g = g, .out = out};
 	ssize_t n;
 
 	while ((n = read(fd, buf, sizeof buf)) > 0) {
@@ -643,7 +806,17 @@ void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const st
 					if (dfd < 0)
 						continue;
 					sc.root = g->roots[i].gitdir;
-					set_aside(&sc, dfd, "", ev->name, watched[k].why);
+					if (watched[k].bit == BERTH_GUARD_MISSING_COMMONDIR) {
+						if (!berth_git_commondir_ok(dfd))
+							set_aside(&sc, dfd, "", ev->name,
+								  "it would send the host's git to the config and "
+								  "hooks of another directory");
+					} else {
+						bool changed = false;
+						sc.force = true; /* absent at the start: all of it is new */
+						check_config(&sc, dfd, "", ev->name, &changed);
+						sc.force = false;
+					}
 				}
 				break; /* one git directory may be the repository of two roots */
 			}

@@ -85,12 +85,14 @@ int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS]);
 /*
  * berth_trust_watch_events - read what is pending on @fd (from
  * berth_trust_watch) and set aside, at once, each watched name that
- * appeared (the host's git makes none of them in a main repository while
- * it works; what the sandbox made there is its attempt to redirect git).
+ * appeared or changed and that git would take: a commondir naming another
+ * repository, a config or config.worktree with a key outside the inert
+ * list (the exit scan's rules; the host's git makes none of them in a main
+ * repository while it works).  @p: the run's policy (its --unprotect).
  * Lines are added to @out, which must be zeroed before the first call.
  * Never blocks.
  */
-void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_guard *g,
-			      struct berth_trust_report *out);
+void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_policy *p,
+			      const struct berth_guard *g, struct berth_trust_report *out);
 
 #endif
