@@ -667,7 +667,8 @@ mkdir "$W/.claude" 2>>"$TD/host.err" && r+=claude,
 mkdir "$W/.git/hooks" 2>>"$TD/host.err" && r+=hooks,
 { echo 'export Y=1' >"$W/.envrc"; } 2>>"$TD/host.err" && r+=envrc,
 { echo '{}' >"$W/.mcp.json"; } 2>>"$TD/host.err" && r+=mcp,
-eq "host tree: during a run the host user can mkdir .vscode .claude .git/hooks, create .envrc .mcp.json" "$r" vscode,claude,hooks,envrc,mcp, ; ERR=$(cat "$TD/host.err" 2>/dev/null)
+ERR=$(cat "$TD/host.err" 2>/dev/null)
+eq "host tree: during a run the host user can mkdir .vscode .claude .git/hooks, create .envrc .mcp.json" "$r" vscode,claude,hooks,envrc,mcp,
 r=""
 rmdir "$W/.vscode" "$W/.claude" "$W/.git/hooks" 2>>"$TD/host.err" && rm "$W/.envrc" "$W/.mcp.json" 2>>"$TD/host.err" && r=ok
 eq "host tree: ... and remove them again (no mount point on the host)" "$r" ok
