@@ -393,7 +393,7 @@ static void record_denial(const struct berth_run_opts *o, const struct berth_err
 	berth_audit_close(a);
 }
 
-static int check_rules(const struct berth_run_opts *o)
+static int check_rules(struct berth_run_opts *o)
 {
 	struct berth_error err = {0};
 	struct berth_rules *r = NULL;
@@ -407,6 +407,9 @@ static int check_rules(const struct berth_run_opts *o)
 		cli_print_error(&err);
 		status = err.status ? err.status : 2;
 		record_denial(o, &err);
+	} else if (berth_rules_guard(r, &o->policy, &err) < 0) {
+		cli_print_error(&err);
+		status = err.status ? err.status : 125;
 	}
 	berth_rules_free(r);
 	return status;

@@ -25,6 +25,7 @@
 #include "../util/text.h"
 #include "../util/cleanup.h"
 #include "envfile.h"
+#include "trust.h"
 
 enum {
 	OPT_WORKSPACE = 256,
@@ -389,9 +390,9 @@ static bool scan_socket(int dfd, const char *path, int depth, long *left, char o
 		(*left)--;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		/* a mode-0000 socket that nothing has bound is a workspace
-		 * guard placeholder of a concurrent run (guard.c): connect(2)
-		 * to it is ECONNREFUSED; a bound one is in /proc/net/unix */
+		/* a mode-0000 socket that nothing has bound (an older berth's
+		 * guard placeholder): connect(2) to it is refused; a bound one
+		 * is in /proc/net/unix */
 		if (S_ISSOCK(st.st_mode) && (st.st_mode & 07777) != 0) {
 			snprintf(out, PATH_MAX, "%s/%s", strcmp(path, "/") == 0 ? "" : path, de->d_name);
 			found = true;
@@ -695,40 +696,24 @@ static int envfile_add(void *ctx, const char *name, const char *value, struct be
 
 static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_error *err)
 {
-	const char *s = arg;
+	char buf[2];
+	const char *g = berth_trust_canonical(arg, false, buf, sizeof buf, err);
 	char **v;
-	size_t n;
 
-	/* Accept `/workspace/.bashrc`, `./.bashrc`, `.bashrc`, `.vscode` or `.vscode/`. */
-	if (strncmp(s, "/workspace/", 11) == 0)
-		s += 11;
-	else if (strncmp(s, "./", 2) == 0)
-		s += 2;
-	n = strlen(s);
-	while (n > 0 && s[n - 1] == '/')
-		n--;
-	for (size_t i = 0; berth_guard_paths[i] != NULL; i++) {
-		const char *g = berth_guard_paths[i];
-		size_t gl = strlen(g);
-		if (g[gl - 1] == '/')
-			gl--;
-		if (gl == n && strncmp(g, s, n) == 0) {
-			v = realloc(p->unprotect, (p->n_unprotect + 1) * sizeof *v);
-			if (v == NULL)
-				return berth_err(err, ENOMEM, "out of memory");
-			p->unprotect = v;
-			p->unprotect[p->n_unprotect] = strdup(g);
-			if (p->unprotect[p->n_unprotect] == NULL)
-				return berth_err(err, ENOMEM, "out of memory");
-			p->n_unprotect++;
+	if (g == NULL)
+		return -1;
+	for (size_t i = 0; i < p->n_unprotect; i++)
+		if (strcmp(p->unprotect[i], g) == 0)
 			return 0;
-		}
-	}
-	berth_usage_err(err, "`%s` in `--unprotect %s` is not a guarded path", arg, arg);
-	return berth_err_hint(err,
-			      "guarded paths are .git/hooks .git/config .git/commondir .git/config.worktree "
-			      ".git/worktrees .gitmodules .bashrc .bash_profile "
-			      ".bash_login .profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth");
+	v = realloc(p->unprotect, (p->n_unprotect + 1) * sizeof *v);
+	if (v == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->unprotect = v;
+	p->unprotect[p->n_unprotect] = strdup(g);
+	if (p->unprotect[p->n_unprotect] == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->n_unprotect++;
+	return 0;
 }
 
 static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out,

@@ -12,22 +12,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
-
-/*
- * Paths a host later executes or trusts; read-only inside the workspace.
- * Trailing '/' marks a directory.  See docs/security.md ("workspace guard").
- */
-/* .git/commondir, .git/config.worktree and .git/worktrees/ name where git
- * reads its config and hooks from (gitrepository-layout(5)): a `commondir`
- * written inside would send the host's next git command to a config the
- * sandbox wrote (core.fsmonitor runs a program). */
-const char *const berth_guard_paths[] = {
-	".git/hooks/",     ".git/config",          ".git/commondir", ".git/config.worktree",
-	".git/worktrees/", ".gitmodules",          ".bashrc",        ".bash_profile",
-	".bash_login",     ".profile",             ".zshrc",         ".envrc",
-	".vscode/",        ".idea/",               ".mcp.json",      ".claude/",
-	".codex/",         ".berth/",              NULL,
-};
+#include "trust.h"
 
 void berth_policy_init(struct berth_policy *p)
 {
@@ -64,6 +49,12 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_unprotect; i++)
 		free(p->unprotect[i]);
 	free(p->unprotect);
+	for (size_t i = 0; i < p->n_guard_ro; i++)
+		free(p->guard_ro[i]);
+	free(p->guard_ro);
+	for (size_t i = 0; i < p->n_guard_named; i++)
+		free(p->guard_named[i]);
+	free(p->guard_named);
 	for (size_t i = 0; i < p->n_env; i++) {
 		free(p->env[i].name);
 		if (p->env[i].value != NULL)
@@ -169,23 +160,39 @@ static json_t *grants_json(const struct berth_policy *p)
 	return a;
 }
 
+/* The guard as the policy records it: git's rules (minus the git paths
+ * opted out) and the trust names by treatment (trust.h). */
 static json_t *guard_json(const struct berth_policy *p)
 {
-	json_t *a = json_array();
+	json_t *g = json_object(), *git = json_array(), *ro = json_array(), *named = json_array();
 
-	if (p->app)
-		return a; /* an app's workspace is its own state directory */
-	for (size_t i = 0; a != NULL && berth_guard_paths[i] != NULL; i++) {
-		bool off = false;
-		for (size_t j = 0; j < p->n_unprotect; j++)
-			if (strcmp(p->unprotect[j], berth_guard_paths[i]) == 0)
-				off = true;
-		if (!off && json_array_append_new(a, json_string(berth_guard_paths[i])) < 0) {
-			json_decref(a);
-			return NULL;
-		}
+	if (g == NULL || git == NULL || ro == NULL || named == NULL || json_object_set_new(g, "git", git) < 0 ||
+	    json_object_set_new(g, "read-only", ro) < 0 || json_object_set_new(g, "named", named) < 0) {
+		json_decref(g);
+		return NULL;
 	}
-	return a;
+	if (p->app)
+		return g; /* an app's workspace is its own state directory */
+	for (size_t i = 0; berth_trust_git_paths[i] != NULL; i++)
+		if (!berth_trust_git_unprotected(p, berth_trust_git_paths[i]) &&
+		    json_array_append_new(git, json_string(berth_trust_git_paths[i])) < 0)
+			goto fail;
+	for (size_t i = 0; berth_trust_names[i].name != NULL; i++) {
+		enum berth_trust t = berth_trust_lookup(p, berth_trust_names[i].name, NULL);
+		if (json_array_append_new(t == BERTH_TRUST_READONLY ? ro : named,
+					  json_string(berth_trust_names[i].name)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p->n_guard_ro; i++)
+		if (json_array_append_new(ro, json_string(p->guard_ro[i])) < 0)
+			goto fail;
+	for (size_t i = 0; i < p->n_guard_named; i++)
+		if (json_array_append_new(named, json_string(p->guard_named[i])) < 0)
+			goto fail;
+	return g;
+fail:
+	json_decref(g);
+	return NULL;
 }
 
 static json_t *policy_json(const struct berth_policy *p)

@@ -64,8 +64,12 @@ struct berth_policy {
 	char *workspace;            /* physical host path of the workspace */
 	struct berth_mount *mounts; /* extra mounts, in order given */
 	size_t n_mounts;
-	char **unprotect;           /* workspace-relative guard paths opted out */
+	char **unprotect;           /* --unprotect: trust names, classes or git paths opted out (trust.h) */
 	size_t n_unprotect;
+	char **guard_ro;            /* rules files' guard.read-only: more names or classes read-only */
+	size_t n_guard_ro;
+	char **guard_named;         /* rules files' guard.named: more names or classes named at exit */
+	size_t n_guard_named;
 
 	/* Limits (0 = unlimited is never used for defaults) */
 	uint64_t tmp_size;     /* bytes, size of the /tmp and home tmpfs */
@@ -118,9 +122,6 @@ struct berth_policy {
 	size_t argc;
 };
 
-/* The workspace guard list: workspace-relative paths that are read-only
- * inside the sandbox (trailing '/' = directory).  NULL-terminated. */
-extern const char *const berth_guard_paths[];
 
 /*
  * berth_policy_init - fill @p with the default posture (no workspace, no

@@ -21,6 +21,7 @@
 #include "../util/cleanup.h"
 #include "../util/ynode.h"
 #include "flags.h"
+#include "trust.h"
 
 #define MAX_RULES_FILE (256 * 1024)
 
@@ -42,7 +43,8 @@ struct rules_file {
 	struct berth_host_pattern *hosts;
 	size_t n_hosts;
 	struct name_list rw;        /* absolute physical prefixes */
-	struct name_list unprotect; /* guard paths as in berth_guard_paths */
+	struct name_list unprotect; /* canonical trust names, classes, git paths (trust.h) */
+	struct name_list guard_ro, guard_named; /* guard.read-only, guard.named */
 	struct name_list env, credentials;
 	bool degraded;
 	uint64_t memory;
@@ -70,6 +72,8 @@ static void file_free(struct rules_file *f)
 	free(f->hosts);
 	names_free(&f->rw);
 	names_free(&f->unprotect);
+	names_free(&f->guard_ro);
+	names_free(&f->guard_named);
 	names_free(&f->env);
 	names_free(&f->credentials);
 	free(f->memory_text);
@@ -277,31 +281,65 @@ static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, st
 	if (list_of(v, f->origin, "unprotect", err) < 0)
 		return -1;
 	for (size_t i = 0; i < v->n; i++) {
-		const char *s, *g = NULL;
-		size_t n;
+		const char *s, *g;
+		char buf[2];
+		struct berth_error ignored = {0};
 		if (berth_ynode_str(v->kids[i], f->origin, "unprotect", &s, err) < 0)
 			return -1;
-		if (strncmp(s, "./", 2) == 0)
-			s += 2;
-		n = strlen(s);
-		while (n > 0 && s[n - 1] == '/')
-			n--;
-		for (size_t j = 0; berth_guard_paths[j] != NULL && g == NULL; j++) {
-			size_t gl = strlen(berth_guard_paths[j]);
-			if (berth_guard_paths[j][gl - 1] == '/')
-				gl--;
-			if (gl == n && strncmp(berth_guard_paths[j], s, n) == 0)
-				g = berth_guard_paths[j];
-		}
+		g = berth_trust_canonical(s, false, buf, sizeof buf, &ignored);
 		if (g == NULL)
 			return berth_ynode_err(err, f->origin, v->kids[i],
-					       "`allow.unprotect`: `%.60s` is not a guarded path; guarded paths are "
-					       ".git/hooks .git/config .git/commondir .git/config.worktree .git/worktrees "
-					       ".gitmodules .bashrc .bash_profile .bash_login "
-					       ".profile .zshrc .envrc .vscode .idea .mcp.json .claude .codex .berth",
+					       "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
+					       "(agents, instructions, editors, shell, packages), a name such as .vscode, "
+					       ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
+					       ".git/commondir, .git/config.worktree, .git/worktrees",
 					       s);
 		if (push_name(&f->unprotect, g, f->origin, err) < 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* guard.read-only / guard.named: trust names, patterns or classes this file
+ * adds (trust.h); each can only make the guard stricter. */
+static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct berth_error *err)
+{
+	const char *o = f->origin;
+
+	if (m->kind != BERTH_YN_MAP)
+		return berth_ynode_err(err, o, m, "`guard` must be a mapping with `read-only:` and/or `named:`, got %s",
+				       berth_ynode_describe(m));
+	for (size_t i = 0; i < berth_ymap_size(m); i++) {
+		const struct berth_ynode *k = berth_ymap_key(m, i), *v = berth_ymap_val(m, i);
+		const char *key = k->kind == BERTH_YN_SCALAR ? k->s : "";
+		struct name_list *l;
+
+		if (strcmp(key, "read-only") == 0)
+			l = &f->guard_ro;
+		else if (strcmp(key, "named") == 0)
+			l = &f->guard_named;
+		else
+			return berth_ynode_err(err, o, k, "unknown key `guard.%.60s`; known: read-only, named", key);
+		if (l->n > 0)
+			return berth_ynode_err(err, o, k, "`guard.%.60s` is given twice", key);
+		if (list_of(v, o, key, err) < 0)
+			return -1;
+		for (size_t j = 0; j < v->n; j++) {
+			const char *s, *g;
+			char buf[256];
+			struct berth_error ignored = {0};
+			if (berth_ynode_str(v->kids[j], o, key, &s, err) < 0)
+				return -1;
+			g = berth_trust_canonical(s, true, buf, sizeof buf, &ignored);
+			if (g == NULL || strncmp(g, ".git/", 5) == 0)
+				return berth_ynode_err(err, o, v->kids[j],
+						       "`guard.%s`: `%.60s` is not a file name, a pattern such as "
+						       "`*.code-workspace`, or a class (agents, instructions, editors, "
+						       "shell, packages)",
+						       key, s);
+			if (push_name(l, g, o, err) < 0)
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -410,14 +448,22 @@ static int parse_file(struct rules_file *f, const char *text, size_t len, struct
 	} else {
 		for (size_t i = 0; i < berth_ymap_size(root) && r == 0; i++) {
 			const struct berth_ynode *k = berth_ymap_key(root, i);
-			if (k->kind == BERTH_YN_SCALAR && strcmp(k->s, "allow") == 0 && i == 0)
+			const char *key = k->kind == BERTH_YN_SCALAR ? k->s : "";
+			bool twice = false;
+			for (size_t j = 0; j < i; j++) {
+				const struct berth_ynode *kj = berth_ymap_key(root, j);
+				twice = twice || (kj->kind == BERTH_YN_SCALAR && strcmp(kj->s, key) == 0);
+			}
+			if (twice)
+				r = berth_ynode_err(err, f->origin, k, "`%.60s` is given twice", key);
+			else if (strcmp(key, "allow") == 0)
 				r = parse_allow(f, berth_ymap_val(root, i), err);
-			else if (k->kind == BERTH_YN_SCALAR && strcmp(k->s, "allow") == 0)
-				r = berth_ynode_err(err, f->origin, k, "`allow` is given twice");
+			else if (strcmp(key, "guard") == 0)
+				r = parse_guard(f, berth_ymap_val(root, i), err);
 			else
 				r = berth_ynode_err(err, f->origin, k,
-						    "unknown key `%.60s`; a rules file has one key, `allow:`",
-						    k->kind == BERTH_YN_SCALAR ? k->s : "");
+						    "unknown key `%.60s`; a rules file has the keys `allow:` and `guard:`",
+						    key);
 		}
 	}
 	berth_ynode_free(root);
@@ -848,6 +894,34 @@ static int check_file(const struct rules_file *f, const struct berth_policy *p, 
 		     p->pids_set ? "" : " (the default)");
 		return berth_err_hint(err, "pass `--pids %u` or less", f->pids);
 	}
+	return 0;
+}
+
+static int append_names(char ***v, size_t *n, const struct name_list *l, struct berth_error *err)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		bool have = false;
+		for (size_t j = 0; j < *n; j++)
+			have = have || strcmp((*v)[j], l->v[i]) == 0;
+		if (have)
+			continue;
+		char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+		if (nv == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+		*v = nv;
+		if ((nv[*n] = strdup(l->v[i])) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+		(*n)++;
+	}
+	return 0;
+}
+
+int berth_rules_guard(const struct berth_rules *r, struct berth_policy *p, struct berth_error *err)
+{
+	for (size_t i = 0; r != NULL && i < r->n; i++)
+		if (append_names(&p->guard_ro, &p->n_guard_ro, &r->files[i].guard_ro, err) < 0 ||
+		    append_names(&p->guard_named, &p->n_guard_named, &r->files[i].guard_named, err) < 0)
+			return -1;
 	return 0;
 }
 

@@ -14,8 +14,9 @@
  * a project file can never allow what a user or system file refuses.  A key
  * a file does not name leaves that aspect to the other files.
  *
- * Format: one mapping `allow:` with the keys networks, hosts, rw, unprotect,
- * env, credentials, degraded, memory, cpus, pids (docs/rules.md).  Unknown
+ * Format: a mapping with `allow:` (the keys networks, hosts, rw, unprotect,
+ * env, credentials, degraded, memory, cpus, pids) and `guard:` (read-only,
+ * named) (docs/rules.md).  Unknown
  * keys and malformed values are errors naming file:line:col.
  */
 #ifndef BERTH_RULES_H
@@ -94,5 +95,14 @@ const char *berth_rules_origin(const struct berth_rules *r, size_t i);
  */
 int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p, const struct berth_widening_ctx *ctx,
 		      struct berth_error *err);
+
+/*
+ * berth_rules_guard - add every file's `guard.read-only` and `guard.named`
+ * names (trust names, fnmatch(3) patterns or classes; trust.h) to @p's
+ * guard_ro and guard_named, once each.  They can only make the guard
+ * stricter: `--unprotect` still loosens only what `allow.unprotect` allows.
+ * Returns 0, or -1 with @err filled (ENOMEM).
+ */
+int berth_rules_guard(const struct berth_rules *r, struct berth_policy *p, struct berth_error *err);
 
 #endif

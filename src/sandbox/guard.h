@@ -1,36 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * guard.h - the workspace guard: paths a host later executes or trusts
- * (.git/hooks, .git/config, .bashrc, .vscode/, ...) are read-only inside the
- * otherwise writable workspace.
+ * guard.h - the workspace guard: what the host's tools later run or trust
+ * (a repository's config and hooks, agents' and editors' settings, shell and
+ * package-manager files; src/policy/trust.h) is read-only in the sandbox
+ * where it exists when the run starts, and what the sandbox made or changed
+ * under such a name anywhere is set aside when the run ends (trustscan.h).
  *
- * Existing guarded paths are bind-mounted read-only onto themselves; the
- * directory that holds them inside the workspace (.git) is pinned with a bind
- * mount onto itself, so none of them can be renamed, removed or replaced by a
- * symlink (rename(2)/unlink(2) of a mount point fail with EBUSY).  A guarded
- * path that does not exist yet gets a placeholder for the run, mounted
- * read-only, so nothing can be created under that name:
- *  - a socket inode with mode 0000 (mknod(2) S_IFSOCK, bound to nothing):
- *    git ignores it (status, add -A), open(2) of it fails at once for
- *    everyone: EACCES, or ENXIO for root (a FIFO would block a root
- *    reader), a path below it is ENOTDIR, and it has no data block, so
- *    making and removing one costs a fraction of an empty directory on ext4
- *    (rmdir(2) journals the freed block and the orphan list);
- *  - for .claude/ and .codex/, which the agents berth runs read inside the
- *    sandbox, an empty 0555 directory with the xattr user.berth.placeholder
- *    (a file below it is ENOENT, not ENOTDIR);
- *  - for .git/config and .git/config.worktree, which git must read, an empty
- *    0444 regular file with the xattr user.berth.placeholder;
- *  - for .git/commondir, a 0444 regular file holding ".\n" with the same
- *    xattr: git dies on an empty `commondir`, and "." names the directory
- *    git uses when there is none.
- * .git/worktrees/ is guarded only when it exists: it is pinned, and the
- * directory of each linked worktree the host made is read-only.
- * berth removes the placeholders when the run ends (or its janitor does, when
- * berth itself was killed), unless another run on the same workspace is
- * still going: each run holds a shared flock(2) on the workspace directory, a
- * concurrent run adopts placeholders it recognises (mode-0000 socket, or the
- * xattr), and only the last run removes them.
+ * Nothing is created or changed in the host's tree to build the guard: every
+ * mount is made in the sandbox's own mount namespace, on a path that exists.
+ * A *writable root* is the workspace or an `--rw` source that is a
+ * directory; each one gets the guard, and a path the sandbox can reach
+ * through several roots (the workspace inside an `--rw` parent) is
+ * read-only under each of them.
+ *
+ * In each root, when the run starts:
+ *  - its repository, by git's rules (gitrules.h): `.git` (a directory, or
+ *    a `gitdir:` file, read-only, and the directory it names when that lies
+ *    in a writable root) is pinned (bound onto itself, so it cannot be
+ *    renamed, removed or replaced: EBUSY), with objects/ and refs/; its
+ *    config, config.worktree, commondir and hooks/ are read-only; each
+ *    worktrees/<id> the host made is read-only and worktrees/ pinned; each
+ *    git directory under modules/ (submodules) is pinned with its config
+ *    and hooks/ read-only; every file the config includes (include.path,
+ *    includeIf.*.path) and its core.hooksPath directory, where they lie in
+ *    a writable root, are read-only;
+ *  - each trust name at its top (trust.h, BERTH_TRUST_READONLY) that
+ *    exists is read-only, a directory as a whole.
+ * A guarded path that is a symbolic link is refused (BERTH_EXIT_USAGE):
+ * berth could not protect what it points to.
  */
 #ifndef BERTH_GUARD_H
 #define BERTH_GUARD_H
@@ -42,90 +39,64 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 
-/* Linked worktrees of the workspace's repository guarded at most
- * (.git/worktrees/<id>, read-only each). */
+/* Writable roots at most: the workspace and 32 `--rw` directories. */
+#define BERTH_GUARD_ROOTS 33
+/* Mounts the guard makes at most (pins and read-only binds, every root). */
+#define BERTH_GUARD_MAX 512
+/* Linked worktrees of one repository guarded at most. */
 #define BERTH_GUARD_WORKTREES 64
-#define BERTH_GUARD_MAX (32 + BERTH_GUARD_WORKTREES)
+/* Paths outside the usual layout watched at exit (include targets, hooksPath). */
+#define BERTH_GUARD_WATCH 32
+/* Bytes of a HEAD berth keeps to put back (gitrules.h). */
+#define BERTH_GUARD_HEAD_MAX 512
+
+struct berth_guard_root {
+	char *host;   /* physical host path */
+	char *inside; /* the same directory in the sandbox ("/workspace", an --rw target) */
+	bool nested;  /* inside another root's host path: walked with it at exit */
+	char *head;   /* its repository's HEAD when the run started and valid, or NULL */
+	char *gitdir; /* that repository's git directory (host path), or NULL */
+};
+
+struct berth_guard_bind {
+	int root;   /* index into roots */
+	char *rel;  /* relative to the root, never empty */
+	bool ro;    /* read-only; false: pinned (bound read-write onto itself) */
+};
 
 struct berth_guard {
-	char *pins[BERTH_GUARD_MAX];    /* workspace-relative dirs bound rw onto themselves */
-	int n_pins;
-	char *ro[BERTH_GUARD_MAX];      /* workspace-relative paths bound read-only */
-	int n_ro;
-	char *created[BERTH_GUARD_MAX]; /* absolute host paths of placeholders we made */
-	int n_created;
-	bool git_existed;               /* .git existed when the run started */
+	struct berth_guard_root roots[BERTH_GUARD_ROOTS];
+	int n_roots;
+	struct berth_guard_bind binds[BERTH_GUARD_MAX]; /* pins first, shallower first */
+	int n_binds;
+	char *watch[BERTH_GUARD_WATCH]; /* host paths: include targets, hooksPath dirs */
+	int n_watch;
+	bool git_existed;               /* the workspace's `.git` existed when the run started */
 	struct timespec started;        /* CLOCK_REALTIME_COARSE when the guard was prepared */
-	int lock_fd;                    /* workspace fd holding a shared flock(2) for the run */
 };
 
 /*
- * berth_guard_prepare - inspect the workspace of @p, create placeholders
- * owned by @owner:@group for missing guarded paths whose parent exists, and
- * fill @g.  Refuses (EXIT_USAGE) a guarded path, or a directory on its way,
- * that is a symlink: berth could not protect it; and a repository with more
- * than BERTH_GUARD_WORKTREES linked worktrees (EXIT_USAGE).
- * Returns 0, or -1 with @err filled; on failure no placeholder is left.
+ * berth_guard_prepare - look at each writable root of @p and fill @g with
+ * the mounts to make.  Creates nothing on the host.
+ * Returns 0, or -1 with @err filled: BERTH_EXIT_USAGE for a guarded path
+ * (or a directory on its way) that is a symbolic link, a repository with
+ * more than BERTH_GUARD_WORKTREES linked worktrees, or more than
+ * BERTH_GUARD_MAX mounts; an errno for a directory that cannot be read.
+ * On failure @g holds nothing (berth_guard_free is still safe).
  */
-int berth_guard_prepare(const struct berth_policy *p, uid_t owner, gid_t group, struct berth_guard *g,
-			struct berth_error *err);
+int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, struct berth_error *err);
 
 /*
- * berth_guard_mount - in the sandbox's mount namespace, with the workspace
- * mounted at @ws_root (e.g. "/newroot/workspace") and a procfs at @proc
- * (e.g. "/oldroot/proc"), make the mounts of @g.
- * Returns 0, or -1 with @err filled.
+ * berth_guard_mount - in the sandbox's mount namespace, with the sandbox's
+ * root being built at @newroot (e.g. "/newroot", the workspace and the
+ * `--rw` mounts in place) and a procfs at @proc (e.g. "/oldroot/proc"),
+ * make the mounts of @g.  Each path is opened with openat2(2)
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from its root and bound through
+ * /proc/self/fd.  Returns 0, or -1 with @err filled.
  */
-int berth_guard_mount(const struct berth_guard *g, const char *ws_root, const char *proc,
-		      struct berth_error *err);
+int berth_guard_mount(const struct berth_guard *g, const char *newroot, const char *proc, struct berth_error *err);
 
-/*
- * berth_guard_cleanup - when no other run holds the workspace lock, remove
- * the placeholders that are still placeholders (a mode-0000 socket or FIFO,
- * an empty directory, an empty regular file, a regular file holding ".\n"),
- * then free @g.  Never fails.
- */
-void berth_guard_cleanup(struct berth_guard *g);
-
-/* berth_guard_remove_paths - remove each path that is still an empty
- * placeholder (janitor use: it calls berth_guard_cleanup's lock check first). */
-void berth_guard_remove_paths(char *const paths[], int n);
-
-/* The scan for repositories the sandbox made or changed: at most this many
- * directory entries, this many milliseconds, this deep; paths listed. */
-#define BERTH_GUARD_SCAN_ENTRIES 1000000L
-#define BERTH_GUARD_SCAN_MS 1000
-#define BERTH_GUARD_SCAN_DEPTH 64
-#define BERTH_GUARD_SCAN_LIST 8
-
-struct berth_guard_repos {
-	int n;                              /* repositories found */
-	char *paths[BERTH_GUARD_SCAN_LIST]; /* the first ones, workspace-relative (`sub/.git`, `.git/modules/x`) */
-	int n_paths;
-	bool incomplete;                    /* some directory was not looked at: a budget, the depth, a path
-					     * longer than PATH_MAX, or one berth could not open (EACCES) */
-};
-
-/*
- * berth_guard_scan_repos - after a run, find the git repositories in the
- * workspace @ws, other than the top-level `.git` itself, whose `.git` entry
- * or whose config, commondir, config.worktree, hooks directory or hooks were
- * made or changed at or after @since (CLOCK_REALTIME_COARSE, the clock of
- * inode times; the ctime, which no system call can set back): `.git`
- * directories, `gitdir:` files (submodules, worktrees) with their git
- * directory when it lies in the workspace, symlinks named `.git`, and the
- * top-level repository's `.git/modules/...`.  The host's git, and `git status`
- * in the top-level repository (it recurses into submodules), reads their
- * config and runs their hooks.  Symlinks are never followed while walking.
- * Bounded by BERTH_GUARD_SCAN_ENTRIES, _MS and _DEPTH; @out->incomplete
- * says when a directory was not looked at (a bound, a path too long, or one
- * that cannot be opened, which a sandbox can make with chmod 000).
- * Returns 0 with @out filled (free it with berth_guard_repos_free), or -1
- * with @err filled when @ws cannot be opened.
- */
-int berth_guard_scan_repos(const char *ws, const struct timespec *since, struct berth_guard_repos *out,
-			   struct berth_error *err);
-
-void berth_guard_repos_free(struct berth_guard_repos *r);
+/* berth_guard_free - release @g.  Never fails. */
+void berth_guard_free(struct berth_guard *g);
 
 #endif

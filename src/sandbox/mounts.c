@@ -514,7 +514,7 @@ int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *
 		return -1;
 	if (plan->resolver && resolver_conf(err) < 0)
 		return -1;
-	if (berth_guard_mount(plan->guard, NEWROOT "/workspace", OLDROOT "/proc", err) < 0)
+	if (berth_guard_mount(plan->guard, NEWROOT, OLDROOT "/proc", err) < 0)
 		return -1;
 	if (private_dirs(plan, err) < 0 || dev_tree(plan->policy, err) < 0 || proc_tree(err) < 0 ||
 	    sys_tree(plan, err) < 0)

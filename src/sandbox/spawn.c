@@ -76,6 +76,7 @@
 #include "../util/sha256.h"
 #include "caps.h"
 #include "guard.h"
+#include "trustscan.h"
 #include "landlock.h"
 #include "limits.h"
 #include "measure.h"
@@ -631,24 +632,18 @@ static int prepare_evidence(struct sandbox *s, struct berth_error *err)
 
 static int prepare_guard(struct sandbox *s, struct berth_error *err)
 {
-	struct stat st;
-
+	memset(&s->guard, 0, sizeof s->guard);
 	if (s->p->app) {
 		/* An app's workspace is its own state directory, which no host
 		 * tool executes or trusts. */
-		memset(&s->guard, 0, sizeof s->guard);
 		s->guard.git_existed = true;
-		s->guard.lock_fd = -1;
 		return 0;
 	}
 	if (!s->use_userns) {
-		memset(&s->guard, 0, sizeof s->guard);
 		notice(s, "not enforced: workspace guard (needs mount namespaces)");
 		return 0;
 	}
-	if (stat(s->p->workspace, &st) < 0)
-		return berth_err(err, errno, "stat `%s`", s->p->workspace);
-	if (berth_guard_prepare(s->p, st.st_uid, st.st_gid, &s->guard, err) < 0)
+	if (berth_guard_prepare(s->p, &s->guard, err) < 0)
 		return -1;
 	s->guard_ready = true;
 	return 0;
@@ -841,7 +836,7 @@ static void janitor_main(struct sandbox *s, int rfd)
 	/* Hold nothing but the pipe and the workspace lock: a copy of one of
 	 * the caller's channels (an app's RPC socket, either end) would hide an
 	 * end of file from the app or from berth. */
-	close_all_but(rfd, s->guard.lock_fd);
+	close_all_but(rfd, -1);
 	n = read(rfd, &child, sizeof child);
 	if (n == (ssize_t)sizeof child)
 		n = read(rfd, &done, 1);
@@ -856,7 +851,15 @@ static void janitor_main(struct sandbox *s, int rfd)
 		}
 	}
 	berth_limits_cleanup_dirs(s->lim.dirs, s->lim.n_dirs);
-	berth_guard_cleanup(&s->guard);
+	/* What the sandbox planted on the host's trust surface is set aside
+	 * even when berth is not there to say so (trustscan.h). */
+	if (s->guard_ready) {
+		struct berth_trust_report r;
+		struct berth_error e = {0};
+		if (berth_trust_scan(s->p, &s->guard, &r, &e) == 0)
+			berth_trust_report_free(&r);
+	}
+	berth_guard_free(&s->guard);
 	/* The run's copy of its evidence lives as long as the run. */
 	if (s->p->evidence_dir != NULL) {
 		struct berth_error e = {0};
@@ -871,7 +874,7 @@ static int start_janitor(struct sandbox *s, struct berth_error *err)
 
 	s->janitor = -1;
 	s->janitor_fd = -1;
-	if (s->lim.n_dirs == 0 && s->guard.n_created == 0)
+	if (s->lim.n_dirs == 0 && !s->guard_ready)
 		return 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return berth_err(err, errno, "pipe");
@@ -1782,27 +1785,30 @@ static int supervise(struct sandbox *s, int sfd, int *status)
 
 static void stop_broker(struct sandbox *s);
 
-/* Repositories below the workspace's top that the sandbox made or changed:
- * the host's git would read their config and run their hooks (guard.h). */
-static void warn_changed_repos(const struct sandbox *s)
+/* What the sandbox made or changed on the host's trust surface: set aside,
+ * restored or named (trustscan.h). */
+static void trust_scan(const struct sandbox *s)
 {
-	struct berth_guard_repos r;
+	struct berth_trust_report r;
 	struct berth_error e = {0};
 
-	if (berth_guard_scan_repos(s->p->workspace, &s->guard.started, &r, &e) < 0)
+	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
+		notice(s, "warning: berth could not finish looking for what the sandbox planted on the host's trust "
+			  "surface (%s): review `%s` before running git or an agent there", e.msg, s->p->workspace);
 		return;
-	for (int i = 0; i < r.n_paths; i++)
-		notice(s, "warning: the sandbox made or changed the git repository `%s/%s` (its config or hooks): "
-			  "git run there, or `git status` in a repository that holds it as a submodule, runs what "
-			  "the sandbox wrote; review it first", s->p->workspace, r.paths[i]);
-	if (r.n > r.n_paths)
-		notice(s, "warning: and %d more such repositories in `%s`", r.n - r.n_paths, s->p->workspace);
+	}
+	for (int i = 0; i < r.n_lines; i++)
+		notice(s, "warning: %s", r.lines[i]);
+	if (r.n_more > 0)
+		notice(s, "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` in `%s`)",
+		       r.n_more, r.n_set_aside, s->p->workspace);
 	if (r.incomplete)
-		notice(s, "warning: berth could not look into every directory of `%s` for git repositories the "
-			  "sandbox made or changed (at most %ld entries, %d ms, %d levels; unreadable or too long "
-			  "paths); review any `.git` below it before running git there",
-			  s->p->workspace, BERTH_GUARD_SCAN_ENTRIES, BERTH_GUARD_SCAN_MS, BERTH_GUARD_SCAN_DEPTH);
-	berth_guard_repos_free(&r);
+		notice(s, "warning: berth could not look into every directory of `%s` (and the --rw directories) for "
+			  "what the sandbox planted (at most %ld entries, %d ms, %d levels; unreadable or too long "
+			  "paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or `.npmrc` below it before running "
+			  "git or an agent there",
+		       s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
+	berth_trust_report_free(&r);
 }
 
 static void cleanup(struct sandbox *s)
@@ -1822,17 +1828,16 @@ static void cleanup(struct sandbox *s)
 	if (s->dns_fd >= 0)
 		close(s->dns_fd);
 	berth_limits_destroy(&s->lim);
-	if (s->guard_ready && s->guard.git_existed == false && s->use_userns) {
+	if (s->guard_ready) {
 		char path[PATH_MAX];
 		struct stat st;
 		snprintf(path, sizeof path, "%s/.git", s->p->workspace);
-		if (lstat(path, &st) == 0)
+		if (!s->guard.git_existed && lstat(path, &st) == 0)
 			notice(s, "warning: the sandbox created `%s`; its hooks and config were written inside the "
-				  "sandbox: review them before running git there", path);
+				  "sandbox (what would run was set aside): review them before running git there", path);
+		trust_scan(s);
 	}
-	if (s->guard_ready && s->use_userns)
-		warn_changed_repos(s);
-	berth_guard_cleanup(&s->guard);
+	berth_guard_free(&s->guard);
 	if (s->janitor_fd >= 0) {
 		(void)!write(s->janitor_fd, "D", 1);
 		close(s->janitor_fd);

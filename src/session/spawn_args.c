@@ -694,7 +694,7 @@ static int check_rules(struct berth_spawn_req *r, const char *const *creds, size
 
 	if (berth_rules_load_all(NULL, r->run.policy.workspace, &rules, err) < 0)
 		return -1;
-	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0)
+	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0 || berth_rules_guard(rules, &r->run.policy, err) < 0)
 		goto out;
 	if (r->repo != NULL) {
 		/* the stand-in for the state directory, as for the agent */

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trustscan.c - set aside or name what the sandbox made or changed on the
+ * host's trust surface (trustscan.h).
+ */
+#include "trustscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../policy/trust.h"
+#include "../util/cleanup.h"
+#include "gitrules.h"
+
+#define SET_ASIDE ".berth-set-aside"
+
+struct scan {
+	const struct berth_policy *p;
+	const struct berth_guard *g;
+	struct timespec since;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+	long entries;
+	bool stopped;
+	bool oom;
+	struct berth_trust_report *out;
+	const char *root; /* host path of the root being walked */
+};
+
+static bool changed_since(const struct stat *st, const struct timespec *t)
+{
+	return st->st_ctim.tv_sec > t->tv_sec || (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
+}
+
+static bool changed_at(struct scan *sc, int dfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && changed_since(&st, &sc->since);
+}
+
+static bool over_budget(struct scan *sc)
+{
+	struct timespec now;
+
+	if (sc->stopped)
+		return true;
+	if (++sc->entries > BERTH_TRUST_SCAN_ENTRIES) {
+		sc->stopped = true;
+	} else if ((sc->entries & 1023) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > sc->deadline.tv_sec ||
+		    (now.tv_sec == sc->deadline.tv_sec && now.tv_nsec > sc->deadline.tv_nsec))
+			sc->stopped = true;
+	}
+	if (sc->stopped)
+		sc->out->incomplete = true;
+	return sc->stopped;
+}
+
+__attribute__((format(printf, 2, 3))) static void line(struct scan *sc, const char *fmt, ...)
+{
+	struct berth_trust_report *o = sc->out;
+	va_list ap;
+	char *s = NULL;
+
+	if (o->n_lines >= BERTH_TRUST_REPORT_LINES) {
+		o->n_more++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s == NULL) {
+		sc->oom = true;
+		return;
+	}
+	o->lines[o->n_lines++] = s;
+}
+
+/* "ROOT/REL/NAME" for messages. */
+static void shown(const struct scan *sc, const char *rel, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s", sc->root, *rel != '\0' ? "/" : "", rel, name != NULL ? "/" : "",
+		 name != NULL ? name : "");
+}
+
+/* Rename @name in @dfd to NAME.berth-set-aside[.N]. */
+static void set_aside(struct scan *sc, int dfd, const char *rel, const char *name, const char *why)
+{
+	char to[NAME_MAX + 1], path[PATH_MAX], dir[PATH_MAX];
+
+	shown(sc, rel, name, path, sizeof path);
+	shown(sc, rel, NULL, dir, sizeof dir);
+	for (int n = 1; n < 100; n++) {
+		if (n == 1)
+			snprintf(to, sizeof to, "%.200s" SET_ASIDE, name);
+		else
+			snprintf(to, sizeof to, "%.200s" SET_ASIDE ".%d", name, n);
+		if (syscall(SYS_renameat2, dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
+			sc->out->n_set_aside++;
+			line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; to restore it: mv '%s/%s' '%s'",
+			     path, to, why, dir, to, path);
+			return;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	sc->out->n_failed++;
+	line(sc, "could not set aside `%s` (%s): %s; review it before you run anything there", path, strerror(errno),
+	     why);
+}
+
+/* ------------------------------------------------------- git directories */
+
+static bool is_sample(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 7 && strcmp(name + n - 7, ".sample") == 0;
+}
+
+static bool set_aside_name(const char *name)
+{
+	return strstr(name, SET_ASIDE) != NULL;
+}
+
+/* Each changed file in the directory @dfd (a hooks directory). */
+static bool hooks_dir(struct scan *sc, int dfd, const char *rel, const char *why)
+{
+	cleanup_close int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	bool changed = false;
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL)
+		return false;
+	fd = -1;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || is_sample(e->d_name) ||
+		    set_aside_name(e->d_name))
+			continue;
+		if (changed_at(sc, dirfd(d), e->d_name)) {
+			changed = true;
+			set_aside(sc, dirfd(d), rel, e->d_name, why);
+		}
+	}
+	closedir(d);
+	return changed;
+}
+
+static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed);
+static void report_repo(struct scan *sc, const char *rel, const char *kind);
+static bool in_roots(const struct scan *sc, const char *path);
+
+/* modules/ and worktrees/ below a git directory. */
+static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *sub, int depth, bool *changed)
+{
+	static const char *const skip[] = {"objects", "refs", "logs", "hooks", "info", "lfs", NULL};
+	cleanup_close int fd = openat(gfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	char here[PATH_MAX];
+
+	if (depth > 16 || fd < 0 || (d = fdopendir(fd)) == NULL)
+		return;
+	fd = -1;
+	snprintf(here, sizeof here, "%s/%s", rel, sub);
+	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
+		bool skipped = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+		struct stat st;
+		char srel[PATH_MAX];
+
+		for (size_t i = 0; skip[i] != NULL; i++)
+			skipped = skipped || strcmp(e->d_name, skip[i]) == 0;
+		if (skipped || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			continue;
+		snprintf(srel, sizeof srel, "%s/%s", here, e->d_name);
+		if (faccessat(cfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    faccessat(cfd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    faccessat(cfd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			bool here_changed = false;
+			check_gitdir(sc, cfd, srel, depth + 1, &here_changed);
+			if (here_changed && strcmp(sub, "worktrees") != 0)
+				report_repo(sc, srel, "");
+			*changed = *changed || here_changed;
+		} else if (strcmp(sub, "worktrees") != 0) {
+			/* modules/a/b: a submodule's name may hold slashes */
+			sub_gitdirs(sc, dirfd(d), here, e->d_name, depth + 1, changed);
+		}
+		close(cfd);
+	}
+	closedir(d);
+}
+
+struct active {
+	struct scan *sc;
+	const char *gitdir; /* host path of the git directory */
+	char key[128];
+};
+
+/* The first key that is not inert.  core.worktree is git's own for a
+ * submodule's git directory (`../../../sub`): inert while it names a
+ * directory in a writable root. */
+static int first_active(const char *section, const char *subsection, const char *key, const char *value,
+			unsigned line_no, void *arg)
+{
+	struct active *a = arg;
+	char path[PATH_MAX], real[PATH_MAX];
+
+	(void)line_no;
+	if (berth_git_key_inert(section, subsection, key))
+		return 0;
+	if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "worktree") == 0 && value != NULL) {
+		if (value[0] == '/')
+			snprintf(path, sizeof path, "%s", value);
+		else
+			snprintf(path, sizeof path, "%s/%s", a->gitdir, value);
+		if (realpath(path, real) != NULL && in_roots(a->sc, real))
+			return 0;
+	}
+	snprintf(a->key, sizeof a->key, "%s%s%s.%s", section, subsection != NULL ? "." : "",
+		 subsection != NULL ? subsection : "", key);
+	return 1;
+}
+
+/* A config file @name in @gfd that the sandbox made or changed. */
+static void check_config(struct scan *sc, int gfd, const char *rel, const char *name, bool *changed)
+{
+	char why[256], gitdir[PATH_MAX];
+	struct berth_error e = {0};
+	struct active a = {.sc = sc, .gitdir = gitdir};
+	int r;
+
+	if (!changed_at(sc, gfd, name))
+		return;
+	*changed = true;
+	if (berth_trust_git_unprotected(sc->p, ".git/config"))
+		return;
+	shown(sc, rel, NULL, gitdir, sizeof gitdir);
+	r = berth_git_config_read(gfd, name, first_active, &a, &e);
+	if (r == 0 || (r < 0 && e.errnum == ENOENT))
+		return;
+	if (r > 0)
+		snprintf(why, sizeof why, "its `%s` would make the host's git run a program or read another file",
+			 a.key);
+	else
+		snprintf(why, sizeof why, "the host's git could not read it as before (%s)", e.msg);
+	set_aside(sc, gfd, rel, name, why);
+}
+
+/* The kept HEAD of a root's repository, when git would no longer take it. */
+static void check_head(struct scan *sc, int gfd, const char *rel)
+{
+	char path[PATH_MAX];
+	const struct berth_guard_root *r = NULL;
+	struct stat st;
+
+	shown(sc, rel, NULL, path, sizeof path);
+	for (int i = 0; i < sc->g->n_roots && r == NULL; i++)
+		if (sc->g->roots[i].gitdir != NULL && strcmp(sc->g->roots[i].gitdir, path) == 0)
+			r = &sc->g->roots[i];
+	if (r == NULL || r->head == NULL || berth_git_head_valid(gfd))
+		return;
+	if (fstatat(gfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		set_aside(sc, gfd, rel, "HEAD", "git would no longer take this directory as the repository");
+	if (fstatat(gfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return; /* could not move it: named by set_aside */
+	int fd = openat(gfd, "HEAD", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t n = strlen(r->head);
+	bool ok = fd >= 0 && write(fd, r->head, n) == (ssize_t)n;
+	if (fd >= 0) {
+		struct stat gs;
+		if (geteuid() == 0 && fstat(gfd, &gs) == 0)
+			(void)!fchown(fd, gs.st_uid, gs.st_gid);
+		close(fd);
+	}
+	if (ok)
+		line(sc, "restored `%s/HEAD` to what it was when the run started", path);
+	else
+		line(sc, "could not restore `%s/HEAD` (%s): put back what it held (`%.*s`)", path, strerror(errno),
+		     (int)strcspn(r->head, "\n"), r->head);
+}
+
+static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed)
+{
+	struct stat st;
+
+	check_config(sc, gfd, rel, "config", changed);
+	check_config(sc, gfd, rel, "config.worktree", changed);
+	if (changed_at(sc, gfd, "commondir")) {
+		*changed = true;
+		if (!berth_trust_git_unprotected(sc->p, ".git/commondir") && !berth_git_commondir_ok(gfd))
+			set_aside(sc, gfd, rel, "commondir",
+				  "it would send the host's git to the config and hooks of another directory");
+	}
+	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		char hrel[PATH_MAX];
+		snprintf(hrel, sizeof hrel, "%s/hooks", rel);
+		if (S_ISLNK(st.st_mode)) {
+			if (changed_since(&st, &sc->since)) {
+				*changed = true;
+				if (!berth_trust_git_unprotected(sc->p, ".git/hooks"))
+					set_aside(sc, gfd, rel, "hooks", "the host's git would run the hooks it points to");
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			cleanup_close int hfd = openat(gfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (hfd >= 0 && !berth_trust_git_unprotected(sc->p, ".git/hooks"))
+				*changed = hooks_dir(sc, hfd, hrel, "the host's git would run it as a hook") || *changed;
+			else if (hfd >= 0 && changed_since(&st, &sc->since))
+				*changed = true;
+		}
+	}
+	check_head(sc, gfd, rel);
+	sub_gitdirs(sc, gfd, rel, "modules", depth, changed);
+	sub_gitdirs(sc, gfd, rel, "worktrees", depth, changed);
+}
+
+/* Is the absolute @path inside a writable root? */
+static bool in_roots(const struct scan *sc, const char *path)
+{
+	for (int i = 0; i < sc->g->n_roots; i++) {
+		size_t n = strlen(sc->g->roots[i].host);
+		if (strncmp(path, sc->g->roots[i].host, n) == 0 && (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static void report_repo(struct scan *sc, const char *rel, const char *kind)
+{
+	char path[PATH_MAX];
+
+	shown(sc, rel, NULL, path, sizeof path);
+	line(sc, "the sandbox made or changed the git repository `%s`%s: git run there, or `git status` in a "
+		 "repository holding it as a submodule, reads what the sandbox wrote (what would run a program was "
+		 "set aside): review it first",
+	     path, kind);
+}
+
+/* The `.git` entry in the directory @pfd (root-relative @rel). */
+static void check_dotgit(struct scan *sc, int pfd, const char *rel)
+{
+	char grel[PATH_MAX], buf[PATH_MAX], target[PATH_MAX], real[PATH_MAX], here[PATH_MAX];
+	struct stat st;
+	cleanup_close int fd = -1;
+	cleanup_close int gfd = -1;
+	bool changed = false;
+	ssize_t n;
+
+	snprintf(grel, sizeof grel, "%s%s.git", rel, *rel != '\0' ? "/" : "");
+	if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		if (changed_since(&st, &sc->since))
+			set_aside(sc, pfd, rel, ".git", "the host's git would take the repository it points to");
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		gfd = openat(pfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (gfd < 0) {
+			if (changed_since(&st, &sc->since))
+				sc->out->incomplete = true;
+			return;
+		}
+		check_gitdir(sc, gfd, grel, 0, &changed);
+		if (changed)
+			report_repo(sc, grel, "");
+		return;
+	}
+	if (!S_ISREG(st.st_mode))
+		return;
+	/* "gitdir: DIR" (a submodule, a linked worktree); its bytes changed
+	 * when its ctime did (a directory's ctime moves with every entry git
+	 * writes in it, so it says nothing). */
+	changed = changed_since(&st, &sc->since);
+	fd = openat(pfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) < 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strncmp(buf, "gitdir: ", 8) != 0)
+		return; /* git refuses such a file: no repository */
+	shown(sc, rel, NULL, here, sizeof here);
+	if (buf[8] == '/')
+		snprintf(target, sizeof target, "%s", buf + 8);
+	else if ((size_t)snprintf(target, sizeof target, "%s/%s", here, buf + 8) >= sizeof target)
+		return;
+	if (realpath(target, real) == NULL) {
+		if (changed && buf[8] == '/' && !in_roots(sc, target) && strncmp(target, "/workspace/", 11) != 0)
+			set_aside(sc, pfd, rel, ".git", "it sends the host's git to a repository outside the workspace");
+		return;
+	}
+	if (!in_roots(sc, real)) {
+		if (changed)
+			set_aside(sc, pfd, rel, ".git", "it sends the host's git to a repository outside the workspace");
+		return;
+	}
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	gfd = (int)syscall(SYS_openat2, AT_FDCWD, real, &how, sizeof how);
+	if (gfd < 0)
+		return;
+	/* Its git directory lies in a root: walked here; named by this `.git`. */
+	const char *saved = sc->root;
+	char groot[PATH_MAX];
+	snprintf(groot, sizeof groot, "%s", real);
+	sc->root = groot;
+	check_gitdir(sc, gfd, "", 0, &changed);
+	sc->root = saved;
+	if (changed)
+		report_repo(sc, grel, "");
+}
+
+/* A directory git would take as a bare repository (gitrules.h), changed. */
+static void check_bare(struct scan *sc, int dfd, const char *rel)
+{
+	bool changed = changed_at(sc, dfd, "HEAD") || changed_at(sc, dfd, "config");
+
+	if (!berth_git_is_gitdir(dfd))
+		return;
+	check_gitdir(sc, dfd, rel, 0, &changed);
+	if (changed)
+		report_repo(sc, rel, " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as "
+				     "one)");
+}
+
+/* ------------------------------------------------------------ the walk */
+
+static void named(struct scan *sc, const char *rel, const char *name, const char *why)
+{
+	char path[PATH_MAX];
+
+	shown(sc, rel, name, path, sizeof path);
+	line(sc, "the sandbox changed `%s`, and %s: review it", path, why);
+}
+
+static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why)
+{
+	DIR *d;
+	struct dirent *e;
+	bool has_head = false;
+
+	if (depth > BERTH_TRUST_SCAN_DEPTH) {
+		sc->out->incomplete = true;
+		close(dfd);
+		return;
+	}
+	d = fdopendir(dfd);
+	if (d == NULL) {
+		close(dfd);
+		sc->out->incomplete = true;
+		return;
+	}
+	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
+		const char *w = why;
+		enum berth_trust t = treat;
+		bool isdir = e->d_type == DT_DIR;
+		char sub[PATH_MAX];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || set_aside_name(e->d_name))
+			continue;
+		if (treat == BERTH_TRUST_NONE && strcmp(e->d_name, ".git") == 0) {
+			check_dotgit(sc, dirfd(d), rel);
+			continue;
+		}
+		if (strcmp(e->d_name, "HEAD") == 0)
+			has_head = true;
+		if (t == BERTH_TRUST_NONE)
+			t = berth_trust_lookup(sc->p, e->d_name, &w);
+		if (e->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			isdir = S_ISDIR(st.st_mode);
+		}
+		if (!isdir) {
+			if (t != BERTH_TRUST_NONE && changed_at(sc, dirfd(d), e->d_name)) {
+				if (t == BERTH_TRUST_READONLY)
+					set_aside(sc, dirfd(d), rel, e->d_name, w);
+				else
+					named(sc, rel, e->d_name, w);
+			}
+			continue;
+		}
+		int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (cfd < 0) {
+			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+			    (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || changed_since(&st, &sc->since)))
+				sc->out->incomplete = true;
+			continue;
+		}
+		if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", e->d_name) >= sizeof sub) {
+			sc->out->incomplete = true;
+			close(cfd);
+			continue;
+		}
+		walk(sc, cfd, sub, depth + 1, t, w);
+	}
+	if (has_head && treat == BERTH_TRUST_NONE)
+		check_bare(sc, dirfd(d), rel);
+	closedir(d);
+}
+
+/* A watched path (an include target, a hooks directory) that changed. */
+static void check_watch(struct scan *sc, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *name;
+	struct stat st;
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	cleanup_close int dfd = -1;
+
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	name = slash + 1;
+	dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	const char *saved = sc->root;
+	sc->root = dir;
+	if (S_ISDIR(st.st_mode)) {
+		cleanup_close int hfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (hfd >= 0)
+			hooks_dir(sc, hfd, name, "the host's git runs it as a hook (core.hooksPath)");
+	} else if (changed_since(&st, &sc->since)) {
+		set_aside(sc, dfd, "", name, "the repository's config names it, so the host's git would read it");
+	}
+	sc->root = saved;
+}
+
+int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, struct berth_trust_report *out,
+		     struct berth_error *err)
+{
+	struct scan sc = {.p = p, .g = g, .since = g->started, .out = out};
+
+	memset(out, 0, sizeof *out);
+	clock_gettime(CLOCK_MONOTONIC, &sc.deadline);
+	sc.deadline.tv_nsec += (long)BERTH_TRUST_SCAN_MS % 1000 * 1000000L;
+	sc.deadline.tv_sec += BERTH_TRUST_SCAN_MS / 1000 + sc.deadline.tv_nsec / 1000000000L;
+	sc.deadline.tv_nsec %= 1000000000L;
+	for (int i = 0; i < g->n_watch; i++)
+		check_watch(&sc, g->watch[i]);
+	for (int i = 0; i < g->n_roots; i++) {
+		if (g->roots[i].nested)
+			continue;
+		int fd = open(g->roots[i].host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			out->incomplete = true;
+			continue;
+		}
+		sc.root = g->roots[i].host;
+		walk(&sc, fd, "", 0, BERTH_TRUST_NONE, NULL);
+	}
+	if (sc.oom)
+		return berth_err(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+void berth_trust_report_free(struct berth_trust_report *r)
+{
+	for (int i = 0; i < r->n_lines; i++)
+		free(r->lines[i]);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trustscan.h - when a run ends: what the sandbox made or changed that a
+ * tool on the host would run or trust, set aside or named
+ * (docs/security.md, "The host's trust surface").
+ *
+ * berth walks every writable root of the guard (guard.h) without following
+ * a symbolic link, and looks at each entry whose change time is at or after
+ * the run's start (the kernel sets ctime on every change, a rename and a
+ * new hard link included; no system call sets it back):
+ *  - a file or link at, or below, a read-only trust name (trust.h), at any
+ *    depth, is set aside;
+ *  - in every git directory (a `.git` directory, the one a `gitdir:` file
+ *    names in a writable root, a bare repository by git's rules, modules/
+ *    and worktrees/ below them): a hook (but `*.sample`), a config or
+ *    config.worktree holding a key outside git's inert list
+ *    (berth_git_key_inert), and a commondir naming another repository are
+ *    set aside; so are a `.git` link, and a `gitdir:` file naming a
+ *    directory outside every writable root;
+ *  - the files the repository's config includes and its hooks directory
+ *    (the guard's watch list), when changed, are set aside;
+ *  - the HEAD of a root's repository that git would no longer accept is set
+ *    aside and the HEAD read at the start put back (git would otherwise
+ *    stop taking `.git` as the repository and could take a directory the
+ *    sandbox shaped as a bare one);
+ *  - a named trust name changed, and each repository the sandbox made or
+ *    changed, is named.
+ * To set aside is to rename in place, in the same directory, to
+ * NAME.berth-set-aside (NAME.berth-set-aside.2, ... when taken), with
+ * renameat2(2) RENAME_NOREPLACE on an open directory: the host's tools
+ * ignore that name, nothing is lost, and `mv` puts it back.
+ * Bounded by BERTH_TRUST_SCAN_ENTRIES, _MS and _DEPTH; the report says
+ * when a directory was not looked at.
+ */
+#ifndef BERTH_TRUSTSCAN_H
+#define BERTH_TRUSTSCAN_H
+
+#include <stdbool.h>
+
+#include "../policy/policy.h"
+#include "../util/error.h"
+#include "guard.h"
+
+#define BERTH_TRUST_SCAN_ENTRIES 1000000L
+#define BERTH_TRUST_SCAN_MS 1000
+#define BERTH_TRUST_SCAN_DEPTH 64
+/* Lines of a report kept; the rest are counted. */
+#define BERTH_TRUST_REPORT_LINES 32
+
+struct berth_trust_report {
+	char *lines[BERTH_TRUST_REPORT_LINES]; /* what was set aside, restored or named, one sentence each */
+	int n_lines;
+	int n_more;       /* lines past BERTH_TRUST_REPORT_LINES */
+	int n_set_aside;  /* entries renamed */
+	int n_failed;     /* entries berth could not set aside (they stay, and are named) */
+	bool incomplete;  /* some directory was not looked at: a bound, a path too long, one that cannot be opened */
+};
+
+/*
+ * berth_trust_scan - after the run of policy @p guarded by @g (its roots,
+ * watch list, kept HEADs and start time), set aside and name as above.
+ * Safe to call from the janitor after berth died.  Never follows a link;
+ * every rename is relative to an open directory.
+ * Returns 0 with @out filled (free it with berth_trust_report_free), or -1
+ * with @err filled (ENOMEM).
+ */
+int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, struct berth_trust_report *out,
+		     struct berth_error *err);
+
+void berth_trust_report_free(struct berth_trust_report *r);
+
+#endif
