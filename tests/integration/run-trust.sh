@@ -167,7 +167,7 @@ en() { case $1 in "") echo ok;; *"Read-only file system"*) echo EROFS;; *"resour
 W() { e=$( { printf "%b" "$3" >"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"; }
 A() { e=$( { printf "%b" "$3" >>"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"; }
 M() { e=$(mkdir -p "$2" 2>&1); r=$?; echo "$1 $r:$(en "$e")"; }
-X() { chmod +x "$1" 2>/dev/null; }
+X() { chmod +x "$1" 2>/dev/null; :; }
 S() { echo "sha:$1 $(sha256sum <"$1" | cut -c1-64)"; }
 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b.invalid GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b.invalid
 '
@@ -215,11 +215,11 @@ aside() {
 	line="berth: warning: set aside \`$abs\` as \`$n.berth-set-aside\`: "
 	l=$(printf '%s\n' "$ERR" | grep -F -- "$line" | head -n 1)
 	if [ -z "$l" ]; then fail "$d: set aside, the line printed" "no line '$line...'" "rc=$RC" "stderr: $ERR"
-	elif [[ $l != *"; restore: mv '$dir/$n.berth-set-aside' '$abs'" ]]; then
-		fail "$d: set aside, the line printed" "no restore command" "$l"
 	elif [ -n "$why" ] && [[ ${l#"$line"} != *"$why"* ]]; then
 		fail "$d: set aside, the line printed" "the why does not name '$why'" "$l"
 	else pass "$d: set aside, the line printed"; fi
+	if [[ $l == *"; restore: mv '$dir/$n.berth-set-aside' '$abs'" ]]; then pass "$d: ... it ends in the restore command"
+	else fail "$d: ... it ends in the restore command" "no \"; restore: mv '$dir/$n.berth-set-aside' '$abs'\" at its end" "$l"; fi
 	want=$(printf '%s\n' "$OUT" | awk -v k="sha:$key" '$1==k{print $2; exit}')
 	got=$({ sha256sum <"$dir/$n.berth-set-aside"; } 2>/dev/null | cut -c1-64)
 	if [ -z "$want" ]; then fail "$d: the set-aside file holds the sandbox's bytes" "no sha:$key inside" "stdout: $OUT"
@@ -229,11 +229,12 @@ aside() {
 }
 # named DESC ABS CLASS: `the sandbox changed `ABS` (CLASS): ...; review it`, the file left in place.
 named() {
-	local line="berth: warning: the sandbox changed \`$2\` ($3): " l
+	local line="berth: warning: the sandbox changed \`$2\`" l
 	l=$(printf '%s\n' "$ERR" | grep -F -- "$line" | head -n 1)
-	if [ -z "$l" ]; then fail "$1: named, the line printed" "no line '$line...; review it'" "rc=$RC" "stderr: $ERR"
-	elif [[ $l != *"; review it" ]]; then fail "$1: named, the line printed" "does not end in '; review it'" "$l"
+	if [ -z "$l" ]; then fail "$1: named, the line printed" "no line '$line ($3): ...; review it'" "rc=$RC" "stderr: $ERR"
 	else pass "$1: named, the line printed"; fi
+	if [[ $l == "$line ($3): "*"; review it" ]]; then pass "$1: ... it names the class ($3) and ends in '; review it'"
+	else fail "$1: ... it names the class ($3) and ends in '; review it'" "not in the contract's form" "$l"; fi
 	if [ -e "$2" ] && [ ! -e "$2.berth-set-aside" ]; then pass "$1: named, left in place"
 	else fail "$1: named, left in place" "$(ls -la "$(dirname "$2")")"; fi
 }
@@ -314,7 +315,7 @@ inside incnew "W inc gitinc $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n'
 control incnew "included config (created)" fsm hostgit "$TOP/ctl-incnew"
 eq "included config (created): the run" "$RC" 0
 ok "included config (created): creating gitinc" inc
-aside "included config (created)" "$W/gitinc" gitinc core.fsmonitor
+aside "included config (created)" "$W/gitinc" gitinc
 hostgit "$W"
 absent "included config (created): the host's git status runs nothing of the sandbox's" "$CAN/fsm"
 cfg_same "included config (created)" "$W" "$CFG0"
