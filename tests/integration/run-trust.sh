@@ -300,14 +300,29 @@ absent "config keys: the host's git runs no hook of a core.hooksPath of the sand
 cfg_same "config keys" "$W" "$CFG0"
 
 # -- a file .git/config includes ([include] path = ../gitinc), in the workspace.
-setup_incex() { newrepo "$1"; hgit -C "$1" config include.path ../gitinc; printf '[user]\n\tname = host\n' >"$1/gitinc"; }
-inside incex "A inc gitinc $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n')"
-control incex "included config (exists)" fsm hostgit "$TOP/ctl-incex"
+# gitinc includes conf/deeper (recursively); includeIf "onbranch:" names conf/branch.
+setup_incex() {
+	newrepo "$1"; mkdir -p "$1/conf"
+	hgit -C "$1" config include.path ../gitinc
+	hgit -C "$1" config "includeIf.onbranch:$(hgit -C "$1" branch --show-current).path" ../conf/branch
+	printf '[user]\n\tname = host\n[include]\n\tpath = conf/deeper\n' >"$1/gitinc"
+	printf '[user]\n\temail = host@x.invalid\n' >"$1/conf/deeper"; printf '[user]\n\temail = host@x.invalid\n' >"$1/conf/branch"
+}
+inside incex "A inc gitinc $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n')
+A deeper conf/deeper $(q '[core]\n\tpager = "touch @C@/pager; cat"\n')
+A branch conf/branch $(q '[core]\n\teditor = "touch @C@/editor; true"\n')"
+control incex "included config (exists)" "" hostgit "$TOP/ctl-incex"
+for c in fsm pager editor; do
+	[ -e "$TOP/ctlcan-incex/$c" ] && pass "included config (exists): control: $c runs on the host without berth" ||
+		fail "included config (exists): control: $c runs on the host without berth" "no canary"
+done
 eq "included config (exists): the run" "$RC" 0
 ro "included config (exists): appending to gitinc" inc
-eq "included config (exists): gitinc on the host is the host's" "$(cat "$W/gitinc")" "$(printf '[user]\n\tname = host')"
+ro "included config (exists): appending to conf/deeper (included by gitinc)" deeper
+ro "included config (exists): appending to conf/branch (includeIf onbranch:)" branch
+eq "included config (exists): gitinc on the host is the host's" "$(cat "$W/gitinc")" "$(printf '[user]\n\tname = host\n[include]\n\tpath = conf/deeper')"
 hostgit "$W"
-absent "included config (exists): the host's git status runs nothing of the sandbox's" "$CAN/fsm"
+eq "included config (exists): the host's git runs nothing of the sandbox's" "$(ls -A "$CAN")" ""
 cfg_same "included config (exists)" "$W" "$CFG0"
 
 setup_incnew() { newrepo "$1"; hgit -C "$1" config include.path ../gitinc; }
@@ -344,6 +359,24 @@ eq ".git/commondir (created): the host's git common dir is .git again" "$(hgit -
 hostgit "$W"
 absent ".git/commondir (created): the host's git status runs nothing of the sandbox's" "$CAN/fsm"
 cfg_same ".git/commondir (created)" "$W" "$CFG0"
+
+# -- a linked worktree's git dir the sandbox makes (.git/worktrees/evil,
+# none existed) whose commondir names another directory, and a .git file
+# in wt2 pointing to it: git in wt2 would read evil/config.
+setup_wtdir() { newrepo "$1"; }
+inside wtdir "
+mkdir -p evil/objects evil/refs evil/hooks wt2 .git/worktrees/evil
+printf '%b' $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n') >evil/config
+cp .git/HEAD .git/worktrees/evil/HEAD
+W cd .git/worktrees/evil/commondir '../../../evil\n'; S .git/worktrees/evil/commondir
+W gd .git/worktrees/evil/gitdir '../../../wt2/.git\n'
+W gf wt2/.git 'gitdir: ../.git/worktrees/evil\n'"
+control wtdir ".git/worktrees/<id>/commondir (created)" fsm hostgit "$TOP/ctl-wtdir/wt2"
+eq ".git/worktrees/<id>/commondir (created): the run" "$RC:$(st cd):$(st gf)" 0:0:ok:0:ok
+aside ".git/worktrees/<id>/commondir (created)" "$W/.git/worktrees/evil/commondir" .git/worktrees/evil/commondir
+hostgit "$W/wt2"
+absent ".git/worktrees/<id>/commondir (created): the host's git in wt2 runs nothing of the sandbox's" "$CAN/fsm"
+cfg_same ".git/worktrees/<id>/commondir (created)" "$W" "$CFG0"
 
 # -- a nested repository the sandbox makes, with core.fsmonitor.
 setup_nested() { newrepo "$1"; }
