@@ -194,6 +194,25 @@ inside() {
 	cd "$W" || exit 1
 	br --workspace "$W" -- sh -c "$PRE$(subst "$script" "$W" "$CAN")"
 }
+# inside2 ID SCRIPT1 SCRIPT2: as inside, in two runs (the second one's RC OUT ERR are kept):
+# what the first run leaves under a name nobody trusts, the second renames into place.
+inside2() {
+	local id=$1 s1=$2 s2=$3
+	local wc=$TOP/ctl-$id cc=$TOP/ctlcan-$id
+	mkdir -p "$wc" "$cc"
+	"setup_$id" "$wc"
+	(cd "$wc" && sh -c "$PRE$(subst "$s1" "$wc" "$cc")" && sh -c "$PRE$(subst "$s2" "$wc" "$cc")") >/dev/null 2>&1 </dev/null
+	W=$TOP/$id CAN=$TOP/can-$id
+	mkdir -p "$W" "$CAN"
+	"setup_$id" "$W"
+	CFG0=$(cfg "$W")
+	sleep 0.1
+	cd "$W" || exit 1
+	br --workspace "$W" -- sh -c "$PRE$(subst "$s1" "$W" "$CAN")"
+	RC1=$RC ERR1=$ERR
+	sleep 0.1 # the second run starts a clock tick after the first one's files were made
+	br --workspace "$W" -- sh -c "$PRE$(subst "$s2" "$W" "$CAN")"
+}
 # control ID DESC TOOL... : run TOOL on the control copy; its canary must appear.
 control() {
 	local id=$1 desc=$2 c=$3; shift 3
@@ -389,6 +408,19 @@ repo_named "nested repository (made)" "$W/sub/.git"
 hostgit "$W/sub"
 absent "nested repository (made): the host's git -C sub status runs nothing of the sandbox's" "$CAN/fsm"
 cfg_same "nested repository (made)" "$W" "$CFG0"
+
+# -- a nested repository staged in one run (objects/, refs/, config: no
+# HEAD, no repository yet) and completed in the next (HEAD, renamed to .git).
+setup_staged() { newrepo "$1"; mkdir -p "$1/n"; }
+inside2 staged "mkdir -p n/g/objects n/g/refs/heads; W cfg n/g/config $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n')" \
+	"W head n/g/HEAD 'ref: refs/heads/master\n'; mv n/g n/.git; echo \"mv \$?\""
+control staged "nested repository staged over two runs" fsm hostgit "$TOP/ctl-staged/n"
+eq "nested repository staged over two runs: both runs" "$RC1:$RC:$(st mv)" 0:0:0
+has "nested repository staged over two runs: its config is set aside" "$ERR" "berth: warning: set aside \`$W/n/.git/config\` as \`config.berth-set-aside\`: "
+repo_named "nested repository staged over two runs" "$W/n/.git"
+hostgit "$W/n"
+absent "nested repository staged over two runs: the host's git -C n status runs nothing of the sandbox's" "$CAN/fsm"
+cfg_same "nested repository staged over two runs" "$W" "$CFG0"
 
 # -- a repository the host has at depth (pkg/a): hook and config changed.
 setup_deeprepo() { newrepo "$1"; mkdir -p "$1/pkg/a"; newrepo "$1/pkg/a"; }
@@ -627,6 +659,21 @@ done
 simstart "$W"; hostgit "$W"
 eq "trust files (existing at the top): the host's start runs nothing of the sandbox's" "$(ls -A "$CAN")" ""
 hasnt "trust files (existing at the top): nothing is set aside" "$ERR" "set aside"
+
+# -- a trust directory assembled in one run under another name and renamed
+# into place in the next: its files are older than the second run's start,
+# the directory itself is not.
+setup_c2staged() { newrepo "$1"; mkdir -p "$1/pkg/a"; }
+inside2 c2staged "M d cl; W s cl/settings.json $(q "${PL_CLAUDE//@D@/staged}"); M d2 vsc; W t vsc/tasks.json $(q "${PL_VSCODE//@D@/staged}")" \
+	"mv cl .claude; echo \"mv \$?\"; mv vsc pkg/a/.vscode; echo \"mv2 \$?\""
+control c2staged "trust directory renamed into place (made in an earlier run)" "" simstart "$TOP/ctl-c2staged"
+simstart "$TOP/ctl-c2staged/pkg/a"
+eq "trust directory renamed into place: both runs, the renames inside" "$RC1:$RC:$(st mv):$(st mv2)" 0:0:0:0
+has "trust directory renamed into place: .claude/settings.json set aside" "$ERR" "berth: warning: set aside \`$W/.claude/settings.json\` as \`settings.json.berth-set-aside\`: "
+has "trust directory renamed into place: pkg/a/.vscode/tasks.json set aside" "$ERR" "berth: warning: set aside \`$W/pkg/a/.vscode/tasks.json\` as \`tasks.json.berth-set-aside\`: "
+simstart "$W"; simstart "$W/pkg/a"
+absent "trust directory renamed into place: the host's Claude Code start runs nothing of the sandbox's" "$CAN/claudestaged"
+absent "trust directory renamed into place: the host's VS Code start in pkg/a runs nothing of the sandbox's" "$CAN/vscodestaged"
 
 # -- instructions (CLAUDE.md, AGENTS.md): named, left in place.
 setup_instr() { newrepo "$1"; echo "host instructions" >"$1/CLAUDE.md"; mkdir -p "$1/pkg/a"; }
