@@ -584,6 +584,32 @@ int cmd_attach(int argc, char **argv)
 
 /* ------------------------------------------------------------ stop */
 
+/* The trust-surface lines of session @name's end (trustscan.h), written
+ * cleaned by its supervisor. */
+static void show_trust_log(const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], line[8192], safe[sizeof line];
+	struct berth_error err = {0};
+	FILE *f;
+	int fd;
+
+	if (berth_session_state_dir(name, false, dir, sizeof dir, &err) < 0)
+		return;
+	snprintf(path, sizeof path, "%s/trust.log", dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "berth: ", 7) == 0)
+			fprintf(stderr, "berth: `%s`: %s\n", name, berth_text_clean(safe, sizeof safe, line + 7));
+	}
+	fclose(f);
+}
+
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 {
 	int *fds = calloc((size_t)n + 1, sizeof *fds), rc = 0, open_n = 0;
@@ -629,6 +655,7 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 			fds[i] = -1;
 			open_n--;
 			fprintf(stderr, "berth: stopped `%s`\n", names[i]);
+			show_trust_log(names[i]);
 		}
 		free(p);
 		if (r < 0 && errno != EINTR)

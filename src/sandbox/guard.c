@@ -361,7 +361,7 @@ static int guard_modules(const struct berth_policy *p, struct berth_guard *g, co
 		    lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		snprintf(probe, sizeof probe, "%s/config", sub);
-		if (access(probe, F_OK) == 0)
+		if (lstat(probe, &st) == 0)
 			rc = guard_gitdir(p, g, sub, NULL, depth + 1, err);
 		else
 			rc = guard_modules(p, g, sub, depth + 1, err);
@@ -370,8 +370,27 @@ static int guard_modules(const struct berth_policy *p, struct berth_guard *g, co
 	return rc;
 }
 
-static int keep_head(struct berth_guard_root *r, const char *gitdir)
+/* The root's repository: its git directory, the names absent from it,
+ * and its HEAD to put back if the sandbox breaks it. */
+static int keep_head(const struct berth_policy *p, struct berth_guard_root *r, const char *gitdir)
 {
+	static const struct {
+		const char *name, *what;
+		unsigned bit;
+	} names[] = {{"commondir", ".git/commondir", BERTH_GUARD_MISSING_COMMONDIR},
+		     {"config.worktree", ".git/config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG},
+		     {"config", ".git/config", BERTH_GUARD_MISSING_CONFIG},
+		     {"hooks", ".git/hooks", BERTH_GUARD_MISSING_HOOKS}};
+	struct stat st;
+	char path[PATH_MAX];
+
+	free(r->gitdir);
+	r->gitdir = strdup(gitdir);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", gitdir, names[i].name);
+		if (!berth_trust_git_unprotected(p, names[i].what) && lstat(path, &st) < 0 && errno == ENOENT)
+			r->missing |= names[i].bit;
+	}
 	cleanup_close int dfd = open(gitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	cleanup_close int fd = -1;
 	char buf[BERTH_GUARD_HEAD_MAX + 1];
@@ -384,7 +403,6 @@ static int keep_head(struct berth_guard_root *r, const char *gitdir)
 		return 0; /* a symbolic-link HEAD, or too long: nothing to put back */
 	buf[n] = '\0';
 	r->head = strdup(buf);
-	r->gitdir = strdup(gitdir);
 	return 0;
 }
 
@@ -412,8 +430,13 @@ static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, con
 	    (guard_config_refs(g, gitdir, "config", top, 0, err) < 0 ||
 	     guard_config_refs(g, gitdir, "config.worktree", top, 0, err) < 0))
 		return -1;
+	struct stat st;
+	int r;
 	snprintf(path, sizeof path, "%s/modules", gitdir);
-	if (access(path, F_OK) == 0 && guard_host(g, path, false, err) < 0)
+	r = exists(path, ".git", &st, err);
+	if (r <= 0 || !S_ISDIR(st.st_mode))
+		return r < 0 ? -1 : 0;
+	if (guard_host(g, path, false, err) < 0)
 		return -1;
 	return guard_modules(p, g, path, depth, err);
 }
@@ -435,7 +458,7 @@ static int guard_repository(const struct berth_policy *p, struct berth_guard *g,
 	if (i == 0)
 		g->git_existed = true;
 	if (S_ISDIR(st.st_mode)) {
-		keep_head(r, path);
+		keep_head(p, r, path);
 		return guard_gitdir(p, g, path, r->host, 0, err);
 	}
 	if (!S_ISREG(st.st_mode))
@@ -456,7 +479,7 @@ static int guard_repository(const struct berth_policy *p, struct berth_guard *g,
 		return 0;
 	if (normalise(target, path, sizeof path) < 0 || !in_roots(g, path))
 		return 0;
-	keep_head(r, path);
+	keep_head(p, r, path);
 	return guard_gitdir(p, g, path, r->host, 0, err);
 }
 

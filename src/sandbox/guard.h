@@ -56,7 +56,18 @@ struct berth_guard_root {
 	bool nested;  /* inside another root's host path: walked with it at exit */
 	char *head;   /* its repository's HEAD when the run started and valid, or NULL */
 	char *gitdir; /* that repository's git directory (host path), or NULL */
+	unsigned missing; /* BERTH_GUARD_MISSING_* bits: names absent from @gitdir at the start */
 };
+
+/* Names in a repository's git directory that redirect git's config or
+ * hooks and that git itself makes only in `git init` (hooks/, config) or
+ * never in a main repository (commondir, config.worktree without
+ * `git config --worktree`): when absent at the start, watched during the
+ * run (trustscan.h, berth_trust_watch). */
+#define BERTH_GUARD_MISSING_COMMONDIR 1u
+#define BERTH_GUARD_MISSING_WORKTREE_CONFIG 2u
+#define BERTH_GUARD_MISSING_CONFIG 4u
+#define BERTH_GUARD_MISSING_HOOKS 8u
 
 struct berth_guard_bind {
 	int root;   /* index into roots */

@@ -33,6 +33,11 @@ struct berth_features {
 struct berth_runtime_opts {
 	unsigned force_off;  /* enum berth_feature bits (test-only switch) */
 	bool quiet;          /* do not print the one-line notices */
+	/* When not NULL: a file (made 0600, never through a link) the
+	 * trust-surface lines of the run's end are appended to, one
+	 * `berth: warning: ...` line each, also when @quiet (agent sessions:
+	 * `berth stop` shows them; trustscan.h). */
+	const char *trust_log;
 	/* The command's stdin, stdout and stderr (no pty then); when false it
 	 * inherits berth's (and gets a pty when stdin is a terminal). */
 	bool has_stdio;

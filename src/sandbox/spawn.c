@@ -138,6 +138,7 @@ struct sandbox {
 	unsigned out_pty;
 	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
 	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
+	int janitor_lines; /* read end of the janitor's watch lines, or -1 */
 	pid_t janitor;
 	pid_t child;
 	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
@@ -817,11 +818,25 @@ static void close_all_but(int a, int b)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-static void janitor_main(struct sandbox *s, int rfd)
+/* Lines the janitor's watch made (berth_trust_watch_events), to @wfd
+ * without ever blocking: berth reads them at its cleanup. */
+static void janitor_lines(int wfd, struct berth_trust_report *r, int *sent)
+{
+	for (; *sent < r->n_lines; (*sent)++) {
+		char line[8192];
+		int n = snprintf(line, sizeof line, "%s\n", r->lines[*sent]);
+		if (wfd >= 0 && n > 0)
+			(void)!write(wfd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	}
+}
+
+static void janitor_main(struct sandbox *s, int rfd, int wfd)
 {
 	pid_t child = 0;
 	char done = 0;
-	ssize_t n;
+	size_t got = 0;
+	int ifd = -1, wds[BERTH_GUARD_ROOTS], sent = 0;
+	struct berth_trust_report watch = {0};
 
 	/* Survive the terminal's ^C, a kill of berth's process group and
 	 * berth's own death; end when told. */
@@ -832,16 +847,52 @@ static void janitor_main(struct sandbox *s, int rfd)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
-	/* Hold nothing but the pipe and the workspace lock: a copy of one of
-	 * the caller's channels (an app's RPC socket, either end) would hide an
-	 * end of file from the app or from berth. */
-	close_all_but(rfd, -1);
-	n = read(rfd, &child, sizeof child);
-	if (n == (ssize_t)sizeof child)
-		n = read(rfd, &done, 1);
-	if (done == 'D')
-		_exit(0);
+	/* Hold nothing but the pipes: a copy of one of the caller's channels
+	 * (an app's RPC socket, either end) would hide an end of file from the
+	 * app or from berth. */
+	close_all_but(rfd, wfd);
+	/* During the run, the names of the repository's git directory that
+	 * could not be bound because they did not exist (trustscan.h). */
+	if (s->guard_ready)
+		ifd = berth_trust_watch(&s->guard, wds);
+	/* berth sends the child's pid, then 'F' (flush the watch's lines and
+	 * close them) and 'D' (done), or dies (end of file). */
+	for (;;) {
+		struct pollfd p[2] = {{.fd = rfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN}};
+		if (poll(p, ifd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (ifd >= 0 && (p[1].revents & POLLIN)) {
+			berth_trust_watch_events(ifd, wds, &s->guard, &watch);
+			janitor_lines(wfd, &watch, &sent);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		ssize_t n = got < sizeof child ? read(rfd, (char *)&child + got, sizeof child - got) : read(rfd, &done, 1);
+		if (n <= 0)
+			break; /* berth is gone */
+		if (got < sizeof child) {
+			got += (size_t)n;
+			continue;
+		}
+		if (done == 'F') {
+			if (ifd >= 0)
+				berth_trust_watch_events(ifd, wds, &s->guard, &watch);
+			janitor_lines(wfd, &watch, &sent);
+			if (wfd >= 0)
+				close(wfd);
+			wfd = -1;
+			continue;
+		}
+		if (done == 'D')
+			_exit(0);
+	}
+	if (got < sizeof child)
+		child = 0;
 	/* berth is gone. Wait for the sandbox to die (PDEATHSIG), then clean. */
 	if (child > 0) {
 		int pfd = (int)syscall(SYS_pidfd_open, child, 0);
@@ -856,6 +907,8 @@ static void janitor_main(struct sandbox *s, int rfd)
 	if (s->guard_ready) {
 		struct berth_trust_report r;
 		struct berth_error e = {0};
+		if (ifd >= 0)
+			berth_trust_watch_events(ifd, wds, &s->guard, &watch);
 		if (berth_trust_scan(s->p, &s->guard, &r, &e) == 0)
 			berth_trust_report_free(&r);
 	}
@@ -870,26 +923,42 @@ static void janitor_main(struct sandbox *s, int rfd)
 
 static int start_janitor(struct sandbox *s, struct berth_error *err)
 {
-	int pfd[2];
+	int pfd[2], lfd[2] = {-1, -1};
 
 	s->janitor = -1;
 	s->janitor_fd = -1;
+	s->janitor_lines = -1;
 	if (s->lim.n_dirs == 0 && !s->guard_ready)
 		return 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return berth_err(err, errno, "pipe");
+	/* The watch's lines, janitor to berth; never blocks the janitor. */
+	if (s->guard_ready && pipe2(lfd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return berth_err(err, errno, "pipe");
+	}
 	s->janitor = fork();
 	if (s->janitor < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		if (lfd[0] >= 0) {
+			close(lfd[0]);
+			close(lfd[1]);
+		}
 		return berth_err(err, errno, "cannot fork the janitor");
 	}
 	if (s->janitor == 0) {
 		close(pfd[1]);
-		janitor_main(s, pfd[0]);
+		if (lfd[0] >= 0)
+			close(lfd[0]);
+		janitor_main(s, pfd[0], lfd[1]);
 	}
 	close(pfd[0]);
+	if (lfd[1] >= 0)
+		close(lfd[1]);
 	s->janitor_fd = pfd[1];
+	s->janitor_lines = lfd[0];
 	return 0;
 }
 
@@ -1787,28 +1856,88 @@ static void stop_broker(struct sandbox *s);
 
 /* What the sandbox made or changed on the host's trust surface: set aside,
  * restored or named (trustscan.h). */
+static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...)
+{
+	va_list ap;
+	char raw[8192], safe[sizeof raw];
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	notice(s, "%s", raw);
+	if (log != NULL)
+		fprintf(log, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
+}
+
+/* What the janitor's watch set aside during the run: it flushes them on
+ * 'F' and closes its end. */
+static void janitor_watch_lines(const struct sandbox *s, FILE *log)
+{
+	char buf[16384];
+	size_t have = 0;
+
+	if (s->janitor_fd < 0 || s->janitor_lines < 0 || write(s->janitor_fd, "F", 1) != 1)
+		return;
+	for (;;) {
+		struct pollfd p = {.fd = s->janitor_lines, .events = POLLIN};
+		if (poll(&p, 1, 2000) <= 0)
+			break;
+		ssize_t n = read(s->janitor_lines, buf + have, sizeof buf - 1 - have);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *nl, *start = buf;
+		while ((nl = strchr(start, '\n')) != NULL) {
+			*nl = '\0';
+			trust_line(s, log, "warning: %s", start);
+			start = nl + 1;
+		}
+		have = strlen(start);
+		memmove(buf, start, have);
+		if (have == sizeof buf - 1)
+			have = 0; /* a line longer than the buffer: dropped */
+	}
+}
+
 static void trust_scan(const struct sandbox *s)
 {
 	struct berth_trust_report r;
 	struct berth_error e = {0};
+	FILE *log = NULL;
 
-	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
-		notice(s, "warning: berth could not finish looking for what the sandbox planted on the host's trust "
-			  "surface (%s): review `%s` before running git or an agent there", e.msg, s->p->workspace);
-		return;
+	if (s->o->trust_log != NULL) {
+		int fd = open(s->o->trust_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && (log = fdopen(fd, "a")) == NULL)
+			close(fd);
 	}
-	for (int i = 0; i < r.n_lines; i++)
-		notice(s, "warning: %s", r.lines[i]);
-	if (r.n_more > 0)
-		notice(s, "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` in `%s`)",
-		       r.n_more, r.n_set_aside, s->p->workspace);
-	if (r.incomplete)
-		notice(s, "warning: berth could not look into every directory of `%s` (and the --rw directories) for "
-			  "what the sandbox planted (at most %ld entries, %d ms, %d levels; unreadable or too long "
-			  "paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or `.npmrc` below it before running "
-			  "git or an agent there",
-		       s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
-	berth_trust_report_free(&r);
+	janitor_watch_lines(s, log);
+	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
+		trust_line(s, log, "warning: berth could not finish looking for what the sandbox planted on the host's "
+				   "trust surface (%s): review `%s` before running git or an agent there",
+			   e.msg, s->p->workspace);
+	} else {
+		for (int i = 0; i < r.n_lines; i++)
+			trust_line(s, log, "warning: %s", r.lines[i]);
+		if (r.n_more > 0)
+			trust_line(s, log,
+				   "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` "
+				   "in `%s`)",
+				   r.n_more, r.n_set_aside, s->p->workspace);
+		if (r.incomplete)
+			trust_line(s, log,
+				   "warning: berth could not look into every directory of `%s` (and the --rw "
+				   "directories) for what the sandbox planted (at most %ld entries, %d ms, %d levels; "
+				   "unreadable or too long paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or "
+				   "`.npmrc` below it before running git or an agent there",
+				   s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
+		berth_trust_report_free(&r);
+	}
+	if (log != NULL)
+		fclose(log);
 }
 
 static void cleanup(struct sandbox *s)
@@ -1842,6 +1971,8 @@ static void cleanup(struct sandbox *s)
 		(void)!write(s->janitor_fd, "D", 1);
 		close(s->janitor_fd);
 	}
+	if (s->janitor_lines >= 0)
+		close(s->janitor_lines);
 	if (s->janitor > 0)
 		waitpid(s->janitor, NULL, 0);
 	if (s->ws_fd >= 0)
@@ -2023,6 +2154,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->o = o;
 	s->sock[0] = s->sock[1] = -1;
 	s->janitor_fd = -1;
+	s->janitor_lines = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
 	s->home_fd = -1;

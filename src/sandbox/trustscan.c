@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -578,4 +579,74 @@ void berth_trust_report_free(struct berth_trust_report *r)
 	for (int i = 0; i < r->n_lines; i++)
 		free(r->lines[i]);
 	memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------ during the run */
+
+static const struct {
+	const char *name;
+	unsigned bit;
+	const char *why;
+} watched[] = {
+	{"commondir", BERTH_GUARD_MISSING_COMMONDIR,
+	 "it would send the host's git to the config and hooks of another directory"},
+	{"config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG, "the host's git would read it as config"},
+	{"config", BERTH_GUARD_MISSING_CONFIG, "the host's git would read it as the repository's config"},
+	{"hooks", BERTH_GUARD_MISSING_HOOKS, "the host's git would run the hooks in it"},
+};
+
+int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
+{
+	int fd = -1, n = 0;
+
+	for (int i = 0; i < BERTH_GUARD_ROOTS; i++)
+		wds[i] = -1;
+	for (int i = 0; i < g->n_roots; i++) {
+		if (g->roots[i].gitdir == NULL || g->roots[i].missing == 0)
+			continue;
+		if (fd < 0 && (fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+			return -1;
+		wds[i] = inotify_add_watch(fd, g->roots[i].gitdir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
+		if (wds[i] >= 0)
+			n++;
+	}
+	if (fd >= 0 && n == 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_guard *g,
+			      struct berth_trust_report *out)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct scan sc = {.g = g, .out = out};
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		for (char *q = buf; q < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)q;
+			q += sizeof *ev + ev->len;
+			if (ev->len == 0)
+				continue;
+			for (int i = 0; i < g->n_roots; i++) {
+				if (wds[i] != ev->wd)
+					continue;
+				for (size_t k = 0; k < sizeof watched / sizeof watched[0]; k++) {
+					if (!(g->roots[i].missing & watched[k].bit) || strcmp(ev->name, watched[k].name) != 0)
+						continue;
+					struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+							       .resolve = RESOLVE_NO_SYMLINKS};
+					cleanup_close int dfd = (int)syscall(SYS_openat2, AT_FDCWD, g->roots[i].gitdir, &how,
+									    sizeof how);
+					if (dfd < 0)
+						continue;
+					sc.root = g->roots[i].gitdir;
+					set_aside(&sc, dfd, "", ev->name, watched[k].why);
+				}
+				break; /* one git directory may be the repository of two roots */
+			}
+		}
+	}
 }

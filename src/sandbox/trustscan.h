@@ -69,4 +69,28 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 
 void berth_trust_report_free(struct berth_trust_report *r);
 
+/*
+ * berth_trust_watch - during the run: an inotify(7) descriptor (IN_CREATE,
+ * IN_MOVED_TO) on the git directory of each root's repository that lacked
+ * one of the names BERTH_GUARD_MISSING_* covers when the run started:
+ * those cannot be bound read-only before they exist, and a host tool that
+ * runs git there while the run goes on (an editor's git integration polls
+ * `git status`) would take a `commondir` or `config.worktree` the sandbox
+ * made at once.  Returns the descriptor (O_NONBLOCK, O_CLOEXEC), or -1
+ * when there is nothing to watch or inotify is not available.  @wds
+ * receives each root's watch descriptor (-1: none).
+ */
+int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS]);
+
+/*
+ * berth_trust_watch_events - read what is pending on @fd (from
+ * berth_trust_watch) and set aside, at once, each watched name that
+ * appeared (the host's git makes none of them in a main repository while
+ * it works; what the sandbox made there is its attempt to redirect git).
+ * Lines are added to @out, which must be zeroed before the first call.
+ * Never blocks.
+ */
+void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const struct berth_guard *g,
+			      struct berth_trust_report *out);
+
 #endif

@@ -97,6 +97,7 @@ struct sup {
 	int master, listen_fd, sig_fd, log_fd;
 	long long log_size;
 	char rt_dir[PATH_MAX], st_dir[PATH_MAX];
+	char trust_log[PATH_MAX + 16];
 	struct client *clients[MAX_CLIENTS];
 	struct qbuf to_master;
 	struct typed *typed, **typed_tail; /* waiting to be typed, oldest first */
@@ -887,6 +888,14 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	}
 	if (fstat(s.log_fd, &st) == 0)
 		s.log_size = st.st_size;
+	/* What the sandbox planted on the host's trust surface, for `berth
+	 * stop` to show (this session's only). */
+	snprintf(s.trust_log, sizeof s.trust_log, "%s/trust.log", s.st_dir);
+	if (unlink(s.trust_log) < 0 && errno != ENOENT) {
+		berth_err(&m.err, errno, "cannot remove `%s`", s.trust_log);
+		goto fail;
+	}
+	ro.trust_log = s.trust_log;
 	s.screen = berth_screen_new(sp->rows, sp->cols, on_reply, &s, &m.err);
 	if (s.screen == NULL || bind_socket(&s, &m.err) < 0)
 		goto fail;

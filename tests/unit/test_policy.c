@@ -173,7 +173,7 @@ static void test_widenings(void **state)
 	assert_non_null(strstr(o.widenings[2], "--unprotect"));
 	assert_non_null(strstr(o.widenings[3], "--allow-degraded"));
 	assert_int_equal(o.policy.n_unprotect, 1);
-	assert_string_equal(o.policy.unprotect[0], ".vscode/");
+	assert_string_equal(o.policy.unprotect[0], ".vscode");
 	assert_int_equal(o.policy.n_mounts, 1);
 	assert_string_equal(o.policy.mounts[0].src, "/usr");
 	assert_string_equal(o.policy.mounts[0].dst, "/data");
@@ -235,7 +235,7 @@ static void test_canonical_digest(void **state)
 	assert_true(strstr(json, "\"command\"") < strstr(json, "\"env\""));
 	assert_non_null(strstr(json, "\"memory_bytes\":1073741824"));
 	assert_non_null(strstr(json, "\"mode\":\"none\""));
-	assert_non_null(strstr(json, "\".git/hooks/\""));
+	assert_non_null(strstr(json, "\"git\":[\".git/hooks\",\".git/config\""));
 	free(json);
 	berth_run_opts_free(&a);
 	berth_run_opts_free(&b);
@@ -252,9 +252,13 @@ static void test_unprotect_removes_guard(void **state)
 	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--unprotect", ".bashrc", "--", "x", NULL), 0);
 	json = berth_policy_to_json(&o.policy, false, &err);
 	assert_non_null(json);
-	/* Listed as unprotected, gone from the guard list. */
+	/* Listed as unprotected, moved from the read-only names to the named. */
 	assert_non_null(strstr(json, "\"unprotect\":[\".bashrc\"]"));
-	assert_null(strstr(json, "\".bashrc\",\".bash_profile\""));
+	char *ro = strstr(json, "\"read-only\":["), *named = strstr(json, "\"named\":[");
+	assert_non_null(ro);
+	assert_non_null(named);
+	assert_non_null(strstr(named, "\".bashrc\""));
+	assert_true(strstr(ro, "\".bashrc\"") == NULL || strstr(ro, "\".bashrc\"") > strchr(ro, ']'));
 	free(json);
 	berth_run_opts_free(&o);
 }

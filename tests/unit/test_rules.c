@@ -26,6 +26,7 @@
 
 #include "policy/flags.h"
 #include "policy/rules.h"
+#include "policy/trust.h"
 
 static char workdir[PATH_MAX]; /* a real directory: the workspace and --rw sources live here */
 
@@ -153,9 +154,96 @@ static void test_unprotect(void **state)
 
 	(void)state;
 	expect(ONE(f), "--unprotect .vscode --unprotect .envrc", NULL);
-	expect(ONE(f), "--unprotect .git/hooks", "(f0.yml:2): unprotect does not allow `.git/hooks/`");
+	expect(ONE(f), "--unprotect .git/hooks", "(f0.yml:2): unprotect does not allow `.git/hooks`");
+	/* a class is allowed as spelt, not its members, and the other way round */
+	expect(ONE("allow:\n  unprotect: [editors]\n"), "--unprotect editors", NULL);
+	expect(ONE("allow:\n  unprotect: [editors]\n"), "--unprotect .vscode", "unprotect does not allow `.vscode`");
+	expect(ONE(f), "--unprotect editors", "unprotect does not allow `editors`");
 	expect(ONE("allow:\n  unprotect: []\n"), "--unprotect .envrc", "unprotect does not allow `.envrc`");
 	expect(ONE("allow:\n  unprotect: []\n"), "", NULL);
+}
+
+/* guard.read-only / guard.named: added to the policy, only ever stricter. */
+static void guard_from(const char *const *files, const char *args, struct berth_run_opts *o)
+{
+	struct berth_error err = {0};
+	struct berth_rules *r = berth_rules_new(&err);
+
+	assert_non_null(r);
+	for (int i = 0; files[i] != NULL; i++)
+		if (berth_rules_add(r, files[i], strlen(files[i]), "g.yml", &err) < 0)
+			fail_msg("rules: %s", err.msg);
+	opts(o, args);
+	assert_int_equal(berth_rules_guard(r, &o->policy, &err), 0);
+	berth_rules_free(r);
+}
+
+static void test_guard(void **state)
+{
+	struct berth_run_opts o;
+	const char *why = NULL;
+	struct berth_error err = {0};
+	struct berth_rules *r;
+
+	(void)state;
+	/* defaults: classes and patterns, at any name */
+	opts(&o, "");
+	assert_int_equal(berth_trust_lookup(&o.policy, ".vscode", &why), BERTH_TRUST_READONLY);
+	assert_non_null(strstr(why, "VS Code"));
+	assert_int_equal(berth_trust_lookup(&o.policy, "team.code-workspace", NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup(&o.policy, "CLAUDE.md", NULL), BERTH_TRUST_NAMED);
+	assert_int_equal(berth_trust_lookup(&o.policy, "Makefile", NULL), BERTH_TRUST_NONE);
+	assert_int_equal(berth_trust_lookup(&o.policy, ".vscodex", NULL), BERTH_TRUST_NONE);
+	berth_run_opts_free(&o);
+
+	/* --unprotect: a name or a class becomes named, not read-only */
+	opts(&o, "--unprotect .vscode --unprotect shell --yes");
+	assert_int_equal(berth_trust_lookup(&o.policy, ".vscode", NULL), BERTH_TRUST_NAMED);
+	assert_int_equal(berth_trust_lookup(&o.policy, ".envrc", NULL), BERTH_TRUST_NAMED);
+	assert_int_equal(berth_trust_lookup(&o.policy, ".idea", NULL), BERTH_TRUST_READONLY);
+	berth_run_opts_free(&o);
+
+	/* guard: adds names, patterns and classes; read-only beats named */
+	guard_from(ONE("guard:\n  read-only: [Makefile, '*.sh', instructions]\n  named: [package.json, Makefile]\n"), "",
+		   &o);
+	assert_int_equal(berth_trust_lookup(&o.policy, "Makefile", NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup(&o.policy, "build.sh", NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup(&o.policy, "AGENTS.md", NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup(&o.policy, "package.json", NULL), BERTH_TRUST_NAMED);
+	/* in the policy, hence in its digest */
+	char *json = berth_policy_to_json(&o.policy, false, &err);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"Makefile\""));
+	assert_non_null(strstr(json, "\"package.json\""));
+	free(json);
+	berth_run_opts_free(&o);
+
+	/* a file cannot loosen what a default or another file guards */
+	guard_from(((const char *const[]){"guard:\n  named: [.vscode]\n", "guard:\n  read-only: [x.txt]\n", NULL}), "",
+		   &o);
+	assert_int_equal(berth_trust_lookup(&o.policy, ".vscode", NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup(&o.policy, "x.txt", NULL), BERTH_TRUST_READONLY);
+	berth_run_opts_free(&o);
+
+	/* malformed: a path, a git path, an unknown key, a scalar, twice */
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"guard:\n  read-only: [a/b]\n", "g.yml:2:15: `guard.read-only`: `a/b` is not a file name"},
+		{"guard:\n  read-only: [.git/hooks]\n", "`.git/hooks` is not a file name"},
+		{"guard:\n  writable: [x]\n", "unknown key `guard.writable`; known: read-only, named"},
+		{"guard: [x]\n", "`guard` must be a mapping"},
+		{"guard:\n  named: [x]\nguard:\n  named: [y]\n", "`guard` is given twice"},
+		{"guard:\n  named: ['..']\n", "`..` is not a file name"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		r = berth_rules_new(&err);
+		assert_int_equal(berth_rules_add(r, bad[i].text, strlen(bad[i].text), "g.yml", &err), -1);
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+		if (strstr(err.msg, bad[i].want) == NULL)
+			fail_msg("rules `%s`: want `%s`, got `%s`", bad[i].text, bad[i].want, err.msg);
+		berth_rules_free(r);
+	}
 }
 
 static void test_env_and_credentials(void **state)
@@ -418,7 +506,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_networks),  cmocka_unit_test(test_hosts),
-		cmocka_unit_test(test_rw),        cmocka_unit_test(test_unprotect),
+		cmocka_unit_test(test_rw),        cmocka_unit_test(test_unprotect), cmocka_unit_test(test_guard),
 		cmocka_unit_test(test_env_and_credentials), cmocka_unit_test(test_degraded),
 		cmocka_unit_test(test_limits),    cmocka_unit_test(test_cannot_widen),
 		cmocka_unit_test(test_malformed), cmocka_unit_test(test_load_all),
