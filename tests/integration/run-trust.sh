@@ -159,13 +159,18 @@ st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2; exit}'; }
 
 # Inside: W KEY PATH BYTES (write, printf %b), A (append), M KEY DIR (mkdir
 # -p), X PATH (chmod +x): each prints `KEY STATUS:ERRNO` (ok when it
-# worked); S PATH prints the sha256 of what the sandbox left there.
+# worked); W and A then `sha:PATH SHA256` of the file's bytes as written (berth
+# may set a file aside while the run goes on); S PATH prints the sha256 of
+# what is there now (after git or cp wrote it).
 PRE='
 en() { case $1 in "") echo ok;; *"Read-only file system"*) echo EROFS;; *"resource busy"*) echo EBUSY;;
 *"Not a directory"*) echo ENOTDIR;; *"Permission denied"*) echo EACCES;; *"File exists"*) echo EEXIST;;
 *"No such file"*) echo ENOENT;; *) echo "other"; echo "$1" >&2;; esac; }
-W() { e=$( { printf "%b" "$3" >"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"; }
-A() { e=$( { printf "%b" "$3" >>"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"; }
+W() { e=$( { printf "%b" "$3" >"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"
+	[ $r = 0 ] && echo "sha:$2 $(printf "%b" "$3" | sha256sum | cut -c1-64)"; return 0; }
+A() { h=$( { cat "$2" 2>/dev/null; printf "%b" "$3"; } | sha256sum | cut -c1-64)
+	e=$( { printf "%b" "$3" >>"$2"; } 2>&1 ); r=$?; echo "$1 $r:$(en "$e")"
+	[ $r = 0 ] && echo "sha:$2 $h"; return 0; }
 M() { e=$(mkdir -p "$2" 2>&1); r=$?; echo "$1 $r:$(en "$e")"; }
 X() { chmod +x "$1" 2>/dev/null; :; }
 S() { echo "sha:$1 $(sha256sum <"$1" | cut -c1-64)"; }
@@ -451,7 +456,7 @@ eq "bare repository at the top: the run, .git/HEAD writable inside" "$RC:$(st he
 has "bare repository at the top: HEAD restored, the line printed" "$ERR" "berth: warning: restored \`$W/.git/HEAD\`"
 eq "bare repository at the top: .git/HEAD holds the host's HEAD again" "$(cat "$W/.git/HEAD" 2>&1)" "$(cat "$TOP/ctl-baretop/HEAD")"
 eq "bare repository at the top: the corrupted HEAD is kept as .git/HEAD.berth-set-aside" \
-	"$({ sha256sum <"$W/.git/HEAD.berth-set-aside"; } 2>/dev/null | cut -c1-64)" "$(printf '%s\n' "$OUT" | awk '$1=="sha:.git/HEAD"{print $2}')"
+	"$({ sha256sum <"$W/.git/HEAD.berth-set-aside"; } 2>/dev/null | cut -c1-64)" "$(printf '%s\n' "$OUT" | awk '$1=="sha:.git/HEAD"{print $2; exit}')"
 aside "bare repository at the top: its config" "$W/config" config core.pager
 eq "bare repository at the top: the host's git rev-parse --git-dir is .git as before" "$(hgit -C "$W" rev-parse --git-dir 2>&1)" .git
 hostgit "$W"
@@ -750,9 +755,15 @@ mkdir "$W/.git/hooks" 2>>"$TD/host.err" && r+=hooks,
 { echo '{}' >"$W/.mcp.json"; } 2>>"$TD/host.err" && r+=mcp,
 ERR=$(cat "$TD/host.err" 2>/dev/null)
 eq "host tree: during a run the host user can mkdir .vscode .claude .git/hooks, create .envrc .mcp.json" "$r" vscode,claude,hooks,envrc,mcp,
+sleep 0.5 # the host user goes on working with them a moment later
 r=""
-rmdir "$W/.vscode" "$W/.claude" "$W/.git/hooks" 2>>"$TD/host.err" && rm "$W/.envrc" "$W/.mcp.json" 2>>"$TD/host.err" && r=ok
-eq "host tree: ... and remove them again (no mount point on the host)" "$r" ok
+rmdir "$W/.vscode" 2>>"$TD/host.err" && r+=vscode,
+rmdir "$W/.claude" 2>>"$TD/host.err" && r+=claude,
+rmdir "$W/.git/hooks" 2>>"$TD/host.err" && r+=hooks,
+rm "$W/.envrc" 2>>"$TD/host.err" && r+=envrc,
+rm "$W/.mcp.json" 2>>"$TD/host.err" && r+=mcp,
+ERR=$(cat "$TD/host.err" 2>/dev/null)
+eq "host tree: ... and remove them again, all still where the host made them (no mount point, nothing moved)" "$r" vscode,claude,hooks,envrc,mcp,
 spid=$(pgrep -f "^sleep $SLEEPARG\$" | head -n 1)
 [ -n "$spid" ] && kill "$spid"
 wait "$BGP"
@@ -796,7 +807,7 @@ eq "--unprotect .vscode: the run" "$RC" 0
 ok "--unprotect .vscode: writing the existing .vscode/tasks.json" t
 hasnt "--unprotect .vscode: nothing is set aside" "$ERR" "set aside"
 named "--unprotect .vscode: .vscode/tasks.json" "$W/.vscode/tasks.json" editors
-eq "--unprotect .vscode: the file holds the sandbox's bytes" "$(sha256sum <"$W/.vscode/tasks.json" | cut -c1-64)" "$(printf '%s\n' "$OUT" | awk '$1=="sha:.vscode/tasks.json"{print $2}')"
+eq "--unprotect .vscode: the file holds the sandbox's bytes" "$(sha256sum <"$W/.vscode/tasks.json" | cut -c1-64)" "$(printf '%s\n' "$OUT" | awk '$1=="sha:.vscode/tasks.json"{print $2; exit}')"
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ]
