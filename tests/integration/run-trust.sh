@@ -8,9 +8,9 @@
 # that the attack's canary (`touch CANARY`, a path outside every writable
 # root) does not exist, the exact line berth printed (set aside / named /
 # restored), and that what was set aside is kept under its new name with
-# the sandbox's bytes.  Every canary attack is run once without berth too,
-# in a copy of its workspace ("control"): the canary must appear there, so
-# each check can fail.
+# the sandbox's bytes.  The canary attacks of sections 1, 3 and 6 are each
+# run once without berth too, in a copy of their workspace ("control"): the
+# canary must appear there, so the check can fail.
 #
 #  1. git (class 1), in the workspace's repository and at depth: hooks,
 #     config keys (fsmonitor, pager, editor, hooksPath), included files,
@@ -22,7 +22,9 @@
 #     log, gc, worktree add, nested init, submodule add).
 #  3. agents, editors, shells, package managers (class 2), at the top and
 #     at depth; instructions files (CLAUDE.md, AGENTS.md) are named.
-#  4. widenings (class 3): an --rw of the workspace's parent.
+#  4. widenings (class 3): an --rw of the workspace's parent (another
+#     checkout below it: read-only inside, or set aside at exit; the contract
+#     guards only each root's top, and the parent is the root there).
 #  5. the host tree during and after a run (class 8): no placeholders.
 #  6. the rules file's `guard:` key, and --unprotect.
 #
@@ -214,7 +216,7 @@ inside2() {
 	sleep 0.1
 	cd "$W" || exit 1
 	br --workspace "$W" -- sh -c "$PRE$(subst "$s1" "$W" "$CAN")"
-	RC1=$RC ERR1=$ERR
+	RC1=$RC
 	sleep 0.1 # the second run starts a clock tick after the first one's files were made
 	br --workspace "$W" -- sh -c "$PRE$(subst "$s2" "$W" "$CAN")"
 }
