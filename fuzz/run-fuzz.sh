@@ -16,6 +16,7 @@
 #   fuzz_rules     rules files (/etc/berth/rules.yml, .berth/rules.yml) and their check
 #   fuzz_body      egress: where a plain request's body ends (chunked framing)
 #   fuzz_dnsmsg    egress: the sandbox resolver's DNS queries and answers
+#   fuzz_gitconfig git config files in the workspace (the trust surface's parser)
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -78,6 +79,7 @@ fi
 		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1 libevent libcares) -ldl -pthread -o "$out/fuzz_rules"
 	clang "${CF[@]}" fuzz/fuzz_body.c src/broker/body.c -o "$out/fuzz_body"
 	clang "${CF[@]}" fuzz/fuzz_dnsmsg.c src/broker/dnsmsg.c -o "$out/fuzz_dnsmsg"
+	clang "${CF[@]}" fuzz/fuzz_gitconfig.c src/sandbox/gitrules.c src/util/error.c -o "$out/fuzz_gitconfig"
 	clang "${CF[@]}" fuzz/fuzz_termfilter.c src/util/termfilter.c -o "$out/fuzz_termfilter"
 }
 
@@ -96,6 +98,7 @@ table=(
 	"fuzz_rules corpus-rules 65536"
 	"fuzz_body corpus-body 65536"
 	"fuzz_dnsmsg corpus-dnsmsg 1500"
+	"fuzz_gitconfig corpus-gitconfig 65536"
 	"fuzz_termfilter corpus-termfilter 65536"
 )
 each=$(( secs / ${#table[@]} )); [ "$each" -ge 1 ] || each=1

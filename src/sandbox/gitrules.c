@@ -115,9 +115,9 @@ static int open_nofollow(int dirfd, const char *path, int flags, bool beneath)
 		return -1;
 	}
 	struct open_how how = {
-		/* with O_PATH, O_NOFOLLOW would return the link itself */
-		.flags = (uint64_t)(flags | ((flags & O_PATH) ? 0 : O_NOFOLLOW)),
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0),
+	    /* with O_PATH, O_NOFOLLOW would return the link itself */
+	    .flags = (uint64_t)(flags | ((flags & O_PATH) ? 0 : O_NOFOLLOW)),
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0),
 	};
 	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 	if (fd < 0 && (errno == ENOSYS || errno == E2BIG))
@@ -201,7 +201,8 @@ bool berth_git_head_valid(int dirfd)
 		ssize_t n = readlinkat(dirfd, "HEAD", buf, sizeof buf - 1);
 		return n >= 5 && memcmp(buf, "refs/", 5) == 0;
 	}
-	cleanup_close int fd = openat(dirfd, "HEAD", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	cleanup_close int fd =
+	    openat(dirfd, "HEAD", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
 	size_t n = 0;
@@ -255,13 +256,14 @@ static int read_commondir(int dirfd, char **out)
 	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
 		buf[--len] = '\0';
-	if (len == 0 || memchr(buf, '\0', len) != NULL) {
-		free(buf); /* "\n" alone: git joins "<gitdir>/" + "" = the gitdir itself */
-		if (len == 0) {
-			*out = strdup(".");
-			return *out != NULL ? 1 : -1;
-		}
+	if (memchr(buf, '\0', len) != NULL) { /* git would read a shorter name: unusable */
+		free(buf);
 		return -1;
+	}
+	if (len == 0) { /* "\n" alone: git joins "<gitdir>/" and "", the gitdir itself */
+		free(buf);
+		*out = strdup(".");
+		return *out != NULL ? 1 : -1;
 	}
 	*out = buf;
 	return 1;
@@ -335,12 +337,41 @@ bool berth_git_commondir_ok(int dirfd)
 	return same_inode(&want, &got);
 }
 
+int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen, struct berth_error *err)
+{
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	cleanup_close int pfd = open_nofollow(dirfd, name, O_PATH | O_CLOEXEC, true);
+	if (pfd >= 0 && fstat(pfd, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0; /* a .git directory, not a file */
+	if (read_bounded(dirfd, name, BERTH_GIT_GITFILE_MAX, &buf, &len) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return berth_err(err, errno, "cannot read the git file `%s`", name);
+	}
+	if (len < 8 || memcmp(buf, "gitdir: ", 8) != 0)
+		return berth_err(err, EINVAL, "`%s` does not start with `gitdir: `", name);
+	while (len > 8 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	if (len == 8)
+		return berth_err(err, EINVAL, "`%s` names no git directory", name);
+	if (memchr(buf + 8, '\0', len - 8) != NULL)
+		return berth_err(err, EINVAL, "`%s` holds a NUL byte", name);
+	if (len - 8 >= outlen)
+		return berth_err(err, E2BIG, "the path in `%s` is longer than %zu bytes", name, outlen);
+	memcpy(out, buf + 8, len - 8);
+	out[len - 8] = '\0';
+	return 1;
+}
+
 /* ---- the config parser (git-config(1) "CONFIGURATION FILE") ---- */
 
 struct cfg_src {
 	const char *buf;
 	size_t len, pos;
-	unsigned line;      /* line of the byte next() returned last */
+	unsigned line;	    /* line of the byte next() returned last */
 	unsigned next_line; /* line of the byte after it */
 	bool eof;
 };
@@ -409,6 +440,10 @@ static int parse_subsection(struct cfg_src *s, int c, struct cfg_bufs *b)
 			if (c == '\n')
 				return -1;
 		}
+		/* git keeps a NUL here, then uses the name as a C string: it sees
+		 * `[alias "co\0"] x = !cmd` as alias.co.  Refused (fail closed). */
+		if (c == '\0')
+			return -1;
 		b->sub[n++] = (char)c;
 	}
 	b->sub[n] = '\0';
@@ -453,13 +488,23 @@ static int parse_escape(struct cfg_src *s, char *out)
 	int c = next(s);
 
 	switch (c) {
-	case '\n': return 1; /* continuation */
-	case 't': *out = '\t'; return 0;
-	case 'b': *out = '\b'; return 0;
-	case 'n': *out = '\n'; return 0;
+	case '\n':
+		return 1; /* continuation */
+	case 't':
+		*out = '\t';
+		return 0;
+	case 'b':
+		*out = '\b';
+		return 0;
+	case 'n':
+		*out = '\n';
+		return 0;
 	case '\\':
-	case '"': *out = (char)c; return 0;
-	default: return -1;
+	case '"':
+		*out = (char)c;
+		return 0;
+	default:
+		return -1;
 	}
 }
 
@@ -509,7 +554,8 @@ static int parse_value(struct cfg_src *s, struct cfg_bufs *b)
 
 /* A key starting with @c, its value, and the callback.  Returns 0, -1 (a
  * syntax error) or 1 (the callback returned non-zero, stored in *@stop). */
-static int parse_key(struct cfg_src *s, int c, struct cfg_bufs *b, berth_git_config_fn fn, void *arg, int *stop)
+static int parse_key(struct cfg_src *s, int c, struct cfg_bufs *b, berth_git_config_fn fn, void *arg,
+		     int *stop)
 {
 	unsigned line = s->line;
 	size_t n = 0;
@@ -606,7 +652,8 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
 	if (read_bounded(dirfd, name, BERTH_GIT_CONFIG_MAX, &buf, &len) < 0) {
 		int e = errno;
 		if (e == E2BIG)
-			return berth_err(err, e, "git config `%s` is larger than %d bytes", name, BERTH_GIT_CONFIG_MAX);
+			return berth_err(err, e, "git config `%s` is larger than %d bytes", name,
+					 BERTH_GIT_CONFIG_MAX);
 		if (e == EINVAL)
 			return berth_err(err, e, "git config `%s` is not a regular file", name);
 		return berth_err(err, e, "cannot read git config `%s`", name);
@@ -618,37 +665,60 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
 
 struct inert_rule {
 	const char *section;
-	bool sub;           /* the key needs a subsection (remote.<name>.url) */
+	bool sub;	      /* the key needs a subsection (remote.<name>.url) */
 	const char *keys[32]; /* "*": any key */
 };
 
 /* git-config(1): none of these runs a program or names a file to read. */
 static const struct inert_rule inert_rules[] = {
-	{"core", false, {"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase",
-			 "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "checkstat", "trustctime",
-			 "quotepath", "protecthfs", "protectntfs", "abbrev", "compression", "loosecompression",
-			 "whitespace", "warnambiguousrefs", "preloadindex", "untrackedcache", "splitindex",
-			 "commitgraph", "multipackindex", "checkroundtripencoding", "sparsecheckoutcone"}},
-	{"extensions", false, {"objectformat", "refstorage", "worktreeconfig", "noop", "partialclone"}},
-	{"remote", true, {"url", "pushurl", "fetch", "push", "tagopt", "prune", "mirror", "promisor",
-			  "partialclonefilter"}},
-	{"branch", true, {"remote", "merge", "rebase", "pushremote", "description"}},
-	/* not submodule.<name>.update: "!command" runs it */
-	{"submodule", true, {"url", "active", "branch", "fetchrecursesubmodules", "ignore", "shallow"}},
-	{"user", false, {"name", "email"}},
-	{"init", false, {"defaultbranch"}},
-	{"gc", false, {"auto"}},
-	{"index", false, {"*"}},
-	{"pull", false, {"rebase", "ff"}},
-	{"push", false, {"default", "autosetupremote"}},
-	{"fetch", false, {"prune"}},
-	{"merge", false, {"ff", "conflictstyle"}},
-	{"rebase", false, {"autosquash", "autostash"}},
-	{"color", false, {"ui"}},
-	{"status", false, {"showuntrackedfiles"}},
-	{"advice", false, {"*"}},
-	{"maintenance", false, {"auto", "strategy"}},
-	{"lfs", false, {"repositoryformatversion"}},
+    {"core",
+     false,
+     {"repositoryformatversion",
+      "filemode",
+      "bare",
+      "logallrefupdates",
+      "ignorecase",
+      "precomposeunicode",
+      "symlinks",
+      "autocrlf",
+      "eol",
+      "safecrlf",
+      "checkstat",
+      "trustctime",
+      "quotepath",
+      "abbrev",
+      "compression",
+      "loosecompression",
+      "whitespace",
+      "warnambiguousrefs",
+      "preloadindex",
+      "untrackedcache",
+      "splitindex",
+      "commitgraph",
+      "multipackindex",
+      "checkroundtripencoding",
+      "sparsecheckoutcone"}},
+    {"extensions", false, {"objectformat", "refstorage", "worktreeconfig", "noop"}},
+    {"remote",
+     true,
+     {"url", "pushurl", "fetch", "push", "tagopt", "prune", "mirror", "promisor", "partialclonefilter"}},
+    {"branch", true, {"remote", "merge", "rebase", "pushremote", "description"}},
+    /* not submodule.<name>.update: "!command" runs it */
+    {"submodule", true, {"url", "active", "branch", "fetchrecursesubmodules", "ignore", "shallow"}},
+    {"user", false, {"name", "email"}},
+    {"init", false, {"defaultbranch"}},
+    {"gc", false, {"auto"}},
+    {"index", false, {"*"}},
+    {"pull", false, {"rebase", "ff"}},
+    {"push", false, {"default", "autosetupremote"}},
+    {"fetch", false, {"prune"}},
+    {"merge", false, {"ff", "conflictstyle"}},
+    {"rebase", false, {"autosquash", "autostash"}},
+    {"color", false, {"ui"}},
+    {"status", false, {"showuntrackedfiles"}},
+    {"advice", false, {"*"}},
+    {"maintenance", false, {"auto", "strategy"}},
+    {"lfs", false, {"repositoryformatversion"}},
 };
 
 bool berth_git_key_inert(const char *section, const char *subsection, const char *key)
@@ -764,7 +834,10 @@ static int expand_path(const char *p, const char *home, const char *base, char *
 		n = snprintf(joined, sizeof joined, "%s%s", dir, rest != NULL ? rest : "");
 	} else if (base != NULL && p[0] != '/' && strncmp(p, "%(prefix)/", 10) != 0) {
 		if (base[0] != '/')
-			return berth_err(err, EINVAL, "cannot resolve the relative include `%s`: config directory `%s` is not absolute", p, base);
+			return berth_err(
+			    err, EINVAL,
+			    "cannot resolve the relative include `%s`: config directory `%s` is not absolute",
+			    p, base);
 		n = snprintf(joined, sizeof joined, "%s/%s", base, p);
 	} else {
 		n = snprintf(joined, sizeof joined, "%s", p);
@@ -795,8 +868,8 @@ static int refs_add_include(struct refs_ctx *c, const char *value, unsigned line
 }
 
 /* @expand: "~" expansion (core.hooksPath is a pathname, core.worktree raw). */
-static int refs_set(char **slot, const char *var, const char *value, bool expand, const char *home, unsigned line,
-		    struct berth_error *err)
+static int refs_set(char **slot, const char *var, const char *value, bool expand, const char *home,
+		    unsigned line, struct berth_error *err)
 {
 	char *v = NULL;
 
@@ -830,9 +903,8 @@ static int refs_cb(const char *section, const char *subsection, const char *key,
 	struct refs_ctx *c = arg;
 	int r = 0;
 
-	if (strcmp(key, "path") == 0 &&
-	    ((strcmp(section, "include") == 0 && subsection == NULL) ||
-	     (strcmp(section, "includeif") == 0 && subsection != NULL)))
+	if (strcmp(key, "path") == 0 && ((strcmp(section, "include") == 0 && subsection == NULL) ||
+					 (strcmp(section, "includeif") == 0 && subsection != NULL)))
 		r = refs_add_include(c, value, line);
 	else if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "hookspath") == 0)
 		r = refs_set(&c->out->hooks_path, "core.hooksPath", value, true, c->home, line, c->err);
@@ -840,7 +912,8 @@ static int refs_cb(const char *section, const char *subsection, const char *key,
 		r = refs_set(&c->out->worktree, "core.worktree", value, false, NULL, line, c->err);
 	else if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "bare") == 0)
 		r = refs_bool(&c->out->bare, "core.bare", value, line, c->err);
-	else if (strcmp(section, "extensions") == 0 && subsection == NULL && strcmp(key, "worktreeconfig") == 0)
+	else if (strcmp(section, "extensions") == 0 && subsection == NULL &&
+		 strcmp(key, "worktreeconfig") == 0)
 		r = refs_bool(&c->out->worktree_config, "extensions.worktreeConfig", value, line, c->err);
 	return r < 0 ? 2 : 0;
 }

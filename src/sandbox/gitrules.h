@@ -34,6 +34,7 @@
 #define BERTH_GIT_INCLUDE_DEPTH 10     /* git's own include depth limit (config.c MAX_INCLUDE_DEPTH) */
 #define BERTH_GIT_HEAD_MAX 255         /* bytes of HEAD (or its link target) git looks at */
 #define BERTH_GIT_COMMONDIR_MAX 4096   /* bytes of a `commondir` file read at most */
+#define BERTH_GIT_GITFILE_MAX (1 << 20) /* git's limit on a `.git` file (setup.c) */
 
 /*
  * berth_git_head_valid - would git's validate_headref() (setup.c) accept
@@ -119,6 +120,11 @@ typedef int (*berth_git_config_fn)(const char *section, const char *subsection, 
  * a header cut short or with a bad character, an unterminated subsection or
  * value quote, a key not starting with a letter, anything but `=` after a
  * key (so `key # comment` is an error, as in git), an unknown escape.
+ * One deliberate difference: a NUL byte in a quoted subsection is an error
+ * here.  git accepts it but then uses the variable's name as a C string, so
+ * it sees another key than the one written (`[alias "co\0"] x = !cmd` is
+ * alias.co to git, `[submodule "recurse\0"] url = 1` is submodule.recurse);
+ * refusing the file is the fail-closed answer.
  */
 int berth_git_config_parse(const char *buf, size_t len, berth_git_config_fn fn, void *arg,
 			   struct berth_error *err);
@@ -147,22 +153,22 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * @section, @subsection, @key: as given to a berth_git_config_fn
  *
  * An allow-list (fail closed: anything unlisted is active).  Section and key
- * are compared case-insensitively; the subsection must be absent for
- * sectionless-keys (so `[core "x"] bare` is active) and present for
- * remote./branch./submodule. keys.  Listed (git-config(1) on what each does):
+ * are compared case-insensitively; the subsection must be absent for keys
+ * git reads without one (so `[core "x"] bare` is active) and present for the
+ * remote., branch. and submodule. keys.  Listed (git-config(1) says what
+ * each does):
  *  core.{repositoryformatversion, filemode, bare, logallrefupdates,
  *   ignorecase, precomposeunicode, symlinks, autocrlf, eol, safecrlf,
- *   checkstat, trustctime, quotepath, protecthfs, protectntfs, abbrev,
- *   compression, loosecompression, whitespace, warnambiguousrefs,
- *   preloadindex, untrackedcache, splitindex, commitgraph, multipackindex,
- *   checkroundtripencoding, sparsecheckoutcone};
- *  extensions.{objectformat, refstorage, worktreeconfig, noop, partialclone};
+ *   checkstat, trustctime, quotepath, abbrev, compression, loosecompression,
+ *   whitespace, warnambiguousrefs, preloadindex, untrackedcache, splitindex,
+ *   commitgraph, multipackindex, checkroundtripencoding, sparsecheckoutcone};
+ *  extensions.{objectformat, refstorage, worktreeconfig, noop};
  *  remote.<name>.{url, pushurl, fetch, push, tagopt, prune, mirror, promisor,
  *   partialclonefilter} (an `ext::` URL runs a command only when
  *   protocol.ext.allow says so, and protocol.* is active);
  *  branch.<name>.{remote, merge, rebase, pushremote, description};
  *  submodule.<name>.{url, active, branch, fetchrecursesubmodules, ignore,
- *   shallow} — not .update, whose `!command` runs;
+ *   shallow} (not .update, whose `!command` runs);
  *  user.{name, email}; init.defaultbranch; gc.auto; index.*;
  *  pull.{rebase, ff}; push.{default, autosetupremote}; fetch.prune;
  *  merge.{ff, conflictstyle}; rebase.{autosquash, autostash}; color.ui;
@@ -171,11 +177,14 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
  * Not listed, so active, among others: core.fsmonitor, core.pager,
  * core.editor, core.sshcommand, core.hookspath, core.worktree, core.askpass,
  * core.gitproxy, core.excludesfile, core.attributesfile,
- * core.alternaterefscommand, core.sharedrepository, alias.*, filter.*,
- * diff.external, diff.*.command/textconv, merge.*.driver, credential.*,
- * gpg.*, pager.*, include.*, includeif.*, url.*, protocol.*, http.*, safe.*,
- * sequence.editor, uploadpack.*, receive.*, remote.*.uploadpack/receivepack/
- * vcs/proxy, submodule.*.update, submodule.recurse.
+ * core.alternaterefscommand, core.sharedrepository, core.protectntfs and
+ * core.protecthfs (turned off, a checkout writes paths git refuses for
+ * safety), extensions.partialclone (lazy fetches on any command), alias.*,
+ * filter.*, diff.external, diff.*.command/textconv, merge.*.driver,
+ * credential.*, gpg.*, pager.*, include.*, includeif.*, url.*, protocol.*,
+ * http.*, safe.*, sequence.editor, uploadpack.*, receive.*,
+ * remote.*.uploadpack/receivepack/vcs/proxy, submodule.*.update,
+ * submodule.recurse.
  * Returns true when inert.  NULL @section or @key: false.
  */
 bool berth_git_key_inert(const char *section, const char *subsection, const char *key);
@@ -202,7 +211,8 @@ int berth_git_config_first_active(int dirfd, const char *name, char *out, size_t
  * @includes: include.path and every includeIf.<condition>.path, in file
  *   order, resolved (git-config(1) "Includes"): "~/x" and "~" against
  *   @home, "~user/x" against that user's home (getpwnam_r(3)), a relative
- *   path against @config_dir, an absolute one kept.  A path starting with
+ *   path joined to @config_dir ("<config_dir>/<path>", not normalised, no
+ *   link resolved), an absolute one kept.  A path starting with
  *   "%(prefix)/" (git's install prefix) is kept as written.  The condition
  *   is ignored: any may hold.  [include "x"] path is not an include (git
  *   reads only include.path).  Includes of included files are not followed:
@@ -252,6 +262,29 @@ int berth_git_config_refs(int dirfd, const char *name, const char *config_dir, c
  * it.  @r may be NULL.
  */
 void berth_git_refs_free(struct berth_git_refs *r);
+
+/*
+ * berth_git_read_gitfile - the directory a `.git` file names (setup.c
+ * read_gitfile_gently(), gitrepository-layout(5) ".git" as a file).
+ * @dirfd: the directory holding the file (a worktree top, a submodule)
+ * @name: its name, usually ".git" (a path beneath @dirfd allowed, as
+ *        berth_git_config_read())
+ * @out: receives the path after "gitdir: ", trailing LF/CR stripped, as
+ *       written: relative paths are relative to @dirfd (git joins them to
+ *       the file's directory); not checked to be a git directory (the
+ *       caller opens it and asks berth_git_is_gitdir())
+ * @outlen: size of @out
+ * @err: filled on failure
+ * Returns 1 (a `.git` file: @out filled), 0 (absent, or a directory: no
+ * `.git` file there), or -1 with @err filled where git would not take the
+ * file either, or berth cannot read it without following a link: ELOOP (a
+ * symbolic link), EINVAL (not a regular file, no "gitdir: " at the start,
+ * no path after it; a NUL byte in it, where git would read the name up to
+ * the NUL: refused, fail closed), E2BIG (over BERTH_GIT_GITFILE_MAX
+ * bytes, git's own limit; or the path longer than @outlen - 1), or any
+ * errno of open(2)/read(2).
+ */
+int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen, struct berth_error *err);
 
 /*
  * berth_git_commondir_ok - does the `commondir` file in @dirfd name the
