@@ -429,6 +429,20 @@ hostgit "$W/n"
 absent "nested repository staged over two runs: the host's git -C n status runs nothing of the sandbox's" "$CAN/fsm"
 cfg_same "nested repository staged over two runs" "$W" "$CFG0"
 
+# -- the same through a .git file: a git dir staged in one run (no HEAD),
+# completed in the next and pointed to by a new sub/.git file.
+setup_stagedgf() { newrepo "$1"; mkdir -p "$1/sub"; }
+inside2 stagedgf "mkdir -p stash/objects stash/refs/heads; W h stash/hooks/pre-commit $(hook @C@/hook); X stash/hooks/pre-commit
+W cfg stash/config $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n')" \
+	"W head stash/HEAD 'ref: refs/heads/master\n'; W gf sub/.git 'gitdir: ../stash\n'"
+control stagedgf "git dir staged over two runs, a .git file to it" "" hostgit "$TOP/ctl-stagedgf/sub"
+eq "git dir staged over two runs, a .git file to it: both runs" "$RC1:$RC:$(st gf)" 0:0:0:ok
+if [[ $ERR == *"set aside \`$W/stash/config\` as"* || $ERR == *"set aside \`$W/sub/.git\` as"* ]]; then
+	pass "git dir staged over two runs, a .git file to it: its config or the .git file is set aside"
+else fail "git dir staged over two runs, a .git file to it: its config or the .git file is set aside" "neither" "stderr: $ERR"; fi
+hostgit "$W/sub"
+eq "git dir staged over two runs, a .git file to it: the host's git in sub runs nothing of the sandbox's" "$(ls -A "$CAN")" ""
+
 # -- a repository the host has at depth (pkg/a): hook and config changed.
 setup_deeprepo() { newrepo "$1"; mkdir -p "$1/pkg/a"; newrepo "$1/pkg/a"; }
 inside deeprepo "
@@ -729,6 +743,26 @@ eq "--rw of the parent: the host's git and agent start in both checkouts run not
 cfg_same "--rw of the parent: the workspace" "$W" "$CFG0"
 if [ "$(st ocfg)" = 2:EROFS ]; then cfg_same "--rw of the parent: the other checkout" "$O" "$CFGO"
 else eq "--rw of the parent: the other checkout's effective config has no core.fsmonitor" "$(hgit -C "$O" config core.fsmonitor)" ""; fi
+
+# An --rw of another checkout (a root of its own): its top is guarded as the workspace's.
+O2=$TOP/other2; newrepo "$O2"; echo 'export HOSTENV=1' >"$O2/.envrc"; CFGO2=$(cfg "$O2")
+W=$TOP/ws-rw2; newrepo "$W"; CAN=$TOP/can-widen2; mkdir -p "$CAN"
+sleep 0.1
+cd "$W" || exit 1
+br --workspace "$W" --rw "$O2:/other" --yes -- sh -c "$PRE$(subst "
+A cfg /other/.git/config $(q '[core]\n\tfsmonitor = "touch @C@/fsm; false"\n')
+W hook /other/.git/hooks/pre-commit $(hook @C@/hook); X /other/.git/hooks/pre-commit
+A env /other/.envrc 'touch @C@/envrc\n'
+M vsd /other/.vscode; W vs /other/.vscode/tasks.json $(q "${PL_VSCODE//@D@/o2}")" "$W" "$CAN")"
+eq "--rw of another checkout: the run" "$RC" 0
+ro "--rw of another checkout: its .git/config" cfg
+ro "--rw of another checkout: a new hook in its .git/hooks" hook
+ro "--rw of another checkout: its .envrc" env
+ok "--rw of another checkout: a new .vscode/tasks.json (none existed)" vs
+aside "--rw of another checkout: .vscode/tasks.json" "$O2/.vscode/tasks.json" /other/.vscode/tasks.json
+hostgit "$O2"; simstart "$O2"
+eq "--rw of another checkout: the host's git and agent start there run nothing of the sandbox's" "$(ls -A "$CAN" | tr '\n' ' ')" ""
+cfg_same "--rw of another checkout" "$O2" "$CFGO2"
 
 # ============================================ 5. the host tree (class 8)
 listing() { find "$1" -printf '%P %y %m\n' | sort; }
