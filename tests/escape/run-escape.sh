@@ -221,16 +221,27 @@ host_check() {
 	done
 	# Workspace guard state, seen from the host.
 	[ -e "$ws/.git/hooks/pre-commit" ] && { echo "$ws/.git/hooks/pre-commit was created"; return; }
+	# A trust name the workspace did not have is made inside (no placeholder on
+	# the host) and set aside at exit: nothing under the name, the copy kept.
 	if [ "$CUR_NAME" = guard_git_config_absent ]; then
-		[ -e "$ws/.git/config" ] || [ -L "$ws/.git/config" ] && { echo "$ws/.git/config was created"; return; }
+		[ -e "$ws/.git/config" ] || [ -L "$ws/.git/config" ] && { echo "$ws/.git/config was left (not set aside)"; return; }
+		[ -f "$ws/.git/config.berth-set-aside" ] || { echo "the sandbox's .git/config was not kept as config.berth-set-aside"; return; }
 	else
 		[ "$(sha "$ws/.git/config")" = "$GIT_CONFIG_SHA" ] || { echo ".git/config changed"; return; }
 	fi
 	[ -d "$ws/.git" ] && [ ! -L "$ws/.git" ] && [ -f "$ws/.git/HEAD" ] || { echo ".git was moved or replaced"; return; }
 	{ [ -f "$ws/.bashrc" ] && [ ! -L "$ws/.bashrc" ] && [ "$(sha "$ws/.bashrc")" = "$BASHRC_SHA" ]; } ||
 		{ echo ".bashrc changed or replaced"; return; }
-	[ -e "$ws/.vscode" ] && { echo "$ws/.vscode exists after the run"; return; }
-	[ -e "$ws/.envrc" ] || [ -L "$ws/.envrc" ] && { echo "$ws/.envrc exists after the run"; return; }
+	[ -e "$ws/.vscode/tasks.json" ] || [ -L "$ws/.vscode/tasks.json" ] && { echo "$ws/.vscode/tasks.json exists after the run (not set aside)"; return; }
+	if [ "$CUR_NAME" = guard_vscode_create ]; then
+		[ -f "$ws/.vscode/tasks.json.berth-set-aside" ] || { echo "the sandbox's .vscode/tasks.json was not kept as tasks.json.berth-set-aside"; return; }
+	else
+		[ -e "$ws/.vscode" ] && { echo "$ws/.vscode exists after the run"; return; }
+	fi
+	[ -e "$ws/.envrc" ] || [ -L "$ws/.envrc" ] && { echo "$ws/.envrc exists after the run (not set aside)"; return; }
+	if [ "$CUR_NAME" = guard_envrc_create ]; then
+		[ -f "$ws/.envrc.berth-set-aside" ] || { echo "the sandbox's .envrc was not kept as .envrc.berth-set-aside"; return; }
+	fi
 	# No set-user-ID or set-group-ID file or directory left in the workspace.
 	local setid
 	setid=$(find "$ws" -xdev -perm /6000 ! -name suid-root-true -print -quit 2>/dev/null) # that one the runner made

@@ -225,7 +225,7 @@ if [ $IS_ROOT -eq 1 ]; then
 	done
 	eq "sigkill: the run's berth-* cgroup dirs removed" "$left" ""
 fi
-echo "# guard placeholders in the host workspace during the run: $guard_present_during (.vscode)"
+eq "sigkill: no guard placeholder in the host workspace during the run (.vscode)" "$guard_present_during" 0
 left=""
 for _ in $(seq 40); do
 	left=$(ls -A "$WS" | grep -xE '\.(vscode|idea|claude|codex|berth|bashrc|bash_profile|bash_login|profile|zshrc|envrc|gitmodules|mcp\.json)' | tr '\n' ' ')
@@ -234,8 +234,9 @@ done
 eq "sigkill: no guard placeholders left in the workspace" "$left" ""
 rm -f "$WS/ready"
 
-# Placeholders never block a reader on the host (root ignores mode 0000: a FIFO would hang it), and
-# below .claude/ and .codex/ a file is simply absent (ENOENT), as agents expect, not ENOTDIR.
+# A guarded name the workspace does not have gets no placeholder (guard.h): during the run it is
+# simply absent on the host (a reader fails at once, ENOENT) and inside (below .claude/, .codex/ and
+# .vscode/ a file is ENOENT, as agents and editors expect).
 PW=$TOP/ph-ws; mkdir "$PW"; chmod 700 "$PW"
 "$BERTH" run --workspace "$PW" -- python3 -c '
 import os, time
@@ -246,19 +247,15 @@ open("/workspace/.ph-ready", "w").close(); time.sleep(30)' </dev/null >"$TD/ph.o
 php=$!; BGPIDS+=("$php")
 for _ in $(seq 100); do [ -e "$PW/.ph-ready" ] && break; sleep 0.05; done
 timeout 2 cat "$PW/.envrc" >/dev/null 2>"$TD/ph.cat"; RC=$?
-eq "guard: reading a placeholder on the host fails at once (not a hang: exit 1, not 124)" "$RC" 1
-# root passes the mode-0000 check and gets ENXIO (a socket cannot be opened); anyone else EACCES
-if [ "$IS_ROOT" -eq 1 ]; then has "guard: ... with ENXIO (root)" "$(cat "$TD/ph.cat")" "No such device or address"
-else has "guard: ... with EACCES (mode 0000)" "$(cat "$TD/ph.cat")" "Permission denied"; fi
-eq "guard: a missing .envrc is a socket placeholder meanwhile" "$(stat -c %F "$PW/.envrc" 2>&1)" "socket"
-eq "guard: a missing .claude is an empty directory placeholder meanwhile" "$(stat -c %F:%a "$PW/.claude" 2>&1):$(ls -A "$PW/.claude" | wc -l)" "directory:555:0"
+eq "guard: reading a missing .envrc on the host during the run fails at once (exit 1, not 124)" "$RC" 1
+has "guard: ... with ENOENT: no placeholder" "$(cat "$TD/ph.cat")" "No such file or directory"
+eq "guard: the host workspace holds only what the sandbox wrote during the run" "$(ls -A "$PW" | tr '\n' ' ')" ".ph-ready "
 kill "$php" 2>/dev/null; wait "$php" 2>/dev/null
 PH=$(cat "$TD/ph.out")
 has "guard: .claude/settings.json inside is ENOENT (2)" "$PH" "/workspace/.claude/settings.json 2"
 has "guard: .codex/config.toml inside is ENOENT (2)" "$PH" "/workspace/.codex/config.toml 2"
-has "guard: .vscode/settings.json inside is ENOTDIR (20)" "$PH" "/workspace/.vscode/settings.json 20"
-for _ in $(seq 40); do [ -z "$(ls -A "$PW" | grep -v '^\.ph-ready$')" ] && break; sleep 0.05; done
-eq "guard: every placeholder is gone after the run" "$(ls -A "$PW" | grep -v '^\.ph-ready$' | tr '\n' ' ')" ""
+has "guard: .vscode/settings.json inside is ENOENT (2)" "$PH" "/workspace/.vscode/settings.json 2"
+eq "guard: nothing but what the sandbox wrote after the run" "$(ls -A "$PW" | tr '\n' ' ')" ".ph-ready "
 
 # ---------------------------------------------------------------- pid 1's command line
 # pid 1 is a copy of berth: its argv (host paths, berth's options) is overwritten.
@@ -402,12 +399,20 @@ st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
 eq "guard: git add works" "$(st add)" 0
 eq "guard: git commit works" "$(st commit)" 0
 eq "guard: git branch works" "$(st branch)" 0
-for k in hook git mv rm ln vscode profile gitmodules rules; do
+for k in hook git mv rm profile; do
 	v=$(st "$k")
 	if [ -n "$v" ] && [ "$v" != 0 ]; then pass "guard: '$k' write to a guarded path fails (rc $v)"
 	else fail "guard: '$k' write to a guarded path fails" "rc '$v'" "$OUT" "$ERR"; fi
 done
-eq "guard: .bashrc is not a symlink inside" "$(st islink)" 1
+# Trust names the workspace does not have are made inside and set aside at
+# exit (run-trust.sh checks them in detail); .gitmodules is not guarded (git
+# ignores the commands it could name, CVE-2019-19604).
+for k in ln vscode gitmodules rules; do eq "guard: '$k' write to a name that does not exist works inside" "$(st "$k")" 0; done
+eq "guard: .bashrc made a symlink inside" "$(st islink)" 0
+for f in .bashrc .vscode/tasks.json .berth/rules.yml; do
+	has "guard: $f set aside at exit" "$ERR" "berth: warning: set aside \`$GW/$f\` as \`$(basename "$f").berth-set-aside\`: "
+done
+eq "guard: the link .bashrc is kept as .bashrc.berth-set-aside" "$(readlink .bashrc.berth-set-aside 2>&1)" /tmp/x
 eq "guard: host commit exists" "$(git log --format=%s 2>&1)" from-sandbox
 eq "guard: host branch x exists" "$(git branch --list x --format='%(refname:short)' 2>&1)" x
 [ ! -e .git/hooks/pre-commit ] && pass "guard: no pre-commit hook on host" || fail "guard: no pre-commit hook on host" "exists"
@@ -415,7 +420,8 @@ hasnt "guard: host .git/config has no hooksPath" "$(cat .git/config)" hooksPath
 eq "guard: host .git/hooks intact" "$(ls .git/hooks 2>/dev/null | wc -l)" "$nhooks"
 [ -d .git ] && [ ! -e .git2 ] && pass "guard: host .git not moved" || fail "guard: host .git not moved" "$(ls -a)"
 eq "guard: host .profile unchanged" "$(cat .profile)" ORIG
-eq "guard: no placeholders left on host" "$(ls -A | tr '\n' ' ')" ".git .profile a.txt "
+eq "guard: the host holds what the sandbox wrote, minus what was set aside" "$(ls -A | tr '\n' ' '):$(ls -A .vscode .berth | tr '\n' ' ')" \
+	".bashrc.berth-set-aside .berth .git .gitmodules .profile .vscode a.txt :.berth: rules.yml.berth-set-aside  .vscode: tasks.json.berth-set-aside "
 br --unprotect .bashrc --yes -- sh -c 'echo "alias ll=ls" > .bashrc'
 eq "guard: --unprotect .bashrc allows writing it (rc)" "$RC" 0
 eq "guard: --unprotect .bashrc content on host" "$(cat .bashrc 2>&1)" "alias ll=ls"
