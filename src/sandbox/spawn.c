@@ -546,6 +546,30 @@ static int plan_mounts(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
+/* BERTH_TEST_PAUSE_BEFORE_MOUNT=DIR (test-only; docs/security.md): berth
+ * makes DIR/paused, then waits (at most 60 s) for DIR/go before it builds any
+ * mount from the sources it checked, so that a test can swap a source in
+ * exactly the window a racing sandbox would use.  Only delays: it takes no
+ * check away.  Ignored unless DIR is an absolute path to a directory of the
+ * caller's own. */
+static void test_pause_before_mount(void)
+{
+	const char *d = getenv("BERTH_TEST_PAUSE_BEFORE_MOUNT");
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (d == NULL || d[0] != '/' || lstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return;
+	snprintf(path, sizeof path, "%s/paused", d);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof path, "%s/go", d);
+	for (int i = 0; i < 600 && access(path, F_OK) < 0; i++)
+		usleep(100000);
+}
+
 static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 {
 	uid_t u = 0;
@@ -1980,7 +2004,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (prepare_evidence(s, err) < 0 || prepare_limits(s, err) < 0)
 		return -1;
-	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
+	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0)
+		return -1;
+	test_pause_before_mount();
+	if (prepare_idmaps(s, err) < 0)
 		return -1;
 	if (build_env(s, err) < 0)
 		return -1;

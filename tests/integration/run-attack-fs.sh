@@ -30,6 +30,8 @@
 #  - a fleet file that is, or is reached through, a symlink.
 #  - more than 31 widenings: the 32nd was in force, never named.
 #  - a --ro source swapped for a symlink after berth resolved it.
+#  - a --ro/--rw source or the workspace swapped for a symlink after berth's
+#    last check, before the child mounts it.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -612,6 +614,50 @@ OUT=$(cat "$TD/out")
 has "toctou: a --ro source swapped for a link at the prompt is refused (exit 2)" "$OUT" "exit 2"
 has "toctou: ... naming what it became" "$OUT" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/secret\`"
 hasnt "toctou: ... and the sandbox did not read the link's target" "$OUT" "$tsecret"
+
+# ---------------- a source swapped for a link after berth's last check, before the mount
+# berth checked each source (and the workspace) last, then the child bound it
+# by name: swapped for a symbolic link in that window (the test-only pause
+# BERTH_TEST_PAUSE_BEFORE_MOUNT holds berth there; a sandbox racing in the same
+# workspace has the same window), the sandbox got the link's target.  Now
+# berth opens each source once, without following links, and mounts from that.
+W=$TOP/race; mkdir -p "$W/ws/vendor" "$W/canary" "$W/rwd" "$W/wsx" "$W/hook"; cd "$W/ws" || exit 1
+rsecret="berth-race-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"; echo public >"$W/wsx/readme"
+race() { # race VICTIM ARGS... : berth run ARGS, VICTIM swapped for a link to the canary while berth pauses
+	local victim=$1; shift
+	rm -f "$W/hook/paused" "$W/hook/go"
+	BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err" &
+	local pid=$! i
+	for i in $(seq 300); do [ -e "$W/hook/paused" ] && break; sleep 0.1; done
+	if [ -e "$W/hook/paused" ]; then
+		# relative: it leads to the canary in the child's view of the host too
+		mv "$victim" "$victim.old" && ln -s "$(realpath --relative-to="${victim%/*}" "$W/canary")" "$victim"
+	fi
+	touch "$W/hook/go"
+	wait "$pid"; RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+	[ -e "$W/hook/paused" ] && pass "race: precondition: berth paused before the mount" ||
+		fail "race: precondition: berth paused before the mount" "no $W/hook/paused" "stderr: $ERR"
+	rm -f "$victim" && mv "$victim.old" "$victim"
+}
+race "$W/ws/vendor" --ro "$W/ws/vendor:/v" -- sh -c 'cat /v/*'
+eq "race: a --ro source swapped for a link before the mount is refused (exit 2)" "$RC" 2
+has "race: ... naming it" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it"
+hasnt "race: ... and the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+race "$W/rwd" --yes --rw "$W/rwd:/r" -- sh -c 'cat /r/*; echo x > /r/written'
+eq "race: a --rw source swapped the same way is refused (exit 2)" "$RC" 2
+hasnt "race: ... the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+absent "race: ... nor write into it" "$W/canary/written"
+race "$W/wsx" --workspace "$W/wsx" -- sh -c 'cat /workspace/*; echo x > /workspace/written'
+eq "race: a workspace swapped the same way is refused (exit 2)" "$RC" 2
+has "race: ... naming it" "$ERR" "the workspace \`$W/wsx\` changed after berth checked it"
+hasnt "race: ... the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+absent "race: ... nor write into it" "$W/canary/written"
+rm -f "$W/hook/paused" "$W/hook/go"; touch "$W/hook/go"
+BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run --ro "$W/ws/vendor:/v" -- cat /v/readme </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
+eq "race: untouched, the same run reads its source (exit 0)" "$RC:$(cat "$TD/out")" "0:public"
+cd "$TOP" || exit 1
 
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
