@@ -718,6 +718,14 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	cleanup_close int lock = -1;
 	bool made_ws = false, made_st = false;
 
+	/* As cmd_run does, last before anything is made: the workspace and
+	 * every --ro/--rw source still resolve to what prepare checked (the
+	 * person's confirmation, or the fleet's earlier agents, came between;
+	 * issue 13, class 4).  The sandbox then opens each once, with no link
+	 * followed (src/sandbox/mounts.h). */
+	berth_test_pause_before_mount();
+	if (berth_run_recheck(&r->run, err) < 0)
+		return -1;
 	lock = berth_session_claim(r->name, err);
 	if (lock < 0)
 		return -1;
