@@ -31,7 +31,8 @@
 #  - more than 31 widenings: the 32nd was in force, never named.
 #  - a --ro source swapped for a symlink after berth resolved it.
 #  - a --ro/--rw source or the workspace swapped for a symlink after berth's
-#    last check, before the child mounts it.
+#    last check, before the child mounts it; and between spawn's or a
+#    fleet's check and their launch.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -626,8 +627,12 @@ rsecret="berth-race-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"; echo public >"$W/wsx/readme"
 race() { # race VICTIM ARGS... : berth run ARGS, VICTIM swapped for a link to the canary while berth pauses
 	local victim=$1; shift
+	racecmd "$victim" "$BERTH" run "$@"
+}
+racecmd() { # racecmd VICTIM COMMAND... : the same for any berth command line
+	local victim=$1; shift
 	rm -f "$W/hook/paused" "$W/hook/go"
-	BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run "$@" </dev/null >"$TD/out" 2>"$TD/err" &
+	BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$@" </dev/null >"$TD/out" 2>"$TD/err" &
 	local pid=$! i
 	for i in $(seq 300); do [ -e "$W/hook/paused" ] && break; sleep 0.1; done
 	if [ -e "$W/hook/paused" ]; then
@@ -667,6 +672,39 @@ absent "race: ... nor write into it" "$W/canary/written"
 rm -f "$W/hook/paused" "$W/hook/go"; touch "$W/hook/go"
 BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run --ro "$W/ws/vendor:/v" -- cat /v/readme </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
 eq "race: untouched, the same run reads its source (exit 0)" "$RC:$(cat "$TD/out")" "0:public"
+cd "$TOP" || exit 1
+
+# ---------------- spawn and fleet: a source swapped between the check and the launch
+# `berth spawn` and `berth fleet up` resolved the sources when they parsed
+# them and did not look again when they launched (the person's confirmation,
+# or the fleet's earlier agents, come between): a source swapped for a link
+# there reached the session's sandbox.  Now each launch checks again, as
+# `berth run` does, before anything is made.
+W=$TOP/srace; mkdir -p "$W/ws/vendor" "$W/canary" "$W/ws2" "$W/hook" "$W/run" "$W/state" "$W/config/berth/profiles"
+chmod 700 "$W/run"; cd "$W/ws2" || exit 1
+printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"
+printf '%s\n' "agent: shell" "command: [sh, -c, 'cat /v/*; sleep 30']" "prompt: none" "network: none" \
+	>"$W/config/berth/profiles/racer.yml"
+SX=(env XDG_RUNTIME_DIR="$W/run" XDG_STATE_HOME="$W/state" XDG_CONFIG_HOME="$W/config")
+sessions() { "${SX[@]}" "$BERTH" ps --json | "$HOSTPY" -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin)))'; }
+racecmd "$W/ws/vendor" "${SX[@]}" "$BERTH" spawn racer --name rs1 --workspace "$W/ws2" --ro "$W/ws/vendor:/v"
+eq "spawn race: a --ro source swapped for a link before the launch is refused (exit 2)" "$RC" 2
+has "spawn race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
+eq "spawn race: ... and no session was made" "$(sessions)" "[]"
+hasnt "spawn race: ... nor its log kept the link's target" "$(cat "$W"/state/berth/sessions/*/output.log 2>/dev/null)" "$rsecret"
+printf 'agents:\n  - name: rf1\n    profile: racer\n    workspace: %s\n    options: [--ro, "%s:/v"]\n' \
+	"$W/ws2" "$W/ws/vendor" >"$W/fleet.yml"
+racecmd "$W/ws/vendor" "${SX[@]}" "$BERTH" fleet up "$W/fleet.yml" --yes
+eq "fleet race: the same in a fleet is refused (exit 2)" "$RC" 2
+has "fleet race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
+eq "fleet race: ... and no session was made" "$(sessions)" "[]"
+rm -f "$W/hook/paused"; touch "$W/hook/go"
+"${SX[@]}" BERTH_TEST_PAUSE_BEFORE_MOUNT="$W/hook" "$BERTH" spawn racer --name rs2 --workspace "$W/ws2" \
+	--ro "$W/ws/vendor:/v" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "spawn race: untouched, the session starts (exit 0)" "$RC" 0
+for _ in $(seq 50); do grep -q public "$W"/state/berth/sessions/rs2/output.log 2>/dev/null && break; sleep 0.1; done
+has "spawn race: ... and reads its source" "$(cat "$W"/state/berth/sessions/rs2/output.log 2>/dev/null)" public
+"${SX[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1
 cd "$TOP" || exit 1
 
 # ------------------------------------- a project rules file that is a symlink
