@@ -533,6 +533,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		goto out;
 	}
 	r->have_run = true;
+	/* root's `--workspace /etc` is a widening, as for berth run (the
+	 * session's own workspace, and its stand-in /usr, are not). */
+	if (!r->managed_ws && berth_run_system_workspace(&r->run, err) < 0)
+		goto out;
 	if (r->run.dry_run || r->run.help || r->run.json) {
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;

@@ -23,7 +23,8 @@
 #    workspace or bind source: the sandbox reached the sockets in it.
 #  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
 #    the workspace, at any depth: the sandbox connected to it.
-#  - root's workspace a system directory (/etc, /usr, ...): no widening named.
+#  - root's workspace a system directory (/etc, /usr, ...): no widening named
+#    (berth run, and then berth spawn and fleet agents).
 #  - the audit log or host key dir not made yet, below a symlink into the
 #    workspace; berth's own executable in the workspace or a --rw source.
 #  - --evidence ./x where x is a link a sandbox made to a host secret.
@@ -484,6 +485,59 @@ fi
 cd "$TOP" || exit 1
 br -- true
 hasnt "sysdir: an ordinary workspace names no widening" "$ERR" "widening"
+# `berth spawn --workspace /etc` and a fleet agent's `workspace: /etc` ran
+# as root with no widening named.  Now they name it, and are confirmed as
+# `berth run`'s are: asked at a terminal, refused without --yes in a fleet.
+W=$TOP/sysws; mkdir -p "$W/run" "$W/state" "$W/config/berth/profiles"; chmod 700 "$W/run"
+printf '%s\n' "agent: shell" "command: [sleep, '30']" "prompt: none" "network: none" >"$W/config/berth/profiles/idle.yml"
+SY=(env XDG_RUNTIME_DIR="$W/run" XDG_STATE_HOME="$W/state" XDG_CONFIG_HOME="$W/config")
+sysnames() { "${SY[@]}" "$BERTH" ps --json | "$HOSTPY" -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin)))'; }
+printf 'agents:\n  - name: sys1\n    profile: idle\n    workspace: /etc\n' >"$W/fleet.yml"
+if [ "$(id -u)" = 0 ]; then
+	"${SY[@]}" "$HOSTPY" - "$BERTH" >"$TD/out" 2>"$TD/err" <<'PY'
+import os, pty, select, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], ["berth", "spawn", "idle", "--name", "sys0", "--workspace", "/etc"])
+buf = b""
+while b"[y/N]" not in buf:
+    r, _, _ = select.select([fd], [], [], 20)
+    if not r:
+        break
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+os.write(fd, b"n\n")
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(buf.decode(errors="replace"))
+print("exit", os.waitstatus_to_exitcode(st))
+PY
+	OUT=$(cat "$TD/out")
+	has "sysdir: root's spawn --workspace /etc names the widening" "$OUT" "berth: widening: workspace \`/etc\`: a system directory (under /etc)"
+	has "sysdir: ... asks, and answered no starts nothing (exit 125)" "$OUT" "berth: not confirmed; nothing was started"
+	has "sysdir: ... exit 125" "$OUT" "exit 125"
+	"${SY[@]}" "$BERTH" fleet up "$W/fleet.yml" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+	eq "sysdir: a fleet agent with workspace /etc is refused without --yes (exit 2)" "$RC" 2
+	has "sysdir: ... naming the widening" "$ERR" "berth: sys1: widening: workspace \`/etc\`: a system directory (under /etc)"
+	eq "sysdir: ... and no session was made" "$(sysnames)" "[]"
+	"${SY[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1 # (a session made in spite of it: not left running)
+else
+	"${SY[@]}" "$BERTH" fleet up "$W/fleet.yml" </dev/null >"$TD/out" 2>"$TD/err"; ERR=$(cat "$TD/err")
+	hasnt "sysdir: a user's fleet agent with workspace /etc names no widening" "$ERR" "widening"
+	"${SY[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1
+fi
 
 # ------------------ the audit log, the host key, berth itself: not in reach
 # The audit directory berth creates on its first run, below a symbolic link
