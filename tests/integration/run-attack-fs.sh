@@ -31,6 +31,7 @@
 #  - a fleet file that is, or is reached through, a symlink.
 #  - more than 31 widenings: the 32nd was in force, never named.
 #  - a --ro source swapped for a symlink after berth resolved it.
+#  - a session's answer to `berth attach` (ESC ] 0 ; title BEL) printed raw.
 #  - a --ro/--rw source or the workspace swapped for a symlink after berth's
 #    last check, before the child mounts it; and between spawn's or a
 #    fleet's check and their launch.
@@ -807,6 +808,37 @@ else pass "names: a newline in a name forges no line"; fi
 has "names: the title repository is named, escaped" "$ERR" "\`$W/t\\x1b]0;PWNED-TITLE\\x07/.git\`"
 has "names: the override is shown as an escape" "$ERR" "\`$W/b\\u{202e}gpj.exe/.git\`"
 has "names: the newline is shown as an escape" "$ERR" "\`$W/l\\x0aberth: forged line/.git\`"
+
+# ---------------------------------------- what a session answers, in berth's messages
+# `berth attach` printed the session's refusal line as it came: an answer
+# holding ESC ] 0 ; title BEL set the person's window title (and a report
+# request would have typed into their shell).  Now it goes through the filter.
+W=$TOP/attach; mkdir -p "$W/run/berth/sessions/evil"; chmod -R 700 "$W/run"
+"$HOSTPY" - "$W/run/berth/sessions/evil/ctl.sock" "$W/ready" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = s.accept(); c.recv(4096)
+c.sendall(b'{"error":"\x1b]0;PWNED-TITLE\x07 \x1b]21t busy"}\n'); c.close()
+PY
+ASRV=$!
+for _ in $(seq 100); do [ -e "$W/ready" ] && break; sleep 0.05; done
+XDG_RUNTIME_DIR=$W/run "$HOSTPY" - "$BERTH" "$TD/err" <<'PY' >"$TD/out" 2>&1
+import os, subprocess, sys
+m, s = os.openpty()
+with open(sys.argv[2], "wb") as err:
+    r = subprocess.run([sys.argv[1], "attach", "evil"], stdin=s, stdout=s, stderr=err, timeout=20)
+print("exit", r.returncode)
+PY
+wait "$ASRV" 2>/dev/null
+RC=$(sed -n 's/^exit //p' "$TD/out"); ERR=$(cat "$TD/err")
+eq "attach: a session's refusal is an error (exit 2)" "$RC" 2
+has "attach: ... shown, escaped" "$ERR" "refused to attach: {\"error\":\"\x1b]0;PWNED-TITLE\x07 \x1b]21t busy\"}"
+for b in '\033' '\007'; do
+	if printf '%s' "$ERR" | LC_ALL=C grep -q "$(printf "$b")"; then
+		fail "attach: no raw $b in berth's stderr" "present" "stderr: $(printf '%s' "$ERR" | od -c | head -n 10)"
+	else pass "attach: no raw $b in berth's stderr"; fi
+done
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
