@@ -574,9 +574,9 @@ static int fd_owner(int fd, const char *path, uid_t *uid, gid_t *gid, struct ber
 }
 
 /* sandbox.h */
-void berth_test_pause_before_mount(void)
+void berth_test_pause(const char *var)
 {
-	const char *d = getenv("BERTH_TEST_PAUSE_BEFORE_MOUNT");
+	const char *d = getenv(var);
 	char path[PATH_MAX];
 	struct stat st;
 	int fd;
@@ -2035,7 +2035,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0)
 		return -1;
-	berth_test_pause_before_mount();
+	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_MOUNT");
 	if (prepare_idmaps(s, err) < 0)
 		return -1;
 	if (build_env(s, err) < 0)

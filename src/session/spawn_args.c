@@ -727,7 +727,7 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	 * person's confirmation, or the fleet's earlier agents, came between;
 	 * issue 13, class 4).  The sandbox then opens each once, with no link
 	 * followed (src/sandbox/mounts.h). */
-	berth_test_pause_before_mount();
+	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_LAUNCH");
 	if (berth_run_recheck(&r->run, err) < 0)
 		return -1;
 	lock = berth_session_claim(r->name, err);

@@ -27,7 +27,8 @@
 #    (berth run, and then berth spawn and fleet agents).
 #  - the audit log or host key dir not made yet, below a symlink into the
 #    workspace; berth's own executable in the workspace or a --rw source.
-#  - --evidence ./x where x is a link a sandbox made to a host secret.
+#  - --evidence ./x where x is a link a sandbox made to a host secret; a
+#    directory on an --evidence path swapped for a link before the copy.
 #  - a fleet file that is, or is reached through, a symlink.
 #  - more than 31 widenings: the 32nd was in force, never named.
 #  - a --ro source swapped for a symlink after berth resolved it.
@@ -92,6 +93,30 @@ br() { # br ARGS... : berth run ARGS in the current directory; sets RC OUT ERR
 	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
 }
 st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
+# The test-only pauses (docs/security.md, "Mount sources"): berth waits at
+# $PAUSEVAR's point (default BERTH_TEST_PAUSE_BEFORE_MOUNT) while VICTIM is
+# swapped for a relative symbolic link to $W/canary; then it is put back.
+race() { # race VICTIM ARGS... : berth run ARGS, VICTIM swapped for a link to the canary while berth pauses
+	local victim=$1; shift
+	racecmd "$victim" "$BERTH" run "$@"
+}
+racecmd() { # racecmd VICTIM COMMAND... : the same for any berth command line
+	local victim=$1; shift
+	rm -f "$W/hook/paused" "$W/hook/go"
+	env "${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}=$W/hook" "$@" </dev/null >"$TD/out" 2>"$TD/err" &
+	local pid=$! i
+	for i in $(seq 300); do [ -e "$W/hook/paused" ] && break; sleep 0.1; done
+	if [ -e "$W/hook/paused" ]; then
+		# relative: it leads to the canary in the child's view of the host too
+		mv "$victim" "$victim.old" && ln -s "$(realpath --relative-to="${victim%/*}" "$W/canary")" "$victim"
+	fi
+	touch "$W/hook/go"
+	wait "$pid"; RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+	[ -e "$W/hook/paused" ] && pass "race: precondition: berth paused at ${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}" ||
+		fail "race: precondition: berth paused at ${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}" "no $W/hook/paused" "stderr: $ERR"
+	rm -f "$victim" && mv "$victim.old" "$victim"
+}
 
 # errno of file operations inside, by name (python3: exact errno).
 PROBE='
@@ -596,6 +621,27 @@ hasnt "evidence: ... and nothing of the file reached the sandbox" "$OUT$ERR" "$e
 br --evidence "$W/priv/id_key" -- sh -c 'cat /evidence/id_key'
 eq "evidence: the file named directly is still copied (exit 0)" "$RC:$OUT" "0:$esecret"
 
+# --------------------- --evidence below a directory swapped for a link before the copy
+# berth checked each --evidence last, then opened its parent directory by
+# name to copy it: a component of that path swapped for a symbolic link in
+# between (the test-only pause BERTH_TEST_PAUSE_BEFORE_EVIDENCE holds berth
+# there) made berth copy the link target's file of that name into /evidence.
+# Now every component is opened with no link followed: refused (exit 2).
+W=$TOP/evrace; mkdir -p "$W/ws" "$W/a/b" "$W/canary/b" "$W/hook"; cd "$W/ws" || exit 1
+esecret2="berth-evrace-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+echo public >"$W/a/b/report.txt"; printf '%s\n' "$esecret2" >"$W/canary/b/report.txt"
+cp "$W/canary/b/report.txt" "$W/canary/report.txt"
+PAUSEVAR=BERTH_TEST_PAUSE_BEFORE_EVIDENCE
+for victim in "$W/a/b" "$W/a"; do
+	racecmd "$victim" "$BERTH" run --evidence "$W/a/b/report.txt" -- cat /evidence/report.txt
+	eq "evidence race: \`${victim#$W/}\` swapped for a link before the copy is refused (exit 2)" "$RC" 2
+	has "evidence race: ... naming it" "$ERR" "cannot read evidence \`$W/a/b/report.txt\`: a directory on its path is now a symbolic link"
+	hasnt "evidence race: ... and the link target's file was not copied" "$OUT$ERR" "$esecret2"
+done
+PAUSEVAR=
+br --evidence "$W/a/b/report.txt" -- cat /evidence/report.txt
+eq "evidence race: untouched, it is copied (exit 0)" "$RC:$OUT" "0:public"
+
 # ---------------------------------------- a fleet file that is a symlink
 # A sandbox leaves fleet.yml -> a host secret in the repository; the caller
 # runs `berth fleet up fleet.yml`: berth read it and quoted its first key.
@@ -680,27 +726,6 @@ hasnt "toctou: ... and the sandbox did not read the link's target" "$OUT" "$tsec
 W=$TOP/race; mkdir -p "$W/ws/vendor" "$W/canary" "$W/rwd" "$W/wsx" "$W/hook"; cd "$W/ws" || exit 1
 rsecret="berth-race-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"; echo public >"$W/wsx/readme"
-race() { # race VICTIM ARGS... : berth run ARGS, VICTIM swapped for a link to the canary while berth pauses
-	local victim=$1; shift
-	racecmd "$victim" "$BERTH" run "$@"
-}
-racecmd() { # racecmd VICTIM COMMAND... : the same for any berth command line
-	local victim=$1; shift
-	rm -f "$W/hook/paused" "$W/hook/go"
-	BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$@" </dev/null >"$TD/out" 2>"$TD/err" &
-	local pid=$! i
-	for i in $(seq 300); do [ -e "$W/hook/paused" ] && break; sleep 0.1; done
-	if [ -e "$W/hook/paused" ]; then
-		# relative: it leads to the canary in the child's view of the host too
-		mv "$victim" "$victim.old" && ln -s "$(realpath --relative-to="${victim%/*}" "$W/canary")" "$victim"
-	fi
-	touch "$W/hook/go"
-	wait "$pid"; RC=$?
-	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
-	[ -e "$W/hook/paused" ] && pass "race: precondition: berth paused before the mount" ||
-		fail "race: precondition: berth paused before the mount" "no $W/hook/paused" "stderr: $ERR"
-	rm -f "$victim" && mv "$victim.old" "$victim"
-}
 # Root's mounts are idmapped trees berth makes from the descriptors it opened:
 # the sandbox gets what berth checked (the original, exit 0).  A user's are
 # bound by the child, which finds the name changed: refused (exit 2).
@@ -742,6 +767,7 @@ printf '%s\n' "agent: shell" "command: [sh, -c, 'cat /v/*; sleep 30']" "prompt: 
 	>"$W/config/berth/profiles/racer.yml"
 SX=(env XDG_RUNTIME_DIR="$W/run" XDG_STATE_HOME="$W/state" XDG_CONFIG_HOME="$W/config")
 sessions() { "${SX[@]}" "$BERTH" ps --json | "$HOSTPY" -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin)))'; }
+PAUSEVAR=BERTH_TEST_PAUSE_BEFORE_LAUNCH
 racecmd "$W/ws/vendor" "${SX[@]}" "$BERTH" spawn racer --name rs1 --workspace "$W/ws2" --ro "$W/ws/vendor:/v"
 eq "spawn race: a --ro source swapped for a link before the launch is refused (exit 2)" "$RC" 2
 has "spawn race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
@@ -754,12 +780,13 @@ eq "fleet race: the same in a fleet is refused (exit 2)" "$RC" 2
 has "fleet race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
 eq "fleet race: ... and no session was made" "$(sessions)" "[]"
 rm -f "$W/hook/paused"; touch "$W/hook/go"
-"${SX[@]}" BERTH_TEST_PAUSE_BEFORE_MOUNT="$W/hook" "$BERTH" spawn racer --name rs2 --workspace "$W/ws2" \
+"${SX[@]}" BERTH_TEST_PAUSE_BEFORE_LAUNCH="$W/hook" "$BERTH" spawn racer --name rs2 --workspace "$W/ws2" \
 	--ro "$W/ws/vendor:/v" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
 eq "spawn race: untouched, the session starts (exit 0)" "$RC" 0
 for _ in $(seq 50); do grep -q public "$W"/state/berth/sessions/rs2/output.log 2>/dev/null && break; sleep 0.1; done
 has "spawn race: ... and reads its source" "$(cat "$W"/state/berth/sessions/rs2/output.log 2>/dev/null)" public
 "${SX[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1
+PAUSEVAR=
 cd "$TOP" || exit 1
 
 # ------------------------------------- a project rules file that is a symlink
