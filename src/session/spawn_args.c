@@ -594,7 +594,11 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 		nh += strcmp(r->run_args[i], "--allow-host") == 0;
 
 	berth_policy_init(p);
-	p->workspace = strdup(parent);
+	/* physical: the sandbox opens it with no link followed (a symlinked
+	 * home must not fail the clone) */
+	p->workspace = realpath(parent, NULL);
+	if (p->workspace == NULL && errno != ENOMEM)
+		p->workspace = strdup(parent);
 	p->network = BERTH_NET_PROXY;
 	p->argv = calloc(BERTH_ARRAY_SIZE(argv), sizeof *p->argv);
 	p->allow_hosts = calloc(nh + 4, sizeof *p->allow_hosts);
