@@ -44,7 +44,9 @@ int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err
  * --evidence of @o still resolve to the physical path berth_run_parse
  * checked (realpath(3)): none of their components became a symbolic link
  * while berth waited (a widening's confirmation, or a sandbox racing in the
- * same workspace).  Call it last before the sandbox is built.  Returns 0, or
+ * same workspace).  Call it last before the sandbox is built (`berth run`;
+ * berth_spawn_launch for spawn and each fleet agent); the sandbox then opens
+ * each source once with no link followed (berth_source_open).  Returns 0, or
  * -1 with @err (status 2) naming the path and what it leads to now.
  */
 int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err);

@@ -752,6 +752,10 @@ absent "race: ... nor write into it" "$W/canary/written"
 rm -f "$W/hook/paused" "$W/hook/go"; touch "$W/hook/go"
 BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run --ro "$W/ws/vendor:/v" -- cat /v/readme </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
 eq "race: untouched, the same run reads its source (exit 0)" "$RC:$(cat "$TD/out")" "0:public"
+# berth's descriptors of the sources are close-on-exec: the command holds
+# only its stdio (and the directory python lists them with).
+br --ro "$W/ws/vendor:/v" --yes --rw "$W/rwd:/r" -- "$HOSTPY" -c 'import os; print(sorted(os.listdir("/proc/self/fd")))'
+eq "race: no descriptor of berth's reaches the command" "$RC:$OUT" "0:['0', '1', '2', '3']"
 cd "$TOP" || exit 1
 
 # ---------------- spawn and fleet: a source swapped between the check and the launch
