@@ -1896,11 +1896,6 @@ static void cleanup(struct sandbox *s)
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		if (s->mount_fds[i] >= 0)
 			close(s->mount_fds[i]);
-	if (s->ws_src >= 0)
-		close(s->ws_src);
-	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->src_fds); i++)
-		if (s->src_fds[i] >= 0)
-			close(s->src_fds[i]);
 	if (s->pty_master >= 0)
 		close(s->pty_master);
 	if (s->sock[0] >= 0)
@@ -2099,6 +2094,21 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
  * yet) once more without: check_features then refuses, or, under
  * --allow-degraded, the run goes on degraded.  Returns the sandbox, or NULL
  * with @err filled. */
+/* berth's descriptors of the sources (plan_mounts): the idmapped trees are
+ * made and the child, which holds its own copies, has mounted from them
+ * once start_once returns, whatever it returned. */
+static void close_sources(struct sandbox *s)
+{
+	if (s->ws_src >= 0)
+		close(s->ws_src);
+	s->ws_src = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->src_fds); i++) {
+		if (s->src_fds[i] >= 0)
+			close(s->src_fds[i]);
+		s->src_fds[i] = -1;
+	}
+}
+
 static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
 			     struct berth_error *err)
 {
@@ -2107,7 +2117,9 @@ static struct sandbox *start(const struct berth_policy *p, const struct berth_ru
 
 	if (s == NULL)
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
-	if (start_once(s, o->force_off, err) == 0)
+	int r = start_once(s, o->force_off, err);
+	close_sources(s);
+	if (r == 0)
 		return s;
 	cleanup(s);
 	userns_errno = s->userns_errno;
@@ -2119,7 +2131,9 @@ static struct sandbox *start(const struct berth_policy *p, const struct berth_ru
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	s->feat_userns_errno = userns_errno;
 	s->retry = true;
-	if (start_once(s, o->force_off | BERTH_FEAT_USERNS, err) == 0)
+	r = start_once(s, o->force_off | BERTH_FEAT_USERNS, err);
+	close_sources(s);
+	if (r == 0)
 		return s;
 	cleanup(s);
 	free(s);
