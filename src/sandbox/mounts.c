@@ -156,13 +156,48 @@ static int move_tree(int fd, const char *dst, struct berth_error *err)
 	return 0;
 }
 
-static int open_nofollow(int dirfd, const char *path)
+int berth_open_nofollow(int dirfd, const char *path, int flags)
 {
 	/* No O_NOFOLLOW: with O_PATH it would open a trailing link itself
 	 * instead of failing (openat2(2)); RESOLVE_NO_SYMLINKS refuses it. */
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	struct open_how how = {.flags = (uint64_t)(flags | O_PATH | O_CLOEXEC), .resolve = RESOLVE_NO_SYMLINKS};
+	char buf[PATH_MAX];
+	char *save = NULL;
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	/* No openat2 (before Linux 5.6, or a seccomp filter that answers
+	 * ENOSYS, as berth's own does): one component at a time, each opened
+	 * O_NOFOLLOW below the previous one's descriptor; a link is ELOOP. */
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return errno = ENAMETOOLONG, -1;
+	fd = openat(path[0] == '/' ? AT_FDCWD : dirfd, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c != NULL; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(fd);
+		if (next >= 0 && fstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
+			close(next);
+			return errno = ELOOP, -1;
+		}
+		fd = next;
+		errno = e;
+	}
+	if (fd >= 0 && (flags & O_DIRECTORY) != 0) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			close(fd);
+			return errno = ENOTDIR, -1;
+		}
+	}
+	return fd;
+}
+
+static int open_nofollow(int dirfd, const char *path)
+{
+	return berth_open_nofollow(dirfd, path, 0);
 }
 
 static int changed(const char *what, const char *path, const char *how, struct berth_error *err)

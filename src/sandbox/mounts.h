@@ -62,6 +62,16 @@ struct berth_mount_plan {
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err);
 
 /*
+ * berth_open_nofollow - open @path (below @dirfd when relative) O_PATH |
+ * O_CLOEXEC | @flags (O_DIRECTORY is the one that matters) with no symbolic
+ * link followed at any component: openat2(2) RESOLVE_NO_SYMLINKS, or, where
+ * that is ENOSYS (an old kernel, a seccomp filter such as berth's own), one
+ * openat(2) O_NOFOLLOW per component below the previous descriptor.
+ * Returns the descriptor, or -1 with errno (ELOOP: a link on the way).
+ */
+int berth_open_nofollow(int dirfd, const char *path, int flags);
+
+/*
  * berth_source_open - in berth (the parent), last before the sandbox is
  * built: open @path (a physical path from realpath(3)), @what in messages
  * ("the workspace", "the --ro source"), once, O_PATH, with openat2(2)

@@ -8,15 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../sandbox/mounts.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
 
@@ -352,10 +351,7 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 		 * on the path swapped for a symbolic link after berth checked it
 		 * would have the copy read the link target's file of that name
 		 * (issue 13, class 4).  The last component: walk's O_NOFOLLOW. */
-		pfd = (int)syscall(SYS_openat2, AT_FDCWD, parent,
-				   &(struct open_how){.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-						      .resolve = RESOLVE_NO_SYMLINKS},
-				   sizeof(struct open_how));
+		pfd = berth_open_nofollow(AT_FDCWD, parent, O_DIRECTORY);
 		if (pfd < 0 && (errno == ELOOP || errno == EXDEV)) {
 			r = berth_usage_err(err, "cannot read evidence `%s`: a directory on its path is now a symbolic "
 						 "link (it changed after berth checked it)",
