@@ -25,7 +25,7 @@
 static void print_diags(const struct berth_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++)
-		fprintf(stderr, "%s\n", d->items[i].text);
+		fprintf(stderr, "%s\n", CLI_SAFE(d->items[i].text)); /* they quote the app's files */
 	if (d->dropped)
 		fprintf(stderr, "berth: ... and %zu more problems\n", d->dropped);
 }
@@ -129,8 +129,14 @@ static void print_call_error(const struct berth_call_error *ce)
 	free(s);
 	json_decref(e);
 	fprintf(stderr, "berth: %s (JSON-RPC %d)\n", CLI_SAFE(ce->message), ce->code);
-	if (ce->denial != NULL)
-		fprintf(stderr, "%s", ce->denial);
+	/* several lines, quoting what the app asked for: each through the filter */
+	for (const char *l = ce->denial; l != NULL && *l != '\0';) {
+		size_t n = strcspn(l, "\n");
+		char one[CLI_SAFE_MAX];
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), l);
+		fprintf(stderr, "%s\n", CLI_SAFE(one));
+		l += n + (l[n] == '\n');
+	}
 }
 
 /* The exit status of a failed call: 2 when the caller asked for something
@@ -270,8 +276,8 @@ int cmd_rpc(int argc, char **argv)
 		return r ? r : 2;
 	}
 	if (strcmp(berth_app_manifest(a)->name, app) != 0) {
-		fprintf(stderr, "berth: rpc: `%s` holds the app `%s`, not `%s`\n", dir,
-			berth_app_manifest(a)->name, app);
+		fprintf(stderr, "berth: rpc: `%s` holds the app `%s`, not `%s`\n", CLI_SAFE(dir),
+			CLI_SAFE(berth_app_manifest(a)->name), CLI_SAFE(app));
 		berth_app_close(a);
 		json_decref(input);
 		return 2;

@@ -160,12 +160,13 @@ static int verify(const char *file, const char *keyfile)
 		return BERTH_EXIT_INTERNAL;
 	}
 	if (r == BERTH_ATTEST_VALID) {
-		printf("valid: run %s, verdict %s, signed by %s\n", json_string_value(json_object_get(doc, "run_id")),
-		       json_string_value(json_object_get(doc, "verdict")),
-		       json_string_value(json_object_get(json_object_get(doc, "signature"), "public_key")));
+		/* the document is anyone's file: its strings through the filter */
+		printf("valid: run %s, verdict %s, signed by %s\n", CLI_SAFE(json_string_value(json_object_get(doc, "run_id"))),
+		       CLI_SAFE(json_string_value(json_object_get(doc, "verdict"))),
+		       CLI_SAFE(json_string_value(json_object_get(json_object_get(doc, "signature"), "public_key"))));
 	} else {
-		printf("INVALID: %s\n", file);
-		json_array_foreach(problems, i, p) printf("  %s\n", json_string_value(p));
+		printf("INVALID: %s\n", CLI_SAFE(file));
+		json_array_foreach(problems, i, p) printf("  %s\n", CLI_SAFE(json_string_value(p)));
 	}
 	json_decref(problems);
 	json_decref(doc);

@@ -173,7 +173,7 @@ static void check_idmap(unsigned force_off, struct check *c)
 		snprintf(c->detail, sizeof c->detail, "forced off");
 		return;
 	}
-	fd = berth_idmapped_tree(".", 0, 0, &ids, true, &err);
+	fd = berth_idmapped_tree(-1, ".", 0, 0, &ids, true, &err);
 	c->ok = fd >= 0;
 	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "supported for the current directory's filesystem" : err.msg);
 	if (!c->ok)

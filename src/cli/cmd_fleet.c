@@ -31,15 +31,15 @@ static int up(struct berth_fleet *f, bool yes)
 		f->agents[i].cols = 120;
 		if (berth_spawn_prepare(&f->agents[i], getenv, &err) < 0) {
 			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
-				f->agents[i].name, CLI_SAFE(err.msg));
+				CLI_SAFE(f->agents[i].name), CLI_SAFE(err.msg));
 			if (err.hint[0])
 				fprintf(stderr, "berth: hint: %s\n", CLI_SAFE(err.hint));
 			return err.status ? err.status : BERTH_EXIT_USAGE;
 		}
 		for (size_t k = 0; k < f->agents[i].n_notes; k++)
-			fprintf(stderr, "berth: %s: %s\n", f->agents[i].name, CLI_SAFE(f->agents[i].notes[k]));
+			fprintf(stderr, "berth: %s: %s\n", CLI_SAFE(f->agents[i].name), CLI_SAFE(f->agents[i].notes[k]));
 		for (int k = 0; k < f->agents[i].run.n_widenings; k++)
-			fprintf(stderr, "berth: %s: widening: %s\n", f->agents[i].name,
+			fprintf(stderr, "berth: %s: widening: %s\n", CLI_SAFE(f->agents[i].name),
 				CLI_SAFE(f->agents[i].run.widenings[k]));
 		/* What the file takes from the host beyond the profile: a fleet
 		 * file may come with a repository (berth_fleet_asks). */
@@ -47,11 +47,11 @@ static int up(struct berth_fleet *f, bool yes)
 		int n_asks = berth_fleet_asks(f, i, getenv, &asks, &err);
 		if (n_asks < 0) {
 			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
-				f->agents[i].name, CLI_SAFE(err.msg));
+				CLI_SAFE(f->agents[i].name), CLI_SAFE(err.msg));
 			return err.status ? err.status : BERTH_EXIT_USAGE;
 		}
 		for (int k = 0; k < n_asks; k++)
-			fprintf(stderr, "berth: %s: from the fleet file: %s\n", f->agents[i].name, CLI_SAFE(asks[k]));
+			fprintf(stderr, "berth: %s: from the fleet file: %s\n", CLI_SAFE(f->agents[i].name), CLI_SAFE(asks[k]));
 		berth_fleet_asks_free(asks, (size_t)n_asks);
 		/* Only the person's --yes counts: a `--yes` among the file's own
 		 * options would let the file approve itself. */
@@ -59,7 +59,7 @@ static int up(struct berth_fleet *f, bool yes)
 			fprintf(stderr,
 				"berth: %s:%lu: agent `%s` asks for %s: read the lines above, then pass --yes to "
 				"`berth fleet up` (nothing was started)\n",
-				CLI_SAFE(f->path), f->lines[i], f->agents[i].name,
+				CLI_SAFE(f->path), f->lines[i], CLI_SAFE(f->agents[i].name),
 				f->agents[i].run.n_widenings > 0 && n_asks > 0 ? "widenings and host resources"
 				: n_asks > 0				       ? "host resources"
 									       : "widenings");
@@ -70,7 +70,7 @@ static int up(struct berth_fleet *f, bool yes)
 		struct berth_error err = {0};
 		if (berth_spawn_launch(&f->agents[i], &pid, &err) < 0) {
 			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
-				f->agents[i].name, CLI_SAFE(err.msg));
+				CLI_SAFE(f->agents[i].name), CLI_SAFE(err.msg));
 			rc = err.status ? err.status : BERTH_EXIT_INTERNAL;
 			break;
 		}
@@ -119,7 +119,7 @@ int cmd_fleet(int argc, char **argv)
 		else if (strcmp(argv[i], "--json") == 0 && strcmp(argv[1], "ps") == 0)
 			json = true;
 		else {
-			fprintf(stderr, "berth: fleet %s: unexpected argument `%s`\n", argv[1], argv[i]);
+			fprintf(stderr, "berth: fleet %s: unexpected argument `%s`\n", CLI_SAFE(argv[1]), CLI_SAFE(argv[i]));
 			fputs(fleet_usage, stderr);
 			return BERTH_EXIT_USAGE;
 		}

@@ -174,7 +174,7 @@ int cmd_tools(int argc, char **argv)
 	}
 	if (berth_manifest_load(dir, dir, &man, &d, &err) < 0) {
 		for (size_t i = 0; i < d.n; i++)
-			fprintf(stderr, "%s\n", d.items[i].text);
+			fprintf(stderr, "%s\n", CLI_SAFE(d.items[i].text));
 		berth_diags_free(&d);
 		cli_print_error(&err);
 		return err.status == 2 ? 2 : 125;

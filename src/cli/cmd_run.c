@@ -477,6 +477,8 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */
 	}
+	if (o.n_evidence > 0)
+		berth_test_pause("BERTH_TEST_PAUSE_BEFORE_EVIDENCE");
 	berth_audit_new_run_id(run_id);
 	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
 	job.p = &o.policy;

@@ -508,7 +508,7 @@ int cmd_attach(int argc, char **argv)
 	while (got < sizeof line - 1) {
 		ssize_t n = read(fd, line + got, 1);
 		if (n <= 0) {
-			fprintf(stderr, "berth: session `%s` closed the connection\n", argv[1]);
+			fprintf(stderr, "berth: session `%s` closed the connection\n", CLI_SAFE(argv[1]));
 			return BERTH_EXIT_USAGE;
 		}
 		if (line[got++] == '\n')
@@ -516,7 +516,10 @@ int cmd_attach(int argc, char **argv)
 	}
 	line[got] = '\0';
 	if (strstr(line, "\"ok\"") == NULL) {
-		fprintf(stderr, "berth: session `%s` refused to attach: %s", argv[1], line);
+		/* the answer quotes what the session holds (a name, an error
+		 * text a sandbox could have chosen): through the filter */
+		line[strcspn(line, "\n")] = '\0';
+		fprintf(stderr, "berth: session `%s` refused to attach: %s\n", CLI_SAFE(argv[1]), CLI_SAFE(line));
 		return BERTH_EXIT_USAGE;
 	}
 	tcgetattr(STDIN_FILENO, &saved);
@@ -576,9 +579,9 @@ int cmd_attach(int argc, char **argv)
 	fputs(TERMINAL_RESET "\r\n", stdout);
 	fflush(stdout);
 	if (ended)
-		fprintf(stderr, "berth: session `%s` ended\n", argv[1]);
+		fprintf(stderr, "berth: session `%s` ended\n", CLI_SAFE(argv[1]));
 	else
-		fprintf(stderr, "berth: detached from `%s`; it keeps running\n", argv[1]);
+		fprintf(stderr, "berth: detached from `%s`; it keeps running\n", CLI_SAFE(argv[1]));
 	return 0;
 }
 
@@ -605,7 +608,7 @@ static void show_trust_log(const char *name)
 	while (fgets(line, sizeof line, f) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
 		if (strncmp(line, "berth: ", 7) == 0)
-			fprintf(stderr, "berth: `%s`: %s\n", name, berth_text_clean(safe, sizeof safe, line + 7));
+			fprintf(stderr, "berth: `%s`: %s\n", CLI_SAFE(name), berth_text_clean(safe, sizeof safe, line + 7));
 	}
 	fclose(f);
 }
@@ -654,7 +657,7 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 			close(fds[i]);
 			fds[i] = -1;
 			open_n--;
-			fprintf(stderr, "berth: stopped `%s`\n", names[i]);
+			fprintf(stderr, "berth: stopped `%s`\n", CLI_SAFE(names[i]));
 			show_trust_log(names[i]);
 		}
 		free(p);
@@ -663,7 +666,7 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 	}
 	for (int i = 0; i < n; i++)
 		if (fds[i] >= 0) {
-			fprintf(stderr, "berth: session `%s` did not end in time\n", names[i]);
+			fprintf(stderr, "berth: session `%s` did not end in time\n", CLI_SAFE(names[i]));
 			close(fds[i]);
 			rc = BERTH_EXIT_INTERNAL;
 		}

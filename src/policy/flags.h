@@ -32,8 +32,9 @@ struct berth_run_opts {
  * is or is below a system directory (/etc, /usr, /var, /boot, /opt, /srv,
  * /root, /bin, /sbin, /lib*, /efi; not below the caller's home) lets the
  * sandbox rewrite what the host runs or trusts.  Adds that widening to @o
- * (after berth_run_parse, for `berth run`; not for the stand-in workspace a
- * session's options are parsed on).  Returns 0 (nothing for a user), or -1
+ * (after berth_run_parse, for `berth run`, and for `berth spawn` and each
+ * agent of a fleet given a workspace; not for the stand-in workspace a
+ * session's own is parsed on).  Returns 0 (nothing for a user), or -1
  * with @err: ENOMEM (125), or more than 31 widenings (status 2).
  */
 int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err);
@@ -43,7 +44,9 @@ int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err
  * --evidence of @o still resolve to the physical path berth_run_parse
  * checked (realpath(3)): none of their components became a symbolic link
  * while berth waited (a widening's confirmation, or a sandbox racing in the
- * same workspace).  Call it last before the sandbox is built.  Returns 0, or
+ * same workspace).  Call it last before the sandbox is built (`berth run`;
+ * berth_spawn_launch for spawn and each fleet agent); the sandbox then opens
+ * each source once with no link followed (berth_source_open).  Returns 0, or
  * -1 with @err (status 2) naming the path and what it leads to now.
  */
 int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err);

@@ -581,6 +581,13 @@ static int bind_self(const char *root, const char *shown, const char *proc, cons
 	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
 	if (fd < 0)
 		return berth_err(err, errno, "cannot open guarded path `%s/%s`", shown, rel);
+	/* O_PATH | O_NOFOLLOW opens a last component that is a link as the
+	 * link: refuse it rather than bind over what it names. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		berth_usage_err(err, "guarded path `%s/%s` became a symlink, which berth cannot protect", shown, rel);
+		return berth_err_hint(err, "something changed the workspace while berth set the sandbox up; run again");
+	}
 	snprintf(fdpath, sizeof fdpath, "%s/self/fd/%d", proc, fd);
 	if (mount(fdpath, fdpath, NULL, MS_BIND, NULL) < 0)
 		return berth_err(err, errno, "cannot bind guarded path `%s/%s`", shown, rel);

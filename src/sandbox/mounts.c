@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/text.h"
 
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
@@ -154,16 +156,117 @@ static int move_tree(int fd, const char *dst, struct berth_error *err)
 	return 0;
 }
 
+int berth_open_nofollow(int dirfd, const char *path, int flags)
+{
+	/* No O_NOFOLLOW: with O_PATH it would open a trailing link itself
+	 * instead of failing (openat2(2)); RESOLVE_NO_SYMLINKS refuses it. */
+	struct open_how how = {.flags = (uint64_t)(flags | O_PATH | O_CLOEXEC), .resolve = RESOLVE_NO_SYMLINKS};
+	char buf[PATH_MAX];
+	char *save = NULL;
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	/* No openat2 (before Linux 5.6, or a seccomp filter that answers
+	 * ENOSYS, as berth's own does): one component at a time, each opened
+	 * O_NOFOLLOW below the previous one's descriptor; a link is ELOOP. */
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return errno = ENAMETOOLONG, -1;
+	fd = openat(path[0] == '/' ? AT_FDCWD : dirfd, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c != NULL; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(fd);
+		if (next >= 0 && fstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
+			close(next);
+			return errno = ELOOP, -1;
+		}
+		fd = next;
+		errno = e;
+	}
+	if (fd >= 0 && (flags & O_DIRECTORY) != 0) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			close(fd);
+			return errno = ENOTDIR, -1;
+		}
+	}
+	return fd;
+}
+
+static int open_nofollow(int dirfd, const char *path)
+{
+	return berth_open_nofollow(dirfd, path, 0);
+}
+
+static int changed(const char *what, const char *path, const char *how, struct berth_error *err)
+{
+	char c[PATH_MAX];
+
+	berth_usage_err(err, "%s `%s` changed after berth checked it: %s", what, berth_text_clean(c, sizeof c, path),
+			how);
+	return berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it while berth was starting "
+				   "the sandbox: look at it, then run again");
+}
+
+int berth_source_open(const char *what, const char *path, struct stat *st, struct berth_error *err)
+{
+	cleanup_close int fd = open_nofollow(AT_FDCWD, path);
+
+	if (fd < 0 && (errno == ELOOP || errno == EXDEV))
+		return changed(what, path, "it is now, or is reached through, a symbolic link", err);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return changed(what, path, "it is gone", err);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open %s `%s`", what, path);
+	if (fstat(fd, st) < 0)
+		return berth_err(err, errno, "cannot stat %s `%s`", what, path);
+	if (strcmp(what, "the workspace") == 0 && !S_ISDIR(st->st_mode))
+		return changed(what, path, "it is no longer a directory", err);
+	return steal_fd(&fd);
+}
+
+/* In the child: bind @parent_fd's inode (berth_source_open) at @dst.  A
+ * descriptor from berth's mount namespace cannot be bound here (EINVAL), so
+ * the child opens the host path again below /oldroot, with no link followed,
+ * and binds only when that is the very inode berth checked. */
+static int bind_source(const char *what, const char *path, int parent_fd, const char *dst, uint64_t attrs,
+		       struct berth_error *err)
+{
+	char src[PATH_MAX], fdpath[64];
+	cleanup_close int fd = -1;
+	struct stat a, b;
+
+	snprintf(src, sizeof src, OLDROOT "%s", path);
+	fd = open_nofollow(AT_FDCWD, src);
+	if (fd < 0 && (errno == ELOOP || errno == EXDEV))
+		return changed(what, path, "it is now, or is reached through, a symbolic link", err);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return changed(what, path, "it is gone", err);
+	if (fd < 0) {
+		berth_err(err, errno, "cannot mount %s `%s`", what, path);
+		return berth_err_hint(err, "the sandbox runs as uid %u: it must be able to reach `%s` (every directory "
+					   "on the way searchable)",
+				      (unsigned)getuid(), path);
+	}
+	if (fstat(fd, &a) < 0 || fstat(parent_fd, &b) < 0)
+		return berth_err(err, errno, "cannot stat %s `%s`", what, path);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return changed(what, path, "another file is there now", err);
+	snprintf(fdpath, sizeof fdpath, OLDROOT "/proc/self/fd/%d", fd);
+	if (bind(fdpath, dst, attrs, err) < 0)
+		return berth_err(err, errno, "cannot mount %s `%s`", what, path);
+	return 0;
+}
+
 static int workspace(const struct berth_mount_plan *plan, struct berth_error *err)
 {
-	char src[PATH_MAX];
-
 	if (mkdir(NEWROOT "/workspace", 0755) < 0)
 		return berth_err(err, errno, "mkdir /workspace");
 	if (plan->ws_fd >= 0)
 		return move_tree(plan->ws_fd, NEWROOT "/workspace", err);
-	snprintf(src, sizeof src, OLDROOT "%s", plan->policy->workspace);
-	return bind(src, NEWROOT "/workspace", 0, err);
+	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, NEWROOT "/workspace", 0, err);
 }
 
 /* Depth of a path: more components mount later, so nested scopes stack right. */
@@ -182,12 +285,11 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 	for (int d = 1; d < 256; d++) {
 		for (size_t i = 0; i < p->n_mounts; i++) {
 			const struct berth_mount *m = &p->mounts[i];
-			char src[PATH_MAX], dst[PATH_MAX];
+			char dst[PATH_MAX];
 			struct stat st;
 
 			if (depth(m->dst) != d)
 				continue;
-			snprintf(src, sizeof src, OLDROOT "%s", m->src);
 			snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
 			if (strncmp(m->dst, "/workspace/", 11) == 0 && lstat(dst, &st) < 0) {
 				berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
@@ -198,12 +300,10 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
 				if (move_tree(plan->mount_fds[i], dst, err) < 0)
 					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src, m->dst);
-			} else if (bind(src, dst, m->rw ? 0 : MOUNT_ATTR_RDONLY, err) < 0) {
+			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src, plan->src_fds[i], dst,
+					       m->rw ? 0 : MOUNT_ATTR_RDONLY, err) < 0) {
 				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
-				berth_err(err, errno, "cannot mount `%s` at `%s`", m->src, m->dst);
-				return berth_err_hint(err, "the sandbox runs as uid %u: it must be able to reach `%s` "
-							   "(every directory on the way searchable)",
-						      (unsigned)getuid(), m->src);
+				return -1;
 			}
 		}
 	}

@@ -10,6 +10,7 @@
 #define BERTH_PTY_MAX 128
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "../policy/policy.h"
 #include "../util/error.h"
@@ -23,6 +24,11 @@ struct berth_mount_plan {
 	int ws_fd;            /* detached idmapped tree of the workspace, or -1 to bind */
 	int home_fd;          /* detached idmapped tree of policy->home_dir, or -1 to bind it */
 	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
+	/* The workspace and each --ro/--rw source as berth opened them once
+	 * (berth_source_open): a bind is made from the child's own descriptor
+	 * of the same inode, never from whatever the name leads to later. */
+	int ws_src_fd;
+	const int *src_fds; /* per policy->mounts */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
 	bool own_netns;       /* a new network namespace (sysfs may be mounted) */
 	/* --network proxy: /etc/resolv.conf names the sandbox's resolver
@@ -54,6 +60,29 @@ struct berth_mount_plan {
  * Returns 0, or -1 with @err filled.
  */
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err);
+
+/*
+ * berth_open_nofollow - open @path (below @dirfd when relative) O_PATH |
+ * O_CLOEXEC | @flags (O_DIRECTORY is the one that matters) with no symbolic
+ * link followed at any component: openat2(2) RESOLVE_NO_SYMLINKS, or, where
+ * that is ENOSYS (an old kernel, a seccomp filter such as berth's own), one
+ * openat(2) O_NOFOLLOW per component below the previous descriptor.
+ * Returns the descriptor, or -1 with errno (ELOOP: a link on the way).
+ */
+int berth_open_nofollow(int dirfd, const char *path, int flags);
+
+/*
+ * berth_source_open - in berth (the parent), last before the sandbox is
+ * built: open @path (a physical path from realpath(3)), @what in messages
+ * ("the workspace", "the --ro source"), once, O_PATH, with openat2(2)
+ * RESOLVE_NO_SYMLINKS: a symbolic link at any component, planted since berth
+ * resolved it, is refused, not followed.  The sandbox's mount is made from
+ * this descriptor (idmapped trees) or from the child's own descriptor of the
+ * same inode (binds).  @st gets its fstat(2).  Returns the descriptor
+ * (O_CLOEXEC), or -1 with @err: status 2 when the path changed (a link, gone,
+ * a workspace that is no directory), naming it; errno otherwise.
+ */
+int berth_source_open(const char *what, const char *path, struct stat *st, struct berth_error *err);
 
 /*
  * berth_ro_tree - in berth (the parent): a detached copy of the mount tree

@@ -200,4 +200,20 @@ void berth_sandbox_kill(struct berth_sandbox *sb);
  * cgroups and release @sb.  Safe on NULL. */
 void berth_sandbox_free(struct berth_sandbox *sb);
 
+/*
+ * berth_test_pause - test-only (docs/security.md, "Mount sources"): when
+ * the environment variable @var names a directory DIR of the caller's own
+ * (absolute path), make DIR/paused, then wait (at most 60 s) for DIR/go.
+ * Called where a racing sandbox has its window:
+ *   BERTH_TEST_PAUSE_BEFORE_MOUNT     the sandbox, after berth's last check
+ *                                     of the sources, before any mount;
+ *   BERTH_TEST_PAUSE_BEFORE_LAUNCH    `berth spawn` / `berth fleet up`, as a
+ *                                     session is launched, before its recheck;
+ *   BERTH_TEST_PAUSE_BEFORE_EVIDENCE  `berth run`, after its last check,
+ *                                     before the --evidence copy.
+ * Only delays, takes no check away; once DIR/go exists it returns at once.
+ * Never fails.
+ */
+void berth_test_pause(const char *var);
+
 #endif

@@ -129,6 +129,10 @@ struct sandbox {
 	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[64];
+	/* The workspace and each --ro/--rw source, opened once with no link
+	 * followed (berth_source_open): every mount is made from these. */
+	int ws_src;
+	int src_fds[64];
 	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
 	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
@@ -531,21 +535,63 @@ static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error
 
 /* Invoked by root: files in the workspace and --rw/--ro mounts keep their
  * host owner through idmapped mounts. */
-/* The kind of each --ro/--rw source, seen with berth's own credentials: the
- * child, already the sandbox identity, may not be able to look (a source
- * under a 0700 directory of root's, when root runs berth). */
+/* The workspace and each --ro/--rw source, opened once here with no link
+ * followed (issue 13, class 4: a source swapped for a symbolic link after
+ * berth checked it was mounted by name, and the sandbox got the link's
+ * target); every mount is made from these descriptors.  The kind of each
+ * source is seen here too, with berth's own credentials: the child, already
+ * the sandbox identity, may not be able to look (a source under a 0700
+ * directory of root's, when root runs berth). */
 static int plan_mounts(struct sandbox *s, struct berth_error *err)
 {
+	struct stat st;
+
 	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_is_dir))
 		return berth_usage_err(err, "too many --ro/--rw mounts (%zu, at most %zu)", s->p->n_mounts,
 				       BERTH_ARRAY_SIZE(s->mount_is_dir));
+	if (!s->use_userns)
+		return 0; /* no mount namespace: nothing is mounted */
+	s->ws_src = berth_source_open("the workspace", s->p->workspace, &st, err);
+	if (s->ws_src < 0)
+		return -1;
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
-		struct stat st;
-		if (stat(s->p->mounts[i].src, &st) < 0)
-			return berth_err(err, errno, "cannot stat mount source `%s`", s->p->mounts[i].src);
+		const struct berth_mount *m = &s->p->mounts[i];
+		s->src_fds[i] = berth_source_open(m->rw ? "the --rw source" : "the --ro source", m->src, &st, err);
+		if (s->src_fds[i] < 0)
+			return -1;
 		s->mount_is_dir[i] = S_ISDIR(st.st_mode);
 	}
 	return 0;
+}
+
+static int fd_owner(int fd, const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", path);
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+/* sandbox.h */
+void berth_test_pause(const char *var)
+{
+	const char *d = getenv(var);
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (d == NULL || d[0] != '/' || lstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return;
+	snprintf(path, sizeof path, "%s/paused", d);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof path, "%s/go", d);
+	for (int i = 0; i < 600 && access(path, F_OK) < 0; i++)
+		usleep(100000);
 }
 
 static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
@@ -566,23 +612,23 @@ static int prepare_idmaps(struct sandbox *s, struct berth_error *err)
 		berth_err(err, EOPNOTSUPP, "idmapped mounts are forced off");
 		goto degraded;
 	}
-	if (owner_of(s->p->workspace, &u, &g, err) < 0)
+	if (fd_owner(s->ws_src, s->p->workspace, &u, &g, err) < 0)
 		return -1;
-	s->ws_fd = berth_idmapped_tree(s->p->workspace, u, g, &s->ids, false, err);
+	s->ws_fd = berth_idmapped_tree(s->ws_src, s->p->workspace, u, g, &s->ids, false, err);
 	if (s->ws_fd < 0)
 		goto degraded;
 	if (s->p->home_dir != NULL) {
 		if (owner_of(s->p->home_dir, &u, &g, err) < 0)
 			return -1;
-		s->home_fd = berth_idmapped_tree(s->p->home_dir, u, g, &s->ids, false, err);
+		s->home_fd = berth_idmapped_tree(-1, s->p->home_dir, u, g, &s->ids, false, err);
 		if (s->home_fd < 0)
 			goto degraded;
 	}
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
-		if (owner_of(m->src, &u, &g, err) < 0)
+		if (fd_owner(s->src_fds[i], m->src, &u, &g, err) < 0)
 			return -1;
-		s->mount_fds[i] = berth_idmapped_tree(m->src, u, g, &s->ids, !m->rw, err);
+		s->mount_fds[i] = berth_idmapped_tree(s->src_fds[i], m->src, u, g, &s->ids, !m->rw, err);
 		if (s->mount_fds[i] < 0)
 			goto degraded;
 	}
@@ -1401,6 +1447,8 @@ static __attribute__((noreturn)) void child_main(struct sandbox *s)
 					.ws_fd = s->ws_fd,
 					.home_fd = s->home_fd,
 					.mount_fds = s->mount_fds,
+					.ws_src_fd = s->ws_src,
+					.src_fds = s->src_fds,
 					.mount_is_dir = s->mount_is_dir,
 					.own_netns = s->p->network != BERTH_NET_HOST,
 					.resolver = s->p->network == BERTH_NET_PROXY,
@@ -2116,7 +2164,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (prepare_evidence(s, err) < 0 || prepare_limits(s, err) < 0)
 		return -1;
-	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0 || prepare_idmaps(s, err) < 0)
+	if (plan_mounts(s, err) < 0 || prepare_guard(s, err) < 0)
+		return -1;
+	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_MOUNT");
+	if (prepare_idmaps(s, err) < 0)
 		return -1;
 	if (build_env(s, err) < 0)
 		return -1;
@@ -2166,6 +2217,9 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->dns_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
+	s->ws_src = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->src_fds); i++)
+		s->src_fds[i] = -1;
 	s->want_pty = !o->has_stdio && (o->want_pty || isatty(STDIN_FILENO) == 1);
 	if (!o->has_stdio && !s->want_pty)
 		s->out_pty = (isatty(STDOUT_FILENO) == 1 ? 1u : 0u) | (isatty(STDERR_FILENO) == 1 ? 2u : 0u);
@@ -2177,6 +2231,21 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
  * yet) once more without: check_features then refuses, or, under
  * --allow-degraded, the run goes on degraded.  Returns the sandbox, or NULL
  * with @err filled. */
+/* berth's descriptors of the sources (plan_mounts): the idmapped trees are
+ * made and the child, which holds its own copies, has mounted from them
+ * once start_once returns, whatever it returned. */
+static void close_sources(struct sandbox *s)
+{
+	if (s->ws_src >= 0)
+		close(s->ws_src);
+	s->ws_src = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->src_fds); i++) {
+		if (s->src_fds[i] >= 0)
+			close(s->src_fds[i]);
+		s->src_fds[i] = -1;
+	}
+}
+
 static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
 			     struct berth_error *err)
 {
@@ -2185,7 +2254,9 @@ static struct sandbox *start(const struct berth_policy *p, const struct berth_ru
 
 	if (s == NULL)
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
-	if (start_once(s, o->force_off, err) == 0)
+	int r = start_once(s, o->force_off, err);
+	close_sources(s);
+	if (r == 0)
 		return s;
 	cleanup(s);
 	userns_errno = s->userns_errno;
@@ -2197,7 +2268,9 @@ static struct sandbox *start(const struct berth_policy *p, const struct berth_ru
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	s->feat_userns_errno = userns_errno;
 	s->retry = true;
-	if (start_once(s, o->force_off | BERTH_FEAT_USERNS, err) == 0)
+	r = start_once(s, o->force_off | BERTH_FEAT_USERNS, err);
+	close_sources(s);
+	if (r == 0)
 		return s;
 	cleanup(s);
 	free(s);

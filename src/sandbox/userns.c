@@ -90,7 +90,7 @@ static int idmap_userns_fd(uid_t owner_uid, gid_t owner_gid, const struct berth_
 	return fd;
 }
 
-int berth_idmapped_tree(const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
+int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
 			bool ro, struct berth_error *err)
 {
 	cleanup_close int ns = idmap_userns_fd(owner_uid, owner_gid, ids, err);
@@ -102,13 +102,15 @@ int berth_idmapped_tree(const char *path, uid_t owner_uid, gid_t owner_gid, cons
 	if (ns < 0)
 		return -1;
 	attr.userns_fd = (uint64_t)ns;
-	mfd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	mfd = (int)syscall(SYS_open_tree, fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "" : path,
+			   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
 	if (mfd < 0)
 		return berth_err(err, errno, "cannot clone the mount tree of `%s`", path);
 	if (syscall(SYS_mount_setattr, mfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
 		/* A submount whose filesystem cannot be idmapped: map the top only. */
 		close(mfd);
-		mfd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		mfd = (int)syscall(SYS_open_tree, fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "" : path,
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (fd >= 0 ? AT_EMPTY_PATH : 0));
 		if (mfd < 0)
 			return berth_err(err, errno, "cannot clone the mount of `%s`", path);
 		if (syscall(SYS_mount_setattr, mfd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)

@@ -34,7 +34,9 @@ struct berth_ids {
 int berth_userns_write_maps(pid_t pid, const struct berth_ids *ids, struct berth_error *err);
 
 /*
- * berth_idmapped_tree - open a detached copy of the mount tree at @path
+ * berth_idmapped_tree - open a detached copy of the mount tree at @fd (an
+ * O_PATH descriptor berth opened once, docs/security.md "mount sources"), or
+ * at @path when @fd is -1 (@path names it in messages either way)
  * (open_tree(OPEN_TREE_CLONE|AT_RECURSIVE)) in which files owned by
  * @owner_uid:@owner_gid appear owned by @ids->host_uid:@ids->host_gid (and files
  * the sandbox creates are stored as @owner_uid:@owner_gid), nosuid and nodev,
@@ -42,7 +44,7 @@ int berth_userns_write_maps(pid_t pid, const struct berth_ids *ids, struct berth
  * Returns the mount fd, or -1 with @err filled (EINVAL/ENOTSUP: the filesystem
  * cannot be idmapped).
  */
-int berth_idmapped_tree(const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
+int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
 			bool ro, struct berth_error *err);
 
 /*

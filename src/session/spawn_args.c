@@ -533,6 +533,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		goto out;
 	}
 	r->have_run = true;
+	/* root's `--workspace /etc` is a widening, as for berth run (the
+	 * session's own workspace, and its stand-in /usr, are not). */
+	if (!r->managed_ws && berth_run_system_workspace(&r->run, err) < 0)
+		goto out;
 	if (r->run.dry_run || r->run.help || r->run.json) {
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
@@ -590,7 +594,11 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 		nh += strcmp(r->run_args[i], "--allow-host") == 0;
 
 	berth_policy_init(p);
-	p->workspace = strdup(parent);
+	/* physical: the sandbox opens it with no link followed (a symlinked
+	 * home must not fail the clone) */
+	p->workspace = realpath(parent, NULL);
+	if (p->workspace == NULL && errno != ENOMEM)
+		p->workspace = strdup(parent);
 	p->network = BERTH_NET_PROXY;
 	p->argv = calloc(BERTH_ARRAY_SIZE(argv), sizeof *p->argv);
 	p->allow_hosts = calloc(nh + 4, sizeof *p->allow_hosts);
@@ -718,6 +726,14 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	cleanup_close int lock = -1;
 	bool made_ws = false, made_st = false;
 
+	/* As cmd_run does, last before anything is made: the workspace and
+	 * every --ro/--rw source still resolve to what prepare checked (the
+	 * person's confirmation, or the fleet's earlier agents, came between;
+	 * issue 13, class 4).  The sandbox then opens each once, with no link
+	 * followed (src/sandbox/mounts.h). */
+	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_LAUNCH");
+	if (berth_run_recheck(&r->run, err) < 0)
+		return -1;
 	lock = berth_session_claim(r->name, err);
 	if (lock < 0)
 		return -1;

@@ -76,13 +76,16 @@ int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct b
 int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err);
 
 /*
- * berth_spawn_launch - after berth_spawn_prepare: take the name, make the
+ * berth_spawn_launch - after berth_spawn_prepare: check again that the
+ * workspace and every --ro/--rw source still resolve to what prepare checked
+ * (berth_run_recheck, as `berth run` does), take the name, make the
  * session's own workspace, clone --repo into it (git, in a berth sandbox
  * that reaches only the GitHub hosts and the caller's --allow-host
  * patterns), and start the supervisor.  On failure nothing is left: no
  * supervisor, no session directory, no workspace berth made.
- * Returns 0 with *@pid the supervisor's pid, or -1 with @err (125 for a
- * failed clone; 126/127 when the agent could not be executed or found).
+ * Returns 0 with *@pid the supervisor's pid, or -1 with @err (2 when a
+ * source changed since prepare, naming it; 125 for a failed clone; 126/127
+ * when the agent could not be executed or found).
  */
 int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error *err);
 

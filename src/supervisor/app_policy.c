@@ -428,6 +428,17 @@ static int add_env_from(struct berth_policy *p, const char *name, const char *va
 	return 0;
 }
 
+/* @path as the physical path (realpath(3)) when it exists: the sandbox
+ * opens its workspace and sources with no link followed
+ * (berth_source_open, src/sandbox/mounts.h), so a state root reached
+ * through a symbolic link (a symlinked home) must be resolved here. */
+static char *physical(const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	return r != NULL ? r : strdup(path);
+}
+
 static int add_mount(struct berth_policy *p, const char *src, const char *dst, bool rw)
 {
 	struct berth_mount *v = realloc(p->mounts, (p->n_mounts + 1) * sizeof *v);
@@ -435,7 +446,7 @@ static int add_mount(struct berth_policy *p, const char *src, const char *dst, b
 	if (v == NULL)
 		return -1;
 	p->mounts = v;
-	v[p->n_mounts] = (struct berth_mount){.src = strdup(src), .dst = strdup(dst), .rw = rw};
+	v[p->n_mounts] = (struct berth_mount){.src = physical(src), .dst = strdup(dst), .rw = rw};
 	if (v[p->n_mounts].src == NULL || v[p->n_mounts].dst == NULL) {
 		free(v[p->n_mounts].src);
 		free(v[p->n_mounts].dst);
@@ -524,7 +535,7 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 	p->app_version = strdup(m->version);
 	snprintf(digest, sizeof digest, "sha256:%s", digest_hex);
 	p->app_digest = strdup(digest);
-	p->workspace = strdup(paths->workspace);
+	p->workspace = physical(paths->workspace);
 	if (p->app_name == NULL || p->app_version == NULL || p->app_digest == NULL || p->workspace == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	if (m->resources.has_memory) {

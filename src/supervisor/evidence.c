@@ -15,6 +15,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "../sandbox/mounts.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
 
@@ -346,7 +347,19 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 		}
 		snprintf(parent, sizeof parent, "%.*s", slash != NULL && slash != paths[i] ? (int)(slash - paths[i]) : 1,
 			 slash != NULL ? paths[i] : ".");
-		pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+		/* Every component fd-relative with no link followed: a directory
+		 * on the path swapped for a symbolic link after berth checked it
+		 * would have the copy read the link target's file of that name
+		 * (issue 13, class 4).  The last component: walk's O_NOFOLLOW. */
+		pfd = berth_open_nofollow(AT_FDCWD, parent, O_DIRECTORY);
+		if (pfd < 0 && (errno == ELOOP || errno == EXDEV)) {
+			r = berth_usage_err(err, "cannot read evidence `%s`: a directory on its path is now a symbolic "
+						 "link (it changed after berth checked it)",
+					    paths[i]);
+			berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it: look at it, then "
+					    "run again");
+			break;
+		}
 		if (pfd < 0) {
 			int e = errno;
 			r = berth_usage_err(err, "cannot read evidence `%s`: %s", paths[i], strerror(e));

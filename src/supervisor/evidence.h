@@ -8,8 +8,9 @@
  * (SHA-256) and written to the copy from the same buffer, so the manifest
  * and the bytes the sandbox sees cannot diverge.  Symbolic links, FIFOs,
  * sockets and device nodes are recorded (type, mode, link target) and
- * skipped; nothing is followed (O_NOFOLLOW, openat(2) below each directory
- * fd).  Copies are 0444, directories 0555 once filled.
+ * skipped; nothing is followed (the directory that holds each PATH is
+ * opened with openat2(2) RESOLVE_NO_SYMLINKS, then O_NOFOLLOW, openat(2)
+ * below each directory fd).  Copies are 0444, directories 0555 once filled.
  */
 #ifndef BERTH_EVIDENCE_H
 #define BERTH_EVIDENCE_H
@@ -45,7 +46,8 @@ struct berth_evidence_stats {
  * and fills @st; or NULL with @err filled, and then @dest is removed again:
  *   status 2  two PATHs with the same name (`berth: evidence name `x` is
  *             given twice`), a file that cannot be opened or read (EACCES,
- *             EIO...: the message names it);
+ *             EIO...: the message names it), a PATH with a symbolic link
+ *             on the way to it;
  *   125       @dest cannot be created or written (EIO...), or ENOSPC: a
  *             file larger than the free space under @dest less
  *             BERTH_EVIDENCE_RESERVE_BYTES, refused before it is read (the

@@ -26,13 +26,19 @@
 #    workspace or bind source: the sandbox reached the sockets in it.
 #  - a unix socket (docker's, the session bus) inside a --ro/--rw source or
 #    the workspace, at any depth: the sandbox connected to it.
-#  - root's workspace a system directory (/etc, /usr, ...): no widening named.
+#  - root's workspace a system directory (/etc, /usr, ...): no widening named
+#    (berth run, and then berth spawn and fleet agents).
 #  - the audit log or host key dir not made yet, below a symlink into the
 #    workspace; berth's own executable in the workspace or a --rw source.
-#  - --evidence ./x where x is a link a sandbox made to a host secret.
+#  - --evidence ./x where x is a link a sandbox made to a host secret; a
+#    directory on an --evidence path swapped for a link before the copy.
 #  - a fleet file that is, or is reached through, a symlink.
 #  - more than 31 widenings: the 32nd was in force, never named.
 #  - a --ro source swapped for a symlink after berth resolved it.
+#  - a session's answer to `berth attach` (ESC ] 0 ; title BEL) printed raw.
+#  - a --ro/--rw source or the workspace swapped for a symlink after berth's
+#    last check, before the child mounts it; and between spawn's or a
+#    fleet's check and their launch.
 #
 # usage: run-attack-fs.sh /path/to/berth [stage-dir]
 #
@@ -90,6 +96,30 @@ br() { # br ARGS... : berth run ARGS in the current directory; sets RC OUT ERR
 	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
 }
 st() { printf '%s\n' "$OUT" | awk -v k="$1" '$1==k{print $2}'; }
+# The test-only pauses (docs/security.md, "Mount sources"): berth waits at
+# $PAUSEVAR's point (default BERTH_TEST_PAUSE_BEFORE_MOUNT) while VICTIM is
+# swapped for a relative symbolic link to $W/canary; then it is put back.
+race() { # race VICTIM ARGS... : berth run ARGS, VICTIM swapped for a link to the canary while berth pauses
+	local victim=$1; shift
+	racecmd "$victim" "$BERTH" run "$@"
+}
+racecmd() { # racecmd VICTIM COMMAND... : the same for any berth command line
+	local victim=$1; shift
+	rm -f "$W/hook/paused" "$W/hook/go"
+	env "${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}=$W/hook" "$@" </dev/null >"$TD/out" 2>"$TD/err" &
+	local pid=$! i
+	for i in $(seq 300); do [ -e "$W/hook/paused" ] && break; sleep 0.1; done
+	if [ -e "$W/hook/paused" ]; then
+		# relative: it leads to the canary in the child's view of the host too
+		mv "$victim" "$victim.old" && ln -s "$(realpath --relative-to="${victim%/*}" "$W/canary")" "$victim"
+	fi
+	touch "$W/hook/go"
+	wait "$pid"; RC=$?
+	OUT=$(cat "$TD/out"); ERR=$(cat "$TD/err")
+	[ -e "$W/hook/paused" ] && pass "race: precondition: berth paused at ${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}" ||
+		fail "race: precondition: berth paused at ${PAUSEVAR:-BERTH_TEST_PAUSE_BEFORE_MOUNT}" "no $W/hook/paused" "stderr: $ERR"
+	rm -f "$victim" && mv "$victim.old" "$victim"
+}
 
 # errno of file operations inside, by name (python3: exact errno).
 PROBE='
@@ -492,6 +522,59 @@ fi
 cd "$TOP" || exit 1
 br -- true
 hasnt "sysdir: an ordinary workspace names no widening" "$ERR" "widening"
+# `berth spawn --workspace /etc` and a fleet agent's `workspace: /etc` ran
+# as root with no widening named.  Now they name it, and are confirmed as
+# `berth run`'s are: asked at a terminal, refused without --yes in a fleet.
+W=$TOP/sysws; mkdir -p "$W/run" "$W/state" "$W/config/berth/profiles"; chmod 700 "$W/run"
+printf '%s\n' "agent: shell" "command: [sleep, '30']" "prompt: none" "network: none" >"$W/config/berth/profiles/idle.yml"
+SY=(env XDG_RUNTIME_DIR="$W/run" XDG_STATE_HOME="$W/state" XDG_CONFIG_HOME="$W/config")
+sysnames() { "${SY[@]}" "$BERTH" ps --json | "$HOSTPY" -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin)))'; }
+printf 'agents:\n  - name: sys1\n    profile: idle\n    workspace: /etc\n' >"$W/fleet.yml"
+if [ "$(id -u)" = 0 ]; then
+	"${SY[@]}" "$HOSTPY" - "$BERTH" >"$TD/out" 2>"$TD/err" <<'PY'
+import os, pty, select, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], ["berth", "spawn", "idle", "--name", "sys0", "--workspace", "/etc"])
+buf = b""
+while b"[y/N]" not in buf:
+    r, _, _ = select.select([fd], [], [], 20)
+    if not r:
+        break
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+os.write(fd, b"n\n")
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(buf.decode(errors="replace"))
+print("exit", os.waitstatus_to_exitcode(st))
+PY
+	OUT=$(cat "$TD/out")
+	has "sysdir: root's spawn --workspace /etc names the widening" "$OUT" "berth: widening: workspace \`/etc\`: a system directory (under /etc)"
+	has "sysdir: ... asks, and answered no starts nothing (exit 125)" "$OUT" "berth: not confirmed; nothing was started"
+	has "sysdir: ... exit 125" "$OUT" "exit 125"
+	"${SY[@]}" "$BERTH" fleet up "$W/fleet.yml" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+	eq "sysdir: a fleet agent with workspace /etc is refused without --yes (exit 2)" "$RC" 2
+	has "sysdir: ... naming the widening" "$ERR" "berth: sys1: widening: workspace \`/etc\`: a system directory (under /etc)"
+	eq "sysdir: ... and no session was made" "$(sysnames)" "[]"
+	"${SY[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1 # (a session made in spite of it: not left running)
+else
+	"${SY[@]}" "$BERTH" fleet up "$W/fleet.yml" </dev/null >"$TD/out" 2>"$TD/err"; ERR=$(cat "$TD/err")
+	hasnt "sysdir: a user's fleet agent with workspace /etc names no widening" "$ERR" "widening"
+	"${SY[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1
+fi
 
 # ------------------ the audit log, the host key, berth itself: not in reach
 # The audit directory berth creates on its first run, below a symbolic link
@@ -548,6 +631,27 @@ has "evidence: ... naming where it leads" "$ERR" "berth: --evidence \`$W/ws/repo
 hasnt "evidence: ... and nothing of the file reached the sandbox" "$OUT$ERR" "$esecret"
 br --evidence "$W/priv/id_key" -- sh -c 'cat /evidence/id_key'
 eq "evidence: the file named directly is still copied (exit 0)" "$RC:$OUT" "0:$esecret"
+
+# --------------------- --evidence below a directory swapped for a link before the copy
+# berth checked each --evidence last, then opened its parent directory by
+# name to copy it: a component of that path swapped for a symbolic link in
+# between (the test-only pause BERTH_TEST_PAUSE_BEFORE_EVIDENCE holds berth
+# there) made berth copy the link target's file of that name into /evidence.
+# Now every component is opened with no link followed: refused (exit 2).
+W=$TOP/evrace; mkdir -p "$W/ws" "$W/a/b" "$W/canary/b" "$W/hook"; cd "$W/ws" || exit 1
+esecret2="berth-evrace-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+echo public >"$W/a/b/report.txt"; printf '%s\n' "$esecret2" >"$W/canary/b/report.txt"
+cp "$W/canary/b/report.txt" "$W/canary/report.txt"
+PAUSEVAR=BERTH_TEST_PAUSE_BEFORE_EVIDENCE
+for victim in "$W/a/b" "$W/a"; do
+	racecmd "$victim" "$BERTH" run --evidence "$W/a/b/report.txt" -- cat /evidence/report.txt
+	eq "evidence race: \`${victim#$W/}\` swapped for a link before the copy is refused (exit 2)" "$RC" 2
+	has "evidence race: ... naming it" "$ERR" "cannot read evidence \`$W/a/b/report.txt\`: a directory on its path is now a symbolic link"
+	hasnt "evidence race: ... and the link target's file was not copied" "$OUT$ERR" "$esecret2"
+done
+PAUSEVAR=
+br --evidence "$W/a/b/report.txt" -- cat /evidence/report.txt
+eq "evidence race: untouched, it is copied (exit 0)" "$RC:$OUT" "0:public"
 
 # ---------------------------------------- a fleet file that is a symlink
 # A sandbox leaves fleet.yml -> a host secret in the repository; the caller
@@ -624,6 +728,82 @@ has "toctou: a --ro source swapped for a link at the prompt is refused (exit 2)"
 has "toctou: ... naming what it became" "$OUT" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/secret\`"
 hasnt "toctou: ... and the sandbox did not read the link's target" "$OUT" "$tsecret"
 
+# ---------------- a source swapped for a link after berth's last check, before the mount
+# berth checked each source (and the workspace) last, then the child bound it
+# by name: swapped for a symbolic link in that window (the test-only pause
+# BERTH_TEST_PAUSE_BEFORE_MOUNT holds berth there; a sandbox racing in the same
+# workspace has the same window), the sandbox got the link's target.  Now
+# berth opens each source once, without following links, and mounts from that.
+W=$TOP/race; mkdir -p "$W/ws/vendor" "$W/canary" "$W/rwd" "$W/wsx" "$W/hook"; cd "$W/ws" || exit 1
+rsecret="berth-race-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"; echo public >"$W/wsx/readme"
+# Root's mounts are idmapped trees berth makes from the descriptors it opened:
+# the sandbox gets what berth checked (the original, exit 0).  A user's are
+# bound by the child, which finds the name changed: refused (exit 2).
+refused_or_original() { # DESC WANT-OUTPUT-AS-ROOT NAME-IN-MESSAGE
+	if [ "$(id -u)" = 0 ]; then
+		eq "race: $1: the sandbox got what berth checked (exit 0)" "$RC:$OUT" "0:$2"
+	else
+		eq "race: $1: refused (exit 2)" "$RC" 2
+		has "race: ... naming it" "$ERR" "$3 changed after berth checked it: it is now, or is reached through, a symbolic link"
+	fi
+}
+race "$W/ws/vendor" --ro "$W/ws/vendor:/v" -- sh -c 'cat /v/*'
+refused_or_original "a --ro source swapped for a link before the mount" public "the --ro source \`$W/ws/vendor\`"
+hasnt "race: ... and the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+race "$W/rwd" --yes --rw "$W/rwd:/r" -- sh -c 'cat /r/* 2>/dev/null; echo x > /r/written; echo done'
+refused_or_original "a --rw source swapped the same way" done "the --rw source \`$W/rwd\`"
+hasnt "race: ... the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+absent "race: ... nor write into it" "$W/canary/written"
+rm -f "$W/rwd/written"
+race "$W/wsx" --workspace "$W/wsx" -- sh -c 'cat /workspace/*; echo x > /workspace/written'
+refused_or_original "a workspace swapped the same way" public "the workspace \`$W/wsx\`"
+hasnt "race: ... the sandbox did not read the link's target" "$OUT$ERR" "$rsecret"
+absent "race: ... nor write into it" "$W/canary/written"
+rm -f "$W/hook/paused" "$W/hook/go"; touch "$W/hook/go"
+BERTH_TEST_PAUSE_BEFORE_MOUNT=$W/hook "$BERTH" run --ro "$W/ws/vendor:/v" -- cat /v/readme </dev/null >"$TD/out" 2>"$TD/err"; RC=$?
+eq "race: untouched, the same run reads its source (exit 0)" "$RC:$(cat "$TD/out")" "0:public"
+# berth's descriptors of the sources are close-on-exec: the command holds
+# only its stdio (and the directory python lists them with).
+br --ro "$W/ws/vendor:/v" --yes --rw "$W/rwd:/r" -- "$HOSTPY" -c 'import os; print(sorted(os.listdir("/proc/self/fd")))'
+eq "race: no descriptor of berth's reaches the command" "$RC:$OUT" "0:['0', '1', '2', '3']"
+cd "$TOP" || exit 1
+
+# ---------------- spawn and fleet: a source swapped between the check and the launch
+# `berth spawn` and `berth fleet up` resolved the sources when they parsed
+# them and did not look again when they launched (the person's confirmation,
+# or the fleet's earlier agents, come between): a source swapped for a link
+# there reached the session's sandbox.  Now each launch checks again, as
+# `berth run` does, before anything is made.
+W=$TOP/srace; mkdir -p "$W/ws/vendor" "$W/canary" "$W/ws2" "$W/hook" "$W/run" "$W/state" "$W/config/berth/profiles"
+chmod 700 "$W/run"; cd "$W/ws2" || exit 1
+printf '%s\n' "$rsecret" >"$W/canary/key"; echo public >"$W/ws/vendor/readme"
+printf '%s\n' "agent: shell" "command: [sh, -c, 'cat /v/*; sleep 30']" "prompt: none" "network: none" \
+	>"$W/config/berth/profiles/racer.yml"
+SX=(env XDG_RUNTIME_DIR="$W/run" XDG_STATE_HOME="$W/state" XDG_CONFIG_HOME="$W/config")
+sessions() { "${SX[@]}" "$BERTH" ps --json | "$HOSTPY" -c 'import json,sys; print(sorted(r["name"] for r in json.load(sys.stdin)))'; }
+PAUSEVAR=BERTH_TEST_PAUSE_BEFORE_LAUNCH
+racecmd "$W/ws/vendor" "${SX[@]}" "$BERTH" spawn racer --name rs1 --workspace "$W/ws2" --ro "$W/ws/vendor:/v"
+eq "spawn race: a --ro source swapped for a link before the launch is refused (exit 2)" "$RC" 2
+has "spawn race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
+eq "spawn race: ... and no session was made" "$(sessions)" "[]"
+hasnt "spawn race: ... nor its log kept the link's target" "$(cat "$W"/state/berth/sessions/*/output.log 2>/dev/null)" "$rsecret"
+printf 'agents:\n  - name: rf1\n    profile: racer\n    workspace: %s\n    options: [--ro, "%s:/v"]\n' \
+	"$W/ws2" "$W/ws/vendor" >"$W/fleet.yml"
+racecmd "$W/ws/vendor" "${SX[@]}" "$BERTH" fleet up "$W/fleet.yml" --yes
+eq "fleet race: the same in a fleet is refused (exit 2)" "$RC" 2
+has "fleet race: ... naming what it became" "$ERR" "the --ro source \`$W/ws/vendor\` changed after berth checked it: \`$W/ws/vendor\` is now a symbolic link to \`$W/canary\`"
+eq "fleet race: ... and no session was made" "$(sessions)" "[]"
+rm -f "$W/hook/paused"; touch "$W/hook/go"
+"${SX[@]}" BERTH_TEST_PAUSE_BEFORE_LAUNCH="$W/hook" "$BERTH" spawn racer --name rs2 --workspace "$W/ws2" \
+	--ro "$W/ws/vendor:/v" </dev/null >"$TD/out" 2>"$TD/err"; RC=$?; ERR=$(cat "$TD/err")
+eq "spawn race: untouched, the session starts (exit 0)" "$RC" 0
+for _ in $(seq 50); do grep -q public "$W"/state/berth/sessions/rs2/output.log 2>/dev/null && break; sleep 0.1; done
+has "spawn race: ... and reads its source" "$(cat "$W"/state/berth/sessions/rs2/output.log 2>/dev/null)" public
+"${SX[@]}" "$BERTH" stop --all --grace 0 >/dev/null 2>&1
+PAUSEVAR=
+cd "$TOP" || exit 1
+
 # ------------------------------------- a project rules file that is a symlink
 # A sandbox plants sub/.berth/rules.yml -> a secret file; the caller later
 # runs berth from sub/.  berth quoted the secret's first line in its error.
@@ -670,6 +850,37 @@ else pass "names: a newline in a name forges no line"; fi
 has "names: the title repository is named, escaped" "$ERR" "\`$W/t\\x1b]0;PWNED-TITLE\\x07/.git\`"
 has "names: the override is shown as an escape" "$ERR" "\`$W/b\\u{202e}gpj.exe/.git\`"
 has "names: the newline is shown as an escape" "$ERR" "\`$W/l\\x0aberth: forged line/.git\`"
+
+# ---------------------------------------- what a session answers, in berth's messages
+# `berth attach` printed the session's refusal line as it came: an answer
+# holding ESC ] 0 ; title BEL set the person's window title (and a report
+# request would have typed into their shell).  Now it goes through the filter.
+W=$TOP/attach; mkdir -p "$W/run/berth/sessions/evil"; chmod -R 700 "$W/run"
+"$HOSTPY" - "$W/run/berth/sessions/evil/ctl.sock" "$W/ready" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = s.accept(); c.recv(4096)
+c.sendall(b'{"error":"\x1b]0;PWNED-TITLE\x07 \x1b]21t busy"}\n'); c.close()
+PY
+ASRV=$!
+for _ in $(seq 100); do [ -e "$W/ready" ] && break; sleep 0.05; done
+XDG_RUNTIME_DIR=$W/run "$HOSTPY" - "$BERTH" "$TD/err" <<'PY' >"$TD/out" 2>&1
+import os, subprocess, sys
+m, s = os.openpty()
+with open(sys.argv[2], "wb") as err:
+    r = subprocess.run([sys.argv[1], "attach", "evil"], stdin=s, stdout=s, stderr=err, timeout=20)
+print("exit", r.returncode)
+PY
+wait "$ASRV" 2>/dev/null
+RC=$(sed -n 's/^exit //p' "$TD/out"); ERR=$(cat "$TD/err")
+eq "attach: a session's refusal is an error (exit 2)" "$RC" 2
+has "attach: ... shown, escaped" "$ERR" "refused to attach: {\"error\":\"\x1b]0;PWNED-TITLE\x07 \x1b]21t busy\"}"
+for b in '\033' '\007'; do
+	if printf '%s' "$ERR" | LC_ALL=C grep -q "$(printf "$b")"; then
+		fail "attach: no raw $b in berth's stderr" "present" "stderr: $(printf '%s' "$ERR" | od -c | head -n 10)"
+	else pass "attach: no raw $b in berth's stderr"; fi
+done
 
 echo "1..$T"
 [ "$FAILS" -eq 0 ] || { echo "# $FAILS of $T checks failed"; exit 1; }
