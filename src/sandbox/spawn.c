@@ -1904,8 +1904,16 @@ static void stop_broker(struct sandbox *s);
 
 /* What the sandbox made or changed on the host's trust surface: set aside,
  * restored or named (trustscan.h). */
-static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...)
+/* The trust log of a session (berth_runtime_opts.trust_log), opened at
+ * its first line only: a run that planted nothing leaves no file. */
+struct trust_log {
+	const char *path;
+	FILE *f;
+};
+
+static void trust_line(const struct sandbox *s, struct trust_log *log, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void trust_line(const struct sandbox *s, struct trust_log *log, const char *fmt, ...)
 {
 	va_list ap;
 	char raw[8192], safe[sizeof raw];
@@ -1914,13 +1922,20 @@ static void trust_line(const struct sandbox *s, FILE *log, const char *fmt, ...)
 	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	notice(s, "%s", raw);
-	if (log != NULL)
-		fprintf(log, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
+	if (log->path != NULL && log->f == NULL) {
+		int fd = open(log->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && (log->f = fdopen(fd, "a")) == NULL)
+			close(fd);
+		if (log->f == NULL)
+			log->path = NULL;
+	}
+	if (log->f != NULL)
+		fprintf(log->f, "berth: %s\n", berth_text_clean(safe, sizeof safe, raw));
 }
 
 /* What the janitor's watch set aside during the run: it flushes them on
  * 'F' and closes its end. */
-static void janitor_watch_lines(const struct sandbox *s, FILE *log)
+static void janitor_watch_lines(const struct sandbox *s, struct trust_log *log)
 {
 	char buf[16384];
 	size_t have = 0;
@@ -1955,13 +1970,8 @@ static void trust_scan(const struct sandbox *s)
 {
 	struct berth_trust_report r;
 	struct berth_error e = {0};
-	FILE *log = NULL;
+	struct trust_log tl = {.path = s->o->trust_log}, *log = &tl;
 
-	if (s->o->trust_log != NULL) {
-		int fd = open(s->o->trust_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 && (log = fdopen(fd, "a")) == NULL)
-			close(fd);
-	}
 	janitor_watch_lines(s, log);
 	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
 		trust_line(s, log, "warning: berth could not finish looking for what the sandbox planted on the host's "
@@ -1984,8 +1994,8 @@ static void trust_scan(const struct sandbox *s)
 				   s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
 		berth_trust_report_free(&r);
 	}
-	if (log != NULL)
-		fclose(log);
+	if (tl.f != NULL)
+		fclose(tl.f);
 }
 
 static void cleanup(struct sandbox *s)
