@@ -543,7 +543,7 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 		char sub[PATH_MAX];
 		struct stat st;
 
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || set_aside_name(e->d_name))
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (treat == BERTH_TRUST_NONE && strcmp(e->d_name, ".git") == 0) {
 			check_dotgit(sc, dirfd(d), rel);
@@ -559,6 +559,11 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 			isdir = S_ISDIR(st.st_mode);
 		}
 		if (!isdir) {
+			/* What berth set aside is not set aside again; a directory
+			 * with that name is walked like any other (a repository in
+			 * it is still one). */
+			if (set_aside_name(e->d_name))
+				continue;
 			if (t != BERTH_TRUST_NONE && changed_at(sc, dirfd(d), e->d_name)) {
 				if (t == BERTH_TRUST_READONLY)
 					set_aside(sc, dirfd(d), rel, e->d_name, w);
