@@ -290,7 +290,7 @@ static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, st
 		if (g == NULL)
 			return berth_ynode_err(err, f->origin, v->kids[i],
 					       "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
-					       "(agents, instructions, editors, shell, packages), a name such as .vscode, "
+					       "(agents, instructions, editors, shell, packages, vcs, home), a name such as .vscode, "
 					       ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
 					       ".git/commondir, .git/config.worktree, .git/worktrees",
 					       s);
@@ -331,10 +331,16 @@ static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct
 			if (berth_ynode_str(v->kids[j], o, key, &s, err) < 0)
 				return -1;
 			g = berth_trust_canonical(s, true, buf, sizeof buf, &ignored);
+			/* `.git` is git's rules' (not a name); what berth sets aside
+			 * is never set aside again; `[` must close (fnmatch(3)). */
+			const char *lb = g != NULL ? strchr(g, '[') : NULL;
+			if (g != NULL && (strcmp(g, ".git") == 0 || strstr(g, "berth-set-aside") != NULL ||
+					  (lb != NULL && strchr(lb, ']') == NULL)))
+				g = NULL;
 			if (g == NULL || strncmp(g, ".git/", 5) == 0)
 				return berth_ynode_err(err, o, v->kids[j],
 						       "`guard.%s`: `%.60s` is not a file name, a pattern such as "
-						       "`*.code-workspace`, or a class (agents, instructions, editors, "
+						       "`*.code-workspace`, or a class (agents, instructions, editors, vcs, home, "
 						       "shell, packages)",
 						       key, s);
 			if (push_name(l, g, o, err) < 0)

@@ -30,6 +30,8 @@ const struct berth_trust_name berth_trust_names[] = {
 	{".continue", "agents", RO, "the host's Continue reads its config"},
 	{".amazonq", "agents", RO, "the host's Amazon Q reads its rules and MCP servers"},
 	{".mcp.json", "agents", RO, "an agent on the host starts the MCP servers it lists"},
+	{"opencode.json", "agents", RO, "the host's opencode reads its MCP servers and commands"},
+	{".opencode", "agents", RO, "the host's opencode reads its agents, commands and plugins"},
 	{".aider.conf.yml", "agents", RO, "the host's aider reads its config (lint and test commands)"},
 	{".berth", "agents", RO, "berth on the host reads the project's rules"},
 	/* Agents' instructions: text an agent on the host takes as the user's
@@ -55,7 +57,12 @@ const struct berth_trust_name berth_trust_names[] = {
 	{".idea", "editors", RO, "JetBrains IDEs on the host run its startup tasks and run configurations"},
 	{".zed", "editors", RO, "Zed on the host reads its tasks and settings"},
 	{".fleet", "editors", RO, "Fleet on the host reads its run configurations"},
+	{".devcontainer.json", "editors", RO, "a dev container's initializeCommand runs on the host"},
 	{".exrc", "editors", RO, "vim on the host sources it ('exrc')"},
+	{"_exrc", "editors", RO, "vim on the host sources it ('exrc')"},
+	{".vimrc", "editors", RO, "vim on the host sources it ('exrc', or as the user's vimrc)"},
+	{"_vimrc", "editors", RO, "vim on the host sources it ('exrc')"},
+	{".gvimrc", "editors", RO, "gvim on the host sources it ('exrc')"},
 	{".nvimrc", "editors", RO, "neovim on the host sources it ('exrc')"},
 	{".nvim.lua", "editors", RO, "neovim on the host sources it ('exrc')"},
 	{".dir-locals.el", "editors", RO, "Emacs on the host evaluates it"},
@@ -93,16 +100,44 @@ const struct berth_trust_name berth_trust_names[] = {
 	{".husky", "packages", RO, "husky's hooks run on the host's commits"},
 	{".cargo", "packages", RO, "cargo on the host runs its runner and rustc-wrapper"},
 	{".mvn", "packages", RO, "Maven on the host reads its JVM options and extensions"},
+	/* Other version control systems' repository config: Mercurial runs
+	 * the hooks and loads the extensions of .hg/hgrc (hgrc(5)); jj takes
+	 * its editor, pager, aliases and fix tools from the repository's
+	 * config. */
+	{".hg/hgrc", "vcs", RO, "Mercurial on the host runs its hooks and extensions"},
+	{".jj/repo/config.toml", "vcs", RO, "jj on the host runs its aliases, editor and fix tools"},
+	/* A home directory's own files, for a workspace that is one, or is
+	 * copied or linked into one (a dotfiles repository): git's user
+	 * config (core.pager, aliases), ssh's (ProxyCommand) and who may log
+	 * in, gnupg's, and the rc files of tmux, fish, readline and gdb. */
+	{".gitconfig", "home", RO, "git on the host reads it as the user's config"},
+	{".config/git/config", "home", RO, "git on the host reads it as the user's config"},
+	{".ssh", "home", RO, "ssh on the host reads its config (ProxyCommand) and authorized_keys"},
+	{".gnupg", "home", RO, "gpg on the host reads its config and keys"},
+	{".bash_aliases", "home", RO, "bash on the host sources it"},
+	{".config/fish/config.fish", "home", RO, "fish on the host sources it"},
+	{".tmux.conf", "home", RO, "tmux on the host runs its commands"},
+	{".inputrc", "home", RO, "readline on the host binds its macros"},
+	{".gdbinit", "home", RO, "gdb on the host runs its commands"},
 	{NULL, NULL, BERTH_TRUST_NONE, NULL},
 };
 
-const char *const berth_trust_classes[] = {"agents", "instructions", "editors", "shell", "packages", NULL};
+const char *const berth_trust_classes[] = {"agents", "instructions", "editors", "shell", "packages", "vcs", "home", NULL};
 
 const char *const berth_trust_git_paths[] = {".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree",
 					     ".git/worktrees", NULL};
 
+/* A pattern with a '/' names a path ending (".hg/hgrc"): matched by
+ * berth_trust_lookup_path only. */
+static bool is_path(const char *pattern)
+{
+	return strchr(pattern, '/') != NULL;
+}
+
 static bool matches(const char *pattern, const char *name)
 {
+	if (is_path(pattern))
+		return false;
 	if (strchr(pattern, '*') != NULL || strchr(pattern, '?') != NULL || strchr(pattern, '[') != NULL)
 		return fnmatch(pattern, name, 0) == 0;
 	return strcmp(pattern, name) == 0;
@@ -152,6 +187,36 @@ enum berth_trust berth_trust_lookup_class(const struct berth_policy *p, const ch
 	return r;
 }
 
+enum berth_trust berth_trust_lookup_path(const struct berth_policy *p, const char *dir, const char *name,
+					 const char **why, const char **cls)
+{
+	enum berth_trust r = berth_trust_lookup_class(p, name, why, cls);
+	char path[4096];
+
+	if (r != BERTH_TRUST_NONE)
+		return r;
+	if ((size_t)snprintf(path, sizeof path, "%s%s%s", dir, *dir != '\0' ? "/" : "", name) >= sizeof path)
+		return r;
+	for (size_t i = 0; berth_trust_names[i].name != NULL; i++) {
+		const struct berth_trust_name *t = &berth_trust_names[i];
+		size_t pl = strlen(path), tl = strlen(t->name);
+		if (!is_path(t->name) || tl > pl || strcmp(path + pl - tl, t->name) != 0 ||
+		    (pl > tl && path[pl - tl - 1] != '/'))
+			continue;
+		r = t->treat;
+		if (r == BERTH_TRUST_READONLY && (listed(p->unprotect, p->n_unprotect, t->name, t->cls)))
+			r = BERTH_TRUST_NAMED;
+		if (listed(p->guard_ro, p->n_guard_ro, t->name, t->cls))
+			r = BERTH_TRUST_READONLY;
+		if (why != NULL)
+			*why = t->why;
+		if (cls != NULL)
+			*cls = t->cls;
+		return r;
+	}
+	return BERTH_TRUST_NONE;
+}
+
 bool berth_trust_git_unprotected(const struct berth_policy *p, const char *g)
 {
 	for (size_t i = 0; i < p->n_unprotect; i++)
@@ -188,7 +253,7 @@ const char *berth_trust_canonical(const char *arg, bool any_name, char *buf, siz
 		return buf;
 	}
 	berth_usage_err(err, "`%s` is not a guarded name", arg);
-	berth_err_hint(err, "guarded: a class (agents, instructions, editors, shell, packages), a name such as "
+	berth_err_hint(err, "guarded: a class (agents, instructions, editors, shell, packages, vcs, home), a name such as "
 			    ".vscode, .claude, .envrc, .npmrc (docs/security.md lists them), or .git/hooks, .git/config, "
 			    ".git/commondir, .git/config.worktree, .git/worktrees");
 	return NULL;

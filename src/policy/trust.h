@@ -10,7 +10,8 @@
  *    (src/sandbox/gitrules.h), not by name;
  *  - names: a file or directory with one of these basenames, at any depth,
  *    which an agent, an editor, a shell or a package manager on the host
- *    reads (berth_trust_names).
+ *    reads (berth_trust_names); a name holding '/' is a path ending
+ *    (".hg/hgrc"), matched where it ends a path.
  * Each name has a treatment:
  *  - BERTH_TRUST_READONLY: what exists at the top of a writable root when
  *    the run starts is read-only in the sandbox; anything the sandbox made
@@ -37,7 +38,7 @@ enum berth_trust {
 
 struct berth_trust_name {
 	const char *name;   /* basename, or an fnmatch(3) pattern when it holds '*' */
-	const char *cls;    /* the class: "agents", "instructions", "editors", "shell", "packages" */
+	const char *cls;    /* the class: "agents", "instructions", "editors", "shell", "packages", "vcs", "home" */
 	enum berth_trust treat; /* the default treatment */
 	const char *why;    /* what on the host reads it, for messages */
 };
@@ -68,6 +69,12 @@ enum berth_trust berth_trust_lookup(const struct berth_policy *p, const char *na
  * adds. */
 enum berth_trust berth_trust_lookup_class(const struct berth_policy *p, const char *name, const char **why,
 					  const char **cls);
+
+/* berth_trust_lookup_path - as berth_trust_lookup_class for the entry
+ * @name in the root-relative directory @dir ("" for the top), also
+ * matching the names that are path endings (".hg/hgrc"). */
+enum berth_trust berth_trust_lookup_path(const struct berth_policy *p, const char *dir, const char *name,
+					 const char **why, const char **cls);
 
 /* Is the git path @g (one of berth_trust_git_paths) opted out with
  * `--unprotect`? */

@@ -23,25 +23,23 @@
 #include "../util/cleanup.h"
 #include "gitrules.h"
 #include "../util/rundir.h"
-#include "../util/sha256.h"
 
 /* ------------------------------------------------------------- roots */
 
-/* Where the trust scan keeps what it saw at the end of the last run on
- * this root (trustscan.h); computed now: the janitor has no environment. */
+/* Where the trust scan keeps what it saw at the end of the runs of this
+ * user (trustscan.h): one file for every root, since a directory staged
+ * under one root can be renamed into place through another.  Computed now:
+ * the janitor has no environment. */
 static void known_path(struct berth_guard_root *r)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
-	char hex[65], path[PATH_MAX];
-	struct berth_error e = {0};
+	char path[PATH_MAX];
 	int n;
 
-	if (r->host == NULL || berth_sha256_hex(r->host, strlen(r->host), hex, &e) < 0)
-		return;
 	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(path, sizeof path, "%s/berth/trust/%s", xdg, hex);
+		n = snprintf(path, sizeof path, "%s/berth/trust/known", xdg);
 	else if (home != NULL)
-		n = snprintf(path, sizeof path, "%s/.local/state/berth/trust/%s", home, hex);
+		n = snprintf(path, sizeof path, "%s/.local/state/berth/trust/known", home);
 	else
 		return;
 	if (n > 0 && (size_t)n < sizeof path)
@@ -525,6 +523,17 @@ static int guard_top_names(const struct berth_policy *p, struct berth_guard *g, 
 			rc = guard_entry(g, g->roots[i].host, e->d_name, e->d_name, true, err);
 	}
 	closedir(d);
+	/* The names that are path endings (".hg/hgrc"), at the top. */
+	for (size_t k = 0; rc == 0 && berth_trust_names[k].name != NULL; k++) {
+		const char *n = berth_trust_names[k].name, *slash = strrchr(n, '/');
+		char dir[PATH_MAX];
+		if (slash == NULL || berth_trust_lookup_path(p, "", n, NULL, NULL) != BERTH_TRUST_READONLY)
+			continue;
+		snprintf(dir, sizeof dir, "%s/%.*s", g->roots[i].host, (int)(slash - n), n);
+		struct stat st;
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = guard_entry(g, dir, slash + 1, n, true, err);
+	}
 	return rc;
 }
 

@@ -57,9 +57,10 @@ struct berth_guard_root {
 	char *head;   /* its repository's HEAD when the run started and valid, or NULL */
 	char *gitdir; /* that repository's git directory (host path), or NULL */
 	unsigned missing; /* BERTH_GUARD_MISSING_* bits: names absent from @gitdir at the start */
-	/* $XDG_STATE_HOME/berth/trust/<sha256 of @host>: the directories that
-	 * were repositories or trust names when the last run here ended
-	 * (trustscan.h), or NULL when no state directory can be named. */
+	/* $XDG_STATE_HOME/berth/trust/known: the directories (device, inode)
+	 * that were repositories or trust names when this user's earlier runs
+	 * ended, under any root (trustscan.h); NULL when no state directory can
+	 * be named.  The same for every root. */
 	char *known;
 };
 

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -149,30 +151,117 @@ static void shown(const struct scan *sc, const char *rel, const char *name, char
 		 name != NULL ? name : "");
 }
 
-/* Rename @name in @dfd to NAME.berth-set-aside[.N]. */
+/* @path quoted for a POSIX shell into @out: '...' with each ' as '\'',
+ * or bash's $'...' with \xHH for a byte that is not printable ASCII, so
+ * that the restore command berth prints is exactly the two paths, whatever
+ * the sandbox named them. */
+static void shq(const char *path, char *out, size_t len)
+{
+	bool plain = true;
+	size_t o = 0;
+
+	for (const unsigned char *c = (const unsigned char *)path; *c != '\0'; c++)
+		plain = plain && *c >= 0x20 && *c < 0x7f;
+#define PUT(ch)                                                                                                        \
+	do {                                                                                                           \
+		if (o + 1 < len)                                                                                       \
+			out[o++] = (ch);                                                                               \
+	} while (0)
+	if (plain) {
+		PUT('\'');
+		for (const char *c = path; *c != '\0'; c++) {
+			if (*c == '\'') {
+				PUT('\'');
+				PUT('\\');
+				PUT('\'');
+				PUT('\'');
+			} else {
+				PUT(*c);
+			}
+		}
+		PUT('\'');
+	} else {
+		PUT('$');
+		PUT('\'');
+		for (const unsigned char *c = (const unsigned char *)path; *c != '\0'; c++) {
+			if (*c >= 0x20 && *c < 0x7f && *c != '\'' && *c != '\\') {
+				PUT((char)*c);
+			} else {
+				char hx[5];
+				snprintf(hx, sizeof hx, "\\x%02x", *c);
+				for (int k = 0; k < 4; k++)
+					PUT(hx[k]);
+			}
+		}
+		PUT('\'');
+	}
+#undef PUT
+	out[o < len ? o : len - 1] = '\0';
+}
+
+/* The name berth renames @name to when NAME.berth-set-aside is taken:
+ * NAME.berth-set-aside-XXXXXXXX, eight hex digits from getrandom(2), so
+ * that the sandbox cannot take every name in advance and leave what it
+ * planted in place. */
+static void aside_name(const char *name, char *to, size_t len)
+{
+	unsigned int r = 0;
+
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		r = (unsigned int)(t.tv_nsec ^ (t.tv_sec << 20) ^ getpid());
+	}
+	snprintf(to, len, "%.200s" SET_ASIDE "-%08x", name, r);
+}
+
+/* Rename @name in @dfd aside (aside_name).  A directory the sandbox made
+ * unwritable (chmod 0555; the same uid as berth, when berth is not root) is
+ * made writable for the rename and given its mode back. */
 static void set_aside(struct scan *sc, int dfd, const char *rel, const char *name, const char *why)
 {
-	char to[NAME_MAX + 1], path[PATH_MAX], dir[PATH_MAX];
+	char to[NAME_MAX + 1], path[PATH_MAX], dir[PATH_MAX], newpath[PATH_MAX + NAME_MAX + 2];
+	char q_old[2 * PATH_MAX], q_new[2 * PATH_MAX + 2 * NAME_MAX];
+	struct stat ds;
+	bool chmodded = false;
+	int e = 0;
 
 	shown(sc, rel, name, path, sizeof path);
 	shown(sc, rel, NULL, dir, sizeof dir);
-	for (int n = 1; n < 100; n++) {
-		if (n == 1)
+	for (int n = 0; n < 9; n++) {
+		/* NAME.berth-set-aside when it is free; when the sandbox took it,
+		 * a name it cannot have guessed */
+		if (n == 0 || (n == 1 && chmodded && e == EACCES))
 			snprintf(to, sizeof to, "%.200s" SET_ASIDE, name);
 		else
-			snprintf(to, sizeof to, "%.200s" SET_ASIDE ".%d", name, n);
+			aside_name(name, to, sizeof to);
 		if (syscall(SYS_renameat2, dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
-			sc->out->n_set_aside++;
-			line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; restore: mv '%s/%s' '%s'",
-			     path, to, why, dir, to, path);
-			return;
+			e = 0;
+			break;
 		}
-		if (errno != EEXIST)
+		e = errno;
+		if (e == EACCES && !chmodded && fstat(dfd, &ds) == 0 && fchmod(dfd, (ds.st_mode & 07777) | 0300) == 0) {
+			chmodded = true;
+			continue;
+		}
+		if (e != EEXIST)
 			break;
 	}
+	if (chmodded)
+		(void)fchmod(dfd, ds.st_mode & 07777);
+	if (e == 0) {
+		sc->out->n_set_aside++;
+		snprintf(newpath, sizeof newpath, "%s/%s", dir, to);
+		shq(newpath, q_new, sizeof q_new);
+		shq(path, q_old, sizeof q_old);
+		line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; restore: mv %s %s", path, to,
+		     why, q_new, q_old);
+		return;
+	}
 	sc->out->n_failed++;
-	line(sc, "could not set aside `%s` (%s): %s; review it before you run anything there", path, strerror(errno),
-	     why);
+	line(sc, "could not set aside `%s` (%s), and %s: it is still there and live; remove it before you run "
+		 "anything there",
+	     path, strerror(e), why);
 }
 
 /* ------------------------------------------------------- git directories */
@@ -184,9 +273,21 @@ static bool is_sample(const char *name)
 	return n > 7 && strcmp(name + n - 7, ".sample") == 0;
 }
 
+/* A name berth set aside: NAME.berth-set-aside-XXXXXXXX (or, from berth
+ * before that, NAME.berth-set-aside[.N]).  No host tool reads such a name;
+ * only files are skipped (a directory is walked whatever its name). */
 static bool set_aside_name(const char *name)
 {
-	return strstr(name, SET_ASIDE) != NULL;
+	const char *m = strstr(name, SET_ASIDE);
+
+	while (m != NULL) {
+		const char *t = m + strlen(SET_ASIDE);
+		if (*t == '\0' || (t[0] == '-' && strlen(t) == 9 && strspn(t + 1, "0123456789abcdef") == 8) ||
+		    (t[0] == '.' && t[1] != '\0' && strspn(t + 1, "0123456789") == strlen(t + 1)))
+			return true;
+		m = strstr(m + 1, SET_ASIDE);
+	}
+	return false;
 }
 
 /* Each changed file in the directory @dfd (a hooks directory). */
@@ -214,7 +315,7 @@ static bool hooks_dir(struct scan *sc, int dfd, const char *rel, const char *why
 }
 
 static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed);
-static void report_repo(struct scan *sc, const char *rel, const char *kind);
+static void report_repo(struct scan *sc, const char *rel, const char *kind, bool failed);
 static bool in_roots(const struct scan *sc, const char *path);
 
 /* modules/ and worktrees/ below a git directory. */
@@ -247,11 +348,12 @@ static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *s
 		    faccessat(cfd, "HEAD", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    faccessat(cfd, "commondir", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 			bool here_changed = false, saved = sc->force;
+			int f0 = sc->out->n_failed;
 			sc->force = appeared(sc, &st) || sc->force;
 			check_gitdir(sc, cfd, srel, depth + 1, &here_changed);
 			sc->force = saved;
 			if (here_changed && strcmp(sub, "worktrees") != 0)
-				report_repo(sc, srel, "");
+				report_repo(sc, srel, "", sc->out->n_failed > f0);
 			*changed = *changed || here_changed;
 		} else if (strcmp(sub, "worktrees") != 0) {
 			/* modules/a/b: a submodule's name may hold slashes */
@@ -351,6 +453,29 @@ static void check_head(struct scan *sc, int gfd, const char *rel)
 		     (int)strcspn(r->head, "\n"), r->head);
 }
 
+#define FIFO_WHY "git and other tools on the host would block for ever opening it (a FIFO)"
+
+/* FIFOs the sandbox made in the directory @dfd (a git directory, its info/). */
+static void fifos_in(struct scan *sc, int dfd, const char *sub, const char *rel)
+{
+	cleanup_close int fd = openat(dfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char here[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+	struct stat st;
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL)
+		return;
+	fd = -1;
+	snprintf(here, sizeof here, "%s%s%s", rel, strcmp(sub, ".") != 0 ? "/" : "", strcmp(sub, ".") != 0 ? sub : "");
+	while ((e = readdir(d)) != NULL)
+		if ((e->d_type == DT_FIFO || e->d_type == DT_UNKNOWN) &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
+		    changed_since(&st, &sc->since))
+			set_aside(sc, dirfd(d), here, e->d_name, FIFO_WHY);
+	closedir(d);
+}
+
 static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, bool *changed)
 {
 	struct stat st;
@@ -381,6 +506,8 @@ static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, b
 		}
 	}
 	check_head(sc, gfd, rel);
+	fifos_in(sc, gfd, ".", rel);
+	fifos_in(sc, gfd, "info", rel);
 	sub_gitdirs(sc, gfd, rel, "modules", depth, changed);
 	sub_gitdirs(sc, gfd, rel, "worktrees", depth, changed);
 }
@@ -396,15 +523,16 @@ static bool in_roots(const struct scan *sc, const char *path)
 	return false;
 }
 
-static void report_repo(struct scan *sc, const char *rel, const char *kind)
+static void report_repo(struct scan *sc, const char *rel, const char *kind, bool failed)
 {
 	char path[PATH_MAX];
 
 	shown(sc, rel, NULL, path, sizeof path);
 	line(sc, "the sandbox made or changed the git repository `%s`%s: git run there, or `git status` in a "
-		 "repository holding it as a submodule, reads what the sandbox wrote (what would run a program was "
-		 "set aside): review it first",
-	     path, kind);
+		 "repository holding it as a submodule, reads what the sandbox wrote (%s): review it first",
+	     path, kind,
+	     failed ? "NOT all that would run a program could be set aside: see above"
+		    : "what would run a program was set aside");
 }
 
 /* The `.git` entry in the directory @pfd (root-relative @rel). */
@@ -416,6 +544,7 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 	cleanup_close int gfd = -1;
 	bool changed = false;
 	ssize_t n;
+	int f0 = sc->out->n_failed;
 
 	snprintf(grel, sizeof grel, "%s%s.git", rel, *rel != '\0' ? "/" : "");
 	if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -437,7 +566,7 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 		check_gitdir(sc, gfd, grel, 0, &changed);
 		sc->force = saved;
 		if (changed)
-			report_repo(sc, grel, "");
+			report_repo(sc, grel, "", sc->out->n_failed > f0);
 		return;
 	}
 	if (!S_ISREG(st.st_mode))
@@ -487,7 +616,7 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 	sc->force = saved_force;
 	sc->root = saved;
 	if (changed)
-		report_repo(sc, grel, "");
+		report_repo(sc, grel, "", sc->out->n_failed > f0);
 }
 
 /* A directory git would take as a bare repository (gitrules.h), changed. */
@@ -495,6 +624,7 @@ static void check_bare(struct scan *sc, int dfd, const char *rel)
 {
 	bool changed, saved = sc->force;
 	struct stat st;
+	int f0 = sc->out->n_failed;
 
 	if (!berth_git_is_gitdir(dfd))
 		return;
@@ -504,8 +634,9 @@ static void check_bare(struct scan *sc, int dfd, const char *rel)
 	check_gitdir(sc, dfd, rel, 0, &changed);
 	sc->force = saved;
 	if (changed)
-		report_repo(sc, rel, " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as "
-				     "one)");
+		report_repo(sc, rel,
+			    " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as one)",
+			    sc->out->n_failed > f0);
 }
 
 /* ------------------------------------------------------------ the walk */
@@ -552,7 +683,7 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 		if (strcmp(e->d_name, "HEAD") == 0)
 			has_head = true;
 		if (t == BERTH_TRUST_NONE)
-			t = berth_trust_lookup_class(sc->p, e->d_name, &w, &c);
+			t = berth_trust_lookup_path(sc->p, rel, e->d_name, &w, &c);
 		if (e->d_type == DT_UNKNOWN) {
 			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
@@ -564,6 +695,12 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 			 * it is still one). */
 			if (set_aside_name(e->d_name))
 				continue;
+			if ((e->d_type == DT_FIFO || e->d_type == DT_UNKNOWN) &&
+			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
+			    changed_since(&st, &sc->since)) {
+				set_aside(sc, dirfd(d), rel, e->d_name, FIFO_WHY);
+				continue;
+			}
 			if (t != BERTH_TRUST_NONE && changed_at(sc, dirfd(d), e->d_name)) {
 				if (t == BERTH_TRUST_READONLY)
 					set_aside(sc, dirfd(d), rel, e->d_name, w);
@@ -637,7 +774,6 @@ static void load_known(struct scan *sc, const char *path)
 	sc->known = NULL;
 	sc->n_known = 0;
 	sc->have_known = false;
-	sc->n_seen = 0;
 	if (path == NULL)
 		return;
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
@@ -660,12 +796,16 @@ static void load_known(struct scan *sc, const char *path)
 	qsort(sc->known, sc->n_known, sizeof *sc->known, devino_cmp);
 }
 
-/* Write what was seen (with the old set too when the walk was cut short)
- * to @path: a temporary file renamed over it; the directories on the way
- * are made 0700. */
+/* Add what was seen to @path, under an flock(2) of PATH.lock so that two
+ * runs ending together both land: the file as it is now, plus what this
+ * scan saw, into a temporary file renamed over it.  The set only grows
+ * (to KNOWN_MAX): a directory that is gone costs a line; one that is
+ * missing from it is only ever treated as new, the safe side.  The
+ * directories on the way are made 0700. */
 static void save_known(struct scan *sc, const char *path)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 16];
+	char dir[PATH_MAX], tmp[PATH_MAX + 16], lock[PATH_MAX + 8];
+	cleanup_close int lfd = -1;
 	FILE *f;
 	int fd;
 
@@ -679,8 +819,19 @@ static void save_known(struct scan *sc, const char *path)
 		(void)mkdir(dir, 0700);
 		*q = '/';
 	}
+	snprintf(lock, sizeof lock, "%s.lock", path);
+	lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0)
+		return;
+	qsort(sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < sc->n_seen; i++)
+		if (u == 0 || devino_cmp(&sc->seen[i], &sc->seen[u - 1]) != 0)
+			sc->seen[u++] = sc->seen[i];
+	sc->n_seen = u;
+	load_known(sc, path); /* as it is now, with what others added */
 	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
 		if (fd >= 0) {
 			close(fd);
@@ -688,13 +839,14 @@ static void save_known(struct scan *sc, const char *path)
 		}
 		return;
 	}
-	qsort(sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp);
-	for (size_t i = 0; i < sc->n_seen; i++)
-		if (i == 0 || devino_cmp(&sc->seen[i], &sc->seen[i - 1]) != 0)
-			fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
-	if (sc->out->incomplete)
-		for (size_t i = 0; i < sc->n_known; i++)
+	size_t n = 0;
+	for (size_t i = 0; i < sc->n_seen && n < KNOWN_MAX; i++, n++)
+		fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
+	for (size_t i = 0; i < sc->n_known && n < KNOWN_MAX; i++)
+		if (bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) {
 			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
+			n++;
+		}
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		fclose(f);
 		unlink(tmp);
@@ -715,6 +867,7 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 	sc.deadline.tv_nsec += (long)BERTH_TRUST_SCAN_MS % 1000 * 1000000L;
 	sc.deadline.tv_sec += BERTH_TRUST_SCAN_MS / 1000 + sc.deadline.tv_nsec / 1000000000L;
 	sc.deadline.tv_nsec %= 1000000000L;
+	load_known(&sc, g->n_roots > 0 ? g->roots[0].known : NULL);
 	for (int i = 0; i < g->n_watch; i++)
 		check_watch(&sc, g->watch[i]);
 	for (int i = 0; i < g->n_roots; i++) {
@@ -726,10 +879,14 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 			continue;
 		}
 		sc.root = g->roots[i].host;
-		load_known(&sc, g->roots[i].known);
-		walk(&sc, fd, "", 0, BERTH_TRUST_NONE, NULL, NULL);
-		save_known(&sc, g->roots[i].known);
+		/* A root that is itself a trust name (`--rw proj/.vscode`): what
+		 * the sandbox wrote in it is set aside like anywhere else. */
+		const char *base = strrchr(g->roots[i].host, '/'), *rw = NULL, *rc = NULL;
+		enum berth_trust rt = base != NULL && base[1] != '\0' ? berth_trust_lookup_class(p, base + 1, &rw, &rc)
+								       : BERTH_TRUST_NONE;
+		walk(&sc, fd, "", 0, rt, rw, rc);
 	}
+	save_known(&sc, g->n_roots > 0 ? g->roots[0].known : NULL);
 	free(sc.known);
 	free(sc.seen);
 	if (sc.oom)
