@@ -16,6 +16,10 @@
 #     host's `git status` at the top of the workspace blocks forever.
 #  5. `.vimrc` in the workspace (vim's 'exrc' sources it exactly like the
 #     guarded `.exrc`) is neither read-only nor set aside.
+#  6. every set-aside name taken in advance (`NAME.berth-set-aside`, `.2` ..
+#     `.99`, which the sandbox can create itself): berth only warns "could
+#     not set aside", and the top repository's new `.git/commondir` (to a
+#     directory whose config has core.fsmonitor) and `.envrc` stay live.
 #
 # usage: run-trust-break13.sh /path/to/berth
 # Works as root and as an unprivileged user (the berth binary and a
@@ -82,6 +86,21 @@ if command -v vim >/dev/null 2>&1 && command -v script >/dev/null 2>&1; then
 else
 	check "the sandbox's .vimrc was set aside (no vim here to run)" '[ ! -e "$T/vr/.vimrc" ]'
 fi
+
+# 6: the set-aside names taken in advance
+mkdir -p "$T/ex" && (cd "$T/ex" && git init -q && gitq commit --allow-empty -m i)
+"$B" run --workspace "$T/ex" -- sh -c "
+	mkdir -p e2/objects e2/refs
+	printf '[core]\n\tfsmonitor = touch $C/exhaust\n' > e2/config
+	for n in .git/commondir .envrc; do
+		touch \$n.berth-set-aside; i=2
+		while [ \$i -le 200 ]; do touch \$n.berth-set-aside.\$i; i=\$((i + 1)); done
+	done
+	echo 'touch $C/exhaust-envrc' > .envrc
+	echo ../e2 > .git/commondir" >"$T/o6" 2>&1
+(cd "$T/ex" && timeout 10 git status >/dev/null 2>&1; [ -f .envrc ] && bash -c '. ./.envrc' >/dev/null 2>&1)
+check "set-aside names taken: the host's git ran no fsmonitor through .git/commondir" '[ ! -e "$C/exhaust" ]'
+check "set-aside names taken: the sandbox's .envrc is not live" '[ ! -e "$C/exhaust-envrc" ]'
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
