@@ -20,6 +20,11 @@
 #     `.99`, which the sandbox can create itself): berth only warns "could
 #     not set aside", and the top repository's new `.git/commondir` (to a
 #     directory whose config has core.fsmonitor) and `.envrc` stay live.
+#  7. the exit walk skips every entry whose name holds `.berth-set-aside`,
+#     directories included: a repository made in `s.berth-set-aside/` and
+#     added to the top's index as a gitlink (a submodule) has its
+#     core.fsmonitor run by the host's `git status` at the top, silently;
+#     `d.berth-set-aside/.vscode/tasks.json` is not set aside either.
 #
 # usage: run-trust-break13.sh /path/to/berth
 # Works as root and as an unprivileged user (the berth binary and a
@@ -101,6 +106,20 @@ mkdir -p "$T/ex" && (cd "$T/ex" && git init -q && gitq commit --allow-empty -m i
 (cd "$T/ex" && timeout 10 git status >/dev/null 2>&1; [ -f .envrc ] && bash -c '. ./.envrc' >/dev/null 2>&1)
 check "set-aside names taken: the host's git ran no fsmonitor through .git/commondir" '[ ! -e "$C/exhaust" ]'
 check "set-aside names taken: the sandbox's .envrc is not live" '[ ! -e "$C/exhaust-envrc" ]'
+
+# 7: names the walk skips
+mkdir -p "$T/sk" && (cd "$T/sk" && git init -q && gitq commit --allow-empty -m i)
+"$B" run --workspace "$T/sk" -- sh -c "
+	git init -q s.berth-set-aside && cd s.berth-set-aside &&
+	git -c user.email=a@b -c user.name=a commit -q --allow-empty -m i &&
+	git config core.fsmonitor 'touch $C/skipped; false' &&
+	h=\$(git rev-parse HEAD) && cd .. &&
+	git update-index --add --cacheinfo 160000,\$h,s.berth-set-aside &&
+	mkdir -p d.berth-set-aside/.vscode && echo '{}' > d.berth-set-aside/.vscode/tasks.json" >"$T/o7" 2>&1
+(cd "$T/sk" && timeout 10 git status >/dev/null 2>&1)
+check "a repository under a *.berth-set-aside name: the host's git status ran no fsmonitor" '[ ! -e "$C/skipped" ]'
+check "a .vscode under a *.berth-set-aside directory is set aside" \
+	'[ ! -e "$T/sk/d.berth-set-aside/.vscode/tasks.json" ]'
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
