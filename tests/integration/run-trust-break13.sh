@@ -25,6 +25,9 @@
 #     added to the top's index as a gitlink (a submodule) has its
 #     core.fsmonitor run by the host's `git status` at the top, silently;
 #     `d.berth-set-aside/.vscode/tasks.json` is not set aside either.
+#  8. `--rw PROJ/.vscode` (a trust directory as a root of its own): a new
+#     tasks.json in it is not set aside, and the widening line does not say
+#     that it is a trust directory (`--rw PROJ/.git` is handled).
 #
 # usage: run-trust-break13.sh /path/to/berth
 # Works as root and as an unprivileged user (the berth binary and a
@@ -120,6 +123,11 @@ mkdir -p "$T/sk" && (cd "$T/sk" && git init -q && gitq commit --allow-empty -m i
 check "a repository under a *.berth-set-aside name: the host's git status ran no fsmonitor" '[ ! -e "$C/skipped" ]'
 check "a .vscode under a *.berth-set-aside directory is set aside" \
 	'[ ! -e "$T/sk/d.berth-set-aside/.vscode/tasks.json" ]'
+
+# 8: a trust directory as a root of its own
+mkdir -p "$T/vs/.vscode" "$T/vsw"
+"$B" run --workspace "$T/vsw" --rw "$T/vs/.vscode:/v" -- sh -c 'echo "{}" > /v/tasks.json' >"$T/o8" 2>&1
+check "--rw of a .vscode directory: the sandbox's tasks.json is set aside" '[ ! -e "$T/vs/.vscode/tasks.json" ]'
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
