@@ -36,6 +36,8 @@ set -u
 export LC_ALL=C
 B=${1:?usage: $0 /path/to/berth}
 T=$(mktemp -d "${TMPDIR:-/tmp}/break13.XXXXXX")
+# berth keeps the directories it saw at the end of runs in its state (trustscan.h): a state of its own
+export XDG_STATE_HOME="$T/state"
 C=$T/canaries
 mkdir -p "$C"
 trap 'rm -rf "$T"' EXIT

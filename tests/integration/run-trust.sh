@@ -71,6 +71,8 @@ present() { # present DESC PATH
 }
 
 TOP=$(mktemp -d /tmp/berth-trust.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
+# berth keeps the directories it saw at the end of runs in its state (trustscan.h): a state of its own
+export XDG_STATE_HOME="$TOP/state"
 TOP=$(readlink -f -- "$TOP")
 chmod 755 "$TOP"
 TD=$TOP/cap; mkdir "$TD"
