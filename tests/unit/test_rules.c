@@ -194,6 +194,16 @@ static void test_guard(void **state)
 	assert_int_equal(berth_trust_lookup(&o.policy, "CLAUDE.md", NULL), BERTH_TRUST_NAMED);
 	assert_int_equal(berth_trust_lookup(&o.policy, "Makefile", NULL), BERTH_TRUST_NONE);
 	assert_int_equal(berth_trust_lookup(&o.policy, ".vscodex", NULL), BERTH_TRUST_NONE);
+	/* path endings: only where they end a path */
+	const char *cls = NULL;
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "a/.hg", "hgrc", NULL, &cls), BERTH_TRUST_READONLY);
+	assert_string_equal(cls, "vcs");
+	assert_int_equal(berth_trust_lookup_path(&o.policy, ".hg", "hgrc", NULL, NULL), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "a/x.hg", "hgrc", NULL, NULL), BERTH_TRUST_NONE);
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "a", "hgrc", NULL, NULL), BERTH_TRUST_NONE);
+	assert_int_equal(berth_trust_lookup(&o.policy, ".hg/hgrc", NULL), BERTH_TRUST_NONE);
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "dot/.config/git", "config", NULL, &cls), BERTH_TRUST_READONLY);
+	assert_string_equal(cls, "home");
 	berth_run_opts_free(&o);
 
 	/* --unprotect: a name or a class becomes named, not read-only */
@@ -235,6 +245,9 @@ static void test_guard(void **state)
 		{"guard: [x]\n", "`guard` must be a mapping"},
 		{"guard:\n  named: [x]\nguard:\n  named: [y]\n", "`guard` is given twice"},
 		{"guard:\n  named: ['..']\n", "`..` is not a file name"},
+		{"guard:\n  named: ['.git']\n", "`.git` is not a file name"},
+		{"guard:\n  named: ['*.berth-set-aside']\n", "`*.berth-set-aside` is not a file name"},
+		{"guard:\n  named: ['[a-']\n", "`[a-` is not a file name"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		r = berth_rules_new(&err);
