@@ -2259,9 +2259,12 @@ static void close_sources(struct sandbox *s)
 static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
 			     struct berth_error *err)
 {
-	struct sandbox *s = sandbox_new(p, o, mask);
+	struct sandbox *s;
 	int userns_errno;
 
+	if (berth_policy_validate(p, err) < 0)
+		return NULL; /* refused before anything is created (policy.h) */
+	s = sandbox_new(p, o, mask);
 	if (s == NULL)
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	int r = start_once(s, o->force_off, err);
