@@ -30,7 +30,7 @@ manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c s
 	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
 mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
-	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
+	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/sysdirs.c src/policy/validate.c src/policy/parse.c src/policy/flags.c
 	src/policy/envfile.c src/policy/trust.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c
 	src/sandbox/gitrules.c src/sandbox/trustscan.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/sandbox/netns.c src/util/error.c src/util/sha256.c
@@ -50,7 +50,7 @@ fi
 
 # shellcheck disable=SC2046  # word splitting of pkg-config output is wanted
 {
-	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c src/policy/trust.c \
+	clang "${CF[@]}" fuzz/fuzz_flags.c src/policy/policy.c src/policy/sysdirs.c src/policy/validate.c src/policy/parse.c src/policy/flags.c src/policy/envfile.c src/policy/trust.c \
 		src/broker/hosts.c src/broker/addr.c src/broker/dns.c src/util/text.c src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto libsodium libevent libcares) -ldl -pthread -o "$out/fuzz_flags"
 	clang "${CF[@]}" fuzz/fuzz_manifest.c "${manifest_src[@]}" src/policy/parse.c src/util/error.c \
@@ -73,7 +73,7 @@ fi
 		-o "$out/fuzz_audit"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \
 		$(pkg-config --cflags --libs yaml-0.1) -o "$out/fuzz_agent_patterns"
-	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/parse.c src/policy/trust.c \
+	clang "${CF[@]}" fuzz/fuzz_rules.c src/policy/rules.c src/util/ynode.c src/policy/policy.c src/policy/sysdirs.c src/policy/validate.c src/policy/parse.c src/policy/trust.c \
 		src/policy/flags.c src/policy/envfile.c src/broker/hosts.c src/broker/addr.c src/broker/dns.c src/util/text.c \
 		src/util/error.c src/util/sha256.c \
 		$(pkg-config --cflags --libs jansson libcrypto libsodium yaml-0.1 libevent libcares) -ldl -pthread -o "$out/fuzz_rules"

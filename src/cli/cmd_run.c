@@ -83,9 +83,16 @@ static int confirm_widenings(const struct berth_run_opts *o)
 static int dry_run(const struct berth_run_opts *o)
 {
 	struct berth_error err = {0};
-	char *json = berth_policy_to_json(&o->policy, !o->json, &err);
 	char digest[65];
+	char *json;
 
+	/* What the run would refuse, refused here with its status and words
+	 * (berth_run_parse validated too; the evidence was added since). */
+	if (berth_policy_validate(&o->policy, &err) < 0) {
+		cli_print_error(&err);
+		return err.status ? err.status : 2;
+	}
+	json = berth_policy_to_json(&o->policy, !o->json, &err);
 	if (json == NULL || berth_policy_digest(&o->policy, digest, &err) < 0) {
 		free(json);
 		cli_print_error(&err);

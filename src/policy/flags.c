@@ -1213,7 +1213,9 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		berth_usage_err(err, "empty command name");
 		return berth_err_hint(err, "write `berth run -- COMMAND [ARG...]`");
 	}
-	return 0;
+	/* Every limit, here and not only in the runtime: --dry-run refuses
+	 * what the run refuses, before anything is recorded. */
+	return berth_policy_validate(&o->policy, err);
 }
 
 void berth_run_opts_free(struct berth_run_opts *o)

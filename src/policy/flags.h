@@ -16,7 +16,7 @@ struct berth_run_opts {
 	bool yes;      /* do not ask to confirm widenings */
 	bool help;     /* --help was given */
 	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
-	char *widenings[32]; /* one human line per widening, NULL-terminated */
+	char *widenings[BERTH_POLICY_WIDENINGS_MAX + 1]; /* one human line per widening, NULL-terminated */
 	int n_widenings;
 	bool widenings_full; /* one more did not fit: berth_run_parse refuses the run */
 	char **evidence;     /* --evidence: physical host paths, in order given */

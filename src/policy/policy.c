@@ -12,6 +12,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
+#include "sysdirs.h"
 #include "trust.h"
 
 void berth_policy_init(struct berth_policy *p)
@@ -195,12 +196,25 @@ fail:
 	return NULL;
 }
 
+/* The default view's rows attested as @a, in table order (sysdirs.h). */
+static json_t *sysdirs_json(enum berth_sysdir_attest a)
+{
+	json_t *v = json_array();
+
+	for (size_t i = 0; v != NULL && i < berth_n_sysdirs; i++)
+		if (berth_sysdirs[i].attest == a && json_array_append_new(v, json_string(berth_sysdirs[i].path)) < 0) {
+			json_decref(v);
+			return NULL;
+		}
+	return v;
+}
+
 static json_t *policy_json(const struct berth_policy *p)
 {
-	json_t *fs = json_pack("{s:s?, s:[sssssss], s:[sss], s:o*, s:o*, s:o*}", "workspace", p->workspace,
-			       "system_ro", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc",
-			       "private_tmpfs", "/tmp", "/home", "/dev/shm", "mounts", mounts_json(p),
-			       "guard", guard_json(p), "unprotect", strv_json(p->unprotect, p->n_unprotect));
+	json_t *fs = json_pack("{s:s?, s:o*, s:o*, s:o*, s:o*, s:o*}", "workspace", p->workspace, "system_ro",
+			       sysdirs_json(BERTH_ATTEST_SYSTEM_RO), "private_tmpfs",
+			       sysdirs_json(BERTH_ATTEST_PRIVATE_TMPFS), "mounts", mounts_json(p), "guard",
+			       guard_json(p), "unprotect", strv_json(p->unprotect, p->n_unprotect));
 
 	json_t *j = json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
 			      "filesystem", fs, "limits", limits_json(p), "network", "mode",

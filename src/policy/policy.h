@@ -28,6 +28,26 @@
 #define BERTH_DEFAULT_NOFILE 8192U
 #define BERTH_MIN_MEMORY (16ULL << 20)       /* bytes: the least --memory a sandbox starts with */
 #define BERTH_MOUNT_TARGET_MAX 1024           /* bytes of a --ro/--rw target (each name NAME_MAX) */
+
+/*
+ * Limits of a policy, each defined here once and checked by
+ * berth_policy_validate (unless said otherwise) before anything of a run is
+ * created, whatever made the policy (flags, berth.yml, a session) and
+ * whichever runtime runs it.  The namespace runtime's fixed arrays are sized
+ * by them.
+ */
+#define BERTH_POLICY_MOUNTS_MAX 64       /* --ro/--rw mounts (an app's /app, /context, SDK count too) */
+#define BERTH_POLICY_ALLOW_HOSTS_MAX 64  /* allow-host patterns, after duplicates are merged */
+#define BERTH_POLICY_PORTS_MAX 32        /* distinct ports the allow-host patterns declare (80 and 443
+					  * for a pattern without one; `:*` declares none) */
+#define BERTH_POLICY_GRANTS_MAX 64       /* an app's filesystem grants, after merging */
+#define BERTH_POLICY_ENV_MAX 255         /* entries of the command's environment (envp, NULL excluded) */
+#define BERTH_POLICY_ENV_OWN 4           /* of them always berth's: PATH HOME USER LOGNAME */
+#define BERTH_POLICY_ENV_PROXY 8         /* of them berth's under the egress broker: *_PROXY, *_proxy */
+#define BERTH_POLICY_ENV_ENTRY_MAX 131072 /* bytes of one NAME=VALUE with its NUL: MAX_ARG_STRLEN */
+#define BERTH_POLICY_LANDLOCK_RULES_MAX 96 /* Landlock path rules of one sandbox */
+#define BERTH_POLICY_WIDENINGS_MAX 31    /* widenings named and confirmed (flags.h; checked by the parser,
+					  * the policy does not hold them) */
 #define BERTH_SYSTEM_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 enum berth_network {
@@ -146,6 +166,32 @@ char *berth_policy_to_json(const struct berth_policy *p, bool pretty, struct ber
  * Returns 0, or -1 with @err filled.
  */
 int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth_error *err);
+
+/*
+ * berth_policy_validate - check @p against every limit above, so that a
+ * policy `--dry-run` prints is one the runtime runs.  Called by
+ * berth_run_parse (flags), the dry run, berth_rules_check, berth_app_policy
+ * (berth.yml) and the runtime before it creates anything.  Pure: reads @p
+ * only.  Returns 0, or -1 with @err filled, exit status 2
+ * (BERTH_EXIT_USAGE), the message naming the bad value and the limit:
+ *   - "too many --ro/--rw mounts (N, at most 64)"
+ *   - "mount target `DST...` is too long (N bytes)"  (more than BERTH_MOUNT_TARGET_MAX)
+ *   - "too many --allow-host patterns (N, at most 64)", or for an app
+ *     "the app `NAME` declares N `network:host` capabilities, at most 64"
+ *   - "invalid allow-host `PATTERN`: REASON"  (the broker's grammar, hosts.h)
+ *   - "the allow-host patterns declare more than 32 distinct ports", or for
+ *     an app "the app's `network:host` capabilities declare more than 32 distinct ports"
+ *   - "environment variable `NAME` is N bytes long (NAME=VALUE); the kernel
+ *     passes at most 131071 to a command"
+ *   - "too many environment variables for the command: N given, and berth
+ *     passes at most 255 (4 of them its own[, 8 the egress broker's])"
+ *     (the runtime still refuses one more than fits with the host's TERM,
+ *     LANG and LC_* it passes on, which the policy does not hold)
+ *   - "the app `NAME` declares N filesystem grants, at most 64"
+ *   - "the sandbox needs N Landlock rules, at most 96"
+ * Each has a hint saying how to fix it.
+ */
+int berth_policy_validate(const struct berth_policy *p, struct berth_error *err);
 
 /*
  * berth_parse_size - parse a byte size: a decimal integer with an optional

@@ -934,6 +934,9 @@ int berth_rules_guard(const struct berth_rules *r, struct berth_policy *p, struc
 int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p, const struct berth_widening_ctx *ctx,
 		      struct berth_error *err)
 {
+	/* Rules judge only a policy a runtime can run. */
+	if (berth_policy_validate(p, err) < 0)
+		return -1;
 	for (size_t i = 0; r != NULL && i < r->n; i++)
 		if (check_file(&r->files[i], p, ctx, err) < 0)
 			return -1;

@@ -91,6 +91,8 @@ const char *berth_rules_origin(const struct berth_rules *r, size_t i);
  * with LINE that of the key that refuses and a hint saying what the file
  * allows.  The limits compare the effective values: a run that sets no
  * --memory/--cpus/--pids has the defaults (8G, 4, 512), and those count.
+ * @p is first checked with berth_policy_validate (its errors, exit status
+ * 2, come before any rule's).
  * Returns 0 when allowed, -1 with @err filled (BERTH_EXIT_USAGE) when denied.
  */
 int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p, const struct berth_widening_ctx *ctx,

@@ -68,6 +68,18 @@ struct ll_net_port_attr {
 	 LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK |           \
 	 LL_FS_MAKE_FIFO | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM)
 
+int berth_landlock_view_rules(bool app, struct berth_ll_rule *r, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < berth_n_sysdirs && n < max; i++) {
+		enum berth_ll_access a = app ? berth_sysdirs[i].ll_app : berth_sysdirs[i].ll_run;
+		if (a != BERTH_LL_NONE)
+			r[n++] = (struct berth_ll_rule){berth_sysdirs[i].path, a};
+	}
+	return n;
+}
+
 int berth_landlock_abi(void)
 {
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
@@ -93,6 +105,9 @@ static uint64_t rights_for(enum berth_ll_access a, uint64_t handled)
 	uint64_t r;
 
 	switch (a) {
+	case BERTH_LL_NONE:
+		r = 0; /* never the default's everything */
+		break;
 	case BERTH_LL_RO:
 		r = LL_FS_READ;
 		break;

@@ -12,21 +12,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../policy/sysdirs.h"
 #include "../util/error.h"
-
-enum berth_ll_access {
-	BERTH_LL_RO = 1,  /* read files and directories */
-	BERTH_LL_RX = 2,  /* read and execute */
-	BERTH_LL_RW = 3,  /* everything: read, write, create, remove, execute */
-	BERTH_LL_DEV = 4, /* read, write existing files, device ioctls (for /dev) */
-	BERTH_LL_DIR = 5, /* list the directory only */
-	BERTH_LL_PROC = 6, /* read and write existing files (for /proc/self) */
-};
 
 struct berth_ll_rule {
 	const char *path;            /* absolute path in the sandbox's view */
 	enum berth_ll_access access;
 };
+
+/*
+ * berth_landlock_view_rules - the rules of the default view (the rows of
+ * berth_sysdirs with a Landlock right: ll_app for a resident app when @app,
+ * ll_run otherwise), in table order, into @r (room for @max).  Returns the
+ * number written; a table longer than @max is cut at @max (the policy
+ * refuses a run that would not fit: BERTH_POLICY_LANDLOCK_RULES_MAX).
+ */
+int berth_landlock_view_rules(bool app, struct berth_ll_rule *r, int max);
 
 /*
  * berth_landlock_abi - the kernel's Landlock ABI version, or a negative errno:

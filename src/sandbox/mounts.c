@@ -20,13 +20,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../policy/sysdirs.h"
 #include "../util/cleanup.h"
 #include "../util/text.h"
 
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
 
-static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc", NULL};
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
 /* Kernel knobs under /proc that stay read-only. */
 static const char *const proc_ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "latency_stats", "timer_list", NULL};
@@ -120,15 +120,18 @@ static int base_and_pivot(struct berth_error *err)
 	return tmpfs(NEWROOT, "mode=0755,size=1m", 0, err);
 }
 
+/* The BIND rows of the default view (src/policy/sysdirs.c), in order. */
 static int system_tree(bool ro, struct berth_error *err)
 {
-	for (int i = 0; system_dirs[i] != NULL; i++) {
+	for (size_t i = 0; i < berth_n_sysdirs; i++) {
 		char src[PATH_MAX], dst[PATH_MAX], link[PATH_MAX];
 		struct stat st;
 		ssize_t n;
 
-		snprintf(src, sizeof src, OLDROOT "%s", system_dirs[i]);
-		snprintf(dst, sizeof dst, NEWROOT "%s", system_dirs[i]);
+		if (berth_sysdirs[i].mount != BERTH_SYSDIR_BIND)
+			continue;
+		snprintf(src, sizeof src, OLDROOT "%s", berth_sysdirs[i].path);
+		snprintf(dst, sizeof dst, NEWROOT "%s", berth_sysdirs[i].path);
 		if (lstat(src, &st) < 0)
 			continue;
 		if (S_ISLNK(st.st_mode)) {

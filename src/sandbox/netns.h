@@ -27,7 +27,7 @@
 #include "../util/error.h"
 
 /* Declared ports served transparently; more is a usage error. */
-#define BERTH_TRANSPARENT_PORTS_MAX 32
+#define BERTH_TRANSPARENT_PORTS_MAX BERTH_POLICY_PORTS_MAX /* policy.h */
 
 /* The sandbox's resolver's address, in its /etc/resolv.conf. */
 #define BERTH_RESOLVER_ADDR "127.0.0.1"

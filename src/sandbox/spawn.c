@@ -89,7 +89,7 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-#define MAX_ENV 256
+#define MAX_ENV (BERTH_POLICY_ENV_MAX + 1) /* policy.h */
 #define BERTH_RPC_FD_NUM 3 /* docs/protocol.md: BERTH_RPC_FD */
 /* Descriptors one message carries: the pty master, the two proxies, the
  * resolver and the declared ports' listeners. */
@@ -128,12 +128,12 @@ struct sandbox {
 	int ws_fd;
 	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
-	int mount_fds[64];
+	int mount_fds[BERTH_POLICY_MOUNTS_MAX];
 	/* The workspace and each --ro/--rw source, opened once with no link
 	 * followed (berth_source_open): every mount is made from these. */
 	int ws_src;
-	int src_fds[64];
-	bool mount_is_dir[64]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
+	int src_fds[BERTH_POLICY_MOUNTS_MAX];
+	bool mount_is_dir[BERTH_POLICY_MOUNTS_MAX]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
 	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
 	 * terminal but its stdin is not; the command gets a pty for those
@@ -698,10 +698,10 @@ static int prepare_guard(struct sandbox *s, struct berth_error *err)
 
 /* MAX_ARG_STRLEN (linux/binfmts.h): the longest string execve(2) takes,
  * NUL included; a longer NAME=VALUE would make it fail with E2BIG. */
-#define ENV_ENTRY_MAX 131072
+#define ENV_ENTRY_MAX BERTH_POLICY_ENV_ENTRY_MAX
 /* The egress broker's variables (append_env, step 8): HTTP_PROXY,
  * HTTPS_PROXY, ALL_PROXY, NO_PROXY and their lowercase forms. */
-#define ENV_PROXY_VARS 8
+#define ENV_PROXY_VARS BERTH_POLICY_ENV_PROXY
 
 /* Set NAME=VALUE in the command's environment (a later one of the same
  * name replaces it).  More variables than fit, or one longer than execve(2)
@@ -1113,15 +1113,8 @@ static int open_pty(int *master, int *slave, struct berth_error *err)
  * the grants of its manifest (docs/manifest.md). */
 static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
 {
-	static const struct berth_ll_rule fixed[] = {
-		{"/", BERTH_LL_DIR},	 {"/usr", BERTH_LL_RX},	  {"/bin", BERTH_LL_RX},   {"/sbin", BERTH_LL_RX},
-		{"/lib", BERTH_LL_RX},	 {"/lib64", BERTH_LL_RX}, {"/lib32", BERTH_LL_RX}, {"/libx32", BERTH_LL_RX},
-		{"/etc", BERTH_LL_RO},	 {"/sys", BERTH_LL_RO},	  {"/proc", BERTH_LL_PROC}, {"/dev", BERTH_LL_DEV},
-	};
-	int n = 0;
+	int n = berth_landlock_view_rules(true, r, max); /* the default view, src/policy/sysdirs.c */
 
-	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed) && n < max; i++)
-		r[n++] = fixed[i];
 	for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
 		if (!s->p->mounts[i].rw)
 			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, BERTH_LL_RX};
@@ -1132,19 +1125,11 @@ static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, 
 
 static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
 {
-	static const struct berth_ll_rule fixed[] = {
-		{"/", BERTH_LL_DIR},       {"/usr", BERTH_LL_RX},     {"/bin", BERTH_LL_RX},
-		{"/sbin", BERTH_LL_RX},    {"/lib", BERTH_LL_RX},     {"/lib64", BERTH_LL_RX},
-		{"/lib32", BERTH_LL_RX},   {"/libx32", BERTH_LL_RX},  {"/etc", BERTH_LL_RO},
-		{"/sys", BERTH_LL_RO},     {"/proc", BERTH_LL_PROC},  {"/dev", BERTH_LL_DEV},
-		{"/dev/shm", BERTH_LL_RW}, {"/tmp", BERTH_LL_RW},
-	};
-	int n = 0;
+	int n;
 
 	if (s->p->app)
 		return landlock_app_rules(s, r, max);
-	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed) && n < max; i++)
-		r[n++] = fixed[i];
+	n = berth_landlock_view_rules(false, r, max); /* the default view, src/policy/sysdirs.c */
 	if (s->use_userns) {
 		r[n++] = (struct berth_ll_rule){"/workspace", BERTH_LL_RW};
 		if (s->p->evidence_dir != NULL)
@@ -1213,7 +1198,7 @@ static int place_fds(struct sandbox *s)
 static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 {
 	struct berth_error err = {0};
-	struct berth_ll_rule rules[96];
+	struct berth_ll_rule rules[BERTH_POLICY_LANDLOCK_RULES_MAX];
 	/* TCP connect: the two proxies and the declared ports, whose
 	 * listeners are all berth's (netns.h); nothing else on the sandbox's
 	 * loopback, and no other interface. */
@@ -2065,7 +2050,7 @@ static void *broker_main(void *arg)
  * of berth (the supervisor), outside the sandbox, for the whole run. */
 static int start_broker(struct sandbox *s, struct berth_error *err)
 {
-	struct berth_host_pattern pats[64];
+	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
 	struct berth_broker_opts bo = {0};
 	size_t n = 0;
 
@@ -2259,9 +2244,12 @@ static void close_sources(struct sandbox *s)
 static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
 			     struct berth_error *err)
 {
-	struct sandbox *s = sandbox_new(p, o, mask);
+	struct sandbox *s;
 	int userns_errno;
 
+	if (berth_policy_validate(p, err) < 0)
+		return NULL; /* refused before anything is created (policy.h) */
+	s = sandbox_new(p, o, mask);
 	if (s == NULL)
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	int r = start_once(s, o->force_off, err);

@@ -613,5 +613,6 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 	for (size_t i = 0; i < p->argc; i++)
 		if (p->argv[i] == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
-	return 0;
+	/* The limits, before the app's sandbox or state is made (policy.h). */
+	return berth_policy_validate(p, err);
 }

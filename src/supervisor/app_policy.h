@@ -98,7 +98,9 @@ unsigned berth_app_identity(const char *key);
  * (network mode proxy: the egress broker, docs/egress.md); a pattern the
  * broker's grammar refuses is an error (status 2).
  * Returns 0, or -1 with @err filled: a declared secret is not set in berth's
- * environment (status 2, the hint names the variable).
+ * environment (status 2, the hint names the variable), or the policy breaks
+ * a limit of berth_policy_validate (status 2: more than 64 `network:host`
+ * capabilities or filesystem grants, more than 32 distinct ports, ...).
  */
 int berth_app_policy(const struct berth_manifest *m, const struct berth_app_paths *paths,
 		     const char *digest_hex, char *(*getenv_fn)(const char *), struct berth_policy *p,

@@ -516,6 +516,41 @@ has "dry-run: text form shows the same digest" "$txt" "${d1//\"/}"
 br --dry-run -- sh -c 'echo ran > /workspace/dry-ran'
 [ ! -e "$WS/dry-ran" ] && pass "dry-run: command not run" || fail "dry-run: command not run" "file written"
 
+# ------------------------------------------------ limits: --dry-run refuses what the run refuses
+# Every limit is checked on the policy (berth_policy_validate): a dry run over
+# a limit fails as the real run does (status 2, the same stderr), and neither
+# writes an audit record or a run directory (issue 14).
+LIM=$TOP/limits; mkdir -p "$LIM/state" "$LIM/audit"; chmod 755 "$LIM"
+for i in $(seq 1 65); do mkdir -p "$LIM/src/d$i"; done
+chmod -R 755 "$LIM/src"
+AH=(); for i in $(seq 1 65); do AH+=(--allow-host "h$i.example.com:*"); done
+RO=(); for i in $(seq 1 65); do RO+=(--ro "$LIM/src/d$i:/lim/d$i"); done
+PT=(); for i in $(seq 1 33); do PT+=(--allow-host "127.0.0.1:$((21000 + i))"); done
+EV=(); for i in $(seq 1 244); do EV+=(--env "V$i=$i"); done
+limit_same() { # limit_same DESC MESSAGE ARGS...
+	local desc=$1 msg=$2 drc dout derr
+	shift 2
+	BERTH_AUDIT_DIR=$LIM/audit XDG_STATE_HOME=$LIM/state br --dry-run "$@" -- true
+	drc=$RC; derr=$ERR; dout=$OUT
+	BERTH_AUDIT_DIR=$LIM/audit XDG_STATE_HOME=$LIM/state br "$@" -- sh -c 'echo RAN'
+	eq "limits: $desc: --dry-run is refused (exit 2)" "$drc:$dout" "2:"
+	eq "limits: $desc: the run is refused the same (exit 2), nothing ran" "$RC:$OUT" "2:"
+	has "limits: $desc: the message names the value and the limit" "$derr" "berth: $msg"
+	eq "limits: $desc: the run's stderr is the dry run's" "$ERR" "$derr"
+	eq "limits: $desc: no audit record, no run directory" "$(find "$LIM/audit" "$LIM/state" -mindepth 1 | head -3)" ""
+}
+limit_same "65 --allow-host" "too many --allow-host patterns (65, at most 64)" "${AH[@]}"
+limit_same "65 --ro" "too many --ro/--rw mounts (65, at most 64)" "${RO[@]}"
+limit_same "33 declared ports" "the allow-host patterns declare more than 32 distinct ports" "${PT[@]}"
+limit_same "244 --env with the broker" "too many environment variables for the command: 244 given, and berth passes at most 255 (4 of them its own, 8 the egress broker's)" --allow-host example.invalid "${EV[@]}"
+# at the limit: the dry run accepts what the run would
+br --dry-run --json "${AH[@]:0:128}" -- true
+eq "limits: 64 --allow-host: --dry-run accepts them" "$RC" 0
+br --dry-run --json "${RO[@]:0:128}" -- true
+eq "limits: 64 --ro: --dry-run accepts them" "$RC" 0
+br "${RO[@]:0:128}" -- sh -c 'ls /lim | wc -l'
+eq "limits: 64 --ro: the run mounts them all" "$RC:$OUT" "0:64"
+
 # ---------------------------------------------------------------- pty
 # script merges berth's own stderr notes into the transcript.  With stdin at EOF,
 # script sends VEOF while the outer tty is still canonical; berth then switches it

@@ -15,6 +15,10 @@
 
 #include "policy/flags.h"
 #include "policy/policy.h"
+#include "policy/rules.h"
+#include "policy/sysdirs.h"
+#include "sandbox/landlock.h"
+#include "sandbox/sandbox.h"
 
 static char *fake_env(const char *name)
 {
@@ -263,6 +267,351 @@ static void test_unprotect_removes_guard(void **state)
 	berth_run_opts_free(&o);
 }
 
+/* ------------------------------------------------ the default view's table */
+
+static void test_sysdirs_table(void **state)
+{
+	struct berth_ll_rule r[BERTH_POLICY_LANDLOCK_RULES_MAX];
+	/* What the runtimes did before the table (spawn.c's two lists): the
+	 * table must reproduce them, right for right. */
+	static const struct berth_ll_rule run[] = {
+		{"/", BERTH_LL_DIR},	{"/usr", BERTH_LL_RX},	  {"/bin", BERTH_LL_RX},  {"/sbin", BERTH_LL_RX},
+		{"/lib", BERTH_LL_RX},	{"/lib64", BERTH_LL_RX},  {"/lib32", BERTH_LL_RX}, {"/libx32", BERTH_LL_RX},
+		{"/etc", BERTH_LL_RO},	{"/sys", BERTH_LL_RO},	  {"/proc", BERTH_LL_PROC}, {"/dev", BERTH_LL_DEV},
+		{"/tmp", BERTH_LL_RW},	{"/dev/shm", BERTH_LL_RW},
+	};
+	struct berth_policy p;
+	struct berth_error err = {0};
+	char *json;
+	int n;
+
+	(void)state;
+	n = berth_landlock_view_rules(false, r, (int)(sizeof r / sizeof r[0]));
+	assert_int_equal(n, 14);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(r[i].path, run[i].path);
+		assert_int_equal(r[i].access, run[i].access);
+	}
+	/* An app: the same but /tmp and /dev/shm (reached through grants only). */
+	n = berth_landlock_view_rules(true, r, (int)(sizeof r / sizeof r[0]));
+	assert_int_equal(n, 12);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(r[i].path, run[i].path);
+		assert_int_equal(r[i].access, run[i].access);
+	}
+	/* Cut at @max, never past it. */
+	assert_int_equal(berth_landlock_view_rules(false, r, 3), 3);
+	assert_string_equal(r[2].path, "/bin");
+	/* The attested lists keep their form (and every digest): /libx32 is
+	 * mounted and granted but not in system_ro. */
+	berth_policy_init(&p);
+	json = berth_policy_to_json(&p, false, &err);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"system_ro\":[\"/usr\",\"/bin\",\"/sbin\",\"/lib\",\"/lib64\",\"/lib32\",\"/etc\"]"));
+	assert_non_null(strstr(json, "\"private_tmpfs\":[\"/tmp\",\"/home\",\"/dev/shm\"]"));
+	assert_null(strstr(json, "libx32"));
+	free(json);
+	/* Every row says why; only the system rows are bound from the host. */
+	for (size_t i = 0; i < berth_n_sysdirs; i++) {
+		assert_true(berth_sysdirs[i].why != NULL && berth_sysdirs[i].why[0] != '\0');
+		assert_int_equal(berth_sysdirs[i].path[0], '/');
+		if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND)
+			assert_true(berth_sysdirs[i].ll_run == BERTH_LL_RX || berth_sysdirs[i].ll_run == BERTH_LL_RO);
+		/* nothing of the system is writable */
+		if (berth_sysdirs[i].attest == BERTH_ATTEST_SYSTEM_RO)
+			assert_int_not_equal(berth_sysdirs[i].ll_run, BERTH_LL_RW);
+	}
+}
+
+/* --------------------------------------------------------------- the limits */
+
+/* berth_policy_validate on @p: 0, or the status and message of its refusal. */
+static int validate(const struct berth_policy *p, struct berth_error *err)
+{
+	memset(err, 0, sizeof *err);
+	return berth_policy_validate(p, err);
+}
+
+static void refused(const struct berth_policy *p, const char *msg)
+{
+	struct berth_error err;
+
+	assert_int_equal(validate(p, &err), -1);
+	assert_int_equal(err.status, 2);
+	assert_string_equal(err.msg, msg);
+	assert_true(err.hint[0] != '\0');
+}
+
+static void accepted(const struct berth_policy *p)
+{
+	struct berth_error err;
+
+	if (validate(p, &err) != 0)
+		fail_msg("refused: %s", err.msg);
+}
+
+static void add_mounts(struct berth_policy *p, size_t n, bool rw)
+{
+	p->mounts = realloc(p->mounts, (p->n_mounts + n) * sizeof *p->mounts);
+	assert_non_null(p->mounts);
+	for (size_t i = 0; i < n; i++, p->n_mounts++) {
+		char dst[64];
+		snprintf(dst, sizeof dst, "/m%zu", p->n_mounts);
+		p->mounts[p->n_mounts] = (struct berth_mount){strdup("/usr"), strdup(dst), rw, NULL};
+	}
+}
+
+enum host_kind { ANY_PORT, ONE_PORT, NO_PORT, BAD };
+
+static void add_hosts(struct berth_policy *p, size_t n, enum host_kind k)
+{
+	p->network = BERTH_NET_PROXY;
+	p->allow_hosts = realloc(p->allow_hosts, (p->n_allow_hosts + n) * sizeof *p->allow_hosts);
+	assert_non_null(p->allow_hosts);
+	for (size_t i = 0; i < n; i++, p->n_allow_hosts++) {
+		char h[64];
+		size_t i1 = p->n_allow_hosts + 1;
+		if (k == ANY_PORT)
+			snprintf(h, sizeof h, "h%zu.example.com:*", i1);
+		else if (k == ONE_PORT)
+			snprintf(h, sizeof h, "h.example.com:%zu", i1);
+		else if (k == NO_PORT)
+			snprintf(h, sizeof h, "plain%zu.example.com", i1);
+		else
+			snprintf(h, sizeof h, "bad..name%zu", i1);
+		p->allow_hosts[p->n_allow_hosts] = strdup(h);
+	}
+}
+
+static void add_envs(struct berth_policy *p, size_t n)
+{
+	p->env = realloc(p->env, (p->n_env + n) * sizeof *p->env);
+	assert_non_null(p->env);
+	for (size_t i = 0; i < n; i++, p->n_env++) {
+		char name[32];
+		snprintf(name, sizeof name, "V%zu", p->n_env + 1);
+		p->env[p->n_env] = (struct berth_env){strdup(name), strdup("x"), false, false};
+	}
+}
+
+static void test_limit_mounts(void **state)
+{
+	struct berth_policy p;
+	char dst[BERTH_MOUNT_TARGET_MAX + 2];
+
+	(void)state;
+	berth_policy_init(&p);
+	add_mounts(&p, 64, false);
+	accepted(&p);
+	add_mounts(&p, 1, true);
+	refused(&p, "too many --ro/--rw mounts (65, at most 64)");
+	berth_policy_free(&p);
+	/* A target of 1024 bytes, and one more. */
+	berth_policy_init(&p);
+	add_mounts(&p, 1, false);
+	memset(dst, 'a', sizeof dst - 1);
+	dst[0] = '/';
+	dst[BERTH_MOUNT_TARGET_MAX] = '\0';
+	free(p.mounts[0].dst);
+	p.mounts[0].dst = strdup(dst);
+	accepted(&p);
+	dst[BERTH_MOUNT_TARGET_MAX] = 'a';
+	dst[BERTH_MOUNT_TARGET_MAX + 1] = '\0';
+	free(p.mounts[0].dst);
+	p.mounts[0].dst = strdup(dst);
+	refused(&p, "mount target `/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...` is too long "
+		    "(1025 bytes)");
+	berth_policy_free(&p);
+}
+
+static void test_limit_allow_hosts(void **state)
+{
+	struct berth_policy p;
+
+	(void)state;
+	/* any port (`:*`): no listener each, so only the pattern count binds */
+	berth_policy_init(&p);
+	add_hosts(&p, 64, ANY_PORT);
+	accepted(&p);
+	add_hosts(&p, 1, ANY_PORT);
+	refused(&p, "too many --allow-host patterns (65, at most 64)");
+	p.app = true;
+	p.app_name = strdup("web");
+	refused(&p, "the app `web` declares 65 `network:host` capabilities, at most 64");
+	berth_policy_free(&p);
+	/* the broker's grammar */
+	berth_policy_init(&p);
+	add_hosts(&p, 1, BAD);
+	assert_int_equal(validate(&p, &(struct berth_error){0}), -1);
+	berth_policy_free(&p);
+}
+
+static void test_limit_ports(void **state)
+{
+	struct berth_policy p;
+
+	(void)state;
+	berth_policy_init(&p);
+	add_hosts(&p, 32, ONE_PORT);
+	accepted(&p);
+	add_hosts(&p, 1, ONE_PORT);
+	refused(&p, "the allow-host patterns declare more than 32 distinct ports");
+	p.app = true;
+	refused(&p, "the app's `network:host` capabilities declare more than 32 distinct ports");
+	berth_policy_free(&p);
+	/* a pattern without a port declares 80 and 443: 30 + 2 fit, 31 + 2 do not */
+	berth_policy_init(&p);
+	add_hosts(&p, 30, ONE_PORT);
+	add_hosts(&p, 1, NO_PORT);
+	accepted(&p);
+	add_hosts(&p, 1, ONE_PORT);
+	refused(&p, "the allow-host patterns declare more than 32 distinct ports");
+	berth_policy_free(&p);
+}
+
+static void test_limit_env(void **state)
+{
+	struct berth_policy p;
+	char *big;
+
+	(void)state;
+	/* 255 entries: PATH HOME USER LOGNAME and 251 given */
+	berth_policy_init(&p);
+	add_envs(&p, 251);
+	accepted(&p);
+	add_envs(&p, 1);
+	refused(&p, "too many environment variables for the command: 252 given, and berth passes at most 255 (4 of "
+		    "them its own)");
+	/* berth's own names take no entry more */
+	free(p.env[251].name);
+	p.env[251].name = strdup("PATH");
+	accepted(&p);
+	berth_policy_free(&p);
+	/* the broker's 8 */
+	berth_policy_init(&p);
+	add_hosts(&p, 1, NO_PORT);
+	add_envs(&p, 243);
+	accepted(&p);
+	add_envs(&p, 1);
+	refused(&p, "too many environment variables for the command: 244 given, and berth passes at most 255 (4 of "
+		    "them its own, 8 the egress broker's)");
+	berth_policy_free(&p);
+	/* NAME=VALUE and its NUL: 131072 bytes, and one more */
+	berth_policy_init(&p);
+	add_envs(&p, 1); /* V1 */
+	big = malloc(BERTH_POLICY_ENV_ENTRY_MAX);
+	assert_non_null(big);
+	memset(big, 'x', BERTH_POLICY_ENV_ENTRY_MAX - 4);
+	big[BERTH_POLICY_ENV_ENTRY_MAX - 4] = '\0'; /* "V1=" + 131068 + NUL = 131072 */
+	free(p.env[0].value);
+	p.env[0].value = strdup(big);
+	accepted(&p);
+	big[BERTH_POLICY_ENV_ENTRY_MAX - 4] = 'x';
+	big[BERTH_POLICY_ENV_ENTRY_MAX - 3] = '\0';
+	free(p.env[0].value);
+	p.env[0].value = big;
+	refused(&p, "environment variable `V1` is 131072 bytes long (NAME=VALUE); the kernel passes at most 131071 "
+		    "to a command");
+	berth_policy_free(&p);
+}
+
+static void add_grants(struct berth_policy *p, size_t n)
+{
+	p->grants = realloc(p->grants, (p->n_grants + n) * sizeof *p->grants);
+	assert_non_null(p->grants);
+	for (size_t i = 0; i < n; i++, p->n_grants++) {
+		char path[64];
+		snprintf(path, sizeof path, "/workspace/g%zu", p->n_grants);
+		p->grants[p->n_grants] = (struct berth_grant){strdup(path), false};
+	}
+}
+
+static void test_limit_grants_landlock(void **state)
+{
+	struct berth_policy p;
+
+	(void)state;
+	berth_policy_init(&p);
+	p.app = true;
+	p.app_name = strdup("fs");
+	add_grants(&p, 64);
+	accepted(&p);
+	add_grants(&p, 1);
+	refused(&p, "the app `fs` declares 65 filesystem grants, at most 64");
+	berth_policy_free(&p);
+	/* 12 rules of the default view + 20 read-only mounts + 64 grants = 96 */
+	berth_policy_init(&p);
+	p.app = true;
+	add_grants(&p, 64);
+	add_mounts(&p, 20, false);
+	add_mounts(&p, 30, true); /* an app's read-write mounts take no rule of their own */
+	accepted(&p);
+	add_mounts(&p, 1, false);
+	refused(&p, "the sandbox needs 97 Landlock rules, at most 96");
+	berth_policy_free(&p);
+	/* `berth run`: 14 + the workspace, $HOME, /evidence + 64 mounts fit */
+	berth_policy_init(&p);
+	add_mounts(&p, 64, true);
+	accepted(&p);
+	berth_policy_free(&p);
+}
+
+/* The same refusals through the parser, the rules check and the runtime. */
+static void test_limit_callers(void **state)
+{
+	char *argv[160];
+	char hosts[70][32];
+	int argc = 0;
+	struct berth_run_opts o;
+	struct berth_error err = {0};
+	struct berth_policy p;
+	struct berth_sandbox *sb = NULL;
+	struct berth_runtime_opts ro = {0};
+
+	(void)state;
+	argv[argc++] = "run";
+	argv[argc++] = "--workspace";
+	argv[argc++] = "/usr";
+	for (int i = 0; i < 65; i++) {
+		snprintf(hosts[i], sizeof hosts[i], "h%d.example.com:*", i);
+		argv[argc++] = "--allow-host";
+		argv[argc++] = hosts[i];
+	}
+	argv[argc++] = "--";
+	argv[argc++] = "true";
+	argv[argc] = NULL;
+	assert_int_equal(berth_run_parse(argc, argv, fake_env, &o, &err), -1);
+	assert_int_equal(err.status, 2);
+	assert_string_equal(err.msg, "too many --allow-host patterns (65, at most 64)");
+	berth_run_opts_free(&o);
+	/* 64 parse */
+	argv[argc - 4] = "--";
+	argv[argc - 3] = "true";
+	argv[argc - 2] = NULL;
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_run_parse(argc - 2, argv, fake_env, &o, &err), 0);
+	assert_int_equal(o.policy.n_allow_hosts, 64);
+	berth_run_opts_free(&o);
+
+	berth_policy_init(&p);
+	add_mounts(&p, 65, false);
+	p.workspace = strdup("/usr");
+	p.argv = calloc(2, sizeof *p.argv);
+	p.argv[0] = strdup("true");
+	p.argc = 1;
+	/* rules: refused before any rule (no rules file at all) */
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_rules_check(NULL, &p, &(struct berth_widening_ctx){.network_mode = "none"}, &err), -1);
+	assert_string_equal(err.msg, "too many --ro/--rw mounts (65, at most 64)");
+	/* the runtime: refused before anything is created */
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_sandbox_start(&p, &ro, &sb, &err), -1);
+	assert_null(sb);
+	assert_int_equal(err.status, 2);
+	assert_string_equal(err.msg, "too many --ro/--rw mounts (65, at most 64)");
+	berth_policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +619,10 @@ int main(void)
 		cmocka_unit_test(test_bad_input),      cmocka_unit_test(test_home_refused),
 		cmocka_unit_test(test_widenings),      cmocka_unit_test(test_env),
 		cmocka_unit_test(test_canonical_digest), cmocka_unit_test(test_unprotect_removes_guard),
+		cmocka_unit_test(test_sysdirs_table),  cmocka_unit_test(test_limit_mounts),
+		cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
+		cmocka_unit_test(test_limit_env),      cmocka_unit_test(test_limit_grants_landlock),
+		cmocka_unit_test(test_limit_callers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * validate.c - every limit of a policy, checked in one place (policy.h,
+ * berth_policy_validate), so that `berth run --dry-run` refuses what the
+ * run refuses, with the same exit status and message, before any record of
+ * the run is written.
+ */
+#include "policy.h"
+
+#include <string.h>
+
+#include "../broker/hosts.h"
+#include "sysdirs.h"
+
+static int check_mounts(const struct berth_policy *p, struct berth_error *err)
+{
+	if (p->n_mounts > BERTH_POLICY_MOUNTS_MAX) {
+		berth_usage_err(err, "too many --ro/--rw mounts (%zu, at most %d)", p->n_mounts,
+				BERTH_POLICY_MOUNTS_MAX);
+		return berth_err_hint(err, "mount a common parent directory once instead of each directory below it");
+	}
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		size_t len = strlen(p->mounts[i].dst);
+		if (len > BERTH_MOUNT_TARGET_MAX) {
+			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", p->mounts[i].dst, len);
+			return berth_err_hint(err, "a target is at most %d bytes", BERTH_MOUNT_TARGET_MAX);
+		}
+	}
+	return 0;
+}
+
+static void add_port(uint16_t *ports, size_t *n, unsigned port, bool *full)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (ports[i] == port)
+			return;
+	if (*n >= BERTH_POLICY_PORTS_MAX) {
+		*full = true;
+		return;
+	}
+	ports[(*n)++] = (uint16_t)port;
+}
+
+/* The same count as the runtime's listeners (src/sandbox/netns.c). */
+static int check_hosts(const struct berth_policy *p, struct berth_error *err)
+{
+	uint16_t ports[BERTH_POLICY_PORTS_MAX];
+	size_t n = 0;
+	bool full = false;
+
+	if (p->n_allow_hosts > BERTH_POLICY_ALLOW_HOSTS_MAX) {
+		if (p->app)
+			berth_usage_err(err, "the app `%s` declares %zu `network:host` capabilities, at most %d",
+					p->app_name != NULL ? p->app_name : "?", p->n_allow_hosts,
+					BERTH_POLICY_ALLOW_HOSTS_MAX);
+		else
+			berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)", p->n_allow_hosts,
+					BERTH_POLICY_ALLOW_HOSTS_MAX);
+		return berth_err_hint(err, "one pattern with a wildcard (`*.example.com`) covers every name below it");
+	}
+	for (size_t i = 0; i < p->n_allow_hosts; i++) {
+		struct berth_host_pattern pat;
+		char reason[BERTH_HOST_REASON_MAX];
+
+		if (berth_host_pattern_parse(p->allow_hosts[i], &pat, reason, sizeof reason) < 0)
+			return berth_usage_err(err, "invalid allow-host `%s`: %s", p->allow_hosts[i], reason);
+		if (pat.ports == BERTH_PORTS_DEFAULT) {
+			add_port(ports, &n, 80, &full);
+			add_port(ports, &n, 443, &full);
+		} else if (pat.ports == BERTH_PORTS_ONE) {
+			add_port(ports, &n, pat.port, &full);
+		}
+	}
+	if (full) {
+		/* an app's policy comes from its manifest: name what the reader wrote */
+		berth_usage_err(err, "%s declare more than %d distinct ports",
+				p->app ? "the app's `network:host` capabilities" : "the allow-host patterns",
+				BERTH_POLICY_PORTS_MAX);
+		return berth_err_hint(err,
+				      "declare fewer ports, or %s for any port (then only clients that use the "
+				      "proxy variables reach the ports not listed)",
+				      p->app ? "`network:host:HOST:*`" : "`HOST:*`");
+	}
+	return 0;
+}
+
+/* Names the runtime always sets itself (build_env in src/sandbox/spawn.c):
+ * a --env of one of them replaces berth's value and takes no entry more. */
+static bool own_env(const char *name)
+{
+	static const char *const own[BERTH_POLICY_ENV_OWN] = {"PATH", "HOME", "USER", "LOGNAME"};
+
+	for (size_t i = 0; i < BERTH_POLICY_ENV_OWN; i++)
+		if (strcmp(name, own[i]) == 0)
+			return true;
+	return false;
+}
+
+static int check_env(const struct berth_policy *p, struct berth_error *err)
+{
+	int reserve = p->network == BERTH_NET_PROXY ? BERTH_POLICY_ENV_PROXY : 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_env; i++) {
+		const struct berth_env *e = &p->env[i];
+		size_t need = strlen(e->name) + 1 + (e->value != NULL ? strlen(e->value) : 0) + 1;
+
+		if (need > BERTH_POLICY_ENV_ENTRY_MAX) {
+			/* the same words as the runtime's (add_env): never the value */
+			berth_usage_err(err,
+					"environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+					"at most %d to a command",
+					e->name, need - 1, BERTH_POLICY_ENV_ENTRY_MAX - 1);
+			return berth_err_hint(err, "pass a long value in a file in the workspace instead");
+		}
+		n += !own_env(e->name);
+	}
+	if (n + BERTH_POLICY_ENV_OWN + (size_t)reserve > BERTH_POLICY_ENV_MAX) {
+		berth_usage_err(err,
+				"too many environment variables for the command: %zu given, and berth passes at most "
+				"%d (%d of them its own%s)",
+				n, BERTH_POLICY_ENV_MAX, BERTH_POLICY_ENV_OWN,
+				reserve > 0 ? ", 8 the egress broker's" : "");
+		return berth_err_hint(err,
+				      "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every --env-file "
+				      "line%s",
+				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
+	}
+	return 0;
+}
+
+/* The rules the namespace runtime gives Landlock (landlock_rules in
+ * src/sandbox/spawn.c): the default view's, then the run's own. */
+static int check_landlock(const struct berth_policy *p, struct berth_error *err)
+{
+	size_t n = 0;
+
+	if (p->app && p->n_grants > BERTH_POLICY_GRANTS_MAX) {
+		berth_usage_err(err, "the app `%s` declares %zu filesystem grants, at most %d",
+				p->app_name != NULL ? p->app_name : "?", p->n_grants, BERTH_POLICY_GRANTS_MAX);
+		return berth_err_hint(err, "grant a parent directory once: a grant covers every path below it");
+	}
+	for (size_t i = 0; i < berth_n_sysdirs; i++)
+		n += (p->app ? berth_sysdirs[i].ll_app : berth_sysdirs[i].ll_run) != BERTH_LL_NONE;
+	if (p->app) {
+		for (size_t i = 0; i < p->n_mounts; i++)
+			n += !p->mounts[i].rw;
+		n += p->n_grants;
+	} else {
+		n += 3 + p->n_mounts; /* the workspace, $HOME, /evidence */
+	}
+	if (n > BERTH_POLICY_LANDLOCK_RULES_MAX) {
+		berth_usage_err(err, "the sandbox needs %zu Landlock rules, at most %d", n,
+				BERTH_POLICY_LANDLOCK_RULES_MAX);
+		return berth_err_hint(err, "give fewer mounts or grants");
+	}
+	return 0;
+}
+
+int berth_policy_validate(const struct berth_policy *p, struct berth_error *err)
+{
+	if (check_mounts(p, err) < 0 || check_hosts(p, err) < 0 || check_env(p, err) < 0 ||
+	    check_landlock(p, err) < 0)
+		return -1;
+	return 0;
+}
