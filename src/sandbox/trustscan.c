@@ -650,6 +650,84 @@ static void named(struct scan *sc, const char *rel, const char *name, const char
 }
 
 static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
+		 const char *cls);
+
+/* One entry @name (readdir's @dtype, DT_UNKNOWN when not known) of the
+ * directory @dfd (root-relative @rel, at @depth). */
+static void entry(struct scan *sc, int dfd, const char *rel, int depth, const char *name, unsigned char dtype,
+		  enum berth_trust treat, const char *why, const char *cls, bool *has_head)
+{
+	const char *w = why, *c = cls;
+	enum berth_trust t = treat;
+	bool isdir = dtype == DT_DIR;
+	char sub[PATH_MAX];
+	struct stat st;
+
+	if (treat == BERTH_TRUST_NONE && strcmp(name, ".git") == 0) {
+		check_dotgit(sc, dfd, rel);
+		return;
+	}
+	if (strcmp(name, "HEAD") == 0)
+		*has_head = true;
+	if (t == BERTH_TRUST_NONE)
+		t = berth_trust_lookup_path(sc->p, rel, name, &w, &c);
+	if (dtype == DT_UNKNOWN) {
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return;
+		isdir = S_ISDIR(st.st_mode);
+		dtype = S_ISFIFO(st.st_mode) ? DT_FIFO : DT_REG;
+	}
+	if (!isdir) {
+		/* What berth set aside is not set aside again; a directory with
+		 * that name is walked like any other (a repository in it is
+		 * still one). */
+		if (set_aside_name(name))
+			return;
+		if (dtype == DT_FIFO && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
+		    changed_since(&st, &sc->since)) {
+			set_aside(sc, dfd, rel, name, FIFO_WHY);
+			return;
+		}
+		if (t != BERTH_TRUST_NONE && changed_at(sc, dfd, name)) {
+			if (t == BERTH_TRUST_READONLY)
+				set_aside(sc, dfd, rel, name, w);
+			else
+				named(sc, rel, name, c, w);
+		}
+		return;
+	}
+	int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (cfd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+		    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || changed_since(&st, &sc->since)))
+			sc->out->incomplete = true;
+		return;
+	}
+	if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", name) >= sizeof sub) {
+		sc->out->incomplete = true;
+		close(cfd);
+		return;
+	}
+	bool saved = sc->force;
+	if (treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE && fstat(cfd, &st) == 0 && appeared(sc, &st))
+		sc->force = true;
+	walk(sc, cfd, sub, depth + 1, t, w, c);
+	sc->force = saved;
+}
+
+/* Looked at first, by name, at the top of each root (top_first): not again
+ * in the walk. */
+static bool top_name(const char *name)
+{
+	if (strcmp(name, ".git") == 0)
+		return true;
+	for (size_t i = 0; berth_trust_names[i].name != NULL; i++)
+		if (strcmp(berth_trust_names[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
 		 const char *cls)
 {
 	DIR *d;
@@ -668,68 +746,33 @@ static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum bert
 		return;
 	}
 	while ((e = readdir(d)) != NULL && !over_budget(sc)) {
-		const char *w = why, *c = cls;
-		enum berth_trust t = treat;
-		bool isdir = e->d_type == DT_DIR;
-		char sub[PATH_MAX];
-		struct stat st;
-
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (treat == BERTH_TRUST_NONE && strcmp(e->d_name, ".git") == 0) {
-			check_dotgit(sc, dirfd(d), rel);
+		if (depth == 0 && treat == BERTH_TRUST_NONE && top_name(e->d_name))
 			continue;
-		}
-		if (strcmp(e->d_name, "HEAD") == 0)
-			has_head = true;
-		if (t == BERTH_TRUST_NONE)
-			t = berth_trust_lookup_path(sc->p, rel, e->d_name, &w, &c);
-		if (e->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			isdir = S_ISDIR(st.st_mode);
-		}
-		if (!isdir) {
-			/* What berth set aside is not set aside again; a directory
-			 * with that name is walked like any other (a repository in
-			 * it is still one). */
-			if (set_aside_name(e->d_name))
-				continue;
-			if ((e->d_type == DT_FIFO || e->d_type == DT_UNKNOWN) &&
-			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
-			    changed_since(&st, &sc->since)) {
-				set_aside(sc, dirfd(d), rel, e->d_name, FIFO_WHY);
-				continue;
-			}
-			if (t != BERTH_TRUST_NONE && changed_at(sc, dirfd(d), e->d_name)) {
-				if (t == BERTH_TRUST_READONLY)
-					set_aside(sc, dirfd(d), rel, e->d_name, w);
-				else
-					named(sc, rel, e->d_name, c, w);
-			}
-			continue;
-		}
-		int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (cfd < 0) {
-			if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
-			    (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || changed_since(&st, &sc->since)))
-				sc->out->incomplete = true;
-			continue;
-		}
-		if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel != '\0' ? "/" : "", e->d_name) >= sizeof sub) {
-			sc->out->incomplete = true;
-			close(cfd);
-			continue;
-		}
-		bool saved = sc->force;
-		if (treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE && fstat(cfd, &st) == 0 && appeared(sc, &st))
-			sc->force = true;
-		walk(sc, cfd, sub, depth + 1, t, w, c);
-		sc->force = saved;
+		entry(sc, dirfd(d), rel, depth, e->d_name, e->d_type, treat, why, cls, &has_head);
 	}
 	if (has_head && treat == BERTH_TRUST_NONE)
 		check_bare(sc, dirfd(d), rel);
 	closedir(d);
+}
+
+/* The top of a root first, by name and not by reading the directory: the
+ * repository and the trust names there are what the host's tools read
+ * first, and a sandbox that fills the root with a million files to spend
+ * the walk's budget must not hide them. */
+static void top_first(struct scan *sc, int fd)
+{
+	bool has_head = false;
+	struct stat st;
+
+	if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		entry(sc, fd, "", 0, ".git", DT_UNKNOWN, BERTH_TRUST_NONE, NULL, NULL, &has_head);
+	for (size_t i = 0; berth_trust_names[i].name != NULL; i++) {
+		const char *n = berth_trust_names[i].name;
+		if (strchr(n, '/') == NULL && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			entry(sc, fd, "", 0, n, DT_UNKNOWN, BERTH_TRUST_NONE, NULL, NULL, &has_head);
+	}
 }
 
 /* A watched path (an include target, a hooks directory) that changed. */
@@ -884,6 +927,8 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 		const char *base = strrchr(g->roots[i].host, '/'), *rw = NULL, *rc = NULL;
 		enum berth_trust rt = base != NULL && base[1] != '\0' ? berth_trust_lookup_class(p, base + 1, &rw, &rc)
 								       : BERTH_TRUST_NONE;
+		if (rt == BERTH_TRUST_NONE)
+			top_first(&sc, fd);
 		walk(&sc, fd, "", 0, rt, rw, rc);
 	}
 	save_known(&sc, g->n_roots > 0 ? g->roots[0].known : NULL);
