@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spawn.c - berth_sandbox_run(): the one linear setup function.
+ * spawn.c - berth_sandbox_run(): the one linear setup function.  Each step
+ * below is a function in a file of its own, named for it (spawn_int.h lists
+ * them); this file keeps steps 4-5 and the library API.
  *
  * Order, and why (parent = the berth supervisor, child = pid 1 of the sandbox,
  * command = pid 2):

@@ -369,7 +369,57 @@ static int proxy_listeners(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
-__attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
+/* Before step 6: nothing of berth's in this copy but what the child needs,
+ * then sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
+static void child_sync1(struct sandbox *s)
+{
+	char c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	berth_sb_wipe_environment();
+	berth_sb_wipe_cmdline("berth-init");
+	close(s->sock[0]);
+	if (read(s->sock[1], &c, 1) != 1)
+		_exit(BERTH_EXIT_INTERNAL);
+}
+
+/* Step 6: the sandbox's identity and its own cgroup namespace. */
+static void child_identity(struct sandbox *s)
+{
+	struct berth_error err = {0};
+
+	if (become_identity(s, &err) < 0 || unshare(CLONE_NEWCGROUP) < 0)
+		berth_sb_child_fail(s->sock[1],
+				    err.msg[0] ? &err : (berth_err(&err, errno, "namespace setup"), &err),
+				    BERTH_EXIT_INTERNAL);
+	/* Per-user-namespace limits on what the kernel charges to the
+	 * invoking user on the host (ucounts are hierarchical): a sandbox
+	 * may not use up the caller's inotify instances. */
+	userns_limits();
+	/* A credential change clears the parent-death signal: set it again,
+	 * then make sure berth did not die in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
+		_exit(BERTH_EXIT_INTERNAL);
+}
+
+/* Step 6, degraded (no user namespace), invoked by root: still never host root. */
+static void child_identity_degraded(struct sandbox *s)
+{
+	struct berth_error err = {0};
+
+	if (raw_setgroups0() < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+	    raw_setresgid(s->ids.host_gid) < 0 || raw_setresuid(s->ids.host_uid) < 0 ||
+	    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || berth_caps_raise_effective(&err) < 0) {
+		berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
+		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
+		_exit(BERTH_EXIT_INTERNAL);
+}
+
+/* Step 7: hostname, loopback (and the resolver's routes), the root and
+ * pivot_root (mounts.h), all from the artifacts of step 2. */
+static void child_root(struct sandbox *s)
 {
 	struct berth_error err = {0};
 	struct berth_mount_plan plan = {.policy = s->p,
@@ -387,86 +437,73 @@ __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
 					.evidence_fd = s->evidence_fd,
 					.home_files = s->o->home_files,
 					.n_home_files = s->o->n_home_files};
-	struct msg ready = {.kind = 0};
-	int master = -1, slave = -1;
-	char c;
-	pid_t cmd;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	berth_sb_wipe_environment();
-	berth_sb_wipe_cmdline("berth-init");
-	close(s->sock[0]);
-	/* sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
-	if (read(s->sock[1], &c, 1) != 1)
-		_exit(BERTH_EXIT_INTERNAL);
-	if (s->use_userns) {
-		if (become_identity(s, &err) < 0 || unshare(CLONE_NEWCGROUP) < 0 ||
-		    sethostname("berth", 5) < 0)
-			berth_sb_child_fail(s->sock[1], err.msg[0] ? &err : (berth_err(&err, errno, "namespace setup"), &err),
-					    BERTH_EXIT_INTERNAL);
-		/* Per-user-namespace limits on what the kernel charges to the
-		 * invoking user on the host (ucounts are hierarchical): a sandbox
-		 * may not use up the caller's inotify instances. */
-		userns_limits();
-		/* A credential change clears the parent-death signal: set it again,
-		 * then make sure berth did not die in between. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
-			_exit(BERTH_EXIT_INTERNAL);
-		if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)
-			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-		if (s->p->network == BERTH_NET_PROXY && berth_netns_local_routes(&err) < 0)
-			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-		if (berth_mounts_build(&plan, &err) < 0)
-			berth_sb_child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
-	} else if (geteuid() == 0) {
-		/* Degraded, invoked by root: still never host root. */
-		if (raw_setgroups0() < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
-		    raw_setresgid(s->ids.host_gid) < 0 || raw_setresuid(s->ids.host_uid) < 0 ||
-		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || berth_caps_raise_effective(&err) < 0) {
-			berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
-			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-		}
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(s->sock[1]))
-			_exit(BERTH_EXIT_INTERNAL);
-	}
-	if ((s->want_pty || s->out_pty != 0) && open_pty(&master, &slave, &err) < 0)
+	if (sethostname("berth", 5) < 0)
+		berth_sb_child_fail(s->sock[1], (berth_err(&err, errno, "namespace setup"), &err),
+				    BERTH_EXIT_INTERNAL);
+	if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	if (slave >= 0 && !s->want_pty) {
+	if (s->p->network == BERTH_NET_PROXY && berth_netns_local_routes(&err) < 0)
+		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (berth_mounts_build(&plan, &err) < 0)
+		berth_sb_child_fail(s->sock[1], &err, err.status ? err.status : BERTH_EXIT_INTERNAL);
+}
+
+/* Step 8: the pty, opened inside (the sandbox's own devpts). */
+static void child_pty(struct sandbox *s, int *master, int *slave)
+{
+	struct berth_error err = {0};
+
+	if ((s->want_pty || s->out_pty != 0) && open_pty(master, slave, &err) < 0)
+		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (*slave >= 0 && !s->want_pty) {
 		/* Output only: bytes pass as written; the caller's terminal does
 		 * its own output processing (ONLCR) on the relayed copy. */
 		struct termios t;
-		if (tcgetattr(slave, &t) == 0) {
+		if (tcgetattr(*slave, &t) == 0) {
 			t.c_oflag &= ~(tcflag_t)OPOST;
 			t.c_lflag &= ~(tcflag_t)ECHO;
-			tcsetattr(slave, TCSANOW, &t);
+			tcsetattr(*slave, TCSANOW, &t);
 		}
 	}
-	if (master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
+	if (*master >= 0 && s->o->pty_rows > 0 && s->o->pty_cols > 0) {
 		struct winsize ws = {.ws_row = s->o->pty_rows, .ws_col = s->o->pty_cols};
-		ioctl(master, TIOCSWINSZ, &ws);
+		ioctl(*master, TIOCSWINSZ, &ws);
 	}
+}
+
+/* Step 8, --network proxy: the broker's listeners, made in this namespace. */
+static void child_listeners(struct sandbox *s)
+{
+	struct berth_error err = {0};
+
 	if (s->p->network == BERTH_NET_PROXY && proxy_listeners(s, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	/* sync 2: ready, with the pty master for the parent's relay and the
-	 * broker's listeners; the parent answers with the seccomp program. */
-	{
-		int fds[MSG_FDS_MAX], nfds = 0;
-		if (master >= 0)
-			fds[nfds++] = master;
-		if (s->p->network == BERTH_NET_PROXY) {
-			fds[nfds++] = s->proxy_fd[0];
-			fds[nfds++] = s->proxy_fd[1];
-			for (int i = 0; i < s->tports.n; i++)
-				fds[nfds++] = s->tfd[i];
-			fds[nfds++] = s->dns_fd;
-			ready.n_transparent = s->tports.n;
-			ready.has_proxy = true;
-			ready.ports[0] = s->proxy_port[0];
-			ready.ports[1] = s->proxy_port[1];
-		}
-		ready.has_pty = master >= 0;
-		berth_sb_send_msg(s->sock[1], &ready, fds, nfds);
+}
+
+/* Sync 2: ready, with the pty master for the parent's relay and the
+ * broker's listeners; the parent answers with the seccomp program (or the
+ * "go" without one). */
+static void child_sync2(struct sandbox *s, int master)
+{
+	struct msg ready = {.kind = 0};
+	int fds[MSG_FDS_MAX], nfds = 0;
+
+	if (master >= 0)
+		fds[nfds++] = master;
+	if (s->p->network == BERTH_NET_PROXY) {
+		fds[nfds++] = s->proxy_fd[0];
+		fds[nfds++] = s->proxy_fd[1];
+		for (int i = 0; i < s->tports.n; i++)
+			fds[nfds++] = s->tfd[i];
+		fds[nfds++] = s->dns_fd;
+		ready.n_transparent = s->tports.n;
+		ready.has_proxy = true;
+		ready.ports[0] = s->proxy_port[0];
+		ready.ports[1] = s->proxy_port[1];
 	}
+	ready.has_pty = master >= 0;
+	berth_sb_send_msg(s->sock[1], &ready, fds, nfds);
 	if (master >= 0)
 		close(master);
 	if (s->p->network == BERTH_NET_PROXY) {
@@ -480,13 +517,22 @@ __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
 	/* the go: the seccomp program, or one byte when there is none */
 	if (s->use_seccomp ? berth_sb_recv_program(s->sock[1], &s->bpf) < 0 : berth_sb_recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
+}
+
+/* Step 9: fork the command (it runs steps 10-13 in command_main); returns
+ * its pid in pid 1. */
+static pid_t child_fork_command(struct sandbox *s, int slave)
+{
+	struct berth_error err = {0};
+	pid_t cmd;
+
 	/* A raw clone, not fork(3): pid 1 is itself a raw clone of a berth
 	 * that may have other threads (an app's egress broker, the audit
 	 * trail's writer), and fork(3) would first take every malloc arena
 	 * lock, some of which a thread of berth held at the moment of the
 	 * clone and nobody in this copy will ever release. */
 	if (!s->use_userns)
-		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* see kill_adopted */
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* see spawn_init.c */
 	cmd = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
 	if (cmd < 0) {
 		berth_err(&err, errno, "cannot fork the command");
@@ -496,32 +542,25 @@ __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
 		command_main(s, slave);
 	if (slave >= 0)
 		close(slave);
+	return cmd;
+}
 
-	/* pid 1 keeps no descriptor of berth's: the caller's channels (an app's
-	 * RPC socket) must follow the command's life, not pid 1's. */
-	if (s->use_userns)
-		berth_sb_close_all_but(-1, -1);
-	if (!s->use_userns) {
-		/* Not pid 1 of anything: tell berth the command's pid (its process
-		 * group, for --timeout), then wait for it. */
-		struct msg pm = {.kind = 2};
-		pm.err.errnum = cmd;
-		berth_sb_send_msg(s->sock[1], &pm, NULL, 0);
-		/* As pid 1 does: only the command keeps the socket (sync 3). */
-		berth_sb_close_all_but(-1, -1);
-		int st = 0;
-		for (;;) {
-			int w_st;
-			pid_t w = waitpid(-1, &w_st, 0);
-			if (w == cmd) {
-				st = w_st;
-				break;
-			}
-			if (w < 0 && errno != EINTR) /* ECHILD: cannot be, the command is ours */
-				break;
-		}
-		berth_sb_kill_adopted();
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+/* The child, pid 1 of the sandbox: one call per step of spawn.c's list. */
+__attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
+{
+	int master = -1, slave = -1;
+	pid_t cmd;
+
+	child_sync1(s);                        /* sync 1 */
+	if (s->use_userns) {
+		child_identity(s);             /* 6 */
+		child_root(s);                 /* 7 */
+	} else if (geteuid() == 0) {
+		child_identity_degraded(s);    /* 6, degraded */
 	}
-	berth_sb_init_loop(cmd);
+	child_pty(s, &master, &slave);         /* 8 */
+	child_listeners(s);                    /* 8, --network proxy */
+	child_sync2(s, master);                /* sync 2 */
+	cmd = child_fork_command(s, slave);    /* 9; the command: 10-13 */
+	berth_sb_pid1(s, cmd);                 /* 9, pid 1 until the command's end */
 }

@@ -24,7 +24,7 @@
  * (a dying process's children come to it too).  The list of children is
  * read from /proc (the host's: no mount namespace here).
  */
-void berth_sb_kill_adopted(void)
+static void kill_adopted(void)
 {
 	pid_t self = getpid();
 
@@ -67,7 +67,7 @@ void berth_sb_kill_adopted(void)
 }
 
 /* Step 9: pid 1 inside; reap, forward signals, exit with the command's status. */
-__attribute__((noreturn)) void berth_sb_init_loop(pid_t cmd)
+static __attribute__((noreturn)) void init_loop(pid_t cmd)
 {
 	sigset_t set;
 	int status = BERTH_EXIT_INTERNAL;
@@ -99,4 +99,36 @@ __attribute__((noreturn)) void berth_sb_init_loop(pid_t cmd)
 			_exit(status);
 		}
 	}
+}
+
+/* Step 9, after the command's fork: pid 1 keeps no descriptor of berth's (the
+ * caller's channels, an app's RPC socket, must follow the command's life, not
+ * pid 1's), then reaps until the command's end. */
+__attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd)
+{
+	if (s->use_userns)
+		berth_sb_close_all_but(-1, -1);
+	if (!s->use_userns) {
+		/* Not pid 1 of anything: tell berth the command's pid (its process
+		 * group, for --timeout), then wait for it. */
+		struct msg pm = {.kind = 2};
+		pm.err.errnum = cmd;
+		berth_sb_send_msg(s->sock[1], &pm, NULL, 0);
+		/* As pid 1 does: only the command keeps the socket (sync 3). */
+		berth_sb_close_all_but(-1, -1);
+		int st = 0;
+		for (;;) {
+			int w_st;
+			pid_t w = waitpid(-1, &w_st, 0);
+			if (w == cmd) {
+				st = w_st;
+				break;
+			}
+			if (w < 0 && errno != EINTR) /* ECHILD: cannot be, the command is ours */
+				break;
+		}
+		kill_adopted();
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	init_loop(cmd);
 }

@@ -10,7 +10,7 @@
  *   spawn_prepare.c  1 features, 2 compile (identity, limits, mounts, env)
  *   spawn_janitor.c  3 the janitor; environment/command-line/fd hygiene
  *   spawn.c          4-5 clone, maps and cgroup; the public API
- *   spawn_child.c    6-8 and 10-13, the child and the command
+ *   spawn_child.c    6-8 and 10-13, the child (child_main) and the command
  *   spawn_init.c     9 pid 1 (or its degraded-mode stand-in)
  *   spawn_relay.c    14 supervise: pty relay, signals, --timeout, status
  *   spawn_cleanup.c  15 trust scan and log, cgroups, placeholders
@@ -190,10 +190,10 @@ __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s);
 
 /* ---- spawn_init.c: step 9 */
 
-/* Degraded mode: kills and reaps what the command left behind. */
-void berth_sb_kill_adopted(void);
-/* Pid 1: reaps, forwards signals, exits with the command's status. */
-__attribute__((noreturn)) void berth_sb_init_loop(pid_t cmd);
+/* Pid 1 from the command's fork to its end: closes berth's descriptors, then
+ * reaps and forwards signals (degraded: waits for the command and kills what
+ * it left behind) and exits with the command's status. */
+__attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd);
 
 /* ---- spawn_relay.c: step 14 */
 
@@ -204,7 +204,7 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status);
 
 /* ---- spawn_cleanup.c: step 15 */
 
-/* Trust scan, cgroups, placeholders, descriptors; frees @s. */
+/* Step 15: trust scan, cgroups, placeholders, descriptors (@s itself stays). */
 void berth_sb_cleanup(struct sandbox *s);
 
 /* ---- spawn_broker.c */
