@@ -399,7 +399,7 @@ int berth_sb_prepare_guard(struct sandbox *s, struct berth_error *err)
  * name replaces it).  More variables than fit, or one longer than execve(2)
  * takes, is a usage error naming it: never a silently cut or dropped one. */
 int berth_sb_add_env(struct sandbox *s, int *n, int reserve, const char *name, const char *value,
-			    struct berth_error *err)
+		     struct berth_error *err)
 {
 	size_t l = strlen(name), need;
 	char *e;
