@@ -35,7 +35,8 @@ audit_src=(src/audit/audit.c src/audit/audit_files.c src/audit/audit_redact.c sr
 manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c src/manifest/yschema.c
 	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
-mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
+mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_audit.c src/supervisor/app_call.c
+	src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/parse.c src/policy/flags.c
 	src/policy/envfile.c src/policy/trust.c src/sandbox/measure.c "${spawn_src[@]}" src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c
 	src/sandbox/gitrules.c src/sandbox/trustscan.c src/sandbox/landlock.c
