@@ -51,8 +51,8 @@ static int head_slot_parse(const char *slot, const unsigned char *pub, const str
 	h = json_string_value(json_object_get(o, "hash"));
 	sig = json_string_value(json_object_get(o, "sig"));
 	type = json_string_value(json_object_get(o, "type"));
-	if (!json_is_integer(s) || json_integer_value(s) < 0 || !berth_aud_is_hex64(h) || sig == NULL || type == NULL ||
-	    strcmp(type, HEAD_TYPE) != 0 || berth_unhex(sig, sigb, 64) < 0) {
+	if (!json_is_integer(s) || json_integer_value(s) < 0 || !berth_aud_is_hex64(h) || sig == NULL ||
+	    type == NULL || strcmp(type, HEAD_TYPE) != 0 || berth_unhex(sig, sigb, 64) < 0) {
 		snprintf(why, whylen, "malformed");
 		goto out;
 	}
@@ -94,8 +94,8 @@ out:
  * The newest valid head in @buf (2 slots).  Returns 0 with *seq/hash/slot
  * (seq 0, slot -1: none), or -1 with @why set when a slot is signed wrongly.
  */
-int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k, uint64_t *seq,
-			char hash[65], int *slot, char *why, size_t whylen)
+int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k,
+			uint64_t *seq, char hash[65], int *slot, char *why, size_t whylen)
 {
 	*seq = 0;
 	strcpy(hash, ZERO_HASH);
@@ -143,7 +143,8 @@ int berth_aud_head_write(struct berth_audit *a, struct berth_error *err)
 		     a->hash, pubhex, a->seq, sighex);
 	slot[n] = ' ';
 	slot[HEAD_SLOT - 1] = '\n';
-	if (berth_aud_write_all_at(a->headfd, slot, sizeof slot, (off_t)target * HEAD_SLOT) < 0 || fdatasync(a->headfd) < 0) {
+	if (berth_aud_write_all_at(a->headfd, slot, sizeof slot, (off_t)target * HEAD_SLOT) < 0 ||
+	    fdatasync(a->headfd) < 0) {
 		int e = errno;
 
 		/* Leave no signed head for records about to be truncated away. */

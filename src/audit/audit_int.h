@@ -122,8 +122,8 @@ json_t *berth_aud_clean_string(struct berth_audit *a, const char *s, size_t len)
 
 void berth_aud_prepared_free(struct prepared *p);
 /* The canonical pieces of one record (redacted payload) into @p. */
-int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kind, const char *actor, json_t *payload,
-		      struct prepared *p, struct berth_error *err);
+int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kind, const char *actor,
+		      json_t *payload, struct prepared *p, struct berth_error *err);
 /* Appends the canonical line of @p (seq @seq, prev @prev, time @ts) and its
  * newline to @out; sets p->hash. */
 int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct line *out,
@@ -136,8 +136,8 @@ int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, st
 
 /* The newest valid head in @buf (2 slots): 0 with *seq/hash/slot (seq 0,
  * slot -1: none), or -1 with @why set when a slot is signed wrongly. */
-int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k, uint64_t *seq,
-			char hash[65], int *slot, char *why, size_t whylen);
+int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k,
+			uint64_t *seq, char hash[65], int *slot, char *why, size_t whylen);
 /* Reads both slots (zero-filled past the end of the file). */
 int berth_aud_head_read(int fd, char buf[2 * HEAD_SLOT], struct berth_error *err);
 /* Signs a->seq/hash and writes it into the slot that is not the newest. */

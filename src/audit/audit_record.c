@@ -45,8 +45,8 @@ static char *jcs_field(struct berth_audit *a, const char *name, const char *valu
 	return s;
 }
 
-int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kind, const char *actor, json_t *payload,
-		      struct prepared *p, struct berth_error *err)
+int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kind, const char *actor,
+		      json_t *payload, struct prepared *p, struct berth_error *err)
 {
 	json_t *clean;
 

@@ -169,7 +169,8 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t lseq, 
 	}
 	snprintf(qname, sizeof qname, "quarantine-%020" PRIu64 "-%020" PRIu64 ".jsonl", hseq + 1, lseq);
 	qfd = openat(a->dfd, qname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (qfd < 0 || berth_aud_write_all_at(qfd, buf + off, (size_t)(size - off), 0) < 0 || fdatasync(qfd) < 0) {
+	if (qfd < 0 || berth_aud_write_all_at(qfd, buf + off, (size_t)(size - off), 0) < 0 ||
+	    fdatasync(qfd) < 0) {
 		berth_err(err, errno, "cannot move unsigned records of the audit log to `%s/%s`", a->dir, qname);
 		if (qfd >= 0)
 			unlinkat(a->dfd, qname, 0);

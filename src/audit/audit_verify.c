@@ -284,8 +284,8 @@ static int chunk_join(struct verify_ctx *c, const char *file, uint64_t line0, st
 				      "prev does not name the previous record's hash: records were removed, reordered or replaced");
 		if (k->whole_file_start && berth_aud_file_seq(file) != k->first_seq)
 			return broken(v, c->dir, file, 1, want,
-				      "the file name says its first record is %" PRIu64 ", it is %" PRIu64, berth_aud_file_seq(file),
-				      k->first_seq);
+				      "the file name says its first record is %" PRIu64 ", it is %" PRIu64,
+				      berth_aud_file_seq(file), k->first_seq);
 	}
 	if (k->broken)
 		return broken(v, c->dir, file, line0 + k->broken_line + 1, v->records + k->broken_want + 1, "%s", k->reason);

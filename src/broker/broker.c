@@ -496,8 +496,8 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 		return 0;
 	}
 	/* backlog 0: the socket is already listening (it may come from another namespace) */
-	li->l =
-	    evconnlistener_new(b->base, berth_bk_accept_cb, li, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	li->l = evconnlistener_new(b->base, berth_bk_accept_cb, li,
+				   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (li->l == NULL) {
 		close(fd);
 		return berth_err(err, errno, "broker: cannot listen on fd %d", fd);

@@ -182,7 +182,8 @@ int berth_bk_established(struct conn *c);
 
 /* ---- broker_request.c: the listeners' callbacks (struct listener) */
 
-void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg);
+void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+			void *arg);
 /* accept(2) failed (EMFILE ...): pauses the listener for a moment. */
 void berth_bk_accept_error(struct evconnlistener *l, void *arg);
 void berth_bk_accept_retry(evutil_socket_t fd, short what, void *arg);

@@ -316,7 +316,8 @@ static void transparent_request(struct conn *c, int fd)
 	request(c, host, port); /* which maps the resolver's addresses back to their names */
 }
 
-void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
+void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+			void *arg)
 {
 	struct listener *li = arg;
 	struct berth_broker *b = li->b;

@@ -155,7 +155,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		s->feat.userns_errno = s->feat_userns_errno;
 		s->feat.forced_off &= ~(unsigned)BERTH_FEAT_USERNS;
 	}
-	if (berth_sb_check_features(s, err) < 0 || berth_sb_make_run_id(s, err) < 0 || berth_sb_resolve_identity(s, err) < 0)
+	if (berth_sb_check_features(s, err) < 0 || berth_sb_make_run_id(s, err) < 0 ||
+	    berth_sb_resolve_identity(s, err) < 0)
 		return -1;
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
 		berth_err(err, 0, "the egress broker needs the sandbox's own network namespace, and user namespaces "
@@ -191,7 +192,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
-	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0 : berth_sb_send_go(s->sock[0], err) < 0)
+	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0
+			   : berth_sb_send_go(s->sock[0], err) < 0)
 		return -1;
 	return berth_sb_start_broker(s, err);
 }

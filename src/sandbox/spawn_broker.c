@@ -84,7 +84,8 @@ void berth_sb_stop_broker(struct sandbox *s)
 	/* A flood of harmless refusals must not hide the ones that follow. */
 	size_t more = berth_broker_refused_unlisted(s->broker);
 	if (more > 0)
-		berth_sb_notice(s, "refused: ... and %zu more attempts to destinations not listed above", more);
+		berth_sb_notice(s, "refused: ... and %zu more attempts to destinations not listed above",
+				more);
 	berth_broker_free(s->broker);
 	s->broker = NULL;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spawn_child.c - steps 6-13 of berth_sandbox_run() (spawn.c): the child side, from
- * sync 1 to the command's execve (child_main, command_main).
+ * sync 1 to the command's execve (berth_sb_child_main, command_main).
  */
 
 #include <fcntl.h>
@@ -288,7 +288,8 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	}
 	/* ... but the RPC channel, which is the point (docs/protocol.md). */
 	if (s->o->has_rpc && fcntl(BERTH_RPC_FD_NUM, F_SETFD, 0) < 0)
-		berth_sb_child_fail(s->sock[1], (berth_err(&err, errno, "cannot keep the RPC channel open"), &err),
+		berth_sb_child_fail(s->sock[1],
+				    (berth_err(&err, errno, "cannot keep the RPC channel open"), &err),
 				    BERTH_EXIT_INTERNAL);
 	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -515,7 +516,8 @@ static void child_sync2(struct sandbox *s, int master)
 		close(s->dns_fd);
 	}
 	/* the go: the seccomp program, or one byte when there is none */
-	if (s->use_seccomp ? berth_sb_recv_program(s->sock[1], &s->bpf) < 0 : berth_sb_recv_go(s->sock[1]) < 0)
+	if (s->use_seccomp ? berth_sb_recv_program(s->sock[1], &s->bpf) < 0
+			   : berth_sb_recv_go(s->sock[1]) < 0)
 		_exit(BERTH_EXIT_INTERNAL);
 }
 

@@ -136,8 +136,11 @@ void berth_sb_cleanup(struct sandbox *s)
 		struct stat st;
 		snprintf(path, sizeof path, "%s/.git", s->p->workspace);
 		if (!s->guard.git_existed && lstat(path, &st) == 0)
-			berth_sb_notice(s, "warning: the sandbox created `%s`; its hooks and config were written inside the "
-					   "sandbox (what would run was set aside): review them before running git there", path);
+			berth_sb_notice(
+			    s,
+			    "warning: the sandbox created `%s`; its hooks and config were written inside the "
+			    "sandbox (what would run was set aside): review them before running git there",
+			    path);
 		trust_scan(s);
 	}
 	berth_guard_free(&s->guard);

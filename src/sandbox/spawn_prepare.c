@@ -77,11 +77,14 @@ int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
 	s->use_seccomp = f->seccomp;
 	if (s->p->allow_degraded) {
 		if (!s->use_userns)
-			berth_sb_notice(s, "not enforced: user, mount, pid, ipc, uts, net and cgroup namespaces (no user "
-					   "namespace: %s); the command sees the host's files, limited by Landlock only",
-					strerror(f->userns_errno));
+			berth_sb_notice(
+			    s,
+			    "not enforced: user, mount, pid, ipc, uts, net and cgroup namespaces (no user "
+			    "namespace: %s); the command sees the host's files, limited by Landlock only",
+			    strerror(f->userns_errno));
 		if (!s->use_landlock)
-			berth_sb_notice(s, "not enforced: landlock (file access and TCP rules beyond the mount view)");
+			berth_sb_notice(
+			    s, "not enforced: landlock (file access and TCP rules beyond the mount view)");
 		if (!s->use_seccomp)
 			berth_sb_notice(s, "not enforced: seccomp (dangerous system calls are not filtered)");
 		if (!s->use_userns && !s->use_landlock) {
@@ -332,8 +335,9 @@ degraded:
 					   "or pass `--allow-degraded` (files written will belong to uid %u)",
 				      BERTH_ROOT_HOST_UID);
 	}
-	berth_sb_notice(s, "not enforced: idmapped mounts (%s); files the sandbox writes belong to host uid %u", err->msg,
-			BERTH_ROOT_HOST_UID);
+	berth_sb_notice(s,
+			"not enforced: idmapped mounts (%s); files the sandbox writes belong to host uid %u",
+			err->msg, BERTH_ROOT_HOST_UID);
 	berth_err_clear(err);
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
@@ -447,7 +451,8 @@ int berth_sb_build_env(struct sandbox *s, struct berth_error *err)
 
 	if (berth_sb_add_env(s, &n, reserve, "PATH", BERTH_SYSTEM_PATH, err) < 0 ||
 	    berth_sb_add_env(s, &n, reserve, "HOME", s->use_userns ? s->home : s->p->workspace, err) < 0 ||
-	    berth_sb_add_env(s, &n, reserve, "USER", s->user, err) < 0 || berth_sb_add_env(s, &n, reserve, "LOGNAME", s->user, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "USER", s->user, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "LOGNAME", s->user, err) < 0 ||
 	    berth_sb_add_env(s, &n, reserve, "TERM", getenv("TERM"), err) < 0 ||
 	    berth_sb_add_env(s, &n, reserve, "LANG", getenv("LANG"), err) < 0)
 		return -1;

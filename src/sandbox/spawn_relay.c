@@ -208,7 +208,8 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 	while (s->sock[0] >= 0) {
 		struct pollfd sp = {s->sock[0], POLLIN, 0};
 		int fds[MSG_FDS_MAX], nfds = 0;
-		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) || berth_sb_recv_msg(s->sock[0], &m, fds, &nfds) != 1)
+		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) ||
+		    berth_sb_recv_msg(s->sock[0], &m, fds, &nfds) != 1)
 			break;
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
@@ -234,8 +235,9 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 		*status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 		/* A SIGKILL from the kernel's OOM killer says nothing by itself. */
 		if (*status == 128 + SIGKILL && s->p->memory != 0 && berth_limits_oom_kills(&s->lim) > 0)
-			berth_sb_notice(s, "the command was killed by the kernel's OOM killer: the sandbox reached its memory "
-					   "limit of %llu MiB (--memory)",
+			berth_sb_notice(s,
+					"the command was killed by the kernel's OOM killer: the sandbox "
+					"reached its memory limit of %llu MiB (--memory)",
 					(unsigned long long)(s->p->memory >> 20));
 	}
 	return 0;

@@ -305,8 +305,8 @@ void berth_app_stop(struct berth_app *a)
 	for (size_t i = 0; a->sb != NULL && i < a->n_pend; i++)
 		if (a->pend[i].recorded) {
 			struct berth_call_error ce = {0};
-			berth_ap_call_fail(&ce, BERTH_RPC_CRASHED, NULL, "the app `%s` was stopped during the call",
-					   a->m.name);
+			berth_ap_call_fail(&ce, BERTH_RPC_CRASHED, NULL,
+					   "the app `%s` was stopped during the call", a->m.name);
 			berth_ap_finish(a, &a->pend[i], NULL, &ce, false);
 			berth_call_error_free(&ce);
 		}
@@ -451,8 +451,8 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 				/* run.start is on record, the queue is not: end it here. */
 				json_t *stop = json_pack("{s:s, s:s, s:n}", "app", a->m.name, "reason",
 							 "boot failed", "status");
-				berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a), stop, NULL,
-						   NULL, &ae);
+				berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a),
+						   stop, NULL, NULL, &ae);
 				json_decref(stop);
 			}
 			a->stop_reason = "boot failed";

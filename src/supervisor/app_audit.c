@@ -200,8 +200,8 @@ static json_t *result_payload(const struct berth_app *a, const struct pending *q
 
 /* A call finished: queue its tool.result (its tool.call first, if it never
  * had one), and, when @report, keep it to be reported by berth_ap_deliver(). */
-void berth_ap_finish(struct berth_app *a, struct pending *q, json_t *result, const struct berth_call_error *ce,
-		     bool report)
+void berth_ap_finish(struct berth_app *a, struct pending *q, json_t *result,
+		     const struct berth_call_error *ce, bool report)
 {
 	struct completion c = {.id = q->id};
 
@@ -314,8 +314,9 @@ void berth_ap_audit_end(struct berth_app *a)
 			char buf[1400];
 			json_object_set_new(stop, "records_lost", json_string(err.msg));
 			struct berth_error e2 = {0};
-			if (stop == NULL || berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a),
-							       stop, NULL, NULL, &e2) < 0) {
+			if (stop == NULL ||
+			    berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a), stop,
+					       NULL, NULL, &e2) < 0) {
 				snprintf(buf, sizeof buf,
 					 "the audit trail could not record the end of this run: %s", err.msg);
 				berth_ap_app_log(a, "error", buf);

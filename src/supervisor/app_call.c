@@ -18,8 +18,8 @@
 static int schema_fail(struct berth_call_error *ce, int code, const char *what, const char *path,
 		       const char *reason)
 {
-	return berth_ap_call_fail(ce, code, json_pack("{s:s, s:s}", "path", path, "reason", reason), "%s: %s: %s",
-				  what, path, reason);
+	return berth_ap_call_fail(ce, code, json_pack("{s:s, s:s}", "path", path, "reason", reason),
+				  "%s: %s: %s", what, path, reason);
 }
 
 static void took_error(struct berth_app *a, json_t *error, struct berth_call_error *ce)
@@ -56,8 +56,8 @@ int berth_app_check_input(const struct berth_app *a, const char *name, json_t *i
 	memset(ce, 0, sizeof *ce);
 	if (ex == NULL) {
 		ce->refused_input = true;
-		return berth_ap_call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL, "the app `%s` has no export `%s`",
-					  a->m.name, name);
+		return berth_ap_call_fail(ce, BERTH_RPC_METHOD_NOT_FOUND, NULL,
+					  "the app `%s` has no export `%s`", a->m.name, name);
 	}
 	if (input == NULL)
 		input = empty = json_object();
@@ -200,7 +200,8 @@ static int boot_for_call(struct berth_app *a, struct berth_call_error *ce)
 		    "the audit trail cannot record a run of the app `%s` (%s), so the call is refused "
 		    "(fail closed)",
 		    a->m.name, a->audit_why.msg);
-	return berth_ap_call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg, err.hint[0] ? "; " : "", err.hint);
+	return berth_ap_call_fail(ce, BERTH_RPC_CRASHED, NULL, "%s%s%s", err.msg, err.hint[0] ? "; " : "",
+				  err.hint);
 }
 
 int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, unsigned timeout_ms,
@@ -353,8 +354,8 @@ static void answer(struct berth_app *a, json_t *msg, berth_app_done_fn done, voi
 		took_error(a, error, &ce);
 		berth_ap_finish(a, q, NULL, &ce, true);
 	} else if (!json_is_object(res)) {
-		berth_ap_call_fail(&ce, BERTH_RPC_BAD_OUTPUT, NULL, "the app answered `%s` without a result object",
-				   q->ex->name);
+		berth_ap_call_fail(&ce, BERTH_RPC_BAD_OUTPUT, NULL,
+				   "the app answered `%s` without a result object", q->ex->name);
 		berth_ap_finish(a, q, NULL, &ce, true);
 	} else if (berth_schema_validate(q->ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
 		schema_fail(&ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
@@ -420,7 +421,8 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		if (r == 1) {
 			json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 			if (!json_is_object(j))
-				berth_ap_app_log(a, "warning", "the app sent a line that is not a JSON object");
+				berth_ap_app_log(a, "warning",
+						 "the app sent a line that is not a JSON object");
 			else if (json_object_get(j, "id") == NULL)
 				berth_ap_handle_notification(a, j);
 			else

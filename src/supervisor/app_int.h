@@ -125,8 +125,8 @@ void berth_ap_audit_net(const struct berth_broker_decision *d, void *arg);
 int berth_ap_record_call(struct berth_app *a, struct pending *q, struct berth_error *err);
 /* A call finished: queues its tool.result (its tool.call first, if it never
  * had one) and, with @report, keeps it for berth_ap_deliver(). */
-void berth_ap_finish(struct berth_app *a, struct pending *q, json_t *result, const struct berth_call_error *ce,
-		     bool report);
+void berth_ap_finish(struct berth_app *a, struct pending *q, json_t *result,
+		     const struct berth_call_error *ce, bool report);
 /* Reports the finished calls, each once its record is durable. */
 void berth_ap_deliver(struct berth_app *a, berth_app_done_fn done, void *ctx);
 /* run.stop, then closes this boot's queue and handle. */
