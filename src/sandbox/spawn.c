@@ -149,6 +149,7 @@ static int block_signals(sigset_t *old, struct berth_error *err)
  * clone showed that user namespaces are refused (and @err empty). */
 static int start_once(struct sandbox *s, unsigned force_off, struct berth_error *err)
 {
+	/* step 1: features */
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
 		/* Report the real reason, not a forced-off switch. */
@@ -163,6 +164,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 				  "are not available: berth refuses to run with --allow-host");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
+	/* step 2: compile what the child only applies */
 	if (s->p->network == BERTH_NET_PROXY && berth_netns_ports(s->p, &s->tports, err) < 0)
 		return -1;
 	if (berth_sb_prepare_evidence(s, err) < 0 || berth_sb_prepare_limits(s, err) < 0)
@@ -179,23 +181,25 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	berth_measure_parent_ns(&s->meas);
 	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
-	if (berth_sb_start_janitor(s, err) < 0 || start_child(s, err) < 0)
+	if (berth_sb_start_janitor(s, err) < 0 || /* step 3 */
+	    start_child(s, err) < 0)              /* steps 4-5, sync 1 */
 		return -1;
 	berth_sb_limits_notices(s);
 	/* No process is cloned from berth after this point of the run: the
 	 * caller may start threads now (see on_spawned). */
 	if (s->o->on_spawned != NULL)
 		s->o->on_spawned(s->o->spawned_arg);
-	if (berth_sb_compile_seccomp(s, err) < 0)
+	if (berth_sb_compile_seccomp(s, err) < 0) /* while the child runs step 7 */
 		return -1;
-	if (wait_ready(s, err) < 0)
+	if (wait_ready(s, err) < 0) /* sync 2: the child is ready (step 8) */
 		return -1;
 	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
+	/* sync 2: the go; the child runs steps 9-13 */
 	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0
 			   : berth_sb_send_go(s->sock[0], err) < 0)
 		return -1;
-	return berth_sb_start_broker(s, err);
+	return berth_sb_start_broker(s, err); /* --network proxy: serves from here on */
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
@@ -291,10 +295,10 @@ int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_o
 
 	if (sfd < 0)
 		return -1;
-	s = start(p, o, &old, err);
+	s = start(p, o, &old, err); /* steps 1-13 */
 	if (s != NULL) {
-		r = berth_sb_supervise(s, sfd, status);
-		berth_sb_cleanup(s);
+		r = berth_sb_supervise(s, sfd, status); /* step 14 */
+		berth_sb_cleanup(s);                    /* step 15 */
 		free(s);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
