@@ -10,7 +10,7 @@
  *   spawn_prepare.c  1 features, 2 compile (identity, limits, mounts, env)
  *   spawn_janitor.c  3 the janitor; environment/command-line/fd hygiene
  *   spawn.c          4-5 clone, maps and cgroup; the public API
- *   spawn_child.c    6-8 and 10-13, the child (child_main) and the command
+ *   spawn_child.c    6-9 (up to the fork) and 10-13: the child (child_main), the command
  *   spawn_init.c     9 pid 1 (or its degraded-mode stand-in)
  *   spawn_relay.c    14 supervise: pty relay, signals, --timeout, status
  *   spawn_cleanup.c  15 trust scan and log, cgroups, placeholders
@@ -184,7 +184,7 @@ void berth_sb_close_all_but(int a, int b);
 /* Forks the janitor (s->janitor, s->janitor_fd, s->janitor_lines). */
 int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err);
 
-/* ---- spawn_child.c: steps 6-8, 10-13 (never returns) */
+/* ---- spawn_child.c: steps 6-9 and 10-13 (never returns) */
 
 __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s);
 
