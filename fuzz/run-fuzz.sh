@@ -26,16 +26,24 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 CF=(-g -O1 -std=gnu11 -D_GNU_SOURCE -DBERTH_VERSION="\"fuzz\"" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc)
 
+# The files split out of spawn.c and audit.c (src/sandbox/spawn_int.h, src/audit/audit_int.h).
+spawn_src=(src/sandbox/spawn.c src/sandbox/spawn_channel.c src/sandbox/spawn_prepare.c src/sandbox/spawn_janitor.c
+	src/sandbox/spawn_child.c src/sandbox/spawn_init.c src/sandbox/spawn_relay.c src/sandbox/spawn_cleanup.c
+	src/sandbox/spawn_broker.c)
+audit_src=(src/audit/audit.c src/audit/audit_files.c src/audit/audit_redact.c src/audit/audit_record.c
+	src/audit/audit_head.c src/audit/audit_recover.c src/audit/audit_commit.c src/audit/audit_verify.c)
 manifest_src=(src/manifest/manifest.c src/manifest/ytree.c src/manifest/diag.c src/manifest/yschema.c
 	src/manifest/capability.c src/manifest/schema.c src/broker/hosts.c src/broker/addr.c)
 # mcp.c links the app runtime (app.c, dev.c), hence the manifest, policy and sandbox code.
-mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_policy.c src/supervisor/lines.c
+mcp_src=(src/supervisor/mcp.c src/supervisor/app.c src/supervisor/app_audit.c src/supervisor/app_call.c
+	src/supervisor/app_policy.c src/supervisor/lines.c
 	src/supervisor/dev.c "${manifest_src[@]}" src/policy/policy.c src/policy/sysdirs.c src/policy/validate.c src/policy/parse.c src/policy/flags.c
-	src/policy/envfile.c src/policy/trust.c src/sandbox/measure.c src/sandbox/spawn.c src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c
+	src/policy/envfile.c src/policy/trust.c src/sandbox/measure.c "${spawn_src[@]}" src/sandbox/userns.c src/sandbox/mounts.c src/sandbox/guard.c
 	src/sandbox/gitrules.c src/sandbox/trustscan.c src/sandbox/landlock.c
 	src/sandbox/seccomp.c src/sandbox/caps.c src/sandbox/limits.c src/sandbox/netns.c src/util/error.c src/util/sha256.c
-	src/util/text.c src/util/rundir.c src/util/termfilter.c src/broker/broker.c src/broker/body.c src/broker/dns.c src/broker/dnsmsg.c src/broker/fakeaddr.c src/broker/http.c
-	src/broker/socks.c src/audit/audit.c src/audit/queue.c src/audit/exposure.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
+	src/util/text.c src/util/rundir.c src/util/termfilter.c src/broker/broker.c src/broker/broker_request.c src/broker/broker_relay.c
+	src/broker/broker_resolver.c src/broker/body.c src/broker/dns.c src/broker/dnsmsg.c src/broker/fakeaddr.c src/broker/http.c
+	src/broker/socks.c "${audit_src[@]}" src/audit/queue.c src/audit/exposure.c src/util/jcs.c src/util/sign.c src/supervisor/evidence.c)
 
 # fuzz_session feeds agent output to libvterm behind berth's filter.  With
 # BERTH_LIBVTERM_SRC=DIR (libvterm's source tree, e.g. from `apt-get source
@@ -68,7 +76,7 @@ fi
 		"${vterm[@]}" $(pkg-config --cflags --libs jansson yaml-0.1 libseccomp libevent libcares libsodium) \
 		$(pkg-config --cflags libcrypto) -ldl -lm -pthread -o "$out/fuzz_session"
 	clang "${CF[@]}" fuzz/fuzz_envfile.c src/policy/envfile.c src/util/error.c -o "$out/fuzz_envfile"
-	clang "${CF[@]}" fuzz/fuzz_audit.c src/audit/audit.c src/util/jcs.c src/util/sign.c src/util/rundir.c src/util/sha256.c \
+	clang "${CF[@]}" fuzz/fuzz_audit.c "${audit_src[@]}" src/util/jcs.c src/util/sign.c src/util/rundir.c src/util/sha256.c \
 		src/util/error.c $(pkg-config --cflags --libs jansson libsodium) $(pkg-config --cflags libcrypto) -ldl -pthread \
 		-o "$out/fuzz_audit"
 	clang "${CF[@]}" fuzz/fuzz_agent_patterns.c src/session/agent_state.c src/util/ynode.c src/util/error.c \

@@ -2,8 +2,8 @@
 /*
  * dns.h - the broker's resolver: c-ares driven by the broker's libevent loop.
  *
- * Only names the policy allowed reach berth_dns_resolve() (broker.c decides
- * first).  Searching is off (ARES_FLAG_NOSEARCH): the name asked is the name
+ * Only names the policy allowed reach berth_dns_resolve() (broker_request.c
+ * decides first).  Searching is off (ARES_FLAG_NOSEARCH): the name asked is the name
  * resolved, never a name with a search domain of /etc/resolv.conf appended.
  * Answers are not sorted (ARES_AI_NOSORT): the broker checks every address
  * itself and connects in the order of the answer.

@@ -429,7 +429,7 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
  * @home: each directory on the way opened relative to the last, never
  * through a symbolic link (O_NOFOLLOW), made 0700 when missing; each file
  * created new (O_EXCL), 0600.  No allocation: this is pid 1 of a raw clone
- * (see child_main in spawn.c).
+ * (see child_main in spawn_child.c).
  */
 static int seed_home(const struct berth_mount_plan *plan, const char *home, struct berth_error *err)
 {

@@ -172,7 +172,7 @@ bool berth_userns_inside_berth(void)
 	FILE *f;
 
 	/* The kernel's view: new user namespaces are capped at 0 here, and a
-	 * seccomp filter is on, as berth leaves every sandbox (spawn.c,
+	 * seccomp filter is on, as berth leaves every sandbox (spawn_child.c,
 	 * userns_limits and the seccomp table). */
 	read_first_line("/proc/sys/user/max_user_namespaces", buf, sizeof buf);
 	if (strcmp(buf, "0") != 0 || !seccomp_filtered())

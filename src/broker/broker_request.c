@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * broker_request.c - one request of the egress broker (broker.c), states HEAD, DNS and
+ * CONNECT: the head read and decided (proxy or transparent), the name resolved,
+ * the checked addresses connected; and the listeners' accept callbacks.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "broker_int.h"
+
+/* ---- CONNECT ------------------------------------------------------------- */
+
+static void connect_next(struct conn *c, int last_errno);
+
+static void up_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	int e = EVUTIL_SOCKET_ERROR();
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		if (berth_bk_established(c) < 0)
+			berth_bk_conn_free(c);
+		return;
+	}
+	bufferevent_free(c->up);
+	c->up = NULL;
+	connect_next(c, e != 0 ? e : ECONNREFUSED);
+}
+
+static void connect_next(struct conn *c, int last_errno)
+{
+	while (c->next_addr < c->naddrs) {
+		const struct berth_addr *a = &c->addrs[c->next_addr++];
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		memset(&ss, 0, sizeof(ss));
+		if (a->family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons((uint16_t)c->dec.port);
+			memcpy(&s4->sin_addr, a->bytes, 4);
+			sl = sizeof(*s4);
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons((uint16_t)c->dec.port);
+			memcpy(&s6->sin6_addr, a->bytes, 16);
+			sl = sizeof(*s6);
+		}
+		c->up = bufferevent_socket_new(c->b->base, -1, BEV_OPT_CLOSE_ON_FREE);
+		if (c->up == NULL) {
+			last_errno = ENOMEM;
+			break;
+		}
+		bufferevent_setcb(c->up, NULL, NULL, up_event, c);
+		c->st = C_CONNECT;
+		if (bufferevent_socket_connect(c->up, (struct sockaddr *)&ss, (int)sl) == 0)
+			return;
+		last_errno = errno != 0 ? errno : ECONNREFUSED;
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	berth_bk_fail_errno(c, last_errno);
+}
+
+/* ---- DNS ------------------------------------------------------------------ */
+
+static void resolved(void *arg, int status, const char *errtext, const struct berth_addr *addrs, size_t n)
+{
+	struct conn *c = arg;
+	char hp[BERTH_HOST_NAME_MAX + 16], why[BERTH_HOST_REASON_MAX];
+
+	c->dns = NULL;
+	berth_bk_host_port(c, hp, sizeof(hp));
+	if (status != 0) {
+		snprintf(why, sizeof(why), "cannot resolve `%s`: %s", c->dec.host, errtext);
+		berth_bk_fail(c, status == ETIMEDOUT ? 504 : 502, BERTH_SOCKS_HOST_UNREACHABLE, why);
+		return;
+	}
+	/* Every address is checked: one refused address refuses the name. */
+	for (size_t i = 0; i < n; i++) {
+		const char *rule = NULL;
+		if (!berth_bk_addr_allowed(c->b, &c->dec, &addrs[i], &rule)) {
+			berth_addr_format(&addrs[i], c->addr_txt, sizeof(c->addr_txt));
+			snprintf(why, sizeof(why), "`%s` resolves to %s: %s", c->dec.host, c->addr_txt, rule);
+			berth_bk_refuse(c, why);
+			return;
+		}
+		bool dup = false;
+		for (size_t j = 0; j < c->naddrs && !dup; j++)
+			dup = berth_addr_equal(&c->addrs[j], &addrs[i]);
+		if (!dup && c->naddrs < MAX_ADDRS)
+			c->addrs[c->naddrs++] = addrs[i];
+	}
+	if (c->naddrs == 0) {
+		snprintf(why, sizeof(why), "cannot resolve `%s`: no address", c->dec.host);
+		berth_bk_fail(c, 502, BERTH_SOCKS_HOST_UNREACHABLE, why);
+		return;
+	}
+	connect_next(c, ECONNREFUSED);
+}
+
+/* ---- HEAD ---------------------------------------------------------------- */
+
+/* The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+/* A complete request for dec.host:dec.port: decide, take a slot, resolve or connect. */
+static void request(struct conn *c, const char *host, unsigned port)
+{
+	struct berth_broker *b = c->b;
+	struct berth_addr fa;
+	const char *name;
+
+	/* An address the sandbox's resolver gave a name means that name, in
+	 * a transparent connection and in a proxy request alike (a SOCKS
+	 * client that resolved the name itself, a CONNECT to the address),
+	 * also as an IPv4-mapped IPv6 address (a dual-stack client's spelling,
+	 * `[::ffff:198.18.0.1]`, as transparent_request() reads it too). */
+	int spelling = berth_addr_parse_literal(host, &fa);
+	if (spelling == BERTH_ADDR_V6 && memcmp(fa.bytes, v4_mapped, sizeof v4_mapped) == 0) {
+		memmove(fa.bytes, fa.bytes + 12, 4);
+		spelling = BERTH_ADDR_V4;
+	}
+	if (spelling == BERTH_ADDR_V4 && (name = berth_fakeaddr_lookup(&b->fake, fa.bytes)) != NULL)
+		host = name;
+
+	bufferevent_disable(c->cl, EV_READ); /* what follows the head waits for the upstream */
+	if (berth_host_decide(b->pats, b->npats, host, port, &c->dec) != 1) {
+		if (c->dec.host[0] == '\0')
+			snprintf(c->dec.host, sizeof(c->dec.host), "%s", host);
+		berth_bk_refuse(c, c->dec.reason);
+		return;
+	}
+	if (b->ntunnels >= b->max_tunnels) {
+		char why[96];
+		snprintf(why, sizeof(why), "too many open connections (limit %u)", b->max_tunnels);
+		berth_bk_fail(c, 503, BERTH_SOCKS_GENERAL_FAILURE, why);
+		return;
+	}
+	c->slot = true;
+	b->ntunnels++;
+	pthread_mutex_lock(&b->mu);
+	b->st.tunnels = b->ntunnels;
+	if (b->ntunnels > b->st.tunnels_peak)
+		b->st.tunnels_peak = b->ntunnels;
+	pthread_mutex_unlock(&b->mu);
+	berth_bk_timer_in(c, b->connect_ms);
+	if (c->dec.is_literal) {
+		const char *rule = NULL;
+		if (!berth_bk_addr_allowed(b, &c->dec, &c->dec.literal, &rule)) {
+			berth_bk_refuse(c, rule);
+			return;
+		}
+		c->addrs[0] = c->dec.literal;
+		c->naddrs = 1;
+		connect_next(c, ECONNREFUSED);
+		return;
+	}
+	c->st = C_DNS;
+	/* may call resolved() before it returns */
+	struct berth_dns_query *q = berth_dns_resolve(b->dns, c->dec.host, resolved, c);
+	if (c->st == C_DNS)
+		c->dns = q;
+}
+
+static void head_http(struct conn *c)
+{
+	struct berth_http_request *req = &c->http->req;
+
+	c->connect = req->connect;
+	c->body_kind = req->body == BERTH_HTTP_BODY_CHUNKED  ? BERTH_BODY_CHUNKED
+		       : req->body == BERTH_HTTP_BODY_LENGTH ? BERTH_BODY_LENGTH
+							     : BERTH_BODY_NONE;
+	c->body_length = req->content_length;
+	if (!req->connect) {
+		struct berth_http_error e;
+		long n = berth_http_rewrite_origin(req, NULL, 0, &e);
+		if (n >= 0 && (c->head_out = malloc((size_t)n + 1)) == NULL) {
+			berth_bk_close_http(c, 500, "out of memory");
+			return;
+		}
+		if (n < 0 || berth_http_rewrite_origin(req, c->head_out, (size_t)n + 1, &e) != n) {
+			berth_bk_stat_add(c->b, &c->b->st.bad_requests, 1);
+			berth_bk_close_http(c, e.status != 0 ? e.status : 400, e.reason);
+			return;
+		}
+		c->head_len = (size_t)n;
+	}
+	char host[BERTH_TARGET_HOST_MAX + 1];
+	unsigned port = req->port;
+	memcpy(host, req->host, sizeof(host));
+	berth_http_free(c->http);
+	free(c->http);
+	c->http = NULL;
+	request(c, host, port);
+}
+
+static void head_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (c->st == C_HEAD && evbuffer_get_length(in) > 0) {
+		struct evbuffer_iovec v;
+		size_t used = 0;
+
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		if (c->kind == BERTH_BROKER_HTTP) {
+			enum berth_http_verdict r = berth_http_feed(c->http, v.iov_base, v.iov_len, &used);
+			evbuffer_drain(in, used);
+			if (r == BERTH_HTTP_BAD) {
+				berth_bk_stat_add(c->b, &c->b->st.bad_requests, 1);
+				berth_bk_close_http(c, c->http->err.status, c->http->err.reason);
+			} else if (r == BERTH_HTTP_DONE) {
+				head_http(c);
+			}
+			continue;
+		}
+		enum berth_socks_verdict r = berth_socks_feed(&c->socks, v.iov_base, v.iov_len, &used);
+		evbuffer_drain(in, used);
+		if (r == BERTH_SOCKS_REPLY) {
+			bufferevent_write(bev, c->socks.reply, c->socks.reply_len);
+		} else if (r == BERTH_SOCKS_BAD) {
+			berth_bk_stat_add(c->b, &c->b->st.bad_requests, 1);
+			berth_bk_close_with(c, c->socks.reply, c->socks.reply_len);
+		} else if (r == BERTH_SOCKS_DONE) {
+			request(c, c->socks.req.host, c->socks.req.port);
+		}
+	}
+}
+
+static void head_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what; /* EOF or error before a complete request */
+	berth_bk_conn_free(arg);
+}
+
+/* The one timer of a connection; what it means depends on the state. */
+static void conn_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char why[BERTH_HOST_NAME_MAX + 64], hp[BERTH_HOST_NAME_MAX + 16];
+
+	(void)fd;
+	(void)what;
+	switch (c->st) {
+	case C_HEAD:
+		berth_bk_stat_add(c->b, &c->b->st.bad_requests, 1);
+		if (c->kind == BERTH_BROKER_HTTP)
+			berth_bk_close_http(c, 408, "request head not received in time");
+		else
+			berth_bk_close_with(c, NULL, 0);
+		return;
+	case C_DNS:
+	case C_CONNECT:
+		berth_bk_host_port(c, hp, sizeof(hp));
+		snprintf(why, sizeof(why), "connecting to %s timed out", hp);
+		berth_bk_fail(c, 504, BERTH_SOCKS_TTL_EXPIRED, why);
+		return;
+	case C_RELAY: {
+		uint64_t idle = berth_bk_now_ms() - c->last_ms;
+		if (idle >= c->b->idle_ms)
+			berth_bk_conn_free(c);
+		else
+			berth_bk_timer_in(c, c->b->idle_ms - idle);
+		return;
+	}
+	case C_CLOSING:
+		berth_bk_conn_free(c);
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * A transparent connection: its destination is the accepted socket's own
+ * address.  One the resolver gave a name is a request for that name; any
+ * other is a request for the IP literal (decided as a proxy request for it
+ * would be: only a declared literal, on a declared port, is reached).
+ */
+static void transparent_request(struct conn *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct berth_addr a;
+	char host[BERTH_ADDR_STRLEN];
+	unsigned port;
+
+	c->connect = true;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    berth_addr_from_sockaddr((struct sockaddr *)&ss, sl, &a) < 0) {
+		snprintf(c->dec.host, sizeof c->dec.host, "?");
+		berth_bk_refuse(c, "the destination of the connection is unknown");
+		return;
+	}
+	port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	/* a dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d */
+	if (a.family == AF_INET6 && memcmp(a.bytes, v4_mapped, sizeof v4_mapped) == 0) {
+		a.family = AF_INET;
+		memmove(a.bytes, a.bytes + 12, 4);
+		memset(a.bytes + 4, 0, 12);
+	}
+	berth_addr_format(&a, host, sizeof host);
+	request(c, host, port); /* which maps the resolver's addresses back to their names */
+}
+
+void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+			void *arg)
+{
+	struct listener *li = arg;
+	struct berth_broker *b = li->b;
+	struct conn *c = NULL;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	berth_bk_stat_add(b, &b->st.connections, 1);
+	if (b->nconns >= b->max_conns || (c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->b = b;
+	c->kind = li->kind;
+	c->st = C_HEAD;
+	c->t0_ms = berth_bk_now_ms();
+	c->cl = bufferevent_socket_new(b->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(b->base, conn_timer, c);
+	if (c->kind == BERTH_BROKER_HTTP && (c->http = malloc(sizeof(*c->http))) != NULL)
+		berth_http_init(c->http, BERTH_HTTP_PROXY);
+	else
+		berth_socks_init(&c->socks);
+	c->next = b->conns;
+	if (b->conns != NULL)
+		b->conns->prev = c;
+	b->conns = c;
+	b->nconns++;
+	if (c->cl == NULL || c->timer == NULL || (c->kind == BERTH_BROKER_HTTP && c->http == NULL)) {
+		if (c->cl == NULL)
+			close(fd);
+		berth_bk_conn_free(c);
+		return;
+	}
+	if (c->kind == BERTH_BROKER_TRANSPARENT) {
+		transparent_request(c, fd);
+		return;
+	}
+	bufferevent_setcb(c->cl, head_read, NULL, head_event, c);
+	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
+	berth_bk_timer_in(c, b->header_ms);
+}
+
+/*
+ * accept(2) failed (EMFILE, ENFILE, ENOBUFS ...): the pending connection stays
+ * in the backlog and the listener would be called again at once; pause it for
+ * a moment instead of spinning.
+ */
+void berth_bk_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct listener *li = arg;
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+
+	evconnlistener_disable(l);
+	evtimer_add(li->retry, &tv);
+}
+
+void berth_bk_accept_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *li = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(li->l);
+}

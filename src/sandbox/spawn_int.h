@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn_int.h - private to src/sandbox/spawn*.c: the state of one sandbox
+ * (struct sandbox), the child -> parent message, and the helpers one step of
+ * berth_sandbox_run() shares with another.  Nothing outside src/sandbox/spawn*.c
+ * includes it; the public interface is sandbox.h.
+ *
+ * Files, in the order of the steps (spawn.c's header comment numbers them):
+ *   spawn_channel.c  the parent/child channel (sync 1-3) and notices
+ *   spawn_prepare.c  1 features, 2 compile (identity, limits, mounts, env)
+ *   spawn_janitor.c  3 the janitor; environment/command-line/fd hygiene
+ *   spawn.c          4-5 clone, maps and cgroup; the public API
+ *   spawn_child.c    6-9 (up to the fork) and 10-13: the child (child_main), the command
+ *   spawn_init.c     9 pid 1 (or its degraded-mode stand-in)
+ *   spawn_relay.c    14 supervise: pty relay, signals, --timeout, status
+ *   spawn_cleanup.c  15 trust scan and log, cgroups, placeholders
+ *   spawn_broker.c   --network proxy: the egress broker thread
+ *
+ * Every function here reports errors as the static ones of a single file
+ * did: a negative return with @err filled (berth_err), unless noted.
+ */
+#ifndef BERTH_SANDBOX_SPAWN_INT_H
+#define BERTH_SANDBOX_SPAWN_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox.h"
+#include "../broker/broker.h"
+#include "guard.h"
+#include "limits.h"
+#include "measure.h"
+#include "netns.h"
+#include "seccomp.h"
+#include "userns.h"
+
+#define MAX_ENV (BERTH_POLICY_ENV_MAX + 1) /* policy.h */
+#define BERTH_RPC_FD_NUM 3 /* docs/protocol.md: BERTH_RPC_FD */
+/* Descriptors one message carries: the pty master, the two proxies, the
+ * resolver and the declared ports' listeners. */
+#define MSG_FDS_MAX (4 + BERTH_TRANSPARENT_PORTS_MAX)
+
+struct sandbox {
+	const struct berth_policy *p;
+	const struct berth_runtime_opts *o;
+	struct berth_features feat;
+	bool use_userns, use_landlock, use_seccomp;
+	int pidfd;             /* library API: pidfd of pid 1 */
+	bool guard_ready;      /* the guard was prepared (its .git state is known) */
+	/* --network proxy: the broker's listeners (made in the sandbox's network
+	 * namespace, handed to berth at sync 2) and the broker serving them. */
+	int proxy_fd[2];
+	uint16_t proxy_port[2];
+	/* ... and, so that clients that ignore the proxy variables reach the
+	 * declared destinations too (netns.h): a listener on each declared
+	 * port, and the sandbox's resolver; also handed over at sync 2. */
+	struct berth_netns_ports tports;
+	int tfd[BERTH_TRANSPARENT_PORTS_MAX];
+	int dns_fd;
+	struct berth_broker *broker;
+	pthread_t broker_thread;
+	bool broker_running;
+	int userns_errno;      /* set when the clone refused a user namespace */
+	int feat_userns_errno; /* on the second attempt: why the first one could not */
+	bool retry;            /* second attempt: the first one's clone was refused */
+	char run_id[17];
+	struct berth_ids ids;
+	char user[64];
+	char home[PATH_MAX];
+	struct berth_bpf bpf;
+	struct berth_limits lim;
+	struct berth_guard guard;
+	int ws_fd;
+	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
+	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
+	int mount_fds[BERTH_POLICY_MOUNTS_MAX];
+	/* The workspace and each --ro/--rw source, opened once with no link
+	 * followed (berth_source_open): every mount is made from these. */
+	int ws_src;
+	int src_fds[BERTH_POLICY_MOUNTS_MAX];
+	bool mount_is_dir[BERTH_POLICY_MOUNTS_MAX]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
+	bool want_pty;
+	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
+	 * terminal but its stdin is not; the command gets a pty for those
+	 * instead of the caller's terminal (docs/security.md "The
+	 * pseudo-terminal"). */
+	unsigned out_pty;
+	int sock[2];       /* SOCK_SEQPACKET: [0] parent, [1] child */
+	int janitor_fd;    /* write end; EOF tells the janitor berth is gone */
+	int janitor_lines; /* read end of the janitor's watch lines, or -1 */
+	pid_t janitor;
+	pid_t child;
+	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
+	int pty_master;
+	char *envp[MAX_ENV];
+	char *env_store[MAX_ENV]; /* malloc'd NAME=VALUE strings, wiped by cleanup() */
+	sigset_t oldmask;
+	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
+	bool measured;
+	bool measure_failed;       /* the caller could not record it: the run was killed */
+	struct berth_error measure_err;
+};
+
+/* Child -> parent: an error object, or "ready" with an optional fd. */
+struct msg {
+	int kind; /* 0 ready, 1 error, 2 the command's pid (degraded), 3 measurement */
+	struct berth_error err;
+	/* kind 0: which descriptors ride along, in this order */
+	bool has_pty;       /* the pty master */
+	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
+	uint16_t ports[2];  /* their ports on the sandbox's loopback */
+	int n_transparent;  /* with has_proxy: the declared ports' listeners, then the resolver's socket */
+	struct berth_measure meas; /* kind 3 */
+};
+
+/* ---- spawn_channel.c */
+
+/* A "berth: ..." line on stderr unless --quiet; its text is cleaned
+ * (text.h) as it may name what the sandbox chose. */
+void berth_sb_notice(const struct sandbox *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Replaces the hint of @e (EPERM/EACCES at @step) with the security module's
+ * refusal and its fix, when one is known (userns.h). */
+void berth_sb_lsm_hint(enum berth_userns_step step, struct berth_error *e);
+/* Prints an error the child or the measurement reported, as cli_print_error does. */
+void berth_sb_print_err(const struct berth_error *e);
+/* Sends @m with up to MSG_FDS_MAX descriptors @fds (SCM_RIGHTS); best effort. */
+void berth_sb_send_msg(int sock, const struct msg *m, const int *fds, int nfds);
+/* Receives one message: 1 (descriptors in @fds, their number in *@nfds), 0 on
+ * EOF, -1 on error or a short message (its descriptors closed). */
+int berth_sb_recv_msg(int sock, struct msg *m, int *fds, int *nfds);
+/* Sync 2, parent side: the seccomp program as one datagram; 0 or -1 with @err. */
+int berth_sb_send_program(int sock, const struct berth_bpf *bpf, struct berth_error *err);
+/* Sync 2, child side: the program into static storage; 0 or -1. */
+int berth_sb_recv_program(int sock, struct berth_bpf *bpf);
+/* Sync 2 without seccomp: one byte, "go"; 0 or -1 with @err. */
+int berth_sb_send_go(int sock, struct berth_error *err);
+/* Waits for the "go"; 0 or -1. */
+int berth_sb_recv_go(int sock);
+/* Child: sends @err with @status to the parent and exits with @status. */
+__attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error *err, int status);
+
+/* ---- spawn_prepare.c: steps 1 and 2 */
+
+/* Step 1: refuses what cannot be enforced, or notes what is degraded. */
+int berth_sb_check_features(struct sandbox *s, struct berth_error *err);
+/* The run's random 16-hex-digit id (s->run_id). */
+int berth_sb_make_run_id(struct sandbox *s, struct berth_error *err);
+/* The ids inside and outside, the user name and home (s->ids, s->user, s->home). */
+int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err);
+/* Compiles the seccomp filter into s->bpf (done while the child builds its root). */
+int berth_sb_compile_seccomp(struct sandbox *s, struct berth_error *err);
+/* The run's cgroup and rlimits (s->lim). */
+int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err);
+/* Notices of the limits that could not be applied (not an error). */
+void berth_sb_limits_notices(const struct sandbox *s);
+/* Opens the workspace and each mount source with no link followed. */
+int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err);
+/* The idmapped trees of the workspace, home and mounts (s->ws_fd, ...). */
+int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err);
+/* --evidence: the detached read-only tree (s->evidence_fd). */
+int berth_sb_prepare_evidence(struct sandbox *s, struct berth_error *err);
+/* The workspace's guarded paths (s->guard, s->guard_ready). */
+int berth_sb_prepare_guard(struct sandbox *s, struct berth_error *err);
+/* Adds NAME=VALUE at envp[*@n], keeping @reserve slots free. */
+int berth_sb_add_env(struct sandbox *s, int *n, int reserve, const char *name, const char *value,
+		     struct berth_error *err);
+/* The command's environment (s->envp), with room for the proxy variables. */
+int berth_sb_build_env(struct sandbox *s, struct berth_error *err);
+/* Wipes and frees s->env_store. */
+void berth_sb_free_env(struct sandbox *s);
+
+/* ---- spawn_janitor.c: step 3 */
+
+/* Clears this copy of berth's environment block (/proc/PID/environ). */
+void berth_sb_wipe_environment(void);
+/* Overwrites this copy's command line (/proc/PID/cmdline) with @name. */
+void berth_sb_wipe_cmdline(const char *name);
+/* Closes every descriptor but @a and @b (-1: none). */
+void berth_sb_close_all_but(int a, int b);
+/* Forks the janitor (s->janitor, s->janitor_fd, s->janitor_lines). */
+int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err);
+
+/* ---- spawn_child.c: steps 6-9 and 10-13 (never returns) */
+
+__attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s);
+
+/* ---- spawn_init.c: step 9 */
+
+/* Pid 1 from the command's fork to its end: closes berth's descriptors, then
+ * reaps and forwards signals (degraded: waits for the command and kills what
+ * it left behind) and exits with the command's status. */
+__attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd);
+
+/* ---- spawn_relay.c: step 14 */
+
+/* The command's measurement arrived: completes it and hands it to the caller. */
+void berth_sb_measured(struct sandbox *s, const struct berth_measure *m);
+/* Relays until the sandbox exits; its status in *@status. */
+int berth_sb_supervise(struct sandbox *s, int sfd, int *status);
+
+/* ---- spawn_cleanup.c: step 15 */
+
+/* Step 15: trust scan, cgroups, placeholders, descriptors (@s itself stays). */
+void berth_sb_cleanup(struct sandbox *s);
+
+/* ---- spawn_broker.c */
+
+/* Starts the broker thread serving s->proxy_fd/tfd/dns_fd. */
+int berth_sb_start_broker(struct sandbox *s, struct berth_error *err);
+/* Stops it, joins it, and prints its summary of refusals. */
+void berth_sb_stop_broker(struct sandbox *s);
+
+#endif

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn_prepare.c - steps 1 and 2 of berth_sandbox_run() (spawn.c): detect the kernel
+ * features and refuse what cannot be enforced, then compile everything the child
+ * only applies (identity, limits, mounts, idmaps, evidence, guard, environment).
+ */
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "../util/cleanup.h"
+#include "landlock.h"
+#include "mounts.h"
+
+#include "spawn_int.h"
+
+/* ---------------------------------------------------------- 1. features */
+
+int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} tab[] = {{"userns", BERTH_FEAT_USERNS},   {"landlock", BERTH_FEAT_LANDLOCK}, {"seccomp", BERTH_FEAT_SECCOMP},
+		   {"cgroup", BERTH_FEAT_CGROUP}, {"idmap", BERTH_FEAT_IDMAP}};
+	char buf[256];
+	char *save = NULL;
+
+	*bits = 0;
+	if (s == NULL || *s == '\0')
+		return 0;
+	snprintf(buf, sizeof buf, "%s", s);
+	for (char *w = strtok_r(buf, ",", &save); w != NULL; w = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < BERTH_ARRAY_SIZE(tab); i++)
+			if (strcmp(w, tab[i].name) == 0)
+				break;
+		if (i == BERTH_ARRAY_SIZE(tab)) {
+			berth_usage_err(err, "unknown feature `%s` in BERTH_TEST_FORCE_OFF", w);
+			return berth_err_hint(err, "use a comma list of userns, landlock, seccomp, cgroup, idmap");
+		}
+		*bits |= tab[i].bit;
+	}
+	return 0;
+}
+
+void berth_features_detect(unsigned force_off, struct berth_features *f)
+{
+	berth_features_detect_opts(force_off, true, f);
+}
+
+void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct berth_features *f)
+{
+	memset(f, 0, sizeof *f);
+	f->forced_off = force_off;
+	f->userns_errno = (force_off & BERTH_FEAT_USERNS) ? EPERM : probe_userns ? berth_userns_probe() : 0;
+	f->userns = f->userns_errno == 0;
+	f->landlock_abi = (force_off & BERTH_FEAT_LANDLOCK) ? -EOPNOTSUPP : berth_landlock_abi();
+	f->seccomp = !(force_off & BERTH_FEAT_SECCOMP) && berth_seccomp_available();
+}
+
+static int refuse(struct berth_error *err, const char *what, const char *hint)
+{
+	berth_err(err, 0, "%s: berth refuses to run without it", what);
+	return berth_err_hint(err, "%s; see `berth doctor`, or pass `--allow-degraded` to run without it", hint);
+}
+
+int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
+{
+	const struct berth_features *f = &s->feat;
+	bool forced;
+
+	s->use_userns = f->userns;
+	s->use_landlock = f->landlock_abi > 0;
+	s->use_seccomp = f->seccomp;
+	if (s->p->allow_degraded) {
+		if (!s->use_userns)
+			berth_sb_notice(
+			    s,
+			    "not enforced: user, mount, pid, ipc, uts, net and cgroup namespaces (no user "
+			    "namespace: %s); the command sees the host's files, limited by Landlock only",
+			    strerror(f->userns_errno));
+		if (!s->use_landlock)
+			berth_sb_notice(
+			    s, "not enforced: landlock (file access and TCP rules beyond the mount view)");
+		if (!s->use_seccomp)
+			berth_sb_notice(s, "not enforced: seccomp (dangerous system calls are not filtered)");
+		if (!s->use_userns && !s->use_landlock) {
+			/* Not even --allow-degraded: do not suggest it. */
+			berth_err(err, 0, "neither user namespaces nor landlock are available: berth cannot confine "
+					  "file access at all, and refuses to run even with --allow-degraded");
+			return berth_err_hint(err, "see `berth doctor`: enable user namespaces or Landlock "
+						   "(lsm=landlock on the kernel command line)");
+		}
+		return 0;
+	}
+	if (!s->use_userns && !(f->forced_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth()) {
+		/* Not the host's sysctl: the sandbox around this berth refuses
+		 * namespaces (seccomp EPERM, nested user namespaces capped at 0). */
+		berth_err(err, 0, "cannot start a sandbox inside a berth sandbox: namespaces are refused here "
+				  "(seccomp, and nested user namespaces are capped at 0)");
+		return berth_err_hint(err, "%s", BERTH_NESTED_HINT);
+	}
+	if (!s->use_userns) {
+		struct berth_lsm_facts lf;
+		char why[512];
+		forced = f->forced_off & BERTH_FEAT_USERNS;
+		if (forced) /* stands for a kernel that refuses them, with EPERM */
+			return refuse(err, "user namespaces are forced off",
+				      "allow them: `sysctl kernel.unprivileged_userns_clone=1` (Debian) or "
+				      "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu)");
+		/* Only the knob this kernel has, or the filter above berth
+		 * (AppArmor's restriction does not refuse the clone: it fails
+		 * later, in the child's setup). */
+		berth_lsm_facts_read(&lf);
+		return refuse(err, "cannot create a user namespace",
+			      berth_userns_clone_refusal(f->userns_errno, &lf, why, sizeof why) != NULL ? why
+			      : f->userns_errno == EINVAL || f->userns_errno == ENOSYS
+				      ? "enable CONFIG_USER_NS in the kernel"
+				      : "see what refuses clone(CLONE_NEWUSER) on this host");
+	}
+	if (!s->use_landlock)
+		return refuse(err, "landlock is not available",
+			      f->landlock_abi == -ENOSYS ? "the kernel was built without CONFIG_SECURITY_LANDLOCK"
+							 : "landlock is disabled at boot: add `landlock` to the `lsm=` "
+							   "kernel parameter");
+	if (!s->use_seccomp)
+		return refuse(err, "seccomp filters are not available", "enable CONFIG_SECCOMP_FILTER in the kernel");
+	return 0;
+}
+
+/* ---------------------------------------------------------- 2. compile */
+
+int berth_sb_make_run_id(struct sandbox *s, struct berth_error *err)
+{
+	unsigned char r[8];
+
+	if (s->o->run_id != NULL) {
+		if (strlen(s->o->run_id) != 16 || strspn(s->o->run_id, "0123456789abcdef") != 16)
+			return berth_err(err, EINVAL, "invalid run id `%s`", s->o->run_id);
+		memcpy(s->run_id, s->o->run_id, 17);
+		return 0;
+	}
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return berth_err(err, errno, "getrandom");
+	for (int i = 0; i < 8; i++)
+		snprintf(s->run_id + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+static void set_user_name(struct sandbox *s, uid_t uid)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	snprintf(s->user, sizeof s->user, "%s", pw != NULL && pw->pw_name[0] != '\0' ? pw->pw_name : "berth");
+	snprintf(s->home, sizeof s->home, "/home/%s", s->user);
+}
+
+/* Who the command is, inside and on the host (see docs/security.md). */
+int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err)
+{
+	struct stat st;
+
+	if (stat(s->p->workspace, &st) < 0)
+		return berth_err(err, errno, "cannot stat workspace `%s`", s->p->workspace);
+	if (geteuid() != 0) {
+		s->ids = (struct berth_ids){getuid(), getgid(), getuid(), getgid(), true};
+	} else {
+		/* Never host root: an unprivileged host id, shown inside as the
+		 * workspace owner (or 1000 when root owns the workspace). */
+		s->ids.in_uid = st.st_uid != 0 ? st.st_uid : 1000;
+		s->ids.in_gid = st.st_gid != 0 ? st.st_gid : 1000;
+		s->ids.host_uid = BERTH_ROOT_HOST_UID + s->o->identity;
+		s->ids.host_gid = BERTH_ROOT_HOST_GID + s->o->identity;
+		s->ids.deny_setgroups = false;
+	}
+	set_user_name(s, s->ids.in_uid);
+	return 0;
+}
+
+int berth_sb_compile_seccomp(struct sandbox *s, struct berth_error *err)
+{
+	struct berth_seccomp_opts so = {.block_affinity = s->lim.cpus_affinity > 0};
+
+	if (!s->use_seccomp)
+		return 0;
+	return berth_seccomp_compile(s->p, &so, &s->bpf, err);
+}
+
+int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
+{
+	bool explicit_missing;
+
+	if (berth_limits_prepare(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0, &s->lim, err) < 0)
+		return -1;
+	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
+			   (s->p->pids_set && !s->lim.pids_enforced);
+	if (s->lim.unenforced[0] != '\0' && explicit_missing && !s->p->allow_degraded) {
+		berth_limits_destroy(&s->lim);
+		berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
+		return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
+					   "`--allow-degraded`; see `berth doctor`");
+	}
+	return 0;
+}
+
+/* What prepare_limits could not enforce, said once the child exists: not
+ * for an attempt whose clone is refused (inside a berth sandbox, the
+ * refusal alone is the message). */
+void berth_sb_limits_notices(const struct sandbox *s)
+{
+	if (s->lim.mode == BERTH_LIMITS_RLIMITS)
+		berth_sb_notice(s, "limits: %s (no writable cgroup for this caller)", s->lim.how);
+	if (s->lim.unenforced[0] != '\0')
+		berth_sb_notice(s, "not enforced: %s", s->lim.unenforced);
+}
+
+static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", path);
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+/* Invoked by root: files in the workspace and --rw/--ro mounts keep their
+ * host owner through idmapped mounts. */
+/* The workspace and each --ro/--rw source, opened once here with no link
+ * followed (issue 13, class 4: a source swapped for a symbolic link after
+ * berth checked it was mounted by name, and the sandbox got the link's
+ * target); every mount is made from these descriptors.  The kind of each
+ * source is seen here too, with berth's own credentials: the child, already
+ * the sandbox identity, may not be able to look (a source under a 0700
+ * directory of root's, when root runs berth). */
+int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
+{
+	struct stat st;
+
+	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_is_dir))
+		return berth_usage_err(err, "too many --ro/--rw mounts (%zu, at most %zu)", s->p->n_mounts,
+				       BERTH_ARRAY_SIZE(s->mount_is_dir));
+	if (!s->use_userns)
+		return 0; /* no mount namespace: nothing is mounted */
+	s->ws_src = berth_source_open("the workspace", s->p->workspace, &st, err);
+	if (s->ws_src < 0)
+		return -1;
+	for (size_t i = 0; i < s->p->n_mounts; i++) {
+		const struct berth_mount *m = &s->p->mounts[i];
+		s->src_fds[i] = berth_source_open(m->rw ? "the --rw source" : "the --ro source", m->src, &st, err);
+		if (s->src_fds[i] < 0)
+			return -1;
+		s->mount_is_dir[i] = S_ISDIR(st.st_mode);
+	}
+	return 0;
+}
+
+static int fd_owner(int fd, const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", path);
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+/* sandbox.h */
+void berth_test_pause(const char *var)
+{
+	const char *d = getenv(var);
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (d == NULL || d[0] != '/' || lstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return;
+	snprintf(path, sizeof path, "%s/paused", d);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof path, "%s/go", d);
+	for (int i = 0; i < 600 && access(path, F_OK) < 0; i++)
+		usleep(100000);
+}
+
+int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
+{
+	uid_t u = 0;
+	gid_t g = 0;
+
+	s->ws_fd = -1;
+	s->home_fd = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		s->mount_fds[i] = -1;
+	if (geteuid() != 0 || !s->use_userns)
+		return 0;
+	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_fds))
+		return berth_usage_err(err, "too many mounts (%zu, at most %zu)", s->p->n_mounts,
+				       BERTH_ARRAY_SIZE(s->mount_fds));
+	if (s->o->force_off & BERTH_FEAT_IDMAP) {
+		berth_err(err, EOPNOTSUPP, "idmapped mounts are forced off");
+		goto degraded;
+	}
+	if (fd_owner(s->ws_src, s->p->workspace, &u, &g, err) < 0)
+		return -1;
+	s->ws_fd = berth_idmapped_tree(s->ws_src, s->p->workspace, u, g, &s->ids, false, err);
+	if (s->ws_fd < 0)
+		goto degraded;
+	if (s->p->home_dir != NULL) {
+		if (owner_of(s->p->home_dir, &u, &g, err) < 0)
+			return -1;
+		s->home_fd = berth_idmapped_tree(-1, s->p->home_dir, u, g, &s->ids, false, err);
+		if (s->home_fd < 0)
+			goto degraded;
+	}
+	for (size_t i = 0; i < s->p->n_mounts; i++) {
+		const struct berth_mount *m = &s->p->mounts[i];
+		if (fd_owner(s->src_fds[i], m->src, &u, &g, err) < 0)
+			return -1;
+		s->mount_fds[i] = berth_idmapped_tree(s->src_fds[i], m->src, u, g, &s->ids, !m->rw, err);
+		if (s->mount_fds[i] < 0)
+			goto degraded;
+	}
+	return 0;
+degraded:
+	if (!s->p->allow_degraded) {
+		berth_err_wrap(err, "cannot keep workspace files owned by their host owner");
+		return berth_err_hint(err, "use a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs), "
+					   "or pass `--allow-degraded` (files written will belong to uid %u)",
+				      BERTH_ROOT_HOST_UID);
+	}
+	berth_sb_notice(s,
+			"not enforced: idmapped mounts (%s); files the sandbox writes belong to host uid %u",
+			err->msg, BERTH_ROOT_HOST_UID);
+	berth_err_clear(err);
+	if (s->ws_fd >= 0)
+		close(s->ws_fd);
+	s->ws_fd = -1;
+	if (s->home_fd >= 0)
+		close(s->home_fd);
+	s->home_fd = -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		if (s->mount_fds[i] >= 0)
+			close(s->mount_fds[i]);
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
+		s->mount_fds[i] = -1;
+	return 0;
+}
+
+/* --evidence lives in berth's state directory, which the sandbox identity
+ * of a run invoked by root cannot enter: berth hands it over as a detached
+ * read-only tree.  Without a mount namespace there is no /evidence. */
+int berth_sb_prepare_evidence(struct sandbox *s, struct berth_error *err)
+{
+	if (s->p->evidence_dir == NULL)
+		return 0;
+	if (!s->use_userns) {
+		berth_err(err, 0, "--evidence needs the sandbox's own mount namespace, and user namespaces are not "
+				  "available: berth refuses to run");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
+	if (geteuid() == 0) {
+		s->evidence_fd = berth_ro_tree(s->p->evidence_dir, err);
+		if (s->evidence_fd < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int berth_sb_prepare_guard(struct sandbox *s, struct berth_error *err)
+{
+	memset(&s->guard, 0, sizeof s->guard);
+	if (s->p->app) {
+		/* An app's workspace is its own state directory, which no host
+		 * tool executes or trusts. */
+		s->guard.git_existed = true;
+		return 0;
+	}
+	if (!s->use_userns) {
+		berth_sb_notice(s, "not enforced: workspace guard (needs mount namespaces)");
+		return 0;
+	}
+	if (berth_guard_prepare(s->p, &s->guard, err) < 0)
+		return -1;
+	s->guard_ready = true;
+	return 0;
+}
+
+/* MAX_ARG_STRLEN (linux/binfmts.h): the longest string execve(2) takes,
+ * NUL included; a longer NAME=VALUE would make it fail with E2BIG. */
+#define ENV_ENTRY_MAX BERTH_POLICY_ENV_ENTRY_MAX
+/* The egress broker's variables (append_env, step 8): HTTP_PROXY,
+ * HTTPS_PROXY, ALL_PROXY, NO_PROXY and their lowercase forms. */
+#define ENV_PROXY_VARS BERTH_POLICY_ENV_PROXY
+
+/* Set NAME=VALUE in the command's environment (a later one of the same
+ * name replaces it).  More variables than fit, or one longer than execve(2)
+ * takes, is a usage error naming it: never a silently cut or dropped one. */
+int berth_sb_add_env(struct sandbox *s, int *n, int reserve, const char *name, const char *value,
+		     struct berth_error *err)
+{
+	size_t l = strlen(name), need;
+	char *e;
+	int i;
+
+	if (value == NULL)
+		return 0;
+	need = l + 1 + strlen(value) + 1;
+	if (need > ENV_ENTRY_MAX) {
+		berth_usage_err(err, "environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+				     "at most %d to a command",
+				name, need - 1, ENV_ENTRY_MAX - 1);
+		return berth_err_hint(err, "pass a long value in a file in the workspace instead");
+	}
+	for (i = 0; i < *n; i++)
+		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=')
+			break;
+	if (i == *n && *n >= MAX_ENV - 1 - reserve) {
+		berth_usage_err(err, "too many environment variables for the command: `%s` is one more than the %d "
+				     "berth passes",
+				name, MAX_ENV - 1 - reserve);
+		return berth_err_hint(err, "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every "
+					   "--env-file line%s",
+				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
+	}
+	e = malloc(need);
+	if (e == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	snprintf(e, need, "%s=%s", name, value);
+	if (s->env_store[i] != NULL) {
+		explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+		free(s->env_store[i]);
+	}
+	s->env_store[i] = e;
+	s->envp[i] = e;
+	if (i == *n)
+		(*n)++;
+	return 0;
+}
+
+int berth_sb_build_env(struct sandbox *s, struct berth_error *err)
+{
+	extern char **environ;
+	int n = 0, reserve = s->p->network == BERTH_NET_PROXY ? ENV_PROXY_VARS : 0;
+
+	if (berth_sb_add_env(s, &n, reserve, "PATH", BERTH_SYSTEM_PATH, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "HOME", s->use_userns ? s->home : s->p->workspace, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "USER", s->user, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "LOGNAME", s->user, err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "TERM", getenv("TERM"), err) < 0 ||
+	    berth_sb_add_env(s, &n, reserve, "LANG", getenv("LANG"), err) < 0)
+		return -1;
+	for (char **e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "LC_", 3) == 0) {
+			char name[128];
+			const char *eq = strchr(*e, '=');
+			if (eq == NULL || (size_t)(eq - *e) >= sizeof name)
+				continue;
+			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+			if (berth_sb_add_env(s, &n, reserve, name, eq + 1, err) < 0)
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < s->p->n_env; i++)
+		if (berth_sb_add_env(s, &n, reserve, s->p->env[i].name, s->p->env[i].value, err) < 0)
+			return -1;
+	s->envp[n] = NULL;
+	return 0;
+}
+
+/* The command's environment holds secrets: wipe it before it is freed. */
+void berth_sb_free_env(struct sandbox *s)
+{
+	for (int i = 0; i < MAX_ENV; i++) {
+		if (s->env_store[i] != NULL) {
+			explicit_bzero(s->env_store[i], strlen(s->env_store[i]));
+			free(s->env_store[i]);
+		}
+		s->env_store[i] = NULL;
+		s->envp[i] = NULL;
+	}
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawn_relay.c - step 14 of berth_sandbox_run() (spawn.c): relay the pty, forward
+ * signals, enforce --timeout, take the command's measurement, collect its status.
+ */
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "../util/termfilter.h"
+#include "../util/cleanup.h"
+#include "../util/sha256.h"
+
+#include "spawn_int.h"
+
+/* ---------------------------------------------------------- 14. supervise */
+
+/* The command's measurement arrived (it is about to execve): add what only
+ * berth can see — the cgroup limits read back and the digest of the seccomp
+ * program it loaded — and hand it to the caller. */
+void berth_sb_measured(struct sandbox *s, const struct berth_measure *m)
+{
+	struct berth_error err;
+
+	s->meas = *m;
+	berth_measure_cgroups(&s->meas, s->lim.mode, s->lim.dirs, s->lim.n_dirs);
+	s->meas.seccomp_digest[0] = '\0';
+	if (s->use_seccomp && s->bpf.insns != NULL &&
+	    berth_sha256_hex(s->bpf.insns, (size_t)s->bpf.len * sizeof(struct sock_filter), s->meas.seccomp_digest,
+			     &err) < 0)
+		s->meas.seccomp_digest[0] = '\0';
+	s->measured = true;
+	if (s->o->on_measured != NULL && s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas, &err) < 0) {
+		/* Fail closed: what could not be recorded does not run on. */
+		s->measure_err = err;
+		s->measure_failed = true;
+		if (s->cmd_pgid > 0)
+			kill(-s->cmd_pgid, SIGKILL);
+		if (s->child > 0)
+			kill(s->child, SIGKILL);
+	}
+}
+
+struct relay {
+	struct termios saved;
+	bool raw;
+};
+
+static void tty_raw(struct relay *r)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &r->saved) < 0)
+		return;
+	t = r->saved;
+	cfmakeraw(&t);
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+		r->raw = true;
+}
+
+static void tty_restore(struct relay *r)
+{
+	if (r->raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &r->saved);
+	r->raw = false;
+}
+
+static void copy_winsize(int from, int master)
+{
+	struct winsize ws;
+
+	if (ioctl(from, TIOCGWINSZ, &ws) == 0)
+		ioctl(master, TIOCSWINSZ, &ws);
+}
+
+static bool pump(int from, int to)
+{
+	char buf[16384];
+	ssize_t n = read(from, buf, sizeof buf);
+
+	if (n <= 0)
+		return n < 0 && (errno == EINTR || errno == EAGAIN);
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return false;
+		}
+		off += w;
+	}
+	return true;
+}
+
+/* One read of the pty master, written to @to, the caller's terminal,
+ * through @tf (termfilter.h: what would drive that terminal rather than draw
+ * on it, such as an OSC 52 clipboard write, is dropped): false when the
+ * master is done (end of file, or EIO: no slave is open any more). */
+static bool relay_out(int master, int to, struct berth_termfilter *tf)
+{
+	char buf[16384], safe[sizeof buf + BERTH_TERMFILTER_SLACK];
+	ssize_t n = read(master, buf, sizeof buf);
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	n = (ssize_t)berth_termfilter_feed(tf, buf, (size_t)n, safe);
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, safe + off, (size_t)(n - off));
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0)
+			break;
+		off += w;
+	}
+	return true;
+}
+
+int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
+{
+	cleanup_close int tfd = -1;
+	struct relay r = {.raw = false};
+	struct berth_termfilter tf;
+	bool timed_out = false, stdin_open = s->pty_master >= 0 && s->want_pty, exited = false;
+	/* The caller's terminal the pty is relayed to (and sized from). */
+	int out = s->want_pty || (s->out_pty & 1u) != 0 ? STDOUT_FILENO : STDERR_FILENO;
+	int tty = s->want_pty ? STDIN_FILENO : out;
+	int master = s->pty_master;
+	struct msg m;
+	int wst = 0;
+
+	if (s->p->timeout_ms > 0) {
+		struct itimerspec its = {.it_value = {(time_t)(s->p->timeout_ms / 1000),
+						      (long)(s->p->timeout_ms % 1000) * 1000000L}};
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd >= 0)
+			timerfd_settime(tfd, 0, &its, NULL);
+	}
+	berth_termfilter_init(&tf);
+	if (s->pty_master >= 0) {
+		copy_winsize(tty, s->pty_master);
+		if (s->want_pty)
+			tty_raw(&r);
+	}
+	while (!exited) {
+		struct pollfd p[5] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {s->sock[0], POLLIN, 0},
+				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {master, POLLIN, 0}};
+		if (poll(p, 5, -1) < 0 && errno != EINTR)
+			break;
+		if (p[2].revents & (POLLIN | POLLHUP)) {
+			int fds[MSG_FDS_MAX], nfds = 0;
+			/* One message per turn; the socket is closed at end of file
+			 * only, not at POLLHUP: messages may still be queued. */
+			int got = berth_sb_recv_msg(s->sock[0], &m, fds, &nfds);
+			if (got == 1 && m.kind == 2)
+				s->cmd_pgid = m.err.errnum;
+			if (got == 1 && m.kind == 3)
+				berth_sb_measured(s, &m.meas);
+			if (got == 1 && m.kind == 1) {
+				tty_restore(&r);
+				berth_sb_lsm_hint(BERTH_STEP_MOUNT, &m.err);
+				berth_sb_print_err(&m.err);
+			}
+			for (int i = 0; i < nfds; i++)
+				close(fds[i]);
+			if (got <= 0) {
+				close(s->sock[0]);
+				s->sock[0] = -1;
+			}
+		}
+		if (p[3].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!pump(STDIN_FILENO, s->pty_master))
+				stdin_open = false;
+		}
+		/* No slave left open (EIO, end of file): stop polling it, or a
+		 * command that closed its terminal and runs on would spin this
+		 * loop.  A failed write to the caller's terminal drops the bytes,
+		 * as before, and keeps reading. */
+		if ((p[4].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_out(master, out, &tf))
+			master = -1;
+		if (p[1].revents & POLLIN) {
+			timed_out = true;
+			if (s->cmd_pgid > 0)
+				kill(-s->cmd_pgid, SIGKILL);
+			kill(s->child, SIGKILL);
+			close(tfd);
+			tfd = -1;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0)
+					copy_winsize(tty, s->pty_master);
+				else if (si.ssi_signo != SIGCHLD)
+					kill(s->child, (int)si.ssi_signo);
+			}
+			if (waitpid(s->child, &wst, WNOHANG) == s->child)
+				exited = true;
+		}
+	}
+	/* Messages the loop had no turn for: the measurement may come in the
+	 * same wakeup as the exit (one message is read per turn). */
+	while (s->sock[0] >= 0) {
+		struct pollfd sp = {s->sock[0], POLLIN, 0};
+		int fds[MSG_FDS_MAX], nfds = 0;
+		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) ||
+		    berth_sb_recv_msg(s->sock[0], &m, fds, &nfds) != 1)
+			break;
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (m.kind == 3 && !s->measured)
+			berth_sb_measured(s, &m.meas);
+	}
+	/* Drain what the command printed last. */
+	if (s->pty_master >= 0) {
+		struct pollfd p = {s->pty_master, POLLIN, 0};
+		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, out))
+			;
+	}
+	tty_restore(&r);
+	s->child = -1;
+	if (s->measure_failed) {
+		*status = BERTH_EXIT_INTERNAL;
+		berth_sb_print_err(&s->measure_err);
+	} else if (timed_out) {
+		*status = BERTH_EXIT_TIMEOUT;
+		fprintf(stderr, "berth: --timeout of %llu ms expired; the sandbox was killed\n",
+			(unsigned long long)s->p->timeout_ms);
+	} else {
+		*status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
+		/* A SIGKILL from the kernel's OOM killer says nothing by itself. */
+		if (*status == 128 + SIGKILL && s->p->memory != 0 && berth_limits_oom_kills(&s->lim) > 0)
+			berth_sb_notice(s,
+					"the command was killed by the kernel's OOM killer: the sandbox "
+					"reached its memory limit of %llu MiB (--memory)",
+					(unsigned long long)(s->p->memory >> 20));
+	}
+	return 0;
+}
