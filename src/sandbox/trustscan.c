@@ -873,6 +873,11 @@ static void save_known(struct scan *sc, const char *path)
 			sc->seen[u++] = sc->seen[i];
 	sc->n_seen = u;
 	load_known(sc, path); /* as it is now, with what others added */
+	bool news = !sc->have_known;
+	for (size_t i = 0; i < sc->n_seen && !news; i++)
+		news = bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
+	if (!news)
+		return; /* the usual end of a run: nothing berth has not seen before */
 	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
@@ -890,12 +895,12 @@ static void save_known(struct scan *sc, const char *path)
 			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
 			n++;
 		}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		fclose(f);
+	/* No fsync(2): a set lost to a crash only makes the next run treat
+	 * these directories as berth's first sight of them. */
+	if (fclose(f) != 0) {
 		unlink(tmp);
 		return;
 	}
-	fclose(f);
 	if (rename(tmp, path) < 0)
 		unlink(tmp);
 }
