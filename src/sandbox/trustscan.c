@@ -101,7 +101,7 @@ static bool appeared(struct scan *sc, const struct stat *st)
 	}
 	if (!sc->have_known || !changed_since(st, &sc->since))
 		return false;
-	return bsearch(&k, sc->known, sc->n_known, sizeof k, devino_cmp) == NULL;
+	return sc->n_known == 0 || bsearch(&k, sc->known, sc->n_known, sizeof k, devino_cmp) == NULL;
 }
 
 static bool over_budget(struct scan *sc)
@@ -836,7 +836,8 @@ static void load_known(struct scan *sc, const char *path)
 		sc->known[sc->n_known++] = (struct devino){d, i};
 	}
 	fclose(f);
-	qsort(sc->known, sc->n_known, sizeof *sc->known, devino_cmp);
+	if (sc->n_known > 0)
+		qsort(sc->known, sc->n_known, sizeof *sc->known, devino_cmp);
 }
 
 /* Add what was seen to @path, under an flock(2) of PATH.lock so that two
@@ -866,7 +867,8 @@ static void save_known(struct scan *sc, const char *path)
 	lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0 || flock(lfd, LOCK_EX) < 0)
 		return;
-	qsort(sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp);
+	if (sc->n_seen > 0)
+		qsort(sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp);
 	size_t u = 0;
 	for (size_t i = 0; i < sc->n_seen; i++)
 		if (u == 0 || devino_cmp(&sc->seen[i], &sc->seen[u - 1]) != 0)
@@ -875,7 +877,7 @@ static void save_known(struct scan *sc, const char *path)
 	load_known(sc, path); /* as it is now, with what others added */
 	bool news = !sc->have_known;
 	for (size_t i = 0; i < sc->n_seen && !news; i++)
-		news = bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
+		news = sc->n_known == 0 || bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
 	if (!news)
 		return; /* the usual end of a run: nothing berth has not seen before */
 	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
@@ -891,7 +893,7 @@ static void save_known(struct scan *sc, const char *path)
 	for (size_t i = 0; i < sc->n_seen && n < KNOWN_MAX; i++, n++)
 		fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
 	for (size_t i = 0; i < sc->n_known && n < KNOWN_MAX; i++)
-		if (bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) {
+		if (sc->n_seen == 0 || bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) {
 			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
 			n++;
 		}
