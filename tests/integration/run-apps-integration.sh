@@ -8,7 +8,7 @@
 #
 # usage: run-apps-integration.sh /path/to/berth /path/to/repo
 #   repo: the checkout that holds apps/ and tests/apps/fixtures/ (apps/filesystem
-#   must be built: make -C apps/filesystem).  berth finds the Python SDK itself,
+#   must be built: ninja -C build and its binary in apps/filesystem, as berth_build does).  berth finds the Python SDK itself,
 #   next to its binary (../sdk/python).
 #
 # Works as root and as an unprivileged user (runuser -u bertht -- bash ...): the
@@ -145,7 +145,7 @@ print(max(0, libc.syscall(nr, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))')
 for tool in "$BERTH" "$HOSTPY" /usr/bin/pgrep /usr/bin/timeout /usr/bin/setpriv /usr/bin/make /usr/bin/cc \
 	"$REPO/apps/filesystem/filesystem"; do
 	if [ -x "$tool" ]; then pass "precondition: $tool is executable"
-	else fail "precondition: $tool is executable" "missing (build: ninja -C build && make -C apps/filesystem)"; fi
+	else fail "precondition: $tool is executable" "missing (build: tests/run or demo/run build it, or ninja -C build && cp build/apps/filesystem/filesystem apps/filesystem/)"; fi
 done
 for d in apps/filesystem apps/notes apps/code-interpreter tests/apps/fixtures/probe \
 	tests/apps/fixtures/parity-missing tests/apps/fixtures/parity-extra tests/apps/fixtures/network-host; do
