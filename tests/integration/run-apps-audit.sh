@@ -30,7 +30,7 @@ PY=/usr/bin/python3
 ME=$(id -u)
 N=0 FAILS=0
 ok() { N=$((N + 1)); echo "ok $N - $1"; }
-bad() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "FAIL $N - $1"; shift; for l in "$@"; do printf '%s\n' "$l" | head -n 15 | sed 's/^/#   /'; done; }
+bad() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "not ok $N - $1"; shift; for l in "$@"; do printf '%s\n' "$l" | head -n 15 | sed 's/^/#   /'; done; }
 eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got: $2" "want: $3"; fi; }
 has() { if printf '%s' "$2" | grep -qF -- "$3"; then ok "$1"; else bad "$1" "'$3' not in:" "$2"; fi; }
 
