@@ -308,7 +308,7 @@ eq "policy fscopy: the new app digest is the directory's (recomputed)" "$A2" "$(
 cp apps/filesystem/main.c fscopy/main.c
 bc policy fscopy --json
 eq "policy fscopy: restoring main.c restores the digest" "$(js 'o["digest"]')" "$D1"
-chmod 600 fscopy/Makefile
+chmod 600 fscopy/main.c
 bc policy fscopy --json
 if [ "$(js 'o["digest"]')" != "$D1" ]; then pass "policy fscopy: a mode change changes the digest"
 else fail "policy fscopy: a mode change changes the digest" "unchanged $D1"; fi
