@@ -38,7 +38,9 @@ mkdir -p "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 
 # A private copy of the filesystem app (reload edits it), built.
-make -s -C "$repo/apps/filesystem" >/dev/null || { echo "bench-apps: FAILED: make -C apps/filesystem" >&2; exit 1; }
+# shellcheck source=../scripts/deps.sh
+. "$repo/scripts/deps.sh"
+berth_build "$repo" >/dev/null || { echo "bench-apps: FAILED: the build (meson, ninja -C build)" >&2; exit 1; }
 cp -a "$repo/apps/filesystem" "$tmp/filesystem"
 cc -O2 -Wall -o "$tmp/runtime" "$here/runtime.c"
 cc -O2 -Wall -o "$tmp/dev_client" "$here/dev_client.c"

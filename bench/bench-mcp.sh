@@ -37,7 +37,9 @@ BERTH=$(readlink -f "$BERTH")
 [[ -x $BERTH ]] || { echo "bench-mcp: berth binary not found: $BERTH (build it first)" >&2; exit 1; }
 app=$repo/apps/filesystem
 if [[ ! -x $app/filesystem ]]; then
-	make -s -C "$app" >/dev/null || { echo "bench-mcp: FAILED: make -C apps/filesystem" >&2; exit 1; }
+	# shellcheck source=../scripts/deps.sh
+	. "$repo/scripts/deps.sh"
+	berth_build "$repo" >/dev/null || { echo "bench-mcp: FAILED: the build (meson, ninja -C build)" >&2; exit 1; }
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/berth-bench-mcp.XXXXXX")

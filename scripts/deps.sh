@@ -2,14 +2,14 @@
 # Debian packages berth needs to build, test and demo.  Sourced by demo/run,
 # tests/run and .ci/run: as root, missing packages are installed; as a user,
 # the missing ones are named.
-BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc make libc6-dev libseccomp-dev libyaml-dev libjansson-dev
+BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libyaml-dev libjansson-dev
 	libssl-dev libsodium-dev libcmocka-dev libevent-dev libc-ares-dev libvterm-dev)
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript;
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
-BERTH_TEST_DEPS=(clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl)
+BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 
@@ -39,6 +39,8 @@ berth_build() {
 		meson setup "$top/build" "$top" >/dev/null || return 1
 	fi
 	{ ninja -C "$top/build" >/dev/null || ninja -C "$top/build"; } || return 1
-	# The native first-party app (its entry is a binary in the app directory).
-	make -s -C "$top/apps/filesystem" >/dev/null || make -C "$top/apps/filesystem"
+	# The native first-party app, built by meson (apps/filesystem/meson.build):
+	# its entry is a binary in the app directory, the one the tour and the
+	# test scripts use.
+	install -m 0755 "$top/build/apps/filesystem/filesystem" "$top/apps/filesystem/filesystem"
 }

@@ -8,7 +8,9 @@
  * -32001 with the errno, the system call and the path, so that berth can say
  * which capability was missing.
  */
+#ifndef _GNU_SOURCE /* meson passes -D_GNU_SOURCE for the whole project */
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

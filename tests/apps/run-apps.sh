@@ -1,8 +1,8 @@
 #!/bin/bash
 # Protocol tests for the resident-app SDKs (sdk/c, sdk/python) and the
 # first-party apps (apps/*), outside the sandbox, TAP output.  Builds what it
-# tests: the C SDK (ninja -C build), apps/filesystem (make) and the C SDK
-# test fixture.  The manifest examples that need the sandbox (the /etc/x
+# tests: the C SDK and apps/filesystem (ninja -C build; berth_build copies the
+# app's binary into apps/filesystem) and the C SDK test fixture.  The manifest examples that need the sandbox (the /etc/x
 # denial) run inside build/berth.  Exits non-zero if anything failed.
 #   tests/apps/run-apps.sh            (from anywhere)
 #   BERTH_APPS_ONLY=notes tests/apps/run-apps.sh    (tests whose name has "notes")
@@ -11,15 +11,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../scripts/deps.sh
 . "$top/scripts/deps.sh"
 # python3-yaml reads the manifests' examples; nodejs runs the javascript ones.
-berth_ensure_deps meson ninja-build pkg-config gcc libjansson-dev python3 python3-yaml nodejs make || exit 1
+berth_ensure_deps meson ninja-build pkg-config gcc libjansson-dev python3 python3-yaml nodejs || exit 1
 
 fail_build() { echo "1..0 # the build failed: $*"; exit 1; }
 
-if [ ! -f "$top/build/build.ninja" ]; then
-	meson setup "$top/build" "$top" >/dev/null || fail_build "meson setup"
-fi
-ninja -C "$top/build" berth sdk/c/libberth-app.a sdk/c/berth-app-hello >/dev/null || fail_build "ninja -C build"
-make -s -C "$top/apps/filesystem" WERROR=-Werror >/dev/null || fail_build "make -C apps/filesystem"
+berth_build "$top" >/dev/null || fail_build "meson setup build && ninja -C build"
 
 tmp=$(mktemp -d /tmp/berth-apps-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

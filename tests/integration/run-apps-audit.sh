@@ -6,7 +6,7 @@
 # written the call fails with -32005 and nothing is reported as done.
 #
 # usage: run-apps-audit.sh /path/to/berth [repo]
-#   repo: the checkout holding apps/filesystem, built (make -C apps/filesystem);
+#   repo: the checkout holding apps/filesystem, built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/);
 #   default: this script's ../..
 #
 # Works as root and as an unprivileged user (runuser -u bertht -- bash ...):
@@ -30,11 +30,11 @@ PY=/usr/bin/python3
 ME=$(id -u)
 N=0 FAILS=0
 ok() { N=$((N + 1)); echo "ok $N - $1"; }
-bad() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "FAIL $N - $1"; shift; for l in "$@"; do printf '%s\n' "$l" | head -n 15 | sed 's/^/#   /'; done; }
+bad() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "not ok $N - $1"; shift; for l in "$@"; do printf '%s\n' "$l" | head -n 15 | sed 's/^/#   /'; done; }
 eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got: $2" "want: $3"; fi; }
 has() { if printf '%s' "$2" | grep -qF -- "$3"; then ok "$1"; else bad "$1" "'$3' not in:" "$2"; fi; }
 
-[ -x "$REPO/apps/filesystem/filesystem" ] || { echo "FAIL: build apps/filesystem first (make -C apps/filesystem)"; exit 1; }
+[ -x "$REPO/apps/filesystem/filesystem" ] || { echo "FAIL: build apps/filesystem first (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"; exit 1; }
 T=$(mktemp -d /tmp/berth-apps-audit.XXXXXX)
 MNT=
 cleanup() {

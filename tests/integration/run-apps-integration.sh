@@ -8,7 +8,7 @@
 #
 # usage: run-apps-integration.sh /path/to/berth /path/to/repo
 #   repo: the checkout that holds apps/ and tests/apps/fixtures/ (apps/filesystem
-#   must be built: make -C apps/filesystem).  berth finds the Python SDK itself,
+#   must be built: ninja -C build and its binary in apps/filesystem, as berth_build does).  berth finds the Python SDK itself,
 #   next to its binary (../sdk/python).
 #
 # Works as root and as an unprivileged user (runuser -u bertht -- bash ...): the
@@ -33,26 +33,13 @@ IS_ROOT=0; [ "$ME" -eq 0 ] && IS_ROOT=1
 UNIQ=$(( ($$ % 9000) + 1000 ))$RANDOM   # unique markers for pgrep patterns and names
 T0=$(date +%s)
 
-T=0
-FAILS=0
-pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() {
-	T=$((T + 1)); FAILS=$((FAILS + 1))
-	local d=$1 r=${2//$'\n'/\\n}; shift 2
-	echo "not ok $T - $d # $r"
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -n 12 | sed 's/^/#   /'; done
-}
+# shellcheck source=../lib.sh
+TAP_DETAIL_LINES=12
+. "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
 # ck DESC CONDITION-EXIT-STATUS REASON
 ck() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "$3" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi; }
 eq() { # eq DESC GOT WANT
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi
-}
-has() { # has DESC HAYSTACK NEEDLE  (fixed string)
-	if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi
-}
-hasnt() {
-	if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi
 }
 hasline() { # hasline DESC HAYSTACK LINE  (a whole line, fixed string)
 	if printf '%s\n' "$2" | grep -qxF -- "$3"; then pass "$1"; else fail "$1" "line '$3' not found" "in: $2"; fi
@@ -145,7 +132,7 @@ print(max(0, libc.syscall(nr, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))')
 for tool in "$BERTH" "$HOSTPY" /usr/bin/pgrep /usr/bin/timeout /usr/bin/setpriv /usr/bin/make /usr/bin/cc \
 	"$REPO/apps/filesystem/filesystem"; do
 	if [ -x "$tool" ]; then pass "precondition: $tool is executable"
-	else fail "precondition: $tool is executable" "missing (build: ninja -C build && make -C apps/filesystem)"; fi
+	else fail "precondition: $tool is executable" "missing (build: tests/run or demo/run build it, or ninja -C build && cp build/apps/filesystem/filesystem apps/filesystem/)"; fi
 done
 for d in apps/filesystem apps/notes apps/code-interpreter tests/apps/fixtures/probe \
 	tests/apps/fixtures/parity-missing tests/apps/fixtures/parity-extra tests/apps/fixtures/network-host; do
@@ -321,7 +308,7 @@ eq "policy fscopy: the new app digest is the directory's (recomputed)" "$A2" "$(
 cp apps/filesystem/main.c fscopy/main.c
 bc policy fscopy --json
 eq "policy fscopy: restoring main.c restores the digest" "$(js 'o["digest"]')" "$D1"
-chmod 600 fscopy/Makefile
+chmod 600 fscopy/main.c
 bc policy fscopy --json
 if [ "$(js 'o["digest"]')" != "$D1" ]; then pass "policy fscopy: a mode change changes the digest"
 else fail "policy fscopy: a mode change changes the digest" "unchanged $D1"; fi

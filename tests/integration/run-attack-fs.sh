@@ -59,24 +59,10 @@ HOSTPY=/usr/bin/python3
 hgit() { env -u GIT_DIR -u GIT_WORK_TREE GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git "$@"; }
 GC=(-c user.name=berth-it -c user.email=it@berth.invalid)
 
-T=0
-FAILS=0
-pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() {
-	T=$((T + 1)); FAILS=$((FAILS + 1))
-	local d=$1 r=${2//$'\n'/\\n}; shift 2
-	echo "not ok $T - $d # $r"
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
-}
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
 eq() { # eq DESC GOT WANT
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi
-}
-has() { # has DESC HAYSTACK NEEDLE  (fixed string)
-	if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi
-}
-hasnt() {
-	if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi
 }
 absent() { # absent DESC PATH
 	if [ -e "$2" ] || [ -L "$2" ]; then fail "$1" "$2 exists" "$(ls -la "$2" 2>&1)"; else pass "$1"; fi

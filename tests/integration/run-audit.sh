@@ -21,7 +21,7 @@ trap cleanup EXIT
 cd "$base" || exit 1
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
 check() { # check NAME CMD...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else bad "$name"; fi
@@ -417,5 +417,5 @@ check "a declared secret appears in no file berth wrote" bash -c '! grep -rqF "$
 check "...but the records are there (argv with [secret])" bash -c '"$0" audit --kind run.start --json | grep -qF "echo [secret]"' "$B"
 check "...and the log verifies" grep -q "^intact: 7 records" <<<"$(verify_out)"
 
-echo "$pass passed, $fail failed"
+echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

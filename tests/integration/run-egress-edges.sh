@@ -18,7 +18,7 @@ unset BERTH_TEST_FORCE_OFF
 BERTH=$(readlink -f -- "$1")
 T=0 FAILS=0
 pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "FAIL $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done; }
+fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "not ok $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done; }
 eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "stderr: ${ERR:-}"; fi; }
 has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
 no_esc() { if printf '%s' "$2" | grep -q $'\033'; then fail "$1" "a raw ESC byte reached the terminal" "$2"; else pass "$1"; fi; }

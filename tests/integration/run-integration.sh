@@ -25,26 +25,12 @@ UNIQ=$(( ($$ % 9000) + 1000 ))    # unique numbers for pgrep patterns
 SLEEP_ORPHAN="7$UNIQ"1
 SLEEP_KILL="7$UNIQ"2
 
-T=0
-FAILS=0
-pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() {
-	T=$((T + 1)); FAILS=$((FAILS + 1))
-	local d=$1 r=${2//$'\n'/\\n}; shift 2
-	echo "not ok $T - $d # $r"
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
-}
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
 # check DESC CONDITION-EXIT-STATUS REASON
 ck() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "$3" "rc=$RC" "stdout: $OUT" "stderr: $ERR"; fi; }
 eq() { # eq DESC GOT WANT
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stderr: $ERR"; fi
-}
-has() { # has DESC HAYSTACK NEEDLE  (fixed string)
-	if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi
-}
-hasnt() {
-	if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi
 }
 
 TOP=$(mktemp -d /tmp/berth-it.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }

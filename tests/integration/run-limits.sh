@@ -32,19 +32,9 @@ BERTH=$(readlink -f -- "$1")
 ME=$(id -u)
 DUSER=bertht
 
-T=0
-FAILS=0
-pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() {
-	T=$((T + 1)); FAILS=$((FAILS + 1))
-	local d=$1 r=${2//$'\n'/\\n}; shift 2
-	echo "not ok $T - $d # $r"
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
-}
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
 eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "rc=$RC" "stderr: $ERR"; fi; }
-has() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1" "'$3' not found" "in: $2"; fi; }
-hasnt() { if printf '%s' "$2" | grep -qF -- "$3"; then fail "$1" "'$3' unexpectedly present" "in: $2"; else pass "$1"; fi; }
 
 TOP=$(mktemp -d /tmp/berth-limits.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }
 chmod 755 "$TOP"

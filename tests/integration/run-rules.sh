@@ -32,7 +32,7 @@ mkdir -p "$T/cfg/berth" "$T/proj/.berth" "$T/proj/src/deep" "$T/other"
 
 pass=0 failn=0
 ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { failn=$((failn + 1)); echo "FAIL $1"; printf '%s\n' "  rc=$RC" "  stderr: $ERR" | head -n 8; }
+bad() { failn=$((failn + 1)); echo "not ok $1"; printf '%s\n' "  rc=$RC" "  stderr: $ERR" | head -n 8 | sed 's/^/#/'; }
 # run DIR ARGS... : berth run in DIR; the command touches a marker in the workspace.
 run() {
 	local dir=$1; shift
@@ -182,5 +182,5 @@ case $den in
 esac
 "$BERTH" audit verify >/dev/null 2>&1 && ok "the audit trail verifies" || bad "the audit trail verifies"
 
-echo "$pass passed, $failn failed"
+echo "# $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

@@ -20,7 +20,7 @@ BERTH=$(readlink -f -- "$1")
 CACHE=${BERTH_AGENT_CACHE:-/tmp/berth-agent-cache}
 T=0 FAILS=0
 pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "FAIL $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 40 | sed 's/^/#   /'; done; }
+fail() { T=$((T + 1)); FAILS=$((FAILS + 1)); echo "not ok $T - $1 # $2"; shift 2; local l; for l in "$@"; do printf '%s\n' "$l" | head -n 40 | sed 's/^/#   /'; done; }
 eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
 
 if [ ! -x "$CACHE/node_modules/.bin/claude" ] || [ ! -e "$CACHE/node_modules/.bin/codex" ]; then

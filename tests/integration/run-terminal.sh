@@ -23,16 +23,8 @@ fi
 BERTH=$(readlink -f -- "$1")
 HOSTPY=/usr/bin/python3
 
-T=0
-FAILS=0
-pass() { T=$((T + 1)); echo "ok $T - $1"; }
-fail() {
-	T=$((T + 1)); FAILS=$((FAILS + 1))
-	local d=$1 r=${2//$'\n'/\\n}; shift 2
-	echo "not ok $T - $d # $r"
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -n 8 | sed 's/^/#   /'; done
-}
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
 eq() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'" "$OUT"; fi; }
 
 TOP=$(mktemp -d /tmp/berth-terminal.XXXXXX) || { echo "Bail out! mktemp failed"; exit 1; }

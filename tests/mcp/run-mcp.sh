@@ -4,7 +4,7 @@
 #
 # usage: tests/mcp/run-mcp.sh /path/to/berth /path/to/repo
 #   repo: the checkout holding apps/ and tests/apps/fixtures/probe, with
-#   apps/filesystem built (make -C apps/filesystem).  Needs node >= 20 and npm
+#   apps/filesystem built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/).  Needs node >= 20 and npm
 #   (which must reach the registry the first time).
 #
 # The SDK is installed with `npm ci` from tests/mcp/package-lock.json into
@@ -32,7 +32,7 @@ NPM=${NPM:-/usr/bin/npm}
 bail() { echo "Bail out! $*"; exit 1; }
 
 [ -x "$BERTH" ] || bail "no berth binary at $1"
-[ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (make -C apps/filesystem)"
+[ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"
 [ -f "$REPO/tests/apps/fixtures/probe/probe.py" ] || bail "no probe fixture in $REPO/tests/apps/fixtures"
 [ -x "$NODE" ] || bail "no node at $NODE"
 nv=$("$NODE" -p 'process.versions.node.split(".")[0]') || bail "$NODE does not run"

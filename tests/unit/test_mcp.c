@@ -13,7 +13,7 @@
  * "jsonrpc":"2.0"; the capture checks that for every test.
  *
  * Environment: BERTH_FILESYSTEM_APP, the absolute path of apps/filesystem
- * (built: `make -C apps/filesystem`); tests/meson.build and tests/run set it.
+ * (build/apps/filesystem: meson makes the app directory there); tests/meson.build sets it.
  * XDG_STATE_HOME and XDG_RUNTIME_DIR are pointed at a temp dir here.
  */
 #include <errno.h>
