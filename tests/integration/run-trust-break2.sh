@@ -3,7 +3,7 @@
 # break2 review, after run-trust.sh and run-trust-break13.sh.  Each check
 # runs a payload inside `berth run`, then looks at what the HOST's tools
 # would read (the host's real git where it matters).  On the code of branch
-# break2 (3bdb158) checks 1-9 FAIL; they pass when the findings are fixed.
+# break2 (3bdb158) checks 1-11 FAIL; they pass when the findings are fixed.
 #
 #  1-3. path-ending names (`.hg/hgrc`, `.config/git/config`,
 #     `.jj/repo/config.toml`) staged over two runs: run 1 writes
@@ -28,6 +28,12 @@
 #  9. the `berth: cannot run ...` message of exit 126/127 is lost when the
 #     measurement and the failure arrive in the wakeup that sees the exit
 #     (spawn_relay.c: the drain after the loop reads only kind 3).
+# 10. `--rw W/.git/hooks` beside the workspace W: the hooks directory,
+#     read-only under /workspace, is writable under the --rw target (the
+#     hook is live on the host until the run ends), though security.md says
+#     a path reachable through two roots is read-only under each.
+# 11. --dry-run accepts what the run then refuses: `--ro FILE:/workspace/D`
+#     (a file onto a directory; the run fails with 125, not 2).
 #
 # usage: run-trust-break2.sh /path/to/berth
 # Works as root and as an unprivileged user (the berth binary and a
@@ -134,6 +140,23 @@ for i in $(seq 30); do
 	[ "$rc" -eq 127 ] || lost=$((lost + 100))
 done
 check "exit 127 with its 'berth: cannot run' message in 30 of 30 runs (lost: $lost)" '[ "$lost" -eq 0 ]'
+
+# 10: a guarded directory of the workspace as a --rw root of its own
+W=$T/nr
+mkdir -p "$W" && (cd "$W" && git init -q)
+"$B" run --yes --workspace "$W" --rw "$W/.git/hooks:/h" -- sh -c 'echo "#!/bin/sh" > /h/pre-commit' >"$T/o9" 2>&1
+rc=$?
+check "--rw of the workspace's .git/hooks: refused (rc $rc) or read-only under the --rw target too" \
+	'[ "$rc" -ne 0 ] && ! grep -q "set aside .*pre-commit" "$T/o9"'
+
+# 11: --dry-run refuses what the run refuses
+W=$T/dr
+mkdir -p "$W/d" && echo x >"$T/f"
+"$B" run --workspace "$W" --ro "$T/f:/workspace/d" --dry-run -- true >/dev/null 2>"$T/d.err"
+drc=$?
+"$B" run --workspace "$W" --ro "$T/f:/workspace/d" -- true >/dev/null 2>"$T/r.err"
+rrc=$?
+check "--ro FILE:/workspace/DIR: --dry-run exit $drc, the run $rrc (both 2)" '[ "$drc" -eq 2 ] && [ "$rrc" -eq 2 ]'
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
