@@ -2,6 +2,8 @@
 
 #include "exposure.h"
 
+#include "../util/rundir.h"
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,9 +104,11 @@ static void physical(const char *path, char out[PATH_MAX])
 int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra, size_t n_extra,
 			       const char *extra_flag, struct berth_error *err)
 {
-	char audit[PATH_MAX], keys[PATH_MAX], tmp[PATH_MAX];
-	const char *what[2] = {"the audit log", "berth's host key"};
-	char *dirs[2] = {audit, keys};
+	char audit[PATH_MAX], keys[PATH_MAX], trust[PATH_MAX], tmp[PATH_MAX];
+	const char *what[3] = {"the audit log", "berth's host key",
+			       "berth's record of the directories it trusts (the trust scan's)"};
+	char *dirs[3] = {audit, keys, trust};
+	int n_dirs = 2;
 	size_t n = 2 + p->n_mounts + n_extra;
 
 	/* berth's own executable: in a writable mount the sandbox would
@@ -119,6 +123,12 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
 		return -1;
 	physical(tmp, keys);
+	if (berth_trust_state_path(tmp, sizeof tmp) == 0) {
+		char *slash = strrchr(tmp, '/');
+		*slash = '\0';
+		physical(tmp, trust);
+		n_dirs = 3;
+	}
 	/* the workspace, the persistent home, every mount's source, every
 	 * extra path (a copy of the key is the key) */
 	for (size_t i = 0; i < n; i++) {
@@ -148,7 +158,7 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 			return berth_err_hint(err, "install berth outside it (`meson install`, or copy the binary "
 						   "elsewhere), or run from a directory that does not contain it");
 		}
-		for (int d = 0; d < 2; d++)
+		for (int d = 0; d < n_dirs; d++)
 			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
 				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d],
 						dirs[d]);

@@ -61,7 +61,7 @@ static const char run_usage[] =
 	"\n"
 	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
 	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
-	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, the nearest .berth/rules.yml)\n";
+	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, every .berth/rules.yml up from here and from the workspace)\n";
 
 /* One line per widening; ask when a person is at the terminal. */
 static int confirm_widenings(const struct berth_run_opts *o)

@@ -179,7 +179,7 @@ static json_t *guard_json(const struct berth_policy *p)
 		    json_array_append_new(git, json_string(berth_trust_git_paths[i])) < 0)
 			goto fail;
 	for (size_t i = 0; berth_trust_names[i].name != NULL; i++) {
-		enum berth_trust t = berth_trust_lookup(p, berth_trust_names[i].name, NULL);
+		enum berth_trust t = berth_trust_lookup_path(p, "", berth_trust_names[i].name, NULL, NULL);
 		if (json_array_append_new(t == BERTH_TRUST_READONLY ? ro : named,
 					  json_string(berth_trust_names[i].name)) < 0)
 			goto fail;

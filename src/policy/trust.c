@@ -146,7 +146,7 @@ static bool matches(const char *pattern, const char *name)
 static bool listed(char *const *v, size_t n, const char *name, const char *cls)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((cls != NULL && strcmp(v[i], cls) == 0) || matches(v[i], name))
+		if ((cls != NULL && strcmp(v[i], cls) == 0) || strcmp(v[i], name) == 0 || matches(v[i], name))
 			return true;
 	return false;
 }
@@ -215,6 +215,25 @@ enum berth_trust berth_trust_lookup_path(const struct berth_policy *p, const cha
 		return r;
 	}
 	return BERTH_TRUST_NONE;
+}
+
+bool berth_trust_path_prefix(const char *dir, const char *name)
+{
+	char path[4096];
+	size_t pl;
+
+	if ((size_t)snprintf(path, sizeof path, "%s%s%s", dir, *dir != '\0' ? "/" : "", name) >= sizeof path)
+		return false;
+	pl = strlen(path);
+	for (size_t i = 0; berth_trust_names[i].name != NULL; i++) {
+		const char *t = berth_trust_names[i].name;
+		for (const char *sl = strchr(t, '/'); sl != NULL; sl = strchr(sl + 1, '/')) {
+			size_t k = (size_t)(sl - t); /* t[0..k) is a proper prefix of components */
+			if (k <= pl && strncmp(path + pl - k, t, k) == 0 && (pl == k || path[pl - k - 1] == '/'))
+				return true;
+		}
+	}
+	return false;
 }
 
 bool berth_trust_git_unprotected(const struct berth_policy *p, const char *g)

@@ -76,6 +76,13 @@ enum berth_trust berth_trust_lookup_class(const struct berth_policy *p, const ch
 enum berth_trust berth_trust_lookup_path(const struct berth_policy *p, const char *dir, const char *name,
 					 const char **why, const char **cls);
 
+/* berth_trust_path_prefix - does the entry @name in the root-relative
+ * directory @dir end a path with the leading directories of a path-ending
+ * name (".hg" and "a/.config/git" for ".hg/hgrc" and ".config/git/config")?
+ * Such a directory renamed into place, or a link by that name, brings a
+ * trust file with it. */
+bool berth_trust_path_prefix(const char *dir, const char *name);
+
 /* Is the git path @g (one of berth_trust_git_paths) opted out with
  * `--unprotect`? */
 bool berth_trust_git_unprotected(const struct berth_policy *p, const char *g);

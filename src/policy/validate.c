@@ -7,10 +7,61 @@
  */
 #include "policy.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../broker/hosts.h"
 #include "sysdirs.h"
+
+/* Where the target of @m will be in the namespace runtime's root, what is
+ * there on the host decides whether the mount can be made: a target in the
+ * workspace must exist (berth makes no file there), one in a directory
+ * bound read-only from the host (sysdirs.c) must exist too (the mount
+ * point cannot be made), and an existing target must be of the source's
+ * kind (a directory onto a directory, a file onto a file).  The run would
+ * refuse the same after it started; --dry-run must refuse it first. */
+static int check_target(const struct berth_policy *p, const struct berth_mount *m, struct berth_error *err)
+{
+	char host[4096];
+	const char *ro = NULL;
+	struct stat ss, ts;
+
+	if (p->app || m->src == NULL || m->dst == NULL)
+		return 0;
+	if (strncmp(m->dst, "/workspace/", 11) == 0 && p->workspace != NULL) {
+		snprintf(host, sizeof host, "%s/%s", p->workspace, m->dst + 11);
+	} else {
+		for (size_t i = 0; i < berth_n_sysdirs && ro == NULL; i++) {
+			size_t n = strlen(berth_sysdirs[i].path);
+			if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND && strncmp(m->dst, berth_sysdirs[i].path, n) == 0 &&
+			    m->dst[n] == '/')
+				ro = berth_sysdirs[i].path;
+		}
+		if (ro == NULL)
+			return 0; /* made by berth in its own tmpfs root */
+		snprintf(host, sizeof host, "%s", m->dst);
+	}
+	if (lstat(host, &ts) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return 0; /* the runtime decides */
+		if (ro == NULL) {
+			berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
+			return berth_err_hint(err, "create it first; berth does not create files in your workspace");
+		}
+		berth_usage_err(err, "mount target `%s` does not exist, and `%s` is read-only in the sandbox", m->dst, ro);
+		return berth_err_hint(err, "choose a target that exists there, or one outside the system directories "
+					   "such as `/data`");
+	}
+	if (stat(m->src, &ss) == 0 && S_ISDIR(ss.st_mode) != S_ISDIR(ts.st_mode)) {
+		berth_usage_err(err, "mount target `%s` is %s, and the source `%s` is %s", m->dst,
+				S_ISDIR(ts.st_mode) ? "a directory" : "not a directory", m->src,
+				S_ISDIR(ss.st_mode) ? "a directory" : "not a directory");
+		return berth_err_hint(err, "mount a directory onto a directory and a file onto a file");
+	}
+	return 0;
+}
 
 static int check_mounts(const struct berth_policy *p, struct berth_error *err)
 {
@@ -25,6 +76,8 @@ static int check_mounts(const struct berth_policy *p, struct berth_error *err)
 			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", p->mounts[i].dst, len);
 			return berth_err_hint(err, "a target is at most %d bytes", BERTH_MOUNT_TARGET_MAX);
 		}
+		if (check_target(p, &p->mounts[i], err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -32,17 +32,9 @@
  * the janitor has no environment. */
 static void known_path(struct berth_guard_root *r)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
 	char path[PATH_MAX];
-	int n;
 
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(path, sizeof path, "%s/berth/trust/known", xdg);
-	else if (home != NULL)
-		n = snprintf(path, sizeof path, "%s/.local/state/berth/trust/known", home);
-	else
-		return;
-	if (n > 0 && (size_t)n < sizeof path)
+	if (berth_trust_state_path(path, sizeof path) == 0)
 		r->known = strdup(path);
 }
 
@@ -133,6 +125,15 @@ static int guard_host(struct berth_guard *g, const char *path, bool ro, struct b
 		const char *rel;
 		if (below(path, g->roots[i].host, &rel) && *rel != '\0' && push_bind(g, i, rel, ro, err) < 0)
 			return -1;
+		/* An --rw source that is this guarded path, or lies in it, would
+		 * give the sandbox what the guard keeps read-only elsewhere. */
+		if (ro && i > 0 && below(g->roots[i].host, path, &rel)) {
+			berth_usage_err(err, "`--rw %s` is, or is inside, `%s`, which the workspace guard keeps read-only",
+					g->roots[i].host, path);
+			return berth_err_hint(err, "the host's tools run or trust what is there; pass `--unprotect` for "
+						   "its name if the sandbox must write it (docs/security.md, \"The "
+						   "host's trust surface\")");
+		}
 	}
 	return 0;
 }

@@ -132,15 +132,7 @@ void berth_sb_cleanup(struct sandbox *s)
 		close(s->dns_fd);
 	berth_limits_destroy(&s->lim);
 	if (s->guard_ready) {
-		char path[PATH_MAX];
-		struct stat st;
-		snprintf(path, sizeof path, "%s/.git", s->p->workspace);
-		if (!s->guard.git_existed && lstat(path, &st) == 0)
-			berth_sb_notice(
-			    s,
-			    "warning: the sandbox created `%s`; its hooks and config were written inside the "
-			    "sandbox (what would run was set aside): review them before running git there",
-			    path);
+		/* A `.git` the sandbox made is named by the scan's repository line. */
 		trust_scan(s);
 	}
 	berth_guard_free(&s->guard);

@@ -215,6 +215,13 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 			close(fds[i]);
 		if (m.kind == 3 && !s->measured)
 			berth_sb_measured(s, &m.meas);
+		/* The command could not be run (126, 127): its message comes in
+		 * the same wakeup as the exit, and must not be lost. */
+		if (m.kind == 1) {
+			tty_restore(&r);
+			berth_sb_lsm_hint(BERTH_STEP_MOUNT, &m.err);
+			berth_sb_print_err(&m.err);
+		}
 	}
 	/* Drain what the command printed last. */
 	if (s->pty_master >= 0) {

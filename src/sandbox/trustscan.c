@@ -25,6 +25,7 @@
 #include "../policy/trust.h"
 #include "../util/cleanup.h"
 #include "gitrules.h"
+#include "../util/rundir.h"
 
 #define SET_ASIDE ".berth-set-aside"
 
@@ -45,6 +46,10 @@ struct scan {
 	bool have_known;
 	struct devino *seen;
 	size_t n_seen, cap_seen;
+	/* Known directories found now under a name that is not a repository
+	 * nor a trust name: no longer trusted where they go next. */
+	struct devino *demoted;
+	size_t n_demoted, cap_demoted;
 	/* Below a directory that became a repository or a trust name during
 	 * this run (a rename of what an earlier run wrote): every entry counts
 	 * as changed. */
@@ -76,6 +81,34 @@ static bool changed_at(struct scan *sc, int dfd, const char *name)
 	struct stat st;
 
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (sc->force || changed_since(&st, &sc->since));
+}
+
+static void push_devino(struct scan *sc, struct devino **v, size_t *n, size_t *cap, struct devino k)
+{
+	if (*n >= KNOWN_MAX)
+		return;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct devino *nv = realloc(*v, c * sizeof *nv);
+		if (nv == NULL) {
+			sc->oom = true;
+			return;
+		}
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = k;
+}
+
+/* The directory @st is neither a repository nor a trust name here: if it
+ * was one when an earlier run ended, it is not any more (what it holds may
+ * change under this harmless name, and come back). */
+static void demote(struct scan *sc, const struct stat *st)
+{
+	struct devino k = {(unsigned long long)st->st_dev, (unsigned long long)st->st_ino};
+
+	if (sc->n_known > 0 && bsearch(&k, sc->known, sc->n_known, sizeof k, devino_cmp) != NULL)
+		push_devino(sc, &sc->demoted, &sc->n_demoted, &sc->cap_demoted, k);
 }
 
 /* Record the directory @st as a repository or trust name seen now; true
@@ -651,6 +684,30 @@ static void named(struct scan *sc, const char *rel, const char *name, const char
 
 static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
 		 const char *cls);
+static void check_watch(struct scan *sc, const char *path);
+
+/* A git user config in a root (`.gitconfig`, `.config/git/config`: the
+ * `home` class, for a workspace that is a home or a dotfiles repository):
+ * the files it includes are read as config too, so those in a root that
+ * the sandbox made or changed are set aside like the repository's own
+ * includes (the guard's watch list). */
+static void home_git_includes(struct scan *sc, const char *rel, const char *name)
+{
+	char dir[PATH_MAX];
+	struct berth_git_refs refs = {0};
+	struct berth_error e = {0};
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	cleanup_close int dfd = -1;
+
+	shown(sc, rel, NULL, dir, sizeof dir);
+	dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	if (dfd < 0 || berth_git_config_refs(dfd, name, dir, berth_home_dir(), &refs, &e) < 0)
+		return;
+	for (size_t i = 0; i < refs.n_includes; i++)
+		if (in_roots(sc, refs.includes[i]))
+			check_watch(sc, refs.includes[i]);
+	berth_git_refs_free(&refs);
+}
 
 /* One entry @name (readdir's @dtype, DT_UNKNOWN when not known) of the
  * directory @dfd (root-relative @rel, at @depth). */
@@ -688,11 +745,20 @@ static void entry(struct scan *sc, int dfd, const char *rel, int depth, const ch
 			set_aside(sc, dfd, rel, name, FIFO_WHY);
 			return;
 		}
+		if (t != BERTH_TRUST_NONE && c != NULL && strcmp(c, "home") == 0 &&
+		    (strcmp(name, ".gitconfig") == 0 || (strcmp(name, "config") == 0 && strstr(rel, ".config/git") != NULL)))
+			home_git_includes(sc, rel, name);
 		if (t != BERTH_TRUST_NONE && changed_at(sc, dfd, name)) {
 			if (t == BERTH_TRUST_READONLY)
 				set_aside(sc, dfd, rel, name, w);
 			else
 				named(sc, rel, name, c, w);
+		} else if (t == BERTH_TRUST_NONE && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   S_ISLNK(st.st_mode) && (sc->force || changed_since(&st, &sc->since)) &&
+			   berth_trust_path_prefix(rel, name)) {
+			set_aside(sc, dfd, rel, name,
+				  "a tool on the host would follow it to a config file the sandbox chose (such as "
+				  ".hg/hgrc or .config/git/config)");
 		}
 		return;
 	}
@@ -709,8 +775,14 @@ static void entry(struct scan *sc, int dfd, const char *rel, int depth, const ch
 		return;
 	}
 	bool saved = sc->force;
-	if (treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE && fstat(cfd, &st) == 0 && appeared(sc, &st))
-		sc->force = true;
+	if (fstat(cfd, &st) == 0) {
+		if ((treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE) || berth_trust_path_prefix(rel, name)) {
+			if (appeared(sc, &st))
+				sc->force = true;
+		} else if (t == BERTH_TRUST_NONE || treat != BERTH_TRUST_NONE) {
+			demote(sc, &st);
+		}
+	}
 	walk(sc, cfd, sub, depth + 1, t, w, c);
 	sc->force = saved;
 }
@@ -875,7 +947,7 @@ static void save_known(struct scan *sc, const char *path)
 			sc->seen[u++] = sc->seen[i];
 	sc->n_seen = u;
 	load_known(sc, path); /* as it is now, with what others added */
-	bool news = !sc->have_known;
+	bool news = !sc->have_known || sc->n_demoted > 0;
 	for (size_t i = 0; i < sc->n_seen && !news; i++)
 		news = sc->n_known == 0 || bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
 	if (!news)
@@ -889,11 +961,15 @@ static void save_known(struct scan *sc, const char *path)
 		}
 		return;
 	}
+	if (sc->n_demoted > 0)
+		qsort(sc->demoted, sc->n_demoted, sizeof *sc->demoted, devino_cmp);
 	size_t n = 0;
 	for (size_t i = 0; i < sc->n_seen && n < KNOWN_MAX; i++, n++)
 		fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
 	for (size_t i = 0; i < sc->n_known && n < KNOWN_MAX; i++)
-		if (sc->n_seen == 0 || bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) {
+		if ((sc->n_seen == 0 || bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) &&
+		    (sc->n_demoted == 0 ||
+		     bsearch(&sc->known[i], sc->demoted, sc->n_demoted, sizeof *sc->demoted, devino_cmp) == NULL)) {
 			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
 			n++;
 		}
@@ -941,6 +1017,7 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 	save_known(&sc, g->n_roots > 0 ? g->roots[0].known : NULL);
 	free(sc.known);
 	free(sc.seen);
+	free(sc.demoted);
 	if (sc.oom)
 		return berth_err(err, ENOMEM, "out of memory");
 	return 0;

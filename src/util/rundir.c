@@ -66,3 +66,17 @@ int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *er
 	}
 	return 0;
 }
+
+int berth_trust_state_path(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
+	int n;
+
+	if (xdg != NULL && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/berth/trust/known", xdg);
+	else if (home != NULL)
+		n = snprintf(buf, len, "%s/.local/state/berth/trust/known", home);
+	else
+		return -1;
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}

@@ -41,4 +41,16 @@ const char *berth_home_dir(void);
  */
 int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *err);
 
+/*
+ * berth_trust_state_path - the file where the trust scan keeps the
+ * directories it saw (src/sandbox/trustscan.h) into @buf (@len bytes):
+ * $XDG_STATE_HOME/berth/trust/known when XDG_STATE_HOME is an absolute
+ * path, else HOME/.local/state/berth/trust/known (berth_home_dir()).
+ * Returns 0, or -1 when neither names an absolute path or it does not fit.
+ * The directory that holds it must never be inside a writable mount of a
+ * sandbox (src/audit/exposure.c): the sandbox could teach berth to trust a
+ * directory it staged.
+ */
+int berth_trust_state_path(char *buf, size_t len);
+
 #endif
