@@ -88,7 +88,7 @@ check "usage error: unknown option exits 2" bash -c '"$0" audit --bogus >/dev/nu
 # The sandbox must not reach the log or the key.
 "$B" run --workspace "$T" -- touch ran 2>"$T/err"; rc=$?
 check "a workspace containing the audit log is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox the audit log" "$1"' "$rc" "$T/err"
-"$B" run --ro "$T/cfg/berth/keys:/workspace/k" -- true 2>"$T/err"; rc=$?
+"$B" run --ro "$T/cfg/berth/keys:/k" -- true 2>"$T/err"; rc=$?
 check "mounting the key directory is refused (2)" bash -c '[ $0 -eq 2 ] && grep -q "would give the sandbox berth.s host key" "$1"' "$rc" "$T/err"
 "$B" run --ro "$T/cfg/berth/keys/host-ed25519.pem:/workspace/k" -- true 2>"$T/err"; rc=$?
 check "mounting the private key file is refused (2)" [ "$rc" -eq 2 ]
