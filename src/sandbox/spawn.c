@@ -10,7 +10,7 @@
  *              namespaces are not probed: the clone in step 4 is the probe)
  *           2. compile the limits, guard and idmapped mounts (the child only
  *              applies finished artifacts)
- *           3. start the janitor (cleans cgroups/placeholders if berth is killed)
+ *           3. start the janitor (cleans cgroups, sets aside what the sandbox planted, if berth is killed)
  *           4. clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET); if user
  *              namespaces are refused, refuse the run (or, with
  *              --allow-degraded, start again from step 1 without them)
@@ -36,7 +36,7 @@
  *           ---- sync 3: execve closes the socket (CLOEXEC), or the command
  *                sends its error (126/127) ----
  *   parent 14. relay the pty, forward signals, enforce --timeout, collect status
- *          15. clean up: cgroups, placeholders; tell the janitor it is done
+ *          15. clean up: cgroups, the trust scan; tell the janitor it is done
  */
 
 #include <sys/signalfd.h>

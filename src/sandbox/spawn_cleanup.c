@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spawn_cleanup.c - step 15 of berth_sandbox_run() (spawn.c): the trust scan and its log,
- * then cgroups, placeholders and descriptors; the janitor is told it is done.
+ * then cgroups and descriptors; the janitor is told it is done.
  */
 
 #include <fcntl.h>

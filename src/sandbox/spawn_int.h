@@ -13,7 +13,7 @@
  *   spawn_child.c    6-9 (up to the fork) and 10-13: the child (child_main), the command
  *   spawn_init.c     9 pid 1 (or its degraded-mode stand-in)
  *   spawn_relay.c    14 supervise: pty relay, signals, --timeout, status
- *   spawn_cleanup.c  15 trust scan and log, cgroups, placeholders
+ *   spawn_cleanup.c  15 trust scan and log, cgroups
  *   spawn_broker.c   --network proxy: the egress broker thread
  *
  * Every function here reports errors as the static ones of a single file
@@ -204,7 +204,7 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status);
 
 /* ---- spawn_cleanup.c: step 15 */
 
-/* Step 15: trust scan, cgroups, placeholders, descriptors (@s itself stays). */
+/* Step 15: trust scan, cgroups, descriptors (@s itself stays). */
 void berth_sb_cleanup(struct sandbox *s);
 
 /* ---- spawn_broker.c */

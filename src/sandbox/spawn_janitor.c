@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spawn_janitor.c - step 3 of berth_sandbox_run() (spawn.c): the janitor, which cleans up
- * cgroups and placeholders if berth is killed; and the process hygiene the janitor
+ * cgroups and sets aside what the sandbox planted if berth is killed; and the process hygiene the janitor
  * and pid 1 share (wiped environment and command line, closed descriptors).
  */
 
