@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2016 # the backticks in the expected lines are berth's, not the shell's
 #
 # run-nofeature.sh BERTH NOFEATURE - berth on kernels that lack a feature.
 #
@@ -46,7 +47,7 @@ cd "$WS" || exit 1
 ROOT=0; [ "$(id -u)" -eq 0 ] && ROOT=1
 RUNS=$XDG_STATE_HOME/berth/runs
 
-# run [SHIM-FEATURE|-] BERTH-ARGS...: RC, OUT, ERR (all of stderr) and LINES:
+# run [SHIM-FEATURE|-] BERTH-ARGS...: RC, OUT, ERR (all of stderr) and SAID:
 # stderr without the lines about limits that depend on the host's cgroups
 # (the cgroup case reads ERR).
 run() {
@@ -54,7 +55,7 @@ run() {
 	if [ "$f" = - ]; then "$BERTH" run "$@" </dev/null >"$TOP/out" 2>"$TOP/err"
 	else "$SHIM" "$f" "$BERTH" run "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; fi
 	RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err")
-	LINES=$(grep -v -e '^berth: limits: ' -e '^berth: not enforced: pids (RLIMIT_NPROC does not apply to root)$' "$TOP/err")
+	SAID=$(grep -v -e '^berth: limits: ' -e '^berth: not enforced: pids (RLIMIT_NPROC does not apply to root)$' "$TOP/err")
 }
 forced() { local f=$1; shift; BERTH_TEST_FORCE_OFF=$f run - "$@"; }
 # rec KEY.PATH: from the last run's enforced.json
@@ -77,11 +78,11 @@ has_shortfall() {
 }
 
 # refused NAME SHIM-FEATURE WANT: `berth run -- true` under the shim exits
-# 125 and prints exactly WANT (LINES).
+# 125 and prints exactly WANT (SAID).
 refused() {
 	run "$2" -- true
 	eq "$1: refused (125)" "$RC" 125
-	same "$1: exactly the refusal and its hint" "$LINES" "$3"
+	same "$1: exactly the refusal and its hint" "$SAID" "$3"
 }
 # degraded NAME SHIM-FEATURE NOTICES OUT CMD...: CMD under the shim with
 # --allow-degraded exits 0, prints exactly NOTICES and prints OUT (what shows
@@ -90,7 +91,7 @@ degraded() {
 	local name=$1 f=$2 notices=$3 want=$4; shift 4
 	run "$f" --allow-degraded --yes -- "$@"
 	eq "$name --allow-degraded: runs (0)" "$RC" 0
-	same "$name --allow-degraded: exactly the notices" "$LINES" "$notices"
+	same "$name --allow-degraded: exactly the notices" "$SAID" "$notices"
 	eq "$name --allow-degraded: really off" "$OUT" "$want"
 }
 # likewise NAME SWITCH WANT BERTH-ARGS...: under BERTH_TEST_FORCE_OFF=SWITCH
@@ -98,7 +99,7 @@ degraded() {
 likewise() {
 	local name=$1 sw=$2 want=$3; shift 3
 	forced "$sw" "$@"
-	same "$name: BERTH_TEST_FORCE_OFF=$sw $*: the same lines" "$LINES" "$want"
+	same "$name: BERTH_TEST_FORCE_OFF=$sw $*: the same lines" "$SAID" "$want"
 }
 
 # The lines of docs/security.md, "What berth prints".
@@ -125,7 +126,7 @@ NO_MOUNT_SETATTR='berth: cannot set mount attributes of `/newroot/usr`: Function
 # ---------------------------------------------------------------- Landlock
 refused "landlock ENOSYS" landlock-enosys "$LL_REFUSED"$'\n'"$LL_ENOSYS"
 refused "landlock EOPNOTSUPP" landlock-eopnotsupp "$LL_REFUSED"$'\n'"$LL_EOPNOTSUPP"
-likewise "landlock (as EOPNOTSUPP)" landlock "$LINES" -- true
+likewise "landlock (as EOPNOTSUPP)" landlock "$SAID" -- true
 BIND='import socket
 try:
     socket.socket().bind(("127.0.0.1", 0)); print("BOUND")
@@ -138,17 +139,17 @@ for e in enosys:-38 eopnotsupp:-95; do
 	eq "landlock ${e%:*} --allow-degraded: the kernel's answer recorded (-errno)" "$(rec landlock.abi)" "${e#*:}"
 	has_shortfall "landlock ${e%:*} --allow-degraded" "landlock: none (ruleset ABI 0)"
 done
-likewise "landlock --allow-degraded" landlock "$LINES" --allow-degraded --yes -- true
+likewise "landlock --allow-degraded" landlock "$SAID" --allow-degraded --yes -- true
 
 # ---------------------------------------------------------------- seccomp
 refused seccomp seccomp "$SC_REFUSED"$'\n'"$SC_HINT"
-likewise seccomp seccomp "$LINES" -- true
+likewise seccomp seccomp "$SAID" -- true
 # Really off: the command has the shim's filter only.
 degraded seccomp seccomp "$WIDENING"$'\n'"$SC_NOTICE" Seccomp_filters:1 \
 	sh -c 'grep "^Seccomp_filters:" /proc/self/status | tr -d "\t "'
 eq "seccomp --allow-degraded: the record has no filter digest of berth's" "$(rec seccomp.filter_sha256)" null
 has_shortfall "seccomp --allow-degraded" "seccomp: berth loaded no filter (the 1 in force are not berth's)"
-likewise "seccomp --allow-degraded" seccomp "$LINES" --allow-degraded --yes -- true
+likewise "seccomp --allow-degraded" seccomp "$SAID" --allow-degraded --yes -- true
 
 # ---------------------------------------------------------------- user namespaces
 # Refused as a container runtime's seccomp profile refuses them: berth names
@@ -163,7 +164,7 @@ degraded userns userns "$WIDENING"$'\n'"$US_NOTICE"$'\n'"$GUARD_NOTICE" "$(readl
 	readlink /proc/self/ns/user
 eq "userns --allow-degraded: the record says shared" "$(rec namespaces.user)" shared
 has_shortfall "userns --allow-degraded" "user namespace: shared"
-likewise "userns --allow-degraded" userns "$LINES" --allow-degraded --yes -- true
+likewise "userns --allow-degraded" userns "$SAID" --allow-degraded --yes -- true
 TODO=""
 
 # ---------------------------------------------------------------- idmapped mounts
@@ -192,7 +193,7 @@ fi
 # all: refused, even degraded (docs/security.md).
 run idmap-enosys --allow-degraded --yes -- true
 eq "no mount_setattr --allow-degraded: refused (125)" "$RC" 125
-has "no mount_setattr --allow-degraded: names the read-only remount" "$LINES" "$NO_MOUNT_SETATTR"
+has "no mount_setattr --allow-degraded: names the read-only remount" "$SAID" "$NO_MOUNT_SETATTR"
 
 # ---------------------------------------------------------------- cgroups
 CPUS=$(nproc)
