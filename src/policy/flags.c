@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flags.c - `berth run` options.  Pure parsing and path validation: nothing
- * here touches the kernel's namespaces.
+ * here touches the kernel's namespaces.  The option table and one handler
+ * per option, --evidence and --forensic, and the checks across options
+ * (berth_run_parse); the network options are in flags_net.c, the
+ * environment in flags_env.c, the host paths in hostpath.c (flags_int.h).
  */
 #include "flags_int.h"
 
