@@ -472,13 +472,12 @@ long long berth_limits_oom_kills(const struct berth_limits *lim)
 			char path[PATH_MAX], line[128];
 			long long v;
 			snprintf(path, sizeof path, "%s/%s", lim->dirs[i], files[f]);
-			FILE *fp = fopen(path, "re");
+			cleanup_fclose FILE *fp = fopen(path, "re");
 			if (fp == NULL)
 				continue;
 			while (fgets(line, sizeof line, fp) != NULL)
 				if (sscanf(line, "oom_kill %lld", &v) == 1)
 					total = (total < 0 ? 0 : total) + v;
-			fclose(fp);
 		}
 	return total;
 }

@@ -368,22 +368,18 @@ static void client_flush(struct client *c)
 
 static void reply(struct client *c, json_t *msg)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
+	cleanup_free char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len = s != NULL ? strlen(s) : 0;
 
 	json_decref(msg);
-	if (s == NULL || c->fd < 0) {
-		free(s);
+	if (s == NULL || c->fd < 0)
 		return;
-	}
 	/* Too far behind, it does not read its answers: drop it rather than
 	 * stall. */
 	if (c->out.len + len + 1 > CLIENT_OUT_MAX || berth_outq_put_line(&c->out, s, len) < 0) {
-		free(s);
 		client_close(c);
 		return;
 	}
-	free(s);
 	client_flush(c);
 }
 

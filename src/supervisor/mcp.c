@@ -43,7 +43,7 @@ long long berth_mcpi_now_ms(void)
 
 static void emit(struct berth_mcp *m, json_t *msg)
 {
-	char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
+	cleanup_free char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
 	size_t len;
 
 	json_decref(msg);
@@ -53,13 +53,11 @@ static void emit(struct berth_mcp *m, json_t *msg)
 	s[len] = '\n'; /* json_dumps leaves room: we own the terminating byte */
 	if (m->o.write != NULL) {
 		m->o.write(m->o.write_ctx, s, len + 1);
-		free(s);
 		return;
 	}
 	/* Queued, and written by the loop when stdout takes it: a client that
 	 * stops reading must not stall deadlines and signals. */
 	(void)berth_outq_put_line(&m->out, s, len);
-	free(s);
 }
 
 /* Write what stdout takes now: after poll(2) said POLLOUT, at most PIPE_BUF

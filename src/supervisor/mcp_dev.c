@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../util/cleanup.h"
 #include "dev.h"
 
 /* Leave berth dev.  Calls it owed fail, or with @rerun (it never ran them:
@@ -69,18 +70,16 @@ static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why, 
 /* Queue @msg (NULL: nothing new) for berth dev and write what it takes. */
 void berth_mcpi_dev_send(struct berth_mcp *m, struct mcp_app *a, json_t *msg)
 {
-	char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
+	cleanup_free char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
 	size_t len = s != NULL ? strlen(s) : 0;
 
 	json_decref(msg);
 	if (msg != NULL && s == NULL)
 		return;
 	if (s != NULL && berth_outq_put_line(&a->dev_out, s, len) < 0) {
-		free(s);
 		dev_detach(m, a, "out of memory", false);
 		return;
 	}
-	free(s);
 	/* what it does not take now waits for POLLOUT; a connection that broke
 	 * shows as POLLHUP (berth_mcpi_dev_input) */
 	(void)berth_outq_send(&a->dev_out, a->dev_fd);
