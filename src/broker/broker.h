@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/error.h"
 
 #define BERTH_BROKER_DEFAULT_MAX_TUNNELS 1024

@@ -20,8 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../broker/dns.h"
-#include "../broker/hosts.h"
+#include "hostpat.h"
 #include "../util/text.h"
 #include "../util/cleanup.h"
 #include "envfile.h"

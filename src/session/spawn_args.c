@@ -18,7 +18,7 @@
 #include "../audit/exposure.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
-#include "../broker/hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "session.h"
