@@ -40,6 +40,7 @@
  */
 
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -159,6 +160,9 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (berth_sb_check_features(s, err) < 0 || berth_sb_make_run_id(s, err) < 0 ||
 	    berth_sb_resolve_identity(s, err) < 0)
 		return -1;
+	if (s->p->network == BERTH_NET_PROXY && s->o->hooks.on_egress == NULL)
+		return berth_err(err, 0, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+				  "none is attached");
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
 		berth_err(err, 0, "the egress broker needs the sandbox's own network namespace, and user namespaces "
 				  "are not available: berth refuses to run with --allow-host");
@@ -187,19 +191,19 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	berth_sb_limits_notices(s);
 	/* No process is cloned from berth after this point of the run: the
 	 * caller may start threads now (see on_spawned). */
-	if (s->o->on_spawned != NULL)
-		s->o->on_spawned(s->o->spawned_arg);
+	if (s->o->hooks.on_spawned != NULL)
+		s->o->hooks.on_spawned(s->o->hooks.arg);
 	if (berth_sb_compile_seccomp(s, err) < 0) /* while the child runs step 7 */
 		return -1;
 	if (wait_ready(s, err) < 0) /* sync 2: the child is ready (step 8) */
 		return -1;
-	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
+	if (s->o->hooks.before_release != NULL && s->o->hooks.before_release(s->o->hooks.arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
 	/* sync 2: the go; the child runs steps 9-13 */
 	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0
 			   : berth_sb_send_go(s->sock[0], err) < 0)
 		return -1;
-	return berth_sb_start_broker(s, err); /* --network proxy: serves from here on */
+	return berth_sb_hand_egress(s, err); /* --network proxy: the supervisor's broker serves from here on */
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
@@ -209,6 +213,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 
 	if (s == NULL)
 		return NULL;
+	s->base.ops = &berth_runtime_namespace;
 	s->p = p;
 	s->o = o;
 	s->sock[0] = s->sock[1] = -1;
