@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"

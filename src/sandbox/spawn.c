@@ -17,7 +17,7 @@
  *           5. write uid/gid maps, move the child into the run's cgroup
  *           ---- sync 1: parent -> child "maps and cgroup ready" ----
  *   parent     then the caller's on_spawned hook: its threads start here,
- *              never before the raw clone (see berth_runtime_opts)
+ *              never before the raw clone (struct berth_run_hooks, runtime.h)
  *   child   6. take the sandbox identity, unshare the cgroup namespace
  *           7. hostname, loopback, build the root and pivot_root
  *   parent     meanwhile compiles the seccomp filter (libseccomp), the one
@@ -26,7 +26,9 @@
  *   child   8. open the pty inside (new devpts); hand the master to the parent
  *           ---- sync 2: child -> parent "ready" (+ pty master fd);
  *                parent -> child the finished seccomp program (or one byte, "go",
- *                without seccomp), once the caller's before_release hook returned ----
+ *                without seccomp), once the caller's before_release hook returned;
+ *                then --network proxy: the listeners to the caller's on_egress
+ *                hook (the supervisor's broker serves them, runtime.h) ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
@@ -150,6 +152,10 @@ static int block_signals(sigset_t *old, struct berth_error *err)
  * clone showed that user namespaces are refused (and @err empty). */
 static int start_once(struct sandbox *s, unsigned force_off, struct berth_error *err)
 {
+	/* Nothing would serve the listeners: refused before anything is made. */
+	if (s->p->network == BERTH_NET_PROXY && s->o->hooks.on_egress == NULL)
+		return berth_err(err, 0, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+				  "none is attached");
 	/* step 1: features */
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
@@ -160,9 +166,6 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (berth_sb_check_features(s, err) < 0 || berth_sb_make_run_id(s, err) < 0 ||
 	    berth_sb_resolve_identity(s, err) < 0)
 		return -1;
-	if (s->p->network == BERTH_NET_PROXY && s->o->hooks.on_egress == NULL)
-		return berth_err(err, 0, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
-				  "none is attached");
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
 		berth_err(err, 0, "the egress broker needs the sandbox's own network namespace, and user namespaces "
 				  "are not available: berth refuses to run with --allow-host");
