@@ -155,8 +155,9 @@ struct berth_run {
 
 /*
  * berth_run_init - a run of @spec->policy: its id (@run_id when not NULL,
- * else a new one) and actor.  Writes nothing.  Returns 0, or -1 with @err
- * filled (an unknown runtime).
+ * else a new one), actor and runtime (spec->runtime, found by the caller
+ * with berth_runtime_find(), or the default).  Writes nothing and cannot
+ * fail today: returns 0 (@err is for a runtime that must be opened).
  */
 int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const char *run_id,
 		   struct berth_error *err);
