@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../broker/dns.h"
+#include "hostpat.h"
 #include "../util/text.h"
 #include "../util/cleanup.h"
 #include "envfile.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../broker/hosts.h"
+#include "hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/text.h"
 
