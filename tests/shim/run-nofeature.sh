@@ -155,9 +155,8 @@ likewise "seccomp --allow-degraded" seccomp "$SAID" --allow-degraded --yes -- tr
 # Refused as a container runtime's seccomp profile refuses them: berth names
 # the filter (the switch stands for a sysctl and names those instead).
 # As root berth first meets the refusal making the idmapped workspace
-# (step 2, spawn_prepare.c), before its own clone, and blames the filesystem:
-# a known bug, TODO until fixed.
-[ $ROOT -eq 1 ] && TODO="root: the idmapping's user namespace is refused first and reported as an idmap failure"
+# (step 2, spawn_prepare.c), before its own clone: it must be reported as the
+# user namespace's refusal, not the filesystem's.
 refused userns userns "$US_REFUSED"$'\n'"$US_SECCOMP"
 TODO="" likewise userns userns "$US_FORCED_REFUSED"$'\n'"$US_FORCED_HINT" -- true
 degraded userns userns "$WIDENING"$'\n'"$US_NOTICE"$'\n'"$GUARD_NOTICE" "$(readlink /proc/self/ns/user)" \
