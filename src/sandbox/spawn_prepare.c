@@ -198,10 +198,9 @@ int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
 	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
 			   (s->p->pids_set && !s->lim.pids_enforced);
 	if (s->lim.unenforced[0] != '\0' && explicit_missing && !s->p->allow_degraded) {
+		berth_limits_refuse(&s->lim, err);
 		berth_limits_destroy(&s->lim);
-		berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
-		return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
-					   "`--allow-degraded`; see `berth doctor`");
+		return -1;
 	}
 	return 0;
 }

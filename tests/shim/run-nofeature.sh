@@ -212,7 +212,7 @@ if [ $ROOT -eq 1 ]; then
 	run cgroup --pids 20 -- true
 	eq "no cgroup mounted, --pids 20 as root: refused (125)" "$RC" 125
 	same "no cgroup mounted, --pids 20 as root: the refusal" "$ERR" \
-		"berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"$'\n'"berth: hint: run as root or in a delegated cgroup v2 subtree, or pass \`--allow-degraded\`; see \`berth doctor\`"
+		"berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"$'\n'"berth: hint: mount the cgroup v2 hierarchy at /sys/fs/cgroup, or pass \`--allow-degraded\`; see \`berth doctor\`"
 	run cgroup --allow-degraded --yes -- true
 	eq "no cgroup mounted --allow-degraded: runs (0)" "$RC" 0
 	same "no cgroup mounted --allow-degraded: the widening and the limits lines" "$ERR" "$WIDENING"$'\n'"$LIMITS"$'\n'"$PIDS"
