@@ -155,7 +155,9 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t lseq, 
 		json_decref(rec);
 		if (first == 0)
 			first = seq;
-		if (seq == hseq)
+		/* seq 0 is a line that does not parse (a torn tail): never the
+		 * head's record, even when no head was signed (@hseq 0) */
+		if (seq != 0 && seq == hseq)
 			off = end;
 		i = end;
 	}
