@@ -20,6 +20,7 @@
 #   fuzz_gitconfig git config files in the workspace (the trust surface's parser)
 #   fuzz_attest    `berth attest --verify` on any document (a fixed test key)
 #   fuzz_audit_recover  the audit log's recovery at open (head, torn tail, quarantine)
+#   fuzz_control   the session and `berth dev` control sockets' request parsers
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -66,6 +67,7 @@ table=(
 	"fuzz_termfilter corpus-termfilter 65536"
 	"fuzz_attest corpus-attest 65536"
 	"fuzz_audit_recover corpus-audit-recover 65536"
+	"fuzz_control corpus-control 65536"
 )
 targets=()
 for row in "${table[@]}"; do targets+=("fuzz/${row%% *}"); done
