@@ -48,17 +48,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fail(const char *why, const char *line, size_t len) __attribute__((noreturn));
-static void fail(const char *why, const char *line, size_t len)
-{
-	fprintf(stderr, "fuzz_appchan: %s: %.*s\n", why, (int)(len > 300 ? 300 : len), line != NULL ? line : "");
-	abort();
-}
-#define CHECK(c)                                                                                                   \
-	do {                                                                                                       \
-		if (!(c))                                                                                          \
-			fail(#c, line, len);                                                                       \
-	} while (0)
+#define FUZZ_NAME "fuzz_appchan"
+#include "fuzz_line_check.h"
 
 /* apps/filesystem/berth.yml's exports, their output shorthand expanded. */
 static const char *const export_names[] = {"write_file", "read_file", "list_files", "delete_file", "stat"};

@@ -38,17 +38,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fail(const char *why, const char *line, size_t len) __attribute__((noreturn));
-static void fail(const char *why, const char *line, size_t len)
-{
-	fprintf(stderr, "fuzz_control: %s: %.*s\n", why, (int)(len > 300 ? 300 : len), line);
-	abort();
-}
-#define CHECK(c)                                                                                                   \
-	do {                                                                                                       \
-		if (!(c))                                                                                          \
-			fail(#c, line, len);                                                                       \
-	} while (0)
+#define FUZZ_NAME "fuzz_control"
+#include "fuzz_line_check.h"
 
 static const char *const op_names[] = {"info", "peek", "send", "resize", "attach", "stop"};
 

@@ -70,18 +70,20 @@ static int fail(struct berth_call_error *ce, int code, json_t *data, const char 
 	return -1;
 }
 
-/* The app's own error: its words, not a terminal's commands; its code,
- * unless it is none or one that says what berth did. */
-static int app_error(const json_t *error, struct berth_call_error *ce)
+int berth_appmsg_error(const json_t *error, struct berth_call_error *ce)
 {
 	json_t *code = json_object_get(error, "code"), *data = json_object_get(error, "data");
 	const char *message = json_string_value(json_object_get(error, "message"));
 	char clean[1024];
 	json_int_t c = json_is_integer(code) ? json_integer_value(code) : BERTH_RPC_INTERNAL;
 
+	/* The app's words, not a terminal's commands; a code beyond the
+	 * protocol's 32-bit range is no code. */
 	berth_text_clean(clean, sizeof clean, message != NULL ? message : "the app failed");
 	if (c < INT32_MIN || c > INT32_MAX)
 		c = BERTH_RPC_INTERNAL;
+	/* Codes that say what berth did (crash, timeout, bad output) are
+	 * berth's to give: an app using them is reporting its own failure. */
 	if (c == BERTH_RPC_CRASHED || c == BERTH_RPC_TIMEOUT || c == BERTH_RPC_BAD_OUTPUT)
 		c = BERTH_RPC_APP_ERROR;
 	return fail(ce, (int)c, json_is_object(data) ? json_incref(data) : NULL, clean);
@@ -96,7 +98,7 @@ int berth_appmsg_outcome(const struct berth_appmsg *m, const struct berth_export
 	memset(ce, 0, sizeof *ce);
 	*result = NULL;
 	if (error != NULL)
-		return app_error(error, ce);
+		return berth_appmsg_error(error, ce);
 	if (!json_is_object(res)) {
 		snprintf(msg, sizeof msg, "the app answered `%s` without a result object", ex->name);
 		return fail(ce, BERTH_RPC_BAD_OUTPUT, NULL, msg);

@@ -66,6 +66,12 @@ int berth_appmsg_outcome(const struct berth_appmsg *m, const struct berth_export
 			 struct berth_call_error *ce);
 
 /*
+ * berth_appmsg_error - @ce for the "error" member @error of an app's answer
+ * (any JSON value), as berth_appmsg_outcome() fills it.  Returns -1.
+ */
+int berth_appmsg_error(const json_t *error, struct berth_call_error *ce);
+
+/*
  * berth_appmsg_parity - the exports @announced (a berth/ready's list, or
  * NULL) against the @n exports @ex of the manifest: the manifest's names the
  * list lacks into @missing and the list's entries the manifest lacks into
