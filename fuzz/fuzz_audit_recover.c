@@ -327,6 +327,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_key_setup(&key, home, sizeof home);
 		snprintf(dir, sizeof dir, "%s/berth-fuzz-audit.XXXXXX", base);
 		CHECK(mkdtemp(dir) != NULL);
+		fuzz_remove_at_exit(dir);
 	}
 	clear_dir();
 	flags = data[0];

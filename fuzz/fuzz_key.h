@@ -15,10 +15,12 @@
 #ifndef BERTH_FUZZ_KEY_H
 #define BERTH_FUZZ_KEY_H
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/sign.h"
 
@@ -45,11 +47,43 @@ static void fuzz_key_write(const char *dir, const char *name, const char *text, 
 	}
 }
 
+/* Directories the fuzzer made, removed with all they hold at exit. */
+static char fuzz_tmp_dirs[2][4200];
+
+static int fuzz_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void fuzz_rm_tmp_dirs(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (fuzz_tmp_dirs[i][0] != '\0')
+			nftw(fuzz_tmp_dirs[i], fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Removes @dir and what it holds when the fuzzer exits. */
+static void fuzz_remove_at_exit(const char *dir)
+{
+	if (fuzz_tmp_dirs[0][0] == '\0')
+		atexit(fuzz_rm_tmp_dirs);
+	for (int i = 0; i < 2; i++)
+		if (fuzz_tmp_dirs[i][0] == '\0') {
+			snprintf(fuzz_tmp_dirs[i], sizeof fuzz_tmp_dirs[i], "%s", dir);
+			return;
+		}
+}
+
 /*
  * Makes a private directory (under $TMPDIR or /tmp) holding berth/keys/ with
  * the fixed key, sets XDG_CONFIG_HOME to it, loads the key into @k and
- * copies its directory's path into @home (@size bytes).  Aborts on failure:
- * a fuzzer without its key checks nothing.
+ * copies its directory's path into @home (@size bytes); the directory is
+ * removed at exit.  Aborts on failure: a fuzzer without its key checks
+ * nothing.
  */
 static void fuzz_key_setup(struct berth_hostkey *k, char *home, size_t size)
 {
@@ -62,6 +96,7 @@ static void fuzz_key_setup(struct berth_hostkey *k, char *home, size_t size)
 		perror(home);
 		abort();
 	}
+	fuzz_remove_at_exit(home);
 	snprintf(keys, sizeof keys, "%s/berth/keys", home);
 	if (berth_mkdirs_private(keys, &err) < 0) {
 		fprintf(stderr, "fuzz: %s\n", err.msg);
