@@ -461,6 +461,56 @@ static void test_unsigned_records_torn_tail(void **state)
 	assert_int_equal(v.records, 1);
 }
 
+/* A log replaced by another one that is ahead of the head: the head's
+ * record is not the log's, so open refuses it and changes nothing (it used
+ * to quarantine the records past the head and chain a recovery record to the
+ * head's hash, which is not in the log, breaking it itself). */
+static void test_replaced_log_ahead_of_head(void **state)
+{
+	struct berth_error err = {0};
+	char x[256], y[256], src[512], dst[512], *before, *after;
+	struct berth_audit *a;
+	glob_t g;
+	FILE *in, *out;
+	char buf[2048];
+	size_t n;
+
+	(void)state;
+	dir_for("replaced-x", x, sizeof x);
+	dir_for("replaced-y", y, sizeof y);
+	a = berth_audit_open(x, &err);
+	assert_non_null(a);
+	assert_int_equal(berth_audit_append(a, "r", "x", "a", NULL, NULL, NULL, &err), 0);
+	berth_audit_close(a);
+	a = berth_audit_open(y, &err);
+	assert_non_null(a);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(berth_audit_append(a, "r", "y", "a", NULL, NULL, NULL, &err), 0);
+	berth_audit_close(a);
+	/* y's log under x's head (seq 1, x's first record) */
+	snprintf(src, sizeof src, "%s/head", x);
+	snprintf(dst, sizeof dst, "%s/head", y);
+	in = fopen(src, "r");
+	out = fopen(dst, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	fclose(out);
+	before = slurp_log(y);
+
+	assert_null(berth_audit_open(y, &err));
+	assert_int_equal(err.errnum, EBADMSG);
+	assert_non_null(strstr(err.msg, "holds another record 1 than its signed head names"));
+	after = slurp_log(y);
+	assert_string_equal(before, after);
+	snprintf(src, sizeof src, "%s/quarantine-*", y);
+	assert_int_equal(glob(src, 0, NULL, &g), GLOB_NOMATCH);
+	free(before);
+	free(after);
+}
+
 static void test_modes_and_ownership(void **state)
 {
 	struct berth_error err = {0};
@@ -597,6 +647,7 @@ int main(void)
 	    cmocka_unit_test(test_group_commit_threads_and_rotation),
 	    cmocka_unit_test(test_fail_closed_efbig),
 	    cmocka_unit_test(test_unsigned_records_torn_tail),
+	    cmocka_unit_test(test_replaced_log_ahead_of_head),
 	    cmocka_unit_test(test_modes_and_ownership),
 	    cmocka_unit_test(test_queue_push_as_and_sync),
 	    cmocka_unit_test(test_net_cap),
