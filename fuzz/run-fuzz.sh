@@ -18,6 +18,10 @@
 #   fuzz_body      egress: where a plain request's body ends (chunked framing)
 #   fuzz_dnsmsg    egress: the sandbox resolver's DNS queries and answers
 #   fuzz_gitconfig git config files in the workspace (the trust surface's parser)
+#   fuzz_attest    `berth attest --verify` on any document (a fixed test key)
+#   fuzz_audit_recover  the audit log's recovery at open (head, torn tail, quarantine)
+#   fuzz_control   the session and `berth dev` control sockets' request parsers
+#   fuzz_appchan   the app -> berth channel: line framing and each message's decision
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -62,6 +66,10 @@ table=(
 	"fuzz_dnsmsg corpus-dnsmsg 1500"
 	"fuzz_gitconfig corpus-gitconfig 65536"
 	"fuzz_termfilter corpus-termfilter 65536"
+	"fuzz_attest corpus-attest 65536"
+	"fuzz_audit_recover corpus-audit-recover 65536"
+	"fuzz_control corpus-control 65536"
+	"fuzz_appchan corpus-appchan 65536"
 )
 targets=()
 for row in "${table[@]}"; do targets+=("fuzz/${row%% *}"); done

@@ -128,13 +128,15 @@ int berth_aud_open_log(struct berth_audit *a, const char *name, bool create, str
  * hand.  They are not taken into the chain: they are moved, byte for byte,
  * to `quarantine-<first>-<last>.jsonl` (0600) beside the log, the log is cut
  * back to the end of record @hseq, and @recovery says where they went.  When
- * they do not all lie in the active file, berth refuses to extend the log.
+ * they do not all lie in the active file, or record @hseq (in the active
+ * file, or the last of @prev_name, the file before it) is not the one the
+ * head signed (@hhash), berth refuses to extend the log.
  */
-static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t lseq, json_t **recovery,
-			   struct berth_error *err)
+static int quarantine_tail(struct berth_audit *a, uint64_t hseq, const char *hhash, const char *prev_name,
+			   uint64_t lseq, json_t **recovery, struct berth_error *err)
 {
 	uint64_t size = a->logsize, off = 0, first = 0;
-	char *buf = NULL, qname[96], hex[65];
+	char *buf = NULL, qname[96], hex[65], hash[65] = "";
 	int qfd = -1, rc = -1;
 
 	if (fstat(a->logfd, &(struct stat){0}) < 0 || size > (1ULL << 31))
@@ -155,9 +157,32 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t lseq, 
 		json_decref(rec);
 		if (first == 0)
 			first = seq;
-		if (seq == hseq)
+		/* seq 0 is a line that does not parse (a torn tail): never the
+		 * head's record, even when no head was signed (@hseq 0) */
+		if (seq != 0 && seq == hseq) {
+			struct berth_audit_record r = {0};
+			struct berth_error e2 = {0};
+			json_t *o = berth_audit_parse_line(buf + i, end - i - (nl != NULL), &r, &e2);
+
+			snprintf(hash, sizeof hash, "%s", o != NULL ? r.hash : "");
+			json_decref(o);
 			off = end;
+		}
 		i = end;
+	}
+	if (off == 0 && hseq > 0 && first == hseq + 1) {
+		uint64_t pseq = 0;
+
+		if (prev_name == NULL || last_record(a->dfd, prev_name, -1, 0, &pseq, hash, err) < 0 || pseq != hseq)
+			hash[0] = '\0';
+	}
+	if ((off != 0 || (hseq > 0 && first == hseq + 1)) && strcmp(hash, hhash) != 0) {
+		berth_err(err, EBADMSG,
+			  "the audit log in `%s` holds another record %" PRIu64 " than its signed head names: records were"
+			  " removed or the file was replaced",
+			  a->dir, hseq);
+		berth_err_hint(err, "run `berth audit verify`; berth does not extend a broken log");
+		goto out;
 	}
 	if (off == 0 && first != hseq + 1) {
 		berth_err(err, EBADMSG,
@@ -312,7 +337,8 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 			*recovery = NULL;
 			a->recovered[0] = '\0';
 		}
-		if (quarantine_tail(a, hseq, lseq, recovery, err) < 0)
+		if (quarantine_tail(a, hseq, hhash, n >= 2 ? names[n - 2] : NULL, lseq, recovery,
+				    err) < 0)
 			goto out;
 		lseq = hseq;
 		strcpy(lhash, hhash);

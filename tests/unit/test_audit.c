@@ -403,6 +403,105 @@ static void test_fail_closed_efbig(void **state)
 	json_decref(p);
 }
 
+/* Records with no signed head (the head file emptied) and a torn last line:
+ * all of them are quarantined, the torn bytes too, and the log that is left
+ * is the recovery record alone, which verifies (fuzz_audit_recover found
+ * the torn line's seq 0 taken for the head's: nothing moved, the recovery
+ * record appended to the torn bytes). */
+static void test_unsigned_records_torn_tail(void **state)
+{
+	struct berth_error err = {0};
+	struct berth_audit_verdict v;
+	char dir[256], path[512], *log, *q;
+	struct berth_audit *a;
+	glob_t g;
+	FILE *f;
+	size_t loglen;
+
+	(void)state;
+	dir_for("unsigned-torn", dir, sizeof dir);
+	a = berth_audit_open(dir, &err);
+	assert_non_null(a);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(berth_audit_append(a, "r", "k", "a", NULL, NULL, NULL, &err), 0);
+	berth_audit_close(a);
+	snprintf(path, sizeof path, "%s/head", dir);
+	assert_int_equal(truncate(path, 0), 0);
+	snprintf(path, sizeof path, "%s/audit-0000000000000001.jsonl", dir);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("{\"actor\":\"a\",\"ha", f);
+	fclose(f);
+	log = slurp_log(dir);
+	loglen = strlen(log);
+
+	a = berth_audit_open(dir, &err);
+	assert_non_null(a);
+	assert_non_null(berth_audit_recovered(a));
+	berth_audit_close(a);
+	snprintf(path, sizeof path, "%s/quarantine-*-*.jsonl", dir);
+	assert_int_equal(glob(path, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	assert_non_null(strstr(g.gl_pathv[0], "quarantine-00000000000000000001-00000000000000000003.jsonl"));
+	f = fopen(g.gl_pathv[0], "r");
+	assert_non_null(f);
+	q = calloc(1, loglen + 2);
+	assert_int_equal(fread(q, 1, loglen + 1, f), loglen); /* byte for byte, torn tail included */
+	fclose(f);
+	assert_memory_equal(q, log, loglen);
+	globfree(&g);
+	free(q);
+	free(log);
+	log = slurp_log(dir);
+	assert_non_null(strstr(log, "\"kind\":\"audit.recovery\""));
+	assert_non_null(strstr(log, "\"seq\":1,"));
+	assert_int_equal(strchr(log, '\n') - log + 1, (long)strlen(log)); /* one line */
+	free(log);
+	assert_int_equal(berth_audit_verify(dir, NULL, &v, &err), 0);
+	assert_true(v.intact);
+	assert_int_equal(v.records, 1);
+}
+
+/* A log replaced by another one that is ahead of the head: the head's
+ * record is not the log's, so open refuses it and changes nothing (it used
+ * to quarantine the records past the head and chain a recovery record to the
+ * head's hash, which is not in the log, breaking it itself). */
+static void test_replaced_log_ahead_of_head(void **state)
+{
+	struct berth_error err = {0};
+	char x[256], y[256], src[512], dst[512], *before, *after;
+	struct berth_audit *a;
+	glob_t g;
+
+	(void)state;
+	dir_for("replaced-x", x, sizeof x);
+	dir_for("replaced-y", y, sizeof y);
+	a = berth_audit_open(x, &err);
+	assert_non_null(a);
+	assert_int_equal(berth_audit_append(a, "r", "x", "a", NULL, NULL, NULL, &err), 0);
+	berth_audit_close(a);
+	a = berth_audit_open(y, &err);
+	assert_non_null(a);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(berth_audit_append(a, "r", "y", "a", NULL, NULL, NULL, &err), 0);
+	berth_audit_close(a);
+	/* y's log under x's head (seq 1, x's first record) */
+	snprintf(src, sizeof src, "%s/head", x);
+	snprintf(dst, sizeof dst, "%s/head", y);
+	assert_int_equal(rename(src, dst), 0);
+	before = slurp_log(y);
+
+	assert_null(berth_audit_open(y, &err));
+	assert_int_equal(err.errnum, EBADMSG);
+	assert_non_null(strstr(err.msg, "holds another record 1 than its signed head names"));
+	after = slurp_log(y);
+	assert_string_equal(before, after);
+	snprintf(src, sizeof src, "%s/quarantine-*", y);
+	assert_int_equal(glob(src, 0, NULL, &g), GLOB_NOMATCH);
+	free(before);
+	free(after);
+}
+
 static void test_modes_and_ownership(void **state)
 {
 	struct berth_error err = {0};
@@ -538,6 +637,8 @@ int main(void)
 	    cmocka_unit_test(test_parse_line_refusals),
 	    cmocka_unit_test(test_group_commit_threads_and_rotation),
 	    cmocka_unit_test(test_fail_closed_efbig),
+	    cmocka_unit_test(test_unsigned_records_torn_tail),
+	    cmocka_unit_test(test_replaced_log_ahead_of_head),
 	    cmocka_unit_test(test_modes_and_ownership),
 	    cmocka_unit_test(test_queue_push_as_and_sync),
 	    cmocka_unit_test(test_net_cap),
