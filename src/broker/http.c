@@ -45,9 +45,20 @@ static int set_err(struct berth_http_error *e, int status, const char *fmt, ...)
 
 #define refuse(p, status, ...) ((p)->state = ST_BAD, set_err(&(p)->err, (status), __VA_ARGS__))
 
-/* RFC 9110 5.6.2: tchar. */
-static bool is_tchar(unsigned char c)
+/* Whether @ok holds for each of the @n chars at @s (true when @n is 0). */
+static bool each_is(const char *s, size_t n, bool (*ok)(char))
 {
+	for (size_t i = 0; i < n; i++)
+		if (!ok(s[i]))
+			return false;
+	return true;
+}
+
+/* RFC 9110 5.6.2: tchar. */
+static bool is_tchar(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
 	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
 		return true;
 	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
@@ -55,12 +66,7 @@ static bool is_tchar(unsigned char c)
 
 static bool is_token(const char *s, size_t n)
 {
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return false;
-	return true;
+	return n > 0 && each_is(s, n, is_tchar);
 }
 
 static bool is_digit(char c)
@@ -134,25 +140,16 @@ static bool list_next(const char **cur, const char *end, const char **elem, size
 
 static bool all_digits(const char *s, size_t n)
 {
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_digit(s[i]))
-			return false;
-	return true;
+	return n > 0 && each_is(s, n, is_digit);
 }
 
-/* WHATWG URL "ends in a number": the last label would be read as an IPv4 part. */
+/* WHATWG URL "ends in a number": the last label would be read as an IPv4
+ * part (decimal, or 0x and hex digits, none at all included). */
 static bool numeric_label(const char *s, size_t n)
 {
 	if (all_digits(s, n))
 		return true;
-	if (n < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	for (size_t i = 2; i < n; i++)
-		if (!is_hex(s[i]))
-			return false;
-	return true;
+	return n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && each_is(s + 2, n - 2, is_hex);
 }
 
 /* a.b.c.d, each 0-255 in decimal without leading zeros (RFC 3986 dec-octet). */

@@ -69,7 +69,7 @@ void berth_policy_free(struct berth_policy *p)
 	berth_policy_init(p);
 }
 
-static const char *network_name(enum berth_network n)
+const char *berth_network_name(enum berth_network n)
 {
 	switch (n) {
 	case BERTH_NET_HOST:
@@ -218,7 +218,7 @@ static json_t *policy_json(const struct berth_policy *p)
 
 	json_t *j = json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
 			      "filesystem", fs, "limits", limits_json(p), "network", "mode",
-			      network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
+			      berth_network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
 			      "allow_degraded", p->allow_degraded);
 
 	/* Evidence and the forensic preset, only when asked for (other

@@ -20,6 +20,7 @@
 #include "../broker/hosts.h"
 #include "../util/cleanup.h"
 #include "../util/ynode.h"
+#include "envfile.h"
 #include "flags.h"
 #include "trust.h"
 
@@ -141,13 +142,7 @@ static bool valid_env_pattern(const char *s)
 		n--;
 	if (n == 0 && s[0] == '*')
 		return true; /* `*`: every name */
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_'))
-			return false;
-	return true;
+	return berth_env_name_valid(s, n);
 }
 
 static int parse_names(struct name_list *l, const struct berth_ynode *v, const char *o, const char *key,
@@ -753,15 +748,7 @@ static const char *mode_of(const struct berth_policy *p, const struct berth_wide
 {
 	if (ctx != NULL && ctx->network_mode != NULL)
 		return ctx->network_mode;
-	switch (p->network) {
-	case BERTH_NET_HOST:
-		return "host";
-	case BERTH_NET_PROXY:
-		return "proxy";
-	case BERTH_NET_NONE:
-	default:
-		return "none";
-	}
+	return berth_network_name(p->network);
 }
 
 __attribute__((format(printf, 4, 5))) static int deny(struct berth_error *err, const struct rules_file *f,
