@@ -135,12 +135,18 @@ void berth_bk_remember_refusal(struct berth_broker *b, const char *text, bool lo
 	pthread_mutex_unlock(&b->mu);
 }
 
-size_t berth_broker_refused_unlisted(struct berth_broker *b)
+/* *@field, read under the broker's lock. */
+static size_t locked_size(struct berth_broker *b, const size_t *field)
 {
 	pthread_mutex_lock(&b->mu);
-	size_t n = b->refused_unlisted;
+	size_t n = *field;
 	pthread_mutex_unlock(&b->mu);
 	return n;
+}
+
+size_t berth_broker_refused_unlisted(struct berth_broker *b)
+{
+	return locked_size(b, &b->refused_unlisted);
 }
 
 static void report(struct conn *c, enum berth_broker_outcome outcome, const char *reason)
@@ -579,10 +585,7 @@ void berth_broker_stats(struct berth_broker *b, struct berth_broker_stats *s)
 
 size_t berth_broker_refused_count(struct berth_broker *b)
 {
-	pthread_mutex_lock(&b->mu);
-	size_t n = b->nrefused;
-	pthread_mutex_unlock(&b->mu);
-	return n;
+	return locked_size(b, &b->nrefused);
 }
 
 int berth_broker_refused(struct berth_broker *b, size_t i, char *buf, size_t len)
