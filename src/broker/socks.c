@@ -118,17 +118,15 @@ static enum berth_socks_verdict request(struct berth_socks_parser *p)
 	memset(r, 0, sizeof *r);
 	switch (p->buf[3]) {
 	case ATYP_IPV4:
-		r->kind = BERTH_TARGET_IPV4;
-		memcpy(r->addr, a, 4);
-		inet_ntop(AF_INET, r->addr, r->host, sizeof r->host);
-		plen = 4;
+	case ATYP_IPV6: {
+		bool v6 = p->buf[3] == ATYP_IPV6;
+
+		r->kind = v6 ? BERTH_TARGET_IPV6 : BERTH_TARGET_IPV4;
+		plen = v6 ? 16 : 4;
+		memcpy(r->addr, a, plen);
+		inet_ntop(v6 ? AF_INET6 : AF_INET, r->addr, r->host, sizeof r->host);
 		break;
-	case ATYP_IPV6:
-		r->kind = BERTH_TARGET_IPV6;
-		memcpy(r->addr, a, 16);
-		inet_ntop(AF_INET6, r->addr, r->host, sizeof r->host);
-		plen = 16;
-		break;
+	}
 	default: {
 		size_t n = a[0];
 		const char *name = (const char *)a + 1;

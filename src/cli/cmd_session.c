@@ -52,6 +52,23 @@ static int usage_fail(const char *usage, const char *fmt, ...)
 	return BERTH_EXIT_USAGE;
 }
 
+/* The options of a command whose one option is the flag @flag (*@set when
+ * given) besides --help (@usage on stdout); the operands are the arguments
+ * that do not start with `-`.  Returns -1 to go on, else the exit status:
+ * 0 after --help, BERTH_EXIT_USAGE for any other option. */
+static int flag_only(int argc, char **argv, const char *flag, bool *set, const char *usage)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], flag) == 0)
+			*set = true;
+		else if (strcmp(argv[i], "--help") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-')
+			return usage_fail(usage, "unknown option `%s`", argv[i]);
+	return -1;
+}
+
 /* ------------------------------------------------------------ spawn */
 
 static const char spawn_usage[] =
@@ -173,20 +190,15 @@ int cmd_ps(int argc, char **argv)
 	struct berth_error err = {0};
 	char **names = NULL, **only = NULL;
 	int n, n_only = 0;
-	json_t *all = json_array();
+	json_t *all;
 
+	if ((n = flag_only(argc, argv, "--json", &json, ps_usage)) >= 0)
+		return n;
+	all = json_array();
 	only = calloc((size_t)argc + 1, sizeof *only);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (strcmp(argv[i], "--help") == 0) {
-			fputs(ps_usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return usage_fail(ps_usage, "unknown option `%s`", argv[i]);
-		else
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-')
 			only[n_only++] = argv[i];
-	}
 	n = berth_session_list(&names, &err);
 	if (n < 0)
 		return fail(&err);
@@ -742,16 +754,11 @@ int cmd_rm(int argc, char **argv)
 	static const char rm_usage[] = "usage: berth rm NAME... [--purge]\n"
 				       "  removes a stopped session's files; --purge also its own workspace\n";
 	bool purge = false;
-	int rc = 0, n = 0;
+	int rc, n = 0;
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--purge") == 0)
-			purge = true;
-		else if (strcmp(argv[i], "--help") == 0) {
-			fputs(rm_usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return usage_fail(rm_usage, "unknown option `%s`", argv[i]);
+	if ((rc = flag_only(argc, argv, "--purge", &purge, rm_usage)) >= 0)
+		return rc;
+	rc = 0;
 	for (int i = 1; i < argc; i++) {
 		struct berth_error err = {0};
 		if (argv[i][0] == '-')

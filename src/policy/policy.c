@@ -71,15 +71,10 @@ void berth_policy_free(struct berth_policy *p)
 
 const char *berth_network_name(enum berth_network n)
 {
-	switch (n) {
-	case BERTH_NET_HOST:
-		return "host";
-	case BERTH_NET_PROXY:
-		return "proxy";
-	case BERTH_NET_NONE:
-	default:
-		return "none";
-	}
+	static const char *const names[] = {[BERTH_NET_NONE] = "none", [BERTH_NET_HOST] = "host",
+					    [BERTH_NET_PROXY] = "proxy"};
+
+	return (unsigned)n < BERTH_ARRAY_SIZE(names) ? names[n] : "none";
 }
 
 /* json_pack with "I" takes json_int_t; all our integers fit. */
