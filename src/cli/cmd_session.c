@@ -52,6 +52,17 @@ static int usage_fail(const char *usage, const char *fmt, ...)
 	return BERTH_EXIT_USAGE;
 }
 
+/* --json: @v on one line (@empty when it cannot be written), released; 0. */
+static int print_json(json_t *v, const char *empty)
+{
+	char *t = cli_json_dumps(v, JSON_COMPACT);
+
+	printf("%s\n", t ? t : empty);
+	free(t);
+	json_decref(v);
+	return 0;
+}
+
 /* The options of a command whose one option is the flag @flag (*@set when
  * given) besides --help (@usage on stdout); the operands are the arguments
  * that do not start with `-`.  Returns -1 to go on, else the exit status:
@@ -215,13 +226,8 @@ int cmd_ps(int argc, char **argv)
 	}
 	free(names);
 	free(only);
-	if (json) {
-		char *t = cli_json_dumps(all, JSON_COMPACT);
-		printf("%s\n", t ? t : "[]");
-		free(t);
-		json_decref(all);
-		return 0;
-	}
+	if (json)
+		return print_json(all, "[]");
 	printf("%-24s %-12s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK", "POLICY",
 	       "WORKSPACE");
 	size_t i;
@@ -278,13 +284,8 @@ int cmd_peek(int argc, char **argv)
 	scr = berth_session_screen(name, REQUEST_TIMEOUT_MS, &err);
 	if (scr == NULL)
 		return fail(&err);
-	if (json) {
-		char *t = cli_json_dumps(scr, JSON_COMPACT);
-		printf("%s\n", t ? t : "{}");
-		free(t);
-		json_decref(scr);
-		return 0;
-	}
+	if (json)
+		return print_json(scr, "{}");
 	json_t *arr = json_object_get(scr, "lines");
 	size_t n = json_array_size(arr), first = 0;
 	while (n > 0 && json_string_length(json_array_get(arr, n - 1)) == 0)

@@ -26,6 +26,14 @@ void berth_policy_init(struct berth_policy *p)
 	p->network = BERTH_NET_NONE;
 }
 
+/* The @n strings of @v, and @v. */
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void berth_policy_free(struct berth_policy *p)
 {
 	free(p->workspace);
@@ -36,9 +44,7 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->mounts[i].given);
 	}
 	free(p->mounts);
-	for (size_t i = 0; i < p->n_allow_hosts; i++)
-		free(p->allow_hosts[i]);
-	free(p->allow_hosts);
+	free_strv(p->allow_hosts, p->n_allow_hosts);
 	free(p->dns);
 	free(p->evidence_dir);
 	free(p->app_name);
@@ -47,15 +53,9 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_grants; i++)
 		free(p->grants[i].path);
 	free(p->grants);
-	for (size_t i = 0; i < p->n_unprotect; i++)
-		free(p->unprotect[i]);
-	free(p->unprotect);
-	for (size_t i = 0; i < p->n_guard_ro; i++)
-		free(p->guard_ro[i]);
-	free(p->guard_ro);
-	for (size_t i = 0; i < p->n_guard_named; i++)
-		free(p->guard_named[i]);
-	free(p->guard_named);
+	free_strv(p->unprotect, p->n_unprotect);
+	free_strv(p->guard_ro, p->n_guard_ro);
+	free_strv(p->guard_named, p->n_guard_named);
 	for (size_t i = 0; i < p->n_env; i++) {
 		free(p->env[i].name);
 		if (p->env[i].value != NULL)
@@ -63,9 +63,7 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->env[i].value);
 	}
 	free(p->env);
-	for (size_t i = 0; i < p->argc; i++)
-		free(p->argv[i]);
-	free(p->argv);
+	free_strv(p->argv, p->argc);
 	berth_policy_init(p);
 }
 
