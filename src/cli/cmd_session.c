@@ -116,22 +116,6 @@ static void term_size(int *rows, int *cols)
 		}
 }
 
-static int confirm(const struct berth_run_opts *o)
-{
-	char answer[16];
-
-	for (int i = 0; i < o->n_widenings; i++)
-		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
-	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
-		return 0;
-	fputs("berth: spawn with these widenings? [y/N] ", stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
-		fputs("berth: not confirmed; nothing was started\n", stderr);
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_spawn(int argc, char **argv)
 {
 	struct berth_spawn_req req;
@@ -161,7 +145,7 @@ int cmd_spawn(int argc, char **argv)
 		berth_run_scrub(argc, argv, &req.run);
 	for (size_t i = 0; i < req.n_notes; i++)
 		fprintf(stderr, "berth: %s\n", CLI_SAFE(req.notes[i]));
-	if (r < 0 || confirm(&req.run) < 0) {
+	if (r < 0 || cli_confirm_widenings(&req.run, "spawn", "started") < 0) {
 		if (r < 0)
 			cli_print_error(&err);
 		berth_spawn_req_free(&req);

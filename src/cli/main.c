@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../policy/flags.h"
 #include "cli.h"
 
 #ifndef BERTH_VERSION
@@ -57,6 +59,22 @@ char *cli_json_dumps(const json_t *v, size_t flags)
 	safe = berth_json_text_safe(raw);
 	free(raw);
 	return safe;
+}
+
+int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, const char *done)
+{
+	char answer[16];
+
+	for (int i = 0; i < o->n_widenings; i++)
+		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
+	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return 0;
+	fprintf(stderr, "berth: %s with these widenings? [y/N] ", verb);
+	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
+		fprintf(stderr, "berth: not confirmed; nothing was %s\n", done);
+		return -1;
+	}
+	return 0;
 }
 
 /* Every command, by the name it is called with. */
