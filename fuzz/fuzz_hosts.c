@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/addr.h"
-#include "broker/hosts.h"
+#include "policy/addr.h"
+#include "policy/hostpat.h"
 #include "util/cleanup.h"
 
 #define MAX_LINES 32

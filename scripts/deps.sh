@@ -9,7 +9,9 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
-BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl)
+# clang-format: .ci/run's format lane (scripts/check-format.sh, clang-format 14).
+BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl
+	clang-format)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 

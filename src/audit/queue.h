@@ -16,7 +16,6 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "../broker/broker.h"
 #include "../util/error.h"
 #include "audit.h"
 
@@ -66,46 +65,5 @@ int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err)
  * first failure, and how many records were lost) otherwise.
  */
 int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err);
-
-/*
- * berth_audit_net_payload - the payload of a `net.decision` record for one
- * decision of the egress broker (docs/audit.md): proxy ("http", "socks5"),
- * decision ("allowed", "refused", "failed"), host, port, address, reason,
- * bytes_up, bytes_down, duration_ms.  Returns a new object, or NULL (ENOMEM).
- */
-json_t *berth_audit_net_payload(const struct berth_broker_decision *d);
-
-/*
- * The cap on `net.decision` records of one run (docs/audit.md): at most
- * BERTH_AUDIT_NET_MAX_PER_OUTCOME records per outcome (allowed, refused,
- * failed); beyond it decisions are only counted, and one summary record
- * closes the run's decisions.  Without it a sandbox connecting in a loop
- * fills the host's disk through the audit log (and, since a refusal waits for
- * its group commit, keeps its broker waiting for the disk).  Every run that
- * has a broker -- `berth run`, an agent session, a resident app's boot --
- * keeps one, zeroed at the start of the run, touched on the broker's thread
- * only and read for the summary once the broker stopped.
- */
-#define BERTH_AUDIT_NET_MAX_PER_OUTCOME 1000
-
-struct berth_audit_net_cap {
-	unsigned long long count[4], suppressed[4]; /* by enum berth_broker_outcome */
-};
-
-/*
- * berth_audit_net_admit - count decision @d in @c.  Returns true when it is
- * to be recorded one by one, false when its outcome is over the cap (the
- * decision itself stands: a refusal stays a refusal).
- */
-bool berth_audit_net_admit(struct berth_audit_net_cap *c, const struct berth_broker_decision *d);
-
-/*
- * berth_audit_net_summary - the payload of the record that closes a run's
- * decisions when some were left out: {"decision":"summary",
- * "recorded_each":1000, "allowed_not_recorded":N, "refused_not_recorded":N,
- * "failed_not_recorded":N}.  Returns a new object, or NULL when nothing was
- * left out (or ENOMEM).
- */
-json_t *berth_audit_net_summary(const struct berth_audit_net_cap *c);
 
 #endif

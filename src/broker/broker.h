@@ -2,7 +2,7 @@
 /*
  * broker.h - the egress broker's engine: an event loop (libevent) that
  * accepts HTTP-proxy and SOCKS5 clients on listening sockets it is given,
- * decides on each requested destination with hosts.h, resolves allowed names
+ * decides on each requested destination with ../policy/hostpat.h, resolves allowed names
  * with c-ares, checks every address, connects to exactly the address it
  * checked and relays bytes both ways.
  *
@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/error.h"
 
 #define BERTH_BROKER_DEFAULT_MAX_TUNNELS 1024

@@ -126,57 +126,6 @@ static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
 		event_add(s->ev, NULL);
 }
 
-int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_error *err)
-{
-	char host[64], port[8] = "";
-	const char *p;
-	unsigned char buf[16];
-	bool v6 = false;
-
-	if (s[0] == '[') {
-		p = strchr(s, ']');
-		if (p == NULL || (size_t)(p - s - 1) >= sizeof(host))
-			goto bad;
-		memcpy(host, s + 1, (size_t)(p - s - 1));
-		host[p - s - 1] = '\0';
-		p++;
-		v6 = true;
-	} else {
-		p = strchr(s, ':');
-		if (p != NULL && strchr(p + 1, ':') != NULL) { /* bare IPv6 */
-			p = s + strlen(s);
-			v6 = true;
-		} else if (p == NULL) {
-			p = s + strlen(s);
-		}
-		if ((size_t)(p - s) >= sizeof(host))
-			goto bad;
-		memcpy(host, s, (size_t)(p - s));
-		host[p - s] = '\0';
-	}
-	if (*p == ':') {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(p + 1, &end, 10);
-		if (p[1] < '1' || p[1] > '9' || *end != '\0' || v > 65535 || errno != 0)
-			goto bad;
-		snprintf(port, sizeof(port), "%lu", v);
-	} else if (*p != '\0') {
-		goto bad;
-	}
-	if (inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
-		goto bad;
-	if (port[0] == '\0')
-		snprintf(out, len, v6 ? "[%s]:53" : "%s:53", host);
-	else
-		snprintf(out, len, v6 ? "[%s]:%s" : "%s:%s", host, port);
-	return 0;
-bad:;
-	char clean[128];
-	return berth_usage_err(err, "invalid DNS server `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`",
-			       berth_text_clean(clean, sizeof clean, s));
-}
-
 /* cleanup attribute: what berth_dns_new() made, freed when it fails. */
 static void dns_freep(struct berth_dns **p)
 {

@@ -13,7 +13,8 @@
 
 #include <stddef.h>
 
-#include "addr.h"
+#include "../policy/addr.h"
+#include "../policy/hostpat.h"
 #include "../util/error.h"
 
 struct event_base;
@@ -36,16 +37,7 @@ typedef void (*berth_dns_cb)(void *arg, int status, const char *errtext, const s
  */
 struct berth_dns *berth_dns_new(struct event_base *base, const char *server, struct berth_error *err);
 
-/*
- * berth_dns_server_parse - check a DNS server given as "IP" (IPv4 dotted quad,
- * or IPv6 without brackets), "IP:PORT" or "[IPV6]" / "[IPV6]:PORT" (port
- * 1-65535 in decimal, no leading zero; default 53; inet_pton(3) spellings
- * only, so `0x7f.1` is refused) and write c-ares' server text for it
- * ("ip:port" or "[ipv6]:port", RFC 3986 3.2.2) into @out (@len bytes; 64 is
- * enough).  Returns 0; -1 with @err filled (BERTH_EXIT_USAGE, the value
- * shown with control characters escaped) when @s is not such a server.
- */
-int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_error *err);
+/* berth_dns_server_parse() checks the --dns server: ../policy/hostpat.h. */
 
 /*
  * berth_dns_resolve - resolve @name (A and AAAA).  @cb runs once, on the

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hosts.h"
+#include "../policy/hostpat.h"
 
 #define BERTH_FAKEADDR_NET 0xC6120000u /* 198.18.0.0 */
 #define BERTH_FAKEADDR_BITS 20	       /* /20: 4094 names */

@@ -105,7 +105,7 @@
 #define BERTH_HTTP_REPLY_MAX 1024 /* the longest reply the format functions write, with its NUL */
 
 /* What kind of host a target names; host text is always normalised.  (Not
- * hosts.h's enum berth_host_kind, which is the kind of an allow-host pattern.) */
+ * ../policy/hostpat.h's enum berth_host_kind, which is the kind of an allow-host pattern.) */
 enum berth_target_kind {
 	BERTH_TARGET_NAME = 1, /* a DNS name, lowercase */
 	BERTH_TARGET_IPV4 = 2, /* a dotted quad a.b.c.d, no leading zeros */

@@ -5,24 +5,21 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
-#include "../audit/queue.h"
 #include "../audit/exposure.h"
 #include "../util/sign.h"
 
 #include "../policy/flags.h"
 #include "../policy/rules.h"
-#include "../sandbox/limits.h"
 #include "../sandbox/sandbox.h"
 #include "../supervisor/evidence.h"
+#include "../supervisor/run.h"
 #include "../supervisor/runs.h"
 #include "../util/sha256.h"
 #include "cli.h"
@@ -106,130 +103,11 @@ static int dry_run(const struct berth_run_opts *o)
 	return 0;
 }
 
-static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
-				       struct berth_error *err);
-
-/*
- * audit_start() on a thread of its own, so that opening the log (the host
- * key, the head's signature) and making run.start and policy durable overlap
- * the sandbox's set-up.  The thread starts once the sandbox's first process
- * is cloned (berth_runtime_opts.on_spawned: a thread alive at the raw
- * clone would hang the child's setgroups(2)), and the sandbox joins it
- * before the command may start (before_release).  When the sandbox fails
- * before its clone, the join runs the job on the calling thread, so
- * run.start and policy are recorded for every run that got this far.
- */
-struct audit_job {
-	const struct berth_policy *p;
-	const char *run_id, *actor;
-	pthread_t th;
-	bool started, done;
-	struct berth_audit *audit;
-	struct berth_error err;
-};
-
-static void *audit_job_main(void *arg)
+/* The run lifecycle's notices (src/supervisor/run.h), at the CLI's edge. */
+static void print_notice(void *arg, const char *line)
 {
-	struct audit_job *j = arg;
-
-	j->audit = audit_start(j->p, j->run_id, j->actor, &j->err);
-	return NULL;
-}
-
-/* Start the job, on a thread when @async (else now); once. */
-static void audit_job_start(struct audit_job *j, bool async)
-{
-	if (j->started || j->done)
-		return;
-	if (async && pthread_create(&j->th, NULL, audit_job_main, j) == 0) {
-		j->started = true;
-		return;
-	}
-	audit_job_main(j);
-	j->done = true;
-}
-
-/* Wait for the job (run it here when the sandbox failed before it could
- * start it); 0 when the records are durable, else -1 with @err. */
-static int audit_job_join(struct audit_job *j, struct berth_error *err)
-{
-	if (j->started && !j->done) {
-		pthread_join(j->th, NULL);
-		j->done = true;
-	} else if (!j->done) {
-		audit_job_start(j, false);
-	}
-	if (j->audit != NULL)
-		return 0;
-	*err = j->err;
-	return -1;
-}
-
-static void audit_on_spawned(void *arg)
-{
-	struct audit_job *j = arg;
-
-	if (!j->started && !j->done)
-		audit_job_start(j, true);
-}
-
-static int audit_before_release(void *arg, struct berth_error *err)
-{
-	return audit_job_join(arg, err);
-}
-
-/*
- * The egress broker's decisions become `net.decision` records, appended by a
- * queue's writer thread so that the broker's loop does not wait for the disk
- * -- except for a refusal, which is durable before the client gets its 403.
- * Called on the broker's thread only.
- */
-struct net_audit {
-	struct audit_job *job;
-	struct berth_audit_queue *q;
-	bool failed; /* the queue could not be made */
-	struct berth_error err;
-	struct berth_audit_net_cap cap; /* docs/audit.md: at most 1000 records per outcome */
-};
-
-static void on_net_decision(const struct berth_broker_decision *d, void *arg)
-{
-	struct net_audit *n = arg;
-	struct berth_error err = {0};
-
-	if (n->job->audit == NULL || n->failed)
-		return;
-	if (!berth_audit_net_admit(&n->cap, d))
-		return; /* a refusal stays a refusal; it is only not recorded one by one */
-	if (n->q == NULL && (n->q = berth_audit_queue_new(n->job->audit, n->job->run_id, "broker", &n->err)) == NULL) {
-		n->failed = true;
-		return;
-	}
-	json_t *payload = berth_audit_net_payload(d);
-	if (payload != NULL)
-		berth_audit_queue_push(n->q, "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
-}
-
-/* What the run records as it goes (docs/attest.md). */
-struct run_ctx {
-	const struct berth_policy *p;
-	struct audit_job *job; /* joined before the command measures */
-};
-
-static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
-{
-	struct run_ctx *c = arg;
-
-	return berth_run_record_enforced(run_id, c->p, m, c->job->audit, err);
-}
-
-/* The evidence copy lives as long as the run. */
-static void remove_evidence(const struct berth_run_opts *o)
-{
-	struct berth_error e = {0};
-
-	if (o->policy.evidence_dir != NULL && berth_evidence_remove(o->policy.evidence_dir, &e) < 0)
-		cli_print_error(&e);
+	(void)arg;
+	fprintf(stderr, "berth: %s\n", CLI_SAFE(line));
 }
 
 /* Manifests with more entries than this go to the audit trail as a file
@@ -290,71 +168,6 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 		return berth_err(err, ENOMEM, "out of memory"), NULL;
 	}
 	return summary;
-}
-
-/*
- * The audit records of a run: run.start and policy are durable before the
- * command starts (one group commit); run.stop after it ends.  Declared
- * --env values are secrets: they never reach the log, also not through argv.
- */
-static struct berth_audit *audit_start(const struct berth_policy *p, const char *run_id, const char *actor,
-				       struct berth_error *err)
-{
-	struct berth_audit *a = berth_audit_open(NULL, err);
-	struct berth_audit_entry e[2] = {{0}};
-	char digest[65], cwd[4096];
-	char *policy_json = NULL;
-	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
-	int rc = -1;
-
-	if (a == NULL)
-		goto out;
-	if (berth_audit_recovered(a) != NULL)
-		fprintf(stderr, "berth: audit: %s\n", berth_audit_recovered(a));
-	for (size_t i = 0; i < p->n_env; i++)
-		if (p->env[i].value != NULL && berth_audit_add_secret(a, p->env[i].value, err) < 0)
-			goto out;
-	for (size_t i = 0; i < p->argc; i++)
-		json_array_append_new(argv, json_string(p->argv[i]));
-	start = json_pack("{s:o, s:s?, s:s, s:I, s:s}", "argv", json_incref(argv), "workspace", p->workspace, "cwd",
-			  getcwd(cwd, sizeof cwd) ? cwd : "?", "pid", (json_int_t)getpid(), "berth_version",
-			  BERTH_VERSION);
-	policy_json = berth_policy_to_json(p, false, err);
-	if (policy_json == NULL || berth_policy_digest(p, digest, err) < 0)
-		goto out;
-	polv = json_loads(policy_json, 0, NULL);
-	{
-		char d[80];
-
-		snprintf(d, sizeof d, "sha256:%s", digest);
-		pol = json_pack("{s:s, s:O}", "digest", d, "policy", polv ? polv : json_null());
-	}
-	if (start == NULL || pol == NULL) {
-		berth_err(err, ENOMEM, "audit: cannot build the run records");
-		goto out;
-	}
-	e[0] = (struct berth_audit_entry){.run_id = run_id, .kind = "run.start", .actor = actor, .payload = start};
-	e[1] = (struct berth_audit_entry){.run_id = run_id, .kind = "policy", .actor = actor, .payload = pol};
-	rc = berth_audit_append_batch(a, e, 2, err);
-out:
-	free(policy_json);
-	json_decref(argv);
-	json_decref(start);
-	json_decref(pol);
-	json_decref(polv);
-	if (rc < 0) {
-		berth_audit_close(a);
-		return NULL;
-	}
-	return a;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -422,18 +235,82 @@ static int check_rules(struct berth_run_opts *o)
 	return status;
 }
 
+static const char fail_closed[] =
+	"berth: the audit trail cannot record this run, so it does not start (fail closed)\n";
+
+/*
+ * The run itself (src/supervisor/run.h): run.start and policy are recorded
+ * on a thread while the sandbox is built and are durable before the command
+ * starts; --evidence is copied, hashed and its manifest recorded (after
+ * run.start and policy, so those are written first, on this thread) before
+ * the command starts; then the run record (docs/attest.md).
+ */
+static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
+{
+	struct berth_run r;
+	struct berth_error err = {0}, je = {0};
+	char actor[32], cwd[4096];
+	const char *rm[1] = {NULL}; /* the evidence copy, once made */
+	json_t *evidence = NULL;
+	int status = 0;
+
+	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
+	json_t *start_extra = json_pack("{s:s?, s:s}", "workspace", o->policy.workspace, "cwd",
+					getcwd(cwd, sizeof cwd) ? cwd : "?");
+	struct berth_run_spec spec = {.policy = &o->policy,
+				      .actor = actor,
+				      .audit = true,
+				      .start_extra = start_extra,
+				      .record_enforced = true,
+				      .notice = print_notice,
+				      .remove_at_end = rm,
+				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0};
+	berth_run_init(&r, &spec, NULL, &err);
+	if (o->n_evidence > 0 && berth_run_record_now(&r, &err) < 0) {
+		cli_print_error(&err);
+		fputs(fail_closed, stderr);
+		berth_run_end(&r, 125, NULL);
+		json_decref(start_extra);
+		return 125;
+	}
+	if (o->n_evidence > 0 &&
+	    (evidence = ingest_evidence(o, berth_run_id(&r), berth_run_audit(&r), &err)) == NULL) {
+		status = -1;
+	} else if (berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
+		status = -1;
+	} else {
+		rm[0] = o->policy.evidence_dir;
+		berth_run_attach(&r, ro);
+		if (berth_run_exec(&r, ro, &status, &err) < 0)
+			status = -1;
+	}
+	json_decref(evidence);
+	if (berth_run_join(&r, &je) < 0) {
+		/* the command did not start: the sandbox refused it at release */
+		if (status >= 0)
+			cli_print_error(&je);
+		cli_print_error(&err);
+		fputs(fail_closed, stderr);
+		berth_run_end(&r, 125, NULL);
+		json_decref(start_extra);
+		return 125;
+	}
+	if (status < 0) {
+		cli_print_error(&err);
+		status = err.status ? err.status : 125;
+	}
+	if (berth_run_record_end(berth_run_id(&r), status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
+		cli_print_error(&err);
+	berth_run_end(&r, status, NULL);
+	json_decref(start_extra);
+	return status;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct berth_audit *audit = NULL;
-	struct run_ctx ctx = {0};
-	struct audit_job job = {0};
-	struct net_audit net = {.job = &job};
-	json_t *evidence = NULL;
-	char run_id[17], actor[32];
-	int64_t t0;
-	json_t *stop;
 	struct berth_run_opts o;
 	struct berth_runtime_opts ro = {0};
+	const struct berth_runtime_ops *rt = berth_runtime_default();
 	struct berth_error err = {0};
 	int status = 0;
 
@@ -460,9 +337,10 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return status;
 	}
-	/* A --memory that cannot be enforced is refused before the dry run
-	 * prints and before the run records anything (src/sandbox/limits.h). */
-	if (berth_limits_check(&o.policy, (ro.force_off & BERTH_FEAT_CGROUP) != 0, &err) < 0) {
+	/* What the runtime cannot enforce here (a --memory without a writable
+	 * cgroup) is refused before the dry run prints and before the run
+	 * records anything (src/runtime/runtime.h, check). */
+	if (rt->check(&o.policy, &ro, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125;
@@ -486,91 +364,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.n_evidence > 0)
 		berth_test_pause("BERTH_TEST_PAUSE_BEFORE_EVIDENCE");
-	berth_audit_new_run_id(run_id);
-	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
-	job.p = &o.policy;
-	job.run_id = run_id;
-	job.actor = actor;
-	/* Evidence is recorded after run.start and policy, before the
-	 * sandbox: then the records are written first, on this thread. */
-	/* Asynchronous: started by the sandbox once its processes are cloned
-	 * (on_spawned), joined before the command may start. */
-	if (o.n_evidence > 0)
-		audit_job_start(&job, false);
-	if (job.done && audit_job_join(&job, &err) < 0) {
-		cli_print_error(&err);
-		fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n", stderr);
-		berth_run_opts_free(&o);
-		return 125;
-	}
-	audit = job.audit; /* NULL until joined when asynchronous */
-	ctx.p = &o.policy;
-	ctx.job = &job;
-	t0 = now_ms();
-	/* Evidence is copied, hashed and its manifest recorded before the
-	 * command starts; then the run record (docs/attest.md). */
-	if (o.n_evidence > 0 && (evidence = ingest_evidence(&o, run_id, audit, &err)) == NULL) {
-		status = -1;
-	} else if (berth_run_record_start(run_id, &o.policy, evidence, &err) < 0) {
-		status = -1;
-	} else {
-		ro.run_id = run_id;
-		ro.on_measured = on_measured;
-		ro.measured_arg = &ctx;
-		ro.on_spawned = audit_on_spawned;
-		ro.spawned_arg = &job;
-		ro.before_release = audit_before_release;
-		ro.release_arg = &job;
-		ro.on_net_decision = on_net_decision;
-		ro.net_decision_arg = &net;
-		if (berth_sandbox_run(&o.policy, &ro, &status, &err) < 0)
-			status = -1;
-	}
-	{
-		struct berth_error je = {0};
-		if (audit_job_join(&job, &je) < 0) {
-			/* the command did not start: the sandbox refused it at release */
-			if (status >= 0)
-				cli_print_error(&je);
-			cli_print_error(&err);
-			fputs("berth: the audit trail cannot record this run, so it does not start (fail closed)\n",
-			      stderr);
-			json_decref(evidence);
-			remove_evidence(&o);
-			berth_run_opts_free(&o);
-			return 125;
-		}
-		audit = job.audit;
-	}
-	/* the broker has stopped: its decisions are all queued */
-	if (net.q != NULL) {
-		struct berth_error se = {0};
-		json_t *sum = berth_audit_net_summary(&net.cap);
-		if (sum != NULL)
-			berth_audit_queue_push(net.q, "net.decision", sum, false, &se);
-	}
-	if (net.failed || berth_audit_queue_close(net.q, &net.err) < 0) {
-		cli_print_error(&net.err);
-		fputs("berth: some network decisions of this run are not in the audit trail (the exit status is the "
-		      "command's)\n",
-		      stderr);
-	}
-	json_decref(evidence);
-	remove_evidence(&o);
-	if (status < 0) {
-		cli_print_error(&err);
-		status = err.status ? err.status : 125;
-	}
-	if (berth_run_record_end(run_id, status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
-		cli_print_error(&err);
-	stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(now_ms() - t0));
-	if (berth_audit_append(audit, run_id, "run.stop", actor, stop, NULL, NULL, &err) < 0) {
-		cli_print_error(&err);
-		fputs("berth: the run ended but its run.stop record could not be written (the exit status is the command's)\n",
-		      stderr);
-	}
-	json_decref(stop);
-	berth_audit_close(audit);
+	status = run(&o, &ro);
 	{
 		/* Old run directories go; the audit trail keeps their records. */
 		const char *k = getenv("BERTH_RUNS_KEEP");

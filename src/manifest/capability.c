@@ -5,7 +5,7 @@
  *   filesystem:read:PATH     PATH canonical, absolute, under /workspace,
  *   filesystem:write:PATH    /context, /tmp or /app; a trailing wildcard component means
  *                            the directory itself (`/workspace/` then `*`)
- *   network:host:PATTERN     the allow-host grammar of src/broker/hosts.h (docs/egress.md):
+ *   network:host:PATTERN     the allow-host grammar of src/policy/hostpat.h (docs/egress.md):
  *                            host, *.suffix, a.b.c.d or [v6], each with :PORT or :*
  *
  * Filesystem scopes are checked lexically, never against the host: they name
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../broker/hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "internal.h"
 
@@ -184,7 +184,7 @@ static bool invisible(const unsigned char *p)
 /* ---- network patterns ---- */
 
 /* One grammar for `--allow-host` and `network:host:`: the broker's parser
- * (src/broker/hosts.h), whose canonical text is what the policy records. */
+ * (src/policy/hostpat.h), whose canonical text is what the policy records. */
 static int net_pattern(const char *scope, char **out, char *reason, size_t reason_len)
 {
 	struct berth_host_pattern p;

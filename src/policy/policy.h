@@ -184,7 +184,7 @@ int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth
  *   - "mount target `DST...` is too long (N bytes)"  (more than BERTH_MOUNT_TARGET_MAX)
  *   - "too many --allow-host patterns (N, at most 64)", or for an app
  *     "the app `NAME` declares N `network:host` capabilities, at most 64"
- *   - "invalid allow-host `PATTERN`: REASON"  (the broker's grammar, hosts.h)
+ *   - "invalid allow-host `PATTERN`: REASON"  (the allow-host grammar, hostpat.h)
  *   - "the allow-host patterns declare more than 32 distinct ports", or for
  *     an app "the app's `network:host` capabilities declare more than 32 distinct ports"
  *   - "environment variable `NAME` is N bytes long (NAME=VALUE); the kernel

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../broker/hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/ynode.h"
 #include "envfile.h"

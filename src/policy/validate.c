@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../broker/hosts.h"
+#include "hostpat.h"
 #include "sysdirs.h"
 
 /* Where the target of @m will be in the namespace runtime's root, what is

@@ -412,6 +412,10 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 	if (int_at(e, "seccomp", "mode", -1) != 2 || int_at(e, "seccomp", "filters", 0) < 1)
 		why(reasons, "seccomp: mode %d, %d filters", (int)int_at(e, "seccomp", "mode", -1),
 		    (int)int_at(e, "seccomp", "filters", 0));
+	else if (!json_is_string(json_object_get(json_object_get(e, "seccomp"), "filter_sha256")))
+		/* The filters in force are not berth's: a container runtime's, or a shim's above berth. */
+		why(reasons, "seccomp: berth loaded no filter (the %d in force are not berth's)",
+		    (int)int_at(e, "seccomp", "filters", 0));
 	if (int_at(e, "no_new_privs", NULL, -1) != 1)
 		why(reasons, "no_new_privs: %d", (int)int_at(e, "no_new_privs", NULL, -1));
 	if (!json_is_object(caps)) {

@@ -15,7 +15,7 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 #include "guard.h"
-#include "home_files.h"
+#include "../runtime/home_files.h"
 
 struct berth_mount_plan {
 	const struct berth_policy *policy;

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../broker/hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 
 static void add_port(struct berth_netns_ports *out, unsigned port, bool *full)

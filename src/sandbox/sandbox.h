@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sandbox.h - the namespace runtime: enforce a berth policy on one command.
+ * sandbox.h - the namespace runtime: enforce a berth policy on one command
+ * with user, mount, pid, ipc, uts, net and cgroup namespaces, Landlock,
+ * seccomp and cgroups.  Its struct berth_runtime_ops is
+ * berth_runtime_namespace (src/runtime/runtime.h, runtime_ns.c); the
+ * berth_sandbox_*() calls are the same runtime called directly.  The options
+ * and hooks (struct berth_runtime_opts) are the runtime interface's.
  */
 #ifndef BERTH_SANDBOX_H
 #define BERTH_SANDBOX_H
 
 #include <stdbool.h>
 
-#include "../broker/broker.h"
 #include "../policy/policy.h"
-#include "home_files.h"
+#include "../runtime/runtime.h"
 #include "measure.h"
 #include "../util/error.h"
 
@@ -28,80 +32,6 @@ struct berth_features {
 	int landlock_abi;   /* > 0, or -ENOSYS / -EOPNOTSUPP */
 	bool seccomp;
 	unsigned forced_off; /* enum berth_feature bits from BERTH_TEST_FORCE_OFF */
-};
-
-struct berth_runtime_opts {
-	unsigned force_off;  /* enum berth_feature bits (test-only switch) */
-	bool quiet;          /* do not print the one-line notices */
-	/* When not NULL: a file (made 0600, never through a link) the
-	 * trust-surface lines of the run's end are appended to, one
-	 * `berth: warning: ...` line each, also when @quiet (agent sessions:
-	 * `berth stop` shows them; trustscan.h). */
-	const char *trust_log;
-	/* The command's stdin, stdout and stderr (no pty then); when false it
-	 * inherits berth's (and gets a pty when stdin is a terminal). */
-	bool has_stdio;
-	int stdio_fd[3];
-	/* A connected socket given to the command as fd 3 (docs/protocol.md);
-	 * the only descriptor beyond stdio that crosses execve. */
-	bool has_rpc;
-	int rpc_fd;
-	/* Give the command a pseudo-terminal (opened inside the sandbox's own
-	 * devpts, step 8) even when berth's stdin is not a terminal; with the
-	 * library API the caller reads and writes its master through
-	 * berth_sandbox_pty_master() (agent sessions).  Ignored with has_stdio. */
-	bool want_pty;
-	/* With want_pty: the pty's window size before the command starts
-	 * (0: left as the kernel makes it, 0x0). */
-	unsigned short pty_rows, pty_cols;
-	/* Invoked by root: the sandbox runs as host uid/gid
-	 * BERTH_ROOT_HOST_UID + identity (0 for `berth run`; each resident app
-	 * has its own, see berth_app_identity()). */
-	unsigned identity;
-	/* The run's id (16 lowercase hex digits), or NULL: berth makes one.
-	 * A caller that keeps state for the run (evidence, the run record)
-	 * names it first. */
-	const char *run_id;
-	/* Called in the supervisor once the command measured what is enforced,
-	 * right before its execve (docs/attest.md); may be NULL.  @m is valid
-	 * during the call only.  Returning -1 (with @err filled) fails the run
-	 * closed: the sandbox is killed and the run ends with @err (status 125)
-	 * — for a record that could not be written. */
-	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
-	void *measured_arg;
-	/* Called in the supervisor right after the sandbox's processes were
-	 * cloned (the janitor and pid 1), before they are built; may be NULL.
-	 * The place to start a thread whose work should overlap the set-up:
-	 * a thread running while berth clones would leave its locks (malloc
-	 * arenas, stdio, the dynamic loader) held for ever in the clone.  It
-	 * may be called twice when the first attempt found user namespaces
-	 * refused and berth retries degraded. */
-	void (*on_spawned)(void *arg);
-	void *spawned_arg;
-	/* Called in the supervisor once the sandbox is built (sync 2) and
-	 * before the command is let go to execve; may be NULL.  Work the
-	 * caller must finish before the command's first instruction (records
-	 * made durable in the audit trail) runs meanwhile on another thread
-	 * and is joined here, so that it overlaps the sandbox's set-up.
-	 * Returning -1 (with @err filled) fails the run closed: the command
-	 * never starts, the sandbox is torn down, the run ends with @err. */
-	int (*before_release)(void *arg, struct berth_error *err);
-	void *release_arg;
-	/* --network proxy: every decision of the egress broker (for the audit
-	 * trail), called on the broker's thread (src/broker/broker.h: a
-	 * refusal at once, before the client gets its 403; an allowed
-	 * connection when it ends); may be NULL.  The broker has stopped when
-	 * berth_sandbox_run() returns or berth_sandbox_free() is done. */
-	berth_broker_decision_fn on_net_decision;
-	void *net_decision_arg;
-	/* Written into the fresh tmpfs $HOME once it is mounted, before the
-	 * command starts: each file created (mode 0600, its directories 0700)
-	 * by the sandbox identity, never through a symbolic link.  Ignored with
-	 * a persistent home (policy home_dir: the caller seeds that one) and
-	 * without a mount namespace (degraded: $HOME is the workspace).  Must
-	 * stay valid until berth_sandbox_start()/run() returns. */
-	const struct berth_home_file *home_files;
-	size_t n_home_files;
 };
 
 /*
@@ -134,8 +64,11 @@ void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct be
  * not be executed / was not found.
  * Returns 0 when the command ran (whatever its status), or -1 with @err filled
  * when berth failed or refused before the command ran (err->status 125, or 2).
- * Nothing created for the run (mounts, cgroups, processes, placeholders)
- * survives the return, nor berth's own death (see docs/security.md).
+ * Nothing created for the run (mounts, cgroups, processes, placeholders,
+ * @o->remove_at_end) survives the return, nor berth's own death (see
+ * docs/security.md).  --network proxy needs @o->hooks.on_egress (the
+ * supervisor's broker serves the listeners): without it the run is refused
+ * (status 125) before anything is made.
  */
 int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
 		      struct berth_error *err);
@@ -162,14 +95,6 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 /* berth_sandbox_pidfd - a pidfd(2) of the sandbox's pid 1: readable (POLLIN)
  * once the sandbox has ended.  Owned by @sb. */
 int berth_sandbox_pidfd(const struct berth_sandbox *sb);
-
-/* What the kernel enforces for a started sandbox (as decided at start:
- * a feature missing here was refused unless --allow-degraded). */
-struct berth_enforced {
-	bool namespaces;  /* user, mount, pid, ipc, uts (and net) namespaces */
-	int landlock_abi; /* the ABI the ruleset was built for; 0: no Landlock */
-	bool seccomp;     /* the seccomp filter */
-};
 
 /* berth_sandbox_enforced - fill @e for @sb. */
 void berth_sandbox_enforced(const struct berth_sandbox *sb, struct berth_enforced *e);

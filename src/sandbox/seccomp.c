@@ -85,6 +85,8 @@ struct deny_entry {
 	int flags_arg;       /* DENY_SETID_MODE: index of the open flags, or -1 */
 };
 
+/* One row a line, as docs/seccomp-list.md reads them. */
+/* clang-format off */
 #define TFO_WHY "TCP Fast Open connects without the connect hook Landlock checks (tcp_sendmsg_fastopen): the one-port TCP rule of the egress broker would not apply; EOPNOTSUPP makes callers fall back to connect(2)"
 #define PROTO_WHY "Landlock's TCP rules cover IPPROTO_TCP sockets only (since Linux 6.14 and in stable kernels, commit 854277e2cc8c): an MPTCP, SCTP, L2TP, UDP-Lite or SMC socket binds and connects to any port, past the egress broker's one-port rule; EPROTONOSUPPORT is what a kernel without them answers, so callers (Go's MPTCP listeners) fall back to TCP"
 #define SETID_WHY "a set-user-ID or set-group-ID file made inside lands in the host directory with its owner: run later by anyone on the host, it runs as that owner (root, when root owns the workspace); nosuid on berth's mounts does not stop the bit being stored"
@@ -177,6 +179,7 @@ static const struct deny_entry deny_table[] = {
 	{ "setsockopt", EOPNOTSUPP, DENY_TFO_SOCKOPT, TFO_WHY " (TCP_FASTOPEN_CONNECT)", 0, -1 },
 	{ "openat2", ENOSYS, DENY_ALWAYS, "its mode is in memory seccomp cannot read (a set-ID file could be created); ENOSYS makes callers fall back to openat(2), where the mode is checked", 0, -1 },
 };
+/* clang-format on */
 
 /* Namespace flags denied in clone(2). */
 static const unsigned long clone_ns_flags[] = {

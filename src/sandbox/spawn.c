@@ -17,7 +17,7 @@
  *           5. write uid/gid maps, move the child into the run's cgroup
  *           ---- sync 1: parent -> child "maps and cgroup ready" ----
  *   parent     then the caller's on_spawned hook: its threads start here,
- *              never before the raw clone (see berth_runtime_opts)
+ *              never before the raw clone (struct berth_run_hooks, runtime.h)
  *   child   6. take the sandbox identity, unshare the cgroup namespace
  *           7. hostname, loopback, build the root and pivot_root
  *   parent     meanwhile compiles the seccomp filter (libseccomp), the one
@@ -26,7 +26,9 @@
  *   child   8. open the pty inside (new devpts); hand the master to the parent
  *           ---- sync 2: child -> parent "ready" (+ pty master fd);
  *                parent -> child the finished seccomp program (or one byte, "go",
- *                without seccomp), once the caller's before_release hook returned ----
+ *                without seccomp), once the caller's before_release hook returned;
+ *                then --network proxy: the listeners to the caller's on_egress
+ *                hook (the supervisor's broker serves them, runtime.h) ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
@@ -40,6 +42,7 @@
  */
 
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -149,6 +152,10 @@ static int block_signals(sigset_t *old, struct berth_error *err)
  * clone showed that user namespaces are refused (and @err empty). */
 static int start_once(struct sandbox *s, unsigned force_off, struct berth_error *err)
 {
+	/* Nothing would serve the listeners: refused before anything is made. */
+	if (s->p->network == BERTH_NET_PROXY && s->o->hooks.on_egress == NULL)
+		return berth_err(err, 0, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+				  "none is attached");
 	/* step 1: features */
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
@@ -187,19 +194,19 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	berth_sb_limits_notices(s);
 	/* No process is cloned from berth after this point of the run: the
 	 * caller may start threads now (see on_spawned). */
-	if (s->o->on_spawned != NULL)
-		s->o->on_spawned(s->o->spawned_arg);
+	if (s->o->hooks.on_spawned != NULL)
+		s->o->hooks.on_spawned(s->o->hooks.arg);
 	if (berth_sb_compile_seccomp(s, err) < 0) /* while the child runs step 7 */
 		return -1;
 	if (wait_ready(s, err) < 0) /* sync 2: the child is ready (step 8) */
 		return -1;
-	if (s->o->before_release != NULL && s->o->before_release(s->o->release_arg, err) < 0)
+	if (s->o->hooks.before_release != NULL && s->o->hooks.before_release(s->o->hooks.arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
 	/* sync 2: the go; the child runs steps 9-13 */
 	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0
 			   : berth_sb_send_go(s->sock[0], err) < 0)
 		return -1;
-	return berth_sb_start_broker(s, err); /* --network proxy: serves from here on */
+	return berth_sb_hand_egress(s, err); /* --network proxy: the supervisor's broker serves from here on */
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
@@ -209,6 +216,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 
 	if (s == NULL)
 		return NULL;
+	s->base.ops = &berth_runtime_namespace;
 	s->p = p;
 	s->o = o;
 	s->sock[0] = s->sock[1] = -1;

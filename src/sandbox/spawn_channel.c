@@ -163,3 +163,22 @@ __attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error 
 	berth_sb_send_msg(sock, &m, NULL, 0);
 	_exit(status);
 }
+
+/* sync 2, --network proxy: the listeners the child made in the sandbox's
+ * network go to the supervisor (hooks.on_egress), whose broker serves them
+ * from outside the sandbox for the whole run.  The hook owns them from here
+ * on, whatever it returns. */
+int berth_sb_hand_egress(struct sandbox *s, struct berth_error *err)
+{
+	struct berth_egress_listeners l = {.http = s->proxy_fd[0], .socks5 = s->proxy_fd[1], .dns = s->dns_fd};
+
+	if (s->p->network != BERTH_NET_PROXY)
+		return 0;
+	for (int i = 0; i < s->tports.n; i++) {
+		l.transparent[i] = s->tfd[i];
+		s->tfd[i] = -1;
+	}
+	l.n_transparent = (size_t)s->tports.n;
+	s->proxy_fd[0] = s->proxy_fd[1] = s->dns_fd = -1;
+	return s->o->hooks.on_egress(s->o->hooks.arg, &l, err);
+}

@@ -11,6 +11,7 @@
 
 #include "../util/text.h"
 #include "../util/cleanup.h"
+#include "../util/rmtree.h"
 #include "trustscan.h"
 #include "mounts.h"
 
@@ -121,7 +122,6 @@ void berth_sb_cleanup(struct sandbox *s)
 		waitpid(s->child, NULL, 0);
 	}
 	berth_sb_free_env(s);
-	berth_sb_stop_broker(s);
 	for (int i = 0; i < 2; i++)
 		if (s->proxy_fd[i] >= 0)
 			close(s->proxy_fd[i]);
@@ -162,4 +162,13 @@ void berth_sb_cleanup(struct sandbox *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	berth_bpf_free(&s->bpf);
+	/* What lives as long as the run (remove_at_end), once nothing of the
+	 * sandbox can still use it.  Quietly: a caller that must know checks
+	 * that it is gone (src/supervisor/run.c removes once more and says
+	 * what stayed). */
+	for (size_t i = 0; i < s->o->n_remove_at_end; i++) {
+		struct berth_error e = {0};
+		if (s->o->remove_at_end[i] != NULL)
+			berth_rmtree(s->o->remove_at_end[i], NULL, &e);
+	}
 }

@@ -14,7 +14,7 @@
  *   spawn_init.c     9 pid 1 (or its degraded-mode stand-in)
  *   spawn_relay.c    14 supervise: pty relay, signals, --timeout, status
  *   spawn_cleanup.c  15 trust scan and log, cgroups
- *   spawn_broker.c   --network proxy: the egress broker thread
+ *   runtime_ns.c     the namespace runtime's struct berth_runtime_ops
  *
  * Every function here reports errors as the static ones of a single file
  * did: a negative return with @err filled (berth_err), unless noted.
@@ -27,10 +27,10 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "sandbox.h"
-#include "../broker/broker.h"
 #include "guard.h"
 #include "limits.h"
 #include "measure.h"
@@ -45,6 +45,7 @@
 #define MSG_FDS_MAX (4 + BERTH_TRANSPARENT_PORTS_MAX)
 
 struct sandbox {
+	struct berth_rt base; /* first: the runtime interface's view (runtime.h) */
 	const struct berth_policy *p;
 	const struct berth_runtime_opts *o;
 	struct berth_features feat;
@@ -52,7 +53,7 @@ struct sandbox {
 	int pidfd;             /* library API: pidfd of pid 1 */
 	bool guard_ready;      /* the guard was prepared (its .git state is known) */
 	/* --network proxy: the broker's listeners (made in the sandbox's network
-	 * namespace, handed to berth at sync 2) and the broker serving them. */
+	 * namespace, handed to berth at sync 2 and on to hooks.on_egress). */
 	int proxy_fd[2];
 	uint16_t proxy_port[2];
 	/* ... and, so that clients that ignore the proxy variables reach the
@@ -61,9 +62,6 @@ struct sandbox {
 	struct berth_netns_ports tports;
 	int tfd[BERTH_TRANSPARENT_PORTS_MAX];
 	int dns_fd;
-	struct berth_broker *broker;
-	pthread_t broker_thread;
-	bool broker_running;
 	int userns_errno;      /* set when the clone refused a user namespace */
 	int feat_userns_errno; /* on the second attempt: why the first one could not */
 	bool retry;            /* second attempt: the first one's clone was refused */
@@ -207,11 +205,10 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status);
 /* Step 15: trust scan, cgroups, descriptors (@s itself stays). */
 void berth_sb_cleanup(struct sandbox *s);
 
-/* ---- spawn_broker.c */
+/* ---- spawn_channel.c (sync 2) */
 
-/* Starts the broker thread serving s->proxy_fd/tfd/dns_fd. */
-int berth_sb_start_broker(struct sandbox *s, struct berth_error *err);
-/* Stops it, joins it, and prints its summary of refusals. */
-void berth_sb_stop_broker(struct sandbox *s);
+/* sync 2, --network proxy: hands s->proxy_fd/tfd/dns_fd to hooks.on_egress
+ * (which owns them from then on). */
+int berth_sb_hand_egress(struct sandbox *s, struct berth_error *err);
 
 #endif

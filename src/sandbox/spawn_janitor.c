@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "../supervisor/evidence.h"
 #include "../util/cleanup.h"
+#include "../util/rmtree.h"
 #include "trustscan.h"
 
 #include "spawn_int.h"
@@ -185,10 +185,12 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 			berth_trust_report_free(&r);
 	}
 	berth_guard_free(&s->guard);
-	/* The run's copy of its evidence lives as long as the run. */
-	if (s->p->evidence_dir != NULL) {
+	/* What lives as long as the run (remove_at_end: `berth run`'s copy
+	 * of its evidence) goes with it, berth there or not. */
+	for (size_t i = 0; i < s->o->n_remove_at_end; i++) {
 		struct berth_error e = {0};
-		berth_evidence_remove(s->p->evidence_dir, &e);
+		if (s->o->remove_at_end[i] != NULL)
+			berth_rmtree(s->o->remove_at_end[i], NULL, &e);
 	}
 	_exit(0);
 }
@@ -200,7 +202,7 @@ int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err)
 	s->janitor = -1;
 	s->janitor_fd = -1;
 	s->janitor_lines = -1;
-	if (s->lim.n_dirs == 0 && !s->guard_ready)
+	if (s->lim.n_dirs == 0 && !s->guard_ready && s->o->n_remove_at_end == 0)
 		return 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return berth_err(err, errno, "pipe");

@@ -34,7 +34,8 @@ void berth_sb_measured(struct sandbox *s, const struct berth_measure *m)
 			     &err) < 0)
 		s->meas.seccomp_digest[0] = '\0';
 	s->measured = true;
-	if (s->o->on_measured != NULL && s->o->on_measured(s->o->measured_arg, s->run_id, &s->meas, &err) < 0) {
+	if (s->o->hooks.on_measured != NULL &&
+	    s->o->hooks.on_measured(s->o->hooks.arg, s->run_id, &s->meas, &err) < 0) {
 		/* Fail closed: what could not be recorded does not run on. */
 		s->measure_err = err;
 		s->measure_failed = true;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../policy/flags.h"
+#include "../policy/hostpath.h"
 #include "../util/cleanup.h"
 #include "session.h"
 #include "yconf.h"
@@ -220,36 +221,6 @@ out:
 	return rc;
 }
 
-/* @path made absolute from the current directory (physical: getcwd), with
- * `.`, `..` and `//` removed as written; false when too long. */
-static bool lexical_abs(const char *path, char out[PATH_MAX])
-{
-	char buf[PATH_MAX], cwd[PATH_MAX];
-	size_t n = 0;
-
-	if (path[0] == '/')
-		snprintf(buf, sizeof buf, "%s", path);
-	else if (getcwd(cwd, sizeof cwd) == NULL || (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= sizeof buf)
-		return false;
-	out[0] = '\0';
-	for (char *save = NULL, *c = strtok_r(buf, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			char *s = strrchr(out, '/');
-			n = s != NULL ? (size_t)(s - out) : 0;
-			out[n] = '\0';
-			continue;
-		}
-		if (n + 1 + strlen(c) >= PATH_MAX)
-			return false;
-		n += (size_t)snprintf(out + n, PATH_MAX - n, "/%s", c);
-	}
-	if (n == 0)
-		snprintf(out, PATH_MAX, "/");
-	return true;
-}
-
 int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error *err)
 {
 	size_t len = 0;
@@ -262,7 +233,7 @@ int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error
 	 * fleet) made berth read, and quote in its messages, a file the
 	 * caller did not name.  Like a project rules file, it must be the
 	 * file named, not reached through a link at any component. */
-	if (realpath(path, dir) != NULL && lexical_abs(path, lex) && strcmp(lex, dir) != 0) {
+	if (realpath(path, dir) != NULL && berth_path_lexical_abs(path, lex) && strcmp(lex, dir) != 0) {
 		berth_usage_err(err, "the fleet file `%s` is, or is reached through, a symbolic link (to `%s`)", path,
 				dir);
 		return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "../policy/policy.h"
-#include "../sandbox/home_files.h"
+#include "../runtime/home_files.h"
 #include "../util/error.h"
 #include "profile.h"
 

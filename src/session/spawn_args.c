@@ -18,7 +18,8 @@
 #include "../audit/exposure.h"
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
-#include "../broker/hosts.h"
+#include "../supervisor/run.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "session.h"
@@ -668,7 +669,7 @@ static int clone_repo(struct berth_spawn_req *r, const char *parent, struct bert
 	ro.stdio_fd[2] = STDERR_FILENO;
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, err) < 0) {
 		/* checked already by the caller */
-	} else if (berth_sandbox_run(&p, &ro, &status, err) < 0) {
+	} else if (berth_run_unrecorded(&p, &ro, &status, err) < 0) {
 		berth_err_wrap(err, "cannot clone `%s`", r->repo);
 	} else if (status != 0) {
 		berth_err(err, 0, "git clone of `%s` failed (exit status %d); no session was started", r->repo, status);

@@ -35,8 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../audit/audit.h"
-#include "../audit/queue.h"
+#include "../supervisor/run.h"
 #include "../util/cleanup.h"
 #include "screen.h"
 #include "../util/termfilter.h"
@@ -91,7 +90,7 @@ struct client {
 
 struct sup {
 	const struct berth_session_spec *spec;
-	struct berth_sandbox *sb;
+	struct berth_rt *sb;
 	struct berth_screen *screen;
 	json_t *meta;
 	int master, listen_fd, sig_fd, log_fd;
@@ -110,107 +109,54 @@ struct sup {
 	uint64_t screen_digest; /* berth_screen_digest() after the last output */
 	bool changed_since_drain; /* the screen changed after the pty's queue last drained */
 	bool stopping;
-	/* the audit trail (docs/audit.md): run.start and policy before the
-	 * agent starts, the broker's decisions, run.stop at the end */
-	struct berth_audit *audit;
-	struct berth_audit_queue *aq;
-	bool aq_failed;
-	struct berth_audit_net_cap net_cap; /* docs/audit.md: at most 1000 records per outcome */
-	char run_id[17], actor[80];
+	/* the audit trail (docs/audit.md) and the egress broker: run.h */
+	struct berth_run run;
+	bool run_live;
+	json_t *start_extra;
+	char actor[80];
 };
 
 static long long now_ms(void);
 static bool type_later(struct sup *s, enum typed_kind kind, const char *data, size_t len);
 
-/* run.start and policy of the session's run, durable before the sandbox
- * exists (written here, before any thread: nothing runs while berth clones). */
-static int session_audit_begin(struct sup *s, struct berth_error *err)
+/*
+ * The session's run (src/supervisor/run.h), as for `berth run`: run.start
+ * and policy recorded on a thread while the sandbox is built and durable
+ * before the agent starts, the broker's decisions, run.stop at the end.
+ * No notices: the supervisor is detached (its stderr is /dev/null) and a
+ * session's own refusals are for `berth stop`'s trust lines only.
+ */
+static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struct berth_error *err)
 {
 	const struct berth_policy *p = s->spec->policy;
-	struct berth_audit_entry e[2] = {{0}};
-	char digest[65], d[80];
-	char *pj = NULL;
-	json_t *argv = json_array(), *start = NULL, *pol = NULL;
-	int rc = -1;
 
-	s->audit = berth_audit_open(NULL, err);
-	if (s->audit == NULL)
-		goto out;
-	for (size_t i = 0; i < p->n_env; i++)
-		if (p->env[i].value != NULL && berth_audit_add_secret(s->audit, p->env[i].value, err) < 0)
-			goto out;
-	berth_audit_new_run_id(s->run_id);
 	snprintf(s->actor, sizeof s->actor, "session:%s:uid:%u", s->spec->name, (unsigned)getuid());
-	for (size_t i = 0; i < p->argc; i++)
-		json_array_append_new(argv, json_string(p->argv[i]));
-	pj = berth_policy_to_json(p, false, err);
-	if (pj == NULL || berth_policy_digest(p, digest, err) < 0)
-		goto out;
-	snprintf(d, sizeof d, "sha256:%s", digest);
 	/* "name", not "session": a member whose name holds "session" is
 	 * redacted as a possible session token (docs/audit.md). */
-	start = json_pack("{s:O, s:s?, s:s, s:s, s:s?, s:I, s:s}", "argv", argv, "workspace", p->workspace, "name",
-			  s->spec->name, "profile", s->spec->profile, "repo", s->spec->repo, "pid", (json_int_t)getpid(),
-			  "berth_version", BERTH_VERSION);
-	pol = json_pack("{s:s, s:o}", "digest", d, "policy", json_loads(pj, 0, NULL));
-	if (start == NULL || pol == NULL) {
-		berth_err(err, ENOMEM, "audit: cannot build the session's records");
-		goto out;
-	}
-	e[0] = (struct berth_audit_entry){.run_id = s->run_id, .kind = "run.start", .actor = s->actor, .payload = start};
-	e[1] = (struct berth_audit_entry){.run_id = s->run_id, .kind = "policy", .actor = s->actor, .payload = pol};
-	rc = berth_audit_append_batch(s->audit, e, 2, err);
-out:
-	free(pj);
-	json_decref(argv);
-	json_decref(start);
-	json_decref(pol);
-	if (rc < 0) {
-		berth_err_wrap(err, "the audit trail cannot record this session, so it does not start (fail closed)");
-		berth_audit_close(s->audit);
-		s->audit = NULL;
-	}
-	return rc;
-}
-
-/* The broker's decisions (its thread, started after every clone). */
-static void session_net_decision(const struct berth_broker_decision *d, void *arg)
-{
-	struct sup *s = arg;
-	struct berth_error err = {0};
-
-	if (s->audit == NULL || s->aq_failed)
-		return;
-	if (!berth_audit_net_admit(&s->net_cap, d))
-		return; /* over the cap: a refusal stays a refusal, it is only not recorded one by one */
-	if (s->aq == NULL && (s->aq = berth_audit_queue_new(s->audit, s->run_id, "broker", &err)) == NULL) {
-		s->aq_failed = true;
-		return;
-	}
-	json_t *p = berth_audit_net_payload(d);
-	if (p != NULL)
-		berth_audit_queue_push(s->aq, "net.decision", p, d->outcome == BERTH_BROKER_REFUSED, &err);
+	s->start_extra = json_pack("{s:s?, s:s, s:s?, s:s?}", "workspace", p->workspace, "name", s->spec->name,
+				   "profile", s->spec->profile, "repo", s->spec->repo);
+	if (s->start_extra == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	struct berth_run_spec spec = {.policy = p,
+				      .actor = s->actor,
+				      .audit = true,
+				      .start_extra = s->start_extra,
+				      .refuse_what = "this session",
+				      .quiet = true};
+	berth_run_init(&s->run, &spec, NULL, err);
+	berth_run_attach(&s->run, ro);
+	s->run_live = true;
+	return 0;
 }
 
 /* run.stop, after the broker stopped (the sandbox is freed). */
-static void session_audit_end(struct sup *s, int status)
+static void session_run_end(struct sup *s, int status)
 {
-	struct berth_error err = {0};
-
-	if (s->audit == NULL)
-		return;
-	json_t *sum =
-	    s->aq != NULL ? berth_audit_net_summary(&s->net_cap) : NULL; /* the broker has stopped */
-	if (sum != NULL)
-		berth_audit_queue_push(s->aq, "net.decision", sum, false, &err);
-	berth_audit_queue_close(s->aq, &err);
-	s->aq = NULL;
-	json_t *stop = json_pack("{s:i, s:I}", "status", status, "duration_ms", (json_int_t)(s->started_ms ? now_ms() - s->started_ms : 0));
-	if (stop != NULL)
-		berth_audit_append(s->audit, s->run_id, "run.stop", s->actor, stop, NULL, NULL, &err);
-	json_decref(stop);
-	berth_audit_close(s->audit);
-	s->audit = NULL;
+	if (s->run_live)
+		berth_run_end(&s->run, status, NULL);
+	s->run_live = false;
+	json_decref(s->start_extra);
+	s->start_extra = NULL;
 }
 
 static long long now_ms(void)
@@ -681,7 +627,7 @@ static void finish(struct sup *s, int status)
 
 static int loop(struct sup *s)
 {
-	int pidfd = berth_sandbox_pidfd(s->sb), status = 0;
+	int pidfd = berth_rt_pidfd(s->sb), status = 0;
 
 	for (;;) {
 		struct pollfd p[4 + MAX_CLIENTS];
@@ -695,7 +641,7 @@ static int loop(struct sup *s)
 		}
 		int enter_in = type_due(s, now);
 		if (s->stop_deadline_ms > 0 && now >= s->stop_deadline_ms) {
-			berth_sandbox_kill(s->sb);
+			berth_rt_kill(s->sb);
 			s->stop_deadline_ms = 0;
 		}
 		if (s->type_at_ms > 0)
@@ -743,7 +689,7 @@ static int loop(struct sup *s)
 						break;
 					pty_output(s);
 				}
-				if (berth_sandbox_wait(s->sb, &status) < 0)
+				if (berth_rt_wait(s->sb, &status) < 0)
 					status = 125;
 				goto end;
 			} else if (map[k] == -2) {
@@ -770,8 +716,8 @@ static int loop(struct sup *s)
 			if (s->clients[i] != NULL)
 				flush_client(s->clients[i]);
 	}
-	berth_sandbox_kill(s->sb);
-	if (berth_sandbox_wait(s->sb, &status) < 0)
+	berth_rt_kill(s->sb);
+	if (berth_rt_wait(s->sb, &status) < 0)
 		status = 125;
 end:
 	return status;
@@ -787,9 +733,9 @@ static void end_session(struct sup *s, int status)
 
 	finish(s, status);
 	typed_free(s);
-	berth_sandbox_free(s->sb);
+	berth_rt_free(s->sb);
 	s->sb = NULL;
-	session_audit_end(s, status);
+	session_run_end(s, status);
 	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
 	unlink(path);
 	close(s->spec->lock_fd);
@@ -843,7 +789,7 @@ static json_t *make_meta(const struct sup *s, const struct berth_session_spec *s
 			      p->network <= BERTH_NET_PROXY ? nets[p->network] : "?", "allow_hosts", hosts, "command",
 			      "started", (json_int_t)time(NULL), "pid", (json_int_t)getpid(), "exit_status", -1,
 			      "state", "running", "managed_workspace", sp->managed_workspace, "run_id",
-			      berth_sandbox_run_id(s->sb), "uid", (int)getuid());
+			      berth_rt_run_id(s->sb), "uid", (int)getuid());
 	if (m == NULL)
 		return NULL;
 	json_t *argv = json_object_get(m, "command");
@@ -905,14 +851,9 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	ro.quiet = true;
 	ro.pty_rows = (unsigned short)sp->rows;
 	ro.pty_cols = (unsigned short)sp->cols;
-	if (session_audit_begin(&s, &m.err) < 0)
+	if (session_run_begin(&s, &ro, &m.err) < 0 || berth_run_start(&s.run, &ro, &s.sb, &m.err) < 0)
 		goto fail;
-	ro.run_id = s.run_id;
-	ro.on_net_decision = session_net_decision;
-	ro.net_decision_arg = &s;
-	if (berth_sandbox_start(sp->policy, &ro, &s.sb, &m.err) < 0)
-		goto fail;
-	s.master = berth_sandbox_pty_master(s.sb);
+	s.master = berth_rt_pty_master(s.sb);
 	if (s.master < 0) {
 		berth_err(&m.err, 0, "the sandbox has no pseudo-terminal");
 		goto fail;
@@ -940,9 +881,8 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	end_session(&s, loop(&s));
 	_exit(0);
 fail:
-	if (s.sb != NULL)
-		berth_sandbox_free(s.sb);
-	session_audit_end(&s, m.err.status ? m.err.status : 125);
+	berth_rt_free(s.sb);
+	session_run_end(&s, m.err.status ? m.err.status : 125);
 	if (s.rt_dir[0] != '\0') {
 		snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
 		unlink(path);

@@ -220,7 +220,7 @@ static enum wait_result next_message(struct berth_app *a, long long deadline, js
 		if (left <= 0)
 			return TIMED_OUT;
 		struct pollfd p[3] = {
-		    {a->rpc, POLLIN, 0}, {a->logfd, POLLIN, 0}, {berth_sandbox_pidfd(a->sb), POLLIN, 0}};
+		    {a->rpc, POLLIN, 0}, {a->logfd, POLLIN, 0}, {berth_rt_pidfd(a->sb), POLLIN, 0}};
 		if (poll(p, 3, (int)(left > 60000 ? 60000 : left)) < 0 && errno != EINTR)
 			return CHANNEL_BROKEN;
 		if (p[1].revents & (POLLIN | POLLHUP))
@@ -260,14 +260,14 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful)
 	if (a->sb == NULL)
 		return;
 	if (!graceful)
-		berth_sandbox_kill(a->sb);
+		berth_rt_kill(a->sb);
 	/* End of file on its channel asks the app to exit (docs/protocol.md). */
 	if (graceful && a->rpc >= 0) {
 		shutdown(a->rpc, SHUT_WR);
 		long long deadline = berth_ap_now_ms() + BERTH_APP_STOP_GRACE_MS;
 		for (;;) {
 			long long left = deadline - berth_ap_now_ms();
-			struct pollfd p[2] = {{berth_sandbox_pidfd(a->sb), POLLIN, 0}, {a->logfd, POLLIN, 0}};
+			struct pollfd p[2] = {{berth_rt_pidfd(a->sb), POLLIN, 0}, {a->logfd, POLLIN, 0}};
 			if (left <= 0 || poll(p, 2, (int)left) <= 0)
 				break;
 			if (p[1].revents & (POLLIN | POLLHUP))
@@ -279,15 +279,15 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful)
 	if (a->exit_status < 0) {
 		/* How it ended, for run.stop: still running after the grace
 		 * period (or not asked to stop) means killed. */
-		struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+		struct pollfd pd = {berth_rt_pidfd(a->sb), POLLIN, 0};
 		if (poll(&pd, 1, 0) <= 0)
-			berth_sandbox_kill(a->sb);
-		berth_sandbox_wait(a->sb, &a->exit_status);
+			berth_rt_kill(a->sb);
+		berth_rt_wait(a->sb, &a->exit_status);
 	}
-	berth_sandbox_free(a->sb); /* the broker stops here: its decisions are queued */
+	berth_rt_free(a->sb);
 	a->sb = NULL;
 	close_channel(a);
-	berth_ap_audit_end(a);
+	berth_ap_audit_end(a); /* the broker stops here: its decisions are queued */
 	a->olen = 0;
 	/* What was sent is lost with the app; what waits goes out again. */
 	for (size_t i = 0; i < a->n_pend;)
@@ -320,7 +320,7 @@ void berth_app_stop(struct berth_app *a)
 void berth_app_fds(const struct berth_app *a, int *log_fd, int *pid_fd)
 {
 	*log_fd = a->sb != NULL ? a->logfd : -1;
-	*pid_fd = a->sb != NULL ? berth_sandbox_pidfd(a->sb) : -1;
+	*pid_fd = a->sb != NULL ? berth_rt_pidfd(a->sb) : -1;
 }
 
 static void idle_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce)
@@ -424,43 +424,16 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	a->calls = 0;
 	a->boot_ms = berth_ap_now_ms();
 	a->audit_refused = false;
-	if (a->o.audit) {
-		/* The run is recorded on a thread while the sandbox is built;
-		 * the app starts only once that is durable (berth_ap_audit_release). */
-		berth_audit_new_run_id(a->run_id);
-		a->ro.run_id = a->run_id;
-		a->ro.before_release = berth_ap_audit_release;
-		a->ro.release_arg = a;
-		a->ro.on_net_decision = berth_ap_audit_net;
-		a->ro.net_decision_arg = a;
-		a->aud_rc = -1;
-		a->aud_err = (struct berth_error){0};
-		if (pthread_create(&a->aud_th, NULL, berth_ap_audit_main, a) == 0)
-			a->aud_thread = true;
-		else
-			berth_ap_audit_main(a);
-	}
-	if (berth_sandbox_start(&a->p, &a->ro, &a->sb, err) < 0) {
-		if (a->o.audit) {
-			struct berth_error ae = {0};
-			if (berth_ap_audit_join(a, &ae) < 0 && a->aq == NULL) {
-				a->audit_refused = true;
-				a->audit_why = ae;
-			}
-			if (a->audit != NULL && a->aq == NULL) {
-				/* run.start is on record, the queue is not: end it here. */
-				json_t *stop = json_pack("{s:s, s:s, s:n}", "app", a->m.name, "reason",
-							 "boot failed", "status");
-				berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a),
-						   stop, NULL, NULL, &ae);
-				json_decref(stop);
-			}
-			a->stop_reason = "boot failed";
-			berth_ap_audit_end(a);
-		}
+	/* The run is recorded on a thread while the sandbox is built; the app
+	 * starts only once that is durable (src/supervisor/run.h). */
+	if (berth_ap_run_begin(a, err) < 0)
+		goto fail;
+	if (berth_run_start(&a->run, &a->ro, &a->sb, err) < 0) {
+		berth_ap_run_failed(a);
 		berth_err_wrap(err, "cannot boot the app `%s`", a->m.name);
 		goto fail;
 	}
+	berth_ap_run_started(a);
 	close(sv[1]);
 	close(lp[1]);
 	sv[1] = lp[1] = -1;
@@ -468,7 +441,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	a->logfd = lp[0];
 	fcntl(a->rpc, F_SETFL, O_NONBLOCK);
 	fcntl(a->logfd, F_SETFL, O_NONBLOCK);
-	berth_sandbox_enforced(a->sb, &a->enforced);
+	berth_rt_enforced(a->sb, &a->enforced);
 
 	/* The first message must be berth/ready. */
 	deadline = berth_ap_now_ms() + BERTH_APP_BOOT_TIMEOUT_MS;
@@ -478,7 +451,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 			berth_err(err, 0, "the app `%s` did not announce itself (berth/ready) within %d ms",
 				  a->m.name, BERTH_APP_BOOT_TIMEOUT_MS);
 			berth_err_hint(err, "the entry must start the SDK's run loop (see docs/protocol.md)");
-			berth_sandbox_kill(a->sb); /* unresponsive: no grace period */
+			berth_rt_kill(a->sb); /* unresponsive: no grace period */
 			goto stop;
 		}
 		if (w != GOT_MESSAGE) {

@@ -44,115 +44,78 @@ void berth_app_set_caller(struct berth_app *a, const char *caller)
 	berth_text_clean(a->caller, sizeof a->caller, caller != NULL ? caller : "");
 }
 
-/* run.start and policy, then the queue for the boot's other records. */
-static int audit_begin(struct berth_app *a, struct berth_error *err)
+/* The boot's notices (the audit log's recovery, what could not be
+ * recorded, the broker's refusals) on stderr, as `berth run` prints them. */
+static void run_notice(void *arg, const char *line)
 {
-	struct berth_audit_entry e[2] = {{0}};
-	char pdigest[65], adigest[80], pd[80];
-	char *policy_json = NULL;
-	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
-	int rc = -1;
+	char clean[2100];
 
-	a->audit = berth_audit_open(NULL, err);
-	if (a->audit == NULL)
-		goto out;
-	if (berth_audit_recovered(a->audit) != NULL)
-		fprintf(stderr, "berth: audit: %s\n", berth_audit_recovered(a->audit));
-	/* The manifest's `secrets` reach the app only, never the log. */
-	for (size_t i = 0; i < a->p.n_env; i++)
-		if (a->p.env[i].from_host && a->p.env[i].value != NULL &&
-		    berth_audit_add_secret(a->audit, a->p.env[i].value, err) < 0)
-			goto out;
-	for (size_t i = 0; argv != NULL && i < a->p.argc; i++)
-		json_array_append_new(argv, json_string(a->p.argv[i]));
+	(void)arg;
+	fprintf(stderr, "berth: %s\n", berth_text_clean(clean, sizeof clean, line));
+}
+
+/* The boot's run (src/supervisor/run.h): run.start and policy on a thread
+ * while the sandbox is built, durable before the app's command starts. */
+int berth_ap_run_begin(struct berth_app *a, struct berth_error *err)
+{
+	char adigest[80];
+
 	snprintf(adigest, sizeof adigest, "sha256:%s", a->digest);
-	start = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:s}", "app", a->m.name, "version", a->m.version,
-			  "app_dir", a->paths.app_dir, "app_digest", adigest, "argv", argv, "pid",
-			  (json_int_t)getpid(), "berth_version", BERTH_VERSION);
-	policy_json = berth_policy_to_json(&a->p, false, err);
-	if (policy_json == NULL || berth_policy_digest(&a->p, pdigest, err) < 0)
-		goto out;
-	polv = json_loads(policy_json, 0, NULL);
-	snprintf(pd, sizeof pd, "sha256:%s", pdigest);
-	pol = json_pack("{s:s, s:s, s:O}", "digest", pd, "app_digest", adigest, "policy",
-			polv != NULL ? polv : json_null());
-	if (start == NULL || pol == NULL) {
-		berth_err(err, ENOMEM, "audit: cannot build the run records");
-		goto out;
+	a->run_extra[0] = json_pack("{s:s, s:s, s:s, s:s}", "app", a->m.name, "version", a->m.version, "app_dir",
+				    a->paths.app_dir, "app_digest", adigest);
+	a->run_extra[1] = json_pack("{s:s}", "app_digest", adigest);
+	a->run_extra[2] = json_pack("{s:s}", "app", a->m.name);
+	if (a->run_extra[0] == NULL || a->run_extra[1] == NULL || a->run_extra[2] == NULL) {
+		berth_ap_run_free_extra(a);
+		return berth_err(err, ENOMEM, "out of memory");
 	}
-	e[0] = (struct berth_audit_entry){
-	    .run_id = a->run_id, .kind = "run.start", .actor = berth_ap_app_actor(a), .payload = start};
-	e[1] = (struct berth_audit_entry){
-	    .run_id = a->run_id, .kind = "policy", .actor = berth_ap_app_actor(a), .payload = pol};
-	if (berth_audit_append_batch(a->audit, e, 2, err) < 0)
-		goto out;
-	a->aq = berth_audit_queue_new(a->audit, a->run_id, berth_ap_app_actor(a), err);
-	a->net_cap = (struct berth_audit_net_cap){0};
-	rc = a->aq != NULL ? 0 : -1;
-out:
-	free(policy_json);
-	json_decref(argv);
-	json_decref(start);
-	json_decref(pol);
-	json_decref(polv);
-	if (rc < 0 && a->aq == NULL) {
-		/* A run.start already durable gets its run.stop from the caller. */
-		if (e[0].seq == 0) {
-			berth_audit_close(a->audit);
-			a->audit = NULL;
-		}
-	}
-	return rc;
-}
-
-void *berth_ap_audit_main(void *arg)
-{
-	struct berth_app *a = arg;
-
-	a->aud_rc = audit_begin(a, &a->aud_err);
-	return NULL;
-}
-
-/* Wait for audit_begin(); 0 when run.start and policy are durable. */
-int berth_ap_audit_join(struct berth_app *a, struct berth_error *err)
-{
-	if (a->aud_thread) {
-		pthread_join(a->aud_th, NULL);
-		a->aud_thread = false;
-	}
-	if (a->aud_rc == 0)
-		return 0;
-	*err = a->aud_err;
-	return -1;
-}
-
-/* berth_runtime_opts.before_release: the app starts only once its run is
- * on record. */
-int berth_ap_audit_release(void *arg, struct berth_error *err)
-{
-	struct berth_app *a = arg;
-
-	if (berth_ap_audit_join(a, err) < 0)
-		return berth_err_wrap(err,
-				      "the audit trail cannot record the app's run, so it does not start "
-				      "(fail closed)");
+	struct berth_run_spec spec = {
+	    .policy = &a->p,
+	    .actor = berth_ap_app_actor(a),
+	    .audit = a->o.audit,
+	    /* The manifest's `secrets` reach the app only, never the log; its
+	     * `env` values are published in the manifest. */
+	    .secrets = BERTH_RUN_SECRETS_FROM_HOST,
+	    .start_extra = a->run_extra[0],
+	    .policy_extra = a->run_extra[1],
+	    .net_extra = a->run_extra[2],
+	    .queue_at_start = true,
+	    .refuse_what = "the app's run",
+	    .quiet = a->o.quiet,
+	    .notice = run_notice,
+	};
+	berth_run_init(&a->run, &spec, NULL, err);
+	berth_run_attach(&a->run, &a->ro);
+	a->run_live = true;
 	return 0;
 }
 
-/* The egress broker's decisions, on its thread: a refusal is durable before
- * the app's client gets its 403, as for `berth run`. */
-void berth_ap_audit_net(const struct berth_broker_decision *d, void *arg)
+void berth_ap_run_free_extra(struct berth_app *a)
 {
-	struct berth_app *a = arg;
-	struct berth_error err = {0};
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(a->run_extra); i++) {
+		json_decref(a->run_extra[i]);
+		a->run_extra[i] = NULL;
+	}
+}
 
-	if (a->aq == NULL || !berth_audit_net_admit(&a->net_cap, d))
-		return; /* over the cap: a refusal stays a refusal, it is only not recorded one by one */
-	json_t *payload = berth_audit_net_payload(d);
-	if (payload == NULL)
-		return;
-	json_object_set_new(payload, "app", json_string(a->m.name));
-	berth_audit_queue_push_as(a->aq, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
+/* The sandbox started: its calls are recorded through the run's queue. */
+void berth_ap_run_started(struct berth_app *a)
+{
+	a->aq = a->o.audit ? berth_run_queue(&a->run) : NULL;
+}
+
+/* The sandbox did not start: when the audit trail was the reason, calls
+ * fail with -32005 (BERTH_RPC_AUDIT) until a boot succeeds. */
+void berth_ap_run_failed(struct berth_app *a)
+{
+	struct berth_error ae = {0};
+
+	if (berth_run_join(&a->run, &ae) < 0 && berth_run_audit_failed(&a->run) != NULL) {
+		a->audit_refused = true;
+		a->audit_why = *berth_run_audit_failed(&a->run);
+	}
+	a->stop_reason = "boot failed";
+	berth_ap_audit_end(a);
 }
 
 /* tool.call for @q (not waited for: its tool.result is).  Returns 0, or -1
@@ -288,44 +251,20 @@ void berth_ap_deliver(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	}
 }
 
-/* run.stop, then close this boot's queue and handle (all durable).  When
- * the queue failed (a full disk that has room again), run.stop is tried
- * once more directly, naming how many records were lost. */
+/* run.stop (src/supervisor/run.c: after the queue closed; with
+ * "records_lost" when it lost some), then the boot's handle closes. */
 void berth_ap_audit_end(struct berth_app *a)
 {
-	struct berth_error err = {0};
-
-	if (a->aq != NULL) {
+	if (a->run_live) {
 		audit_settle(a);
-		json_t *sum = berth_audit_net_summary(&a->net_cap); /* the broker has stopped */
-		if (sum != NULL) {
-			json_object_set_new(sum, "app", json_string(a->m.name));
-			berth_audit_queue_push_as(a->aq, "broker", "net.decision", sum, false, &err);
-		}
-		json_int_t ms = (json_int_t)(berth_ap_now_ms() - a->boot_ms);
 		const char *reason = a->stop_reason != NULL ? a->stop_reason : "stopped";
-		json_t *stop =
-		    json_pack("{s:s, s:s, s:o, s:I, s:I}", "app", a->m.name, "reason", reason, "status",
-			      a->exit_status >= 0 ? json_integer(a->exit_status) : json_null(), "duration_ms",
-			      ms, "calls", (json_int_t)a->calls);
-		if (stop != NULL)
-			berth_audit_queue_push(a->aq, "run.stop", json_incref(stop), false, &err);
-		if (berth_audit_queue_close(a->aq, &err) < 0) {
-			char buf[1400];
-			json_object_set_new(stop, "records_lost", json_string(err.msg));
-			struct berth_error e2 = {0};
-			if (stop == NULL ||
-			    berth_audit_append(a->audit, a->run_id, "run.stop", berth_ap_app_actor(a), stop,
-					       NULL, NULL, &e2) < 0) {
-				snprintf(buf, sizeof buf,
-					 "the audit trail could not record the end of this run: %s", err.msg);
-				berth_ap_app_log(a, "error", buf);
-			}
-		}
-		json_decref(stop);
-		a->aq = NULL;
+		json_t *extra = json_pack("{s:s, s:s, s:I}", "app", a->m.name, "reason", reason, "calls",
+					  (json_int_t)a->calls);
+		a->aq = NULL; /* closed by berth_run_end() */
+		berth_run_end(&a->run, a->exit_status, extra);
+		json_decref(extra);
+		berth_ap_run_free_extra(a);
+		a->run_live = false;
 	}
-	berth_audit_close(a->audit);
-	a->audit = NULL;
 	a->stop_reason = NULL;
 }

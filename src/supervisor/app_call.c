@@ -311,7 +311,7 @@ void berth_app_poll_fds(const struct berth_app *a, struct pollfd p[3])
 
 	p[0] = (struct pollfd){up ? a->rpc : -1, (short)(POLLIN | (a->olen ? POLLOUT : 0)), 0};
 	p[1] = (struct pollfd){up ? a->logfd : -1, POLLIN, 0};
-	p[2] = (struct pollfd){up ? berth_sandbox_pidfd(a->sb) : -1, POLLIN, 0};
+	p[2] = (struct pollfd){up ? berth_rt_pidfd(a->sb) : -1, POLLIN, 0};
 }
 
 long long berth_app_next_deadline(const struct berth_app *a)
@@ -373,15 +373,15 @@ static void died(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	char why[512];
 	int status = -1;
 	bool closed_only = false;
-	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+	struct pollfd pd = {berth_rt_pidfd(a->sb), POLLIN, 0};
 
 	berth_ap_drain_logs(a);
 	/* End of file on the channel: give a dying app a moment to be reaped. */
 	if (poll(&pd, 1, 500) <= 0) {
 		closed_only = true;
-		berth_sandbox_kill(a->sb);
+		berth_rt_kill(a->sb);
 	}
-	berth_sandbox_wait(a->sb, &status);
+	berth_rt_wait(a->sb, &status);
 	if (closed_only)
 		snprintf(why, sizeof why, "the app `%s` closed its channel and was stopped", a->m.name);
 	else if (status > 128)
@@ -441,7 +441,7 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 			break;
 	}
 	flush(a);
-	struct pollfd pd = {berth_sandbox_pidfd(a->sb), POLLIN, 0};
+	struct pollfd pd = {berth_rt_pidfd(a->sb), POLLIN, 0};
 	if (a->rin.eof || poll(&pd, 1, 0) > 0)
 		died(a, done, ctx);
 	berth_ap_deliver(a, done, ctx);
@@ -463,7 +463,7 @@ void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
 		/* Unresponsive: stop it at once, without a grace period; fail
 		 * this call and every other it owed, then stop it. */
 		if (a->sb != NULL)
-			berth_sandbox_kill(a->sb);
+			berth_rt_kill(a->sb);
 		berth_ap_call_fail(&ce, BERTH_RPC_TIMEOUT, NULL,
 				   "the call to `%s` timed out after %u ms; the app `%s` was stopped (the "
 				   "next call boots "

@@ -22,6 +22,7 @@
 #include "../audit/exposure.h"
 #include "../audit/queue.h"
 #include "lines.h"
+#include "run.h"
 
 struct berth_app {
 	struct berth_app_opts o;
@@ -30,7 +31,7 @@ struct berth_app {
 	struct berth_policy p;
 	char digest[65];
 	struct berth_runtime_opts ro;
-	struct berth_sandbox *sb;
+	struct berth_rt *sb; /* the started sandbox, or NULL */
 	struct berth_enforced enforced;
 	int rpc;   /* berth's end of the channel, non-blocking; -1 when stopped */
 	int logfd; /* read end of the app's stdout+stderr; -1 when stopped */
@@ -43,17 +44,14 @@ struct berth_app {
 	/* Bytes queued for the channel (requests, cancellations). */
 	char *obuf;
 	size_t olen, ocap;
-	/* The audit trail (docs/audit.md, "Resident apps"): one run per boot. */
-	char run_id[17];
+	/* The audit trail (docs/audit.md, "Resident apps"): one run per boot
+	 * (src/supervisor/run.h), which also serves the app's egress. */
+	struct berth_run run;
+	bool run_live;		      /* run is initialised and not ended yet */
+	json_t *run_extra[3];	      /* its run.start, policy and net.decision members */
 	char actor[160];	      /* who runs the app: run.start, policy, run.stop */
 	char caller[160];	      /* who calls: tool.call, tool.result */
-	struct berth_audit *audit;    /* this boot's handle, or NULL */
-	struct berth_audit_queue *aq; /* its writer, or NULL */
-	struct berth_audit_net_cap net_cap; /* this boot's net.decision records (docs/audit.md) */
-	pthread_t aud_th;
-	bool aud_thread; /* aud_th runs or must be joined */
-	int aud_rc;	 /* run.start + policy: 0 durable, -1 not */
-	struct berth_error aud_err;
+	struct berth_audit_queue *aq; /* the run's queue while booted with audit, or NULL */
 	bool audit_refused;	      /* the last boot failed for the audit trail */
 	struct berth_error audit_why; /* why */
 	long long boot_ms;
@@ -112,15 +110,16 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful);
 
 /* Who runs the app, for run.start, policy and run.stop ("berth" by default). */
 const char *berth_ap_app_actor(const struct berth_app *a);
-/* The audit thread of a boot (pthread_create): run.start and policy. */
-void *berth_ap_audit_main(void *arg);
-/* Waits for that thread; 0 when run.start and policy are durable. */
-int berth_ap_audit_join(struct berth_app *a, struct berth_error *err);
-/* berth_runtime_opts.before_release: the app starts only once its run is
- * recorded. */
-int berth_ap_audit_release(void *arg, struct berth_error *err);
-/* berth_runtime_opts.on_net_decision: the broker's decisions, on its thread. */
-void berth_ap_audit_net(const struct berth_broker_decision *d, void *arg);
+/* The boot's run: initialised and attached to a->ro (run.start and policy
+ * are recorded while the sandbox is built).  Returns 0, or -1 (ENOMEM). */
+int berth_ap_run_begin(struct berth_app *a, struct berth_error *err);
+/* The sandbox started: a->aq is the run's queue (with audit). */
+void berth_ap_run_started(struct berth_app *a);
+/* The sandbox did not start: notes whether the audit trail refused it,
+ * then ends the run ("boot failed"). */
+void berth_ap_run_failed(struct berth_app *a);
+/* Frees the run's extra members. */
+void berth_ap_run_free_extra(struct berth_app *a);
 /* tool.call for @q (not waited for: its tool.result is). */
 int berth_ap_record_call(struct berth_app *a, struct pending *q, struct berth_error *err);
 /* A call finished: queues its tool.result (its tool.call first, if it never
@@ -129,7 +128,8 @@ void berth_ap_finish(struct berth_app *a, struct pending *q, json_t *result,
 		     const struct berth_call_error *ce, bool report);
 /* Reports the finished calls, each once its record is durable. */
 void berth_ap_deliver(struct berth_app *a, berth_app_done_fn done, void *ctx);
-/* run.stop, then closes this boot's queue and handle. */
+/* run.stop (src/supervisor/run.c), the broker stopped, the queue and
+ * handle closed; the sandbox must be freed before. */
 void berth_ap_audit_end(struct berth_app *a);
 
 /* ---- app_call.c */

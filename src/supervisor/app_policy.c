@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../broker/hosts.h"
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
 

@@ -22,6 +22,7 @@
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "lines.h"
+#include "outq.h"
 
 #define MAX_APPS 16
 #define MAX_CLIENTS 32
@@ -182,8 +183,7 @@ struct client {
 	int fd; /* non-blocking */
 	struct dev_app *app;
 	struct berth_lines in;
-	char *out; /* answers not written yet */
-	size_t olen, ocap;
+	struct berth_outq out; /* answers not written yet */
 	bool watch; /* asked (`watch`) to hear of reloads: a `changed` notification */
 };
 
@@ -210,7 +210,9 @@ static void print_log(void *ctx, const char *app, const char *level, const char 
 		strcmp(level, "info") ? level : "", line);
 }
 
-static int open_app(struct dev *d, struct dev_app *da, struct berth_error *err)
+/* The app in @da's directory into *@out, its diagnostics printed when it
+ * does not load. */
+static int load_app(const struct dev *d, const struct dev_app *da, struct berth_app **out, struct berth_error *err)
 {
 	char actor[64];
 	snprintf(actor, sizeof actor, "dev:uid:%u",
@@ -219,12 +221,19 @@ static int open_app(struct dev *d, struct dev_app *da, struct berth_error *err)
 	    .force_off = d->o->force_off, .log = print_log, .audit = true, .actor = actor};
 	struct berth_diags diags = {0};
 
-	if (berth_app_open(da->dir, &ao, &da->app, &diags, err) < 0) {
+	if (berth_app_open(da->dir, &ao, out, &diags, err) < 0) {
 		for (size_t i = 0; i < diags.n; i++)
 			fprintf(stderr, "%s\n", diags.items[i].text);
 		berth_diags_free(&diags);
 		return -1;
 	}
+	return 0;
+}
+
+static int open_app(struct dev *d, struct dev_app *da, struct berth_error *err)
+{
+	if (load_app(d, da, &da->app, err) < 0)
+		return -1;
 	snprintf(da->name, sizeof da->name, "%s", berth_app_manifest(da->app)->name);
 	return 0;
 }
@@ -302,20 +311,11 @@ static void reload(struct dev *d, struct dev_app *da)
 {
 	struct berth_error err = {0};
 	struct berth_app *old = da->app, *fresh = NULL;
-	char actor[64];
-	snprintf(actor, sizeof actor, "dev:uid:%u",
-		 (unsigned)getuid()); /* callers are this uid (SO_PEERCRED) */
-	struct berth_app_opts ao = {
-	    .force_off = d->o->force_off, .log = print_log, .audit = true, .actor = actor};
-	struct berth_diags diags = {0};
 	long long t0 = now_us();
 	unsigned long boot_us = 0;
 
 	da->dirty = false;
-	if (berth_app_open(da->dir, &ao, &fresh, &diags, &err) < 0) {
-		for (size_t i = 0; i < diags.n; i++)
-			fprintf(stderr, "%s\n", diags.items[i].text);
-		berth_diags_free(&diags);
+	if (load_app(d, da, &fresh, &err) < 0) {
 		fprintf(stderr,
 			"berth: dev: `%s` changed but cannot be reloaded: %s; the previous version keeps "
 			"running\n",
@@ -356,60 +356,30 @@ static void client_close(struct client *c)
 		close(c->fd);
 	c->fd = -1;
 	berth_lines_free(&c->in);
-	free(c->out);
-	c->out = NULL;
-	c->olen = c->ocap = 0;
+	berth_outq_free(&c->out);
 }
 
 /* Write what the client will take now; never block on a slow reader. */
 static void client_flush(struct client *c)
 {
-	while (c->fd >= 0 && c->olen > 0) {
-		ssize_t w = send(c->fd, c->out, c->olen, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (w <= 0) {
-			client_close(c);
-			return;
-		}
-		memmove(c->out, c->out + w, c->olen - (size_t)w);
-		c->olen -= (size_t)w;
-	}
+	if (c->fd >= 0 && berth_outq_send(&c->out, c->fd) < 0)
+		client_close(c);
 }
 
 static void reply(struct client *c, json_t *msg)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
+	cleanup_free char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len = s != NULL ? strlen(s) : 0;
 
 	json_decref(msg);
-	if (s == NULL || c->fd < 0) {
-		free(s);
+	if (s == NULL || c->fd < 0)
 		return;
-	}
-	if (c->olen + len + 1 > CLIENT_OUT_MAX) {
-		/* It does not read its answers: drop it rather than stall. */
-		free(s);
+	/* Too far behind, it does not read its answers: drop it rather than
+	 * stall. */
+	if (c->out.len + len + 1 > CLIENT_OUT_MAX || berth_outq_put_line(&c->out, s, len) < 0) {
 		client_close(c);
 		return;
 	}
-	if (c->olen + len + 1 > c->ocap) {
-		size_t cap = c->ocap ? c->ocap : 65536;
-		while (cap < c->olen + len + 1)
-			cap *= 2;
-		char *b = realloc(c->out, cap);
-		if (b == NULL) {
-			free(s);
-			client_close(c);
-			return;
-		}
-		c->out = b;
-		c->ocap = cap;
-	}
-	memcpy(c->out + c->olen, s, len);
-	c->out[c->olen + len] = '\n';
-	c->olen += len + 1;
-	free(s);
 	client_flush(c);
 }
 
@@ -501,7 +471,7 @@ static void client_input(struct client *c)
 		client_close(c);
 		return;
 	}
-	while (c->fd >= 0 && c->olen < BERTH_RPC_MAX_LINE &&
+	while (c->fd >= 0 && c->out.len < BERTH_RPC_MAX_LINE &&
 	       (r = berth_lines_next(&c->in, &line, &len)) != 0) {
 		json_t *req = r == 1 ? json_loadb(line, len, 0, NULL) : NULL;
 		if (req == NULL) {
@@ -654,7 +624,7 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 		}
 		for (size_t i = 0; i < MAX_CLIENTS; i++)
 			p[np++] = (struct pollfd){d.clients[i].fd,
-						  (short)(POLLIN | (d.clients[i].olen ? POLLOUT : 0)), 0};
+						  (short)(POLLIN | (d.clients[i].out.len ? POLLOUT : 0)), 0};
 		if (poll(p, np, timeout) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN) {

@@ -3,6 +3,7 @@
  * evidence.c - copy, hash and record evidence (evidence.h).
  */
 #include "evidence.h"
+#include "../util/rmtree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -382,49 +383,7 @@ out:
 	return out;
 }
 
-/* rm -rf below @dfd, making directories writable first. */
-static int rm_tree(int dfd, int depth)
-{
-	DIR *d;
-	struct dirent *de;
-	int bad = 0;
-
-	if (depth > 300)
-		return 1;
-	fchmod(dfd, 0700);
-	d = fdopendir(dfd);
-	if (d == NULL) {
-		close(dfd);
-		return 1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
-			continue;
-		if (errno == EISDIR || errno == EPERM) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				bad += rm_tree(sub, depth + 1);
-				if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
-					continue;
-			}
-		}
-		bad++;
-	}
-	closedir(d);
-	return bad;
-}
-
 int berth_evidence_remove(const char *dest, struct berth_error *err)
 {
-	int fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int bad;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot remove the evidence copy `%s`", dest);
-	bad = rm_tree(fd, 0);
-	if (rmdir(dest) < 0 || bad > 0)
-		return berth_err(err, errno, "cannot remove the evidence copy `%s` (%d entries left)", dest, bad);
-	return 0;
+	return berth_rmtree(dest, "the evidence copy", err);
 }

@@ -1,27 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-
-#include "mcp.h"
+/*
+ * mcp.c - `berth mcp`: resident apps served as an MCP server over stdio
+ * (mcp.h).  The protocol (output, methods, the loop) is here; the tools and
+ * their results are in mcp_tools.c, the link to a running `berth dev` in
+ * mcp_dev.c.
+ */
+#include "mcp_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/text.h"
-#include "app.h"
-#include "dev.h"
-#include "lines.h"
 
 #ifndef BERTH_VERSION
 #define BERTH_VERSION "0.0.0"
@@ -34,47 +31,7 @@ static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"}
 static const char *const levels[] = {"debug", "info",	  "notice", "warning",
 				     "error", "critical", "alert",  "emergency"};
 
-struct mcp_app {
-	char dir[PATH_MAX];
-	struct berth_app *app; /* manifest, policy, and the sandbox when booted locally */
-	/* A running `berth dev` for this app directory, when attached. */
-	int dev_fd;
-	struct berth_lines dev_in;
-	char *dev_out;
-	size_t dev_olen, dev_ocap;
-	long long dev_next_id;
-	json_t *tools; /* names of this app's tools as last listed (for list_changed) */
-};
-
-struct pending {
-	json_t *req_id;	    /* the client's request id */
-	const char *export; /* dev calls: kept to re-run the call here */
-	json_t *args;	    /* dev calls: the arguments (owned), or NULL */
-	struct mcp_app *app;
-	long long call_id; /* the app's (or dev's) call id */
-	bool via_dev;
-	long long deadline; /* ms; dev calls only (local calls have their own) */
-};
-
-struct berth_mcp {
-	struct berth_mcp_opts o;
-	struct mcp_app apps[BERTH_MCP_MAX_APPS];
-	size_t n_apps;
-	bool initialized;
-	char actor[64];	  /* "mcp:uid:N": who runs the apps (docs/audit.md) */
-	char caller[160]; /* "mcp:client:NAME" from initialize: who calls */
-	char version[16];
-	int min_level;
-	struct pending *pend;
-	size_t n_pend, cap_pend;
-	char *obuf; /* protocol output not written yet (stdout) */
-	size_t olen, ocap;
-	long long log_second; /* notifications/message rate limit */
-	unsigned log_sent;
-	unsigned long long log_dropped;
-};
-
-static long long now_ms(void)
+long long berth_mcpi_now_ms(void)
 {
 	struct timespec t;
 
@@ -86,7 +43,7 @@ static long long now_ms(void)
 
 static void emit(struct berth_mcp *m, json_t *msg)
 {
-	char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
+	cleanup_free char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
 	size_t len;
 
 	json_decref(msg);
@@ -96,26 +53,11 @@ static void emit(struct berth_mcp *m, json_t *msg)
 	s[len] = '\n'; /* json_dumps leaves room: we own the terminating byte */
 	if (m->o.write != NULL) {
 		m->o.write(m->o.write_ctx, s, len + 1);
-		free(s);
 		return;
 	}
 	/* Queued, and written by the loop when stdout takes it: a client that
 	 * stops reading must not stall deadlines and signals. */
-	if (m->olen + len + 1 > m->ocap) {
-		size_t cap = m->ocap ? m->ocap : 65536;
-		while (cap < m->olen + len + 1)
-			cap *= 2;
-		char *b = realloc(m->obuf, cap);
-		if (b == NULL) {
-			free(s);
-			return;
-		}
-		m->obuf = b;
-		m->ocap = cap;
-	}
-	memcpy(m->obuf + m->olen, s, len + 1);
-	m->olen += len + 1;
-	free(s);
+	(void)berth_outq_put_line(&m->out, s, len);
 }
 
 /* Write what stdout takes now: after poll(2) said POLLOUT, at most PIPE_BUF
@@ -123,29 +65,28 @@ static void emit(struct berth_mcp *m, json_t *msg)
  * going until the queue is empty or that time has passed. */
 static void flush_out(struct berth_mcp *m, int wait_ms)
 {
-	long long deadline = now_ms() + wait_ms;
+	long long deadline = berth_mcpi_now_ms() + wait_ms;
 
-	while (m->olen > 0) {
+	while (m->out.len > 0) {
 		struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
-		long long left = deadline - now_ms();
+		long long left = deadline - berth_mcpi_now_ms();
 		if (poll(&p, 1, left > 0 ? (int)left : 0) <= 0 || !(p.revents & POLLOUT)) {
 			if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
-				m->olen = 0; /* the client is gone */
+				m->out.len = 0; /* the client is gone */
 			return;
 		}
-		ssize_t w = write(STDOUT_FILENO, m->obuf, m->olen < PIPE_BUF ? m->olen : PIPE_BUF);
+		ssize_t w = write(STDOUT_FILENO, m->out.buf, m->out.len < PIPE_BUF ? m->out.len : PIPE_BUF);
 		if (w < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (w <= 0) {
-			m->olen = 0;
+			m->out.len = 0;
 			return;
 		}
-		memmove(m->obuf, m->obuf + w, m->olen - (size_t)w);
-		m->olen -= (size_t)w;
+		berth_outq_consume(&m->out, (size_t)w);
 	}
 }
 
-static void reply(struct berth_mcp *m, json_t *id, json_t *result)
+void berth_mcpi_reply(struct berth_mcp *m, json_t *id, json_t *result)
 {
 	json_t *msg = result != NULL
 			  ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
@@ -179,407 +120,13 @@ static void reply_error(struct berth_mcp *m, json_t *id, int code, json_t *data,
 			  code, "message", clean, "data", data));
 }
 
-static void notify(struct berth_mcp *m, const char *method, json_t *params)
+void berth_mcpi_notify(struct berth_mcp *m, const char *method, json_t *params)
 {
 	if (!m->initialized) {
 		json_decref(params);
 		return;
 	}
 	emit(m, json_pack("{s:s, s:s, s:o*}", "jsonrpc", "2.0", "method", method, "params", params));
-}
-
-/* ---------------------------------------------------------- tools */
-
-static bool structured(const struct berth_mcp *m)
-{
-	return strcmp(m->version, "2025-06-18") >= 0;
-}
-
-static void tool_name(const struct berth_mcp *m, const struct mcp_app *a, const char *export, char *buf,
-		      size_t len)
-{
-	if (m->n_apps > 1)
-		snprintf(buf, len, "%s__%s", berth_app_manifest(a->app)->name, export);
-	else
-		snprintf(buf, len, "%s", export);
-}
-
-static bool served(const struct berth_mcp *m, const char *tool, const char *export)
-{
-	if (m->o.n_only == 0)
-		return true;
-	for (size_t i = 0; i < m->o.n_only; i++)
-		if (strcmp(m->o.only[i], tool) == 0 || strcmp(m->o.only[i], export) == 0)
-			return true;
-	return false;
-}
-
-/* Every tool, in order: app by app, export by export. */
-static json_t *all_tools(const struct berth_mcp *m)
-{
-	json_t *v = json_array();
-
-	for (size_t i = 0; i < m->n_apps; i++) {
-		const struct berth_manifest *man = berth_app_manifest(m->apps[i].app);
-		for (size_t k = 0; k < man->n_exports; k++) {
-			const struct berth_export *ex = &man->exports[k];
-			char name[256];
-			tool_name(m, &m->apps[i], ex->name, name, sizeof name);
-			if (!served(m, name, ex->name))
-				continue;
-			json_t *t = json_pack("{s:s, s:s, s:O}", "name", name, "description", ex->description,
-					      "inputSchema", ex->input);
-			if (t != NULL && structured(m))
-				json_object_set(t, "outputSchema", ex->output);
-			json_array_append_new(v, t);
-		}
-	}
-	return v;
-}
-
-/* The app and export of tool @name, or NULL. */
-static struct mcp_app *find_tool(struct berth_mcp *m, const char *name, const char **export)
-{
-	for (size_t i = 0; i < m->n_apps; i++) {
-		const struct berth_manifest *man = berth_app_manifest(m->apps[i].app);
-		for (size_t k = 0; k < man->n_exports; k++) {
-			char tn[256];
-			tool_name(m, &m->apps[i], man->exports[k].name, tn, sizeof tn);
-			if (strcmp(tn, name) == 0 && served(m, tn, man->exports[k].name)) {
-				*export = man->exports[k].name;
-				return &m->apps[i];
-			}
-		}
-	}
-	return NULL;
-}
-
-static json_t *tool_names_of(const struct berth_mcp *m, const struct mcp_app *a)
-{
-	json_t *v = json_array();
-	const struct berth_manifest *man = berth_app_manifest(a->app);
-
-	for (size_t k = 0; k < man->n_exports; k++) {
-		json_t *e = json_pack("{s:s, s:s, s:O, s:O}", "name", man->exports[k].name, "description",
-				      man->exports[k].description, "input", man->exports[k].input, "output",
-				      man->exports[k].output);
-		json_array_append_new(v, e);
-	}
-	(void)m;
-	return v;
-}
-
-/* ---------------------------------------------------------- results */
-
-static json_t *text_block(const char *text)
-{
-	return json_pack("{s:s, s:s}", "type", "text", "text", text);
-}
-
-static void finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output)
-{
-	char *text = json_dumps(output, JSON_COMPACT);
-	json_t *r =
-	    json_pack("{s:[o], s:b}", "content", text_block(text != NULL ? text : "{}"), "isError", false);
-
-	free(text);
-	if (r != NULL && structured(m))
-		json_object_set(r, "structuredContent", output);
-	reply(m, req_id, r);
-}
-
-/* A failed call is a tool result with isError, so that the model sees it
- * (MCP: "tool execution errors"). */
-static void finish_error(struct berth_mcp *m, json_t *req_id, int code, const char *message, json_t *data,
-			 const char *denial)
-{
-	char *data_text = data != NULL ? json_dumps(data, JSON_COMPACT) : NULL;
-	char *text = NULL;
-
-	if (asprintf(&text, "%s (error %d)%s%s%s%s", message, code, data_text ? "\ndata: " : "",
-		     data_text ? data_text : "", denial ? "\n\n" : "", denial ? denial : "") < 0)
-		text = NULL;
-	const char *t = text != NULL ? text : message;
-	size_t cap = 3 * strlen(t) + 1;
-	char *fixed = malloc(cap);
-	if (fixed != NULL)
-		berth_utf8_fix(fixed, cap, t); /* an app's text may be cut inside a character */
-	reply(m, req_id,
-	      json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"), "isError",
-			true));
-	free(fixed);
-	free(text);
-	free(data_text);
-}
-
-static ssize_t find_pending(const struct berth_mcp *m, const struct mcp_app *a, bool via_dev,
-			    long long call_id)
-{
-	for (size_t i = 0; i < m->n_pend; i++)
-		if (m->pend[i].app == a && m->pend[i].via_dev == via_dev && m->pend[i].call_id == call_id)
-			return (ssize_t)i;
-	return -1;
-}
-
-static void pend_remove(struct berth_mcp *m, size_t i)
-{
-	json_decref(m->pend[i].req_id);
-	json_decref(m->pend[i].args);
-	memmove(&m->pend[i], &m->pend[i + 1], (m->n_pend - i - 1) * sizeof *m->pend);
-	m->n_pend--;
-}
-
-struct done_ctx {
-	struct berth_mcp *m;
-	struct mcp_app *a;
-};
-
-/* A local call finished (berth_app_process / berth_app_expire). */
-static void local_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce)
-{
-	struct done_ctx *d = ctx;
-	ssize_t i = find_pending(d->m, d->a, false, id);
-
-	if (i < 0)
-		return; /* cancelled */
-	json_t *req_id = json_incref(d->m->pend[i].req_id);
-	pend_remove(d->m, (size_t)i);
-	if (result != NULL)
-		finish_ok(d->m, req_id, result);
-	else
-		finish_error(d->m, req_id, ce->code, ce->message, ce->data, ce->denial);
-	json_decref(req_id);
-}
-
-static int add_pending(struct berth_mcp *m, json_t *req_id, struct mcp_app *a, long long call_id,
-		       bool via_dev, long long deadline)
-{
-	if (m->n_pend == m->cap_pend) {
-		size_t cap = m->cap_pend ? m->cap_pend * 2 : 32;
-		struct pending *v = realloc(m->pend, cap * sizeof *v);
-		if (v == NULL)
-			return -1;
-		m->pend = v;
-		m->cap_pend = cap;
-	}
-	m->pend[m->n_pend++] =
-	    (struct pending){json_incref(req_id), NULL, NULL, a, call_id, via_dev, deadline};
-	return 0;
-}
-
-static void app_log(void *ctx, const char *app, const char *level, const char *line);
-
-/* ---------------------------------------------------------- berth dev link */
-
-static void local_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce);
-static void finish_error(struct berth_mcp *m, json_t *req_id, int code, const char *message, json_t *data,
-			 const char *denial);
-
-/* Leave berth dev.  Calls it owed fail, or with @rerun (it never ran them:
- * it serves another directory) run here instead. */
-static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why, bool rerun)
-{
-	if (a->dev_fd < 0)
-		return;
-	close(a->dev_fd);
-	a->dev_fd = -1;
-	berth_lines_free(&a->dev_in);
-	free(a->dev_out);
-	a->dev_out = NULL;
-	a->dev_olen = a->dev_ocap = 0;
-	fprintf(stderr, "berth: mcp: left `berth dev` for `%s`: %s\n", berth_app_manifest(a->app)->name, why);
-	/* The next calls boot the app here. */
-	for (size_t i = 0; i < m->n_pend;) {
-		struct pending *q = &m->pend[i];
-		if (q->app != a || !q->via_dev) {
-			i++;
-			continue;
-		}
-		if (rerun) {
-			struct berth_call_error ce = {0};
-			long long cid;
-			if (berth_app_start_call(a->app, q->export, q->args, m->o.timeout_ms, &cid, &ce) ==
-			    0) {
-				/* The same client request, now a local call. */
-				q->via_dev = false;
-				q->call_id = cid;
-				json_decref(q->args);
-				q->args = NULL;
-				i++;
-				continue;
-			}
-			json_t *req_id = json_incref(q->req_id);
-			pend_remove(m, i);
-			finish_error(m, req_id, ce.code, ce.message, ce.data, ce.denial);
-			berth_call_error_free(&ce);
-			json_decref(req_id);
-			continue;
-		}
-		json_t *req_id = json_incref(q->req_id);
-		pend_remove(m, i);
-		finish_error(m, req_id, BERTH_RPC_CRASHED, "berth dev went away during the call", NULL, NULL);
-		json_decref(req_id);
-	}
-}
-
-/* Queue @msg (NULL: nothing new) for berth dev and write what it takes. */
-static void dev_send(struct berth_mcp *m, struct mcp_app *a, json_t *msg)
-{
-	char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
-	size_t len = s != NULL ? strlen(s) : 0;
-
-	json_decref(msg);
-	if (msg != NULL && s == NULL)
-		return;
-	if (s != NULL && a->dev_olen + len + 1 > a->dev_ocap) {
-		size_t cap = a->dev_ocap ? a->dev_ocap : 65536;
-		while (cap < a->dev_olen + len + 1)
-			cap *= 2;
-		char *b = realloc(a->dev_out, cap);
-		if (b == NULL) {
-			free(s);
-			dev_detach(m, a, "out of memory", false);
-			return;
-		}
-		a->dev_out = b;
-		a->dev_ocap = cap;
-	}
-	if (s != NULL) {
-		memcpy(a->dev_out + a->dev_olen, s, len);
-		a->dev_out[a->dev_olen + len] = '\n';
-		a->dev_olen += len + 1;
-		free(s);
-	}
-	while (a->dev_olen > 0) {
-		ssize_t w = send(a->dev_fd, a->dev_out, a->dev_olen, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w <= 0)
-			break;
-		memmove(a->dev_out, a->dev_out + w, a->dev_olen - (size_t)w);
-		a->dev_olen -= (size_t)w;
-	}
-}
-
-/* Attach to a running berth dev serving this very app directory. */
-static void dev_attach(struct berth_mcp *m, struct mcp_app *a)
-{
-	char path[PATH_MAX];
-	struct berth_error err = {0};
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	const char *name = berth_app_manifest(a->app)->name;
-	int fd;
-
-	a->dev_fd = -1;
-	if (m->o.no_dev || berth_dev_socket_path(name, false, path, sizeof path, &err) < 0)
-		return;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	struct ucred cred;
-	socklen_t cl = sizeof cred;
-	/* Only a berth dev of this very user (see berth_dev_socket_path). */
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	/* Is it the same directory?  `info` does not say; a `call` names it,
-	 * so ask with `watch` first and check with the first call's answer. */
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	if (berth_lines_init(&a->dev_in, BERTH_RPC_MAX_LINE + 65536) < 0) {
-		close(fd);
-		return;
-	}
-	a->dev_fd = fd;
-	dev_send(m, a, json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 0, "method", "watch"));
-	fprintf(stderr, "berth: mcp: `%s` is served by a running `berth dev` (%s)\n", name, path);
-}
-
-/* Re-read the app's manifest after berth dev reloaded it; tell the client
- * when its tools changed. */
-static void dev_changed(struct berth_mcp *m, struct mcp_app *a)
-{
-	struct berth_app_opts ao = {
-	    .force_off = m->o.force_off, .log = app_log, .log_ctx = m, .audit = true, .actor = m->actor};
-	struct berth_diags d = {0};
-	struct berth_error err = {0};
-	struct berth_app *fresh = NULL;
-
-	if (berth_app_open(a->dir, &ao, &fresh, &d, &err) < 0) {
-		berth_diags_free(&d);
-		fprintf(stderr, "berth: mcp: `%s` changed but its manifest does not load: %s\n", a->dir,
-			err.msg);
-		return;
-	}
-	json_t *before = a->tools, *after;
-	berth_app_stop(a->app); /* a local sandbox, if any, runs the old code */
-	berth_app_close(a->app);
-	a->app = fresh;
-	if (m->caller[0])
-		berth_app_set_caller(a->app, m->caller);
-	after = tool_names_of(m, a);
-	a->tools = after;
-	if (!json_equal(before, after))
-		notify(m, "notifications/tools/list_changed", NULL);
-	json_decref(before);
-}
-
-static void dev_input(struct berth_mcp *m, struct mcp_app *a)
-{
-	char *line;
-	size_t len;
-	int r;
-	long n = berth_lines_fill(&a->dev_in, a->dev_fd);
-
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		dev_detach(m, a, "it closed the connection", false);
-		return;
-	}
-	while (a->dev_fd >= 0 && (r = berth_lines_next(&a->dev_in, &line, &len)) != 0) {
-		json_t *msg = r == 1 ? json_loadb(line, len, 0, NULL) : NULL;
-		const char *method = json_string_value(json_object_get(msg, "method"));
-		json_t *jid = json_object_get(msg, "id");
-		if (method != NULL && strcmp(method, "changed") == 0) {
-			dev_changed(m, a);
-		} else if (json_is_integer(jid) && json_integer_value(jid) > 0) {
-			ssize_t i = find_pending(m, a, true, json_integer_value(jid));
-			json_t *e = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
-			if (json_integer_value(json_object_get(e, "code")) == BERTH_DEV_OTHER_DIR) {
-				/* A dev for another directory: retry here, locally. */
-				json_decref(msg);
-				dev_detach(m, a, "it serves the app from another directory", true);
-				return;
-			}
-			if (i >= 0) {
-				json_t *req_id = json_incref(m->pend[i].req_id);
-				pend_remove(m, (size_t)i);
-				if (json_is_object(json_object_get(res, "output"))) {
-					finish_ok(m, req_id, json_object_get(res, "output"));
-				} else {
-					json_t *data = json_deep_copy(json_object_get(e, "data"));
-					const char *denial =
-					    json_string_value(json_object_get(data, "denial"));
-					char *dcopy = denial != NULL ? strdup(denial) : NULL;
-					json_object_del(data, "denial");
-					if (json_object_size(data) == 0) {
-						json_decref(data);
-						data = NULL;
-					}
-					finish_error(m, req_id,
-						     (int)json_integer_value(json_object_get(e, "code")),
-						     json_string_value(json_object_get(e, "message"))
-							 ? json_string_value(json_object_get(e, "message"))
-							 : "error",
-						     data, dcopy);
-					free(dcopy);
-					json_decref(data);
-				}
-				json_decref(req_id);
-			}
-		}
-		json_decref(msg);
-	}
-	if (a->dev_fd >= 0 && a->dev_in.eof)
-		dev_detach(m, a, "it closed the connection", false);
 }
 
 /* ---------------------------------------------------------- methods */
@@ -614,7 +161,7 @@ static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 		for (size_t i = 0; i < m->n_apps; i++)
 			berth_app_set_caller(m->apps[i].app, m->caller);
 	}
-	reply(
+	berth_mcpi_reply(
 	    m, id,
 	    json_pack(
 		"{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", m->version, "capabilities",
@@ -642,7 +189,7 @@ static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
 			return;
 		}
 	}
-	json_t *all = all_tools(m), *pagev = json_array();
+	json_t *all = berth_mcpi_all_tools(m), *pagev = json_array();
 	size_t n = json_array_size(all);
 	if (start > n) {
 		json_decref(all);
@@ -659,7 +206,7 @@ static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
 		json_object_set_new(r, "nextCursor", json_string(next));
 	}
 	json_decref(all);
-	reply(m, id, r);
+	berth_mcpi_reply(m, id, r);
 }
 
 static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
@@ -674,7 +221,7 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 		reply_error(m, id, BERTH_RPC_INVALID_PARAMS, NULL, "tools/call needs params.name");
 		return;
 	}
-	a = find_tool(m, name, &export);
+	a = berth_mcpi_find_tool(m, name, &export);
 	if (a == NULL) {
 		reply_error(m, id, BERTH_RPC_INVALID_PARAMS, NULL, "unknown tool `%s`", name);
 		return;
@@ -688,7 +235,7 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	/* Rejected against the schema before the app sees them. */
 	/* Bounded: beyond this, the client must wait for answers first. */
 	if (m->n_pend >= BERTH_MCP_MAX_PENDING) {
-		finish_error(m, id, BERTH_RPC_APP_ERROR,
+		berth_mcpi_finish_error(m, id, BERTH_RPC_APP_ERROR,
 			     "too many calls in progress; wait for some to finish", NULL, NULL);
 		return;
 	}
@@ -700,24 +247,24 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	if (a->dev_fd >= 0) {
 		long long cid = ++a->dev_next_id;
 		unsigned t = m->o.timeout_ms ? m->o.timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
-		if (add_pending(m, id, a, cid, true, now_ms() + t + 5000) < 0) {
+		if (berth_mcpi_add_pending(m, id, a, cid, true, berth_mcpi_now_ms() + t + 5000) < 0) {
 			reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
 			return;
 		}
 		m->pend[m->n_pend - 1].export = export;
 		m->pend[m->n_pend - 1].args = args != NULL ? json_incref(args) : NULL;
-		dev_send(m, a,
+		berth_mcpi_dev_send(m, a,
 			 json_pack("{s:s, s:I, s:s, s:{s:s, s:O*, s:i, s:s}}", "jsonrpc", "2.0", "id",
 				   (json_int_t)cid, "method", "call", "params", "export", export, "input",
 				   args, "timeout_ms", (int)t, "app_dir", berth_app_paths(a->app)->app_dir));
 		return;
 	}
 	if (berth_app_start_call(a->app, export, args, m->o.timeout_ms, &call_id, &ce) < 0) {
-		finish_error(m, id, ce.code, ce.message, ce.data, ce.denial);
+		berth_mcpi_finish_error(m, id, ce.code, ce.message, ce.data, ce.denial);
 		berth_call_error_free(&ce);
 		return;
 	}
-	if (add_pending(m, id, a, call_id, false, 0) < 0) {
+	if (berth_mcpi_add_pending(m, id, a, call_id, false, 0) < 0) {
 		berth_app_cancel(a->app, call_id);
 		reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
 	}
@@ -730,7 +277,7 @@ static void on_set_level(struct berth_mcp *m, json_t *id, json_t *params)
 	for (int i = 0; lv != NULL && i < (int)(sizeof levels / sizeof levels[0]); i++)
 		if (strcmp(lv, levels[i]) == 0) {
 			m->min_level = i;
-			reply(m, id, json_object());
+			berth_mcpi_reply(m, id, json_object());
 			return;
 		}
 	reply_error(m, id, BERTH_RPC_INVALID_PARAMS, NULL,
@@ -748,7 +295,7 @@ static void on_cancelled(struct berth_mcp *m, json_t *params)
 		 * hears berth/cancel. */
 		if (!m->pend[i].via_dev)
 			berth_app_cancel(m->pend[i].app->app, m->pend[i].call_id);
-		pend_remove(m, i);
+		berth_mcpi_pend_remove(m, i);
 		return;
 	}
 }
@@ -799,7 +346,7 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 	if (strcmp(method, "initialize") == 0)
 		on_initialize(m, id, params);
 	else if (strcmp(method, "ping") == 0)
-		reply(m, id, json_object());
+		berth_mcpi_reply(m, id, json_object());
 	else if (!m->initialized)
 		reply_error(m, id, BERTH_RPC_INVALID_REQUEST, NULL, "not initialized: send initialize first");
 	else if (strcmp(method, "tools/list") == 0)
@@ -815,7 +362,7 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 
 /* ---------------------------------------------------------- life */
 
-static void app_log(void *ctx, const char *app, const char *level, const char *line)
+void berth_mcpi_app_log(void *ctx, const char *app, const char *level, const char *line)
 {
 	struct berth_mcp *m = ctx;
 	int lv = 1;
@@ -830,13 +377,13 @@ static void app_log(void *ctx, const char *app, const char *level, const char *l
 	/* At most BERTH_MCP_LOG_RATE messages a second reach the client: an app
 	 * flooding its logs must not flood the model's context.  What is dropped
 	 * is counted and said once the next second begins. */
-	long long sec = now_ms() / 1000;
+	long long sec = berth_mcpi_now_ms() / 1000;
 	if (sec != m->log_second) {
 		if (m->log_dropped > 0) {
 			char note[128];
 			snprintf(note, sizeof note, "%llu log lines dropped (more than %d a second)",
 				 (unsigned long long)m->log_dropped, BERTH_MCP_LOG_RATE);
-			notify(m, "notifications/message",
+			berth_mcpi_notify(m, "notifications/message",
 			       json_pack("{s:s, s:s, s:s}", "level", "warning", "logger", "berth", "data",
 					 note));
 		}
@@ -849,7 +396,7 @@ static void app_log(void *ctx, const char *app, const char *level, const char *l
 		return;
 	}
 	m->log_sent++;
-	notify(m, "notifications/message",
+	berth_mcpi_notify(m, "notifications/message",
 	       json_pack("{s:s, s:s, s:s}", "level", levels[lv], "logger", app, "data", line));
 }
 
@@ -871,7 +418,7 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 	for (size_t i = 0; i < o->n_apps; i++) {
 		struct mcp_app *a = &m->apps[m->n_apps];
 		struct berth_app_opts ao = {.force_off = o->force_off,
-					    .log = app_log,
+					    .log = berth_mcpi_app_log,
 					    .log_ctx = m,
 					    .audit = true,
 					    .actor = m->actor};
@@ -899,15 +446,15 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 				berth_mcp_free(m);
 				return NULL;
 			}
-		a->tools = tool_names_of(m, a);
-		dev_attach(m, a);
+		a->tools = berth_mcpi_tool_names_of(m, a);
+		berth_mcpi_dev_attach(m, a);
 		if (o->warm && a->dev_fd < 0 && berth_app_boot(a->app, NULL, err) < 0) {
 			berth_mcp_free(m);
 			return NULL;
 		}
 	}
 	for (size_t i = 0; i < o->n_only; i++)
-		if (find_tool(m, o->only[i], &(const char *){NULL}) == NULL) {
+		if (berth_mcpi_find_tool(m, o->only[i], &(const char *){NULL}) == NULL) {
 			/* find_tool matches tool names; an export name counts too */
 			bool found = false;
 			for (size_t k = 0; k < m->n_apps && !found; k++) {
@@ -931,14 +478,14 @@ void berth_mcp_free(struct berth_mcp *m)
 	for (size_t i = 0; i < m->n_pend; i++)
 		json_decref(m->pend[i].req_id);
 	free(m->pend);
-	free(m->obuf);
+	berth_outq_free(&m->out);
 	for (size_t i = 0; i < m->n_apps; i++) {
 		struct mcp_app *a = &m->apps[i];
 		if (a->dev_fd >= 0) {
 			close(a->dev_fd);
 			berth_lines_free(&a->dev_in);
 		}
-		free(a->dev_out);
+		berth_outq_free(&a->dev_out);
 		json_decref(a->tools);
 		berth_app_close(a->app);
 	}
@@ -971,14 +518,14 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 		long long soonest = -1;
 
 		/* Backpressure: while much output waits, read no new requests. */
-		p[np++] = (struct pollfd){in.eof || m->olen > 16 * 1024 * 1024 ? -1 : in_fd, POLLIN, 0};
+		p[np++] = (struct pollfd){in.eof || m->out.len > 16 * 1024 * 1024 ? -1 : in_fd, POLLIN, 0};
 		p[np++] = (struct pollfd){sfd, POLLIN, 0};
 		for (size_t i = 0; i < m->n_apps; i++) {
 			struct mcp_app *a = &m->apps[i];
 			berth_app_poll_fds(a->app, &p[np]);
 			np += 3;
 			p[np++] =
-			    (struct pollfd){a->dev_fd, (short)(POLLIN | (a->dev_olen ? POLLOUT : 0)), 0};
+			    (struct pollfd){a->dev_fd, (short)(POLLIN | (a->dev_out.len ? POLLOUT : 0)), 0};
 			long long d = berth_app_next_deadline(a->app);
 			if (d >= 0 && (soonest < 0 || d < soonest))
 				soonest = d;
@@ -987,10 +534,10 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 			if (m->pend[i].via_dev && (soonest < 0 || m->pend[i].deadline < soonest))
 				soonest = m->pend[i].deadline;
 		size_t out_idx = np;
-		p[np++] = (struct pollfd){m->olen > 0 ? STDOUT_FILENO : -1, POLLOUT, 0};
+		p[np++] = (struct pollfd){m->out.len > 0 ? STDOUT_FILENO : -1, POLLOUT, 0};
 		if (in.eof)
 			break;
-		long long left = soonest < 0 ? -1 : soonest - now_ms();
+		long long left = soonest < 0 ? -1 : soonest - berth_mcpi_now_ms();
 		if (poll(p, np,
 			 left < 0	? (soonest < 0 ? -1 : 0)
 			 : left > 60000 ? 60000
@@ -1032,19 +579,19 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 			struct done_ctx dc = {m, a};
 			if ((q[0].revents | q[1].revents | q[2].revents) &
 			    (POLLIN | POLLOUT | POLLHUP | POLLERR))
-				berth_app_process(a->app, local_done, &dc);
-			berth_app_expire(a->app, local_done, &dc);
+				berth_app_process(a->app, berth_mcpi_local_done, &dc);
+			berth_app_expire(a->app, berth_mcpi_local_done, &dc);
 			if (a->dev_fd >= 0 && (q[3].revents & POLLOUT))
-				dev_send(m, a, NULL);
+				berth_mcpi_dev_send(m, a, NULL);
 			if (a->dev_fd >= 0 && (q[3].revents & (POLLIN | POLLHUP | POLLERR)))
-				dev_input(m, a);
+				berth_mcpi_dev_input(m, a);
 		}
-		long long now = now_ms();
+		long long now = berth_mcpi_now_ms();
 		for (size_t i = 0; i < m->n_pend;) {
 			if (m->pend[i].via_dev && m->pend[i].deadline <= now) {
 				json_t *req_id = json_incref(m->pend[i].req_id);
-				pend_remove(m, i);
-				finish_error(m, req_id, BERTH_RPC_TIMEOUT, "berth dev did not answer in time",
+				berth_mcpi_pend_remove(m, i);
+				berth_mcpi_finish_error(m, req_id, BERTH_RPC_TIMEOUT, "berth dev did not answer in time",
 					     NULL, NULL);
 				json_decref(req_id);
 			} else {

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/addr.h"
+#include "policy/addr.h"
 #include "util/cleanup.h"
 
 struct range_case {

@@ -17,7 +17,7 @@
 
 #include "broker/dnsmsg.h"
 #include "broker/fakeaddr.h"
-#include "broker/hosts.h"
+#include "policy/hostpat.h"
 
 /* A query for @name (dotted) of @qtype, id 0x1234, RD set; @edns adds an OPT
  * record.  Returns its length. */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/hosts.h"
+#include "policy/hostpat.h"
 #include "util/cleanup.h"
 
 /* ---- the grammar ---- */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/hosts.h" /* the broker includes both: no name may clash */
+#include "policy/hostpat.h" /* the broker includes both: no name may clash */
 #include "broker/http.h"
 
 /* ---- helpers ------------------------------------------------------------- */

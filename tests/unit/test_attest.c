@@ -118,6 +118,7 @@ static void enforced_measure(struct berth_measure *m)
 	m->landlock_probe_errno = 13;
 	m->seccomp_mode = 2;
 	m->seccomp_filters = 1;
+	snprintf(m->seccomp_digest, sizeof m->seccomp_digest, "%064d", 0);
 	m->caps_read = true;
 	m->no_new_privs = 1;
 	m->rlim_nofile = BERTH_DEFAULT_NOFILE;
@@ -169,6 +170,10 @@ static void test_verdict(void **state)
 	m.seccomp_mode = 0;
 	m.seccomp_filters = 0;
 	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	enforced_measure(&m);
+	m.seccomp_digest[0] = '\0'; /* a filter in force, but not the one berth loaded */
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "seccomp: berth loaded no filter (the 1 in force are not berth's)"));
 	enforced_measure(&m);
 	m.ns_ino[BERTH_NS_NET] = m.parent_ns_ino[BERTH_NS_NET];
 	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);

@@ -28,6 +28,7 @@
 
 #include "audit/audit.h"
 #include "audit/queue.h"
+#include "supervisor/run.h"
 #include "util/jcs.h"
 #include "util/sha256.h"
 

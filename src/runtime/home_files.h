@@ -3,8 +3,8 @@
  * home_files.h - files written into a sandbox's fresh $HOME before its
  * command starts (agent profiles' seeded home, docs/sessions.md).
  */
-#ifndef BERTH_HOME_FILES_H
-#define BERTH_HOME_FILES_H
+#ifndef BERTH_RUNTIME_HOME_FILES_H
+#define BERTH_RUNTIME_HOME_FILES_H
 
 #include <stddef.h>
 

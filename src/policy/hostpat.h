@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hosts.h - the allow-host patterns of the egress broker and the decision on
- * a requested destination.
+ * hostpat.h - the allow-host patterns of a policy (`--allow-host`, the manifest
+ * capability `network:host:`), the decision on a requested destination that the
+ * egress broker applies (src/broker), and the --dns server's syntax.  Part of
+ * src/policy so that the flags, rules and manifest parsers check patterns
+ * without reaching up into the broker (docs/architecture.md, "Layers").
  *
  * Pure functions: no allocation, no I/O, no DNS, no global state.
  *
@@ -53,12 +56,13 @@
  * IPv4 spelling (`2130706433`, `0x7f.1`) is that IPv4 address: it only
  * matches a literal pattern of that address, never a name pattern.
  */
-#ifndef BERTH_BROKER_HOSTS_H
-#define BERTH_BROKER_HOSTS_H
+#ifndef BERTH_POLICY_HOSTPAT_H
+#define BERTH_POLICY_HOSTPAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../util/error.h"
 #include "addr.h"
 
 #define BERTH_HOST_NAME_MAX 253	   /* characters of a host name, RFC 1035 2.3.4 */
@@ -252,5 +256,16 @@ int berth_host_name_declared(const struct berth_host_pattern *pats, size_t n, co
  */
 bool berth_host_addr_allowed(const struct berth_host_decision *d, const struct berth_addr *resolved,
 			     const char **why);
+
+/*
+ * berth_dns_server_parse - check a DNS server given as "IP" (IPv4 dotted quad,
+ * or IPv6 without brackets), "IP:PORT" or "[IPV6]" / "[IPV6]:PORT" (port
+ * 1-65535 in decimal, no leading zero; default 53; inet_pton(3) spellings
+ * only, so `0x7f.1` is refused) and write c-ares' server text for it
+ * ("ip:port" or "[ipv6]:port", RFC 3986 3.2.2) into @out (@len bytes; 64 is
+ * enough).  Returns 0; -1 with @err filled (BERTH_EXIT_USAGE, the value
+ * shown with control characters escaped) when @s is not such a server.
+ */
+int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_error *err);
 
 #endif

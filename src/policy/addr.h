@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * addr.h - IP addresses for the egress broker: parsing literals in every
+ * addr.h - IP addresses of a policy and its egress broker: parsing literals in every
  * spelling a resolver accepts, and the ranges a sandbox may never reach by
  * name or by wildcard.
  *
@@ -109,8 +109,8 @@
  * public destinations like any other.  Subnet-directed broadcast addresses
  * cannot be known without the host's routes and are not refused here.
  */
-#ifndef BERTH_BROKER_ADDR_H
-#define BERTH_BROKER_ADDR_H
+#ifndef BERTH_POLICY_ADDR_H
+#define BERTH_POLICY_ADDR_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hosts.c - allow-host patterns and the decision on a requested destination.
- * The grammar, the rules and every message are documented in hosts.h.
+ * hostpat.c - allow-host patterns, the decision on a requested destination, and
+ * the --dns server.  The grammar, the rules and every message are documented
+ * in hostpat.h.
  */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <netinet/in.h>
 
 #include "../util/cleanup.h"
-#include "hosts.h"
+#include "../util/text.h"
+#include "hostpat.h"
 
 #define LABEL_MAX 63
 #define QUOTE_MAX 80 /* bytes of a value shown in a message */
@@ -617,4 +622,57 @@ bool berth_host_addr_allowed(const struct berth_host_decision *d, const struct b
 	if (why != NULL)
 		*why = w;
 	return w == NULL;
+}
+
+/* ---- the --dns server ---- */
+
+int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_error *err)
+{
+	char host[64], port[8] = "";
+	const char *p;
+	unsigned char buf[16];
+	bool v6 = false;
+
+	if (s[0] == '[') {
+		p = strchr(s, ']');
+		if (p == NULL || (size_t)(p - s - 1) >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, (size_t)(p - s - 1));
+		host[p - s - 1] = '\0';
+		p++;
+		v6 = true;
+	} else {
+		p = strchr(s, ':');
+		if (p != NULL && strchr(p + 1, ':') != NULL) { /* bare IPv6 */
+			p = s + strlen(s);
+			v6 = true;
+		} else if (p == NULL) {
+			p = s + strlen(s);
+		}
+		if ((size_t)(p - s) >= sizeof(host))
+			goto bad;
+		memcpy(host, s, (size_t)(p - s));
+		host[p - s] = '\0';
+	}
+	if (*p == ':') {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(p + 1, &end, 10);
+		if (p[1] < '1' || p[1] > '9' || *end != '\0' || v > 65535 || errno != 0)
+			goto bad;
+		snprintf(port, sizeof(port), "%lu", v);
+	} else if (*p != '\0') {
+		goto bad;
+	}
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
+		goto bad;
+	if (port[0] == '\0')
+		snprintf(out, len, v6 ? "[%s]:53" : "%s:53", host);
+	else
+		snprintf(out, len, v6 ? "[%s]:%s" : "%s:%s", host, port);
+	return 0;
+bad:;
+	char clean[128];
+	return berth_usage_err(err, "invalid DNS server `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`",
+			       berth_text_clean(clean, sizeof clean, s));
 }

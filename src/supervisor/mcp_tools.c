@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcp_tools.c - `berth mcp`'s tools and their results: the tool list (an
+ * app's exports, prefixed by the app's name when it serves more than one,
+ * filtered by --only), a call's answer as a tool result (isError for a
+ * failed call, so that the model sees it), and the calls in progress.
+ */
+#include "mcp_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/text.h"
+
+/* ---------------------------------------------------------- tools */
+
+static bool structured(const struct berth_mcp *m)
+{
+	return strcmp(m->version, "2025-06-18") >= 0;
+}
+
+static void tool_name(const struct berth_mcp *m, const struct mcp_app *a, const char *export, char *buf,
+		      size_t len)
+{
+	if (m->n_apps > 1)
+		snprintf(buf, len, "%s__%s", berth_app_manifest(a->app)->name, export);
+	else
+		snprintf(buf, len, "%s", export);
+}
+
+static bool served(const struct berth_mcp *m, const char *tool, const char *export)
+{
+	if (m->o.n_only == 0)
+		return true;
+	for (size_t i = 0; i < m->o.n_only; i++)
+		if (strcmp(m->o.only[i], tool) == 0 || strcmp(m->o.only[i], export) == 0)
+			return true;
+	return false;
+}
+
+/* Every tool, in order: app by app, export by export. */
+json_t *berth_mcpi_all_tools(const struct berth_mcp *m)
+{
+	json_t *v = json_array();
+
+	for (size_t i = 0; i < m->n_apps; i++) {
+		const struct berth_manifest *man = berth_app_manifest(m->apps[i].app);
+		for (size_t k = 0; k < man->n_exports; k++) {
+			const struct berth_export *ex = &man->exports[k];
+			char name[256];
+			tool_name(m, &m->apps[i], ex->name, name, sizeof name);
+			if (!served(m, name, ex->name))
+				continue;
+			json_t *t = json_pack("{s:s, s:s, s:O}", "name", name, "description", ex->description,
+					      "inputSchema", ex->input);
+			if (t != NULL && structured(m))
+				json_object_set(t, "outputSchema", ex->output);
+			json_array_append_new(v, t);
+		}
+	}
+	return v;
+}
+
+/* The app and export of tool @name, or NULL. */
+struct mcp_app *berth_mcpi_find_tool(struct berth_mcp *m, const char *name, const char **export)
+{
+	for (size_t i = 0; i < m->n_apps; i++) {
+		const struct berth_manifest *man = berth_app_manifest(m->apps[i].app);
+		for (size_t k = 0; k < man->n_exports; k++) {
+			char tn[256];
+			tool_name(m, &m->apps[i], man->exports[k].name, tn, sizeof tn);
+			if (strcmp(tn, name) == 0 && served(m, tn, man->exports[k].name)) {
+				*export = man->exports[k].name;
+				return &m->apps[i];
+			}
+		}
+	}
+	return NULL;
+}
+
+json_t *berth_mcpi_tool_names_of(const struct berth_mcp *m, const struct mcp_app *a)
+{
+	json_t *v = json_array();
+	const struct berth_manifest *man = berth_app_manifest(a->app);
+
+	for (size_t k = 0; k < man->n_exports; k++) {
+		json_t *e = json_pack("{s:s, s:s, s:O, s:O}", "name", man->exports[k].name, "description",
+				      man->exports[k].description, "input", man->exports[k].input, "output",
+				      man->exports[k].output);
+		json_array_append_new(v, e);
+	}
+	(void)m;
+	return v;
+}
+
+/* ---------------------------------------------------------- results */
+
+static json_t *text_block(const char *text)
+{
+	return json_pack("{s:s, s:s}", "type", "text", "text", text);
+}
+
+void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output)
+{
+	char *text = json_dumps(output, JSON_COMPACT);
+	json_t *r =
+	    json_pack("{s:[o], s:b}", "content", text_block(text != NULL ? text : "{}"), "isError", false);
+
+	free(text);
+	if (r != NULL && structured(m))
+		json_object_set(r, "structuredContent", output);
+	berth_mcpi_reply(m, req_id, r);
+}
+
+/* A failed call is a tool result with isError, so that the model sees it
+ * (MCP: "tool execution errors"). */
+void berth_mcpi_finish_error(struct berth_mcp *m, json_t *req_id, int code, const char *message, json_t *data,
+			 const char *denial)
+{
+	char *data_text = data != NULL ? json_dumps(data, JSON_COMPACT) : NULL;
+	char *text = NULL;
+
+	if (asprintf(&text, "%s (error %d)%s%s%s%s", message, code, data_text ? "\ndata: " : "",
+		     data_text ? data_text : "", denial ? "\n\n" : "", denial ? denial : "") < 0)
+		text = NULL;
+	const char *t = text != NULL ? text : message;
+	size_t cap = 3 * strlen(t) + 1;
+	char *fixed = malloc(cap);
+	if (fixed != NULL)
+		berth_utf8_fix(fixed, cap, t); /* an app's text may be cut inside a character */
+	berth_mcpi_reply(m, req_id,
+	      json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"), "isError",
+			true));
+	free(fixed);
+	free(text);
+	free(data_text);
+}
+
+ssize_t berth_mcpi_find_pending(const struct berth_mcp *m, const struct mcp_app *a, bool via_dev,
+			    long long call_id)
+{
+	for (size_t i = 0; i < m->n_pend; i++)
+		if (m->pend[i].app == a && m->pend[i].via_dev == via_dev && m->pend[i].call_id == call_id)
+			return (ssize_t)i;
+	return -1;
+}
+
+void berth_mcpi_pend_remove(struct berth_mcp *m, size_t i)
+{
+	json_decref(m->pend[i].req_id);
+	json_decref(m->pend[i].args);
+	memmove(&m->pend[i], &m->pend[i + 1], (m->n_pend - i - 1) * sizeof *m->pend);
+	m->n_pend--;
+}
+
+/* A local call finished (berth_app_process / berth_app_expire). */
+void berth_mcpi_local_done(void *ctx, long long id, json_t *result, const struct berth_call_error *ce)
+{
+	struct done_ctx *d = ctx;
+	ssize_t i = berth_mcpi_find_pending(d->m, d->a, false, id);
+
+	if (i < 0)
+		return; /* cancelled */
+	json_t *req_id = json_incref(d->m->pend[i].req_id);
+	berth_mcpi_pend_remove(d->m, (size_t)i);
+	if (result != NULL)
+		berth_mcpi_finish_ok(d->m, req_id, result);
+	else
+		berth_mcpi_finish_error(d->m, req_id, ce->code, ce->message, ce->data, ce->denial);
+	json_decref(req_id);
+}
+
+int berth_mcpi_add_pending(struct berth_mcp *m, json_t *req_id, struct mcp_app *a, long long call_id,
+		       bool via_dev, long long deadline)
+{
+	if (m->n_pend == m->cap_pend) {
+		size_t cap = m->cap_pend ? m->cap_pend * 2 : 32;
+		struct pending *v = realloc(m->pend, cap * sizeof *v);
+		if (v == NULL)
+			return -1;
+		m->pend = v;
+		m->cap_pend = cap;
+	}
+	m->pend[m->n_pend++] =
+	    (struct pending){json_incref(req_id), NULL, NULL, a, call_id, via_dev, deadline};
+	return 0;
+}

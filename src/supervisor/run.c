@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - the one run lifecycle (run.h): the audit records of a run around
+ * whichever runtime runs it, for `berth run`, apps and sessions alike.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/rmtree.h"
+#include "run.h"
+#include "runs.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void notice(const struct berth_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(const struct berth_run *r, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (r->spec.notice == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	r->spec.notice(r->spec.notice_arg, line);
+}
+
+/* Adds @extra's members to @o (NULL: none); @o may be NULL (ENOMEM). */
+static json_t *with(json_t *o, json_t *extra)
+{
+	if (o != NULL && extra != NULL)
+		json_object_update(o, extra);
+	return o;
+}
+
+int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const char *run_id,
+		   struct berth_error *err)
+{
+	*r = (struct berth_run){.spec = *spec};
+	r->rt_ops = spec->runtime != NULL ? spec->runtime : berth_runtime_default();
+	if (run_id != NULL)
+		snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+	else
+		berth_audit_new_run_id(r->run_id);
+	snprintf(r->actor, sizeof r->actor, "%s", spec->actor != NULL ? spec->actor : "berth");
+	pthread_mutex_init(&r->q_mu, NULL);
+	r->t0_ms = now_ms();
+	(void)err; /* the runtime is chosen by the caller (berth_runtime_find) */
+	return 0;
+}
+
+const char *berth_run_id(const struct berth_run *r)
+{
+	return r->run_id;
+}
+
+/* ---------------------------------------------------------- the audit job */
+
+/* Declared --env values (or an app's secrets) never reach the log, also
+ * not through argv. */
+static int add_secrets(struct berth_run *r, struct berth_error *err)
+{
+	const struct berth_policy *p = r->spec.policy;
+
+	for (size_t i = 0; i < p->n_env; i++) {
+		if (p->env[i].value == NULL || (r->spec.secrets == BERTH_RUN_SECRETS_FROM_HOST && !p->env[i].from_host))
+			continue;
+		if (berth_audit_add_secret(r->audit, p->env[i].value, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The queue, made under q_mu; NULL when it cannot be (q_err says why). */
+static struct berth_audit_queue *queue_locked(struct berth_run *r)
+{
+	if (r->q == NULL && !r->q_failed && r->audit != NULL) {
+		r->q = berth_audit_queue_new(r->audit, r->run_id, r->actor, &r->q_err);
+		r->q_failed = r->q == NULL;
+	}
+	return r->q;
+}
+
+/*
+ * Open the log, then run.start and policy in one group commit.  On a
+ * thread of its own from on_spawned, so that opening the log (the host key,
+ * the head's signature) and the commit overlap the sandbox's set-up.
+ */
+static int audit_begin(struct berth_run *r, struct berth_error *err)
+{
+	const struct berth_policy *p = r->spec.policy;
+	struct berth_audit_entry e[2] = {{0}};
+	char digest[65], d[80];
+	char *pj = NULL;
+	json_t *argv = json_array(), *start = NULL, *pol = NULL, *polv = NULL;
+	int rc = -1;
+
+	r->audit = berth_audit_open(NULL, err);
+	if (r->audit == NULL)
+		goto out;
+	if (berth_audit_recovered(r->audit) != NULL)
+		notice(r, "audit: %s", berth_audit_recovered(r->audit));
+	if (add_secrets(r, err) < 0)
+		goto out;
+	for (size_t i = 0; argv != NULL && i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	start = with(json_pack("{s:O, s:I, s:s}", "argv", argv, "pid", (json_int_t)getpid(), "berth_version",
+			       BERTH_VERSION),
+		     r->spec.start_extra);
+	pj = berth_policy_to_json(p, false, err);
+	if (pj == NULL || berth_policy_digest(p, digest, err) < 0)
+		goto out;
+	polv = json_loads(pj, 0, NULL);
+	snprintf(d, sizeof d, "sha256:%s", digest);
+	pol = with(json_pack("{s:s, s:O}", "digest", d, "policy", polv != NULL ? polv : json_null()),
+		   r->spec.policy_extra);
+	if (start == NULL || pol == NULL) {
+		berth_err(err, ENOMEM, "audit: cannot build the run records");
+		goto out;
+	}
+	e[0] = (struct berth_audit_entry){.run_id = r->run_id, .kind = "run.start", .actor = r->actor, .payload = start};
+	e[1] = (struct berth_audit_entry){.run_id = r->run_id, .kind = "policy", .actor = r->actor, .payload = pol};
+	if (berth_audit_append_batch(r->audit, e, 2, err) < 0)
+		goto out;
+	rc = 0;
+	if (r->spec.queue_at_start) {
+		pthread_mutex_lock(&r->q_mu);
+		if (queue_locked(r) == NULL) {
+			*err = r->q_err;
+			rc = -1; /* run.start is durable: berth_run_end() writes its run.stop */
+		}
+		pthread_mutex_unlock(&r->q_mu);
+	}
+out:
+	free(pj);
+	json_decref(argv);
+	json_decref(start);
+	json_decref(pol);
+	json_decref(polv);
+	if (rc < 0 && e[0].seq == 0) {
+		berth_audit_close(r->audit);
+		r->audit = NULL;
+	}
+	return rc;
+}
+
+static void *job_main(void *arg)
+{
+	struct berth_run *r = arg;
+
+	if (audit_begin(r, &r->job_err) < 0 && r->job_err.msg[0] == '\0')
+		berth_err(&r->job_err, EIO, "audit: the run could not be recorded");
+	return NULL;
+}
+
+static void job_start(struct berth_run *r, bool async)
+{
+	if (!r->spec.audit || r->job_started || r->job_done)
+		return;
+	if (async && pthread_create(&r->job_th, NULL, job_main, r) == 0) {
+		r->job_started = true;
+		return;
+	}
+	job_main(r);
+	r->job_done = true;
+}
+
+int berth_run_record_now(struct berth_run *r, struct berth_error *err)
+{
+	job_start(r, false);
+	return berth_run_join(r, err);
+}
+
+int berth_run_join(struct berth_run *r, struct berth_error *err)
+{
+	if (!r->spec.audit)
+		return 0;
+	if (r->job_started && !r->job_done) {
+		pthread_join(r->job_th, NULL);
+		r->job_done = true;
+	} else if (!r->job_done) {
+		job_start(r, false);
+	}
+	if (r->job_err.msg[0] == '\0')
+		return 0;
+	*err = r->job_err;
+	if (r->spec.refuse_what != NULL)
+		berth_err_wrap(err, "the audit trail cannot record %s, so it does not start (fail closed)",
+			       r->spec.refuse_what);
+	return -1;
+}
+
+const struct berth_error *berth_run_audit_failed(const struct berth_run *r)
+{
+	return r->job_done && r->job_err.msg[0] != '\0' ? &r->job_err : NULL;
+}
+
+struct berth_audit *berth_run_audit(const struct berth_run *r)
+{
+	return r->job_done ? r->audit : NULL;
+}
+
+struct berth_audit_queue *berth_run_queue(struct berth_run *r)
+{
+	struct berth_audit_queue *q;
+
+	if (berth_run_audit(r) == NULL)
+		return NULL;
+	pthread_mutex_lock(&r->q_mu);
+	q = queue_locked(r);
+	pthread_mutex_unlock(&r->q_mu);
+	return q;
+}
+
+/* ---------------------------------------------------------- the hooks */
+
+/* 1: no process is cloned from here on; a thread is safe now. */
+static void on_spawned(void *arg)
+{
+	job_start(arg, true);
+}
+
+/* 2: the command starts only once its run is on record. */
+static int before_release(void *arg, struct berth_error *err)
+{
+	return berth_run_join(arg, err);
+}
+
+/* 4: `berth run`'s run record (docs/attest.md). */
+static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
+{
+	struct berth_run *r = arg;
+
+	if (!r->spec.record_enforced)
+		return 0;
+	return berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
+}
+
+void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
+{
+	ro->run_id = r->run_id;
+	ro->hooks = (struct berth_run_hooks){.arg = r,
+					     .on_spawned = on_spawned,
+					     .before_release = before_release,
+					     .on_egress = berth_run_egress_start,
+					     .on_measured = on_measured};
+	ro->remove_at_end = r->spec.remove_at_end;
+	ro->n_remove_at_end = r->spec.n_remove_at_end;
+}
+
+int berth_run_exec(struct berth_run *r, const struct berth_runtime_opts *ro, int *status,
+		   struct berth_error *err)
+{
+	return r->rt_ops->run(r->spec.policy, ro, status, err);
+}
+
+int berth_run_start(struct berth_run *r, const struct berth_runtime_opts *ro, struct berth_rt **out,
+		    struct berth_error *err)
+{
+	return r->rt_ops->start(r->spec.policy, ro, out, err);
+}
+
+/* ---------------------------------------------------------- the end */
+
+/* run.stop, directly (the queue is closed: everything it held is before). */
+static void record_stop(struct berth_run *r, int status, json_t *stop_extra, const char *lost)
+{
+	struct berth_error err = {0};
+	json_t *stop = with(json_pack("{s:o, s:I}", "status", status >= 0 ? json_integer(status) : json_null(),
+				      "duration_ms", (json_int_t)(now_ms() - r->t0_ms)),
+			    stop_extra);
+
+	if (stop != NULL && lost != NULL)
+		json_object_set_new(stop, "records_lost", json_string(lost));
+	if (stop == NULL || berth_audit_append(r->audit, r->run_id, "run.stop", r->actor, stop, NULL, NULL, &err) < 0) {
+		notice(r, "%s", stop == NULL ? "out of memory" : err.msg);
+		notice(r, "the run ended but its run.stop record could not be written (the exit status is the "
+			  "command's)");
+	}
+	json_decref(stop);
+}
+
+void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
+{
+	struct berth_error err = {0}, je = {0};
+
+	berth_run_egress_stop(r); /* no decision arrives after this */
+	/* A run.start on record gets its run.stop, also when the queue made
+	 * with it failed (queue_at_start). */
+	berth_run_join(r, &je);
+	if (r->spec.audit && r->audit != NULL) {
+		json_t *sum = berth_audit_net_summary(&r->net_cap);
+		if (sum != NULL && r->q != NULL)
+			berth_audit_queue_push_as(r->q, "broker", "net.decision", with(sum, r->spec.net_extra), false,
+						  &err);
+		else
+			json_decref(sum);
+		err = (struct berth_error){0};
+		bool lost = r->q_failed || berth_audit_queue_close(r->q, &err) < 0;
+		r->q = NULL;
+		if (lost) {
+			struct berth_error *why = r->q_failed && err.msg[0] == '\0' ? &r->q_err : &err;
+			notice(r, "%s", why->msg);
+			notice(r, "some records of this run are not in the audit trail (the exit status is the "
+				  "command's)");
+			record_stop(r, status, stop_extra, why->msg);
+		} else {
+			record_stop(r, status, stop_extra, NULL);
+		}
+	}
+	for (size_t i = 0; i < r->spec.n_remove_at_end; i++) {
+		struct berth_error e = {0};
+		if (r->spec.remove_at_end[i] != NULL && berth_rmtree(r->spec.remove_at_end[i], NULL, &e) < 0)
+			notice(r, "%s", e.msg);
+	}
+	berth_audit_close(r->audit);
+	r->audit = NULL;
+	pthread_mutex_destroy(&r->q_mu);
+}
+
+int berth_run_unrecorded(const struct berth_policy *p, struct berth_runtime_opts *ro, int *status,
+			 struct berth_error *err)
+{
+	struct berth_run r;
+	int rc;
+
+	berth_run_init(&r, &(struct berth_run_spec){.policy = p, .quiet = ro->quiet}, NULL, err);
+	berth_run_attach(&r, ro);
+	rc = berth_run_exec(&r, ro, status, err);
+	berth_run_end(&r, rc < 0 ? -1 : *status, NULL);
+	return rc;
+}
+
+/* ---------------------------------------------------------- net.decision */
+
+json_t *berth_audit_net_payload(const struct berth_broker_decision *d)
+{
+	const char *decision = d->outcome == BERTH_BROKER_ALLOWED   ? "allowed"
+			       : d->outcome == BERTH_BROKER_REFUSED ? "refused"
+								    : "failed";
+	const char *proxy = d->kind == BERTH_BROKER_SOCKS5	    ? "socks5"
+			    : d->kind == BERTH_BROKER_TRANSPARENT ? "transparent"
+			    : d->kind == BERTH_BROKER_DNS	    ? "dns"
+								    : "http";
+
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy", proxy, "decision", decision,
+			 "host", d->host, "port", (json_int_t)d->port, "address", d->address, "reason", d->reason,
+			 "bytes_up", (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down,
+			 "duration_ms", (json_int_t)d->duration_ms);
+}
+
+bool berth_audit_net_admit(struct berth_audit_net_cap *c, const struct berth_broker_decision *d)
+{
+	unsigned k = (unsigned)d->outcome < 4 ? (unsigned)d->outcome : 0;
+
+	if (++c->count[k] <= BERTH_AUDIT_NET_MAX_PER_OUTCOME)
+		return true;
+	c->suppressed[k]++;
+	return false;
+}
+
+json_t *berth_audit_net_summary(const struct berth_audit_net_cap *c)
+{
+	if (c->suppressed[0] + c->suppressed[1] + c->suppressed[2] + c->suppressed[3] == 0)
+		return NULL;
+	return json_pack("{s:s, s:I, s:I, s:I, s:I}", "decision", "summary", "recorded_each",
+			 (json_int_t)BERTH_AUDIT_NET_MAX_PER_OUTCOME, "allowed_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_ALLOWED], "refused_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_REFUSED], "failed_not_recorded",
+			 (json_int_t)c->suppressed[BERTH_BROKER_FAILED]);
+}

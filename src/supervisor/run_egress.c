@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run_egress.c - --network proxy: the egress broker of a run (run.h).  The
+ * runtime makes the listeners inside the sandbox's network and hands them
+ * over at sync 2 (hooks.on_egress); the broker serves them from a thread of
+ * berth, outside the sandbox, for the whole run, and records each decision.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "run.h"
+
+static void notice_line(const struct berth_run *r, const char *line)
+{
+	if (r->spec.notice != NULL && !r->spec.quiet)
+		r->spec.notice(r->spec.notice_arg, line);
+}
+
+/*
+ * Each decision becomes a `net.decision` record, appended by the queue's
+ * writer thread so that the broker's loop does not wait for the disk --
+ * except for a refusal, which is durable before the client gets its 403.
+ * On the broker's thread only.
+ */
+static void on_decision(const struct berth_broker_decision *d, void *arg)
+{
+	struct berth_run *r = arg;
+	struct berth_audit_queue *q;
+	struct berth_error err = {0};
+	json_t *payload;
+
+	if (!r->spec.audit || !berth_audit_net_admit(&r->net_cap, d))
+		return; /* over the cap: a refusal stays a refusal, it is only not recorded one by one */
+	if ((q = berth_run_queue(r)) == NULL || (payload = berth_audit_net_payload(d)) == NULL)
+		return; /* a queue that could not be made: berth_run_end() says so */
+	if (r->spec.net_extra != NULL)
+		json_object_update(payload, r->spec.net_extra);
+	berth_audit_queue_push_as(q, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
+}
+
+static void *broker_main(void *arg)
+{
+	berth_broker_run(arg);
+	return NULL;
+}
+
+static void close_listeners(const struct berth_egress_listeners *l)
+{
+	close(l->http);
+	close(l->socks5);
+	for (size_t i = 0; i < l->n_transparent; i++)
+		close(l->transparent[i]);
+	close(l->dns);
+}
+
+/* Gives every listener of @l to @b; after a failure the rest are closed
+ * (the broker owns each descriptor from its add on, also on failure). */
+static int add_listeners(struct berth_broker *b, const struct berth_egress_listeners *l, struct berth_error *err)
+{
+	struct {
+		int fd;
+		enum berth_broker_kind kind;
+	} v[3 + BERTH_EGRESS_TRANSPARENT_MAX];
+	size_t n = 0;
+	int rc = 0;
+
+	v[n++] = (typeof(v[0])){l->http, BERTH_BROKER_HTTP};
+	v[n++] = (typeof(v[0])){l->socks5, BERTH_BROKER_SOCKS5};
+	for (size_t i = 0; i < l->n_transparent; i++)
+		v[n++] = (typeof(v[0])){l->transparent[i], BERTH_BROKER_TRANSPARENT};
+	v[n++] = (typeof(v[0])){l->dns, BERTH_BROKER_DNS};
+	for (size_t i = 0; i < n; i++) {
+		if (rc < 0)
+			close(v[i].fd);
+		else
+			rc = berth_broker_add_listener(b, v[i].fd, v[i].kind, err);
+	}
+	return rc;
+}
+
+int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, struct berth_error *err)
+{
+	struct berth_run *r = run;
+	const struct berth_policy *p = r->spec.policy;
+	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
+	struct berth_broker_opts bo = {.dns_server = p->dns, .on_decision = on_decision, .data = r};
+
+	/* berth_policy_validate() refused these before anything was recorded;
+	 * checked again since an unchecked count would overrun @pats */
+	if (p->n_allow_hosts > BERTH_ARRAY_SIZE(pats)) {
+		close_listeners(l);
+		return berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)", p->n_allow_hosts,
+				       BERTH_POLICY_ALLOW_HOSTS_MAX);
+	}
+	for (size_t i = 0; i < p->n_allow_hosts; i++) {
+		char reason[BERTH_HOST_REASON_MAX];
+		if (berth_host_pattern_parse(p->allow_hosts[i], &pats[i], reason, sizeof reason) < 0) {
+			close_listeners(l);
+			return berth_usage_err(err, "invalid allow-host `%s`: %s", p->allow_hosts[i], reason);
+		}
+	}
+	bo.patterns = pats;
+	bo.n_patterns = p->n_allow_hosts;
+	r->broker = berth_broker_new(&bo, err);
+	if (r->broker == NULL) {
+		close_listeners(l);
+		return -1;
+	}
+	if (add_listeners(r->broker, l, err) < 0)
+		return -1; /* berth_run_end() frees the broker */
+	if (pthread_create(&r->broker_th, NULL, broker_main, r->broker) != 0)
+		return berth_err(err, EAGAIN, "cannot start the egress broker");
+	r->broker_running = true;
+	return 0;
+}
+
+void berth_run_egress_stop(struct berth_run *r)
+{
+	char line[620], text[600];
+
+	if (r->broker == NULL)
+		return;
+	if (r->broker_running) {
+		berth_broker_stop(r->broker);
+		pthread_join(r->broker_th, NULL);
+		r->broker_running = false;
+	}
+	/* What the sandbox tried and did not get, once each. */
+	for (size_t i = 0; i < berth_broker_refused_count(r->broker); i++)
+		if (berth_broker_refused(r->broker, i, text, sizeof text) == 0) {
+			snprintf(line, sizeof line, "refused: %s", text);
+			notice_line(r, line);
+		}
+	/* A flood of harmless refusals must not hide the ones that follow. */
+	size_t more = berth_broker_refused_unlisted(r->broker);
+	if (more > 0) {
+		snprintf(line, sizeof line, "refused: ... and %zu more attempts to destinations not listed above", more);
+		notice_line(r, line);
+	}
+	berth_broker_free(r->broker);
+	r->broker = NULL;
+}
