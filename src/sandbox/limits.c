@@ -256,11 +256,20 @@ static int refuse_unenforced(const struct berth_policy *p, struct berth_limits *
 	if (p->allow_degraded ||
 	    !((p->cpus_set && !lim->cpus_enforced) || (p->pids_set && !lim->pids_enforced)))
 		return 0;
-	berth_err(err, 0, "cannot enforce the requested limits: %s", lim->unenforced);
-	berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass `--allow-degraded`; see "
-			    "`berth doctor`");
+	berth_limits_refuse(lim, err);
 	berth_lim_discard(lim);
 	return -1;
+}
+
+int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
+{
+	berth_err(err, 0, "cannot enforce the requested limits: %s", lim->unenforced);
+	/* Root makes its cgroups in the host's cgroup v2 tree: missing, it is
+	 * not the caller's identity that is wrong. */
+	return berth_err_hint(err, geteuid() == 0 ? "mount the cgroup v2 hierarchy at /sys/fs/cgroup, or pass "
+						    "`--allow-degraded`; see `berth doctor`"
+						  : "run as root or in a delegated cgroup v2 subtree, or pass "
+						    "`--allow-degraded`; see `berth doctor`");
 }
 
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,

@@ -65,6 +65,15 @@ struct berth_limits {
  * the requested limits: ...") or a cgroup could not be made or written
  * (message names the file).
  */
+/*
+ * berth_limits_refuse - fill @err with the refusal of limits asked for and
+ * not enforceable: "cannot enforce the requested limits: " and
+ * @lim->unenforced (what, and why), the hint naming the way out for this
+ * caller (root: mount cgroup v2; a user: root or a delegated subtree; both:
+ * --allow-degraded).  Status 125.  Returns -1.
+ */
+int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err);
+
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err);
 

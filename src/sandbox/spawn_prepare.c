@@ -198,10 +198,9 @@ int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
 	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
 			   (s->p->pids_set && !s->lim.pids_enforced);
 	if (s->lim.unenforced[0] != '\0' && explicit_missing && !s->p->allow_degraded) {
+		berth_limits_refuse(&s->lim, err);
 		berth_limits_destroy(&s->lim);
-		berth_err(err, 0, "cannot enforce the requested limits: %s", s->lim.unenforced);
-		return berth_err_hint(err, "run as root or in a delegated cgroup v2 subtree, or pass "
-					   "`--allow-degraded`; see `berth doctor`");
+		return -1;
 	}
 	return 0;
 }
@@ -329,6 +328,16 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	}
 	return 0;
 degraded:
+	bool no_userns = s->ws_fd == -2 || s->home_fd == -2;
+	for (size_t i = 0; i < s->p->n_mounts; i++)
+		no_userns |= s->mount_fds[i] == -2;
+	if (no_userns) {
+		/* No user namespace at all: not the filesystem's fault.  Reported
+		 * (or retried without them) as the sandbox's own clone would be. */
+		s->userns_errno = err->errnum;
+		berth_err_clear(err);
+		return -1;
+	}
 	if (!s->p->allow_degraded) {
 		berth_err_wrap(err, "cannot keep workspace files owned by their host owner");
 		return berth_err_hint(err, "use a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs), "

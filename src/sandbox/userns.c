@@ -71,7 +71,10 @@ static int idmap_userns_fd(uid_t owner_uid, gid_t owner_gid, const struct berth_
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
-		return berth_err(err, errno, "cannot create the idmapping user namespace");
+		int e = errno;
+		berth_err(err, e, "cannot create the idmapping user namespace");
+		/* The same refusal the sandbox's own clone would meet. */
+		return e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL ? -2 : -1;
 	}
 	if (pid == 0) {
 		char c;
@@ -101,7 +104,7 @@ int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_g
 	};
 
 	if (ns < 0)
-		return -1;
+		return ns;
 	attr.userns_fd = (uint64_t)ns;
 	mfd = (int)syscall(SYS_open_tree, fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "" : path,
 			   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));

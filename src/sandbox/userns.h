@@ -42,7 +42,9 @@ int berth_userns_write_maps(pid_t pid, const struct berth_ids *ids, struct berth
  * the sandbox creates are stored as @owner_uid:@owner_gid), nosuid and nodev,
  * read-only when @ro.  Needs CAP_SYS_ADMIN in the initial user namespace.
  * Returns the mount fd, or -1 with @err filled (EINVAL/ENOTSUP: the filesystem
- * cannot be idmapped).
+ * cannot be idmapped), or -2 with @err filled when no user namespace can be
+ * created at all (clone(CLONE_NEWUSER) failed with EPERM, ENOSPC, EUSERS or
+ * EINVAL: refused by a sysctl, a limit or a seccomp filter above berth).
  */
 int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
 			bool ro, struct berth_error *err);

@@ -155,9 +155,8 @@ likewise "seccomp --allow-degraded" seccomp "$SAID" --allow-degraded --yes -- tr
 # Refused as a container runtime's seccomp profile refuses them: berth names
 # the filter (the switch stands for a sysctl and names those instead).
 # As root berth first meets the refusal making the idmapped workspace
-# (step 2, spawn_prepare.c), before its own clone, and blames the filesystem:
-# a known bug, TODO until fixed.
-[ $ROOT -eq 1 ] && TODO="root: the idmapping's user namespace is refused first and reported as an idmap failure"
+# (step 2, spawn_prepare.c), before its own clone: it must be reported as the
+# user namespace's refusal, not the filesystem's.
 refused userns userns "$US_REFUSED"$'\n'"$US_SECCOMP"
 TODO="" likewise userns userns "$US_FORCED_REFUSED"$'\n'"$US_FORCED_HINT" -- true
 degraded userns userns "$WIDENING"$'\n'"$US_NOTICE"$'\n'"$GUARD_NOTICE" "$(readlink /proc/self/ns/user)" \
@@ -213,7 +212,7 @@ if [ $ROOT -eq 1 ]; then
 	run cgroup --pids 20 -- true
 	eq "no cgroup mounted, --pids 20 as root: refused (125)" "$RC" 125
 	same "no cgroup mounted, --pids 20 as root: the refusal" "$ERR" \
-		"berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"$'\n'"berth: hint: run as root or in a delegated cgroup v2 subtree, or pass \`--allow-degraded\`; see \`berth doctor\`"
+		"berth: cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"$'\n'"berth: hint: mount the cgroup v2 hierarchy at /sys/fs/cgroup, or pass \`--allow-degraded\`; see \`berth doctor\`"
 	run cgroup --allow-degraded --yes -- true
 	eq "no cgroup mounted --allow-degraded: runs (0)" "$RC" 0
 	same "no cgroup mounted --allow-degraded: the widening and the limits lines" "$ERR" "$WIDENING"$'\n'"$LIMITS"$'\n'"$PIDS"
