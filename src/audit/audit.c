@@ -154,14 +154,11 @@ void berth_audit_close(struct berth_audit *a)
 {
 	if (a == NULL)
 		return;
-	if (a->dfd >= 0)
-		close(a->dfd);
-	if (a->lockfd >= 0)
-		close(a->lockfd);
-	if (a->headfd >= 0)
-		close(a->headfd);
-	if (a->logfd >= 0)
-		close(a->logfd);
+	/* closed when open (-1 when not) */
+	cleanup_closep(&a->dfd);
+	cleanup_closep(&a->lockfd);
+	cleanup_closep(&a->headfd);
+	cleanup_closep(&a->logfd);
 	for (size_t i = 0; i < a->nsecrets; i++) {
 		explicit_bzero(a->secrets[i], strlen(a->secrets[i]));
 		free(a->secrets[i]);

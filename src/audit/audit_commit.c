@@ -111,7 +111,7 @@ out:
  * stopped (SIGSTOP, a debugger) must not hang every later berth forever.
  * Returns 0, -1 with errno (ETIMEDOUT when the wait ran out).
  */
-int berth_aud_lock_wait(int fd, int op)
+static int lock_wait(int fd, int op)
 {
 	const char *env = getenv("BERTH_AUDIT_LOCK_TIMEOUT_MS");
 	long limit = env != NULL ? strtol(env, NULL, 10) : BERTH_AUDIT_LOCK_TIMEOUT_MS;
@@ -133,21 +133,30 @@ int berth_aud_lock_wait(int fd, int op)
 	}
 }
 
-int berth_aud_lock_ex(struct berth_audit *a, struct berth_error *err)
+int berth_aud_lock(int fd, int op, const char *dir, struct berth_error *err)
 {
-	if (berth_aud_lock_wait(a->lockfd, LOCK_EX) < 0) {
+	/* A reader says what it locks for; the writer's lock is the log's own. */
+	const char *why = op == LOCK_SH ? " to read it" : "";
+
+	if (lock_wait(fd, op) < 0) {
 		int e = errno;
 		if (e == ETIMEDOUT)
-			berth_err(err, 0, "cannot lock the audit log `%s/lock`: another berth process holds it and "
-					  "does not let go",
-				  a->dir);
+			berth_err(err, 0,
+				  "cannot lock the audit log `%s/lock`%s: another berth process holds it and does not "
+				  "let go",
+				  dir, why);
 		else
-			berth_err(err, e, "cannot lock the audit log `%s/lock`", a->dir);
+			berth_err(err, e, "cannot lock the audit log `%s/lock`%s", dir, why);
 		return berth_err_hint(err, "a berth process stopped while writing holds the lock: find it with "
 					   "`fuser %s/lock`, and continue or end it",
-				      a->dir);
+				      dir);
 	}
 	return 0;
+}
+
+int berth_aud_lock_ex(struct berth_audit *a, struct berth_error *err)
+{
+	return berth_aud_lock(a->lockfd, LOCK_EX, a->dir, err);
 }
 
 /* Lock, bring the tail up to date (sealing a crash), write @n records. */

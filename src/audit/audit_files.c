@@ -173,46 +173,37 @@ void berth_aud_free_names(char **names, size_t n)
 	free(names);
 }
 
-int berth_aud_write_all_at(int fd, const char *buf, size_t len, off_t off)
+/* All @len bytes at @off, written (@out) or read, through EINTR and short
+ * transfers; a transfer of nothing is EIO (a read past the end). */
+static int transfer_all_at(int fd, char *buf, size_t len, off_t off, bool out)
 {
 	while (len > 0) {
-		ssize_t w = pwrite(fd, buf, len, off);
+		ssize_t n = out ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
 
-		if (w < 0) {
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
-		if (w == 0) {
+		if (n == 0) {
 			errno = EIO;
 			return -1;
 		}
-		buf += w;
-		len -= (size_t)w;
-		off += w;
+		buf += n;
+		len -= (size_t)n;
+		off += n;
 	}
 	return 0;
 }
 
+int berth_aud_write_all_at(int fd, const char *buf, size_t len, off_t off)
+{
+	return transfer_all_at(fd, (char *)buf, len, off, true);
+}
+
 int berth_aud_read_all_at(int fd, char *buf, size_t len, off_t off)
 {
-	while (len > 0) {
-		ssize_t r = pread(fd, buf, len, off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		buf += r;
-		len -= (size_t)r;
-		off += r;
-	}
-	return 0;
+	return transfer_all_at(fd, buf, len, off, false);
 }
 
 bool berth_aud_is_hex64(const char *s)

@@ -158,9 +158,12 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
  * holds LOCK_EX and has run berth_aud_sync_tail(). */
 int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_t n, json_t *recovery,
 			    struct berth_error *err);
-/* flock(2) @op on @fd, waiting at most BERTH_AUDIT_LOCK_TIMEOUT_MS; 0, or -1
- * with errno (ETIMEDOUT when the wait ran out). */
-int berth_aud_lock_wait(int fd, int op);
+/* flock(2) @op (LOCK_EX to write, LOCK_SH to read) on @fd, the lock file
+ * of the log in @dir, waiting at most BERTH_AUDIT_LOCK_TIMEOUT_MS; 0, or -1
+ * with @err filled: "cannot lock the audit log `DIR/lock`[ to read it]",
+ * with the errno or, when the wait ran out, "another berth process holds it
+ * and does not let go", and a hint to find the holder with fuser(1). */
+int berth_aud_lock(int fd, int op, const char *dir, struct berth_error *err);
 /* LOCK_EX on the log's lock file. */
 int berth_aud_lock_ex(struct berth_audit *a, struct berth_error *err);
 

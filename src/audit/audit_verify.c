@@ -52,18 +52,8 @@ static int reader_open(struct reader *r, const char *dir, struct berth_error *er
 	r->lockfd = berth_aud_open_regular(r->dfd, "lock");
 	if (r->lockfd < 0 && errno == EINVAL)
 		return berth_aud_open_failed(err, r->dir, "lock");
-	if (r->lockfd >= 0 && berth_aud_lock_wait(r->lockfd, LOCK_SH) < 0) {
-		int e = errno;
-		if (e == ETIMEDOUT)
-			berth_err(err, 0, "cannot lock the audit log `%s/lock` to read it: another berth process "
-					  "holds it and does not let go",
-				  r->dir);
-		else
-			berth_err(err, e, "cannot lock the audit log `%s/lock` to read it", r->dir);
-		return berth_err_hint(err, "a berth process stopped while writing holds the lock: find it with "
-					   "`fuser %s/lock`, and continue or end it",
-				      r->dir);
-	}
+	if (r->lockfd >= 0 && berth_aud_lock(r->lockfd, LOCK_SH, r->dir, err) < 0)
+		return -1;
 	if (berth_aud_list_files(r->dfd, &r->names, &r->n, err) < 0)
 		return -1;
 	return 1;

@@ -26,6 +26,7 @@
 
 #include <event2/buffer.h>
 
+#include "../util/cleanup.h"
 #include "broker_int.h"
 
 uint64_t berth_bk_now_ms(void)
@@ -135,12 +136,18 @@ void berth_bk_remember_refusal(struct berth_broker *b, const char *text, bool lo
 	pthread_mutex_unlock(&b->mu);
 }
 
-size_t berth_broker_refused_unlisted(struct berth_broker *b)
+/* *@field, read under the broker's lock. */
+static size_t locked_size(struct berth_broker *b, const size_t *field)
 {
 	pthread_mutex_lock(&b->mu);
-	size_t n = b->refused_unlisted;
+	size_t n = *field;
 	pthread_mutex_unlock(&b->mu);
 	return n;
+}
+
+size_t berth_broker_refused_unlisted(struct berth_broker *b)
+{
+	return locked_size(b, &b->refused_unlisted);
 }
 
 static void report(struct conn *c, enum berth_broker_outcome outcome, const char *reason)
@@ -397,9 +404,15 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(b->base);
 }
 
+/* cleanup attribute: what berth_broker_new() made, freed when it fails. */
+static void broker_freep(struct berth_broker **p)
+{
+	berth_broker_free(*p);
+}
+
 struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct berth_error *err)
 {
-	struct berth_broker *b = calloc(1, sizeof(*b));
+	struct berth_broker *b __attribute__((cleanup(broker_freep))) = calloc(1, sizeof(*b));
 
 	if (b == NULL) {
 		berth_err(err, ENOMEM, "broker");
@@ -434,37 +447,34 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 		b->pats = calloc(o->n_patterns, sizeof(*b->pats));
 		if (b->pats == NULL) {
 			berth_err(err, ENOMEM, "broker");
-			goto fail;
+			return NULL;
 		}
 		memcpy(b->pats, o->patterns, o->n_patterns * sizeof(*b->pats));
 		b->npats = o->n_patterns;
 	}
 	if (berth_fakeaddr_init(&b->fake, b->pats, b->npats) < 0) {
 		berth_err(err, ENOMEM, "broker");
-		goto fail;
+		return NULL;
 	}
 	b->base = event_base_new();
 	if (b->base == NULL) {
 		berth_err(err, errno, "broker: cannot create the event loop");
-		goto fail;
+		return NULL;
 	}
 	b->dns = berth_dns_new(b->base, o->dns_server, err);
 	if (b->dns == NULL)
-		goto fail;
+		return NULL;
 	b->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (b->stop_fd < 0) {
 		berth_err(err, errno, "broker: eventfd");
-		goto fail;
+		return NULL;
 	}
 	b->stop_ev = event_new(b->base, b->stop_fd, EV_READ | EV_PERSIST, stop_cb, b);
 	if (b->stop_ev == NULL || event_add(b->stop_ev, NULL) < 0) {
 		berth_err(err, ENOMEM, "broker: stop event");
-		goto fail;
+		return NULL;
 	}
-	return b;
-fail:
-	berth_broker_free(b);
-	return NULL;
+	return steal_pointer(&b);
 }
 
 int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_kind kind,
@@ -579,10 +589,7 @@ void berth_broker_stats(struct berth_broker *b, struct berth_broker_stats *s)
 
 size_t berth_broker_refused_count(struct berth_broker *b)
 {
-	pthread_mutex_lock(&b->mu);
-	size_t n = b->nrefused;
-	pthread_mutex_unlock(&b->mu);
-	return n;
+	return locked_size(b, &b->nrefused);
 }
 
 int berth_broker_refused(struct berth_broker *b, size_t i, char *buf, size_t len)

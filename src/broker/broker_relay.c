@@ -141,25 +141,25 @@ static void relay_event(struct bufferevent *bev, short what, void *arg)
 
 /* ---- RELAY, spliced (tunnels) --------------------------------------------- */
 
+/* @ev added or deleted to be as @want says; *@on is whether it is added. */
+static void event_want(struct event *ev, bool *on, bool want)
+{
+	if (want == *on)
+		return;
+	if (want)
+		event_add(ev, NULL);
+	else
+		event_del(ev);
+	*on = want;
+}
+
 static void sdir_events(struct sdir *d)
 {
 	bool want_rd = !d->eof && d->pending_off == d->pending_len && d->queued < d->cap && !d->slots_full;
 	bool want_wr = d->queued > 0 || d->pending_off < d->pending_len;
 
-	if (want_rd != d->rd_on) {
-		if (want_rd)
-			event_add(d->rd, NULL);
-		else
-			event_del(d->rd);
-		d->rd_on = want_rd;
-	}
-	if (want_wr != d->wr_on) {
-		if (want_wr)
-			event_add(d->wr, NULL);
-		else
-			event_del(d->wr);
-		d->wr_on = want_wr;
-	}
+	event_want(d->rd, &d->rd_on, want_rd);
+	event_want(d->wr, &d->wr_on, want_wr);
 }
 
 static bool again(int e)

@@ -14,6 +14,7 @@
  * asks again, and every answer is checked by each request on its own.
  */
 #include "dns.h"
+#include "../util/cleanup.h"
 #include "../util/text.h"
 
 #include <arpa/inet.h>
@@ -125,9 +126,15 @@ static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
 		event_add(s->ev, NULL);
 }
 
+/* cleanup attribute: what berth_dns_new() made, freed when it fails. */
+static void dns_freep(struct berth_dns **p)
+{
+	berth_dns_free(*p);
+}
+
 struct berth_dns *berth_dns_new(struct event_base *base, const char *server, struct berth_error *err)
 {
-	struct berth_dns *d = calloc(1, sizeof(*d));
+	struct berth_dns *d __attribute__((cleanup(dns_freep))) = calloc(1, sizeof(*d));
 	struct ares_options opts;
 	char csv[96];
 	int r;
@@ -138,11 +145,11 @@ struct berth_dns *berth_dns_new(struct event_base *base, const char *server, str
 	}
 	d->base = base;
 	if (server != NULL && berth_dns_server_parse(server, csv, sizeof(csv), err) < 0)
-		goto fail;
+		return NULL;
 	r = ares_library_init(ARES_LIB_INIT_ALL);
 	if (r != ARES_SUCCESS) {
 		berth_err(err, 0, "c-ares: %s", ares_strerror(r));
-		goto fail;
+		return NULL;
 	}
 	memset(&opts, 0, sizeof(opts));
 	opts.flags = ARES_FLAG_NOSEARCH;
@@ -152,22 +159,19 @@ struct berth_dns *berth_dns_new(struct event_base *base, const char *server, str
 	if (r != ARES_SUCCESS) {
 		berth_err(err, 0, "c-ares: cannot initialise the resolver: %s", ares_strerror(r));
 		ares_library_cleanup();
-		goto fail;
+		return NULL;
 	}
 	d->ch_ok = true;
 	if (server != NULL && (r = ares_set_servers_ports_csv(d->ch, csv)) != ARES_SUCCESS) {
 		berth_err(err, 0, "c-ares: cannot use DNS server `%s`: %s", server, ares_strerror(r));
-		goto fail;
+		return NULL;
 	}
 	d->timer = evtimer_new(base, timer_cb, d);
 	if (d->timer == NULL) {
 		berth_err(err, ENOMEM, "dns");
-		goto fail;
+		return NULL;
 	}
-	return d;
-fail:
-	berth_dns_free(d);
-	return NULL;
+	return steal_pointer(&d);
 }
 
 static void lookup_unlink(struct lookup *l)

@@ -45,9 +45,20 @@ static int set_err(struct berth_http_error *e, int status, const char *fmt, ...)
 
 #define refuse(p, status, ...) ((p)->state = ST_BAD, set_err(&(p)->err, (status), __VA_ARGS__))
 
-/* RFC 9110 5.6.2: tchar. */
-static bool is_tchar(unsigned char c)
+/* Whether @ok holds for each of the @n chars at @s (true when @n is 0). */
+static bool each_is(const char *s, size_t n, bool (*ok)(char))
 {
+	for (size_t i = 0; i < n; i++)
+		if (!ok(s[i]))
+			return false;
+	return true;
+}
+
+/* RFC 9110 5.6.2: tchar. */
+static bool is_tchar(char ch)
+{
+	unsigned char c = (unsigned char)ch;
+
 	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
 		return true;
 	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
@@ -55,12 +66,7 @@ static bool is_tchar(unsigned char c)
 
 static bool is_token(const char *s, size_t n)
 {
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return false;
-	return true;
+	return n > 0 && each_is(s, n, is_tchar);
 }
 
 static bool is_digit(char c)
@@ -130,29 +136,44 @@ static bool list_next(const char **cur, const char *end, const char **elem, size
 	return false;
 }
 
+/* The elements of the lists of every field named @name, in order. */
+struct field_list {
+	const struct berth_http_request *r;
+	const char *name;
+	size_t next;	       /* the field after the one read */
+	const char *cur, *end; /* what is left of its value */
+};
+
+static bool field_next(struct field_list *l, const char **elem, size_t *elen)
+{
+	while (!list_next(&l->cur, l->end, elem, elen)) {
+		const struct berth_http_header *h;
+
+		do {
+			if (l->next >= l->r->n_headers)
+				return false;
+			h = &l->r->headers[l->next++];
+		} while (!ieq(h->name, h->name_len, l->name));
+		l->cur = h->value;
+		l->end = h->value + h->value_len;
+	}
+	return true;
+}
+
 /* ---- hosts and authorities ------------------------------------------- */
 
 static bool all_digits(const char *s, size_t n)
 {
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_digit(s[i]))
-			return false;
-	return true;
+	return n > 0 && each_is(s, n, is_digit);
 }
 
-/* WHATWG URL "ends in a number": the last label would be read as an IPv4 part. */
+/* WHATWG URL "ends in a number": the last label would be read as an IPv4
+ * part (decimal, or 0x and hex digits, none at all included). */
 static bool numeric_label(const char *s, size_t n)
 {
 	if (all_digits(s, n))
 		return true;
-	if (n < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	for (size_t i = 2; i < n; i++)
-		if (!is_hex(s[i]))
-			return false;
-	return true;
+	return n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && each_is(s + 2, n - 2, is_hex);
 }
 
 /* a.b.c.d, each 0-255 in decimal without leading zeros (RFC 3986 dec-octet). */
@@ -586,35 +607,26 @@ static int check_content_length(struct berth_http_parser *p, const struct berth_
 
 static int check_transfer_encoding(struct berth_http_parser *p)
 {
-	struct berth_http_request *r = &p->req;
-	size_t n = 0, chunked = 0;
+	struct field_list l = {.r = &p->req, .name = "transfer-encoding"};
+	size_t n = 0, chunked = 0, elen, unknown_len = 0;
 	bool last_chunked = false;
-	const char *unknown = NULL;
-	size_t unknown_len = 0;
+	const char *e, *unknown = NULL;
 
-	for (size_t i = 0; i < r->n_headers; i++) {
-		const struct berth_http_header *h = &r->headers[i];
-		const char *cur = h->value, *end = h->value + h->value_len, *e;
-		size_t elen;
+	while (field_next(&l, &e, &elen)) {
+		const char *semi = memchr(e, ';', elen);
+		size_t nlen = semi != NULL ? (size_t)(semi - e) : elen;
 
-		if (!ieq(h->name, h->name_len, "transfer-encoding"))
-			continue;
-		while (list_next(&cur, end, &e, &elen)) {
-			const char *semi = memchr(e, ';', elen);
-			size_t nlen = semi != NULL ? (size_t)(semi - e) : elen;
-
-			while (nlen > 0 && is_ows(e[nlen - 1]))
-				nlen--;
-			if (!is_token(e, nlen))
-				return refuse(p, 400, "invalid Transfer-Encoding");
-			n++;
-			last_chunked = semi == NULL && ieq(e, nlen, "chunked");
-			if (ieq(e, nlen, "chunked")) {
-				chunked++;
-			} else if (unknown == NULL) {
-				unknown = e;
-				unknown_len = nlen;
-			}
+		while (nlen > 0 && is_ows(e[nlen - 1]))
+			nlen--;
+		if (!is_token(e, nlen))
+			return refuse(p, 400, "invalid Transfer-Encoding");
+		n++;
+		last_chunked = semi == NULL && ieq(e, nlen, "chunked");
+		if (ieq(e, nlen, "chunked")) {
+			chunked++;
+		} else if (unknown == NULL) {
+			unknown = e;
+			unknown_len = nlen;
 		}
 	}
 	if (n == 0)
@@ -634,24 +646,18 @@ static int check_connection(struct berth_http_parser *p)
 {
 	struct berth_http_request *r = &p->req;
 
-	for (size_t i = 0; i < r->n_headers; i++) {
-		const struct berth_http_header *h = &r->headers[i];
-		const char *cur = h->value, *end = h->value + h->value_len, *e;
-		size_t elen;
+	struct field_list l = {.r = r, .name = "connection"};
+	const char *e;
+	size_t elen;
 
-		if (!ieq(h->name, h->name_len, "connection"))
-			continue;
-		while (list_next(&cur, end, &e, &elen)) {
-			if (!is_token(e, elen))
-				return refuse(p, 400, "invalid Connection header");
-			if (ieq(e, elen, "host") || ieq(e, elen, "content-length") ||
-			    ieq(e, elen, "transfer-encoding"))
-				return refuse(p, 400, "the Connection header may not name `%.*s`", (int)elen,
-					      e);
-			for (size_t j = 0; j < r->n_headers; j++)
-				if (ieqn(r->headers[j].name, r->headers[j].name_len, e, elen))
-					r->headers[j].hop_by_hop = true;
-		}
+	while (field_next(&l, &e, &elen)) {
+		if (!is_token(e, elen))
+			return refuse(p, 400, "invalid Connection header");
+		if (ieq(e, elen, "host") || ieq(e, elen, "content-length") || ieq(e, elen, "transfer-encoding"))
+			return refuse(p, 400, "the Connection header may not name `%.*s`", (int)elen, e);
+		for (size_t j = 0; j < r->n_headers; j++)
+			if (ieqn(r->headers[j].name, r->headers[j].name_len, e, elen))
+				r->headers[j].hop_by_hop = true;
 	}
 	return 0;
 }

@@ -118,17 +118,15 @@ static enum berth_socks_verdict request(struct berth_socks_parser *p)
 	memset(r, 0, sizeof *r);
 	switch (p->buf[3]) {
 	case ATYP_IPV4:
-		r->kind = BERTH_TARGET_IPV4;
-		memcpy(r->addr, a, 4);
-		inet_ntop(AF_INET, r->addr, r->host, sizeof r->host);
-		plen = 4;
+	case ATYP_IPV6: {
+		bool v6 = p->buf[3] == ATYP_IPV6;
+
+		r->kind = v6 ? BERTH_TARGET_IPV6 : BERTH_TARGET_IPV4;
+		plen = v6 ? 16 : 4;
+		memcpy(r->addr, a, plen);
+		inet_ntop(v6 ? AF_INET6 : AF_INET, r->addr, r->host, sizeof r->host);
 		break;
-	case ATYP_IPV6:
-		r->kind = BERTH_TARGET_IPV6;
-		memcpy(r->addr, a, 16);
-		inet_ntop(AF_INET6, r->addr, r->host, sizeof r->host);
-		plen = 16;
-		break;
+	}
 	default: {
 		size_t n = a[0];
 		const char *name = (const char *)a + 1;
@@ -182,36 +180,39 @@ enum berth_socks_verdict berth_socks_feed(struct berth_socks_parser *p, const vo
 
 int berth_socks_format_reply(uint8_t *buf, size_t len, enum berth_socks_rep rep, const struct sockaddr *bound)
 {
-	size_t n;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct sockaddr_in6 sin6;
+	const void *addr, *port;
+	size_t alen, n;
+	uint8_t atyp;
 
 	if ((unsigned)rep > BERTH_SOCKS_ADDRESS_TYPE_NOT_SUPPORTED)
 		return -1;
 	if (bound == NULL || bound->sa_family == AF_INET) {
-		struct sockaddr_in sin = {.sin_family = AF_INET};
-
 		if (bound != NULL)
 			memcpy(&sin, bound, sizeof sin);
-		n = 10;
-		if (len < n)
-			return -1;
-		buf[3] = ATYP_IPV4;
-		memcpy(buf + 4, &sin.sin_addr, 4);
-		memcpy(buf + 8, &sin.sin_port, 2);
+		atyp = ATYP_IPV4;
+		addr = &sin.sin_addr;
+		alen = 4;
+		port = &sin.sin_port;
 	} else if (bound->sa_family == AF_INET6) {
-		struct sockaddr_in6 sin6;
-
 		memcpy(&sin6, bound, sizeof sin6);
-		n = 22;
-		if (len < n)
-			return -1;
-		buf[3] = ATYP_IPV6;
-		memcpy(buf + 4, &sin6.sin6_addr, 16);
-		memcpy(buf + 20, &sin6.sin6_port, 2);
+		atyp = ATYP_IPV6;
+		addr = &sin6.sin6_addr;
+		alen = 16;
+		port = &sin6.sin6_port;
 	} else {
 		return -1;
 	}
+	/* VER REP RSV ATYP BND.ADDR BND.PORT (RFC 1928 6) */
+	n = 4 + alen + 2;
+	if (len < n)
+		return -1;
 	buf[0] = 5;
 	buf[1] = (uint8_t)rep;
 	buf[2] = 0;
+	buf[3] = atyp;
+	memcpy(buf + 4, addr, alen);
+	memcpy(buf + 4 + alen, port, 2);
 	return (int)n;
 }

@@ -28,6 +28,16 @@ void cli_print_error(const struct berth_error *err);
  * on ENOMEM.
  */
 char *cli_json_dumps(const json_t *v, size_t flags);
+
+struct berth_run_opts;
+/*
+ * cli_confirm_widenings - print `berth: widening: ...` for each widening of
+ * @o; when there is one, no --yes and a person at the terminal (stdin and
+ * stderr are ttys), ask `berth: VERB with these widenings? [y/N] `.
+ * Returns 0 to go on, or -1 after `berth: not confirmed; nothing was DONE`
+ * when the answer is not y or Y.
+ */
+int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, const char *done);
 #define CLI_SAFE(s) berth_text_clean((char[CLI_SAFE_MAX]){0}, CLI_SAFE_MAX, (s) != NULL ? (s) : "")
 
 int cmd_run(int argc, char **argv);

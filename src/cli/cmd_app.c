@@ -157,6 +157,20 @@ static int print_result(json_t *result)
 	return 0;
 }
 
+/* The end of a call that returned @r: its @result printed (0; 125 when it
+ * cannot be), or its error @ce (call_status()); both freed. */
+static int finish_call(int r, json_t *result, struct berth_call_error *ce)
+{
+	if (r == 0) {
+		r = print_result(result);
+		json_decref(result);
+		return r;
+	}
+	print_call_error(ce);
+	berth_call_error_free(ce);
+	return call_status(ce);
+}
+
 static const char *default_app_dir(const char *app, char *buf, size_t len)
 {
 	struct stat st;
@@ -255,14 +269,7 @@ int cmd_rpc(int argc, char **argv)
 			   (unsigned)timeout, &result, &ce);
 	if (r != BERTH_DEV_NONE) {
 		json_decref(input);
-		if (r == 0) {
-			r = print_result(result);
-			json_decref(result);
-			return r;
-		}
-		print_call_error(&ce);
-		berth_call_error_free(&ce);
-		return call_status(&ce);
+		return finish_call(r, result, &ce);
 	}
 	if (dir == NULL)
 		dir = default_app_dir(app, dirbuf, sizeof dirbuf);
@@ -310,14 +317,7 @@ int cmd_rpc(int argc, char **argv)
 	r = berth_app_call(a, export, input, (unsigned)timeout, &result, &ce);
 	json_decref(input);
 	berth_app_close(a);
-	if (r == 0) {
-		r = print_result(result);
-		json_decref(result);
-		return r;
-	}
-	print_call_error(&ce);
-	berth_call_error_free(&ce);
-	return call_status(&ce);
+	return finish_call(r, result, &ce);
 }
 
 /* ---------------------------------------------------------- berth test */

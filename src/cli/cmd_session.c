@@ -52,6 +52,34 @@ static int usage_fail(const char *usage, const char *fmt, ...)
 	return BERTH_EXIT_USAGE;
 }
 
+/* --json: @v on one line (@empty when it cannot be written), released; 0. */
+static int print_json(json_t *v, const char *empty)
+{
+	char *t = cli_json_dumps(v, JSON_COMPACT);
+
+	printf("%s\n", t ? t : empty);
+	free(t);
+	json_decref(v);
+	return 0;
+}
+
+/* The options of a command whose one option is the flag @flag (*@set when
+ * given) besides --help (@usage on stdout); the operands are the arguments
+ * that do not start with `-`.  Returns -1 to go on, else the exit status:
+ * 0 after --help, BERTH_EXIT_USAGE for any other option. */
+static int flag_only(int argc, char **argv, const char *flag, bool *set, const char *usage)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], flag) == 0)
+			*set = true;
+		else if (strcmp(argv[i], "--help") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-')
+			return usage_fail(usage, "unknown option `%s`", argv[i]);
+	return -1;
+}
+
 /* ------------------------------------------------------------ spawn */
 
 static const char spawn_usage[] =
@@ -88,22 +116,6 @@ static void term_size(int *rows, int *cols)
 		}
 }
 
-static int confirm(const struct berth_run_opts *o)
-{
-	char answer[16];
-
-	for (int i = 0; i < o->n_widenings; i++)
-		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
-	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
-		return 0;
-	fputs("berth: spawn with these widenings? [y/N] ", stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
-		fputs("berth: not confirmed; nothing was started\n", stderr);
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_spawn(int argc, char **argv)
 {
 	struct berth_spawn_req req;
@@ -133,7 +145,7 @@ int cmd_spawn(int argc, char **argv)
 		berth_run_scrub(argc, argv, &req.run);
 	for (size_t i = 0; i < req.n_notes; i++)
 		fprintf(stderr, "berth: %s\n", CLI_SAFE(req.notes[i]));
-	if (r < 0 || confirm(&req.run) < 0) {
+	if (r < 0 || cli_confirm_widenings(&req.run, "spawn", "started") < 0) {
 		if (r < 0)
 			cli_print_error(&err);
 		berth_spawn_req_free(&req);
@@ -173,20 +185,15 @@ int cmd_ps(int argc, char **argv)
 	struct berth_error err = {0};
 	char **names = NULL, **only = NULL;
 	int n, n_only = 0;
-	json_t *all = json_array();
+	json_t *all;
 
+	if ((n = flag_only(argc, argv, "--json", &json, ps_usage)) >= 0)
+		return n;
+	all = json_array();
 	only = calloc((size_t)argc + 1, sizeof *only);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (strcmp(argv[i], "--help") == 0) {
-			fputs(ps_usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return usage_fail(ps_usage, "unknown option `%s`", argv[i]);
-		else
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-')
 			only[n_only++] = argv[i];
-	}
 	n = berth_session_list(&names, &err);
 	if (n < 0)
 		return fail(&err);
@@ -203,13 +210,8 @@ int cmd_ps(int argc, char **argv)
 	}
 	free(names);
 	free(only);
-	if (json) {
-		char *t = cli_json_dumps(all, JSON_COMPACT);
-		printf("%s\n", t ? t : "[]");
-		free(t);
-		json_decref(all);
-		return 0;
-	}
+	if (json)
+		return print_json(all, "[]");
 	printf("%-24s %-12s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK", "POLICY",
 	       "WORKSPACE");
 	size_t i;
@@ -266,13 +268,8 @@ int cmd_peek(int argc, char **argv)
 	scr = berth_session_screen(name, REQUEST_TIMEOUT_MS, &err);
 	if (scr == NULL)
 		return fail(&err);
-	if (json) {
-		char *t = cli_json_dumps(scr, JSON_COMPACT);
-		printf("%s\n", t ? t : "{}");
-		free(t);
-		json_decref(scr);
-		return 0;
-	}
+	if (json)
+		return print_json(scr, "{}");
 	json_t *arr = json_object_get(scr, "lines");
 	size_t n = json_array_size(arr), first = 0;
 	while (n > 0 && json_string_length(json_array_get(arr, n - 1)) == 0)
@@ -742,16 +739,11 @@ int cmd_rm(int argc, char **argv)
 	static const char rm_usage[] = "usage: berth rm NAME... [--purge]\n"
 				       "  removes a stopped session's files; --purge also its own workspace\n";
 	bool purge = false;
-	int rc = 0, n = 0;
+	int rc, n = 0;
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--purge") == 0)
-			purge = true;
-		else if (strcmp(argv[i], "--help") == 0) {
-			fputs(rm_usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return usage_fail(rm_usage, "unknown option `%s`", argv[i]);
+	if ((rc = flag_only(argc, argv, "--purge", &purge, rm_usage)) >= 0)
+		return rc;
+	rc = 0;
 	for (int i = 1; i < argc; i++) {
 		struct berth_error err = {0};
 		if (argv[i][0] == '-')

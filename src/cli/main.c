@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../policy/flags.h"
 #include "cli.h"
 
 #ifndef BERTH_VERSION
@@ -59,43 +61,43 @@ char *cli_json_dumps(const json_t *v, size_t flags)
 	return safe;
 }
 
+int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, const char *done)
+{
+	char answer[16];
+
+	for (int i = 0; i < o->n_widenings; i++)
+		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
+	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return 0;
+	fprintf(stderr, "berth: %s with these widenings? [y/N] ", verb);
+	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
+		fprintf(stderr, "berth: not confirmed; nothing was %s\n", done);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every command, by the name it is called with. */
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} commands[] = {
+    {"run", cmd_run},	    {"doctor", cmd_doctor}, {"policy", cmd_policy}, {"rpc", cmd_rpc},
+    {"test", cmd_test},	    {"dev", cmd_dev},	    {"init", cmd_init},	    {"mcp", cmd_mcp},
+    {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},	    {"peek", cmd_peek},
+    {"send", cmd_send},	    {"logs", cmd_logs},	    {"attach", cmd_attach}, {"stop", cmd_stop},
+    {"rm", cmd_rm},	    {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
+};
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (strcmp(argv[1], "doctor") == 0)
-		return cmd_doctor(argc - 1, argv + 1);
-	if (strcmp(argv[1], "policy") == 0)
-		return cmd_policy(argc - 1, argv + 1);
-	if (strcmp(argv[1], "rpc") == 0)
-		return cmd_rpc(argc - 1, argv + 1);
-	if (strcmp(argv[1], "test") == 0)
-		return cmd_test(argc - 1, argv + 1);
-	if (strcmp(argv[1], "dev") == 0)
-		return cmd_dev(argc - 1, argv + 1);
-	if (strcmp(argv[1], "init") == 0)
-		return cmd_init(argc - 1, argv + 1);
-	if (strcmp(argv[1], "mcp") == 0)
-		return cmd_mcp(argc - 1, argv + 1);
-	if (strcmp(argv[1], "tools") == 0)
-		return cmd_tools(argc - 1, argv + 1);
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} session_cmds[] = {{"spawn", cmd_spawn}, {"ps", cmd_ps},     {"peek", cmd_peek}, {"send", cmd_send},
-			    {"logs", cmd_logs},	  {"attach", cmd_attach}, {"stop", cmd_stop}, {"rm", cmd_rm},
-			    {"fleet", cmd_fleet}};
-	for (size_t i = 0; i < sizeof session_cmds / sizeof session_cmds[0]; i++)
-		if (strcmp(argv[1], session_cmds[i].name) == 0)
-			return session_cmds[i].fn(argc - 1, argv + 1);
-	if (strcmp(argv[1], "attest") == 0)
-		return cmd_attest(argc - 1, argv + 1);
-	if (strcmp(argv[1], "audit") == 0)
-		return cmd_audit(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("berth %s\n", BERTH_VERSION);
 		return 0;

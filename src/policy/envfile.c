@@ -18,6 +18,16 @@ static bool name_char(char c, bool first)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
 }
 
+bool berth_env_name_valid(const char *s, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!name_char(s[i], i == 0))
+			return false;
+	return true;
+}
+
 int berth_envfile_parse(const char *buf, size_t len, const char *fname,
 			int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err), void *ctx,
 			struct berth_error *err)
@@ -66,10 +76,7 @@ int berth_envfile_parse(const char *buf, size_t len, const char *fname,
 			berth_usage_err(err, "%s:%zu: expected NAME=VALUE", fname, lineno);
 			return berth_err_hint(err, "write one NAME=VALUE per line; `#` starts a comment line");
 		}
-		bool ok = eq > p;
-		for (const char *c = p; ok && c < eq; c++)
-			ok = name_char(*c, c == p);
-		if (!ok) {
+		if (!berth_env_name_valid(p, (size_t)(eq - p))) {
 			berth_usage_err(err, "%s:%zu: invalid variable name `%.*s`", fname, lineno,
 					(int)(eq - p > 64 ? 64 : eq - p), p);
 			return berth_err_hint(err, "a name is made of A-Z, a-z, 0-9 and _, and does not start with a digit");

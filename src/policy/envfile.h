@@ -21,12 +21,20 @@
 #ifndef BERTH_ENVFILE_H
 #define BERTH_ENVFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../util/error.h"
 
 #define BERTH_ENVFILE_MAX (1U << 20)       /* bytes */
 #define BERTH_ENVFILE_LINE_MAX (64U << 10) /* bytes, without the newline */
+
+/*
+ * berth_env_name_valid - whether the @n bytes at @s (not NUL-terminated)
+ * are an environment variable's NAME: [A-Za-z_][A-Za-z0-9_]*, not empty.
+ * Never fails.
+ */
+bool berth_env_name_valid(const char *s, size_t n);
 
 /*
  * berth_envfile_parse - parse the @len bytes at @buf (not NUL-terminated)

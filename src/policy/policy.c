@@ -26,6 +26,14 @@ void berth_policy_init(struct berth_policy *p)
 	p->network = BERTH_NET_NONE;
 }
 
+/* The @n strings of @v, and @v. */
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void berth_policy_free(struct berth_policy *p)
 {
 	free(p->workspace);
@@ -36,9 +44,7 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->mounts[i].given);
 	}
 	free(p->mounts);
-	for (size_t i = 0; i < p->n_allow_hosts; i++)
-		free(p->allow_hosts[i]);
-	free(p->allow_hosts);
+	free_strv(p->allow_hosts, p->n_allow_hosts);
 	free(p->dns);
 	free(p->evidence_dir);
 	free(p->app_name);
@@ -47,15 +53,9 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_grants; i++)
 		free(p->grants[i].path);
 	free(p->grants);
-	for (size_t i = 0; i < p->n_unprotect; i++)
-		free(p->unprotect[i]);
-	free(p->unprotect);
-	for (size_t i = 0; i < p->n_guard_ro; i++)
-		free(p->guard_ro[i]);
-	free(p->guard_ro);
-	for (size_t i = 0; i < p->n_guard_named; i++)
-		free(p->guard_named[i]);
-	free(p->guard_named);
+	free_strv(p->unprotect, p->n_unprotect);
+	free_strv(p->guard_ro, p->n_guard_ro);
+	free_strv(p->guard_named, p->n_guard_named);
 	for (size_t i = 0; i < p->n_env; i++) {
 		free(p->env[i].name);
 		if (p->env[i].value != NULL)
@@ -63,23 +63,16 @@ void berth_policy_free(struct berth_policy *p)
 		free(p->env[i].value);
 	}
 	free(p->env);
-	for (size_t i = 0; i < p->argc; i++)
-		free(p->argv[i]);
-	free(p->argv);
+	free_strv(p->argv, p->argc);
 	berth_policy_init(p);
 }
 
-static const char *network_name(enum berth_network n)
+const char *berth_network_name(enum berth_network n)
 {
-	switch (n) {
-	case BERTH_NET_HOST:
-		return "host";
-	case BERTH_NET_PROXY:
-		return "proxy";
-	case BERTH_NET_NONE:
-	default:
-		return "none";
-	}
+	static const char *const names[] = {[BERTH_NET_NONE] = "none", [BERTH_NET_HOST] = "host",
+					    [BERTH_NET_PROXY] = "proxy"};
+
+	return (unsigned)n < BERTH_ARRAY_SIZE(names) ? names[n] : "none";
 }
 
 /* json_pack with "I" takes json_int_t; all our integers fit. */
@@ -218,7 +211,7 @@ static json_t *policy_json(const struct berth_policy *p)
 
 	json_t *j = json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
 			      "filesystem", fs, "limits", limits_json(p), "network", "mode",
-			      network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
+			      berth_network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
 			      "allow_degraded", p->allow_degraded);
 
 	/* Evidence and the forensic preset, only when asked for (other

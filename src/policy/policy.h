@@ -153,6 +153,12 @@ void berth_policy_init(struct berth_policy *p);
 void berth_policy_free(struct berth_policy *p);
 
 /*
+ * berth_network_name - the policy JSON's name of @n: "none", "host" or
+ * "proxy" ("none" for a value outside the enum).  Never fails.
+ */
+const char *berth_network_name(enum berth_network n);
+
+/*
  * berth_policy_to_json - canonical JSON of @p: keys sorted, no whitespace,
  * integers only, values of environment variables replaced by their SHA-256.
  * @pretty: indent for humans (not canonical).

@@ -20,6 +20,7 @@
 #include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/ynode.h"
+#include "envfile.h"
 #include "flags.h"
 #include "trust.h"
 
@@ -132,6 +133,25 @@ static int push_name(struct name_list *l, const char *s, const char *o, struct b
 	return 0;
 }
 
+/* One string @s of the list @key, at @node; @ctx is each_string()'s. */
+typedef int item_fn(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
+		    struct berth_error *err);
+
+/* Each item of the list @v (`allow.KEY`, `guard.KEY`), a string, through
+ * @item; the first failure stops. */
+static int each_string(struct rules_file *f, const struct berth_ynode *v, const char *key, item_fn *item, void *ctx,
+		       struct berth_error *err)
+{
+	if (list_of(v, f->origin, key, err) < 0)
+		return -1;
+	for (size_t i = 0; i < v->n; i++) {
+		const char *s;
+		if (berth_ynode_str(v->kids[i], f->origin, key, &s, err) < 0 || item(f, v->kids[i], key, s, ctx, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* NAME or PREFIX* with NAME of A-Z a-z 0-9 _ (not starting with a digit). */
 static bool valid_env_pattern(const char *s)
 {
@@ -141,56 +161,49 @@ static bool valid_env_pattern(const char *s)
 		n--;
 	if (n == 0 && s[0] == '*')
 		return true; /* `*`: every name */
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_'))
-			return false;
-	return true;
+	return berth_env_name_valid(s, n);
 }
 
-static int parse_names(struct name_list *l, const struct berth_ynode *v, const char *o, const char *key,
-		       bool credential, struct berth_error *err)
+/* `allow.env` and `allow.credentials` (@l, f->env or f->credentials). */
+static int name_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *l,
+		     struct berth_error *err)
 {
-	if (list_of(v, o, key, err) < 0)
-		return -1;
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s;
-		if (berth_ynode_str(v->kids[i], o, key, &s, err) < 0)
-			return -1;
-		/* Credentials may also be named items (`claude-auth`) of a profile. */
-		if (!valid_env_pattern(s) && !(credential && s[0] != '\0' && strspn(s,
-				"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(s)))
-			return berth_ynode_err(err, o, v->kids[i],
-					       "`allow.%s`: `%.60s` is not a variable name (A-Z, a-z, 0-9, _) or a "
-					       "prefix ending in `*`",
-					       key, s);
-		if (push_name(l, s, o, err) < 0)
-			return -1;
-	}
-	return 0;
+	bool credential = l == &f->credentials;
+
+	/* Credentials may also be named items (`claude-auth`) of a profile. */
+	if (!valid_env_pattern(s) && !(credential && s[0] != '\0' && strspn(s,
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(s)))
+		return berth_ynode_err(err, f->origin, node,
+				       "`allow.%s`: `%.60s` is not a variable name (A-Z, a-z, 0-9, _) or a "
+				       "prefix ending in `*`",
+				       key, s);
+	return push_name(l, s, f->origin, err);
 }
 
-static int parse_networks(struct rules_file *f, const struct berth_ynode *v, struct berth_error *err)
+static int network_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+			void *ctx, struct berth_error *err)
 {
-	if (list_of(v, f->origin, "networks", err) < 0)
-		return -1;
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s;
-		size_t j;
-		if (berth_ynode_str(v->kids[i], f->origin, "networks", &s, err) < 0)
-			return -1;
-		for (j = 0; j < BERTH_ARRAY_SIZE(net_names); j++)
-			if (strcmp(s, net_names[j]) == 0)
-				break;
-		if (j == BERTH_ARRAY_SIZE(net_names))
-			return berth_ynode_err(err, f->origin, v->kids[i],
-					       "`allow.networks`: unknown network `%.60s`; use none, proxy, api-only "
-					       "or host",
-					       s);
-		f->networks |= 1u << j;
-	}
+	(void)key;
+	(void)ctx;
+	for (size_t j = 0; j < BERTH_ARRAY_SIZE(net_names); j++)
+		if (strcmp(s, net_names[j]) == 0) {
+			f->networks |= 1u << j;
+			return 0;
+		}
+	return berth_ynode_err(err, f->origin, node,
+			       "`allow.networks`: unknown network `%.60s`; use none, proxy, api-only or host", s);
+}
+
+static int host_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
+		     struct berth_error *err)
+{
+	char reason[BERTH_HOST_REASON_MAX];
+
+	(void)key;
+	(void)ctx;
+	if (berth_host_pattern_parse(s, &f->hosts[f->n_hosts], reason, sizeof reason) < 0)
+		return berth_ynode_err(err, f->origin, node, "`allow.hosts`: %s", reason);
+	f->n_hosts++;
 	return 0;
 }
 
@@ -201,16 +214,7 @@ static int parse_hosts(struct rules_file *f, const struct berth_ynode *v, struct
 	f->hosts = calloc(v->n + 1, sizeof *f->hosts);
 	if (f->hosts == NULL)
 		return berth_err(err, ENOMEM, "%s", f->origin);
-	for (size_t i = 0; i < v->n; i++) {
-		char reason[BERTH_HOST_REASON_MAX];
-		const char *s;
-		if (berth_ynode_str(v->kids[i], f->origin, "hosts", &s, err) < 0)
-			return -1;
-		if (berth_host_pattern_parse(s, &f->hosts[f->n_hosts], reason, sizeof reason) < 0)
-			return berth_ynode_err(err, f->origin, v->kids[i], "`allow.hosts`: %s", reason);
-		f->n_hosts++;
-	}
-	return 0;
+	return each_string(f, v, "hosts", host_item, NULL, err);
 }
 
 /* Remove `.` and `..` components and repeated or trailing slashes from absolute @s. */
@@ -242,62 +246,74 @@ static void lexical_clean(char *s)
 	*out = '\0';
 }
 
-static int parse_rw(struct rules_file *f, const struct berth_ynode *v, struct berth_error *err)
+static int rw_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
+		   struct berth_error *err)
 {
-	if (list_of(v, f->origin, "rw", err) < 0)
-		return -1;
-	for (size_t i = 0; i < v->n; i++) {
-		char buf[PATH_MAX], real[PATH_MAX];
-		const char *s, *home = berth_caller_home();
-		if (berth_ynode_str(v->kids[i], f->origin, "rw", &s, err) < 0)
-			return -1;
-		if (s[0] == '~' && (s[1] == '/' || s[1] == '\0')) {
-			if (home == NULL)
-				return berth_ynode_err(err, f->origin, v->kids[i],
-						       "`allow.rw`: `%.60s` starts with `~` but the caller has no home "
-						       "directory",
-						       s);
-			snprintf(buf, sizeof buf, "%s%s", home, s + 1);
-		} else if (s[0] == '/') {
-			snprintf(buf, sizeof buf, "%s", s);
-		} else {
-			return berth_ynode_err(err, f->origin, v->kids[i],
-					       "`allow.rw`: `%.60s` is not an absolute path; write it from `/` (or `~/`)",
+	char buf[PATH_MAX], real[PATH_MAX];
+	const char *home = berth_caller_home();
+
+	(void)key;
+	(void)ctx;
+	if (s[0] == '~' && (s[1] == '/' || s[1] == '\0')) {
+		if (home == NULL)
+			return berth_ynode_err(err, f->origin, node,
+					       "`allow.rw`: `%.60s` starts with `~` but the caller has no home directory",
 					       s);
-		}
-		lexical_clean(buf);
-		/* Compare physical paths, as the policy holds them (realpath); a
-		 * prefix that does not exist yet is kept as written. */
-		if (realpath(buf, real) != NULL)
-			snprintf(buf, sizeof buf, "%s", real);
-		if (push_name(&f->rw, buf, f->origin, err) < 0)
-			return -1;
+		snprintf(buf, sizeof buf, "%s%s", home, s + 1);
+	} else if (s[0] == '/') {
+		snprintf(buf, sizeof buf, "%s", s);
+	} else {
+		return berth_ynode_err(err, f->origin, node,
+				       "`allow.rw`: `%.60s` is not an absolute path; write it from `/` (or `~/`)", s);
 	}
-	return 0;
+	lexical_clean(buf);
+	/* Compare physical paths, as the policy holds them (realpath); a
+	 * prefix that does not exist yet is kept as written. */
+	if (realpath(buf, real) != NULL)
+		snprintf(buf, sizeof buf, "%s", real);
+	return push_name(&f->rw, buf, f->origin, err);
 }
 
-static int parse_unprotect(struct rules_file *f, const struct berth_ynode *v, struct berth_error *err)
+static int unprotect_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+			  void *ctx, struct berth_error *err)
 {
-	if (list_of(v, f->origin, "unprotect", err) < 0)
-		return -1;
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s, *g;
-		char buf[2];
-		struct berth_error ignored = {0};
-		if (berth_ynode_str(v->kids[i], f->origin, "unprotect", &s, err) < 0)
-			return -1;
-		g = berth_trust_canonical(s, false, buf, sizeof buf, &ignored);
-		if (g == NULL)
-			return berth_ynode_err(err, f->origin, v->kids[i],
-					       "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
-					       "(agents, instructions, editors, shell, packages, vcs, home), a name such as .vscode, "
-					       ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
-					       ".git/commondir, .git/config.worktree, .git/worktrees",
-					       s);
-		if (push_name(&f->unprotect, g, f->origin, err) < 0)
-			return -1;
-	}
-	return 0;
+	char buf[2];
+	struct berth_error ignored = {0};
+	const char *g = berth_trust_canonical(s, false, buf, sizeof buf, &ignored);
+
+	(void)key;
+	(void)ctx;
+	if (g == NULL)
+		return berth_ynode_err(err, f->origin, node,
+				       "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
+				       "(agents, instructions, editors, shell, packages, vcs, home), a name such as .vscode, "
+				       ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
+				       ".git/commondir, .git/config.worktree, .git/worktrees",
+				       s);
+	return push_name(&f->unprotect, g, f->origin, err);
+}
+
+/* An item of `guard.read-only` or `guard.named` (@l, the list it adds to). */
+static int guard_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *l,
+		      struct berth_error *err)
+{
+	char buf[256];
+	struct berth_error ignored = {0};
+	const char *g = berth_trust_canonical(s, true, buf, sizeof buf, &ignored);
+	/* `.git` is git's rules' (not a name); what berth sets aside
+	 * is never set aside again; `[` must close (fnmatch(3)). */
+	const char *lb = g != NULL ? strchr(g, '[') : NULL;
+
+	if (g != NULL && (strcmp(g, ".git") == 0 || strstr(g, "berth-set-aside") != NULL ||
+			  (lb != NULL && strchr(lb, ']') == NULL)))
+		g = NULL;
+	if (g == NULL || strncmp(g, ".git/", 5) == 0)
+		return berth_ynode_err(err, f->origin, node,
+				       "`guard.%s`: `%.60s` is not a file name, a pattern such as "
+				       "`*.code-workspace`, or a class (agents, instructions, editors, vcs, home, "
+				       "shell, packages)",
+				       key, s);
+	return push_name(l, g, f->origin, err);
 }
 
 /* guard.read-only / guard.named: trust names, patterns or classes this file
@@ -322,30 +338,8 @@ static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct
 			return berth_ynode_err(err, o, k, "unknown key `guard.%.60s`; known: read-only, named", key);
 		if (l->n > 0)
 			return berth_ynode_err(err, o, k, "`guard.%.60s` is given twice", key);
-		if (list_of(v, o, key, err) < 0)
+		if (each_string(f, v, key, guard_item, l, err) < 0)
 			return -1;
-		for (size_t j = 0; j < v->n; j++) {
-			const char *s, *g;
-			char buf[256];
-			struct berth_error ignored = {0};
-			if (berth_ynode_str(v->kids[j], o, key, &s, err) < 0)
-				return -1;
-			g = berth_trust_canonical(s, true, buf, sizeof buf, &ignored);
-			/* `.git` is git's rules' (not a name); what berth sets aside
-			 * is never set aside again; `[` must close (fnmatch(3)). */
-			const char *lb = g != NULL ? strchr(g, '[') : NULL;
-			if (g != NULL && (strcmp(g, ".git") == 0 || strstr(g, "berth-set-aside") != NULL ||
-					  (lb != NULL && strchr(lb, ']') == NULL)))
-				g = NULL;
-			if (g == NULL || strncmp(g, ".git/", 5) == 0)
-				return berth_ynode_err(err, o, v->kids[j],
-						       "`guard.%s`: `%.60s` is not a file name, a pattern such as "
-						       "`*.code-workspace`, or a class (agents, instructions, editors, vcs, home, "
-						       "shell, packages)",
-						       key, s);
-			if (push_name(l, g, o, err) < 0)
-				return -1;
-		}
 	}
 	return 0;
 }
@@ -399,22 +393,22 @@ static int parse_allow(struct rules_file *f, const struct berth_ynode *m, struct
 		}
 		if (strcmp(key, "networks") == 0) {
 			line = &f->line_networks;
-			r = parse_networks(f, v, err);
+			r = each_string(f, v, "networks", network_item, NULL, err);
 		} else if (strcmp(key, "hosts") == 0) {
 			line = &f->line_hosts;
 			r = parse_hosts(f, v, err);
 		} else if (strcmp(key, "rw") == 0) {
 			line = &f->line_rw;
-			r = parse_rw(f, v, err);
+			r = each_string(f, v, "rw", rw_item, NULL, err);
 		} else if (strcmp(key, "unprotect") == 0) {
 			line = &f->line_unprotect;
-			r = parse_unprotect(f, v, err);
+			r = each_string(f, v, "unprotect", unprotect_item, NULL, err);
 		} else if (strcmp(key, "env") == 0) {
 			line = &f->line_env;
-			r = parse_names(&f->env, v, o, "env", false, err);
+			r = each_string(f, v, "env", name_item, &f->env, err);
 		} else if (strcmp(key, "credentials") == 0) {
 			line = &f->line_credentials;
-			r = parse_names(&f->credentials, v, o, "credentials", true, err);
+			r = each_string(f, v, "credentials", name_item, &f->credentials, err);
 		} else if (strcmp(key, "degraded") == 0) {
 			line = &f->line_degraded;
 			r = berth_ynode_bool(v, o, "allow.degraded", &f->degraded, err);
@@ -753,15 +747,7 @@ static const char *mode_of(const struct berth_policy *p, const struct berth_wide
 {
 	if (ctx != NULL && ctx->network_mode != NULL)
 		return ctx->network_mode;
-	switch (p->network) {
-	case BERTH_NET_HOST:
-		return "host";
-	case BERTH_NET_PROXY:
-		return "proxy";
-	case BERTH_NET_NONE:
-	default:
-		return "none";
-	}
+	return berth_network_name(p->network);
 }
 
 __attribute__((format(printf, 4, 5))) static int deny(struct berth_error *err, const struct rules_file *f,

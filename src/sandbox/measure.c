@@ -33,15 +33,10 @@ const char *const berth_ns_names[BERTH_NS_COUNT] = {"user", "mnt", "pid", "ipc",
 
 const char *berth_verdict_name(enum berth_verdict v)
 {
-	switch (v) {
-	case BERTH_VERDICT_ENFORCED:
-		return "ENFORCED";
-	case BERTH_VERDICT_PARTIAL:
-		return "PARTIAL";
-	case BERTH_VERDICT_NOT_ENFORCED:
-	default:
-		return "NOT_ENFORCED";
-	}
+	static const char *const names[] = {[BERTH_VERDICT_ENFORCED] = "ENFORCED", [BERTH_VERDICT_PARTIAL] = "PARTIAL",
+					    [BERTH_VERDICT_NOT_ENFORCED] = "NOT_ENFORCED"};
+
+	return (unsigned)v < BERTH_ARRAY_SIZE(names) ? names[v] : "NOT_ENFORCED";
 }
 
 static void read_ns(uint64_t dev[BERTH_NS_COUNT], uint64_t ino[BERTH_NS_COUNT])
@@ -286,16 +281,10 @@ static const char *ll_status(const struct berth_measure *m)
 
 static const char *limits_mode_name(int mode)
 {
-	switch (mode) {
-	case BERTH_LIMITS_CGROUP2:
-		return "cgroup2";
-	case BERTH_LIMITS_CGROUP1:
-		return "cgroup1";
-	case BERTH_LIMITS_RLIMITS:
-		return "rlimits";
-	default:
-		return "none";
-	}
+	static const char *const names[] = {[BERTH_LIMITS_NONE] = "none", [BERTH_LIMITS_CGROUP2] = "cgroup2",
+					    [BERTH_LIMITS_CGROUP1] = "cgroup1", [BERTH_LIMITS_RLIMITS] = "rlimits"};
+
+	return (unsigned)mode < BERTH_ARRAY_SIZE(names) ? names[mode] : "none";
 }
 
 static json_t *asked_json(const struct berth_policy *p, bool idmap)

@@ -494,22 +494,13 @@ int berth_seccomp_compile(const struct berth_policy *p, const struct berth_secco
 /* errno_text - text of the errnos seccomp(2) returns, without strerror(). */
 static const char *errno_text(int e)
 {
-	switch (e) {
-	case EACCES:
-		return "Permission denied";
-	case EFAULT:
-		return "Bad address";
-	case EINVAL:
-		return "Invalid argument";
-	case ENOMEM:
-		return "Cannot allocate memory";
-	case ENOSYS:
-		return "Function not implemented";
-	case EPERM:
-		return "Operation not permitted";
-	default:
-		return "error";
-	}
+	static const char *const text[] = {
+	    [EACCES] = "Permission denied",	      [EFAULT] = "Bad address",
+	    [EINVAL] = "Invalid argument",	      [ENOMEM] = "Cannot allocate memory",
+	    [ENOSYS] = "Function not implemented", [EPERM] = "Operation not permitted",
+	};
+
+	return e >= 0 && (size_t)e < BERTH_ARRAY_SIZE(text) && text[e] != NULL ? text[e] : "error";
 }
 
 /* append - strcat into @buf of @size bytes, truncating. */

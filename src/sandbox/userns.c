@@ -7,6 +7,7 @@
 #include <linux/mount.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,18 @@ void berth_lsm_facts_read(struct berth_lsm_facts *f)
 	mount_probe(f);
 }
 
+/* The hint, formatted into @buf of @len bytes (cut to fit); returns @buf. */
+static const char *hint(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *hint(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
 /* Confined by an AppArmor profile other than "unconfined". */
 static bool apparmor_confined(const struct berth_lsm_facts *f)
 {
@@ -283,8 +296,8 @@ const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const str
 		return NULL;
 	/* AppArmor's restriction applies to callers without CAP_SYS_ADMIN:
 	 * the clone succeeds, the namespace gets no capabilities. */
-	if (f->apparmor_restrict == 1 && !f->root) {
-		snprintf(buf, len,
+	if (f->apparmor_restrict == 1 && !f->root)
+		return hint(buf, len,
 			 "AppArmor refused %s: kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10 and "
 			 "later) gives unprivileged user namespaces no capabilities unless a profile allows them; "
 			 "have an administrator load a profile for berth (/etc/apparmor.d/berth: `abi <abi/4.0>, "
@@ -292,18 +305,14 @@ const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const str
 			 "then `apparmor_parser -r /etc/apparmor.d/berth`), or set the sysctl to 0 for every "
 			 "program (`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
 			 what);
-		return buf;
-	}
-	if (apparmor_confined(f)) {
-		snprintf(buf, len,
+	if (apparmor_confined(f))
+		return hint(buf, len,
 			 "AppArmor refused %s: berth runs confined by the profile `%.100s`; allow `userns,`, "
 			 "`mount,`, `pivot_root,` and `capability sys_admin,` in that profile (%s), or start berth "
 			 "from an unconfined process",
 			 what, f->apparmor_label, f->root ? "`aa-complain` to confirm" : "an administrator's task");
-		return buf;
-	}
-	if (f->selinux_enforcing) {
-		snprintf(buf, len,
+	if (f->selinux_enforcing)
+		return hint(buf, len,
 			 "SELinux refused %s: berth runs in the context `%.100s`, whose policy denies it (see "
 			 "`ausearch -m avc -ts recent`); %s",
 			 what, f->selinux_context[0] ? f->selinux_context : "?",
@@ -311,58 +320,44 @@ const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const str
 				   "unconfined_t), or add a policy module allowing it"
 				 : "ask an administrator for a policy module that allows it, or run berth from an "
 				   "unconfined domain");
-		return buf;
-	}
 	/* Landlock refuses mount and pivot_root to a restricted process
 	 * (security/landlock/fs.c) but not unshare: the namespace is made,
 	 * the mount in it refused. */
 	if (f->landlock_active && step == BERTH_STEP_MOUNT && f->unshare_probe_errno == 0 &&
-	    f->mount_probe_errno == EPERM) {
-		snprintf(buf, len,
+	    f->mount_probe_errno == EPERM)
+		return hint(buf, len,
 			 "a Landlock domain above berth refused %s (a process restricted by Landlock may not "
 			 "mount or pivot_root, even as %s, and no process can leave the domain): start berth "
 			 "from a process that is not Landlocked (the agent or tool that launched it sandboxed "
 			 "itself)",
 			 what, f->root ? "root" : "the owner of its own namespace");
-		return buf;
-	}
-	if (f->seccomp_filtered && (f->unshare_probe_errno > 0 || f->mount_probe_errno > 0)) {
-		snprintf(buf, len,
+	if (f->seccomp_filtered && (f->unshare_probe_errno > 0 || f->mount_probe_errno > 0))
+		return hint(buf, len,
 			 "a seccomp filter above berth (a container runtime's, or the program that started "
 			 "berth) refused %s; run berth on the host, or in a container started with "
 			 "`--security-opt seccomp=unconfined`",
 			 what);
-		return buf;
-	}
 	return NULL;
 }
 
 const char *berth_userns_clone_refusal(int errnum, const struct berth_lsm_facts *f, char *buf, size_t len)
 {
-	if (errnum == ENOSPC || f->max_user_namespaces == 0) {
-		snprintf(buf, len, "user.max_user_namespaces is %ld: raise it (`sysctl user.max_user_namespaces=15000`, "
+	if (errnum == ENOSPC || f->max_user_namespaces == 0)
+		return hint(buf, len, "user.max_user_namespaces is %ld: raise it (`sysctl user.max_user_namespaces=15000`, "
 				   "as root)",
 			 f->max_user_namespaces);
-		return buf;
-	}
 	if (errnum != EPERM)
 		return NULL;
-	if (f->uid_unmapped) {
-		snprintf(buf, len, "berth runs in a user namespace that maps no uid for it (/proc/self/uid_map is "
+	if (f->uid_unmapped)
+		return hint(buf, len, "berth runs in a user namespace that maps no uid for it (/proc/self/uid_map is "
 				   "empty, as after `unshare -U`), where no user namespace can be created; run berth "
 				   "outside it, or map its uid (`unshare -U --map-current-user`)");
-		return buf;
-	}
-	if (f->userns_clone_sysctl == 0 && !f->root) {
-		snprintf(buf, len, "kernel.unprivileged_userns_clone is 0 (Debian): users may not create user "
+	if (f->userns_clone_sysctl == 0 && !f->root)
+		return hint(buf, len, "kernel.unprivileged_userns_clone is 0 (Debian): users may not create user "
 				   "namespaces; allow them (`sysctl kernel.unprivileged_userns_clone=1`, as root)");
-		return buf;
-	}
-	if (f->seccomp_filtered) {
-		snprintf(buf, len, "a seccomp filter above berth (a container runtime's, or the program that started "
+	if (f->seccomp_filtered)
+		return hint(buf, len, "a seccomp filter above berth (a container runtime's, or the program that started "
 				   "berth) refuses new user namespaces; run berth on the host, or in a container "
 				   "started with `--security-opt seccomp=unconfined`");
-		return buf;
-	}
 	return NULL;
 }

@@ -327,9 +327,24 @@ static int brule_parse(struct brule *b, const struct berth_ynode *m, const char 
 	return 0;
 }
 
+/* The list of regular expressions a top-level @key names, or NULL. */
+static struct rx_list *rx_list_named(struct berth_agent_patterns *p, const char *key)
+{
+	const struct {
+		const char *key;
+		struct rx_list *l;
+	} lists[] = {{"working", &p->working}, {"input", &p->input}, {"done", &p->done}, {"error", &p->error}};
+
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+		if (strcmp(key, lists[i].key) == 0)
+			return lists[i].l;
+	return NULL;
+}
+
 static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *root, struct berth_error *err)
 {
 	const char *o = p->origin;
+	struct rx_list *rx;
 	uint64_t v;
 
 	if (root == NULL || root->kind != BERTH_YN_MAP)
@@ -378,17 +393,8 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 				if (brule_parse(&p->blocked[j], val->kids[j], o, err) < 0)
 					return -1;
 			}
-		} else if (strcmp(key, "working") == 0) {
-			if (rx_list_parse(&p->working, val, o, key, err) < 0)
-				return -1;
-		} else if (strcmp(key, "input") == 0) {
-			if (rx_list_parse(&p->input, val, o, key, err) < 0)
-				return -1;
-		} else if (strcmp(key, "done") == 0) {
-			if (rx_list_parse(&p->done, val, o, key, err) < 0)
-				return -1;
-		} else if (strcmp(key, "error") == 0) {
-			if (rx_list_parse(&p->error, val, o, key, err) < 0)
+		} else if ((rx = rx_list_named(p, key)) != NULL) {
+			if (rx_list_parse(rx, val, o, key, err) < 0)
 				return -1;
 		} else {
 			return berth_ynode_err(err, o, k,

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "../policy/envfile.h"
 #include "../util/cleanup.h"
 #include "yconf.h"
 
@@ -106,17 +107,6 @@ static int parse_home(yaml_document_t *doc, const char *display, yaml_node_t *v,
 	return 0;
 }
 
-static bool env_name_ok(const char *s, size_t n)
-{
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_'))
-			return false;
-	return true;
-}
-
 static int dup_str(char **dst, const char *s, struct berth_error *err)
 {
 	free(*dst);
@@ -197,7 +187,7 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 		for (size_t i = 0; i < *n; i++) {
 			const char *e = (*vec)[i];
 			size_t nl = cred ? strlen(e) : strcspn(e, "=");
-			if (!env_name_ok(e, nl))
+			if (!berth_env_name_valid(e, nl))
 				return berth_yconf_err(err, display, v, key, "`%s` is not a variable name%s", e,
 						       cred ? "" : " (NAME or NAME=VALUE)");
 		}

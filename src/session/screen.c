@@ -619,6 +619,24 @@ static void put_color(struct buf *b, const VTermColor *c, bool fg)
 		     (unsigned)c->rgb.blue);
 }
 
+/* The SGR sequence of @c's pen: a reset, its attributes, its colours. */
+static void put_pen(struct buf *b, const VTermScreenCell *c)
+{
+	const struct {
+		bool on;
+		const char *sgr;
+	} attrs[] = {{c->attrs.bold, ";1"},  {c->attrs.italic, ";3"},  {c->attrs.underline != 0, ";4"},
+		     {c->attrs.blink, ";5"}, {c->attrs.reverse, ";7"}, {c->attrs.strike, ";9"}};
+
+	put(b, "\033[0", 3);
+	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+		if (attrs[i].on)
+			put(b, attrs[i].sgr, 2);
+	put_color(b, &c->fg, true);
+	put_color(b, &c->bg, false);
+	put(b, "m", 1);
+}
+
 static bool same_pen(const VTermScreenCell *a, const VTermScreenCell *b)
 {
 	return memcmp(&a->attrs, &b->attrs, sizeof a->attrs) == 0 && vterm_color_is_equal(&a->fg, &b->fg) &&
@@ -645,22 +663,7 @@ char *berth_screen_redraw(const struct berth_screen *s, size_t *len)
 			if (!vterm_screen_get_cell(s->scr, pos, &cell) || cell.chars[0] == (uint32_t)-1)
 				continue;
 			if (!have_prev || !same_pen(&cell, &prev)) {
-				put(&b, "\033[0", 3);
-				if (cell.attrs.bold)
-					put(&b, ";1", 2);
-				if (cell.attrs.italic)
-					put(&b, ";3", 2);
-				if (cell.attrs.underline)
-					put(&b, ";4", 2);
-				if (cell.attrs.blink)
-					put(&b, ";5", 2);
-				if (cell.attrs.reverse)
-					put(&b, ";7", 2);
-				if (cell.attrs.strike)
-					put(&b, ";9", 2);
-				put_color(&b, &cell.fg, true);
-				put_color(&b, &cell.bg, false);
-				put(&b, "m", 1);
+				put_pen(&b, &cell);
 				prev = cell;
 				have_prev = true;
 			}

@@ -62,6 +62,13 @@ static json_t *str_array1(const json_t *v)
 	return a;
 }
 
+/* @err: run.json of @run_id @differs (from a record) in the audit trail. */
+static void run_json_edited(struct berth_error *err, const char *run_id, const char *differs)
+{
+	berth_err(err, 0, "`run.json` of run `%s` %s in the audit trail: the run directory was edited; nothing is signed",
+		  run_id, differs);
+}
+
 json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err)
 {
 	json_t *run = NULL, *enf = NULL, *rec = NULL, *audit = json_null();
@@ -98,18 +105,12 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 	 * (evidence_dir) the digest in run.json covers: they differ by design. */
 	if (g.policy_digest != NULL && !json_is_object(json_object_get(run, "evidence")) &&
 	    !json_equal(json_object_get(run, "policy_digest"), g.policy_digest)) {
-		berth_err(err, 0,
-			  "`run.json` of run `%s` names another policy digest than its `policy` record in the audit "
-			  "trail: the run directory was edited; nothing is signed",
-			  run_id);
+		run_json_edited(err, run_id, "names another policy digest than its `policy` record");
 		goto out;
 	}
 	if (g.stop_status != NULL && json_object_get(run, "exit_status") != NULL &&
 	    !json_equal(json_object_get(run, "exit_status"), g.stop_status)) {
-		berth_err(err, 0,
-			  "`run.json` of run `%s` gives another exit status than its `run.stop` record in the audit "
-			  "trail: the run directory was edited; nothing is signed",
-			  run_id);
+		run_json_edited(err, run_id, "gives another exit status than its `run.stop` record");
 		goto out;
 	}
 	if (g.first > 0)

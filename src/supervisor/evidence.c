@@ -33,18 +33,15 @@ struct ingest {
 
 static const char *type_name(mode_t m)
 {
-	if (S_ISLNK(m))
-		return "symlink";
-	if (S_ISDIR(m))
-		return "dir";
-	if (S_ISFIFO(m))
-		return "fifo";
-	if (S_ISSOCK(m))
-		return "socket";
-	if (S_ISCHR(m))
-		return "chardev";
-	if (S_ISBLK(m))
-		return "blockdev";
+	static const struct {
+		mode_t type;
+		const char *name;
+	} types[] = {{S_IFLNK, "symlink"}, {S_IFDIR, "dir"},	  {S_IFIFO, "fifo"},
+		     {S_IFSOCK, "socket"}, {S_IFCHR, "chardev"}, {S_IFBLK, "blockdev"}};
+
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if ((m & S_IFMT) == types[i].type)
+			return types[i].name;
 	return "file";
 }
 

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "policy/envfile.h"
 #include "policy/flags.h"
 #include "policy/policy.h"
 #include "policy/rules.h"
@@ -612,6 +613,25 @@ static void test_limit_callers(void **state)
 	berth_policy_free(&p);
 }
 
+/* The one NAME rule of --env, --env-file, rules files and profiles; and the
+ * policy JSON's network names. */
+static void test_env_name_and_network_name(void **state)
+{
+	(void)state;
+	assert_true(berth_env_name_valid("PATH", 4));
+	assert_true(berth_env_name_valid("_x9", 3));
+	assert_true(berth_env_name_valid("A=B", 1)); /* only the @n bytes count */
+	assert_false(berth_env_name_valid("", 0));
+	assert_false(berth_env_name_valid("9A", 2));
+	assert_false(berth_env_name_valid("A-B", 3));
+	assert_false(berth_env_name_valid("A B", 3));
+	assert_false(berth_env_name_valid("\xc3\xa9", 2));
+	assert_string_equal(berth_network_name(BERTH_NET_NONE), "none");
+	assert_string_equal(berth_network_name(BERTH_NET_HOST), "host");
+	assert_string_equal(berth_network_name(BERTH_NET_PROXY), "proxy");
+	assert_string_equal(berth_network_name((enum berth_network)42), "none");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -622,7 +642,7 @@ int main(void)
 		cmocka_unit_test(test_sysdirs_table),  cmocka_unit_test(test_limit_mounts),
 		cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
 		cmocka_unit_test(test_limit_env),      cmocka_unit_test(test_limit_grants_landlock),
-		cmocka_unit_test(test_limit_callers),
+		cmocka_unit_test(test_limit_callers),	cmocka_unit_test(test_env_name_and_network_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
