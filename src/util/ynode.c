@@ -12,15 +12,16 @@
 
 #include <yaml.h>
 
-void berth_ynode_free(struct berth_ynode *n)
+/* Along the chain of every node, not down the tree: a session file may nest without limit. */
+void berth_ynode_free(struct berth_ynode *root)
 {
-	if (n == NULL)
-		return;
-	for (size_t i = 0; i < n->n; i++)
-		berth_ynode_free(n->kids[i]);
-	free(n->kids);
-	free(n->s);
-	free(n);
+	while (root != NULL) {
+		struct berth_ynode *next = root->next;
+		free(root->kids);
+		free(root->s);
+		free(root);
+		root = next;
+	}
 }
 
 /* ---- the builder ---- */
@@ -29,8 +30,9 @@ struct build {
 	const struct berth_yopts *o;
 	const char *buf;
 	size_t len;
-	struct berth_ynode *root, *stack[BERTH_YNODE_DEPTH_LIMIT + 1];
-	size_t depth, nodes;
+	struct berth_ynode *root, *last; /* the chain of every node, for berth_ynode_free */
+	struct berth_ynode **stack;      /* the open collections */
+	size_t depth, stack_cap, nodes;
 	unsigned docs;
 	bool problems, stop, oom;
 };
@@ -42,8 +44,12 @@ static void problem_at(struct build *b, enum berth_yproblem_kind kind, const yam
 	struct berth_yproblem p = {
 	    .kind = kind, .line = (unsigned)mark->line + 1, .col = (unsigned)mark->column + 1, .text = text, .value = -1};
 
+	int r = b->o->problem(b->o->opaque, &p);
+
+	if (r > 0 && !fatal)
+		return; /* accepted by the caller */
 	b->problems = true;
-	if (b->o->problem(b->o->opaque, &p) < 0 || fatal)
+	if (r < 0 || fatal)
 		b->stop = true;
 }
 
@@ -176,13 +182,27 @@ static void place(struct build *b, struct berth_ynode *n, const yaml_mark_t *mar
 	} else if (add_kid(b, b->stack[b->depth - 1], n) < 0) {
 		berth_ynode_free(n);
 		return;
+	} else {
+		b->last->next = n;
 	}
+	b->last = n;
 	if (!push)
 		return;
-	if (b->depth >= b->o->max_depth || b->depth >= BERTH_YNODE_DEPTH_LIMIT)
+	if (b->o->max_depth != 0 && b->depth >= b->o->max_depth) {
 		problem_at(b, BERTH_YP_DEPTH, mark, NULL, true);
-	else
-		b->stack[b->depth++] = n;
+		return;
+	}
+	if (b->depth == b->stack_cap) {
+		size_t cap = b->stack_cap ? b->stack_cap * 2 : 16;
+		struct berth_ynode **st = realloc(b->stack, cap * sizeof *st);
+		if (st == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->stack = st;
+		b->stack_cap = cap;
+	}
+	b->stack[b->depth++] = n;
 }
 
 static void scalar_event(struct build *b, const yaml_event_t *ev)
@@ -273,6 +293,7 @@ int berth_ynode_build(const char *buf, size_t len, const struct berth_yopts *o, 
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
+	free(b.stack);
 	*root = b.root;
 	if (b.oom) {
 		errno = ENOMEM;

@@ -10,9 +10,10 @@
  * The event API (rather than yaml_parser_load) lets the builder refuse what a
  * configuration file never needs and an attacker would use: aliases (the
  * "billion laughs" expansion), anchors and tags (unless the caller allows
- * them), more than one document, nesting deeper than a limit (at most
- * BERTH_YNODE_DEPTH_LIMIT), more nodes than a limit.  The tree is therefore at
- * most linear in the input and recursion over it is bounded.
+ * them), more than one document, nesting deeper than a limit, more nodes
+ * than a limit.  The tree is therefore at most linear in the input, and
+ * recursion over it is bounded by the caller's depth limit (freeing a tree
+ * does not recurse).
  *
  * Each caller words its own messages: the builder hands every problem to a
  * callback as data (struct berth_yproblem), so the diagnostics of each file
@@ -32,9 +33,6 @@
 #define BERTH_YNODE_MAX_DEPTH 16
 #define BERTH_YNODE_MAX_NODES 20000
 
-/* The deepest nesting any caller may ask berth_ynode_build() to accept. */
-#define BERTH_YNODE_DEPTH_LIMIT 64
-
 enum berth_ynode_kind { BERTH_YN_SCALAR, BERTH_YN_SEQ, BERTH_YN_MAP };
 
 struct berth_ynode {
@@ -45,6 +43,7 @@ struct berth_ynode {
 	bool plain;         /* scalars: plain (unquoted) style, not forced to a string by a `!`/`!!str` tag */
 	struct berth_ynode **kids; /* seq items, or map key, value, key, value ... */
 	size_t n, cap;
+	struct berth_ynode *next; /* the tree's next node in document order (the builder's chain) */
 };
 
 /* What berth_ynode_build() found wrong; handed to the caller's callback. */
@@ -76,13 +75,14 @@ struct berth_yproblem {
 #define BERTH_YB_NUL 0x4       /* scalars may hold NUL bytes (never BERTH_YP_NUL) */
 
 struct berth_yopts {
-	unsigned max_depth; /* nested collections, at most BERTH_YNODE_DEPTH_LIMIT */
+	unsigned max_depth; /* nested collections; 0: no limit */
 	size_t max_nodes;   /* 0: no limit */
 	unsigned flags;     /* BERTH_YB_* */
 	/*
-	 * problem - called for each problem.  Return 0 to go on (honoured for
-	 * aliases, anchors and tags: an alias then stands as an empty scalar), or
-	 * -1 to stop.  Syntax, reader, document, node and depth problems always stop.
+	 * problem - called for each problem.  Return -1 to stop; for aliases,
+	 * anchors, tags and NUL bytes, 0 to go on (an alias then stands as an
+	 * empty scalar) or 1 to accept what was found (not counted as a problem).
+	 * Syntax, reader, document, node and depth problems always stop.
 	 */
 	int (*problem)(void *opaque, const struct berth_yproblem *p);
 	void *opaque;
@@ -111,7 +111,7 @@ int berth_ynode_build(const char *buf, size_t len, const struct berth_yopts *o, 
 int berth_ynode_parse(const char *buf, size_t len, const char *origin, struct berth_ynode **root,
 		      struct berth_error *err);
 
-/* berth_ynode_free - release a tree (NULL is fine). */
+/* berth_ynode_free - release a tree from berth_ynode_build/parse, given its root (NULL is fine). */
 void berth_ynode_free(struct berth_ynode *n);
 
 /* Mapping helpers: number of pairs; key and value of pair @i. */
