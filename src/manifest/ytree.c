@@ -185,15 +185,8 @@ enum yscalar_type yscalar_type(const struct berth_ynode *n)
 
 const char *ynode_describe(const struct berth_ynode *n)
 {
-	switch (n->kind) {
-	case BERTH_YN_SEQ:
-		return "a list";
-	case BERTH_YN_MAP:
-		return "a mapping";
-	case BERTH_YN_SCALAR:
-	default:
-		break;
-	}
+	if (n->kind != BERTH_YN_SCALAR)
+		return berth_ynode_describe(n); /* "a list", "a mapping" */
 	switch (yscalar_type(n)) {
 	case YT_NULL:
 		return "null";

@@ -225,6 +225,18 @@ static void scalar_event(struct build *b, const yaml_event_t *ev)
 	place(b, n, mark, false);
 }
 
+static void collection_event(struct build *b, const yaml_event_t *ev)
+{
+	bool seq = ev->type == YAML_SEQUENCE_START_EVENT;
+	struct berth_ynode *n;
+
+	check_props(b, &ev->start_mark, seq ? ev->data.sequence_start.anchor : ev->data.mapping_start.anchor,
+		    seq ? ev->data.sequence_start.tag : ev->data.mapping_start.tag,
+		    seq ? "tag:yaml.org,2002:seq" : "tag:yaml.org,2002:map");
+	if (!b->stop && (n = node_new(b, seq ? BERTH_YN_SEQ : BERTH_YN_MAP, &ev->start_mark)) != NULL)
+		place(b, n, &ev->start_mark, true);
+}
+
 static void event(struct build *b, const yaml_event_t *ev)
 {
 	const yaml_mark_t *mark = &ev->start_mark;
@@ -248,16 +260,8 @@ static void event(struct build *b, const yaml_event_t *ev)
 		scalar_event(b, ev);
 		break;
 	case YAML_SEQUENCE_START_EVENT:
-		check_props(b, mark, ev->data.sequence_start.anchor, ev->data.sequence_start.tag,
-			    "tag:yaml.org,2002:seq");
-		if (!b->stop && (n = node_new(b, BERTH_YN_SEQ, mark)) != NULL)
-			place(b, n, mark, true);
-		break;
 	case YAML_MAPPING_START_EVENT:
-		check_props(b, mark, ev->data.mapping_start.anchor, ev->data.mapping_start.tag,
-			    "tag:yaml.org,2002:map");
-		if (!b->stop && (n = node_new(b, BERTH_YN_MAP, mark)) != NULL)
-			place(b, n, mark, true);
+		collection_event(b, ev);
 		break;
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT:
