@@ -316,17 +316,16 @@ static int prepare_seed(struct berth_spawn_req *r, struct berth_error *err)
 /* $XDG_STATE_HOME/berth/homes/PROFILE (else ~/.local/state/...). */
 static int home_path(const char *profile, char **out, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
+	char dir[PATH_MAX];
 
-	if (xdg != NULL && xdg[0] == '/')
-		n = asprintf(out, "%s/berth/homes/%s", xdg, profile);
-	else if (home != NULL && home[0] == '/')
-		n = asprintf(out, "%s/.local/state/berth/homes/%s", home, profile);
-	else
-		return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor HOME is "
-					    "an absolute path");
-	if (n < 0) {
+	*out = NULL;
+	if (berth_state_path("homes", dir, sizeof dir) < 0) {
+		if (errno == EINVAL)
+			return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor "
+						    "HOME is an absolute path");
+		return berth_err(err, ENAMETOOLONG, "the persistent home's path is too long");
+	}
+	if (asprintf(out, "%s/%s", dir, profile) < 0) {
 		*out = NULL;
 		return berth_err(err, ENOMEM, "out of memory");
 	}

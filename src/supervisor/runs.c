@@ -18,6 +18,7 @@
 #include "../policy/policy.h"
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #include "evidence.h"
 
 #ifndef BERTH_VERSION
@@ -31,36 +32,14 @@ bool berth_run_id_valid(const char *id)
 
 static int runs_root(char out[PATH_MAX], bool create, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char base[PATH_MAX];
-	int n;
-
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(base, PATH_MAX, "%s", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(base, PATH_MAX, "%s/.local/state", home);
-	else
-		return berth_usage_err(err, "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
-	if (n < 0 || n >= PATH_MAX - 32)
+	/* room for "/" and the run id after it */
+	if (berth_state_path("runs", out, PATH_MAX - 21) < 0) {
+		if (errno == EINVAL)
+			return berth_usage_err(
+			    err, "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
 		return berth_usage_err(err, "the state directory path is too long");
-	snprintf(out, PATH_MAX, "%s/berth/runs", base);
-	if (!create)
-		return 0;
-	/* mkdir -p; what berth makes on the way is 0700. */
-	for (char *s = out + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(out, 0700) < 0 && errno != EEXIST) {
-			int e = errno;
-			*s = '/';
-			return berth_err(err, e, "cannot create `%s`", out);
-		}
-		*s = '/';
 	}
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", out);
-	return 0;
+	return create ? berth_mkdirs(out, 0700, err) : 0;
 }
 
 int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct berth_error *err)

@@ -91,18 +91,11 @@ static int pem_decode(const char *text, const char *label, unsigned char *der, s
 
 int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = berth_home_dir();
-	int n;
-
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(buf, size, "%s/berth/keys", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, size, "%s/.config/berth/keys", home);
-	else
+	if (berth_config_path("keys", buf, size) == 0)
+		return 0;
+	if (errno == EINVAL)
 		return berth_err(err, EINVAL, "cannot place the host key: neither XDG_CONFIG_HOME nor HOME is an absolute path");
-	if (n < 0 || (size_t)n >= size)
-		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
-	return 0;
+	return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
 }
 
 int berth_mkdirs_private(const char *path, struct berth_error *err)
