@@ -16,6 +16,7 @@
 #include "../policy/flags.h"
 #include "../util/cleanup.h"
 #include "session.h"
+#include "../util/buf.h"
 #include "yconf.h"
 
 struct entry {
@@ -112,11 +113,11 @@ static int add_list(const char *display, const char *key, const struct berth_yno
 			r2 = berth_spawn_add_run_arg(r, v[i], err);
 		}
 		if (r2 < 0) {
-			berth_yconf_strv_free(v);
+			berth_strv_free(v);
 			return -1;
 		}
 	}
-	berth_yconf_strv_free(v);
+	berth_strv_free(v);
 	return 0;
 }
 

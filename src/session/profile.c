@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "../util/cleanup.h"
+#include "../util/buf.h"
 #include "yconf.h"
 
 static const char keys[] = "description, agent, command, prompt, network, allow_hosts, options, env, "
@@ -276,11 +277,11 @@ void berth_profile_free(struct berth_profile *p)
 		free(p->home[i].data);
 	}
 	free(p->home);
-	berth_yconf_strv_free(p->command);
-	berth_yconf_strv_free(p->allow_hosts);
-	berth_yconf_strv_free(p->options);
-	berth_yconf_strv_free(p->env);
-	berth_yconf_strv_free(p->credentials);
+	berth_strv_free(p->command);
+	berth_strv_free(p->allow_hosts);
+	berth_strv_free(p->options);
+	berth_strv_free(p->env);
+	berth_strv_free(p->credentials);
 	memset(p, 0, sizeof *p);
 }
 

@@ -19,6 +19,7 @@
 #include "../policy/rules.h"
 #include "../sandbox/sandbox.h"
 #include "../broker/hosts.h"
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "session.h"
@@ -40,29 +41,9 @@ static bool in_list(const char *const *l, const char *s)
 	return false;
 }
 
-static int push(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof **v);
-
-	if (nv == NULL)
-		return -1;
-	*v = nv;
-	if ((nv[*n] = strdup(s)) == NULL)
-		return -1;
-	nv[++*n] = NULL;
-	return 0;
-}
-
-static void free_vec(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct berth_error *err)
 {
-	return push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
+	return berth_strv_push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
 }
 
 static int set_once(char **dst, const char *opt, const char *val, struct berth_error *err)
@@ -110,7 +91,7 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			r->persist_home = a[2] == 'p';
 		} else if (strcmp(a, "--") == 0) {
 			for (i++; i < argc; i++)
-				if (push(&r->extra, &r->n_extra, argv[i]) < 0)
+				if (berth_strv_push(&r->extra, &r->n_extra, argv[i]) < 0)
 					return berth_err(err, ENOMEM, "out of memory");
 		} else if (in_list(run_value_opts, a)) {
 			if (v == NULL)
@@ -441,10 +422,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
 		return -1;
 
-#define PUSH(s)                                    \
-	do {                                       \
-		if (push(&av, &ac, (s)) < 0)       \
-			goto oom;                  \
+#define PUSH(s)                                         \
+	do {                                            \
+		if (berth_strv_push(&av, &ac, (s)) < 0) \
+			goto oom;                       \
 	} while (0)
 	PUSH("run");
 	/* The session's own workspace does not exist yet. */
@@ -568,7 +549,7 @@ oom:
 	berth_err(err, ENOMEM, "out of memory");
 out:
 	free(creds);
-	free_vec(av, ac);
+	berth_strv_free(av);
 	return rc;
 }
 
@@ -843,8 +824,8 @@ void berth_spawn_req_free(struct berth_spawn_req *r)
 	free(r->home_dir);
 	free(r->agent_src);
 	berth_home_seed_free(&r->seed);
-	free_vec(r->run_args, r->n_run_args);
-	free_vec(r->extra, r->n_extra);
+	berth_strv_free(r->run_args);
+	berth_strv_free(r->extra);
 	berth_profile_free(&r->profile);
 	if (r->have_run)
 		berth_run_opts_free(&r->run);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 
 int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n, const char *key,
@@ -180,26 +181,6 @@ int berth_yconf_bool(const struct berth_ynode *n, bool *out)
 	return 0;
 }
 
-void berth_yconf_strv_free(char **v)
-{
-	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int strv_add(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof **v);
-
-	if (nv == NULL)
-		return -1;
-	*v = nv;
-	if ((nv[*n] = strdup(s)) == NULL)
-		return -1;
-	nv[++*n] = NULL;
-	return 0;
-}
-
 int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
 		     struct berth_error *err)
 {
@@ -212,18 +193,18 @@ int berth_yconf_strv(const char *display, const char *key, const struct berth_yn
 		const char *s = berth_yconf_str(n);
 		if (s[0] == '\0' || strchr(s, '\n') != NULL)
 			return berth_yconf_err(err, display, n, key, "expected a non-empty one-line string");
-		if (strv_add(&v, &c, s) < 0)
-			return berth_yconf_strv_free(v), berth_err(err, ENOMEM, "out of memory");
+		if (berth_strv_push(&v, &c, s) < 0)
+			return berth_strv_free(v), berth_err(err, ENOMEM, "out of memory");
 	} else if (n->kind == BERTH_YN_SEQ) {
 		for (size_t i = 0; i < n->n; i++) {
 			const struct berth_ynode *e = n->kids[i];
 			const char *s = berth_yconf_str(e);
 			if (s == NULL || s[0] == '\0' || strchr(s, '\n') != NULL) {
-				berth_yconf_strv_free(v);
+				berth_strv_free(v);
 				return berth_yconf_err(err, display, e, key, "expected a non-empty one-line string");
 			}
-			if (strv_add(&v, &c, s) < 0)
-				return berth_yconf_strv_free(v), berth_err(err, ENOMEM, "out of memory");
+			if (berth_strv_push(&v, &c, s) < 0)
+				return berth_strv_free(v), berth_err(err, ENOMEM, "out of memory");
 		}
 		if (v == NULL && (v = calloc(1, sizeof *v)) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");

@@ -43,12 +43,11 @@ int berth_yconf_bool(const struct berth_ynode *n, bool *out);
 /*
  * berth_yconf_strv - a scalar or a list of scalars (each non-empty, no NUL,
  * no newline) into a malloc'd NULL-terminated vector (*@n entries).
- * Returns 0, or -1 with @err at the offending node.
+ * Returns 0, or -1 with @err at the offending node.  Release with
+ * berth_strv_free (util/buf.h).
  */
 int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
 		     struct berth_error *err);
 
-/* berth_yconf_strv_free - release a vector from berth_yconf_strv. */
-void berth_yconf_strv_free(char **v);
 
 #endif
