@@ -4,17 +4,16 @@
  * `berth attest --verify FILE [--key PUBKEY]` (docs/attest.md).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../supervisor/attest.h"
 #include "../supervisor/runs.h"
 #include "../util/cleanup.h"
 #include "../util/sign.h"
+#include "../util/sys.h"
 #include "cli.h"
 
 static const char attest_usage[] =
@@ -31,36 +30,14 @@ static const char attest_usage[] =
 
 static int write_out(const char *path, const char *text, struct berth_error *err)
 {
-	char tmp[4200];
 	size_t len = strlen(text);
-	cleanup_close int fd = -1;
 
 	if (path == NULL) {
 		if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 			return berth_err(err, errno, "cannot write the attestation to stdout");
 		return 0;
 	}
-	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			unlink(tmp);
-			return berth_err(err, e, "cannot write `%s`", tmp);
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", path);
-	}
-	return 0;
+	return berth_write_atomic(path, text, len, 0644, BERTH_WRITE_SYNC, err);
 }
 
 static int attest(const char *run_id, bool last, const char *out)

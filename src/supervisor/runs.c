@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
+#include "../util/sys.h"
 #include "evidence.h"
 
 #ifndef BERTH_VERSION
@@ -68,36 +68,14 @@ int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct be
 	return 0;
 }
 
+/* Not fsync'd: the audit trail is the durable record (docs/attest.md);
+ * rename(2) still makes the file appear whole or not at all. */
 static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len, struct berth_error *err)
 {
-	char tmp[PATH_MAX + 64], dst[PATH_MAX + 64];
-	cleanup_close int fd = -1;
+	char dst[PATH_MAX + 64];
 
 	snprintf(dst, sizeof dst, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, name, (int)getpid());
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			unlink(tmp);
-			return berth_err(err, e, "cannot write `%s`", tmp);
-		}
-		off += (size_t)w;
-	}
-	/* Not fsync'd: the audit trail is the durable record (docs/attest.md);
-	 * rename(2) still makes the file appear whole or not at all. */
-	if (rename(tmp, dst) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", dst);
-	}
-	return 0;
+	return berth_write_atomic(dst, data, len, 0600, 0, err);
 }
 
 int berth_run_write_json(const char *run_id, const char *name, const json_t *v, struct berth_error *err)
