@@ -101,28 +101,35 @@ int berth_trust_state_path(char *buf, size_t len)
 	return berth_state_path("trust/known", buf, len);
 }
 
-int berth_mkdirs(const char *path, mode_t mode, struct berth_error *err)
+int berth_mkdir_parents(const char *path, mode_t mode, struct berth_error *err)
 {
 	char tmp[PATH_MAX];
 	size_t n = strlen(path);
-	struct stat st;
 
 	if (n >= sizeof tmp)
 		return berth_err(err, ENAMETOOLONG, "path `%s` is too long", path);
 	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
+	for (char *p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
 		*p = '\0';
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		int r = mkdir(tmp, mode);
+		if (r < 0 && errno != EEXIST)
 			return berth_err(err, errno, "cannot create `%s`", tmp);
 		*p = '/';
 	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	if (lstat(tmp, &st) < 0 || !S_ISDIR(st.st_mode))
-		return berth_usage_err(err, "`%s` is not a directory", tmp);
-	if ((st.st_mode & 07777) != mode && chmod(tmp, mode) < 0)
-		return berth_err(err, errno, "cannot chmod `%s`", tmp);
+	return 0;
+}
+
+int berth_mkdirs(const char *path, mode_t mode, struct berth_error *err)
+{
+	struct stat st;
+
+	if (berth_mkdir_parents(path, 0700, err) < 0)
+		return -1;
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", path);
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return berth_usage_err(err, "`%s` is not a directory", path);
+	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+		return berth_err(err, errno, "cannot chmod `%s`", path);
 	return 0;
 }

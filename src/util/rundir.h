@@ -57,6 +57,13 @@ int berth_state_path(const char *sub, char *buf, size_t len);
 int berth_config_path(const char *sub, char *buf, size_t len);
 
 /*
+ * berth_mkdir_parents - mkdir(2), mode @mode, each missing directory above
+ * the last component of @path (absolute).  Returns 0, or -1 with @err
+ * filled (the mkdir(2) error naming the directory; ENAMETOOLONG).
+ */
+int berth_mkdir_parents(const char *path, mode_t mode, struct berth_error *err);
+
+/*
  * berth_mkdirs - `mkdir -p` of @path (absolute): the directories made on the
  * way mode 0700 (they hold berth's state: nobody else's business), the last
  * one @mode (set with chmod(2) when it existed with another mode).
