@@ -355,50 +355,85 @@ static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_ma
 		m->entry = dup_str(c, s, v->len);
 }
 
-static void f_capabilities(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
+/*
+ * The start of a list field: @v must be a list (else reported); *@arr gets
+ * room for its items (@size bytes each; owned by the manifest even on
+ * failure).  Returns an empty object to find duplicates in, or NULL (not a
+ * list, or out of memory).
+ */
+static json_t *list_begin(struct mctx *c, const struct berth_ynode *v, const char *what, void **arr, size_t size)
 {
 	json_t *seen;
 
-	if (expect_kind(c, v, BERTH_YN_SEQ, "a list of capabilities such as `- filesystem:write:/workspace`") ==
-	    NULL)
-		return;
-	m->caps = calloc(v->n ? v->n : 1, sizeof *m->caps);
+	if (expect_kind(c, v, BERTH_YN_SEQ, what) == NULL)
+		return NULL;
+	*arr = calloc(v->n ? v->n : 1, size);
 	seen = json_object();
-	if (m->caps == NULL || seen == NULL) {
+	if (*arr == NULL || seen == NULL) {
 		json_decref(seen);
 		c->oom = true;
-		return;
+		return NULL;
 	}
-	for (size_t i = 0; i < v->n; i++) {
-		const struct berth_ynode *it = v->kids[i];
-		size_t old = path_push_index(c, i);
-		const char *s = get_str(c, it, "a capability `namespace:action:scope`");
-		struct berth_cap cap;
-		char reason[1024], key[8];
+	return seen;
+}
 
-		if (s != NULL) {
-			if (berth_capability_parse(s, &cap, reason, sizeof reason) < 0) {
-				diag(c, it, "%s", reason);
-			} else {
-				cleanup_free char *k = NULL;
-				snprintf(key, sizeof key, "%d:", (int)cap.kind);
-				if (asprintf(&k, "%s%s", key, cap.scope) < 0) {
-					k = NULL;
-					c->oom = true;
-				}
-				if (k != NULL && json_object_get(seen, k) == NULL) {
-					/* a duplicate is harmless: stored once */
-					if (json_object_set_new(seen, k, json_true()) < 0)
-						c->oom = true;
-					m->caps[m->n_caps++] = cap;
-					cap.scope = NULL;
-				}
-				free(cap.scope);
-			}
-		}
+/*
+ * The items of a list field begun with list_begin (nothing when @seen is
+ * NULL): each a string (else reported as not @item), handed to @fn with its
+ * index; @seen is released.
+ */
+static void list_items(struct mctx *c, const struct berth_ynode *v, json_t *seen, const char *item,
+		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *,
+				  struct berth_manifest *),
+		       struct berth_manifest *m)
+{
+	if (seen == NULL)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		size_t old = path_push_index(c, i);
+		const char *s = get_str(c, v->kids[i], item);
+
+		if (s != NULL)
+			fn(c, v, i, s, seen, m);
 		path_pop(c, old);
 	}
 	json_decref(seen);
+}
+
+static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+		     struct berth_manifest *m)
+{
+	struct berth_cap cap;
+	char reason[1024], key[8];
+	cleanup_free char *k = NULL;
+
+	if (berth_capability_parse(s, &cap, reason, sizeof reason) < 0) {
+		diag(c, v->kids[i], "%s", reason);
+		return;
+	}
+	snprintf(key, sizeof key, "%d:", (int)cap.kind);
+	if (asprintf(&k, "%s%s", key, cap.scope) < 0) {
+		k = NULL;
+		c->oom = true;
+	}
+	if (k != NULL && json_object_get(seen, k) == NULL) {
+		/* a duplicate is harmless: stored once */
+		if (json_object_set_new(seen, k, json_true()) < 0)
+			c->oom = true;
+		m->caps[m->n_caps++] = cap;
+		cap.scope = NULL;
+	}
+	free(cap.scope);
+}
+
+static void f_capabilities(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
+{
+	void *arr = NULL;
+	json_t *seen = list_begin(c, v, "a list of capabilities such as `- filesystem:write:/workspace`", &arr,
+				  sizeof *m->caps);
+
+	m->caps = arr;
+	list_items(c, v, seen, "a capability `namespace:action:scope`", cap_item, m);
 }
 
 static bool env_name_ok(const char *s)
@@ -411,46 +446,38 @@ static bool env_name_ok(const char *s)
 	return true;
 }
 
+static void secret_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+			struct berth_manifest *m)
+{
+	const struct berth_ynode *it = v->kids[i];
+	json_t *prev;
+
+	if (!env_name_ok(s)) {
+		diag(c, it,
+		     "invalid secret name `%s`; a secret is an environment variable name: letters, "
+		     "digits and `_`, not starting with a digit",
+		     quote(c, s, it->len));
+	} else if ((prev = json_object_get(seen, s)) != NULL) {
+		const struct berth_ynode *first = v->kids[json_integer_value(prev)];
+		diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them", s, first->line,
+		     first->col);
+	} else {
+		if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
+			c->oom = true;
+		m->secrets[m->n_secrets] = dup_str(c, s, it->len);
+		if (m->secrets[m->n_secrets] != NULL)
+			m->n_secrets++;
+	}
+}
+
 static void f_secrets(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
-	json_t *seen;
+	void *arr = NULL;
+	json_t *seen = list_begin(c, v, "a list of environment variable names such as `[API_TOKEN]`", &arr,
+				  sizeof *m->secrets);
 
-	if (expect_kind(c, v, BERTH_YN_SEQ, "a list of environment variable names such as `[API_TOKEN]`") == NULL)
-		return;
-	m->secrets = calloc(v->n ? v->n : 1, sizeof *m->secrets);
-	seen = json_object();
-	if (m->secrets == NULL || seen == NULL) {
-		json_decref(seen);
-		c->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < v->n; i++) {
-		const struct berth_ynode *it = v->kids[i];
-		size_t old = path_push_index(c, i);
-		const char *s = get_str(c, it, "an environment variable name");
-		json_t *prev;
-
-		if (s == NULL) {
-			/* reported */
-		} else if (!env_name_ok(s)) {
-			diag(c, it,
-			     "invalid secret name `%s`; a secret is an environment variable name: letters, "
-			     "digits and `_`, not starting with a digit",
-			     quote(c, s, it->len));
-		} else if ((prev = json_object_get(seen, s)) != NULL) {
-			const struct berth_ynode *first = v->kids[json_integer_value(prev)];
-			diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them",
-			     s, first->line, first->col);
-		} else {
-			if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
-				c->oom = true;
-			m->secrets[m->n_secrets] = dup_str(c, s, it->len);
-			if (m->secrets[m->n_secrets] != NULL)
-				m->n_secrets++;
-		}
-		path_pop(c, old);
-	}
-	json_decref(seen);
+	m->secrets = arr;
+	list_items(c, v, seen, "an environment variable name", secret_item, m);
 }
 
 /* The text of a scalar meant as a number or size; NULL (reported) for null, booleans, collections. */
