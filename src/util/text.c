@@ -55,7 +55,12 @@ static bool unsafe(uint32_t cp)
 	       cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-char *berth_text_clean(char *dst, size_t len, const char *src)
+/*
+ * Copy @src into @dst (@len bytes, NUL-terminated, cut at a character): with
+ * @escape, bytes that are not UTF-8 and unsafe characters become `\xHH` or
+ * `\u{HHHH}`; without, only bytes that are not UTF-8 change, each to U+FFFD.
+ */
+static char *copy_text(char *dst, size_t len, const char *src, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)src;
 	size_t o = 0;
@@ -66,21 +71,22 @@ char *berth_text_clean(char *dst, size_t len, const char *src)
 		uint32_t cp;
 		int n = utf8_decode(s, &cp);
 		char esc[16];
-		const char *out;
-		size_t olen;
+		const char *out = (const char *)s;
+		size_t olen = (size_t)n;
 
-		if (n == 0) {
+		if (n == 0 && !escape) {
+			out = "\xef\xbf\xbd"; /* U+FFFD */
+			olen = 3;
+		} else if (n == 0) {
 			olen = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *s);
 			out = esc;
-			n = 1;
-		} else if (unsafe(cp)) {
+		} else if (escape && unsafe(cp)) {
 			olen = cp < 0x100 ? (size_t)snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp)
 					  : (size_t)snprintf(esc, sizeof esc, "\\u{%04x}", (unsigned)cp);
 			out = esc;
-		} else {
-			out = (const char *)s;
-			olen = (size_t)n;
 		}
+		if (n == 0)
+			n = 1;
 		if (o + olen >= len)
 			break;
 		memcpy(dst + o, out, olen);
@@ -91,31 +97,14 @@ char *berth_text_clean(char *dst, size_t len, const char *src)
 	return dst;
 }
 
+char *berth_text_clean(char *dst, size_t len, const char *src)
+{
+	return copy_text(dst, len, src, true);
+}
+
 char *berth_utf8_fix(char *dst, size_t len, const char *src)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	size_t o = 0;
-
-	if (len == 0)
-		return dst;
-	while (*s != '\0') {
-		uint32_t cp;
-		int n = utf8_decode(s, &cp);
-		const char *out = (const char *)s;
-		size_t olen = (size_t)n;
-		if (n == 0) {
-			out = "\xef\xbf\xbd"; /* U+FFFD */
-			olen = 3;
-			n = 1;
-		}
-		if (o + olen >= len)
-			break;
-		memcpy(dst + o, out, olen);
-		o += olen;
-		s += n;
-	}
-	dst[o] = '\0';
-	return dst;
+	return copy_text(dst, len, src, false);
 }
 
 char *berth_json_text_safe(const char *json)
