@@ -356,54 +356,45 @@ static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_ma
 }
 
 /*
- * The start of a list field: @v must be a list (else reported); *@arr gets
- * room for its items (@size bytes each; owned by the manifest even on
- * failure).  Returns an empty object to find duplicates in, or NULL (not a
- * list, or out of memory).
+ * A list field: @v must be a list (else reported as not @what); each item a
+ * string (else reported as not @item), handed to @fn with its index, the
+ * set of what was seen (for duplicates) and the array returned, with room
+ * for every item (@size bytes each).  Returns that array (owned by the
+ * manifest), or NULL when @v is not a list or out of memory.
  */
-static json_t *list_begin(struct mctx *c, const struct berth_ynode *v, const char *what, void **arr, size_t size)
-{
-	json_t *seen;
-
-	if (expect_kind(c, v, BERTH_YN_SEQ, what) == NULL)
-		return NULL;
-	*arr = calloc(v->n ? v->n : 1, size);
-	seen = json_object();
-	if (*arr == NULL || seen == NULL) {
-		json_decref(seen);
-		c->oom = true;
-		return NULL;
-	}
-	return seen;
-}
-
-/*
- * The items of a list field begun with list_begin (nothing when @seen is
- * NULL): each a string (else reported as not @item), handed to @fn with its
- * index; @seen is released.
- */
-static void list_items(struct mctx *c, const struct berth_ynode *v, json_t *seen, const char *item,
-		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *,
+static void *list_read(struct mctx *c, const struct berth_ynode *v, const char *what, size_t size, const char *item,
+		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *, void *,
 				  struct berth_manifest *),
 		       struct berth_manifest *m)
 {
-	if (seen == NULL)
-		return;
+	json_t *seen;
+	void *arr;
+
+	if (expect_kind(c, v, BERTH_YN_SEQ, what) == NULL)
+		return NULL;
+	arr = calloc(v->n ? v->n : 1, size);
+	seen = json_object();
+	if (arr == NULL || seen == NULL) {
+		json_decref(seen);
+		c->oom = true;
+		return arr;
+	}
 	for (size_t i = 0; i < v->n; i++) {
 		size_t old = path_push_index(c, i);
 		const char *s = get_str(c, v->kids[i], item);
 
 		if (s != NULL)
-			fn(c, v, i, s, seen, m);
+			fn(c, v, i, s, seen, arr, m);
 		path_pop(c, old);
 	}
 	json_decref(seen);
+	return arr;
 }
 
-static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen, void *arr,
 		     struct berth_manifest *m)
 {
-	struct berth_cap cap;
+	struct berth_cap cap, *caps = arr;
 	char reason[1024], key[8];
 	cleanup_free char *k = NULL;
 
@@ -420,7 +411,7 @@ static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, cons
 		/* a duplicate is harmless: stored once */
 		if (json_object_set_new(seen, k, json_true()) < 0)
 			c->oom = true;
-		m->caps[m->n_caps++] = cap;
+		caps[m->n_caps++] = cap;
 		cap.scope = NULL;
 	}
 	free(cap.scope);
@@ -428,12 +419,8 @@ static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, cons
 
 static void f_capabilities(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
-	void *arr = NULL;
-	json_t *seen = list_begin(c, v, "a list of capabilities such as `- filesystem:write:/workspace`", &arr,
-				  sizeof *m->caps);
-
-	m->caps = arr;
-	list_items(c, v, seen, "a capability `namespace:action:scope`", cap_item, m);
+	m->caps = list_read(c, v, "a list of capabilities such as `- filesystem:write:/workspace`", sizeof *m->caps,
+			    "a capability `namespace:action:scope`", cap_item, m);
 }
 
 static bool env_name_ok(const char *s)
@@ -447,9 +434,10 @@ static bool env_name_ok(const char *s)
 }
 
 static void secret_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
-			struct berth_manifest *m)
+			void *arr, struct berth_manifest *m)
 {
 	const struct berth_ynode *it = v->kids[i];
+	char **secrets = arr;
 	json_t *prev;
 
 	if (!env_name_ok(s)) {
@@ -464,20 +452,16 @@ static void secret_item(struct mctx *c, const struct berth_ynode *v, size_t i, c
 	} else {
 		if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
 			c->oom = true;
-		m->secrets[m->n_secrets] = dup_str(c, s, it->len);
-		if (m->secrets[m->n_secrets] != NULL)
+		secrets[m->n_secrets] = dup_str(c, s, it->len);
+		if (secrets[m->n_secrets] != NULL)
 			m->n_secrets++;
 	}
 }
 
 static void f_secrets(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
-	void *arr = NULL;
-	json_t *seen = list_begin(c, v, "a list of environment variable names such as `[API_TOKEN]`", &arr,
-				  sizeof *m->secrets);
-
-	m->secrets = arr;
-	list_items(c, v, seen, "an environment variable name", secret_item, m);
+	m->secrets = list_read(c, v, "a list of environment variable names such as `[API_TOKEN]`",
+			       sizeof *m->secrets, "an environment variable name", secret_item, m);
 }
 
 /* The text of a scalar meant as a number or size; NULL (reported) for null, booleans, collections. */
