@@ -28,6 +28,24 @@ static int kw_index(const struct berth_ynode *k)
 	return -1;
 }
 
+/*
+ * Enter keyword @kw of a schema (given: its key in @kk, value in @kv): its
+ * path is pushed (the old length in *@old), and when it applies only to
+ * schemas of type @only (NULL: any) and the schema's @type is another, that
+ * is reported.  Returns its value.
+ */
+static const struct berth_ynode *kw_enter(struct mctx *c, const struct berth_ynode *const *kk,
+					  const struct berth_ynode *const *kv, enum kw kw, const char *type,
+					  const char *only, size_t *old)
+{
+	const char *name = berth_schema_keywords[kw];
+
+	*old = path_push_key(c, name, strlen(name));
+	if (only != NULL && type != NULL && strcmp(type, only) != 0)
+		diag(c, kk[kw], "`%s` applies only to `type: %s`", name, only);
+	return kv[kw];
+}
+
 /* A type name given as a scalar; `null` counts although YAML types it as null. */
 static const char *type_name(struct mctx *c, const struct berth_ynode *v)
 {
@@ -252,10 +270,7 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 	path_pop(c, old);
 
 	if (kv[KW_PROPERTIES] != NULL) {
-		const struct berth_ynode *v = kv[KW_PROPERTIES];
-		old = path_push_key(c, "properties", 10);
-		if (type != NULL && strcmp(type, "object") != 0)
-			diag(c, kk[KW_PROPERTIES], "`properties` applies only to `type: object`");
+		const struct berth_ynode *v = kw_enter(c, kk, kv, KW_PROPERTIES, type, "object", &old);
 		if (v->kind != BERTH_YN_MAP) {
 			diag(c, v, "expected a mapping of property names to schemas, got %s", got(c, v));
 		} else {
@@ -274,10 +289,7 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 		path_pop(c, old);
 	}
 	if (kv[KW_REQUIRED] != NULL) {
-		const struct berth_ynode *v = kv[KW_REQUIRED];
-		old = path_push_key(c, "required", 8);
-		if (type != NULL && strcmp(type, "object") != 0)
-			diag(c, kk[KW_REQUIRED], "`required` applies only to `type: object`");
+		const struct berth_ynode *v = kw_enter(c, kk, kv, KW_REQUIRED, type, "object", &old);
 		if (v->kind != BERTH_YN_SEQ)
 			diag(c, v, "expected a list of property names, got %s", got(c, v));
 		else if (kv[KW_PROPERTIES] == NULL && v->n > 0)
@@ -288,10 +300,7 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 		path_pop(c, old);
 	}
 	if (kv[KW_ITEMS] != NULL) {
-		old = path_push_key(c, "items", 5);
-		if (type != NULL && strcmp(type, "array") != 0)
-			diag(c, kk[KW_ITEMS], "`items` applies only to `type: array`");
-		items = schema_node(c, kv[KW_ITEMS], false);
+		items = schema_node(c, kw_enter(c, kk, kv, KW_ITEMS, type, "array", &old), false);
 		path_pop(c, old);
 	}
 	if (kv[KW_DESCRIPTION] != NULL) {
