@@ -45,7 +45,7 @@ static int attest(const char *run_id, bool last, const char *out)
 	struct berth_error err = {0};
 	struct berth_hostkey k = {0};
 	char id[17];
-	json_t *rec;
+	json_auto_t *rec = NULL;
 	cleanup_free char *text = NULL;
 
 	if (last) {
@@ -64,13 +64,11 @@ static int attest(const char *run_id, bool last, const char *out)
 		goto fail;
 	if (berth_hostkey_load(&k, true, &err) < 0 || berth_attest_sign(rec, &k, &err) < 0) {
 		berth_hostkey_clear(&k);
-		json_decref(rec);
 		err.status = err.status == BERTH_EXIT_USAGE ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
 		goto fail;
 	}
 	berth_hostkey_clear(&k);
 	text = cli_json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
-	json_decref(rec);
 	if (text == NULL) {
 		berth_err(&err, ENOMEM, "cannot encode the attestation");
 		goto fail;
@@ -100,7 +98,7 @@ static int verify(const char *file, const char *keyfile)
 	struct berth_error err = {0};
 	unsigned char pub[32];
 	json_error_t je;
-	json_t *doc, *problems = NULL;
+	json_auto_t *doc = NULL, *problems = NULL;
 	size_t i;
 	json_t *p;
 	int r;
@@ -114,7 +112,6 @@ static int verify(const char *file, const char *keyfile)
 	}
 	if (keyfile != NULL) {
 		if (berth_pubkey_load_pem(keyfile, pub, &err) < 0) {
-			json_decref(doc);
 			berth_err_wrap(&err, "--key `%s`", keyfile);
 			cli_print_error(&err);
 			return BERTH_EXIT_USAGE;
@@ -122,7 +119,6 @@ static int verify(const char *file, const char *keyfile)
 	} else {
 		struct berth_hostkey k = {0};
 		if (berth_hostkey_load(&k, false, &err) < 0) {
-			json_decref(doc);
 			cli_print_error(&err);
 			fprintf(stderr, "berth: hint: pass `--key PUBKEY.pem`, the public key of the host that signed it\n");
 			return err.errnum == ENOENT ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
@@ -132,7 +128,6 @@ static int verify(const char *file, const char *keyfile)
 	}
 	r = berth_attest_verify(doc, pub, &problems, &err);
 	if (r < 0) {
-		json_decref(doc);
 		cli_print_error(&err);
 		return BERTH_EXIT_INTERNAL;
 	}
@@ -145,8 +140,6 @@ static int verify(const char *file, const char *keyfile)
 		printf("INVALID: %s\n", CLI_SAFE(file));
 		json_array_foreach(problems, i, p) printf("  %s\n", CLI_SAFE(json_string_value(p)));
 	}
-	json_decref(problems);
-	json_decref(doc);
 	return r;
 }
 

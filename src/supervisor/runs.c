@@ -155,7 +155,8 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	struct utsname u;
 	char now[32], digest[65], dig[80];
 	cleanup_free char *pj = berth_policy_to_json(p, false, err);
-	json_t *policy, *run;
+	json_t *policy;
+	json_auto_t *run = NULL;
 	json_error_t je;
 	int r;
 
@@ -173,7 +174,6 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	if (run == NULL)
 		return berth_err(err, ENOMEM, "cannot build the run record");
 	r = berth_run_write_json(run_id, "run.json", run, err);
-	json_decref(run);
 	if (r == 0)
 		r = berth_run_set_last(run_id, err);
 	return r;
@@ -182,7 +182,7 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, const struct berth_measure *m,
 			      struct berth_audit *audit, struct berth_error *err)
 {
-	json_t *e = berth_measure_to_json(m, p, err);
+	json_auto_t *e = berth_measure_to_json(m, p, err);
 	int r;
 
 	if (e == NULL)
@@ -193,24 +193,20 @@ int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, 
 		if (r < 0)
 			berth_err_wrap(err, "cannot record what is enforced in the audit trail");
 	}
-	json_decref(e);
 	return r;
 }
 
 int berth_run_record_end(const char *run_id, int status, struct berth_error *err)
 {
-	json_t *run = berth_run_read_json(run_id, "run.json", err);
+	json_auto_t *run = berth_run_read_json(run_id, "run.json", err);
 	char now[32];
-	int r;
 
 	if (run == NULL)
 		return -1;
 	berth_audit_now_rfc3339(now);
 	json_object_set_new(run, "ended", json_string(now));
 	json_object_set_new(run, "exit_status", json_integer(status));
-	r = berth_run_write_json(run_id, "run.json", run, err);
-	json_decref(run);
-	return r;
+	return berth_run_write_json(run_id, "run.json", run, err);
 }
 
 struct aged {
