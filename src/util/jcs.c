@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hex.h"
 #include "text.h"
 
 #define JCS_MAX_DEPTH 1000
@@ -373,7 +374,7 @@ static int chk_string(struct chk *c, const char **raw, size_t *rawlen)
 			if (e == 'u' && i + 5 < c->n && s[i + 2] == '0' && s[i + 3] == '0' && (s[i + 4] == '0' || s[i + 4] == '1') &&
 			    ((s[i + 5] >= '0' && s[i + 5] <= '9') || (s[i + 5] >= 'a' && s[i + 5] <= 'f'))) {
 				unsigned v = (unsigned)(s[i + 4] - '0') * 16 +
-					     (unsigned)(s[i + 5] <= '9' ? s[i + 5] - '0' : s[i + 5] - 'a' + 10);
+					     (unsigned)berth_hex_digit(s[i + 5]);
 
 				if (v != 8 && v != 9 && v != 10 && v != 12 && v != 13) {
 					i += 6;
@@ -411,7 +412,7 @@ static size_t unescape(const char *raw, size_t n, char *out)
 		case 'f': out[o++] = '\f'; break;
 		case 'r': out[o++] = '\r'; break;
 		case 'u':
-			out[o++] = (char)((raw[i + 3] - '0') * 16 + (raw[i + 4] <= '9' ? raw[i + 4] - '0' : raw[i + 4] - 'a' + 10));
+			out[o++] = (char)((raw[i + 3] - '0') * 16 + berth_hex_digit((unsigned char)raw[i + 4]));
 			i += 4;
 			break;
 		default: out[o++] = raw[i]; break;
