@@ -4,6 +4,8 @@
  */
 #include "body.h"
 
+#include "../util/hex.h"
+
 enum {
 	S_SIZE,		 /* chunk-size hex digits */
 	S_EXT,		 /* chunk extensions, up to CR */
@@ -36,17 +38,6 @@ void berth_body_init(struct berth_body *f, enum berth_body_kind kind, uint64_t l
 bool berth_body_done(const struct berth_body *f)
 {
 	return f->done;
-}
-
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* A byte allowed inside a size-line extension or a trailer field line. */
@@ -82,7 +73,7 @@ long berth_body_feed(struct berth_body *f, const unsigned char *p, size_t n)
 			continue;
 		}
 		case S_SIZE: {
-			int v = hexval(c);
+			int v = berth_hex_digit(c);
 			if (++f->line > BERTH_BODY_LINE_MAX)
 				return -1;
 			if (v >= 0) {

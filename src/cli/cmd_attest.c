@@ -4,17 +4,16 @@
  * `berth attest --verify FILE [--key PUBKEY]` (docs/attest.md).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../supervisor/attest.h"
 #include "../supervisor/runs.h"
 #include "../util/cleanup.h"
 #include "../util/sign.h"
+#include "../util/sys.h"
 #include "cli.h"
 
 static const char attest_usage[] =
@@ -31,36 +30,14 @@ static const char attest_usage[] =
 
 static int write_out(const char *path, const char *text, struct berth_error *err)
 {
-	char tmp[4200];
 	size_t len = strlen(text);
-	cleanup_close int fd = -1;
 
 	if (path == NULL) {
 		if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 			return berth_err(err, errno, "cannot write the attestation to stdout");
 		return 0;
 	}
-	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			unlink(tmp);
-			return berth_err(err, e, "cannot write `%s`", tmp);
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", path);
-	}
-	return 0;
+	return berth_write_atomic(path, text, len, 0644, BERTH_WRITE_SYNC, err);
 }
 
 static int attest(const char *run_id, bool last, const char *out)
@@ -68,7 +45,7 @@ static int attest(const char *run_id, bool last, const char *out)
 	struct berth_error err = {0};
 	struct berth_hostkey k = {0};
 	char id[17];
-	json_t *rec;
+	json_auto_t *rec = NULL;
 	cleanup_free char *text = NULL;
 
 	if (last) {
@@ -87,13 +64,11 @@ static int attest(const char *run_id, bool last, const char *out)
 		goto fail;
 	if (berth_hostkey_load(&k, true, &err) < 0 || berth_attest_sign(rec, &k, &err) < 0) {
 		berth_hostkey_clear(&k);
-		json_decref(rec);
 		err.status = err.status == BERTH_EXIT_USAGE ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
 		goto fail;
 	}
 	berth_hostkey_clear(&k);
 	text = cli_json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
-	json_decref(rec);
 	if (text == NULL) {
 		berth_err(&err, ENOMEM, "cannot encode the attestation");
 		goto fail;
@@ -123,7 +98,7 @@ static int verify(const char *file, const char *keyfile)
 	struct berth_error err = {0};
 	unsigned char pub[32];
 	json_error_t je;
-	json_t *doc, *problems = NULL;
+	json_auto_t *doc = NULL, *problems = NULL;
 	size_t i;
 	json_t *p;
 	int r;
@@ -137,7 +112,6 @@ static int verify(const char *file, const char *keyfile)
 	}
 	if (keyfile != NULL) {
 		if (berth_pubkey_load_pem(keyfile, pub, &err) < 0) {
-			json_decref(doc);
 			berth_err_wrap(&err, "--key `%s`", keyfile);
 			cli_print_error(&err);
 			return BERTH_EXIT_USAGE;
@@ -145,7 +119,6 @@ static int verify(const char *file, const char *keyfile)
 	} else {
 		struct berth_hostkey k = {0};
 		if (berth_hostkey_load(&k, false, &err) < 0) {
-			json_decref(doc);
 			cli_print_error(&err);
 			fprintf(stderr, "berth: hint: pass `--key PUBKEY.pem`, the public key of the host that signed it\n");
 			return err.errnum == ENOENT ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
@@ -155,7 +128,6 @@ static int verify(const char *file, const char *keyfile)
 	}
 	r = berth_attest_verify(doc, pub, &problems, &err);
 	if (r < 0) {
-		json_decref(doc);
 		cli_print_error(&err);
 		return BERTH_EXIT_INTERNAL;
 	}
@@ -168,8 +140,6 @@ static int verify(const char *file, const char *keyfile)
 		printf("INVALID: %s\n", CLI_SAFE(file));
 		json_array_foreach(problems, i, p) printf("  %s\n", CLI_SAFE(json_string_value(p)));
 	}
-	json_decref(problems);
-	json_decref(doc);
 	return r;
 }
 

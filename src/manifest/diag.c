@@ -78,7 +78,7 @@ static void vdiag(struct mctx *c, unsigned line, unsigned col, bool with_path, c
 	push(c, line, col, text);
 }
 
-void diag(struct mctx *c, const struct ynode *at, const char *fmt, ...)
+void diag(struct mctx *c, const struct berth_ynode *at, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -268,12 +268,12 @@ const char *quote(struct mctx *c, const char *s, size_t len)
 	return out;
 }
 
-const char *got(struct mctx *c, const struct ynode *n)
+const char *got(struct mctx *c, const struct berth_ynode *n)
 {
 	char *out;
 	const char *q;
 
-	if (n->kind != YN_SCALAR)
+	if (n->kind != BERTH_YN_SCALAR)
 		return ynode_describe(n);
 	if (n->plain && yscalar_type(n) == YT_NULL)
 		return "null";

@@ -12,60 +12,33 @@
 
 #include <jansson.h>
 
+#include "../util/ynode.h"
 #include "manifest.h"
 #include "schema.h"
 
-/* ---- the YAML tree (ytree.c) ---- */
-
-enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
+/* ---- the YAML tree (util/ynode.h, built by ytree.c) ---- */
 
 /* The type of a scalar under the YAML 1.2 core schema. */
 enum yscalar_type { YT_STR, YT_NULL, YT_BOOL, YT_INT, YT_FLOAT };
 
-struct ynode {
-	enum ynode_kind kind;
-	unsigned line, col; /* 1-based */
-	/* Scalars */
-	char *s; /* NUL-terminated; may contain NUL bytes before len */
-	size_t len;
-	bool plain; /* plain and untagged: typed by the core schema; else a string */
-	/* Collections: a sequence's items, or a mapping's key, value, key, value... */
-	struct ynode **kids;
-	size_t n, cap;
-};
-
 /*
- * ytree_parse - build the tree of a single YAML document.  YAML-level
- * problems (syntax, anchors, aliases, tags, depth, size) become diagnostics.
- * Returns the root (NULL when the stream has no document), sets *ok = false
- * when any YAML-level problem was reported (the tree is then not to be
- * validated further).
+ * ytree_parse - build the tree of a single YAML document with
+ * berth_ynode_build() (scalars may hold NUL bytes; `!!str` forces a string).
+ * YAML-level problems (syntax, anchors, aliases, tags, depth, size) become
+ * diagnostics.  Returns the root (NULL when the stream has no document; free
+ * it with berth_ynode_free), sets *ok = false when any YAML-level problem was
+ * reported (the tree is then not to be validated further).
  */
 struct mctx;
-struct ynode *ytree_parse(struct mctx *c, const char *buf, size_t len, bool *ok);
-void ytree_free(struct ynode *n);
+struct berth_ynode *ytree_parse(struct mctx *c, const char *buf, size_t len, bool *ok);
 
-enum yscalar_type yscalar_type(const struct ynode *n);
-
-/* Number of pairs of a mapping; key and value of pair @i. */
-static inline size_t ymap_size(const struct ynode *m)
-{
-	return m->n / 2;
-}
-static inline struct ynode *ymap_key(const struct ynode *m, size_t i)
-{
-	return m->kids[2 * i];
-}
-static inline struct ynode *ymap_val(const struct ynode *m, size_t i)
-{
-	return m->kids[2 * i + 1];
-}
+enum yscalar_type yscalar_type(const struct berth_ynode *n);
 
 /* True when scalar @n's text is exactly @s (no embedded NUL). */
-bool yscalar_is(const struct ynode *n, const char *s);
+bool yscalar_is(const struct berth_ynode *n, const char *s);
 
 /* "a string", "an integer", "a list", ... for messages. */
-const char *ynode_describe(const struct ynode *n);
+const char *ynode_describe(const struct berth_ynode *n);
 
 /*
  * yjson - convert @n to JSON with core-schema typing; reports problems
@@ -73,7 +46,7 @@ const char *ynode_describe(const struct ynode *n);
  * the current one.  Returns a new reference or NULL (problem reported, or
  * out of memory).
  */
-json_t *yjson(struct mctx *c, const struct ynode *n);
+json_t *yjson(struct mctx *c, const struct berth_ynode *n);
 
 /* ---- diagnostics context (diag.c) ---- */
 
@@ -85,7 +58,6 @@ struct mctx {
 	size_t first;	 /* index in d of this parse's first diagnostic */
 	size_t problems; /* reported by this parse, kept or dropped */
 	bool oom;
-	size_t nodes;		  /* YAML nodes built so far */
 	char path[MCTX_PATH_MAX]; /* the field being checked, `exports[1].input` */
 	size_t plen;
 	char qbuf[4][512]; /* rotating buffers for quote() */
@@ -93,7 +65,7 @@ struct mctx {
 };
 
 /* diag - report a problem at @at (NULL: 1:1) for the current path. */
-void diag(struct mctx *c, const struct ynode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag(struct mctx *c, const struct berth_ynode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* diag_pos - report a problem at an explicit position, without a field path when @with_path is false. */
 void diag_pos(struct mctx *c, unsigned line, unsigned col, bool with_path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -118,7 +90,7 @@ void path_pop(struct mctx *c, size_t old);
  */
 const char *quote(struct mctx *c, const char *s, size_t len);
 /* got - what @n is, for "expected X, got ...": "a string `foo`", "an integer `5`", "a list", "null". */
-const char *got(struct mctx *c, const struct ynode *n);
+const char *got(struct mctx *c, const struct berth_ynode *n);
 
 /* ---- schemas in YAML (yschema.c) ---- */
 
@@ -128,14 +100,14 @@ const char *got(struct mctx *c, const struct ynode *n);
  * accepted; the top level must be `type: object`.  Problems are reported
  * with positions.  Returns the expanded schema, or NULL when it has problems.
  */
-json_t *yschema(struct mctx *c, const struct ynode *n);
+json_t *yschema(struct mctx *c, const struct berth_ynode *n);
 
 /*
  * yvalidate - validate @inst (converted from @yn) against @schema, reporting
  * every mismatch at the position of the YAML node it concerns, below the
  * current path.  @flags: BERTH_SCHEMA_*.  Returns the number of mismatches.
  */
-size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const struct ynode *yn,
+size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const struct berth_ynode *yn,
 		 unsigned flags);
 
 /* ---- helpers ---- */

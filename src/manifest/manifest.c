@@ -67,8 +67,8 @@ static size_t edit_distance(const char *a, const char *b)
  * keys are reported, as are missing required ones (at @m's position).
  * vals[i] receives the value of keys[i], or NULL.
  */
-static void check_keys(struct mctx *c, const struct ynode *m, const struct keyspec *keys, size_t nkeys,
-		       const struct ynode **vals)
+static void check_keys(struct mctx *c, const struct berth_ynode *m, const struct keyspec *keys, size_t nkeys,
+		       const struct berth_ynode **vals)
 {
 	json_t *seen = json_object(); /* every key, known or not: name -> index */
 	char known[512];
@@ -82,11 +82,11 @@ static void check_keys(struct mctx *c, const struct ynode *m, const struct keysp
 		vals[i] = NULL;
 		o += (size_t)snprintf(known + o, sizeof known - o, "%s%s", i ? ", " : "", keys[i].name);
 	}
-	for (size_t p = 0; p < ymap_size(m); p++) {
-		const struct ynode *k = ymap_key(m, p);
+	for (size_t p = 0; p < berth_ymap_size(m); p++) {
+		const struct berth_ynode *k = berth_ymap_key(m, p);
 		size_t idx = nkeys, old;
 
-		if (k->kind != YN_SCALAR) {
+		if (k->kind != BERTH_YN_SCALAR) {
 			diag(c, k, "a key must be a string, got %s", ynode_describe(k));
 			continue;
 		}
@@ -96,7 +96,7 @@ static void check_keys(struct mctx *c, const struct ynode *m, const struct keysp
 		old = path_push_key(c, k->s, k->len);
 		json_t *prev = strlen(k->s) == k->len ? json_object_get(seen, k->s) : NULL;
 		if (prev != NULL) {
-			const struct ynode *first = ymap_key(m, (size_t)json_integer_value(prev));
+			const struct berth_ynode *first = berth_ymap_key(m, (size_t)json_integer_value(prev));
 			diag(c, k, "duplicate key `%s` (first at %u:%u); fix: remove one of them",
 			     quote(c, k->s, k->len), first->line, first->col);
 			path_pop(c, old);
@@ -120,7 +120,7 @@ static void check_keys(struct mctx *c, const struct ynode *m, const struct keysp
 			else
 				diag(c, k, "unknown key `%s`; known keys: %s", quote(c, k->s, k->len), known);
 		} else {
-			vals[idx] = ymap_val(m, p);
+			vals[idx] = berth_ymap_val(m, p);
 		}
 		path_pop(c, old);
 	}
@@ -138,9 +138,9 @@ static void check_keys(struct mctx *c, const struct ynode *m, const struct keysp
  * get_str - the text of a string scalar, or NULL after reporting.  A plain
  * scalar that YAML reads as a number, boolean or null is not a string.
  */
-static const char *get_str(struct mctx *c, const struct ynode *v, const char *what)
+static const char *get_str(struct mctx *c, const struct berth_ynode *v, const char *what)
 {
-	if (v->kind != YN_SCALAR) {
+	if (v->kind != BERTH_YN_SCALAR) {
 		diag(c, v, "expected %s, got %s", what, got(c, v));
 		return NULL;
 	}
@@ -167,7 +167,7 @@ static bool blank(const char *s)
 	return true;
 }
 
-static const struct ynode *expect_kind(struct mctx *c, const struct ynode *v, enum ynode_kind kind,
+static const struct berth_ynode *expect_kind(struct mctx *c, const struct berth_ynode *v, enum berth_ynode_kind kind,
 				       const char *what)
 {
 	if (v->kind != kind) {
@@ -179,9 +179,9 @@ static const struct ynode *expect_kind(struct mctx *c, const struct ynode *v, en
 
 /* ---- top-level fields ---- */
 
-static void f_schema_version(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_schema_version(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
-	if (v->kind != YN_SCALAR || yscalar_type(v) != YT_INT) {
+	if (v->kind != BERTH_YN_SCALAR || yscalar_type(v) != YT_INT) {
 		diag(c, v, "expected the integer %d, got %s", BERTH_MANIFEST_SCHEMA, got(c, v));
 		return;
 	}
@@ -193,7 +193,7 @@ static void f_schema_version(struct mctx *c, const struct ynode *v, struct berth
 	m->schema_version = BERTH_MANIFEST_SCHEMA;
 }
 
-static void f_name(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_name(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	const char *s = get_str(c, v, "a name");
 	size_t n;
@@ -265,10 +265,10 @@ static bool semver_ok(const char *s)
 	return *p == '\0';
 }
 
-static void f_version(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_version(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	/* The text counts, whatever YAML makes of it: `1.0` is a number, and the semver message says more. */
-	if (v->kind != YN_SCALAR) {
+	if (v->kind != BERTH_YN_SCALAR) {
 		diag(c, v, "expected a version such as `0.1.0`, got %s", got(c, v));
 		return;
 	}
@@ -282,7 +282,7 @@ static void f_version(struct mctx *c, const struct ynode *v, struct berth_manife
 	m->version = dup_str(c, v->s, v->len);
 }
 
-static char *description(struct mctx *c, const struct ynode *v)
+static char *description(struct mctx *c, const struct berth_ynode *v)
 {
 	const char *s = get_str(c, v, "a description");
 
@@ -295,12 +295,12 @@ static char *description(struct mctx *c, const struct ynode *v)
 	return dup_str(c, s, v->len);
 }
 
-static void f_description(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_description(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	m->description = description(c, v);
 }
 
-static void f_runtime(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_runtime(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	const char *s = get_str(c, v, "a runtime");
 
@@ -314,7 +314,7 @@ static void f_runtime(struct mctx *c, const struct ynode *v, struct berth_manife
 		diag(c, v, "unknown runtime `%s`; known runtimes: native, python", quote(c, s, v->len));
 }
 
-static void f_entry(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	const char *s = get_str(c, v, "a path relative to the app directory");
 	bool empty = false, dotdot = false;
@@ -355,50 +355,72 @@ static void f_entry(struct mctx *c, const struct ynode *v, struct berth_manifest
 		m->entry = dup_str(c, s, v->len);
 }
 
-static void f_capabilities(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+/*
+ * A list field: @v must be a list (else reported as not @what); each item a
+ * string (else reported as not @item), handed to @fn with its index, the
+ * set of what was seen (for duplicates) and the array returned, with room
+ * for every item (@size bytes each).  Returns that array (owned by the
+ * manifest), or NULL when @v is not a list or out of memory.
+ */
+static void *list_read(struct mctx *c, const struct berth_ynode *v, const char *what, size_t size, const char *item,
+		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *, void *,
+				  struct berth_manifest *),
+		       struct berth_manifest *m)
 {
 	json_t *seen;
+	void *arr;
 
-	if (expect_kind(c, v, YN_SEQ, "a list of capabilities such as `- filesystem:write:/workspace`") ==
-	    NULL)
-		return;
-	m->caps = calloc(v->n ? v->n : 1, sizeof *m->caps);
+	if (expect_kind(c, v, BERTH_YN_SEQ, what) == NULL)
+		return NULL;
+	arr = calloc(v->n ? v->n : 1, size);
 	seen = json_object();
-	if (m->caps == NULL || seen == NULL) {
+	if (arr == NULL || seen == NULL) {
 		json_decref(seen);
 		c->oom = true;
-		return;
+		return arr;
 	}
 	for (size_t i = 0; i < v->n; i++) {
-		const struct ynode *it = v->kids[i];
 		size_t old = path_push_index(c, i);
-		const char *s = get_str(c, it, "a capability `namespace:action:scope`");
-		struct berth_cap cap;
-		char reason[1024], key[8];
+		const char *s = get_str(c, v->kids[i], item);
 
-		if (s != NULL) {
-			if (berth_capability_parse(s, &cap, reason, sizeof reason) < 0) {
-				diag(c, it, "%s", reason);
-			} else {
-				cleanup_free char *k = NULL;
-				snprintf(key, sizeof key, "%d:", (int)cap.kind);
-				if (asprintf(&k, "%s%s", key, cap.scope) < 0) {
-					k = NULL;
-					c->oom = true;
-				}
-				if (k != NULL && json_object_get(seen, k) == NULL) {
-					/* a duplicate is harmless: stored once */
-					if (json_object_set_new(seen, k, json_true()) < 0)
-						c->oom = true;
-					m->caps[m->n_caps++] = cap;
-					cap.scope = NULL;
-				}
-				free(cap.scope);
-			}
-		}
+		if (s != NULL)
+			fn(c, v, i, s, seen, arr, m);
 		path_pop(c, old);
 	}
 	json_decref(seen);
+	return arr;
+}
+
+static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen, void *arr,
+		     struct berth_manifest *m)
+{
+	struct berth_cap cap, *caps = arr;
+	char reason[1024], key[8];
+	cleanup_free char *k = NULL;
+
+	if (berth_capability_parse(s, &cap, reason, sizeof reason) < 0) {
+		diag(c, v->kids[i], "%s", reason);
+		return;
+	}
+	snprintf(key, sizeof key, "%d:", (int)cap.kind);
+	if (asprintf(&k, "%s%s", key, cap.scope) < 0) {
+		k = NULL;
+		c->oom = true;
+	}
+	if (k != NULL && json_object_get(seen, k) == NULL) {
+		/* a duplicate is harmless: stored once */
+		if (json_object_set_new(seen, k, json_true()) < 0)
+			c->oom = true;
+		caps[m->n_caps++] = cap;
+		cap.scope = NULL;
+	}
+	free(cap.scope);
+}
+
+static void f_capabilities(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
+{
+	m->caps = list_read(c, v, "a list of capabilities such as `- filesystem:write:/workspace`", sizeof *m->caps,
+			    "a capability `namespace:action:scope`", cap_item, m);
 }
 
 static bool env_name_ok(const char *s)
@@ -411,74 +433,63 @@ static bool env_name_ok(const char *s)
 	return true;
 }
 
-static void f_secrets(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void secret_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+			void *arr, struct berth_manifest *m)
 {
-	json_t *seen;
+	const struct berth_ynode *it = v->kids[i];
+	char **secrets = arr;
+	json_t *prev;
 
-	if (expect_kind(c, v, YN_SEQ, "a list of environment variable names such as `[API_TOKEN]`") == NULL)
-		return;
-	m->secrets = calloc(v->n ? v->n : 1, sizeof *m->secrets);
-	seen = json_object();
-	if (m->secrets == NULL || seen == NULL) {
-		json_decref(seen);
-		c->oom = true;
-		return;
+	if (!env_name_ok(s)) {
+		diag(c, it,
+		     "invalid secret name `%s`; a secret is an environment variable name: letters, "
+		     "digits and `_`, not starting with a digit",
+		     quote(c, s, it->len));
+	} else if ((prev = json_object_get(seen, s)) != NULL) {
+		const struct berth_ynode *first = v->kids[json_integer_value(prev)];
+		diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them", s, first->line,
+		     first->col);
+	} else {
+		if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
+			c->oom = true;
+		secrets[m->n_secrets] = dup_str(c, s, it->len);
+		if (secrets[m->n_secrets] != NULL)
+			m->n_secrets++;
 	}
-	for (size_t i = 0; i < v->n; i++) {
-		const struct ynode *it = v->kids[i];
-		size_t old = path_push_index(c, i);
-		const char *s = get_str(c, it, "an environment variable name");
-		json_t *prev;
+}
 
-		if (s == NULL) {
-			/* reported */
-		} else if (!env_name_ok(s)) {
-			diag(c, it,
-			     "invalid secret name `%s`; a secret is an environment variable name: letters, "
-			     "digits and `_`, not starting with a digit",
-			     quote(c, s, it->len));
-		} else if ((prev = json_object_get(seen, s)) != NULL) {
-			const struct ynode *first = v->kids[json_integer_value(prev)];
-			diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them",
-			     s, first->line, first->col);
-		} else {
-			if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
-				c->oom = true;
-			m->secrets[m->n_secrets] = dup_str(c, s, it->len);
-			if (m->secrets[m->n_secrets] != NULL)
-				m->n_secrets++;
-		}
-		path_pop(c, old);
-	}
-	json_decref(seen);
+static void f_secrets(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
+{
+	m->secrets = list_read(c, v, "a list of environment variable names such as `[API_TOKEN]`",
+			       sizeof *m->secrets, "an environment variable name", secret_item, m);
 }
 
 /* The text of a scalar meant as a number or size; NULL (reported) for null, booleans, collections. */
-static const char *number_text(struct mctx *c, const struct ynode *v, const char *what)
+static const char *number_text(struct mctx *c, const struct berth_ynode *v, const char *what)
 {
 	enum yscalar_type t = yscalar_type(v);
 
-	if (v->kind != YN_SCALAR || t == YT_NULL || t == YT_BOOL || strlen(v->s) != v->len) {
+	if (v->kind != BERTH_YN_SCALAR || t == YT_NULL || t == YT_BOOL || strlen(v->s) != v->len) {
 		diag(c, v, "expected %s, got %s", what, got(c, v));
 		return NULL;
 	}
 	return v->s;
 }
 
-static void f_resources(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_resources(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	static const struct keyspec keys[] = {
 	    {"memory", false, NULL},
 	    {"cpus", false, NULL},
 	    {"pids", false, NULL},
 	};
-	const struct ynode *vals[3];
+	const struct berth_ynode *vals[3];
 	struct berth_resources *r = &m->resources;
 	struct berth_error e;
 	const char *s;
 	size_t old;
 
-	if (expect_kind(c, v, YN_MAP, "a mapping with `memory`, `cpus` and/or `pids`") == NULL)
+	if (expect_kind(c, v, BERTH_YN_MAP, "a mapping with `memory`, `cpus` and/or `pids`") == NULL)
 		return;
 	check_keys(c, v, keys, BERTH_ARRAY_SIZE(keys), vals);
 	if (vals[0] != NULL) {
@@ -501,9 +512,9 @@ static void f_resources(struct mctx *c, const struct ynode *v, struct berth_mani
 		path_pop(c, old);
 	}
 	if (vals[2] != NULL) {
-		const struct ynode *p = vals[2];
+		const struct berth_ynode *p = vals[2];
 		unsigned long long n = 0;
-		bool ok = p->kind == YN_SCALAR && yscalar_type(p) == YT_INT && p->len <= 8;
+		bool ok = p->kind == BERTH_YN_SCALAR && yscalar_type(p) == YT_INT && p->len <= 8;
 
 		old = path_push_key(c, "pids", 4);
 		for (size_t i = 0; ok && i < p->len; i++) {
@@ -554,11 +565,11 @@ static bool errno_shaped(const char *s)
 	return true;
 }
 
-static void example_error(struct mctx *c, const struct ynode *v, struct berth_example *ex)
+static void example_error(struct mctx *c, const struct berth_ynode *v, struct berth_example *ex)
 {
 	enum yscalar_type t = yscalar_type(v);
 
-	if (v->kind == YN_SCALAR && t == YT_INT) {
+	if (v->kind == BERTH_YN_SCALAR && t == YT_INT) {
 		json_t *j = yjson(c, v);
 		if (j == NULL)
 			return;
@@ -568,7 +579,7 @@ static void example_error(struct mctx *c, const struct ynode *v, struct berth_ex
 		ex->error = dup_str(c, v->s, v->len);
 		return;
 	}
-	if (v->kind != YN_SCALAR || t != YT_STR || strlen(v->s) != v->len || blank(v->s)) {
+	if (v->kind != BERTH_YN_SCALAR || t != YT_STR || strlen(v->s) != v->len || blank(v->s)) {
 		diag(c, v,
 		     "expected an errno name such as `EACCES`, a JSON-RPC error code such as `-32000`, or a "
 		     "text the error message must contain, got %s",
@@ -592,18 +603,18 @@ static void example_error(struct mctx *c, const struct ynode *v, struct berth_ex
 	ex->error = dup_str(c, v->s, v->len);
 }
 
-static void example(struct mctx *c, const struct ynode *v, struct berth_export *x, struct berth_example *ex)
+static void example(struct mctx *c, const struct berth_ynode *v, struct berth_export *x, struct berth_example *ex)
 {
 	static const struct keyspec keys[] = {
 	    {"input", true, "add `input: {...}`, the call's parameters"},
 	    {"output", false, NULL},
 	    {"error", false, NULL},
 	};
-	const struct ynode *vals[3];
+	const struct berth_ynode *vals[3];
 	size_t old;
 
 	ex->line = v->line;
-	if (expect_kind(c, v, YN_MAP, "an example, a mapping with `input` and `output` or `error`") == NULL)
+	if (expect_kind(c, v, BERTH_YN_MAP, "an example, a mapping with `input` and `output` or `error`") == NULL)
 		return;
 	check_keys(c, v, keys, BERTH_ARRAY_SIZE(keys), vals);
 	if (vals[1] != NULL && vals[2] != NULL)
@@ -617,7 +628,7 @@ static void example(struct mctx *c, const struct ynode *v, struct berth_export *
 	}
 	if (vals[1] != NULL) {
 		old = path_push_key(c, "output", 6);
-		if (expect_kind(c, vals[1], YN_MAP, "a mapping of the output's expected members") != NULL) {
+		if (expect_kind(c, vals[1], BERTH_YN_MAP, "a mapping of the output's expected members") != NULL) {
 			ex->output = yjson(c, vals[1]);
 			/* Partial: only the members given must match, so `required` is not checked here. */
 			if (ex->output != NULL && x->output != NULL)
@@ -634,7 +645,7 @@ static void example(struct mctx *c, const struct ynode *v, struct berth_export *
 }
 
 /* An expanded schema must pass the generic check too; a failure is a bug in yschema.c. */
-static void cross_check(struct mctx *c, const struct ynode *at, const json_t *schema)
+static void cross_check(struct mctx *c, const struct berth_ynode *at, const json_t *schema)
 {
 	char path[256], reason[512];
 
@@ -642,7 +653,7 @@ static void cross_check(struct mctx *c, const struct ynode *at, const json_t *sc
 		diag(c, at, "internal error: the expanded schema fails at `%s`: %s", path, reason);
 }
 
-static json_t *export_schema(struct mctx *c, const struct ynode *v, const char *key, const char *dflt)
+static json_t *export_schema(struct mctx *c, const struct berth_ynode *v, const char *key, const char *dflt)
 {
 	size_t old;
 	json_t *s;
@@ -660,8 +671,8 @@ static json_t *export_schema(struct mctx *c, const struct ynode *v, const char *
 	return s;
 }
 
-static void export(struct mctx *c, const struct ynode *v, struct berth_export *x, json_t *names, size_t idx,
-		   const struct ynode *list)
+static void export(struct mctx *c, const struct berth_ynode *v, struct berth_export *x, json_t *names, size_t idx,
+		   const struct berth_ynode *list)
 {
 	static const struct keyspec keys[] = {
 	    {"name", true, "add `name: my_export` (lowercase letters, digits and `_`)"},
@@ -670,10 +681,10 @@ static void export(struct mctx *c, const struct ynode *v, struct berth_export *x
 	    {"output", false, NULL},
 	    {"examples", false, NULL},
 	};
-	const struct ynode *vals[5];
+	const struct berth_ynode *vals[5];
 	size_t old;
 
-	if (expect_kind(c, v, YN_MAP, "an export, a mapping with `name`, `description`, `input`, `output`") ==
+	if (expect_kind(c, v, BERTH_YN_MAP, "an export, a mapping with `name`, `description`, `input`, `output`") ==
 	    NULL)
 		return;
 	check_keys(c, v, keys, BERTH_ARRAY_SIZE(keys), vals);
@@ -695,7 +706,7 @@ static void export(struct mctx *c, const struct ynode *v, struct berth_export *x
 				     "and `_`, starting with a letter",
 				     quote(c, s, vals[0]->len));
 			} else if (prev != NULL) {
-				const struct ynode *first = list->kids[json_integer_value(prev)];
+				const struct berth_ynode *first = list->kids[json_integer_value(prev)];
 				diag(c, vals[0],
 				     "export `%s` is defined twice (first at %u:%u); fix: rename one of them",
 				     s, first->line, first->col);
@@ -715,9 +726,9 @@ static void export(struct mctx *c, const struct ynode *v, struct berth_export *x
 	x->input = export_schema(c, vals[2], "input", "{\"type\":\"object\",\"properties\":{}}");
 	x->output = export_schema(c, vals[3], "output", "{\"type\":\"object\"}");
 	if (vals[4] != NULL) {
-		const struct ynode *ev = vals[4];
+		const struct berth_ynode *ev = vals[4];
 		old = path_push_key(c, "examples", 8);
-		if (expect_kind(c, ev, YN_SEQ, "a list of examples") != NULL && ev->n > 0) {
+		if (expect_kind(c, ev, BERTH_YN_SEQ, "a list of examples") != NULL && ev->n > 0) {
 			x->examples = calloc(ev->n, sizeof *x->examples);
 			if (x->examples == NULL) {
 				c->oom = true;
@@ -734,11 +745,11 @@ static void export(struct mctx *c, const struct ynode *v, struct berth_export *x
 	}
 }
 
-static void f_exports(struct mctx *c, const struct ynode *v, struct berth_manifest *m)
+static void f_exports(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
 	json_t *names;
 
-	if (expect_kind(c, v, YN_SEQ, "a list of exports (`- name: ...`)") == NULL)
+	if (expect_kind(c, v, BERTH_YN_SEQ, "a list of exports (`- name: ...`)") == NULL)
 		return;
 	if (v->n == 0) {
 		diag(c, v,
@@ -761,7 +772,7 @@ static void f_exports(struct mctx *c, const struct ynode *v, struct berth_manife
 	json_decref(names);
 }
 
-static void read_manifest(struct mctx *c, const struct ynode *root, struct berth_manifest *m)
+static void read_manifest(struct mctx *c, const struct berth_ynode *root, struct berth_manifest *m)
 {
 	static const struct keyspec keys[] = {
 	    {"schema_version", true, "add `schema_version: 1`"},
@@ -775,11 +786,11 @@ static void read_manifest(struct mctx *c, const struct ynode *root, struct berth
 	    {"resources", false, NULL},
 	    {"exports", true, "add `exports:` with at least one export (`- name: my_export`)"},
 	};
-	static void (*const fields[])(struct mctx *, const struct ynode *, struct berth_manifest *) = {
+	static void (*const fields[])(struct mctx *, const struct berth_ynode *, struct berth_manifest *) = {
 	    f_schema_version, f_name,	      f_version, f_description, f_runtime,
 	    f_entry,	      f_capabilities, f_secrets, f_resources,	f_exports,
 	};
-	const struct ynode *vals[BERTH_ARRAY_SIZE(keys)];
+	const struct berth_ynode *vals[BERTH_ARRAY_SIZE(keys)];
 
 	check_keys(c, root, keys, BERTH_ARRAY_SIZE(keys), vals);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(keys); i++) {
@@ -829,7 +840,7 @@ int berth_manifest_parse(const char *buf, size_t len, const char *display_name, 
 			 struct berth_diags *d, struct berth_error *err)
 {
 	struct mctx *c;
-	struct ynode *root;
+	struct berth_ynode *root;
 	bool ok;
 
 	memset(m, 0, sizeof *m);
@@ -843,14 +854,14 @@ int berth_manifest_parse(const char *buf, size_t len, const char *display_name, 
 			diag_pos(c, 1, 1, false,
 				 "the manifest is empty; fix: `berth init NAME` writes one, docs/manifest.md "
 				 "describes the format");
-		else if (root->kind != YN_MAP)
+		else if (root->kind != BERTH_YN_MAP)
 			diag(c, root,
 			     "a manifest is a mapping of keys such as `name:` and `exports:`, got %s",
 			     got(c, root));
 		else
 			read_manifest(c, root, m);
 	}
-	ytree_free(root);
+	berth_ynode_free(root);
 	return finish(c, m, err);
 }
 

@@ -18,9 +18,9 @@
 
 enum kw { KW_TYPE, KW_PROPERTIES, KW_REQUIRED, KW_ITEMS, KW_ENUM, KW_DESCRIPTION, KW_DEFAULT, KW_N };
 
-static json_t *schema_node(struct mctx *c, const struct ynode *n, bool top);
+static json_t *schema_node(struct mctx *c, const struct berth_ynode *n, bool top);
 
-static int kw_index(const struct ynode *k)
+static int kw_index(const struct berth_ynode *k)
 {
 	for (int i = 0; i < KW_N; i++)
 		if (yscalar_is(k, berth_schema_keywords[i]))
@@ -28,10 +28,28 @@ static int kw_index(const struct ynode *k)
 	return -1;
 }
 
-/* A type name given as a scalar; `null` counts although YAML types it as null. */
-static const char *type_name(struct mctx *c, const struct ynode *v)
+/*
+ * Enter keyword @kw of a schema (given: its key in @kk, value in @kv): its
+ * path is pushed (the old length in *@old), and when it applies only to
+ * schemas of type @only (NULL: any) and the schema's @type is another, that
+ * is reported.  Returns its value.
+ */
+static const struct berth_ynode *kw_enter(struct mctx *c, const struct berth_ynode *const *kk,
+					  const struct berth_ynode *const *kv, enum kw kw, const char *type,
+					  const char *only, size_t *old)
 {
-	if (v->kind != YN_SCALAR || strlen(v->s) != v->len) {
+	const char *name = berth_schema_keywords[kw];
+
+	*old = path_push_key(c, name, strlen(name));
+	if (only != NULL && type != NULL && strcmp(type, only) != 0)
+		diag(c, kk[kw], "`%s` applies only to `type: %s`", name, only);
+	return kv[kw];
+}
+
+/* A type name given as a scalar; `null` counts although YAML types it as null. */
+static const char *type_name(struct mctx *c, const struct berth_ynode *v)
+{
+	if (v->kind != BERTH_YN_SCALAR || strlen(v->s) != v->len) {
 		diag(c, v, "expected a type name (" SCHEMA_TYPE_LIST "), got %s", got(c, v));
 		return NULL;
 	}
@@ -43,9 +61,9 @@ static const char *type_name(struct mctx *c, const struct ynode *v)
 }
 
 /* A property name: a scalar key without NUL bytes. */
-static bool prop_key_ok(struct mctx *c, const struct ynode *k)
+static bool prop_key_ok(struct mctx *c, const struct berth_ynode *k)
 {
-	if (k->kind != YN_SCALAR) {
+	if (k->kind != BERTH_YN_SCALAR) {
 		diag(c, k, "a property name must be a string, got %s", ynode_describe(k));
 		return false;
 	}
@@ -57,13 +75,13 @@ static bool prop_key_ok(struct mctx *c, const struct ynode *k)
 }
 
 /* Report key @k as a duplicate of an earlier one recorded in @seen (name -> index in @m). */
-static bool dup_key(struct mctx *c, const struct ynode *m, const struct ynode *k, const char *name,
+static bool dup_key(struct mctx *c, const struct berth_ynode *m, const struct berth_ynode *k, const char *name,
 		    json_t *seen, size_t i)
 {
 	json_t *prev = json_object_get(seen, name);
 
 	if (prev != NULL) {
-		const struct ynode *first = ymap_key(m, (size_t)json_integer_value(prev));
+		const struct berth_ynode *first = berth_ymap_key(m, (size_t)json_integer_value(prev));
 		diag(c, k, "property `%s` is given twice (first at %u:%u); fix: remove one of them",
 		     quote(c, name, strlen(name)), first->line, first->col);
 		return true;
@@ -73,7 +91,7 @@ static bool dup_key(struct mctx *c, const struct ynode *m, const struct ynode *k
 	return false;
 }
 
-static json_t *shorthand(struct mctx *c, const struct ynode *n)
+static json_t *shorthand(struct mctx *c, const struct berth_ynode *n)
 {
 	json_t *props = json_object(), *req = json_array(), *seen = json_object(), *out = NULL;
 
@@ -81,8 +99,8 @@ static json_t *shorthand(struct mctx *c, const struct ynode *n)
 		c->oom = true;
 		goto done;
 	}
-	for (size_t i = 0; i < ymap_size(n); i++) {
-		const struct ynode *k = ymap_key(n, i), *v = ymap_val(n, i);
+	for (size_t i = 0; i < berth_ymap_size(n); i++) {
+		const struct berth_ynode *k = berth_ymap_key(n, i), *v = berth_ymap_val(n, i);
 		if (!prop_key_ok(c, k))
 			continue;
 		size_t old = path_push_key(c, k->s, k->len);
@@ -99,7 +117,7 @@ static json_t *shorthand(struct mctx *c, const struct ynode *n)
 			diag(c, k, "a property name must not be empty; `?` alone names nothing");
 		} else if (!dup_key(c, n, k, name, seen, i)) {
 			const char *t = NULL;
-			if (v->kind != YN_SCALAR)
+			if (v->kind != BERTH_YN_SCALAR)
 				diag(c, v,
 				     "expected a type name (" SCHEMA_TYPE_LIST
 				     "), got %s; fix: for a nested schema write the full form `{type: "
@@ -136,26 +154,26 @@ done:
  * its values are type names (`{description: a path}`; but `{description:
  * string}` is the shorthand for one property named `description`).
  */
-static bool looks_full(const struct ynode *n)
+static bool looks_full(const struct berth_ynode *n)
 {
-	bool all_keywords = ymap_size(n) > 0, all_types = true;
+	bool all_keywords = berth_ymap_size(n) > 0, all_types = true;
 
-	for (size_t i = 0; i < ymap_size(n); i++) {
-		const struct ynode *v = ymap_val(n, i);
-		int kw = kw_index(ymap_key(n, i));
+	for (size_t i = 0; i < berth_ymap_size(n); i++) {
+		const struct berth_ynode *v = berth_ymap_val(n, i);
+		int kw = kw_index(berth_ymap_key(n, i));
 		if ((kw == KW_PROPERTIES || kw == KW_REQUIRED || kw == KW_ITEMS || kw == KW_ENUM ||
 		     kw == KW_DEFAULT) &&
-		    v->kind != YN_SCALAR)
+		    v->kind != BERTH_YN_SCALAR)
 			return true;
 		if (kw < 0)
 			all_keywords = false;
-		if (v->kind != YN_SCALAR || strlen(v->s) != v->len || !berth_schema_is_type(v->s))
+		if (v->kind != BERTH_YN_SCALAR || strlen(v->s) != v->len || !berth_schema_is_type(v->s))
 			all_types = false;
 	}
 	return all_keywords && !all_types;
 }
 
-static json_t *properties(struct mctx *c, const struct ynode *v)
+static json_t *properties(struct mctx *c, const struct berth_ynode *v)
 {
 	json_t *props = json_object(), *seen = json_object();
 
@@ -164,13 +182,13 @@ static json_t *properties(struct mctx *c, const struct ynode *v)
 		json_decref(seen);
 		return props;
 	}
-	for (size_t i = 0; i < ymap_size(v); i++) {
-		const struct ynode *k = ymap_key(v, i);
+	for (size_t i = 0; i < berth_ymap_size(v); i++) {
+		const struct berth_ynode *k = berth_ymap_key(v, i);
 		if (!prop_key_ok(c, k))
 			continue;
 		size_t old = path_push_key(c, k->s, k->len);
 		if (!dup_key(c, v, k, k->s, seen, i)) {
-			json_t *sub = schema_node(c, ymap_val(v, i), false);
+			json_t *sub = schema_node(c, berth_ymap_val(v, i), false);
 			if (sub != NULL && json_object_set_new(props, k->s, sub) < 0)
 				c->oom = true;
 		}
@@ -180,7 +198,7 @@ static json_t *properties(struct mctx *c, const struct ynode *v)
 	return props;
 }
 
-static json_t *required(struct mctx *c, const struct ynode *v, const json_t *names)
+static json_t *required(struct mctx *c, const struct berth_ynode *v, const json_t *names)
 {
 	json_t *req = json_array(), *seen = json_object();
 
@@ -191,9 +209,9 @@ static json_t *required(struct mctx *c, const struct ynode *v, const json_t *nam
 		return NULL;
 	}
 	for (size_t i = 0; i < v->n; i++) {
-		const struct ynode *it = v->kids[i];
+		const struct berth_ynode *it = v->kids[i];
 		size_t old = path_push_index(c, i);
-		if (it->kind != YN_SCALAR || yscalar_type(it) != YT_STR || strlen(it->s) != it->len) {
+		if (it->kind != BERTH_YN_SCALAR || yscalar_type(it) != YT_STR || strlen(it->s) != it->len) {
 			diag(c, it, "expected a property name, got %s", got(c, it));
 		} else if (names != NULL && json_object_get(names, it->s) == NULL) {
 			diag(c, it,
@@ -212,17 +230,17 @@ static json_t *required(struct mctx *c, const struct ynode *v, const json_t *nam
 	return req;
 }
 
-static json_t *full(struct mctx *c, const struct ynode *n, bool top)
+static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 {
-	const struct ynode *kv[KW_N] = {0}, *kk[KW_N] = {0};
+	const struct berth_ynode *kv[KW_N] = {0}, *kk[KW_N] = {0};
 	const char *type = NULL;
 	json_t *s = NULL, *props = NULL, *req = NULL, *items = NULL, *en = NULL, *def = NULL, *names = NULL;
 	size_t before = c->problems, old;
 
-	for (size_t i = 0; i < ymap_size(n); i++) {
-		const struct ynode *k = ymap_key(n, i);
+	for (size_t i = 0; i < berth_ymap_size(n); i++) {
+		const struct berth_ynode *k = berth_ymap_key(n, i);
 		int kw;
-		if (k->kind != YN_SCALAR) {
+		if (k->kind != BERTH_YN_SCALAR) {
 			diag(c, k, "a schema keyword must be a string, got %s", ynode_describe(k));
 			continue;
 		}
@@ -235,7 +253,7 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 			diag(c, k, "duplicate key `%s` (first at %u:%u); fix: remove one of them", k->s,
 			     kk[kw]->line, kk[kw]->col);
 		} else {
-			kv[kw] = ymap_val(n, i);
+			kv[kw] = berth_ymap_val(n, i);
 			kk[kw] = k;
 		}
 		path_pop(c, old);
@@ -252,19 +270,16 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 	path_pop(c, old);
 
 	if (kv[KW_PROPERTIES] != NULL) {
-		const struct ynode *v = kv[KW_PROPERTIES];
-		old = path_push_key(c, "properties", 10);
-		if (type != NULL && strcmp(type, "object") != 0)
-			diag(c, kk[KW_PROPERTIES], "`properties` applies only to `type: object`");
-		if (v->kind != YN_MAP) {
+		const struct berth_ynode *v = kw_enter(c, kk, kv, KW_PROPERTIES, type, "object", &old);
+		if (v->kind != BERTH_YN_MAP) {
 			diag(c, v, "expected a mapping of property names to schemas, got %s", got(c, v));
 		} else {
 			props = properties(c, v);
 			/* The names given, even where their schemas have problems, for `required`. */
 			names = json_object();
-			for (size_t i = 0; names != NULL && i < ymap_size(v); i++) {
-				const struct ynode *k = ymap_key(v, i);
-				if (k->kind == YN_SCALAR && strlen(k->s) == k->len &&
+			for (size_t i = 0; names != NULL && i < berth_ymap_size(v); i++) {
+				const struct berth_ynode *k = berth_ymap_key(v, i);
+				if (k->kind == BERTH_YN_SCALAR && strlen(k->s) == k->len &&
 				    json_object_set_new(names, k->s, json_true()) < 0)
 					c->oom = true;
 			}
@@ -274,11 +289,8 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 		path_pop(c, old);
 	}
 	if (kv[KW_REQUIRED] != NULL) {
-		const struct ynode *v = kv[KW_REQUIRED];
-		old = path_push_key(c, "required", 8);
-		if (type != NULL && strcmp(type, "object") != 0)
-			diag(c, kk[KW_REQUIRED], "`required` applies only to `type: object`");
-		if (v->kind != YN_SEQ)
+		const struct berth_ynode *v = kw_enter(c, kk, kv, KW_REQUIRED, type, "object", &old);
+		if (v->kind != BERTH_YN_SEQ)
 			diag(c, v, "expected a list of property names, got %s", got(c, v));
 		else if (kv[KW_PROPERTIES] == NULL && v->n > 0)
 			diag(c, v,
@@ -288,16 +300,13 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 		path_pop(c, old);
 	}
 	if (kv[KW_ITEMS] != NULL) {
-		old = path_push_key(c, "items", 5);
-		if (type != NULL && strcmp(type, "array") != 0)
-			diag(c, kk[KW_ITEMS], "`items` applies only to `type: array`");
-		items = schema_node(c, kv[KW_ITEMS], false);
+		items = schema_node(c, kw_enter(c, kk, kv, KW_ITEMS, type, "array", &old), false);
 		path_pop(c, old);
 	}
 	if (kv[KW_DESCRIPTION] != NULL) {
-		const struct ynode *v = kv[KW_DESCRIPTION];
+		const struct berth_ynode *v = kv[KW_DESCRIPTION];
 		old = path_push_key(c, "description", 11);
-		if (v->kind != YN_SCALAR || yscalar_type(v) != YT_STR)
+		if (v->kind != BERTH_YN_SCALAR || yscalar_type(v) != YT_STR)
 			diag(c, v, "expected a string, got %s", got(c, v));
 		path_pop(c, old);
 	}
@@ -311,11 +320,11 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 			c->oom = true;
 	}
 	if (kv[KW_ENUM] != NULL) {
-		const struct ynode *v = kv[KW_ENUM];
+		const struct berth_ynode *v = kv[KW_ENUM];
 		old = path_push_key(c, "enum", 4);
-		if (v->kind == YN_SEQ && v->n == 0) {
+		if (v->kind == BERTH_YN_SEQ && v->n == 0) {
 			diag(c, v, "`enum` must list at least one value");
-		} else if (v->kind != YN_SEQ) {
+		} else if (v->kind != BERTH_YN_SEQ) {
 			diag(c, v, "expected a list of the allowed values, got %s", got(c, v));
 		} else if (v->n > BERTH_SCHEMA_ENUM_MAX) {
 			diag(c, v,
@@ -335,7 +344,7 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 			c->oom = true;
 	}
 	if (s != NULL && kv[KW_DESCRIPTION] != NULL) {
-		const struct ynode *v = kv[KW_DESCRIPTION];
+		const struct berth_ynode *v = kv[KW_DESCRIPTION];
 		if (json_object_set_new(s, "description", json_stringn(v->s, v->len)) < 0)
 			c->oom = true;
 	}
@@ -361,17 +370,17 @@ static json_t *full(struct mctx *c, const struct ynode *n, bool top)
 	return s;
 }
 
-static json_t *schema_node(struct mctx *c, const struct ynode *n, bool top)
+static json_t *schema_node(struct mctx *c, const struct berth_ynode *n, bool top)
 {
 	bool has_type = false;
 
-	if (n->kind != YN_MAP) {
+	if (n->kind != BERTH_YN_MAP) {
 		if (top)
 			diag(c, n,
 			     "expected a schema (a mapping with `type: object`) or the shorthand `{name: "
 			     "type, ...}`, got %s",
 			     got(c, n));
-		else if (n->kind == YN_SEQ)
+		else if (n->kind == BERTH_YN_SEQ)
 			diag(c, n,
 			     "expected a schema (a mapping with `type`) or the shorthand `{name: type, "
 			     "...}`, got a list; fix: for a list write `{type: array, items: {type: ...}}`");
@@ -379,11 +388,11 @@ static json_t *schema_node(struct mctx *c, const struct ynode *n, bool top)
 			diag(c, n,
 			     "expected a schema (a mapping with `type`) or the shorthand `{name: type, "
 			     "...}`, got %s; fix: write `{type: %s}`",
-			     got(c, n), n->kind == YN_SCALAR && berth_schema_is_type(n->s) ? n->s : "string");
+			     got(c, n), n->kind == BERTH_YN_SCALAR && berth_schema_is_type(n->s) ? n->s : "string");
 		return NULL;
 	}
-	for (size_t i = 0; i < ymap_size(n) && !has_type; i++)
-		has_type = yscalar_is(ymap_key(n, i), "type");
+	for (size_t i = 0; i < berth_ymap_size(n) && !has_type; i++)
+		has_type = yscalar_is(berth_ymap_key(n, i), "type");
 	if (has_type || looks_full(n))
 		return full(c, n, top);
 	size_t before = c->problems;
@@ -395,7 +404,7 @@ static json_t *schema_node(struct mctx *c, const struct ynode *n, bool top)
 	return s;
 }
 
-json_t *yschema(struct mctx *c, const struct ynode *n)
+json_t *yschema(struct mctx *c, const struct berth_ynode *n)
 {
 	return schema_node(c, n, true);
 }

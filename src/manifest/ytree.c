@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ytree.c - a berth.yml as a tree of YAML nodes that remember their line and
- * column, built from libyaml's event API, and its conversion to JSON.
+ * ytree.c - a berth.yml as a tree of YAML nodes (util/ynode.h's builder, with
+ * the manifest's limits and wording), the core-schema typing of its scalars,
+ * and its conversion to JSON.
  *
- * The event API (rather than yaml_parser_load) lets the parser refuse what a
- * manifest never needs and an attacker would use: anchors and aliases (the
- * "billion laughs" expansion), tags, more than one document, nesting deeper
- * than BERTH_MANIFEST_MAX_DEPTH, more than BERTH_MANIFEST_MAX_NODES nodes.
- * The tree is therefore at most linear in the input, and recursion over it
- * is bounded.
+ * The builder refuses what a manifest never needs and an attacker would use:
+ * anchors and aliases (the "billion laughs" expansion), tags but `!!str`, more
+ * than one document, nesting deeper than BERTH_MANIFEST_MAX_DEPTH, more than
+ * BERTH_MANIFEST_MAX_NODES nodes.  The tree is therefore at most linear in the
+ * input, and recursion over it is bounded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,142 +16,78 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include "../util/cleanup.h"
 #include "internal.h"
 
-void ytree_free(struct ynode *n)
+/* The manifest's wording of each YAML-level problem; all but the refused properties stop the parse. */
+static int ytree_problem(void *opaque, const struct berth_yproblem *p)
 {
-	if (n == NULL)
-		return;
-	for (size_t i = 0; i < n->n; i++)
-		ytree_free(n->kids[i]);
-	free(n->kids);
-	free(n->s);
-	free(n);
-}
+	struct mctx *c = opaque;
+	const char *problem = p->text != NULL ? p->text : "unknown problem";
+	const char *t = p->text;
 
-static struct ynode *node_new(struct mctx *c, enum ynode_kind kind, const yaml_mark_t *mark)
-{
-	struct ynode *n = calloc(1, sizeof *n);
-
-	if (n == NULL) {
-		c->oom = true;
-		return NULL;
-	}
-	n->kind = kind;
-	n->line = (unsigned)mark->line + 1;
-	n->col = (unsigned)mark->column + 1;
-	return n;
-}
-
-static int add_kid(struct mctx *c, struct ynode *parent, struct ynode *kid)
-{
-	if (parent->n == parent->cap) {
-		size_t cap = parent->cap ? parent->cap * 2 : 4;
-		struct ynode **kids = realloc(parent->kids, cap * sizeof *kids);
-		if (kids == NULL) {
-			c->oom = true;
-			return -1;
-		}
-		parent->kids = kids;
-		parent->cap = cap;
-	}
-	parent->kids[parent->n++] = kid;
-	return 0;
-}
-
-/* Line and column of byte @off, for reader errors, which carry only an offset. */
-static void offset_to_pos(const char *buf, size_t len, size_t off, unsigned *line, unsigned *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
-			(*col)++;
-		}
-	}
-}
-
-static void parser_problem(struct mctx *c, const yaml_parser_t *p, const char *buf, size_t len)
-{
-	unsigned line, col;
-	const char *problem = p->problem != NULL ? p->problem : "unknown problem";
-
-	switch (p->error) {
-	case YAML_MEMORY_ERROR:
-		c->oom = true;
-		return;
-	case YAML_READER_ERROR:
-		offset_to_pos(buf, len, p->problem_offset, &line, &col);
-		if (p->problem_value != -1)
-			diag_pos(c, line, col, false, "invalid YAML: %s (0x%x)", problem,
-				 (unsigned)p->problem_value);
+	switch (p->kind) {
+	case BERTH_YP_READER:
+		if (p->value != -1)
+			diag_pos(c, p->line, p->col, false, "invalid YAML: %s (0x%x)", problem, (unsigned)p->value);
 		else
-			diag_pos(c, line, col, false, "invalid YAML: %s", problem);
-		return;
-	case YAML_NO_ERROR:
-	case YAML_SCANNER_ERROR:
-	case YAML_PARSER_ERROR:
-	case YAML_COMPOSER_ERROR:
-	case YAML_WRITER_ERROR:
-	case YAML_EMITTER_ERROR:
-	default:
-		line = (unsigned)p->problem_mark.line + 1;
-		col = (unsigned)p->problem_mark.column + 1;
+			diag_pos(c, p->line, p->col, false, "invalid YAML: %s", problem);
+		return -1;
+	case BERTH_YP_SYNTAX:
 		if (p->context != NULL)
-			diag_pos(c, line, col, false, "invalid YAML: %s (%s started at %u:%u)", problem,
-				 p->context, (unsigned)p->context_mark.line + 1,
-				 (unsigned)p->context_mark.column + 1);
+			diag_pos(c, p->line, p->col, false, "invalid YAML: %s (%s started at %u:%u)", problem,
+				 p->context, p->context_line, p->context_col);
 		else
-			diag_pos(c, line, col, false, "invalid YAML: %s", problem);
-		return;
-	}
-}
-
-/* Refuse anchors and tags; returns false when the node must be treated as broken. */
-static bool check_props(struct mctx *c, const yaml_mark_t *mark, const yaml_char_t *anchor,
-			const yaml_char_t *tag, const char *allowed_tag, bool *forced_str)
-{
-	bool ok = true;
-
-	if (anchor != NULL) {
-		diag_pos(c, (unsigned)mark->line + 1, (unsigned)mark->column + 1, false,
+			diag_pos(c, p->line, p->col, false, "invalid YAML: %s", problem);
+		return -1;
+	case BERTH_YP_DOCUMENT:
+		diag_pos(c, p->line, p->col, false,
+			 "a manifest is a single YAML document; fix: remove the second document");
+		return -1;
+	case BERTH_YP_ALIAS:
+		diag_pos(c, p->line, p->col, false,
+			 "aliases (`*%s`) are not allowed in a manifest; write the value out in full",
+			 quote(c, t, strlen(t)));
+		return 0;
+	case BERTH_YP_ANCHOR:
+		diag_pos(c, p->line, p->col, false,
 			 "anchors (`&%s`) are not allowed in a manifest; write the value out in full",
-			 quote(c, (const char *)anchor, strlen((const char *)anchor)));
-		ok = false;
+			 quote(c, t, strlen(t)));
+		return 0;
+	case BERTH_YP_TAG: {
+		static const char core[] = "tag:yaml.org,2002:";
+		bool is_core = strncmp(t, core, sizeof core - 1) == 0;
+		if (is_core)
+			t += sizeof core - 1;
+		diag_pos(c, p->line, p->col, false,
+			 "tag `%s%s` is not allowed in a manifest; only `!!str` (on a scalar) is; fix: remove it",
+			 is_core ? "!!" : "", quote(c, t, strlen(t)));
+		return 0;
 	}
-	if (tag != NULL) {
-		const char *t = (const char *)tag;
-		if (forced_str != NULL && (strcmp(t, "!") == 0 || strcmp(t, "tag:yaml.org,2002:str") == 0)) {
-			*forced_str = true;
-		} else if (strcmp(t, allowed_tag) != 0) {
-			static const char core[] = "tag:yaml.org,2002:";
-			bool is_core = strncmp(t, core, sizeof core - 1) == 0;
-			if (is_core)
-				t += sizeof core - 1;
-			diag_pos(c, (unsigned)mark->line + 1, (unsigned)mark->column + 1, false,
-				 "tag `%s%s` is not allowed in a manifest; only `!!str` (on a scalar) is; "
-				 "fix: remove it",
-				 is_core ? "!!" : "", quote(c, t, strlen(t)));
-			ok = false;
-		}
+	case BERTH_YP_NODES:
+		diag_pos(c, p->line, p->col, false,
+			 "the manifest has more than %d YAML nodes; it is not a plausible manifest",
+			 BERTH_MANIFEST_MAX_NODES);
+		return -1;
+	case BERTH_YP_DEPTH:
+		diag_pos(c, p->line, p->col, false, "nesting deeper than %d levels; a manifest never needs that much",
+			 BERTH_MANIFEST_MAX_DEPTH);
+		return -1;
+	case BERTH_YP_NUL: /* allowed: BERTH_YB_NUL */
+	default:
+		return -1;
 	}
-	return ok;
 }
 
-struct ynode *ytree_parse(struct mctx *c, const char *buf, size_t len, bool *ok)
+struct berth_ynode *ytree_parse(struct mctx *c, const char *buf, size_t len, bool *ok)
 {
-	yaml_parser_t p;
-	yaml_event_t ev;
-	struct ynode *root = NULL, *stack[BERTH_MANIFEST_MAX_DEPTH + 1];
-	size_t depth = 0;
-	unsigned docs = 0;
-	bool done = false;
+	struct berth_yopts o = {.max_depth = BERTH_MANIFEST_MAX_DEPTH,
+				.max_nodes = BERTH_MANIFEST_MAX_NODES,
+				.flags = BERTH_YB_TAGS_CORE | BERTH_YB_NUL,
+				.problem = ytree_problem,
+				.opaque = c};
+	struct berth_ynode *root;
+	int r;
 
 	*ok = true;
 	if (len > BERTH_MANIFEST_MAX_SIZE) {
@@ -160,134 +96,19 @@ struct ynode *ytree_parse(struct mctx *c, const char *buf, size_t len, bool *ok)
 		*ok = false;
 		return NULL;
 	}
-	if (!yaml_parser_initialize(&p)) {
+	r = berth_ynode_build(buf, len, &o, &root);
+	if (r < 0)
 		c->oom = true;
+	if (r != 0)
 		*ok = false;
-		return NULL;
-	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done) {
-		struct ynode *n = NULL;
-		bool push = false, forced_str = false;
-
-		if (!yaml_parser_parse(&p, &ev)) {
-			parser_problem(c, &p, buf, len);
-			*ok = false;
-			break;
-		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1) {
-				diag_pos(
-				    c, (unsigned)ev.start_mark.line + 1, (unsigned)ev.start_mark.column + 1,
-				    false,
-				    "a manifest is a single YAML document; fix: remove the second document");
-				*ok = false;
-				done = true;
-			}
-			break;
-		case YAML_SCALAR_EVENT:
-			if (!check_props(c, &ev.start_mark, ev.data.scalar.anchor, ev.data.scalar.tag, "",
-					 &forced_str))
-				*ok = false;
-			n = node_new(c, YN_SCALAR, &ev.start_mark);
-			if (n == NULL)
-				break;
-			n->s = malloc(ev.data.scalar.length + 1);
-			if (n->s == NULL) {
-				c->oom = true;
-				break;
-			}
-			memcpy(n->s, ev.data.scalar.value, ev.data.scalar.length);
-			n->s[ev.data.scalar.length] = '\0';
-			n->len = ev.data.scalar.length;
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !forced_str;
-			break;
-		case YAML_ALIAS_EVENT:
-			diag_pos(c, (unsigned)ev.start_mark.line + 1, (unsigned)ev.start_mark.column + 1,
-				 false,
-				 "aliases (`*%s`) are not allowed in a manifest; write the value out in full",
-				 quote(c, (const char *)ev.data.alias.anchor,
-				       strlen((const char *)ev.data.alias.anchor)));
-			*ok = false;
-			/* A placeholder keeps mappings in key/value pairs. */
-			n = node_new(c, YN_SCALAR, &ev.start_mark);
-			if (n != NULL && (n->s = strdup("")) == NULL)
-				c->oom = true;
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-			if (!check_props(c, &ev.start_mark, ev.data.sequence_start.anchor,
-					 ev.data.sequence_start.tag, "tag:yaml.org,2002:seq", NULL))
-				*ok = false;
-			n = node_new(c, YN_SEQ, &ev.start_mark);
-			push = true;
-			break;
-		case YAML_MAPPING_START_EVENT:
-			if (!check_props(c, &ev.start_mark, ev.data.mapping_start.anchor,
-					 ev.data.mapping_start.tag, "tag:yaml.org,2002:map", NULL))
-				*ok = false;
-			n = node_new(c, YN_MAP, &ev.start_mark);
-			push = true;
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			if (depth > 0)
-				depth--;
-			break;
-		case YAML_NO_EVENT:
-		case YAML_STREAM_START_EVENT:
-		case YAML_DOCUMENT_END_EVENT:
-		default:
-			break;
-		}
-		if (n != NULL) {
-			if (++c->nodes > BERTH_MANIFEST_MAX_NODES) {
-				diag_pos(c, n->line, n->col, false,
-					 "the manifest has more than %d YAML nodes; it is not a plausible "
-					 "manifest",
-					 BERTH_MANIFEST_MAX_NODES);
-				ytree_free(n);
-				*ok = false;
-				done = true;
-			} else if (depth == 0 && root != NULL) {
-				ytree_free(n); /* cannot happen with one document */
-			} else if (depth == 0) {
-				root = n;
-			} else if (add_kid(c, stack[depth - 1], n) < 0) {
-				ytree_free(n);
-				n = NULL;
-			}
-			if (n != NULL && push) {
-				if (depth >= BERTH_MANIFEST_MAX_DEPTH) {
-					diag_pos(
-					    c, n->line, n->col, false,
-					    "nesting deeper than %d levels; a manifest never needs that much",
-					    BERTH_MANIFEST_MAX_DEPTH);
-					*ok = false;
-					done = true;
-				} else {
-					stack[depth++] = n;
-				}
-			}
-		}
-		yaml_event_delete(&ev);
-		if (c->oom) {
-			*ok = false;
-			break;
-		}
-	}
-	yaml_parser_delete(&p);
 	return root;
 }
 
 /* ---- scalars ---- */
 
-bool yscalar_is(const struct ynode *n, const char *s)
+bool yscalar_is(const struct berth_ynode *n, const char *s)
 {
-	return n->kind == YN_SCALAR && n->len == strlen(s) && memcmp(n->s, s, n->len) == 0;
+	return n->kind == BERTH_YN_SCALAR && n->len == strlen(s) && memcmp(n->s, s, n->len) == 0;
 }
 
 static bool all_in(const char *s, const char *set)
@@ -339,11 +160,11 @@ static bool is_core_float(const char *s)
 	return *p == '\0';
 }
 
-enum yscalar_type yscalar_type(const struct ynode *n)
+enum yscalar_type yscalar_type(const struct berth_ynode *n)
 {
 	const char *s = n->s;
 
-	if (n->kind != YN_SCALAR || !n->plain || strlen(s) != n->len)
+	if (n->kind != BERTH_YN_SCALAR || !n->plain || strlen(s) != n->len)
 		return YT_STR;
 	if (*s == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
 	    strcmp(s, "NULL") == 0)
@@ -362,17 +183,10 @@ enum yscalar_type yscalar_type(const struct ynode *n)
 	return YT_STR;
 }
 
-const char *ynode_describe(const struct ynode *n)
+const char *ynode_describe(const struct berth_ynode *n)
 {
-	switch (n->kind) {
-	case YN_SEQ:
-		return "a list";
-	case YN_MAP:
-		return "a mapping";
-	case YN_SCALAR:
-	default:
-		break;
-	}
+	if (n->kind != BERTH_YN_SCALAR)
+		return berth_ynode_describe(n); /* "a list", "a mapping" */
 	switch (yscalar_type(n)) {
 	case YT_NULL:
 		return "null";
@@ -390,7 +204,7 @@ const char *ynode_describe(const struct ynode *n)
 
 /* ---- conversion to JSON ---- */
 
-static json_t *scalar_json(struct mctx *c, const struct ynode *n)
+static json_t *scalar_json(struct mctx *c, const struct berth_ynode *n)
 {
 	const char *s = n->s;
 	json_t *j = NULL;
@@ -464,12 +278,12 @@ static json_t *scalar_json(struct mctx *c, const struct ynode *n)
  * scalar without NUL, no duplicates.  Returns false when key @i is bad
  * (reported) and must be skipped.
  */
-static bool json_key_ok(struct mctx *c, const struct ynode *m, size_t i, json_t *seen)
+static bool json_key_ok(struct mctx *c, const struct berth_ynode *m, size_t i, json_t *seen)
 {
-	const struct ynode *k = ymap_key(m, i);
+	const struct berth_ynode *k = berth_ymap_key(m, i);
 	json_t *prev;
 
-	if (k->kind != YN_SCALAR) {
+	if (k->kind != BERTH_YN_SCALAR) {
 		diag(c, k, "a mapping key must be a string, got %s", ynode_describe(k));
 		return false;
 	}
@@ -479,7 +293,7 @@ static bool json_key_ok(struct mctx *c, const struct ynode *m, size_t i, json_t 
 	}
 	prev = json_object_get(seen, k->s);
 	if (prev != NULL) {
-		const struct ynode *first = ymap_key(m, (size_t)json_integer_value(prev));
+		const struct berth_ynode *first = berth_ymap_key(m, (size_t)json_integer_value(prev));
 		size_t old = path_push_key(c, k->s, k->len);
 		diag(c, k, "duplicate key `%s` (first at %u:%u); fix: remove one of them",
 		     quote(c, k->s, k->len), first->line, first->col);
@@ -491,15 +305,15 @@ static bool json_key_ok(struct mctx *c, const struct ynode *m, size_t i, json_t 
 	return true;
 }
 
-json_t *yjson(struct mctx *c, const struct ynode *n)
+json_t *yjson(struct mctx *c, const struct berth_ynode *n)
 {
 	json_t *out = NULL;
 	bool bad = false;
 
 	switch (n->kind) {
-	case YN_SCALAR:
+	case BERTH_YN_SCALAR:
 		return scalar_json(c, n);
-	case YN_SEQ:
+	case BERTH_YN_SEQ:
 		out = json_array();
 		if (out == NULL) {
 			c->oom = true;
@@ -513,7 +327,7 @@ json_t *yjson(struct mctx *c, const struct ynode *n)
 				bad = true;
 		}
 		break;
-	case YN_MAP: {
+	case BERTH_YN_MAP: {
 		json_t *seen = json_object();
 		out = json_object();
 		if (out == NULL || seen == NULL) {
@@ -522,14 +336,14 @@ json_t *yjson(struct mctx *c, const struct ynode *n)
 			c->oom = true;
 			return NULL;
 		}
-		for (size_t i = 0; i < ymap_size(n); i++) {
-			const struct ynode *k = ymap_key(n, i);
+		for (size_t i = 0; i < berth_ymap_size(n); i++) {
+			const struct berth_ynode *k = berth_ymap_key(n, i);
 			if (!json_key_ok(c, n, i, seen)) {
 				bad = true;
 				continue;
 			}
 			size_t old = path_push_key(c, k->s, k->len);
-			json_t *v = yjson(c, ymap_val(n, i));
+			json_t *v = yjson(c, berth_ymap_val(n, i));
 			path_pop(c, old);
 			if (v == NULL || json_object_set_new(out, k->s, v) < 0)
 				bad = true;
@@ -551,22 +365,22 @@ json_t *yjson(struct mctx *c, const struct ynode *n)
 
 struct yv {
 	struct mctx *c;
-	const struct ynode *root;
+	const struct berth_ynode *root;
 };
 
 /* The YAML node that a path into a value converted by yjson() designates. */
-static const struct ynode *ywalk(const struct ynode *n, const struct berth_schema_seg *segs, size_t nsegs,
+static const struct berth_ynode *ywalk(const struct berth_ynode *n, const struct berth_schema_seg *segs, size_t nsegs,
 				 size_t *used)
 {
 	*used = 0;
 	for (size_t i = 0; i < nsegs; i++) {
-		const struct ynode *next = NULL;
-		if (segs[i].key == NULL && n->kind == YN_SEQ && segs[i].index < n->n) {
+		const struct berth_ynode *next = NULL;
+		if (segs[i].key == NULL && n->kind == BERTH_YN_SEQ && segs[i].index < n->n) {
 			next = n->kids[segs[i].index];
-		} else if (segs[i].key != NULL && n->kind == YN_MAP) {
-			for (size_t j = 0; j < ymap_size(n) && next == NULL; j++)
-				if (yscalar_is(ymap_key(n, j), segs[i].key))
-					next = ymap_val(n, j);
+		} else if (segs[i].key != NULL && n->kind == BERTH_YN_MAP) {
+			for (size_t j = 0; j < berth_ymap_size(n) && next == NULL; j++)
+				if (yscalar_is(berth_ymap_key(n, j), segs[i].key))
+					next = berth_ymap_val(n, j);
 		}
 		if (next == NULL)
 			break;
@@ -581,7 +395,7 @@ static int yv_report(void *opaque, const struct berth_schema_seg *segs, size_t n
 	struct yv *v = opaque;
 	struct mctx *c = v->c;
 	size_t used, old = c->plen;
-	const struct ynode *at;
+	const struct berth_ynode *at;
 
 	if (diag_full(c)) {
 		/* ywalk() is linear in a mapping's size: skip it for lines nobody will see */
@@ -601,7 +415,7 @@ static int yv_report(void *opaque, const struct berth_schema_seg *segs, size_t n
 	return 0;
 }
 
-size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const struct ynode *yn,
+size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const struct berth_ynode *yn,
 		 unsigned flags)
 {
 	struct yv v = {c, yn};

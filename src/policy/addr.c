@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../util/cleanup.h"
+#include "../util/hex.h"
 #include "addr.h"
 
 /* ---- parsing ---- */
@@ -17,17 +18,6 @@
 static bool dec_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /*
@@ -52,7 +42,7 @@ static int parse_v4(const char *s, uint8_t out[4])
 			return -1;
 		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 			/* strtoul reads "0x" without a hex digit as 0 followed by junk */
-			if (hex_value(p[2]) < 0)
+			if (berth_hex_digit((unsigned char)p[2]) < 0)
 				return -1;
 			base = 16;
 			flags |= BERTH_ADDR_V4_HEX;
@@ -64,7 +54,7 @@ static int parse_v4(const char *s, uint8_t out[4])
 		}
 		val = 0;
 		for (;; p++) {
-			int d = hex_value(*p);
+			int d = berth_hex_digit((unsigned char)*p);
 			if (d < 0 || (unsigned)d >= base)
 				break;
 			val = val * base + (unsigned)d;

@@ -17,32 +17,33 @@
 #include "../policy/hostpath.h"
 #include "../util/cleanup.h"
 #include "session.h"
+#include "../util/buf.h"
 #include "yconf.h"
 
 struct entry {
 	const char *profile, *repo, *workspace, *prompt, *name;
-	yaml_node_t *options, *args;
+	const struct berth_ynode *options, *args;
 	int seed_auth; /* -1 unset */
 };
 
-static int read_entry(yaml_document_t *doc, const char *display, yaml_node_t *m, bool is_default, struct entry *e,
+static int read_entry(const char *display, const struct berth_ynode *m, bool is_default, struct entry *e,
 		      struct berth_error *err)
 {
 	static const char agent_keys[] = "name, profile, repo, workspace, prompt, options, args, seed_auth";
 	static const char default_keys[] = "profile, prompt, options, args, seed_auth";
 
-	if (m->type != YAML_MAPPING_NODE)
+	if (m->kind != BERTH_YN_MAP)
 		return berth_yconf_err(err, display, m, is_default ? "defaults" : "agents",
 				       "expected a mapping (%s)", is_default ? default_keys : agent_keys);
-	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *v = yaml_document_get_node(doc, pr->value);
+	for (size_t i = 0; i < berth_ymap_size(m); i++) {
+		const struct berth_ynode *k = berth_ymap_key(m, i), *v = berth_ymap_val(m, i);
 		const char *key = berth_yconf_str(k), *s = berth_yconf_str(v);
 		const char **slot = NULL;
 
 		if (key == NULL)
 			return berth_yconf_err(err, display, k, NULL, "keys must be strings");
-		for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < pr; q++) {
-			const char *o = berth_yconf_str(yaml_document_get_node(doc, q->key));
+		for (size_t q = 0; q < i; q++) {
+			const char *o = berth_yconf_str(berth_ymap_key(m, q));
 			if (o != NULL && strcmp(o, key) == 0)
 				return berth_yconf_err(err, display, k, NULL, "duplicate key `%s`", key);
 		}
@@ -61,7 +62,7 @@ static int read_entry(yaml_document_t *doc, const char *display, yaml_node_t *m,
 				return berth_yconf_err(err, display, v, key, "expected a non-empty string");
 			*slot = s;
 		} else if (strcmp(key, "options") == 0 || strcmp(key, "args") == 0) {
-			if (v->type != YAML_SEQUENCE_NODE)
+			if (v->kind != BERTH_YN_SEQ)
 				return berth_yconf_err(err, display, v, key, "expected a list of strings");
 			*(key[0] == 'o' ? &e->options : &e->args) = v;
 		} else if (strcmp(key, "seed_auth") == 0) {
@@ -85,7 +86,7 @@ static int dup_opt(char **dst, const char *s, struct berth_error *err)
 	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 }
 
-static int add_list(yaml_document_t *doc, const char *display, const char *key, yaml_node_t *seq,
+static int add_list(const char *display, const char *key, const struct berth_ynode *seq,
 		    struct berth_spawn_req *r, bool extra, struct berth_error *err)
 {
 	char **v = NULL;
@@ -93,7 +94,7 @@ static int add_list(yaml_document_t *doc, const char *display, const char *key, 
 
 	if (seq == NULL)
 		return 0;
-	if (berth_yconf_strv(doc, display, key, seq, &v, &n, err) < 0)
+	if (berth_yconf_strv(display, key, seq, &v, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		int r2;
@@ -113,30 +114,29 @@ static int add_list(yaml_document_t *doc, const char *display, const char *key, 
 			r2 = berth_spawn_add_run_arg(r, v[i], err);
 		}
 		if (r2 < 0) {
-			berth_yconf_strv_free(v);
+			berth_strv_free(v);
 			return -1;
 		}
 	}
-	berth_yconf_strv_free(v);
+	berth_strv_free(v);
 	return 0;
 }
 
 int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len, struct berth_fleet *f,
 		      struct berth_error *err)
 {
-	yaml_document_t doc;
-	yaml_node_t *root, *agents = NULL, *defaults_node = NULL;
+	struct berth_ynode *root;
+	const struct berth_ynode *agents = NULL, *defaults_node = NULL;
 	struct entry def = {.seed_auth = -1};
 	int rc = -1;
 
 	memset(f, 0, sizeof *f);
 	if ((f->path = strdup(display)) == NULL || (f->dir = strdup(base_dir)) == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
-	if (berth_yconf_load(display, buf, len, &doc, err) < 0)
+	if (berth_yconf_load(display, buf, len, &root, err) < 0)
 		return -1;
-	root = yaml_document_get_root_node(&doc);
-	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = yaml_document_get_node(&doc, pr->key), *v = yaml_document_get_node(&doc, pr->value);
+	for (size_t i = 0; i < berth_ymap_size(root); i++) {
+		const struct berth_ynode *k = berth_ymap_key(root, i), *v = berth_ymap_val(root, i);
 		const char *key = berth_yconf_str(k);
 		if (key != NULL && strcmp(key, "agents") == 0 && agents == NULL)
 			agents = v;
@@ -151,14 +151,13 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 			goto out;
 		}
 	}
-	if (defaults_node != NULL && read_entry(&doc, display, defaults_node, true, &def, err) < 0)
+	if (defaults_node != NULL && read_entry(display, defaults_node, true, &def, err) < 0)
 		goto out;
-	if (agents == NULL || agents->type != YAML_SEQUENCE_NODE ||
-	    agents->data.sequence.items.top == agents->data.sequence.items.start) {
+	if (agents == NULL || agents->kind != BERTH_YN_SEQ || agents->n == 0) {
 		berth_yconf_err(err, display, agents ? agents : root, "agents", "expected a list of at least one agent");
 		goto out;
 	}
-	size_t count = (size_t)(agents->data.sequence.items.top - agents->data.sequence.items.start);
+	size_t count = agents->n;
 	if (count > BERTH_FLEET_MAX_AGENTS) {
 		berth_yconf_err(err, display, agents, "agents", "at most %d agents", BERTH_FLEET_MAX_AGENTS);
 		goto out;
@@ -170,14 +169,14 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 		goto out;
 	}
 	for (size_t i = 0; i < count; i++) {
-		yaml_node_t *an = yaml_document_get_node(&doc, agents->data.sequence.items.start[i]);
+		const struct berth_ynode *an = agents->kids[i];
 		struct entry e = {.seed_auth = -1};
 		struct berth_spawn_req *r = &f->agents[f->n++];
 		struct berth_error e2 = {0};
 		char ws[PATH_MAX];
 
-		f->lines[i] = an->start_mark.line + 1;
-		if (read_entry(&doc, display, an, false, &e, err) < 0)
+		f->lines[i] = an->line;
+		if (read_entry(display, an, false, &e, err) < 0)
 			goto out;
 		if (e.name == NULL) {
 			berth_yconf_err(err, display, an, "name", "every agent needs a `name` (fleet ps and stop find it by it)");
@@ -209,15 +208,15 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 		    dup_opt(&r->name, e.name, err) < 0 || dup_opt(&r->repo, e.repo, err) < 0 ||
 		    dup_opt(&r->workspace, e.workspace ? ws : NULL, err) < 0 ||
 		    dup_opt(&r->prompt, e.prompt ? e.prompt : def.prompt, err) < 0 ||
-		    add_list(&doc, display, "options", def.options, r, false, err) < 0 ||
-		    add_list(&doc, display, "options", e.options, r, false, err) < 0 ||
-		    add_list(&doc, display, "args", e.args ? e.args : def.args, r, true, err) < 0)
+		    add_list(display, "options", def.options, r, false, err) < 0 ||
+		    add_list(display, "options", e.options, r, false, err) < 0 ||
+		    add_list(display, "args", e.args ? e.args : def.args, r, true, err) < 0)
 			goto out;
 		r->seed_auth = e.seed_auth >= 0 ? e.seed_auth == 1 : def.seed_auth == 1;
 	}
 	rc = 0;
 out:
-	yaml_document_delete(&doc);
+	berth_ynode_free(root);
 	return rc;
 }
 

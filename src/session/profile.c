@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profile.c - agent profiles: YAML (libyaml) into struct berth_profile.
+ * profile.c - agent profiles: YAML (util/ynode.h, through yconf.h) into struct berth_profile.
  */
 #include "profile.h"
 
@@ -15,6 +15,7 @@
 
 #include "../policy/envfile.h"
 #include "../util/cleanup.h"
+#include "../util/buf.h"
 #include "yconf.h"
 
 static const char keys[] = "description, agent, command, prompt, network, allow_hosts, options, env, "
@@ -57,22 +58,22 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* `home: {PATH: CONTENT, ...}` */
-static int parse_home(yaml_document_t *doc, const char *display, yaml_node_t *v, struct berth_profile *p,
+static int parse_home(const char *display, const struct berth_ynode *v, struct berth_profile *p,
 		      struct berth_error *err)
 {
 	size_t n = 0;
 
-	if (v->type != YAML_MAPPING_NODE)
+	if (v->kind != BERTH_YN_MAP)
 		return berth_yconf_err(err, display, v, "home", "expected a mapping of PATH (relative to $HOME) to "
 							   "the file's content");
-	n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	n = berth_ymap_size(v);
 	if (n > BERTH_PROFILE_HOME_FILES)
 		return berth_yconf_err(err, display, v, "home", "at most %d files", BERTH_PROFILE_HOME_FILES);
 	p->home = calloc(n + 1, sizeof *p->home);
 	if (p->home == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
-	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *val = yaml_document_get_node(doc, pr->value);
+	for (size_t pair = 0; pair < n; pair++) {
+		const struct berth_ynode *k = berth_ymap_key(v, pair), *val = berth_ymap_val(v, pair);
 		const char *ks = berth_yconf_str(k), *vs = berth_yconf_str(val);
 		char why[128];
 
@@ -82,13 +83,13 @@ static int parse_home(yaml_document_t *doc, const char *display, yaml_node_t *v,
 		for (size_t i = 0; i < p->n_home; i++)
 			if (strcmp(p->home[i].path, ks) == 0)
 				return berth_yconf_err(err, display, k, "home", "`%s` given twice", ks);
-		if (vs == NULL || val->data.scalar.length > BERTH_PROFILE_HOME_FILE_MAX ||
-		    memchr(vs, '\0', val->data.scalar.length) != NULL)
+		if (vs == NULL || val->len > BERTH_PROFILE_HOME_FILE_MAX ||
+		    memchr(vs, '\0', val->len) != NULL)
 			return berth_yconf_err(err, display, val, ks, "expected the file's text, at most %d bytes",
 					       BERTH_PROFILE_HOME_FILE_MAX);
 		if (ends_with(ks, ".json")) {
 			json_error_t je;
-			json_t *j = json_loadb(vs, val->data.scalar.length, JSON_REJECT_DUPLICATES, &je);
+			json_t *j = json_loadb(vs, val->len, JSON_REJECT_DUPLICATES, &je);
 			bool obj = json_is_object(j);
 			json_decref(j);
 			if (!obj)
@@ -97,12 +98,12 @@ static int parse_home(yaml_document_t *doc, const char *display, yaml_node_t *v,
 		}
 		struct berth_profile_file *f = &p->home[p->n_home++];
 		f->path = strdup(ks);
-		f->data = malloc(val->data.scalar.length + 1);
+		f->data = malloc(val->len + 1);
 		if (f->path == NULL || f->data == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
-		memcpy(f->data, vs, val->data.scalar.length);
-		f->data[val->data.scalar.length] = '\0';
-		f->len = val->data.scalar.length;
+		memcpy(f->data, vs, val->len);
+		f->data[val->len] = '\0';
+		f->len = val->len;
 	}
 	return 0;
 }
@@ -114,13 +115,12 @@ static int dup_str(char **dst, const char *s, struct berth_error *err)
 	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 }
 
-static int parse_git(yaml_document_t *doc, const char *display, yaml_node_t *v, struct berth_profile *p,
-		     struct berth_error *err)
+static int parse_git(const char *display, const struct berth_ynode *v, struct berth_profile *p, struct berth_error *err)
 {
-	if (v->type != YAML_MAPPING_NODE)
+	if (v->kind != BERTH_YN_MAP)
 		return berth_yconf_err(err, display, v, "git", "expected a mapping with `name` and `email`");
-	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pr->key), *val = yaml_document_get_node(doc, pr->value);
+	for (size_t j = 0; j < berth_ymap_size(v); j++) {
+		const struct berth_ynode *k = berth_ymap_key(v, j), *val = berth_ymap_val(v, j);
 		const char *ks = berth_yconf_str(k), *vs = berth_yconf_str(val);
 		if (ks == NULL || (strcmp(ks, "name") != 0 && strcmp(ks, "email") != 0))
 			return berth_yconf_err(err, display, k, "git", "unknown key `%s` (known: name, email)",
@@ -133,7 +133,7 @@ static int parse_git(yaml_document_t *doc, const char *display, yaml_node_t *v, 
 	return 0;
 }
 
-static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k, yaml_node_t *v,
+static int parse_pair(const char *display, const struct berth_ynode *k, const struct berth_ynode *v,
 		      struct berth_profile *p, bool *seen_command, struct berth_error *err)
 {
 	const char *key = berth_yconf_str(k), *s = berth_yconf_str(v);
@@ -151,7 +151,7 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 	}
 	if (strcmp(key, "command") == 0) {
 		*seen_command = true;
-		if (berth_yconf_strv(doc, display, key, v, &p->command, &p->n_command, err) < 0)
+		if (berth_yconf_strv(display, key, v, &p->command, &p->n_command, err) < 0)
 			return -1;
 		if (p->n_command == 0)
 			return berth_yconf_err(err, display, v, key, "expected at least the program to run");
@@ -175,14 +175,14 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 		return dup_str(&p->network, s, err);
 	}
 	if (strcmp(key, "allow_hosts") == 0)
-		return berth_yconf_strv(doc, display, key, v, &p->allow_hosts, &p->n_allow_hosts, err);
+		return berth_yconf_strv(display, key, v, &p->allow_hosts, &p->n_allow_hosts, err);
 	if (strcmp(key, "options") == 0)
-		return berth_yconf_strv(doc, display, key, v, &p->options, &p->n_options, err);
+		return berth_yconf_strv(display, key, v, &p->options, &p->n_options, err);
 	if (strcmp(key, "env") == 0 || strcmp(key, "credentials") == 0) {
 		bool cred = key[0] == 'c';
 		char ***vec = cred ? &p->credentials : &p->env;
 		size_t *n = cred ? &p->n_credentials : &p->n_env;
-		if (berth_yconf_strv(doc, display, key, v, vec, n, err) < 0)
+		if (berth_yconf_strv(display, key, v, vec, n, err) < 0)
 			return -1;
 		for (size_t i = 0; i < *n; i++) {
 			const char *e = (*vec)[i];
@@ -199,9 +199,9 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 		return 0;
 	}
 	if (strcmp(key, "git") == 0)
-		return parse_git(doc, display, v, p, err);
+		return parse_git(display, v, p, err);
 	if (strcmp(key, "home") == 0)
-		return parse_home(doc, display, v, p, err);
+		return parse_home(display, v, p, err);
 	if (strcmp(key, "instructions") == 0) {
 		char why[128];
 		if (s == NULL || !berth_profile_home_path_ok(s, why, sizeof why))
@@ -222,33 +222,30 @@ static int parse_pair(yaml_document_t *doc, const char *display, yaml_node_t *k,
 int berth_profile_parse(const char *name, const char *display, const char *buf, size_t len,
 			struct berth_profile *p, struct berth_error *err)
 {
-	yaml_document_t doc;
-	yaml_node_t *root;
+	struct berth_ynode *root;
 	bool seen_command = false;
 	int r = 0;
 
 	memset(p, 0, sizeof *p);
-	if (berth_yconf_load(display, buf, len, &doc, err) < 0)
+	if (berth_yconf_load(display, buf, len, &root, err) < 0)
 		return -1;
-	root = yaml_document_get_root_node(&doc);
 	if (dup_str(&p->name, name, err) < 0 || dup_str(&p->path, display, err) < 0)
 		r = -1;
-	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; r == 0 && pr < root->data.mapping.pairs.top;
-	     pr++) {
-		yaml_node_t *k = yaml_document_get_node(&doc, pr->key), *v = yaml_document_get_node(&doc, pr->value);
-		for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < pr; q++) {
-			const char *a = berth_yconf_str(yaml_document_get_node(&doc, q->key)), *b = berth_yconf_str(k);
+	for (size_t i = 0; r == 0 && i < berth_ymap_size(root); i++) {
+		const struct berth_ynode *k = berth_ymap_key(root, i), *v = berth_ymap_val(root, i);
+		for (size_t q = 0; q < i; q++) {
+			const char *a = berth_yconf_str(berth_ymap_key(root, q)), *b = berth_yconf_str(k);
 			if (a != NULL && b != NULL && strcmp(a, b) == 0)
 				r = berth_yconf_err(err, display, k, NULL, "duplicate key `%s`", b);
 		}
 		if (r == 0)
-			r = parse_pair(&doc, display, k, v, p, &seen_command, err);
+			r = parse_pair(display, k, v, p, &seen_command, err);
 	}
 	if (r == 0 && !seen_command)
 		r = berth_yconf_err(err, display, root, NULL, "`command` is missing (the agent's command line)");
 	if (r == 0 && p->agent == NULL)
 		r = dup_str(&p->agent, name, err);
-	yaml_document_delete(&doc);
+	berth_ynode_free(root);
 	if (r < 0)
 		berth_profile_free(p);
 	return r;
@@ -270,11 +267,11 @@ void berth_profile_free(struct berth_profile *p)
 		free(p->home[i].data);
 	}
 	free(p->home);
-	berth_yconf_strv_free(p->command);
-	berth_yconf_strv_free(p->allow_hosts);
-	berth_yconf_strv_free(p->options);
-	berth_yconf_strv_free(p->env);
-	berth_yconf_strv_free(p->credentials);
+	berth_strv_free(p->command);
+	berth_strv_free(p->allow_hosts);
+	berth_strv_free(p->options);
+	berth_strv_free(p->env);
+	berth_strv_free(p->credentials);
 	memset(p, 0, sizeof *p);
 }
 

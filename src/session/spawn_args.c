@@ -20,6 +20,7 @@
 #include "../sandbox/sandbox.h"
 #include "../supervisor/run.h"
 #include "../policy/hostpat.h"
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "session.h"
@@ -41,29 +42,9 @@ static bool in_list(const char *const *l, const char *s)
 	return false;
 }
 
-static int push(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof **v);
-
-	if (nv == NULL)
-		return -1;
-	*v = nv;
-	if ((nv[*n] = strdup(s)) == NULL)
-		return -1;
-	nv[++*n] = NULL;
-	return 0;
-}
-
-static void free_vec(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct berth_error *err)
 {
-	return push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
+	return berth_strv_push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
 }
 
 static int set_once(char **dst, const char *opt, const char *val, struct berth_error *err)
@@ -111,7 +92,7 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			r->persist_home = a[2] == 'p';
 		} else if (strcmp(a, "--") == 0) {
 			for (i++; i < argc; i++)
-				if (push(&r->extra, &r->n_extra, argv[i]) < 0)
+				if (berth_strv_push(&r->extra, &r->n_extra, argv[i]) < 0)
 					return berth_err(err, ENOMEM, "out of memory");
 		} else if (in_list(run_value_opts, a)) {
 			if (v == NULL)
@@ -317,17 +298,16 @@ static int prepare_seed(struct berth_spawn_req *r, struct berth_error *err)
 /* $XDG_STATE_HOME/berth/homes/PROFILE (else ~/.local/state/...). */
 static int home_path(const char *profile, char **out, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
+	char dir[PATH_MAX];
 
-	if (xdg != NULL && xdg[0] == '/')
-		n = asprintf(out, "%s/berth/homes/%s", xdg, profile);
-	else if (home != NULL && home[0] == '/')
-		n = asprintf(out, "%s/.local/state/berth/homes/%s", home, profile);
-	else
-		return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor HOME is "
-					    "an absolute path");
-	if (n < 0) {
+	*out = NULL;
+	if (berth_state_path("homes", dir, sizeof dir) < 0) {
+		if (errno == EINVAL)
+			return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor "
+						    "HOME is an absolute path");
+		return berth_err(err, ENAMETOOLONG, "the persistent home's path is too long");
+	}
+	if (asprintf(out, "%s/%s", dir, profile) < 0) {
 		*out = NULL;
 		return berth_err(err, ENOMEM, "out of memory");
 	}
@@ -443,10 +423,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
 		return -1;
 
-#define PUSH(s)                                    \
-	do {                                       \
-		if (push(&av, &ac, (s)) < 0)       \
-			goto oom;                  \
+#define PUSH(s)                                         \
+	do {                                            \
+		if (berth_strv_push(&av, &ac, (s)) < 0) \
+			goto oom;                       \
 	} while (0)
 	PUSH("run");
 	/* The session's own workspace does not exist yet. */
@@ -570,7 +550,7 @@ oom:
 	berth_err(err, ENOMEM, "out of memory");
 out:
 	free(creds);
-	free_vec(av, ac);
+	berth_strv_free(av);
 	return rc;
 }
 
@@ -845,8 +825,8 @@ void berth_spawn_req_free(struct berth_spawn_req *r)
 	free(r->home_dir);
 	free(r->agent_src);
 	berth_home_seed_free(&r->seed);
-	free_vec(r->run_args, r->n_run_args);
-	free_vec(r->extra, r->n_extra);
+	berth_strv_free(r->run_args);
+	berth_strv_free(r->extra);
 	berth_profile_free(&r->profile);
 	if (r->have_run)
 		berth_run_opts_free(&r->run);

@@ -13,9 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 
-int berth_yconf_err(struct berth_error *err, const char *display, const yaml_node_t *n, const char *key,
+int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n, const char *key,
 		    const char *fmt, ...)
 {
 	char msg[600];
@@ -24,71 +25,98 @@ int berth_yconf_err(struct berth_error *err, const char *display, const yaml_nod
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return berth_usage_err(err, "%s:%lu:%lu: %s%s%s", display, n ? (unsigned long)n->start_mark.line + 1 : 1UL,
-			       n ? (unsigned long)n->start_mark.column + 1 : 1UL, key ? key : "", key ? ": " : "",
-			       msg);
+	return berth_usage_err(err, "%s:%u:%u: %s%s%s", display, n ? n->line : 1U, n ? n->col : 1U, key ? key : "",
+			       key ? ": " : "", msg);
 }
 
-/* One pass over the events: refuse what the document API would hide
- * (aliases share nodes: a few lines could stand for millions). */
-static int prescan(const char *display, const char *buf, size_t len, struct berth_error *err)
-{
-	yaml_parser_t ps;
-	yaml_event_t ev;
-	int docs = 0, r = 0;
+struct yconf_ctx {
+	const char *display;
+	struct berth_error *err;
+	char **anchors; /* seen so far */
+	size_t n_anchors;
+	unsigned dup_line, dup_col; /* the first anchor given twice, or 0 */
+	bool oom;
+};
 
-	if (!yaml_parser_initialize(&ps))
-		return berth_err(err, ENOMEM, "out of memory");
-	yaml_parser_set_input_string(&ps, (const unsigned char *)buf, len);
-	for (;;) {
-		if (!yaml_parser_parse(&ps, &ev)) {
-			r = berth_usage_err(err, "%s:%lu:%lu: %s", display, (unsigned long)ps.problem_mark.line + 1,
-					    (unsigned long)ps.problem_mark.column + 1,
-					    ps.problem ? ps.problem : "invalid YAML");
-			break;
+/*
+ * These files have always been read as libyaml documents, after one pass
+ * that refused aliases (a few lines could stand for millions of nodes) and
+ * a second document; their messages keep its wording: the bare problem of a
+ * syntax error, and "second occurrence" for a repeated anchor, which the
+ * document loader only reported once the stream had passed.  Anchors are
+ * allowed, tags ignored; a NUL byte can only come from a `"\0"` escape (raw
+ * ones are refused first) and ends the string where C reads it.
+ */
+static int yconf_problem(void *opaque, const struct berth_yproblem *p)
+{
+	struct yconf_ctx *c = opaque;
+	const char *d = c->display;
+
+	switch (p->kind) {
+	case BERTH_YP_ANCHOR: {
+		char **v;
+		for (size_t i = 0; i < c->n_anchors; i++)
+			if (strcmp(c->anchors[i], p->text) == 0) {
+				if (c->dup_line == 0) {
+					c->dup_line = p->line;
+					c->dup_col = p->col;
+				}
+				return 1;
+			}
+		v = realloc(c->anchors, (c->n_anchors + 1) * sizeof *v);
+		if (v == NULL || (v[c->n_anchors] = strdup(p->text)) == NULL) {
+			if (v != NULL)
+				c->anchors = v;
+			c->oom = true;
+			return -1;
 		}
-		yaml_event_type_t t = ev.type;
-		unsigned long line = ev.start_mark.line + 1, col = ev.start_mark.column + 1;
-		if (t == YAML_ALIAS_EVENT)
-			r = berth_usage_err(err, "%s:%lu:%lu: aliases are not allowed here", display, line, col);
-		if (t == YAML_DOCUMENT_START_EVENT && ++docs > 1)
-			r = berth_usage_err(err, "%s:%lu:%lu: only one YAML document is allowed", display, line, col);
-		yaml_event_delete(&ev);
-		if (r < 0 || t == YAML_STREAM_END_EVENT)
-			break;
+		c->anchors = v;
+		c->n_anchors++;
+		return 1;
 	}
-	yaml_parser_delete(&ps);
-	return r;
+	case BERTH_YP_ALIAS:
+		return berth_usage_err(c->err, "%s:%u:%u: aliases are not allowed here", d, p->line, p->col);
+	case BERTH_YP_DOCUMENT:
+		return berth_usage_err(c->err, "%s:%u:%u: only one YAML document is allowed", d, p->line, p->col);
+	case BERTH_YP_READER: /* libyaml gives these no position */
+		return berth_usage_err(c->err, "%s:1:1: %s", d, p->text ? p->text : "invalid YAML");
+	case BERTH_YP_SYNTAX:
+	case BERTH_YP_TAG:
+	case BERTH_YP_NUL:
+	case BERTH_YP_NODES:
+	case BERTH_YP_DEPTH:
+	default:
+		return berth_usage_err(c->err, "%s:%u:%u: %s", d, p->line, p->col, p->text ? p->text : "invalid YAML");
+	}
 }
 
-int berth_yconf_load(const char *display, const char *buf, size_t len, yaml_document_t *doc, struct berth_error *err)
+int berth_yconf_load(const char *display, const char *buf, size_t len, struct berth_ynode **root,
+		     struct berth_error *err)
 {
-	yaml_parser_t ps;
-	yaml_node_t *root;
+	struct yconf_ctx c = {.display = display, .err = err};
+	struct berth_yopts o = {.flags = BERTH_YB_TAGS_ANY | BERTH_YB_NUL, .problem = yconf_problem, .opaque = &c};
+	int r;
 
+	*root = NULL;
 	if (len > BERTH_YCONF_MAX)
 		return berth_usage_err(err, "%s: larger than %d bytes", display, BERTH_YCONF_MAX);
 	if (memchr(buf, '\0', len) != NULL)
 		return berth_usage_err(err, "%s: contains a NUL byte", display);
-	if (prescan(display, buf, len, err) < 0)
-		return -1;
-	if (!yaml_parser_initialize(&ps))
-		return berth_err(err, ENOMEM, "out of memory");
-	yaml_parser_set_input_string(&ps, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&ps, doc)) {
-		berth_usage_err(err, "%s:%lu:%lu: %s", display, (unsigned long)ps.problem_mark.line + 1,
-				(unsigned long)ps.problem_mark.column + 1, ps.problem ? ps.problem : "invalid YAML");
-		yaml_parser_delete(&ps);
-		return -1;
-	}
-	yaml_parser_delete(&ps);
-	root = yaml_document_get_root_node(doc);
-	if (root == NULL || root->type != YAML_MAPPING_NODE) {
-		berth_yconf_err(err, display, root, NULL, "expected a mapping of keys to values");
-		yaml_document_delete(doc);
-		return -1;
-	}
-	return 0;
+	r = berth_ynode_build(buf, len, &o, root);
+	for (size_t i = 0; i < c.n_anchors; i++)
+		free(c.anchors[i]);
+	free(c.anchors);
+	if (r < 0 || c.oom)
+		r = berth_err(err, ENOMEM, "out of memory");
+	else if (r == 0 && c.dup_line != 0)
+		r = berth_usage_err(err, "%s:%u:%u: second occurrence", display, c.dup_line, c.dup_col);
+	else if (r == 0 && (*root == NULL || (*root)->kind != BERTH_YN_MAP))
+		r = berth_yconf_err(err, display, *root, NULL, "expected a mapping of keys to values");
+	if (r == 0)
+		return 0;
+	berth_ynode_free(*root);
+	*root = NULL;
+	return -1;
 }
 
 char *berth_yconf_read_file(const char *path, size_t *len, struct berth_error *err)
@@ -133,12 +161,12 @@ char *berth_yconf_read_file(const char *path, size_t *len, struct berth_error *e
 	return buf;
 }
 
-const char *berth_yconf_str(const yaml_node_t *n)
+const char *berth_yconf_str(const struct berth_ynode *n)
 {
-	return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+	return n != NULL && n->kind == BERTH_YN_SCALAR ? n->s : NULL;
 }
 
-int berth_yconf_bool(const yaml_node_t *n, bool *out)
+int berth_yconf_bool(const struct berth_ynode *n, bool *out)
 {
 	const char *s = berth_yconf_str(n);
 
@@ -153,50 +181,30 @@ int berth_yconf_bool(const yaml_node_t *n, bool *out)
 	return 0;
 }
 
-void berth_yconf_strv_free(char **v)
-{
-	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int strv_add(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof **v);
-
-	if (nv == NULL)
-		return -1;
-	*v = nv;
-	if ((nv[*n] = strdup(s)) == NULL)
-		return -1;
-	nv[++*n] = NULL;
-	return 0;
-}
-
-int berth_yconf_strv(yaml_document_t *doc, const char *display, const char *key, yaml_node_t *n, char ***out,
-		     size_t *count, struct berth_error *err)
+int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
+		     struct berth_error *err)
 {
 	char **v = NULL;
 	size_t c = 0;
 
 	*out = NULL;
 	*count = 0;
-	if (n->type == YAML_SCALAR_NODE) {
+	if (n->kind == BERTH_YN_SCALAR) {
 		const char *s = berth_yconf_str(n);
 		if (s[0] == '\0' || strchr(s, '\n') != NULL)
 			return berth_yconf_err(err, display, n, key, "expected a non-empty one-line string");
-		if (strv_add(&v, &c, s) < 0)
-			return berth_yconf_strv_free(v), berth_err(err, ENOMEM, "out of memory");
-	} else if (n->type == YAML_SEQUENCE_NODE) {
-		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-			yaml_node_t *e = yaml_document_get_node(doc, *it);
+		if (berth_strv_push(&v, &c, s) < 0)
+			return berth_strv_free(v), berth_err(err, ENOMEM, "out of memory");
+	} else if (n->kind == BERTH_YN_SEQ) {
+		for (size_t i = 0; i < n->n; i++) {
+			const struct berth_ynode *e = n->kids[i];
 			const char *s = berth_yconf_str(e);
 			if (s == NULL || s[0] == '\0' || strchr(s, '\n') != NULL) {
-				berth_yconf_strv_free(v);
+				berth_strv_free(v);
 				return berth_yconf_err(err, display, e, key, "expected a non-empty one-line string");
 			}
-			if (strv_add(&v, &c, s) < 0)
-				return berth_yconf_strv_free(v), berth_err(err, ENOMEM, "out of memory");
+			if (berth_strv_push(&v, &c, s) < 0)
+				return berth_strv_free(v), berth_err(err, ENOMEM, "out of memory");
 		}
 		if (v == NULL && (v = calloc(1, sizeof *v)) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");

@@ -1,27 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * yconf.h - small YAML configuration files (profiles, fleets) read with
- * libyaml's document API, every error as FILE:LINE:COL: KEY: message.
+ * yconf.h - small YAML configuration files (profiles, fleets) read into
+ * util/ynode.h's tree, every error as FILE:LINE:COL: KEY: message.
  */
 #ifndef BERTH_SESSION_YCONF_H
 #define BERTH_SESSION_YCONF_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <yaml.h>
 
 #include "../util/error.h"
+#include "../util/ynode.h"
 
 #define BERTH_YCONF_MAX (256 * 1024) /* bytes of one file */
 
 /*
  * berth_yconf_load - parse @buf (@len bytes; @display names it in
- * messages) as one YAML document whose root is a mapping.  Aliases, tags
- * other than the core ones, more than one document and files over
- * BERTH_YCONF_MAX are refused.  Returns 0 with @doc filled (release with
- * yaml_document_delete), or -1 with @err (status 2).
+ * messages) as one YAML document whose root is a mapping.  Aliases, an
+ * anchor given twice, NUL bytes, more than one document and files over
+ * BERTH_YCONF_MAX are refused; tags are ignored.  Returns 0 with *@root
+ * set (release with berth_ynode_free), or -1 with @err (status 2; ENOMEM
+ * as status 125).
  */
-int berth_yconf_load(const char *display, const char *buf, size_t len, yaml_document_t *doc, struct berth_error *err);
+int berth_yconf_load(const char *display, const char *buf, size_t len, struct berth_ynode **root,
+		     struct berth_error *err);
 
 /* berth_yconf_read_file - read @path (at most BERTH_YCONF_MAX bytes) into a
  * malloc'd buffer.  Returns it (length in *@len), or NULL with @err. */
@@ -29,24 +31,23 @@ char *berth_yconf_read_file(const char *path, size_t *len, struct berth_error *e
 
 /* berth_yconf_err - fill @err (status 2) with `DISPLAY:LINE:COL: KEY: MSG`
  * at @n (1-based position).  Returns -1. */
-int berth_yconf_err(struct berth_error *err, const char *display, const yaml_node_t *n, const char *key,
+int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n, const char *key,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* berth_yconf_str - the text of scalar @n, or NULL when it is not a scalar. */
-const char *berth_yconf_str(const yaml_node_t *n);
+const char *berth_yconf_str(const struct berth_ynode *n);
 
 /* berth_yconf_bool - a `true`/`false` scalar into *@out.  Returns 0 or -1. */
-int berth_yconf_bool(const yaml_node_t *n, bool *out);
+int berth_yconf_bool(const struct berth_ynode *n, bool *out);
 
 /*
  * berth_yconf_strv - a scalar or a list of scalars (each non-empty, no NUL,
  * no newline) into a malloc'd NULL-terminated vector (*@n entries).
- * Returns 0, or -1 with @err at the offending node.
+ * Returns 0, or -1 with @err at the offending node.  Release with
+ * berth_strv_free (util/buf.h).
  */
-int berth_yconf_strv(yaml_document_t *doc, const char *display, const char *key, yaml_node_t *n, char ***out,
-		     size_t *count, struct berth_error *err);
+int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
+		     struct berth_error *err);
 
-/* berth_yconf_strv_free - release a vector from berth_yconf_strv. */
-void berth_yconf_strv_free(char **v);
 
 #endif

@@ -15,48 +15,16 @@
 
 #include "../policy/hostpat.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #include "../util/sha256.h"
 
 int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/berth/apps", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, len, "%s/.local/state/berth/apps", home);
-	else
-		return berth_usage_err(
-		    err, "cannot place app state: neither XDG_STATE_HOME nor HOME is an absolute path");
-	if (n < 0 || (size_t)n >= len)
-		return berth_usage_err(err, "the app state directory path is too long");
-	return 0;
-}
-
-/* mkdir -p with @mode for the last component and 0700 for the ones made on
- * the way (they hold berth's state: nobody else's business). */
-static int mkdirs(const char *path, mode_t mode, struct berth_error *err)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *s = buf + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return berth_err(err, errno, "cannot create `%s`", buf);
-		*s = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", buf);
-	if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-		return berth_usage_err(err, "`%s` is not a directory", buf);
-	if ((st.st_mode & 07777) != mode && chmod(buf, mode) < 0)
-		return berth_err(err, errno, "cannot chmod `%s`", buf);
-	return 0;
+	if (berth_state_path("apps", buf, len) == 0)
+		return 0;
+	if (errno == EINVAL)
+		return berth_usage_err(err, "cannot place app state: neither XDG_STATE_HOME nor HOME is an absolute path");
+	return berth_usage_err(err, "the app state directory path is too long");
 }
 
 static int find_sdk_python(char *out, size_t len)
@@ -150,7 +118,7 @@ static int check_origin(const struct berth_app_paths *paths, const char *name, b
 		return berth_err(err, errno, "cannot read `%s`", paths->origin);
 	if (dry)
 		return 0;
-	if (mkdirs(paths->state_dir, 0700, err) < 0)
+	if (berth_mkdirs(paths->state_dir, 0700, err) < 0)
 		return -1;
 	fd = open(paths->origin, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 && errno == EEXIST)
@@ -185,12 +153,12 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 	snprintf(paths->origin, sizeof paths->origin, "%s/origin", paths->state_dir);
 	if (check_origin(paths, m->name, dry, err) < 0)
 		return -1;
-	if (!dry && mkdirs(paths->workspace, 0700, err) < 0)
+	if (!dry && berth_mkdirs(paths->workspace, 0700, err) < 0)
 		return -1;
 	for (size_t i = 0; i < m->n_caps; i++)
 		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
 			context = true;
-	if (context && !dry && mkdirs(paths->context, 0700, err) < 0)
+	if (context && !dry && berth_mkdirs(paths->context, 0700, err) < 0)
 		return -1;
 	if (check_entry(paths->app_dir, app_dir, m, err) < 0)
 		return -1;

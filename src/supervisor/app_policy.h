@@ -41,8 +41,9 @@ struct berth_app_paths {
 
 /*
  * berth_app_state_root - the directory that holds every app's state:
- * $XDG_STATE_HOME/berth/apps, or $HOME/.local/state/berth/apps (XDG Base
- * Directory Specification).  Writes it into @buf (@len bytes).
+ * $XDG_STATE_HOME/berth/apps, or HOME/.local/state/berth/apps (XDG Base
+ * Directory Specification; berth_state_path in util/rundir.h).  Writes it
+ * into @buf (@len bytes).
  * Returns 0, or -1 with @err filled (neither variable set, or too long).
  */
 int berth_app_state_root(char *buf, size_t len, struct berth_error *err);

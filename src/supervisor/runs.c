@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,8 @@
 #include "../policy/policy.h"
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
+#include "../util/sys.h"
 #include "evidence.h"
 
 #ifndef BERTH_VERSION
@@ -31,36 +32,14 @@ bool berth_run_id_valid(const char *id)
 
 static int runs_root(char out[PATH_MAX], bool create, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char base[PATH_MAX];
-	int n;
-
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(base, PATH_MAX, "%s", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(base, PATH_MAX, "%s/.local/state", home);
-	else
-		return berth_usage_err(err, "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
-	if (n < 0 || n >= PATH_MAX - 32)
+	/* room for "/" and the run id after it */
+	if (berth_state_path("runs", out, PATH_MAX - 21) < 0) {
+		if (errno == EINVAL)
+			return berth_usage_err(
+			    err, "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
 		return berth_usage_err(err, "the state directory path is too long");
-	snprintf(out, PATH_MAX, "%s/berth/runs", base);
-	if (!create)
-		return 0;
-	/* mkdir -p; what berth makes on the way is 0700. */
-	for (char *s = out + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(out, 0700) < 0 && errno != EEXIST) {
-			int e = errno;
-			*s = '/';
-			return berth_err(err, e, "cannot create `%s`", out);
-		}
-		*s = '/';
 	}
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", out);
-	return 0;
+	return create ? berth_mkdirs(out, 0700, err) : 0;
 }
 
 int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct berth_error *err)
@@ -89,36 +68,14 @@ int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct be
 	return 0;
 }
 
+/* Not fsync'd: the audit trail is the durable record (docs/attest.md);
+ * rename(2) still makes the file appear whole or not at all. */
 static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len, struct berth_error *err)
 {
-	char tmp[PATH_MAX + 64], dst[PATH_MAX + 64];
-	cleanup_close int fd = -1;
+	char dst[PATH_MAX + 64];
 
 	snprintf(dst, sizeof dst, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, name, (int)getpid());
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			unlink(tmp);
-			return berth_err(err, e, "cannot write `%s`", tmp);
-		}
-		off += (size_t)w;
-	}
-	/* Not fsync'd: the audit trail is the durable record (docs/attest.md);
-	 * rename(2) still makes the file appear whole or not at all. */
-	if (rename(tmp, dst) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", dst);
-	}
-	return 0;
+	return berth_write_atomic(dst, data, len, 0600, 0, err);
 }
 
 int berth_run_write_json(const char *run_id, const char *name, const json_t *v, struct berth_error *err)
@@ -198,7 +155,8 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	struct utsname u;
 	char now[32], digest[65], dig[80];
 	cleanup_free char *pj = berth_policy_to_json(p, false, err);
-	json_t *policy, *run;
+	json_t *policy;
+	json_auto_t *run = NULL;
 	json_error_t je;
 	int r;
 
@@ -216,7 +174,6 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	if (run == NULL)
 		return berth_err(err, ENOMEM, "cannot build the run record");
 	r = berth_run_write_json(run_id, "run.json", run, err);
-	json_decref(run);
 	if (r == 0)
 		r = berth_run_set_last(run_id, err);
 	return r;
@@ -225,7 +182,7 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, const struct berth_measure *m,
 			      struct berth_audit *audit, struct berth_error *err)
 {
-	json_t *e = berth_measure_to_json(m, p, err);
+	json_auto_t *e = berth_measure_to_json(m, p, err);
 	int r;
 
 	if (e == NULL)
@@ -236,24 +193,20 @@ int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, 
 		if (r < 0)
 			berth_err_wrap(err, "cannot record what is enforced in the audit trail");
 	}
-	json_decref(e);
 	return r;
 }
 
 int berth_run_record_end(const char *run_id, int status, struct berth_error *err)
 {
-	json_t *run = berth_run_read_json(run_id, "run.json", err);
+	json_auto_t *run = berth_run_read_json(run_id, "run.json", err);
 	char now[32];
-	int r;
 
 	if (run == NULL)
 		return -1;
 	berth_audit_now_rfc3339(now);
 	json_object_set_new(run, "ended", json_string(now));
 	json_object_set_new(run, "exit_status", json_integer(status));
-	r = berth_run_write_json(run_id, "run.json", run, err);
-	json_decref(run);
-	return r;
+	return berth_run_write_json(run_id, "run.json", run, err);
 }
 
 struct aged {

@@ -23,7 +23,8 @@
 /*
  * berth_run_dir - the directory of run @run_id in @out (PATH_MAX bytes).
  * @create: create it (and runs/, 0700) when missing.
- * Returns 0, or -1 with @err filled: no absolute XDG_STATE_HOME nor HOME
+ * The runs live in berth_state_path("runs") (util/rundir.h).
+ * Returns 0, or -1 with @err filled: no absolute XDG_STATE_HOME nor home
  * (status 2), an invalid @run_id (2), mkdir(2) failed, or with !@create a
  * run that does not exist (ENOENT, status 2).
  */

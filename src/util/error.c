@@ -15,26 +15,14 @@ static void vfill(struct berth_error *err, int errnum, const char *fmt, va_list 
 	err->errnum = errnum;
 }
 
-int berth_err(struct berth_error *err, int errnum, const char *fmt, ...)
+int berth_err_status(struct berth_error *err, int errnum, int status, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vfill(err, errnum, fmt, ap);
 	va_end(ap);
-	err->status = BERTH_EXIT_INTERNAL;
-	err->hint[0] = '\0';
-	return -1;
-}
-
-int berth_usage_err(struct berth_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfill(err, 0, fmt, ap);
-	va_end(ap);
-	err->status = BERTH_EXIT_USAGE;
+	err->status = status;
 	err->hint[0] = '\0';
 	return -1;
 }

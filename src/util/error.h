@@ -35,22 +35,27 @@ struct berth_error {
 };
 
 /*
- * berth_err - record a failure.
+ * berth_err_status - record a failure.
  * @err: error object to fill (must not be NULL)
  * @errnum: errno value of the cause, or 0; its strerror() text is appended
+ * @status: the suggested exit status (BERTH_EXIT_*)
  * @fmt: printf format of the message
- * Returns -1 so that callers can `return berth_err(...)`.
- * The suggested exit status is BERTH_EXIT_INTERNAL.
+ * Clears the hint.  Returns -1 so that callers can `return berth_err(...)`.
  */
-int berth_err(struct berth_error *err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int berth_err_status(struct berth_error *err, int errnum, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * berth_err - record a failure (berth_err_status) with the suggested exit
+ * status BERTH_EXIT_INTERNAL.
+ */
+#define berth_err(err, errnum, ...) berth_err_status((err), (errnum), BERTH_EXIT_INTERNAL, __VA_ARGS__)
 
 /*
  * berth_usage_err - as berth_err, but the exit status is BERTH_EXIT_USAGE and
  * no errno is attached.  Use for bad user input.
  */
-int berth_usage_err(struct berth_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define berth_usage_err(err, ...) berth_err_status((err), 0, BERTH_EXIT_USAGE, __VA_ARGS__)
 
 /*
  * berth_err_hint - attach a one-line fix to an already filled error.

@@ -10,77 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "hex.h"
+#include "text.h"
+
 #define JCS_MAX_DEPTH 1000
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *q;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		q = realloc(b->p, cap);
-		if (q == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void puts_(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
-/*
- * Decode one UTF-8 sequence at s[*i] (RFC 3629: no overlongs, no surrogates,
- * at most U+10FFFF).  Returns the code point, or -1.
- */
+/* One UTF-8 sequence at s[*i] (util/text.h: RFC 3629).  Returns the code point, or -1. */
 static int32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
 {
-	unsigned char c = s[*i];
-	int32_t cp;
-	size_t k;
+	uint32_t cp;
+	int k = berth_utf8_decode(s + *i, n - *i, &cp);
 
-	if (c < 0x80) {
-		(*i)++;
-		return c;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		k = 1;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		k = 2;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		k = 3;
-		cp = c & 0x07;
-	} else {
+	if (k == 0)
 		return -1;
-	}
-	for (size_t j = 1; j <= k; j++) {
-		if (*i + j >= n || (s[*i + j] & 0xc0) != 0x80)
-			return -1;
-		cp = (cp << 6) | (s[*i + j] & 0x3f);
-	}
-	if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-		return -1;
-	*i += k + 1;
-	return cp;
+	*i += (size_t)k;
+	return (int32_t)cp;
 }
 
 static bool utf8_valid(const char *s, size_t n)
@@ -149,40 +94,40 @@ static int member_cmp(const void *pa, const void *pb)
 	return cmp_utf16(a->key, a->klen, b->key, b->klen);
 }
 
-static int put_string(struct buf *b, const char *s, size_t n, struct berth_error *err)
+static int put_string(struct berth_buf *b, const char *s, size_t n, struct berth_error *err)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t run = 0;
 
 	if (!utf8_valid(s, n))
 		return berth_err(err, EINVAL, "canonical JSON: a string is not valid UTF-8");
-	put(b, "\"", 1);
+	berth_buf_put(b, "\"", 1);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		char esc[7];
 
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		put(b, s + run, i - run);
+		berth_buf_put(b, s + run, i - run);
 		run = i + 1;
 		switch (c) {
-		case '"': put(b, "\\\"", 2); break;
-		case '\\': put(b, "\\\\", 2); break;
-		case '\b': put(b, "\\b", 2); break;
-		case '\t': put(b, "\\t", 2); break;
-		case '\n': put(b, "\\n", 2); break;
-		case '\f': put(b, "\\f", 2); break;
-		case '\r': put(b, "\\r", 2); break;
+		case '"': berth_buf_put(b, "\\\"", 2); break;
+		case '\\': berth_buf_put(b, "\\\\", 2); break;
+		case '\b': berth_buf_put(b, "\\b", 2); break;
+		case '\t': berth_buf_put(b, "\\t", 2); break;
+		case '\n': berth_buf_put(b, "\\n", 2); break;
+		case '\f': berth_buf_put(b, "\\f", 2); break;
+		case '\r': berth_buf_put(b, "\\r", 2); break;
 		default:
 			memcpy(esc, "\\u00", 4);
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 0xf];
-			put(b, esc, 6);
+			berth_buf_put(b, esc, 6);
 			break;
 		}
 	}
-	put(b, s + run, n - run);
-	put(b, "\"", 1);
+	berth_buf_put(b, s + run, n - run);
+	berth_buf_put(b, "\"", 1);
 	return 0;
 }
 
@@ -248,7 +193,7 @@ int berth_jcs_number(double d, char buf[32], struct berth_error *err)
 	return 0;
 }
 
-static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *err)
+static int emit(struct berth_buf *b, const json_t *v, int depth, struct berth_error *err)
 {
 	char num[32];
 
@@ -276,30 +221,30 @@ static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *e
 		}
 		if (n > 1)
 			qsort(m, n, sizeof *m, member_cmp);
-		put(b, "{", 1);
+		berth_buf_put(b, "{", 1);
 		for (i = 0; i < n && rc == 0; i++) {
 			if (i)
-				put(b, ",", 1);
+				berth_buf_put(b, ",", 1);
 			rc = put_string(b, m[i].key, m[i].klen, err);
-			put(b, ":", 1);
+			berth_buf_put(b, ":", 1);
 			if (rc == 0)
 				rc = emit(b, m[i].value, depth + 1, err);
 		}
 		free(m);
 		if (rc < 0)
 			return -1;
-		put(b, "}", 1);
+		berth_buf_put(b, "}", 1);
 		return 0;
 	}
 	case JSON_ARRAY:
-		put(b, "[", 1);
+		berth_buf_put(b, "[", 1);
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			if (i)
-				put(b, ",", 1);
+				berth_buf_put(b, ",", 1);
 			if (emit(b, json_array_get(v, i), depth + 1, err) < 0)
 				return -1;
 		}
-		put(b, "]", 1);
+		berth_buf_put(b, "]", 1);
 		return 0;
 	case JSON_STRING:
 		return put_string(b, json_string_value(v), json_string_length(v), err);
@@ -319,26 +264,26 @@ static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *e
 						 (long long)i);
 			if (berth_jcs_number(d, num, err) < 0)
 				return -1;
-			puts_(b, num);
+			berth_buf_puts(b, num);
 			return 0;
 		}
 		snprintf(num, sizeof num, "%lld", (long long)i);
-		puts_(b, num);
+		berth_buf_puts(b, num);
 		return 0;
 	}
 	case JSON_REAL:
 		if (berth_jcs_number(json_real_value(v), num, err) < 0)
 			return -1;
-		puts_(b, num);
+		berth_buf_puts(b, num);
 		return 0;
 	case JSON_TRUE:
-		puts_(b, "true");
+		berth_buf_puts(b, "true");
 		return 0;
 	case JSON_FALSE:
-		puts_(b, "false");
+		berth_buf_puts(b, "false");
 		return 0;
 	case JSON_NULL:
-		puts_(b, "null");
+		berth_buf_puts(b, "null");
 		return 0;
 	default:
 		return berth_err(err, EINVAL, "canonical JSON: unknown value type");
@@ -347,7 +292,7 @@ static int emit(struct buf *b, const json_t *v, int depth, struct berth_error *e
 
 char *berth_jcs_len(const json_t *v, size_t *len, struct berth_error *err)
 {
-	struct buf b = {0};
+	struct berth_buf b = {0};
 
 	if (v == NULL) {
 		berth_err(err, EINVAL, "canonical JSON: no value");
@@ -429,7 +374,7 @@ static int chk_string(struct chk *c, const char **raw, size_t *rawlen)
 			if (e == 'u' && i + 5 < c->n && s[i + 2] == '0' && s[i + 3] == '0' && (s[i + 4] == '0' || s[i + 4] == '1') &&
 			    ((s[i + 5] >= '0' && s[i + 5] <= '9') || (s[i + 5] >= 'a' && s[i + 5] <= 'f'))) {
 				unsigned v = (unsigned)(s[i + 4] - '0') * 16 +
-					     (unsigned)(s[i + 5] <= '9' ? s[i + 5] - '0' : s[i + 5] - 'a' + 10);
+					     (unsigned)berth_hex_digit(s[i + 5]);
 
 				if (v != 8 && v != 9 && v != 10 && v != 12 && v != 13) {
 					i += 6;
@@ -467,7 +412,7 @@ static size_t unescape(const char *raw, size_t n, char *out)
 		case 'f': out[o++] = '\f'; break;
 		case 'r': out[o++] = '\r'; break;
 		case 'u':
-			out[o++] = (char)((raw[i + 3] - '0') * 16 + (raw[i + 4] <= '9' ? raw[i + 4] - '0' : raw[i + 4] - 'a' + 10));
+			out[o++] = (char)((raw[i + 3] - '0') * 16 + berth_hex_digit((unsigned char)raw[i + 4]));
 			i += 4;
 			break;
 		default: out[o++] = raw[i]; break;

@@ -5,9 +5,11 @@
 #include "rundir.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,16 +69,67 @@ int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *er
 	return 0;
 }
 
-int berth_trust_state_path(char *buf, size_t len)
+/* $VAR/berth/SUB when VAR is absolute, else HOME/HOME_REL/berth/SUB (XDG Base Directory Specification). */
+static int xdg_path(const char *var, const char *home_rel, const char *sub, char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
+	const char *xdg = getenv(var), *home = berth_home_dir();
 	int n;
 
 	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/berth/trust/known", xdg);
+		n = snprintf(buf, len, "%s/berth%s%s", xdg, sub[0] ? "/" : "", sub);
 	else if (home != NULL)
-		n = snprintf(buf, len, "%s/.local/state/berth/trust/known", home);
+		n = snprintf(buf, len, "%s/%s/berth%s%s", home, home_rel, sub[0] ? "/" : "", sub);
 	else
+		return errno = EINVAL, -1;
+	if (n < 0 || (size_t)n >= len)
+		return errno = ENAMETOOLONG, -1;
+	return 0;
+}
+
+int berth_state_path(const char *sub, char *buf, size_t len)
+{
+	return xdg_path("XDG_STATE_HOME", ".local/state", sub, buf, len);
+}
+
+int berth_config_path(const char *sub, char *buf, size_t len)
+{
+	return xdg_path("XDG_CONFIG_HOME", ".config", sub, buf, len);
+}
+
+int berth_trust_state_path(char *buf, size_t len)
+{
+	return berth_state_path("trust/known", buf, len);
+}
+
+int berth_mkdir_parents(const char *path, mode_t mode, struct berth_error *err)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof tmp)
+		return berth_err(err, ENAMETOOLONG, "path `%s` is too long", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		int r = mkdir(tmp, mode);
+		if (r < 0 && errno != EEXIST)
+			return berth_err(err, errno, "cannot create `%s`", tmp);
+		*p = '/';
+	}
+	return 0;
+}
+
+int berth_mkdirs(const char *path, mode_t mode, struct berth_error *err)
+{
+	struct stat st;
+
+	if (berth_mkdir_parents(path, 0700, err) < 0)
 		return -1;
-	return n > 0 && (size_t)n < len ? 0 : -1;
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", path);
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return berth_usage_err(err, "`%s` is not a directory", path);
+	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+		return berth_err(err, errno, "cannot chmod `%s`", path);
+	return 0;
 }

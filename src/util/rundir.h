@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rundir.h - berth's per-user runtime directory: where `berth dev` keeps its
- * control sockets and sessions keep theirs.
+ * rundir.h - berth's per-user directories: the runtime directory (where
+ * `berth dev` keeps its control sockets and sessions keep theirs), the state
+ * and configuration directories, and `mkdir -p` for them.
  */
 #ifndef BERTH_RUNDIR_H
 #define BERTH_RUNDIR_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -40,6 +42,35 @@ const char *berth_home_dir(void);
  * directory and telling to set XDG_RUNTIME_DIR when it is not private.
  */
 int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *err);
+
+/*
+ * berth_state_path, berth_config_path - where berth keeps @sub ("runs",
+ * "apps", "trust/known", "" for the top) of the calling user's state and
+ * configuration, into @buf (@len bytes): $XDG_STATE_HOME/berth/@sub (or
+ * $XDG_CONFIG_HOME) when the variable is an absolute path, else
+ * HOME/.local/state/berth/@sub (HOME/.config/berth/@sub), HOME being
+ * berth_home_dir() (root's too: its passwd entry when HOME is unset).
+ * Returns 0, or -1 with errno EINVAL (no absolute variable nor home) or
+ * ENAMETOOLONG (it does not fit); each caller words its own message.
+ */
+int berth_state_path(const char *sub, char *buf, size_t len);
+int berth_config_path(const char *sub, char *buf, size_t len);
+
+/*
+ * berth_mkdir_parents - mkdir(2), mode @mode, each missing directory above
+ * the last component of @path (absolute).  Returns 0, or -1 with @err
+ * filled (the mkdir(2) error naming the directory; ENAMETOOLONG).
+ */
+int berth_mkdir_parents(const char *path, mode_t mode, struct berth_error *err);
+
+/*
+ * berth_mkdirs - `mkdir -p` of @path (absolute): the directories made on the
+ * way mode 0700 (they hold berth's state: nobody else's business), the last
+ * one @mode (set with chmod(2) when it existed with another mode).
+ * Returns 0, or -1 with @err filled: the mkdir(2)/chmod(2) error naming the
+ * directory, ENAMETOOLONG, or a usage error when @path is not a directory.
+ */
+int berth_mkdirs(const char *path, mode_t mode, struct berth_error *err);
 
 /*
  * berth_trust_state_path - the file where the trust scan keeps the

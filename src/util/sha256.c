@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
+
 #ifndef BERTH_LIBCRYPTO_SONAME
 #define BERTH_LIBCRYPTO_SONAME "libcrypto.so.3"
 #endif
@@ -28,7 +30,7 @@ static void sodium_load(void)
 	sodium_ok = sodium_init() >= 0;
 }
 
-static int sodium_ready(struct berth_error *err)
+int berth_sodium_ready(struct berth_error *err)
 {
 	pthread_once(&sodium_once, sodium_load);
 	return sodium_ok ? 0 : berth_err(err, ELIBACC, "libsodium failed to initialise (sodium_init)");
@@ -91,34 +93,23 @@ void berth_sha256_prefer_bulk(void)
 	atomic_store(&bulk, true);
 }
 
-static void to_hex(const unsigned char *md, unsigned int n, char hex[65])
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (unsigned int i = 0; i < n; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 0xf];
-	}
-	hex[2 * n] = '\0';
-}
-
 int berth_sha256_hex(const void *data, size_t len, char hex[65], struct berth_error *err)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
 	if (len <= BERTH_SHA256_SMALL_MAX && !atomic_load(&bulk)) {
-		if (sodium_ready(err) < 0)
+		if (berth_sodium_ready(err) < 0)
 			return -1;
 		crypto_hash_sha256(md, data, len);
-		to_hex(md, crypto_hash_sha256_BYTES, hex);
+		berth_hex(md, crypto_hash_sha256_BYTES, hex);
 		return 0;
 	}
 	if (loaded(err) < 0)
 		return -1;
 	if (lib.digest(data, len, md, &n, lib.sha256(), NULL) != 1 || n != 32)
 		return berth_err(err, EINVAL, "sha256 failed in libcrypto");
-	to_hex(md, n, hex);
+	berth_hex(md, n, hex);
 	return 0;
 }
 
@@ -154,7 +145,7 @@ struct berth_sha256 *berth_sha256_new(struct berth_error *err)
 {
 	struct berth_sha256 *c;
 
-	if (sodium_ready(err) < 0)
+	if (berth_sodium_ready(err) < 0)
 		return NULL;
 	c = calloc(1, sizeof *c);
 	if (c == NULL) {
@@ -231,6 +222,6 @@ int berth_sha256_final(struct berth_sha256 *c, char hex[65], struct berth_error 
 	free(c);
 	if (!ok)
 		return -1;
-	to_hex(md, n, hex);
+	berth_hex(md, n, hex);
 	return 0;
 }

@@ -21,6 +21,12 @@
 
 #include "error.h"
 
+/*
+ * berth_sodium_ready - sodium_init() once per process (thread-safe).
+ * Returns 0, or -1 with @err filled (ELIBACC) when libsodium cannot start.
+ */
+int berth_sodium_ready(struct berth_error *err);
+
 /* Inputs up to this many bytes are hashed with libsodium. */
 #define BERTH_SHA256_SMALL_MAX 65536
 

@@ -16,62 +16,8 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-
-/* ---- libsodium ---- */
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool sodium_ok;
-
-static void load(void)
-{
-	sodium_ok = sodium_init() >= 0;
-}
-
-static int loaded(struct berth_error *err)
-{
-	pthread_once(&once, load);
-	if (sodium_ok)
-		return 0;
-	return berth_err(err, ELIBACC, "libsodium failed to initialise (sodium_init)");
-}
-
-/* ---- hex ---- */
-
-void berth_hex(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 0xf];
-	}
-	out[2 * n] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int berth_unhex(const char *hex, unsigned char *out, size_t n)
-{
-	if (hex == NULL || strlen(hex) != 2 * n)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
-}
+#include "hex.h"
+#include "sha256.h" /* berth_sodium_ready */
 
 /* ---- PEM for the two fixed Ed25519 DER forms (RFC 8410) ---- */
 
@@ -145,18 +91,11 @@ static int pem_decode(const char *text, const char *label, unsigned char *der, s
 
 int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = berth_home_dir();
-	int n;
-
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(buf, size, "%s/berth/keys", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, size, "%s/.config/berth/keys", home);
-	else
+	if (berth_config_path("keys", buf, size) == 0)
+		return 0;
+	if (errno == EINVAL)
 		return berth_err(err, EINVAL, "cannot place the host key: neither XDG_CONFIG_HOME nor HOME is an absolute path");
-	if (n < 0 || (size_t)n >= size)
-		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
-	return 0;
+	return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
 }
 
 int berth_mkdirs_private(const char *path, struct berth_error *err)
@@ -327,7 +266,7 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 	int rc;
 
 	memset(k, 0, sizeof *k);
-	if (loaded(err) < 0)
+	if (berth_sodium_ready(err) < 0)
 		return -1;
 	if (strlen(dir) >= sizeof k->dir)
 		return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
@@ -400,7 +339,7 @@ void berth_hostkey_clear(struct berth_hostkey *k)
 int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsigned char sig[64],
 	       struct berth_error *err)
 {
-	if (loaded(err) < 0)
+	if (berth_sodium_ready(err) < 0)
 		return -1;
 	if (!k->loaded)
 		return berth_err(err, EINVAL, "no host key loaded");
@@ -412,7 +351,7 @@ int berth_sign(const struct berth_hostkey *k, const void *msg, size_t len, unsig
 int berth_verify(const unsigned char pub[32], const void *msg, size_t len, const unsigned char sig[64],
 		 struct berth_error *err)
 {
-	if (loaded(err) < 0)
+	if (berth_sodium_ready(err) < 0)
 		return -1;
 	if (crypto_sign_ed25519_verify_detached(sig, msg, len, pub) == 0)
 		return 0;

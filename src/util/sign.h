@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "hex.h" /* berth_hex, berth_unhex: here for the callers that found them here */
 
 #define BERTH_HOSTKEY_PRIV_FILE "host-ed25519.pem"
 #define BERTH_HOSTKEY_PUB_FILE "host-ed25519.pub.pem"
@@ -110,14 +111,5 @@ int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_
 
 /* berth_hostkey_clear - wipe the key material in @k (explicit_bzero). */
 void berth_hostkey_clear(struct berth_hostkey *k);
-
-/* berth_hex - @n bytes at @in as 2n lowercase hex digits and a NUL in @out. */
-void berth_hex(const unsigned char *in, size_t n, char *out);
-
-/*
- * berth_unhex - exactly 2n hex digits (either case) at @hex into @n bytes at
- * @out.  Returns 0, or -1 (wrong length or a non-hex digit).
- */
-int berth_unhex(const char *hex, unsigned char *out, size_t n);
 
 #endif

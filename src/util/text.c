@@ -8,29 +8,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the UTF-8 sequence at @s (1..4) and its code point, or 0 when
- * it is not a valid, shortest-form sequence (RFC 3629). */
-static int utf8_decode(const unsigned char *s, uint32_t *cp)
+int berth_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
+	uint32_t c;
+	size_t k;
+
+	if (n == 0)
+		return 0;
 	if (s[0] < 0x80) {
 		*cp = s[0];
 		return 1;
 	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf && (s[1] & 0xc0) == 0x80) {
-		*cp = (uint32_t)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
-		return 2;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		k = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		k = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		k = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
 	}
-	if (s[0] >= 0xe0 && s[0] <= 0xef && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-		*cp = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-		return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
+	/* byte by byte: a NUL (or any non-continuation byte) ends the sequence before the next is read */
+	for (size_t j = 1; j < k; j++) {
+		if (j >= n || (s[j] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[j] & 0x3f);
 	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 &&
-	    (s[3] & 0xc0) == 0x80) {
-		*cp = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12 |
-		      (uint32_t)(s[2] & 0x3f) << 6 | (s[3] & 0x3f);
-		return *cp >= 0x10000 && *cp <= 0x10ffff ? 4 : 0;
-	}
-	return 0;
+	if ((k == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (k == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	*cp = c;
+	return (int)k;
+}
+
+/* Of a NUL-terminated string: berth_utf8_decode stops at the NUL. */
+static int utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+	return berth_utf8_decode(s, SIZE_MAX, cp);
 }
 
 static bool unsafe(uint32_t cp)
@@ -39,7 +55,12 @@ static bool unsafe(uint32_t cp)
 	       cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-char *berth_text_clean(char *dst, size_t len, const char *src)
+/*
+ * Copy @src into @dst (@len bytes, NUL-terminated, cut at a character): with
+ * @escape, bytes that are not UTF-8 and unsafe characters become `\xHH` or
+ * `\u{HHHH}`; without, only bytes that are not UTF-8 change, each to U+FFFD.
+ */
+static char *copy_text(char *dst, size_t len, const char *src, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)src;
 	size_t o = 0;
@@ -50,21 +71,22 @@ char *berth_text_clean(char *dst, size_t len, const char *src)
 		uint32_t cp;
 		int n = utf8_decode(s, &cp);
 		char esc[16];
-		const char *out;
-		size_t olen;
+		const char *out = (const char *)s;
+		size_t olen = (size_t)n;
 
-		if (n == 0) {
+		if (n == 0 && !escape) {
+			out = "\xef\xbf\xbd"; /* U+FFFD */
+			olen = 3;
+		} else if (n == 0) {
 			olen = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *s);
 			out = esc;
-			n = 1;
-		} else if (unsafe(cp)) {
+		} else if (escape && unsafe(cp)) {
 			olen = cp < 0x100 ? (size_t)snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp)
 					  : (size_t)snprintf(esc, sizeof esc, "\\u{%04x}", (unsigned)cp);
 			out = esc;
-		} else {
-			out = (const char *)s;
-			olen = (size_t)n;
 		}
+		if (n == 0)
+			n = 1;
 		if (o + olen >= len)
 			break;
 		memcpy(dst + o, out, olen);
@@ -75,31 +97,14 @@ char *berth_text_clean(char *dst, size_t len, const char *src)
 	return dst;
 }
 
+char *berth_text_clean(char *dst, size_t len, const char *src)
+{
+	return copy_text(dst, len, src, true);
+}
+
 char *berth_utf8_fix(char *dst, size_t len, const char *src)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	size_t o = 0;
-
-	if (len == 0)
-		return dst;
-	while (*s != '\0') {
-		uint32_t cp;
-		int n = utf8_decode(s, &cp);
-		const char *out = (const char *)s;
-		size_t olen = (size_t)n;
-		if (n == 0) {
-			out = "\xef\xbf\xbd"; /* U+FFFD */
-			olen = 3;
-			n = 1;
-		}
-		if (o + olen >= len)
-			break;
-		memcpy(dst + o, out, olen);
-		o += olen;
-		s += n;
-	}
-	dst[o] = '\0';
-	return dst;
+	return copy_text(dst, len, src, false);
 }
 
 char *berth_json_text_safe(const char *json)

@@ -6,6 +6,7 @@
 #define BERTH_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * berth_text_clean - copy @src into @dst (@len bytes, NUL-terminated,
@@ -38,5 +39,13 @@ char *berth_utf8_fix(char *dst, size_t len, const char *src);
  * Returns a malloc'd string, or NULL on ENOMEM.
  */
 char *berth_json_text_safe(const char *json);
+
+/*
+ * berth_utf8_decode - the UTF-8 sequence at @s (at most @n bytes; a
+ * NUL-terminated string may pass SIZE_MAX) into *@cp.  Returns its length
+ * (1 to 4), or 0 when it is not a valid shortest-form sequence (RFC 3629:
+ * no overlongs, no surrogates, at most U+10FFFF) or is cut short.
+ */
+int berth_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 #endif

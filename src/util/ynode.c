@@ -12,6 +12,372 @@
 
 #include <yaml.h>
 
+/* Along the chain of every node, not down the tree: a session file may nest without limit. */
+void berth_ynode_free(struct berth_ynode *root)
+{
+	while (root != NULL) {
+		struct berth_ynode *next = root->next;
+		free(root->kids);
+		free(root->s);
+		free(root);
+		root = next;
+	}
+}
+
+/* ---- the builder ---- */
+
+struct build {
+	const struct berth_yopts *o;
+	const char *buf;
+	size_t len;
+	struct berth_ynode *root, *last; /* the chain of every node, for berth_ynode_free */
+	struct berth_ynode **stack;      /* the open collections */
+	size_t depth, stack_cap, nodes;
+	unsigned docs;
+	bool problems, stop, oom;
+};
+
+/* Hand a problem at @mark to the caller; @fatal problems stop whatever it says. */
+static void problem_at(struct build *b, enum berth_yproblem_kind kind, const yaml_mark_t *mark, const char *text,
+		       bool fatal)
+{
+	struct berth_yproblem p = {
+	    .kind = kind, .line = (unsigned)mark->line + 1, .col = (unsigned)mark->column + 1, .text = text, .value = -1};
+
+	int r = b->o->problem(b->o->opaque, &p);
+
+	if (r > 0 && !fatal)
+		return; /* accepted by the caller */
+	b->problems = true;
+	if (r < 0 || fatal)
+		b->stop = true;
+}
+
+/* Line and column of byte @off, for reader errors, which carry only an offset. */
+static void offset_to_pos(const char *buf, size_t len, size_t off, unsigned *line, unsigned *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			(*col)++;
+		}
+	}
+}
+
+static void parser_problem(struct build *b, const yaml_parser_t *p)
+{
+	struct berth_yproblem pr = {.kind = BERTH_YP_SYNTAX, .text = p->problem, .value = -1};
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		b->oom = true;
+		return;
+	}
+	if (p->error == YAML_READER_ERROR) {
+		pr.kind = BERTH_YP_READER;
+		pr.offset = p->problem_offset;
+		pr.value = p->problem_value;
+		offset_to_pos(b->buf, b->len, p->problem_offset, &pr.line, &pr.col);
+	} else {
+		pr.line = (unsigned)p->problem_mark.line + 1;
+		pr.col = (unsigned)p->problem_mark.column + 1;
+		pr.context = p->context;
+		pr.context_line = (unsigned)p->context_mark.line + 1;
+		pr.context_col = (unsigned)p->context_mark.column + 1;
+	}
+	b->problems = true;
+	b->stop = true;
+	(void)b->o->problem(b->o->opaque, &pr);
+}
+
+/*
+ * Anchors and tags.  Returns true when a scalar's tag forces it to a string
+ * (BERTH_YB_TAGS_CORE); @core_tag is the one tag a collection may carry.
+ */
+static bool check_props(struct build *b, const yaml_mark_t *mark, const yaml_char_t *anchor, const yaml_char_t *tag,
+			const char *core_tag)
+{
+	const char *t = (const char *)tag;
+	unsigned flags = b->o->flags;
+
+	if (anchor != NULL)
+		problem_at(b, BERTH_YP_ANCHOR, mark, (const char *)anchor, false);
+	if (b->stop || t == NULL || (flags & BERTH_YB_TAGS_ANY))
+		return false;
+	if (flags & BERTH_YB_TAGS_CORE) {
+		if (core_tag == NULL && (strcmp(t, "!") == 0 || strcmp(t, "tag:yaml.org,2002:str") == 0))
+			return true;
+		if (core_tag != NULL && strcmp(t, core_tag) == 0)
+			return false;
+	}
+	problem_at(b, BERTH_YP_TAG, mark, t, false);
+	return false;
+}
+
+static struct berth_ynode *node_new(struct build *b, enum berth_ynode_kind kind, const yaml_mark_t *mark)
+{
+	struct berth_ynode *n = calloc(1, sizeof *n);
+
+	if (n == NULL) {
+		b->oom = true;
+		return NULL;
+	}
+	n->kind = kind;
+	n->line = (unsigned)mark->line + 1;
+	n->col = (unsigned)mark->column + 1;
+	return n;
+}
+
+static struct berth_ynode *scalar_new(struct build *b, const yaml_mark_t *mark, const void *s, size_t len)
+{
+	struct berth_ynode *n = node_new(b, BERTH_YN_SCALAR, mark);
+
+	if (n == NULL)
+		return NULL;
+	n->s = malloc(len + 1);
+	if (n->s == NULL) {
+		free(n);
+		b->oom = true;
+		return NULL;
+	}
+	memcpy(n->s, s, len);
+	n->s[len] = '\0';
+	n->len = len;
+	return n;
+}
+
+static int add_kid(struct build *b, struct berth_ynode *parent, struct berth_ynode *kid)
+{
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		struct berth_ynode **kids = realloc(parent->kids, cap * sizeof *kids);
+		if (kids == NULL) {
+			b->oom = true;
+			return -1;
+		}
+		parent->kids = kids;
+		parent->cap = cap;
+	}
+	parent->kids[parent->n++] = kid;
+	return 0;
+}
+
+/* Count @n, hang it in the tree and, for a collection, descend into it. */
+static void place(struct build *b, struct berth_ynode *n, const yaml_mark_t *mark, bool push)
+{
+	if (b->o->max_nodes != 0 && ++b->nodes > b->o->max_nodes) {
+		berth_ynode_free(n);
+		problem_at(b, BERTH_YP_NODES, mark, NULL, true);
+		return;
+	}
+	if (b->depth == 0 && b->root != NULL) {
+		berth_ynode_free(n); /* cannot happen with one document */
+		return;
+	}
+	if (b->depth == 0) {
+		b->root = n;
+	} else if (add_kid(b, b->stack[b->depth - 1], n) < 0) {
+		berth_ynode_free(n);
+		return;
+	} else {
+		b->last->next = n;
+	}
+	b->last = n;
+	if (!push)
+		return;
+	if (b->o->max_depth != 0 && b->depth >= b->o->max_depth) {
+		problem_at(b, BERTH_YP_DEPTH, mark, NULL, true);
+		return;
+	}
+	if (b->depth == b->stack_cap) {
+		size_t cap = b->stack_cap ? b->stack_cap * 2 : 16;
+		struct berth_ynode **st = realloc(b->stack, cap * sizeof *st);
+		if (st == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->stack = st;
+		b->stack_cap = cap;
+	}
+	b->stack[b->depth++] = n;
+}
+
+static void scalar_event(struct build *b, const yaml_event_t *ev)
+{
+	const yaml_mark_t *mark = &ev->start_mark;
+	bool forced_str = check_props(b, mark, ev->data.scalar.anchor, ev->data.scalar.tag, NULL);
+	struct berth_ynode *n;
+
+	if (b->stop)
+		return;
+	if (!(b->o->flags & BERTH_YB_NUL) && memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) != NULL) {
+		problem_at(b, BERTH_YP_NUL, mark, NULL, false);
+		if (b->stop)
+			return;
+	}
+	n = scalar_new(b, mark, ev->data.scalar.value, ev->data.scalar.length);
+	if (n == NULL)
+		return;
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !forced_str;
+	place(b, n, mark, false);
+}
+
+static void collection_event(struct build *b, const yaml_event_t *ev)
+{
+	bool seq = ev->type == YAML_SEQUENCE_START_EVENT;
+	struct berth_ynode *n;
+
+	check_props(b, &ev->start_mark, seq ? ev->data.sequence_start.anchor : ev->data.mapping_start.anchor,
+		    seq ? ev->data.sequence_start.tag : ev->data.mapping_start.tag,
+		    seq ? "tag:yaml.org,2002:seq" : "tag:yaml.org,2002:map");
+	if (!b->stop && (n = node_new(b, seq ? BERTH_YN_SEQ : BERTH_YN_MAP, &ev->start_mark)) != NULL)
+		place(b, n, &ev->start_mark, true);
+}
+
+static void event(struct build *b, const yaml_event_t *ev)
+{
+	const yaml_mark_t *mark = &ev->start_mark;
+	struct berth_ynode *n;
+
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		b->stop = true;
+		break;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++b->docs > 1)
+			problem_at(b, BERTH_YP_DOCUMENT, mark, NULL, true);
+		break;
+	case YAML_ALIAS_EVENT:
+		problem_at(b, BERTH_YP_ALIAS, mark, (const char *)ev->data.alias.anchor, false);
+		/* going on: a placeholder keeps mappings in key/value pairs */
+		if (!b->stop && (n = scalar_new(b, mark, "", 0)) != NULL)
+			place(b, n, mark, false);
+		break;
+	case YAML_SCALAR_EVENT:
+		scalar_event(b, ev);
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		collection_event(b, ev);
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (b->depth > 0)
+			b->depth--;
+		break;
+	case YAML_NO_EVENT:
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+	default:
+		break;
+	}
+}
+
+int berth_ynode_build(const char *buf, size_t len, const struct berth_yopts *o, struct berth_ynode **root)
+{
+	struct build b = {.o = o, .buf = buf, .len = len};
+	yaml_parser_t p;
+	yaml_event_t ev;
+
+	*root = NULL;
+	if (!yaml_parser_initialize(&p)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+	while (!b.stop && !b.oom) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			parser_problem(&b, &p);
+			break;
+		}
+		event(&b, &ev);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	free(b.stack);
+	*root = b.root;
+	if (b.oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return b.problems ? 1 : 0;
+}
+
+/* ---- configuration files: the first problem is the error ---- */
+
+struct strict {
+	const char *origin;
+	struct berth_error *err;
+};
+
+static int strict_problem(void *opaque, const struct berth_yproblem *p)
+{
+	struct strict *s = opaque;
+	const char *o = s->origin;
+	struct berth_error *err = s->err;
+	unsigned line = p->line, col = p->col;
+
+	switch (p->kind) {
+	case BERTH_YP_SYNTAX:
+		return berth_usage_err(err, "%s:%u:%u: invalid YAML: %s", o, line, col,
+				       p->text != NULL ? p->text : "unknown problem");
+	case BERTH_YP_READER:
+		/* reader errors carry only a byte offset */
+		return berth_usage_err(err, "%s:1:1: invalid YAML: %s at byte %zu", o,
+				       p->text != NULL ? p->text : "bad input", p->offset);
+	case BERTH_YP_DOCUMENT:
+		return berth_usage_err(err, "%s:%u:%u: only one YAML document is allowed; remove the second `---`", o,
+				       line, col);
+	case BERTH_YP_ALIAS:
+		return berth_usage_err(err, "%s:%u:%u: aliases are not allowed; write the value out in full", o, line,
+				       col);
+	case BERTH_YP_ANCHOR:
+		return berth_usage_err(err, "%s:%u:%u: anchors (`&%.40s`) are not allowed; write the value out in full",
+				       o, line, col, p->text);
+	case BERTH_YP_TAG:
+		return berth_usage_err(err, "%s:%u:%u: tags (`%.60s`) are not allowed; remove it", o, line, col,
+				       p->text);
+	case BERTH_YP_NUL:
+		return berth_usage_err(err, "%s:%u:%u: a value contains a NUL character", o, line, col);
+	case BERTH_YP_NODES:
+		return berth_usage_err(err, "%s:%u:%u: more than %d YAML nodes; not a plausible configuration file", o,
+				       line, col, BERTH_YNODE_MAX_NODES);
+	case BERTH_YP_DEPTH:
+	default:
+		return berth_usage_err(err, "%s:%u:%u: nested deeper than %d levels; a configuration file never is", o,
+				       line, col, BERTH_YNODE_MAX_DEPTH);
+	}
+}
+
+int berth_ynode_parse(const char *buf, size_t len, const char *origin, struct berth_ynode **root,
+		      struct berth_error *err)
+{
+	struct strict s = {origin, err};
+	struct berth_yopts o = {.max_depth = BERTH_YNODE_MAX_DEPTH,
+				.max_nodes = BERTH_YNODE_MAX_NODES,
+				.problem = strict_problem,
+				.opaque = &s};
+	int r;
+
+	*root = NULL;
+	if (len > BERTH_YNODE_MAX_SIZE)
+		return berth_usage_err(err, "%s: the file is %zu bytes; at most %d are accepted", origin, len,
+				       BERTH_YNODE_MAX_SIZE);
+	r = berth_ynode_build(buf, len, &o, root);
+	if (r == 0)
+		return 0;
+	berth_ynode_free(*root);
+	*root = NULL;
+	if (r < 0)
+		return berth_err(err, ENOMEM, "%s: parse YAML", origin);
+	return -1;
+}
+
+/* ---- reading values ---- */
+
 int berth_ynode_err(struct berth_error *err, const char *origin, const struct berth_ynode *at, const char *fmt, ...)
 {
 	char msg[BERTH_ERR_MSG_MAX];
@@ -22,194 +388,6 @@ int berth_ynode_err(struct berth_error *err, const char *origin, const struct be
 	va_end(ap);
 	return berth_usage_err(err, "%s:%u:%u: %s", origin, at != NULL ? at->line : 1, at != NULL ? at->col : 1,
 			       msg);
-}
-
-static int pos_err(struct berth_error *err, const char *origin, const yaml_mark_t *m, const char *what)
-{
-	return berth_usage_err(err, "%s:%u:%u: %s", origin, (unsigned)m->line + 1, (unsigned)m->column + 1, what);
-}
-
-void berth_ynode_free(struct berth_ynode *n)
-{
-	if (n == NULL)
-		return;
-	for (size_t i = 0; i < n->n; i++)
-		berth_ynode_free(n->kids[i]);
-	free(n->kids);
-	free(n->s);
-	free(n);
-}
-
-static int add_kid(struct berth_ynode *parent, struct berth_ynode *kid)
-{
-	if (parent->n == parent->cap) {
-		size_t cap = parent->cap ? parent->cap * 2 : 4;
-		struct berth_ynode **kids = realloc(parent->kids, cap * sizeof *kids);
-		if (kids == NULL)
-			return -1;
-		parent->kids = kids;
-		parent->cap = cap;
-	}
-	parent->kids[parent->n++] = kid;
-	return 0;
-}
-
-/* Anchors and tags are refused: a configuration file never needs them. */
-static int check_props(const yaml_event_t *ev, const yaml_char_t *anchor, const yaml_char_t *tag,
-		       const char *origin, struct berth_error *err)
-{
-	char what[256];
-
-	if (anchor != NULL) {
-		snprintf(what, sizeof what, "anchors (`&%.40s`) are not allowed; write the value out in full",
-			 (const char *)anchor);
-		return pos_err(err, origin, &ev->start_mark, what);
-	}
-	if (tag != NULL) {
-		snprintf(what, sizeof what, "tags (`%.60s`) are not allowed; remove it", (const char *)tag);
-		return pos_err(err, origin, &ev->start_mark, what);
-	}
-	return 0;
-}
-
-static int parser_err(const yaml_parser_t *p, const char *origin, struct berth_error *err)
-{
-	char what[512];
-	yaml_mark_t m = p->problem_mark;
-
-	if (p->error == YAML_MEMORY_ERROR)
-		return berth_err(err, ENOMEM, "%s: parse YAML", origin);
-	if (p->error == YAML_READER_ERROR) {
-		/* Reader errors carry only a byte offset. */
-		snprintf(what, sizeof what, "invalid YAML: %s at byte %zu", p->problem ? p->problem : "bad input",
-			 p->problem_offset);
-		m.line = 0;
-		m.column = 0;
-		return pos_err(err, origin, &m, what);
-	}
-	snprintf(what, sizeof what, "invalid YAML: %s", p->problem != NULL ? p->problem : "unknown problem");
-	return pos_err(err, origin, &m, what);
-}
-
-int berth_ynode_parse(const char *buf, size_t len, const char *origin, struct berth_ynode **root,
-		      struct berth_error *err)
-{
-	yaml_parser_t p;
-	yaml_event_t ev;
-	struct berth_ynode *stack[BERTH_YNODE_MAX_DEPTH + 1], *top = NULL;
-	size_t depth = 0, nodes = 0;
-	unsigned docs = 0;
-	int r = 0;
-	bool done = false;
-
-	*root = NULL;
-	if (len > BERTH_YNODE_MAX_SIZE)
-		return berth_usage_err(err, "%s: the file is %zu bytes; at most %d are accepted", origin, len,
-				       BERTH_YNODE_MAX_SIZE);
-	if (!yaml_parser_initialize(&p))
-		return berth_err(err, ENOMEM, "%s: parse YAML", origin);
-	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done && r == 0) {
-		struct berth_ynode *n = NULL;
-		bool push = false;
-
-		if (!yaml_parser_parse(&p, &ev)) {
-			r = parser_err(&p, origin, err);
-			break;
-		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1)
-				r = pos_err(err, origin, &ev.start_mark,
-					    "only one YAML document is allowed; remove the second `---`");
-			break;
-		case YAML_ALIAS_EVENT:
-			r = pos_err(err, origin, &ev.start_mark, "aliases are not allowed; write the value out in full");
-			break;
-		case YAML_SCALAR_EVENT:
-			r = check_props(&ev, ev.data.scalar.anchor, ev.data.scalar.tag, origin, err);
-			if (r < 0)
-				break;
-			if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length) != NULL) {
-				r = pos_err(err, origin, &ev.start_mark, "a value contains a NUL character");
-				break;
-			}
-			n = calloc(1, sizeof *n);
-			if (n == NULL || (n->s = strndup((const char *)ev.data.scalar.value,
-							 ev.data.scalar.length)) == NULL) {
-				free(n);
-				n = NULL;
-				r = berth_err(err, ENOMEM, "%s: parse YAML", origin);
-				break;
-			}
-			n->kind = BERTH_YN_SCALAR;
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT: {
-			bool seq = ev.type == YAML_SEQUENCE_START_EVENT;
-			r = check_props(&ev, seq ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor,
-					seq ? ev.data.sequence_start.tag : ev.data.mapping_start.tag, origin, err);
-			if (r < 0)
-				break;
-			n = calloc(1, sizeof *n);
-			if (n == NULL) {
-				r = berth_err(err, ENOMEM, "%s: parse YAML", origin);
-				break;
-			}
-			n->kind = seq ? BERTH_YN_SEQ : BERTH_YN_MAP;
-			push = true;
-			break;
-		}
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			if (depth > 0)
-				depth--;
-			break;
-		case YAML_NO_EVENT:
-		case YAML_STREAM_START_EVENT:
-		case YAML_DOCUMENT_END_EVENT:
-		default:
-			break;
-		}
-		if (n != NULL) {
-			n->line = (unsigned)ev.start_mark.line + 1;
-			n->col = (unsigned)ev.start_mark.column + 1;
-			if (++nodes > BERTH_YNODE_MAX_NODES) {
-				char what[128];
-				berth_ynode_free(n);
-				snprintf(what, sizeof what, "more than %d YAML nodes; not a plausible configuration file",
-					 BERTH_YNODE_MAX_NODES);
-				r = pos_err(err, origin, &ev.start_mark, what);
-			} else if (depth == 0) {
-				if (top == NULL)
-					top = n;
-				else
-					berth_ynode_free(n); /* cannot happen with one document */
-			} else if (add_kid(stack[depth - 1], n) < 0) {
-				berth_ynode_free(n);
-				r = berth_err(err, ENOMEM, "%s: parse YAML", origin);
-			}
-			if (r == 0 && push) {
-				if (depth >= BERTH_YNODE_MAX_DEPTH)
-					r = pos_err(err, origin, &ev.start_mark,
-						    "nested deeper than 16 levels; a configuration file never is");
-				else
-					stack[depth++] = n;
-			}
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&p);
-	if (r < 0) {
-		berth_ynode_free(top);
-		return -1;
-	}
-	*root = top;
-	return 0;
 }
 
 const char *berth_ynode_describe(const struct berth_ynode *n)
