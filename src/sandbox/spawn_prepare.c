@@ -292,6 +292,7 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 {
 	uid_t u = 0;
 	gid_t g = 0;
+	bool no_userns;
 
 	s->ws_fd = -1;
 	s->home_fd = -1;
@@ -328,7 +329,7 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	}
 	return 0;
 degraded:
-	bool no_userns = s->ws_fd == -2 || s->home_fd == -2;
+	no_userns = s->ws_fd == -2 || s->home_fd == -2;
 	for (size_t i = 0; i < s->p->n_mounts; i++)
 		no_userns |= s->mount_fds[i] == -2;
 	if (no_userns) {
