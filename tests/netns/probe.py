@@ -118,6 +118,14 @@ def cmd_connect(host, port):
 def cmd_talk(host, port, path):
     try:
         s = socket.create_connection((host, int(port)), timeout=5)
+    except ConnectionResetError:
+        # With a timeout the connect is non-blocking and its result read
+        # from SO_ERROR: a reset that came right after the handshake (the
+        # peer accepted and reset at once) is reported there, as if the
+        # connect had failed.  A refused connect is ECONNREFUSED instead.
+        print("connected")
+        print("reset")
+        return
     except OSError as e:
         print(ename(e))
         return
