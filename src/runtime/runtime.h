@@ -72,11 +72,12 @@ struct berth_egress_listeners {
  *                      durable) is joined here.  -1 (with @err) fails the run
  *                      closed: the command never starts, the sandbox is torn
  *                      down, start()/run() fail with @err.
- *   3. on_egress       sync 2, --network proxy only, right after the go: the
- *                      listeners of struct berth_egress_listeners.  The hook
- *                      owns every descriptor from then on, whatever it
- *                      returns.  -1 (with @err) fails the run closed: the
- *                      sandbox is killed, start()/run() fail with @err.  A
+ *   3. on_egress       sync 2, --network proxy only, after before_release
+ *                      and before the go: the listeners of struct
+ *                      berth_egress_listeners.  The hook owns every
+ *                      descriptor from then on, whatever it returns.  -1
+ *                      (with @err) fails the run closed: the command never
+ *                      starts, start()/run() fail with @err.  A
  *                      --network proxy policy with no on_egress hook is
  *                      refused before anything is made (nothing would serve
  *                      the listeners).

@@ -25,10 +25,10 @@
  *              more CPUs its cost hides behind step 7
  *   child   8. open the pty inside (new devpts); hand the master to the parent
  *           ---- sync 2: child -> parent "ready" (+ pty master fd);
- *                parent -> child the finished seccomp program (or one byte, "go",
- *                without seccomp), once the caller's before_release hook returned;
- *                then --network proxy: the listeners to the caller's on_egress
- *                hook (the supervisor's broker serves them, runtime.h) ----
+ *                once the caller's before_release hook returned and (--network
+ *                proxy) its on_egress hook took the listeners (the supervisor's
+ *                broker serves them, runtime.h): parent -> child the finished
+ *                seccomp program (or one byte, "go", without seccomp) ----
  *           9. fork the command; pid 1 drops its capabilities and reaps
  *   command 10. session + controlling tty, rlimits
  *          11. drop capabilities (bounding, securebits, ambient, sets)
@@ -202,11 +202,12 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (s->o->hooks.before_release != NULL && s->o->hooks.before_release(s->o->hooks.arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
-	/* sync 2: the go; the child runs steps 9-13 */
-	if (s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) < 0
-			   : berth_sb_send_go(s->sock[0], err) < 0)
+	/* --network proxy: the supervisor's broker serves from here on; one
+	 * that cannot start fails the run before the command is let go. */
+	if (berth_sb_hand_egress(s, err) < 0)
 		return -1;
-	return berth_sb_hand_egress(s, err); /* --network proxy: the supervisor's broker serves from here on */
+	/* sync 2: the go; the child runs steps 9-13 */
+	return s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) : berth_sb_send_go(s->sock[0], err);
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
