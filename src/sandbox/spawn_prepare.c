@@ -327,7 +327,7 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 			goto degraded;
 	}
 	return 0;
-degraded:
+degraded:; /* a declaration follows: clang before C23 wants a statement */
 	bool no_userns = s->ws_fd == -2 || s->home_fd == -2;
 	for (size_t i = 0; i < s->p->n_mounts; i++)
 		no_userns |= s->mount_fds[i] == -2;
