@@ -177,6 +177,20 @@ void berth_ap_handle_notification(struct berth_app *a, const struct berth_appmsg
 	}
 }
 
+int berth_ap_next_line(struct berth_app *a, struct berth_appmsg *m)
+{
+	char *line;
+	size_t len;
+	int r;
+
+	while ((r = berth_lines_next(&a->rin, &line, &len)) == 2)
+		berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
+	if (r == 0)
+		return 0;
+	berth_appmsg_parse(line, len, m);
+	return 1;
+}
+
 enum wait_result { GOT_MESSAGE, APP_DIED, TIMED_OUT, CHANNEL_BROKEN };
 
 /*
@@ -187,16 +201,7 @@ enum wait_result { GOT_MESSAGE, APP_DIED, TIMED_OUT, CHANNEL_BROKEN };
 static enum wait_result next_message(struct berth_app *a, long long deadline, struct berth_appmsg *m)
 {
 	for (;;) {
-		char *line;
-		size_t len;
-		int r = berth_lines_next(&a->rin, &line, &len);
-
-		if (r == 2) {
-			berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
-			continue;
-		}
-		if (r == 1) {
-			berth_appmsg_parse(line, len, m);
+		if (berth_ap_next_line(a, m)) {
 			if (m->kind == BERTH_APPMSG_BAD) {
 				char buf[256];
 				snprintf(buf, sizeof buf, "the app sent a line that is not a JSON object (%.120s)",

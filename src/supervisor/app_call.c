@@ -384,16 +384,8 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	 * deadlines, signals or other apps (the rest is read next time). */
 	size_t budget = 4 * 1024 * 1024;
 	for (;;) {
-		char *line;
-		size_t len;
-		int r = berth_lines_next(&a->rin, &line, &len);
-		if (r == 2) {
-			berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
-			continue;
-		}
-		if (r == 1) {
-			struct berth_appmsg m;
-			berth_appmsg_parse(line, len, &m);
+		struct berth_appmsg m;
+		if (berth_ap_next_line(a, &m)) {
 			if (m.kind == BERTH_APPMSG_BAD)
 				berth_ap_app_log(a, "warning",
 						 "the app sent a line that is not a JSON object");
