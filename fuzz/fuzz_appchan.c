@@ -17,10 +17,12 @@
  *    the last one without a newline included; a line of the bound or longer
  *    is reported dropped once (never cut into pieces), and the lines around
  *    it are intact, whatever the read sizes;
- *  - the kind is the one app_call.c's berth_app_process() and
- *    handle_notification() give (a reference copy below): no JSON object ->
- *    a warning; no id -> berth/log, a warning for another method, or
- *    nothing; an id -> an answer, matched only when an integer;
+ *  - the kind is the one docs/protocol.md gives (judged below on the
+ *    line read as JSON on its own; app.c and app_call.c act on the kind):
+ *    no JSON object -> a warning whose reason is jansson's, or "not an
+ *    object" for a JSON array; no id -> berth/log, a warning for
+ *    another method, or nothing; an id -> an answer, matched only when an
+ *    integer; berth/log's level is "info" and its text "" when not strings;
  *  - an answer's outcome: the app's error keeps its code unless that is
  *    outside 32 bits (-> -32603) or one of berth's own (crashed, timeout,
  *    bad output -> -32000), its message has no terminal control left, its
@@ -84,27 +86,37 @@ static void setup(void)
 	}
 }
 
-/* app_call.c's berth_app_process() and app.c's handle_notification() today. */
-static enum berth_appmsg_kind legacy_kind(const char *line, size_t len)
+/* docs/protocol.md: what a line from the app is ("Life of an app" 2, 4, 6
+ * and the paragraph after the error table). */
+static enum berth_appmsg_kind documented_kind(const char *line, size_t len)
 {
 	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *method = json_string_value(json_object_get(j, "method"));
 	enum berth_appmsg_kind k;
 
-	if (!json_is_object(j)) {
+	if (!json_is_object(j))
 		k = BERTH_APPMSG_BAD;
-	} else if (json_object_get(j, "id") == NULL) {
-		const char *method = json_string_value(json_object_get(j, "method"));
-		if (method != NULL && strcmp(method, "berth/log") == 0)
-			k = BERTH_APPMSG_LOG;
-		else if (method != NULL)
-			k = strcmp(method, "berth/ready") == 0 ? BERTH_APPMSG_READY : BERTH_APPMSG_OTHER;
-		else
-			k = BERTH_APPMSG_NONE;
-	} else {
+	else if (json_object_get(j, "id") != NULL)
 		k = BERTH_APPMSG_ANSWER;
-	}
+	else if (method == NULL)
+		k = BERTH_APPMSG_NONE;
+	else if (strcmp(method, "berth/log") == 0)
+		k = BERTH_APPMSG_LOG;
+	else
+		k = strcmp(method, "berth/ready") == 0 ? BERTH_APPMSG_READY : BERTH_APPMSG_OTHER;
 	json_decref(j);
 	return k;
+}
+
+/* The warning's reason: "not an object" exactly for a JSON array (a bare
+ * scalar is no JSON text to jansson: its reason is jansson's). */
+static bool is_other_json(const char *line, size_t len)
+{
+	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	bool other = j != NULL && !json_is_object(j);
+
+	json_decref(j);
+	return other;
 }
 
 static bool clean_text(const char *s)
@@ -158,16 +170,21 @@ static void decide(const char *line, size_t len, struct decision *d, json_t **co
 	memset(d, 0, sizeof *d);
 	berth_appmsg_parse(line, len, &m);
 	d->kind = m.kind;
-	CHECK(m.kind == legacy_kind(line, len));
+	CHECK(m.kind == documented_kind(line, len));
 	CHECK((m.kind == BERTH_APPMSG_BAD) == (m.msg == NULL));
 	if (m.kind == BERTH_APPMSG_BAD) {
 		CHECK(m.bad[0] != '\0');
+		CHECK((strcmp(m.bad, "not an object") == 0) == is_other_json(line, len));
 		return;
 	}
 	CHECK(m.method == json_string_value(json_object_get(m.msg, "method")));
-	if (m.method != NULL && strcmp(m.method, "berth/log") == 0)
-		CHECK(m.level != NULL && m.text != NULL);
-	else
+	if (m.method != NULL && strcmp(m.method, "berth/log") == 0) {
+		json_t *params = json_object_get(m.msg, "params");
+		const char *level = json_string_value(json_object_get(params, "level"));
+		const char *text = json_string_value(json_object_get(params, "message"));
+		CHECK(strcmp(m.level, level != NULL ? level : "info") == 0);
+		CHECK(strcmp(m.text, text != NULL ? text : "") == 0);
+	} else
 		CHECK(m.level == NULL && m.text == NULL);
 	if (m.method != NULL && strcmp(m.method, "berth/ready") == 0)
 		check_parity(&m, line, len);

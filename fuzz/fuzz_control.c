@@ -16,14 +16,21 @@
  *    within 0..3600000; "id" is the request's own;
  *  - the canonical request rebuilt from what was parsed parses to the same
  *    operation (nothing is read that the request did not say);
- *  - differential: both agree with the checks supervise.c's
- *    handle_request() and dev.c's serve() make inline today (copied below
- *    as legacy_*), so the two can switch to the parsers without a change
- *    of behaviour, except where the parsers are stricter on purpose: a line
- *    with a NUL byte is refused (json_loads stopped at the NUL; jansson's
- *    json_loadb takes a NUL after a number for its end: {"a":1\0} loads),
- *    and a size beyond int is out of range (the cast to int truncated
- *    4294967346 to 50).
+ *  - documented behaviour (docs/sessions.md "Control protocol", the
+ *    control socket of `berth dev` in docs/mcp.md), judged on the line as
+ *    JSON independently of the parsers: the session's answer for each kind
+ *    of bad line ("bad request: a NUL byte in the request", "bad request:
+ *    ..." for no JSON, "bad request: no `op`", "unknown op `OP`", "send
+ *    needs a string `data`"), the op named, a size applied only when both
+ *    values are integers in 2-500 rows and 10-1000 columns (compared as
+ *    the JSON integers they are: none beyond int is truncated into range),
+ *    the grace time 5000 by default and clamped to 0..600000; dev's code
+ *    and message for each refusal in the order dev.c answers them (not
+ *    JSON or a NUL byte: -32700; no object, another method, a call without
+ *    a string export: -32601; then timeout_ms, then input: -32602), and
+ *    app_dir known for every call that got as far as its parameters.
+ * (supervise.c and dev.c act on these parsers' results: no copy of the
+ * inline checks they once made is needed to compare against.)
  */
 #include <jansson.h>
 #include <stdbool.h>
@@ -43,124 +50,100 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const op_names[] = {"info", "peek", "send", "resize", "attach", "stop"};
 
-/* ---- supervise.c's handle_request() and set_size() today: the answer's
- * error message, or the op with the size it applies ---- */
-struct legacy_sess {
-	char why[512]; /* "" when accepted */
-	int op;
-	int rows, cols; /* 0, 0: size kept */
-	long long grace;
-};
-
-static int get_size_arg(json_t *req, const char *key)
+static int op_index(const char *op)
 {
-	json_t *v = json_object_get(req, key);
-
-	return json_is_integer(v) ? (int)json_integer_value(v) : 0;
+	for (int i = 0; op != NULL && i < (int)(sizeof op_names / sizeof op_names[0]); i++)
+		if (strcmp(op, op_names[i]) == 0)
+			return i;
+	return -1;
 }
 
-static void legacy_session(const char *cline, struct legacy_sess *o)
+static bool int_in(const json_t *v, json_int_t lo, json_int_t hi)
 {
-	json_error_t je;
-	json_t *req = json_loads(cline, 0, &je);
-	const char *op = json_string_value(json_object_get(req, "op"));
+	return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+}
 
-	memset(o, 0, sizeof *o);
-	o->op = -1;
-	if (!json_is_object(req) || op == NULL) {
-		snprintf(o->why, sizeof o->why, "bad request: %s", req == NULL ? je.text : "no `op`");
-	} else if (strcmp(op, "send") == 0 && !json_is_string(json_object_get(req, "data"))) {
-		snprintf(o->why, sizeof o->why, "send needs a string `data`");
+/* docs/sessions.md: what the session answers the line (@rc, @r, @why). */
+static void documented_session(const char *line, size_t len, int rc, const struct berth_control_req *r,
+			       const char *why)
+{
+	bool nul = memchr(line, '\0', len) != NULL;
+	json_t *j = nul ? NULL : json_loadb(line, len, 0, NULL);
+	const char *op = json_string_value(json_object_get(j, "op"));
+	int k = op_index(op);
+	char want[512];
+
+	if (nul) {
+		CHECK(rc < 0 && strcmp(why, "bad request: a NUL byte in the request") == 0);
+	} else if (j == NULL) {
+		CHECK(rc < 0 && strncmp(why, "bad request: ", 13) == 0 && strcmp(why, "bad request: no `op`") != 0);
+	} else if (!json_is_object(j) || op == NULL) {
+		CHECK(rc < 0 && strcmp(why, "bad request: no `op`") == 0);
+	} else if (k < 0) {
+		snprintf(want, sizeof want, "unknown op `%s`", op);
+		CHECK(rc < 0 && strcmp(why, want) == 0);
+	} else if (k == BERTH_CONTROL_SEND && !json_is_string(json_object_get(j, "data"))) {
+		CHECK(rc < 0 && strcmp(why, "send needs a string `data`") == 0);
 	} else {
-		for (int i = 0; i < 6; i++)
-			if (strcmp(op, op_names[i]) == 0)
-				o->op = i;
-		if (o->op < 0)
-			snprintf(o->why, sizeof o->why, "unknown op `%s`", op);
-		if (o->op == BERTH_CONTROL_RESIZE || o->op == BERTH_CONTROL_ATTACH) {
-			int rows = get_size_arg(req, "rows"), cols = get_size_arg(req, "cols");
-			if (!(rows < 2 || cols < 10 || rows > 500 || cols > 1000)) {
-				o->rows = rows;
-				o->cols = cols;
-			}
+		CHECK(rc == 0 && (int)r->op == k);
+		if (k == BERTH_CONTROL_RESIZE || k == BERTH_CONTROL_ATTACH) {
+			const json_t *rows = json_object_get(j, "rows"), *cols = json_object_get(j, "cols");
+			if (int_in(rows, 2, 500) && int_in(cols, 10, 1000))
+				CHECK(r->rows == json_integer_value(rows) && r->cols == json_integer_value(cols));
+			else
+				CHECK(r->rows == 0 && r->cols == 0);
 		}
-		if (o->op == BERTH_CONTROL_STOP) {
-			json_t *g = json_object_get(req, "grace_ms");
-			long long grace = json_is_integer(g) ? json_integer_value(g) : 5000;
-			o->grace = grace < 0 ? 0 : grace > 600000 ? 600000 : grace;
+		if (k == BERTH_CONTROL_STOP) {
+			const json_t *g = json_object_get(j, "grace_ms");
+			json_int_t v = json_is_integer(g) ? json_integer_value(g) : 5000;
+			CHECK(r->grace_ms == (v < 0 ? 0 : v > 600000 ? 600000 : v));
 		}
 	}
-	json_decref(req);
+	json_decref(j);
 }
 
-/* ---- dev.c's client_input() and serve() today, up to the app ---- */
-struct legacy_dev {
-	int code; /* 0: accepted */
-	const char *message;
-	int method;
-	const char *app_dir; /* valid while req lives */
-};
-
-static json_t *legacy_dev(const char *line, size_t len, struct legacy_dev *o)
+/* docs/mcp.md (berth dev's control socket): the answer dev.c gives the line, up to the app. */
+static void documented_dev(const char *line, size_t len, int rc, const struct berth_devctl_req *r, int code,
+			   const char *message)
 {
-	json_t *req = json_loadb(line, len, 0, NULL), *params, *jt, *input;
-	const char *method;
+	json_t *j = memchr(line, '\0', len) != NULL ? NULL : json_loadb(line, len, 0, NULL);
+	const char *method = json_string_value(json_object_get(j, "method"));
+	json_t *params = json_object_get(j, "params"), *t = json_object_get(params, "timeout_ms"),
+	       *in = json_object_get(params, "input");
+	bool info = method != NULL && strcmp(method, "info") == 0, watch = method != NULL && strcmp(method, "watch") == 0;
 
-	memset(o, 0, sizeof *o);
-	if (req == NULL) {
-		o->code = BERTH_RPC_PARSE_ERROR;
-		o->message = "not JSON";
-		return NULL;
+	if (j == NULL) {
+		CHECK(rc < 0 && code == BERTH_RPC_PARSE_ERROR && strcmp(message, "not JSON") == 0 && r->id == NULL);
+		return;
 	}
-	params = json_object_get(req, "params");
-	method = json_string_value(json_object_get(req, "method"));
-	if (method != NULL && strcmp(method, "info") == 0) {
-		o->method = BERTH_DEVCTL_INFO;
-		return req;
+	/* the answer carries the request's own id (null when it has none) */
+	CHECK(r->id == NULL ? json_object_get(j, "id") == NULL : json_equal(r->id, json_object_get(j, "id")));
+	if (info || watch) {
+		CHECK(rc == 0 && r->method == (info ? BERTH_DEVCTL_INFO : BERTH_DEVCTL_WATCH));
+	} else if (method == NULL || strcmp(method, "call") != 0 || !json_is_string(json_object_get(params, "export"))) {
+		CHECK(rc < 0 && code == BERTH_RPC_METHOD_NOT_FOUND &&
+		      strcmp(message, "berth dev knows `call`, `info` and `watch`") == 0);
+	} else {
+		const char *dir = json_string_value(json_object_get(params, "app_dir"));
+		CHECK(r->method == BERTH_DEVCTL_CALL);
+		CHECK(dir == NULL ? r->app_dir == NULL : r->app_dir != NULL && strcmp(dir, r->app_dir) == 0);
+		if (t != NULL && !json_is_null(t) && !int_in(t, 0, 3600000))
+			CHECK(rc < 0 && code == BERTH_RPC_INVALID_PARAMS &&
+			      strcmp(message, "timeout_ms must be an integer from 0 to 3600000") == 0);
+		else if (in != NULL && !json_is_null(in) && !json_is_object(in))
+			CHECK(rc < 0 && code == BERTH_RPC_INVALID_PARAMS && strcmp(message, "input must be an object") == 0);
+		else
+			CHECK(rc == 0 && r->timeout_ms == (unsigned)json_integer_value(t) &&
+			      (in == NULL || json_is_null(in) ? r->input == NULL : json_equal(r->input, in)));
 	}
-	if (method != NULL && strcmp(method, "watch") == 0) {
-		o->method = BERTH_DEVCTL_WATCH;
-		return req;
-	}
-	if (method == NULL || strcmp(method, "call") != 0 || !json_is_string(json_object_get(params, "export"))) {
-		o->code = BERTH_RPC_METHOD_NOT_FOUND;
-		o->message = "berth dev knows `call`, `info` and `watch`";
-		return req;
-	}
-	o->method = BERTH_DEVCTL_CALL;
-	o->app_dir = json_string_value(json_object_get(params, "app_dir"));
-	jt = json_object_get(params, "timeout_ms");
-	input = json_object_get(params, "input");
-	if (jt != NULL && !json_is_null(jt) &&
-	    (!json_is_integer(jt) || json_integer_value(jt) < 0 || json_integer_value(jt) > 3600000)) {
-		o->code = BERTH_RPC_INVALID_PARAMS;
-		o->message = "timeout_ms must be an integer from 0 to 3600000";
-		return req;
-	}
-	if (json_is_null(input))
-		input = NULL;
-	if (input != NULL && !json_is_object(input)) {
-		o->code = BERTH_RPC_INVALID_PARAMS;
-		o->message = "input must be an object";
-	}
-	return req;
-}
-
-/* The integer member @key of @msg is beyond int (where the cast truncated). */
-static bool beyond_int(const json_t *msg, const char *key)
-{
-	const json_t *v = json_object_get(msg, key);
-
-	return json_is_integer(v) && (json_integer_value(v) > INT32_MAX || json_integer_value(v) < INT32_MIN);
+	json_decref(j);
 }
 
 static void check_session(const char *line, size_t len)
 {
 	struct berth_control_req r, r2;
-	struct legacy_sess old;
 	char why[512] = "", why2[512];
 	int rc = berth_control_parse(line, len, &r, why, sizeof why);
-	bool has_nul = memchr(line, '\0', len) != NULL;
 
 	if (rc < 0) {
 		CHECK(r.msg == NULL && why[0] != '\0');
@@ -207,35 +190,16 @@ static void check_session(const char *line, size_t len)
 		json_decref(c);
 	}
 
-	/* What supervise.c does today, on the line as its buffer holds it. */
-	char *cline = malloc(len + 1);
-	memcpy(cline, line, len);
-	cline[len] = '\0';
-	legacy_session(cline, &old);
-	free(cline);
-	if (has_nul) {
-		CHECK(rc < 0); /* stricter: the bytes after a NUL were never looked at */
-	} else if (rc < 0) {
-		CHECK(strcmp(why, old.why) == 0);
-	} else {
-		CHECK(old.why[0] == '\0' && old.op == (int)r.op);
-		CHECK(old.grace == r.grace_ms);
-		if (!beyond_int(r.msg, "rows") && !beyond_int(r.msg, "cols"))
-			CHECK(old.rows == r.rows && old.cols == r.cols);
-		else
-			CHECK(r.rows == 0 && r.cols == 0);
-	}
+	documented_session(line, len, rc, &r, why);
 	berth_control_req_free(&r);
 }
 
 static void check_dev(const char *line, size_t len)
 {
 	struct berth_devctl_req r;
-	struct legacy_dev old;
 	int code = 0;
 	const char *message = NULL;
 	int rc = berth_devctl_parse(line, len, &r, &code, &message);
-	json_t *oreq = legacy_dev(line, len, &old);
 
 	if (rc < 0) {
 		CHECK(message != NULL && message[0] != '\0');
@@ -278,19 +242,7 @@ static void check_dev(const char *line, size_t len)
 			CHECK(r.export == NULL && r.input == NULL && r.timeout_ms == 0);
 		}
 	}
-	/* Differential: the same answer as dev.c gives today (but for a NUL
-	 * byte, which jansson can take for the end of a number). */
-	if (memchr(line, '\0', len) != NULL) {
-		CHECK(rc < 0 && code == BERTH_RPC_PARSE_ERROR);
-		json_decref(oreq);
-		berth_devctl_req_free(&r);
-		return;
-	}
-	CHECK(old.code == (rc < 0 ? code : 0));
-	CHECK(old.message == NULL ? message == NULL || rc == 0 : strcmp(old.message, message) == 0);
-	CHECK(old.code != 0 && old.code != BERTH_RPC_INVALID_PARAMS ? true : old.method == (int)r.method);
-	CHECK((old.app_dir == NULL) == (r.app_dir == NULL) && (old.app_dir == NULL || strcmp(old.app_dir, r.app_dir) == 0));
-	json_decref(oreq);
+	documented_dev(line, len, rc, &r, code, message);
 	berth_devctl_req_free(&r);
 }
 

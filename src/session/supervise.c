@@ -37,6 +37,7 @@
 
 #include "../supervisor/run.h"
 #include "../util/cleanup.h"
+#include "control.h"
 #include "screen.h"
 #include "../util/termfilter.h"
 
@@ -44,7 +45,7 @@
 #define CLIENT_IN_MAX (64 * 1024)      /* bytes of one request line */
 #define CLIENT_OUT_MAX (4 * 1024 * 1024) /* bytes queued for a client before it is dropped */
 #define MASTER_OUT_MAX (1024 * 1024)   /* bytes queued for the agent's input */
-#define DEFAULT_GRACE_MS 5000
+#define DEFAULT_GRACE_MS BERTH_CONTROL_GRACE_DEFAULT_MS
 /* The pause between typed text and the Enter after it.  An agent that sees
  * text and a CR arrive together takes them for a paste and the CR for a new
  * line in its input box: Codex's paste-burst detection (codex-rs/tui
@@ -266,12 +267,11 @@ static void log_output(struct sup *s, const char *buf, size_t len)
 		s->log_size += (long long)len;
 }
 
+/* @rows, @cols: within control.h's bounds (berth_control_parse checked them). */
 static void set_size(struct sup *s, int rows, int cols)
 {
 	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 
-	if (rows < 2 || cols < 10 || rows > 500 || cols > 1000)
-		return;
 	ioctl(s->master, TIOCSWINSZ, &ws);
 	berth_screen_resize(s->screen, rows, cols);
 }
@@ -315,62 +315,60 @@ static void begin_stop(struct sup *s, long long grace_ms)
 		s->stop_deadline_ms = d;
 }
 
-static int get_size_arg(json_t *req, const char *key)
+/* One request line (@len bytes, without its newline): parsed by
+ * berth_control_parse (control.h, fuzzed on its own), acted on here. */
+static void handle_request(struct sup *s, struct client *c, const char *line, size_t len)
 {
-	json_t *v = json_object_get(req, key);
+	struct berth_control_req r;
+	char why[512];
 
-	return json_is_integer(v) ? (int)json_integer_value(v) : 0;
-}
-
-static void handle_request(struct sup *s, struct client *c, const char *line)
-{
-	json_error_t je;
-	json_t *req = json_loads(line, 0, &je);
-	const char *op = json_string_value(json_object_get(req, "op"));
-
-	if (!json_is_object(req) || op == NULL) {
-		client_error(c, "bad request: %s", req == NULL ? je.text : "no `op`");
-	} else if (strcmp(op, "info") == 0) {
-		json_t *r = json_deep_copy(s->meta);
-		json_object_set_new(r, "idle_ms", json_integer(now_ms() - s->last_output_ms));
-		json_object_set_new(r, "alive", json_true());
-		client_json(c, r);
-	} else if (strcmp(op, "peek") == 0) {
+	if (berth_control_parse(line, len, &r, why, sizeof why) < 0) {
+		client_error(c, "%s", why);
+		return;
+	}
+	switch (r.op) {
+	case BERTH_CONTROL_INFO: {
+		json_t *info = json_deep_copy(s->meta);
+		json_object_set_new(info, "idle_ms", json_integer(now_ms() - s->last_output_ms));
+		json_object_set_new(info, "alive", json_true());
+		client_json(c, info);
+		break;
+	}
+	case BERTH_CONTROL_PEEK:
 		client_json(c, screen_json(s));
-	} else if (strcmp(op, "send") == 0) {
-		json_t *d = json_object_get(req, "data");
-		bool enter = json_is_true(json_object_get(req, "enter"));
-		enum typed_kind k = json_is_true(json_object_get(req, "paste")) ? TYPED_TEXT : TYPED_RAW;
-		if (!json_is_string(d))
-			client_error(c, "send needs a string `data`");
-		else if (s->typed_bytes + s->to_master.len + json_string_length(d) + 1 > MASTER_OUT_MAX ||
-			 (json_string_length(d) > 0 && !type_later(s, k, json_string_value(d), json_string_length(d))) ||
-			 (enter && !type_later(s, TYPED_ENTER, "\r", 1)))
+		break;
+	case BERTH_CONTROL_SEND:
+		if (s->typed_bytes + s->to_master.len + r.data_len + 1 > MASTER_OUT_MAX ||
+		    (r.data_len > 0 && !type_later(s, r.paste ? TYPED_TEXT : TYPED_RAW, r.data, r.data_len)) ||
+		    (r.enter && !type_later(s, TYPED_ENTER, "\r", 1)))
 			client_error(c, "the agent is not reading its input (1 MiB queued)");
 		else
 			client_json(c, json_pack("{sb}", "ok", 1));
-	} else if (strcmp(op, "resize") == 0) {
-		set_size(s, get_size_arg(req, "rows"), get_size_arg(req, "cols"));
+		break;
+	case BERTH_CONTROL_RESIZE:
+	case BERTH_CONTROL_ATTACH:
+		if (r.rows != 0)
+			set_size(s, r.rows, r.cols);
 		client_json(c, json_pack("{sb}", "ok", 1));
-	} else if (strcmp(op, "attach") == 0) {
-		size_t len = 0;
-		set_size(s, get_size_arg(req, "rows"), get_size_arg(req, "cols"));
-		client_json(c, json_pack("{sb}", "ok", 1));
-		char *draw = berth_screen_redraw(s->screen, &len);
-		if (draw != NULL)
-			client_send(c, draw, len);
-		free(draw);
-		c->attached = true;
-	} else if (strcmp(op, "stop") == 0) {
-		json_t *g = json_object_get(req, "grace_ms");
-		long long grace = json_is_integer(g) ? json_integer_value(g) : DEFAULT_GRACE_MS;
-		begin_stop(s, grace < 0 ? 0 : grace > 600000 ? 600000 : grace);
+		if (r.op == BERTH_CONTROL_ATTACH) {
+			size_t dlen = 0;
+			char *draw = berth_screen_redraw(s->screen, &dlen);
+			if (draw != NULL)
+				client_send(c, draw, dlen);
+			free(draw);
+			c->attached = true;
+		}
+		break;
+	case BERTH_CONTROL_STOP:
+		begin_stop(s, r.grace_ms);
 		client_json(c, json_pack("{sb}", "ok", 1));
 		c->waiting_end = true;
-	} else {
-		client_error(c, "unknown op `%s`", op);
+		break;
+	default: /* berth_control_parse returns no other op */
+		client_error(c, "unknown op");
+		break;
 	}
-	json_decref(req);
+	berth_control_req_free(&r);
 }
 
 static void client_read(struct sup *s, struct client *c)
@@ -403,8 +401,7 @@ static void client_read(struct sup *s, struct client *c)
 			c->in[c->inlen++] = buf[i];
 			continue;
 		}
-		c->in[c->inlen] = '\0';
-		handle_request(s, c, c->in);
+		handle_request(s, c, c->in, c->inlen);
 		c->inlen = 0;
 	}
 }

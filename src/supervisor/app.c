@@ -166,52 +166,50 @@ void berth_ap_drain_logs(struct berth_app *a)
 	}
 }
 
-/* A notification from the app that is not an answer: berth/log. */
-void berth_ap_handle_notification(struct berth_app *a, json_t *msg)
+void berth_ap_handle_notification(struct berth_app *a, const struct berth_appmsg *m)
 {
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *params = json_object_get(msg, "params");
-
-	if (method != NULL && strcmp(method, "berth/log") == 0) {
-		const char *level = json_string_value(json_object_get(params, "level"));
-		const char *text = json_string_value(json_object_get(params, "message"));
-		berth_ap_app_log(a, level != NULL ? level : "info", text != NULL ? text : "");
-	} else if (method != NULL) {
+	if (m->level != NULL) { /* berth/log: level and text parsed */
+		berth_ap_app_log(a, m->level, m->text);
+	} else if (m->method != NULL) {
 		char buf[256];
-		snprintf(buf, sizeof buf, "ignored an unexpected `%.120s` message from the app", method);
+		snprintf(buf, sizeof buf, "ignored an unexpected `%.120s` message from the app", m->method);
 		berth_ap_app_log(a, "warning", buf);
 	}
+}
+
+int berth_ap_next_line(struct berth_app *a, struct berth_appmsg *m)
+{
+	char *line;
+	size_t len;
+	int r;
+
+	while ((r = berth_lines_next(&a->rin, &line, &len)) == 2)
+		berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
+	if (r == 0)
+		return 0;
+	berth_appmsg_parse(line, len, m);
+	return 1;
 }
 
 enum wait_result { GOT_MESSAGE, APP_DIED, TIMED_OUT, CHANNEL_BROKEN };
 
 /*
- * Wait until the app sends one JSON-RPC message (a new reference in *msg),
- * while relaying its logs; bad lines are reported and skipped.
+ * Wait until the app sends one JSON-RPC message (parsed into *@m, to free
+ * with berth_appmsg_free), while relaying its logs; lines that are no JSON
+ * object are reported and skipped.
  */
-static enum wait_result next_message(struct berth_app *a, long long deadline, json_t **msg)
+static enum wait_result next_message(struct berth_app *a, long long deadline, struct berth_appmsg *m)
 {
 	for (;;) {
-		char *line;
-		size_t len;
-		int r = berth_lines_next(&a->rin, &line, &len);
-
-		if (r == 2) {
-			berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
-			continue;
-		}
-		if (r == 1) {
-			json_error_t je;
-			json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
-			if (j == NULL || !json_is_object(j)) {
+		if (berth_ap_next_line(a, m)) {
+			if (m->kind == BERTH_APPMSG_BAD) {
 				char buf[256];
-				snprintf(buf, sizeof buf,
-					 "the app sent a line that is not a JSON object (%.120s)", je.text);
+				snprintf(buf, sizeof buf, "the app sent a line that is not a JSON object (%.120s)",
+					 m->bad);
 				berth_ap_app_log(a, "warning", buf);
-				json_decref(j);
+				berth_appmsg_free(m);
 				continue;
 			}
-			*msg = j;
 			return GOT_MESSAGE;
 		}
 		if (a->rin.eof)
@@ -356,36 +354,17 @@ void berth_app_close(struct berth_app *a)
 	free(a);
 }
 
-/* The announced exports against the manifest's. */
-static int check_parity(struct berth_app *a, json_t *exports, struct berth_error *err)
+/* The announced exports (berth/ready's params.exports) against the
+ * manifest's, compared by berth_appmsg_parity (appchan.h). */
+static int check_parity(struct berth_app *a, const json_t *exports, struct berth_error *err)
 {
-	char missing[1024] = "", extra[1024] = "";
-	size_t i;
-	json_t *v;
+	char missing[1024], extra[1024];
+	int r = berth_appmsg_parity(exports, a->m.exports, a->m.n_exports, missing, extra, sizeof missing);
 
-	if (!json_is_array(exports))
+	if (r < 0)
 		return berth_err(err, EPROTO, "the app `%s` announced no `exports` list in berth/ready",
 				 a->m.name);
-	for (size_t k = 0; k < a->m.n_exports; k++) {
-		bool found = false;
-		json_array_foreach(exports, i, v) if (json_is_string(v) &&
-						      strcmp(json_string_value(v), a->m.exports[k].name) == 0)
-		    found = true;
-		if (!found)
-			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s`%s`",
-				 missing[0] ? ", " : "", a->m.exports[k].name);
-	}
-	json_array_foreach(exports, i, v)
-	{
-		const char *n = json_string_value(v);
-		char cn[160];
-		if (n != NULL)
-			n = berth_text_clean(cn, sizeof cn, n);
-		if (n == NULL || berth_ap_find_export(&a->m, n) == NULL)
-			snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s`%s`",
-				 extra[0] ? ", " : "", n != NULL ? n : "(not a string)");
-	}
-	if (missing[0] == '\0' && extra[0] == '\0')
+	if (r == 0)
 		return 0;
 	berth_err(err, 0, "the app `%s` serves other exports than %s declares: missing %s; extra %s",
 		  a->m.name, a->paths.manifest, missing[0] ? missing : "none", extra[0] ? extra : "none");
@@ -399,7 +378,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	int sv[2] = {-1, -1}, lp[2] = {-1, -1};
 	cleanup_close int devnull = -1;
 	long long t0 = berth_ap_now_us(), deadline;
-	json_t *msg = NULL;
+	struct berth_appmsg msg;
 
 	if (a->sb != NULL)
 		return 0;
@@ -460,23 +439,22 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 			return berth_err_hint(err,
 					      "its log above says why; run the entry by hand to debug it");
 		}
-		const char *method = json_string_value(json_object_get(msg, "method"));
-		if (method != NULL && strcmp(method, "berth/ready") == 0)
+		/* By the method alone, with an id or not (appchan.h). */
+		if (msg.method != NULL && strcmp(msg.method, "berth/ready") == 0)
 			break;
-		if (method != NULL && strcmp(method, "berth/log") == 0) {
-			berth_ap_handle_notification(a, msg);
-			json_decref(msg);
+		if (msg.level != NULL) { /* berth/log */
+			berth_ap_handle_notification(a, &msg);
+			berth_appmsg_free(&msg);
 			continue;
 		}
-		json_decref(msg);
+		berth_appmsg_free(&msg);
 		berth_err(err, EPROTO, "the app `%s` sent something other than berth/ready first", a->m.name);
 		goto stop;
 	}
-	if (check_parity(a, json_object_get(json_object_get(msg, "params"), "exports"), err) < 0) {
-		json_decref(msg);
+	int parity = check_parity(a, msg.exports, err);
+	berth_appmsg_free(&msg);
+	if (parity < 0)
 		goto stop;
-	}
-	json_decref(msg);
 	if (boot_us != NULL)
 		*boot_us = (unsigned long)(berth_ap_now_us() - t0);
 	return 0;

@@ -22,29 +22,6 @@ static int schema_fail(struct berth_call_error *ce, int code, const char *what, 
 				  "%s: %s: %s", what, path, reason);
 }
 
-static void took_error(struct berth_app *a, json_t *error, struct berth_call_error *ce)
-{
-	json_t *code = json_object_get(error, "code"), *data = json_object_get(error, "data");
-	const char *message = json_string_value(json_object_get(error, "message"));
-	char clean[1024];
-	json_int_t c = json_is_integer(code) ? json_integer_value(code) : BERTH_RPC_INTERNAL;
-
-	/* The app's words, not a terminal's commands; a code beyond the
-	 * protocol's 32-bit range is no code. */
-	berth_text_clean(clean, sizeof clean, message != NULL ? message : "the app failed");
-	if (c < INT32_MIN || c > INT32_MAX)
-		c = BERTH_RPC_INTERNAL;
-	/* Codes that say what berth did (crash, timeout, bad output) are
-	 * berth's to give: an app using them is reporting its own failure. */
-	if (c == BERTH_RPC_CRASHED || c == BERTH_RPC_TIMEOUT || c == BERTH_RPC_BAD_OUTPUT)
-		c = BERTH_RPC_APP_ERROR;
-	berth_ap_call_fail(ce, (int)c, json_is_object(data) ? json_incref(data) : NULL, "%s", clean);
-	if (json_is_object(data))
-		ce->denial = berth_app_denial(a, json_string_value(json_object_get(data, "errno_name")),
-					      json_string_value(json_object_get(data, "syscall")),
-					      json_string_value(json_object_get(data, "path")));
-}
-
 int berth_app_check_input(const struct berth_app *a, const char *name, json_t *input,
 			  struct berth_call_error *ce)
 {
@@ -329,36 +306,32 @@ size_t berth_app_pending(const struct berth_app *a)
 	return a->n_pend;
 }
 
-/* One answer from the app: finish its call. */
-static void answer(struct berth_app *a, json_t *msg, berth_app_done_fn done, void *ctx)
+/* One answer from the app (appchan.h decides what it means): finish its
+ * call. */
+static void answer(struct berth_app *a, const struct berth_appmsg *m)
 {
-	json_t *jid = json_object_get(msg, "id");
 	size_t i;
 
 	for (i = 0; i < a->n_pend; i++)
-		if (a->pend[i].sent && json_is_integer(jid) && json_integer_value(jid) == a->pend[i].id)
+		if (a->pend[i].sent && m->id_ok && m->id == a->pend[i].id)
 			break;
 	if (i == a->n_pend)
 		return; /* an answer to nothing we wait for */
 	struct pending *q = &a->pend[i];
 	struct berth_call_error ce = {0};
-	json_t *error = json_object_get(msg, "error"), *res = json_object_get(msg, "result");
-	char path[512], reason[512];
-	(void)done;
-	(void)ctx;
+	json_t *res = NULL;
 	if (q->cancelled) {
 		berth_ap_call_fail(&ce, BERTH_RPC_CANCELLED, NULL,
 				   "cancelled by the caller; the app's answer was dropped");
 		berth_ap_finish(a, q, NULL, &ce, false);
-	} else if (error != NULL) {
-		took_error(a, error, &ce);
-		berth_ap_finish(a, q, NULL, &ce, true);
-	} else if (!json_is_object(res)) {
-		berth_ap_call_fail(&ce, BERTH_RPC_BAD_OUTPUT, NULL,
-				   "the app answered `%s` without a result object", q->ex->name);
-		berth_ap_finish(a, q, NULL, &ce, true);
-	} else if (berth_schema_validate(q->ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
-		schema_fail(&ce, BERTH_RPC_BAD_OUTPUT, "invalid output", path, reason);
+	} else if (berth_appmsg_outcome(m, q->ex, &res, &ce) < 0) {
+		/* The app's error data may report a denial (errno_name, syscall,
+		 * path): explained against this app's mounts.  An output schema
+		 * failure's data {path, reason} names none. */
+		if (ce.data != NULL)
+			ce.denial = berth_app_denial(a, json_string_value(json_object_get(ce.data, "errno_name")),
+						     json_string_value(json_object_get(ce.data, "syscall")),
+						     json_string_value(json_object_get(ce.data, "path")));
 		berth_ap_finish(a, q, NULL, &ce, true);
 	} else {
 		berth_ap_finish(a, q, res, NULL, true);
@@ -411,23 +384,16 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 	 * deadlines, signals or other apps (the rest is read next time). */
 	size_t budget = 4 * 1024 * 1024;
 	for (;;) {
-		char *line;
-		size_t len;
-		int r = berth_lines_next(&a->rin, &line, &len);
-		if (r == 2) {
-			berth_ap_app_log(a, "warning", "dropped a protocol message over 1 MiB");
-			continue;
-		}
-		if (r == 1) {
-			json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
-			if (!json_is_object(j))
+		struct berth_appmsg m;
+		if (berth_ap_next_line(a, &m)) {
+			if (m.kind == BERTH_APPMSG_BAD)
 				berth_ap_app_log(a, "warning",
 						 "the app sent a line that is not a JSON object");
-			else if (json_object_get(j, "id") == NULL)
-				berth_ap_handle_notification(a, j);
+			else if (m.kind == BERTH_APPMSG_ANSWER)
+				answer(a, &m);
 			else
-				answer(a, j, done, ctx);
-			json_decref(j);
+				berth_ap_handle_notification(a, &m);
+			berth_appmsg_free(&m);
 			continue;
 		}
 		if (a->rin.eof || budget == 0)

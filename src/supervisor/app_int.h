@@ -21,6 +21,7 @@
 #include "../audit/audit.h"
 #include "../audit/exposure.h"
 #include "../audit/queue.h"
+#include "appchan.h"
 #include "lines.h"
 #include "run.h"
 
@@ -100,8 +101,13 @@ int berth_ap_call_fail(struct berth_call_error *ce, int code, json_t *data, cons
 const struct berth_export *berth_ap_find_export(const struct berth_manifest *m, const char *name);
 /* Every complete log line the app wrote so far, to the log callback. */
 void berth_ap_drain_logs(struct berth_app *a);
-/* A notification from the app that is not an answer: berth/log. */
-void berth_ap_handle_notification(struct berth_app *a, json_t *msg);
+/* The next complete line on the app's channel parsed into *@m (free it
+ * with berth_appmsg_free): 1, or 0 when no line is complete yet.  Lines
+ * over the bound are warned about and skipped. */
+int berth_ap_next_line(struct berth_app *a, struct berth_appmsg *m);
+/* A message from the app that is not an answer (appchan.h): berth/log is
+ * logged, another method warned about, a message without one ignored. */
+void berth_ap_handle_notification(struct berth_app *a, const struct berth_appmsg *m);
 /* Stops the sandbox (gracefully: end of file first, then the grace
  * period); pending calls stay pending. */
 void berth_ap_stop_sandbox(struct berth_app *a, bool graceful);

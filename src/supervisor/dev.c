@@ -21,6 +21,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
+#include "devctl.h"
 #include "lines.h"
 #include "outq.h"
 
@@ -389,76 +390,64 @@ static void reply_error(struct client *c, json_t *id, int code, const char *mess
 			   "message", message));
 }
 
-static void serve(struct client *c, json_t *req)
+/* A call berth_devctl_parse accepted, made on the client's app. */
+static void serve_call(struct client *c, const struct berth_devctl_req *r)
 {
-	json_t *id = json_object_get(req, "id"), *params = json_object_get(req, "params");
-	const char *method = json_string_value(json_object_get(req, "method"));
 	struct berth_app *a = c->app->app;
-
-	if (method != NULL && strcmp(method, "info") == 0) {
-		const struct berth_manifest *m = berth_app_manifest(a);
-		json_t *ex = json_array();
-		for (size_t i = 0; i < m->n_exports; i++)
-			json_array_append_new(ex, json_string(m->exports[i].name));
-		reply(c, json_pack("{s:s, s:O?, s:{s:s, s:s, s:s?, s:o}}", "jsonrpc", "2.0", "id", id,
-				   "result", "name", m->name, "version", m->version, "digest",
-				   berth_app_policy_of(a)->app_digest, "exports", ex));
-		return;
-	}
-	if (method != NULL && strcmp(method, "watch") == 0) {
-		c->watch = true;
-		reply(c, json_pack("{s:s, s:O?, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
-		return;
-	}
-	if (method == NULL || strcmp(method, "call") != 0 ||
-	    !json_is_string(json_object_get(params, "export"))) {
-		reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-				   BERTH_RPC_METHOD_NOT_FOUND, "message",
-				   "berth dev knows `call`, `info` and `watch`"));
-		return;
-	}
-	json_t *input = json_object_get(params, "input"), *result = NULL,
-	       *jt = json_object_get(params, "timeout_ms");
-	const char *want_dir = json_string_value(json_object_get(params, "app_dir"));
-	const char *export = json_string_value(json_object_get(params, "export"));
 	struct berth_call_error ce = {0};
-	if (want_dir != NULL && strcmp(want_dir, berth_app_paths(a)->app_dir) != 0) {
-		/* The caller means an app of the same name elsewhere: not ours. */
-		reply_error(c, id, BERTH_DEV_OTHER_DIR, "berth dev serves this app from another directory");
-		return;
-	}
-	if (jt != NULL && !json_is_null(jt) &&
-	    (!json_is_integer(jt) || json_integer_value(jt) < 0 || json_integer_value(jt) > 3600000)) {
-		reply_error(c, id, BERTH_RPC_INVALID_PARAMS,
-			    "timeout_ms must be an integer from 0 to 3600000");
-		return;
-	}
-	unsigned timeout = (unsigned)json_integer_value(jt);
-	if (json_is_null(input))
-		input = NULL; /* no input: {} */
-	if (input != NULL && !json_is_object(input)) {
-		reply_error(c, id, BERTH_RPC_INVALID_PARAMS, "input must be an object");
-		return;
-	}
-	if (berth_app_check_input(a, export, input, &ce) < 0) {
+	json_t *result = NULL;
+
+	if (berth_app_check_input(a, r->export, r->input, &ce) < 0) {
 		/* Refused before the app saw it: the caller's mistake ("stage"). */
-		reply(c,
-		      json_pack("{s:s, s:O?, s:s, s:{s:i, s:s, s:O*}}", "jsonrpc", "2.0", "id", id, "stage",
-				"input", "error", "code", ce.code, "message", ce.message, "data", ce.data));
+		reply(c, json_pack("{s:s, s:O?, s:s, s:{s:i, s:s, s:O*}}", "jsonrpc", "2.0", "id", r->id, "stage",
+				   "input", "error", "code", ce.code, "message", ce.message, "data", ce.data));
 		berth_call_error_free(&ce);
 		return;
 	}
-	if (berth_app_call(a, export, input, timeout, &result, &ce) == 0) {
-		reply(c, json_pack("{s:s, s:O?, s:{s:o}}", "jsonrpc", "2.0", "id", id, "result", "output",
+	if (berth_app_call(a, r->export, r->input, r->timeout_ms, &result, &ce) == 0) {
+		reply(c, json_pack("{s:s, s:O?, s:{s:o}}", "jsonrpc", "2.0", "id", r->id, "result", "output",
 				   result));
 		return;
 	}
 	json_t *data = ce.data != NULL ? json_deep_copy(ce.data) : json_object();
 	if (ce.denial != NULL)
 		json_object_set_new(data, "denial", json_string(ce.denial));
-	reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id, "error", "code",
+	reply(c, json_pack("{s:s, s:O?, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", r->id, "error", "code",
 			   ce.code, "message", ce.message, "data", data));
 	berth_call_error_free(&ce);
+}
+
+/* One request line (@len bytes): parsed by berth_devctl_parse (devctl.h,
+ * fuzzed on its own), answered here. */
+static void serve(struct client *c, const char *line, size_t len)
+{
+	struct berth_app *a = c->app->app;
+	struct berth_devctl_req r;
+	const char *message;
+	int code, rc = berth_devctl_parse(line, len, &r, &code, &message);
+
+	/* A call that means an app of the same name elsewhere is refused as
+	 * not ours before its parameters are judged. */
+	if ((rc == 0 || code == BERTH_RPC_INVALID_PARAMS) && r.method == BERTH_DEVCTL_CALL && r.app_dir != NULL &&
+	    strcmp(r.app_dir, berth_app_paths(a)->app_dir) != 0)
+		reply_error(c, r.id, BERTH_DEV_OTHER_DIR, "berth dev serves this app from another directory");
+	else if (rc < 0)
+		reply_error(c, r.id, code, message);
+	else if (r.method == BERTH_DEVCTL_INFO) {
+		const struct berth_manifest *m = berth_app_manifest(a);
+		json_t *ex = json_array();
+		for (size_t i = 0; i < m->n_exports; i++)
+			json_array_append_new(ex, json_string(m->exports[i].name));
+		reply(c, json_pack("{s:s, s:O?, s:{s:s, s:s, s:s?, s:o}}", "jsonrpc", "2.0", "id", r.id, "result",
+				   "name", m->name, "version", m->version, "digest", berth_app_policy_of(a)->app_digest,
+				   "exports", ex));
+	} else if (r.method == BERTH_DEVCTL_WATCH) {
+		c->watch = true;
+		reply(c, json_pack("{s:s, s:O?, s:{}}", "jsonrpc", "2.0", "id", r.id, "result"));
+	} else {
+		serve_call(c, &r);
+	}
+	berth_devctl_req_free(&r);
 }
 
 static void client_input(struct client *c)
@@ -473,15 +462,10 @@ static void client_input(struct client *c)
 	}
 	while (c->fd >= 0 && c->out.len < BERTH_RPC_MAX_LINE &&
 	       (r = berth_lines_next(&c->in, &line, &len)) != 0) {
-		json_t *req = r == 1 ? json_loadb(line, len, 0, NULL) : NULL;
-		if (req == NULL) {
-			reply(c, json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error",
-					   "code", r == 1 ? BERTH_RPC_PARSE_ERROR : BERTH_RPC_INVALID_REQUEST,
-					   "message", r == 1 ? "not JSON" : "message over the size limit"));
-			continue;
-		}
-		serve(c, req);
-		json_decref(req);
+		if (r == 1)
+			serve(c, line, len);
+		else
+			reply_error(c, NULL, BERTH_RPC_INVALID_REQUEST, "message over the size limit");
 	}
 	if (c->fd >= 0 && c->in.eof)
 		client_close(c);

@@ -423,6 +423,28 @@ B2=$(js 'o["boot"]')
 if [ -n "$B2" ] && [ "$B2" != "$B1" ]; then pass "dev: a new boot after the hang"
 else fail "dev: a new boot after the hang" "boot $B1 -> $B2"; fi
 eq "dev: exactly one app process on the host" "$(procs "$PROBE_RE" | wc -w)" 1
+# the control socket's refusals, in docs/mcp.md's order: a NUL byte refuses the whole line
+# (jansson would read {"id":1\0,...} as id 1), another app_dir before the bad parameters
+R=$("$HOSTPY" -c '
+import json,socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile("rb")
+def ask(line):
+    s.sendall(line + b"\n"); a=json.loads(f.readline()); e=a.get("error") or {}
+    return "%s %s %s" % (a.get("id"), e.get("code"), e.get("message") or sorted(a.get("result", {})))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":1\0,\"method\":\"info\"}"))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"call\",\"params\":{\"export\":\"ping\",\"input\":5,\"app_dir\":\"/elsewhere\"}}"))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"call\",\"params\":{\"export\":\"ping\",\"timeout_ms\":-1}}"))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"call\",\"params\":{\"export\":\"ping\",\"input\":[]}}"))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"nope\"}"))
+print(ask(b"[5]"))
+print(ask(b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"info\"}"))' "$(sock probe)" 2>&1)
+eq "dev: the control socket's refusals and their order" "$R" "None -32700 not JSON
+2 -32010 berth dev serves this app from another directory
+3 -32602 timeout_ms must be an integer from 0 to 3600000
+4 -32602 input must be an object
+5 -32601 berth dev knows \`call\`, \`info\` and \`watch\`
+None -32601 berth dev knows \`call\`, \`info\` and \`watch\`
+6 None ['digest', 'exports', 'name', 'version']"
 
 # ---------------------------------------------------------------- 10. logs under berth dev
 rpc probe --export log --input "{\"text\":\"dev-$UNIQ\"}"

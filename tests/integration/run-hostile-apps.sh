@@ -343,5 +343,49 @@ has "tools: the manifest's description escaped" "$OUT" 'C1 controls \u009d0;T\u0
 noesc "tools: no C1 or bidirectional control reaches stdout" "$OUT"
 python3 -c 'import json,sys; json.loads(sys.argv[1])' "$OUT" && pass "tools: still valid JSON" || fail "tools: valid JSON" "" "$OUT"
 
+# 8. lines on the channel that are no JSON object (docs/protocol.md): warned about and skipped,
+# with jansson's reason or "not an object" before berth/ready, without one after it
+mkdir "$TOP/junkapp"
+cat >"$TOP/junkapp/berth.yml" <<'EOF'
+schema_version: 1
+name: junkapp
+version: 0.1.0
+description: sends lines that are no JSON object around its answers
+runtime: python
+entry: app.py
+exports:
+  - name: out
+    description: answers after junk
+    output: {s: string}
+EOF
+cat >"$TOP/junkapp/app.py" <<'EOF'
+import json, os, socket
+s = socket.socket(fileno=int(os.environ["BERTH_RPC_FD"]))
+def raw(b):
+    s.sendall(b + b"\n")
+raw(b'[1,2]')
+raw(b'5')
+raw(b'{"a":1,"a":2}')
+raw(b'{"jsonrpc":"2.0","method":"berth/log","params":{"level":7,"message":"level-not-a-string"}}')
+raw(json.dumps({"jsonrpc": "2.0", "method": "berth/ready", "params": {"exports": ["out"]}}).encode())
+for line in s.makefile("rb"):
+    m = json.loads(line)
+    raw(b'[3]')
+    raw(b'{"jsonrpc":"2.0","method":"berth/bogus"}')
+    raw(b'{"jsonrpc":"2.0"}')
+    raw(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"s": "after-junk"}}).encode())
+EOF
+chmod -R a+rX "$TOP/junkapp"
+b rpc junkapp --app-dir "$TOP/junkapp" --export out
+eq "junk lines: the call succeeds" "$RC" 0
+eq "junk lines: the answer" "$OUT" '{"s":"after-junk"}'
+eq "junk lines: each warned about, as documented" "$(printf '%s\n' "$ERR" | grep '^\[junkapp\]')" \
+"[junkapp] warning: the app sent a line that is not a JSON object (not an object)
+[junkapp] warning: the app sent a line that is not a JSON object ('[' or '{' expected near '5')
+[junkapp] warning: the app sent a line that is not a JSON object (duplicate object key near '\"a\"')
+[junkapp] level-not-a-string
+[junkapp] warning: the app sent a line that is not a JSON object
+[junkapp] warning: ignored an unexpected \`berth/bogus\` message from the app"
+
 echo "# $T tests, $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -444,6 +444,30 @@ except Exception as e: print("refused:", type(e).__name__)' "$XDG_RUNTIME_DIR/be
 	chmod 700 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/berth" "$XDG_RUNTIME_DIR/berth/sessions" "$XDG_RUNTIME_DIR/berth/sessions/r1"
 	case "$r" in "answer: b''"|refused:*) pass "another uid gets nothing from the control socket ($r)";; *) fail "another uid" "$r";; esac
 fi
+# 14a. the control protocol's refusals (docs/sessions.md), on the live supervisor: a NUL byte
+# refuses the whole line (the request read only up to it would be a stop), a size beyond int leaves
+# the size as it is (not 4294967346 rows cast to 50)
+r=$(python3 -c '
+import json,socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile("rb")
+def ask(line):
+    s.sendall(line + b"\n"); return json.loads(f.readline())
+print(ask(b"{\"op\":\"stop\",\"grace_ms\":0}\0{\"op\":\"info\"}").get("error"))
+print(ask(b"{\"op\":\"nope\"}").get("error"))
+print(ask(b"{\"op\":\"send\",\"data\":5}").get("error"))
+print(ask(b"[\"op\"]").get("error"))
+print(ask(b"{\"op\":\"resize\",\"rows\":30,\"cols\":100}"))
+print(ask(b"{\"op\":\"resize\",\"rows\":4294967346,\"cols\":80}"))
+p=ask(b"{\"op\":\"peek\"}"); print(p["rows"], p["cols"], p["alive"])
+i=ask(b"{\"op\":\"info\"}"); print("state", i.get("state"), i.get("alive"))' "$XDG_RUNTIME_DIR/berth/sessions/r1/ctl.sock" 2>&1)
+eq "control: the refusals and the sizes, as documented" "$r" "bad request: a NUL byte in the request
+unknown op \`nope\`
+send needs a string \`data\`
+bad request: no \`op\`
+{'ok': True}
+{'ok': True}
+30 100 True
+state running True"
 # 14b. --persist-home: $HOME kept across sessions of a profile, a tmpfs otherwise
 b spawn shell --name ph1 --persist-home
 eq "--persist-home: exit 0" "$RC" 0

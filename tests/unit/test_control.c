@@ -111,6 +111,12 @@ static void test_devctl(void **state)
 		berth_devctl_req_free(&r);                                                                         \
 	} while (0)
 	REFUSED("nope", BERTH_RPC_PARSE_ERROR, "not JSON");
+	/* jansson would take {"id":1\0,"method":"info"} for {"id":1,"method":"info"}: refused whole */
+	assert_int_equal(berth_devctl_parse("{\"id\":1\0,\"method\":\"info\"}", 25, &r, &code, &msg), -1);
+	assert_int_equal(code, BERTH_RPC_PARSE_ERROR);
+	assert_string_equal(msg, "not JSON");
+	assert_null(r.id);
+	berth_devctl_req_free(&r);
 	REFUSED("{\"method\":\"call\",\"params\":{}}", BERTH_RPC_METHOD_NOT_FOUND,
 		"berth dev knows `call`, `info` and `watch`");
 	REFUSED("{\"method\":\"call\",\"params\":{\"export\":\"x\",\"timeout_ms\":3600001}}", BERTH_RPC_INVALID_PARAMS,
@@ -143,6 +149,16 @@ static void test_appmsg(void **state)
 #define PARSE(s) berth_appmsg_parse(s, strlen(s), &m)
 	PARSE("{\"a\":1,\"a\":2}");
 	assert_int_equal(m.kind, BERTH_APPMSG_BAD);
+	berth_appmsg_free(&m);
+	/* the warning's reason (docs/protocol.md): "not an object" for an array, jansson's otherwise */
+	PARSE("[1,2]");
+	assert_int_equal(m.kind, BERTH_APPMSG_BAD);
+	assert_string_equal(m.bad, "not an object");
+	assert_null(m.msg);
+	berth_appmsg_free(&m);
+	PARSE("5");
+	assert_int_equal(m.kind, BERTH_APPMSG_BAD);
+	assert_string_equal(m.bad, "'[' or '{' expected near '5'");
 	berth_appmsg_free(&m);
 	PARSE("{\"jsonrpc\":\"2.0\",\"method\":\"berth/log\",\"params\":{\"message\":\"hi\"}}");
 	assert_int_equal(m.kind, BERTH_APPMSG_LOG);
