@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "caps.h"
 
 #include "spawn_int.h"
@@ -107,7 +108,7 @@ static __attribute__((noreturn)) void init_loop(pid_t cmd)
 __attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd)
 {
 	if (s->use_userns)
-		berth_sb_close_all_but(-1, -1);
+		berth_close_all_but(-1, -1);
 	if (!s->use_userns) {
 		/* Not pid 1 of anything: tell berth the command's pid (its process
 		 * group, for --timeout), then wait for it. */
@@ -115,7 +116,7 @@ __attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd)
 		pm.err.errnum = cmd;
 		berth_sb_send_msg(s->sock[1], &pm, NULL, 0);
 		/* As pid 1 does: only the command keeps the socket (sync 3). */
-		berth_sb_close_all_but(-1, -1);
+		berth_close_all_but(-1, -1);
 		int st = 0;
 		for (;;) {
 			int w_st;

@@ -177,8 +177,6 @@ void berth_sb_free_env(struct sandbox *s);
 void berth_sb_wipe_environment(void);
 /* Overwrites this copy's command line (/proc/PID/cmdline) with @name. */
 void berth_sb_wipe_cmdline(const char *name);
-/* Closes every descriptor but @a and @b (-1: none). */
-void berth_sb_close_all_but(int a, int b);
 /* Forks the janitor (s->janitor, s->janitor_fd, s->janitor_lines). */
 int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err);
 

@@ -12,6 +12,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/rmtree.h"
+#include "../util/sys.h"
 #include "trustscan.h"
 
 #include "spawn_int.h"
@@ -73,23 +74,6 @@ void berth_sb_wipe_cmdline(const char *name)
 	snprintf((char *)start, end - start, "%s", name);
 }
 
-/* Close every descriptor >= 3 except @a and @b (either may be -1). */
-void berth_sb_close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	unsigned from = 3;
-
-	for (int keep = 0; keep < 2; keep++) {
-		int k = keep == 0 ? lo : hi;
-		if (k < (int)from)
-			continue;
-		if ((unsigned)k > from)
-			syscall(SYS_close_range, from, (unsigned)k - 1, 0);
-		from = (unsigned)k + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0);
-}
-
 /* Lines the janitor's watch made (berth_trust_watch_events), to @wfd
  * without ever blocking: berth reads them at its cleanup. */
 static void janitor_lines(int wfd, struct berth_trust_report *r, int *sent)
@@ -124,7 +108,7 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 	/* Hold nothing but the pipes: a copy of one of the caller's channels
 	 * (an app's RPC socket, either end) would hide an end of file from the
 	 * app or from berth. */
-	berth_sb_close_all_but(rfd, wfd);
+	berth_close_all_but(rfd, wfd);
 	/* During the run, the names of the repository's git directory that
 	 * could not be bound because they did not exist (trustscan.h). */
 	if (s->guard_ready)

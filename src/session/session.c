@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "../util/rundir.h"
 #ifdef BERTH_HAVE_CLASSIFIER
 #include "agent_state.h"
@@ -328,14 +329,6 @@ int berth_session_connect(const char *name, struct berth_error *err)
 	return steal_fd(&fd);
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, json_t **reply,
 			  struct berth_error *err)
 {
@@ -343,7 +336,7 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 	cleanup_free char *text = NULL;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = berth_now_ms() + timeout_ms;
 	json_error_t je;
 	json_t *j;
 
@@ -359,7 +352,7 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 		return berth_err(err, errno, "cannot talk to session `%s`", name);
 	text[tl] = '\0';
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - berth_now_ms();
 		struct pollfd p = {fd, POLLIN, 0};
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
 			free(buf);
