@@ -124,30 +124,17 @@ int berth_session_runtime_dir(const char *name, bool create, char *buf, size_t l
 
 int berth_session_state_dir(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	char top[PATH_MAX];
-	int n;
 
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(top, sizeof top, "%s/berth/sessions", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(top, sizeof top, "%s/.local/state/berth/sessions", home);
-	else
+	if (berth_state_path("sessions", top, sizeof top) < 0) {
+		if (errno == ENAMETOOLONG)
+			return berth_usage_err(err, "the session state directory path is too long");
 		return berth_usage_err(err,
 				       "cannot place session state: neither XDG_STATE_HOME nor HOME is an absolute path");
-	if (n < 0 || (size_t)n >= sizeof top)
-		return berth_usage_err(err, "the session state directory path is too long");
+	}
 	if (create) {
-		char tmp[PATH_MAX];
-		snprintf(tmp, sizeof tmp, "%s", top);
-		for (char *s = tmp + 1; *s != '\0'; s++) {
-			if (*s != '/')
-				continue;
-			*s = '\0';
-			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-				return berth_err(err, errno, "cannot create `%s`", tmp);
-			*s = '/';
-		}
+		if (berth_mkdir_parents(top, 0700, err) < 0)
+			return -1;
 		if (mkdir_private(top, err) < 0)
 			return -1;
 	}
@@ -239,17 +226,16 @@ json_t *berth_session_meta_read(const char *name, struct berth_error *err)
 
 int berth_session_meta_write(const char *name, json_t *meta, struct berth_error *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX];
+	cleanup_free char *text = NULL;
 
 	if (session_file(name, "session.json", path, sizeof path, err) < 0)
 		return -1;
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (json_dump_file(meta, tmp, JSON_COMPACT | JSON_SORT_KEYS) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", path);
-	}
-	return 0;
+	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text == NULL)
+		return berth_err(err, ENOMEM, "cannot write `%s`", path);
+	/* 0666 less the umask, as fopen(3) made it */
+	return berth_write_atomic(path, text, strlen(text), 0666, 0, err);
 }
 
 bool berth_session_alive(const char *name)
