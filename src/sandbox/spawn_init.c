@@ -35,24 +35,13 @@ static void kill_adopted(void)
 		unsigned killed = 0;
 
 		while (d != NULL && (de = readdir(d)) != NULL) {
-			char path[64], buf[512], *rp;
+			char buf[512], *rp;
 			long pid = strtol(de->d_name, &rp, 10);
-			int fd;
-			ssize_t n;
 
 			if (*rp != '\0' || pid <= 0)
 				continue;
-			snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			n = read(fd, buf, sizeof buf - 1);
-			close(fd);
-			if (n <= 0)
-				continue;
-			buf[n] = '\0';
-			/* "pid (comm) state ppid ...": comm may hold spaces and ')' */
-			rp = strrchr(buf, ')');
+			/* "pid (comm) state ppid ...": rp at the `)` */
+			rp = berth_sb_proc_stat(pid, buf, sizeof buf);
 			if (rp != NULL && strtol(rp + 3, NULL, 10) == self && kill((pid_t)pid, SIGKILL) == 0)
 				killed++;
 		}

@@ -42,19 +42,9 @@ void berth_sb_wipe_environment(void)
  */
 void berth_sb_wipe_cmdline(const char *name)
 {
-	char buf[2048], *p;
+	char buf[2048], *p = berth_sb_proc_stat(0, buf, sizeof buf);
 	unsigned long start = 0, end = 0;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
 	if (p == NULL)
 		return;
 	p++;
@@ -72,6 +62,27 @@ void berth_sb_wipe_cmdline(const char *name)
 		return;
 	explicit_bzero((void *)start, end - start);
 	snprintf((char *)start, end - start, "%s", name);
+}
+
+char *berth_sb_proc_stat(long pid, char *buf, size_t len)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/stat");
+	else
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strrchr(buf, ')'); /* comm may hold spaces and parentheses */
 }
 
 /* Lines the janitor's watch made (berth_trust_watch_events), to @wfd
