@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../policy/hostpat.h"
+#include "../policy/hostpath.h"
 #include "../util/cleanup.h"
 #include "internal.h"
 
@@ -55,34 +56,9 @@ static const char *cq(char *buf, size_t len, const char *s)
 
 /* ---- filesystem scopes ---- */
 
-/* Lexical normal form of an absolute path: no empty or `.` components.  @out has room for strlen(p)+2. */
-static void lexical_normal(const char *p, char *out)
-{
-	size_t o = 0;
-
-	while (*p != '\0') {
-		const char *e;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		e = strchrnul(p, '/');
-		n = (size_t)(e - p);
-		if (n > 0 && !(n == 1 && p[0] == '.')) {
-			out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p = e;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-}
-
 static int fs_scope(const char *scope, char **out, char *reason, size_t reason_len)
 {
-	char q[400], canon[SCOPE_MAX + 2], path[SCOPE_MAX + 1];
+	char q[400], canon[PATH_MAX], path[SCOPE_MAX + 1];
 	size_t len = strlen(scope);
 	bool dotdot = false, uncanon = false;
 
@@ -125,7 +101,8 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 		    cq(q, sizeof q, scope));
 	if (uncanon) {
 		char q2[400];
-		lexical_normal(path, canon);
+		if (!berth_path_lexical_abs(path, canon)) /* absolute and short: cannot fail */
+			snprintf(canon, sizeof canon, "%s", path);
 		return berth_reasonf(
 		    reason, reason_len,
 		    "filesystem scope `%s` is not canonical (no `//`, `.` components or trailing `/`); fix: "
