@@ -35,7 +35,7 @@ static int rotate_if_needed(struct berth_audit *a, struct berth_error *err)
 int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_t n, json_t *recovery,
 			    struct berth_error *err)
 {
-	struct line out = {0};
+	struct berth_buf out = {0};
 	struct prepared rec = {0};
 	uint64_t seq0, size0;
 	char hash0[65], ts[32];
@@ -101,7 +101,7 @@ restore:
 	a->head_cached = false;
 out:
 	berth_aud_prepared_free(&rec);
-	free(out.p);
+	berth_buf_free(&out);
 	return rc;
 }
 

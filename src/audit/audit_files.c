@@ -56,22 +56,20 @@ void berth_audit_new_run_id(char out[17])
 
 int berth_audit_dir(char *buf, size_t size, struct berth_error *err)
 {
-	const char *over = getenv("BERTH_AUDIT_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = berth_home_dir();
-	int n;
+	const char *over = getenv("BERTH_AUDIT_DIR");
 
 	if (over != NULL && over[0] != '\0') {
 		if (over[0] != '/')
 			return berth_usage_err(err, "BERTH_AUDIT_DIR `%s` is not an absolute path", over);
-		n = snprintf(buf, size, "%s", over);
-	} else if (xdg != NULL && xdg[0] == '/') {
-		n = snprintf(buf, size, "%s/berth/audit", xdg);
-	} else if (home != NULL && home[0] == '/') {
-		n = snprintf(buf, size, "%s/.local/state/berth/audit", home);
-	} else {
+		if ((size_t)snprintf(buf, size, "%s", over) >= size)
+			return berth_err(err, ENAMETOOLONG, "audit directory path is too long");
+		return 0;
+	}
+	if (berth_state_path("audit", buf, size) < 0) {
+		if (errno == ENAMETOOLONG)
+			return berth_err(err, ENAMETOOLONG, "audit directory path is too long");
 		return berth_err(err, EINVAL, "cannot place the audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
 	}
-	if (n < 0 || (size_t)n >= size)
-		return berth_err(err, ENAMETOOLONG, "audit directory path is too long");
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "../util/buf.h"
 #include "../util/sign.h"
 
 #define HEAD_SLOT 512
@@ -78,11 +79,6 @@ struct berth_audit {
 	bool leader;
 };
 
-struct line {
-	char *p;
-	size_t len, cap;
-};
-
 struct line_fields {
 	uint64_t seq;
 	const char *prev, *hash; /* 64 hex digits each, not NUL-terminated */
@@ -126,7 +122,7 @@ int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kin
 		      json_t *payload, struct prepared *p, struct berth_error *err);
 /* Appends the canonical line of @p (seq @seq, prev @prev, time @ts) and its
  * newline to @out; sets p->hash. */
-int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct line *out,
+int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct berth_buf *out,
 		     struct berth_error *err);
 /* The fast check of one line without a tree (canonical, the eight members,
  * the hash); fills @f.  0, or -1 with @err (EBADMSG). */

@@ -72,49 +72,33 @@ int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kin
 	return 0;
 }
 
-static int line_put(struct line *l, const char *s, size_t n)
-{
-	if (l->len + n + 1 > l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		char *q;
-
-		while (cap < l->len + n + 1)
-			cap *= 2;
-		q = realloc(l->p, cap);
-		if (q == NULL)
-			return -1;
-		l->p = q;
-		l->cap = cap;
-	}
-	memcpy(l->p + l->len, s, n);
-	l->len += n;
-	l->p[l->len] = '\0';
-	return 0;
-}
-
-#define PUTS(l, s) line_put((l), (s), strlen(s))
-
 /*
  * Append the canonical line of @p (seq @seq, prev @prev, time @ts) and its
  * newline to @out; set p->hash.  The members in JCS order are actor, hash,
  * kind, payload, prev, run_id, seq, ts; the hash covers the same text
  * without `"hash":"...",`.
  */
-int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct line *out,
+int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct berth_buf *out,
 		     struct berth_error *err)
 {
 	struct berth_sha256 *h;
 	char num[32];
 	size_t start = out->len, mid;
-	int bad = 0;
 
 	snprintf(num, sizeof num, "%" PRIu64, seq);
-	bad |= PUTS(out, "{\"actor\":") | PUTS(out, p->actor);
+	berth_buf_puts(out, "{\"actor\":");
+	berth_buf_puts(out, p->actor);
 	mid = out->len;
-	bad |= PUTS(out, ",\"kind\":") | PUTS(out, p->kind) | PUTS(out, ",\"payload\":") | PUTS(out, p->payload) |
-	       PUTS(out, ",\"prev\":\"") | PUTS(out, prev) | PUTS(out, "\",\"run_id\":") | PUTS(out, p->run_id) |
-	       PUTS(out, ",\"seq\":") | PUTS(out, num) | PUTS(out, ",\"ts\":\"") | PUTS(out, ts) | PUTS(out, "\"}");
-	if (bad)
+	{
+		/* the members after the actor, in JCS order, less the hash */
+		const char *rest[] = {",\"kind\":",      p->kind, ",\"payload\":", p->payload,
+				      ",\"prev\":\"",    prev,    "\",\"run_id\":", p->run_id,
+				      ",\"seq\":",       num,     ",\"ts\":\"",    ts,
+				      "\"}"};
+		for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+			berth_buf_puts(out, rest[i]);
+	}
+	if (out->oom)
 		return berth_err(err, ENOMEM, "audit: cannot build a record");
 	h = berth_sha256_new(err);
 	if (h == NULL)
@@ -129,7 +113,9 @@ int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const c
 		size_t tail = out->len - mid;
 
 		snprintf(ins, sizeof ins, ",\"hash\":\"%s\"", p->hash);
-		if (line_put(out, ins, 74) < 0 || line_put(out, "\n", 1) < 0)
+		berth_buf_put(out, ins, 74);
+		berth_buf_put(out, "\n", 1);
+		if (out->oom)
 			return berth_err(err, ENOMEM, "audit: cannot build a record");
 		memmove(out->p + mid + 74, out->p + mid, tail);
 		memcpy(out->p + mid, ins, 74);

@@ -53,6 +53,17 @@ static void item_free(struct item *it)
 	free(it);
 }
 
+/* The queue's own parts, once its writer has ended (or never started). */
+static void queue_free(struct berth_audit_queue *q)
+{
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->done);
+	free(q->run_id);
+	free(q->actor);
+	free(q);
+}
+
 static void *writer(void *arg)
 {
 	struct berth_audit_queue *q = arg;
@@ -142,16 +153,33 @@ struct berth_audit_queue *berth_audit_queue_new(struct berth_audit *a, const cha
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&q->done, NULL);
 	if (pthread_create(&q->th, NULL, writer, q) != 0) {
-		pthread_mutex_destroy(&q->mu);
-		pthread_cond_destroy(&q->work);
-		pthread_cond_destroy(&q->done);
-		free(q->run_id);
-		free(q->actor);
-		free(q);
+		queue_free(q);
 		berth_err(err, EAGAIN, "audit: cannot start the record writer");
 		return NULL;
 	}
 	return q;
+}
+
+/*
+ * wait_written - with q->mu held, wait until the record of ticket @mine is
+ * appended, or the queue has failed (then it is dropped, as every later one).
+ * The writer commits at once while someone waits.  Returns 0, or -1 with
+ * @err the queue's first failure.
+ */
+static int wait_written(struct berth_audit_queue *q, uint64_t mine, struct berth_error *err)
+{
+	if (q->written < mine) {
+		q->waiters++;
+		pthread_cond_signal(&q->work); /* no lingering: someone waits */
+		while (q->written < mine && !q->failed)
+			pthread_cond_wait(&q->done, &q->mu);
+		q->waiters--;
+	}
+	if (q->failed) {
+		*err = q->err;
+		return -1;
+	}
+	return 0;
 }
 
 int berth_audit_queue_push(struct berth_audit_queue *q, const char *kind, json_t *payload, bool wait,
@@ -186,39 +214,15 @@ int berth_audit_queue_push_as(struct berth_audit_queue *q, const char *actor, co
 	*q->tail = it;
 	q->tail = &it->next;
 	pthread_cond_signal(&q->work);
-	int r = 0;
-	if (wait) {
-		uint64_t mine = it->ticket; /* @it may be freed from here on */
-		q->waiters++;
-		while (q->written < mine)
-			pthread_cond_wait(&q->done, &q->mu);
-		q->waiters--;
-		if (q->failed) {
-			*err = q->err;
-			r = -1;
-		}
-	}
+	int r = wait ? wait_written(q, it->ticket, err) : 0; /* @it may be freed from here on */
 	pthread_mutex_unlock(&q->mu);
 	return r;
 }
 
 int berth_audit_queue_sync(struct berth_audit_queue *q, struct berth_error *err)
 {
-	int r = 0;
-
 	pthread_mutex_lock(&q->mu);
-	uint64_t mine = q->pushed;
-	if (q->written < mine) {
-		q->waiters++;
-		pthread_cond_signal(&q->work); /* no lingering: someone waits */
-		while (q->written < mine && !q->failed)
-			pthread_cond_wait(&q->done, &q->mu);
-		q->waiters--;
-	}
-	if (q->failed) {
-		*err = q->err;
-		r = -1;
-	}
+	int r = wait_written(q, q->pushed, err);
 	pthread_mutex_unlock(&q->mu);
 	return r;
 }
@@ -240,11 +244,6 @@ int berth_audit_queue_close(struct berth_audit_queue *q, struct berth_error *err
 			       q->lost == 1 ? "" : "s");
 		r = -1;
 	}
-	pthread_mutex_destroy(&q->mu);
-	pthread_cond_destroy(&q->work);
-	pthread_cond_destroy(&q->done);
-	free(q->run_id);
-	free(q->actor);
-	free(q);
+	queue_free(q);
 	return r;
 }

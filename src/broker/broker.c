@@ -27,15 +27,8 @@
 #include <event2/buffer.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "broker_int.h"
-
-uint64_t berth_bk_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void berth_bk_timer_in(struct conn *c, uint64_t ms)
 {
@@ -52,7 +45,7 @@ static void load_local_addrs(struct berth_broker *b)
 	struct berth_addr *list;
 	size_t n = 0, got = 0;
 
-	b->local_ms = berth_bk_now_ms();
+	b->local_ms = berth_now_ms();
 	if (getifaddrs(&ifa) < 0)
 		return;
 	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
@@ -85,7 +78,7 @@ bool berth_bk_addr_allowed(struct berth_broker *b, const struct berth_host_decis
 		return false;
 	if (d->explicit_literal)
 		return true;
-	if (berth_bk_now_ms() - b->local_ms >= LOCAL_ADDRS_MAX_AGE_MS)
+	if (berth_now_ms() - b->local_ms >= LOCAL_ADDRS_MAX_AGE_MS)
 		load_local_addrs(b);
 	for (size_t i = 0; i < b->nlocal; i++)
 		if (berth_addr_same_destination(&b->local[i], a)) {
@@ -176,7 +169,7 @@ static void report(struct conn *c, enum berth_broker_outcome outcome, const char
 	    .reason = reason,
 	    .bytes_up = c->bytes_up,
 	    .bytes_down = c->bytes_down,
-	    .duration_ms = berth_bk_now_ms() - c->t0_ms,
+	    .duration_ms = berth_now_ms() - c->t0_ms,
 	};
 	b->on_decision(&d, b->data);
 }

@@ -144,8 +144,6 @@ struct berth_broker {
 
 /* ---- broker.c */
 
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t berth_bk_now_ms(void);
 /* (Re)arms the connection's timer to fire in @ms. */
 void berth_bk_timer_in(struct conn *c, uint64_t ms);
 /* berth_host_addr_allowed(), and not an address of this machine unless that

@@ -14,6 +14,7 @@
 
 #include <event2/buffer.h>
 
+#include "../util/sys.h"
 #include "broker_int.h"
 
 /* ---- RELAY --------------------------------------------------------------- */
@@ -29,7 +30,7 @@ static void count(struct conn *c, bool up, size_t n)
 		c->bytes_down += n;
 		berth_bk_stat_add(c->b, &c->b->st.bytes_down, n);
 	}
-	c->last_ms = berth_bk_now_ms();
+	c->last_ms = berth_now_ms();
 }
 
 static bool relay_done(const struct conn *c)
@@ -363,7 +364,7 @@ int berth_bk_established(struct conn *c)
 
 	c->st = C_RELAY;
 	c->established = true;
-	c->last_ms = berth_bk_now_ms();
+	c->last_ms = berth_now_ms();
 	berth_addr_format(&c->addrs[c->next_addr - 1], c->addr_txt, sizeof(c->addr_txt));
 	if (c->kind == BERTH_BROKER_SOCKS5) {
 		/* BND.ADDR 0.0.0.0:0, not the outgoing socket's address: that is

@@ -11,6 +11,7 @@
 
 #include <event2/buffer.h>
 
+#include "../util/sys.h"
 #include "broker_int.h"
 
 /* ---- CONNECT ------------------------------------------------------------- */
@@ -268,7 +269,7 @@ static void conn_timer(evutil_socket_t fd, short what, void *arg)
 		berth_bk_fail(c, 504, BERTH_SOCKS_TTL_EXPIRED, why);
 		return;
 	case C_RELAY: {
-		uint64_t idle = berth_bk_now_ms() - c->last_ms;
+		uint64_t idle = berth_now_ms() - c->last_ms;
 		if (idle >= c->b->idle_ms)
 			berth_bk_conn_free(c);
 		else
@@ -334,7 +335,7 @@ void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct soc
 	c->b = b;
 	c->kind = li->kind;
 	c->st = C_HEAD;
-	c->t0_ms = berth_bk_now_ms();
+	c->t0_ms = berth_now_ms();
 	c->cl = bufferevent_socket_new(b->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(b->base, conn_timer, c);
 	if (c->kind == BERTH_BROKER_HTTP && (c->http = malloc(sizeof(*c->http))) != NULL)

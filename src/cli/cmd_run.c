@@ -60,23 +60,6 @@ static const char run_usage[] =
 	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
 	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, every .berth/rules.yml up from here and from the workspace)\n";
 
-/* One line per widening; ask when a person is at the terminal. */
-static int confirm_widenings(const struct berth_run_opts *o)
-{
-	char answer[16];
-
-	for (int i = 0; i < o->n_widenings; i++)
-		fprintf(stderr, "berth: widening: %s\n", CLI_SAFE(o->widenings[i]));
-	if (o->n_widenings == 0 || o->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
-		return 0;
-	fputs("berth: run with these widenings? [y/N] ", stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
-		fputs("berth: not confirmed; nothing was run\n", stderr);
-		return -1;
-	}
-	return 0;
-}
-
 static int dry_run(const struct berth_run_opts *o)
 {
 	struct berth_error err = {0};
@@ -352,7 +335,7 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return status;
 	}
-	if (confirm_widenings(&o) < 0) {
+	if (cli_confirm_widenings(&o, "run", "run") < 0) {
 		berth_run_opts_free(&o);
 		return 125;
 	}

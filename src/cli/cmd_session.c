@@ -27,6 +27,7 @@
 #include "../session/spawn_args.h"
 #include "../util/termfilter.h"
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "cli.h"
 
 #define REQUEST_TIMEOUT_MS 3000
@@ -613,7 +614,7 @@ static void show_trust_log(const char *name)
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 {
 	int *fds = calloc((size_t)n + 1, sizeof *fds), rc = 0, open_n = 0;
-	struct timespec t0, t;
+	int64_t deadline;
 
 	if (fds == NULL)
 		return BERTH_EXIT_INTERNAL;
@@ -632,10 +633,9 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 		open_n++;
 	}
 	/* Each connection closes when its session has ended. */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	deadline = berth_now_ms() + (int64_t)grace_ms + 10000;
 	while (open_n > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long long left = (long long)grace_ms + 10000 - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		long long left = deadline - berth_now_ms();
 		if (left <= 0)
 			break;
 		struct pollfd *p = calloc((size_t)n, sizeof *p);

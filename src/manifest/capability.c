@@ -13,12 +13,12 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../policy/hostpat.h"
+#include "../policy/hostpath.h"
 #include "../util/cleanup.h"
 #include "internal.h"
 
@@ -54,57 +54,18 @@ static const char *cq(char *buf, size_t len, const char *s)
 	return buf;
 }
 
-static int fail(char *reason, size_t reason_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *reason, size_t reason_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (reason != NULL && reason_len > 0) {
-		va_start(ap, fmt);
-		vsnprintf(reason, reason_len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* ---- filesystem scopes ---- */
-
-/* Lexical normal form of an absolute path: no empty or `.` components.  @out has room for strlen(p)+2. */
-static void lexical_normal(const char *p, char *out)
-{
-	size_t o = 0;
-
-	while (*p != '\0') {
-		const char *e;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		e = strchrnul(p, '/');
-		n = (size_t)(e - p);
-		if (n > 0 && !(n == 1 && p[0] == '.')) {
-			out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p = e;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-}
 
 static int fs_scope(const char *scope, char **out, char *reason, size_t reason_len)
 {
-	char q[400], canon[SCOPE_MAX + 2], path[SCOPE_MAX + 1];
+	char q[400], canon[PATH_MAX], path[SCOPE_MAX + 1];
 	size_t len = strlen(scope);
 	bool dotdot = false, uncanon = false;
 
 	if (len > SCOPE_MAX)
-		return fail(reason, reason_len, "filesystem scope is longer than %d bytes", SCOPE_MAX);
+		return berth_reasonf(reason, reason_len, "filesystem scope is longer than %d bytes", SCOPE_MAX);
 	if (scope[0] != '/')
-		return fail(reason, reason_len,
+		return berth_reasonf(reason, reason_len,
 			    "filesystem scope `%s` must be an absolute path; " FS_ROOTS_RULE,
 			    cq(q, sizeof q, scope));
 	memcpy(path, scope, len + 1);
@@ -113,13 +74,13 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 		path[len] = '\0';
 	}
 	if (strchr(path, '*') != NULL)
-		return fail(
+		return berth_reasonf(
 		    reason, reason_len,
 		    "filesystem scope `%s` has a `*` that is not a trailing `/*`; a wildcard may only end a "
 		    "scope, as in `/workspace/*`",
 		    cq(q, sizeof q, scope));
 	if (len <= 1) /* the root, given with or without the wildcard */
-		return fail(reason, reason_len,
+		return berth_reasonf(reason, reason_len,
 			    "filesystem scope `%s` names the whole filesystem; " FS_ROOTS_RULE,
 			    cq(q, sizeof q, scope));
 	for (const char *p = path + 1;; p++) {
@@ -134,14 +95,15 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 		p = e;
 	}
 	if (dotdot)
-		return fail(
+		return berth_reasonf(
 		    reason, reason_len,
 		    "filesystem scope `%s` must not contain a `..` component; name the directory itself",
 		    cq(q, sizeof q, scope));
 	if (uncanon) {
 		char q2[400];
-		lexical_normal(path, canon);
-		return fail(
+		if (!berth_path_lexical_abs(path, canon)) /* absolute and short: cannot fail */
+			snprintf(canon, sizeof canon, "%s", path);
+		return berth_reasonf(
 		    reason, reason_len,
 		    "filesystem scope `%s` is not canonical (no `//`, `.` components or trailing `/`); fix: "
 		    "write `%s`",
@@ -152,11 +114,11 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 		if (strncmp(path, fs_roots[i], rl) == 0 && (path[rl] == '\0' || path[rl] == '/')) {
 			*out = strdup(path);
 			if (*out == NULL)
-				return fail(reason, reason_len, "out of memory");
+				return berth_reasonf(reason, reason_len, "out of memory");
 			return 0;
 		}
 	}
-	return fail(reason, reason_len, "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
+	return berth_reasonf(reason, reason_len, "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
 		    cq(q, sizeof q, scope));
 }
 
@@ -191,12 +153,12 @@ static int net_pattern(const char *scope, char **out, char *reason, size_t reaso
 	char canon[BERTH_HOST_PATTERN_STRLEN], why[BERTH_HOST_REASON_MAX];
 
 	if (berth_host_pattern_parse(scope, &p, why, sizeof why) < 0)
-		return fail(reason, reason_len, "%s", why);
+		return berth_reasonf(reason, reason_len, "%s", why);
 	if (berth_host_pattern_format(&p, canon, sizeof canon) < 0)
-		return fail(reason, reason_len, "network pattern `%s` cannot be written back", scope);
+		return berth_reasonf(reason, reason_len, "network pattern `%s` cannot be written back", scope);
 	*out = strdup(canon);
 	if (*out == NULL)
-		return fail(reason, reason_len, "out of memory");
+		return berth_reasonf(reason, reason_len, "out of memory");
 	return 0;
 }
 
@@ -208,13 +170,13 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 
 	cap->scope = NULL;
 	if (s[0] == '\0')
-		return fail(reason, reason_len,
+		return berth_reasonf(reason, reason_len,
 			    "empty capability; a capability is `namespace:action:scope`, such as "
 			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`");
 	c1 = strchr(s, ':');
 	c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
 	if (c1 == NULL || c2 == NULL)
-		return fail(reason, reason_len,
+		return berth_reasonf(reason, reason_len,
 			    "invalid capability `%s`; a capability is `namespace:action:scope`, such as "
 			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`",
 			    cq(q, sizeof q, s));
@@ -228,16 +190,16 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 			cap->kind = BERTH_CAP_FS_WRITE;
 		} else {
 			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
-			return fail(reason, reason_len,
+			return berth_reasonf(reason, reason_len,
 				    "unknown action `%s` for `filesystem`; known actions: read, write",
 				    cq(q, sizeof q, q2));
 		}
 		if (*scope == '\0')
-			return fail(reason, reason_len,
+			return berth_reasonf(reason, reason_len,
 				    "missing path after `%s`; fix: name a path such as `/workspace`",
 				    cq(q, sizeof q, s));
 		if (invisible((const unsigned char *)scope))
-			return fail(reason, reason_len,
+			return berth_reasonf(reason, reason_len,
 				    "filesystem scope `%s` has a control or invisible formatting character; "
 				    "write the "
 				    "path in plain characters",
@@ -248,7 +210,7 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 		    (cap->scope[4] == '\0' || cap->scope[4] == '/')) {
 			free(cap->scope);
 			cap->scope = NULL;
-			return fail(
+			return berth_reasonf(
 			    reason, reason_len,
 			    "`%s` can never be granted: /app, the app's own code, is mounted read-only; fix: "
 			    "declare `filesystem:read:%s`, or write under /workspace",
@@ -259,19 +221,19 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 	if (nlen == 7 && strncmp(s, "network", nlen) == 0) {
 		if (!(alen == 4 && strncmp(c1 + 1, "host", 4) == 0)) {
 			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
-			return fail(reason, reason_len,
+			return berth_reasonf(reason, reason_len,
 				    "unknown action `%s` for `network`; known actions: host",
 				    cq(q, sizeof q, q2));
 		}
 		cap->kind = BERTH_CAP_NET_HOST;
 		if (*scope == '\0')
-			return fail(reason, reason_len,
+			return berth_reasonf(reason, reason_len,
 				    "missing host after `%s`; fix: name a host such as `api.example.com:443`",
 				    cq(q, sizeof q, s));
 		return net_pattern(scope, &cap->scope, reason, reason_len);
 	}
 	snprintf(q2, sizeof q2, "%.*s", (int)nlen, s);
-	return fail(reason, reason_len,
+	return berth_reasonf(reason, reason_len,
 		    "unknown capability namespace `%s`; known namespaces: filesystem, network",
 		    cq(q, sizeof q, q2));
 }

@@ -581,6 +581,25 @@ static void check_value(struct cstate *c, const json_t *schema, const char *drop
 	json_decref(s);
 }
 
+/*
+ * keyword - the value of keyword @kw of the schema @s, its key pushed on the
+ * path; NULL when it is absent, or (c->failed) when it applies only to
+ * `type: @only` (NULL: to any) and @tname is another type.
+ */
+static json_t *keyword(struct cstate *c, const json_t *s, const char *kw, const char *tname, const char *only)
+{
+	json_t *v = json_object_get(s, kw);
+
+	if (v == NULL)
+		return NULL;
+	cpush_key(c, kw);
+	if (only != NULL && strcmp(tname, only) != 0) {
+		cfail(c, "`%s` applies only to `type: %s`", kw, only);
+		return NULL;
+	}
+	return v;
+}
+
 static void check(struct cstate *c, const json_t *s)
 {
 	char nb[NAME_MAX_OUT];
@@ -623,13 +642,10 @@ static void check(struct cstate *c, const json_t *s)
 	}
 	c->n--;
 
-	props = json_object_get(s, "properties");
+	props = keyword(c, s, "properties", tname, "object");
+	if (c->failed)
+		return;
 	if (props != NULL) {
-		cpush_key(c, "properties");
-		if (strcmp(tname, "object") != 0) {
-			cfail(c, "`properties` applies only to `type: object`");
-			return;
-		}
 		if (!json_is_object(props)) {
 			cfail(c, "`properties` must be an object, got %s", json_type_name(props));
 			return;
@@ -645,13 +661,10 @@ static void check(struct cstate *c, const json_t *s)
 		}
 		c->n--;
 	}
-	req = json_object_get(s, "required");
+	req = keyword(c, s, "required", tname, "object");
+	if (c->failed)
+		return;
 	if (req != NULL) {
-		cpush_key(c, "required");
-		if (strcmp(tname, "object") != 0) {
-			cfail(c, "`required` applies only to `type: object`");
-			return;
-		}
 		if (!json_is_array(req)) {
 			cfail(c, "`required` must be an array of property names, got %s",
 			      json_type_name(req));
@@ -682,13 +695,10 @@ static void check(struct cstate *c, const json_t *s)
 			return;
 		c->n--;
 	}
-	items = json_object_get(s, "items");
+	items = keyword(c, s, "items", tname, "array");
+	if (c->failed)
+		return;
 	if (items != NULL) {
-		cpush_key(c, "items");
-		if (strcmp(tname, "array") != 0) {
-			cfail(c, "`items` applies only to `type: array`");
-			return;
-		}
 		check(c, items);
 		if (c->failed)
 			return;
@@ -700,9 +710,8 @@ static void check(struct cstate *c, const json_t *s)
 		cfail(c, "`description` must be a string, got %s", json_type_name(desc));
 		return;
 	}
-	en = json_object_get(s, "enum");
+	en = keyword(c, s, "enum", tname, NULL);
 	if (en != NULL) {
-		cpush_key(c, "enum");
 		if (!json_is_array(en) || json_array_size(en) == 0) {
 			cfail(c, "`enum` must be a non-empty array of values");
 			return;
@@ -721,9 +730,8 @@ static void check(struct cstate *c, const json_t *s)
 		}
 		c->n--;
 	}
-	def = json_object_get(s, "default");
+	def = keyword(c, s, "default", tname, NULL);
 	if (def != NULL) {
-		cpush_key(c, "default");
 		check_value(c, s, "default", NULL, def);
 		if (c->failed)
 			return;
@@ -745,12 +753,8 @@ int berth_schema_check(const json_t *schema, char *path, size_t path_len, char *
 		return -1;
 	}
 	check(c, schema);
-	if (c->failed) {
-		if (path != NULL && path_len > 0)
-			berth_schema_format_path(c->segs, c->n, path, path_len);
-		if (reason != NULL && reason_len > 0)
-			snprintf(reason, reason_len, "%s", c->reason);
-	}
+	if (c->failed)
+		keep_first(&(struct first){path, path_len, reason, reason_len}, c->segs, c->n, c->reason);
 	bool failed = c->failed;
 	free(c);
 	return failed ? -1 : 0;
@@ -763,6 +767,30 @@ struct mstate {
 	size_t n;
 	char reason[REASON_MAX];
 };
+
+static bool diff(struct mstate *m, const json_t *exp, const json_t *act);
+
+/* Whether each member of the object @exp is in the object @act with an equal value (diff). */
+static bool diff_members(struct mstate *m, const json_t *exp, const json_t *act)
+{
+	char nb[NAME_MAX_OUT];
+
+	for (void *it = json_object_iter((json_t *)exp); it != NULL; it = json_object_iter_next((json_t *)exp, it)) {
+		const char *k = json_object_iter_key(it);
+		json_t *av = json_object_get(act, k);
+
+		m->segs[m->n].key = k;
+		m->n++;
+		if (av == NULL) {
+			snprintf(m->reason, sizeof m->reason, "missing property `%s`", esc_name(nb, k));
+			return false;
+		}
+		if (!diff(m, json_object_iter_value(it), av))
+			return false;
+		m->n--;
+	}
+	return true;
+}
 
 /* Returns true when @exp equals @act; otherwise fills m->segs/reason with the first difference. */
 static bool diff(struct mstate *m, const json_t *exp, const json_t *act)
@@ -777,29 +805,11 @@ static bool diff(struct mstate *m, const json_t *exp, const json_t *act)
 		return false;
 	}
 	if (json_is_object(exp) && json_is_object(act)) {
-		const char *k;
-		json_t *v;
-
-		for (void *it = json_object_iter((json_t *)exp); it != NULL;
-		     it = json_object_iter_next((json_t *)exp, it)) {
-			k = json_object_iter_key(it);
-			v = json_object_iter_value(it);
-			json_t *av = json_object_get(act, k);
-			m->segs[m->n].key = k;
-			m->n++;
-			if (av == NULL) {
-				snprintf(m->reason, sizeof m->reason, "missing property `%s`",
-					 esc_name(nb, k));
-				return false;
-			}
-			if (!diff(m, v, av))
-				return false;
-			m->n--;
-		}
+		if (!diff_members(m, exp, act))
+			return false;
 		for (void *it = json_object_iter((json_t *)act); it != NULL;
 		     it = json_object_iter_next((json_t *)act, it)) {
-			k = json_object_iter_key(it);
-			v = json_object_iter_value(it);
+			const char *k = json_object_iter_key(it);
 			if (json_object_get(exp, k) == NULL) {
 				snprintf(m->reason, sizeof m->reason, "unexpected property `%s`",
 					 esc_name(nb, k));
@@ -830,7 +840,6 @@ static bool diff(struct mstate *m, const json_t *exp, const json_t *act)
 int berth_example_match(const json_t *expected, const json_t *actual, char *path, size_t path_len,
 			char *reason, size_t reason_len)
 {
-	char nb[NAME_MAX_OUT];
 	struct mstate *m = calloc(1, sizeof *m);
 	bool ok = true;
 
@@ -845,39 +854,15 @@ int berth_example_match(const json_t *expected, const json_t *actual, char *path
 	}
 	if (json_is_object(expected) && json_is_object(actual)) {
 		/* Subset at the top level: members of @actual not in @expected are fine. */
-		const char *k;
-		json_t *v;
-
-		for (void *it = json_object_iter((json_t *)expected); it != NULL;
-		     it = json_object_iter_next((json_t *)expected, it)) {
-			k = json_object_iter_key(it);
-			v = json_object_iter_value(it);
-			json_t *av = json_object_get(actual, k);
-			m->segs[0].key = k;
-			m->n = 1;
-			if (av == NULL) {
-				snprintf(m->reason, sizeof m->reason, "missing property `%s`",
-					 esc_name(nb, k));
-				ok = false;
-				break;
-			}
-			if (!diff(m, v, av)) {
-				ok = false;
-				break;
-			}
-		}
+		ok = diff_members(m, expected, actual);
 	} else if (json_is_object(expected)) {
 		snprintf(m->reason, sizeof m->reason, "expected object, got %s", json_type_name(actual));
 		ok = false;
 	} else {
 		ok = diff(m, expected, actual);
 	}
-	if (!ok) {
-		if (path != NULL && path_len > 0)
-			berth_schema_format_path(m->segs, m->n, path, path_len);
-		if (reason != NULL && reason_len > 0)
-			snprintf(reason, reason_len, "%s", m->reason);
-	}
+	if (!ok)
+		keep_first(&(struct first){path, path_len, reason, reason_len}, m->segs, m->n, m->reason);
 	free(m);
 	return ok ? 0 : -1;
 }

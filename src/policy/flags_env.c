@@ -12,17 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool valid_env_name(const char *s, size_t n)
-{
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
-}
+#include "envfile.h"
 
 /* Set NAME (valid) to @value (taken over) with its origin; a later
  * assignment of NAME replaces an earlier one. */
@@ -62,7 +52,7 @@ int berth_fl_add_env(struct berth_policy *p, const char *arg, char *(*env_lookup
 	size_t n = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
 	char *name, *value;
 
-	if (!valid_env_name(arg, n)) {
+	if (!berth_env_name_valid(arg, n)) {
 		/* Never echo a value: only the part before `=`. */
 		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env`", (int)(n > 64 ? 64 : n), arg);
 		return berth_err_hint(

@@ -48,20 +48,6 @@ static const char *q(char *buf, size_t len, const char *s)
 	return quote(buf, len, s, strlen(s));
 }
 
-static int fail(char *reason, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *reason, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (reason != NULL && len > 0) {
-		va_start(ap, fmt);
-		vsnprintf(reason, len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static bool ascii(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -90,25 +76,25 @@ static int check_name(const char *h, size_t n, char *detail, size_t dlen)
 	size_t label = 0;
 
 	if (n > BERTH_HOST_NAME_MAX)
-		return fail(detail, dlen, "longer than %d characters", BERTH_HOST_NAME_MAX);
+		return berth_reasonf(detail, dlen, "longer than %d characters", BERTH_HOST_NAME_MAX);
 	for (size_t i = 0; i <= n; i++) {
 		char ch = i < n ? h[i] : '.';
 		if (ch == '.') {
 			if (label == 0)
-				return fail(detail, dlen, "empty label");
+				return berth_reasonf(detail, dlen, "empty label");
 			if (h[i - 1] == '-')
-				return fail(detail, dlen, "label ends with `-`");
+				return berth_reasonf(detail, dlen, "label ends with `-`");
 			label = 0;
 			continue;
 		}
 		if (!alnum(ch) && ch != '-') {
 			char qb[16];
-			return fail(detail, dlen, "`%s` is not allowed", quote(qb, sizeof qb, h + i, 1));
+			return berth_reasonf(detail, dlen, "`%s` is not allowed", quote(qb, sizeof qb, h + i, 1));
 		}
 		if (label == 0 && ch == '-')
-			return fail(detail, dlen, "label starts with `-`");
+			return berth_reasonf(detail, dlen, "label starts with `-`");
 		if (++label > LABEL_MAX)
-			return fail(detail, dlen, "label longer than %d characters", LABEL_MAX);
+			return berth_reasonf(detail, dlen, "label longer than %d characters", LABEL_MAX);
 	}
 	return 0;
 }
@@ -181,13 +167,13 @@ static int parse_bracketed(const char *s, struct berth_host_pattern *p, const ch
 	int spelling;
 
 	if (close == NULL)
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "invalid IPv6 pattern `%s`; write it as `[2001:db8::1]` or `[2001:db8::1]:443`",
 			    q(qs, sizeof qs, s));
 	n = (size_t)(close - s - 1);
 	quote(qa, sizeof qa, s + 1, n);
 	if (n >= sizeof text)
-		return fail(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
+		return berth_reasonf(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
 			    q(qs, sizeof qs, s));
 	memcpy(text, s + 1, n);
 	text[n] = '\0';
@@ -195,22 +181,22 @@ static int parse_bracketed(const char *s, struct berth_host_pattern *p, const ch
 	if (spelling != BERTH_ADDR_V6) {
 		char canon[BERTH_ADDR_STRLEN];
 		if (memchr(text, '%', n) != NULL)
-			return fail(reason, len,
+			return berth_reasonf(reason, len,
 				    "invalid IPv6 address `%s` in network pattern `%s`; a zone index "
 				    "(`%%...`) is not "
 				    "allowed",
 				    qa, q(qs, sizeof qs, s));
 		if (spelling > 0 && berth_addr_format(&p->addr, canon, sizeof canon) == 0)
-			return fail(
+			return berth_reasonf(
 			    reason, len,
 			    "invalid IPv6 address `%s` in network pattern `%s`; brackets are only for IPv6 "
 			    "addresses, write `%s`",
 			    qa, q(qs, sizeof qs, s), canon);
-		return fail(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
+		return berth_reasonf(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
 			    q(qs, sizeof qs, s));
 	}
 	if (close[1] != '\0' && close[1] != ':')
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "unexpected `%s` after the IPv6 address in `%s`; a port is written `]:443`",
 			    q(qa, sizeof qa, close + 1), q(qs, sizeof qs, s));
 	p->kind = BERTH_HOST_LITERAL;
@@ -229,7 +215,7 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 	int spelling;
 
 	if (strcmp(host, "*") == 0)
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "a bare `*` would allow every host; name a host such as `api.example.com` or a "
 			    "domain such as `*.example.com`");
 	if (host[0] == '*' && host[1] == '.') {
@@ -240,21 +226,21 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 		p->kind = BERTH_HOST_NAME;
 	}
 	if (strchr(name, '*') != NULL)
-		return fail(
+		return berth_reasonf(
 		    reason, len,
 		    "network pattern `%s` has a `*` that is not a leading `*.`; a wildcard may only start a "
 		    "pattern, as in `*.example.com`",
 		    q(qs, sizeof qs, s));
 	spelling = berth_addr_parse_literal(name, &a);
 	if (p->kind == BERTH_HOST_SUFFIX && (spelling > 0 || numeric_tld(name, n)))
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "`*.` in network pattern `%s` must be followed by a host name, not an IP address",
 			    q(qs, sizeof qs, s));
 	if (spelling > 0) {
 		char canon[BERTH_ADDR_STRLEN], how[64];
 		berth_addr_format(&a, canon, sizeof canon);
 		if (spelling != BERTH_ADDR_V4)
-			return fail(
+			return berth_reasonf(
 			    reason, len,
 			    "IPv4 address `%s` in network pattern `%s` is written in an unusual form (%s); "
 			    "write it as `%s`",
@@ -266,17 +252,17 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 		return 0;
 	}
 	if (numeric_tld(name, n))
-		return fail(
+		return berth_reasonf(
 		    reason, len,
 		    "`%s` in network pattern `%s` is neither a host name nor an IPv4 address (the last "
 		    "label of a host name is never all digits); write an IPv4 address as four decimal "
 		    "numbers 0-255, such as `192.0.2.1`",
 		    q(qh, sizeof qh, host), q(qs, sizeof qs, s));
 	if (check_name(name, n, detail, sizeof detail) < 0)
-		return fail(reason, len, "invalid host name in network pattern `%s`: %s; " FIX_HOST,
+		return berth_reasonf(reason, len, "invalid host name in network pattern `%s`: %s; " FIX_HOST,
 			    q(qs, sizeof qs, s), detail);
 	if (localhost_name(name))
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "network pattern `%s` names `localhost`, which always resolves to the loopback "
 			    "(RFC 6761); "
 			    "" FIX_LOOPBACK,
@@ -296,12 +282,12 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 	if (p != NULL)
 		memset(p, 0, sizeof *p);
 	if (p == NULL || s == NULL || s[0] == '\0')
-		return fail(reason, len, "empty network pattern");
+		return berth_reasonf(reason, len, "empty network pattern");
 	n = strlen(s);
 	if (n > BERTH_HOST_PATTERN_MAX)
-		return fail(reason, len, "network pattern is longer than %d bytes", BERTH_HOST_PATTERN_MAX);
+		return berth_reasonf(reason, len, "network pattern is longer than %d bytes", BERTH_HOST_PATTERN_MAX);
 	if (!ascii(s, n))
-		return fail(
+		return berth_reasonf(
 		    reason, len,
 		    "network pattern `%s` is not ASCII; internationalised names are not supported: write "
 		    "the A-label (punycode) form, such as `xn--bcher-kva.example`",
@@ -318,7 +304,7 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 		const char *colon = strchr(s, ':');
 		size_t hn = colon != NULL ? (size_t)(colon - s) : n;
 		if (colon != NULL && strchr(colon + 1, ':') != NULL)
-			return fail(
+			return berth_reasonf(
 			    reason, len,
 			    "network pattern `%s` has more than one `:`; write an IPv6 address in brackets, "
 			    "such as `[2001:db8::1]:443`",
@@ -326,7 +312,7 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 		if (colon != NULL)
 			port = colon + 1;
 		if (hn == 0)
-			return fail(reason, len, "network pattern `%s` has no host before `:`",
+			return berth_reasonf(reason, len, "network pattern `%s` has no host before `:`",
 				    q(qs, sizeof qs, s));
 		for (size_t i = 0; i < hn; i++)
 			host[i] = lower(s[i]);
@@ -338,12 +324,12 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 			return -1;
 	}
 	if (port != NULL && parse_port(port, &r) < 0)
-		return fail(
+		return berth_reasonf(
 		    reason, len,
 		    "invalid port `%s` in network pattern `%s`; give 1 to 65535 (no leading zero) or `*`",
 		    q(qp, sizeof qp, port), q(qs, sizeof qs, s));
 	if (r.kind == BERTH_HOST_LITERAL && unspecified(&r.addr))
-		return fail(reason, len,
+		return berth_reasonf(reason, len,
 			    "network pattern `%s` names the unspecified address, which is not a "
 			    "destination; " FIX_LOOPBACK,
 			    q(qs, sizeof qs, s));

@@ -224,9 +224,10 @@ bool berth_path_lexical_abs(const char *given, char out[PATH_MAX])
 	char buf[PATH_MAX], cwd[PATH_MAX];
 	size_t n = 0;
 
-	if (given[0] == '/')
-		snprintf(buf, sizeof buf, "%s", given);
-	else if (getcwd(cwd, sizeof cwd) == NULL ||
+	if (given[0] == '/') {
+		if ((size_t)snprintf(buf, sizeof buf, "%s", given) >= sizeof buf)
+			return false;
+	} else if (getcwd(cwd, sizeof cwd) == NULL ||
 		 (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, given) >= sizeof buf)
 		return false;
 	out[0] = '\0';

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../policy/hostpath.h"
 #include "../policy/trust.h"
 #include "../util/cleanup.h"
 #include "gitrules.h"
@@ -188,40 +189,9 @@ static int guard_entry(struct berth_guard *g, const char *dir, const char *name,
 /* ---------------------------------------------------------- repository */
 
 /* Lexically normalise the absolute @in into @out (no ".", "..", "//"). */
-static int normalise(const char *in, char *out, size_t len)
+static int normalise(const char *in, char out[PATH_MAX])
 {
-	size_t o = 0;
-	const char *s = in;
-
-	if (*s != '/' || len < 2)
-		return -1;
-	out[o++] = '/';
-	while (*s != '\0') {
-		const char *e;
-		size_t n;
-		while (*s == '/')
-			s++;
-		e = strchrnul(s, '/');
-		n = (size_t)(e - s);
-		if (n == 0 || (n == 1 && s[0] == '.')) {
-			/* nothing */
-		} else if (n == 2 && s[0] == '.' && s[1] == '.') {
-			while (o > 1 && out[o - 1] != '/')
-				o--;
-			if (o > 1)
-				o--;
-		} else {
-			if (o > 1)
-				out[o++] = '/';
-			if (o + n + 1 >= len)
-				return -1;
-			memcpy(out + o, s, n);
-			o += n;
-		}
-		s = e;
-	}
-	out[o] = '\0';
-	return 0;
+	return in[0] == '/' && berth_path_lexical_abs(in, out) ? 0 : -1;
 }
 
 static int watch(struct berth_guard *g, const char *path, struct berth_error *err)
@@ -246,7 +216,7 @@ static int guard_pointed(struct berth_guard *g, const char *path, struct berth_e
 	struct stat st;
 	int r;
 
-	if (normalise(path, norm, sizeof norm) < 0 || !in_roots(g, norm))
+	if (normalise(path, norm) < 0 || !in_roots(g, norm))
 		return 0;
 	if (watch(g, norm, err) < 0)
 		return -1;
@@ -274,7 +244,7 @@ static int guard_config_refs(struct berth_guard *g, const char *dir, const char 
 	for (size_t i = 0; rc == 0 && i < refs.n_includes; i++) {
 		char *slash, inc[PATH_MAX];
 		rc = guard_pointed(g, refs.includes[i], err);
-		if (rc < 0 || normalise(refs.includes[i], inc, sizeof inc) < 0)
+		if (rc < 0 || normalise(refs.includes[i], inc) < 0)
 			break;
 		slash = strrchr(inc, '/');
 		if (slash == NULL || slash == inc)
@@ -502,7 +472,7 @@ static int guard_repository(const struct berth_policy *p, struct berth_guard *g,
 		snprintf(target, sizeof target, "%s", buf + 8);
 	else if ((size_t)snprintf(target, sizeof target, "%s/%s", r->host, buf + 8) >= sizeof target)
 		return 0;
-	if (normalise(target, path, sizeof path) < 0 || !in_roots(g, path))
+	if (normalise(target, path) < 0 || !in_roots(g, path))
 		return 0;
 	keep_head(p, r, path);
 	return guard_gitdir(p, g, path, r->host, 0, err);

@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 
 #define RUN_ID_MAX 64
 
@@ -316,7 +317,7 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 		return 0;
 	/* the time too: a probe left by a berth killed right here must not
 	 * stand in the way of a later one with the same pid */
-	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), berth_lim_now_ms());
+	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), (long long)berth_now_ms());
 	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
 	if (r == 0) {
 		berth_limits_destroy(&lim);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 
 #define CG_MIN_QUOTA_US 1000ULL  /* smallest quota the kernel accepts */
 #define CG_DRAIN_MS 2000         /* how long destroy waits for members to die */
@@ -115,15 +116,6 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* berth_lim_now_ms - CLOCK_MONOTONIC in milliseconds. */
-long long berth_lim_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * kill_procs - SIGKILL every process listed in @dir/cgroup.procs (never the
  * caller).  Returns the number of processes listed (0: empty or gone).
@@ -154,10 +146,10 @@ static int kill_procs(const char *dir)
  */
 static int drain(const char *dir)
 {
-	long long deadline = berth_lim_now_ms() + CG_DRAIN_MS;
+	long long deadline = berth_now_ms() + CG_DRAIN_MS;
 
 	while (kill_procs(dir) > 0) {
-		if (berth_lim_now_ms() >= deadline)
+		if (berth_now_ms() >= deadline)
 			return -1;
 		sleep_ms(CG_POLL_MS);
 	}

@@ -44,8 +44,6 @@ int berth_lim_write_str(const char *path, const char *val);
 /* berth_lim_read_str - read up to @size-1 bytes of @path into @buf; returns 0 or -errno. */
 int berth_lim_read_str(const char *path, char *buf, size_t size);
 
-/* berth_lim_now_ms - CLOCK_MONOTONIC in milliseconds. */
-long long berth_lim_now_ms(void);
 
 /*
  * berth_lim_cgroup_dir_at - the directory of the caller's cgroup: in the

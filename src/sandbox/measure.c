@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/json.h"
 #include "limits.h"
 
 #ifndef SYS_landlock_create_ruleset
@@ -342,18 +343,6 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 			 m->no_new_privs, "limits", lim);
 }
 
-static void why(json_t *reasons, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void why(json_t *reasons, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	json_array_append_new(reasons, json_string(buf));
-}
-
 static json_int_t int_at(const json_t *o, const char *path1, const char *path2, json_int_t dflt)
 {
 	const json_t *v = json_object_get(o, path1);
@@ -397,35 +386,35 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 		return berth_err(err, EINVAL, "the enforcement record lacks `asked`, `namespaces`, `landlock`, `seccomp` or `limits`");
 	}
 	if (!json_is_true(json_object_get(e, "measured"))) {
-		why(reasons, "no measurement from inside the sandbox");
+		berth_json_append_printf(reasons, "no measurement from inside the sandbox");
 		verdict = BERTH_VERDICT_NOT_ENFORCED;
 		goto out;
 	}
 	json_array_foreach(json_object_get(asked, "namespaces"), i, v) {
 		const char *name = json_string_value(v);
 		if (name != NULL && strcmp(str_at(ns, name, NULL), "separate") != 0)
-			why(reasons, "%s namespace: %s", name, str_at(ns, name, NULL));
+			berth_json_append_printf(reasons, "%s namespace: %s", name, str_at(ns, name, NULL));
 	}
 	if (strcmp(str_at(e, "landlock", "status"), "full") != 0)
-		why(reasons, "landlock: %s (ruleset ABI %d)", str_at(e, "landlock", "status"),
+		berth_json_append_printf(reasons, "landlock: %s (ruleset ABI %d)", str_at(e, "landlock", "status"),
 		    (int)int_at(e, "landlock", "ruleset_abi", 0));
 	if (int_at(e, "seccomp", "mode", -1) != 2 || int_at(e, "seccomp", "filters", 0) < 1)
-		why(reasons, "seccomp: mode %d, %d filters", (int)int_at(e, "seccomp", "mode", -1),
+		berth_json_append_printf(reasons, "seccomp: mode %d, %d filters", (int)int_at(e, "seccomp", "mode", -1),
 		    (int)int_at(e, "seccomp", "filters", 0));
 	else if (!json_is_string(json_object_get(json_object_get(e, "seccomp"), "filter_sha256")))
 		/* The filters in force are not berth's: a container runtime's, or a shim's above berth. */
-		why(reasons, "seccomp: berth loaded no filter (the %d in force are not berth's)",
+		berth_json_append_printf(reasons, "seccomp: berth loaded no filter (the %d in force are not berth's)",
 		    (int)int_at(e, "seccomp", "filters", 0));
 	if (int_at(e, "no_new_privs", NULL, -1) != 1)
-		why(reasons, "no_new_privs: %d", (int)int_at(e, "no_new_privs", NULL, -1));
+		berth_json_append_printf(reasons, "no_new_privs: %d", (int)int_at(e, "no_new_privs", NULL, -1));
 	if (!json_is_object(caps)) {
-		why(reasons, "capabilities: not measured");
+		berth_json_append_printf(reasons, "capabilities: not measured");
 		privileged = true;
 	} else {
 		static const char *const sets[] = {"inheritable", "permitted", "effective", "bounding", "ambient"};
 		for (size_t k = 0; k < BERTH_ARRAY_SIZE(sets); k++)
 			if (strcmp(str_at(caps, sets[k], NULL), "0000000000000000") != 0) {
-				why(reasons, "capabilities: %s set %s", sets[k], str_at(caps, sets[k], NULL));
+				berth_json_append_printf(reasons, "capabilities: %s set %s", sets[k], str_at(caps, sets[k], NULL));
 				if (k == 1 || k == 2)
 					privileged = true;
 			}
@@ -433,22 +422,22 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 	if (!limit_ok(lim, "memory", NULL, int_at(asked, "memory", NULL, 0))) {
 		/* The first: a record from a berth that still set RLIMIT_AS. */
 		if (int_at(asked, "memory", NULL, 0) != 0 && int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
-			why(reasons, "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
+			berth_json_append_printf(reasons, "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
 			    (long long)int_at(asked, "memory", NULL, 0));
 		else if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
-			why(reasons, "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth sets no "
+			berth_json_append_printf(reasons, "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth sets no "
 				     "RLIMIT_AS, which counts reserved address space and breaks runtimes",
 			    (long long)int_at(asked, "memory", NULL, 0));
 		else
-			why(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));
+			berth_json_append_printf(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));
 	}
 	if (json_is_true(json_object_get(asked, "workspace_idmapped")) &&
 	    !json_is_true(json_object_get(e, "workspace_idmapped")))
-		why(reasons, "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
+		berth_json_append_printf(reasons, "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
 	if (!limit_ok(lim, "pids", "nproc", int_at(asked, "pids", NULL, 0)))
-		why(reasons, "pids limit not read back as %lld", (long long)int_at(asked, "pids", NULL, 0));
+		berth_json_append_printf(reasons, "pids limit not read back as %lld", (long long)int_at(asked, "pids", NULL, 0));
 	if (int_at(lim, "rlimits", "nofile", -1) != int_at(asked, "nofile", NULL, 0))
-		why(reasons, "nofile limit not read back as %lld", (long long)int_at(asked, "nofile", NULL, 0));
+		berth_json_append_printf(reasons, "nofile limit not read back as %lld", (long long)int_at(asked, "nofile", NULL, 0));
 	{
 		json_int_t want = int_at(asked, "millicpus", NULL, 0);
 		const json_t *cpu = json_object_get(lim, "cpu");
@@ -458,13 +447,13 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 && aff * 1000 <= want + 999) {
 			/* An affinity mask has whole CPUs only: --cpus 0.5 gets one. */
 			if (aff * 1000 > want)
-				why(reasons, "cpu: %lld millicpus asked, an affinity of %lld whole CPU%s given (no cgroup "
+				berth_json_append_printf(reasons, "cpu: %lld millicpus asked, an affinity of %lld whole CPU%s given (no cgroup "
 					     "cpu limit in rlimit mode)",
 				    (long long)want, (long long)aff, aff == 1 ? "" : "s");
 			ok = true;
 		}
 		if (!ok)
-			why(reasons, "cpu limit not read back as %lld millicpus", (long long)want);
+			berth_json_append_printf(reasons, "cpu limit not read back as %lld millicpus", (long long)want);
 	}
 	/* The file-access boundary: mount namespace (the constructed root) or
 	 * Landlock.  Without either, or with privilege, nothing is confined. */

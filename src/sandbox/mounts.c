@@ -22,6 +22,7 @@
 
 #include "../policy/sysdirs.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
 #include "../util/text.h"
 
 #define NEWROOT "/newroot"
@@ -41,21 +42,13 @@ static int set_attr(const char *path, uint64_t set, bool recursive, struct berth
 	return 0;
 }
 
+/* mkdir -p: the directories above @path 0755, @path itself @mode. */
 static int mkdir_p(const char *path, mode_t mode, struct berth_error *err)
 {
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *s = buf + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return berth_err(err, errno, "cannot create `%s`", buf);
-		*s = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", buf);
+	if (berth_mkdir_parents(path, 0755, err) < 0)
+		return -1;
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", path);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "caps.h"
 
 #include "spawn_int.h"
@@ -34,24 +35,13 @@ static void kill_adopted(void)
 		unsigned killed = 0;
 
 		while (d != NULL && (de = readdir(d)) != NULL) {
-			char path[64], buf[512], *rp;
+			char buf[512], *rp;
 			long pid = strtol(de->d_name, &rp, 10);
-			int fd;
-			ssize_t n;
 
 			if (*rp != '\0' || pid <= 0)
 				continue;
-			snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			n = read(fd, buf, sizeof buf - 1);
-			close(fd);
-			if (n <= 0)
-				continue;
-			buf[n] = '\0';
-			/* "pid (comm) state ppid ...": comm may hold spaces and ')' */
-			rp = strrchr(buf, ')');
+			/* "pid (comm) state ppid ...": rp at the `)` */
+			rp = berth_sb_proc_stat(pid, buf, sizeof buf);
 			if (rp != NULL && strtol(rp + 3, NULL, 10) == self && kill((pid_t)pid, SIGKILL) == 0)
 				killed++;
 		}
@@ -107,7 +97,7 @@ static __attribute__((noreturn)) void init_loop(pid_t cmd)
 __attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd)
 {
 	if (s->use_userns)
-		berth_sb_close_all_but(-1, -1);
+		berth_close_all_but(-1, -1);
 	if (!s->use_userns) {
 		/* Not pid 1 of anything: tell berth the command's pid (its process
 		 * group, for --timeout), then wait for it. */
@@ -115,7 +105,7 @@ __attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd)
 		pm.err.errnum = cmd;
 		berth_sb_send_msg(s->sock[1], &pm, NULL, 0);
 		/* As pid 1 does: only the command keeps the socket (sync 3). */
-		berth_sb_close_all_but(-1, -1);
+		berth_close_all_but(-1, -1);
 		int st = 0;
 		for (;;) {
 			int w_st;

@@ -175,10 +175,12 @@ void berth_sb_free_env(struct sandbox *s);
 
 /* Clears this copy of berth's environment block (/proc/PID/environ). */
 void berth_sb_wipe_environment(void);
+/* Reads /proc/@pid/stat (@pid 0: this process) into @buf (@len bytes);
+ * returns a pointer to the `)` that ends the command name (which may hold
+ * spaces and parentheses), the state and ppid fields after it, or NULL. */
+char *berth_sb_proc_stat(long pid, char *buf, size_t len);
 /* Overwrites this copy's command line (/proc/PID/cmdline) with @name. */
 void berth_sb_wipe_cmdline(const char *name);
-/* Closes every descriptor but @a and @b (-1: none). */
-void berth_sb_close_all_but(int a, int b);
 /* Forks the janitor (s->janitor, s->janitor_fd, s->janitor_lines). */
 int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err);
 

@@ -12,6 +12,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/rmtree.h"
+#include "../util/sys.h"
 #include "trustscan.h"
 
 #include "spawn_int.h"
@@ -41,19 +42,9 @@ void berth_sb_wipe_environment(void)
  */
 void berth_sb_wipe_cmdline(const char *name)
 {
-	char buf[2048], *p;
+	char buf[2048], *p = berth_sb_proc_stat(0, buf, sizeof buf);
 	unsigned long start = 0, end = 0;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
 	if (p == NULL)
 		return;
 	p++;
@@ -73,21 +64,25 @@ void berth_sb_wipe_cmdline(const char *name)
 	snprintf((char *)start, end - start, "%s", name);
 }
 
-/* Close every descriptor >= 3 except @a and @b (either may be -1). */
-void berth_sb_close_all_but(int a, int b)
+char *berth_sb_proc_stat(long pid, char *buf, size_t len)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	unsigned from = 3;
+	char path[64];
+	int fd;
+	ssize_t n;
 
-	for (int keep = 0; keep < 2; keep++) {
-		int k = keep == 0 ? lo : hi;
-		if (k < (int)from)
-			continue;
-		if ((unsigned)k > from)
-			syscall(SYS_close_range, from, (unsigned)k - 1, 0);
-		from = (unsigned)k + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	if (pid == 0)
+		snprintf(path, sizeof path, "/proc/self/stat");
+	else
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strrchr(buf, ')'); /* comm may hold spaces and parentheses */
 }
 
 /* Lines the janitor's watch made (berth_trust_watch_events), to @wfd
@@ -124,7 +119,7 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 	/* Hold nothing but the pipes: a copy of one of the caller's channels
 	 * (an app's RPC socket, either end) would hide an end of file from the
 	 * app or from berth. */
-	berth_sb_close_all_but(rfd, wfd);
+	berth_close_all_but(rfd, wfd);
 	/* During the run, the names of the repository's git directory that
 	 * could not be bound because they did not exist (trustscan.h). */
 	if (s->guard_ready)

@@ -20,7 +20,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
+#include "../util/rundir.h"
+#include "../util/sys.h"
 
 #define KNOWN_MAX 200000
 
@@ -122,21 +125,14 @@ void berth_ts_load_known(struct scan *sc, const char *path)
  * directories on the way are made 0700. */
 void berth_ts_save_known(struct scan *sc, const char *path)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 16], lock[PATH_MAX + 8];
+	char lock[PATH_MAX + 8];
 	cleanup_close int lfd = -1;
-	FILE *f;
-	int fd;
+	struct berth_buf out = {0};
+	struct berth_error err = {0};
 
 	if (path == NULL || sc->oom)
 		return;
-	snprintf(dir, sizeof dir, "%s", path);
-	for (char *q = dir + 1; *q != '\0'; q++) {
-		if (*q != '/')
-			continue;
-		*q = '\0';
-		(void)mkdir(dir, 0700);
-		*q = '/';
-	}
+	(void)berth_mkdir_parents(path, 0700, &err); /* a failure shows at the open */
 	snprintf(lock, sizeof lock, "%s.lock", path);
 	lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0 || flock(lfd, LOCK_EX) < 0)
@@ -154,33 +150,21 @@ void berth_ts_save_known(struct scan *sc, const char *path)
 		news = sc->n_known == 0 || bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
 	if (!news)
 		return; /* the usual end of a run: nothing berth has not seen before */
-	snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		return;
-	}
 	if (sc->n_demoted > 0)
 		qsort(sc->demoted, sc->n_demoted, sizeof *sc->demoted, devino_cmp);
 	size_t n = 0;
 	for (size_t i = 0; i < sc->n_seen && n < KNOWN_MAX; i++, n++)
-		fprintf(f, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
+		berth_buf_putf(&out, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
 	for (size_t i = 0; i < sc->n_known && n < KNOWN_MAX; i++)
 		if ((sc->n_seen == 0 || bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) &&
 		    (sc->n_demoted == 0 ||
 		     bsearch(&sc->known[i], sc->demoted, sc->n_demoted, sizeof *sc->demoted, devino_cmp) == NULL)) {
-			fprintf(f, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
+			berth_buf_putf(&out, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
 			n++;
 		}
 	/* No fsync(2): a set lost to a crash only makes the next run treat
 	 * these directories as berth's first sight of them. */
-	if (fclose(f) != 0) {
-		unlink(tmp);
-		return;
-	}
-	if (rename(tmp, path) < 0)
-		unlink(tmp);
+	if (!out.oom)
+		(void)berth_write_atomic(path, out.p != NULL ? out.p : "", out.len, 0600, 0, &err);
+	berth_buf_free(&out);
 }

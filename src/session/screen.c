@@ -5,13 +5,14 @@
 #include "screen.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vterm.h>
+
+#include "../util/buf.h"
 
 /* The escape-sequence filter in front of libvterm (see berth_screen_feed). */
 enum vt_state { VT_GROUND, VT_ESC, VT_CSI, VT_STRING, VT_STRING_ESC };
@@ -569,58 +570,19 @@ char *berth_screen_line(const struct berth_screen *s, int row)
 	return out;
 }
 
-/* A growing byte buffer; @oom set once an allocation failed. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + n;
-		char *p = realloc(b->p, cap);
-		if (p == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void putf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct buf *b, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void put_color(struct buf *b, const VTermColor *c, bool fg)
+static void put_color(struct berth_buf *b, const VTermColor *c, bool fg)
 {
 	if (fg ? VTERM_COLOR_IS_DEFAULT_FG(c) : VTERM_COLOR_IS_DEFAULT_BG(c))
 		return;
 	if (VTERM_COLOR_IS_INDEXED(c))
-		putf(b, ";%d;5;%u", fg ? 38 : 48, (unsigned)c->indexed.idx);
+		berth_buf_putf(b, ";%d;5;%u", fg ? 38 : 48, (unsigned)c->indexed.idx);
 	else if (VTERM_COLOR_IS_RGB(c))
-		putf(b, ";%d;2;%u;%u;%u", fg ? 38 : 48, (unsigned)c->rgb.red, (unsigned)c->rgb.green,
+		berth_buf_putf(b, ";%d;2;%u;%u;%u", fg ? 38 : 48, (unsigned)c->rgb.red, (unsigned)c->rgb.green,
 		     (unsigned)c->rgb.blue);
 }
 
 /* The SGR sequence of @c's pen: a reset, its attributes, its colours. */
-static void put_pen(struct buf *b, const VTermScreenCell *c)
+static void put_pen(struct berth_buf *b, const VTermScreenCell *c)
 {
 	const struct {
 		bool on;
@@ -628,13 +590,13 @@ static void put_pen(struct buf *b, const VTermScreenCell *c)
 	} attrs[] = {{c->attrs.bold, ";1"},  {c->attrs.italic, ";3"},  {c->attrs.underline != 0, ";4"},
 		     {c->attrs.blink, ";5"}, {c->attrs.reverse, ";7"}, {c->attrs.strike, ";9"}};
 
-	put(b, "\033[0", 3);
+	berth_buf_put(b, "\033[0", 3);
 	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
 		if (attrs[i].on)
-			put(b, attrs[i].sgr, 2);
+			berth_buf_put(b, attrs[i].sgr, 2);
 	put_color(b, &c->fg, true);
 	put_color(b, &c->bg, false);
-	put(b, "m", 1);
+	berth_buf_put(b, "m", 1);
 }
 
 static bool same_pen(const VTermScreenCell *a, const VTermScreenCell *b)
@@ -645,16 +607,16 @@ static bool same_pen(const VTermScreenCell *a, const VTermScreenCell *b)
 
 char *berth_screen_redraw(const struct berth_screen *s, size_t *len)
 {
-	struct buf b = {0};
+	struct berth_buf b = {0};
 	int rows, cols, cr, cc;
 	VTermScreenCell prev;
 	bool have_prev = false;
 	char u[VTERM_MAX_CHARS_PER_CELL * 4];
 
 	vterm_get_size(s->vt, &rows, &cols);
-	put(&b, "\033[0m\033[H\033[2J", 10);
+	berth_buf_put(&b, "\033[0m\033[H\033[2J", 10);
 	for (int r = 0; r < rows; r++) {
-		putf(&b, "\033[%d;1H", r + 1);
+		berth_buf_putf(&b, "\033[%d;1H", r + 1);
 		for (int c = 0; c < cols; c++) {
 			VTermScreenCell cell;
 			VTermPos pos = {r, c};
@@ -671,13 +633,13 @@ char *berth_screen_redraw(const struct berth_screen *s, size_t *len)
 				u[n++] = ' ';
 			for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; i++)
 				n += put_utf8(u + n, cell.chars[i] < 0x20 ? 0xfffd : cell.chars[i]);
-			put(&b, u, n);
+			berth_buf_put(&b, u, n);
 		}
 	}
 	berth_screen_cursor(s, &cr, &cc);
-	putf(&b, "\033[0m\033[%d;%dH", cr + 1, cc + 1);
+	berth_buf_putf(&b, "\033[0m\033[%d;%dH", cr + 1, cc + 1);
 	if (b.oom) {
-		free(b.p);
+		berth_buf_free(&b);
 		return NULL;
 	}
 	*len = b.len;

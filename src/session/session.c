@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "../util/rundir.h"
 #ifdef BERTH_HAVE_CLASSIFIER
 #include "agent_state.h"
@@ -123,30 +124,17 @@ int berth_session_runtime_dir(const char *name, bool create, char *buf, size_t l
 
 int berth_session_state_dir(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	char top[PATH_MAX];
-	int n;
 
-	if (xdg != NULL && xdg[0] == '/')
-		n = snprintf(top, sizeof top, "%s/berth/sessions", xdg);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(top, sizeof top, "%s/.local/state/berth/sessions", home);
-	else
+	if (berth_state_path("sessions", top, sizeof top) < 0) {
+		if (errno == ENAMETOOLONG)
+			return berth_usage_err(err, "the session state directory path is too long");
 		return berth_usage_err(err,
 				       "cannot place session state: neither XDG_STATE_HOME nor HOME is an absolute path");
-	if (n < 0 || (size_t)n >= sizeof top)
-		return berth_usage_err(err, "the session state directory path is too long");
+	}
 	if (create) {
-		char tmp[PATH_MAX];
-		snprintf(tmp, sizeof tmp, "%s", top);
-		for (char *s = tmp + 1; *s != '\0'; s++) {
-			if (*s != '/')
-				continue;
-			*s = '\0';
-			if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-				return berth_err(err, errno, "cannot create `%s`", tmp);
-			*s = '/';
-		}
+		if (berth_mkdir_parents(top, 0700, err) < 0)
+			return -1;
 		if (mkdir_private(top, err) < 0)
 			return -1;
 	}
@@ -238,17 +226,16 @@ json_t *berth_session_meta_read(const char *name, struct berth_error *err)
 
 int berth_session_meta_write(const char *name, json_t *meta, struct berth_error *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX];
+	cleanup_free char *text = NULL;
 
 	if (session_file(name, "session.json", path, sizeof path, err) < 0)
 		return -1;
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (json_dump_file(meta, tmp, JSON_COMPACT | JSON_SORT_KEYS) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return berth_err(err, e, "cannot write `%s`", path);
-	}
-	return 0;
+	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text == NULL)
+		return berth_err(err, ENOMEM, "cannot write `%s`", path);
+	/* 0666 less the umask, as fopen(3) made it */
+	return berth_write_atomic(path, text, strlen(text), 0666, 0, err);
 }
 
 bool berth_session_alive(const char *name)
@@ -328,14 +315,6 @@ int berth_session_connect(const char *name, struct berth_error *err)
 	return steal_fd(&fd);
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, json_t **reply,
 			  struct berth_error *err)
 {
@@ -343,7 +322,7 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 	cleanup_free char *text = NULL;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = berth_now_ms() + timeout_ms;
 	json_error_t je;
 	json_t *j;
 
@@ -359,7 +338,7 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 		return berth_err(err, errno, "cannot talk to session `%s`", name);
 	text[tl] = '\0';
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - berth_now_ms();
 		struct pollfd p = {fd, POLLIN, 0};
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
 			free(buf);

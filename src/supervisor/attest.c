@@ -12,6 +12,7 @@
 #include "../audit/audit.h"
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+#include "../util/json.h"
 #include "../util/jcs.h"
 #include "runs.h"
 
@@ -176,18 +177,6 @@ int berth_attest_sign(json_t *rec, const struct berth_hostkey *k, struct berth_e
 	return 0;
 }
 
-static void problem(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(json_t *p, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	json_array_append_new(p, json_string(buf));
-}
-
 static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 {
 	static const struct {
@@ -203,23 +192,23 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 
 	if (!json_is_string(json_object_get(doc, "type")) ||
 	    strcmp(json_string_value(json_object_get(doc, "type")), BERTH_ATTEST_TYPE) != 0)
-		problem(p, "`type` is not `%s`", BERTH_ATTEST_TYPE);
+		berth_json_append_printf(p, "`type` is not `%s`", BERTH_ATTEST_TYPE);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
 		if (json_object_get(doc, members[i].name) == NULL ||
 		    json_typeof(json_object_get(doc, members[i].name)) != members[i].type)
-			problem(p, "member `%s` missing or of the wrong type", members[i].name);
+			berth_json_append_printf(p, "member `%s` missing or of the wrong type", members[i].name);
 	if (!berth_run_id_valid(json_string_value(json_object_get(doc, "run_id"))))
-		problem(p, "`run_id` is not 16 lowercase hex digits");
+		berth_json_append_printf(p, "`run_id` is not 16 lowercase hex digits");
 	if (json_is_object(enf)) {
 		struct berth_error e2 = {0};
 		v = berth_measure_verdict_json(enf, NULL, &e2);
 		if (v < 0)
-			problem(p, "`enforced`: %s", e2.msg);
+			berth_json_append_printf(p, "`enforced`: %s", e2.msg);
 		else if (!json_is_string(json_object_get(doc, "verdict")) ||
 			 strcmp(json_string_value(json_object_get(doc, "verdict")), berth_verdict_name(v)) != 0 ||
 			 !json_is_string(json_object_get(enf, "verdict")) ||
 			 strcmp(json_string_value(json_object_get(enf, "verdict")), berth_verdict_name(v)) != 0)
-			problem(p, "the verdict stated is not the one the measurement gives (%s)", berth_verdict_name(v));
+			berth_json_append_printf(p, "the verdict stated is not the one the measurement gives (%s)", berth_verdict_name(v));
 	}
 	if (audit != NULL && !json_is_null(audit)) {
 		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
@@ -227,10 +216,10 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 			   h = json_integer_value(json_object_get(audit, "head_seq"));
 		const char *hh = json_string_value(json_object_get(audit, "head_hash"));
 		if (f < 1 || l < f || h < l)
-			problem(p, "audit range is inconsistent (first %lld, last %lld, head %lld)", (long long)f,
+			berth_json_append_printf(p, "audit range is inconsistent (first %lld, last %lld, head %lld)", (long long)f,
 				(long long)l, (long long)h);
 		if (hh == NULL || strlen(hh) != 64 || strspn(hh, "0123456789abcdef") != 64)
-			problem(p, "audit `head_hash` is not 64 lowercase hex digits");
+			berth_json_append_printf(p, "audit `head_hash` is not 64 lowercase hex digits");
 	}
 	(void)err;
 }
@@ -247,30 +236,30 @@ int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t *
 
 	*problems = p;
 	if (!json_is_object(doc)) {
-		problem(p, "not a JSON object");
+		berth_json_append_printf(p, "not a JSON object");
 		return BERTH_ATTEST_INVALID;
 	}
 	berth_hex(pub, 32, trusted);
 	if (!json_is_object(sig) || alg == NULL || strcmp(alg, "Ed25519") != 0)
-		problem(p, "no `signature` with `alg` Ed25519");
+		berth_json_append_printf(p, "no `signature` with `alg` Ed25519");
 	else if (pubhex == NULL || berth_unhex(pubhex, embedded, 32) < 0)
-		problem(p, "`signature.public_key` is not 64 hex digits");
+		berth_json_append_printf(p, "`signature.public_key` is not 64 hex digits");
 	else if (memcmp(embedded, pub, 32) != 0)
-		problem(p, "signed with key %s, not the trusted key %s", pubhex, trusted);
+		berth_json_append_printf(p, "signed with key %s, not the trusted key %s", pubhex, trusted);
 	else if (sighex == NULL || berth_unhex(sighex, s, 64) < 0)
-		problem(p, "`signature.value` is not 128 hex digits");
+		berth_json_append_printf(p, "`signature.value` is not 128 hex digits");
 	else {
 		size_t len = 0;
 		struct berth_error e2 = {0};
 		cleanup_free char *msg = signed_bytes(doc, &len, &e2);
 		if (msg == NULL) {
-			problem(p, "cannot canonicalise the record: %s", e2.msg);
+			berth_json_append_printf(p, "cannot canonicalise the record: %s", e2.msg);
 		} else if (berth_verify(pub, msg, len, s, &e2) < 0) {
 			if (e2.errnum == ELIBACC) {
 				*err = e2;
 				return -1;
 			}
-			problem(p, "the signature does not verify: the record was changed or signed by another key");
+			berth_json_append_printf(p, "the signature does not verify: the record was changed or signed by another key");
 		}
 	}
 	check_content(doc, p, err);

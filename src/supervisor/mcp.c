@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "../util/text.h"
 
 #ifndef BERTH_VERSION
@@ -30,14 +31,6 @@ static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"}
 /* RFC 5424 severities, as MCP's logging/setLevel names them, lowest first. */
 static const char *const levels[] = {"debug", "info",	  "notice", "warning",
 				     "error", "critical", "alert",  "emergency"};
-
-long long berth_mcpi_now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* ---------------------------------------------------------- output */
 
@@ -65,11 +58,11 @@ static void emit(struct berth_mcp *m, json_t *msg)
  * going until the queue is empty or that time has passed. */
 static void flush_out(struct berth_mcp *m, int wait_ms)
 {
-	long long deadline = berth_mcpi_now_ms() + wait_ms;
+	long long deadline = berth_now_ms() + wait_ms;
 
 	while (m->out.len > 0) {
 		struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
-		long long left = deadline - berth_mcpi_now_ms();
+		long long left = deadline - berth_now_ms();
 		if (poll(&p, 1, left > 0 ? (int)left : 0) <= 0 || !(p.revents & POLLOUT)) {
 			if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
 				m->out.len = 0; /* the client is gone */
@@ -247,7 +240,7 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	if (a->dev_fd >= 0) {
 		long long cid = ++a->dev_next_id;
 		unsigned t = m->o.timeout_ms ? m->o.timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
-		if (berth_mcpi_add_pending(m, id, a, cid, true, berth_mcpi_now_ms() + t + 5000) < 0) {
+		if (berth_mcpi_add_pending(m, id, a, cid, true, berth_now_ms() + t + 5000) < 0) {
 			reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
 			return;
 		}
@@ -377,7 +370,7 @@ void berth_mcpi_app_log(void *ctx, const char *app, const char *level, const cha
 	/* At most BERTH_MCP_LOG_RATE messages a second reach the client: an app
 	 * flooding its logs must not flood the model's context.  What is dropped
 	 * is counted and said once the next second begins. */
-	long long sec = berth_mcpi_now_ms() / 1000;
+	long long sec = berth_now_ms() / 1000;
 	if (sec != m->log_second) {
 		if (m->log_dropped > 0) {
 			char note[128];
@@ -537,7 +530,7 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 		p[np++] = (struct pollfd){m->out.len > 0 ? STDOUT_FILENO : -1, POLLOUT, 0};
 		if (in.eof)
 			break;
-		long long left = soonest < 0 ? -1 : soonest - berth_mcpi_now_ms();
+		long long left = soonest < 0 ? -1 : soonest - berth_now_ms();
 		if (poll(p, np,
 			 left < 0	? (soonest < 0 ? -1 : 0)
 			 : left > 60000 ? 60000
@@ -586,7 +579,7 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 			if (a->dev_fd >= 0 && (q[3].revents & (POLLIN | POLLHUP | POLLERR)))
 				berth_mcpi_dev_input(m, a);
 		}
-		long long now = berth_mcpi_now_ms();
+		long long now = berth_now_ms();
 		for (size_t i = 0; i < m->n_pend;) {
 			if (m->pend[i].via_dev && m->pend[i].deadline <= now) {
 				json_t *req_id = json_incref(m->pend[i].req_id);

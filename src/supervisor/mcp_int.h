@@ -69,8 +69,6 @@ struct done_ctx {
 	struct mcp_app *a;
 };
 
-/* berth_mcpi_now_ms - CLOCK_MONOTONIC in milliseconds. */
-long long berth_mcpi_now_ms(void);
 
 /* berth_mcpi_reply - answer request @id with @result (taken over; NULL:
  * it could not be built, and the client gets an internal error instead). */

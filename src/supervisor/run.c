@@ -11,16 +11,9 @@
 #include <unistd.h>
 
 #include "../util/rmtree.h"
+#include "../util/sys.h"
 #include "run.h"
 #include "runs.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void notice(const struct berth_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void notice(const struct berth_run *r, const char *fmt, ...)
@@ -55,7 +48,7 @@ int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const
 		berth_audit_new_run_id(r->run_id);
 	snprintf(r->actor, sizeof r->actor, "%s", spec->actor != NULL ? spec->actor : "berth");
 	pthread_mutex_init(&r->q_mu, NULL);
-	r->t0_ms = now_ms();
+	r->t0_ms = berth_now_ms();
 	(void)err; /* the runtime is chosen by the caller (berth_runtime_find) */
 	return 0;
 }
@@ -278,7 +271,7 @@ static void record_stop(struct berth_run *r, int status, json_t *stop_extra, con
 {
 	struct berth_error err = {0};
 	json_t *stop = with(json_pack("{s:o, s:I}", "status", status >= 0 ? json_integer(status) : json_null(),
-				      "duration_ms", (json_int_t)(now_ms() - r->t0_ms)),
+				      "duration_ms", (json_int_t)(berth_now_ms() - r->t0_ms)),
 			    stop_extra);
 
 	if (stop != NULL && lost != NULL)

@@ -60,3 +60,15 @@ void berth_err_clear(struct berth_error *err)
 {
 	memset(err, 0, sizeof *err);
 }
+
+int berth_reasonf(char *reason, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (reason != NULL && len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(reason, len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}

@@ -12,6 +12,7 @@
 #define BERTH_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #define BERTH_ERR_MSG_MAX 1024
 #define BERTH_ERR_HINT_MAX 512
@@ -70,6 +71,13 @@ int berth_err_hint(struct berth_error *err, const char *fmt, ...)
  */
 int berth_err_wrap(struct berth_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * berth_reasonf - print @fmt into @reason (@len bytes; nothing when @reason
+ * is NULL or @len 0), for the checks that say why they refuse in a buffer of
+ * the caller's rather than an error object.  Returns -1.
+ */
+int berth_reasonf(char *reason, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* berth_err_clear - reset an error object to "no error". */
 void berth_err_clear(struct berth_error *err);
