@@ -89,35 +89,17 @@ void berth_session_name_derive(const char *profile, const char *repo, char out[B
 	strcat(out, stamp);
 }
 
-static int mkdir_private(const char *path, struct berth_error *err)
-{
-	struct stat st;
-
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", path);
-	if (lstat(path, &st) < 0)
-		return berth_err(err, errno, "cannot stat `%s`", path);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0)
-		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", path,
-				       (unsigned)getuid());
-	return 0;
-}
-
 int berth_session_runtime_dir(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	char top[PATH_MAX], sub[PATH_MAX];
+	char sub[PATH_MAX];
 
-	if (berth_runtime_dir(create, top, sizeof top, err) < 0)
-		return -1;
-	if (snprintf(sub, sizeof sub, "%s/sessions", top) >= (int)sizeof sub)
-		return berth_usage_err(err, "the session directory under `%s` is too long", top);
-	if (create && mkdir_private(sub, err) < 0)
+	if (berth_runtime_subdir("sessions", create, sub, sizeof sub, err) < 0)
 		return -1;
 	if ((name == NULL ? snprintf(buf, len, "%s", sub) : snprintf(buf, len, "%s/%s", sub, name)) >= (int)len ||
 	    strlen(buf) + sizeof "/ctl.sock" > sizeof((struct sockaddr_un){0}).sun_path)
 		return berth_usage_err(err, "the session directory `%s/%s` is too long for a socket path", sub,
 				       name ? name : "");
-	if (create && name != NULL && mkdir_private(buf, err) < 0)
+	if (create && name != NULL && berth_mkdir_private(buf, err) < 0)
 		return -1;
 	return 0;
 }
@@ -135,12 +117,12 @@ int berth_session_state_dir(const char *name, bool create, char *buf, size_t len
 	if (create) {
 		if (berth_mkdir_parents(top, 0700, err) < 0)
 			return -1;
-		if (mkdir_private(top, err) < 0)
+		if (berth_mkdir_private(top, err) < 0)
 			return -1;
 	}
 	if ((name == NULL ? snprintf(buf, len, "%s", top) : snprintf(buf, len, "%s/%s", top, name)) >= (int)len)
 		return berth_usage_err(err, "the session state directory path is too long");
-	if (create && name != NULL && mkdir_private(buf, err) < 0)
+	if (create && name != NULL && berth_mkdir_private(buf, err) < 0)
 		return -1;
 	return 0;
 }

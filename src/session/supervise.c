@@ -35,8 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../supervisor/outq.h"
 #include "../supervisor/run.h"
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "control.h"
 #include "screen.h"
 #include "../util/termfilter.h"
@@ -74,10 +76,6 @@ struct typed {
 	char data[];
 };
 
-struct qbuf {
-	char *p;
-	size_t len, cap;
-};
 
 struct client {
 	int fd;
@@ -86,7 +84,7 @@ struct client {
 	bool dead;
 	char in[CLIENT_IN_MAX];
 	size_t inlen;
-	struct qbuf out;
+	struct berth_outq out;
 };
 
 struct sup {
@@ -99,7 +97,7 @@ struct sup {
 	char rt_dir[PATH_MAX], st_dir[PATH_MAX];
 	char trust_log[PATH_MAX + 16];
 	struct client *clients[MAX_CLIENTS];
-	struct qbuf to_master;
+	struct berth_outq to_master;
 	struct typed *typed, **typed_tail; /* waiting to be typed, oldest first */
 	size_t typed_bytes;
 	long long drained_ms; /* when to_master last became empty by a write */
@@ -117,7 +115,6 @@ struct sup {
 	char actor[80];
 };
 
-static long long now_ms(void);
 static bool type_later(struct sup *s, enum typed_kind kind, const char *data, size_t len);
 
 /*
@@ -160,37 +157,10 @@ static void session_run_end(struct sup *s, int status)
 	s->start_extra = NULL;
 }
 
-static long long now_ms(void)
+/* Queue @n bytes at @s unless @q would then hold more than @max. */
+static bool q_put(struct berth_outq *q, const char *s, size_t n, size_t max)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static bool q_put(struct qbuf *q, const char *s, size_t n, size_t max)
-{
-	if (q->len + n > max)
-		return false;
-	if (q->len + n > q->cap) {
-		size_t cap = q->cap ? q->cap : 4096;
-		while (cap < q->len + n)
-			cap *= 2;
-		char *p = realloc(q->p, cap);
-		if (p == NULL)
-			return false;
-		q->p = p;
-		q->cap = cap;
-	}
-	memcpy(q->p + q->len, s, n);
-	q->len += n;
-	return true;
-}
-
-static void q_drop(struct qbuf *q, size_t n)
-{
-	memmove(q->p, q->p + n, q->len - n);
-	q->len -= n;
+	return q->len + n <= max && berth_outq_put(q, s, n) == 0;
 }
 
 static int attached_count(const struct sup *s)
@@ -290,7 +260,7 @@ static json_t *screen_json(struct sup *s)
 	}
 	return json_pack("{sosisis[ii]sbsIsb}", "lines", lines, "rows", rows, "cols", cols, "cursor", cr, cc,
 			 "cursor_visible", berth_screen_cursor_visible(s->screen), "idle_ms",
-			 (json_int_t)(now_ms() - s->last_output_ms), "alive", 1);
+			 (json_int_t)(berth_now_ms() - s->last_output_ms), "alive", 1);
 }
 
 static void begin_stop(struct sup *s, long long grace_ms)
@@ -310,7 +280,7 @@ static void begin_stop(struct sup *s, long long grace_ms)
 		kill(-pg, SIGCONT);
 		kill(-pg, SIGTERM);
 	}
-	long long d = now_ms() + grace_ms;
+	long long d = berth_now_ms() + grace_ms;
 	if (s->stop_deadline_ms == 0 || d < s->stop_deadline_ms)
 		s->stop_deadline_ms = d;
 }
@@ -329,7 +299,7 @@ static void handle_request(struct sup *s, struct client *c, const char *line, si
 	switch (r.op) {
 	case BERTH_CONTROL_INFO: {
 		json_t *info = json_deep_copy(s->meta);
-		json_object_set_new(info, "idle_ms", json_integer(now_ms() - s->last_output_ms));
+		json_object_set_new(info, "idle_ms", json_integer(berth_now_ms() - s->last_output_ms));
 		json_object_set_new(info, "alive", json_true());
 		client_json(c, info);
 		break;
@@ -409,7 +379,7 @@ static void client_read(struct sup *s, struct client *c)
 static void client_free(struct client *c)
 {
 	close(c->fd);
-	free(c->out.p);
+	berth_outq_free(&c->out);
 	free(c);
 }
 
@@ -460,7 +430,7 @@ static void pty_output(struct sup *s)
 	uint64_t d = berth_screen_digest(s->screen);
 	if (d != s->screen_digest) {
 		s->screen_digest = d;
-		s->last_output_ms = now_ms();
+		s->last_output_ms = berth_now_ms();
 		s->changed_since_drain = true;
 	}
 	/* Filtered whether or not someone is attached, so that a client that
@@ -475,11 +445,11 @@ static void flush_master(struct sup *s)
 {
 	if (s->master < 0 || s->to_master.len == 0)
 		return;
-	ssize_t n = write(s->master, s->to_master.p, s->to_master.len);
+	ssize_t n = write(s->master, s->to_master.buf, s->to_master.len);
 	if (n > 0) {
-		q_drop(&s->to_master, (size_t)n);
+		berth_outq_consume(&s->to_master, (size_t)n);
 		if (s->to_master.len == 0) {
-			s->drained_ms = now_ms();
+			s->drained_ms = berth_now_ms();
 			s->changed_since_drain = false;
 		}
 	}
@@ -575,9 +545,9 @@ static void flush_client(struct client *c)
 {
 	if (c->out.len == 0 || c->dead)
 		return;
-	ssize_t n = send(c->fd, c->out.p, c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ssize_t n = send(c->fd, c->out.buf, c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0)
-		q_drop(&c->out, (size_t)n);
+		berth_outq_consume(&c->out, (size_t)n);
 	else if (n < 0 && errno != EAGAIN && errno != EINTR)
 		c->dead = true;
 }
@@ -629,7 +599,7 @@ static int loop(struct sup *s)
 	for (;;) {
 		struct pollfd p[4 + MAX_CLIENTS];
 		int map[4 + MAX_CLIENTS], n = 0, timeout = -1;
-		long long now = now_ms();
+		long long now = berth_now_ms();
 
 		if (s->type_at_ms > 0 && now >= s->type_at_ms) {
 			type_later(s, TYPED_TEXT, s->spec->type_text, strlen(s->spec->type_text));
@@ -868,7 +838,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 			berth_err(&m.err, errno, "cannot set up the session supervisor");
 		goto fail;
 	}
-	s.started_ms = s.last_output_ms = now_ms();
+	s.started_ms = s.last_output_ms = berth_now_ms();
 	if (sp->type_text != NULL && sp->type_text[0] != '\0')
 		s.type_at_ms = s.started_ms + 1000;
 	m.ok = 1;

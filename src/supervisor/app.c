@@ -16,22 +16,6 @@
 
 /* ---------------------------------------------------------- small helpers */
 
-long long berth_ap_now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-long long berth_ap_now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
 static void default_log(void *ctx, const char *app, const char *level, const char *line)
 {
 	(void)ctx;
@@ -214,7 +198,7 @@ static enum wait_result next_message(struct berth_app *a, long long deadline, st
 		}
 		if (a->rin.eof)
 			return APP_DIED;
-		long long left = deadline - berth_ap_now_ms();
+		long long left = deadline - berth_now_ms();
 		if (left <= 0)
 			return TIMED_OUT;
 		struct pollfd p[3] = {
@@ -262,9 +246,9 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful)
 	/* End of file on its channel asks the app to exit (docs/protocol.md). */
 	if (graceful && a->rpc >= 0) {
 		shutdown(a->rpc, SHUT_WR);
-		long long deadline = berth_ap_now_ms() + BERTH_APP_STOP_GRACE_MS;
+		long long deadline = berth_now_ms() + BERTH_APP_STOP_GRACE_MS;
 		for (;;) {
-			long long left = deadline - berth_ap_now_ms();
+			long long left = deadline - berth_now_ms();
 			struct pollfd p[2] = {{berth_rt_pidfd(a->sb), POLLIN, 0}, {a->logfd, POLLIN, 0}};
 			if (left <= 0 || poll(p, 2, (int)left) <= 0)
 				break;
@@ -286,7 +270,7 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful)
 	a->sb = NULL;
 	close_channel(a);
 	berth_ap_audit_end(a); /* the broker stops here: its decisions are queued */
-	a->olen = 0;
+	a->out.len = 0;
 	/* What was sent is lost with the app; what waits goes out again. */
 	for (size_t i = 0; i < a->n_pend;)
 		if (a->pend[i].sent)
@@ -350,7 +334,7 @@ void berth_app_close(struct berth_app *a)
 	berth_manifest_free(&a->m);
 	berth_policy_free(&a->p);
 	free(a->pend);
-	free(a->obuf);
+	berth_outq_free(&a->out);
 	free(a);
 }
 
@@ -377,7 +361,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 {
 	int sv[2] = {-1, -1}, lp[2] = {-1, -1};
 	cleanup_close int devnull = -1;
-	long long t0 = berth_ap_now_us(), deadline;
+	long long t0 = berth_now_us(), deadline;
 	struct berth_appmsg msg;
 
 	if (a->sb != NULL)
@@ -401,7 +385,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	a->exit_status = -1;
 	a->stop_reason = NULL;
 	a->calls = 0;
-	a->boot_ms = berth_ap_now_ms();
+	a->boot_ms = berth_now_ms();
 	a->audit_refused = false;
 	/* The run is recorded on a thread while the sandbox is built; the app
 	 * starts only once that is durable (src/supervisor/run.h). */
@@ -423,7 +407,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	berth_rt_enforced(a->sb, &a->enforced);
 
 	/* The first message must be berth/ready. */
-	deadline = berth_ap_now_ms() + BERTH_APP_BOOT_TIMEOUT_MS;
+	deadline = berth_now_ms() + BERTH_APP_BOOT_TIMEOUT_MS;
 	for (;;) {
 		enum wait_result w = next_message(a, deadline, &msg);
 		if (w == TIMED_OUT) {
@@ -456,7 +440,7 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	if (parity < 0)
 		goto stop;
 	if (boot_us != NULL)
-		*boot_us = (unsigned long)(berth_ap_now_us() - t0);
+		*boot_us = (unsigned long)(berth_now_us() - t0);
 	return 0;
 stop:
 	berth_app_stop(a);

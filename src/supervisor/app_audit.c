@@ -142,7 +142,7 @@ static json_t *result_payload(const struct berth_app *a, const struct pending *q
 {
 	json_t *p = json_pack("{s:s, s:s, s:I, s:b, s:I}", "app", a->m.name, "export", q->ex->name, "call_id",
 			      (json_int_t)q->id, "ok", result != NULL, "duration_ms",
-			      (json_int_t)((berth_ap_now_us() - q->t0_us) / 1000));
+			      (json_int_t)((berth_now_us() - q->t0_us) / 1000));
 
 	if (p == NULL)
 		return NULL;

@@ -64,23 +64,6 @@ static size_t inflight(const struct berth_app *a)
 	return n;
 }
 
-static int queue_out(struct berth_app *a, const char *s, size_t len)
-{
-	if (a->olen + len > a->ocap) {
-		size_t cap = a->ocap ? a->ocap : 65536;
-		while (cap < a->olen + len)
-			cap *= 2;
-		char *b = realloc(a->obuf, cap);
-		if (b == NULL)
-			return -1;
-		a->obuf = b;
-		a->ocap = cap;
-	}
-	memcpy(a->obuf + a->olen, s, len);
-	a->olen += len;
-	return 0;
-}
-
 /* Move waiting requests to the channel while fewer than the bound are in
  * flight, and write what the socket takes without blocking. */
 static void flush(struct berth_app *a)
@@ -98,20 +81,16 @@ static void flush(struct berth_app *a)
 		struct pending *q = &a->pend[i];
 		if (q->sent)
 			continue;
-		if (queue_out(a, q->line, q->len) < 0)
+		if (berth_outq_put(&a->out, q->line, q->len) < 0)
 			break;
 		free(q->line);
 		q->line = NULL;
 		q->sent = true;
 		n++;
 	}
-	while (a->rpc >= 0 && a->olen > 0) {
-		ssize_t w = send(a->rpc, a->obuf, a->olen, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w <= 0)
-			break;
-		memmove(a->obuf, a->obuf + w, a->olen - (size_t)w);
-		a->olen -= (size_t)w;
-	}
+	/* A peer gone is seen by the reader (POLLHUP, EOF), not here. */
+	if (a->rpc >= 0)
+		(void)berth_outq_send(&a->out, a->rpc);
 }
 
 /* Fail the pending calls the app had received (@all: also those still
@@ -135,7 +114,7 @@ static void fail_calls(struct berth_app *a, bool all, int code, json_t *data, co
 		berth_call_error_free(&ce);
 		berth_ap_pend_remove(a, i);
 	}
-	a->olen = 0;
+	a->out.len = 0;
 }
 
 /* The app was stopped with calls still waiting to be sent: they go to a
@@ -229,10 +208,10 @@ int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, u
 	nl[len + 1] = '\0';
 	timeout_ms = timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
 	struct pending *q = &a->pend[a->n_pend];
-	*q = (struct pending){*id,	  ex,	   berth_ap_now_ms() + timeout_ms,
+	*q = (struct pending){*id,	  ex,	   berth_now_ms() + timeout_ms,
 			      timeout_ms, nl,	   len + 1,
 			      false,	  false,   no_input ? json_object() : json_incref(input),
-			      false,	  berth_ap_now_us()};
+			      false,	  berth_now_us()};
 	/* On record before the app sees it; if the trail failed and the app
 	 * owes nothing, a fresh boot (a fresh log handle) gets another try. */
 	struct berth_error aerr = {0};
@@ -276,7 +255,7 @@ void berth_app_cancel(struct berth_app *a, long long id)
 		int n = snprintf(
 		    msg, sizeof msg,
 		    "{\"jsonrpc\":\"2.0\",\"method\":\"berth/cancel\",\"params\":{\"id\":%lld}}\n", id);
-		if (queue_out(a, msg, (size_t)n) == 0)
+		if (berth_outq_put(&a->out, msg, (size_t)n) == 0)
 			flush(a);
 		return;
 	}
@@ -286,7 +265,7 @@ void berth_app_poll_fds(const struct berth_app *a, struct pollfd p[3])
 {
 	bool up = a->sb != NULL;
 
-	p[0] = (struct pollfd){up ? a->rpc : -1, (short)(POLLIN | (a->olen ? POLLOUT : 0)), 0};
+	p[0] = (struct pollfd){up ? a->rpc : -1, (short)(POLLIN | (a->out.len ? POLLOUT : 0)), 0};
 	p[1] = (struct pollfd){up ? a->logfd : -1, POLLIN, 0};
 	p[2] = (struct pollfd){up ? berth_rt_pidfd(a->sb) : -1, POLLIN, 0};
 }
@@ -415,7 +394,7 @@ void berth_app_process(struct berth_app *a, berth_app_done_fn done, void *ctx)
 
 void berth_app_expire(struct berth_app *a, berth_app_done_fn done, void *ctx)
 {
-	long long now = berth_ap_now_ms();
+	long long now = berth_now_ms();
 	char why[512];
 
 	for (size_t i = 0; i < a->n_pend; i++) {
@@ -485,7 +464,7 @@ int berth_app_call(struct berth_app *a, const char *name, json_t *input, unsigne
 		return -1;
 	while (!w.done) {
 		struct pollfd p[3];
-		long long d = berth_app_next_deadline(a), left = d < 0 ? 1000 : d - berth_ap_now_ms();
+		long long d = berth_app_next_deadline(a), left = d < 0 ? 1000 : d - berth_now_ms();
 		berth_app_poll_fds(a, p);
 		if (poll(p, 3, left < 0 ? 0 : left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
 			return berth_ap_call_fail(ce, BERTH_RPC_INTERNAL, NULL, "poll: %s", strerror(errno));

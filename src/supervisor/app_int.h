@@ -23,6 +23,8 @@
 #include "../audit/queue.h"
 #include "appchan.h"
 #include "lines.h"
+#include "outq.h"
+#include "../util/sys.h"
 #include "run.h"
 
 struct berth_app {
@@ -43,8 +45,7 @@ struct berth_app {
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	/* Bytes queued for the channel (requests, cancellations). */
-	char *obuf;
-	size_t olen, ocap;
+	struct berth_outq out;
 	/* The audit trail (docs/audit.md, "Resident apps"): one run per boot
 	 * (src/supervisor/run.h), which also serves the app's egress. */
 	struct berth_run run;
@@ -89,9 +90,6 @@ struct pending {
 
 /* ---- app.c */
 
-/* CLOCK_MONOTONIC in milliseconds, and in microseconds. */
-long long berth_ap_now_ms(void);
-long long berth_ap_now_us(void);
 /* One log line of the app to the log callback, cleaned of terminal controls. */
 void berth_ap_app_log(struct berth_app *a, const char *level, const char *line);
 /* Fills @ce (@code, @data taken, the formatted message); returns -1. */

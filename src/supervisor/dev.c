@@ -21,6 +21,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
+#include "../util/sys.h"
 #include "devctl.h"
 #include "lines.h"
 #include "outq.h"
@@ -30,24 +31,14 @@
 #define MAX_WATCHES 256
 #define RELOAD_SETTLE_MS 15 /* let a burst of writes (an editor's save) finish */
 
-static long long now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
 int berth_dev_socket_path(const char *name, bool create, char *buf, size_t len, struct berth_error *err)
 {
-	char dir[PATH_MAX], sub[PATH_MAX];
+	char sub[PATH_MAX];
 
-	if (berth_runtime_dir(create, dir, sizeof dir, err) < 0)
+	/* Private, as the sessions' directory: another user's directory there
+	 * could route our control connections. */
+	if (berth_runtime_subdir("dev", create, sub, sizeof sub, err) < 0)
 		return -1;
-	if (snprintf(sub, sizeof sub, "%s/dev", dir) >= (int)sizeof sub)
-		return berth_usage_err(err, "the control socket directory under `%s` is too long", dir);
-	if (create && mkdir(sub, 0700) < 0 && errno != EEXIST)
-		return berth_err(err, errno, "cannot create `%s`", sub);
 	if (snprintf(buf, len, "%s/%s.sock", sub, name) >= (int)len ||
 	    strlen(buf) >= sizeof((struct sockaddr_un){0}).sun_path)
 		return berth_usage_err(err, "the control socket path for `%s` is too long", name);
@@ -113,12 +104,12 @@ int berth_dev_call(const char *name, const char *app_dir, const char *export, js
 		berth_lines_free(&in);
 		return BERTH_DEV_NONE;
 	}
-	deadline = now_us() / 1000 + (timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS) + 5000;
+	deadline = berth_now_us() / 1000 + (timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS) + 5000;
 	for (;;) {
 		r = berth_lines_next(&in, &got, &len);
 		if (r != 0 || in.eof)
 			break;
-		long long left = deadline - now_us() / 1000;
+		long long left = deadline - berth_now_us() / 1000;
 		struct pollfd p = {fd, POLLIN, 0};
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
 			berth_lines_free(&in);
@@ -312,7 +303,7 @@ static void reload(struct dev *d, struct dev_app *da)
 {
 	struct berth_error err = {0};
 	struct berth_app *old = da->app, *fresh = NULL;
-	long long t0 = now_us();
+	long long t0 = berth_now_us();
 	unsigned long boot_us = 0;
 
 	da->dirty = false;
@@ -348,7 +339,7 @@ static void reload(struct dev *d, struct dev_app *da)
 					   berth_app_policy_of(fresh)->app_digest));
 	}
 	fprintf(stderr, "berth: dev: reloaded `%s` in %.1f ms (digest %s)\n", da->name,
-		(double)(now_us() - t0) / 1000.0, berth_app_policy_of(fresh)->app_digest);
+		(double)(berth_now_us() - t0) / 1000.0, berth_app_policy_of(fresh)->app_digest);
 }
 
 static void client_close(struct client *c)
@@ -512,7 +503,7 @@ static void inotify_input(struct dev *d)
 				continue;
 			struct dev_app *da = d->watches[i].app;
 			if (!da->dirty)
-				da->dirty_at = now_us();
+				da->dirty_at = berth_now_us();
 			da->dirty = true;
 			/* A new directory inside the app is watched too. */
 			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len > 0 &&
@@ -602,7 +593,7 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 			np += 3;
 			if (d.apps[i].dirty) {
 				long long left =
-				    (d.apps[i].dirty_at + RELOAD_SETTLE_MS * 1000 - now_us()) / 1000;
+				    (d.apps[i].dirty_at + RELOAD_SETTLE_MS * 1000 - berth_now_us()) / 1000;
 				timeout = left < 0 ? 0 : (int)left;
 			}
 		}
@@ -625,7 +616,7 @@ int berth_dev_run(char *const dirs[], size_t n, const struct berth_dev_opts *o, 
 				berth_app_idle(d.apps[i].app);
 			if (q[0].revents & POLLIN)
 				accept_client(&d, &d.apps[i]);
-			if (d.apps[i].dirty && now_us() - d.apps[i].dirty_at >= RELOAD_SETTLE_MS * 1000)
+			if (d.apps[i].dirty && berth_now_us() - d.apps[i].dirty_at >= RELOAD_SETTLE_MS * 1000)
 				reload(&d, &d.apps[i]);
 		}
 		for (size_t i = 0; i < MAX_CLIENTS; i++) {

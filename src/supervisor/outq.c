@@ -30,6 +30,15 @@ static int reserve(struct berth_outq *q, size_t need)
 	return 0;
 }
 
+int berth_outq_put(struct berth_outq *q, const char *s, size_t len)
+{
+	if (reserve(q, q->len + len) < 0)
+		return -1;
+	memcpy(q->buf + q->len, s, len);
+	q->len += len;
+	return 0;
+}
+
 int berth_outq_put_line(struct berth_outq *q, const char *s, size_t len)
 {
 	if (reserve(q, q->len + len + 1) < 0)

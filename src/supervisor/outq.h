@@ -2,7 +2,8 @@
 /*
  * outq.h - a queue of protocol lines for a peer that may read slowly: the
  * JSON-RPC answers `berth dev` owes its clients, what `berth mcp` owes its
- * client (stdout) and sends a `berth dev`.  Lines are queued whole and
+ * client (stdout) and sends a `berth dev`, and the requests berth sends a
+ * resident app (app_call.c).  Lines are queued whole and
  * written as the peer takes them, so that a peer that stops reading never
  * stalls the loop.
  */
@@ -15,6 +16,13 @@ struct berth_outq {
 	char *buf; /* bytes not written yet */
 	size_t len, cap;
 };
+
+/*
+ * berth_outq_put - append @len bytes of @s to @q as they are (its buffer
+ * grows from 64 KiB, doubling).  Returns 0, or -1 when out of memory (@q
+ * unchanged).
+ */
+int berth_outq_put(struct berth_outq *q, const char *s, size_t len);
 
 /*
  * berth_outq_put_line - append @len bytes of @s and a newline to @q (its

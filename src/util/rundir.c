@@ -69,6 +69,31 @@ int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *er
 	return 0;
 }
 
+int berth_mkdir_private(const char *path, struct berth_error *err)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return berth_err(err, errno, "cannot create `%s`", path);
+	if (lstat(path, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", path);
+	if (!private_dir_of(&st, getuid()))
+		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", path,
+				       (unsigned)getuid());
+	return 0;
+}
+
+int berth_runtime_subdir(const char *sub, bool create, char *buf, size_t len, struct berth_error *err)
+{
+	char top[PATH_MAX];
+
+	if (berth_runtime_dir(create, top, sizeof top, err) < 0)
+		return -1;
+	if (snprintf(buf, len, "%s/%s", top, sub) >= (int)len)
+		return berth_usage_err(err, "the directory `%s` under `%s` is too long", sub, top);
+	return create ? berth_mkdir_private(buf, err) : 0;
+}
+
 /* $VAR/berth/SUB when VAR is absolute, else HOME/HOME_REL/berth/SUB (XDG Base Directory Specification). */
 static int xdg_path(const char *var, const char *home_rel, const char *sub, char *buf, size_t len)
 {

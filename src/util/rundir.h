@@ -44,6 +44,23 @@ const char *berth_home_dir(void);
 int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *err);
 
 /*
+ * berth_mkdir_private - make @path (mode 0700; its parent must exist) unless
+ * it exists, then require it to be a directory (not a symlink) of the
+ * caller's uid with no group or other permission bits.  Returns 0, or -1
+ * with @err filled: the mkdir(2)/lstat(2) error, or a usage error (status 2)
+ * "`PATH` is not a private directory of uid UID: refusing to use it".
+ */
+int berth_mkdir_private(const char *path, struct berth_error *err);
+
+/*
+ * berth_runtime_subdir - @sub ("sessions", "dev") of berth_runtime_dir()
+ * into @buf (@len bytes); with @create both are made and @sub must be
+ * private (berth_mkdir_private).  Returns 0, or -1 with @err filled (as
+ * those two; a usage error when the path does not fit in @len).
+ */
+int berth_runtime_subdir(const char *sub, bool create, char *buf, size_t len, struct berth_error *err);
+
+/*
  * berth_state_path, berth_config_path - where berth keeps @sub ("runs",
  * "apps", "trust/known", "" for the top) of the calling user's state and
  * configuration, into @buf (@len bytes): $XDG_STATE_HOME/berth/@sub (or
