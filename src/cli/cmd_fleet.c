@@ -68,7 +68,10 @@ static int up(struct berth_fleet *f, bool yes)
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		struct berth_error err = {0};
-		if (berth_spawn_launch(&f->agents[i], &pid, &err) < 0) {
+		int lr = berth_spawn_launch(&f->agents[i], &pid, &err);
+		if (f->agents[i].launch_notice[0] != '\0')
+			fprintf(stderr, "berth: %s\n", CLI_SAFE(f->agents[i].launch_notice));
+		if (lr < 0) {
 			fprintf(stderr, "berth: %s:%lu: agent `%s`: %s\n", CLI_SAFE(f->path), f->lines[i],
 				CLI_SAFE(f->agents[i].name), CLI_SAFE(err.msg));
 			rc = err.status ? err.status : BERTH_EXIT_INTERNAL;

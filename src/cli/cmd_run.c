@@ -259,13 +259,17 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 	if (o->n_evidence > 0 &&
 	    (evidence = ingest_evidence(o, berth_run_id(&r), berth_run_audit(&r), &err)) == NULL) {
 		status = -1;
-	} else if (berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
-		status = -1;
 	} else {
+		/* the copy exists from here on: removed at the end of the run,
+		 * also when the run record below cannot be written */
 		rm[0] = o->policy.evidence_dir;
-		berth_run_attach(&r, ro);
-		if (berth_run_exec(&r, ro, &status, &err) < 0)
+		if (berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
 			status = -1;
+		} else {
+			berth_run_attach(&r, ro);
+			if (berth_run_exec(&r, ro, &status, &err) < 0)
+				status = -1;
+		}
 	}
 	json_decref(evidence);
 	if (berth_run_join(&r, &je) < 0) {

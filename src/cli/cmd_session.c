@@ -154,6 +154,8 @@ int cmd_spawn(int argc, char **argv)
 	}
 	snprintf(name, sizeof name, "%s", req.name);
 	r = berth_spawn_launch(&req, &pid, &err);
+	if (req.launch_notice[0] != '\0')
+		fprintf(stderr, "berth: %s\n", CLI_SAFE(req.launch_notice));
 	berth_spawn_req_free(&req);
 	if (r < 0)
 		return fail(&err);

@@ -444,7 +444,7 @@ static int parse_file(struct rules_file *f, const char *text, size_t len, struct
 	if (root == NULL)
 		return 0; /* an empty file narrows nothing */
 	if (root->kind != BERTH_YN_MAP) {
-		r = berth_ynode_err(err, f->origin, root, "a rules file is a mapping with one key, `allow:`");
+		r = berth_ynode_err(err, f->origin, root, "a rules file is a mapping with the keys `allow:` and `guard:`");
 	} else {
 		for (size_t i = 0; i < berth_ymap_size(root) && r == 0; i++) {
 			const struct berth_ynode *k = berth_ymap_key(root, i);

@@ -118,8 +118,12 @@ int berth_session_claim(const char *name, struct berth_error *err);
  * stdio on /dev/null) for @spec and wait until the agent's execve succeeded
  * or failed.  Returns 0 with *@pid the supervisor's pid, or -1 with @err
  * (the sandbox's own refusal or 126/127 status) and no session left running.
+ * In both cases @notice (@notice_len bytes; NULL: none wanted) holds the
+ * supervisor's notice for the person, "audit: ..." when it recovered the
+ * audit log before recording the session (docs/audit.md, "Crashes"), or "".
  */
-int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, struct berth_error *err);
+int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, char *notice, size_t notice_len,
+			struct berth_error *err);
 
 /*
  * berth_session_remove - delete @name's runtime directory and its state

@@ -780,7 +780,7 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	spec.lock_fd = lock;
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &spec.ro.force_off, err) < 0)
 		goto fail;
-	if (berth_session_start(&spec, pid, err) < 0) {
+	if (berth_session_start(&spec, pid, r->launch_notice, sizeof r->launch_notice, err) < 0) {
 		char udir[PATH_MAX];
 		if (err->status == BERTH_EXIT_NOTFOUND && r->profile.agent_path == NULL &&
 		    strchr(r->profile.command[0], '/') == NULL)

@@ -50,6 +50,9 @@ struct berth_spawn_req {
 	char *agent_src;  /* profile `path:` resolved on the host (mounted read-only), or NULL */
 	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
 	size_t n_notes;
+	/* filled by berth_spawn_launch, for the CLI to print after it: the audit
+	 * log's recovery by the supervisor ("audit: ..."), or "" */
+	char launch_notice[1024];
 };
 
 /*

@@ -111,6 +111,7 @@ struct sup {
 	/* the audit trail (docs/audit.md) and the egress broker: run.h */
 	struct berth_run run;
 	bool run_live;
+	char start_notice[1024]; /* the audit log's recovery, for berth spawn to print */
 	json_t *start_extra;
 	char actor[80];
 };
@@ -121,9 +122,20 @@ static bool type_later(struct sup *s, enum typed_kind kind, const char *data, si
  * The session's run (src/supervisor/run.h), as for `berth run`: run.start
  * and policy recorded on a thread while the sandbox is built and durable
  * before the agent starts, the broker's decisions, run.stop at the end.
- * No notices: the supervisor is detached (its stderr is /dev/null) and a
- * session's own refusals are for `berth stop`'s trust lines only.
+ * The supervisor is detached (its stderr is /dev/null): the broker's
+ * refusals are not shown (quiet; a session's own refusals are for `berth
+ * stop`'s trust lines only), and the one notice written before the agent
+ * starts, the audit log's recovery (docs/audit.md, "Crashes"), goes back to
+ * `berth spawn` in the start message and is printed there, as by `berth run`.
  */
+static void session_notice(void *arg, const char *line)
+{
+	struct sup *s = arg;
+
+	if (s->start_notice[0] == '\0' && strncmp(line, "audit: ", 7) == 0)
+		snprintf(s->start_notice, sizeof s->start_notice, "%s", line);
+}
+
 static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struct berth_error *err)
 {
 	const struct berth_policy *p = s->spec->policy;
@@ -140,6 +152,8 @@ static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struc
 				      .audit = true,
 				      .start_extra = s->start_extra,
 				      .refuse_what = "this session",
+				      .notice = session_notice,
+				      .notice_arg = s,
 				      .quiet = true};
 	berth_run_init(&s->run, &spec, NULL, err);
 	berth_run_attach(&s->run, ro);
@@ -777,6 +791,7 @@ struct start_msg {
 	int ok;
 	pid_t pid;
 	struct berth_error err;
+	char notice[1024]; /* "audit: ..." when the log was recovered, else empty */
 };
 
 static __attribute__((noreturn)) void supervisor_main(const struct berth_session_spec *sp, int wfd)
@@ -843,12 +858,14 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 		s.type_at_ms = s.started_ms + 1000;
 	m.ok = 1;
 	m.pid = getpid();
+	memcpy(m.notice, s.start_notice, sizeof m.notice);
 	(void)!write(wfd, &m, sizeof m);
 	close(wfd);
 	end_session(&s, loop(&s));
 	_exit(0);
 fail:
 	berth_rt_free(s.sb);
+	memcpy(m.notice, s.start_notice, sizeof m.notice);
 	session_run_end(&s, m.err.status ? m.err.status : 125);
 	if (s.rt_dir[0] != '\0') {
 		snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
@@ -875,13 +892,16 @@ static void close_others(int a, int b)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, struct berth_error *err)
+int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, char *notice, size_t notice_len,
+			struct berth_error *err)
 {
 	int pfd[2];
 	pid_t mid;
 	struct start_msg m = {0};
 	ssize_t n;
 
+	if (notice != NULL && notice_len > 0)
+		notice[0] = '\0';
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return berth_err(err, errno, "pipe");
 	fflush(NULL);
@@ -922,6 +942,9 @@ int berth_session_start(const struct berth_session_spec *spec, pid_t *pid, struc
 	if (n != (ssize_t)sizeof m) {
 		return berth_err(err, 0, "the session supervisor of `%s` died while starting", spec->name);
 	}
+	m.notice[sizeof m.notice - 1] = '\0';
+	if (notice != NULL && notice_len > 0)
+		snprintf(notice, notice_len, "%s", m.notice);
 	if (!m.ok) {
 		*err = m.err;
 		if (err->status == 0)

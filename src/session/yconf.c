@@ -44,8 +44,10 @@ struct yconf_ctx {
  * a second document; their messages keep its wording: the bare problem of a
  * syntax error, and "second occurrence" for a repeated anchor, which the
  * document loader only reported once the stream had passed.  Anchors are
- * allowed, tags ignored; a NUL byte can only come from a `"\0"` escape (raw
- * ones are refused first) and ends the string where C reads it.
+ * allowed, tags ignored.  A NUL byte can only come from a `"\0"` escape (raw
+ * ones are refused first); it is refused too: every value is used as a C
+ * string, and `command: ["bash\0 -c x"]` or `path: "/bin/sh\0junk"` would
+ * otherwise run what the reader of the file does not see.
  */
 static int yconf_problem(void *opaque, const struct berth_yproblem *p)
 {
@@ -78,11 +80,13 @@ static int yconf_problem(void *opaque, const struct berth_yproblem *p)
 		return berth_usage_err(c->err, "%s:%u:%u: aliases are not allowed here", d, p->line, p->col);
 	case BERTH_YP_DOCUMENT:
 		return berth_usage_err(c->err, "%s:%u:%u: only one YAML document is allowed", d, p->line, p->col);
+	case BERTH_YP_NUL:
+		return berth_usage_err(c->err, "%s:%u:%u: a value contains a NUL byte (a `\\0` escape); remove it", d,
+				       p->line, p->col);
 	case BERTH_YP_READER: /* libyaml gives these no position */
 		return berth_usage_err(c->err, "%s:1:1: %s", d, p->text ? p->text : "invalid YAML");
 	case BERTH_YP_SYNTAX:
 	case BERTH_YP_TAG:
-	case BERTH_YP_NUL:
 	case BERTH_YP_NODES:
 	case BERTH_YP_DEPTH:
 	default:
@@ -94,7 +98,7 @@ int berth_yconf_load(const char *display, const char *buf, size_t len, struct be
 		     struct berth_error *err)
 {
 	struct yconf_ctx c = {.display = display, .err = err};
-	struct berth_yopts o = {.flags = BERTH_YB_TAGS_ANY | BERTH_YB_NUL, .problem = yconf_problem, .opaque = &c};
+	struct berth_yopts o = {.flags = BERTH_YB_TAGS_ANY, .problem = yconf_problem, .opaque = &c};
 	int r;
 
 	*root = NULL;

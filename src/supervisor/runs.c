@@ -176,6 +176,17 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	r = berth_run_write_json(run_id, "run.json", run, err);
 	if (r == 0)
 		r = berth_run_set_last(run_id, err);
+	if (r < 0) {
+		/* The command does not start: leave no run directory behind (one
+		 * that holds the evidence manifest stays, with its audit record). */
+		char dir[PATH_MAX], path[PATH_MAX + 16];
+		struct berth_error e = {0};
+		if (berth_run_dir(run_id, false, dir, &e) == 0) {
+			snprintf(path, sizeof path, "%s/run.json", dir);
+			unlink(path);
+			rmdir(dir);
+		}
+	}
 	return r;
 }
 

@@ -261,6 +261,21 @@ else
 	pass "evidence: unreadable file (checked in the unprivileged run)"
 	pass "evidence: (unprivileged run names the file)"
 fi
+# The run record cannot be written after the copy was made (here `runs/last` is a
+# directory): the run does not start and the copy goes too (it was left behind).
+mv "$RUNS/last" "$TOP/last.saved"; mkdir "$RUNS/last"
+rm -f "$WS/ev-recfail"
+run --evidence "$EV/note.txt" -- touch /workspace/ev-recfail
+eq "evidence: a run record that cannot be written is exit 125" "$RC" 125
+has "evidence: names the run record it could not write" "$ERR" "cannot write \`$RUNS/last\`: Is a directory"
+[ -e "$WS/ev-recfail" ] && fail "evidence: the command did not run (no run record)" "it ran" || pass "evidence: the command did not run (no run record)"
+LEFT=$(find "$RUNS" -mindepth 2 -maxdepth 2 -name evidence)
+eq "evidence: no copy is left when the run record cannot be written" "$LEFT" ""
+NDIRS=$(ls "$RUNS" | wc -l)
+run -- true
+eq "runs: a run whose record cannot be written is exit 125" "$RC" 125
+eq "runs: it leaves no run directory behind" "$(ls "$RUNS" | wc -l)" "$NDIRS"
+rmdir "$RUNS/last"; mv "$TOP/last.saved" "$RUNS/last"
 # A sparse file larger than the disk: refused before a byte is read (not copied until the disk is full).
 mkdir -p "$TOP/big"; truncate -s 8T "$TOP/big/huge.img"; chmod -R a+rX "$TOP/big"
 S0=$SECONDS

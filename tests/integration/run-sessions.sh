@@ -667,6 +667,18 @@ b stop aud1 --grace 1s
 KINDS=$("$BERTH" audit --json 2>/dev/null | python3 -c 'import sys, json; print(" ".join(json.loads(l)["kind"] for l in sys.stdin))')
 eq "audit: the session's records" "$KINDS" "run.start policy run.stop"
 has "audit: the log verifies" "$("$BERTH" audit verify 2>&1)" "intact: 3 records"
+# A torn last line (a crash mid-append) is sealed by the session's supervisor, and berth spawn says so,
+# as berth run does (the detached supervisor's stderr is /dev/null: the notice came back in its start message).
+AF=$(ls "$BERTH_AUDIT_DIR"/audit-*.jsonl | tail -1); AOFF=$(stat -c %s "$AF")
+printf '{"torn' >>"$AF"
+b spawn fake-claude --name aud2 "${MEM[@]}"
+eq "audit: a session starts on a log with a torn last line" "$RC" 0
+has "audit: berth spawn prints the recovery" "$ERR" "berth: audit: the last line of \`$AF\` was torn (6 bytes at offset $AOFF, an append a crash interrupted): cut off and sealed with a recovery record"
+b stop aud2 --grace 1s
+KINDS=$("$BERTH" audit --json 2>/dev/null | python3 -c 'import sys, json; print(" ".join(json.loads(l)["kind"] for l in sys.stdin))')
+eq "audit: the recovery record comes first in the session's group" "$KINDS" "run.start policy run.stop audit.recovery run.start policy run.stop"
+has "audit: the log verifies after the recovery" "$("$BERTH" audit verify 2>&1)" "intact: 7 records"
+b rm aud2
 unset BERTH_AUDIT_DIR
 
 # Without XDG_RUNTIME_DIR: /run/user/UID/berth (logind's), else /run/berth for root, else

@@ -363,7 +363,7 @@ static void test_malformed(void **state)
 		{"allow:\n  pids: 5\n  pids: 6\n", "r.yml:3:3: `allow.pids` is given twice"},
 		{"allow: [networks]\n", "r.yml:1:8: `allow` must be a mapping of limits, got a list"},
 		{"allow:\n  networks: [none\n", "r.yml:3:1: invalid YAML"},
-		{"- allow\n", "r.yml:1:1: a rules file is a mapping with one key, `allow:`"},
+		{"- allow\n", "r.yml:1:1: a rules file is a mapping with the keys `allow:` and `guard:`"},
 		{"allow: &x\n  pids: 5\n", "r.yml:1:8: anchors (`&x`) are not allowed"},
 		{"allow:\n  env: [~]\n", "r.yml:2:9: `env` must be a string, got nothing (null)"},
 	};

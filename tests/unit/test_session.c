@@ -117,6 +117,15 @@ static void test_profile(void **state)
 	assert_non_null(strstr(err.msg, "only one YAML document"));
 	assert_int_equal(parse_profile("command: sh\ngit: {name: a, phone: 1}\n", &p, &err), -1);
 	assert_non_null(strstr(err.msg, "unknown key `phone`"));
+	/* a NUL byte from a `\0` escape is refused, not cut where C reads the string (which ran `ba` for
+	 * `ba\0sh`, and /bin/sh for "/bin/sh\0junk") */
+	assert_int_equal(parse_profile("command: [\"ba\\0sh\"]\n", &p, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "t.yml:1:11: a value contains a NUL byte (a `\\0` escape); remove it");
+	assert_int_equal(parse_profile("command: [sh]\npath: \"/bin/sh\\0junk\"\n", &p, &err), -1);
+	assert_string_equal(err.msg, "t.yml:2:7: a value contains a NUL byte (a `\\0` escape); remove it");
+	assert_int_equal(parse_profile("command: [sh]\nhome: {\"a\\0b\": x}\n", &p, &err), -1);
+	assert_string_equal(err.msg, "t.yml:2:8: a value contains a NUL byte (a `\\0` escape); remove it");
 }
 
 static int parse_fleet(const char *text, struct berth_fleet *f, struct berth_error *err)
@@ -175,6 +184,10 @@ static void test_fleet(void **state)
 	berth_fleet_free(&f);
 	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s, options: --x}\n", &f, &err), -1);
 	assert_non_null(strstr(err.msg, "options: expected a list of strings"));
+	berth_fleet_free(&f);
+	assert_int_equal(parse_fleet("agents:\n  - {name: \"a\\0-hidden\", profile: s}\n", &f, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "f.yml:2:12: a value contains a NUL byte (a `\\0` escape); remove it");
 	berth_fleet_free(&f);
 }
 
