@@ -56,7 +56,9 @@ int berth_control_parse(const char *line, size_t len, struct berth_control_req *
 		snprintf(why, whylen, "bad request: a NUL byte in the request");
 		return -1;
 	}
-	req->msg = json_loadb(line, len, 0, &je);
+	/* {"op":"info","op":"stop"} is one request or the other to
+	 * different readers: refused. */
+	req->msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (req->msg == NULL) {
 		snprintf(why, whylen, "bad request: %s", je.text);
 		return -1;

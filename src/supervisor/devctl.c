@@ -18,7 +18,7 @@ int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *re
 	memset(req, 0, sizeof *req);
 	/* jansson takes a NUL byte after a number for the number's end
 	 * ({"id":1\0} loads): a request holds none. */
-	req->msg = memchr(line, '\0', len) == NULL ? json_loadb(line, len, 0, NULL) : NULL;
+	req->msg = memchr(line, '\0', len) == NULL ? json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	if (req->msg == NULL) {
 		*code = BERTH_RPC_PARSE_ERROR;
 		*message = "not JSON";

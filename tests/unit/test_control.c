@@ -84,6 +84,9 @@ static void test_session_refusals(void **state)
 	/* jansson would take {"op":"stop","grace_ms":5\0} */
 	assert_int_equal(berth_control_parse("{\"op\":\"stop\",\"grace_ms\":5\0}", 27, &r, why, sizeof why), -1);
 	assert_string_equal(why, "bad request: a NUL byte in the request");
+	/* a key twice is two requests to two readers: refused */
+	assert_int_equal(sess("{\"op\":\"info\",\"op\":\"stop\"}", &r, why), -1);
+	assert_string_equal(why, "bad request: duplicate object key near '\"op\"'");
 }
 
 static void test_devctl(void **state)
@@ -111,6 +114,7 @@ static void test_devctl(void **state)
 		berth_devctl_req_free(&r);                                                                         \
 	} while (0)
 	REFUSED("nope", BERTH_RPC_PARSE_ERROR, "not JSON");
+	REFUSED("{\"id\":1,\"method\":\"info\",\"method\":\"call\"}", BERTH_RPC_PARSE_ERROR, "not JSON");
 	/* jansson would take {"id":1\0,"method":"info"} for {"id":1,"method":"info"}: refused whole */
 	assert_int_equal(berth_devctl_parse("{\"id\":1\0,\"method\":\"info\"}", 25, &r, &code, &msg), -1);
 	assert_int_equal(code, BERTH_RPC_PARSE_ERROR);
