@@ -63,12 +63,13 @@ static bool int_in(const json_t *v, json_int_t lo, json_int_t hi)
 	return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
 }
 
-/* docs/sessions.md: what the session answers the line (@rc, @r, @why). */
+/* docs/sessions.md: what the session answers the line (@rc, @r, @why); a key
+ * named twice is not JSON to it. */
 static void documented_session(const char *line, size_t len, int rc, const struct berth_control_req *r,
 			       const char *why)
 {
 	bool nul = memchr(line, '\0', len) != NULL;
-	json_t *j = nul ? NULL : json_loadb(line, len, 0, NULL);
+	json_t *j = nul ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *op = json_string_value(json_object_get(j, "op"));
 	int k = op_index(op);
 	char want[512];
@@ -106,7 +107,7 @@ static void documented_session(const char *line, size_t len, int rc, const struc
 static void documented_dev(const char *line, size_t len, int rc, const struct berth_devctl_req *r, int code,
 			   const char *message)
 {
-	json_t *j = memchr(line, '\0', len) != NULL ? NULL : json_loadb(line, len, 0, NULL);
+	json_t *j = memchr(line, '\0', len) != NULL ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *method = json_string_value(json_object_get(j, "method"));
 	json_t *params = json_object_get(j, "params"), *t = json_object_get(params, "timeout_ms"),
 	       *in = json_object_get(params, "input");
