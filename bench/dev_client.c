@@ -101,7 +101,8 @@ int main(int argc, char **argv)
 	double *v = calloc((size_t)n, sizeof *v);
 	if (strcmp(argv[1], "call") == 0 && argc == 6) {
 		snprintf(req, sizeof req,
-			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"call\",\"params\":{\"export\":\"%s\",\"input\":%s}}\n",
+			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"call\",\"params\":{\"export\":\"%s\","
+			 "\"input\":%s}}\n",
 			 argv[4], argv[5]);
 		for (int i = 0; i < 20; i++) /* warm-up */
 			roundtrip(fd, req, buf, sizeof buf);
@@ -125,7 +126,8 @@ int main(int argc, char **argv)
 			digest_of(buf, before, sizeof before);
 			FILE *f = fopen(argv[4], "a");
 			if (f == NULL) {
-				fprintf(stderr, "dev_client: cannot append to %s: %s\n", argv[4], strerror(errno));
+				fprintf(stderr, "dev_client: cannot append to %s: %s\n", argv[4],
+					strerror(errno));
 				return 1;
 			}
 			double t0 = now_ms();

@@ -58,9 +58,8 @@ static long long run_once(char **argv, char tag, long round)
 	}
 	long long t1 = now_ns();
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "runtime: command %c (%s) failed in %s round %ld: %s %d\n",
-			tag, argv[0], round < 0 ? "warm-up" : "measured",
-			round < 0 ? round + warmup + 1 : round + 1,
+		fprintf(stderr, "runtime: command %c (%s) failed in %s round %ld: %s %d\n", tag, argv[0],
+			round < 0 ? "warm-up" : "measured", round < 0 ? round + warmup + 1 : round + 1,
 			WIFEXITED(st) ? "exit status" : "killed by signal",
 			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		return -1;
@@ -80,9 +79,14 @@ int main(int argc, char **argv)
 	int opt;
 	while ((opt = getopt(argc, argv, "+n:w:")) != -1) {
 		switch (opt) {
-		case 'n': n = strtol(optarg, NULL, 10); break;
-		case 'w': w = strtol(optarg, NULL, 10); break;
-		default: usage();
+		case 'n':
+			n = strtol(optarg, NULL, 10);
+			break;
+		case 'w':
+			w = strtol(optarg, NULL, 10);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind >= argc || n < 1 || w < 0)

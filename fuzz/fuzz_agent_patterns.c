@@ -82,8 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int cur = -1; cur <= n; cur++) {
 		for (size_t k = 0; k < sizeof idles / sizeof idles[0]; k++) {
 			for (int alive = 0; alive <= 1; alive++) {
-				struct berth_screen_view v = {.lines = rows, .n_lines = n, .cursor_row = cur,
-							      .cursor_col = 0, .alive = alive, .exit_status = 1,
+				struct berth_screen_view v = {.lines = rows,
+							      .n_lines = n,
+							      .cursor_row = cur,
+							      .cursor_col = 0,
+							      .alive = alive,
+							      .exit_status = 1,
 							      .idle_ms = idles[k]};
 				const char *why = NULL;
 				enum berth_agent_state s = berth_agent_classify(p, &v, &why);

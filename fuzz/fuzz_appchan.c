@@ -78,8 +78,8 @@ static void setup(void)
 
 		exports[i].name = (char *)export_names[i];
 		exports[i].output = json_loads(export_outputs[i], 0, NULL);
-		if (exports[i].output == NULL || berth_schema_check(exports[i].output, path, sizeof path, reason,
-								     sizeof reason) < 0) {
+		if (exports[i].output == NULL ||
+		    berth_schema_check(exports[i].output, path, sizeof path, reason, sizeof reason) < 0) {
 			fprintf(stderr, "fuzz_appchan: output schema %zu: %s: %s\n", i, path, reason);
 			abort();
 		}
@@ -141,11 +141,11 @@ static void check_parity(const struct berth_appmsg *m, const char *line, size_t 
 	}
 	for (size_t k = 0; k < N_EXPORTS; k++) {
 		bool found = false;
-		json_array_foreach(m->exports, i, v) found |= json_is_string(v) && strcmp(json_string_value(v), export_names[k]) == 0;
+		json_array_foreach(m->exports, i, v)
+			found |= json_is_string(v) && strcmp(json_string_value(v), export_names[k]) == 0;
 		all_announced &= found;
 	}
-	json_array_foreach(m->exports, i, v)
-	{
+	json_array_foreach(m->exports, i, v) {
 		bool known = false;
 		for (size_t k = 0; json_is_string(v) && k < N_EXPORTS; k++)
 			known |= strcmp(json_string_value(v), export_names[k]) == 0;
@@ -198,20 +198,24 @@ static void decide(const char *line, size_t len, struct decision *d, json_t **co
 		if (d->rc == 0) {
 			char p[256], r[256];
 			CHECK(json_object_get(m.msg, "error") == NULL);
-			CHECK(result != NULL && result == json_object_get(m.msg, "result") && json_is_object(result));
+			CHECK(result != NULL && result == json_object_get(m.msg, "result") &&
+			      json_is_object(result));
 			CHECK(berth_schema_validate(ex->output, result, p, sizeof p, r, sizeof r) == 0);
 		} else {
-			json_t *error = json_object_get(m.msg, "error"), *code = json_object_get(error, "code");
+			json_t *error = json_object_get(m.msg, "error"),
+			       *code = json_object_get(error, "code");
 			/* (an app's own message may be empty: it is passed on as it is) */
 			CHECK(d->rc == -1 && result == NULL && clean_text(ce.message));
 			CHECK(ce.message[0] != '\0' || json_is_string(json_object_get(error, "message")));
 			CHECK(ce.denial == NULL && (ce.data == NULL || json_is_object(ce.data)));
 			if (error != NULL) {
 				json_int_t c = json_integer_value(code);
-				bool own = c == BERTH_RPC_CRASHED || c == BERTH_RPC_TIMEOUT || c == BERTH_RPC_BAD_OUTPUT;
-				CHECK(ce.code == (!json_is_integer(code) || c < INT32_MIN || c > INT32_MAX ? BERTH_RPC_INTERNAL
-						  : own							  ? BERTH_RPC_APP_ERROR
-													  : (int)c));
+				bool own = c == BERTH_RPC_CRASHED || c == BERTH_RPC_TIMEOUT ||
+					   c == BERTH_RPC_BAD_OUTPUT;
+				CHECK(ce.code == (!json_is_integer(code) || c < INT32_MIN || c > INT32_MAX
+						      ? BERTH_RPC_INTERNAL
+						  : own ? BERTH_RPC_APP_ERROR
+							: (int)c));
 				CHECK(json_is_object(json_object_get(error, "data")) == (ce.data != NULL));
 			} else {
 				CHECK(ce.code == BERTH_RPC_BAD_OUTPUT);
@@ -239,7 +243,8 @@ static void check_line(const char *line, size_t len)
 	text = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
 	CHECK(text != NULL);
 	decide(text, strlen(text), &d2, NULL);
-	CHECK(d1.kind == d2.kind && d1.rc == d2.rc && d1.code == d2.code && strcmp(d1.message, d2.message) == 0);
+	CHECK(d1.kind == d2.kind && d1.rc == d2.rc && d1.code == d2.code &&
+	      strcmp(d1.message, d2.message) == 0);
 	free(text);
 	json_decref(msg);
 }
@@ -309,7 +314,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				} else {
 					line = lp;
 					len = ll;
-					CHECK(want[got].p != NULL && ll == want[got].len && memcmp(lp, want[got].p, ll) == 0);
+					CHECK(want[got].p != NULL && ll == want[got].len &&
+					      memcmp(lp, want[got].p, ll) == 0);
 					CHECK(lp[ll] == '\0');
 					check_line(lp, ll);
 				}

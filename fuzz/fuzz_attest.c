@@ -54,10 +54,10 @@ static void fail(const char *why, const json_t *problems)
 	abort();
 }
 
-#define CHECK(c, problems)                                                                                         \
-	do {                                                                                                       \
-		if (!(c))                                                                                          \
-			fail(#c, problems);                                                                        \
+#define CHECK(c, problems)                                                                                   \
+	do {                                                                                                 \
+		if (!(c))                                                                                    \
+			fail(#c, problems);                                                                  \
 	} while (0)
 
 /* Verify @doc; checks the answer's shape and returns it (problems in *@out). */
@@ -71,7 +71,8 @@ static int verify(const json_t *doc, json_t **out)
 	CHECK(r == BERTH_ATTEST_VALID || r == BERTH_ATTEST_INVALID, problems);
 	CHECK(json_is_array(problems), problems);
 	CHECK((r == BERTH_ATTEST_VALID) == (json_array_size(problems) == 0), problems);
-	json_array_foreach(problems, i, v) CHECK(json_is_string(v) && json_string_length(v) > 0, problems);
+	json_array_foreach(problems, i, v)
+		CHECK(json_is_string(v) && json_string_length(v) > 0, problems);
 	*out = problems;
 	return r;
 }
@@ -79,9 +80,9 @@ static int verify(const json_t *doc, json_t **out)
 /* The problem the signature check reports (always the first of the list). */
 static bool sig_problem(const char *s)
 {
-	static const char *const prefixes[] = {"no `signature` with",	      "`signature.public_key` is not",
-					       "signed with key ",	      "`signature.value` is not",
-					       "cannot canonicalise the record", "the signature does not verify"};
+	static const char *const prefixes[] = {
+	    "no `signature` with",      "`signature.public_key` is not",  "signed with key ",
+	    "`signature.value` is not", "cannot canonicalise the record", "the signature does not verify"};
 
 	for (size_t i = 0; s != NULL && i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
@@ -94,7 +95,9 @@ static bool names_signature(const json_t *problems)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(problems, i, v) if (sig_problem(json_string_value(v))) return true;
+	json_array_foreach(problems, i, v)
+		if (sig_problem(json_string_value(v)))
+			return true;
 	return false;
 }
 
@@ -180,7 +183,8 @@ static void check_valid(const json_t *doc, const uint8_t *data, size_t size)
 	CHECK(berth_attest_sign(copy, &key, &err) == 0, NULL);
 	/* (the document may write its hex digits in either case) */
 	CHECK(strcasecmp(json_string_value(json_object_get(json_object_get(copy, "signature"), "value")),
-			 json_string_value(json_object_get(sig, "value"))) == 0, NULL);
+			 json_string_value(json_object_get(sig, "value"))) == 0,
+	      NULL);
 	json_decref(copy);
 }
 
@@ -203,7 +207,9 @@ static void check_resigned(const json_t *doc, const json_t *problems)
 	/* the original's problems, without the first when that was the signature's */
 	CHECK(json_array_size(p2) == n || json_array_size(p2) + 1 == n, p2);
 	for (i = 0; i < json_array_size(p2); i++)
-		CHECK(json_equal(json_array_get(p2, i), json_array_get(problems, i + (n - json_array_size(p2)))), p2);
+		CHECK(json_equal(json_array_get(p2, i),
+				 json_array_get(problems, i + (n - json_array_size(p2)))),
+		      p2);
 	if (json_array_size(p2) + 1 == n)
 		CHECK(sig_problem(json_string_value(json_array_get(problems, 0))), problems);
 	json_decref(p2);

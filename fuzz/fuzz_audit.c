@@ -32,12 +32,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                             \
-	do {                                                                 \
-		if (!(c)) {                                                  \
-			fprintf(stderr, "fuzz_audit: %s failed\n", #c);      \
-			abort();                                             \
-		}                                                            \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c)) {                                                                                  \
+			fprintf(stderr, "fuzz_audit: %s failed\n", #c);                                      \
+			abort();                                                                             \
+		}                                                                                            \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -84,7 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (chk_ok && !slow_ok && c0 == NULL && strstr(err.msg, "beyond 2^53") != NULL)
 				slow_ok = true;
 			if (chk_ok != slow_ok) {
-				fprintf(stderr, "fuzz_audit: berth_jcs_check says %d, JCS round trip says %d\n", chk_ok, slow_ok);
+				fprintf(stderr,
+					"fuzz_audit: berth_jcs_check says %d, JCS round trip says %d\n",
+					chk_ok, slow_ok);
 				abort();
 			}
 			free(c0);
@@ -114,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Equal, except where JSON numbers are doubles: reals, and
 			 * integers beyond 2^53 (ES6 prints 22222200178692968 as
 			 * 22222200178692970, the same double). */
-			CHECK(json_equal(back, v) || json_is_real(v) || json_is_array(v) || json_is_object(v) ||
+			CHECK(json_equal(back, v) || json_is_real(v) || json_is_array(v) ||
+			      json_is_object(v) ||
 			      (json_is_integer(v) && (json_integer_value(v) > BERTH_JCS_MAX_SAFE_INT ||
 						      json_integer_value(v) < -BERTH_JCS_MAX_SAFE_INT)));
 			c2 = berth_jcs_len(back, &n2, &err);

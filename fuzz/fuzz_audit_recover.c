@@ -73,10 +73,10 @@ static void fail(const char *why)
 	fprintf(stderr, "fuzz_audit_recover: %s\n", why);
 	abort();
 }
-#define CHECK(c)                                                                                                   \
-	do {                                                                                                       \
-		if (!(c))                                                                                          \
-			fail(#c);                                                                                  \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c))                                                                                    \
+			fail(#c);                                                                            \
 	} while (0)
 
 struct buf {
@@ -193,11 +193,14 @@ static void head_slot(char slot[SLOT], uint64_t seq, const char *hash)
 	struct berth_error err = {0};
 	int n;
 
-	snprintf(msg, sizeof msg, "{\"hash\":\"%s\",\"seq\":%" PRIu64 ",\"type\":\"berth.audit.head/1\"}", hash, seq);
+	snprintf(msg, sizeof msg, "{\"hash\":\"%s\",\"seq\":%" PRIu64 ",\"type\":\"berth.audit.head/1\"}",
+		 hash, seq);
 	CHECK(berth_sign(&key, msg, strlen(msg), sig, &err) == 0);
 	berth_hex(sig, 64, sighex);
 	memset(slot, ' ', SLOT);
-	n = snprintf(slot, SLOT, "{\"hash\":\"%s\",\"pub\":\"%s\",\"seq\":%" PRIu64 ",\"sig\":\"%s\",\"type\":\"berth.audit.head/1\"}",
+	n = snprintf(slot, SLOT,
+		     "{\"hash\":\"%s\",\"pub\":\"%s\",\"seq\":%" PRIu64
+		     ",\"sig\":\"%s\",\"type\":\"berth.audit.head/1\"}",
 		     hash, FUZZ_KEY_PUB_HEX, seq, sighex);
 	slot[n] = ' ';
 	slot[SLOT - 1] = '\n';
@@ -295,7 +298,8 @@ static void verify_intact(const char *when)
 
 	CHECK(berth_audit_verify(dir, key.pub, &v, &err) == 0);
 	if (!v.intact) {
-		fprintf(stderr, "fuzz_audit_recover: %s: verify says record %" PRIu64 " (%s:%" PRIu64 "): %s\n", when,
+		fprintf(stderr,
+			"fuzz_audit_recover: %s: verify says record %" PRIu64 " (%s:%" PRIu64 "): %s\n", when,
 			v.broken_record, v.file, v.line, v.reason);
 		abort();
 	}
@@ -309,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *end;
 	uint8_t flags, kbyte, sbyte;
 	size_t torn = 0, logsize, n, k, split;
-	char (*hashes)[65] = NULL;
+	char(*hashes)[65] = NULL;
 	char prev[65] = ZERO64, first[32], second[32];
 	char head[2 * SLOT];
 	bool chain_ok;
@@ -403,7 +407,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if ((flags & 3) != 0) {
 		head_slot(head + ((flags & 8) ? SLOT : 0), hseq, hhash);
 		if ((flags & 8) && hseq > 0)
-			head_slot(head, hseq - 1, hseq - 1 == 0 ? ZERO64 : hashes[hseq - 2 < n ? hseq - 2 : 0]);
+			head_slot(head, hseq - 1,
+				  hseq - 1 == 0 ? ZERO64 : hashes[hseq - 2 < n ? hseq - 2 : 0]);
 		write_file("head", head, sizeof head);
 	} else {
 		write_file("head", "", 0); /* never signed: as a first open leaves it */
@@ -440,7 +445,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(after.len[i] == all.len[i] && memcmp(after.p[i], all.p[i], all.len[i]) == 0);
 		if (chain_ok) {
 			verify_intact("after open");
-			CHECK(berth_audit_append(a, "0123456789abcdef", "fuzz.check", "fuzz", NULL, NULL, NULL, &err) == 0);
+			CHECK(berth_audit_append(a, "0123456789abcdef", "fuzz.check", "fuzz", NULL, NULL,
+						 NULL, &err) == 0);
 			verify_intact("after an append");
 		}
 	}
@@ -466,7 +472,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bool found = false;
 			for (size_t i = 0; i < now.n; i++)
 				if (strncmp(now.f[i].name, "quarantine-", 11) == 0)
-					found = now.f[i].data.len == q.len && memcmp(now.f[i].data.p, q.p, q.len) == 0;
+					found = now.f[i].data.len == q.len &&
+						memcmp(now.f[i].data.p, q.p, q.len) == 0;
 			CHECK(found);
 			free(q.p);
 		}

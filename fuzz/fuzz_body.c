@@ -60,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		pos += k;
 	}
-	if (refused != (whole < 0) || (!refused && took != whole) || berth_body_done(&a) != berth_body_done(&b))
+	if (refused != (whole < 0) || (!refused && took != whole) ||
+	    berth_body_done(&a) != berth_body_done(&b))
 		abort();
 	if (kind == BERTH_BODY_LENGTH && whole != (long)(length < n ? length : n))
 		abort();

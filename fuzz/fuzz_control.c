@@ -77,7 +77,8 @@ static void documented_session(const char *line, size_t len, int rc, const struc
 	if (nul) {
 		CHECK(rc < 0 && strcmp(why, "bad request: a NUL byte in the request") == 0);
 	} else if (j == NULL) {
-		CHECK(rc < 0 && strncmp(why, "bad request: ", 13) == 0 && strcmp(why, "bad request: no `op`") != 0);
+		CHECK(rc < 0 && strncmp(why, "bad request: ", 13) == 0 &&
+		      strcmp(why, "bad request: no `op`") != 0);
 	} else if (!json_is_object(j) || op == NULL) {
 		CHECK(rc < 0 && strcmp(why, "bad request: no `op`") == 0);
 	} else if (k < 0) {
@@ -90,7 +91,8 @@ static void documented_session(const char *line, size_t len, int rc, const struc
 		if (k == BERTH_CONTROL_RESIZE || k == BERTH_CONTROL_ATTACH) {
 			const json_t *rows = json_object_get(j, "rows"), *cols = json_object_get(j, "cols");
 			if (int_in(rows, 2, 500) && int_in(cols, 10, 1000))
-				CHECK(r->rows == json_integer_value(rows) && r->cols == json_integer_value(cols));
+				CHECK(r->rows == json_integer_value(rows) &&
+				      r->cols == json_integer_value(cols));
 			else
 				CHECK(r->rows == 0 && r->cols == 0);
 		}
@@ -107,21 +109,25 @@ static void documented_session(const char *line, size_t len, int rc, const struc
 static void documented_dev(const char *line, size_t len, int rc, const struct berth_devctl_req *r, int code,
 			   const char *message)
 {
-	json_t *j = memchr(line, '\0', len) != NULL ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *j =
+	    memchr(line, '\0', len) != NULL ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *method = json_string_value(json_object_get(j, "method"));
 	json_t *params = json_object_get(j, "params"), *t = json_object_get(params, "timeout_ms"),
 	       *in = json_object_get(params, "input");
-	bool info = method != NULL && strcmp(method, "info") == 0, watch = method != NULL && strcmp(method, "watch") == 0;
+	bool info = method != NULL && strcmp(method, "info") == 0,
+	     watch = method != NULL && strcmp(method, "watch") == 0;
 
 	if (j == NULL) {
-		CHECK(rc < 0 && code == BERTH_RPC_PARSE_ERROR && strcmp(message, "not JSON") == 0 && r->id == NULL);
+		CHECK(rc < 0 && code == BERTH_RPC_PARSE_ERROR && strcmp(message, "not JSON") == 0 &&
+		      r->id == NULL);
 		return;
 	}
 	/* the answer carries the request's own id (null when it has none) */
 	CHECK(r->id == NULL ? json_object_get(j, "id") == NULL : json_equal(r->id, json_object_get(j, "id")));
 	if (info || watch) {
 		CHECK(rc == 0 && r->method == (info ? BERTH_DEVCTL_INFO : BERTH_DEVCTL_WATCH));
-	} else if (method == NULL || strcmp(method, "call") != 0 || !json_is_string(json_object_get(params, "export"))) {
+	} else if (method == NULL || strcmp(method, "call") != 0 ||
+		   !json_is_string(json_object_get(params, "export"))) {
 		CHECK(rc < 0 && code == BERTH_RPC_METHOD_NOT_FOUND &&
 		      strcmp(message, "berth dev knows `call`, `info` and `watch`") == 0);
 	} else {
@@ -132,7 +138,8 @@ static void documented_dev(const char *line, size_t len, int rc, const struct be
 			CHECK(rc < 0 && code == BERTH_RPC_INVALID_PARAMS &&
 			      strcmp(message, "timeout_ms must be an integer from 0 to 3600000") == 0);
 		else if (in != NULL && !json_is_null(in) && !json_is_object(in))
-			CHECK(rc < 0 && code == BERTH_RPC_INVALID_PARAMS && strcmp(message, "input must be an object") == 0);
+			CHECK(rc < 0 && code == BERTH_RPC_INVALID_PARAMS &&
+			      strcmp(message, "input must be an object") == 0);
 		else
 			CHECK(rc == 0 && r->timeout_ms == (unsigned)json_integer_value(t) &&
 			      (in == NULL || json_is_null(in) ? r->input == NULL : json_equal(r->input, in)));
@@ -207,15 +214,19 @@ static void check_dev(const char *line, size_t len)
 		CHECK(code == BERTH_RPC_PARSE_ERROR || code == BERTH_RPC_METHOD_NOT_FOUND ||
 		      code == BERTH_RPC_INVALID_PARAMS);
 		CHECK((code == BERTH_RPC_PARSE_ERROR) == (r.msg == NULL));
-		CHECK(code != BERTH_RPC_INVALID_PARAMS || (r.method == BERTH_DEVCTL_CALL && r.export != NULL));
+		CHECK(code != BERTH_RPC_INVALID_PARAMS ||
+		      (r.method == BERTH_DEVCTL_CALL && r.export != NULL));
 	} else {
 		CHECK(rc == 0 && r.msg != NULL);
-		CHECK(r.method == BERTH_DEVCTL_INFO || r.method == BERTH_DEVCTL_WATCH || r.method == BERTH_DEVCTL_CALL);
+		CHECK(r.method == BERTH_DEVCTL_INFO || r.method == BERTH_DEVCTL_WATCH ||
+		      r.method == BERTH_DEVCTL_CALL);
 		CHECK(r.id == json_object_get(r.msg, "id"));
 		if (r.method == BERTH_DEVCTL_CALL) {
 			json_t *params = json_object_get(r.msg, "params");
-			CHECK(r.export != NULL && r.export == json_string_value(json_object_get(params, "export")));
-			CHECK(r.input == NULL || (json_is_object(r.input) && r.input == json_object_get(params, "input")));
+			CHECK(r.export != NULL &&
+			      r.export == json_string_value(json_object_get(params, "export")));
+			CHECK(r.input == NULL ||
+			      (json_is_object(r.input) && r.input == json_object_get(params, "input")));
 			CHECK(r.timeout_ms <= BERTH_DEVCTL_TIMEOUT_MAX_MS);
 			CHECK(r.app_dir == json_string_value(json_object_get(params, "app_dir")));
 
@@ -223,8 +234,8 @@ static void check_dev(const char *line, size_t len)
 			struct berth_devctl_req r2;
 			int c2;
 			const char *m2;
-			json_t *c = json_pack("{s:s, s:{s:s, s:I}}", "method", "call", "params", "export", r.export,
-					      "timeout_ms", (json_int_t)r.timeout_ms);
+			json_t *c = json_pack("{s:s, s:{s:s, s:I}}", "method", "call", "params", "export",
+					      r.export, "timeout_ms", (json_int_t)r.timeout_ms);
 			json_t *p = json_object_get(c, "params");
 			if (r.input != NULL)
 				json_object_set(p, "input", r.input);

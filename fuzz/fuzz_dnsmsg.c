@@ -15,12 +15,12 @@
 
 #include "broker/dnsmsg.h"
 
-#define CHECK(c)                                                                                                      \
-	do {                                                                                                          \
-		if (!(c)) {                                                                                           \
-			fprintf(stderr, "fuzz_dnsmsg: property failed: %s\n", #c);                                  \
-			abort();                                                                                      \
-		}                                                                                                     \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c)) {                                                                                  \
+			fprintf(stderr, "fuzz_dnsmsg: property failed: %s\n", #c);                           \
+			abort();                                                                             \
+		}                                                                                            \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(nl <= BERTH_DNS_NAME_MAX);
 	for (size_t i = 0; i < nl; i++) {
 		char c = q.name[i];
-		CHECK((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-		      c == '_' || (c == '.' && i > 0 && i + 1 < nl && q.name[i + 1] != '.'));
+		CHECK((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || (c == '.' && i > 0 && i + 1 < nl && q.name[i + 1] != '.'));
 	}
 	if (q.question_len > 0)
 		CHECK(q.question_len <= size - 12 && memcmp(q.question, data + 12, q.question_len) == 0);

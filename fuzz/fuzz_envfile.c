@@ -32,7 +32,8 @@ static int check(void *ctx, const char *name, const char *value, struct berth_er
 	if (name[0] == '\0' || (name[0] >= '0' && name[0] <= '9'))
 		abort();
 	for (const char *c = name; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '_'))
 			abort();
 	if (strchr(value, '\n') != NULL)
 		abort();

@@ -122,18 +122,18 @@ static int record(const char *section, const char *sub, const char *key, const c
 	if (berth_git_key_inert(section, sub, key)) {
 		/* section.key pairs that run a program or read another file */
 		static const char *const never[][2] = {
-		    {"core", "fsmonitor"},   {"core", "pager"},	       {"core", "editor"},
+		    {"core", "fsmonitor"},   {"core", "pager"},        {"core", "editor"},
 		    {"core", "sshcommand"},  {"core", "hookspath"},    {"core", "worktree"},
 		    {"core", "askpass"},     {"core", "gitproxy"},     {"core", "excludesfile"},
 		    {"submodule", "update"}, {"remote", "uploadpack"}, {"remote", "receivepack"},
-		    {"remote", "vcs"},	     {"diff", "command"},      {"diff", "textconv"},
+		    {"remote", "vcs"},       {"diff", "command"},      {"diff", "textconv"},
 		    {"merge", "driver"},     {"sequence", "editor"},
 		};
 		for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
 			CHECK(strcmp(section, never[i][0]) != 0 || strcmp(key, never[i][1]) != 0);
-		static const char *const never_section[] = {"alias",	  "include", "includeif", "filter",
-							    "credential", "gpg",     "pager",	  "url",
-							    "protocol",	  "http",    "safe"};
+		static const char *const never_section[] = {"alias",      "include", "includeif", "filter",
+							    "credential", "gpg",     "pager",     "url",
+							    "protocol",   "http",    "safe"};
 		for (size_t i = 0; i < sizeof never_section / sizeof never_section[0]; i++)
 			CHECK(strcmp(section, never_section[i]) != 0);
 	}

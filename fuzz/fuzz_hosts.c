@@ -148,11 +148,11 @@ static void check_address(const struct berth_host_decision *d, const struct bert
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const fixed[] = {"127.0.0.1",	"::1",
-					    "169.254.169.254",	"fd00:ec2::254",
-					    "10.0.0.5",		"::ffff:10.0.0.5",
-					    "0.0.0.0",		"::",
-					    "93.184.216.34",	"64:ff9b::7f00:1",
+	static const char *const fixed[] = {"127.0.0.1",        "::1",
+					    "169.254.169.254",  "fd00:ec2::254",
+					    "10.0.0.5",         "::ffff:10.0.0.5",
+					    "0.0.0.0",          "::",
+					    "93.184.216.34",    "64:ff9b::7f00:1",
 					    "2002:a9fe:a9fe::", "2001:0:4136:e378:8000:63bf:3fff:fdd2"};
 	struct berth_host_pattern pats[MAX_PATS];
 	struct berth_addr addrs[MAX_LINES + BERTH_ARRAY_SIZE(fixed) + 8];

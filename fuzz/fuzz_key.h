@@ -24,13 +24,13 @@
 
 #include "util/sign.h"
 
-#define FUZZ_KEY_PRIV_PEM                                                                                          \
-	"-----BEGIN PRIVATE KEY-----\n"                                                                            \
-	"MC4CAQAwBQYDK2VwBCIEIIS0V4WpZbssPov0Wjm1M4pf0PiokW10RkFHfPNgnbKX\n"                                       \
+#define FUZZ_KEY_PRIV_PEM                                                                                    \
+	"-----BEGIN PRIVATE KEY-----\n"                                                                      \
+	"MC4CAQAwBQYDK2VwBCIEIIS0V4WpZbssPov0Wjm1M4pf0PiokW10RkFHfPNgnbKX\n"                                 \
 	"-----END PRIVATE KEY-----\n"
-#define FUZZ_KEY_PUB_PEM                                                                                           \
-	"-----BEGIN PUBLIC KEY-----\n"                                                                             \
-	"MCowBQYDK2VwAyEARhzanmESN+Xo5hV8b8forXMJMKJmXpAbA4Z/AOHRBc0=\n"                                           \
+#define FUZZ_KEY_PUB_PEM                                                                                     \
+	"-----BEGIN PUBLIC KEY-----\n"                                                                       \
+	"MCowBQYDK2VwAyEARhzanmESN+Xo5hV8b8forXMJMKJmXpAbA4Z/AOHRBc0=\n"                                     \
 	"-----END PUBLIC KEY-----\n"
 #define FUZZ_KEY_PUB_HEX "461cda9e611237e5e8e6157c6fc7e8ad730930a2665e901b03867f00e1d105cd"
 
@@ -114,7 +114,8 @@ static void fuzz_key_setup(struct berth_hostkey *k, char *home, size_t size)
 
 		berth_hex(k->pub, 32, hex);
 		if (strcmp(hex, FUZZ_KEY_PUB_HEX) != 0) {
-			fprintf(stderr, "fuzz: the fixed key's public half is %s, not " FUZZ_KEY_PUB_HEX "\n", hex);
+			fprintf(stderr, "fuzz: the fixed key's public half is %s, not " FUZZ_KEY_PUB_HEX "\n",
+				hex);
 			abort();
 		}
 	}

@@ -14,14 +14,15 @@
 static void fail(const char *why, const char *line, size_t len) __attribute__((noreturn));
 static void fail(const char *why, const char *line, size_t len)
 {
-	fprintf(stderr, FUZZ_NAME ": %s: %.*s\n", why, (int)(len > 300 ? 300 : len), line != NULL ? line : "");
+	fprintf(stderr, FUZZ_NAME ": %s: %.*s\n", why, (int)(len > 300 ? 300 : len),
+		line != NULL ? line : "");
 	abort();
 }
 
-#define CHECK(c)                                                                                                   \
-	do {                                                                                                       \
-		if (!(c))                                                                                          \
-			fail(#c, line, len);                                                                       \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c))                                                                                    \
+			fail(#c, line, len);                                                                 \
 	} while (0)
 
 #endif

@@ -47,14 +47,15 @@ static unsigned lines_in(const uint8_t *d, size_t n)
 			l++;
 		else if (d[i] == 0xc2 && i + 1 < n && d[i + 1] == 0x85)
 			l++;
-		else if (d[i] == 0xe2 && i + 2 < n && d[i + 1] == 0x80 && (d[i + 2] == 0xa8 || d[i + 2] == 0xa9))
+		else if (d[i] == 0xe2 && i + 2 < n && d[i + 1] == 0x80 &&
+			 (d[i + 2] == 0xa8 || d[i + 2] == 0xa9))
 			l++;
 	}
 	return l;
 }
 
-static int verdict(const struct berth_rules *r, const struct berth_policy *p, const char *mode, unsigned maxline,
-		   char *msg, size_t len)
+static int verdict(const struct berth_rules *r, const struct berth_policy *p, const char *mode,
+		   unsigned maxline, char *msg, size_t len)
 {
 	struct berth_error err = {0};
 	struct berth_widening_ctx ctx = {.network_mode = mode};
@@ -81,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char m1[BERTH_ERR_MSG_MAX], m2[BERTH_ERR_MSG_MAX];
 	char *hosts[] = {(char *)"api.example.com", (char *)"*.example.org:8443", (char *)"10.1.2.3:*"};
 	char *unprotect[] = {(char *)".envrc"};
-	struct berth_env env[] = {{(char *)"ANTHROPIC_API_KEY", (char *)"x", true}, {(char *)"LANG", (char *)"C", false}};
+	struct berth_env env[] = {{(char *)"ANTHROPIC_API_KEY", (char *)"x", true},
+				  {(char *)"LANG", (char *)"C", false}};
 	struct berth_mount mnt = {(char *)"/srv/data", (char *)"/data", true};
 	unsigned maxline = lines_in(data, size);
 

@@ -42,7 +42,11 @@ static bool valid_line(const char *s, size_t max_bytes)
 		return false;
 	for (size_t i = 0; i < n;) {
 		unsigned c = p[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t len = c < 0x80             ? 1
+			     : (c & 0xe0) == 0xc0 ? 2
+			     : (c & 0xf0) == 0xe0 ? 3
+			     : (c & 0xf8) == 0xf0 ? 4
+						  : 0;
 		if (len == 0 || i + len > n || (len == 1 && (c < 0x20 || c == 0x7f)))
 			return false;
 		for (size_t k = 1; k < len; k++)
@@ -65,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] % 3 == 0) {
 		struct berth_profile p;
 		if (berth_profile_parse("fuzz", "fuzz.yml", buf, len, &p, &err) == 0) {
-			if (p.n_command < 1 || p.command == NULL || p.command[0] == NULL || p.command[0][0] == '\0' ||
-			    p.agent == NULL)
+			if (p.n_command < 1 || p.command == NULL || p.command[0] == NULL ||
+			    p.command[0][0] == '\0' || p.agent == NULL)
 				abort();
 			berth_profile_free(&p);
 		} else {

@@ -32,8 +32,8 @@ enum { G, E, EI, CSI, OSCN, OSCS, SESC };
 
 static bool kept(long n)
 {
-	static const long ok[] = {0, 1, 2, 4, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-				  104, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 133};
+	static const long ok[] = {0,  1,   2,   4,   8,   10,  11,  12,  13,  14,  15,  16,  17, 18,
+				  19, 104, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 133};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
 		if (ok[i] == n)
 			return true;

@@ -100,7 +100,8 @@ int main(int argc, char **argv)
 		pthread_join(tid[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("appended %lu records in %.3f s: %.0f records/s\n", count * threads, s, (double)(count * threads) / s);
+	printf("appended %lu records in %.3f s: %.0f records/s\n", count * threads, s,
+	       (double)(count * threads) / s);
 	berth_audit_close(a);
 	free(tid);
 	return 0;

@@ -274,7 +274,7 @@ int main(void)
 		const char *name;
 		berth_app_handler fn;
 	} exports[] = {
-	    {"write_file", write_file},	  {"read_file", read_file}, {"list_files", list_files},
+	    {"write_file", write_file},   {"read_file", read_file}, {"list_files", list_files},
 	    {"delete_file", delete_file}, {"stat", stat_file},
 	};
 	berth_app *app = berth_app_new();

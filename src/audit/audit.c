@@ -32,7 +32,8 @@ static int check_dir(int dfd, const char *dir, struct berth_error *err)
 	if (fstat(dfd, &st) < 0)
 		return berth_err(err, errno, "cannot stat `%s`", dir);
 	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-		berth_err(err, EPERM, "audit directory `%s` is not owned by uid %u with mode 0700 (mode %04o, owner %u)",
+		berth_err(err, EPERM,
+			  "audit directory `%s` is not owned by uid %u with mode 0700 (mode %04o, owner %u)",
 			  dir, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 		return berth_err_hint(err, "`chmod 700 %s`", dir);
 	}
@@ -49,13 +50,13 @@ static int open_file_0600(int dfd, const char *dir, const char *name, struct ber
 	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
 		close(fd);
 		berth_err(err, EPERM, "`%s/%s` is not a regular file", dir, name);
-		return berth_err_hint(err, "something replaced berth's file: look at `ls -l %s` before you remove it",
-				      dir);
+		return berth_err_hint(
+		    err, "something replaced berth's file: look at `ls -l %s` before you remove it", dir);
 	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
 		close(fd);
-		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", dir, name,
-			  (unsigned)geteuid());
+		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", dir,
+			  name, (unsigned)geteuid());
 		return berth_err_hint(err, "`chmod 600 %s/%s`", dir, name);
 	}
 	return fd;

@@ -156,9 +156,9 @@ int berth_audit_append(struct berth_audit *a, const char *run_id, const char *ki
 /* One record of a batch for berth_audit_append_batch(). */
 struct berth_audit_entry {
 	const char *run_id, *kind, *actor; /* as for berth_audit_append */
-	json_t *payload;                    /* borrowed, may be NULL */
-	uint64_t seq;                       /* out */
-	char hash[65];                      /* out */
+	json_t *payload;                   /* borrowed, may be NULL */
+	uint64_t seq;                      /* out */
+	char hash[65];                     /* out */
 };
 
 /*
@@ -167,7 +167,8 @@ struct berth_audit_entry {
  * durable on return 0, or none was written (-1, errors as
  * berth_audit_append).  `berth run` writes run.start and policy this way.
  */
-int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n, struct berth_error *err);
+int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n,
+			     struct berth_error *err);
 
 /*
  * berth_audit_head - the last record's seq and hash as this handle last saw
@@ -206,7 +207,8 @@ struct berth_audit_record {
  * positive integer", "hash does not match the content ...").
  * Never crashes on any input (fuzzed: fuzz/fuzz_audit.c).
  */
-json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err);
+json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r,
+			       struct berth_error *err);
 
 /*
  * berth_audit_each - call @fn for every record in @dir (NULL: the default)
@@ -222,13 +224,13 @@ int berth_audit_each(const char *dir, int (*fn)(const struct berth_audit_record 
 
 struct berth_audit_verdict {
 	bool intact;
-	uint64_t records;           /* records read and checked */
-	char head[65];              /* hash of the last record (intact) */
-	uint64_t broken_record;     /* 1-based record number where it broke */
-	char file[4096];            /* file and line where it broke */
+	uint64_t records;       /* records read and checked */
+	char head[65];          /* hash of the last record (intact) */
+	uint64_t broken_record; /* 1-based record number where it broke */
+	char file[4096];        /* file and line where it broke */
 	uint64_t line;
-	char reason[512];           /* what is wrong there */
-	uint64_t recoveries;        /* BERTH_AUDIT_KIND_RECOVERY records seen */
+	char reason[512];    /* what is wrong there */
+	uint64_t recoveries; /* BERTH_AUDIT_KIND_RECOVERY records seen */
 };
 
 /*

@@ -72,10 +72,13 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 		goto out;
 	}
 	if (berth_aud_write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 ||
-	    (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) || fdatasync(a->logfd) < 0) {
+	    (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) ||
+	    fdatasync(a->logfd) < 0) {
 		berth_err(err, errno, "cannot write the audit log `%s/%s`", a->dir, a->logname);
-		berth_err_hint(err, "free space or fix the disk under `%s`; nothing was recorded, so berth refuses to go on",
-			       a->dir);
+		berth_err_hint(
+		    err,
+		    "free space or fix the disk under `%s`; nothing was recorded, so berth refuses to go on",
+		    a->dir);
 		goto truncate;
 	}
 	a->logsize = size0 + out.len;
@@ -142,13 +145,15 @@ int berth_aud_lock(int fd, int op, const char *dir, struct berth_error *err)
 		int e = errno;
 		if (e == ETIMEDOUT)
 			berth_err(err, 0,
-				  "cannot lock the audit log `%s/lock`%s: another berth process holds it and does not "
+				  "cannot lock the audit log `%s/lock`%s: another berth process holds it and "
+				  "does not "
 				  "let go",
 				  dir, why);
 		else
 			berth_err(err, e, "cannot lock the audit log `%s/lock`%s", dir, why);
-		return berth_err_hint(err, "a berth process stopped while writing holds the lock: find it with "
-					   "`fuser %s/lock`, and continue or end it",
+		return berth_err_hint(err,
+				      "a berth process stopped while writing holds the lock: find it with "
+				      "`fuser %s/lock`, and continue or end it",
 				      dir);
 	}
 	return 0;
@@ -237,7 +242,8 @@ static int submit(struct berth_audit *a, struct prepared *recs, size_t n, struct
 	return me.rc;
 }
 
-int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n, struct berth_error *err)
+int berth_audit_append_batch(struct berth_audit *a, struct berth_audit_entry *e, size_t n,
+			     struct berth_error *err)
 {
 	struct prepared *p = calloc(n ? n : 1, sizeof *p);
 	int rc = -1;

@@ -68,7 +68,9 @@ int berth_audit_dir(char *buf, size_t size, struct berth_error *err)
 	if (berth_state_path("audit", buf, size) < 0) {
 		if (errno == ENAMETOOLONG)
 			return berth_err(err, ENAMETOOLONG, "audit directory path is too long");
-		return berth_err(err, EINVAL, "cannot place the audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
+		return berth_err(
+		    err, EINVAL,
+		    "cannot place the audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
 	}
 	return 0;
 }
@@ -131,7 +133,8 @@ int berth_aud_open_regular(int dfd, const char *name)
 int berth_aud_open_failed(struct berth_error *err, const char *dir, const char *name)
 {
 	if (errno == EINVAL)
-		return berth_err(err, 0, "`%s/%s` is not a regular file: the audit log cannot be read", dir, name);
+		return berth_err(err, 0, "`%s/%s` is not a regular file: the audit log cannot be read", dir,
+				 name);
 	return berth_err(err, errno, "cannot open `%s/%s`", dir, name);
 }
 

@@ -15,7 +15,8 @@
 
 static int head_message(uint64_t seq, const char *hash, char *buf, size_t size)
 {
-	return snprintf(buf, size, "{\"hash\":\"%s\",\"seq\":%" PRIu64 ",\"type\":\"" HEAD_TYPE "\"}", hash, seq);
+	return snprintf(buf, size, "{\"hash\":\"%s\",\"seq\":%" PRIu64 ",\"type\":\"" HEAD_TYPE "\"}", hash,
+			seq);
 }
 
 /* Parse and check one slot.  Returns 1 valid, 0 empty, -1 malformed, -2 bad
@@ -30,8 +31,8 @@ static int head_message(uint64_t seq, const char *hash, char *buf, size_t size)
  * signature costs about a third of a verification (0.24 M against 0.64 M
  * instructions), on every `berth run`.
  */
-static int head_slot_parse(const char *slot, const unsigned char *pub, const struct berth_hostkey *k, uint64_t *seq,
-			   char hash[65], char *why, size_t whylen)
+static int head_slot_parse(const char *slot, const unsigned char *pub, const struct berth_hostkey *k,
+			   uint64_t *seq, char hash[65], char *why, size_t whylen)
 {
 	unsigned char mine_sig[64];
 	size_t n = HEAD_SLOT;
@@ -75,11 +76,14 @@ static int head_slot_parse(const char *slot, const unsigned char *pub, const str
 		if (other != NULL && berth_unhex(other, op, 32) == 0 && memcmp(op, pub, 32) != 0 &&
 		    berth_verify(op, msg, strlen(msg), sigb, &err) == 0)
 			snprintf(why, whylen,
-				 "the signature over seq %" PRIu64 " does not verify with the host key (pub %.16s...):"
+				 "the signature over seq %" PRIu64
+				 " does not verify with the host key (pub %.16s...):"
 				 " it was made by another key (pub %.16s...)",
 				 *seq, mine, other);
 		else
-			snprintf(why, whylen, "the signature over seq %" PRIu64 " does not verify with the host key (pub %.16s...)",
+			snprintf(why, whylen,
+				 "the signature over seq %" PRIu64
+				 " does not verify with the host key (pub %.16s...)",
 				 *seq, mine);
 		rc = -2;
 		goto out;
@@ -139,7 +143,9 @@ int berth_aud_head_write(struct berth_audit *a, struct berth_error *err)
 	berth_hex(sig, 64, sighex);
 	berth_hex(a->key.pub, 32, pubhex);
 	memset(slot, ' ', sizeof slot);
-	n = snprintf(slot, sizeof slot, "{\"hash\":\"%s\",\"pub\":\"%s\",\"seq\":%" PRIu64 ",\"sig\":\"%s\",\"type\":\"" HEAD_TYPE "\"}",
+	n = snprintf(slot, sizeof slot,
+		     "{\"hash\":\"%s\",\"pub\":\"%s\",\"seq\":%" PRIu64
+		     ",\"sig\":\"%s\",\"type\":\"" HEAD_TYPE "\"}",
 		     a->hash, pubhex, a->seq, sighex);
 	slot[n] = ' ';
 	slot[HEAD_SLOT - 1] = '\n';

@@ -50,7 +50,7 @@ struct request {
 	int rc;
 	struct berth_error err;
 	bool done;
-	pthread_cond_t cv;       /* this waiter's own: no thundering herd */
+	pthread_cond_t cv; /* this waiter's own: no thundering herd */
 	struct request *next;
 };
 
@@ -61,13 +61,13 @@ struct berth_audit {
 	uint64_t logsize;
 	uint64_t seq;
 	char hash[65];
-	int head_slot;            /* slot holding the newest head, -1: none */
+	int head_slot; /* slot holding the newest head, -1: none */
 	char head_cache[2 * HEAD_SLOT];
 	bool head_cached;
 	uint64_t rotate;
 	struct berth_hostkey key;
 	char recovered[1024];
-	char *torn;              /* bytes of a torn last line, still in the file after logsize */
+	char *torn; /* bytes of a torn last line, still in the file after logsize */
 	size_t torn_len;
 
 	pthread_rwlock_t secrets_lock;
@@ -122,8 +122,8 @@ int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kin
 		      json_t *payload, struct prepared *p, struct berth_error *err);
 /* Appends the canonical line of @p (seq @seq, prev @prev, time @ts) and its
  * newline to @out; sets p->hash. */
-int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct berth_buf *out,
-		     struct berth_error *err);
+int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts,
+		     struct berth_buf *out, struct berth_error *err);
 /* The fast check of one line without a tree (canonical, the eight members,
  * the hash); fills @f.  0, or -1 with @err (EBADMSG). */
 int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, struct berth_error *err);

@@ -52,8 +52,10 @@ int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kin
 
 	memset(p, 0, sizeof *p);
 	if (payload != NULL && !json_is_object(payload))
-		return berth_err(err, EINVAL, "audit: the payload of a `%s` record must be a JSON object", kind);
-	if ((p->run_id = jcs_field(a, "run_id", run_id, err)) == NULL || (p->kind = jcs_field(a, "kind", kind, err)) == NULL ||
+		return berth_err(err, EINVAL, "audit: the payload of a `%s` record must be a JSON object",
+				 kind);
+	if ((p->run_id = jcs_field(a, "run_id", run_id, err)) == NULL ||
+	    (p->kind = jcs_field(a, "kind", kind, err)) == NULL ||
 	    (p->actor = jcs_field(a, "actor", actor, err)) == NULL) {
 		berth_aud_prepared_free(p);
 		return -1;
@@ -78,8 +80,8 @@ int berth_aud_prepare(struct berth_audit *a, const char *run_id, const char *kin
  * kind, payload, prev, run_id, seq, ts; the hash covers the same text
  * without `"hash":"...",`.
  */
-int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts, struct berth_buf *out,
-		     struct berth_error *err)
+int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const char *ts,
+		     struct berth_buf *out, struct berth_error *err)
 {
 	struct berth_sha256 *h;
 	char num[32];
@@ -91,9 +93,9 @@ int berth_aud_render(struct prepared *p, uint64_t seq, const char *prev, const c
 	mid = out->len;
 	{
 		/* the members after the actor, in JCS order, less the hash */
-		const char *rest[] = {",\"kind\":",      p->kind, ",\"payload\":", p->payload,
-				      ",\"prev\":\"",    prev,    "\",\"run_id\":", p->run_id,
-				      ",\"seq\":",       num,     ",\"ts\":\"",    ts,
+		const char *rest[] = {",\"kind\":",   p->kind, ",\"payload\":",  p->payload,
+				      ",\"prev\":\"", prev,    "\",\"run_id\":", p->run_id,
+				      ",\"seq\":",    num,     ",\"ts\":\"",     ts,
 				      "\"}"};
 		for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
 			berth_buf_puts(out, rest[i]);
@@ -144,8 +146,8 @@ int berth_audit_record_hash(const json_t *record, char hash[65], struct berth_er
 }
 
 static const bool hexdigit[256] = {
-	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
 };
 
 static bool hex64_span(const char *v, size_t n)
@@ -165,7 +167,8 @@ static bool hex64_span(const char *v, size_t n)
  */
 int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, struct berth_error *err)
 {
-	static const char *const members[] = {"actor", "hash", "kind", "payload", "prev", "run_id", "seq", "ts"};
+	static const char *const members[] = {"actor", "hash",   "kind", "payload",
+					      "prev",  "run_id", "seq",  "ts"};
 	struct berth_jcs_member m[9];
 	size_t n = 0;
 	char hex[65];
@@ -178,20 +181,24 @@ int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, st
 		return -1;
 	if (n != BERTH_ARRAY_SIZE(members))
 		return berth_err(err, EBADMSG,
-				 "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
+				 "not a record: an object with exactly the members actor, hash, kind, "
+				 "payload, prev, run_id, seq, ts");
 	for (size_t i = 0; i < n; i++)
 		if (m[i].klen != strlen(members[i]) || memcmp(m[i].key, members[i], m[i].klen) != 0)
 			return berth_err(err, EBADMSG,
-					 "not a record: an object with exactly the members actor, hash, kind, payload, prev, run_id, seq, ts");
+					 "not a record: an object with exactly the members actor, hash, "
+					 "kind, payload, prev, run_id, seq, ts");
 	/* actor, kind, run_id: non-empty strings; payload an object. */
-	if (m[0].value[0] != '"' || m[0].vlen < 3 || m[2].value[0] != '"' || m[2].vlen < 3 || m[5].value[0] != '"' ||
-	    m[5].vlen < 3)
-		return berth_err(err, EBADMSG, "member `actor`, `kind` or `run_id` is not a non-empty string");
+	if (m[0].value[0] != '"' || m[0].vlen < 3 || m[2].value[0] != '"' || m[2].vlen < 3 ||
+	    m[5].value[0] != '"' || m[5].vlen < 3)
+		return berth_err(err, EBADMSG,
+				 "member `actor`, `kind` or `run_id` is not a non-empty string");
 	if (m[3].value[0] != '{')
 		return berth_err(err, EBADMSG, "member `payload` is not an object");
 	if (!hex64_span(m[1].value, m[1].vlen) || !hex64_span(m[4].value, m[4].vlen))
 		return berth_err(err, EBADMSG, "member `prev` or `hash` is not 64 lowercase hex digits");
-	if (m[7].vlen != 26 || m[7].value[0] != '"' || m[7].value[11] != 'T' || m[7].value[20] != '.' || m[7].value[24] != 'Z')
+	if (m[7].vlen != 26 || m[7].value[0] != '"' || m[7].value[11] != 'T' || m[7].value[20] != '.' ||
+	    m[7].value[24] != 'Z')
 		return berth_err(err, EBADMSG, "member `ts` is not an RFC 3339 UTC time with milliseconds");
 	f->seq = 0;
 	for (size_t i = 0; i < m[6].vlen; i++) {
@@ -220,12 +227,14 @@ int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, st
 	if (berth_sha256_final(h, hex, err) < 0)
 		return -1;
 	if (memcmp(hex, f->hash, 64) != 0)
-		return berth_err(err, EBADMSG, "hash does not match the content (recomputed %.16s..., stored %.16s...)", hex,
-				 f->hash);
+		return berth_err(err, EBADMSG,
+				 "hash does not match the content (recomputed %.16s..., stored %.16s...)",
+				 hex, f->hash);
 	return 0;
 }
 
-json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r, struct berth_error *err)
+json_t *berth_audit_parse_line(const char *line, size_t len, struct berth_audit_record *r,
+			       struct berth_error *err)
 {
 	struct line_fields f;
 	json_error_t jerr;

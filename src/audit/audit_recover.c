@@ -109,8 +109,8 @@ int berth_aud_open_log(struct berth_audit *a, const char *name, bool create, str
 		return berth_err(err, errno, "cannot open `%s/%s`", a->dir, name);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
 		close(fd);
-		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", a->dir, name,
-			  (unsigned)geteuid());
+		berth_err(err, EPERM, "`%s/%s` is not a regular file owned by uid %u with mode 0600", a->dir,
+			  name, (unsigned)geteuid());
 		return berth_err_hint(err, "`chmod 600 %s/%s`", a->dir, name);
 	}
 	if (a->logfd >= 0)
@@ -140,7 +140,8 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, const char *hha
 	int qfd = -1, rc = -1;
 
 	if (fstat(a->logfd, &(struct stat){0}) < 0 || size > (1ULL << 31))
-		return berth_err(err, EFBIG, "the audit log `%s/%s` is too large to repair", a->dir, a->logname);
+		return berth_err(err, EFBIG, "the audit log `%s/%s` is too large to repair", a->dir,
+				 a->logname);
 	buf = malloc(size ? size : 1);
 	if (buf == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
@@ -173,12 +174,14 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, const char *hha
 	if (off == 0 && hseq > 0 && first == hseq + 1) {
 		uint64_t pseq = 0;
 
-		if (prev_name == NULL || last_record(a->dfd, prev_name, -1, 0, &pseq, hash, err) < 0 || pseq != hseq)
+		if (prev_name == NULL || last_record(a->dfd, prev_name, -1, 0, &pseq, hash, err) < 0 ||
+		    pseq != hseq)
 			hash[0] = '\0';
 	}
 	if ((off != 0 || (hseq > 0 && first == hseq + 1)) && strcmp(hash, hhash) != 0) {
 		berth_err(err, EBADMSG,
-			  "the audit log in `%s` holds another record %" PRIu64 " than its signed head names: records were"
+			  "the audit log in `%s` holds another record %" PRIu64
+			  " than its signed head names: records were"
 			  " removed or the file was replaced",
 			  a->dir, hseq);
 		berth_err_hint(err, "run `berth audit verify`; berth does not extend a broken log");
@@ -186,7 +189,8 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, const char *hha
 	}
 	if (off == 0 && first != hseq + 1) {
 		berth_err(err, EBADMSG,
-			  "records %" PRIu64 "..%" PRIu64 " of the audit log in `%s` are not covered by its signed head and"
+			  "records %" PRIu64 "..%" PRIu64
+			  " of the audit log in `%s` are not covered by its signed head and"
 			  " do not all lie in the active file",
 			  hseq + 1, lseq, a->dir);
 		berth_err_hint(err, "run `berth audit verify`; berth does not extend such a log");
@@ -196,22 +200,25 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, const char *hha
 	qfd = openat(a->dfd, qname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (qfd < 0 || berth_aud_write_all_at(qfd, buf + off, (size_t)(size - off), 0) < 0 ||
 	    fdatasync(qfd) < 0) {
-		berth_err(err, errno, "cannot move unsigned records of the audit log to `%s/%s`", a->dir, qname);
+		berth_err(err, errno, "cannot move unsigned records of the audit log to `%s/%s`", a->dir,
+			  qname);
 		if (qfd >= 0)
 			unlinkat(a->dfd, qname, 0);
 		goto out;
 	}
 	if (ftruncate(a->logfd, (off_t)off) < 0 || fdatasync(a->logfd) < 0 || fsync(a->dfd) < 0) {
-		berth_err(err, errno, "cannot cut the audit log `%s/%s` back to its signed head", a->dir, a->logname);
+		berth_err(err, errno, "cannot cut the audit log `%s/%s` back to its signed head", a->dir,
+			  a->logname);
 		goto out;
 	}
 	if (berth_sha256_hex(buf + off, (size_t)(size - off), hex, err) < 0)
 		goto out;
-	*recovery = json_pack("{s:s, s:I, s:I, s:s, s:I, s:s}", "reason", "log ahead of the signed head", "head_seq",
-			      (json_int_t)hseq, "log_seq", (json_int_t)lseq, "quarantined", qname, "bytes",
-			      (json_int_t)(size - off), "sha256", hex);
+	*recovery = json_pack("{s:s, s:I, s:I, s:s, s:I, s:s}", "reason", "log ahead of the signed head",
+			      "head_seq", (json_int_t)hseq, "log_seq", (json_int_t)lseq, "quarantined", qname,
+			      "bytes", (json_int_t)(size - off), "sha256", hex);
 	snprintf(a->recovered + strlen(a->recovered), sizeof a->recovered - strlen(a->recovered),
-		 "%srecords %" PRIu64 "..%" PRIu64 " of `%s` were written after the last signed head (a crash between "
+		 "%srecords %" PRIu64 "..%" PRIu64
+		 " of `%s` were written after the last signed head (a crash between "
 		 "the two syncs, or lines added by hand): moved to `%s`, not taken into the chain",
 		 a->recovered[0] ? "; " : "", hseq + 1, lseq, a->dir, qname);
 	a->logsize = off;
@@ -253,8 +260,10 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 		berth_err(err, EBADMSG, "the audit head in `%s` is forged or damaged: %s", a->dir, why);
 		if (strstr(why, "made by another key") != NULL)
 			return berth_err_hint(err,
-					      "the host key in `%s` did not sign this log: if XDG_CONFIG_HOME changed, set it back;"
-					      " for a separate log set BERTH_AUDIT_DIR; `berth audit verify --key PUB.pem` checks it",
+					      "the host key in `%s` did not sign this log: if "
+					      "XDG_CONFIG_HOME changed, set it back;"
+					      " for a separate log set BERTH_AUDIT_DIR; `berth audit verify "
+					      "--key PUB.pem` checks it",
 					      a->key.dir);
 		return berth_err_hint(err, "run `berth audit verify`; the log cannot be extended");
 	}
@@ -282,7 +291,8 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 		}
 		if (last != '\n') {
 			uint64_t start;
-			char *torn = read_line_before(a->logfd, a->logsize, &start, err), hex[65], prefix[129];
+			char *torn = read_line_before(a->logfd, a->logsize, &start, err), hex[65],
+			     prefix[129];
 			size_t tl = (size_t)(a->logsize - start);
 
 			if (torn == NULL)
@@ -295,32 +305,35 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 			free(a->torn);
 			a->torn = torn;
 			a->torn_len = tl;
-			*recovery = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s}", "reason", "torn last line", "file", a->logname,
-					      "offset", (json_int_t)start, "length", (json_int_t)tl, "sha256", hex,
-					      "prefix_hex", prefix);
-			snprintf(a->recovered, sizeof a->recovered,
-				 "the last line of `%s/%s` was torn (%zu bytes at offset %" PRIu64
-				 ", an append a crash interrupted): cut off and sealed with a recovery record",
-				 a->dir, a->logname, tl, start);
+			*recovery = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s}", "reason", "torn last line",
+					      "file", a->logname, "offset", (json_int_t)start, "length",
+					      (json_int_t)tl, "sha256", hex, "prefix_hex", prefix);
+			snprintf(
+			    a->recovered, sizeof a->recovered,
+			    "the last line of `%s/%s` was torn (%zu bytes at offset %" PRIu64
+			    ", an append a crash interrupted): cut off and sealed with a recovery record",
+			    a->dir, a->logname, tl, start);
 			/* The next group overwrites it, starting with the recovery
 			 * record; if that fails, the torn bytes are put back. */
 			a->logsize = start;
 		}
 	}
 	/* The tail record: the active file's last, or the previous file's. */
-	for (size_t i = n; ; i--) {
+	for (size_t i = n;; i--) {
 		const char *name = i == 0 ? NULL : names[i - 1];
 
 		if (name == NULL)
 			break;
-		if (last_record(a->dfd, name, strcmp(name, a->logname) == 0 ? a->logfd : -1, a->logsize, &lseq, lhash, err) < 0)
+		if (last_record(a->dfd, name, strcmp(name, a->logname) == 0 ? a->logfd : -1, a->logsize,
+				&lseq, lhash, err) < 0)
 			goto out;
 		if (lseq != 0)
 			break;
 	}
 	if (lseq < hseq || (lseq == hseq && strcmp(lhash, hhash) != 0)) {
 		berth_err(err, EBADMSG,
-			  "the audit log in `%s` ends at record %" PRIu64 " but its signed head names record %" PRIu64
+			  "the audit log in `%s` ends at record %" PRIu64
+			  " but its signed head names record %" PRIu64
 			  ": records were removed or the file was replaced",
 			  a->dir, lseq, hseq);
 		berth_err_hint(err, "run `berth audit verify`; berth does not extend a broken log");
@@ -337,8 +350,7 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 			*recovery = NULL;
 			a->recovered[0] = '\0';
 		}
-		if (quarantine_tail(a, hseq, hhash, n >= 2 ? names[n - 2] : NULL, lseq, recovery,
-				    err) < 0)
+		if (quarantine_tail(a, hseq, hhash, n >= 2 ? names[n - 2] : NULL, lseq, recovery, err) < 0)
 			goto out;
 		lseq = hseq;
 		strcpy(lhash, hhash);

@@ -17,9 +17,10 @@
 
 static bool key_is_sensitive(const char *key)
 {
-	static const char *const parts[] = {"token", "passw", "passwd", "secret", "apikey", "api_key", "api-key",
-					    "private_key", "privatekey", "private-key", "cookie", "authoriz",
-					    "credential", "bearer", "session", "signature"};
+	static const char *const parts[] = {"token",      "passw",       "passwd",  "secret",
+					    "apikey",     "api_key",     "api-key", "private_key",
+					    "privatekey", "private-key", "cookie",  "authoriz",
+					    "credential", "bearer",      "session", "signature"};
 	char low[128];
 	size_t n = strlen(key);
 
@@ -167,7 +168,8 @@ static json_t *redact(struct berth_audit *a, const json_t *v, int depth)
 	case JSON_STRING:
 		return berth_aud_clean_string(a, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
-		if (json_integer_value(v) > BERTH_JCS_MAX_SAFE_INT || json_integer_value(v) < -BERTH_JCS_MAX_SAFE_INT) {
+		if (json_integer_value(v) > BERTH_JCS_MAX_SAFE_INT ||
+		    json_integer_value(v) < -BERTH_JCS_MAX_SAFE_INT) {
 			char num[32];
 
 			/* Beyond 2^53 a JSON number is not exact (RFC 7493 2.2). */
@@ -202,7 +204,8 @@ json_t *berth_audit_redact(struct berth_audit *a, const json_t *payload, struct 
 	if (a != NULL)
 		pthread_rwlock_unlock(&a->secrets_lock);
 	if (out == NULL)
-		berth_err(err, ENOMEM, "audit: cannot redact the payload (out of memory or nested deeper than 900)");
+		berth_err(err, ENOMEM,
+			  "audit: cannot redact the payload (out of memory or nested deeper than 900)");
 	return out;
 }
 

@@ -64,8 +64,9 @@ static int reader_open(struct reader *r, const char *dir, struct berth_error *er
  * length, whether it ended in '\n', the file name and line number; a
  * non-zero return stops the walk and is returned.
  */
-static int walk(struct reader *r, int (*fn)(const char *line, size_t len, bool nl, const char *file, uint64_t lineno,
-					    void *ctx),
+static int walk(struct reader *r,
+		int (*fn)(const char *line, size_t len, bool nl, const char *file, uint64_t lineno,
+			  void *ctx),
 		void *ctx, struct berth_error *err)
 {
 	char *buf = NULL;
@@ -120,7 +121,8 @@ static int each_line(const char *line, size_t len, bool nl, const char *file, ui
 
 	snprintf(c->path, sizeof c->path, "%s/%s", c->dir, file);
 	if (!nl) {
-		berth_err(c->err, EBADMSG, "`%s:%" PRIu64 "`: torn last line (an interrupted append)", c->path, lineno);
+		berth_err(c->err, EBADMSG, "`%s:%" PRIu64 "`: torn last line (an interrupted append)",
+			  c->path, lineno);
 		return -1;
 	}
 	o = berth_audit_parse_line(line, len, &r, c->err);
@@ -161,11 +163,11 @@ struct verify_ctx {
 	const char *cur_file;
 };
 
-static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line, uint64_t record,
-		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line,
+		  uint64_t record, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line, uint64_t record,
-		  const char *fmt, ...)
+static int broken(struct berth_audit_verdict *v, const char *dir, const char *file, uint64_t line,
+		  uint64_t record, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -189,14 +191,14 @@ static int broken(struct berth_audit_verdict *v, const char *dir, const char *fi
 struct chunk {
 	const char *p;
 	size_t len;
-	bool whole_file_start;  /* the chunk starts the file (line 1) */
+	bool whole_file_start; /* the chunk starts the file (line 1) */
 	/* results */
 	uint64_t lines, records, recoveries;
 	uint64_t first_seq, last_seq;
 	char first_prev[64], last_hash[64];
 	bool broken;
-	uint64_t broken_line;   /* 0-based line index in the chunk */
-	uint64_t broken_want;   /* record number expected there, relative: records before it in the chunk */
+	uint64_t broken_line; /* 0-based line index in the chunk */
+	uint64_t broken_want; /* record number expected there, relative: records before it in the chunk */
 	char reason[512];
 };
 
@@ -226,7 +228,8 @@ static void *chunk_check(void *arg)
 
 		if (nl == NULL) {
 			chunk_fail(k,
-				   "torn last line of %zu bytes (an append a crash interrupted; the next berth write to this log"
+				   "torn last line of %zu bytes (an append a crash interrupted; the next "
+				   "berth write to this log"
 				   " cuts it off and seals it with a recovery record)",
 				   (size_t)(end - p));
 			return NULL;
@@ -239,11 +242,14 @@ static void *chunk_check(void *arg)
 			k->first_seq = f.seq;
 			memcpy(k->first_prev, f.prev, 64);
 		} else if (f.seq != k->last_seq + 1) {
-			chunk_fail(k, "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
+			chunk_fail(k,
+				   "seq %" PRIu64 " where %" PRIu64
+				   " was expected: records were deleted, reordered or inserted",
 				   f.seq, k->last_seq + 1);
 			return NULL;
 		} else if (memcmp(f.prev, k->last_hash, 64) != 0) {
-			chunk_fail(k, "prev does not name the previous record's hash: records were removed, reordered or replaced");
+			chunk_fail(k, "prev does not name the previous record's hash: records were removed, "
+				      "reordered or replaced");
 			return NULL;
 		}
 		if (f.kindlen == sizeof BERTH_AUDIT_KIND_RECOVERY + 1 &&
@@ -267,18 +273,21 @@ static int chunk_join(struct verify_ctx *c, const char *file, uint64_t line0, st
 	if (k->records > 0 || (k->broken && k->broken_line > 0)) {
 		if (k->first_seq != want)
 			return broken(v, c->dir, file, line0 + 1, want,
-				      "seq %" PRIu64 " where %" PRIu64 " was expected: records were deleted, reordered or inserted",
+				      "seq %" PRIu64 " where %" PRIu64
+				      " was expected: records were deleted, reordered or inserted",
 				      k->first_seq, want);
 		if (memcmp(k->first_prev, c->last_hash, 64) != 0)
 			return broken(v, c->dir, file, line0 + 1, want,
-				      "prev does not name the previous record's hash: records were removed, reordered or replaced");
+				      "prev does not name the previous record's hash: records were removed, "
+				      "reordered or replaced");
 		if (k->whole_file_start && berth_aud_file_seq(file) != k->first_seq)
 			return broken(v, c->dir, file, 1, want,
 				      "the file name says its first record is %" PRIu64 ", it is %" PRIu64,
 				      berth_aud_file_seq(file), k->first_seq);
 	}
 	if (k->broken)
-		return broken(v, c->dir, file, line0 + k->broken_line + 1, v->records + k->broken_want + 1, "%s", k->reason);
+		return broken(v, c->dir, file, line0 + k->broken_line + 1, v->records + k->broken_want + 1,
+			      "%s", k->reason);
 	if (k->records > 0) {
 		memcpy(c->last_hash, k->last_hash, 64);
 		c->last_hash[64] = '\0';
@@ -426,7 +435,8 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		       hseq, v->records);
 	else if (hseq < v->records)
 		broken(v, r.dir, c.last_file, c.last_line, v->records,
-		       "records %" PRIu64 "..%" PRIu64 " are not covered by the signed head (appended without the host key,"
+		       "records %" PRIu64 "..%" PRIu64
+		       " are not covered by the signed head (appended without the host key,"
 		       " or a crash between the log's and the head's sync that the next berth write seals)",
 		       hseq + 1, v->records);
 	else if (strcmp(hhash, c.last_hash) != 0)

@@ -66,8 +66,9 @@ static void physical_at(const char *path, char out[PATH_MAX], int hops)
 		ssize_t k;
 		if (strcmp(c, ".") == 0)
 			continue;
-		if (hops < 40 && (size_t)snprintf(next, sizeof next, "%s/%s", strcmp(res, "/") == 0 ? "" : res, c) <
-				     sizeof next &&
+		if (hops < 40 &&
+		    (size_t)snprintf(next, sizeof next, "%s/%s", strcmp(res, "/") == 0 ? "" : res, c) <
+			sizeof next &&
 		    lstat(next, &st) == 0 && S_ISLNK(st.st_mode) &&
 		    (k = readlink(next, link, sizeof link - 1)) > 0) {
 			/* the link's target, then what is left after it */
@@ -153,17 +154,20 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 		physical(path, src);
 		bool writable = i < 2 || (i < 2 + p->n_mounts && p->mounts[i - 2].rw);
 		if (writable && have_exe && path_covers(src, exe)) {
-			berth_usage_err(err, "%s `%s` would let the sandbox replace berth's own executable (`%s`)", flag,
-					src, exe);
-			return berth_err_hint(err, "install berth outside it (`meson install`, or copy the binary "
-						   "elsewhere), or run from a directory that does not contain it");
+			berth_usage_err(err,
+					"%s `%s` would let the sandbox replace berth's own executable (`%s`)",
+					flag, src, exe);
+			return berth_err_hint(err,
+					      "install berth outside it (`meson install`, or copy the binary "
+					      "elsewhere), or run from a directory that does not contain it");
 		}
 		for (int d = 0; d < n_dirs; d++)
 			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
-				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src, what[d],
-						dirs[d]);
-				return berth_err_hint(err, "run from, or mount, a directory that does not contain `%s`",
-						      dirs[d]);
+				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src,
+						what[d], dirs[d]);
+				return berth_err_hint(
+				    err, "run from, or mount, a directory that does not contain `%s`",
+				    dirs[d]);
 			}
 	}
 	return 0;

@@ -39,7 +39,7 @@ struct berth_audit_queue {
 	pthread_cond_t work, done;
 	struct item *head, **tail;
 	uint64_t pushed, written; /* tickets: pushed so far, appended (or failed) so far */
-	unsigned waiters;	  /* threads in push(wait) or sync: commit at once */
+	unsigned waiters;         /* threads in push(wait) or sync: commit at once */
 	bool stop, failed;
 	size_t lost;
 	struct berth_error err; /* the first failure */

@@ -7,17 +7,17 @@
 #include "../util/hex.h"
 
 enum {
-	S_SIZE,		 /* chunk-size hex digits */
-	S_EXT,		 /* chunk extensions, up to CR */
-	S_SIZE_LF,	 /* LF after a chunk-size line */
-	S_DATA,		 /* chunk data */
-	S_DATA_CR,	 /* CR after chunk data */
-	S_DATA_LF,	 /* LF after chunk data */
+	S_SIZE,          /* chunk-size hex digits */
+	S_EXT,           /* chunk extensions, up to CR */
+	S_SIZE_LF,       /* LF after a chunk-size line */
+	S_DATA,          /* chunk data */
+	S_DATA_CR,       /* CR after chunk data */
+	S_DATA_LF,       /* LF after chunk data */
 	S_TRAILER_START, /* start of a trailer line, or of the final CRLF */
-	S_TRAILER,	 /* inside a trailer field line */
-	S_TRAILER_LF,	 /* LF ending a trailer field line */
-	S_END_LF,	 /* LF of the final CRLF */
-	S_LENGTH,	 /* Content-Length bytes */
+	S_TRAILER,       /* inside a trailer field line */
+	S_TRAILER_LF,    /* LF ending a trailer field line */
+	S_END_LF,        /* LF of the final CRLF */
+	S_LENGTH,        /* Content-Length bytes */
 	S_DONE,
 };
 

@@ -41,8 +41,8 @@
 #define BERTH_BODY_TRAILER_MAX 16384 /* bytes of the whole trailer section */
 
 enum berth_body_kind {
-	BERTH_BODY_NONE = 0,	/* no body */
-	BERTH_BODY_LENGTH = 1,	/* exactly `length` bytes */
+	BERTH_BODY_NONE = 0,    /* no body */
+	BERTH_BODY_LENGTH = 1,  /* exactly `length` bytes */
 	BERTH_BODY_CHUNKED = 2, /* the chunked transfer coding */
 };
 
@@ -50,10 +50,10 @@ enum berth_body_kind {
 struct berth_body {
 	enum berth_body_kind kind;
 	int state;
-	uint64_t left;	  /* LENGTH: bytes still to come; CHUNKED: bytes of chunk data left */
-	unsigned digits;  /* hex digits of the current chunk size */
-	size_t line;	  /* bytes of the current size or trailer line */
-	size_t trailer;	  /* bytes of the trailer section so far */
+	uint64_t left;   /* LENGTH: bytes still to come; CHUNKED: bytes of chunk data left */
+	unsigned digits; /* hex digits of the current chunk size */
+	size_t line;     /* bytes of the current size or trailer line */
+	size_t trailer;  /* bytes of the trailer section so far */
 	bool done;
 };
 

@@ -49,15 +49,16 @@ static void load_local_addrs(struct berth_broker *b)
 	if (getifaddrs(&ifa) < 0)
 		return;
 	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
-		if (i->ifa_addr != NULL && (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6))
+		if (i->ifa_addr != NULL &&
+		    (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6))
 			n++;
 	list = calloc(n ? n : 1, sizeof *list);
 	for (struct ifaddrs *i = ifa; list != NULL && i != NULL; i = i->ifa_next) {
 		if (i->ifa_addr == NULL)
 			continue;
-		socklen_t sl = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-			     : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-								   : 0;
+		socklen_t sl = i->ifa_addr->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+			       : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								    : 0;
 		if (sl != 0 && berth_addr_from_sockaddr(i->ifa_addr, sl, &list[got]) == 0)
 			got++;
 	}

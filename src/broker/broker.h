@@ -47,12 +47,12 @@
 #define BERTH_BROKER_DEFAULT_HEADER_TIMEOUT_MS 10000
 #define BERTH_BROKER_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define BERTH_BROKER_DEFAULT_CONNECT_TIMEOUT_MS 30000 /* DNS and connect together */
-#define BERTH_BROKER_DEFAULT_BUFFER 262144	      /* bytes buffered per direction before reading stops */
-#define BERTH_BROKER_REFUSED_MAX 64		      /* distinct refusals kept for the summary */
-#define BERTH_BROKER_LISTENERS_MAX 48		      /* listening sockets of one broker */
+#define BERTH_BROKER_DEFAULT_BUFFER 262144            /* bytes buffered per direction before reading stops */
+#define BERTH_BROKER_REFUSED_MAX 64                   /* distinct refusals kept for the summary */
+#define BERTH_BROKER_LISTENERS_MAX 48                 /* listening sockets of one broker */
 
 enum berth_broker_kind {
-	BERTH_BROKER_HTTP = 1,	 /* HTTP proxy: CONNECT and absolute-form http:// */
+	BERTH_BROKER_HTTP = 1,   /* HTTP proxy: CONNECT and absolute-form http:// */
 	BERTH_BROKER_SOCKS5 = 2, /* SOCKS5 (socks5h://), CONNECT only */
 	/* A connection that meant its destination: the listening socket is
 	 * reached through the sandbox's "local" route for every address
@@ -81,8 +81,8 @@ enum berth_broker_outcome {
 struct berth_broker_decision {
 	enum berth_broker_kind kind;
 	enum berth_broker_outcome outcome;
-	const char *host; /* normalised requested host (name, dotted quad or IPv6 text) */
-	unsigned port;    /* 0 for a BERTH_BROKER_DNS refusal (no port is known yet) */
+	const char *host;    /* normalised requested host (name, dotted quad or IPv6 text) */
+	unsigned port;       /* 0 for a BERTH_BROKER_DNS refusal (no port is known yet) */
 	const char *address; /* the address connected to (or refused); "" when none */
 	const char *reason;  /* "declared by `PATTERN`", the refusal rule, or the failure */
 	uint64_t bytes_up;   /* client to destination: after the head of a tunnel; for a plain
@@ -99,11 +99,11 @@ struct berth_broker_opts {
 	size_t n_patterns;
 	/* "ip", "ip:port" or "[ipv6]:port"; NULL: the host's resolvers from /etc/resolv.conf */
 	const char *dns_server;
-	unsigned max_tunnels;		      /* 0: BERTH_BROKER_DEFAULT_MAX_TUNNELS */
-	unsigned header_timeout_ms;	      /* 0: default */
-	unsigned idle_timeout_ms;	      /* 0: default */
-	unsigned connect_timeout_ms;	      /* 0: default */
-	size_t buffer_max;		      /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
+	unsigned max_tunnels;                 /* 0: BERTH_BROKER_DEFAULT_MAX_TUNNELS */
+	unsigned header_timeout_ms;           /* 0: default */
+	unsigned idle_timeout_ms;             /* 0: default */
+	unsigned connect_timeout_ms;          /* 0: default */
+	size_t buffer_max;                    /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
 	berth_broker_decision_fn on_decision; /* may be NULL */
 	void *data;
 };

@@ -36,8 +36,8 @@
 #define CLOSING_LINGER_MS 2000
 #define CLOSING_READ_MAX 65536
 #define MAX_LISTENERS BERTH_BROKER_LISTENERS_MAX
-#define DNS_TTL 300 /* seconds: an assigned address never changes while the broker runs */
-#define PUMP_ROUNDS 16 /* splice rounds per callback, so one busy tunnel cannot starve the others */
+#define DNS_TTL 300      /* seconds: an assigned address never changes while the broker runs */
+#define PUMP_ROUNDS 16   /* splice rounds per callback, so one busy tunnel cannot starve the others */
 #define FDS_PER_TUNNEL 6 /* client, upstream, two pipes */
 #define LOCAL_ADDRS_MAX_AGE_MS 1000 /* the host's own addresses are read again after this */
 
@@ -46,7 +46,7 @@ enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 struct listener {
 	struct berth_broker *b;
 	struct evconnlistener *l; /* TCP kinds */
-	struct event *udp;	  /* BERTH_BROKER_DNS */
+	struct event *udp;        /* BERTH_BROKER_DNS */
 	struct event *retry;
 	enum berth_broker_kind kind;
 };
@@ -60,14 +60,14 @@ struct listener {
  */
 struct sdir {
 	struct conn *c;
-	int i;	  /* 0: client to upstream, 1: upstream to client */
+	int i;    /* 0: client to upstream, 1: upstream to client */
 	int p[2]; /* the pipe */
 	size_t queued, cap;
 	bool slots_full; /* a read found the pipe out of slots: wait for a write */
 	unsigned char *pending;
 	size_t pending_len, pending_off;
 	bool eof, shut, rd_on, wr_on;
-	bool limited;	 /* a plain request: only @budget more bytes go upstream */
+	bool limited;    /* a plain request: only @budget more bytes go upstream */
 	uint64_t budget; /* then what the client sends is read and dropped */
 	struct event *rd, *wr;
 };
@@ -81,7 +81,7 @@ struct conn {
 	struct event *timer;
 	struct berth_http_parser *http; /* HTTP, until the head is read */
 	struct berth_socks_parser socks;
-	bool connect;	/* HTTP CONNECT (a tunnel) rather than absolute-form */
+	bool connect;   /* HTTP CONNECT (a tunnel) rather than absolute-form */
 	char *head_out; /* absolute-form: the rewritten head to send upstream */
 	size_t head_len;
 	struct berth_host_decision dec;

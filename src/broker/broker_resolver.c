@@ -71,13 +71,15 @@ void berth_bk_dns_read(evutil_socket_t fd, short what, void *arg)
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof from;
-		ssize_t n = recvfrom(fd, in, sizeof in, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		ssize_t n =
+		    recvfrom(fd, in, sizeof in, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
 		if (n < 0)
 			return;
 		if ((size_t)n > sizeof in)
 			continue; /* truncated: not a stub resolver's query */
 		int m = dns_answer(li->b, in, (size_t)n, out, sizeof out);
 		if (m > 0)
-			(void)sendto(fd, out, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
+			(void)sendto(fd, out, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL,
+				     (struct sockaddr *)&from, fl);
 	}
 }

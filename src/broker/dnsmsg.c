@@ -26,7 +26,8 @@ static void put16(uint8_t *p, unsigned v)
 
 static bool label_byte(uint8_t c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+	       c == '_';
 }
 
 /* The question's name at @buf[*off]: uncompressed labels (a query has
@@ -117,7 +118,8 @@ int berth_dnsmsg_parse(const uint8_t *buf, size_t len, struct berth_dns_query *q
 int berth_dnsmsg_answer(const struct berth_dns_query *q, enum berth_dns_rcode rcode, const uint8_t *ipv4,
 			uint32_t ttl, uint8_t *out, size_t cap)
 {
-	bool a = rcode == BERTH_DNS_NOERROR && ipv4 != NULL && q->qtype == BERTH_DNS_TYPE_A && q->question_len > 0;
+	bool a =
+	    rcode == BERTH_DNS_NOERROR && ipv4 != NULL && q->qtype == BERTH_DNS_TYPE_A && q->question_len > 0;
 	size_t n = HEADER + q->question_len + (a ? 16 : 0);
 
 	if (cap < BERTH_DNS_ANSWER_MAX || n > cap)

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BERTH_DNS_NAME_MAX 253 /* characters of a name in dotted text (RFC 1035 2.3.4) */
+#define BERTH_DNS_NAME_MAX 253   /* characters of a name in dotted text (RFC 1035 2.3.4) */
 #define BERTH_DNS_ANSWER_MAX 512 /* bytes of any answer berth_dnsmsg_answer() writes (RFC 1035 4.2.1) */
 
 /* RFC 1035 3.2.2 and RFC 3596 */
@@ -35,8 +35,8 @@ enum berth_dns_rcode {
 
 struct berth_dns_query {
 	uint16_t id;
-	uint16_t flags;	 /* as received; the answer copies RD */
-	uint16_t qtype;	 /* BERTH_DNS_TYPE_A, _AAAA or any other */
+	uint16_t flags;  /* as received; the answer copies RD */
+	uint16_t qtype;  /* BERTH_DNS_TYPE_A, _AAAA or any other */
 	uint16_t qclass; /* 1 (IN) when the query was valid */
 	/* the question's name in dotted text, as the query spelt it (case kept,
 	 * no trailing dot; "" for the root); only letters, digits, '-' and '_' */

@@ -25,7 +25,8 @@ static bool declared_literal(const struct berth_fakeaddr_map *m, const uint8_t a
 
 	memcpy(x.bytes, a, 4);
 	for (size_t i = 0; i < m->npats; i++)
-		if (m->pats[i].kind == BERTH_HOST_LITERAL && berth_addr_same_destination(&m->pats[i].addr, &x))
+		if (m->pats[i].kind == BERTH_HOST_LITERAL &&
+		    berth_addr_same_destination(&m->pats[i].addr, &x))
 			return true;
 	return false;
 }

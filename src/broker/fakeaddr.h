@@ -28,14 +28,14 @@
 #include "../policy/hostpat.h"
 
 #define BERTH_FAKEADDR_NET 0xC6120000u /* 198.18.0.0 */
-#define BERTH_FAKEADDR_BITS 20	       /* /20: 4094 names */
+#define BERTH_FAKEADDR_BITS 20         /* /20: 4094 names */
 #define BERTH_FAKEADDR_MAX ((1u << (32 - BERTH_FAKEADDR_BITS)) - 2)
 
 struct berth_fakeaddr_map {
 	char (*names)[BERTH_HOST_NAME_MAX + 1]; /* [i]: the name of 198.18.0.0 + 1 + i; "" unused */
-	size_t n;			       /* addresses handed out or skipped */
-	size_t reserved;		       /* NAME patterns' names not asked for yet */
-	size_t skips_left;		       /* declared literals in the range beyond n */
+	size_t n;                               /* addresses handed out or skipped */
+	size_t reserved;                        /* NAME patterns' names not asked for yet */
+	size_t skips_left;                      /* declared literals in the range beyond n */
 	const struct berth_host_pattern *pats;  /* declared literals are never handed out */
 	size_t npats;
 };

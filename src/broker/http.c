@@ -140,7 +140,7 @@ static bool list_next(const char **cur, const char *end, const char **elem, size
 struct field_list {
 	const struct berth_http_request *r;
 	const char *name;
-	size_t next;	       /* the field after the one read */
+	size_t next;           /* the field after the one read */
 	const char *cur, *end; /* what is left of its value */
 };
 
@@ -653,7 +653,8 @@ static int check_connection(struct berth_http_parser *p)
 	while (field_next(&l, &e, &elen)) {
 		if (!is_token(e, elen))
 			return refuse(p, 400, "invalid Connection header");
-		if (ieq(e, elen, "host") || ieq(e, elen, "content-length") || ieq(e, elen, "transfer-encoding"))
+		if (ieq(e, elen, "host") || ieq(e, elen, "content-length") ||
+		    ieq(e, elen, "transfer-encoding"))
 			return refuse(p, 400, "the Connection header may not name `%.*s`", (int)elen, e);
 		for (size_t j = 0; j < r->n_headers; j++)
 			if (ieqn(r->headers[j].name, r->headers[j].name_len, e, elen))

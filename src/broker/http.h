@@ -92,9 +92,9 @@
 #include <stdint.h>
 
 #define BERTH_HTTP_MAX_REQUEST_LINE 8192  /* bytes, without CRLF */
-#define BERTH_HTTP_MAX_FIELD_LINE 8192	  /* bytes of one field line, without CRLF */
+#define BERTH_HTTP_MAX_FIELD_LINE 8192    /* bytes of one field line, without CRLF */
 #define BERTH_HTTP_MAX_HEADER_BLOCK 65536 /* bytes of all field lines, without their CRLFs */
-#define BERTH_HTTP_MAX_HEADERS 100	  /* field lines */
+#define BERTH_HTTP_MAX_HEADERS 100        /* field lines */
 /* The largest head the parser holds and berth_http_rewrite_origin() writes: the
  * request line and every field line at their limits, with CRLFs and the empty line. */
 #define BERTH_HTTP_MAX_HEAD                                                                                  \
@@ -118,9 +118,9 @@ enum berth_http_mode {
 };
 
 enum berth_http_verdict {
-	BERTH_HTTP_BAD = -1,	  /* refused: see parser.err; send the reply, then close */
+	BERTH_HTTP_BAD = -1,      /* refused: see parser.err; send the reply, then close */
 	BERTH_HTTP_NEED_MORE = 0, /* everything given was consumed; feed more */
-	BERTH_HTTP_DONE = 1,	  /* the head is complete: see parser.req */
+	BERTH_HTTP_DONE = 1,      /* the head is complete: see parser.req */
 };
 
 enum berth_http_body {
@@ -131,7 +131,7 @@ enum berth_http_body {
 
 /* A refusal: the HTTP status to answer with and why, in words (no CR/LF). */
 struct berth_http_error {
-	int status;			    /* 400, 405, 414, 431, 500, 501 or 505; 0 while not refused */
+	int status;                         /* 400, 405, 414, 431, 500, 501 or 505; 0 while not refused */
 	char reason[BERTH_HTTP_REASON_MAX]; /* lowercase but for names (Host, CONNECT), no trailing period */
 };
 
@@ -152,7 +152,7 @@ struct berth_http_request {
 	int minor;    /* HTTP/1.minor: 0 or 1 (1.2 and above count as 1, RFC 9110 6.2) */
 	enum berth_target_kind host_kind;
 	char host[BERTH_TARGET_HOST_MAX + 1]; /* normalised target host (see berth_target_kind) */
-	uint16_t port;			      /* 1-65535; 80 when an http:// URL names none */
+	uint16_t port;                        /* 1-65535; 80 when an http:// URL names none */
 	/* Absolute-form: the origin-form target to send upstream (path and query,
 	 * "/" for an empty path, "*" for OPTIONS with an empty path and no query,
 	 * RFC 9112 3.2.1 and 3.2.4).  Origin mode: the target as received.

@@ -71,18 +71,18 @@ enum berth_socks_rep {
 };
 
 enum berth_socks_verdict {
-	BERTH_SOCKS_BAD = -1,	   /* refused: send p->reply (p->reply_len may be 0), then close */
+	BERTH_SOCKS_BAD = -1,      /* refused: send p->reply (p->reply_len may be 0), then close */
 	BERTH_SOCKS_NEED_MORE = 0, /* everything given was consumed; feed more */
-	BERTH_SOCKS_REPLY = 1,	   /* greeting accepted: send p->reply (05 00), then feed the request */
-	BERTH_SOCKS_DONE = 2,	   /* the CONNECT request is in p->req */
+	BERTH_SOCKS_REPLY = 1,     /* greeting accepted: send p->reply (05 00), then feed the request */
+	BERTH_SOCKS_DONE = 2,      /* the CONNECT request is in p->req */
 };
 
 /* A CONNECT request. */
 struct berth_socks_request {
-	enum berth_target_kind kind;	      /* how the client named the destination (normalised) */
+	enum berth_target_kind kind;          /* how the client named the destination (normalised) */
 	char host[BERTH_TARGET_HOST_MAX + 1]; /* lowercase name, dotted quad, or RFC 5952 IPv6 text */
 	uint8_t addr[16]; /* IPV4: bytes 0-3, IPV6: all 16, network order; zero for a NAME */
-	uint16_t port;	  /* 1-65535, host byte order */
+	uint16_t port;    /* 1-65535, host byte order */
 };
 
 /*

@@ -189,7 +189,7 @@ int cmd_rpc(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"export", required_argument, NULL, 'e'},  {"input", required_argument, NULL, 'i'},
 	    {"app-dir", required_argument, NULL, 'd'}, {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0}};
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	const char *export = NULL, *input_text = NULL, *dir = NULL, *app;
 	unsigned long timeout = 0;
 	char dirbuf[4096];
@@ -229,10 +229,11 @@ int cmd_rpc(int argc, char **argv)
 				timeout = strtoul(optarg, &end, 10);
 			}
 			if (errno || *end || timeout == 0 || timeout > 3600000) {
-				fprintf(stderr,
-					"berth: rpc: bad --timeout `%s`: want milliseconds (1..3600000), or a "
-					"duration such as 500ms, 5s or 2m (at most 1h)\n",
-					CLI_SAFE(optarg));
+				fprintf(
+				    stderr,
+				    "berth: rpc: bad --timeout `%s`: want milliseconds (1..3600000), or a "
+				    "duration such as 500ms, 5s or 2m (at most 1h)\n",
+				    CLI_SAFE(optarg));
 				return 2;
 			}
 			break;
@@ -241,7 +242,9 @@ int cmd_rpc(int argc, char **argv)
 			fputs(rpc_usage, stdout);
 			return 0;
 		default:
-			fprintf(stderr, c == ':' ? "berth: rpc: `%s` needs a value\n%s" : "berth: rpc: unknown option `%s`\n%s",
+			fprintf(stderr,
+				c == ':' ? "berth: rpc: `%s` needs a value\n%s"
+					 : "berth: rpc: unknown option `%s`\n%s",
 				CLI_SAFE(argv[optind - 1]), rpc_usage);
 			return 2;
 		}
@@ -350,7 +353,7 @@ static bool example_ok(const struct berth_example *ex, int r, json_t *result,
 		const char *got = r != 0 ? json_string_value(json_object_get(ce->data, "errno_name")) : NULL;
 		if (r == 0 || got == NULL || strcmp(got, ex->error) != 0) {
 			snprintf(why, len, "want error %s, got %s", ex->error,
-				 r == 0	       ? "success"
+				 r == 0        ? "success"
 				 : got != NULL ? got
 					       : ce->message);
 			return false;

@@ -17,16 +17,16 @@
 #include "cli.h"
 
 static const char attest_usage[] =
-	"usage: berth attest RUN_ID|--last [--out FILE]\n"
-	"       berth attest --verify FILE [--key PUBKEY.pem]\n"
-	"\n"
-	"  RUN_ID, --last   the run to attest (16 hex digits; --last: the newest run)\n"
-	"  --out FILE       write the signed record to FILE (0644) instead of stdout\n"
-	"  --verify FILE    check a record's Ed25519 signature and content ('-': stdin)\n"
-	"  --key PUBKEY     the trusted public key (PEM); default: this host's key\n"
-	"\n"
-	"exit status: 0 signed / valid; 1 --verify: the signature or the content does not check;\n"
-	"2 usage error, no such run, unreadable or non-JSON file; 125 berth failed (key, audit trail)\n";
+    "usage: berth attest RUN_ID|--last [--out FILE]\n"
+    "       berth attest --verify FILE [--key PUBKEY.pem]\n"
+    "\n"
+    "  RUN_ID, --last   the run to attest (16 hex digits; --last: the newest run)\n"
+    "  --out FILE       write the signed record to FILE (0644) instead of stdout\n"
+    "  --verify FILE    check a record's Ed25519 signature and content ('-': stdin)\n"
+    "  --key PUBKEY     the trusted public key (PEM); default: this host's key\n"
+    "\n"
+    "exit status: 0 signed / valid; 1 --verify: the signature or the content does not check;\n"
+    "2 usage error, no such run, unreadable or non-JSON file; 125 berth failed (key, audit trail)\n";
 
 static int write_out(const char *path, const char *text, struct berth_error *err)
 {
@@ -106,8 +106,8 @@ static int verify(const char *file, const char *keyfile)
 	doc = strcmp(file, "-") == 0 ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &je)
 				     : json_load_file(file, JSON_REJECT_DUPLICATES, &je);
 	if (doc == NULL) {
-		fprintf(stderr, "berth: cannot read attestation `%s`: %s (line %d, column %d)\n", file, je.text, je.line,
-			je.column);
+		fprintf(stderr, "berth: cannot read attestation `%s`: %s (line %d, column %d)\n", file,
+			je.text, je.line, je.column);
 		return BERTH_EXIT_USAGE;
 	}
 	if (keyfile != NULL) {
@@ -120,7 +120,8 @@ static int verify(const char *file, const char *keyfile)
 		struct berth_hostkey k = {0};
 		if (berth_hostkey_load(&k, false, &err) < 0) {
 			cli_print_error(&err);
-			fprintf(stderr, "berth: hint: pass `--key PUBKEY.pem`, the public key of the host that signed it\n");
+			fprintf(stderr, "berth: hint: pass `--key PUBKEY.pem`, the public key of the host "
+					"that signed it\n");
 			return err.errnum == ENOENT ? BERTH_EXIT_USAGE : BERTH_EXIT_INTERNAL;
 		}
 		memcpy(pub, k.pub, sizeof pub);
@@ -133,12 +134,15 @@ static int verify(const char *file, const char *keyfile)
 	}
 	if (r == BERTH_ATTEST_VALID) {
 		/* the document is anyone's file: its strings through the filter */
-		printf("valid: run %s, verdict %s, signed by %s\n", CLI_SAFE(json_string_value(json_object_get(doc, "run_id"))),
+		printf("valid: run %s, verdict %s, signed by %s\n",
+		       CLI_SAFE(json_string_value(json_object_get(doc, "run_id"))),
 		       CLI_SAFE(json_string_value(json_object_get(doc, "verdict"))),
-		       CLI_SAFE(json_string_value(json_object_get(json_object_get(doc, "signature"), "public_key"))));
+		       CLI_SAFE(json_string_value(
+			   json_object_get(json_object_get(doc, "signature"), "public_key"))));
 	} else {
 		printf("INVALID: %s\n", CLI_SAFE(file));
-		json_array_foreach(problems, i, p) printf("  %s\n", CLI_SAFE(json_string_value(p)));
+		json_array_foreach(problems, i, p)
+			printf("  %s\n", CLI_SAFE(json_string_value(p)));
 	}
 	return r;
 }
@@ -146,9 +150,9 @@ static int verify(const char *file, const char *keyfile)
 int cmd_attest(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"last", no_argument, NULL, 'l'}, {"out", required_argument, NULL, 'o'},
-		{"verify", required_argument, NULL, 'v'}, {"key", required_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	    {"last", no_argument, NULL, 'l'},         {"out", required_argument, NULL, 'o'},
+	    {"verify", required_argument, NULL, 'v'}, {"key", required_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	const char *out = NULL, *vfile = NULL, *key = NULL;
 	bool last = false;
@@ -175,8 +179,10 @@ int cmd_attest(int argc, char **argv)
 			fputs(attest_usage, stdout);
 			return 0;
 		default:
-			fprintf(stderr, c == ':' ? "berth: `%s` needs a value\nberth: hint: see `berth attest --help`\n"
-						 : "berth: unknown option `%s`\nberth: hint: see `berth attest --help`\n",
+			fprintf(stderr,
+				c == ':'
+				    ? "berth: `%s` needs a value\nberth: hint: see `berth attest --help`\n"
+				    : "berth: unknown option `%s`\nberth: hint: see `berth attest --help`\n",
 				CLI_SAFE(argv[optind - 1]));
 			return BERTH_EXIT_USAGE;
 		}
@@ -184,14 +190,16 @@ int cmd_attest(int argc, char **argv)
 	if (vfile != NULL) {
 		if (last || out != NULL || optind < argc) {
 			fputs("berth: --verify takes a file and optionally --key, nothing else\n"
-			      "berth: hint: see `berth attest --help`\n", stderr);
+			      "berth: hint: see `berth attest --help`\n",
+			      stderr);
 			return BERTH_EXIT_USAGE;
 		}
 		return verify(vfile, key);
 	}
 	if (key != NULL || (last && optind < argc) || (!last && optind != argc - 1)) {
 		fputs("berth: name one run: `berth attest RUN_ID` or `berth attest --last`\n"
-		      "berth: hint: see `berth attest --help`\n", stderr);
+		      "berth: hint: see `berth attest --help`\n",
+		      stderr);
 		return BERTH_EXIT_USAGE;
 	}
 	return attest(last ? NULL : argv[optind], last, out);

@@ -16,17 +16,17 @@
 #include "cli.h"
 
 static const char audit_usage[] =
-	"usage: berth audit [list] [--run ID] [--kind K] [-n N] [--json] [--dir DIR]\n"
-	"       berth audit verify [--key PUBKEY.pem] [--dir DIR]\n"
-	"\n"
-	"  list       the records, oldest first (default: all; -n N: the last N that match)\n"
-	"  verify     check the hash chain and the signed head; prints `intact: N records, head HASH`\n"
-	"             or `BROKEN at record N (FILE:LINE): REASON` and exits 1\n"
-	"  --dir DIR  the audit directory (default $BERTH_AUDIT_DIR, $XDG_STATE_HOME/berth/audit,\n"
-	"             ~/.local/state/berth/audit)\n"
-	"  --key PEM  check the head with this Ed25519 public key (default: the host key)\n"
-	"\n"
-	"exit status: 0; 1 when verify finds the log broken; 2 usage error; 125 the log cannot be read\n";
+    "usage: berth audit [list] [--run ID] [--kind K] [-n N] [--json] [--dir DIR]\n"
+    "       berth audit verify [--key PUBKEY.pem] [--dir DIR]\n"
+    "\n"
+    "  list       the records, oldest first (default: all; -n N: the last N that match)\n"
+    "  verify     check the hash chain and the signed head; prints `intact: N records, head HASH`\n"
+    "             or `BROKEN at record N (FILE:LINE): REASON` and exits 1\n"
+    "  --dir DIR  the audit directory (default $BERTH_AUDIT_DIR, $XDG_STATE_HOME/berth/audit,\n"
+    "             ~/.local/state/berth/audit)\n"
+    "  --key PEM  check the head with this Ed25519 public key (default: the host key)\n"
+    "\n"
+    "exit status: 0; 1 when verify finds the log broken; 2 usage error; 125 the log cannot be read\n";
 
 struct list_ctx {
 	const char *run, *kind;
@@ -60,7 +60,8 @@ static void print_record(const json_t *rec, bool json)
 			cut--;
 		strcpy(shown + cut, "...");
 	}
-	printf("%6" JSON_INTEGER_FORMAT "  %s  %-12s %-14s %-10s %s\n", json_integer_value(json_object_get(rec, "seq")),
+	printf("%6" JSON_INTEGER_FORMAT "  %s  %-12s %-14s %-10s %s\n",
+	       json_integer_value(json_object_get(rec, "seq")),
 	       CLI_SAFE(json_string_value(json_object_get(rec, "ts"))),
 	       CLI_SAFE(json_string_value(json_object_get(rec, "run_id"))),
 	       CLI_SAFE(json_string_value(json_object_get(rec, "kind"))),
@@ -72,7 +73,8 @@ static int list_one(const struct berth_audit_record *r, void *p)
 {
 	struct list_ctx *c = p;
 
-	if ((c->run != NULL && strcmp(r->run_id, c->run) != 0) || (c->kind != NULL && strcmp(r->kind, c->kind) != 0))
+	if ((c->run != NULL && strcmp(r->run_id, c->run) != 0) ||
+	    (c->kind != NULL && strcmp(r->kind, c->kind) != 0))
 		return 0;
 	if (c->n == 0) {
 		print_record(r->json, c->json);
@@ -148,19 +150,21 @@ static int audit_verify(const char *dir, const char *keyfile)
 		if (dir == NULL && berth_audit_dir(def, sizeof def, &err) == 0)
 			dir = def;
 		if (dir != NULL && stat(dir, &st) < 0 && errno == ENOENT) {
-			fprintf(stderr, "berth: no audit log at `%s` (nothing recorded yet, or it was removed)\n",
+			fprintf(stderr,
+				"berth: no audit log at `%s` (nothing recorded yet, or it was removed)\n",
 				CLI_SAFE(dir));
 			return 125;
 		}
-		printf("empty: no records in `%s` (nothing recorded yet, or everything was removed: an empty log "
+		printf("empty: no records in `%s` (nothing recorded yet, or everything was removed: an empty "
+		       "log "
 		       "cannot show which)\n",
 		       dir != NULL ? CLI_SAFE(dir) : "the audit directory");
 		return 0;
 	}
 	if (!v.intact) {
 		if (v.line)
-			printf("BROKEN at record %" PRIu64 " (%s:%" PRIu64 "): %s\n", v.broken_record, CLI_SAFE(v.file),
-			       v.line, CLI_SAFE(v.reason));
+			printf("BROKEN at record %" PRIu64 " (%s:%" PRIu64 "): %s\n", v.broken_record,
+			       CLI_SAFE(v.file), v.line, CLI_SAFE(v.reason));
 		else
 			printf("BROKEN at record %" PRIu64 " (%s): %s\n", v.broken_record, CLI_SAFE(v.file),
 			       CLI_SAFE(v.reason));
@@ -196,9 +200,12 @@ int cmd_audit(int argc, char **argv)
 			c.json = true;
 			continue;
 		}
-		if (strcmp(a, "--run") != 0 && strcmp(a, "--kind") != 0 && strcmp(a, "-n") != 0 && strcmp(a, "--dir") != 0 &&
-		    strcmp(a, "--key") != 0) {
-			fprintf(stderr, "berth: audit: unknown argument `%s`\nberth: hint: see `berth audit --help`\n", a);
+		if (strcmp(a, "--run") != 0 && strcmp(a, "--kind") != 0 && strcmp(a, "-n") != 0 &&
+		    strcmp(a, "--dir") != 0 && strcmp(a, "--key") != 0) {
+			fprintf(
+			    stderr,
+			    "berth: audit: unknown argument `%s`\nberth: hint: see `berth audit --help`\n",
+			    a);
 			return 2;
 		}
 		if (val == NULL) {
@@ -227,8 +234,10 @@ int cmd_audit(int argc, char **argv)
 
 			errno = 0;
 			n = strtoull(val, &end, 10);
-			if (val[0] < '0' || val[0] > '9' || *end != '\0' || errno != 0 || n == 0 || n > 10000000) {
-				fprintf(stderr, "berth: audit: -n `%s` is not a count from 1 to 10000000\n", val);
+			if (val[0] < '0' || val[0] > '9' || *end != '\0' || errno != 0 || n == 0 ||
+			    n > 10000000) {
+				fprintf(stderr, "berth: audit: -n `%s` is not a count from 1 to 10000000\n",
+					val);
 				return 2;
 			}
 			c.n = (size_t)n;

@@ -55,9 +55,11 @@ static void check_userns(const struct berth_features *f, struct check *c)
 			snprintf(c->detail, sizeof c->detail,
 				 "can create a user namespace, but mounting in it is refused: %s",
 				 strerror(lf.mount_probe_errno));
-			if (berth_lsm_refusal(BERTH_STEP_MOUNT, lf.mount_probe_errno, &lf, c->fix, sizeof c->fix) == NULL)
-				snprintf(c->fix, sizeof c->fix, "find what refuses mount(2) in a new user namespace "
-								 "(`dmesg` for an LSM's denial)");
+			if (berth_lsm_refusal(BERTH_STEP_MOUNT, lf.mount_probe_errno, &lf, c->fix,
+					      sizeof c->fix) == NULL)
+				snprintf(c->fix, sizeof c->fix,
+					 "find what refuses mount(2) in a new user namespace "
+					 "(`dmesg` for an LSM's denial)");
 			return;
 		}
 		snprintf(c->detail, sizeof c->detail, "can create a user namespace");
@@ -70,7 +72,8 @@ static void check_userns(const struct berth_features *f, struct check *c)
 		snprintf(c->fix, sizeof c->fix, "%s", BERTH_NESTED_HINT);
 		return;
 	}
-	snprintf(c->detail, sizeof c->detail, "cannot create a user namespace: %s", strerror(f->userns_errno));
+	snprintf(c->detail, sizeof c->detail, "cannot create a user namespace: %s",
+		 strerror(f->userns_errno));
 	if (!(f->forced_off & BERTH_FEAT_USERNS)) {
 		struct berth_lsm_facts lf;
 		berth_lsm_facts_read(&lf);
@@ -89,14 +92,17 @@ static void check_landlock(const struct berth_features *f, struct check *c)
 	c->required = true;
 	c->ok = f->landlock_abi > 0;
 	if (c->ok) {
-		snprintf(c->detail, sizeof c->detail, "ABI %d: %s", f->landlock_abi, landlock_rights(f->landlock_abi));
+		snprintf(c->detail, sizeof c->detail, "ABI %d: %s", f->landlock_abi,
+			 landlock_rights(f->landlock_abi));
 		return;
 	}
 	snprintf(c->detail, sizeof c->detail, "%s",
 		 f->landlock_abi == -ENOSYS ? "not built into this kernel" : "built in but disabled at boot");
-	snprintf(c->fix, sizeof c->fix, "%s",
-		 f->landlock_abi == -ENOSYS ? "use a kernel with CONFIG_SECURITY_LANDLOCK=y"
-					    : "add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,apparmor,bpf");
+	snprintf(
+	    c->fix, sizeof c->fix, "%s",
+	    f->landlock_abi == -ENOSYS
+		? "use a kernel with CONFIG_SECURITY_LANDLOCK=y"
+		: "add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,apparmor,bpf");
 }
 
 static void check_seccomp(const struct berth_features *f, struct check *c)
@@ -104,7 +110,8 @@ static void check_seccomp(const struct berth_features *f, struct check *c)
 	c->name = "seccomp filters";
 	c->required = true;
 	c->ok = f->seccomp;
-	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "SECCOMP_MODE_FILTER available" : "not available");
+	snprintf(c->detail, sizeof c->detail, "%s",
+		 c->ok ? "SECCOMP_MODE_FILTER available" : "not available");
 	if (!c->ok)
 		snprintf(c->fix, sizeof c->fix, "use a kernel with CONFIG_SECCOMP_FILTER=y");
 }
@@ -128,11 +135,12 @@ static void check_cgroup(unsigned force_off, struct check *c)
 		return;
 	}
 	c->ok = true;
-	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", lim.how, lim.unenforced[0] ? "; not enforced: " : "",
-		 lim.unenforced,
-		 lim.mode == BERTH_LIMITS_RLIMITS ? "; no memory limit in this mode: an explicit --memory is refused "
-						    "(exit 2) unless --allow-degraded"
-						  : "");
+	snprintf(c->detail, sizeof c->detail, "%s%s%s%s", lim.how,
+		 lim.unenforced[0] ? "; not enforced: " : "", lim.unenforced,
+		 lim.mode == BERTH_LIMITS_RLIMITS
+		     ? "; no memory limit in this mode: an explicit --memory is refused "
+		       "(exit 2) unless --allow-degraded"
+		     : "");
 	if (lim.mode == BERTH_LIMITS_RLIMITS) {
 		char advice[sizeof c->fix - 64];
 
@@ -175,9 +183,11 @@ static void check_idmap(unsigned force_off, struct check *c)
 	}
 	fd = berth_idmapped_tree(-1, ".", 0, 0, &ids, true, &err);
 	c->ok = fd >= 0;
-	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "supported for the current directory's filesystem" : err.msg);
+	snprintf(c->detail, sizeof c->detail, "%s",
+		 c->ok ? "supported for the current directory's filesystem" : err.msg);
 	if (!c->ok)
-		snprintf(c->fix, sizeof c->fix, "use Linux 5.12+ and a filesystem that supports them (ext4, xfs, btrfs, tmpfs)");
+		snprintf(c->fix, sizeof c->fix,
+			 "use Linux 5.12+ and a filesystem that supports them (ext4, xfs, btrfs, tmpfs)");
 	if (fd >= 0)
 		close(fd);
 }
@@ -187,7 +197,8 @@ static void check_kvm(struct check *c)
 	c->name = "/dev/kvm";
 	c->required = false;
 	c->ok = access("/dev/kvm", R_OK | W_OK) == 0;
-	snprintf(c->detail, sizeof c->detail, "%s", c->ok ? "usable (for the future microVM runtime)" : strerror(errno));
+	snprintf(c->detail, sizeof c->detail, "%s",
+		 c->ok ? "usable (for the future microVM runtime)" : strerror(errno));
 	if (!c->ok)
 		snprintf(c->fix, sizeof c->fix, "enable virtualisation, or add this user to the kvm group");
 }
@@ -202,7 +213,9 @@ int cmd_doctor(int argc, char **argv)
 	int n = 0;
 
 	if (argc > 1 && !json) {
-		fprintf(stderr, "berth: unknown doctor option `%s`\nberth: hint: use `berth doctor [--json]`\n", argv[1]);
+		fprintf(stderr,
+			"berth: unknown doctor option `%s`\nberth: hint: use `berth doctor [--json]`\n",
+			argv[1]);
 		return 2;
 	}
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &force_off, &err) < 0) {
@@ -224,8 +237,9 @@ int cmd_doctor(int argc, char **argv)
 	if (json) {
 		json_t *a = json_array();
 		for (int i = 0; i < n; i++)
-			json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name, "ok", c[i].ok,
-							   "required", c[i].required, "detail", c[i].detail, "fix", c[i].fix));
+			json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name,
+							   "ok", c[i].ok, "required", c[i].required, "detail",
+							   c[i].detail, "fix", c[i].fix));
 		json_t *root = json_pack("{s:b, s:o}", "default_posture_enforceable", ok, "checks", a);
 		char *s = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s);
@@ -237,7 +251,8 @@ int cmd_doctor(int argc, char **argv)
 			if (c[i].fix[0])
 				printf("  %s fix: %s\n", c[i].required && !c[i].ok ? "!" : " ", c[i].fix);
 		}
-		printf("%s\n", ok ? "the default posture can be enforced here" : "the default posture CANNOT be enforced here");
+		printf("%s\n", ok ? "the default posture can be enforced here"
+				  : "the default posture CANNOT be enforced here");
 	}
 	return ok ? 0 : 1;
 }

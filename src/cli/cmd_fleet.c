@@ -12,11 +12,11 @@
 #include "cli.h"
 
 static const char fleet_usage[] =
-	"usage: berth fleet up FILE [--yes]   start every agent of FILE, or none\n"
-	"       berth fleet ps FILE [--json]  berth ps for FILE's agents\n"
-	"       berth fleet stop FILE         stop FILE's agents\n"
-	"exit status: 0; 2 usage or an invalid file (FILE:LINE:COL: message); 125 an agent failed to start\n"
-	"(the ones already started are stopped and removed)\n";
+    "usage: berth fleet up FILE [--yes]   start every agent of FILE, or none\n"
+    "       berth fleet ps FILE [--json]  berth ps for FILE's agents\n"
+    "       berth fleet stop FILE         stop FILE's agents\n"
+    "exit status: 0; 2 usage or an invalid file (FILE:LINE:COL: message); 125 an agent failed to start\n"
+    "(the ones already started are stopped and removed)\n";
 
 static int up(struct berth_fleet *f, bool yes)
 {
@@ -37,7 +37,8 @@ static int up(struct berth_fleet *f, bool yes)
 			return err.status ? err.status : BERTH_EXIT_USAGE;
 		}
 		for (size_t k = 0; k < f->agents[i].n_notes; k++)
-			fprintf(stderr, "berth: %s: %s\n", CLI_SAFE(f->agents[i].name), CLI_SAFE(f->agents[i].notes[k]));
+			fprintf(stderr, "berth: %s: %s\n", CLI_SAFE(f->agents[i].name),
+				CLI_SAFE(f->agents[i].notes[k]));
 		for (int k = 0; k < f->agents[i].run.n_widenings; k++)
 			fprintf(stderr, "berth: %s: widening: %s\n", CLI_SAFE(f->agents[i].name),
 				CLI_SAFE(f->agents[i].run.widenings[k]));
@@ -51,18 +52,20 @@ static int up(struct berth_fleet *f, bool yes)
 			return err.status ? err.status : BERTH_EXIT_USAGE;
 		}
 		for (int k = 0; k < n_asks; k++)
-			fprintf(stderr, "berth: %s: from the fleet file: %s\n", CLI_SAFE(f->agents[i].name), CLI_SAFE(asks[k]));
+			fprintf(stderr, "berth: %s: from the fleet file: %s\n", CLI_SAFE(f->agents[i].name),
+				CLI_SAFE(asks[k]));
 		berth_fleet_asks_free(asks, (size_t)n_asks);
 		/* Only the person's --yes counts: a `--yes` among the file's own
 		 * options would let the file approve itself. */
 		if ((f->agents[i].run.n_widenings > 0 || n_asks > 0) && !yes) {
-			fprintf(stderr,
-				"berth: %s:%lu: agent `%s` asks for %s: read the lines above, then pass --yes to "
-				"`berth fleet up` (nothing was started)\n",
-				CLI_SAFE(f->path), f->lines[i], CLI_SAFE(f->agents[i].name),
-				f->agents[i].run.n_widenings > 0 && n_asks > 0 ? "widenings and host resources"
-				: n_asks > 0				       ? "host resources"
-									       : "widenings");
+			fprintf(
+			    stderr,
+			    "berth: %s:%lu: agent `%s` asks for %s: read the lines above, then pass --yes to "
+			    "`berth fleet up` (nothing was started)\n",
+			    CLI_SAFE(f->path), f->lines[i], CLI_SAFE(f->agents[i].name),
+			    f->agents[i].run.n_widenings > 0 && n_asks > 0 ? "widenings and host resources"
+			    : n_asks > 0                                   ? "host resources"
+									   : "widenings");
 			return BERTH_EXIT_USAGE;
 		}
 	}
@@ -112,7 +115,8 @@ int cmd_fleet(int argc, char **argv)
 		fputs(fleet_usage, stdout);
 		return 0;
 	}
-	if (argc < 3 || (strcmp(argv[1], "up") != 0 && strcmp(argv[1], "ps") != 0 && strcmp(argv[1], "stop") != 0)) {
+	if (argc < 3 ||
+	    (strcmp(argv[1], "up") != 0 && strcmp(argv[1], "ps") != 0 && strcmp(argv[1], "stop") != 0)) {
 		fputs(fleet_usage, stderr);
 		return BERTH_EXIT_USAGE;
 	}
@@ -122,7 +126,8 @@ int cmd_fleet(int argc, char **argv)
 		else if (strcmp(argv[i], "--json") == 0 && strcmp(argv[1], "ps") == 0)
 			json = true;
 		else {
-			fprintf(stderr, "berth: fleet %s: unexpected argument `%s`\n", CLI_SAFE(argv[1]), CLI_SAFE(argv[i]));
+			fprintf(stderr, "berth: fleet %s: unexpected argument `%s`\n", CLI_SAFE(argv[1]),
+				CLI_SAFE(argv[i]));
 			fputs(fleet_usage, stderr);
 			return BERTH_EXIT_USAGE;
 		}

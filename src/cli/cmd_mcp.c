@@ -113,8 +113,9 @@ int cmd_mcp(int argc, char **argv)
 	 * gets a server whose every call fails: say why at once (stderr is
 	 * what an MCP client shows of a server). */
 	if (!o.warm && !(o.force_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth())
-		fprintf(stderr, "berth: mcp: this runs inside a berth sandbox, where no app sandbox can start: every "
-				"call will fail\nberth: hint: %s\n",
+		fprintf(stderr,
+			"berth: mcp: this runs inside a berth sandbox, where no app sandbox can start: every "
+			"call will fail\nberth: hint: %s\n",
 			BERTH_NESTED_HINT);
 	struct berth_mcp *m = berth_mcp_new(&o, &err);
 	if (m == NULL) {

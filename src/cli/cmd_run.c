@@ -25,40 +25,41 @@
 #include "cli.h"
 
 static const char run_usage[] =
-	"usage: berth run [OPTIONS] -- COMMAND [ARG...]\n"
-	"\n"
-	"  --workspace DIR      host directory mounted read-write at /workspace (default: .)\n"
-	"  --tmp-size SIZE      size of the private /tmp and home tmpfs (default 1G)\n"
-	"  --memory SIZE        memory limit, swap off (default 8G)\n"
-	"  --cpus N             CPU limit (default 4)\n"
-	"  --pids N             process limit (default 512)\n"
-	"  --nofile N           open file limit (default 8192)\n"
-	"  --timeout DUR        kill the whole sandbox after DUR (30s, 500ms, 5m), exit 124\n"
-	"  --network none|proxy|api-only|host\n"
-	"                       none: loopback only (default); proxy: loopback and berth's egress broker\n"
-	"                       for the --allow-host hosts; host: share the host network (widening)\n"
-	"  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
-	"                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
-	"  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
-	"  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
-	"  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
-	"  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
-	"                       read-only, noexec; its manifest goes to the audit trail first\n"
-	"  --forensic           static triage preset: needs --evidence; network api-only unless given;\n"
-	"                       no values from berth's environment or --env-file; workspace guard on\n"
-	"  --ro SRC[:DST]       bind a host path read-only\n"
-	"  --rw SRC[:DST]       bind a host path read-write (widening)\n"
-	"  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
-	"  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
-	"  --yes                do not ask to confirm widenings\n"
-	"  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
-	"\n"
-	"every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
-	"durably, nothing runs (exit 125)\n"
-	"\n"
-	"exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
-	"126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
-	"(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, every .berth/rules.yml up from here and from the workspace)\n";
+    "usage: berth run [OPTIONS] -- COMMAND [ARG...]\n"
+    "\n"
+    "  --workspace DIR      host directory mounted read-write at /workspace (default: .)\n"
+    "  --tmp-size SIZE      size of the private /tmp and home tmpfs (default 1G)\n"
+    "  --memory SIZE        memory limit, swap off (default 8G)\n"
+    "  --cpus N             CPU limit (default 4)\n"
+    "  --pids N             process limit (default 512)\n"
+    "  --nofile N           open file limit (default 8192)\n"
+    "  --timeout DUR        kill the whole sandbox after DUR (30s, 500ms, 5m), exit 124\n"
+    "  --network none|proxy|api-only|host\n"
+    "                       none: loopback only (default); proxy: loopback and berth's egress broker\n"
+    "                       for the --allow-host hosts; host: share the host network (widening)\n"
+    "  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
+    "                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
+    "  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
+    "  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
+    "  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
+    "  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
+    "                       read-only, noexec; its manifest goes to the audit trail first\n"
+    "  --forensic           static triage preset: needs --evidence; network api-only unless given;\n"
+    "                       no values from berth's environment or --env-file; workspace guard on\n"
+    "  --ro SRC[:DST]       bind a host path read-only\n"
+    "  --rw SRC[:DST]       bind a host path read-write (widening)\n"
+    "  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
+    "  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
+    "  --yes                do not ask to confirm widenings\n"
+    "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
+    "\n"
+    "every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
+    "durably, nothing runs (exit 125)\n"
+    "\n"
+    "exit status: the command's; 128+N if killed by signal N; 124 timeout; 125 berth failed;\n"
+    "126 command not executable; 127 command not found; 2 usage error or refused by a rules file\n"
+    "(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, every .berth/rules.yml up from here and from "
+    "the workspace)\n";
 
 static int dry_run(const struct berth_run_opts *o)
 {
@@ -128,9 +129,9 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 		return NULL;
 	}
 	free(text);
-	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files", (json_int_t)st.files,
-			    "bytes", (json_int_t)st.bytes, "skipped", (json_int_t)st.skipped, "manifest_file",
-			    "evidence.json", "manifest_sha256", hex);
+	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files",
+			    (json_int_t)st.files, "bytes", (json_int_t)st.bytes, "skipped",
+			    (json_int_t)st.skipped, "manifest_file", "evidence.json", "manifest_sha256", hex);
 	payload = json_deep_copy(summary);
 	if (json_array_size(manifest) <= EVIDENCE_INLINE_MAX)
 		json_object_set(payload, "entries", manifest);
@@ -188,7 +189,8 @@ static void record_denial(const struct berth_run_opts *o, const struct berth_err
 	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
 	payload = json_pack("{s:s, s:s, s:o, s:s}", "by", "rules", "message", why->msg, "argv", argv,
 			    "policy_digest", d);
-	if (payload == NULL || berth_audit_append(a, run_id, "denial", actor, payload, NULL, NULL, &err) < 0) {
+	if (payload == NULL ||
+	    berth_audit_append(a, run_id, "denial", actor, payload, NULL, NULL, &err) < 0) {
 		cli_print_error(&err);
 		fputs("berth: the refusal could not be recorded in the audit trail\n", stderr);
 	}
@@ -219,7 +221,7 @@ static int check_rules(struct berth_run_opts *o)
 }
 
 static const char fail_closed[] =
-	"berth: the audit trail cannot record this run, so it does not start (fail closed)\n";
+    "berth: the audit trail cannot record this run, so it does not start (fail closed)\n";
 
 /*
  * The run itself (src/supervisor/run.h): run.start and policy are recorded

@@ -84,23 +84,24 @@ static int flag_only(int argc, char **argv, const char *flag, bool *set, const c
 /* ------------------------------------------------------------ spawn */
 
 static const char spawn_usage[] =
-	"usage: berth spawn PROFILE [--name NAME] [--repo URL | --workspace DIR] [--prompt TEXT]\n"
-	"                   [--seed-auth] [--persist-home] [--size ROWSxCOLS] [RUN OPTIONS] [-- AGENT ARGS...]\n"
-	"\n"
-	"  PROFILE           claude, codex, shell, or ~/.config/berth/profiles/PROFILE.yml\n"
-	"  --name NAME       the session's name (a-z 0-9 -, at most 48; default PROFILE-REPO-HHMMSS)\n"
-	"  --repo URL        clone URL (https://; http:// warns) through the egress broker into the session's own workspace\n"
-	"  --workspace DIR   the workspace (default: the session's own, empty)\n"
-	"  --prompt TEXT     the first instruction (an argument, or typed, as the profile says)\n"
-	"  --seed-auth       forward the profile's credentials (a widening: the agent can read them)\n"
-	"  --persist-home    $HOME is ~/.local/state/berth/homes/PROFILE, kept across sessions (default: the\n"
-	"                    profile's persist_home, else a fresh tmpfs); --no-persist-home: the tmpfs\n"
-	"  --size ROWSxCOLS  the terminal size (default: this terminal's, else 40x120)\n"
-	"  RUN OPTIONS       as `berth run`: --memory --cpus --pids --timeout --network --allow-host --env\n"
-	"                    --ro --rw --unprotect --allow-degraded --yes ...\n"
-	"\n"
-	"exit status: 0 started; 2 usage, bad profile, name in use; 125 berth failed (a failed clone\n"
-	"included); 126 the agent is not executable; 127 the agent was not found\n";
+    "usage: berth spawn PROFILE [--name NAME] [--repo URL | --workspace DIR] [--prompt TEXT]\n"
+    "                   [--seed-auth] [--persist-home] [--size ROWSxCOLS] [RUN OPTIONS] [-- AGENT ARGS...]\n"
+    "\n"
+    "  PROFILE           claude, codex, shell, or ~/.config/berth/profiles/PROFILE.yml\n"
+    "  --name NAME       the session's name (a-z 0-9 -, at most 48; default PROFILE-REPO-HHMMSS)\n"
+    "  --repo URL        clone URL (https://; http:// warns) through the egress broker into the session's "
+    "own workspace\n"
+    "  --workspace DIR   the workspace (default: the session's own, empty)\n"
+    "  --prompt TEXT     the first instruction (an argument, or typed, as the profile says)\n"
+    "  --seed-auth       forward the profile's credentials (a widening: the agent can read them)\n"
+    "  --persist-home    $HOME is ~/.local/state/berth/homes/PROFILE, kept across sessions (default: the\n"
+    "                    profile's persist_home, else a fresh tmpfs); --no-persist-home: the tmpfs\n"
+    "  --size ROWSxCOLS  the terminal size (default: this terminal's, else 40x120)\n"
+    "  RUN OPTIONS       as `berth run`: --memory --cpus --pids --timeout --network --allow-host --env\n"
+    "                    --ro --rw --unprotect --allow-degraded --yes ...\n"
+    "\n"
+    "exit status: 0 started; 2 usage, bad profile, name in use; 125 berth failed (a failed clone\n"
+    "included); 126 the agent is not executable; 127 the agent was not found\n";
 
 /* The caller's terminal size, else 40x120. */
 static void term_size(int *rows, int *cols)
@@ -160,7 +161,8 @@ int cmd_spawn(int argc, char **argv)
 	if (r < 0)
 		return fail(&err);
 	printf("%s\n", name);
-	fprintf(stderr, "berth: session `%s` started (supervisor pid %d); `berth attach %s` (detach: Ctrl-])\n", name,
+	fprintf(stderr,
+		"berth: session `%s` started (supervisor pid %d); `berth attach %s` (detach: Ctrl-])\n", name,
 		(int)pid, name);
 	return 0;
 }
@@ -215,12 +217,11 @@ int cmd_ps(int argc, char **argv)
 	free(only);
 	if (json)
 		return print_json(all, "[]");
-	printf("%-24s %-12s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK", "POLICY",
-	       "WORKSPACE");
+	printf("%-24s %-12s %-9s %-8s %-9s %-14s %s\n", "NAME", "PROFILE", "STATE", "UPTIME", "NETWORK",
+	       "POLICY", "WORKSPACE");
 	size_t i;
 	json_t *row;
-	json_array_foreach(all, i, row)
-	{
+	json_array_foreach(all, i, row) {
 		char up[32];
 		const char *digest = json_string_value(json_object_get(row, "policy_digest"));
 		format_uptime((long long)json_integer_value(json_object_get(row, "uptime_s")), up, sizeof up);
@@ -254,7 +255,8 @@ int cmd_peek(int argc, char **argv)
 			char *end;
 			lines = strtol(argv[++i], &end, 10);
 			if (*end != '\0' || lines < 1 || lines > 10000)
-				return usage_fail(peek_usage, "invalid --lines `%s`: give 1 to 10000", argv[i]);
+				return usage_fail(peek_usage, "invalid --lines `%s`: give 1 to 10000",
+						  argv[i]);
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--help") == 0) {
@@ -290,20 +292,20 @@ int cmd_peek(int argc, char **argv)
 static const struct {
 	const char *name, *bytes;
 } key_table[] = {
-	{"enter", "\r"},      {"tab", "\t"},	   {"esc", "\033"},	  {"up", "\033[A"},    {"down", "\033[B"},
-	{"right", "\033[C"},  {"left", "\033[D"},  {"backspace", "\177"}, {"ctrl-c", "\003"},  {"ctrl-d", "\004"},
-	{"space", " "},       {"shift-tab", "\033[Z"},
+    {"enter", "\r"},    {"tab", "\t"},       {"esc", "\033"},    {"up", "\033[A"},
+    {"down", "\033[B"}, {"right", "\033[C"}, {"left", "\033[D"}, {"backspace", "\177"},
+    {"ctrl-c", "\003"}, {"ctrl-d", "\004"},  {"space", " "},     {"shift-tab", "\033[Z"},
 };
 
 int cmd_send(int argc, char **argv)
 {
 	static const char send_usage[] =
-		"usage: berth send NAME [TEXT...] [--key KEY...] [--enter]\n"
-		"  TEXT is typed as given (arguments joined by spaces); --key types one key:\n"
-		"  enter tab esc up down left right backspace space shift-tab ctrl-c ctrl-d;\n"
-		"  --enter presses Enter at the end, as a keystroke of its own after a short pause\n"
-		"  (so that agents that detect pastes submit the line); text of several lines\n"
-		"  without --key goes as a bracketed paste when the agent asked for that\n";
+	    "usage: berth send NAME [TEXT...] [--key KEY...] [--enter]\n"
+	    "  TEXT is typed as given (arguments joined by spaces); --key types one key:\n"
+	    "  enter tab esc up down left right backspace space shift-tab ctrl-c ctrl-d;\n"
+	    "  --enter presses Enter at the end, as a keystroke of its own after a short pause\n"
+	    "  (so that agents that detect pastes submit the line); text of several lines\n"
+	    "  without --key goes as a bracketed paste when the agent asked for that\n";
 	const char *name = NULL;
 	bool enter = false, had_text = false, had_key = false;
 	char *data = NULL;
@@ -354,7 +356,8 @@ int cmd_send(int argc, char **argv)
 	fclose(m);
 	if (name == NULL || (len == 0 && !enter)) {
 		free(data);
-		return usage_fail(send_usage, "%s", name == NULL ? "which session? give its NAME" : "nothing to send");
+		return usage_fail(send_usage, "%s",
+				  name == NULL ? "which session? give its NAME" : "nothing to send");
 	}
 	/* The Enter is the supervisor's to type, after the text reached the
 	 * agent and a pause (docs/sessions.md, "Typing into an agent"). */
@@ -409,13 +412,14 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (name == NULL)
 		return usage_fail(logs_usage, "%s", "which session? give its NAME");
-	if (berth_session_name_check(name, &err) < 0 || berth_session_state_dir(name, false, dir, sizeof dir, &err) < 0)
+	if (berth_session_name_check(name, &err) < 0 ||
+	    berth_session_state_dir(name, false, dir, sizeof dir, &err) < 0)
 		return fail(&err);
 	snprintf(path, sizeof path, "%s/output.log", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		fprintf(stderr, "berth: no output log for session `%s` (%s)\nberth: hint: see `berth ps`\n", name,
-			strerror(errno));
+		fprintf(stderr, "berth: no output log for session `%s` (%s)\nberth: hint: see `berth ps`\n",
+			name, strerror(errno));
 		return BERTH_EXIT_USAGE;
 	}
 	signal(SIGPIPE, SIG_DFL);
@@ -465,8 +469,9 @@ static volatile sig_atomic_t winch = 0;
  * alternate screen (1049), kitty's keyboard flags (CSI < u), the scroll
  * region (inside DECSC/DECRC: DECSTBM homes the cursor), the G0 character
  * set, the cursor shown, attributes off (xterm's ctlseqs). */
-#define TERMINAL_RESET                                                                                           \
-	"\033[?1000l\033[?1002l\033[?1003l\033[?1005l\033[?1006l\033[?1015l\033[?1004l\033[?2004l\033[?1l\033>"      \
+#define TERMINAL_RESET                                                                                       \
+	"\033[?1000l\033[?1002l\033[?1003l\033[?1005l\033[?1006l\033[?1015l\033[?1004l\033[?2004l\033[?"     \
+	"1l\033>"                                                                                            \
 	"\033[?1049l\033[<u\0337\033[r\0338\033(B\033[?25h\033[0m"
 static void on_winch(int sig)
 {
@@ -494,7 +499,8 @@ int cmd_attach(int argc, char **argv)
 		return BERTH_EXIT_USAGE;
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fputs("berth: attach needs a terminal on stdin and stdout\nberth: hint: `berth peek` and `berth send` "
+		fputs("berth: attach needs a terminal on stdin and stdout\nberth: hint: `berth peek` and "
+		      "`berth send` "
 		      "work without one\n",
 		      stderr);
 		return BERTH_EXIT_USAGE;
@@ -519,7 +525,8 @@ int cmd_attach(int argc, char **argv)
 		/* the answer quotes what the session holds (a name, an error
 		 * text a sandbox could have chosen): through the filter */
 		line[strcspn(line, "\n")] = '\0';
-		fprintf(stderr, "berth: session `%s` refused to attach: %s\n", CLI_SAFE(argv[1]), CLI_SAFE(line));
+		fprintf(stderr, "berth: session `%s` refused to attach: %s\n", CLI_SAFE(argv[1]),
+			CLI_SAFE(line));
 		return BERTH_EXIT_USAGE;
 	}
 	tcgetattr(STDIN_FILENO, &saved);
@@ -535,7 +542,8 @@ int cmd_attach(int argc, char **argv)
 		if (winch) {
 			winch = 0;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
-				json_t *req = json_pack("{sssisi}", "op", "resize", "rows", ws.ws_row, "cols", ws.ws_col),
+				json_t *req = json_pack("{sssisi}", "op", "resize", "rows", ws.ws_row, "cols",
+							ws.ws_col),
 				       *reply = NULL;
 				struct berth_error e2 = {0};
 				berth_session_request(argv[1], req, REQUEST_TIMEOUT_MS, &reply, &e2);
@@ -608,7 +616,8 @@ static void show_trust_log(const char *name)
 	while (fgets(line, sizeof line, f) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
 		if (strncmp(line, "berth: ", 7) == 0)
-			fprintf(stderr, "berth: `%s`: %s\n", CLI_SAFE(name), berth_text_clean(safe, sizeof safe, line + 7));
+			fprintf(stderr, "berth: `%s`: %s\n", CLI_SAFE(name),
+				berth_text_clean(safe, sizeof safe, line + 7));
 	}
 	fclose(f);
 }
@@ -676,8 +685,8 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 int cmd_stop(int argc, char **argv)
 {
 	static const char stop_usage[] =
-		"usage: berth stop NAME... | --all [--grace DURATION]\n"
-		"  SIGHUP and SIGTERM to the agent, then the whole sandbox is killed after the grace time (5s)\n";
+	    "usage: berth stop NAME... | --all [--grace DURATION]\n"
+	    "  SIGHUP and SIGTERM to the agent, then the whole sandbox is killed after the grace time (5s)\n";
 	bool all = false;
 	uint64_t grace = 5000;
 	char **names = NULL;
@@ -691,9 +700,11 @@ int cmd_stop(int argc, char **argv)
 		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
 			if (strcmp(argv[++i], "0") == 0)
 				grace = 0;
-			else if (berth_parse_duration_ms(argv[i], "--grace", &grace, &err) < 0 || grace > 600000) {
+			else if (berth_parse_duration_ms(argv[i], "--grace", &grace, &err) < 0 ||
+				 grace > 600000) {
 				free(names);
-				return usage_fail(stop_usage, "invalid --grace `%s`: give at most 10m", argv[i]);
+				return usage_fail(stop_usage, "invalid --grace `%s`: give at most 10m",
+						  argv[i]);
 			}
 		} else if (strcmp(argv[i], "--help") == 0) {
 			free(names);
@@ -710,7 +721,9 @@ int cmd_stop(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			free(names[i]);
 		free(names);
-		return usage_fail(stop_usage, "%s", all ? "give NAMEs or --all, not both" : "which session? give NAME or --all");
+		return usage_fail(stop_usage, "%s",
+				  all ? "give NAMEs or --all, not both"
+				      : "which session? give NAME or --all");
 	}
 	if (all) {
 		char **list = NULL;
@@ -738,8 +751,9 @@ int cmd_stop(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
-	static const char rm_usage[] = "usage: berth rm NAME... [--purge]\n"
-				       "  removes a stopped session's files; --purge also its own workspace\n";
+	static const char rm_usage[] =
+	    "usage: berth rm NAME... [--purge]\n"
+	    "  removes a stopped session's files; --purge also its own workspace\n";
 	bool purge = false;
 	int rc, n = 0;
 

@@ -16,32 +16,32 @@
 #endif
 
 static const char usage[] =
-	"usage: berth COMMAND [ARGS]\n"
-	"\n"
-	"commands:\n"
-	"  run [OPTIONS] -- COMMAND [ARG...]   run a command in a sandbox (see `berth run --help`)\n"
-	"  doctor [--json]                     what this machine can enforce\n"
-	"  init NAME [--runtime native|python] scaffold a resident app\n"
-	"  dev [APP-DIR...]                    run apps, reload them on change, serve `berth rpc`\n"
-	"  rpc APP --export NAME [--input J]   call an app's export\n"
-	"  test [APP-DIR]                      check an app against its manifest's examples\n"
-	"  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
-	"  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
-	"  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
-	"  spawn PROFILE [OPTIONS]             start an agent session, detached (see `berth spawn --help`)\n"
-	"  ps [--json]                         list sessions: state, uptime, network, policy\n"
-	"  attach NAME                         the session's terminal (detach: Ctrl-])\n"
-	"  peek NAME [--lines N]               the session's screen as text\n"
-	"  send NAME TEXT [--enter]            type into the session\n"
-	"  logs NAME [-f]                      the session's output\n"
-	"  stop NAME... | --all                stop sessions\n"
-	"  rm NAME... [--purge]                remove stopped sessions (--purge: their workspace too)\n"
-	"  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
-	"  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
-	"  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
-	"  version                             print the version\n"
-	"\n"
-	"see berth(1)\n";
+    "usage: berth COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  run [OPTIONS] -- COMMAND [ARG...]   run a command in a sandbox (see `berth run --help`)\n"
+    "  doctor [--json]                     what this machine can enforce\n"
+    "  init NAME [--runtime native|python] scaffold a resident app\n"
+    "  dev [APP-DIR...]                    run apps, reload them on change, serve `berth rpc`\n"
+    "  rpc APP --export NAME [--input J]   call an app's export\n"
+    "  test [APP-DIR]                      check an app against its manifest's examples\n"
+    "  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
+    "  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
+    "  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
+    "  spawn PROFILE [OPTIONS]             start an agent session, detached (see `berth spawn --help`)\n"
+    "  ps [--json]                         list sessions: state, uptime, network, policy\n"
+    "  attach NAME                         the session's terminal (detach: Ctrl-])\n"
+    "  peek NAME [--lines N]               the session's screen as text\n"
+    "  send NAME TEXT [--enter]            type into the session\n"
+    "  logs NAME [-f]                      the session's output\n"
+    "  stop NAME... | --all                stop sessions\n"
+    "  rm NAME... [--purge]                remove stopped sessions (--purge: their workspace too)\n"
+    "  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
+    "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
+    "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
+    "  version                             print the version\n"
+    "\n"
+    "see berth(1)\n";
 
 void cli_print_error(const struct berth_error *err)
 {
@@ -82,11 +82,11 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 } commands[] = {
-    {"run", cmd_run},	    {"doctor", cmd_doctor}, {"policy", cmd_policy}, {"rpc", cmd_rpc},
-    {"test", cmd_test},	    {"dev", cmd_dev},	    {"init", cmd_init},	    {"mcp", cmd_mcp},
-    {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},	    {"peek", cmd_peek},
-    {"send", cmd_send},	    {"logs", cmd_logs},	    {"attach", cmd_attach}, {"stop", cmd_stop},
-    {"rm", cmd_rm},	    {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
+    {"run", cmd_run},     {"doctor", cmd_doctor}, {"policy", cmd_policy}, {"rpc", cmd_rpc},
+    {"test", cmd_test},   {"dev", cmd_dev},       {"init", cmd_init},     {"mcp", cmd_mcp},
+    {"tools", cmd_tools}, {"spawn", cmd_spawn},   {"ps", cmd_ps},         {"peek", cmd_peek},
+    {"send", cmd_send},   {"logs", cmd_logs},     {"attach", cmd_attach}, {"stop", cmd_stop},
+    {"rm", cmd_rm},       {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
 };
 
 int main(int argc, char **argv)

@@ -63,11 +63,12 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 	bool dotdot = false, uncanon = false;
 
 	if (len > SCOPE_MAX)
-		return berth_reasonf(reason, reason_len, "filesystem scope is longer than %d bytes", SCOPE_MAX);
+		return berth_reasonf(reason, reason_len, "filesystem scope is longer than %d bytes",
+				     SCOPE_MAX);
 	if (scope[0] != '/')
 		return berth_reasonf(reason, reason_len,
-			    "filesystem scope `%s` must be an absolute path; " FS_ROOTS_RULE,
-			    cq(q, sizeof q, scope));
+				     "filesystem scope `%s` must be an absolute path; " FS_ROOTS_RULE,
+				     cq(q, sizeof q, scope));
 	memcpy(path, scope, len + 1);
 	if (len >= 2 && strcmp(path + len - 2, "/*") == 0) {
 		len -= 2;
@@ -81,8 +82,8 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 		    cq(q, sizeof q, scope));
 	if (len <= 1) /* the root, given with or without the wildcard */
 		return berth_reasonf(reason, reason_len,
-			    "filesystem scope `%s` names the whole filesystem; " FS_ROOTS_RULE,
-			    cq(q, sizeof q, scope));
+				     "filesystem scope `%s` names the whole filesystem; " FS_ROOTS_RULE,
+				     cq(q, sizeof q, scope));
 	for (const char *p = path + 1;; p++) {
 		const char *e = strchrnul(p, '/');
 		size_t n = (size_t)(e - p);
@@ -118,8 +119,9 @@ static int fs_scope(const char *scope, char **out, char *reason, size_t reason_l
 			return 0;
 		}
 	}
-	return berth_reasonf(reason, reason_len, "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
-		    cq(q, sizeof q, scope));
+	return berth_reasonf(reason, reason_len,
+			     "filesystem scope `%s` is outside the app's paths; " FS_ROOTS_RULE,
+			     cq(q, sizeof q, scope));
 }
 
 /* Whether @p holds a character that hides or reorders text on a terminal:
@@ -155,7 +157,8 @@ static int net_pattern(const char *scope, char **out, char *reason, size_t reaso
 	if (berth_host_pattern_parse(scope, &p, why, sizeof why) < 0)
 		return berth_reasonf(reason, reason_len, "%s", why);
 	if (berth_host_pattern_format(&p, canon, sizeof canon) < 0)
-		return berth_reasonf(reason, reason_len, "network pattern `%s` cannot be written back", scope);
+		return berth_reasonf(reason, reason_len, "network pattern `%s` cannot be written back",
+				     scope);
 	*out = strdup(canon);
 	if (*out == NULL)
 		return berth_reasonf(reason, reason_len, "out of memory");
@@ -171,15 +174,16 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 	cap->scope = NULL;
 	if (s[0] == '\0')
 		return berth_reasonf(reason, reason_len,
-			    "empty capability; a capability is `namespace:action:scope`, such as "
-			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`");
+				     "empty capability; a capability is `namespace:action:scope`, such as "
+				     "`filesystem:write:/workspace` or `network:host:api.example.com:443`");
 	c1 = strchr(s, ':');
 	c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
 	if (c1 == NULL || c2 == NULL)
-		return berth_reasonf(reason, reason_len,
-			    "invalid capability `%s`; a capability is `namespace:action:scope`, such as "
-			    "`filesystem:write:/workspace` or `network:host:api.example.com:443`",
-			    cq(q, sizeof q, s));
+		return berth_reasonf(
+		    reason, reason_len,
+		    "invalid capability `%s`; a capability is `namespace:action:scope`, such as "
+		    "`filesystem:write:/workspace` or `network:host:api.example.com:443`",
+		    cq(q, sizeof q, s));
 	nlen = (size_t)(c1 - s);
 	alen = (size_t)(c2 - c1 - 1);
 	scope = c2 + 1;
@@ -190,20 +194,22 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 			cap->kind = BERTH_CAP_FS_WRITE;
 		} else {
 			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
-			return berth_reasonf(reason, reason_len,
-				    "unknown action `%s` for `filesystem`; known actions: read, write",
-				    cq(q, sizeof q, q2));
+			return berth_reasonf(
+			    reason, reason_len,
+			    "unknown action `%s` for `filesystem`; known actions: read, write",
+			    cq(q, sizeof q, q2));
 		}
 		if (*scope == '\0')
 			return berth_reasonf(reason, reason_len,
-				    "missing path after `%s`; fix: name a path such as `/workspace`",
-				    cq(q, sizeof q, s));
+					     "missing path after `%s`; fix: name a path such as `/workspace`",
+					     cq(q, sizeof q, s));
 		if (invisible((const unsigned char *)scope))
-			return berth_reasonf(reason, reason_len,
-				    "filesystem scope `%s` has a control or invisible formatting character; "
-				    "write the "
-				    "path in plain characters",
-				    cq(q, sizeof q, scope));
+			return berth_reasonf(
+			    reason, reason_len,
+			    "filesystem scope `%s` has a control or invisible formatting character; "
+			    "write the "
+			    "path in plain characters",
+			    cq(q, sizeof q, scope));
 		if (fs_scope(scope, &cap->scope, reason, reason_len) < 0)
 			return -1;
 		if (cap->kind == BERTH_CAP_FS_WRITE && strncmp(cap->scope, "/app", 4) == 0 &&
@@ -222,18 +228,19 @@ int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, s
 		if (!(alen == 4 && strncmp(c1 + 1, "host", 4) == 0)) {
 			snprintf(q2, sizeof q2, "%.*s", (int)alen, c1 + 1);
 			return berth_reasonf(reason, reason_len,
-				    "unknown action `%s` for `network`; known actions: host",
-				    cq(q, sizeof q, q2));
+					     "unknown action `%s` for `network`; known actions: host",
+					     cq(q, sizeof q, q2));
 		}
 		cap->kind = BERTH_CAP_NET_HOST;
 		if (*scope == '\0')
-			return berth_reasonf(reason, reason_len,
-				    "missing host after `%s`; fix: name a host such as `api.example.com:443`",
-				    cq(q, sizeof q, s));
+			return berth_reasonf(
+			    reason, reason_len,
+			    "missing host after `%s`; fix: name a host such as `api.example.com:443`",
+			    cq(q, sizeof q, s));
 		return net_pattern(scope, &cap->scope, reason, reason_len);
 	}
 	snprintf(q2, sizeof q2, "%.*s", (int)nlen, s);
 	return berth_reasonf(reason, reason_len,
-		    "unknown capability namespace `%s`; known namespaces: filesystem, network",
-		    cq(q, sizeof q, q2));
+			     "unknown capability namespace `%s`; known namespaces: filesystem, network",
+			     cq(q, sizeof q, q2));
 }

@@ -55,7 +55,7 @@ json_t *yjson(struct mctx *c, const struct berth_ynode *n);
 struct mctx {
 	const char *display; /* file name at the start of each diagnostic */
 	struct berth_diags *d;
-	size_t first;	 /* index in d of this parse's first diagnostic */
+	size_t first;    /* index in d of this parse's first diagnostic */
 	size_t problems; /* reported by this parse, kept or dropped */
 	bool oom;
 	char path[MCTX_PATH_MAX]; /* the field being checked, `exports[1].input` */
@@ -65,7 +65,8 @@ struct mctx {
 };
 
 /* diag - report a problem at @at (NULL: 1:1) for the current path. */
-void diag(struct mctx *c, const struct berth_ynode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag(struct mctx *c, const struct berth_ynode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* diag_pos - report a problem at an explicit position, without a field path when @with_path is false. */
 void diag_pos(struct mctx *c, unsigned line, unsigned col, bool with_path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -167,8 +167,8 @@ static bool blank(const char *s)
 	return true;
 }
 
-static const struct berth_ynode *expect_kind(struct mctx *c, const struct berth_ynode *v, enum berth_ynode_kind kind,
-				       const char *what)
+static const struct berth_ynode *expect_kind(struct mctx *c, const struct berth_ynode *v,
+					     enum berth_ynode_kind kind, const char *what)
 {
 	if (v->kind != kind) {
 		diag(c, v, "expected %s, got %s", what, got(c, v));
@@ -362,9 +362,10 @@ static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_ma
  * for every item (@size bytes each).  Returns that array (owned by the
  * manifest), or NULL when @v is not a list or out of memory.
  */
-static void *list_read(struct mctx *c, const struct berth_ynode *v, const char *what, size_t size, const char *item,
-		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *, void *,
-				  struct berth_manifest *),
+static void *list_read(struct mctx *c, const struct berth_ynode *v, const char *what, size_t size,
+		       const char *item,
+		       void (*fn)(struct mctx *, const struct berth_ynode *, size_t, const char *, json_t *,
+				  void *, struct berth_manifest *),
 		       struct berth_manifest *m)
 {
 	json_t *seen;
@@ -391,8 +392,8 @@ static void *list_read(struct mctx *c, const struct berth_ynode *v, const char *
 	return arr;
 }
 
-static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen, void *arr,
-		     struct berth_manifest *m)
+static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+		     void *arr, struct berth_manifest *m)
 {
 	struct berth_cap cap, *caps = arr;
 	char reason[1024], key[8];
@@ -419,8 +420,8 @@ static void cap_item(struct mctx *c, const struct berth_ynode *v, size_t i, cons
 
 static void f_capabilities(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
 {
-	m->caps = list_read(c, v, "a list of capabilities such as `- filesystem:write:/workspace`", sizeof *m->caps,
-			    "a capability `namespace:action:scope`", cap_item, m);
+	m->caps = list_read(c, v, "a list of capabilities such as `- filesystem:write:/workspace`",
+			    sizeof *m->caps, "a capability `namespace:action:scope`", cap_item, m);
 }
 
 static bool env_name_ok(const char *s)
@@ -447,8 +448,8 @@ static void secret_item(struct mctx *c, const struct berth_ynode *v, size_t i, c
 		     quote(c, s, it->len));
 	} else if ((prev = json_object_get(seen, s)) != NULL) {
 		const struct berth_ynode *first = v->kids[json_integer_value(prev)];
-		diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them", s, first->line,
-		     first->col);
+		diag(c, it, "secret `%s` is listed twice (first at %u:%u); fix: remove one of them", s,
+		     first->line, first->col);
 	} else {
 		if (json_object_set_new(seen, s, json_integer((json_int_t)i)) < 0)
 			c->oom = true;
@@ -603,7 +604,8 @@ static void example_error(struct mctx *c, const struct berth_ynode *v, struct be
 	ex->error = dup_str(c, v->s, v->len);
 }
 
-static void example(struct mctx *c, const struct berth_ynode *v, struct berth_export *x, struct berth_example *ex)
+static void example(struct mctx *c, const struct berth_ynode *v, struct berth_export *x,
+		    struct berth_example *ex)
 {
 	static const struct keyspec keys[] = {
 	    {"input", true, "add `input: {...}`, the call's parameters"},
@@ -614,7 +616,8 @@ static void example(struct mctx *c, const struct berth_ynode *v, struct berth_ex
 	size_t old;
 
 	ex->line = v->line;
-	if (expect_kind(c, v, BERTH_YN_MAP, "an example, a mapping with `input` and `output` or `error`") == NULL)
+	if (expect_kind(c, v, BERTH_YN_MAP, "an example, a mapping with `input` and `output` or `error`") ==
+	    NULL)
 		return;
 	check_keys(c, v, keys, BERTH_ARRAY_SIZE(keys), vals);
 	if (vals[1] != NULL && vals[2] != NULL)
@@ -628,7 +631,8 @@ static void example(struct mctx *c, const struct berth_ynode *v, struct berth_ex
 	}
 	if (vals[1] != NULL) {
 		old = path_push_key(c, "output", 6);
-		if (expect_kind(c, vals[1], BERTH_YN_MAP, "a mapping of the output's expected members") != NULL) {
+		if (expect_kind(c, vals[1], BERTH_YN_MAP, "a mapping of the output's expected members") !=
+		    NULL) {
 			ex->output = yjson(c, vals[1]);
 			/* Partial: only the members given must match, so `required` is not checked here. */
 			if (ex->output != NULL && x->output != NULL)
@@ -671,8 +675,8 @@ static json_t *export_schema(struct mctx *c, const struct berth_ynode *v, const 
 	return s;
 }
 
-static void export(struct mctx *c, const struct berth_ynode *v, struct berth_export *x, json_t *names, size_t idx,
-		   const struct berth_ynode *list)
+static void export(struct mctx *c, const struct berth_ynode *v, struct berth_export *x, json_t *names,
+		   size_t idx, const struct berth_ynode *list)
 {
 	static const struct keyspec keys[] = {
 	    {"name", true, "add `name: my_export` (lowercase letters, digits and `_`)"},
@@ -684,8 +688,8 @@ static void export(struct mctx *c, const struct berth_ynode *v, struct berth_exp
 	const struct berth_ynode *vals[5];
 	size_t old;
 
-	if (expect_kind(c, v, BERTH_YN_MAP, "an export, a mapping with `name`, `description`, `input`, `output`") ==
-	    NULL)
+	if (expect_kind(c, v, BERTH_YN_MAP,
+			"an export, a mapping with `name`, `description`, `input`, `output`") == NULL)
 		return;
 	check_keys(c, v, keys, BERTH_ARRAY_SIZE(keys), vals);
 	if (vals[0] != NULL) {
@@ -702,7 +706,8 @@ static void export(struct mctx *c, const struct berth_ynode *v, struct berth_exp
 			json_t *prev = ok ? json_object_get(names, s) : NULL;
 			if (!ok) {
 				diag(c, vals[0],
-				     "invalid export name `%s`; an export name is 1 to 64 lowercase letters, digits "
+				     "invalid export name `%s`; an export name is 1 to 64 lowercase letters, "
+				     "digits "
 				     "and `_`, starting with a letter",
 				     quote(c, s, vals[0]->len));
 			} else if (prev != NULL) {
@@ -787,8 +792,8 @@ static void read_manifest(struct mctx *c, const struct berth_ynode *root, struct
 	    {"exports", true, "add `exports:` with at least one export (`- name: my_export`)"},
 	};
 	static void (*const fields[])(struct mctx *, const struct berth_ynode *, struct berth_manifest *) = {
-	    f_schema_version, f_name,	      f_version, f_description, f_runtime,
-	    f_entry,	      f_capabilities, f_secrets, f_resources,	f_exports,
+	    f_schema_version, f_name,         f_version, f_description, f_runtime,
+	    f_entry,          f_capabilities, f_secrets, f_resources,   f_exports,
 	};
 	const struct berth_ynode *vals[BERTH_ARRAY_SIZE(keys)];
 

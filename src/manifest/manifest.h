@@ -24,15 +24,15 @@
 
 #include "../util/error.h"
 
-#define BERTH_MANIFEST_SCHEMA 1		      /* the only schema_version known */
+#define BERTH_MANIFEST_SCHEMA 1               /* the only schema_version known */
 #define BERTH_MANIFEST_MAX_SIZE (1024 * 1024) /* bytes; larger files are refused */
-#define BERTH_MANIFEST_MAX_DEPTH 64	      /* nested YAML collections */
-#define BERTH_MANIFEST_MAX_NODES 100000	      /* YAML nodes in one file */
-#define BERTH_DIAGS_MAX 200		      /* diagnostics kept; more are counted */
+#define BERTH_MANIFEST_MAX_DEPTH 64           /* nested YAML collections */
+#define BERTH_MANIFEST_MAX_NODES 100000       /* YAML nodes in one file */
+#define BERTH_DIAGS_MAX 200                   /* diagnostics kept; more are counted */
 
 enum berth_runtime {
 	BERTH_RUNTIME_NATIVE = 0, /* `entry` is an executable */
-	BERTH_RUNTIME_PYTHON,	  /* `entry` is a Python script run by python3 */
+	BERTH_RUNTIME_PYTHON,     /* `entry` is a Python script run by python3 */
 };
 
 enum berth_cap_kind {
@@ -56,26 +56,26 @@ struct berth_cap {
 /* What an example expects from its call. */
 enum berth_expect {
 	BERTH_EXPECT_SUCCESS = 0, /* neither `output` nor `error`: the call must succeed */
-	BERTH_EXPECT_OUTPUT,	  /* `output`: succeed, and match it (see berth_example_match) */
-	BERTH_EXPECT_ERRNO,	  /* `error: EACCES`: fail with data.errno_name equal to it */
-	BERTH_EXPECT_CODE,	  /* `error: -32000`: fail with this JSON-RPC error code */
-	BERTH_EXPECT_TEXT,	  /* `error: some text`: fail with a message containing it */
+	BERTH_EXPECT_OUTPUT,      /* `output`: succeed, and match it (see berth_example_match) */
+	BERTH_EXPECT_ERRNO,       /* `error: EACCES`: fail with data.errno_name equal to it */
+	BERTH_EXPECT_CODE,        /* `error: -32000`: fail with this JSON-RPC error code */
+	BERTH_EXPECT_TEXT,        /* `error: some text`: fail with a message containing it */
 };
 
 struct berth_example {
-	json_t *input;	/* the call's params (an object), owned */
+	json_t *input;  /* the call's params (an object), owned */
 	json_t *output; /* expected output (BERTH_EXPECT_OUTPUT), else NULL; owned */
-	char *error;	/* the `error` value as text (ERRNO, CODE, TEXT), else NULL */
+	char *error;    /* the `error` value as text (ERRNO, CODE, TEXT), else NULL */
 	enum berth_expect expect;
 	int error_errno;      /* BERTH_EXPECT_ERRNO: the errno value of `error` */
 	long long error_code; /* BERTH_EXPECT_CODE: the JSON-RPC code */
-	unsigned line;	      /* 1-based line of the example in the manifest */
+	unsigned line;        /* 1-based line of the example in the manifest */
 };
 
 struct berth_export {
 	char *name; /* ^[a-z][a-z0-9_]*$, unique within the manifest */
 	char *description;
-	json_t *input;	/* JSON Schema of params, shorthand expanded; `type: object`; owned */
+	json_t *input;  /* JSON Schema of params, shorthand expanded; `type: object`; owned */
 	json_t *output; /* JSON Schema of the result, shorthand expanded; `type: object`; owned */
 	struct berth_example *examples;
 	size_t n_examples;
@@ -83,18 +83,18 @@ struct berth_export {
 
 struct berth_resources {
 	bool has_memory, has_millicpus, has_pids; /* given in the manifest */
-	uint64_t memory;			  /* bytes */
-	uint32_t millicpus;			  /* CPU bandwidth in 1/1000 CPU */
-	uint32_t pids;				  /* max tasks */
+	uint64_t memory;                          /* bytes */
+	uint32_t millicpus;                       /* CPU bandwidth in 1/1000 CPU */
+	uint32_t pids;                            /* max tasks */
 };
 
 struct berth_manifest {
 	int schema_version; /* always BERTH_MANIFEST_SCHEMA */
-	char *name;	    /* ^[a-z0-9-]+$, 1..63 characters */
-	char *version;	    /* semantic version, as written */
+	char *name;         /* ^[a-z0-9-]+$, 1..63 characters */
+	char *version;      /* semantic version, as written */
 	char *description;
 	enum berth_runtime runtime;
-	char *entry;		/* path relative to the app directory */
+	char *entry;            /* path relative to the app directory */
 	struct berth_cap *caps; /* in order of first appearance, duplicates stored once */
 	size_t n_caps;
 	char **secrets; /* environment variable names, unique */
@@ -107,7 +107,7 @@ struct berth_manifest {
 /* One problem found in a manifest. */
 struct berth_diag {
 	unsigned line, col; /* 1-based position; 0 when the problem has none */
-	char *text;	    /* the whole line `DISPLAY:LINE:COL: FIELD.PATH: message`, owned */
+	char *text;         /* the whole line `DISPLAY:LINE:COL: FIELD.PATH: message`, owned */
 };
 
 /*

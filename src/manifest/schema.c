@@ -775,7 +775,8 @@ static bool diff_members(struct mstate *m, const json_t *exp, const json_t *act)
 {
 	char nb[NAME_MAX_OUT];
 
-	for (void *it = json_object_iter((json_t *)exp); it != NULL; it = json_object_iter_next((json_t *)exp, it)) {
+	for (void *it = json_object_iter((json_t *)exp); it != NULL;
+	     it = json_object_iter_next((json_t *)exp, it)) {
 		const char *k = json_object_iter_key(it);
 		json_t *av = json_object_get(act, k);
 

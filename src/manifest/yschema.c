@@ -75,8 +75,8 @@ static bool prop_key_ok(struct mctx *c, const struct berth_ynode *k)
 }
 
 /* Report key @k as a duplicate of an earlier one recorded in @seen (name -> index in @m). */
-static bool dup_key(struct mctx *c, const struct berth_ynode *m, const struct berth_ynode *k, const char *name,
-		    json_t *seen, size_t i)
+static bool dup_key(struct mctx *c, const struct berth_ynode *m, const struct berth_ynode *k,
+		    const char *name, json_t *seen, size_t i)
 {
 	json_t *prev = json_object_get(seen, name);
 
@@ -388,7 +388,8 @@ static json_t *schema_node(struct mctx *c, const struct berth_ynode *n, bool top
 			diag(c, n,
 			     "expected a schema (a mapping with `type`) or the shorthand `{name: type, "
 			     "...}`, got %s; fix: write `{type: %s}`",
-			     got(c, n), n->kind == BERTH_YN_SCALAR && berth_schema_is_type(n->s) ? n->s : "string");
+			     got(c, n),
+			     n->kind == BERTH_YN_SCALAR && berth_schema_is_type(n->s) ? n->s : "string");
 		return NULL;
 	}
 	for (size_t i = 0; i < berth_ymap_size(n) && !has_type; i++)

@@ -29,7 +29,8 @@ static int ytree_problem(void *opaque, const struct berth_yproblem *p)
 	switch (p->kind) {
 	case BERTH_YP_READER:
 		if (p->value != -1)
-			diag_pos(c, p->line, p->col, false, "invalid YAML: %s (0x%x)", problem, (unsigned)p->value);
+			diag_pos(c, p->line, p->col, false, "invalid YAML: %s (0x%x)", problem,
+				 (unsigned)p->value);
 		else
 			diag_pos(c, p->line, p->col, false, "invalid YAML: %s", problem);
 		return -1;
@@ -59,9 +60,10 @@ static int ytree_problem(void *opaque, const struct berth_yproblem *p)
 		bool is_core = strncmp(t, core, sizeof core - 1) == 0;
 		if (is_core)
 			t += sizeof core - 1;
-		diag_pos(c, p->line, p->col, false,
-			 "tag `%s%s` is not allowed in a manifest; only `!!str` (on a scalar) is; fix: remove it",
-			 is_core ? "!!" : "", quote(c, t, strlen(t)));
+		diag_pos(
+		    c, p->line, p->col, false,
+		    "tag `%s%s` is not allowed in a manifest; only `!!str` (on a scalar) is; fix: remove it",
+		    is_core ? "!!" : "", quote(c, t, strlen(t)));
 		return 0;
 	}
 	case BERTH_YP_NODES:
@@ -70,7 +72,8 @@ static int ytree_problem(void *opaque, const struct berth_yproblem *p)
 			 BERTH_MANIFEST_MAX_NODES);
 		return -1;
 	case BERTH_YP_DEPTH:
-		diag_pos(c, p->line, p->col, false, "nesting deeper than %d levels; a manifest never needs that much",
+		diag_pos(c, p->line, p->col, false,
+			 "nesting deeper than %d levels; a manifest never needs that much",
 			 BERTH_MANIFEST_MAX_DEPTH);
 		return -1;
 	case BERTH_YP_NUL: /* allowed: BERTH_YB_NUL */
@@ -369,8 +372,8 @@ struct yv {
 };
 
 /* The YAML node that a path into a value converted by yjson() designates. */
-static const struct berth_ynode *ywalk(const struct berth_ynode *n, const struct berth_schema_seg *segs, size_t nsegs,
-				 size_t *used)
+static const struct berth_ynode *ywalk(const struct berth_ynode *n, const struct berth_schema_seg *segs,
+				       size_t nsegs, size_t *used)
 {
 	*used = 0;
 	for (size_t i = 0; i < nsegs; i++) {

@@ -15,7 +15,8 @@
 
 static bool name_char(char c, bool first)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       (!first && c >= '0' && c <= '9');
 }
 
 bool berth_env_name_valid(const char *s, size_t n)
@@ -29,8 +30,8 @@ bool berth_env_name_valid(const char *s, size_t n)
 }
 
 int berth_envfile_parse(const char *buf, size_t len, const char *fname,
-			int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err), void *ctx,
-			struct berth_error *err)
+			int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err),
+			void *ctx, struct berth_error *err)
 {
 	size_t lineno = 0;
 
@@ -56,7 +57,8 @@ int berth_envfile_parse(const char *buf, size_t len, const char *fname,
 		off += n + (nl != NULL);
 		lineno++;
 		if (n > BERTH_ENVFILE_LINE_MAX) {
-			berth_usage_err(err, "%s:%zu: line longer than %u bytes", fname, lineno, BERTH_ENVFILE_LINE_MAX);
+			berth_usage_err(err, "%s:%zu: line longer than %u bytes", fname, lineno,
+					BERTH_ENVFILE_LINE_MAX);
 			return berth_err_hint(err, "put long values in a file the sandbox reads instead");
 		}
 		end = line + n;
@@ -74,12 +76,14 @@ int berth_envfile_parse(const char *buf, size_t len, const char *fname,
 		eq = memchr(p, '=', (size_t)(end - p));
 		if (eq == NULL) {
 			berth_usage_err(err, "%s:%zu: expected NAME=VALUE", fname, lineno);
-			return berth_err_hint(err, "write one NAME=VALUE per line; `#` starts a comment line");
+			return berth_err_hint(err,
+					      "write one NAME=VALUE per line; `#` starts a comment line");
 		}
 		if (!berth_env_name_valid(p, (size_t)(eq - p))) {
 			berth_usage_err(err, "%s:%zu: invalid variable name `%.*s`", fname, lineno,
 					(int)(eq - p > 64 ? 64 : eq - p), p);
-			return berth_err_hint(err, "a name is made of A-Z, a-z, 0-9 and _, and does not start with a digit");
+			return berth_err_hint(
+			    err, "a name is made of A-Z, a-z, 0-9 and _, and does not start with a digit");
 		}
 		v = eq + 1;
 		vlen = (size_t)(end - v);
@@ -106,8 +110,8 @@ int berth_envfile_parse(const char *buf, size_t len, const char *fname,
 }
 
 int berth_envfile_load(const char *path,
-		       int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err), void *ctx,
-		       struct berth_error *err)
+		       int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err),
+		       void *ctx, struct berth_error *err)
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	size_t len = 0, cap = 4096;

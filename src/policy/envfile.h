@@ -45,8 +45,8 @@ bool berth_env_name_valid(const char *s, size_t n);
  * the message never contains a value).
  */
 int berth_envfile_parse(const char *buf, size_t len, const char *fname,
-			int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err), void *ctx,
-			struct berth_error *err);
+			int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err),
+			void *ctx, struct berth_error *err);
 
 /*
  * berth_envfile_load - read @path (at most BERTH_ENVFILE_MAX bytes; a
@@ -55,7 +55,7 @@ int berth_envfile_parse(const char *buf, size_t len, const char *fname,
  * 2 for an unreadable file, with the reason).
  */
 int berth_envfile_load(const char *path,
-		       int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err), void *ctx,
-		       struct berth_error *err);
+		       int (*add)(void *ctx, const char *name, const char *value, struct berth_error *err),
+		       void *ctx, struct berth_error *err);
 
 #endif

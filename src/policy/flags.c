@@ -158,10 +158,11 @@ static int add_evidence(struct berth_run_opts *o, const char *arg, struct berth_
 	/* Each appears as /evidence/NAME: two of the same name would collide. */
 	for (size_t i = 0; i < o->n_evidence; i++)
 		if (strcmp(strrchr(o->evidence[i], '/') + 1, strrchr(real, '/') + 1) == 0) {
-			berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", strrchr(real, '/') + 1,
-					o->evidence[i], real);
-			return berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
-						   "another name first");
+			berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)",
+					strrchr(real, '/') + 1, o->evidence[i], real);
+			return berth_err_hint(
+			    err, "each --evidence appears as /evidence/NAME: copy one of them under "
+				 "another name first");
 		}
 	v = realloc(o->evidence_lex, (o->n_evidence + 1) * sizeof *v);
 	if (v == NULL)
@@ -190,14 +191,17 @@ static int apply_forensic(struct berth_run_opts *o, struct berth_error *err)
 	}
 	for (size_t i = 0; i < p->n_env; i++)
 		if (p->env[i].from_host || p->env[i].from_file) {
-			berth_usage_err(err, "--forensic runs without secrets, and `%s` comes from %s", p->env[i].name,
-					p->env[i].from_file ? "an --env-file" : "berth's environment (`--env NAME`)");
-			return berth_err_hint(err, "drop it, give a non-secret value as `--env NAME=VALUE`, or drop "
-						   "`--forensic`");
+			berth_usage_err(
+			    err, "--forensic runs without secrets, and `%s` comes from %s", p->env[i].name,
+			    p->env[i].from_file ? "an --env-file" : "berth's environment (`--env NAME`)");
+			return berth_err_hint(
+			    err, "drop it, give a non-secret value as `--env NAME=VALUE`, or drop "
+				 "`--forensic`");
 		}
 	if (p->n_unprotect > 0) {
-		berth_usage_err(err, "--forensic keeps the workspace guard on, and `--unprotect %s` turns part of it off",
-				p->unprotect[0]);
+		berth_usage_err(
+		    err, "--forensic keeps the workspace guard on, and `--unprotect %s` turns part of it off",
+		    p->unprotect[0]);
 		return berth_err_hint(err, "drop `--unprotect`, or drop `--forensic`");
 	}
 	p->forensic = true;
@@ -228,8 +232,8 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		 * loader of the command) fails: as a SIGSEGV or "the sandbox died
 		 * during setup", not a message about --memory. */
 		if (p->memory < BERTH_MIN_MEMORY) {
-			berth_usage_err(err, "--memory `%s` is less than the %d MiB a sandbox needs to start", arg,
-					(int)(BERTH_MIN_MEMORY >> 20));
+			berth_usage_err(err, "--memory `%s` is less than the %d MiB a sandbox needs to start",
+					arg, (int)(BERTH_MIN_MEMORY >> 20));
 			return berth_err_hint(err, "give at least `%dM`", (int)(BERTH_MIN_MEMORY >> 20));
 		}
 		return 0;
@@ -248,8 +252,8 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		o->network_given = true;
 		if (strcmp(arg, "none") == 0 || strcmp(arg, "host") == 0 || strcmp(arg, "proxy") == 0 ||
 		    strcmp(arg, "api-only") == 0)
-			o->network_mode = strcmp(arg, "none") == 0 ? "none"
-					  : strcmp(arg, "host") == 0 ? "host"
+			o->network_mode = strcmp(arg, "none") == 0    ? "none"
+					  : strcmp(arg, "host") == 0  ? "host"
 					  : strcmp(arg, "proxy") == 0 ? "proxy"
 								      : "api-only";
 		if (strcmp(arg, "none") == 0) {
@@ -313,9 +317,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		/* A socket below a source the person named: shared on purpose (the
 		 * MCP bridge to `berth dev`), or not; either way named and confirmed. */
 		if (sock[0] != '\0' &&
-		    berth_fl_add_widening(o, "--%s %s: the sandbox can connect to the unix socket `%s` below it, and Landlock "
-				    "does not govern connect(2) to a socket (a docker or podman socket is root on the host)",
-				 rw ? "rw" : "ro", arg, berth_text_clean(sclean, sizeof sclean, sock)) < 0)
+		    berth_fl_add_widening(
+			o,
+			"--%s %s: the sandbox can connect to the unix socket `%s` below it, and Landlock "
+			"does not govern connect(2) to a socket (a docker or podman socket is root on the "
+			"host)",
+			rw ? "rw" : "ro", arg, berth_text_clean(sclean, sizeof sclean, sock)) < 0)
 			return -1;
 		if (!rw)
 			return 0;
@@ -325,9 +332,11 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		const char *real = p->mounts[p->n_mounts - 1].src, *colon = strchr(arg, ':');
 		size_t gl = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
 		if (strlen(real) != gl || strncmp(real, arg, gl) != 0)
-			return berth_fl_add_widening(o, "--rw %s: the sandbox can change and delete these host files, in `%s`",
-					    arg, real);
-		return berth_fl_add_widening(o, "--rw %s: the sandbox can change and delete these host files", arg);
+			return berth_fl_add_widening(
+			    o, "--rw %s: the sandbox can change and delete these host files, in `%s`", arg,
+			    real);
+		return berth_fl_add_widening(o, "--rw %s: the sandbox can change and delete these host files",
+					     arg);
 	}
 	case OPT_UNPROTECT:
 		if (add_unprotect(p, arg, err) < 0)
@@ -396,8 +405,9 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		if (o->network_mode != NULL && strcmp(o->network_mode, "none") == 0) {
 			berth_usage_err(err, "--network none and --allow-host/--dns contradict each other: "
 					     "--allow-host gives the sandbox the hosts it names");
-			return berth_err_hint(err, "drop `--network none` (--allow-host implies `--network proxy`), "
-						   "or the --allow-host/--dns");
+			return berth_err_hint(
+			    err, "drop `--network none` (--allow-host implies `--network proxy`), "
+				 "or the --allow-host/--dns");
 		}
 		o->policy.network = BERTH_NET_PROXY;
 		if (o->network_mode == NULL)
@@ -409,24 +419,31 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 	 * (docs/egress.md): a value given with --env would be overridden in
 	 * silence, so it is refused. */
 	if (o->policy.network == BERTH_NET_PROXY) {
-		static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"};
+		static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+							 "NO_PROXY"};
 		for (size_t i = 0; i < o->policy.n_env; i++)
 			for (size_t k = 0; k < sizeof proxy_vars / sizeof proxy_vars[0]; k++)
 				if (strcasecmp(o->policy.env[i].name, proxy_vars[k]) == 0) {
-					berth_usage_err(err, "`--env %s` cannot be used with the egress broker: berth sets "
-							     "the proxy variables to its own listeners",
-							o->policy.env[i].name);
-					return berth_err_hint(err, "drop `--env %s`; the sandbox reaches only the declared "
-								   "hosts, through the broker",
-							      o->policy.env[i].name);
+					berth_usage_err(
+					    err,
+					    "`--env %s` cannot be used with the egress broker: berth sets "
+					    "the proxy variables to its own listeners",
+					    o->policy.env[i].name);
+					return berth_err_hint(
+					    err,
+					    "drop `--env %s`; the sandbox reaches only the declared "
+					    "hosts, through the broker",
+					    o->policy.env[i].name);
 				}
 	}
 	if (o->policy.workspace == NULL && berth_hostpath_set_workspace(&o->policy, ".", err) < 0)
 		return -1;
 	if (o->widenings_full) {
-		berth_usage_err(err, "more than %d widenings: berth names and confirms each one, and the rest would "
-				     "be in force unnamed",
-				(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
+		berth_usage_err(
+		    err,
+		    "more than %d widenings: berth names and confirms each one, and the rest would "
+		    "be in force unnamed",
+		    (int)BERTH_ARRAY_SIZE(o->widenings) - 1);
 		return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
 	}
 	if (berth_hostpath_check_links(&o->policy, err) < 0)
@@ -438,18 +455,24 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		if (lex != NULL && berth_path_ancestor_or_same(o->policy.workspace, lex) &&
 		    !berth_path_ancestor_or_same(o->policy.workspace, o->evidence[i])) {
 			char c1[PATH_MAX], c2[PATH_MAX];
-			berth_usage_err(err, "--evidence `%s` leads out of the workspace, through a symbolic link, to `%s`",
-					berth_text_clean(c1, sizeof c1, lex), berth_text_clean(c2, sizeof c2, o->evidence[i]));
-			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
-						   "directly",
-					      c2);
+			berth_usage_err(
+			    err,
+			    "--evidence `%s` leads out of the workspace, through a symbolic link, to `%s`",
+			    berth_text_clean(c1, sizeof c1, lex),
+			    berth_text_clean(c2, sizeof c2, o->evidence[i]));
+			return berth_err_hint(
+			    err,
+			    "a sandbox may have made that link: if `%s` is what you mean, name it "
+			    "directly",
+			    c2);
 		}
 	}
 	/* berth mounts the evidence at /evidence: nothing else may go there. */
 	for (size_t i = 0; o->n_evidence > 0 && i < o->policy.n_mounts; i++)
 		if (berth_path_ancestor_or_same("/evidence", o->policy.mounts[i].dst) ||
 		    berth_path_ancestor_or_same(o->policy.mounts[i].dst, "/evidence")) {
-			berth_usage_err(err, "mount target `%s` collides with /evidence, where --evidence goes",
+			berth_usage_err(err,
+					"mount target `%s` collides with /evidence, where --evidence goes",
 					o->policy.mounts[i].dst);
 			return berth_err_hint(err, "choose another target such as `/data`");
 		}

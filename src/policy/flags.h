@@ -11,10 +11,10 @@
 
 struct berth_run_opts {
 	struct berth_policy policy;
-	bool dry_run;  /* print the compiled policy, do not run */
-	bool json;     /* --dry-run output as canonical JSON */
-	bool yes;      /* do not ask to confirm widenings */
-	bool help;     /* --help was given */
+	bool dry_run;             /* print the compiled policy, do not run */
+	bool json;                /* --dry-run output as canonical JSON */
+	bool yes;                 /* do not ask to confirm widenings */
+	bool help;                /* --help was given */
 	const char *network_mode; /* as asked: "none", "proxy", "api-only" or "host" (static) */
 	char *widenings[BERTH_POLICY_WIDENINGS_MAX + 1]; /* one human line per widening, NULL-terminated */
 	int n_widenings;

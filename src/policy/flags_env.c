@@ -46,7 +46,7 @@ static int set_env(struct berth_policy *p, char *name, char *value, bool from_ho
 }
 
 int berth_fl_add_env(struct berth_policy *p, const char *arg, char *(*env_lookup)(const char *),
-		   struct berth_error *err)
+		     struct berth_error *err)
 {
 	const char *eq = strchr(arg, '=');
 	size_t n = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
@@ -54,7 +54,8 @@ int berth_fl_add_env(struct berth_policy *p, const char *arg, char *(*env_lookup
 
 	if (!berth_env_name_valid(arg, n)) {
 		/* Never echo a value: only the part before `=`. */
-		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env`", (int)(n > 64 ? 64 : n), arg);
+		berth_usage_err(err, "invalid environment variable name `%.*s` in `--env`",
+				(int)(n > 64 ? 64 : n), arg);
 		return berth_err_hint(
 		    err, "use `--env NAME` or `--env NAME=VALUE` with NAME made of A-Z, a-z, 0-9, _");
 	}
@@ -66,8 +67,9 @@ int berth_fl_add_env(struct berth_policy *p, const char *arg, char *(*env_lookup
 		if (v == NULL) {
 			berth_usage_err(err, "`--env %s`: `%s` is not set in berth's environment", arg, name);
 			free(name);
-			return berth_err_hint(err, "set it, or give a value with `--env %.*s=VALUE` or `--env-file`",
-					      (int)n, arg);
+			return berth_err_hint(
+			    err, "set it, or give a value with `--env %.*s=VALUE` or `--env-file`", (int)n,
+			    arg);
 		}
 		value = strdup(v);
 	}
@@ -86,7 +88,8 @@ static bool berth_reads(const char *name, size_t n)
 	for (size_t i = 0; own[i] != NULL; i++)
 		if (strlen(own[i]) == n && strncmp(name, own[i], n) == 0)
 			return true;
-	return strncmp(name, "LC_", 3) == 0 || strncmp(name, "XDG_", 4) == 0 || strncmp(name, "BERTH_", 6) == 0;
+	return strncmp(name, "LC_", 3) == 0 || strncmp(name, "XDG_", 4) == 0 ||
+	       strncmp(name, "BERTH_", 6) == 0;
 }
 
 void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o)
@@ -101,11 +104,13 @@ void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o)
 			v = strchr(argv[++i], '=');
 		} else if (strncmp(argv[i], "--env=", 6) == 0) {
 			v = strchr(argv[i] + 6, '=');
-		} else if (i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-' && strchr(argv[i], '=') == NULL) {
+		} else if (i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-' &&
+			   strchr(argv[i], '=') == NULL) {
 			/* an option with a separate value: skip the value */
-			static const char *const with_value[] = {"--workspace", "--tmp-size", "--memory", "--cpus", "--pids",
-								 "--nofile", "--timeout", "--network", "--allow-host", "--dns",
-								 "--env-file", "--evidence", "--ro", "--rw", "--unprotect", NULL};
+			static const char *const with_value[] = {
+			    "--workspace", "--tmp-size", "--memory",     "--cpus", "--pids",     "--nofile",
+			    "--timeout",   "--network",  "--allow-host", "--dns",  "--env-file", "--evidence",
+			    "--ro",        "--rw",       "--unprotect",  NULL};
 			for (size_t k = 0; with_value[k] != NULL; k++)
 				if (strcmp(argv[i], with_value[k]) == 0) {
 					i++;

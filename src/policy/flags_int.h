@@ -27,7 +27,8 @@
  * @fmt.  One more than fit sets @o->widenings_full instead (berth_run_parse
  * refuses the run).  Returns 0, or -1 when out of memory (@err not filled).
  */
-int berth_fl_add_widening(struct berth_run_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int berth_fl_add_widening(struct berth_run_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * berth_fl_strv_add - append a copy of @s to the vector *@v of *@n strings;

@@ -89,7 +89,8 @@ static int check_name(const char *h, size_t n, char *detail, size_t dlen)
 		}
 		if (!alnum(ch) && ch != '-') {
 			char qb[16];
-			return berth_reasonf(detail, dlen, "`%s` is not allowed", quote(qb, sizeof qb, h + i, 1));
+			return berth_reasonf(detail, dlen, "`%s` is not allowed",
+					     quote(qb, sizeof qb, h + i, 1));
 		}
 		if (label == 0 && ch == '-')
 			return berth_reasonf(detail, dlen, "label starts with `-`");
@@ -167,25 +168,27 @@ static int parse_bracketed(const char *s, struct berth_host_pattern *p, const ch
 	int spelling;
 
 	if (close == NULL)
-		return berth_reasonf(reason, len,
-			    "invalid IPv6 pattern `%s`; write it as `[2001:db8::1]` or `[2001:db8::1]:443`",
-			    q(qs, sizeof qs, s));
+		return berth_reasonf(
+		    reason, len,
+		    "invalid IPv6 pattern `%s`; write it as `[2001:db8::1]` or `[2001:db8::1]:443`",
+		    q(qs, sizeof qs, s));
 	n = (size_t)(close - s - 1);
 	quote(qa, sizeof qa, s + 1, n);
 	if (n >= sizeof text)
 		return berth_reasonf(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
-			    q(qs, sizeof qs, s));
+				     q(qs, sizeof qs, s));
 	memcpy(text, s + 1, n);
 	text[n] = '\0';
 	spelling = berth_addr_parse_literal(text, &p->addr);
 	if (spelling != BERTH_ADDR_V6) {
 		char canon[BERTH_ADDR_STRLEN];
 		if (memchr(text, '%', n) != NULL)
-			return berth_reasonf(reason, len,
-				    "invalid IPv6 address `%s` in network pattern `%s`; a zone index "
-				    "(`%%...`) is not "
-				    "allowed",
-				    qa, q(qs, sizeof qs, s));
+			return berth_reasonf(
+			    reason, len,
+			    "invalid IPv6 address `%s` in network pattern `%s`; a zone index "
+			    "(`%%...`) is not "
+			    "allowed",
+			    qa, q(qs, sizeof qs, s));
 		if (spelling > 0 && berth_addr_format(&p->addr, canon, sizeof canon) == 0)
 			return berth_reasonf(
 			    reason, len,
@@ -193,12 +196,12 @@ static int parse_bracketed(const char *s, struct berth_host_pattern *p, const ch
 			    "addresses, write `%s`",
 			    qa, q(qs, sizeof qs, s), canon);
 		return berth_reasonf(reason, len, "invalid IPv6 address `%s` in network pattern `%s`", qa,
-			    q(qs, sizeof qs, s));
+				     q(qs, sizeof qs, s));
 	}
 	if (close[1] != '\0' && close[1] != ':')
-		return berth_reasonf(reason, len,
-			    "unexpected `%s` after the IPv6 address in `%s`; a port is written `]:443`",
-			    q(qa, sizeof qa, close + 1), q(qs, sizeof qs, s));
+		return berth_reasonf(
+		    reason, len, "unexpected `%s` after the IPv6 address in `%s`; a port is written `]:443`",
+		    q(qa, sizeof qa, close + 1), q(qs, sizeof qs, s));
 	p->kind = BERTH_HOST_LITERAL;
 	berth_addr_format(&p->addr, p->name, sizeof p->name);
 	*rest = close + 1;
@@ -215,9 +218,10 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 	int spelling;
 
 	if (strcmp(host, "*") == 0)
-		return berth_reasonf(reason, len,
-			    "a bare `*` would allow every host; name a host such as `api.example.com` or a "
-			    "domain such as `*.example.com`");
+		return berth_reasonf(
+		    reason, len,
+		    "a bare `*` would allow every host; name a host such as `api.example.com` or a "
+		    "domain such as `*.example.com`");
 	if (host[0] == '*' && host[1] == '.') {
 		name = host + 2;
 		n -= 2;
@@ -233,9 +237,10 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 		    q(qs, sizeof qs, s));
 	spelling = berth_addr_parse_literal(name, &a);
 	if (p->kind == BERTH_HOST_SUFFIX && (spelling > 0 || numeric_tld(name, n)))
-		return berth_reasonf(reason, len,
-			    "`*.` in network pattern `%s` must be followed by a host name, not an IP address",
-			    q(qs, sizeof qs, s));
+		return berth_reasonf(
+		    reason, len,
+		    "`*.` in network pattern `%s` must be followed by a host name, not an IP address",
+		    q(qs, sizeof qs, s));
 	if (spelling > 0) {
 		char canon[BERTH_ADDR_STRLEN], how[64];
 		berth_addr_format(&a, canon, sizeof canon);
@@ -260,13 +265,14 @@ static int parse_host(const char *s, const char *host, struct berth_host_pattern
 		    q(qh, sizeof qh, host), q(qs, sizeof qs, s));
 	if (check_name(name, n, detail, sizeof detail) < 0)
 		return berth_reasonf(reason, len, "invalid host name in network pattern `%s`: %s; " FIX_HOST,
-			    q(qs, sizeof qs, s), detail);
+				     q(qs, sizeof qs, s), detail);
 	if (localhost_name(name))
-		return berth_reasonf(reason, len,
-			    "network pattern `%s` names `localhost`, which always resolves to the loopback "
-			    "(RFC 6761); "
-			    "" FIX_LOOPBACK,
-			    q(qs, sizeof qs, s));
+		return berth_reasonf(
+		    reason, len,
+		    "network pattern `%s` names `localhost`, which always resolves to the loopback "
+		    "(RFC 6761); "
+		    "" FIX_LOOPBACK,
+		    q(qs, sizeof qs, s));
 	memcpy(p->name, name, n + 1);
 	return 0;
 }
@@ -285,7 +291,8 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 		return berth_reasonf(reason, len, "empty network pattern");
 	n = strlen(s);
 	if (n > BERTH_HOST_PATTERN_MAX)
-		return berth_reasonf(reason, len, "network pattern is longer than %d bytes", BERTH_HOST_PATTERN_MAX);
+		return berth_reasonf(reason, len, "network pattern is longer than %d bytes",
+				     BERTH_HOST_PATTERN_MAX);
 	if (!ascii(s, n))
 		return berth_reasonf(
 		    reason, len,
@@ -313,7 +320,7 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 			port = colon + 1;
 		if (hn == 0)
 			return berth_reasonf(reason, len, "network pattern `%s` has no host before `:`",
-				    q(qs, sizeof qs, s));
+					     q(qs, sizeof qs, s));
 		for (size_t i = 0; i < hn; i++)
 			host[i] = lower(s[i]);
 		/* one trailing dot is the DNS root, not part of the name */
@@ -330,9 +337,9 @@ int berth_host_pattern_parse(const char *s, struct berth_host_pattern *p, char *
 		    q(qp, sizeof qp, port), q(qs, sizeof qs, s));
 	if (r.kind == BERTH_HOST_LITERAL && unspecified(&r.addr))
 		return berth_reasonf(reason, len,
-			    "network pattern `%s` names the unspecified address, which is not a "
-			    "destination; " FIX_LOOPBACK,
-			    q(qs, sizeof qs, s));
+				     "network pattern `%s` names the unspecified address, which is not a "
+				     "destination; " FIX_LOOPBACK,
+				     q(qs, sizeof qs, s));
 	*p = r;
 	return 0;
 }

@@ -65,7 +65,7 @@
 #include "../util/error.h"
 #include "addr.h"
 
-#define BERTH_HOST_NAME_MAX 253	   /* characters of a host name, RFC 1035 2.3.4 */
+#define BERTH_HOST_NAME_MAX 253    /* characters of a host name, RFC 1035 2.3.4 */
 #define BERTH_HOST_PATTERN_MAX 300 /* bytes of a pattern's text; longer ones are refused */
 #define BERTH_HOST_REASON_MAX 512  /* room for any reason these functions write */
 /* Room for berth_host_pattern_format()'s text with its NUL: "*." NAME ":65535" */
@@ -79,8 +79,8 @@ enum berth_host_kind {
 
 enum berth_host_ports {
 	BERTH_PORTS_DEFAULT = 1, /* no port given: 80 and 443 */
-	BERTH_PORTS_ONE,	 /* `:PORT`: that port */
-	BERTH_PORTS_ANY,	 /* `:*`: 1-65535 */
+	BERTH_PORTS_ONE,         /* `:PORT`: that port */
+	BERTH_PORTS_ANY,         /* `:*`: 1-65535 */
 };
 
 /* One parsed pattern; plain data, copyable. */

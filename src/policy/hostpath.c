@@ -73,24 +73,29 @@ int berth_hostpath_check(const char *what, const char *given, const char *real, 
  */
 static int check_shared_dir(const char *what, const char *given, const char *real, struct berth_error *err)
 {
-	const char *runtime[] = {"/run", "/var/run", "/var/tmp", "/tmp", "/dev/shm", getenv("XDG_RUNTIME_DIR"), NULL};
+	const char *runtime[] = {
+	    "/run", "/var/run", "/var/tmp", "/tmp", "/dev/shm", getenv("XDG_RUNTIME_DIR"), NULL};
 	struct stat st;
 
 	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 &&
 	    (st.st_mode & S_IWOTH) != 0) {
-		berth_usage_err(err, "%s `%s` is a shared directory (sticky, world-writable): the sockets of other "
-				     "programs in it (tmux, ssh-agent, X11, editors' servers) would be reachable from "
-				     "the sandbox",
-				what, given);
-		return berth_err_hint(err, "make a directory of its own for the sandbox inside it (`mktemp -d`)");
+		berth_usage_err(
+		    err,
+		    "%s `%s` is a shared directory (sticky, world-writable): the sockets of other "
+		    "programs in it (tmux, ssh-agent, X11, editors' servers) would be reachable from "
+		    "the sandbox",
+		    what, given);
+		return berth_err_hint(err,
+				      "make a directory of its own for the sandbox inside it (`mktemp -d`)");
 	}
 	for (size_t i = 0; i < sizeof runtime / sizeof runtime[0] - 1; i++) {
 		char rt[PATH_MAX];
 		if (runtime[i] == NULL || runtime[i][0] != '/' || realpath(runtime[i], rt) == NULL)
 			continue;
 		if (berth_path_ancestor_or_same(real, rt)) {
-			berth_usage_err(err, "%s `%s` would expose `%s`, which holds the sockets of running programs",
-					what, given, runtime[i]);
+			berth_usage_err(
+			    err, "%s `%s` would expose `%s`, which holds the sockets of running programs",
+			    what, given, runtime[i]);
 			return berth_err_hint(err, "name a project directory instead");
 		}
 	}
@@ -129,9 +134,9 @@ static bool bound_socket_below(const char *real, char out[PATH_MAX])
 		 * /run/x, a link into the source) it names the source only once
 		 * resolved */
 		char rp[PATH_MAX];
-		const char *at = berth_path_ancestor_or_same(real, path)				  ? path
+		const char *at = berth_path_ancestor_or_same(real, path)                               ? path
 				 : realpath(path, rp) != NULL && berth_path_ancestor_or_same(real, rp) ? rp
-												  : NULL;
+												       : NULL;
 		if (at != NULL && lstat(at, &st) == 0 && S_ISSOCK(st.st_mode)) {
 			snprintf(out, PATH_MAX, "%s", at);
 			return true;
@@ -171,7 +176,8 @@ static bool scan_socket(int dfd, const char *path, int depth, long *left, char o
 			char sub[PATH_MAX];
 			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= sizeof sub)
 				continue;
-			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int fd =
+			    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0 && scan_socket(fd, sub, depth + 1, left, out))
 				found = true;
 		}
@@ -211,12 +217,15 @@ static int check_sockets(const char *what, const char *given, const char *real, 
 		snprintf(found, PATH_MAX, "%s", sock);
 		return 0;
 	}
-	berth_usage_err(err, "%s `%s` holds the %sunix socket `%s`: the sandbox could connect to it, and Landlock does "
-			     "not govern connect(2) to a socket (a docker or podman socket is root on the host)",
-			what, given, live ? "live " : "", berth_text_clean(clean, sizeof clean, sock));
-	return berth_err_hint(err, "name a workspace that does not hold it (move the socket out, or remove it if "
-				   "no program listens on it); to share a socket on purpose, mount its directory with "
-				   "--ro instead: berth names that and asks you to confirm it");
+	berth_usage_err(
+	    err,
+	    "%s `%s` holds the %sunix socket `%s`: the sandbox could connect to it, and Landlock does "
+	    "not govern connect(2) to a socket (a docker or podman socket is root on the host)",
+	    what, given, live ? "live " : "", berth_text_clean(clean, sizeof clean, sock));
+	return berth_err_hint(
+	    err, "name a workspace that does not hold it (move the socket out, or remove it if "
+		 "no program listens on it); to share a socket on purpose, mount its directory with "
+		 "--ro instead: berth names that and asks you to confirm it");
 }
 
 bool berth_path_lexical_abs(const char *given, char out[PATH_MAX])
@@ -228,7 +237,7 @@ bool berth_path_lexical_abs(const char *given, char out[PATH_MAX])
 		if ((size_t)snprintf(buf, sizeof buf, "%s", given) >= sizeof buf)
 			return false;
 	} else if (getcwd(cwd, sizeof cwd) == NULL ||
-		 (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, given) >= sizeof buf)
+		   (size_t)snprintf(buf, sizeof buf, "%s/%s", cwd, given) >= sizeof buf)
 		return false;
 	out[0] = '\0';
 	for (char *save = NULL, *t = strtok_r(buf, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
@@ -263,12 +272,17 @@ int berth_hostpath_check_links(const struct berth_policy *p, struct berth_error 
 
 		if (m->given == NULL || !berth_path_lexical_abs(m->given, lex))
 			continue;
-		if (berth_path_ancestor_or_same(p->workspace, lex) && !berth_path_ancestor_or_same(p->workspace, m->src)) {
-			berth_usage_err(err, "--%s source `%s` leads out of the workspace, through a symbolic link, to `%s`",
-					m->rw ? "rw" : "ro", m->given, m->src);
-			return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
-						   "directly",
-					      m->src);
+		if (berth_path_ancestor_or_same(p->workspace, lex) &&
+		    !berth_path_ancestor_or_same(p->workspace, m->src)) {
+			berth_usage_err(
+			    err,
+			    "--%s source `%s` leads out of the workspace, through a symbolic link, to `%s`",
+			    m->rw ? "rw" : "ro", m->given, m->src);
+			return berth_err_hint(
+			    err,
+			    "a sandbox may have made that link: if `%s` is what you mean, name it "
+			    "directly",
+			    m->src);
 		}
 	}
 	return 0;
@@ -294,14 +308,17 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 	for (size_t i = 0; i <= len; i++) {
 		unsigned char c = (unsigned char)dst[i];
 		if (c != '\0' && (c < 0x20 || c == 0x7f)) {
-			berth_usage_err(err, "mount target `%.*s` is followed by the control character 0x%02x",
+			berth_usage_err(err,
+					"mount target `%.*s` is followed by the control character 0x%02x",
 					(int)i, dst, c);
-			return berth_err_hint(err, "name a target without control characters, such as `/data`");
+			return berth_err_hint(err,
+					      "name a target without control characters, such as `/data`");
 		}
 		comp = (c == '/' || c == '\0') ? 0 : comp + 1;
 		if (comp > NAME_MAX || len > BERTH_MOUNT_TARGET_MAX) {
 			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", dst, len);
-			return berth_err_hint(err, "keep a target under %d bytes and each name in it under %d",
+			return berth_err_hint(err,
+					      "keep a target under %d bytes and each name in it under %d",
 					      BERTH_MOUNT_TARGET_MAX + 1, NAME_MAX + 1);
 		}
 	}
@@ -328,7 +345,8 @@ static int check_target(const char *given, const char *dst, struct berth_error *
 }
 
 /* @sock: PATH_MAX bytes; set to a unix socket the source holds ("" when none), a widening to name */
-int berth_hostpath_add_mount(struct berth_policy *p, const char *arg, bool rw, char *sock, struct berth_error *err)
+int berth_hostpath_add_mount(struct berth_policy *p, const char *arg, bool rw, char *sock,
+			     struct berth_error *err)
 {
 	cleanup_free char *src = strdup(arg);
 	char *colon;
@@ -404,19 +422,21 @@ int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err)
 		} else {
 			what = "the --evidence", path = o->evidence[i - 1 - p->n_mounts];
 			given = o->evidence_lex != NULL && o->evidence_lex[i - 1 - p->n_mounts] != NULL
-					? o->evidence_lex[i - 1 - p->n_mounts]
-					: path;
+				    ? o->evidence_lex[i - 1 - p->n_mounts]
+				    : path;
 		}
 		if (path == NULL)
 			continue;
 		if (realpath(path, real) == NULL || strcmp(real, path) != 0) {
-			berth_usage_err(err, "%s `%s` changed after berth checked it: `%s` is now %s%s%s", what,
-					berth_text_clean(c1, sizeof c1, given), path,
+			berth_usage_err(err, "%s `%s` changed after berth checked it: `%s` is now %s%s%s",
+					what, berth_text_clean(c1, sizeof c1, given), path,
 					realpath(path, real) != NULL ? "a symbolic link to `" : "gone",
-					realpath(path, real) != NULL ? berth_text_clean(c2, sizeof c2, real) : "",
+					realpath(path, real) != NULL ? berth_text_clean(c2, sizeof c2, real)
+								     : "",
 					realpath(path, real) != NULL ? "`" : "");
-			return berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it while berth "
-						   "waited: look at it, then run again");
+			return berth_err_hint(
+			    err, "something (a sandbox in the same workspace?) replaced it while berth "
+				 "waited: look at it, then run again");
 		}
 	}
 	return 0;
@@ -424,29 +444,34 @@ int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err)
 
 int berth_run_system_workspace(struct berth_run_opts *o, struct berth_error *err)
 {
-	static const char *const sys[] = {"/etc", "/usr", "/var", "/boot", "/opt", "/srv", "/root", "/bin",
-					  "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/efi", NULL};
+	static const char *const sys[] = {"/etc",   "/usr",   "/var",    "/boot", "/opt",
+					  "/srv",   "/root",  "/bin",    "/sbin", "/lib",
+					  "/lib32", "/lib64", "/libx32", "/efi",  NULL};
 	const char *ws = o->policy.workspace, *home = berth_caller_home();
 	char hreal[PATH_MAX];
 
 	if (geteuid() != 0 || ws == NULL)
 		return 0;
 	/* root's own projects (/root/src/x) are not system files */
-	if (home != NULL && realpath(home, hreal) != NULL && strcmp(hreal, "/") != 0 && berth_path_ancestor_or_same(hreal, ws))
+	if (home != NULL && realpath(home, hreal) != NULL && strcmp(hreal, "/") != 0 &&
+	    berth_path_ancestor_or_same(hreal, ws))
 		return 0;
 	for (size_t i = 0; sys[i] != NULL; i++) {
 		char real[PATH_MAX];
 		const char *d = realpath(sys[i], real) != NULL ? real : sys[i];
 		if (berth_path_ancestor_or_same(sys[i], ws) || berth_path_ancestor_or_same(d, ws)) {
-			if (berth_fl_add_widening(o,
-					 "workspace `%s`: a system directory (under %s): run as root, the sandbox "
-					 "can change the files there that the host runs or trusts",
-					 ws, sys[i]) < 0)
+			if (berth_fl_add_widening(
+				o,
+				"workspace `%s`: a system directory (under %s): run as root, the sandbox "
+				"can change the files there that the host runs or trusts",
+				ws, sys[i]) < 0)
 				return berth_err(err, ENOMEM, "out of memory");
 			if (o->widenings_full) {
-				berth_usage_err(err, "more than %d widenings: berth names and confirms each one",
+				berth_usage_err(err,
+						"more than %d widenings: berth names and confirms each one",
 						(int)BERTH_ARRAY_SIZE(o->widenings) - 1);
-				return berth_err_hint(err, "give fewer (one --rw of a parent directory covers several)");
+				return berth_err_hint(
+				    err, "give fewer (one --rw of a parent directory covers several)");
 			}
 			return 0;
 		}
@@ -470,14 +495,15 @@ int berth_hostpath_set_workspace(struct berth_policy *p, const char *dir, struct
 	}
 	if (access(real, R_OK | X_OK) < 0) {
 		int e = errno;
-		berth_usage_err(err, "cannot use workspace `%s`: %s (uid %u)", dir, strerror(e), (unsigned)getuid());
+		berth_usage_err(err, "cannot use workspace `%s`: %s (uid %u)", dir, strerror(e),
+				(unsigned)getuid());
 		return berth_err_hint(err, "pass `--workspace DIR` naming a directory you can read");
 	}
-	if (berth_hostpath_check("workspace", dir, real, err) < 0 || check_shared_dir("workspace", dir, real, err) < 0 ||
+	if (berth_hostpath_check("workspace", dir, real, err) < 0 ||
+	    check_shared_dir("workspace", dir, real, err) < 0 ||
 	    check_sockets("workspace", dir, real, NULL, err) < 0)
 		return -1;
 	free(p->workspace);
 	p->workspace = strdup(real);
 	return p->workspace != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 }
-

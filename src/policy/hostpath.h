@@ -49,7 +49,8 @@ int berth_hostpath_set_workspace(struct berth_policy *p, const char *dir, struct
  * below the source ("" when none): shared on purpose or not, the caller
  * names it as a widening.  Returns 0, or -1 with @err (status 2; ENOMEM).
  */
-int berth_hostpath_add_mount(struct berth_policy *p, const char *arg, bool rw, char *sock, struct berth_error *err);
+int berth_hostpath_add_mount(struct berth_policy *p, const char *arg, bool rw, char *sock,
+			     struct berth_error *err);
 
 /*
  * berth_hostpath_check_links - refuse a --ro/--rw source of @p named through

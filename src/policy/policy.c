@@ -69,8 +69,8 @@ void berth_policy_free(struct berth_policy *p)
 
 const char *berth_network_name(enum berth_network n)
 {
-	static const char *const names[] = {[BERTH_NET_NONE] = "none", [BERTH_NET_HOST] = "host",
-					    [BERTH_NET_PROXY] = "proxy"};
+	static const char *const names[] = {
+	    [BERTH_NET_NONE] = "none", [BERTH_NET_HOST] = "host", [BERTH_NET_PROXY] = "proxy"};
 
 	return (unsigned)n < BERTH_ARRAY_SIZE(names) ? names[n] : "none";
 }
@@ -78,8 +78,8 @@ const char *berth_network_name(enum berth_network n)
 /* json_pack with "I" takes json_int_t; all our integers fit. */
 static json_t *limits_json(const struct berth_policy *p)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->memory,
-			 "millicpus", (json_int_t)p->millicpus, "pids", (json_int_t)p->pids, "nofile",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->memory, "millicpus",
+			 (json_int_t)p->millicpus, "pids", (json_int_t)p->pids, "nofile",
 			 (json_int_t)p->nofile, "tmp_bytes", (json_int_t)p->tmp_size, "timeout_ms",
 			 (json_int_t)p->timeout_ms);
 }
@@ -117,7 +117,9 @@ static json_t *env_json(const struct berth_policy *p)
 		 * its value comes from, never the value nor its digest, which
 		 * would let a short secret be guessed offline. */
 		e = json_pack("{s:s, s:s}", "name", p->env[i].name, "from",
-			      p->env[i].from_file ? "file" : p->env[i].from_host ? "host" : "literal");
+			      p->env[i].from_file   ? "file"
+			      : p->env[i].from_host ? "host"
+						    : "literal");
 		if (e == NULL || json_array_append_new(a, e) < 0) {
 			json_decref(a);
 			return NULL;
@@ -160,8 +162,9 @@ static json_t *guard_json(const struct berth_policy *p)
 {
 	json_t *g = json_object(), *git = json_array(), *ro = json_array(), *named = json_array();
 
-	if (g == NULL || git == NULL || ro == NULL || named == NULL || json_object_set_new(g, "git", git) < 0 ||
-	    json_object_set_new(g, "read-only", ro) < 0 || json_object_set_new(g, "named", named) < 0) {
+	if (g == NULL || git == NULL || ro == NULL || named == NULL ||
+	    json_object_set_new(g, "git", git) < 0 || json_object_set_new(g, "read-only", ro) < 0 ||
+	    json_object_set_new(g, "named", named) < 0) {
 		json_decref(g);
 		return NULL;
 	}
@@ -195,7 +198,8 @@ static json_t *sysdirs_json(enum berth_sysdir_attest a)
 	json_t *v = json_array();
 
 	for (size_t i = 0; v != NULL && i < berth_n_sysdirs; i++)
-		if (berth_sysdirs[i].attest == a && json_array_append_new(v, json_string(berth_sysdirs[i].path)) < 0) {
+		if (berth_sysdirs[i].attest == a &&
+		    json_array_append_new(v, json_string(berth_sysdirs[i].path)) < 0) {
 			json_decref(v);
 			return NULL;
 		}
@@ -211,15 +215,15 @@ static json_t *policy_json(const struct berth_policy *p)
 
 	json_t *j = json_pack("{s:i, s:o*, s:o*, s:{s:s}, s:o*, s:o*, s:b}", "schema", BERTH_POLICY_SCHEMA,
 			      "filesystem", fs, "limits", limits_json(p), "network", "mode",
-			      berth_network_name(p->network), "env", env_json(p), "command", strv_json(p->argv, p->argc),
-			      "allow_degraded", p->allow_degraded);
+			      berth_network_name(p->network), "env", env_json(p), "command",
+			      strv_json(p->argv, p->argc), "allow_degraded", p->allow_degraded);
 
 	/* Evidence and the forensic preset, only when asked for (other
 	 * policies keep their form and digest). */
 	if (j != NULL && p->evidence_dir != NULL)
 		json_object_set_new(json_object_get(j, "filesystem"), "evidence",
-				    json_pack("{s:s, s:[ssss]}", "mount", "/evidence", "flags", "ro", "noexec", "nosuid",
-					      "nodev"));
+				    json_pack("{s:s, s:[ssss]}", "mount", "/evidence", "flags", "ro",
+					      "noexec", "nosuid", "nodev"));
 	if (j != NULL && p->forensic)
 		json_object_set_new(j, "forensic", json_true());
 
@@ -227,7 +231,8 @@ static json_t *policy_json(const struct berth_policy *p)
 	 * form and digest). */
 	if (j != NULL && p->network == BERTH_NET_PROXY) {
 		json_t *net = json_object_get(j, "network");
-		if (json_object_set_new(net, "allow_hosts", strv_json(p->allow_hosts, p->n_allow_hosts)) < 0 ||
+		if (json_object_set_new(net, "allow_hosts", strv_json(p->allow_hosts, p->n_allow_hosts)) <
+			0 ||
 		    (p->dns != NULL && json_object_set_new(net, "dns", json_string(p->dns)) < 0)) {
 			json_decref(j);
 			return NULL;
@@ -245,8 +250,9 @@ static json_t *policy_json(const struct berth_policy *p)
 	if (j != NULL && p->app) {
 		json_t *fsj = json_object_get(j, "filesystem");
 		if (json_object_set_new(fsj, "grants", grants_json(p)) < 0 ||
-		    json_object_set_new(j, "app", json_pack("{s:s?, s:s?, s:s?}", "name", p->app_name, "version",
-							   p->app_version, "digest", p->app_digest)) < 0) {
+		    json_object_set_new(j, "app",
+					json_pack("{s:s?, s:s?, s:s?}", "name", p->app_name, "version",
+						  p->app_version, "digest", p->app_digest)) < 0) {
 			json_decref(j);
 			return NULL;
 		}

@@ -21,13 +21,13 @@
 #define BERTH_POLICY_SCHEMA 1
 
 /* Defaults of the default posture (issue #2). */
-#define BERTH_DEFAULT_TMP_SIZE (1ULL << 30)   /* bytes, 1 GiB */
-#define BERTH_DEFAULT_MEMORY (8ULL << 30)     /* bytes, 8 GiB */
-#define BERTH_DEFAULT_MILLICPUS 4000U         /* 4 CPUs */
+#define BERTH_DEFAULT_TMP_SIZE (1ULL << 30) /* bytes, 1 GiB */
+#define BERTH_DEFAULT_MEMORY (8ULL << 30)   /* bytes, 8 GiB */
+#define BERTH_DEFAULT_MILLICPUS 4000U       /* 4 CPUs */
 #define BERTH_DEFAULT_PIDS 512U
 #define BERTH_DEFAULT_NOFILE 8192U
-#define BERTH_MIN_MEMORY (16ULL << 20)       /* bytes: the least --memory a sandbox starts with */
-#define BERTH_MOUNT_TARGET_MAX 1024           /* bytes of a --ro/--rw target (each name NAME_MAX) */
+#define BERTH_MIN_MEMORY (16ULL << 20) /* bytes: the least --memory a sandbox starts with */
+#define BERTH_MOUNT_TARGET_MAX 1024    /* bytes of a --ro/--rw target (each name NAME_MAX) */
 
 /*
  * Limits of a policy, each defined here once and checked by
@@ -36,17 +36,19 @@
  * whichever runtime runs it.  The namespace runtime's fixed arrays are sized
  * by them.
  */
-#define BERTH_POLICY_MOUNTS_MAX 64       /* --ro/--rw mounts (an app's /app, /context, SDK count too) */
-#define BERTH_POLICY_ALLOW_HOSTS_MAX 64  /* allow-host patterns, after duplicates are merged */
-#define BERTH_POLICY_PORTS_MAX 32        /* distinct ports the allow-host patterns declare (80 and 443
+#define BERTH_POLICY_MOUNTS_MAX 64      /* --ro/--rw mounts (an app's /app, /context, SDK count too) */
+#define BERTH_POLICY_ALLOW_HOSTS_MAX 64 /* allow-host patterns, after duplicates are merged */
+#define BERTH_POLICY_PORTS_MAX                                                                               \
+	32                                 /* distinct ports the allow-host patterns declare (80 and 443
 					  * for a pattern without one; `:*` declares none) */
-#define BERTH_POLICY_GRANTS_MAX 64       /* an app's filesystem grants, after merging */
-#define BERTH_POLICY_ENV_MAX 255         /* entries of the command's environment (envp, NULL excluded) */
-#define BERTH_POLICY_ENV_OWN 4           /* of them always berth's: PATH HOME USER LOGNAME */
-#define BERTH_POLICY_ENV_PROXY 8         /* of them berth's under the egress broker: *_PROXY, *_proxy */
-#define BERTH_POLICY_ENV_ENTRY_MAX 131072 /* bytes of one NAME=VALUE with its NUL: MAX_ARG_STRLEN */
+#define BERTH_POLICY_GRANTS_MAX 64         /* an app's filesystem grants, after merging */
+#define BERTH_POLICY_ENV_MAX 255           /* entries of the command's environment (envp, NULL excluded) */
+#define BERTH_POLICY_ENV_OWN 4             /* of them always berth's: PATH HOME USER LOGNAME */
+#define BERTH_POLICY_ENV_PROXY 8           /* of them berth's under the egress broker: *_PROXY, *_proxy */
+#define BERTH_POLICY_ENV_ENTRY_MAX 131072  /* bytes of one NAME=VALUE with its NUL: MAX_ARG_STRLEN */
 #define BERTH_POLICY_LANDLOCK_RULES_MAX 96 /* Landlock path rules of one sandbox */
-#define BERTH_POLICY_WIDENINGS_MAX 31    /* widenings named and confirmed (flags.h; checked by the parser,
+#define BERTH_POLICY_WIDENINGS_MAX                                                                           \
+	31 /* widenings named and confirmed (flags.h; checked by the parser,
 					  * the policy does not hold them) */
 #define BERTH_SYSTEM_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
@@ -58,25 +60,25 @@ enum berth_network {
 
 /* An extra bind mount (--ro / --rw). */
 struct berth_mount {
-	char *src;  /* physical host path, symlinks resolved (realpath) */
-	char *dst;  /* absolute path inside the sandbox */
-	bool rw;    /* true: read-write (a widening), false: read-only */
+	char *src;   /* physical host path, symlinks resolved (realpath) */
+	char *dst;   /* absolute path inside the sandbox */
+	bool rw;     /* true: read-write (a widening), false: read-only */
 	char *given; /* the source as given on the command line, or NULL (not part of the policy) */
 };
 
 /* A filesystem grant in the sandbox's view (a resident app's
  * filesystem:read/write capability, docs/manifest.md). */
 struct berth_grant {
-	char *path;  /* absolute, canonical, under /workspace, /context, /tmp or /app */
-	bool write;  /* read-write (write implies read); false: read-only */
+	char *path; /* absolute, canonical, under /workspace, /context, /tmp or /app */
+	bool write; /* read-write (write implies read); false: read-only */
 };
 
 /* An environment variable passed in explicitly (--env). */
 struct berth_env {
 	char *name;
-	char *value;       /* value given to the sandbox */
-	bool from_host;    /* --env NAME: value read from berth's environment */
-	bool from_file;    /* --env-file: value read from a file (never on a command line) */
+	char *value;    /* value given to the sandbox */
+	bool from_host; /* --env NAME: value read from berth's environment */
+	bool from_file; /* --env-file: value read from a file (never on a command line) */
 };
 
 struct berth_policy {
@@ -84,27 +86,27 @@ struct berth_policy {
 	char *workspace;            /* physical host path of the workspace */
 	struct berth_mount *mounts; /* extra mounts, in order given */
 	size_t n_mounts;
-	char **unprotect;           /* --unprotect: trust names, classes or git paths opted out (trust.h) */
+	char **unprotect; /* --unprotect: trust names, classes or git paths opted out (trust.h) */
 	size_t n_unprotect;
-	char **guard_ro;            /* rules files' guard.read-only: more names or classes read-only */
+	char **guard_ro; /* rules files' guard.read-only: more names or classes read-only */
 	size_t n_guard_ro;
-	char **guard_named;         /* rules files' guard.named: more names or classes named at exit */
+	char **guard_named; /* rules files' guard.named: more names or classes named at exit */
 	size_t n_guard_named;
 
 	/* Limits (0 = unlimited is never used for defaults) */
-	uint64_t tmp_size;     /* bytes, size of the /tmp and home tmpfs */
-	uint64_t memory;       /* bytes, memory limit, swap off */
-	uint32_t millicpus;    /* CPU bandwidth in 1/1000 CPU */
-	uint32_t pids;         /* max tasks */
-	uint32_t nofile;       /* RLIMIT_NOFILE */
-	uint64_t timeout_ms;   /* wall-clock timeout, 0 = none */
+	uint64_t tmp_size;                   /* bytes, size of the /tmp and home tmpfs */
+	uint64_t memory;                     /* bytes, memory limit, swap off */
+	uint32_t millicpus;                  /* CPU bandwidth in 1/1000 CPU */
+	uint32_t pids;                       /* max tasks */
+	uint32_t nofile;                     /* RLIMIT_NOFILE */
+	uint64_t timeout_ms;                 /* wall-clock timeout, 0 = none */
 	bool memory_set, cpus_set, pids_set; /* given explicitly on the command line */
 
 	/* Network */
 	enum berth_network network;
-	char **allow_hosts;    /* BERTH_NET_PROXY: canonical allow-host patterns (docs/egress.md) */
+	char **allow_hosts; /* BERTH_NET_PROXY: canonical allow-host patterns (docs/egress.md) */
 	size_t n_allow_hosts;
-	char *dns;             /* BERTH_NET_PROXY: the broker's DNS server ("ip[:port]"), or NULL: the host's */
+	char *dns; /* BERTH_NET_PROXY: the broker's DNS server ("ip[:port]"), or NULL: the host's */
 
 	/* Environment */
 	struct berth_env *env;
@@ -131,17 +133,16 @@ struct berth_policy {
 	 * grant names them; there is no workspace guard (the workspace is the
 	 * app's own state directory). */
 	bool app;
-	char *app_name;              /* berth.yml `name` */
-	char *app_version;           /* berth.yml `version` */
-	char *app_digest;            /* "sha256:<hex>" over the app directory (berth_app_digest) */
+	char *app_name;    /* berth.yml `name` */
+	char *app_version; /* berth.yml `version` */
+	char *app_digest;  /* "sha256:<hex>" over the app directory (berth_app_digest) */
 	struct berth_grant *grants;
 	size_t n_grants;
 
 	/* The command */
-	char **argv;           /* NULL-terminated */
+	char **argv; /* NULL-terminated */
 	size_t argc;
 };
-
 
 /*
  * berth_policy_init - fill @p with the default posture (no workspace, no

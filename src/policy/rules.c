@@ -38,13 +38,13 @@ struct name_list {
 struct rules_file {
 	char *origin;
 	/* Each `line_*` is the key's line; 0 = the file does not name the key. */
-	unsigned line_networks, line_hosts, line_rw, line_unprotect, line_env, line_credentials, line_degraded,
-	    line_memory, line_cpus, line_pids;
+	unsigned line_networks, line_hosts, line_rw, line_unprotect, line_env, line_credentials,
+	    line_degraded, line_memory, line_cpus, line_pids;
 	unsigned networks; /* NET_* bits */
 	struct berth_host_pattern *hosts;
 	size_t n_hosts;
-	struct name_list rw;        /* absolute physical prefixes */
-	struct name_list unprotect; /* canonical trust names, classes, git paths (trust.h) */
+	struct name_list rw;                    /* absolute physical prefixes */
+	struct name_list unprotect;             /* canonical trust names, classes, git paths (trust.h) */
 	struct name_list guard_ro, guard_named; /* guard.read-only, guard.named */
 	struct name_list env, credentials;
 	bool degraded;
@@ -115,7 +115,8 @@ const char *berth_rules_origin(const struct berth_rules *r, size_t i)
 static int list_of(const struct berth_ynode *v, const char *o, const char *key, struct berth_error *err)
 {
 	if (v->kind != BERTH_YN_SEQ)
-		return berth_ynode_err(err, o, v, "`allow.%s` must be a list, got %s (write `%s: []` to allow none)",
+		return berth_ynode_err(err, o, v,
+				       "`allow.%s` must be a list, got %s (write `%s: []` to allow none)",
 				       key, berth_ynode_describe(v), key);
 	return 0;
 }
@@ -134,19 +135,20 @@ static int push_name(struct name_list *l, const char *s, const char *o, struct b
 }
 
 /* One string @s of the list @key, at @node; @ctx is each_string()'s. */
-typedef int item_fn(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
-		    struct berth_error *err);
+typedef int item_fn(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+		    void *ctx, struct berth_error *err);
 
 /* Each item of the list @v (`allow.KEY`, `guard.KEY`), a string, through
  * @item; the first failure stops. */
-static int each_string(struct rules_file *f, const struct berth_ynode *v, const char *key, item_fn *item, void *ctx,
-		       struct berth_error *err)
+static int each_string(struct rules_file *f, const struct berth_ynode *v, const char *key, item_fn *item,
+		       void *ctx, struct berth_error *err)
 {
 	if (list_of(v, f->origin, key, err) < 0)
 		return -1;
 	for (size_t i = 0; i < v->n; i++) {
 		const char *s;
-		if (berth_ynode_str(v->kids[i], f->origin, key, &s, err) < 0 || item(f, v->kids[i], key, s, ctx, err) < 0)
+		if (berth_ynode_str(v->kids[i], f->origin, key, &s, err) < 0 ||
+		    item(f, v->kids[i], key, s, ctx, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -165,14 +167,15 @@ static bool valid_env_pattern(const char *s)
 }
 
 /* `allow.env` and `allow.credentials` (@l, f->env or f->credentials). */
-static int name_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *l,
-		     struct berth_error *err)
+static int name_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+		     void *l, struct berth_error *err)
 {
 	bool credential = l == &f->credentials;
 
 	/* Credentials may also be named items (`claude-auth`) of a profile. */
-	if (!valid_env_pattern(s) && !(credential && s[0] != '\0' && strspn(s,
-			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(s)))
+	if (!valid_env_pattern(s) &&
+	    !(credential && s[0] != '\0' &&
+	      strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == strlen(s)))
 		return berth_ynode_err(err, f->origin, node,
 				       "`allow.%s`: `%.60s` is not a variable name (A-Z, a-z, 0-9, _) or a "
 				       "prefix ending in `*`",
@@ -191,11 +194,12 @@ static int network_item(struct rules_file *f, const struct berth_ynode *node, co
 			return 0;
 		}
 	return berth_ynode_err(err, f->origin, node,
-			       "`allow.networks`: unknown network `%.60s`; use none, proxy, api-only or host", s);
+			       "`allow.networks`: unknown network `%.60s`; use none, proxy, api-only or host",
+			       s);
 }
 
-static int host_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
-		     struct berth_error *err)
+static int host_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+		     void *ctx, struct berth_error *err)
 {
 	char reason[BERTH_HOST_REASON_MAX];
 
@@ -246,8 +250,8 @@ static void lexical_clean(char *s)
 	*out = '\0';
 }
 
-static int rw_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *ctx,
-		   struct berth_error *err)
+static int rw_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+		   void *ctx, struct berth_error *err)
 {
 	char buf[PATH_MAX], real[PATH_MAX];
 	const char *home = berth_caller_home();
@@ -256,15 +260,16 @@ static int rw_item(struct rules_file *f, const struct berth_ynode *node, const c
 	(void)ctx;
 	if (s[0] == '~' && (s[1] == '/' || s[1] == '\0')) {
 		if (home == NULL)
-			return berth_ynode_err(err, f->origin, node,
-					       "`allow.rw`: `%.60s` starts with `~` but the caller has no home directory",
-					       s);
+			return berth_ynode_err(
+			    err, f->origin, node,
+			    "`allow.rw`: `%.60s` starts with `~` but the caller has no home directory", s);
 		snprintf(buf, sizeof buf, "%s%s", home, s + 1);
 	} else if (s[0] == '/') {
 		snprintf(buf, sizeof buf, "%s", s);
 	} else {
-		return berth_ynode_err(err, f->origin, node,
-				       "`allow.rw`: `%.60s` is not an absolute path; write it from `/` (or `~/`)", s);
+		return berth_ynode_err(
+		    err, f->origin, node,
+		    "`allow.rw`: `%.60s` is not an absolute path; write it from `/` (or `~/`)", s);
 	}
 	lexical_clean(buf);
 	/* Compare physical paths, as the policy holds them (realpath); a
@@ -274,8 +279,8 @@ static int rw_item(struct rules_file *f, const struct berth_ynode *node, const c
 	return push_name(&f->rw, buf, f->origin, err);
 }
 
-static int unprotect_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
-			  void *ctx, struct berth_error *err)
+static int unprotect_item(struct rules_file *f, const struct berth_ynode *node, const char *key,
+			  const char *s, void *ctx, struct berth_error *err)
 {
 	char buf[2];
 	struct berth_error ignored = {0};
@@ -284,18 +289,19 @@ static int unprotect_item(struct rules_file *f, const struct berth_ynode *node, 
 	(void)key;
 	(void)ctx;
 	if (g == NULL)
-		return berth_ynode_err(err, f->origin, node,
-				       "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
-				       "(agents, instructions, editors, shell, packages, vcs, home), a name such as .vscode, "
-				       ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
-				       ".git/commondir, .git/config.worktree, .git/worktrees",
-				       s);
+		return berth_ynode_err(
+		    err, f->origin, node,
+		    "`allow.unprotect`: `%.60s` is not a guarded name; guarded: a class "
+		    "(agents, instructions, editors, shell, packages, vcs, home), a name such as .vscode, "
+		    ".claude, .envrc, .npmrc (docs/security.md), or .git/hooks, .git/config, "
+		    ".git/commondir, .git/config.worktree, .git/worktrees",
+		    s);
 	return push_name(&f->unprotect, g, f->origin, err);
 }
 
 /* An item of `guard.read-only` or `guard.named` (@l, the list it adds to). */
-static int guard_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s, void *l,
-		      struct berth_error *err)
+static int guard_item(struct rules_file *f, const struct berth_ynode *node, const char *key, const char *s,
+		      void *l, struct berth_error *err)
 {
 	char buf[256];
 	struct berth_error ignored = {0};
@@ -308,11 +314,12 @@ static int guard_item(struct rules_file *f, const struct berth_ynode *node, cons
 			  (lb != NULL && strchr(lb, ']') == NULL)))
 		g = NULL;
 	if (g == NULL || strncmp(g, ".git/", 5) == 0)
-		return berth_ynode_err(err, f->origin, node,
-				       "`guard.%s`: `%.60s` is not a file name, a pattern such as "
-				       "`*.code-workspace`, or a class (agents, instructions, editors, vcs, home, "
-				       "shell, packages)",
-				       key, s);
+		return berth_ynode_err(
+		    err, f->origin, node,
+		    "`guard.%s`: `%.60s` is not a file name, a pattern such as "
+		    "`*.code-workspace`, or a class (agents, instructions, editors, vcs, home, "
+		    "shell, packages)",
+		    key, s);
 	return push_name(l, g, f->origin, err);
 }
 
@@ -323,7 +330,8 @@ static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct
 	const char *o = f->origin;
 
 	if (m->kind != BERTH_YN_MAP)
-		return berth_ynode_err(err, o, m, "`guard` must be a mapping with `read-only:` and/or `named:`, got %s",
+		return berth_ynode_err(err, o, m,
+				       "`guard` must be a mapping with `read-only:` and/or `named:`, got %s",
 				       berth_ynode_describe(m));
 	for (size_t i = 0; i < berth_ymap_size(m); i++) {
 		const struct berth_ynode *k = berth_ymap_key(m, i), *v = berth_ymap_val(m, i);
@@ -335,7 +343,8 @@ static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct
 		else if (strcmp(key, "named") == 0)
 			l = &f->guard_named;
 		else
-			return berth_ynode_err(err, o, k, "unknown key `guard.%.60s`; known: read-only, named", key);
+			return berth_ynode_err(err, o, k,
+					       "unknown key `guard.%.60s`; known: read-only, named", key);
 		if (l->n > 0)
 			return berth_ynode_err(err, o, k, "`guard.%.60s` is given twice", key);
 		if (each_string(f, v, key, guard_item, l, err) < 0)
@@ -344,7 +353,8 @@ static int parse_guard(struct rules_file *f, const struct berth_ynode *m, struct
 	return 0;
 }
 
-static int parse_limit(struct rules_file *f, const char *key, const struct berth_ynode *v, struct berth_error *err)
+static int parse_limit(struct rules_file *f, const char *key, const struct berth_ynode *v,
+		       struct berth_error *err)
 {
 	const char *s;
 	uint64_t u;
@@ -354,20 +364,21 @@ static int parse_limit(struct rules_file *f, const char *key, const struct berth
 			   ? -1
 			   : (f->pids = (uint32_t)u, 0);
 	if (v->kind != BERTH_YN_SCALAR || berth_ynode_str(v, f->origin, key, &s, err) < 0)
-		return berth_ynode_err(err, f->origin, v, "`allow.%s` must be a %s, got %s", key,
-				       strcmp(key, "memory") == 0 ? "size such as `4G`" : "CPU count such as `2`",
-				       v->kind == BERTH_YN_SCALAR ? "nothing (null)" : berth_ynode_describe(v));
+		return berth_ynode_err(
+		    err, f->origin, v, "`allow.%s` must be a %s, got %s", key,
+		    strcmp(key, "memory") == 0 ? "size such as `4G`" : "CPU count such as `2`",
+		    v->kind == BERTH_YN_SCALAR ? "nothing (null)" : berth_ynode_describe(v));
 	if (strcmp(key, "memory") == 0) {
 		if (berth_parse_size(s, "allow.memory", &f->memory, err) < 0 || f->memory == 0) {
-			berth_ynode_err(err, f->origin, v, "`allow.memory` must be a size such as `4G`, got `%.60s`",
-					s);
+			berth_ynode_err(err, f->origin, v,
+					"`allow.memory` must be a size such as `4G`, got `%.60s`", s);
 			return -1;
 		}
 		return (f->memory_text = strdup(s)) != NULL ? 0 : berth_err(err, ENOMEM, "%s", f->origin);
 	}
 	if (berth_parse_millicpus(s, &f->millicpus, err) < 0 || f->millicpus == 0) {
-		berth_ynode_err(err, f->origin, v, "`allow.cpus` must be a CPU count such as `2` or `0.5`, got `%.60s`",
-				s);
+		berth_ynode_err(err, f->origin, v,
+				"`allow.cpus` must be a CPU count such as `2` or `0.5`, got `%.60s`", s);
 		return -1;
 	}
 	return (f->cpus_text = strdup(s)) != NULL ? 0 : berth_err(err, ENOMEM, "%s", f->origin);
@@ -422,10 +433,11 @@ static int parse_allow(struct rules_file *f, const struct berth_ynode *m, struct
 			line = &f->line_pids;
 			r = parse_limit(f, key, v, err);
 		} else {
-			return berth_ynode_err(err, o, k,
-					       "unknown key `allow.%.60s`; known: networks, hosts, rw, unprotect, env, "
-					       "credentials, degraded, memory, cpus, pids",
-					       key);
+			return berth_ynode_err(
+			    err, o, k,
+			    "unknown key `allow.%.60s`; known: networks, hosts, rw, unprotect, env, "
+			    "credentials, degraded, memory, cpus, pids",
+			    key);
 		}
 		if (r < 0)
 			return -1;
@@ -444,7 +456,8 @@ static int parse_file(struct rules_file *f, const char *text, size_t len, struct
 	if (root == NULL)
 		return 0; /* an empty file narrows nothing */
 	if (root->kind != BERTH_YN_MAP) {
-		r = berth_ynode_err(err, f->origin, root, "a rules file is a mapping with the keys `allow:` and `guard:`");
+		r = berth_ynode_err(err, f->origin, root,
+				    "a rules file is a mapping with the keys `allow:` and `guard:`");
 	} else {
 		for (size_t i = 0; i < berth_ymap_size(root) && r == 0; i++) {
 			const struct berth_ynode *k = berth_ymap_key(root, i);
@@ -461,16 +474,18 @@ static int parse_file(struct rules_file *f, const char *text, size_t len, struct
 			else if (strcmp(key, "guard") == 0)
 				r = parse_guard(f, berth_ymap_val(root, i), err);
 			else
-				r = berth_ynode_err(err, f->origin, k,
-						    "unknown key `%.60s`; a rules file has the keys `allow:` and `guard:`",
-						    key);
+				r = berth_ynode_err(
+				    err, f->origin, k,
+				    "unknown key `%.60s`; a rules file has the keys `allow:` and `guard:`",
+				    key);
 		}
 	}
 	berth_ynode_free(root);
 	return r;
 }
 
-int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const char *origin, struct berth_error *err)
+int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const char *origin,
+		    struct berth_error *err)
 {
 	struct rules_file f = {0};
 	struct rules_file *v;
@@ -524,13 +539,17 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
 
 	if (fd < 0) {
 		int e = errno;
-		if (project && e == ELOOP && !(lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0)) {
-			berth_usage_err(err, "the rules file `%s` is, or is reached through, a symbolic link", path);
-			return berth_err_hint(err, "replace the link with the file itself: berth does not follow links "
-						   "to a project's rules file (a sandbox could have made one to a "
-						   "secret file)");
+		if (project && e == ELOOP &&
+		    !(lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0)) {
+			berth_usage_err(err, "the rules file `%s` is, or is reached through, a symbolic link",
+					path);
+			return berth_err_hint(
+			    err, "replace the link with the file itself: berth does not follow links "
+				 "to a project's rules file (a sandbox could have made one to a "
+				 "secret file)");
 		}
-		if ((e == ENOENT || e == ENOTDIR || e == ELOOP) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if ((e == ENOENT || e == ENOTDIR || e == ELOOP) && lstat(path, &st) == 0 &&
+		    S_ISLNK(st.st_mode)) {
 			berth_usage_err(err, "the rules file `%s` is a symbolic link to nothing", path);
 			return berth_err_hint(err, "remove it, or make it a regular file: a rules file that "
 						   "vanishes must not lift its limits in silence");
@@ -565,7 +584,8 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
 	if (ferror(f))
 		return berth_err(err, EIO, "read the rules file `%s`", path);
 	if (n > MAX_RULES_FILE)
-		return berth_usage_err(err, "the rules file `%s` is larger than %d bytes", path, MAX_RULES_FILE);
+		return berth_usage_err(err, "the rules file `%s` is larger than %d bytes", path,
+				       MAX_RULES_FILE);
 	return berth_rules_add(r, buf, n, shown, err);
 }
 
@@ -575,8 +595,8 @@ static int add_path(struct berth_rules *r, const char *path, const char *shown, 
  * a sandbox planted in a subdirectory of its workspace cannot lift the
  * project's limits).  @seen: paths already read, @nseen their count.
  */
-static int walk_up(struct berth_rules *r, const char *start, const char *cwd, char (*seen)[PATH_MAX], size_t *nseen,
-		   size_t max_seen, struct berth_error *err)
+static int walk_up(struct berth_rules *r, const char *start, const char *cwd, char (*seen)[PATH_MAX],
+		   size_t *nseen, size_t max_seen, struct berth_error *err)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 
@@ -590,7 +610,8 @@ static int walk_up(struct berth_rules *r, const char *start, const char *cwd, ch
 			dup = strcmp(seen[i], path) == 0;
 		if (!dup && *nseen < max_seen) {
 			snprintf(seen[(*nseen)++], PATH_MAX, "%s", path);
-			if (add_path(r, path, strcmp(dir, cwd) == 0 ? ".berth/rules.yml" : path, true, err) < 0)
+			if (add_path(r, path, strcmp(dir, cwd) == 0 ? ".berth/rules.yml" : path, true, err) <
+			    0)
 				return -1;
 		}
 		if (strcmp(dir, "/") == 0)
@@ -606,13 +627,15 @@ static int walk_up(struct berth_rules *r, const char *start, const char *cwd, ch
 	return 0;
 }
 
-int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out, struct berth_error *err)
+int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out,
+			 struct berth_error *err)
 {
 	struct berth_rules *r = berth_rules_new(err);
 	char path[PATH_MAX], dir[PATH_MAX];
 	static char seen[128][PATH_MAX];
 	size_t nseen = 0;
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME"), *test = getenv("BERTH_TEST_SYSTEM_RULES");
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME"),
+		   *test = getenv("BERTH_TEST_SYSTEM_RULES");
 
 	*out = NULL;
 	if (r == NULL)
@@ -678,7 +701,8 @@ static bool name_allowed(const struct name_list *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		size_t n = strlen(l->v[i]);
-		if (n > 0 && l->v[i][n - 1] == '*' ? strncmp(l->v[i], name, n - 1) == 0 : strcmp(l->v[i], name) == 0)
+		if (n > 0 && l->v[i][n - 1] == '*' ? strncmp(l->v[i], name, n - 1) == 0
+						   : strcmp(l->v[i], name) == 0)
 			return true;
 	}
 	return false;
@@ -717,9 +741,10 @@ static bool host_covers(const struct berth_host_pattern *a, const struct berth_h
 		break;
 	case BERTH_HOST_SUFFIX:
 		/* `*.x` covers `a.x`, `*.x` and `*.a.x`, never `x`. */
-		host = d->kind != BERTH_HOST_LITERAL &&
-		       ((d->kind == BERTH_HOST_SUFFIX && strcmp(a->name, d->name) == 0) ||
-			(dn > an + 1 && d->name[dn - an - 1] == '.' && strcmp(d->name + dn - an, a->name) == 0));
+		host =
+		    d->kind != BERTH_HOST_LITERAL &&
+		    ((d->kind == BERTH_HOST_SUFFIX && strcmp(a->name, d->name) == 0) ||
+		     (dn > an + 1 && d->name[dn - an - 1] == '.' && strcmp(d->name + dn - an, a->name) == 0));
 		break;
 	case BERTH_HOST_LITERAL:
 		host = d->kind == BERTH_HOST_LITERAL && strcmp(a->name, d->name) == 0;
@@ -751,7 +776,7 @@ static const char *mode_of(const struct berth_policy *p, const struct berth_wide
 }
 
 __attribute__((format(printf, 4, 5))) static int deny(struct berth_error *err, const struct rules_file *f,
-						       unsigned line, const char *fmt, ...)
+						      unsigned line, const char *fmt, ...)
 {
 	char msg[BERTH_ERR_MSG_MAX];
 	va_list ap;
@@ -762,8 +787,8 @@ __attribute__((format(printf, 4, 5))) static int deny(struct berth_error *err, c
 	return berth_usage_err(err, "refused by rules (%s:%u): %s", f->origin, line, msg);
 }
 
-static int check_file(const struct rules_file *f, const struct berth_policy *p, const struct berth_widening_ctx *ctx,
-		      struct berth_error *err)
+static int check_file(const struct rules_file *f, const struct berth_policy *p,
+		      const struct berth_widening_ctx *ctx, struct berth_error *err)
 {
 	char list[512];
 
@@ -778,10 +803,11 @@ static int check_file(const struct rules_file *f, const struct berth_policy *p, 
 			list[0] = '\0';
 			for (size_t j = 0; j < BERTH_ARRAY_SIZE(net_names); j++)
 				if (f->networks & (1u << j))
-					off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", off ? ", " : "",
-								net_names[j]);
+					off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+								off ? ", " : "", net_names[j]);
 			deny(err, f, f->line_networks, "networks does not allow %s", mode);
-			return berth_err_hint(err, "this file allows the networks: %s", off ? list : "none at all");
+			return berth_err_hint(err, "this file allows the networks: %s",
+					      off ? list : "none at all");
 		}
 	}
 	if (f->line_hosts) {
@@ -799,7 +825,8 @@ static int check_file(const struct rules_file *f, const struct berth_policy *p, 
 				for (size_t j = 0; j < f->n_hosts && off < sizeof list; j++) {
 					char t[BERTH_HOST_PATTERN_STRLEN];
 					berth_host_pattern_format(&f->hosts[j], t, sizeof t);
-					off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", j ? ", " : "", t);
+					off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+								j ? ", " : "", t);
 				}
 				deny(err, f, f->line_hosts, "hosts does not allow `%s`", p->allow_hosts[i]);
 				return berth_err_hint(err, "this file allows the hosts: %s",
@@ -836,7 +863,8 @@ static int check_file(const struct rules_file *f, const struct berth_policy *p, 
 		for (size_t i = 0; i < p->n_unprotect; i++) {
 			if (!name_allowed(&f->unprotect, p->unprotect[i])) {
 				join(list, sizeof list, &f->unprotect);
-				deny(err, f, f->line_unprotect, "unprotect does not allow `%s`", p->unprotect[i]);
+				deny(err, f, f->line_unprotect, "unprotect does not allow `%s`",
+				     p->unprotect[i]);
 				return berth_err_hint(err, "this file allows unprotecting: %s", list);
 			}
 		}
@@ -861,10 +889,11 @@ static int check_file(const struct rules_file *f, const struct berth_policy *p, 
 		if (bad != NULL) {
 			join(list, sizeof list, &f->credentials);
 			deny(err, f, f->line_credentials, "credentials does not allow forwarding `%s`", bad);
-			return berth_err_hint(err,
-					      "this file allows forwarding: %s (`--env NAME=VALUE` sets a value "
-					      "without forwarding the host's)",
-					      list);
+			return berth_err_hint(
+			    err,
+			    "this file allows forwarding: %s (`--env NAME=VALUE` sets a value "
+			    "without forwarding the host's)",
+			    list);
 		}
 	}
 	if (f->line_degraded && p->allow_degraded && !f->degraded)
@@ -917,8 +946,8 @@ int berth_rules_guard(const struct berth_rules *r, struct berth_policy *p, struc
 	return 0;
 }
 
-int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p, const struct berth_widening_ctx *ctx,
-		      struct berth_error *err)
+int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p,
+		      const struct berth_widening_ctx *ctx, struct berth_error *err)
 {
 	/* Rules judge only a policy a runtime can run. */
 	if (berth_policy_validate(p, err) < 0)

@@ -64,7 +64,8 @@ struct berth_rules;
  * file ("FILE:LINE:COL: ..."); BERTH_EXIT_INTERNAL with errno for a file
  * that exists but cannot be read, or ENOMEM.
  */
-int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out, struct berth_error *err);
+int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_rules **out,
+			 struct berth_error *err);
 
 /*
  * berth_rules_new / berth_rules_add - an empty set, and one more file parsed
@@ -73,7 +74,8 @@ int berth_rules_load_all(const char *cwd, const char *workspace, struct berth_ru
  * berth_rules_load_all; @r is unchanged on failure.
  */
 struct berth_rules *berth_rules_new(struct berth_error *err);
-int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const char *origin, struct berth_error *err);
+int berth_rules_add(struct berth_rules *r, const char *text, size_t len, const char *origin,
+		    struct berth_error *err);
 
 /* berth_rules_free - release @r (NULL is fine). */
 void berth_rules_free(struct berth_rules *r);
@@ -95,8 +97,8 @@ const char *berth_rules_origin(const struct berth_rules *r, size_t i);
  * 2, come before any rule's).
  * Returns 0 when allowed, -1 with @err filled (BERTH_EXIT_USAGE) when denied.
  */
-int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p, const struct berth_widening_ctx *ctx,
-		      struct berth_error *err);
+int berth_rules_check(const struct berth_rules *r, const struct berth_policy *p,
+		      const struct berth_widening_ctx *ctx, struct berth_error *err);
 
 /*
  * berth_rules_guard - add every file's `guard.read-only` and `guard.named`

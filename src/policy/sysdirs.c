@@ -12,14 +12,16 @@
 
 const struct berth_sysdir berth_sysdirs[] = {
     {"/", BERTH_SYSDIR_ROOT, BERTH_LL_DIR, BERTH_LL_DIR, BERTH_ATTEST_NONE, false,
-     "the root lists its entries and nothing more: no new top-level file (read-only mount), no access below it "
+     "the root lists its entries and nothing more: no new top-level file (read-only mount), no access below "
+     "it "
      "but through the rows that follow"},
     /* The system: the programs and libraries the command runs, read-only
      * (bubblewrap's --ro-bind /usr; a sandbox that could write them could
      * change what the host runs next). */
     {"/usr", BERTH_SYSDIR_BIND, RX, RX, BERTH_ATTEST_SYSTEM_RO, false, "programs and libraries"},
     {"/bin", BERTH_SYSDIR_BIND, RX, RX, BERTH_ATTEST_SYSTEM_RO, false,
-     "programs; a link to usr/bin on merged-/usr hosts (the link is copied, Landlock then has no rule for it)"},
+     "programs; a link to usr/bin on merged-/usr hosts (the link is copied, Landlock then has no rule for "
+     "it)"},
     {"/sbin", BERTH_SYSDIR_BIND, RX, RX, BERTH_ATTEST_SYSTEM_RO, false, "programs (a link on merged /usr)"},
     {"/lib", BERTH_SYSDIR_BIND, RX, RX, BERTH_ATTEST_SYSTEM_RO, false,
      "the dynamic loader and libraries (a link on merged /usr)"},
@@ -38,7 +40,8 @@ const struct berth_sysdir berth_sysdirs[] = {
      "the sandbox's pid namespace; /proc/self is written to (oom_score_adj, attr); the kernel knobs are "
      "bound read-only (proc_ro in mounts.c)"},
     {"/dev", BERTH_SYSDIR_OWN, BERTH_LL_DEV, BERTH_LL_DEV, BERTH_ATTEST_NONE, false,
-     "a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host and a devpts of its own"},
+     "a read-only tmpfs with null, zero, full, random, urandom, tty bound from the host and a devpts of its "
+     "own"},
     /* Scratch space: private tmpfs, gone with the sandbox. */
     {"/tmp", BERTH_SYSDIR_TMPFS, RW, NONE, BERTH_ATTEST_PRIVATE_TMPFS, false,
      "scratch space; an app reaches it only through a filesystem grant"},

@@ -33,11 +33,11 @@ enum berth_ll_access {
 
 /* How the namespace runtime makes a row's directory (src/sandbox/mounts.c). */
 enum berth_sysdir_mount {
-	BERTH_SYSDIR_ROOT,  /* the sandbox root: a tmpfs, made read-only after the mounts */
-	BERTH_SYSDIR_BIND,  /* bound from the host, recursive, nosuid, nodev, read-only (system_tree; read-write
+	BERTH_SYSDIR_ROOT, /* the sandbox root: a tmpfs, made read-only after the mounts */
+	BERTH_SYSDIR_BIND, /* bound from the host, recursive, nosuid, nodev, read-only (system_tree; read-write
 			     * only for an app under Landlock, which then denies every write); a symbolic link on
 			     * the host (/bin -> usr/bin) is copied as that link */
-	BERTH_SYSDIR_OWN,   /* an instance of its own made by its own step: proc_tree, sys_tree, dev_tree */
+	BERTH_SYSDIR_OWN,  /* an instance of its own made by its own step: proc_tree, sys_tree, dev_tree */
 	BERTH_SYSDIR_TMPFS, /* a private tmpfs of the policy's tmp_size (private_dirs, dev_tree) */
 	BERTH_SYSDIR_HOME,  /* a private tmpfs (or --persist-home) at the sandbox's $HOME, /home/USER: the
 			     * runtime mounts it and adds its Landlock rule by that path, not by this row's */
@@ -51,7 +51,7 @@ enum berth_sysdir_attest {
 };
 
 struct berth_sysdir {
-	const char *path;                /* absolute, in the sandbox's view */
+	const char *path; /* absolute, in the sandbox's view */
 	enum berth_sysdir_mount mount;
 	enum berth_ll_access ll_run;     /* Landlock rule under `berth run`, BERTH_LL_NONE: none */
 	enum berth_ll_access ll_app;     /* Landlock rule of a resident app (berth.yml) */

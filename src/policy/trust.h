@@ -37,10 +37,11 @@ enum berth_trust {
 };
 
 struct berth_trust_name {
-	const char *name;   /* basename, or an fnmatch(3) pattern when it holds '*' */
-	const char *cls;    /* the class: "agents", "instructions", "editors", "shell", "packages", "vcs", "home" */
+	const char *name; /* basename, or an fnmatch(3) pattern when it holds '*' */
+	const char
+	    *cls; /* the class: "agents", "instructions", "editors", "shell", "packages", "vcs", "home" */
 	enum berth_trust treat; /* the default treatment */
-	const char *why;    /* what on the host reads it, for messages */
+	const char *why;        /* what on the host reads it, for messages */
 };
 
 /* The names, NULL-terminated (name == NULL). */
@@ -95,6 +96,7 @@ bool berth_trust_git_unprotected(const struct berth_policy *p, const char *g);
  * Returns a pointer into static storage or into @buf (size @len), or NULL
  * with @err filled (BERTH_EXIT_USAGE) naming @arg and the accepted values.
  */
-const char *berth_trust_canonical(const char *arg, bool any_name, char *buf, size_t len, struct berth_error *err);
+const char *berth_trust_canonical(const char *arg, bool any_name, char *buf, size_t len,
+				  struct berth_error *err);
 
 #endif

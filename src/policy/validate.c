@@ -35,8 +35,8 @@ static int check_target(const struct berth_policy *p, const struct berth_mount *
 	} else {
 		for (size_t i = 0; i < berth_n_sysdirs && ro == NULL; i++) {
 			size_t n = strlen(berth_sysdirs[i].path);
-			if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND && strncmp(m->dst, berth_sysdirs[i].path, n) == 0 &&
-			    m->dst[n] == '/')
+			if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND &&
+			    strncmp(m->dst, berth_sysdirs[i].path, n) == 0 && m->dst[n] == '/')
 				ro = berth_sysdirs[i].path;
 		}
 		if (ro == NULL)
@@ -48,11 +48,14 @@ static int check_target(const struct berth_policy *p, const struct berth_mount *
 			return 0; /* the runtime decides */
 		if (ro == NULL) {
 			berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
-			return berth_err_hint(err, "create it first; berth does not create files in your workspace");
+			return berth_err_hint(
+			    err, "create it first; berth does not create files in your workspace");
 		}
-		berth_usage_err(err, "mount target `%s` does not exist, and `%s` is read-only in the sandbox", m->dst, ro);
-		return berth_err_hint(err, "choose a target that exists there, or one outside the system directories "
-					   "such as `/data`");
+		berth_usage_err(err, "mount target `%s` does not exist, and `%s` is read-only in the sandbox",
+				m->dst, ro);
+		return berth_err_hint(
+		    err, "choose a target that exists there, or one outside the system directories "
+			 "such as `/data`");
 	}
 	if (stat(m->src, &ss) == 0 && S_ISDIR(ss.st_mode) != S_ISDIR(ts.st_mode)) {
 		berth_usage_err(err, "mount target `%s` is %s, and the source `%s` is %s", m->dst,
@@ -68,12 +71,14 @@ static int check_mounts(const struct berth_policy *p, struct berth_error *err)
 	if (p->n_mounts > BERTH_POLICY_MOUNTS_MAX) {
 		berth_usage_err(err, "too many --ro/--rw mounts (%zu, at most %d)", p->n_mounts,
 				BERTH_POLICY_MOUNTS_MAX);
-		return berth_err_hint(err, "mount a common parent directory once instead of each directory below it");
+		return berth_err_hint(
+		    err, "mount a common parent directory once instead of each directory below it");
 	}
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		size_t len = strlen(p->mounts[i].dst);
 		if (len > BERTH_MOUNT_TARGET_MAX) {
-			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)", p->mounts[i].dst, len);
+			berth_usage_err(err, "mount target `%.64s...` is too long (%zu bytes)",
+					p->mounts[i].dst, len);
 			return berth_err_hint(err, "a target is at most %d bytes", BERTH_MOUNT_TARGET_MAX);
 		}
 		if (check_target(p, &p->mounts[i], err) < 0)
@@ -103,13 +108,15 @@ static int check_hosts(const struct berth_policy *p, struct berth_error *err)
 
 	if (p->n_allow_hosts > BERTH_POLICY_ALLOW_HOSTS_MAX) {
 		if (p->app)
-			berth_usage_err(err, "the app `%s` declares %zu `network:host` capabilities, at most %d",
+			berth_usage_err(err,
+					"the app `%s` declares %zu `network:host` capabilities, at most %d",
 					p->app_name != NULL ? p->app_name : "?", p->n_allow_hosts,
 					BERTH_POLICY_ALLOW_HOSTS_MAX);
 		else
-			berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)", p->n_allow_hosts,
-					BERTH_POLICY_ALLOW_HOSTS_MAX);
-		return berth_err_hint(err, "one pattern with a wildcard (`*.example.com`) covers every name below it");
+			berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)",
+					p->n_allow_hosts, BERTH_POLICY_ALLOW_HOSTS_MAX);
+		return berth_err_hint(
+		    err, "one pattern with a wildcard (`*.example.com`) covers every name below it");
 	}
 	for (size_t i = 0; i < p->n_allow_hosts; i++) {
 		struct berth_host_pattern pat;
@@ -129,10 +136,11 @@ static int check_hosts(const struct berth_policy *p, struct berth_error *err)
 		berth_usage_err(err, "%s declare more than %d distinct ports",
 				p->app ? "the app's `network:host` capabilities" : "the allow-host patterns",
 				BERTH_POLICY_PORTS_MAX);
-		return berth_err_hint(err,
-				      "declare fewer ports, or %s for any port (then only clients that use the "
-				      "proxy variables reach the ports not listed)",
-				      p->app ? "`network:host:HOST:*`" : "`HOST:*`");
+		return berth_err_hint(
+		    err,
+		    "declare fewer ports, or %s for any port (then only clients that use the "
+		    "proxy variables reach the ports not listed)",
+		    p->app ? "`network:host:HOST:*`" : "`HOST:*`");
 	}
 	return 0;
 }
@@ -160,24 +168,27 @@ static int check_env(const struct berth_policy *p, struct berth_error *err)
 
 		if (need > BERTH_POLICY_ENV_ENTRY_MAX) {
 			/* the same words as the runtime's (add_env): never the value */
-			berth_usage_err(err,
-					"environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
-					"at most %d to a command",
-					e->name, need - 1, BERTH_POLICY_ENV_ENTRY_MAX - 1);
+			berth_usage_err(
+			    err,
+			    "environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+			    "at most %d to a command",
+			    e->name, need - 1, BERTH_POLICY_ENV_ENTRY_MAX - 1);
 			return berth_err_hint(err, "pass a long value in a file in the workspace instead");
 		}
 		n += !own_env(e->name);
 	}
 	if (n + BERTH_POLICY_ENV_OWN + (size_t)reserve > BERTH_POLICY_ENV_MAX) {
-		berth_usage_err(err,
-				"too many environment variables for the command: %zu given, and berth passes at most "
-				"%d (%d of them its own%s)",
-				n, BERTH_POLICY_ENV_MAX, BERTH_POLICY_ENV_OWN,
-				reserve > 0 ? ", 8 the egress broker's" : "");
-		return berth_err_hint(err,
-				      "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every --env-file "
-				      "line%s",
-				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
+		berth_usage_err(
+		    err,
+		    "too many environment variables for the command: %zu given, and berth passes at most "
+		    "%d (%d of them its own%s)",
+		    n, BERTH_POLICY_ENV_MAX, BERTH_POLICY_ENV_OWN,
+		    reserve > 0 ? ", 8 the egress broker's" : "");
+		return berth_err_hint(
+		    err,
+		    "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every --env-file "
+		    "line%s",
+		    reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
 	}
 	return 0;
 }
@@ -190,8 +201,10 @@ static int check_landlock(const struct berth_policy *p, struct berth_error *err)
 
 	if (p->app && p->n_grants > BERTH_POLICY_GRANTS_MAX) {
 		berth_usage_err(err, "the app `%s` declares %zu filesystem grants, at most %d",
-				p->app_name != NULL ? p->app_name : "?", p->n_grants, BERTH_POLICY_GRANTS_MAX);
-		return berth_err_hint(err, "grant a parent directory once: a grant covers every path below it");
+				p->app_name != NULL ? p->app_name : "?", p->n_grants,
+				BERTH_POLICY_GRANTS_MAX);
+		return berth_err_hint(err,
+				      "grant a parent directory once: a grant covers every path below it");
 	}
 	for (size_t i = 0; i < berth_n_sysdirs; i++)
 		n += (p->app ? berth_sysdirs[i].ll_app : berth_sysdirs[i].ll_run) != BERTH_LL_NONE;

@@ -95,13 +95,14 @@ struct berth_run_hooks {
 	void (*on_spawned)(void *arg);
 	int (*before_release)(void *arg, struct berth_error *err);
 	int (*on_egress)(void *arg, const struct berth_egress_listeners *l, struct berth_error *err);
-	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err);
+	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m,
+			   struct berth_error *err);
 };
 
 /* How the command is wired and what the supervisor attaches. */
 struct berth_runtime_opts {
-	unsigned force_off;  /* namespace runtime: enum berth_feature bits (test-only switch) */
-	bool quiet;          /* do not print the one-line notices */
+	unsigned force_off; /* namespace runtime: enum berth_feature bits (test-only switch) */
+	bool quiet;         /* do not print the one-line notices */
 	/* When not NULL: a file (made 0600, never through a link) the
 	 * trust-surface lines of the run's end are appended to, one
 	 * `berth: warning: ...` line each, also when @quiet (agent sessions:
@@ -185,7 +186,8 @@ struct berth_runtime_ops {
 	 * can give, 125 when this host lacks it).  A runtime other than the
 	 * default names itself in the message ("the oci runtime cannot ...").
 	 */
-	int (*check)(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_error *err);
+	int (*check)(const struct berth_policy *p, const struct berth_runtime_opts *o,
+		     struct berth_error *err);
 	/* run - start @p->argv, relay its terminal and signals, wait for it,
 	 * tear it all down (`berth run`); *@status as berth_sandbox_run(). */
 	int (*run)(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,

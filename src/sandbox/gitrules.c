@@ -371,7 +371,7 @@ int berth_git_read_gitfile(int dirfd, const char *name, char *out, size_t outlen
 struct cfg_src {
 	const char *buf;
 	size_t len, pos;
-	unsigned line;	    /* line of the byte next() returned last */
+	unsigned line;      /* line of the byte next() returned last */
 	unsigned next_line; /* line of the byte after it */
 	bool eof;
 };
@@ -665,7 +665,7 @@ int berth_git_config_read(int dirfd, const char *name, berth_git_config_fn fn, v
 
 struct inert_rule {
 	const char *section;
-	bool sub;	      /* the key needs a subsection (remote.<name>.url) */
+	bool sub;             /* the key needs a subsection (remote.<name>.url) */
 	const char *keys[32]; /* "*": any key */
 };
 

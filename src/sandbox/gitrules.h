@@ -30,10 +30,10 @@
 
 #include "../util/error.h"
 
-#define BERTH_GIT_CONFIG_MAX (1 << 20) /* bytes of one config file read at most */
-#define BERTH_GIT_INCLUDE_DEPTH 10     /* git's own include depth limit (config.c MAX_INCLUDE_DEPTH) */
-#define BERTH_GIT_HEAD_MAX 255         /* bytes of HEAD (or its link target) git looks at */
-#define BERTH_GIT_COMMONDIR_MAX 4096   /* bytes of a `commondir` file read at most */
+#define BERTH_GIT_CONFIG_MAX (1 << 20)  /* bytes of one config file read at most */
+#define BERTH_GIT_INCLUDE_DEPTH 10      /* git's own include depth limit (config.c MAX_INCLUDE_DEPTH) */
+#define BERTH_GIT_HEAD_MAX 255          /* bytes of HEAD (or its link target) git looks at */
+#define BERTH_GIT_COMMONDIR_MAX 4096    /* bytes of a `commondir` file read at most */
 #define BERTH_GIT_GITFILE_MAX (1 << 20) /* git's limit on a `.git` file (setup.c) */
 
 /*

@@ -107,7 +107,8 @@ static int push_bind(struct berth_guard *g, int root, const char *rel, bool ro, 
 			return 0;
 		}
 	if (g->n_binds >= BERTH_GUARD_MAX)
-		return berth_usage_err(err, "the workspace guard makes at most %d mounts; `%s/%s` is one too many",
+		return berth_usage_err(err,
+				       "the workspace guard makes at most %d mounts; `%s/%s` is one too many",
 				       BERTH_GUARD_MAX, g->roots[root].host, rel);
 	g->binds[g->n_binds].rel = strdup(rel);
 	if (g->binds[g->n_binds].rel == NULL)
@@ -129,11 +130,14 @@ static int guard_host(struct berth_guard *g, const char *path, bool ro, struct b
 		/* An --rw source that is this guarded path, or lies in it, would
 		 * give the sandbox what the guard keeps read-only elsewhere. */
 		if (ro && i > 0 && below(g->roots[i].host, path, &rel)) {
-			berth_usage_err(err, "`--rw %s` is, or is inside, `%s`, which the workspace guard keeps read-only",
-					g->roots[i].host, path);
-			return berth_err_hint(err, "the host's tools run or trust what is there; pass `--unprotect` for "
-						   "its name if the sandbox must write it (docs/security.md, \"The "
-						   "host's trust surface\")");
+			berth_usage_err(
+			    err,
+			    "`--rw %s` is, or is inside, `%s`, which the workspace guard keeps read-only",
+			    g->roots[i].host, path);
+			return berth_err_hint(
+			    err, "the host's tools run or trust what is there; pass `--unprotect` for "
+				 "its name if the sandbox must write it (docs/security.md, \"The "
+				 "host's trust surface\")");
 		}
 	}
 	return 0;
@@ -200,8 +204,10 @@ static int watch(struct berth_guard *g, const char *path, struct berth_error *er
 		if (strcmp(g->watch[i], path) == 0)
 			return 0;
 	if (g->n_watch >= BERTH_GUARD_WATCH)
-		return berth_usage_err(err, "the repository's config includes more than %d files in writable "
-					    "directories, which berth cannot all guard", BERTH_GUARD_WATCH);
+		return berth_usage_err(err,
+				       "the repository's config includes more than %d files in writable "
+				       "directories, which berth cannot all guard",
+				       BERTH_GUARD_WATCH);
 	if ((g->watch[g->n_watch] = strdup(path)) == NULL)
 		return berth_err(err, ENOMEM, "guard");
 	g->n_watch++;
@@ -227,8 +233,8 @@ static int guard_pointed(struct berth_guard *g, const char *path, struct berth_e
 }
 
 /* The files @gitdir's config at @dir/@name points at, recursively. */
-static int guard_config_refs(struct berth_guard *g, const char *dir, const char *name, const char *top, int depth,
-			     struct berth_error *err)
+static int guard_config_refs(struct berth_guard *g, const char *dir, const char *name, const char *top,
+			     int depth, struct berth_error *err)
 {
 	struct berth_git_refs refs = {0};
 	struct berth_error e = {0};
@@ -313,8 +319,9 @@ static int guard_worktrees(const struct berth_policy *p, struct berth_guard *g, 
 		if (!S_ISDIR(st.st_mode) || sandbox_made_worktree(sub))
 			continue;
 		if (++n > BERTH_GUARD_WORKTREES) {
-			berth_usage_err(err, "`%s` has more than %d linked worktrees, which berth cannot all guard", path,
-					BERTH_GUARD_WORKTREES);
+			berth_usage_err(
+			    err, "`%s` has more than %d linked worktrees, which berth cannot all guard", path,
+			    BERTH_GUARD_WORKTREES);
 			rc = berth_err_hint(err, "remove stale ones (`git worktree prune`), or pass "
 						 "`--unprotect .git/worktrees`");
 			break;
@@ -325,15 +332,16 @@ static int guard_worktrees(const struct berth_policy *p, struct berth_guard *g, 
 	return rc;
 }
 
-static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, const char *gitdir, const char *top,
-			int depth, struct berth_error *err);
+static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, const char *gitdir,
+			const char *top, int depth, struct berth_error *err);
 
 /* modules/: every directory holding a HEAD or a config is a submodule's git
  * directory (names may hold slashes: modules/a/b). */
 static int guard_modules(const struct berth_policy *p, struct berth_guard *g, const char *dir, int depth,
 			 struct berth_error *err)
 {
-	static const char *const skip[] = {"objects", "refs", "logs", "hooks", "info", "lfs", "worktrees", NULL};
+	static const char *const skip[] = {"objects", "refs", "logs",      "hooks",
+					   "info",    "lfs",  "worktrees", NULL};
 	DIR *d;
 	struct dirent *e;
 	int rc = 0;
@@ -403,16 +411,19 @@ static int keep_head(const struct berth_policy *p, struct berth_guard_root *r, c
 
 /* The git directory @gitdir; @top is its worktree's top (for a relative
  * core.hooksPath), NULL for a submodule's. */
-static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, const char *gitdir, const char *top,
-			int depth, struct berth_error *err)
+static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, const char *gitdir,
+			const char *top, int depth, struct berth_error *err)
 {
 	static const struct {
 		const char *name, *what;
-	} files[] = {{"config", ".git/config"}, {"config.worktree", ".git/config.worktree"},
-		     {"commondir", ".git/commondir"}, {"hooks", ".git/hooks"}};
+	} files[] = {{"config", ".git/config"},
+		     {"config.worktree", ".git/config.worktree"},
+		     {"commondir", ".git/commondir"},
+		     {"hooks", ".git/hooks"}};
 	char path[PATH_MAX];
 
-	if (guard_host(g, gitdir, false, err) < 0 || guard_entry(g, gitdir, "objects", ".git", false, err) < 0 ||
+	if (guard_host(g, gitdir, false, err) < 0 ||
+	    guard_entry(g, gitdir, "objects", ".git", false, err) < 0 ||
 	    guard_entry(g, gitdir, "refs", ".git", false, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
@@ -437,7 +448,8 @@ static int guard_gitdir(const struct berth_policy *p, struct berth_guard *g, con
 }
 
 /* The repository at the top of root @i. */
-static int guard_repository(const struct berth_policy *p, struct berth_guard *g, int i, struct berth_error *err)
+static int guard_repository(const struct berth_policy *p, struct berth_guard *g, int i,
+			    struct berth_error *err)
 {
 	struct berth_guard_root *r = &g->roots[i];
 	char path[PATH_MAX], buf[PATH_MAX], target[PATH_MAX];
@@ -479,7 +491,8 @@ static int guard_repository(const struct berth_policy *p, struct berth_guard *g,
 }
 
 /* The trust names at the top of root @i that exist. */
-static int guard_top_names(const struct berth_policy *p, struct berth_guard *g, int i, struct berth_error *err)
+static int guard_top_names(const struct berth_policy *p, struct berth_guard *g, int i,
+			   struct berth_error *err)
 {
 	DIR *d = opendir(g->roots[i].host);
 	struct dirent *e;
@@ -552,7 +565,8 @@ static int bind_self(const char *root, const char *shown, const char *proc, cons
 	cleanup_close int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int fd = -1;
 	char fdpath[64];
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0)};
+	struct mount_attr attr = {.attr_set =
+				      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0)};
 
 	if (dfd < 0)
 		return berth_err(err, errno, "cannot open `%s`", shown);
@@ -565,8 +579,10 @@ static int bind_self(const char *root, const char *shown, const char *proc, cons
 	 * link: refuse it rather than bind over what it names. */
 	struct stat st;
 	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-		berth_usage_err(err, "guarded path `%s/%s` became a symlink, which berth cannot protect", shown, rel);
-		return berth_err_hint(err, "something changed the workspace while berth set the sandbox up; run again");
+		berth_usage_err(err, "guarded path `%s/%s` became a symlink, which berth cannot protect",
+				shown, rel);
+		return berth_err_hint(
+		    err, "something changed the workspace while berth set the sandbox up; run again");
 	}
 	snprintf(fdpath, sizeof fdpath, "%s/self/fd/%d", proc, fd);
 	if (mount(fdpath, fdpath, NULL, MS_BIND, NULL) < 0)
@@ -577,7 +593,8 @@ static int bind_self(const char *root, const char *shown, const char *proc, cons
 	return 0;
 }
 
-int berth_guard_mount(const struct berth_guard *g, const char *newroot, const char *proc, struct berth_error *err)
+int berth_guard_mount(const struct berth_guard *g, const char *newroot, const char *proc,
+		      struct berth_error *err)
 {
 	for (int i = 0; i < g->n_binds; i++) {
 		const struct berth_guard_bind *b = &g->binds[i];

@@ -51,11 +51,11 @@
 #define BERTH_GUARD_HEAD_MAX 512
 
 struct berth_guard_root {
-	char *host;   /* physical host path */
-	char *inside; /* the same directory in the sandbox ("/workspace", an --rw target) */
-	bool nested;  /* inside another root's host path: walked with it at exit */
-	char *head;   /* its repository's HEAD when the run started and valid, or NULL */
-	char *gitdir; /* that repository's git directory (host path), or NULL */
+	char *host;       /* physical host path */
+	char *inside;     /* the same directory in the sandbox ("/workspace", an --rw target) */
+	bool nested;      /* inside another root's host path: walked with it at exit */
+	char *head;       /* its repository's HEAD when the run started and valid, or NULL */
+	char *gitdir;     /* that repository's git directory (host path), or NULL */
 	unsigned missing; /* BERTH_GUARD_MISSING_* bits: names absent from @gitdir at the start */
 	/* $XDG_STATE_HOME/berth/trust/known: the directories (device, inode)
 	 * that were repositories or trust names when this user's earlier runs
@@ -75,9 +75,9 @@ struct berth_guard_root {
 #define BERTH_GUARD_MISSING_HOOKS 8u /* recorded; not watched (trustscan.h) */
 
 struct berth_guard_bind {
-	int root;   /* index into roots */
-	char *rel;  /* relative to the root, never empty */
-	bool ro;    /* read-only; false: pinned (bound read-write onto itself) */
+	int root;  /* index into roots */
+	char *rel; /* relative to the root, never empty */
+	bool ro;   /* read-only; false: pinned (bound read-write onto itself) */
 };
 
 struct berth_guard {
@@ -87,8 +87,8 @@ struct berth_guard {
 	int n_binds;
 	char *watch[BERTH_GUARD_WATCH]; /* host paths: include targets, hooksPath dirs */
 	int n_watch;
-	bool git_existed;               /* the workspace's `.git` existed when the run started */
-	struct timespec started;        /* CLOCK_REALTIME_COARSE when the guard was prepared */
+	bool git_existed;        /* the workspace's `.git` existed when the run started */
+	struct timespec started; /* CLOCK_REALTIME_COARSE when the guard was prepared */
 };
 
 /*
@@ -110,7 +110,8 @@ int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, str
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from its root and bound through
  * /proc/self/fd.  Returns 0, or -1 with @err filled.
  */
-int berth_guard_mount(const struct berth_guard *g, const char *newroot, const char *proc, struct berth_error *err);
+int berth_guard_mount(const struct berth_guard *g, const char *newroot, const char *proc,
+		      struct berth_error *err);
 
 /* berth_guard_free - release @g.  Never fails. */
 void berth_guard_free(struct berth_guard *g);

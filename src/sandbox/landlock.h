@@ -16,7 +16,7 @@
 #include "../util/error.h"
 
 struct berth_ll_rule {
-	const char *path;            /* absolute path in the sandbox's view */
+	const char *path; /* absolute path in the sandbox's view */
 	enum berth_ll_access access;
 };
 

@@ -87,7 +87,7 @@ void berth_lim_appendf(char *buf, size_t size, const char *fmt, ...)
 void berth_lim_add_unenforced(struct berth_limits *lim, const char *what)
 {
 	berth_lim_appendf(lim->unenforced, sizeof lim->unenforced, "%s%s", lim->unenforced[0] ? ", " : "",
-		what);
+			  what);
 }
 
 /* berth_lim_has_token - whether @tok is one of the @sep-separated words of @list. */
@@ -172,8 +172,8 @@ static const char *fmt_size(char *buf, size_t size, unsigned long long v)
 }
 
 /* Why rlimit mode has no memory limit, for messages. */
-#define NO_AS_WHY                                                                                   \
-	"only an address-space rlimit (RLIMIT_AS) is available, which counts reserved address space, " \
+#define NO_AS_WHY                                                                                            \
+	"only an address-space rlimit (RLIMIT_AS) is available, which counts reserved address space, "       \
 	"not memory, and kills runtimes that reserve large ranges (Bun/JavaScriptCore, Node/V8, Go, Java)"
 
 /*
@@ -200,18 +200,18 @@ static void setup_rlimits(const struct berth_policy *p, struct berth_limits *lim
 	} else if (want == 0) {
 		snprintf(cpus, sizeof cpus, "no limit");
 	} else {
-		snprintf(cpus, sizeof cpus, "%llu requested, %d available, not restricted", want,
-			 online);
+		snprintf(cpus, sizeof cpus, "%llu requested, %d available, not restricted", want, online);
 	}
 	if (p->memory == 0)
 		snprintf(mem, sizeof mem, "memory: no limit asked");
 	else if (berth_limits_memory_explicit(p))
 		snprintf(mem, sizeof mem, "memory: not enforced (--allow-degraded)");
 	else
-		snprintf(mem, sizeof mem, "memory: not enforced, %s %s limit not applied: RLIMIT_AS breaks runtimes",
+		snprintf(mem, sizeof mem,
+			 "memory: not enforced, %s %s limit not applied: RLIMIT_AS breaks runtimes",
 			 p->app ? "the app's" : "the default", fmt_size(sz, sizeof sz, p->memory));
-	snprintf(lim->how, sizeof lim->how,
-		 "rlimits (%s; RLIMIT_NPROC for pids; CPU affinity for cpus: %s)", mem, cpus);
+	snprintf(lim->how, sizeof lim->how, "rlimits (%s; RLIMIT_NPROC for pids; CPU affinity for cpus: %s)",
+		 mem, cpus);
 	if (p->memory != 0 && berth_limits_memory_explicit(p))
 		berth_lim_add_unenforced(lim, "memory (" NO_AS_WHY ")");
 	if (!lim->pids_enforced)
@@ -231,7 +231,8 @@ static int refuse_memory(const struct berth_policy *p, struct berth_error *err)
 	/* The way to a cgroup that works on this machine (`berth doctor`'s):
 	 * systemd-run cannot delegate a memory controller cgroup v1 holds. */
 	berth_limits_advice(advice, sizeof advice);
-	return berth_err_hint(err, "%.450s; or pass `--allow-degraded` to run without a memory limit", advice);
+	return berth_err_hint(err, "%.450s; or pass `--allow-degraded` to run without a memory limit",
+			      advice);
 }
 
 /* ---- public interface ----------------------------------------------- */
@@ -267,10 +268,11 @@ int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
 	berth_err(err, 0, "cannot enforce the requested limits: %s", lim->unenforced);
 	/* Root makes its cgroups in the host's cgroup v2 tree: missing, it is
 	 * not the caller's identity that is wrong. */
-	return berth_err_hint(err, geteuid() == 0 ? "mount the cgroup v2 hierarchy at /sys/fs/cgroup, or pass "
-						    "`--allow-degraded`; see `berth doctor`"
-						  : "run as root or in a delegated cgroup v2 subtree, or pass "
-						    "`--allow-degraded`; see `berth doctor`");
+	return berth_err_hint(err, geteuid() == 0
+				       ? "mount the cgroup v2 hierarchy at /sys/fs/cgroup, or pass "
+					 "`--allow-degraded`; see `berth doctor`"
+				       : "run as root or in a delegated cgroup v2 subtree, or pass "
+					 "`--allow-degraded`; see `berth doctor`");
 }
 
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
@@ -313,7 +315,8 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 
 	/* Only an explicit limit can be refused; nothing else needs the
 	 * probe (a cgroup made and removed at once). */
-	if (p->allow_degraded || !((p->memory != 0 && berth_limits_memory_explicit(p)) || p->cpus_set || p->pids_set))
+	if (p->allow_degraded ||
+	    !((p->memory != 0 && berth_limits_memory_explicit(p)) || p->cpus_set || p->pids_set))
 		return 0;
 	/* the time too: a probe left by a berth killed right here must not
 	 * stand in the way of a later one with the same pid */
@@ -330,7 +333,7 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 /* set_rlimit - soft and hard limit of @res (named @name) to @v; no allocation. */
 static int set_rlimit(int res, const char *name, unsigned long long v, struct berth_error *err)
 {
-	struct rlimit rl = { .rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v };
+	struct rlimit rl = {.rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v};
 	struct rlimit cur;
 	int e;
 

@@ -25,9 +25,9 @@
 
 enum berth_limits_mode {
 	BERTH_LIMITS_NONE = 0,
-	BERTH_LIMITS_CGROUP2,  /* a cgroup v2 directory */
-	BERTH_LIMITS_CGROUP1,  /* cgroup v1 directories, one per controller */
-	BERTH_LIMITS_RLIMITS,  /* rlimits and affinity only */
+	BERTH_LIMITS_CGROUP2, /* a cgroup v2 directory */
+	BERTH_LIMITS_CGROUP1, /* cgroup v1 directories, one per controller */
+	BERTH_LIMITS_RLIMITS, /* rlimits and affinity only */
 };
 
 #define BERTH_CG_MAX_DIRS 4
@@ -39,7 +39,7 @@ struct berth_limits {
 	/* What is enforced, for reporting/attestation (memory_enforced is
 	 * false in rlimit mode: no memory limit there). */
 	bool memory_enforced, swap_off, cpus_enforced, pids_enforced;
-	char how[256];   /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
+	char how[256];        /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
 	char unenforced[256]; /* what could not be applied, empty if none */
 	int cpus_affinity;    /* >0: restrict to this many CPUs via affinity (rlimit mode) */
 };

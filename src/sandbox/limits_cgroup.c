@@ -24,10 +24,10 @@
 #include "../util/cleanup.h"
 #include "../util/sys.h"
 
-#define CG_MIN_QUOTA_US 1000ULL  /* smallest quota the kernel accepts */
-#define CG_DRAIN_MS 2000         /* how long destroy waits for members to die */
+#define CG_MIN_QUOTA_US 1000ULL /* smallest quota the kernel accepts */
+#define CG_DRAIN_MS 2000        /* how long destroy waits for members to die */
 #define CG_POLL_MS 10
-#define CG_MAX_DEPTH 16          /* nested cgroups destroy descends into */
+#define CG_MAX_DEPTH 16 /* nested cgroups destroy descends into */
 
 /* ---- file helpers ---------------------------------------------------- */
 
@@ -77,14 +77,13 @@ static unsigned long long cpu_quota_us(uint32_t millicpus)
  * Returns TRY_OK, TRY_UNAVAILABLE (not allowed here: fall back), or
  * TRY_FAILED with @err filled.
  */
-static int make_run_dir(const char *parent, const char *run_id, struct berth_limits *lim,
-			char *out, size_t size, struct berth_error *err)
+static int make_run_dir(const char *parent, const char *run_id, struct berth_limits *lim, char *out,
+			size_t size, struct berth_error *err)
 {
 	int n = snprintf(out, size, "%s/berth-%s", parent, run_id);
 
 	if (n < 0 || (size_t)n >= size)
-		return berth_err(err, ENAMETOOLONG, "cannot create cgroup `%s/berth-%s`", parent,
-				 run_id);
+		return berth_err(err, ENAMETOOLONG, "cannot create cgroup `%s/berth-%s`", parent, run_id);
 	for (int i = 0; i < lim->n_dirs; i++) {
 		if (strcmp(lim->dirs[i], out) == 0)
 			return TRY_OK;
@@ -110,7 +109,7 @@ static int make_run_dir(const char *parent, const char *run_id, struct berth_lim
 /* sleep_ms - sleep for @ms milliseconds. */
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -247,8 +246,7 @@ static int enable_controller(const char *dir, const char *name, bool *changed)
 }
 
 /* disable_changed - undo enable_controller for the first @n of @names. */
-static void disable_changed(const char *dir, const char *const *names, size_t n,
-			    const bool *changed)
+static void disable_changed(const char *dir, const char *const *names, size_t n, const bool *changed)
 {
 	char path[PATH_MAX], val[64];
 
@@ -263,8 +261,8 @@ static void disable_changed(const char *dir, const char *const *names, size_t n,
 }
 
 /* write_v2 - write memory.max, memory.swap.max, pids.max and cpu.max. */
-static int write_v2(const struct berth_policy *p, const char *dir, bool cpu,
-		    struct berth_limits *lim, struct berth_error *err)
+static int write_v2(const struct berth_policy *p, const char *dir, bool cpu, struct berth_limits *lim,
+		    struct berth_error *err)
 {
 	char v[64];
 
@@ -296,16 +294,17 @@ static int write_v2(const struct berth_policy *p, const char *dir, bool cpu,
 static int try_v2_at(const struct berth_policy *p, const char *parent, const char *run_id, bool need_cpu,
 		     struct berth_limits *lim, struct berth_error *err)
 {
-	static const char *const names[] = { "memory", "pids", "cpu" };
+	static const char *const names[] = {"memory", "pids", "cpu"};
 	char path[PATH_MAX], avail[512], dir[PATH_MAX];
-	bool changed[3] = { false, false, false }, cpu;
+	bool changed[3] = {false, false, false}, cpu;
 	int r;
 
 	if (berth_lim_path_join(path, sizeof path, parent, "cgroup.controllers") < 0 ||
 	    berth_lim_read_str(path, avail, sizeof avail) < 0)
 		return TRY_UNAVAILABLE;
 	cpu = berth_lim_has_token(avail, "cpu", ' ');
-	if (!berth_lim_has_token(avail, "memory", ' ') || !berth_lim_has_token(avail, "pids", ' ') || (need_cpu && !cpu))
+	if (!berth_lim_has_token(avail, "memory", ' ') || !berth_lim_has_token(avail, "pids", ' ') ||
+	    (need_cpu && !cpu))
 		return TRY_UNAVAILABLE;
 	for (size_t i = 0; i < (cpu ? 3U : 2U); i++) {
 		if (enable_controller(parent, names[i], &changed[i]) == 0)
@@ -326,8 +325,9 @@ static int try_v2_at(const struct berth_policy *p, const char *parent, const cha
 		disable_changed(parent, names, 3, changed);
 		return r;
 	}
-	berth_lim_appendf(lim->how, sizeof lim->how, "cgroup v2 %s%s (memory, pids%s)%s", geteuid() != 0 ? "delegated " : "",
-		dir, cpu ? ", cpu" : "", lim->swap_off ? "" : "; swap not limited: no memory.swap.max");
+	berth_lim_appendf(lim->how, sizeof lim->how, "cgroup v2 %s%s (memory, pids%s)%s",
+			  geteuid() != 0 ? "delegated " : "", dir, cpu ? ", cpu" : "",
+			  lim->swap_off ? "" : "; swap not limited: no memory.swap.max");
 	if (!cpu)
 		berth_lim_add_unenforced(lim, "cpus (no cpu controller in cgroup v2)");
 	return TRY_OK;
@@ -342,7 +342,7 @@ static int try_v2_at(const struct berth_policy *p, const char *parent, const cha
  * cgroup with the cpu controller will do.
  */
 int berth_lim_try_cgroup2(const struct berth_policy *p, const char *run_id, bool need_cpu,
-		       struct berth_limits *lim, struct berth_error *err)
+			  struct berth_limits *lim, struct berth_error *err)
 {
 	char dir[PATH_MAX], cand[PATH_MAX];
 	size_t mnt_len = 0;
@@ -370,8 +370,8 @@ int berth_lim_try_cgroup2(const struct berth_policy *p, const char *run_id, bool
  * off) or, without swap accounting, memory.swappiness 0 in @mem; pids.max in
  * @pids; cpu.cfs_period_us and cpu.cfs_quota_us in @cpu (may be NULL).
  */
-static int write_v1(const struct berth_policy *p, const char *mem, const char *pids,
-		    const char *cpu, struct berth_limits *lim, struct berth_error *err)
+static int write_v1(const struct berth_policy *p, const char *mem, const char *pids, const char *cpu,
+		    struct berth_limits *lim, struct berth_error *err)
 {
 	char v[64], mv[64];
 	const char *m = fmt_limit(mv, sizeof mv, p->memory, "-1");
@@ -394,8 +394,7 @@ static int write_v1(const struct berth_policy *p, const char *mem, const char *p
 	snprintf(v, sizeof v, "%llu", CG_PERIOD_US);
 	if (set_file(cpu, "cpu.cfs_period_us", v, err) < 0 ||
 	    set_file(cpu, "cpu.cfs_quota_us",
-		     fmt_limit(v, sizeof v, p->millicpus ? cpu_quota_us(p->millicpus) : 0, "-1"),
-		     err) < 0)
+		     fmt_limit(v, sizeof v, p->millicpus ? cpu_quota_us(p->millicpus) : 0, "-1"), err) < 0)
 		return -1;
 	lim->cpus_enforced = true;
 	return 0;
@@ -405,15 +404,16 @@ static int write_v1(const struct berth_policy *p, const char *mem, const char *p
  * berth_lim_try_cgroup1 - directories in the v1 memory, pids and (when there is one
  * we can write) cpu hierarchies, below the caller's cgroup in each.
  */
-int berth_lim_try_cgroup1(const struct berth_policy *p, const char *run_id,
-		       struct berth_limits *lim, struct berth_error *err)
+int berth_lim_try_cgroup1(const struct berth_policy *p, const char *run_id, struct berth_limits *lim,
+			  struct berth_error *err)
 {
 	char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX];
 	char dmem[PATH_MAX], dpids[PATH_MAX], dcpu[PATH_MAX];
 	bool has_cpu;
 	int r;
 
-	if (berth_lim_cgroup_dir("memory", mem, sizeof mem) < 0 || berth_lim_cgroup_dir("pids", pids, sizeof pids) < 0)
+	if (berth_lim_cgroup_dir("memory", mem, sizeof mem) < 0 ||
+	    berth_lim_cgroup_dir("pids", pids, sizeof pids) < 0)
 		return TRY_UNAVAILABLE;
 	has_cpu = berth_lim_cgroup_dir("cpu", cpu, sizeof cpu) == 0;
 	lim->mode = BERTH_LIMITS_CGROUP1;

@@ -29,8 +29,8 @@ static void unescape(char *s)
 	char *w = s;
 
 	for (; *s; s++, w++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
 			*w = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
 			s += 3;
 		} else {
@@ -205,7 +205,8 @@ static bool has_procs(const char *dir)
 {
 	char path[PATH_MAX], buf[16];
 
-	if (berth_lim_path_join(path, sizeof path, dir, "cgroup.procs") < 0 || berth_lim_read_str(path, buf, sizeof buf) < 0)
+	if (berth_lim_path_join(path, sizeof path, dir, "cgroup.procs") < 0 ||
+	    berth_lim_read_str(path, buf, sizeof buf) < 0)
 		return true;
 	return buf[strspn(buf, " \n")] != '\0';
 }
@@ -230,14 +231,16 @@ int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t s
 	do {
 		if (!delegated(dir))
 			return -1; /* the edge of what is the caller's: never above it */
-		if (berth_lim_path_join(path, sizeof path, dir, "cgroup.controllers") < 0 || berth_lim_read_str(path, buf, sizeof buf) < 0 ||
+		if (berth_lim_path_join(path, sizeof path, dir, "cgroup.controllers") < 0 ||
+		    berth_lim_read_str(path, buf, sizeof buf) < 0 ||
 		    !berth_lim_has_token(buf, "memory", ' ') || !berth_lim_has_token(buf, "pids", ' '))
 			continue;
 		/* "no internal processes": a cgroup with members cannot give
 		 * its children controllers it has not given them already */
 		if (has_procs(dir) &&
 		    (berth_lim_path_join(path, sizeof path, dir, "cgroup.subtree_control") < 0 ||
-		     berth_lim_read_str(path, buf, sizeof buf) < 0 || !berth_lim_has_token(buf, "memory", ' ') || !berth_lim_has_token(buf, "pids", ' ')))
+		     berth_lim_read_str(path, buf, sizeof buf) < 0 ||
+		     !berth_lim_has_token(buf, "memory", ' ') || !berth_lim_has_token(buf, "pids", ' ')))
 			continue;
 		if ((size_t)snprintf(out, size, "%s", dir) >= size)
 			return -1;
@@ -267,23 +270,30 @@ void berth_limits_advice(char *buf, size_t size)
 	char root[PATH_MAX], path[PATH_MAX], avail[512];
 	unsigned uid = (unsigned)geteuid();
 
-	if (v2_root(root, sizeof root) < 0 || berth_lim_path_join(path, sizeof path, root, "cgroup.controllers") < 0 ||
+	if (v2_root(root, sizeof root) < 0 ||
+	    berth_lim_path_join(path, sizeof path, root, "cgroup.controllers") < 0 ||
 	    berth_lim_read_str(path, avail, sizeof avail) < 0 || !berth_lim_has_token(avail, "memory", ' ')) {
-		snprintf(buf, size, "the memory controller is not in a cgroup v2 hierarchy here (cgroup v1 holds it, "
-				    "or no cgroup2 is mounted), so it cannot be delegated: boot with cgroup v2 "
-				    "(systemd.unified_cgroup_hierarchy=1) and use `systemd-run --user --scope -p "
-				    "Delegate=yes berth run ...`, have root make v1 memory and pids cgroups owned by this "
-				    "user and start berth in them, or run as root");
+		snprintf(
+		    buf, size,
+		    "the memory controller is not in a cgroup v2 hierarchy here (cgroup v1 holds it, "
+		    "or no cgroup2 is mounted), so it cannot be delegated: boot with cgroup v2 "
+		    "(systemd.unified_cgroup_hierarchy=1) and use `systemd-run --user --scope -p "
+		    "Delegate=yes berth run ...`, have root make v1 memory and pids cgroups owned by this "
+		    "user and start berth in them, or run as root");
 		return;
 	}
 	snprintf(path, sizeof path, "%s/user.slice/user-%u.slice/user@%u.service", root, uid, uid);
 	if (owned(path, NULL))
-		snprintf(buf, size, "the systemd user manager delegates `%s` to you but berth does not run inside it: "
-				    "`systemd-run --user --scope -p Delegate=yes berth run ...`", path);
+		snprintf(buf, size,
+			 "the systemd user manager delegates `%s` to you but berth does not run inside it: "
+			 "`systemd-run --user --scope -p Delegate=yes berth run ...`",
+			 path);
 	else
-		snprintf(buf, size, "no systemd user manager here (no `%s` owned by uid %u): log in through logind "
-				    "or `loginctl enable-linger`, then `systemd-run --user --scope -p Delegate=yes berth "
-				    "run ...`; or have root delegate a cgroup v2 directory (chown it, its cgroup.procs and "
-				    "cgroup.subtree_control, +memory +pids in its parent) and start berth in a child of it",
-			 path, uid);
+		snprintf(
+		    buf, size,
+		    "no systemd user manager here (no `%s` owned by uid %u): log in through logind "
+		    "or `loginctl enable-linger`, then `systemd-run --user --scope -p Delegate=yes berth "
+		    "run ...`; or have root delegate a cgroup v2 directory (chown it, its cgroup.procs and "
+		    "cgroup.subtree_control, +memory +pids in its parent) and start berth in a child of it",
+		    path, uid);
 }

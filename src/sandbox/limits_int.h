@@ -44,7 +44,6 @@ int berth_lim_write_str(const char *path, const char *val);
 /* berth_lim_read_str - read up to @size-1 bytes of @path into @buf; returns 0 or -errno. */
 int berth_lim_read_str(const char *path, char *buf, size_t size);
 
-
 /*
  * berth_lim_cgroup_dir_at - the directory of the caller's cgroup: in the
  * cgroup v2 hierarchy when @ctrl is NULL, else in the v1 hierarchy of

@@ -34,7 +34,8 @@ const char *const berth_ns_names[BERTH_NS_COUNT] = {"user", "mnt", "pid", "ipc",
 
 const char *berth_verdict_name(enum berth_verdict v)
 {
-	static const char *const names[] = {[BERTH_VERDICT_ENFORCED] = "ENFORCED", [BERTH_VERDICT_PARTIAL] = "PARTIAL",
+	static const char *const names[] = {[BERTH_VERDICT_ENFORCED] = "ENFORCED",
+					    [BERTH_VERDICT_PARTIAL] = "PARTIAL",
 					    [BERTH_VERDICT_NOT_ENFORCED] = "NOT_ENFORCED"};
 
 	return (unsigned)v < BERTH_ARRAY_SIZE(names) ? names[v] : "NOT_ENFORCED";
@@ -135,12 +136,14 @@ static int workspace_idmapped(void)
 			char *f[7] = {0}, *save = NULL, *t;
 			int k = 0;
 			*nl = '\0';
-			for (t = strtok_r(buf, " ", &save); t != NULL && k < 7; t = strtok_r(NULL, " ", &save))
+			for (t = strtok_r(buf, " ", &save); t != NULL && k < 7;
+			     t = strtok_r(NULL, " ", &save))
 				f[k++] = t;
 			if (k >= 6 && strcmp(f[4], "/workspace") == 0) {
 				/* the last mount at /workspace wins (mounted over) */
 				found = 0;
-				for (char *o = strtok_r(f[5], ",", &save); o != NULL; o = strtok_r(NULL, ",", &save))
+				for (char *o = strtok_r(f[5], ",", &save); o != NULL;
+				     o = strtok_r(NULL, ",", &save))
 					if (strcmp(o, "idmapped") == 0)
 						found = 1;
 			}
@@ -166,7 +169,8 @@ void berth_measure_self(struct berth_measure *m)
 	read_ns(m->ns_dev, m->ns_ino);
 	m->seccomp_mode = m->seccomp_filters = m->no_new_privs = -1;
 	if (fd >= 0) {
-		for (ssize_t r; (size_t)n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - (size_t)n)) > 0;)
+		for (ssize_t r;
+		     (size_t)n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - (size_t)n)) > 0;)
 			n += r;
 		close(fd);
 	}
@@ -234,8 +238,8 @@ void berth_measure_cgroups(struct berth_measure *m, int mode, char *const dirs[]
 		const char *d = dirs[i];
 		if (d == NULL)
 			continue;
-		if (!m->cg_memory_read &&
-		    (read_cg(d, "memory.max", v, sizeof v) || read_cg(d, "memory.limit_in_bytes", v, sizeof v))) {
+		if (!m->cg_memory_read && (read_cg(d, "memory.max", v, sizeof v) ||
+					   read_cg(d, "memory.limit_in_bytes", v, sizeof v))) {
 			m->cg_memory = cg_value(v);
 			/* cgroup v1 spells "no limit" as a huge page-aligned number. */
 			if (m->cg_memory >= (UINT64_MAX >> 2))
@@ -282,8 +286,10 @@ static const char *ll_status(const struct berth_measure *m)
 
 static const char *limits_mode_name(int mode)
 {
-	static const char *const names[] = {[BERTH_LIMITS_NONE] = "none", [BERTH_LIMITS_CGROUP2] = "cgroup2",
-					    [BERTH_LIMITS_CGROUP1] = "cgroup1", [BERTH_LIMITS_RLIMITS] = "rlimits"};
+	static const char *const names[] = {[BERTH_LIMITS_NONE] = "none",
+					    [BERTH_LIMITS_CGROUP2] = "cgroup2",
+					    [BERTH_LIMITS_CGROUP1] = "cgroup1",
+					    [BERTH_LIMITS_RLIMITS] = "rlimits"};
 
 	return (unsigned)mode < BERTH_ARRAY_SIZE(names) ? names[mode] : "none";
 }
@@ -295,11 +301,10 @@ static json_t *asked_json(const struct berth_policy *p, bool idmap)
 	for (int i = 0; i < BERTH_NS_COUNT; i++)
 		if (i != BERTH_NS_NET || p->network != BERTH_NET_HOST)
 			json_array_append_new(ns, json_string(berth_ns_names[i]));
-	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap, "namespaces", ns,
-			 "landlock", 1, "seccomp", 1,
-			 "memory", (json_int_t)p->memory, "pids", (json_int_t)p->pids, "millicpus",
-			 (json_int_t)p->millicpus, "nofile", (json_int_t)p->nofile, "allow_degraded",
-			 p->allow_degraded);
+	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap,
+			 "namespaces", ns, "landlock", 1, "seccomp", 1, "memory", (json_int_t)p->memory,
+			 "pids", (json_int_t)p->pids, "millicpus", (json_int_t)p->millicpus, "nofile",
+			 (json_int_t)p->nofile, "allow_degraded", p->allow_degraded);
 }
 
 static json_t *measure_json(const struct berth_measure *m, const struct berth_policy *p)
@@ -311,36 +316,39 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 	for (int i = 0; i < BERTH_NS_COUNT; i++) {
 		const char *state = "unknown";
 		if (m->ns_ino[i] != 0 && m->parent_ns_ino[i] != 0)
-			state = m->ns_ino[i] != m->parent_ns_ino[i] || m->ns_dev[i] != m->parent_ns_dev[i] ? "separate"
-															    : "shared";
+			state = m->ns_ino[i] != m->parent_ns_ino[i] || m->ns_dev[i] != m->parent_ns_dev[i]
+				    ? "separate"
+				    : "shared";
 		json_object_set_new(ns, berth_ns_names[i], json_string(state));
 	}
 	for (int i = 0; i < 5; i++)
 		snprintf(hex[i], sizeof hex[i], "%016" PRIx64, cv[i]);
-	caps = m->caps_read ? json_pack("{s:s, s:s, s:s, s:s, s:s}", "inheritable", hex[0], "permitted", hex[1],
-					"effective", hex[2], "bounding", hex[3], "ambient", hex[4])
+	caps = m->caps_read ? json_pack("{s:s, s:s, s:s, s:s, s:s}", "inheritable", hex[0], "permitted",
+					hex[1], "effective", hex[2], "bounding", hex[3], "ambient", hex[4])
 			    : json_null();
-	cpu = m->cg_cpu_read ? json_pack("{s:o, s:I}", "quota_us", u64_or_null(true, m->cg_cpu_quota_us), "period_us",
-					 (json_int_t)m->cg_cpu_period_us)
+	cpu = m->cg_cpu_read ? json_pack("{s:o, s:I}", "quota_us", u64_or_null(true, m->cg_cpu_quota_us),
+					 "period_us", (json_int_t)m->cg_cpu_period_us)
 			     : json_null();
 	/* memory_enforced: a cgroup memory limit was read back.  rlimit mode
 	 * sets none (src/sandbox/limits.c: RLIMIT_AS breaks runtimes). */
-	lim = json_pack("{s:s, s:o, s:b, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:i}", "mode", limits_mode_name(m->limits_mode),
-			"memory", u64_or_null(m->cg_memory_read, m->cg_memory), "memory_enforced",
+	lim = json_pack("{s:s, s:o, s:b, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:i}", "mode",
+			limits_mode_name(m->limits_mode), "memory",
+			u64_or_null(m->cg_memory_read, m->cg_memory), "memory_enforced",
 			m->cg_memory_read && m->cg_memory != UINT64_MAX, "pids",
 			u64_or_null(m->cg_pids_read, m->cg_pids), "cpu", cpu, "rlimits", "nofile",
 			u64_or_null(true, m->rlim_nofile), "as", u64_or_null(true, m->rlim_as), "nproc",
-			u64_or_null(true, m->rlim_nproc), "core", u64_or_null(true, m->rlim_core), "cpus_affinity",
-			m->cpus_affinity);
+			u64_or_null(true, m->rlim_nproc), "core", u64_or_null(true, m->rlim_core),
+			"cpus_affinity", m->cpus_affinity);
 	return json_pack("{s:o, s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}",
-			 "workspace_idmapped", m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped),
-			 "measured",
-			 m->valid, "asked", asked_json(p, m->idmap_asked), "namespaces", ns, "landlock", "abi", m->landlock_abi,
-			 "ruleset_abi", m->landlock_ruleset_abi, "status", ll_status(m), "probe",
-			 m->landlock_probe_errno != 0 ? strerrorname_np(m->landlock_probe_errno) : NULL, "seccomp",
-			 "mode", m->seccomp_mode, "filters", m->seccomp_filters, "filter_sha256",
-			 m->seccomp_digest[0] != '\0' ? m->seccomp_digest : NULL, "capabilities", caps, "no_new_privs",
-			 m->no_new_privs, "limits", lim);
+			 "workspace_idmapped",
+			 m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped),
+			 "measured", m->valid, "asked", asked_json(p, m->idmap_asked), "namespaces", ns,
+			 "landlock", "abi", m->landlock_abi, "ruleset_abi", m->landlock_ruleset_abi, "status",
+			 ll_status(m), "probe",
+			 m->landlock_probe_errno != 0 ? strerrorname_np(m->landlock_probe_errno) : NULL,
+			 "seccomp", "mode", m->seccomp_mode, "filters", m->seccomp_filters, "filter_sha256",
+			 m->seccomp_digest[0] != '\0' ? m->seccomp_digest : NULL, "capabilities", caps,
+			 "no_new_privs", m->no_new_privs, "limits", lim);
 }
 
 static json_int_t int_at(const json_t *o, const char *path1, const char *path2, json_int_t dflt)
@@ -368,7 +376,8 @@ static bool limit_ok(const json_t *lim, const char *cg, const char *rl, json_int
 		return true;
 	if (int_at(lim, cg, NULL, -1) == want)
 		return true;
-	return strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && rl != NULL && int_at(lim, "rlimits", rl, -1) == want;
+	return strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && rl != NULL &&
+	       int_at(lim, "rlimits", rl, -1) == want;
 }
 
 int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct berth_error *err)
@@ -380,10 +389,13 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 	size_t i;
 	int verdict;
 
-	if (!json_is_object(asked) || !json_is_object(ns) || !json_is_object(lim) || !json_is_object(json_object_get(e, "landlock")) ||
+	if (!json_is_object(asked) || !json_is_object(ns) || !json_is_object(lim) ||
+	    !json_is_object(json_object_get(e, "landlock")) ||
 	    !json_is_object(json_object_get(e, "seccomp"))) {
 		json_decref(reasons);
-		return berth_err(err, EINVAL, "the enforcement record lacks `asked`, `namespaces`, `landlock`, `seccomp` or `limits`");
+		return berth_err(
+		    err, EINVAL,
+		    "the enforcement record lacks `asked`, `namespaces`, `landlock`, `seccomp` or `limits`");
 	}
 	if (!json_is_true(json_object_get(e, "measured"))) {
 		berth_json_append_printf(reasons, "no measurement from inside the sandbox");
@@ -396,64 +408,87 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 			berth_json_append_printf(reasons, "%s namespace: %s", name, str_at(ns, name, NULL));
 	}
 	if (strcmp(str_at(e, "landlock", "status"), "full") != 0)
-		berth_json_append_printf(reasons, "landlock: %s (ruleset ABI %d)", str_at(e, "landlock", "status"),
-		    (int)int_at(e, "landlock", "ruleset_abi", 0));
+		berth_json_append_printf(reasons, "landlock: %s (ruleset ABI %d)",
+					 str_at(e, "landlock", "status"),
+					 (int)int_at(e, "landlock", "ruleset_abi", 0));
 	if (int_at(e, "seccomp", "mode", -1) != 2 || int_at(e, "seccomp", "filters", 0) < 1)
-		berth_json_append_printf(reasons, "seccomp: mode %d, %d filters", (int)int_at(e, "seccomp", "mode", -1),
-		    (int)int_at(e, "seccomp", "filters", 0));
+		berth_json_append_printf(reasons, "seccomp: mode %d, %d filters",
+					 (int)int_at(e, "seccomp", "mode", -1),
+					 (int)int_at(e, "seccomp", "filters", 0));
 	else if (!json_is_string(json_object_get(json_object_get(e, "seccomp"), "filter_sha256")))
 		/* The filters in force are not berth's: a container runtime's, or a shim's above berth. */
-		berth_json_append_printf(reasons, "seccomp: berth loaded no filter (the %d in force are not berth's)",
-		    (int)int_at(e, "seccomp", "filters", 0));
+		berth_json_append_printf(reasons,
+					 "seccomp: berth loaded no filter (the %d in force are not berth's)",
+					 (int)int_at(e, "seccomp", "filters", 0));
 	if (int_at(e, "no_new_privs", NULL, -1) != 1)
-		berth_json_append_printf(reasons, "no_new_privs: %d", (int)int_at(e, "no_new_privs", NULL, -1));
+		berth_json_append_printf(reasons, "no_new_privs: %d",
+					 (int)int_at(e, "no_new_privs", NULL, -1));
 	if (!json_is_object(caps)) {
 		berth_json_append_printf(reasons, "capabilities: not measured");
 		privileged = true;
 	} else {
-		static const char *const sets[] = {"inheritable", "permitted", "effective", "bounding", "ambient"};
+		static const char *const sets[] = {"inheritable", "permitted", "effective", "bounding",
+						   "ambient"};
 		for (size_t k = 0; k < BERTH_ARRAY_SIZE(sets); k++)
 			if (strcmp(str_at(caps, sets[k], NULL), "0000000000000000") != 0) {
-				berth_json_append_printf(reasons, "capabilities: %s set %s", sets[k], str_at(caps, sets[k], NULL));
+				berth_json_append_printf(reasons, "capabilities: %s set %s", sets[k],
+							 str_at(caps, sets[k], NULL));
 				if (k == 1 || k == 2)
 					privileged = true;
 			}
 	}
 	if (!limit_ok(lim, "memory", NULL, int_at(asked, "memory", NULL, 0))) {
 		/* The first: a record from a berth that still set RLIMIT_AS. */
-		if (int_at(asked, "memory", NULL, 0) != 0 && int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
-			berth_json_append_printf(reasons, "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
+		if (int_at(asked, "memory", NULL, 0) != 0 &&
+		    int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
+			berth_json_append_printf(
+			    reasons,
+			    "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
 			    (long long)int_at(asked, "memory", NULL, 0));
 		else if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
-			berth_json_append_printf(reasons, "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth sets no "
-				     "RLIMIT_AS, which counts reserved address space and breaks runtimes",
+			berth_json_append_printf(
+			    reasons,
+			    "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth "
+			    "sets no "
+			    "RLIMIT_AS, which counts reserved address space and breaks runtimes",
 			    (long long)int_at(asked, "memory", NULL, 0));
 		else
-			berth_json_append_printf(reasons, "memory limit not read back as %lld", (long long)int_at(asked, "memory", NULL, 0));
+			berth_json_append_printf(reasons, "memory limit not read back as %lld",
+						 (long long)int_at(asked, "memory", NULL, 0));
 	}
 	if (json_is_true(json_object_get(asked, "workspace_idmapped")) &&
 	    !json_is_true(json_object_get(e, "workspace_idmapped")))
-		berth_json_append_printf(reasons, "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
+		berth_json_append_printf(
+		    reasons,
+		    "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
 	if (!limit_ok(lim, "pids", "nproc", int_at(asked, "pids", NULL, 0)))
-		berth_json_append_printf(reasons, "pids limit not read back as %lld", (long long)int_at(asked, "pids", NULL, 0));
+		berth_json_append_printf(reasons, "pids limit not read back as %lld",
+					 (long long)int_at(asked, "pids", NULL, 0));
 	if (int_at(lim, "rlimits", "nofile", -1) != int_at(asked, "nofile", NULL, 0))
-		berth_json_append_printf(reasons, "nofile limit not read back as %lld", (long long)int_at(asked, "nofile", NULL, 0));
+		berth_json_append_printf(reasons, "nofile limit not read back as %lld",
+					 (long long)int_at(asked, "nofile", NULL, 0));
 	{
 		json_int_t want = int_at(asked, "millicpus", NULL, 0);
 		const json_t *cpu = json_object_get(lim, "cpu");
 		json_int_t q = int_at(cpu, "quota_us", NULL, -1), per = int_at(cpu, "period_us", NULL, 0);
-		bool ok = want == 0 || (q > 0 && per > 0 && q * 1000 / per >= want - 1 && q * 1000 / per <= want + 1);
+		bool ok = want == 0 ||
+			  (q > 0 && per > 0 && q * 1000 / per >= want - 1 && q * 1000 / per <= want + 1);
 		json_int_t aff = int_at(lim, "cpus_affinity", NULL, 0);
-		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 && aff * 1000 <= want + 999) {
+		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 &&
+		    aff * 1000 <= want + 999) {
 			/* An affinity mask has whole CPUs only: --cpus 0.5 gets one. */
 			if (aff * 1000 > want)
-				berth_json_append_printf(reasons, "cpu: %lld millicpus asked, an affinity of %lld whole CPU%s given (no cgroup "
-					     "cpu limit in rlimit mode)",
-				    (long long)want, (long long)aff, aff == 1 ? "" : "s");
+				berth_json_append_printf(reasons,
+							 "cpu: %lld millicpus asked, an affinity of %lld "
+							 "whole CPU%s given (no cgroup "
+							 "cpu limit in rlimit mode)",
+							 (long long)want, (long long)aff,
+							 aff == 1 ? "" : "s");
 			ok = true;
 		}
 		if (!ok)
-			berth_json_append_printf(reasons, "cpu limit not read back as %lld millicpus", (long long)want);
+			berth_json_append_printf(reasons, "cpu limit not read back as %lld millicpus",
+						 (long long)want);
 	}
 	/* The file-access boundary: mount namespace (the constructed root) or
 	 * Landlock.  Without either, or with privilege, nothing is confined. */
@@ -472,7 +507,8 @@ out:
 	return verdict;
 }
 
-json_t *berth_measure_to_json(const struct berth_measure *m, const struct berth_policy *p, struct berth_error *err)
+json_t *berth_measure_to_json(const struct berth_measure *m, const struct berth_policy *p,
+			      struct berth_error *err)
 {
 	json_t *o = measure_json(m, p), *reasons = NULL;
 	int v;

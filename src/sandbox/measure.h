@@ -49,13 +49,13 @@ enum berth_ll_status {
 };
 
 struct berth_measure {
-	bool valid;                          /* filled by the command */
+	bool valid; /* filled by the command */
 	/* namespaces: device and inode of /proc/self/ns/NAME; 0 = unreadable */
 	uint64_t ns_dev[BERTH_NS_COUNT], ns_ino[BERTH_NS_COUNT];
 	uint64_t parent_ns_dev[BERTH_NS_COUNT], parent_ns_ino[BERTH_NS_COUNT]; /* berth's, before clone */
 	/* Landlock */
-	int landlock_abi;        /* LANDLOCK_CREATE_RULESET_VERSION in the command, or -errno */
-	int landlock_probe;      /* enum berth_ll_status */
+	int landlock_abi;   /* LANDLOCK_CREATE_RULESET_VERSION in the command, or -errno */
+	int landlock_probe; /* enum berth_ll_status */
 	int landlock_probe_errno;
 	int landlock_ruleset_abi; /* the ABI berth built its ruleset for (0: none), from berth */
 	/* seccomp, from /proc/self/status; -1 = line absent */
@@ -69,16 +69,16 @@ struct berth_measure {
 	/* rlimits of the command (RLIM_INFINITY as UINT64_MAX) */
 	uint64_t rlim_nofile, rlim_as, rlim_nproc, rlim_core;
 	/* limits read back by the supervisor */
-	int limits_mode;          /* enum berth_limits_mode */
+	int limits_mode; /* enum berth_limits_mode */
 	bool cg_memory_read, cg_pids_read, cg_cpu_read;
-	uint64_t cg_memory;       /* bytes; UINT64_MAX = "max" */
-	uint64_t cg_pids;         /* UINT64_MAX = "max" */
+	uint64_t cg_memory;                         /* bytes; UINT64_MAX = "max" */
+	uint64_t cg_pids;                           /* UINT64_MAX = "max" */
 	uint64_t cg_cpu_quota_us, cg_cpu_period_us; /* quota UINT64_MAX = "max" */
-	int cpus_affinity;        /* CPUs in the command's affinity mask (0 = not measured) */
+	int cpus_affinity; /* CPUs in the command's affinity mask (0 = not measured) */
 	/* Invoked by root: the workspace is an idmapped mount, so files keep
 	 * their host owner (from /proc/self/mountinfo, option "idmapped"). */
-	bool idmap_asked;         /* from berth: root with user namespaces */
-	int workspace_idmapped;   /* 1 yes, 0 no, -1 not measured */
+	bool idmap_asked;       /* from berth: root with user namespaces */
+	int workspace_idmapped; /* 1 yes, 0 no, -1 not measured */
 };
 
 /* The verdict (docs/attest.md has the exact rules). */
@@ -144,7 +144,8 @@ enum berth_verdict berth_measure_verdict(const struct berth_measure *m, const st
  * "enforced"), with the verdict and its reasons for @p.
  * Returns a new reference, or NULL with @err filled (ENOMEM).
  */
-json_t *berth_measure_to_json(const struct berth_measure *m, const struct berth_policy *p, struct berth_error *err);
+json_t *berth_measure_to_json(const struct berth_measure *m, const struct berth_policy *p,
+			      struct berth_error *err);
 
 /*
  * berth_measure_verdict_json - recompute the verdict from an "enforced"

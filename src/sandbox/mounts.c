@@ -30,14 +30,15 @@
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
 /* Kernel knobs under /proc that stay read-only. */
-static const char *const proc_ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "latency_stats", "timer_list", NULL};
+static const char *const proc_ro[] = {"sys", "sysrq-trigger", "irq",        "bus",
+				      "fs",  "latency_stats", "timer_list", NULL};
 
 static int set_attr(const char *path, uint64_t set, bool recursive, struct berth_error *err)
 {
 	struct mount_attr attr = {.attr_set = set};
 
-	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | (recursive ? AT_RECURSIVE : 0), &attr,
-		    sizeof attr) < 0)
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | (recursive ? AT_RECURSIVE : 0),
+		    &attr, sizeof attr) < 0)
 		return berth_err(err, errno, "cannot set mount attributes of `%s`", path);
 	return 0;
 }
@@ -156,7 +157,8 @@ int berth_open_nofollow(int dirfd, const char *path, int flags)
 {
 	/* No O_NOFOLLOW: with O_PATH it would open a trailing link itself
 	 * instead of failing (openat2(2)); RESOLVE_NO_SYMLINKS refuses it. */
-	struct open_how how = {.flags = (uint64_t)(flags | O_PATH | O_CLOEXEC), .resolve = RESOLVE_NO_SYMLINKS};
+	struct open_how how = {.flags = (uint64_t)(flags | O_PATH | O_CLOEXEC),
+			       .resolve = RESOLVE_NO_SYMLINKS};
 	char buf[PATH_MAX];
 	char *save = NULL;
 	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
@@ -168,7 +170,8 @@ int berth_open_nofollow(int dirfd, const char *path, int flags)
 	 * O_NOFOLLOW below the previous one's descriptor; a link is ELOOP. */
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
 		return errno = ENAMETOOLONG, -1;
-	fd = openat(path[0] == '/' ? AT_FDCWD : dirfd, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(path[0] == '/' ? AT_FDCWD : dirfd, path[0] == '/' ? "/" : ".",
+		    O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c != NULL; c = strtok_r(NULL, "/", &save)) {
 		struct stat st;
 		int next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -200,10 +203,11 @@ static int changed(const char *what, const char *path, const char *how, struct b
 {
 	char c[PATH_MAX];
 
-	berth_usage_err(err, "%s `%s` changed after berth checked it: %s", what, berth_text_clean(c, sizeof c, path),
-			how);
-	return berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it while berth was starting "
-				   "the sandbox: look at it, then run again");
+	berth_usage_err(err, "%s `%s` changed after berth checked it: %s", what,
+			berth_text_clean(c, sizeof c, path), how);
+	return berth_err_hint(
+	    err, "something (a sandbox in the same workspace?) replaced it while berth was starting "
+		 "the sandbox: look at it, then run again");
 }
 
 int berth_source_open(const char *what, const char *path, struct stat *st, struct berth_error *err)
@@ -242,9 +246,11 @@ static int bind_source(const char *what, const char *path, int parent_fd, const 
 		return changed(what, path, "it is gone", err);
 	if (fd < 0) {
 		berth_err(err, errno, "cannot mount %s `%s`", what, path);
-		return berth_err_hint(err, "the sandbox runs as uid %u: it must be able to reach `%s` (every directory "
-					   "on the way searchable)",
-				      (unsigned)getuid(), path);
+		return berth_err_hint(
+		    err,
+		    "the sandbox runs as uid %u: it must be able to reach `%s` (every directory "
+		    "on the way searchable)",
+		    (unsigned)getuid(), path);
 	}
 	if (fstat(fd, &a) < 0 || fstat(parent_fd, &b) < 0)
 		return berth_err(err, errno, "cannot stat %s `%s`", what, path);
@@ -262,7 +268,8 @@ static int workspace(const struct berth_mount_plan *plan, struct berth_error *er
 		return berth_err(err, errno, "mkdir /workspace");
 	if (plan->ws_fd >= 0)
 		return move_tree(plan->ws_fd, NEWROOT "/workspace", err);
-	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, NEWROOT "/workspace", 0, err);
+	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, NEWROOT "/workspace", 0,
+			   err);
 }
 
 /* Depth of a path: more components mount later, so nested scopes stack right. */
@@ -288,16 +295,20 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				continue;
 			snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
 			if (strncmp(m->dst, "/workspace/", 11) == 0 && lstat(dst, &st) < 0) {
-				berth_usage_err(err, "mount target `%s` does not exist in the workspace", m->dst);
-				return berth_err_hint(err, "create it first; berth does not create files in your workspace");
+				berth_usage_err(err, "mount target `%s` does not exist in the workspace",
+						m->dst);
+				return berth_err_hint(
+				    err, "create it first; berth does not create files in your workspace");
 			}
 			if (make_mountpoint(plan->mount_is_dir[i], dst, err) < 0)
 				return berth_err(err, errno, "cannot create the mount point `%s`", m->dst);
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
 				if (move_tree(plan->mount_fds[i], dst, err) < 0)
-					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src, m->dst);
-			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src, plan->src_fds[i], dst,
-					       m->rw ? 0 : MOUNT_ATTR_RDONLY, err) < 0) {
+					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src,
+							 m->dst);
+			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src,
+					       plan->src_fds[i], dst, m->rw ? 0 : MOUNT_ATTR_RDONLY,
+					       err) < 0) {
 				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
 				return -1;
 			}
@@ -310,7 +321,8 @@ int berth_ro_tree(const char *path, struct berth_error *err)
 {
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 					      MOUNT_ATTR_NOEXEC};
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	int fd =
+	    (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 
 	if (fd < 0)
 		return berth_err(err, errno, "cannot clone the mount tree of `%s`", path);
@@ -341,7 +353,8 @@ static int evidence_tree(const struct berth_mount_plan *plan, struct berth_error
 			return berth_err_wrap(err, "cannot mount the evidence copy");
 	}
 	return set_attr(NEWROOT "/evidence",
-			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true, err);
+			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
+			err);
 }
 
 static int dev_tree(const struct berth_policy *p, struct berth_error *err)
@@ -381,8 +394,9 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 	    symlink("/proc/self/fd/1", NEWROOT "/dev/stdout") < 0 ||
 	    symlink("/proc/self/fd/2", NEWROOT "/dev/stderr") < 0)
 		return berth_err(err, errno, "cannot create the /dev symlinks");
-	return set_attr(NEWROOT "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-			false, err);
+	return set_attr(NEWROOT "/dev",
+			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false,
+			err);
 }
 
 static int proc_tree(struct berth_error *err)
@@ -399,8 +413,9 @@ static int proc_tree(struct berth_error *err)
 			continue;
 		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return berth_err(err, errno, "cannot bind `%s`", path);
-		if (set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
-			     err) < 0)
+		if (set_attr(path,
+			     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			     true, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -604,7 +619,8 @@ static int finish_pivot(struct berth_error *err)
 
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err)
 {
-	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 || workspace(plan, err) < 0)
+	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 ||
+	    workspace(plan, err) < 0)
 		return -1;
 	if (extra_mounts(plan, err) < 0 || evidence_tree(plan, err) < 0)
 		return -1;

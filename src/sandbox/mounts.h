@@ -28,9 +28,9 @@ struct berth_mount_plan {
 	 * (berth_source_open): a bind is made from the child's own descriptor
 	 * of the same inode, never from whatever the name leads to later. */
 	int ws_src_fd;
-	const int *src_fds; /* per policy->mounts */
+	const int *src_fds;       /* per policy->mounts */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
-	bool own_netns;       /* a new network namespace (sysfs may be mounted) */
+	bool own_netns;           /* a new network namespace (sysfs may be mounted) */
 	/* --network proxy: /etc/resolv.conf names the sandbox's resolver
 	 * (netns.h), bound read-only over the host's file or its link's target */
 	bool resolver;

@@ -120,7 +120,8 @@ int berth_netns_local_routes(struct berth_error *err)
 	int r;
 
 	if (nl < 0)
-		return berth_err(err, errno, "cannot open a netlink socket in the sandbox's network namespace");
+		return berth_err(err, errno,
+				 "cannot open a netlink socket in the sandbox's network namespace");
 	r = local_route(nl, AF_INET, 1);
 	if (r < 0)
 		return berth_err(err, -r, "cannot route 0.0.0.0/0 to the sandbox's loopback");
@@ -138,9 +139,11 @@ static int wildcard_socket(int type, uint16_t port)
 	int fd = socket(AF_INET6, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	if (fd >= 0) {
-		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = in6addr_any};
+		struct sockaddr_in6 s6 = {
+		    .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = in6addr_any};
 		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) == 0 &&
-		    (type != SOCK_STREAM || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0) &&
+		    (type != SOCK_STREAM ||
+		     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0) &&
 		    bind(fd, (struct sockaddr *)&s6, sizeof s6) == 0)
 			return fd;
 		e = errno;
@@ -151,7 +154,8 @@ static int wildcard_socket(int type, uint16_t port)
 	fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct sockaddr_in s4 = {
+	    .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_ANY)};
 	if ((type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
 	    bind(fd, (struct sockaddr *)&s4, sizeof s4) < 0) {
 		e = errno;
@@ -161,7 +165,8 @@ static int wildcard_socket(int type, uint16_t port)
 	return fd;
 }
 
-int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd, struct berth_error *err)
+int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd,
+			  struct berth_error *err)
 {
 	int i, fd;
 

@@ -65,6 +65,7 @@ int berth_netns_local_routes(struct berth_error *err);
  * CAP_NET_BIND_SERVICE for ports below 1024.  On failure nothing stays open.
  * Returns 0, or -1 with @err filled (naming the port).
  */
-int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd, struct berth_error *err);
+int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd,
+			  struct berth_error *err);
 
 #endif

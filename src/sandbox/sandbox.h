@@ -27,9 +27,9 @@ enum berth_feature {
 };
 
 struct berth_features {
-	bool userns;        /* a user namespace can be created */
-	int userns_errno;   /* why not */
-	int landlock_abi;   /* > 0, or -ENOSYS / -EOPNOTSUPP */
+	bool userns;      /* a user namespace can be created */
+	int userns_errno; /* why not */
+	int landlock_abi; /* > 0, or -ENOSYS / -EOPNOTSUPP */
 	bool seccomp;
 	unsigned forced_off; /* enum berth_feature bits from BERTH_TEST_FORCE_OFF */
 };

@@ -77,12 +77,12 @@ enum deny_when {
 };
 
 struct deny_entry {
-	const char *name;    /* syscall name, as libseccomp spells it */
-	int errnum;          /* errno returned instead of running the call */
+	const char *name; /* syscall name, as libseccomp spells it */
+	int errnum;       /* errno returned instead of running the call */
 	enum deny_when when;
-	const char *why;     /* reason, copied into docs/seccomp-list.md */
-	int arg;             /* DENY_SETID_MODE: index of the mode argument */
-	int flags_arg;       /* DENY_SETID_MODE: index of the open flags, or -1 */
+	const char *why; /* reason, copied into docs/seccomp-list.md */
+	int arg;         /* DENY_SETID_MODE: index of the mode argument */
+	int flags_arg;   /* DENY_SETID_MODE: index of the open flags, or -1 */
 };
 
 /* One row a line, as docs/seccomp-list.md reads them. */
@@ -183,12 +183,12 @@ static const struct deny_entry deny_table[] = {
 
 /* Namespace flags denied in clone(2). */
 static const unsigned long clone_ns_flags[] = {
-	CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
-	CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
+    CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+    CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
 /* Terminal ioctl commands denied. */
-static const unsigned long tty_ioctls[] = { TIOCSTI, TIOCLINUX };
+static const unsigned long tty_ioctls[] = {TIOCSTI, TIOCLINUX};
 
 static void release_ctxp(scmp_filter_ctx *ctx)
 {
@@ -210,8 +210,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, uns
 }
 
 /* add_clone_rules - one rule per namespace flag: (flags & F) == F. */
-static int add_clone_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
-			   struct berth_error *err)
+static int add_clone_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, struct berth_error *err)
 {
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(clone_ns_flags); i++) {
 		unsigned long f = clone_ns_flags[i];
@@ -246,8 +245,7 @@ static int add_personality_rules(scmp_filter_ctx ctx, const struct deny_entry *e
 }
 
 /* add_ioctl_rules - deny the terminal commands, cmd compared on 32 bits. */
-static int add_ioctl_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
-			   struct berth_error *err)
+static int add_ioctl_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, struct berth_error *err)
 {
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(tty_ioctls); i++) {
 		struct scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, tty_ioctls[i]);
@@ -265,8 +263,7 @@ static int add_ioctl_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int 
  * kernel turns into AF_PACKET).  The type is masked with 0xf to strip
  * SOCK_NONBLOCK and SOCK_CLOEXEC, as the kernel does.
  */
-static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr,
-			    struct berth_error *err)
+static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int nr, struct berth_error *err)
 {
 	struct scmp_arg_cmp packet = SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET);
 	/* "family != AF_NETLINK" written as "family < AF_NETLINK": libseccomp
@@ -275,8 +272,8 @@ static int add_socket_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int
 	 * SOCK_SEQPACKET was denied); families above AF_NETLINK are denied
 	 * whatever the type. */
 	struct scmp_arg_cmp raw[] = {
-		SCMP_A0(SCMP_CMP_LT, AF_NETLINK, 0),
-		SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW),
+	    SCMP_A0(SCMP_CMP_LT, AF_NETLINK, 0),
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW),
 	};
 	struct scmp_arg_cmp pkt_type = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET);
 
@@ -321,8 +318,8 @@ static int add_setid_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int 
 		}
 		for (size_t c = 0; c < BERTH_ARRAY_SIZE(creating); c++) {
 			struct scmp_arg_cmp cmp[] = {
-				SCMP_CMP((unsigned)e->flags_arg, SCMP_CMP_MASKED_EQ, creating[c], creating[c]),
-				mode,
+			    SCMP_CMP((unsigned)e->flags_arg, SCMP_CMP_MASKED_EQ, creating[c], creating[c]),
+			    mode,
 			};
 			if (add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(cmp), cmp, err) < 0)
 				return -1;
@@ -332,8 +329,8 @@ static int add_setid_rules(scmp_filter_ctx ctx, const struct deny_entry *e, int 
 }
 
 /* add_entry - add the rules of one deny_table[] entry; skip unknown names. */
-static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
-		     const struct berth_seccomp_opts *opts, struct berth_error *err)
+static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e, const struct berth_seccomp_opts *opts,
+		     struct berth_error *err)
 {
 	int nr = seccomp_syscall_resolve_name(e->name);
 
@@ -371,12 +368,12 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		struct scmp_arg_cmp inet = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff7, AF_INET);
 		struct scmp_arg_cmp above = SCMP_A2(SCMP_CMP_GT, IPPROTO_ICMPV6, 0);
 		struct scmp_arg_cmp rules[][3] = {
-			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM), above},
-			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM), above},
+		    {inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM), above},
+		    {inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM), above},
 		};
 		struct scmp_arg_cmp types[][2] = {
-			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET)},
-			{inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DCCP)},
+		    {inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET)},
+		    {inet, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DCCP)},
 		};
 		for (size_t i = 0; i < BERTH_ARRAY_SIZE(rules); i++)
 			if (add_rule(ctx, e, nr, 3, rules[i], err) < 0)
@@ -387,13 +384,14 @@ static int add_entry(scmp_filter_ctx ctx, const struct deny_entry *e,
 		return 0;
 	}
 	case DENY_FASTOPEN: {
-		struct scmp_arg_cmp cmp = SCMP_CMP((unsigned)e->arg, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp cmp =
+		    SCMP_CMP((unsigned)e->arg, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
 		return add_rule(ctx, e, nr, 1, &cmp, err);
 	}
 	case DENY_TFO_SOCKOPT: {
 		struct scmp_arg_cmp cmp[] = {
-			SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, IPPROTO_TCP),
-			SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, TCP_FASTOPEN_CONNECT),
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, IPPROTO_TCP),
+		    SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, TCP_FASTOPEN_CONNECT),
 		};
 		return add_rule(ctx, e, nr, BERTH_ARRAY_SIZE(cmp), cmp, err);
 	}
@@ -452,10 +450,8 @@ static int export_program(scmp_filter_ctx ctx, struct berth_bpf *out, struct ber
 	if (fstat(fd, &st) < 0)
 		return berth_err(err, errno, "fstat seccomp program");
 	count = (size_t)st.st_size / sizeof(struct sock_filter);
-	if (st.st_size <= 0 || (size_t)st.st_size % sizeof(struct sock_filter) != 0 ||
-	    count > BPF_MAXINSNS)
-		return berth_err(err, EINVAL, "seccomp program has a bad size `%lld`",
-				 (long long)st.st_size);
+	if (st.st_size <= 0 || (size_t)st.st_size % sizeof(struct sock_filter) != 0 || count > BPF_MAXINSNS)
+		return berth_err(err, EINVAL, "seccomp program has a bad size `%lld`", (long long)st.st_size);
 	insns = malloc((size_t)st.st_size);
 	if (insns == NULL)
 		return berth_err(err, ENOMEM, "allocate seccomp program");
@@ -495,8 +491,8 @@ int berth_seccomp_compile(const struct berth_policy *p, const struct berth_secco
 static const char *errno_text(int e)
 {
 	static const char *const text[] = {
-	    [EACCES] = "Permission denied",	      [EFAULT] = "Bad address",
-	    [EINVAL] = "Invalid argument",	      [ENOMEM] = "Cannot allocate memory",
+	    [EACCES] = "Permission denied",        [EFAULT] = "Bad address",
+	    [EINVAL] = "Invalid argument",         [ENOMEM] = "Cannot allocate memory",
 	    [ENOSYS] = "Function not implemented", [EPERM] = "Operation not permitted",
 	};
 
@@ -563,8 +559,8 @@ static int load_failed(struct berth_error *err, int errnum, long tid)
 int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err)
 {
 	struct sock_fprog prog = {
-		.len = bpf->len,
-		.filter = bpf->insns,
+	    .len = bpf->len,
+	    .filter = bpf->insns,
 	};
 	long rc;
 
@@ -592,7 +588,7 @@ void berth_bpf_free(struct berth_bpf *bpf)
  */
 bool berth_seccomp_available(void)
 {
-	uint32_t actions[] = { SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS };
+	uint32_t actions[] = {SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS};
 
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL)
 		return false;

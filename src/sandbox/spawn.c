@@ -64,7 +64,8 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
 		return berth_err(err, errno, "socketpair");
 	s->child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-	if (s->child < 0 && s->use_userns && (errno == EPERM || errno == ENOSPC || errno == EUSERS || errno == EINVAL)) {
+	if (s->child < 0 && s->use_userns &&
+	    (errno == EPERM || errno == ENOSPC || errno == EUSERS || errno == EINVAL)) {
 		/* Step 1 did not probe: this is where user namespaces turn out to
 		 * be refused.  The caller refuses the run, or starts again without
 		 * them under --allow-degraded. */
@@ -100,8 +101,7 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 	struct msg m;
 	int fds[MSG_FDS_MAX], nfds = 0, r = berth_sb_recv_msg(s->sock[0], &m, fds, &nfds);
 
-	if (r == 1 && m.kind == 0 &&
-	    nfds == (int)m.has_pty + (m.has_proxy ? 3 + s->tports.n : 0) &&
+	if (r == 1 && m.kind == 0 && nfds == (int)m.has_pty + (m.has_proxy ? 3 + s->tports.n : 0) &&
 	    (!m.has_proxy || m.n_transparent == s->tports.n)) {
 		int k = 0;
 		if (m.has_pty)
@@ -154,8 +154,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 {
 	/* Nothing would serve the listeners: refused before anything is made. */
 	if (s->p->network == BERTH_NET_PROXY && s->o->hooks.on_egress == NULL)
-		return berth_err(err, 0, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
-				  "none is attached");
+		return berth_err(
+		    err, 0,
+		    "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+		    "none is attached");
 	/* step 1: features */
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
@@ -167,8 +169,9 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	    berth_sb_resolve_identity(s, err) < 0)
 		return -1;
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
-		berth_err(err, 0, "the egress broker needs the sandbox's own network namespace, and user namespaces "
-				  "are not available: berth refuses to run with --allow-host");
+		berth_err(err, 0,
+			  "the egress broker needs the sandbox's own network namespace, and user namespaces "
+			  "are not available: berth refuses to run with --allow-host");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
 	/* step 2: compile what the child only applies */
@@ -207,7 +210,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (berth_sb_hand_egress(s, err) < 0)
 		return -1;
 	/* sync 2: the go; the child runs steps 9-13 */
-	return s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err) : berth_sb_send_go(s->sock[0], err);
+	return s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err)
+			      : berth_sb_send_go(s->sock[0], err);
 }
 
 static struct sandbox *sandbox_new(const struct berth_policy *p, const struct berth_runtime_opts *o,
@@ -263,8 +267,8 @@ static void close_sources(struct sandbox *s)
 	}
 }
 
-static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o, const sigset_t *mask,
-			     struct berth_error *err)
+static struct sandbox *start(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			     const sigset_t *mask, struct berth_error *err)
 {
 	struct sandbox *s;
 	int userns_errno;

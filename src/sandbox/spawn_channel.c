@@ -79,7 +79,8 @@ int berth_sb_recv_msg(int sock, struct msg *m, int *fds, int *nfds)
 {
 	struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
 	char cbuf[CMSG_SPACE(MSG_FDS_MAX * sizeof(int))];
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 	ssize_t n;
 
 	*nfds = 0;
@@ -170,7 +171,8 @@ __attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error 
  * on, whatever it returns. */
 int berth_sb_hand_egress(struct sandbox *s, struct berth_error *err)
 {
-	struct berth_egress_listeners l = {.http = s->proxy_fd[0], .socks5 = s->proxy_fd[1], .dns = s->dns_fd};
+	struct berth_egress_listeners l = {
+	    .http = s->proxy_fd[0], .socks5 = s->proxy_fd[1], .dns = s->dns_fd};
 
 	if (s->p->network != BERTH_NET_PROXY)
 		return 0;

@@ -78,10 +78,10 @@ static void userns_limits(void)
 	static const struct {
 		const char *knob, *value;
 	} lim[] = {
-		{"/proc/sys/user/max_inotify_instances", "32"},	/* host default: 128 per user */
-		{"/proc/sys/user/max_inotify_watches", "65536"},
-		{"/proc/sys/user/max_fanotify_groups", "8"},
-		{"/proc/sys/user/max_user_namespaces", "0"}, /* seccomp refuses them too */
+	    {"/proc/sys/user/max_inotify_instances", "32"}, /* host default: 128 per user */
+	    {"/proc/sys/user/max_inotify_watches", "65536"},
+	    {"/proc/sys/user/max_fanotify_groups", "8"},
+	    {"/proc/sys/user/max_user_namespaces", "0"}, /* seccomp refuses them too */
 	};
 
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(lim); i++) {
@@ -137,7 +137,8 @@ static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, 
 		if (!s->p->mounts[i].rw)
 			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, BERTH_LL_RX};
 	for (size_t i = 0; i < s->p->n_grants && n < max; i++)
-		r[n++] = (struct berth_ll_rule){s->p->grants[i].path, s->p->grants[i].write ? BERTH_LL_RW : BERTH_LL_RO};
+		r[n++] = (struct berth_ll_rule){s->p->grants[i].path,
+						s->p->grants[i].write ? BERTH_LL_RW : BERTH_LL_RO};
 	return n;
 }
 
@@ -154,11 +155,13 @@ static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int 
 			r[n++] = (struct berth_ll_rule){"/evidence", BERTH_LL_RO}; /* read, never execute */
 		r[n++] = (struct berth_ll_rule){s->home, BERTH_LL_RW};
 		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
-			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+			r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst,
+							s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
 	} else {
 		r[n++] = (struct berth_ll_rule){s->p->workspace, BERTH_LL_RW};
 		for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
-			r[n++] = (struct berth_ll_rule){s->p->mounts[i].src, s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+			r[n++] = (struct berth_ll_rule){s->p->mounts[i].src,
+							s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
 	}
 	return n;
 }
@@ -235,13 +238,15 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	else if (setsid() < 0)
 		berth_err(&err, errno, "setsid");
 	else if (slave >= 0 && s->want_pty &&
-		 (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0))
+		 (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
+		  dup2(slave, 2) < 0))
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	/* Output only: not the controlling terminal (nothing types into it, so
 	 * /dev/tty stays ENXIO as without a pty), only the descriptors that
 	 * were the caller's terminal. */
 	else if (slave >= 0 && !s->want_pty &&
-		 (((s->out_pty & 1u) != 0 && dup2(slave, 1) < 0) || ((s->out_pty & 2u) != 0 && dup2(slave, 2) < 0)))
+		 (((s->out_pty & 1u) != 0 && dup2(slave, 1) < 0) ||
+		  ((s->out_pty & 2u) != 0 && dup2(slave, 2) < 0)))
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	if (err.msg[0] != '\0')
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -290,8 +295,10 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
 	if (e == ENOENT)
-		berth_err_hint(&err, "no such command in the sandbox's PATH (%s) or file; the host's home and "
-				     "other directories are not visible inside", BERTH_SYSTEM_PATH);
+		berth_err_hint(&err,
+			       "no such command in the sandbox's PATH (%s) or file; the host's home and "
+			       "other directories are not visible inside",
+			       BERTH_SYSTEM_PATH);
 	berth_sb_child_fail(s->sock[1], &err, e == ENOENT ? BERTH_EXIT_NOTFOUND : BERTH_EXIT_NOEXEC);
 }
 /* berth's end of the socket is closed only when berth is gone. */
@@ -538,16 +545,16 @@ __attribute__((noreturn)) void berth_sb_child_main(struct sandbox *s)
 	int master = -1, slave = -1;
 	pid_t cmd;
 
-	child_sync1(s);                        /* sync 1 */
+	child_sync1(s); /* sync 1 */
 	if (s->use_userns) {
-		child_identity(s);             /* 6 */
-		child_root(s);                 /* 7 */
+		child_identity(s); /* 6 */
+		child_root(s);     /* 7 */
 	} else if (geteuid() == 0) {
-		child_identity_degraded(s);    /* 6, degraded */
+		child_identity_degraded(s); /* 6, degraded */
 	}
-	child_pty(s, &master, &slave);         /* 8 */
-	child_listeners(s);                    /* 8, --network proxy */
-	child_sync2(s, master);                /* sync 2 */
-	cmd = child_fork_command(s, slave);    /* 9; the command: 10-13 */
-	berth_sb_pid1(s, cmd);                 /* 9, pid 1 until the command's end */
+	child_pty(s, &master, &slave);      /* 8 */
+	child_listeners(s);                 /* 8, --network proxy */
+	child_sync2(s, master);             /* sync 2 */
+	cmd = child_fork_command(s, slave); /* 9; the command: 10-13 */
+	berth_sb_pid1(s, cmd);              /* 9, pid 1 until the command's end */
 }

@@ -29,7 +29,7 @@ struct trust_log {
 };
 
 static void trust_line(const struct sandbox *s, struct trust_log *log, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void trust_line(const struct sandbox *s, struct trust_log *log, const char *fmt, ...)
 {
 	va_list ap;
@@ -91,24 +91,30 @@ static void trust_scan(const struct sandbox *s)
 
 	janitor_watch_lines(s, log);
 	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
-		trust_line(s, log, "warning: berth could not finish looking for what the sandbox planted on the host's "
-				   "trust surface (%s): review `%s` before running git or an agent there",
-			   e.msg, s->p->workspace);
+		trust_line(
+		    s, log,
+		    "warning: berth could not finish looking for what the sandbox planted on the host's "
+		    "trust surface (%s): review `%s` before running git or an agent there",
+		    e.msg, s->p->workspace);
 	} else {
 		for (int i = 0; i < r.n_lines; i++)
 			trust_line(s, log, "warning: %s", r.lines[i]);
 		if (r.n_more > 0)
 			trust_line(s, log,
-				   "warning: and %d more such lines (%d set aside in all: look for `*.berth-set-aside` "
+				   "warning: and %d more such lines (%d set aside in all: look for "
+				   "`*.berth-set-aside` "
 				   "in `%s`)",
 				   r.n_more, r.n_set_aside, s->p->workspace);
 		if (r.incomplete)
 			trust_line(s, log,
 				   "warning: berth could not look into every directory of `%s` (and the --rw "
-				   "directories) for what the sandbox planted (at most %ld entries, %d ms, %d levels; "
-				   "unreadable or too long paths): review any `.git`, `.vscode`, `.claude`, `.envrc` or "
+				   "directories) for what the sandbox planted (at most %ld entries, %d ms, "
+				   "%d levels; "
+				   "unreadable or too long paths): review any `.git`, `.vscode`, `.claude`, "
+				   "`.envrc` or "
 				   "`.npmrc` below it before running git or an agent there",
-				   s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS, BERTH_TRUST_SCAN_DEPTH);
+				   s->p->workspace, BERTH_TRUST_SCAN_ENTRIES, BERTH_TRUST_SCAN_MS,
+				   BERTH_TRUST_SCAN_DEPTH);
 		berth_trust_report_free(&r);
 	}
 	if (tl.f != NULL)

@@ -39,7 +39,7 @@
 #include "userns.h"
 
 #define MAX_ENV (BERTH_POLICY_ENV_MAX + 1) /* policy.h */
-#define BERTH_RPC_FD_NUM 3 /* docs/protocol.md: BERTH_RPC_FD */
+#define BERTH_RPC_FD_NUM 3                 /* docs/protocol.md: BERTH_RPC_FD */
 /* Descriptors one message carries: the pty master, the two proxies, the
  * resolver and the declared ports' listeners. */
 #define MSG_FDS_MAX (4 + BERTH_TRANSPARENT_PORTS_MAX)
@@ -50,8 +50,8 @@ struct sandbox {
 	const struct berth_runtime_opts *o;
 	struct berth_features feat;
 	bool use_userns, use_landlock, use_seccomp;
-	int pidfd;             /* library API: pidfd of pid 1 */
-	bool guard_ready;      /* the guard was prepared (its .git state is known) */
+	int pidfd;        /* library API: pidfd of pid 1 */
+	bool guard_ready; /* the guard was prepared (its .git state is known) */
 	/* --network proxy: the broker's listeners (made in the sandbox's network
 	 * namespace, handed to berth at sync 2 and on to hooks.on_egress). */
 	int proxy_fd[2];
@@ -73,14 +73,15 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
-	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
-	int evidence_fd;   /* --evidence, invoked by root: the detached read-only tree */
+	int home_fd;     /* idmapped tree of the persistent home (policy home_dir), or -1 */
+	int evidence_fd; /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[BERTH_POLICY_MOUNTS_MAX];
 	/* The workspace and each --ro/--rw source, opened once with no link
 	 * followed (berth_source_open): every mount is made from these. */
 	int ws_src;
 	int src_fds[BERTH_POLICY_MOUNTS_MAX];
-	bool mount_is_dir[BERTH_POLICY_MOUNTS_MAX]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
+	bool mount_is_dir
+	    [BERTH_POLICY_MOUNTS_MAX]; /* per policy mount: the source is a directory (stat by berth, not the sandbox) */
 	bool want_pty;
 	/* Output only: berth's stdout (bit 1) and/or stderr (bit 2) is a
 	 * terminal but its stdin is not; the command gets a pty for those
@@ -92,14 +93,14 @@ struct sandbox {
 	int janitor_lines; /* read end of the janitor's watch lines, or -1 */
 	pid_t janitor;
 	pid_t child;
-	pid_t cmd_pgid;    /* degraded mode only: the command's process group */
+	pid_t cmd_pgid; /* degraded mode only: the command's process group */
 	int pty_master;
 	char *envp[MAX_ENV];
 	char *env_store[MAX_ENV]; /* malloc'd NAME=VALUE strings, wiped by cleanup() */
 	sigset_t oldmask;
 	struct berth_measure meas; /* the command's own measurement (docs/attest.md) */
 	bool measured;
-	bool measure_failed;       /* the caller could not record it: the run was killed */
+	bool measure_failed; /* the caller could not record it: the run was killed */
 	struct berth_error measure_err;
 };
 
@@ -108,10 +109,10 @@ struct msg {
 	int kind; /* 0 ready, 1 error, 2 the command's pid (degraded), 3 measurement */
 	struct berth_error err;
 	/* kind 0: which descriptors ride along, in this order */
-	bool has_pty;       /* the pty master */
-	bool has_proxy;     /* the broker's HTTP and SOCKS5 listeners */
-	uint16_t ports[2];  /* their ports on the sandbox's loopback */
-	int n_transparent;  /* with has_proxy: the declared ports' listeners, then the resolver's socket */
+	bool has_pty;      /* the pty master */
+	bool has_proxy;    /* the broker's HTTP and SOCKS5 listeners */
+	uint16_t ports[2]; /* their ports on the sandbox's loopback */
+	int n_transparent; /* with has_proxy: the declared ports' listeners, then the resolver's socket */
 	struct berth_measure meas; /* kind 3 */
 };
 

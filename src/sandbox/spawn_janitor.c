@@ -139,7 +139,8 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		ssize_t n = got < sizeof child ? read(rfd, (char *)&child + got, sizeof child - got) : read(rfd, &done, 1);
+		ssize_t n = got < sizeof child ? read(rfd, (char *)&child + got, sizeof child - got)
+					       : read(rfd, &done, 1);
 		if (n <= 0)
 			break; /* berth is gone */
 		if (got < sizeof child) {

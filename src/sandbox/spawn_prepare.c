@@ -23,8 +23,11 @@ int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} tab[] = {{"userns", BERTH_FEAT_USERNS},   {"landlock", BERTH_FEAT_LANDLOCK}, {"seccomp", BERTH_FEAT_SECCOMP},
-		   {"cgroup", BERTH_FEAT_CGROUP}, {"idmap", BERTH_FEAT_IDMAP}};
+	} tab[] = {{"userns", BERTH_FEAT_USERNS},
+		   {"landlock", BERTH_FEAT_LANDLOCK},
+		   {"seccomp", BERTH_FEAT_SECCOMP},
+		   {"cgroup", BERTH_FEAT_CGROUP},
+		   {"idmap", BERTH_FEAT_IDMAP}};
 	char buf[256];
 	char *save = NULL;
 
@@ -39,7 +42,8 @@ int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err
 				break;
 		if (i == BERTH_ARRAY_SIZE(tab)) {
 			berth_usage_err(err, "unknown feature `%s` in BERTH_TEST_FORCE_OFF", w);
-			return berth_err_hint(err, "use a comma list of userns, landlock, seccomp, cgroup, idmap");
+			return berth_err_hint(err,
+					      "use a comma list of userns, landlock, seccomp, cgroup, idmap");
 		}
 		*bits |= tab[i].bit;
 	}
@@ -64,7 +68,8 @@ void berth_features_detect_opts(unsigned force_off, bool probe_userns, struct be
 static int refuse(struct berth_error *err, const char *what, const char *hint)
 {
 	berth_err(err, 0, "%s: berth refuses to run without it", what);
-	return berth_err_hint(err, "%s; see `berth doctor`, or pass `--allow-degraded` to run without it", hint);
+	return berth_err_hint(err, "%s; see `berth doctor`, or pass `--allow-degraded` to run without it",
+			      hint);
 }
 
 int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
@@ -89,8 +94,9 @@ int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
 			berth_sb_notice(s, "not enforced: seccomp (dangerous system calls are not filtered)");
 		if (!s->use_userns && !s->use_landlock) {
 			/* Not even --allow-degraded: do not suggest it. */
-			berth_err(err, 0, "neither user namespaces nor landlock are available: berth cannot confine "
-					  "file access at all, and refuses to run even with --allow-degraded");
+			berth_err(err, 0,
+				  "neither user namespaces nor landlock are available: berth cannot confine "
+				  "file access at all, and refuses to run even with --allow-degraded");
 			return berth_err_hint(err, "see `berth doctor`: enable user namespaces or Landlock "
 						   "(lsm=landlock on the kernel command line)");
 		}
@@ -99,8 +105,9 @@ int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
 	if (!s->use_userns && !(f->forced_off & BERTH_FEAT_USERNS) && berth_userns_inside_berth()) {
 		/* Not the host's sysctl: the sandbox around this berth refuses
 		 * namespaces (seccomp EPERM, nested user namespaces capped at 0). */
-		berth_err(err, 0, "cannot start a sandbox inside a berth sandbox: namespaces are refused here "
-				  "(seccomp, and nested user namespaces are capped at 0)");
+		berth_err(err, 0,
+			  "cannot start a sandbox inside a berth sandbox: namespaces are refused here "
+			  "(seccomp, and nested user namespaces are capped at 0)");
 		return berth_err_hint(err, "%s", BERTH_NESTED_HINT);
 	}
 	if (!s->use_userns) {
@@ -118,16 +125,18 @@ int berth_sb_check_features(struct sandbox *s, struct berth_error *err)
 		return refuse(err, "cannot create a user namespace",
 			      berth_userns_clone_refusal(f->userns_errno, &lf, why, sizeof why) != NULL ? why
 			      : f->userns_errno == EINVAL || f->userns_errno == ENOSYS
-				      ? "enable CONFIG_USER_NS in the kernel"
-				      : "see what refuses clone(CLONE_NEWUSER) on this host");
+				  ? "enable CONFIG_USER_NS in the kernel"
+				  : "see what refuses clone(CLONE_NEWUSER) on this host");
 	}
 	if (!s->use_landlock)
 		return refuse(err, "landlock is not available",
-			      f->landlock_abi == -ENOSYS ? "the kernel was built without CONFIG_SECURITY_LANDLOCK"
-							 : "landlock is disabled at boot: add `landlock` to the `lsm=` "
-							   "kernel parameter");
+			      f->landlock_abi == -ENOSYS
+				  ? "the kernel was built without CONFIG_SECURITY_LANDLOCK"
+				  : "landlock is disabled at boot: add `landlock` to the `lsm=` "
+				    "kernel parameter");
 	if (!s->use_seccomp)
-		return refuse(err, "seccomp filters are not available", "enable CONFIG_SECCOMP_FILTER in the kernel");
+		return refuse(err, "seccomp filters are not available",
+			      "enable CONFIG_SECCOMP_FILTER in the kernel");
 	return 0;
 }
 
@@ -193,9 +202,11 @@ int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
 {
 	bool explicit_missing;
 
-	if (berth_limits_prepare(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0, &s->lim, err) < 0)
+	if (berth_limits_prepare(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0, &s->lim, err) <
+	    0)
 		return -1;
-	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) || (s->p->cpus_set && !s->lim.cpus_enforced) ||
+	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) ||
+			   (s->p->cpus_set && !s->lim.cpus_enforced) ||
 			   (s->p->pids_set && !s->lim.pids_enforced);
 	if (s->lim.unenforced[0] != '\0' && explicit_missing && !s->p->allow_degraded) {
 		berth_limits_refuse(&s->lim, err);
@@ -250,7 +261,8 @@ int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 		return -1;
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
-		s->src_fds[i] = berth_source_open(m->rw ? "the --rw source" : "the --ro source", m->src, &st, err);
+		s->src_fds[i] =
+		    berth_source_open(m->rw ? "the --rw source" : "the --ro source", m->src, &st, err);
 		if (s->src_fds[i] < 0)
 			return -1;
 		s->mount_is_dir[i] = S_ISDIR(st.st_mode);
@@ -341,9 +353,11 @@ degraded:
 	}
 	if (!s->p->allow_degraded) {
 		berth_err_wrap(err, "cannot keep workspace files owned by their host owner");
-		return berth_err_hint(err, "use a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs), "
-					   "or pass `--allow-degraded` (files written will belong to uid %u)",
-				      BERTH_ROOT_HOST_UID);
+		return berth_err_hint(
+		    err,
+		    "use a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs), "
+		    "or pass `--allow-degraded` (files written will belong to uid %u)",
+		    BERTH_ROOT_HOST_UID);
 	}
 	berth_sb_notice(s,
 			"not enforced: idmapped mounts (%s); files the sandbox writes belong to host uid %u",
@@ -371,8 +385,9 @@ int berth_sb_prepare_evidence(struct sandbox *s, struct berth_error *err)
 	if (s->p->evidence_dir == NULL)
 		return 0;
 	if (!s->use_userns) {
-		berth_err(err, 0, "--evidence needs the sandbox's own mount namespace, and user namespaces are not "
-				  "available: berth refuses to run");
+		berth_err(err, 0,
+			  "--evidence needs the sandbox's own mount namespace, and user namespaces are not "
+			  "available: berth refuses to run");
 		return berth_err_hint(err, "see `berth doctor`");
 	}
 	if (geteuid() == 0) {
@@ -423,8 +438,9 @@ int berth_sb_add_env(struct sandbox *s, int *n, int reserve, const char *name, c
 		return 0;
 	need = l + 1 + strlen(value) + 1;
 	if (need > ENV_ENTRY_MAX) {
-		berth_usage_err(err, "environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
-				     "at most %d to a command",
+		berth_usage_err(err,
+				"environment variable `%s` is %zu bytes long (NAME=VALUE); the kernel passes "
+				"at most %d to a command",
 				name, need - 1, ENV_ENTRY_MAX - 1);
 		return berth_err_hint(err, "pass a long value in a file in the workspace instead");
 	}
@@ -432,11 +448,14 @@ int berth_sb_add_env(struct sandbox *s, int *n, int reserve, const char *name, c
 		if (strncmp(s->envp[i], name, l) == 0 && s->envp[i][l] == '=')
 			break;
 	if (i == *n && *n >= MAX_ENV - 1 - reserve) {
-		berth_usage_err(err, "too many environment variables for the command: `%s` is one more than the %d "
-				     "berth passes",
-				name, MAX_ENV - 1 - reserve);
-		return berth_err_hint(err, "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every "
-					   "--env-file line%s",
+		berth_usage_err(
+		    err,
+		    "too many environment variables for the command: `%s` is one more than the %d "
+		    "berth passes",
+		    name, MAX_ENV - 1 - reserve);
+		return berth_err_hint(err,
+				      "count PATH HOME USER LOGNAME TERM LANG LC_*, every --env and every "
+				      "--env-file line%s",
 				      reserve > 0 ? ", and 8 for the egress broker's *_PROXY" : "");
 	}
 	e = malloc(need);

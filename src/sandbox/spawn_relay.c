@@ -30,8 +30,8 @@ void berth_sb_measured(struct sandbox *s, const struct berth_measure *m)
 	berth_measure_cgroups(&s->meas, s->lim.mode, s->lim.dirs, s->lim.n_dirs);
 	s->meas.seccomp_digest[0] = '\0';
 	if (s->use_seccomp && s->bpf.insns != NULL &&
-	    berth_sha256_hex(s->bpf.insns, (size_t)s->bpf.len * sizeof(struct sock_filter), s->meas.seccomp_digest,
-			     &err) < 0)
+	    berth_sha256_hex(s->bpf.insns, (size_t)s->bpf.len * sizeof(struct sock_filter),
+			     s->meas.seccomp_digest, &err) < 0)
 		s->meas.seccomp_digest[0] = '\0';
 	s->measured = true;
 	if (s->o->hooks.on_measured != NULL &&
@@ -149,8 +149,11 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 			tty_raw(&r);
 	}
 	while (!exited) {
-		struct pollfd p[5] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {s->sock[0], POLLIN, 0},
-				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {master, POLLIN, 0}};
+		struct pollfd p[5] = {{sfd, POLLIN, 0},
+				      {tfd, POLLIN, 0},
+				      {s->sock[0], POLLIN, 0},
+				      {stdin_open ? STDIN_FILENO : -1, POLLIN, 0},
+				      {master, POLLIN, 0}};
 		if (poll(p, 5, -1) < 0 && errno != EINTR)
 			break;
 		if (p[2].revents & (POLLIN | POLLHUP)) {

@@ -59,10 +59,10 @@ static void shq(const char *path, char *out, size_t len)
 
 	for (const unsigned char *c = (const unsigned char *)path; *c != '\0'; c++)
 		plain = plain && *c >= 0x20 && *c < 0x7f;
-#define PUT(ch)                                                                                                        \
-	do {                                                                                                           \
-		if (o + 1 < len)                                                                                       \
-			out[o++] = (ch);                                                                               \
+#define PUT(ch)                                                                                              \
+	do {                                                                                                 \
+		if (o + 1 < len)                                                                             \
+			out[o++] = (ch);                                                                     \
 	} while (0)
 	if (plain) {
 		PUT('\'');
@@ -137,7 +137,8 @@ void berth_ts_set_aside(struct scan *sc, int dfd, const char *rel, const char *n
 			break;
 		}
 		e = errno;
-		if (e == EACCES && !chmodded && fstat(dfd, &ds) == 0 && fchmod(dfd, (ds.st_mode & 07777) | 0300) == 0) {
+		if (e == EACCES && !chmodded && fstat(dfd, &ds) == 0 &&
+		    fchmod(dfd, (ds.st_mode & 07777) | 0300) == 0) {
 			chmodded = true;
 			continue;
 		}
@@ -151,14 +152,17 @@ void berth_ts_set_aside(struct scan *sc, int dfd, const char *rel, const char *n
 		snprintf(newpath, sizeof newpath, "%s/%s", dir, to);
 		shq(newpath, q_new, sizeof q_new);
 		shq(path, q_old, sizeof q_old);
-		berth_ts_line(sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; restore: mv %s %s", path, to,
-		     why, q_new, q_old);
+		berth_ts_line(
+		    sc, "set aside `%s` as `%s`: the sandbox made or changed it, and %s; restore: mv %s %s",
+		    path, to, why, q_new, q_old);
 		return;
 	}
 	sc->out->n_failed++;
-	berth_ts_line(sc, "could not set aside `%s` (%s), and %s: it is still there and live; remove it before you run "
-		 "anything there",
-	     path, strerror(e), why);
+	berth_ts_line(
+	    sc,
+	    "could not set aside `%s` (%s), and %s: it is still there and live; remove it before you run "
+	    "anything there",
+	    path, strerror(e), why);
 }
 
 /* A name berth set aside: NAME.berth-set-aside-XXXXXXXX (or, from berth

@@ -105,7 +105,8 @@ void berth_ts_load_known(struct scan *sc, const char *path)
 	sc->have_known = true;
 	while (sc->n_known < KNOWN_MAX && fscanf(f, "%llu %llu\n", &d, &i) == 2) {
 		if ((sc->n_known & (sc->n_known - 1)) == 0) {
-			struct devino *v = realloc(sc->known, (sc->n_known ? sc->n_known * 2 : 1) * sizeof *v);
+			struct devino *v =
+			    realloc(sc->known, (sc->n_known ? sc->n_known * 2 : 1) * sizeof *v);
 			if (v == NULL)
 				break;
 			sc->known = v;
@@ -147,7 +148,8 @@ void berth_ts_save_known(struct scan *sc, const char *path)
 	berth_ts_load_known(sc, path); /* as it is now, with what others added */
 	bool news = !sc->have_known || sc->n_demoted > 0;
 	for (size_t i = 0; i < sc->n_seen && !news; i++)
-		news = sc->n_known == 0 || bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
+		news = sc->n_known == 0 ||
+		       bsearch(&sc->seen[i], sc->known, sc->n_known, sizeof *sc->known, devino_cmp) == NULL;
 	if (!news)
 		return; /* the usual end of a run: nothing berth has not seen before */
 	if (sc->n_demoted > 0)
@@ -156,9 +158,10 @@ void berth_ts_save_known(struct scan *sc, const char *path)
 	for (size_t i = 0; i < sc->n_seen && n < KNOWN_MAX; i++, n++)
 		berth_buf_putf(&out, "%llu %llu\n", sc->seen[i].dev, sc->seen[i].ino);
 	for (size_t i = 0; i < sc->n_known && n < KNOWN_MAX; i++)
-		if ((sc->n_seen == 0 || bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) &&
-		    (sc->n_demoted == 0 ||
-		     bsearch(&sc->known[i], sc->demoted, sc->n_demoted, sizeof *sc->demoted, devino_cmp) == NULL)) {
+		if ((sc->n_seen == 0 ||
+		     bsearch(&sc->known[i], sc->seen, sc->n_seen, sizeof *sc->seen, devino_cmp) == NULL) &&
+		    (sc->n_demoted == 0 || bsearch(&sc->known[i], sc->demoted, sc->n_demoted,
+						   sizeof *sc->demoted, devino_cmp) == NULL)) {
 			berth_buf_putf(&out, "%llu %llu\n", sc->known[i].dev, sc->known[i].ino);
 			n++;
 		}

@@ -28,14 +28,16 @@
 
 bool berth_ts_changed_since(const struct stat *st, const struct timespec *t)
 {
-	return st->st_ctim.tv_sec > t->tv_sec || (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
+	return st->st_ctim.tv_sec > t->tv_sec ||
+	       (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
 }
 
 static bool changed_at(struct scan *sc, int dfd, const char *name)
 {
 	struct stat st;
 
-	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (sc->force || berth_ts_changed_since(&st, &sc->since));
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (sc->force || berth_ts_changed_since(&st, &sc->since));
 }
 
 static bool over_budget(struct scan *sc)
@@ -114,7 +116,8 @@ static void sub_gitdirs(struct scan *sc, int gfd, const char *rel, const char *s
 
 		for (size_t i = 0; skip[i] != NULL; i++)
 			skipped = skipped || strcmp(e->d_name, skip[i]) == 0;
-		if (skipped || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		if (skipped || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
 			continue;
 		int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0)
@@ -158,7 +161,8 @@ static int first_active(const char *section, const char *subsection, const char 
 	(void)line_no;
 	if (berth_git_key_inert(section, subsection, key))
 		return 0;
-	if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "worktree") == 0 && value != NULL) {
+	if (strcmp(section, "core") == 0 && subsection == NULL && strcmp(key, "worktree") == 0 &&
+	    value != NULL) {
 		if (value[0] == '/')
 			snprintf(path, sizeof path, "%s", value);
 		else
@@ -189,8 +193,8 @@ void berth_ts_check_config(struct scan *sc, int gfd, const char *rel, const char
 	if (r == 0 || (r < 0 && e.errnum == ENOENT))
 		return;
 	if (r > 0)
-		snprintf(why, sizeof why, "its `%s` would make the host's git run a program or read another file",
-			 a.key);
+		snprintf(why, sizeof why,
+			 "its `%s` would make the host's git run a program or read another file", a.key);
 	else
 		snprintf(why, sizeof why, "the host's git could not read it as before (%s)", e.msg);
 	berth_ts_set_aside(sc, gfd, rel, name, why);
@@ -210,7 +214,8 @@ static void check_head(struct scan *sc, int gfd, const char *rel)
 	if (r == NULL || r->head == NULL || berth_git_head_valid(gfd))
 		return;
 	if (fstatat(gfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
-		berth_ts_set_aside(sc, gfd, rel, "HEAD", "git would no longer take this directory as the repository");
+		berth_ts_set_aside(sc, gfd, rel, "HEAD",
+				   "git would no longer take this directory as the repository");
 	if (fstatat(gfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return; /* could not move it: named by set_aside */
 	int fd = openat(gfd, "HEAD", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -225,8 +230,8 @@ static void check_head(struct scan *sc, int gfd, const char *rel)
 	if (ok)
 		berth_ts_line(sc, "restored `%s/HEAD` to what it was when the run started", path);
 	else
-		berth_ts_line(sc, "could not restore `%s/HEAD` (%s): put back what it held (`%.*s`)", path, strerror(errno),
-		     (int)strcspn(r->head, "\n"), r->head);
+		berth_ts_line(sc, "could not restore `%s/HEAD` (%s): put back what it held (`%.*s`)", path,
+			      strerror(errno), (int)strcspn(r->head, "\n"), r->head);
 }
 
 #define FIFO_WHY "git and other tools on the host would block for ever opening it (a FIFO)"
@@ -243,7 +248,8 @@ static void fifos_in(struct scan *sc, int dfd, const char *sub, const char *rel)
 	if (fd < 0 || (d = fdopendir(fd)) == NULL)
 		return;
 	fd = -1;
-	snprintf(here, sizeof here, "%s%s%s", rel, strcmp(sub, ".") != 0 ? "/" : "", strcmp(sub, ".") != 0 ? sub : "");
+	snprintf(here, sizeof here, "%s%s%s", rel, strcmp(sub, ".") != 0 ? "/" : "",
+		 strcmp(sub, ".") != 0 ? sub : "");
 	while ((e = readdir(d)) != NULL)
 		if ((e->d_type == DT_FIFO || e->d_type == DT_UNKNOWN) &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
@@ -261,8 +267,9 @@ static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, b
 	if (changed_at(sc, gfd, "commondir")) {
 		*changed = true;
 		if (!berth_trust_git_unprotected(sc->p, ".git/commondir") && !berth_git_commondir_ok(gfd))
-			berth_ts_set_aside(sc, gfd, rel, "commondir",
-				  "it would send the host's git to the config and hooks of another directory");
+			berth_ts_set_aside(
+			    sc, gfd, rel, "commondir",
+			    "it would send the host's git to the config and hooks of another directory");
 	}
 	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		char hrel[PATH_MAX];
@@ -271,12 +278,16 @@ static void check_gitdir(struct scan *sc, int gfd, const char *rel, int depth, b
 			if (sc->force || berth_ts_changed_since(&st, &sc->since)) {
 				*changed = true;
 				if (!berth_trust_git_unprotected(sc->p, ".git/hooks"))
-					berth_ts_set_aside(sc, gfd, rel, "hooks", "the host's git would run the hooks it points to");
+					berth_ts_set_aside(sc, gfd, rel, "hooks",
+							   "the host's git would run the hooks it points to");
 			}
 		} else if (S_ISDIR(st.st_mode)) {
-			cleanup_close int hfd = openat(gfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cleanup_close int hfd =
+			    openat(gfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (hfd >= 0 && !berth_trust_git_unprotected(sc->p, ".git/hooks"))
-				*changed = hooks_dir(sc, hfd, hrel, "the host's git would run it as a hook") || *changed;
+				*changed =
+				    hooks_dir(sc, hfd, hrel, "the host's git would run it as a hook") ||
+				    *changed;
 			else if (hfd >= 0 && berth_ts_changed_since(&st, &sc->since))
 				*changed = true;
 		}
@@ -304,11 +315,13 @@ static void report_repo(struct scan *sc, const char *rel, const char *kind, bool
 	char path[PATH_MAX];
 
 	berth_ts_shown(sc, rel, NULL, path, sizeof path);
-	berth_ts_line(sc, "the sandbox made or changed the git repository `%s`%s: git run there, or `git status` in a "
-		 "repository holding it as a submodule, reads what the sandbox wrote (%s): review it first",
-	     path, kind,
-	     failed ? "NOT all that would run a program could be set aside: see above"
-		    : "what would run a program was set aside");
+	berth_ts_line(
+	    sc,
+	    "the sandbox made or changed the git repository `%s`%s: git run there, or `git status` in a "
+	    "repository holding it as a submodule, reads what the sandbox wrote (%s): review it first",
+	    path, kind,
+	    failed ? "NOT all that would run a program could be set aside: see above"
+		   : "what would run a program was set aside");
 }
 
 /* The `.git` entry in the directory @pfd (root-relative @rel). */
@@ -327,7 +340,8 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 		return;
 	if (S_ISLNK(st.st_mode)) {
 		if (berth_ts_changed_since(&st, &sc->since))
-			berth_ts_set_aside(sc, pfd, rel, ".git", "the host's git would take the repository it points to");
+			berth_ts_set_aside(sc, pfd, rel, ".git",
+					   "the host's git would take the repository it points to");
 		return;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -364,13 +378,16 @@ static void check_dotgit(struct scan *sc, int pfd, const char *rel)
 	else if ((size_t)snprintf(target, sizeof target, "%s/%s", here, buf + 8) >= sizeof target)
 		return;
 	if (realpath(target, real) == NULL) {
-		if (changed && buf[8] == '/' && !in_roots(sc, target) && strncmp(target, "/workspace/", 11) != 0)
-			berth_ts_set_aside(sc, pfd, rel, ".git", "it sends the host's git to a repository outside the workspace");
+		if (changed && buf[8] == '/' && !in_roots(sc, target) &&
+		    strncmp(target, "/workspace/", 11) != 0)
+			berth_ts_set_aside(sc, pfd, rel, ".git",
+					   "it sends the host's git to a repository outside the workspace");
 		return;
 	}
 	if (!in_roots(sc, real)) {
 		if (changed)
-			berth_ts_set_aside(sc, pfd, rel, ".git", "it sends the host's git to a repository outside the workspace");
+			berth_ts_set_aside(sc, pfd, rel, ".git",
+					   "it sends the host's git to a repository outside the workspace");
 		return;
 	}
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
@@ -410,9 +427,10 @@ static void check_bare(struct scan *sc, int dfd, const char *rel)
 	check_gitdir(sc, dfd, rel, 0, &changed);
 	sc->force = saved;
 	if (changed)
-		report_repo(sc, rel,
-			    " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as one)",
-			    sc->out->n_failed > f0);
+		report_repo(
+		    sc, rel,
+		    " (a bare repository: git takes a directory holding HEAD, objects/ and refs/ as one)",
+		    sc->out->n_failed > f0);
 }
 
 /* ------------------------------------------------------------ the walk */
@@ -425,8 +443,8 @@ static void named(struct scan *sc, const char *rel, const char *name, const char
 	berth_ts_line(sc, "the sandbox changed `%s` (%s): %s; review it", path, cls, why);
 }
 
-static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
-		 const char *cls);
+static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat,
+		 const char *why, const char *cls);
 static void check_watch(struct scan *sc, const char *path);
 
 /* A git user config in a root (`.gitconfig`, `.config/git/config`: the
@@ -483,13 +501,14 @@ static void entry(struct scan *sc, int dfd, const char *rel, int depth, const ch
 		 * still one). */
 		if (berth_ts_set_aside_name(name))
 			return;
-		if (dtype == DT_FIFO && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) &&
-		    berth_ts_changed_since(&st, &sc->since)) {
+		if (dtype == DT_FIFO && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISFIFO(st.st_mode) && berth_ts_changed_since(&st, &sc->since)) {
 			berth_ts_set_aside(sc, dfd, rel, name, FIFO_WHY);
 			return;
 		}
 		if (t != BERTH_TRUST_NONE && c != NULL && strcmp(c, "home") == 0 &&
-		    (strcmp(name, ".gitconfig") == 0 || (strcmp(name, "config") == 0 && strstr(rel, ".config/git") != NULL)))
+		    (strcmp(name, ".gitconfig") == 0 ||
+		     (strcmp(name, "config") == 0 && strstr(rel, ".config/git") != NULL)))
 			home_git_includes(sc, rel, name);
 		if (t != BERTH_TRUST_NONE && changed_at(sc, dfd, name)) {
 			if (t == BERTH_TRUST_READONLY)
@@ -499,16 +518,18 @@ static void entry(struct scan *sc, int dfd, const char *rel, int depth, const ch
 		} else if (t == BERTH_TRUST_NONE && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			   S_ISLNK(st.st_mode) && (sc->force || berth_ts_changed_since(&st, &sc->since)) &&
 			   berth_trust_path_prefix(rel, name)) {
-			berth_ts_set_aside(sc, dfd, rel, name,
-				  "a tool on the host would follow it to a config file the sandbox chose (such as "
-				  ".hg/hgrc or .config/git/config)");
+			berth_ts_set_aside(
+			    sc, dfd, rel, name,
+			    "a tool on the host would follow it to a config file the sandbox chose (such as "
+			    ".hg/hgrc or .config/git/config)");
 		}
 		return;
 	}
 	int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (cfd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
-		    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || berth_ts_changed_since(&st, &sc->since)))
+		    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     berth_ts_changed_since(&st, &sc->since)))
 			sc->out->incomplete = true;
 		return;
 	}
@@ -519,7 +540,8 @@ static void entry(struct scan *sc, int dfd, const char *rel, int depth, const ch
 	}
 	bool saved = sc->force;
 	if (fstat(cfd, &st) == 0) {
-		if ((treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE) || berth_trust_path_prefix(rel, name)) {
+		if ((treat == BERTH_TRUST_NONE && t != BERTH_TRUST_NONE) ||
+		    berth_trust_path_prefix(rel, name)) {
 			if (berth_ts_appeared(sc, &st))
 				sc->force = true;
 		} else if (t == BERTH_TRUST_NONE || treat != BERTH_TRUST_NONE) {
@@ -542,8 +564,8 @@ static bool top_name(const char *name)
 	return false;
 }
 
-static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat, const char *why,
-		 const char *cls)
+static void walk(struct scan *sc, int dfd, const char *rel, int depth, enum berth_trust treat,
+		 const char *why, const char *cls)
 {
 	DIR *d;
 	struct dirent *e;
@@ -615,13 +637,14 @@ static void check_watch(struct scan *sc, const char *path)
 		if (hfd >= 0)
 			hooks_dir(sc, hfd, name, "the host's git runs it as a hook (core.hooksPath)");
 	} else if (berth_ts_changed_since(&st, &sc->since)) {
-		berth_ts_set_aside(sc, dfd, "", name, "the repository's config names it, so the host's git would read it");
+		berth_ts_set_aside(sc, dfd, "", name,
+				   "the repository's config names it, so the host's git would read it");
 	}
 	sc->root = saved;
 }
 
-int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, struct berth_trust_report *out,
-		     struct berth_error *err)
+int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g,
+		     struct berth_trust_report *out, struct berth_error *err)
 {
 	struct scan sc = {.p = p, .g = g, .since = g->started, .out = out};
 
@@ -645,8 +668,9 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, 
 		/* A root that is itself a trust name (`--rw proj/.vscode`): what
 		 * the sandbox wrote in it is set aside like anywhere else. */
 		const char *base = strrchr(g->roots[i].host, '/'), *rw = NULL, *rc = NULL;
-		enum berth_trust rt = base != NULL && base[1] != '\0' ? berth_trust_lookup_class(p, base + 1, &rw, &rc)
-								       : BERTH_TRUST_NONE;
+		enum berth_trust rt = base != NULL && base[1] != '\0'
+					  ? berth_trust_lookup_class(p, base + 1, &rw, &rc)
+					  : BERTH_TRUST_NONE;
 		if (rt == BERTH_TRUST_NONE)
 			top_first(&sc, fd);
 		walk(&sc, fd, "", 0, rt, rw, rc);
@@ -666,4 +690,3 @@ void berth_trust_report_free(struct berth_trust_report *r)
 		free(r->lines[i]);
 	memset(r, 0, sizeof *r);
 }
-

@@ -50,10 +50,11 @@
 struct berth_trust_report {
 	char *lines[BERTH_TRUST_REPORT_LINES]; /* what was set aside, restored or named, one sentence each */
 	int n_lines;
-	int n_more;       /* lines past BERTH_TRUST_REPORT_LINES */
-	int n_set_aside;  /* entries renamed */
-	int n_failed;     /* entries berth could not set aside (they stay, and are named) */
-	bool incomplete;  /* some directory was not looked at: a bound, a path too long, one that cannot be opened */
+	int n_more;      /* lines past BERTH_TRUST_REPORT_LINES */
+	int n_set_aside; /* entries renamed */
+	int n_failed;    /* entries berth could not set aside (they stay, and are named) */
+	bool
+	    incomplete; /* some directory was not looked at: a bound, a path too long, one that cannot be opened */
 };
 
 /*
@@ -64,8 +65,8 @@ struct berth_trust_report {
  * Returns 0 with @out filled (free it with berth_trust_report_free), or -1
  * with @err filled (ENOMEM).
  */
-int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g, struct berth_trust_report *out,
-		     struct berth_error *err);
+int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g,
+		     struct berth_trust_report *out, struct berth_error *err);
 
 void berth_trust_report_free(struct berth_trust_report *r);
 

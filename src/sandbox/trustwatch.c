@@ -26,9 +26,9 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } watched[] = {
-	{"commondir", BERTH_GUARD_MISSING_COMMONDIR},
-	{"config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG},
-	{"config", BERTH_GUARD_MISSING_CONFIG},
+    {"commondir", BERTH_GUARD_MISSING_COMMONDIR},
+    {"config.worktree", BERTH_GUARD_MISSING_WORKTREE_CONFIG},
+    {"config", BERTH_GUARD_MISSING_CONFIG},
 };
 
 int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
@@ -39,13 +39,15 @@ int berth_trust_watch(const struct berth_guard *g, int wds[BERTH_GUARD_ROOTS])
 		wds[i] = -1;
 	for (int i = 0; i < g->n_roots; i++) {
 		if (g->roots[i].gitdir == NULL ||
-		    (g->roots[i].missing & (BERTH_GUARD_MISSING_COMMONDIR | BERTH_GUARD_MISSING_WORKTREE_CONFIG |
-					    BERTH_GUARD_MISSING_CONFIG)) == 0)
+		    (g->roots[i].missing &
+		     (BERTH_GUARD_MISSING_COMMONDIR | BERTH_GUARD_MISSING_WORKTREE_CONFIG |
+		      BERTH_GUARD_MISSING_CONFIG)) == 0)
 			continue;
 		if (fd < 0 && (fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
 			return -1;
 		wds[i] = inotify_add_watch(fd, g->roots[i].gitdir,
-					   IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ONLYDIR | IN_DONT_FOLLOW);
+					   IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ONLYDIR |
+					       IN_DONT_FOLLOW);
 		if (wds[i] >= 0)
 			n++;
 	}
@@ -73,20 +75,22 @@ void berth_trust_watch_events(int fd, const int wds[BERTH_GUARD_ROOTS], const st
 				if (wds[i] != ev->wd)
 					continue;
 				for (size_t k = 0; k < sizeof watched / sizeof watched[0]; k++) {
-					if (!(g->roots[i].missing & watched[k].bit) || strcmp(ev->name, watched[k].name) != 0)
+					if (!(g->roots[i].missing & watched[k].bit) ||
+					    strcmp(ev->name, watched[k].name) != 0)
 						continue;
 					struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 							       .resolve = RESOLVE_NO_SYMLINKS};
-					cleanup_close int dfd = (int)syscall(SYS_openat2, AT_FDCWD, g->roots[i].gitdir, &how,
-									    sizeof how);
+					cleanup_close int dfd = (int)syscall(
+					    SYS_openat2, AT_FDCWD, g->roots[i].gitdir, &how, sizeof how);
 					if (dfd < 0)
 						continue;
 					sc.root = g->roots[i].gitdir;
 					if (watched[k].bit == BERTH_GUARD_MISSING_COMMONDIR) {
 						if (!berth_git_commondir_ok(dfd))
-							berth_ts_set_aside(&sc, dfd, "", ev->name,
-								  "it would send the host's git to the config and "
-								  "hooks of another directory");
+							berth_ts_set_aside(
+							    &sc, dfd, "", ev->name,
+							    "it would send the host's git to the config and "
+							    "hooks of another directory");
 					} else {
 						bool changed = false;
 						sc.force = true; /* absent at the start: all of it is new */

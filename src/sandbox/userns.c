@@ -94,20 +94,22 @@ static int idmap_userns_fd(uid_t owner_uid, gid_t owner_gid, const struct berth_
 	return fd;
 }
 
-int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
-			bool ro, struct berth_error *err)
+int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid,
+			const struct berth_ids *ids, bool ro, struct berth_error *err)
 {
 	cleanup_close int ns = idmap_userns_fd(owner_uid, owner_gid, ids, err);
 	cleanup_close int mfd = -1;
 	struct mount_attr attr = {
-		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
+	    .attr_set =
+		MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
 	};
 
 	if (ns < 0)
 		return ns;
 	attr.userns_fd = (uint64_t)ns;
-	mfd = (int)syscall(SYS_open_tree, fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "" : path,
-			   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
+	mfd =
+	    (int)syscall(SYS_open_tree, fd >= 0 ? fd : AT_FDCWD, fd >= 0 ? "" : path,
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | (fd >= 0 ? AT_EMPTY_PATH : 0));
 	if (mfd < 0)
 		return berth_err(err, errno, "cannot clone the mount tree of `%s`", path);
 	if (syscall(SYS_mount_setattr, mfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
@@ -283,8 +285,8 @@ static bool apparmor_confined(const struct berth_lsm_facts *f)
 	return f->apparmor_label[0] != '\0' && strncmp(f->apparmor_label, "unconfined", 10) != 0;
 }
 
-const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f, char *buf,
-			      size_t len)
+const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f,
+			      char *buf, size_t len)
 {
 	const char *what = step == BERTH_STEP_MAPS ? "writing the new user namespace's uid/gid maps"
 						   : "mounting inside the new user namespace";
@@ -297,67 +299,81 @@ const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const str
 	/* AppArmor's restriction applies to callers without CAP_SYS_ADMIN:
 	 * the clone succeeds, the namespace gets no capabilities. */
 	if (f->apparmor_restrict == 1 && !f->root)
-		return hint(buf, len,
-			 "AppArmor refused %s: kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10 and "
-			 "later) gives unprivileged user namespaces no capabilities unless a profile allows them; "
-			 "have an administrator load a profile for berth (/etc/apparmor.d/berth: `abi <abi/4.0>, "
-			 "include <tunables/global> profile berth /path/to/berth flags=(unconfined) { userns, }`, "
-			 "then `apparmor_parser -r /etc/apparmor.d/berth`), or set the sysctl to 0 for every "
-			 "program (`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
-			 what);
+		return hint(
+		    buf, len,
+		    "AppArmor refused %s: kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 23.10 and "
+		    "later) gives unprivileged user namespaces no capabilities unless a profile allows them; "
+		    "have an administrator load a profile for berth (/etc/apparmor.d/berth: `abi <abi/4.0>, "
+		    "include <tunables/global> profile berth /path/to/berth flags=(unconfined) { userns, }`, "
+		    "then `apparmor_parser -r /etc/apparmor.d/berth`), or set the sysctl to 0 for every "
+		    "program (`sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
+		    what);
 	if (apparmor_confined(f))
-		return hint(buf, len,
-			 "AppArmor refused %s: berth runs confined by the profile `%.100s`; allow `userns,`, "
-			 "`mount,`, `pivot_root,` and `capability sys_admin,` in that profile (%s), or start berth "
-			 "from an unconfined process",
-			 what, f->apparmor_label, f->root ? "`aa-complain` to confirm" : "an administrator's task");
+		return hint(
+		    buf, len,
+		    "AppArmor refused %s: berth runs confined by the profile `%.100s`; allow `userns,`, "
+		    "`mount,`, `pivot_root,` and `capability sys_admin,` in that profile (%s), or start "
+		    "berth "
+		    "from an unconfined process",
+		    what, f->apparmor_label,
+		    f->root ? "`aa-complain` to confirm" : "an administrator's task");
 	if (f->selinux_enforcing)
-		return hint(buf, len,
-			 "SELinux refused %s: berth runs in the context `%.100s`, whose policy denies it (see "
-			 "`ausearch -m avc -ts recent`); %s",
-			 what, f->selinux_context[0] ? f->selinux_context : "?",
-			 f->root ? "run berth from a domain allowed to create user namespaces and mount (e.g. "
-				   "unconfined_t), or add a policy module allowing it"
-				 : "ask an administrator for a policy module that allows it, or run berth from an "
-				   "unconfined domain");
+		return hint(
+		    buf, len,
+		    "SELinux refused %s: berth runs in the context `%.100s`, whose policy denies it (see "
+		    "`ausearch -m avc -ts recent`); %s",
+		    what, f->selinux_context[0] ? f->selinux_context : "?",
+		    f->root ? "run berth from a domain allowed to create user namespaces and mount (e.g. "
+			      "unconfined_t), or add a policy module allowing it"
+			    : "ask an administrator for a policy module that allows it, or run berth from an "
+			      "unconfined domain");
 	/* Landlock refuses mount and pivot_root to a restricted process
 	 * (security/landlock/fs.c) but not unshare: the namespace is made,
 	 * the mount in it refused. */
 	if (f->landlock_active && step == BERTH_STEP_MOUNT && f->unshare_probe_errno == 0 &&
 	    f->mount_probe_errno == EPERM)
-		return hint(buf, len,
-			 "a Landlock domain above berth refused %s (a process restricted by Landlock may not "
-			 "mount or pivot_root, even as %s, and no process can leave the domain): start berth "
-			 "from a process that is not Landlocked (the agent or tool that launched it sandboxed "
-			 "itself)",
-			 what, f->root ? "root" : "the owner of its own namespace");
+		return hint(
+		    buf, len,
+		    "a Landlock domain above berth refused %s (a process restricted by Landlock may not "
+		    "mount or pivot_root, even as %s, and no process can leave the domain): start berth "
+		    "from a process that is not Landlocked (the agent or tool that launched it sandboxed "
+		    "itself)",
+		    what, f->root ? "root" : "the owner of its own namespace");
 	if (f->seccomp_filtered && (f->unshare_probe_errno > 0 || f->mount_probe_errno > 0))
-		return hint(buf, len,
-			 "a seccomp filter above berth (a container runtime's, or the program that started "
-			 "berth) refused %s; run berth on the host, or in a container started with "
-			 "`--security-opt seccomp=unconfined`",
-			 what);
+		return hint(
+		    buf, len,
+		    "a seccomp filter above berth (a container runtime's, or the program that started "
+		    "berth) refused %s; run berth on the host, or in a container started with "
+		    "`--security-opt seccomp=unconfined`",
+		    what);
 	return NULL;
 }
 
 const char *berth_userns_clone_refusal(int errnum, const struct berth_lsm_facts *f, char *buf, size_t len)
 {
 	if (errnum == ENOSPC || f->max_user_namespaces == 0)
-		return hint(buf, len, "user.max_user_namespaces is %ld: raise it (`sysctl user.max_user_namespaces=15000`, "
-				   "as root)",
-			 f->max_user_namespaces);
+		return hint(
+		    buf, len,
+		    "user.max_user_namespaces is %ld: raise it (`sysctl user.max_user_namespaces=15000`, "
+		    "as root)",
+		    f->max_user_namespaces);
 	if (errnum != EPERM)
 		return NULL;
 	if (f->uid_unmapped)
-		return hint(buf, len, "berth runs in a user namespace that maps no uid for it (/proc/self/uid_map is "
-				   "empty, as after `unshare -U`), where no user namespace can be created; run berth "
-				   "outside it, or map its uid (`unshare -U --map-current-user`)");
+		return hint(
+		    buf, len,
+		    "berth runs in a user namespace that maps no uid for it (/proc/self/uid_map is "
+		    "empty, as after `unshare -U`), where no user namespace can be created; run berth "
+		    "outside it, or map its uid (`unshare -U --map-current-user`)");
 	if (f->userns_clone_sysctl == 0 && !f->root)
-		return hint(buf, len, "kernel.unprivileged_userns_clone is 0 (Debian): users may not create user "
-				   "namespaces; allow them (`sysctl kernel.unprivileged_userns_clone=1`, as root)");
+		return hint(buf, len,
+			    "kernel.unprivileged_userns_clone is 0 (Debian): users may not create user "
+			    "namespaces; allow them (`sysctl kernel.unprivileged_userns_clone=1`, as root)");
 	if (f->seccomp_filtered)
-		return hint(buf, len, "a seccomp filter above berth (a container runtime's, or the program that started "
-				   "berth) refuses new user namespaces; run berth on the host, or in a container "
-				   "started with `--security-opt seccomp=unconfined`");
+		return hint(
+		    buf, len,
+		    "a seccomp filter above berth (a container runtime's, or the program that started "
+		    "berth) refuses new user namespaces; run berth on the host, or in a container "
+		    "started with `--security-opt seccomp=unconfined`");
 	return NULL;
 }

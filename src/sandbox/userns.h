@@ -19,7 +19,7 @@
 #define BERTH_ROOT_HOST_GID 1610612736U
 
 struct berth_ids {
-	uid_t in_uid;   /* uid inside the sandbox */
+	uid_t in_uid; /* uid inside the sandbox */
 	gid_t in_gid;
 	uid_t host_uid; /* kuid the sandbox runs as on the host */
 	gid_t host_gid;
@@ -46,8 +46,8 @@ int berth_userns_write_maps(pid_t pid, const struct berth_ids *ids, struct berth
  * created at all (clone(CLONE_NEWUSER) failed with EPERM, ENOSPC, EUSERS or
  * EINVAL: refused by a sysctl, a limit or a seccomp filter above berth).
  */
-int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid, const struct berth_ids *ids,
-			bool ro, struct berth_error *err);
+int berth_idmapped_tree(int fd, const char *path, uid_t owner_uid, gid_t owner_gid,
+			const struct berth_ids *ids, bool ro, struct berth_error *err);
 
 /*
  * berth_userns_probe - can this caller create a user namespace?  Forks a
@@ -67,9 +67,11 @@ int berth_userns_probe(void);
 bool berth_userns_inside_berth(void);
 
 /* What to do instead, for every command that would start a sandbox there. */
-#define BERTH_NESTED_HINT                                                                                        \
-	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and connect the " \
-	"agent to it (an MCP server the agent's session connects to, or an app served by `berth dev` on the host)"
+#define BERTH_NESTED_HINT                                                                                    \
+	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and "       \
+	"connect the "                                                                                       \
+	"agent to it (an MCP server the agent's session connects to, or an app served by `berth dev` on "    \
+	"the host)"
 
 /* A step of the user-namespace setup that a security module may refuse. */
 enum berth_userns_step {
@@ -83,17 +85,17 @@ enum berth_userns_step {
  */
 struct berth_lsm_facts {
 	int apparmor_restrict; /* /proc/sys/kernel/apparmor_restrict_unprivileged_userns: 1, 0, or -1 absent */
-	char apparmor_label[128]; /* /proc/self/attr/apparmor/current (or attr/current): "" when none */
-	bool selinux_enforcing;   /* /sys/fs/selinux/enforce is 1 */
+	char apparmor_label[128];  /* /proc/self/attr/apparmor/current (or attr/current): "" when none */
+	bool selinux_enforcing;    /* /sys/fs/selinux/enforce is 1 */
 	char selinux_context[128]; /* /proc/self/attr/current under SELinux, else "" */
 	bool seccomp_filtered;     /* /proc/self/status Seccomp: 2 */
 	bool landlock_active;      /* landlock is enabled in the kernel (ABI > 0) */
-	int unshare_probe_errno;   /* errno of unshare(CLONE_NEWUSER | CLONE_NEWNS) in a child, 0 it worked, -1 not probed */
-	int mount_probe_errno;     /* then errno of a mount there, 0 when it worked, -1 not probed */
-	bool root;                 /* berth runs with euid 0 */
-	int userns_clone_sysctl;   /* /proc/sys/kernel/unprivileged_userns_clone (Debian): 1, 0, or -1 absent */
-	long max_user_namespaces;  /* /proc/sys/user/max_user_namespaces, or -1 unreadable */
-	bool uid_unmapped;         /* /proc/self/uid_map is empty: a user namespace that maps no uid of ours */
+	int unshare_probe_errno; /* errno of unshare(CLONE_NEWUSER | CLONE_NEWNS) in a child, 0 it worked, -1 not probed */
+	int mount_probe_errno;   /* then errno of a mount there, 0 when it worked, -1 not probed */
+	bool root;               /* berth runs with euid 0 */
+	int userns_clone_sysctl; /* /proc/sys/kernel/unprivileged_userns_clone (Debian): 1, 0, or -1 absent */
+	long max_user_namespaces; /* /proc/sys/user/max_user_namespaces, or -1 unreadable */
+	bool uid_unmapped;        /* /proc/self/uid_map is empty: a user namespace that maps no uid of ours */
 };
 
 /*
@@ -115,8 +117,8 @@ void berth_lsm_facts_read(struct berth_lsm_facts *f);
  * worked says it was not the environment; the caller keeps its own
  * message).
  */
-const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f, char *buf,
-			      size_t len);
+const char *berth_lsm_refusal(enum berth_userns_step step, int errnum, const struct berth_lsm_facts *f,
+			      char *buf, size_t len);
 
 /*
  * berth_userns_clone_refusal - the cause and fix of clone(CLONE_NEWUSER)

@@ -30,9 +30,9 @@ struct rx {
 struct brule {
 	char *name;
 	struct rx question;
-	struct rx options;     /* compiled only when the rule has options */
-	unsigned min_options;  /* option lines needed below the question */
-	bool at_cursor;        /* the question must be on the cursor row */
+	struct rx options;    /* compiled only when the rule has options */
+	unsigned min_options; /* option lines needed below the question */
+	bool at_cursor;       /* the question must be on the cursor row */
 };
 
 struct rx_list {
@@ -51,8 +51,8 @@ struct berth_agent_patterns {
 };
 
 static const char *const state_names[] = {
-	[BERTH_AGENT_WORKING] = "working", [BERTH_AGENT_BLOCKED] = "blocked", [BERTH_AGENT_IDLE] = "idle",
-	[BERTH_AGENT_DONE] = "done",       [BERTH_AGENT_EXITED] = "exited",   [BERTH_AGENT_ERROR] = "error",
+    [BERTH_AGENT_WORKING] = "working", [BERTH_AGENT_BLOCKED] = "blocked", [BERTH_AGENT_IDLE] = "idle",
+    [BERTH_AGENT_DONE] = "done",       [BERTH_AGENT_EXITED] = "exited",   [BERTH_AGENT_ERROR] = "error",
 };
 
 const char *berth_agent_state_name(enum berth_agent_state s)
@@ -228,7 +228,8 @@ static int rx_compile(struct rx *r, const struct berth_ynode *n, const char *ori
 	if (berth_ynode_str(n, origin, key, &src, err) < 0)
 		return -1;
 	if (src[0] == '\0')
-		return berth_ynode_err(err, origin, n, "`%s` is an empty pattern, which matches every line", key);
+		return berth_ynode_err(err, origin, n, "`%s` is an empty pattern, which matches every line",
+				       key);
 	if (!rx_cost_ok(src))
 		return berth_ynode_err(err, origin, n,
 				       "`%s`: the regular expression `%.60s` is too long or repeats too much "
@@ -237,7 +238,8 @@ static int rx_compile(struct rx *r, const struct berth_ynode *n, const char *ori
 	rc = regcomp(&r->re, src, REG_EXTENDED | REG_NOSUB);
 	if (rc != 0) {
 		regerror(rc, &r->re, buf, sizeof buf);
-		return berth_ynode_err(err, origin, n, "`%s`: bad regular expression `%.80s`: %s", key, src, buf);
+		return berth_ynode_err(err, origin, n, "`%s`: bad regular expression `%.80s`: %s", key, src,
+				       buf);
 	}
 	r->compiled = true;
 	return 0;
@@ -247,8 +249,8 @@ static int rx_list_parse(struct rx_list *l, const struct berth_ynode *n, const c
 			 struct berth_error *err)
 {
 	if (n->kind != BERTH_YN_SEQ)
-		return berth_ynode_err(err, origin, n, "`%s` must be a list of regular expressions, got %s", key,
-				       berth_ynode_describe(n));
+		return berth_ynode_err(err, origin, n, "`%s` must be a list of regular expressions, got %s",
+				       key, berth_ynode_describe(n));
 	l->v = calloc(n->n + 1, sizeof *l->v);
 	if (l->v == NULL)
 		return berth_err(err, ENOMEM, "%s", origin);
@@ -260,7 +262,8 @@ static int rx_list_parse(struct rx_list *l, const struct berth_ynode *n, const c
 	return 0;
 }
 
-static int brule_parse(struct brule *b, const struct berth_ynode *m, const char *origin, struct berth_error *err)
+static int brule_parse(struct brule *b, const struct berth_ynode *m, const char *origin,
+		       struct berth_error *err)
 {
 	const struct berth_ynode *name = NULL, *question = NULL, *options = NULL, *min = NULL, *cursor = NULL;
 	uint64_t v;
@@ -286,10 +289,11 @@ static int brule_parse(struct brule *b, const struct berth_ynode *m, const char 
 		else if (strcmp(key, "at-cursor") == 0)
 			slot = &cursor;
 		else
-			return berth_ynode_err(err, origin, k,
-					       "unknown key `%.60s` in a `blocked` rule; known: name, question, "
-					       "options, min-options, at-cursor",
-					       key);
+			return berth_ynode_err(
+			    err, origin, k,
+			    "unknown key `%.60s` in a `blocked` rule; known: name, question, "
+			    "options, min-options, at-cursor",
+			    key);
 		if (*slot != NULL)
 			return berth_ynode_err(err, origin, k, "`%s` is given twice", key);
 		*slot = val;
@@ -316,7 +320,8 @@ static int brule_parse(struct brule *b, const struct berth_ynode *m, const char 
 		b->min_options = (unsigned)v;
 	}
 	if (b->min_options > 0 && options == NULL)
-		return berth_ynode_err(err, origin, min, "`min-options` is %u but the rule has no `options` pattern",
+		return berth_ynode_err(err, origin, min,
+				       "`min-options` is %u but the rule has no `options` pattern",
 				       b->min_options);
 	/* A question alone is prose; only the cursor sitting on it makes it a prompt. */
 	if (b->min_options == 0 && !b->at_cursor)
@@ -333,7 +338,8 @@ static struct rx_list *rx_list_named(struct berth_agent_patterns *p, const char 
 	const struct {
 		const char *key;
 		struct rx_list *l;
-	} lists[] = {{"working", &p->working}, {"input", &p->input}, {"done", &p->done}, {"error", &p->error}};
+	} lists[] = {
+	    {"working", &p->working}, {"input", &p->input}, {"done", &p->done}, {"error", &p->error}};
 
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
 		if (strcmp(key, lists[i].key) == 0)
@@ -348,8 +354,9 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 	uint64_t v;
 
 	if (root == NULL || root->kind != BERTH_YN_MAP)
-		return berth_ynode_err(err, o, root, "a pattern file is a mapping (keys: agent, region-rows, quiet-ms, "
-						     "otherwise, blocked, working, input, done, error)");
+		return berth_ynode_err(err, o, root,
+				       "a pattern file is a mapping (keys: agent, region-rows, quiet-ms, "
+				       "otherwise, blocked, working, input, done, error)");
 	for (size_t i = 0; i < berth_ymap_size(root); i++) {
 		const struct berth_ynode *k = berth_ymap_key(root, i), *val = berth_ymap_val(root, i);
 		const char *key = k->kind == BERTH_YN_SCALAR ? k->s : "";
@@ -379,11 +386,12 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 			else if (strcmp(s, "working") == 0)
 				p->otherwise = BERTH_AGENT_WORKING;
 			else
-				return berth_ynode_err(err, o, val, "`otherwise` must be `idle` or `working`, got `%.60s`",
-						       s);
+				return berth_ynode_err(
+				    err, o, val, "`otherwise` must be `idle` or `working`, got `%.60s`", s);
 		} else if (strcmp(key, "blocked") == 0) {
 			if (val->kind != BERTH_YN_SEQ)
-				return berth_ynode_err(err, o, val, "`blocked` must be a list of rules, got %s",
+				return berth_ynode_err(err, o, val,
+						       "`blocked` must be a list of rules, got %s",
 						       berth_ynode_describe(val));
 			p->blocked = calloc(val->n + 1, sizeof *p->blocked);
 			if (p->blocked == NULL)
@@ -397,10 +405,11 @@ static int top_parse(struct berth_agent_patterns *p, const struct berth_ynode *r
 			if (rx_list_parse(rx, val, o, key, err) < 0)
 				return -1;
 		} else {
-			return berth_ynode_err(err, o, k,
-					       "unknown key `%.60s`; known: agent, region-rows, quiet-ms, otherwise, "
-					       "blocked, working, input, done, error",
-					       key);
+			return berth_ynode_err(
+			    err, o, k,
+			    "unknown key `%.60s`; known: agent, region-rows, quiet-ms, otherwise, "
+			    "blocked, working, input, done, error",
+			    key);
 		}
 	}
 	return 0;
@@ -434,8 +443,8 @@ static bool valid_agent_name(const char *a)
 	if (a == NULL || a[0] == '\0' || a[0] == '.' || strlen(a) > 64)
 		return false;
 	for (; *a != '\0'; a++)
-		if (!((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') || (*a >= '0' && *a <= '9') || *a == '-' ||
-		      *a == '_' || *a == '.'))
+		if (!((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') || (*a >= '0' && *a <= '9') ||
+		      *a == '-' || *a == '_' || *a == '.'))
 			return false;
 	return true;
 }
@@ -490,7 +499,9 @@ struct berth_agent_patterns *berth_agent_patterns_load(const char *agent, struct
 
 	if (!valid_agent_name(agent)) {
 		berth_usage_err(err, "bad agent name `%.60s`", agent != NULL ? agent : "(null)");
-		berth_err_hint(err, "use letters, digits, `-`, `_` and `.` (not first), e.g. `claude`, `codex`, `shell`");
+		berth_err_hint(
+		    err,
+		    "use letters, digits, `-`, `_` and `.` (not first), e.g. `claude`, `codex`, `shell`");
 		return NULL;
 	}
 	if (xdg != NULL && xdg[0] == '/')
@@ -521,7 +532,8 @@ struct berth_agent_patterns *berth_agent_patterns_load(const char *agent, struct
 		return berth_agent_patterns_parse(buf, len, cands[i], err);
 	}
 	berth_usage_err(err, "no pattern file for the agent `%s`", agent);
-	berth_err_hint(err, "write one at $XDG_CONFIG_HOME/berth/agents/%s.yml (format: docs/agents.md)", agent);
+	berth_err_hint(err, "write one at $XDG_CONFIG_HOME/berth/agents/%s.yml (format: docs/agents.md)",
+		       agent);
 	return NULL;
 }
 
@@ -586,8 +598,8 @@ static int failed_turn(const struct berth_agent_patterns *p, const struct berth_
 	return -1;
 }
 
-__attribute__((format(printf, 3, 4))) static enum berth_agent_state say(enum berth_agent_state s, const char **why,
-									   const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static enum berth_agent_state
+say(enum berth_agent_state s, const char **why, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -603,8 +615,8 @@ __attribute__((format(printf, 3, 4))) static enum berth_agent_state say(enum ber
 }
 
 /* Does blocked rule @b hold in the region [r0, r1]?  Sets *@row to the question's row. */
-static bool rule_holds(const struct berth_agent_patterns *p, const struct brule *b, const struct berth_screen_view *v,
-		       int r0, int r1, int *row)
+static bool rule_holds(const struct berth_agent_patterns *p, const struct brule *b,
+		       const struct berth_screen_view *v, int r0, int r1, int *row)
 {
 	/* An input box below the question: the question is history, the agent
 	 * takes input.  Nothing above the lowest input row can be the prompt. */
@@ -629,15 +641,16 @@ static bool rule_holds(const struct berth_agent_patterns *p, const struct brule 
 	return false;
 }
 
-enum berth_agent_state berth_agent_classify(const struct berth_agent_patterns *p, const struct berth_screen_view *v,
-					    const char **why)
+enum berth_agent_state berth_agent_classify(const struct berth_agent_patterns *p,
+					    const struct berth_screen_view *v, const char **why)
 {
 	int r0, r1 = -1, in;
 	bool recent;
 
 	if (!v->alive) {
 		if (v->exit_status >= 0)
-			return say(BERTH_AGENT_EXITED, why, "the process ended with status %d", v->exit_status);
+			return say(BERTH_AGENT_EXITED, why, "the process ended with status %d",
+				   v->exit_status);
 		return say(BERTH_AGENT_EXITED, why, "the process ended");
 	}
 	recent = p != NULL && v->idle_ms >= 0 && v->idle_ms < (long long)p->quiet_ms;
@@ -678,9 +691,11 @@ enum berth_agent_state berth_agent_classify(const struct berth_agent_patterns *p
 	if (in >= 0) {
 		int e = failed_turn(p, v, in), d = last_match(&p->done, v, 0, in - 1);
 		if (e >= 0)
-			return say(BERTH_AGENT_ERROR, why, "the turn failed (row %d), prompt at row %d", e + 1, in + 1);
+			return say(BERTH_AGENT_ERROR, why, "the turn failed (row %d), prompt at row %d",
+				   e + 1, in + 1);
 		if (d >= 0)
-			return say(BERTH_AGENT_DONE, why, "turn finished (row %d), prompt at row %d", d + 1, in + 1);
+			return say(BERTH_AGENT_DONE, why, "turn finished (row %d), prompt at row %d", d + 1,
+				   in + 1);
 		return say(BERTH_AGENT_IDLE, why, "prompt at row %d, no turn yet", in + 1);
 	}
 	return say(p->otherwise, why, "nothing recognised; quiet for %lld ms", v->idle_ms);

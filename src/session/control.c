@@ -15,8 +15,8 @@ static const struct {
 	const char *name;
 	enum berth_control_op op;
 } ops[] = {
-	{"info", BERTH_CONTROL_INFO},	  {"peek", BERTH_CONTROL_PEEK},	    {"send", BERTH_CONTROL_SEND},
-	{"resize", BERTH_CONTROL_RESIZE}, {"attach", BERTH_CONTROL_ATTACH}, {"stop", BERTH_CONTROL_STOP},
+    {"info", BERTH_CONTROL_INFO},     {"peek", BERTH_CONTROL_PEEK},     {"send", BERTH_CONTROL_SEND},
+    {"resize", BERTH_CONTROL_RESIZE}, {"attach", BERTH_CONTROL_ATTACH}, {"stop", BERTH_CONTROL_STOP},
 };
 
 static bool in_range(const json_t *v, json_int_t lo, json_int_t hi)
@@ -40,7 +40,9 @@ static void parse_grace(struct berth_control_req *req)
 	const json_t *g = json_object_get(req->msg, "grace_ms");
 	json_int_t v = json_is_integer(g) ? json_integer_value(g) : BERTH_CONTROL_GRACE_DEFAULT_MS;
 
-	req->grace_ms = v < 0 ? 0 : v > BERTH_CONTROL_GRACE_MAX_MS ? BERTH_CONTROL_GRACE_MAX_MS : (long long)v;
+	req->grace_ms = v < 0                            ? 0
+			: v > BERTH_CONTROL_GRACE_MAX_MS ? BERTH_CONTROL_GRACE_MAX_MS
+							 : (long long)v;
 }
 
 int berth_control_parse(const char *line, size_t len, struct berth_control_req *req, char *why, size_t whylen)

@@ -35,11 +35,11 @@ enum berth_control_op {
 
 struct berth_control_req {
 	enum berth_control_op op;
-	json_t *msg;	   /* the request (owned): data points into it */
-	const char *data;  /* send: the text (never a NUL byte: \u0000 is refused) */
-	size_t data_len;   /* send: its length in bytes */
-	bool paste, enter; /* send: "paste":true, "enter":true */
-	int rows, cols;	   /* resize, attach: both within the bounds above, or both 0 (keep the size) */
+	json_t *msg;        /* the request (owned): data points into it */
+	const char *data;   /* send: the text (never a NUL byte: \u0000 is refused) */
+	size_t data_len;    /* send: its length in bytes */
+	bool paste, enter;  /* send: "paste":true, "enter":true */
+	int rows, cols;     /* resize, attach: both within the bounds above, or both 0 (keep the size) */
 	long long grace_ms; /* stop: 0 to BERTH_CONTROL_GRACE_MAX_MS (clamped), default 5000 */
 };
 
@@ -53,7 +53,8 @@ struct berth_control_req {
  * "bad request: no `op`" for JSON that is no object or has no string "op",
  * "send needs a string `data`", "unknown op `OP`".
  */
-int berth_control_parse(const char *line, size_t len, struct berth_control_req *req, char *why, size_t whylen);
+int berth_control_parse(const char *line, size_t len, struct berth_control_req *req, char *why,
+			size_t whylen);
 
 /* berth_control_req_free - release @req's request; @req is left empty. */
 void berth_control_req_free(struct berth_control_req *req);

@@ -122,8 +122,8 @@ static int add_list(const char *display, const char *key, const struct berth_yno
 	return 0;
 }
 
-int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len, struct berth_fleet *f,
-		      struct berth_error *err)
+int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len,
+		      struct berth_fleet *f, struct berth_error *err)
 {
 	struct berth_ynode *root;
 	const struct berth_ynode *agents = NULL, *defaults_node = NULL;
@@ -144,9 +144,10 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 			defaults_node = v;
 		else {
 			berth_yconf_err(err, display, k, NULL, "%s `%s` (known: defaults, agents)",
-					key != NULL && (strcmp(key, "agents") == 0 || strcmp(key, "defaults") == 0)
-						? "duplicate key"
-						: "unknown key",
+					key != NULL &&
+						(strcmp(key, "agents") == 0 || strcmp(key, "defaults") == 0)
+					    ? "duplicate key"
+					    : "unknown key",
 					key ? key : "?");
 			goto out;
 		}
@@ -154,7 +155,8 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 	if (defaults_node != NULL && read_entry(display, defaults_node, true, &def, err) < 0)
 		goto out;
 	if (agents == NULL || agents->kind != BERTH_YN_SEQ || agents->n == 0) {
-		berth_yconf_err(err, display, agents ? agents : root, "agents", "expected a list of at least one agent");
+		berth_yconf_err(err, display, agents ? agents : root, "agents",
+				"expected a list of at least one agent");
 		goto out;
 	}
 	size_t count = agents->n;
@@ -179,7 +181,8 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 		if (read_entry(display, an, false, &e, err) < 0)
 			goto out;
 		if (e.name == NULL) {
-			berth_yconf_err(err, display, an, "name", "every agent needs a `name` (fleet ps and stop find it by it)");
+			berth_yconf_err(err, display, an, "name",
+					"every agent needs a `name` (fleet ps and stop find it by it)");
 			goto out;
 		}
 		if (berth_session_name_check(e.name, &e2) < 0) {
@@ -188,8 +191,9 @@ int berth_fleet_parse(const char *display, const char *base_dir, const char *buf
 		}
 		for (size_t k = 0; k + 1 < f->n; k++)
 			if (strcmp(f->agents[k].name, e.name) == 0) {
-				berth_yconf_err(err, display, an, "name", "`%s` is the name of another agent (line %lu)",
-						e.name, f->lines[k]);
+				berth_yconf_err(err, display, an, "name",
+						"`%s` is the name of another agent (line %lu)", e.name,
+						f->lines[k]);
 				goto out;
 			}
 		if (e.profile == NULL && def.profile == NULL) {
@@ -233,10 +237,12 @@ int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error
 	 * caller did not name.  Like a project rules file, it must be the
 	 * file named, not reached through a link at any component. */
 	if (realpath(path, dir) != NULL && berth_path_lexical_abs(path, lex) && strcmp(lex, dir) != 0) {
-		berth_usage_err(err, "the fleet file `%s` is, or is reached through, a symbolic link (to `%s`)", path,
-				dir);
-		return berth_err_hint(err, "a sandbox may have made that link: if `%s` is what you mean, name it "
-					   "directly",
+		berth_usage_err(err,
+				"the fleet file `%s` is, or is reached through, a symbolic link (to `%s`)",
+				path, dir);
+		return berth_err_hint(err,
+				      "a sandbox may have made that link: if `%s` is what you mean, name it "
+				      "directly",
 				      dir);
 	}
 	buf = berth_yconf_read_file(path, &len, err);
@@ -263,7 +269,8 @@ void berth_fleet_free(struct berth_fleet *f)
 	memset(f, 0, sizeof *f);
 }
 
-static int ask(char ***v, size_t *n, struct berth_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int ask(char ***v, size_t *n, struct berth_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int ask(char ***v, size_t *n, struct berth_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -310,7 +317,8 @@ int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(
 	int rc = -1;
 
 	*lines = NULL;
-	if (r->seed_auth && ask(&v, &n, err, "seed_auth: forwards the profile's credentials from your environment") < 0)
+	if (r->seed_auth &&
+	    ask(&v, &n, err, "seed_auth: forwards the profile's credentials from your environment") < 0)
 		goto out;
 	/* The file's options alone, parsed as berth run parses them (abbreviations
 	 * and --opt=value included), on a stand-in workspace and command. */
@@ -334,17 +342,20 @@ int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(
 	}
 	for (size_t k = 0; k < o.policy.n_env; k++) {
 		const struct berth_env *e = &o.policy.env[k];
-		if ((e->from_host &&
-		     ask(&v, &n, err, "options: --env %s forwards `%s` from your environment", e->name, e->name) < 0) ||
-		    (e->from_file && ask(&v, &n, err, "options: --env-file sets `%s` from a file of yours", e->name) < 0))
+		if ((e->from_host && ask(&v, &n, err, "options: --env %s forwards `%s` from your environment",
+					 e->name, e->name) < 0) ||
+		    (e->from_file &&
+		     ask(&v, &n, err, "options: --env-file sets `%s` from a file of yours", e->name) < 0))
 			goto out_opts;
 	}
 	for (size_t k = 0; k < o.policy.n_mounts; k++)
-		if (ask(&v, &n, err, "options: --%s mounts your `%s` at `%s`%s", o.policy.mounts[k].rw ? "rw" : "ro",
-			o.policy.mounts[k].src, o.policy.mounts[k].dst, o.policy.mounts[k].rw ? ", writable" : "") < 0)
+		if (ask(&v, &n, err, "options: --%s mounts your `%s` at `%s`%s",
+			o.policy.mounts[k].rw ? "rw" : "ro", o.policy.mounts[k].src, o.policy.mounts[k].dst,
+			o.policy.mounts[k].rw ? ", writable" : "") < 0)
 			goto out_opts;
 	for (size_t k = 0; k < o.n_evidence; k++)
-		if (ask(&v, &n, err, "options: --evidence copies your `%s` into the sandbox", o.evidence[k]) < 0)
+		if (ask(&v, &n, err, "options: --evidence copies your `%s` into the sandbox", o.evidence[k]) <
+		    0)
 			goto out_opts;
 	/* The workspace the agent gets (the session's own when managed: launch
 	 * puts it in place of any other). */
@@ -352,7 +363,9 @@ int berth_fleet_asks(const struct berth_fleet *f, size_t i, char *(*env_lookup)(
 		if (realpath(f->dir != NULL ? f->dir : "/", dir) == NULL)
 			snprintf(dir, sizeof dir, "%s", f->dir != NULL ? f->dir : "/");
 		if (!covers(dir, r->run.policy.workspace) &&
-		    ask(&v, &n, err, "workspace: `%s` is outside the fleet file's directory `%s` (the agent may write there)",
+		    ask(&v, &n, err,
+			"workspace: `%s` is outside the fleet file's directory `%s` (the agent may write "
+			"there)",
 			r->run.policy.workspace, dir) < 0)
 			goto out_opts;
 	}

@@ -29,8 +29,8 @@ struct berth_fleet {
 	struct berth_spawn_req *agents;
 	unsigned long *lines; /* the line of each agent's entry */
 	size_t n;
-	char *path;           /* the file, for messages */
-	char *dir;            /* the directory relative workspaces are taken from (physical for a loaded file) */
+	char *path; /* the file, for messages */
+	char *dir;  /* the directory relative workspaces are taken from (physical for a loaded file) */
 };
 
 /*
@@ -40,8 +40,8 @@ struct berth_fleet {
  * (each agent a spawn request ready for berth_spawn_prepare), or -1 with
  * @err (status 2).  Release with berth_fleet_free in both cases.
  */
-int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len, struct berth_fleet *f,
-		      struct berth_error *err);
+int berth_fleet_parse(const char *display, const char *base_dir, const char *buf, size_t len,
+		      struct berth_fleet *f, struct berth_error *err);
 
 /* berth_fleet_load - berth_fleet_parse of the file @path. */
 int berth_fleet_load(const char *path, struct berth_fleet *f, struct berth_error *err);

@@ -36,9 +36,10 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 	} else if (pol->n_allow_hosts == 0) {
 		net = "only through berth's egress proxy, and it allows no host: every request is refused.";
 	} else {
-		net = "only through berth's egress broker, which lets you reach these hosts and no other, "
-		      "through the proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY) or directly (only these names "
-		      "resolve):";
+		net =
+		    "only through berth's egress broker, which lets you reach these hosts and no other, "
+		    "through the proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY) or directly (only these names "
+		    "resolve):";
 		for (size_t i = 0; i < pol->n_allow_hosts && i < BERTH_PREAMBLE_HOSTS; i++)
 			fprintf(h, "  - %s\n", pol->allow_hosts[i]);
 		if (pol->n_allow_hosts > BERTH_PREAMBLE_HOSTS)
@@ -59,8 +60,10 @@ char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 	    "absent, and the host's own home directory and files are not visible.\n"
 	    "- Network: %s\n%s"
 	    "- A refusal is the sandbox's, not a bug to work around: EACCES or EROFS on a write outside "
-	    "/workspace, $HOME and /tmp; HTTP 403 from the proxy, or a connection reset or refused, for a host not "
-	    "listed above; a host name that does not resolve; a process limit. Do not try to get around it (other hosts, other "
+	    "/workspace, $HOME and /tmp; HTTP 403 from the proxy, or a connection reset or refused, for a "
+	    "host not "
+	    "listed above; a host name that does not resolve; a process limit. Do not try to get around it "
+	    "(other hosts, other "
 	    "tools, other paths): say what you needed and why, and go on with what you can "
 	    "do.\n" BERTH_PREAMBLE_END "\n",
 	    persistent ? "kept from one session of this profile to the next"
@@ -115,7 +118,7 @@ int berth_home_seed_build(const struct berth_profile *p, const struct berth_poli
 		const struct berth_profile_file *pf = &p->home[i];
 		bool instr = p->instructions != NULL && strcmp(pf->path, p->instructions) == 0;
 		if (add_file(out, pf->path, pf->data, pf->len, instr ? block : NULL,
-			     instr		      ? BERTH_SEED_BLOCK
+			     instr                    ? BERTH_SEED_BLOCK
 			     : is_json_path(pf->path) ? BERTH_SEED_JSON
 						      : BERTH_SEED_CREATE) < 0)
 			goto oom;
@@ -301,8 +304,7 @@ static bool merge_missing(json_t *dst, json_t *src)
 	json_t *v;
 	bool changed = false;
 
-	json_object_foreach(src, k, v)
-	{
+	json_object_foreach(src, k, v) {
 		json_t *have = json_object_get(dst, k);
 		if (have == NULL) {
 			json_object_set_new(dst, k, json_deep_copy(v));

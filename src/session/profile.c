@@ -64,8 +64,9 @@ static int parse_home(const char *display, const struct berth_ynode *v, struct b
 	size_t n = 0;
 
 	if (v->kind != BERTH_YN_MAP)
-		return berth_yconf_err(err, display, v, "home", "expected a mapping of PATH (relative to $HOME) to "
-							   "the file's content");
+		return berth_yconf_err(err, display, v, "home",
+				       "expected a mapping of PATH (relative to $HOME) to "
+				       "the file's content");
 	n = berth_ymap_size(v);
 	if (n > BERTH_PROFILE_HOME_FILES)
 		return berth_yconf_err(err, display, v, "home", "at most %d files", BERTH_PROFILE_HOME_FILES);
@@ -78,14 +79,15 @@ static int parse_home(const char *display, const struct berth_ynode *v, struct b
 		char why[128];
 
 		if (ks == NULL || !berth_profile_home_path_ok(ks, why, sizeof why))
-			return berth_yconf_err(err, display, k, "home", "`%s` is not a home file: %s", ks ? ks : "?",
-					       ks ? why : "expected a string");
+			return berth_yconf_err(err, display, k, "home", "`%s` is not a home file: %s",
+					       ks ? ks : "?", ks ? why : "expected a string");
 		for (size_t i = 0; i < p->n_home; i++)
 			if (strcmp(p->home[i].path, ks) == 0)
 				return berth_yconf_err(err, display, k, "home", "`%s` given twice", ks);
 		if (vs == NULL || val->len > BERTH_PROFILE_HOME_FILE_MAX ||
 		    memchr(vs, '\0', val->len) != NULL)
-			return berth_yconf_err(err, display, val, ks, "expected the file's text, at most %d bytes",
+			return berth_yconf_err(err, display, val, ks,
+					       "expected the file's text, at most %d bytes",
 					       BERTH_PROFILE_HOME_FILE_MAX);
 		if (ends_with(ks, ".json")) {
 			json_error_t je;
@@ -93,7 +95,8 @@ static int parse_home(const char *display, const struct berth_ynode *v, struct b
 			bool obj = json_is_object(j);
 			json_decref(j);
 			if (!obj)
-				return berth_yconf_err(err, display, val, ks, "a .json file must hold one JSON object%s%s",
+				return berth_yconf_err(err, display, val, ks,
+						       "a .json file must hold one JSON object%s%s",
 						       j == NULL ? ": " : "", j == NULL ? je.text : "");
 		}
 		struct berth_profile_file *f = &p->home[p->n_home++];
@@ -115,7 +118,8 @@ static int dup_str(char **dst, const char *s, struct berth_error *err)
 	return *dst != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 }
 
-static int parse_git(const char *display, const struct berth_ynode *v, struct berth_profile *p, struct berth_error *err)
+static int parse_git(const char *display, const struct berth_ynode *v, struct berth_profile *p,
+		     struct berth_error *err)
 {
 	if (v->kind != BERTH_YN_MAP)
 		return berth_yconf_err(err, display, v, "git", "expected a mapping with `name` and `email`");
@@ -123,10 +127,11 @@ static int parse_git(const char *display, const struct berth_ynode *v, struct be
 		const struct berth_ynode *k = berth_ymap_key(v, j), *val = berth_ymap_val(v, j);
 		const char *ks = berth_yconf_str(k), *vs = berth_yconf_str(val);
 		if (ks == NULL || (strcmp(ks, "name") != 0 && strcmp(ks, "email") != 0))
-			return berth_yconf_err(err, display, k, "git", "unknown key `%s` (known: name, email)",
-					       ks ? ks : "?");
+			return berth_yconf_err(err, display, k, "git",
+					       "unknown key `%s` (known: name, email)", ks ? ks : "?");
 		if (vs == NULL || vs[0] == '\0' || strpbrk(vs, "\n\r") != NULL || strlen(vs) > 200)
-			return berth_yconf_err(err, display, val, ks, "expected a one-line string of at most 200 bytes");
+			return berth_yconf_err(err, display, val, ks,
+					       "expected a one-line string of at most 200 bytes");
 		if (dup_str(strcmp(ks, "name") == 0 ? &p->git_name : &p->git_email, vs, err) < 0)
 			return -1;
 	}
@@ -145,8 +150,8 @@ static int parse_pair(const char *display, const struct berth_ynode *k, const st
 			return berth_yconf_err(err, display, v, key, "expected a one-line string");
 		if (strcmp(key, "agent") == 0 &&
 		    (s[0] == '\0' || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(s)))
-			return berth_yconf_err(err, display, v, key, "`%s` is not a pattern-set name (a-z, 0-9, -, _)",
-					       s);
+			return berth_yconf_err(err, display, v, key,
+					       "`%s` is not a pattern-set name (a-z, 0-9, -, _)", s);
 		return dup_str(strcmp(key, "agent") == 0 ? &p->agent : &p->description, s, err);
 	}
 	if (strcmp(key, "command") == 0) {
@@ -169,9 +174,10 @@ static int parse_pair(const char *display, const struct berth_ynode *k, const st
 		return 0;
 	}
 	if (strcmp(key, "network") == 0) {
-		if (s == NULL || (strcmp(s, "none") != 0 && strcmp(s, "proxy") != 0 && strcmp(s, "api-only") != 0 &&
-				  strcmp(s, "host") != 0))
-			return berth_yconf_err(err, display, v, key, "expected `none`, `proxy`, `api-only` or `host`");
+		if (s == NULL || (strcmp(s, "none") != 0 && strcmp(s, "proxy") != 0 &&
+				  strcmp(s, "api-only") != 0 && strcmp(s, "host") != 0))
+			return berth_yconf_err(err, display, v, key,
+					       "expected `none`, `proxy`, `api-only` or `host`");
 		return dup_str(&p->network, s, err);
 	}
 	if (strcmp(key, "allow_hosts") == 0)
@@ -188,8 +194,8 @@ static int parse_pair(const char *display, const struct berth_ynode *k, const st
 			const char *e = (*vec)[i];
 			size_t nl = cred ? strlen(e) : strcspn(e, "=");
 			if (!berth_env_name_valid(e, nl))
-				return berth_yconf_err(err, display, v, key, "`%s` is not a variable name%s", e,
-						       cred ? "" : " (NAME or NAME=VALUE)");
+				return berth_yconf_err(err, display, v, key, "`%s` is not a variable name%s",
+						       e, cred ? "" : " (NAME or NAME=VALUE)");
 		}
 		return 0;
 	}
@@ -205,15 +211,16 @@ static int parse_pair(const char *display, const struct berth_ynode *k, const st
 	if (strcmp(key, "instructions") == 0) {
 		char why[128];
 		if (s == NULL || !berth_profile_home_path_ok(s, why, sizeof why))
-			return berth_yconf_err(err, display, v, key, "`%s` is not a home file: %s", s ? s : "?",
-					       s ? why : "expected a string");
+			return berth_yconf_err(err, display, v, key, "`%s` is not a home file: %s",
+					       s ? s : "?", s ? why : "expected a string");
 		return dup_str(&p->instructions, s, err);
 	}
 	if (strcmp(key, "path") == 0) {
 		if (s == NULL || (s[0] != '/' && strncmp(s, "~/", 2) != 0) || strlen(s) > 1024 ||
 		    strpbrk(s, ":\n") != NULL)
-			return berth_yconf_err(err, display, v, key, "expected the agent's program on this machine: "
-								    "`~/PATH` (your home) or `/PATH`, without `:`");
+			return berth_yconf_err(err, display, v, key,
+					       "expected the agent's program on this machine: "
+					       "`~/PATH` (your home) or `/PATH`, without `:`");
 		return dup_str(&p->agent_path, s, err);
 	}
 	return berth_yconf_err(err, display, k, NULL, "unknown key `%s` (known: %s)", key, keys);
@@ -242,7 +249,8 @@ int berth_profile_parse(const char *name, const char *display, const char *buf, 
 			r = parse_pair(display, k, v, p, &seen_command, err);
 	}
 	if (r == 0 && !seen_command)
-		r = berth_yconf_err(err, display, root, NULL, "`command` is missing (the agent's command line)");
+		r = berth_yconf_err(err, display, root, NULL,
+				    "`command` is missing (the agent's command line)");
 	if (r == 0 && p->agent == NULL)
 		r = dup_str(&p->agent, name, err);
 	berth_ynode_free(root);
@@ -293,9 +301,11 @@ int berth_profile_load(const char *name, struct berth_profile *p, struct berth_e
 	ssize_t n;
 
 	memset(p, 0, sizeof *p);
-	if (name[0] == '\0' || strlen(name) > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name)) {
+	if (name[0] == '\0' || strlen(name) > 64 ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name)) {
 		berth_usage_err(err, "invalid profile name `%s`", name);
-		return berth_err_hint(err, "profile names are a-z, 0-9, `-` and `_` (built in: claude, codex, shell)");
+		return berth_err_hint(
+		    err, "profile names are a-z, 0-9, `-` and `_` (built in: claude, codex, shell)");
 	}
 	if (berth_profile_user_dir(user, sizeof user) == 0)
 		snprintf(cand[nc++], sizeof cand[0], "%s/%s.yml", user, name);
@@ -315,16 +325,20 @@ int berth_profile_load(const char *name, struct berth_profile *p, struct berth_e
 			return -1;
 		return berth_profile_parse(name, cand[i], buf, len, p, err);
 	}
-	if (n > 0 && (strcmp(name, "claude") == 0 || strcmp(name, "codex") == 0 || strcmp(name, "shell") == 0)) {
+	if (n > 0 &&
+	    (strcmp(name, "claude") == 0 || strcmp(name, "codex") == 0 || strcmp(name, "shell") == 0)) {
 		/* a built-in name: the data files are missing, not the profile */
-		berth_usage_err(err, "no profile `%s`: berth's built-in profiles are not installed beside this binary "
-				     "(no `%s` nor `%s`)",
-				name, cand[nc - 2], cand[nc - 1]);
-		return berth_err_hint(err, "run the berth of a build tree or an installation (data/profiles or "
-					   "share/berth/profiles next to its bin directory), or write %s/%s.yml",
+		berth_usage_err(
+		    err,
+		    "no profile `%s`: berth's built-in profiles are not installed beside this binary "
+		    "(no `%s` nor `%s`)",
+		    name, cand[nc - 2], cand[nc - 1]);
+		return berth_err_hint(err,
+				      "run the berth of a build tree or an installation (data/profiles or "
+				      "share/berth/profiles next to its bin directory), or write %s/%s.yml",
 				      nc > 2 ? user : "~/.config/berth/profiles", name);
 	}
 	berth_usage_err(err, "no profile `%s`", name);
-	return berth_err_hint(err, "built in: claude, codex, shell; or write %s/%s.yml", nc > 0 ? user : "~/.config/berth/profiles",
-			      name);
+	return berth_err_hint(err, "built in: claude, codex, shell; or write %s/%s.yml",
+			      nc > 0 ? user : "~/.config/berth/profiles", name);
 }

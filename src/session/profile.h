@@ -20,9 +20,9 @@ enum berth_prompt_mode {
 };
 
 /* Bounds of a profile's seeded home (`home:`). */
-#define BERTH_PROFILE_HOME_FILES 16          /* files */
+#define BERTH_PROFILE_HOME_FILES 16             /* files */
 #define BERTH_PROFILE_HOME_FILE_MAX (64 * 1024) /* bytes of one file */
-#define BERTH_PROFILE_HOME_PATH_MAX 200      /* bytes of one relative path */
+#define BERTH_PROFILE_HOME_PATH_MAX 200         /* bytes of one relative path */
 
 /* One file of the seeded home: `home: {PATH: CONTENT}`. */
 struct berth_profile_file {
@@ -32,31 +32,31 @@ struct berth_profile_file {
 };
 
 struct berth_profile {
-	char *name;          /* file name without .yml */
-	char *path;          /* the file it came from */
-	char *description;   /* or NULL */
-	char *agent;         /* state-classifier patterns (default: the name) */
-	char **command;      /* NULL-terminated, at least one word */
+	char *name;        /* file name without .yml */
+	char *path;        /* the file it came from */
+	char *description; /* or NULL */
+	char *agent;       /* state-classifier patterns (default: the name) */
+	char **command;    /* NULL-terminated, at least one word */
 	size_t n_command;
 	enum berth_prompt_mode prompt;
-	char *network;       /* none, proxy, api-only, host; NULL: berth run's default */
-	char **allow_hosts;  /* NULL-terminated */
+	char *network;      /* none, proxy, api-only, host; NULL: berth run's default */
+	char **allow_hosts; /* NULL-terminated */
 	size_t n_allow_hosts;
-	char **options;      /* further `berth run` options, NULL-terminated */
+	char **options; /* further `berth run` options, NULL-terminated */
 	size_t n_options;
-	char **env;          /* NAME or NAME=VALUE, NULL-terminated */
+	char **env; /* NAME or NAME=VALUE, NULL-terminated */
 	size_t n_env;
-	char **credentials;  /* variable names --seed-auth may forward */
+	char **credentials; /* variable names --seed-auth may forward */
 	size_t n_credentials;
-	bool persist_home;   /* default of --persist-home */
+	bool persist_home; /* default of --persist-home */
 	char *git_name, *git_email;
 	/* `home:` files written into the agent's $HOME before it starts
 	 * (docs/sessions.md, "Seeded home"); a PATH ending in .json holds a
 	 * JSON object. */
 	struct berth_profile_file *home;
 	size_t n_home;
-	char *instructions;  /* `instructions:` home-relative file for berth's preamble, or NULL */
-	char *agent_path;    /* `path:` the agent's program on the host (`~/...` or absolute), or NULL */
+	char *instructions; /* `instructions:` home-relative file for berth's preamble, or NULL */
+	char *agent_path;   /* `path:` the agent's program on the host (`~/...` or absolute), or NULL */
 };
 
 /*

@@ -17,10 +17,10 @@
 /* The escape-sequence filter in front of libvterm (see berth_screen_feed). */
 enum vt_state { VT_GROUND, VT_ESC, VT_CSI, VT_STRING, VT_STRING_ESC };
 
-#define VT_SEQ_MAX 64      /* bytes of one CSI sequence kept */
-#define VT_CSI_SEPS_MAX 15 /* `;` and `:` in one CSI sequence (libvterm keeps 16 arguments) */
+#define VT_SEQ_MAX 64       /* bytes of one CSI sequence kept */
+#define VT_CSI_SEPS_MAX 15  /* `;` and `:` in one CSI sequence (libvterm keeps 16 arguments) */
 #define VT_CSI_DIGITS_MAX 6 /* digits of one CSI argument (libvterm's `long` overflows past 18) */
-#define VT_STRING_MAX 4096 /* bytes of one OSC or DCS string */
+#define VT_STRING_MAX 4096  /* bytes of one OSC or DCS string */
 
 struct berth_screen {
 	VTerm *vt;
@@ -28,14 +28,14 @@ struct berth_screen {
 	void (*reply)(const char *buf, size_t len, void *user);
 	void *user;
 	enum vt_state st;
-	bool drop;      /* the sequence being read is dropped whole */
+	bool drop; /* the sequence being read is dropped whole */
 	int seps;
-	int digits; /* of the current CSI argument */
-	bool cursor_visible; /* DECTCEM, as libvterm reports it */
+	int digits;              /* of the current CSI argument */
+	bool cursor_visible;     /* DECTCEM, as libvterm reports it */
 	bool probing, probe_out; /* berth_screen_bracketed_paste: libvterm's output is caught, not replied */
-	unsigned char u8[4]; /* an incomplete UTF-8 sequence at the end of the last text */
+	unsigned char u8[4];     /* an incomplete UTF-8 sequence at the end of the last text */
 	size_t u8_len, u8_need;
-	char last[8];     /* the last graphic character of the text (UTF-8), for REP */
+	char last[8]; /* the last graphic character of the text (UTF-8), for REP */
 	size_t last_len, last_fill;
 	size_t seq_len;
 	char seq[VT_STRING_MAX + 4];
@@ -84,8 +84,9 @@ static int open_vt(struct berth_screen *s, int rows, int cols)
 	return 0;
 }
 
-struct berth_screen *berth_screen_new(int rows, int cols, void (*reply)(const char *buf, size_t len, void *user),
-				      void *user, struct berth_error *err)
+struct berth_screen *berth_screen_new(int rows, int cols,
+				      void (*reply)(const char *buf, size_t len, void *user), void *user,
+				      struct berth_error *err)
 {
 	struct berth_screen *s;
 
@@ -146,13 +147,17 @@ static void text(struct berth_screen *s, const char *buf, size_t len)
 				s->u8[s->u8_len++] = c;
 				if (s->u8_len < s->u8_need)
 					continue;
-				uint32_t cp = s->u8_need == 2 ? (uint32_t)(s->u8[0] & 0x1f) << 6 | (s->u8[1] & 0x3f)
-					      : s->u8_need == 3 ? (uint32_t)(s->u8[0] & 0x0f) << 12 | (uint32_t)(s->u8[1] & 0x3f) << 6 | (s->u8[2] & 0x3f)
-								  : (uint32_t)(s->u8[0] & 0x07) << 18 | (uint32_t)(s->u8[1] & 0x3f) << 12 |
-								    (uint32_t)(s->u8[2] & 0x3f) << 6 | (s->u8[3] & 0x3f);
+				uint32_t cp = s->u8_need == 2
+						  ? (uint32_t)(s->u8[0] & 0x1f) << 6 | (s->u8[1] & 0x3f)
+					      : s->u8_need == 3
+						  ? (uint32_t)(s->u8[0] & 0x0f) << 12 |
+							(uint32_t)(s->u8[1] & 0x3f) << 6 | (s->u8[2] & 0x3f)
+						  : (uint32_t)(s->u8[0] & 0x07) << 18 |
+							(uint32_t)(s->u8[1] & 0x3f) << 12 |
+							(uint32_t)(s->u8[2] & 0x3f) << 6 | (s->u8[3] & 0x3f);
 				static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-				bool ok = cp >= min[s->u8_need] && cp <= 0x10ffff && !(cp >= 0xd800 && cp < 0xe000) &&
-					  !(cp >= 0x80 && cp < 0xa0);
+				bool ok = cp >= min[s->u8_need] && cp <= 0x10ffff &&
+					  !(cp >= 0xd800 && cp < 0xe000) && !(cp >= 0x80 && cp < 0xa0);
 				if (ok)
 					emit_char(s, (const char *)s->u8, s->u8_len, out, &n, sizeof out);
 				else
@@ -227,7 +232,8 @@ static bool dec_modes(struct berth_screen *s)
 	size_t i = 3, start;
 	char fin = s->seq[s->seq_len - 1];
 
-	if (s->seq_len < 6 || s->seq[2] != '?' || (fin != 'h' && fin != 'l') || memchr(s->seq, ';', s->seq_len) == NULL)
+	if (s->seq_len < 6 || s->seq[2] != '?' || (fin != 'h' && fin != 'l') ||
+	    memchr(s->seq, ';', s->seq_len) == NULL)
 		return false;
 	for (size_t k = 3; k + 1 < s->seq_len; k++)
 		if (!(s->seq[k] >= '0' && s->seq[k] <= '9') && s->seq[k] != ';')
@@ -237,7 +243,8 @@ static bool dec_modes(struct berth_screen *s)
 			;
 		if (i > start) {
 			/* at most VT_CSI_DIGITS_MAX digits: longer sequences were dropped */
-			int n = snprintf(one, sizeof one, "\033[?%.*s%c", (int)(i - start), s->seq + start, fin);
+			int n =
+			    snprintf(one, sizeof one, "\033[?%.*s%c", (int)(i - start), s->seq + start, fin);
 			if (n > 0 && (size_t)n < sizeof one)
 				vterm_input_write(s->vt, one, (size_t)n);
 		}
@@ -577,8 +584,8 @@ static void put_color(struct berth_buf *b, const VTermColor *c, bool fg)
 	if (VTERM_COLOR_IS_INDEXED(c))
 		berth_buf_putf(b, ";%d;5;%u", fg ? 38 : 48, (unsigned)c->indexed.idx);
 	else if (VTERM_COLOR_IS_RGB(c))
-		berth_buf_putf(b, ";%d;2;%u;%u;%u", fg ? 38 : 48, (unsigned)c->rgb.red, (unsigned)c->rgb.green,
-		     (unsigned)c->rgb.blue);
+		berth_buf_putf(b, ";%d;2;%u;%u;%u", fg ? 38 : 48, (unsigned)c->rgb.red,
+			       (unsigned)c->rgb.green, (unsigned)c->rgb.blue);
 }
 
 /* The SGR sequence of @c's pen: a reset, its attributes, its colours. */

@@ -22,8 +22,9 @@ struct berth_screen;
  * through its pty; may be NULL.
  * Returns the screen, or NULL with @err filled (ENOMEM, EINVAL).
  */
-struct berth_screen *berth_screen_new(int rows, int cols, void (*reply)(const char *buf, size_t len, void *user),
-				      void *user, struct berth_error *err);
+struct berth_screen *berth_screen_new(int rows, int cols,
+				      void (*reply)(const char *buf, size_t len, void *user), void *user,
+				      struct berth_error *err);
 
 /* berth_screen_free - release @s.  Safe on NULL. */
 void berth_screen_free(struct berth_screen *s);

@@ -31,7 +31,8 @@ int berth_session_name_check(const char *name, struct berth_error *err)
 {
 	size_t n = strlen(name);
 
-	if (n == 0 || n > BERTH_SESSION_NAME_MAX || name[0] == '-' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n) {
+	if (n == 0 || n > BERTH_SESSION_NAME_MAX || name[0] == '-' ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n) {
 		berth_usage_err(err, "invalid session name `%s`", name);
 		return berth_err_hint(err, "use 1 to %d of a-z, 0-9 and `-`, not starting with `-`",
 				      BERTH_SESSION_NAME_MAX);
@@ -95,10 +96,11 @@ int berth_session_runtime_dir(const char *name, bool create, char *buf, size_t l
 
 	if (berth_runtime_subdir("sessions", create, sub, sizeof sub, err) < 0)
 		return -1;
-	if ((name == NULL ? snprintf(buf, len, "%s", sub) : snprintf(buf, len, "%s/%s", sub, name)) >= (int)len ||
+	if ((name == NULL ? snprintf(buf, len, "%s", sub) : snprintf(buf, len, "%s/%s", sub, name)) >=
+		(int)len ||
 	    strlen(buf) + sizeof "/ctl.sock" > sizeof((struct sockaddr_un){0}).sun_path)
-		return berth_usage_err(err, "the session directory `%s/%s` is too long for a socket path", sub,
-				       name ? name : "");
+		return berth_usage_err(err, "the session directory `%s/%s` is too long for a socket path",
+				       sub, name ? name : "");
 	if (create && name != NULL && berth_mkdir_private(buf, err) < 0)
 		return -1;
 	return 0;
@@ -111,8 +113,8 @@ int berth_session_state_dir(const char *name, bool create, char *buf, size_t len
 	if (berth_state_path("sessions", top, sizeof top) < 0) {
 		if (errno == ENAMETOOLONG)
 			return berth_usage_err(err, "the session state directory path is too long");
-		return berth_usage_err(err,
-				       "cannot place session state: neither XDG_STATE_HOME nor HOME is an absolute path");
+		return berth_usage_err(
+		    err, "cannot place session state: neither XDG_STATE_HOME nor HOME is an absolute path");
 	}
 	if (create) {
 		if (berth_mkdir_parents(top, 0700, err) < 0)
@@ -120,7 +122,8 @@ int berth_session_state_dir(const char *name, bool create, char *buf, size_t len
 		if (berth_mkdir_private(top, err) < 0)
 			return -1;
 	}
-	if ((name == NULL ? snprintf(buf, len, "%s", top) : snprintf(buf, len, "%s/%s", top, name)) >= (int)len)
+	if ((name == NULL ? snprintf(buf, len, "%s", top) : snprintf(buf, len, "%s/%s", top, name)) >=
+	    (int)len)
 		return berth_usage_err(err, "the session state directory path is too long");
 	if (create && name != NULL && berth_mkdir_private(buf, err) < 0)
 		return -1;
@@ -186,7 +189,8 @@ json_t *berth_session_meta_read(const char *name, struct berth_error *err)
 	json_error_t je;
 	json_t *j;
 
-	if (berth_session_name_check(name, err) < 0 || session_file(name, "session.json", path, sizeof path, err) < 0)
+	if (berth_session_name_check(name, err) < 0 ||
+	    session_file(name, "session.json", path, sizeof path, err) < 0)
 		return NULL;
 	j = json_load_file(path, 0, &je);
 	if (j == NULL) {
@@ -243,7 +247,8 @@ int berth_session_claim(const char *name, struct berth_error *err)
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	cleanup_close int fd = -1;
 
-	if (berth_session_name_check(name, err) < 0 || berth_session_runtime_dir(name, true, dir, sizeof dir, err) < 0)
+	if (berth_session_name_check(name, err) < 0 ||
+	    berth_session_runtime_dir(name, true, dir, sizeof dir, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/lock", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -273,7 +278,8 @@ int berth_session_connect(const char *name, struct berth_error *err)
 	socklen_t cl = sizeof cred;
 	cleanup_close int fd = -1;
 
-	if (berth_session_name_check(name, err) < 0 || session_file(name, "ctl.sock", path, sizeof path, err) < 0)
+	if (berth_session_name_check(name, err) < 0 ||
+	    session_file(name, "ctl.sock", path, sizeof path, err) < 0)
 		return -1;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -293,7 +299,8 @@ int berth_session_connect(const char *name, struct berth_error *err)
 	/* Only a supervisor of this very user: a socket someone else made must
 	 * not get our keystrokes. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid())
-		return berth_usage_err(err, "the control socket of `%s` belongs to another user: refusing it", name);
+		return berth_usage_err(err, "the control socket of `%s` belongs to another user: refusing it",
+				       name);
 	return steal_fd(&fd);
 }
 
@@ -324,7 +331,8 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 		struct pollfd p = {fd, POLLIN, 0};
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
 			free(buf);
-			return berth_err(err, ETIMEDOUT, "session `%s` did not answer within %u ms", name, timeout_ms);
+			return berth_err(err, ETIMEDOUT, "session `%s` did not answer within %u ms", name,
+					 timeout_ms);
 		}
 		if (len + 4096 > cap) {
 			if (cap > (16u << 20)) {
@@ -343,7 +351,8 @@ int berth_session_request(const char *name, json_t *req, unsigned timeout_ms, js
 			continue;
 		if (n <= 0) {
 			free(buf);
-			return berth_err(err, n < 0 ? errno : EPIPE, "session `%s` closed the connection", name);
+			return berth_err(err, n < 0 ? errno : EPIPE, "session `%s` closed the connection",
+					 name);
 		}
 		len += (size_t)n;
 		if (memchr(buf + len - n, '\n', (size_t)n) != NULL)
@@ -430,7 +439,8 @@ int berth_session_remove(const char *name, bool purge, struct berth_error *err)
 	DIR *d;
 	struct dirent *e;
 
-	if (berth_session_name_check(name, err) < 0 || berth_session_runtime_dir(name, false, rt, sizeof rt, err) < 0 ||
+	if (berth_session_name_check(name, err) < 0 ||
+	    berth_session_runtime_dir(name, false, rt, sizeof rt, err) < 0 ||
 	    berth_session_state_dir(name, false, st, sizeof st, err) < 0)
 		return -1;
 	if (access(rt, F_OK) < 0 && access(st, F_OK) < 0) {
@@ -451,7 +461,8 @@ int berth_session_remove(const char *name, bool purge, struct berth_error *err)
 	int r = 0;
 	while ((e = readdir(d)) != NULL) {
 		char p[PATH_MAX + 300];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, "workspace") == 0)
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, "workspace") == 0)
 			continue;
 		snprintf(p, sizeof p, "%s/%s", st, e->d_name);
 		if (berth_rm_rf(p, err) < 0)
@@ -513,16 +524,20 @@ static const char *classify(const json_t *meta, const json_t *scr, char *why, si
 	for (size_t i = 0; i < n; i++)
 		lines[i] = json_string_value(json_array_get(arr, i));
 	struct berth_screen_view v = {
-		.lines = lines,
-		.n_lines = (int)n,
-		/* A hidden cursor says nothing about where the agent waits. */
-		.cursor_row = json_is_array(cur) && !json_is_false(json_object_get(scr, "cursor_visible"))
-				      ? (int)json_integer_value(json_array_get(cur, 0))
-				      : -1,
-		.cursor_col = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 1)) : -1,
-		.alive = json_is_true(json_object_get(scr, "alive")),
-		.exit_status = json_is_integer(json_object_get(scr, "exit")) ? (int)json_integer_value(json_object_get(scr, "exit")) : -1,
-		.idle_ms = json_is_integer(json_object_get(scr, "idle_ms")) ? json_integer_value(json_object_get(scr, "idle_ms")) : -1,
+	    .lines = lines,
+	    .n_lines = (int)n,
+	    /* A hidden cursor says nothing about where the agent waits. */
+	    .cursor_row = json_is_array(cur) && !json_is_false(json_object_get(scr, "cursor_visible"))
+			      ? (int)json_integer_value(json_array_get(cur, 0))
+			      : -1,
+	    .cursor_col = json_is_array(cur) ? (int)json_integer_value(json_array_get(cur, 1)) : -1,
+	    .alive = json_is_true(json_object_get(scr, "alive")),
+	    .exit_status = json_is_integer(json_object_get(scr, "exit"))
+			       ? (int)json_integer_value(json_object_get(scr, "exit"))
+			       : -1,
+	    .idle_ms = json_is_integer(json_object_get(scr, "idle_ms"))
+			   ? json_integer_value(json_object_get(scr, "idle_ms"))
+			   : -1,
 	};
 	enum berth_agent_state st = berth_agent_classify(pat, &v, &w);
 	if (pat == NULL && agent != NULL)

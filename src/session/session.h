@@ -102,8 +102,8 @@ struct berth_session_spec {
 	bool managed_workspace; /* the workspace is the session's own (removed by rm --purge) */
 	const struct berth_policy *policy;
 	struct berth_runtime_opts ro;
-	int rows, cols;         /* initial terminal size */
-	int lock_fd;            /* the session's lock, held (berth_session_claim) */
+	int rows, cols; /* initial terminal size */
+	int lock_fd;    /* the session's lock, held (berth_session_claim) */
 };
 
 /*

@@ -25,13 +25,13 @@
 #include "../util/rundir.h"
 #include "session.h"
 
-const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "objects.githubusercontent.com", NULL};
+const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "objects.githubusercontent.com",
+					 NULL};
 
 /* `berth run` options that take a value (the next argument). */
-static const char *const run_value_opts[] = {"--workspace", "--tmp-size", "--memory", "--cpus",	     "--pids",
-					     "--nofile",    "--timeout",  "--network", "--allow-host", "--dns",
-					     "--env",	    "--env-file", "--ro",      "--rw",	       "--unprotect",
-					     NULL};
+static const char *const run_value_opts[] = {
+    "--workspace",  "--tmp-size", "--memory", "--cpus",     "--pids", "--nofile", "--timeout",   "--network",
+    "--allow-host", "--dns",      "--env",    "--env-file", "--ro",   "--rw",     "--unprotect", NULL};
 static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
@@ -44,7 +44,9 @@ static bool in_list(const char *const *l, const char *s)
 
 int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct berth_error *err)
 {
-	return berth_strv_push(&r->run_args, &r->n_run_args, arg) < 0 ? berth_err(err, ENOMEM, "out of memory") : 0;
+	return berth_strv_push(&r->run_args, &r->n_run_args, arg) < 0
+		   ? berth_err(err, ENOMEM, "out of memory")
+		   : 0;
 }
 
 static int set_once(char **dst, const char *opt, const char *val, struct berth_error *err)
@@ -65,11 +67,11 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 		return berth_err(err, ENOMEM, "out of memory");
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		char **slot = strcmp(a, "--name") == 0	    ? &r->name
-			      : strcmp(a, "--repo") == 0    ? &r->repo
+		char **slot = strcmp(a, "--name") == 0        ? &r->name
+			      : strcmp(a, "--repo") == 0      ? &r->repo
 			      : strcmp(a, "--workspace") == 0 ? &r->workspace
-			      : strcmp(a, "--prompt") == 0  ? &r->prompt
-							    : NULL;
+			      : strcmp(a, "--prompt") == 0    ? &r->prompt
+							      : NULL;
 		if (slot != NULL) {
 			if (v == NULL)
 				return berth_usage_err(err, "spawn: `%s` needs a value", a);
@@ -78,10 +80,11 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			i++;
 		} else if (strcmp(a, "--size") == 0) {
 			int rows = 0, cols = 0, used = 0;
-			if (v == NULL || sscanf(v, "%dx%d%n", &rows, &cols, &used) != 2 || v[used] != '\0' || rows < 2 ||
-			    rows > 500 || cols < 10 || cols > 1000) {
+			if (v == NULL || sscanf(v, "%dx%d%n", &rows, &cols, &used) != 2 || v[used] != '\0' ||
+			    rows < 2 || rows > 500 || cols < 10 || cols > 1000) {
 				berth_usage_err(err, "spawn: invalid --size `%s`", v ? v : "");
-				return berth_err_hint(err, "give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120");
+				return berth_err_hint(
+				    err, "give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120");
 			}
 			r->rows = rows;
 			r->cols = cols;
@@ -104,14 +107,18 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 			if (berth_spawn_add_run_arg(r, a, err) < 0)
 				return -1;
 		} else if (strcmp(a, "--evidence") == 0 || strcmp(a, "--forensic") == 0) {
-			berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence", a);
-			return berth_err_hint(err, "triage files with `berth run --evidence PATH -- COMMAND`");
+			berth_usage_err(
+			    err, "spawn: %s is a `berth run` option only: a session copies no evidence", a);
+			return berth_err_hint(err,
+					      "triage files with `berth run --evidence PATH -- COMMAND`");
 		} else if (strncmp(a, "--", 2) == 0 && strchr(a, '=') != NULL) {
-			berth_usage_err(err, "spawn: write `%.*s VALUE`, not `%s`", (int)(strchr(a, '=') - a), a, a);
+			berth_usage_err(err, "spawn: write `%.*s VALUE`, not `%s`", (int)(strchr(a, '=') - a),
+					a, a);
 			return -1;
 		} else {
 			berth_usage_err(err, "spawn: unknown option or argument `%s`", a);
-			return berth_err_hint(err, "see `berth spawn --help`; the agent's own arguments go after `--`");
+			return berth_err_hint(
+			    err, "see `berth spawn --help`; the agent's own arguments go after `--`");
 		}
 	}
 	if (r->repo != NULL && r->workspace != NULL)
@@ -136,7 +143,8 @@ static void note(struct berth_spawn_req *r, const char *fmt, ...)
 /* Does @name look like a credential (or does the profile call it one)? */
 static bool is_credential(const struct berth_profile *p, const char *name)
 {
-	static const char *const words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"};
+	static const char *const words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
+					    "PASSWD", "CREDENTIAL", "AUTH"};
 
 	for (size_t i = 0; i < p->n_credentials; i++)
 		if (strcmp(p->credentials[i], name) == 0)
@@ -150,7 +158,8 @@ static bool is_credential(const struct berth_profile *p, const char *name)
 static void risk_line(struct berth_spawn_req *r, const char *var)
 {
 	note(r,
-	     "risk: `%s` is forwarded into session `%s`: the agent and everything it runs can read it and send it "
+	     "risk: `%s` is forwarded into session `%s`: the agent and everything it runs can read it and "
+	     "send it "
 	     "to any host the sandbox may reach",
 	     var, r->name);
 }
@@ -162,16 +171,19 @@ static int check_repo(struct berth_spawn_req *r, struct berth_error *err)
 
 	if (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) {
 		berth_usage_err(err, "invalid --repo `%s`", u);
-		return berth_err_hint(err, "give an https:// URL (ssh, git:// and local paths are not cloned by berth)");
+		return berth_err_hint(
+		    err, "give an https:// URL (ssh, git:// and local paths are not cloned by berth)");
 	}
 	if (strpbrk(u, " \t\r\n") != NULL || strlen(u) > 2048)
 		return berth_usage_err(err, "invalid --repo `%s`: spaces or too long", u);
 	if (u[4] == ':')
-		note(r, "warning: --repo `%s` is plain HTTP: the clone is neither private nor authenticated", u);
+		note(r, "warning: --repo `%s` is plain HTTP: the clone is neither private nor authenticated",
+		     u);
 	return 0;
 }
 
-static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err);
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds,
+		       struct berth_error *err);
 
 /*
  * Which of the profile's network settings the caller's options keep.
@@ -195,13 +207,15 @@ static void network_plan(struct berth_spawn_req *r, bool *replace, bool *hosts)
 	if (given != NULL) {
 		*replace = true;
 		if ((pnet != NULL && strcmp(pnet, given) != 0) || r->profile.n_allow_hosts > 0)
-			note(r, "network: --network %s replaces profile `%s`'s network (%s%s)", given, r->profile.name,
-			     pnet != NULL ? pnet : "its allow_hosts", pnet != NULL && r->profile.n_allow_hosts > 0 ?
-			     " and its allow_hosts" : "");
+			note(r, "network: --network %s replaces profile `%s`'s network (%s%s)", given,
+			     r->profile.name, pnet != NULL ? pnet : "its allow_hosts",
+			     pnet != NULL && r->profile.n_allow_hosts > 0 ? " and its allow_hosts" : "");
 	} else if (*hosts && pnet != NULL && (strcmp(pnet, "none") == 0 || strcmp(pnet, "host") == 0)) {
 		*replace = true;
-		note(r, "network: --allow-host replaces profile `%s`'s network `%s`: the egress broker, only the hosts "
-			"you name",
+		note(r,
+		     "network: --allow-host replaces profile `%s`'s network `%s`: the egress broker, only "
+		     "the hosts "
+		     "you name",
 		     r->profile.name, pnet);
 	}
 }
@@ -227,29 +241,35 @@ static int agent_path(struct berth_spawn_req *r, char **exe, char **mount, struc
 
 	if (strncmp(given, "~/", 2) == 0) {
 		if (home == NULL)
-			return berth_usage_err(err, "profile `%s`: `path: %s` needs your home, and HOME is not set",
-					       r->profile.name, given);
+			return berth_usage_err(
+			    err, "profile `%s`: `path: %s` needs your home, and HOME is not set",
+			    r->profile.name, given);
 		if (snprintf(host, sizeof host, "%s/%s", strcmp(home, "/") == 0 ? "" : home, given + 2) >=
 		    (int)sizeof host)
-			return berth_usage_err(err, "profile `%s`: `path: %s` is too long", r->profile.name, given);
+			return berth_usage_err(err, "profile `%s`: `path: %s` is too long", r->profile.name,
+					       given);
 	} else {
 		snprintf(host, sizeof host, "%s", given);
 	}
-	if ((r->agent_src = realpath(host, NULL)) == NULL || stat(r->agent_src, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    access(r->agent_src, X_OK) < 0) {
+	if ((r->agent_src = realpath(host, NULL)) == NULL || stat(r->agent_src, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || access(r->agent_src, X_OK) < 0) {
 		bool missing = r->agent_src == NULL;
 		berth_usage_err(err, "profile `%s`: the agent `%s` (%s) %s", r->profile.name, given,
 				missing ? host : r->agent_src,
 				missing ? "does not exist" : "is not an executable file");
-		return berth_err_hint(err, "install the agent there (Claude Code's native installer puts "
-					   "~/.local/bin/claude), or fix or remove `path:` in %s (without it, `%s` is "
-					   "looked up on the sandbox's PATH)",
-				      r->profile.path, r->profile.command[0]);
+		return berth_err_hint(
+		    err,
+		    "install the agent there (Claude Code's native installer puts "
+		    "~/.local/bin/claude), or fix or remove `path:` in %s (without it, `%s` is "
+		    "looked up on the sandbox's PATH)",
+		    r->profile.path, r->profile.command[0]);
 	}
 	if (strchr(r->agent_src, ':') != NULL)
-		return berth_usage_err(err, "profile `%s`: the agent `%s` resolves to `%s`, whose `:` berth cannot "
-					    "mount; move it",
-				       r->profile.name, given, r->agent_src);
+		return berth_usage_err(
+		    err,
+		    "profile `%s`: the agent `%s` resolves to `%s`, whose `:` berth cannot "
+		    "mount; move it",
+		    r->profile.name, given, r->agent_src);
 	const char *nm = strstr(r->agent_src, "/node_modules/");
 	if (nm != NULL) {
 		size_t top = (size_t)(nm - r->agent_src) + strlen("/node_modules");
@@ -290,7 +310,8 @@ static int prepare_seed(struct berth_spawn_req *r, struct berth_error *err)
 {
 	if (berth_home_seed_build(&r->profile, &r->run.policy, r->home_dir != NULL, &r->seed, err) < 0)
 		return -1;
-	if (r->home_dir != NULL && berth_home_seed_persist(&r->seed, r->home_dir, true, seed_note, r, err) < 0)
+	if (r->home_dir != NULL &&
+	    berth_home_seed_persist(&r->seed, r->home_dir, true, seed_note, r, err) < 0)
 		return -1;
 	return 0;
 }
@@ -303,8 +324,9 @@ static int home_path(const char *profile, char **out, struct berth_error *err)
 	*out = NULL;
 	if (berth_state_path("homes", dir, sizeof dir) < 0) {
 		if (errno == EINVAL)
-			return berth_usage_err(err, "cannot place the persistent home: neither XDG_STATE_HOME nor "
-						    "HOME is an absolute path");
+			return berth_usage_err(err,
+					       "cannot place the persistent home: neither XDG_STATE_HOME nor "
+					       "HOME is an absolute path");
 		return berth_err(err, ENAMETOOLONG, "the persistent home's path is too long");
 	}
 	if (asprintf(out, "%s/%s", dir, profile) < 0) {
@@ -359,8 +381,10 @@ static int settle_home(struct berth_spawn_req *r, struct berth_error *err)
 		r->run.policy.home_dir = strdup(r->home_dir);
 		if (r->run.policy.home_dir == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
-		note(r, "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` (what "
-			"the agent writes there, it finds again)",
+		note(r,
+		     "persistent home: %s is $HOME in the sandbox, kept for every session of profile `%s` "
+		     "(what "
+		     "the agent writes there, it finds again)",
 		     r->home_dir, r->profile.name);
 	}
 	/* As for berth run: a workspace, a --ro/--rw source (a fleet file's,
@@ -401,7 +425,8 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		snprintf(name, sizeof name, "%s", base);
 		for (unsigned k = 2; k < 100 && berth_session_alive(name); k++) {
 			size_t room = sizeof name - 4;
-			snprintf(name, sizeof name, "%.*s-%u", (int)(strlen(base) < room ? strlen(base) : room), base, k);
+			snprintf(name, sizeof name, "%.*s-%u",
+				 (int)(strlen(base) < room ? strlen(base) : room), base, k);
 		}
 		if ((r->name = strdup(name)) == NULL)
 			return berth_err(err, ENOMEM, "out of memory");
@@ -423,10 +448,10 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
 		return -1;
 
-#define PUSH(s)                                         \
-	do {                                            \
-		if (berth_strv_push(&av, &ac, (s)) < 0) \
-			goto oom;                       \
+#define PUSH(s)                                                                                              \
+	do {                                                                                                 \
+		if (berth_strv_push(&av, &ac, (s)) < 0)                                                      \
+			goto oom;                                                                            \
 	} while (0)
 	PUSH("run");
 	/* The session's own workspace does not exist yet. */
@@ -483,13 +508,15 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		if (r->profile.n_credentials == 0)
 			note(r, "warning: --seed-auth: profile `%s` names no credentials", r->profile.name);
 		else if (forwarded == 0)
-			note(r, "warning: --seed-auth: none of the profile's credentials is set in this environment");
+			note(r, "warning: --seed-auth: none of the profile's credentials is set in this "
+				"environment");
 	}
 	for (size_t i = 0; i < r->n_run_args; i++) {
 		PUSH(r->run_args[i]);
 		if (strcmp(r->run_args[i], "--env") == 0 && i + 1 < r->n_run_args) {
 			char var[256];
-			snprintf(var, sizeof var, "%.*s", (int)strcspn(r->run_args[i + 1], "="), r->run_args[i + 1]);
+			snprintf(var, sizeof var, "%.*s", (int)strcspn(r->run_args[i + 1], "="),
+				 r->run_args[i + 1]);
 			if (is_credential(&r->profile, var))
 				risk_line(r, var);
 		}
@@ -506,10 +533,15 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_run_opts_free(&r->run);
 		/* the `none` is the profile's, not the caller's: say so */
 		if (!user_network && !user_hosts && r->profile.network != NULL &&
-		    strcmp(r->profile.network, "none") == 0 && in_list((const char *const *)r->run_args, "--dns")) {
-			berth_usage_err(err, "spawn: --dns: profile `%s`'s network is `none` (no egress broker to resolve for)",
+		    strcmp(r->profile.network, "none") == 0 &&
+		    in_list((const char *const *)r->run_args, "--dns")) {
+			berth_usage_err(err,
+					"spawn: --dns: profile `%s`'s network is `none` (no egress broker to "
+					"resolve for)",
 					r->profile.name);
-			berth_err_hint(err, "give the session hosts with --allow-host HOST (the broker uses your --dns)");
+			berth_err_hint(
+			    err,
+			    "give the session hosts with --allow-host HOST (the broker uses your --dns)");
 		}
 		goto out;
 	}
@@ -537,10 +569,14 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	if (check_rules(r, creds, n_creds_forwarded(creds), err) < 0)
 		goto out;
 	if (user_hosts && !user_network && r->run.policy.network == BERTH_NET_PROXY)
-		note(r, "network: profile `%s`'s %s list and your --allow-host patterns: %zu hosts (`berth ps --json "
-			"%s` lists them)",
+		note(r,
+		     "network: profile `%s`'s %s list and your --allow-host patterns: %zu hosts (`berth ps "
+		     "--json "
+		     "%s` lists them)",
 		     r->profile.name,
-		     r->profile.network != NULL && strcmp(r->profile.network, "api-only") == 0 ? "api-only" : "allow_hosts",
+		     r->profile.network != NULL && strcmp(r->profile.network, "api-only") == 0
+			 ? "api-only"
+			 : "allow_hosts",
 		     r->run.policy.n_allow_hosts, r->name);
 	if (prepare_seed(r, err) < 0)
 		goto out;
@@ -566,8 +602,12 @@ static int clone_policy(const struct berth_spawn_req *r, const char *parent, str
 			struct berth_error *err)
 {
 	static const char *const argv[] = {
-		"sh", "-c", "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
-		"sh", NULL, NULL};
+	    "sh",
+	    "-c",
+	    "NO_PROXY= no_proxy= exec git -c advice.detachedHead=false clone --quiet -- \"$1\" workspace",
+	    "sh",
+	    NULL,
+	    NULL};
 	static struct berth_env genv[] = {{.name = "GIT_TERMINAL_PROMPT", .value = "0"}};
 	size_t nh = 0;
 
@@ -652,7 +692,8 @@ static int clone_repo(struct berth_spawn_req *r, const char *parent, struct bert
 	} else if (berth_run_unrecorded(&p, &ro, &status, err) < 0) {
 		berth_err_wrap(err, "cannot clone `%s`", r->repo);
 	} else if (status != 0) {
-		berth_err(err, 0, "git clone of `%s` failed (exit status %d); no session was started", r->repo, status);
+		berth_err(err, 0, "git clone of `%s` failed (exit status %d); no session was started",
+			  r->repo, status);
 		berth_err_hint(err, "check the URL; the clone reaches only github.com, codeload.github.com, "
 				    "objects.githubusercontent.com and the hosts you pass with --allow-host");
 	} else {
@@ -672,22 +713,25 @@ out:
  * the check.  Returns 0, or -1 with @err (status 2: refused or a malformed
  * rules file; 125: unreadable).
  */
-static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds, struct berth_error *err)
+static int check_rules(struct berth_spawn_req *r, const char *const *creds, size_t n_creds,
+		       struct berth_error *err)
 {
 	struct berth_rules *rules = NULL;
-	struct berth_widening_ctx ctx = {.network_mode = r->run.network_mode, .credentials = creds,
-					 .n_credentials = n_creds};
+	struct berth_widening_ctx ctx = {
+	    .network_mode = r->run.network_mode, .credentials = creds, .n_credentials = n_creds};
 	struct berth_widening_ctx cctx = {.network_mode = "proxy"};
 	struct berth_policy cp;
 	int rc = -1;
 
 	if (berth_rules_load_all(NULL, r->run.policy.workspace, &rules, err) < 0)
 		return -1;
-	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0 || berth_rules_guard(rules, &r->run.policy, err) < 0)
+	if (berth_rules_check(rules, &r->run.policy, &ctx, err) < 0 ||
+	    berth_rules_guard(rules, &r->run.policy, err) < 0)
 		goto out;
 	if (r->repo != NULL) {
 		/* the stand-in for the state directory, as for the agent */
-		if (clone_policy(r, BERTH_SPAWN_STANDIN_WORKSPACE, &cp, err) == 0 && berth_rules_check(rules, &cp, &cctx, err) == 0)
+		if (clone_policy(r, BERTH_SPAWN_STANDIN_WORKSPACE, &cp, err) == 0 &&
+		    berth_rules_check(rules, &cp, &cctx, err) == 0)
 			rc = 0;
 		else
 			berth_err_wrap(err, "the clone of --repo");
@@ -784,13 +828,16 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 		char udir[PATH_MAX];
 		if (err->status == BERTH_EXIT_NOTFOUND && r->profile.agent_path == NULL &&
 		    strchr(r->profile.command[0], '/') == NULL)
-			berth_err_hint(err, "`%s` is not on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:...; the host's "
-					    "home is not visible inside): install it there, or copy the profile to "
-					    "%s/%s.yml and name the program with `path:` (docs/sessions.md, \"The agent's "
-					    "path\")",
-				       r->profile.command[0],
-				       berth_profile_user_dir(udir, sizeof udir) == 0 ? udir : "~/.config/berth/profiles",
-				       r->profile.name);
+			berth_err_hint(
+			    err,
+			    "`%s` is not on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:...; the host's "
+			    "home is not visible inside): install it there, or copy the profile to "
+			    "%s/%s.yml and name the program with `path:` (docs/sessions.md, \"The agent's "
+			    "path\")",
+			    r->profile.command[0],
+			    berth_profile_user_dir(udir, sizeof udir) == 0 ? udir
+									   : "~/.config/berth/profiles",
+			    r->profile.name);
 		goto fail;
 	}
 	return 0;

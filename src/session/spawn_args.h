@@ -29,25 +29,25 @@
 struct berth_spawn_req {
 	/* from the command line (or a fleet file) */
 	char *profile_name;
-	char *name;       /* NULL: derived */
-	char *repo;       /* NULL: none */
-	char *workspace;  /* NULL: the session's own */
-	char *prompt;     /* NULL: none */
+	char *name;      /* NULL: derived */
+	char *repo;      /* NULL: none */
+	char *workspace; /* NULL: the session's own */
+	char *prompt;    /* NULL: none */
 	bool seed_auth;
-	int persist_home;  /* --persist-home 1, --no-persist-home 0, -1: the profile's persist_home */
+	int persist_home; /* --persist-home 1, --no-persist-home 0, -1: the profile's persist_home */
 	char **run_args;  /* `berth run` options, in order */
 	size_t n_run_args;
-	char **extra;     /* after `--`: appended to the profile's command */
+	char **extra; /* after `--`: appended to the profile's command */
 	size_t n_extra;
-	int rows, cols;   /* terminal size */
+	int rows, cols; /* terminal size */
 	/* filled by berth_spawn_prepare */
 	struct berth_profile profile;
 	struct berth_run_opts run;
 	bool have_run;
 	bool managed_ws;
-	char *home_dir;   /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
+	char *home_dir;              /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
 	struct berth_home_seed seed; /* the profile's seeded home and preamble (home_seed.h) */
-	char *agent_src;  /* profile `path:` resolved on the host (mounted read-only), or NULL */
+	char *agent_src;             /* profile `path:` resolved on the host (mounted read-only), or NULL */
 	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
 	size_t n_notes;
 	/* filled by berth_spawn_launch, for the CLI to print after it: the audit
@@ -76,7 +76,8 @@ int berth_spawn_add_run_arg(struct berth_spawn_req *r, const char *arg, struct b
  * @env_lookup: getenv-like, for --env NAME and --seed-auth.
  * Returns 0, or -1 with @err (status 2 for bad input).
  */
-int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err);
+int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *),
+			struct berth_error *err);
 
 /*
  * berth_spawn_launch - after berth_spawn_prepare: check again that the

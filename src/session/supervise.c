@@ -44,9 +44,9 @@
 #include "../util/termfilter.h"
 
 #define MAX_CLIENTS 64
-#define CLIENT_IN_MAX (64 * 1024)      /* bytes of one request line */
+#define CLIENT_IN_MAX (64 * 1024)        /* bytes of one request line */
 #define CLIENT_OUT_MAX (4 * 1024 * 1024) /* bytes queued for a client before it is dropped */
-#define MASTER_OUT_MAX (1024 * 1024)   /* bytes queued for the agent's input */
+#define MASTER_OUT_MAX (1024 * 1024)     /* bytes queued for the agent's input */
 #define DEFAULT_GRACE_MS BERTH_CONTROL_GRACE_DEFAULT_MS
 /* The pause between typed text and the Enter after it.  An agent that sees
  * text and a CR arrive together takes them for a paste and the CR for a new
@@ -76,7 +76,6 @@ struct typed {
 	char data[];
 };
 
-
 struct client {
 	int fd;
 	bool attached;
@@ -104,8 +103,9 @@ struct sup {
 	/* what attached clients get of the output: the agent may not drive the
 	 * person's own terminal (clipboard, file transfer; termfilter.h) */
 	struct berth_termfilter to_clients;
-	long long last_output_ms, started_ms, stop_deadline_ms, type_at_ms; /* last_output_ms: the screen last changed */
-	uint64_t screen_digest; /* berth_screen_digest() after the last output */
+	long long last_output_ms, started_ms, stop_deadline_ms,
+	    type_at_ms;           /* last_output_ms: the screen last changed */
+	uint64_t screen_digest;   /* berth_screen_digest() after the last output */
 	bool changed_since_drain; /* the screen changed after the pty's queue last drained */
 	bool stopping;
 	/* the audit trail (docs/audit.md) and the egress broker: run.h */
@@ -143,8 +143,8 @@ static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struc
 	snprintf(s->actor, sizeof s->actor, "session:%s:uid:%u", s->spec->name, (unsigned)getuid());
 	/* "name", not "session": a member whose name holds "session" is
 	 * redacted as a possible session token (docs/audit.md). */
-	s->start_extra = json_pack("{s:s?, s:s, s:s?, s:s?}", "workspace", p->workspace, "name", s->spec->name,
-				   "profile", s->spec->profile, "repo", s->spec->repo);
+	s->start_extra = json_pack("{s:s?, s:s, s:s?, s:s?}", "workspace", p->workspace, "name",
+				   s->spec->name, "profile", s->spec->profile, "repo", s->spec->repo);
 	if (s->start_extra == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	struct berth_run_spec spec = {.policy = p,
@@ -323,7 +323,8 @@ static void handle_request(struct sup *s, struct client *c, const char *line, si
 		break;
 	case BERTH_CONTROL_SEND:
 		if (s->typed_bytes + s->to_master.len + r.data_len + 1 > MASTER_OUT_MAX ||
-		    (r.data_len > 0 && !type_later(s, r.paste ? TYPED_TEXT : TYPED_RAW, r.data, r.data_len)) ||
+		    (r.data_len > 0 &&
+		     !type_later(s, r.paste ? TYPED_TEXT : TYPED_RAW, r.data, r.data_len)) ||
 		    (r.enter && !type_later(s, TYPED_ENTER, "\r", 1)))
 			client_error(c, "the agent is not reading its input (1 MiB queued)");
 		else
@@ -530,7 +531,8 @@ static int type_due(struct sup *s, long long now)
 				return (int)(until < ENTER_QUIET_MS ? until : ENTER_QUIET_MS);
 			}
 		}
-		if (t->kind == TYPED_TEXT && pasteable(t->data, t->len) && berth_screen_bracketed_paste(s->screen))
+		if (t->kind == TYPED_TEXT && pasteable(t->data, t->len) &&
+		    berth_screen_bracketed_paste(s->screen))
 			ok = q_put(&s->to_master, "\033[200~", 6, MASTER_OUT_MAX + 12) &&
 			     q_put(&s->to_master, t->data, t->len, MASTER_OUT_MAX + 12) &&
 			     q_put(&s->to_master, "\033[201~", 6, MASTER_OUT_MAX + 12);
@@ -639,7 +641,8 @@ static int loop(struct sup *s)
 		p[n] = (struct pollfd){s->sig_fd, POLLIN, 0};
 		map[n++] = -3;
 		if (s->master >= 0) {
-			p[n] = (struct pollfd){s->master, (short)(POLLIN | (s->to_master.len ? POLLOUT : 0)), 0};
+			p[n] =
+			    (struct pollfd){s->master, (short)(POLLIN | (s->to_master.len ? POLLOUT : 0)), 0};
 			map[n++] = -4;
 		}
 		for (int i = 0; i < MAX_CLIENTS; i++) {
@@ -765,12 +768,12 @@ static json_t *make_meta(const struct sup *s, const struct berth_session_spec *s
 	berth_policy_digest(p, digest, &ignore);
 	for (size_t i = 0; i < p->n_allow_hosts; i++)
 		json_array_append_new(hosts, json_string(p->allow_hosts[i]));
-	json_t *m = json_pack("{sssssssssssos[]sIsIsisssbsssi}", "name", sp->name, "profile", sp->profile, "agent",
-			      sp->agent, "workspace", p->workspace, "network",
-			      p->network <= BERTH_NET_PROXY ? nets[p->network] : "?", "allow_hosts", hosts, "command",
-			      "started", (json_int_t)time(NULL), "pid", (json_int_t)getpid(), "exit_status", -1,
-			      "state", "running", "managed_workspace", sp->managed_workspace, "run_id",
-			      berth_rt_run_id(s->sb), "uid", (int)getuid());
+	json_t *m = json_pack("{sssssssssssos[]sIsIsisssbsssi}", "name", sp->name, "profile", sp->profile,
+			      "agent", sp->agent, "workspace", p->workspace, "network",
+			      p->network <= BERTH_NET_PROXY ? nets[p->network] : "?", "allow_hosts", hosts,
+			      "command", "started", (json_int_t)time(NULL), "pid", (json_int_t)getpid(),
+			      "exit_status", -1, "state", "running", "managed_workspace",
+			      sp->managed_workspace, "run_id", berth_rt_run_id(s->sb), "uid", (int)getuid());
 	if (m == NULL)
 		return NULL;
 	json_t *argv = json_object_get(m, "command");

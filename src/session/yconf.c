@@ -16,8 +16,8 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 
-int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n, const char *key,
-		    const char *fmt, ...)
+int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n,
+		    const char *key, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -25,8 +25,8 @@ int berth_yconf_err(struct berth_error *err, const char *display, const struct b
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return berth_usage_err(err, "%s:%u:%u: %s%s%s", display, n ? n->line : 1U, n ? n->col : 1U, key ? key : "",
-			       key ? ": " : "", msg);
+	return berth_usage_err(err, "%s:%u:%u: %s%s%s", display, n ? n->line : 1U, n ? n->col : 1U,
+			       key ? key : "", key ? ": " : "", msg);
 }
 
 struct yconf_ctx {
@@ -79,9 +79,11 @@ static int yconf_problem(void *opaque, const struct berth_yproblem *p)
 	case BERTH_YP_ALIAS:
 		return berth_usage_err(c->err, "%s:%u:%u: aliases are not allowed here", d, p->line, p->col);
 	case BERTH_YP_DOCUMENT:
-		return berth_usage_err(c->err, "%s:%u:%u: only one YAML document is allowed", d, p->line, p->col);
+		return berth_usage_err(c->err, "%s:%u:%u: only one YAML document is allowed", d, p->line,
+				       p->col);
 	case BERTH_YP_NUL:
-		return berth_usage_err(c->err, "%s:%u:%u: a value contains a NUL byte (a `\\0` escape); remove it", d,
+		return berth_usage_err(c->err,
+				       "%s:%u:%u: a value contains a NUL byte (a `\\0` escape); remove it", d,
 				       p->line, p->col);
 	case BERTH_YP_READER: /* libyaml gives these no position */
 		return berth_usage_err(c->err, "%s:1:1: %s", d, p->text ? p->text : "invalid YAML");
@@ -90,7 +92,8 @@ static int yconf_problem(void *opaque, const struct berth_yproblem *p)
 	case BERTH_YP_NODES:
 	case BERTH_YP_DEPTH:
 	default:
-		return berth_usage_err(c->err, "%s:%u:%u: %s", d, p->line, p->col, p->text ? p->text : "invalid YAML");
+		return berth_usage_err(c->err, "%s:%u:%u: %s", d, p->line, p->col,
+				       p->text ? p->text : "invalid YAML");
 	}
 }
 
@@ -185,8 +188,8 @@ int berth_yconf_bool(const struct berth_ynode *n, bool *out)
 	return 0;
 }
 
-int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
-		     struct berth_error *err)
+int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out,
+		     size_t *count, struct berth_error *err)
 {
 	char **v = NULL;
 	size_t c = 0;
@@ -205,7 +208,8 @@ int berth_yconf_strv(const char *display, const char *key, const struct berth_yn
 			const char *s = berth_yconf_str(e);
 			if (s == NULL || s[0] == '\0' || strchr(s, '\n') != NULL) {
 				berth_strv_free(v);
-				return berth_yconf_err(err, display, e, key, "expected a non-empty one-line string");
+				return berth_yconf_err(err, display, e, key,
+						       "expected a non-empty one-line string");
 			}
 			if (berth_strv_push(&v, &c, s) < 0)
 				return berth_strv_free(v), berth_err(err, ENOMEM, "out of memory");

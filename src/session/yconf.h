@@ -31,8 +31,8 @@ char *berth_yconf_read_file(const char *path, size_t *len, struct berth_error *e
 
 /* berth_yconf_err - fill @err (status 2) with `DISPLAY:LINE:COL: KEY: MSG`
  * at @n (1-based position).  Returns -1. */
-int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n, const char *key,
-		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int berth_yconf_err(struct berth_error *err, const char *display, const struct berth_ynode *n,
+		    const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* berth_yconf_str - the text of scalar @n, or NULL when it is not a scalar. */
 const char *berth_yconf_str(const struct berth_ynode *n);
@@ -46,8 +46,7 @@ int berth_yconf_bool(const struct berth_ynode *n, bool *out);
  * Returns 0, or -1 with @err at the offending node.  Release with
  * berth_strv_free (util/buf.h).
  */
-int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out, size_t *count,
-		     struct berth_error *err);
-
+int berth_yconf_strv(const char *display, const char *key, const struct berth_ynode *n, char ***out,
+		     size_t *count, struct berth_error *err);
 
 #endif

@@ -188,8 +188,8 @@ static enum wait_result next_message(struct berth_app *a, long long deadline, st
 		if (berth_ap_next_line(a, m)) {
 			if (m->kind == BERTH_APPMSG_BAD) {
 				char buf[256];
-				snprintf(buf, sizeof buf, "the app sent a line that is not a JSON object (%.120s)",
-					 m->bad);
+				snprintf(buf, sizeof buf,
+					 "the app sent a line that is not a JSON object (%.120s)", m->bad);
 				berth_ap_app_log(a, "warning", buf);
 				berth_appmsg_free(m);
 				continue;
@@ -461,9 +461,9 @@ fail:
 
 static bool write_syscall(const char *sc)
 {
-	static const char *const reads[] = {"stat",	  "lstat",    "fstatat", "statx",    "access",
+	static const char *const reads[] = {"stat",       "lstat",    "fstatat", "statx",    "access",
 					    "faccessat",  "readlink", "opendir", "getdents", "read",
-					    "readdir",	  "realpath", "listdir", "scandir",  "execve",
+					    "readdir",    "realpath", "listdir", "scandir",  "execve",
 					    "readlinkat", NULL};
 
 	if (sc == NULL)

@@ -25,8 +25,8 @@
 
 #define BERTH_APP_BOOT_TIMEOUT_MS 10000 /* for `berth/ready` */
 #define BERTH_APP_CALL_TIMEOUT_MS 30000 /* default per call */
-#define BERTH_APP_STOP_GRACE_MS 2000	/* after closing the channel, before SIGKILL */
-#define BERTH_APP_MAX_INFLIGHT 8	/* requests sent and not answered, per app; more wait in order */
+#define BERTH_APP_STOP_GRACE_MS 2000    /* after closing the channel, before SIGKILL */
+#define BERTH_APP_MAX_INFLIGHT 8        /* requests sent and not answered, per app; more wait in order */
 
 /* JSON-RPC error codes of docs/protocol.md. */
 enum {
@@ -48,8 +48,8 @@ enum {
 struct berth_call_error {
 	int code; /* one of the codes above */
 	char message[1024];
-	json_t *data;	    /* the error's data object or NULL; owned (json_decref) */
-	char *denial;	    /* the BERTH CAPABILITY DENIAL block, or NULL; malloc'd */
+	json_t *data;       /* the error's data object or NULL; owned (json_decref) */
+	char *denial;       /* the BERTH CAPABILITY DENIAL block, or NULL; malloc'd */
 	bool refused_input; /* berth refused the call before the app saw it (-32601, -32602) */
 };
 
@@ -61,7 +61,7 @@ typedef void (*berth_app_log_fn)(void *ctx, const char *app, const char *level, 
 
 struct berth_app_opts {
 	unsigned force_off;   /* test-only switch, as for `berth run` */
-	bool quiet;	      /* no one-line notices on stderr */
+	bool quiet;           /* no one-line notices on stderr */
 	berth_app_log_fn log; /* NULL: lines go to stderr as "[app] line" */
 	void *log_ctx;
 	bool allow_degraded;

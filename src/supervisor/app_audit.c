@@ -61,8 +61,8 @@ int berth_ap_run_begin(struct berth_app *a, struct berth_error *err)
 	char adigest[80];
 
 	snprintf(adigest, sizeof adigest, "sha256:%s", a->digest);
-	a->run_extra[0] = json_pack("{s:s, s:s, s:s, s:s}", "app", a->m.name, "version", a->m.version, "app_dir",
-				    a->paths.app_dir, "app_digest", adigest);
+	a->run_extra[0] = json_pack("{s:s, s:s, s:s, s:s}", "app", a->m.name, "version", a->m.version,
+				    "app_dir", a->paths.app_dir, "app_digest", adigest);
 	a->run_extra[1] = json_pack("{s:s}", "app_digest", adigest);
 	a->run_extra[2] = json_pack("{s:s}", "app", a->m.name);
 	if (a->run_extra[0] == NULL || a->run_extra[1] == NULL || a->run_extra[2] == NULL) {

@@ -208,10 +208,17 @@ int berth_app_start_call(struct berth_app *a, const char *name, json_t *input, u
 	nl[len + 1] = '\0';
 	timeout_ms = timeout_ms ? timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
 	struct pending *q = &a->pend[a->n_pend];
-	*q = (struct pending){*id,	  ex,	   berth_now_ms() + timeout_ms,
-			      timeout_ms, nl,	   len + 1,
-			      false,	  false,   no_input ? json_object() : json_incref(input),
-			      false,	  berth_now_us()};
+	*q = (struct pending){*id,
+			      ex,
+			      berth_now_ms() + timeout_ms,
+			      timeout_ms,
+			      nl,
+			      len + 1,
+			      false,
+			      false,
+			      no_input ? json_object() : json_incref(input),
+			      false,
+			      berth_now_us()};
 	/* On record before the app sees it; if the trail failed and the app
 	 * owes nothing, a fresh boot (a fresh log handle) gets another try. */
 	struct berth_error aerr = {0};
@@ -308,9 +315,10 @@ static void answer(struct berth_app *a, const struct berth_appmsg *m)
 		 * path): explained against this app's mounts.  An output schema
 		 * failure's data {path, reason} names none. */
 		if (ce.data != NULL)
-			ce.denial = berth_app_denial(a, json_string_value(json_object_get(ce.data, "errno_name")),
-						     json_string_value(json_object_get(ce.data, "syscall")),
-						     json_string_value(json_object_get(ce.data, "path")));
+			ce.denial =
+			    berth_app_denial(a, json_string_value(json_object_get(ce.data, "errno_name")),
+					     json_string_value(json_object_get(ce.data, "syscall")),
+					     json_string_value(json_object_get(ce.data, "path")));
 		berth_ap_finish(a, q, NULL, &ce, true);
 	} else {
 		berth_ap_finish(a, q, res, NULL, true);

@@ -49,12 +49,12 @@ struct berth_app {
 	/* The audit trail (docs/audit.md, "Resident apps"): one run per boot
 	 * (src/supervisor/run.h), which also serves the app's egress. */
 	struct berth_run run;
-	bool run_live;		      /* run is initialised and not ended yet */
-	json_t *run_extra[3];	      /* its run.start, policy and net.decision members */
-	char actor[160];	      /* who runs the app: run.start, policy, run.stop */
-	char caller[160];	      /* who calls: tool.call, tool.result */
+	bool run_live;                /* run is initialised and not ended yet */
+	json_t *run_extra[3];         /* its run.start, policy and net.decision members */
+	char actor[160];              /* who runs the app: run.start, policy, run.stop */
+	char caller[160];             /* who calls: tool.call, tool.result */
 	struct berth_audit_queue *aq; /* the run's queue while booted with audit, or NULL */
-	bool audit_refused;	      /* the last boot failed for the audit trail */
+	bool audit_refused;           /* the last boot failed for the audit trail */
 	struct berth_error audit_why; /* why */
 	long long boot_ms;
 	int exit_status; /* -1 unknown */
@@ -83,8 +83,8 @@ struct pending {
 	char *line; /* the request with its newline, until it is sent */
 	size_t len;
 	bool sent, cancelled;
-	json_t *input;	 /* until its tool.call is recorded */
-	bool recorded;	 /* its tool.call is queued */
+	json_t *input;   /* until its tool.call is recorded */
+	bool recorded;   /* its tool.call is queued */
 	long long t0_us; /* when it was made */
 };
 
@@ -94,7 +94,7 @@ struct pending {
 void berth_ap_app_log(struct berth_app *a, const char *level, const char *line);
 /* Fills @ce (@code, @data taken, the formatted message); returns -1. */
 int berth_ap_call_fail(struct berth_call_error *ce, int code, json_t *data, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* The export @name of @m, or NULL. */
 const struct berth_export *berth_ap_find_export(const struct berth_manifest *m, const char *name);
 /* Every complete log line the app wrote so far, to the log callback. */

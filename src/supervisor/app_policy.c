@@ -23,7 +23,8 @@ int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
 	if (berth_state_path("apps", buf, len) == 0)
 		return 0;
 	if (errno == EINVAL)
-		return berth_usage_err(err, "cannot place app state: neither XDG_STATE_HOME nor HOME is an absolute path");
+		return berth_usage_err(
+		    err, "cannot place app state: neither XDG_STATE_HOME nor HOME is an absolute path");
 	return berth_usage_err(err, "the app state directory path is too long");
 }
 

@@ -105,7 +105,8 @@ int berth_appmsg_outcome(const struct berth_appmsg *m, const struct berth_export
 	}
 	if (berth_schema_validate(ex->output, res, path, sizeof path, reason, sizeof reason) < 0) {
 		snprintf(msg, sizeof msg, "invalid output: %s: %s", path, reason);
-		return fail(ce, BERTH_RPC_BAD_OUTPUT, json_pack("{s:s, s:s}", "path", path, "reason", reason), msg);
+		return fail(ce, BERTH_RPC_BAD_OUTPUT, json_pack("{s:s, s:s}", "path", path, "reason", reason),
+			    msg);
 	}
 	*result = res;
 	return 0;
@@ -137,13 +138,13 @@ int berth_appmsg_parity(const json_t *announced, const struct berth_export *ex, 
 		return -1;
 	for (size_t k = 0; k < n; k++) {
 		bool found = false;
-		json_array_foreach(announced, i, v) if (json_is_string(v) && strcmp(json_string_value(v), ex[k].name) == 0)
-			found = true;
+		json_array_foreach(announced, i, v)
+			if (json_is_string(v) && strcmp(json_string_value(v), ex[k].name) == 0)
+				found = true;
 		if (!found)
 			add(missing, size, ex[k].name);
 	}
-	json_array_foreach(announced, i, v)
-	{
+	json_array_foreach(announced, i, v) {
 		const char *name = json_string_value(v);
 		char clean[160];
 

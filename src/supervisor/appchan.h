@@ -27,16 +27,16 @@ enum berth_appmsg_kind {
 
 struct berth_appmsg {
 	enum berth_appmsg_kind kind;
-	json_t *msg;	    /* the message (owned); the pointers below point into it; NULL for BAD */
-	char bad[160];	    /* BAD: jansson's reason, or "not an object" */
+	json_t *msg;   /* the message (owned); the pointers below point into it; NULL for BAD */
+	char bad[160]; /* BAD: jansson's reason, or "not an object" */
 	/* Of any kind but BAD (the boot reads berth/ready and berth/log by the
 	 * method alone, whether or not the message has an id): */
 	const char *method; /* "method" when a string, else NULL */
 	const char *level;  /* method berth/log: params.level, "info" when no string */
 	const char *text;   /* method berth/log: params.message, "" when no string */
 	json_t *exports;    /* method berth/ready: params.exports (any type), or NULL */
-	bool id_ok;	    /* ANSWER: the id is an integer (berth's ids are; others answer nothing) */
-	long long id;	    /* ANSWER: that integer */
+	bool id_ok;         /* ANSWER: the id is an integer (berth's ids are; others answer nothing) */
+	long long id;       /* ANSWER: that integer */
 };
 
 /*

@@ -66,8 +66,10 @@ static json_t *str_array1(const json_t *v)
 /* @err: run.json of @run_id @differs (from a record) in the audit trail. */
 static void run_json_edited(struct berth_error *err, const char *run_id, const char *differs)
 {
-	berth_err(err, 0, "`run.json` of run `%s` %s in the audit trail: the run directory was edited; nothing is signed",
-		  run_id, differs);
+	berth_err(
+	    err, 0,
+	    "`run.json` of run `%s` %s in the audit trail: the run directory was edited; nothing is signed",
+	    run_id, differs);
 }
 
 json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err)
@@ -91,14 +93,16 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 	if (g.enforced == NULL) {
 		berth_err(err, 0, "the audit trail has no `enforced` record of run `%s`: nothing to attest",
 			  run_id);
-		berth_err_hint(err, "`berth audit verify` checks the log; `berth audit --run %s` lists the run's records",
-			       run_id);
+		berth_err_hint(
+		    err,
+		    "`berth audit verify` checks the log; `berth audit --run %s` lists the run's records",
+		    run_id);
 		goto out;
 	}
 	if (!json_equal(enf, g.enforced)) {
 		berth_err(err, 0,
-			  "`enforced.json` of run `%s` differs from its `enforced` record in the audit trail (seq %" JSON_INTEGER_FORMAT
-			  "): the run directory was edited; nothing is signed",
+			  "`enforced.json` of run `%s` differs from its `enforced` record in the audit trail "
+			  "(seq %" JSON_INTEGER_FORMAT "): the run directory was edited; nothing is signed",
 			  run_id, g.enforced_seq);
 		goto out;
 	}
@@ -115,20 +119,21 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		goto out;
 	}
 	if (g.first > 0)
-		audit = json_pack("{s:I, s:I, s:I, s:s}", "first_seq", g.first, "last_seq", g.last, "head_seq", g.head,
-				  "head_hash", g.head_hash);
+		audit = json_pack("{s:I, s:I, s:I, s:s}", "first_seq", g.first, "last_seq", g.last,
+				  "head_seq", g.head, "head_hash", g.head_hash);
 	uname(&u);
 	berth_audit_now_rfc3339(now);
 	/* The host as berth sees it now, and as the run recorded it. */
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:O, s:O, s:O, s:O, s:o}", "type",
-			BERTH_ATTEST_TYPE, "run_id", run_id, "created", now, "berth_version", BERTH_VERSION, "host",
-			"kernel", u.release, "arch", u.machine, "policy_digests",
-			str_array1(json_object_get(run, "policy_digest")), "app_digests",
-			str_array1(json_object_get(run, "app_digest")), "enforced", enf, "verdict",
-			json_object_get(enf, "verdict") ? json_object_get(enf, "verdict") : json_null(), "evidence",
-			json_object_get(run, "evidence") ? json_object_get(run, "evidence") : json_null(),
-			"exit_status", json_object_get(run, "exit_status") ? json_object_get(run, "exit_status") : json_null(),
-			"audit", audit);
+	rec = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:O, s:O, s:O, s:O, s:o}", "type",
+	    BERTH_ATTEST_TYPE, "run_id", run_id, "created", now, "berth_version", BERTH_VERSION, "host",
+	    "kernel", u.release, "arch", u.machine, "policy_digests",
+	    str_array1(json_object_get(run, "policy_digest")), "app_digests",
+	    str_array1(json_object_get(run, "app_digest")), "enforced", enf, "verdict",
+	    json_object_get(enf, "verdict") ? json_object_get(enf, "verdict") : json_null(), "evidence",
+	    json_object_get(run, "evidence") ? json_object_get(run, "evidence") : json_null(), "exit_status",
+	    json_object_get(run, "exit_status") ? json_object_get(run, "exit_status") : json_null(), "audit",
+	    audit);
 	audit = NULL;
 	if (rec == NULL)
 		berth_err(err, ENOMEM, "cannot build the attestation");
@@ -171,8 +176,9 @@ int berth_attest_sign(json_t *rec, const struct berth_hostkey *k, struct berth_e
 		return -1;
 	berth_hex(sig, sizeof sig, sighex);
 	berth_hex(k->pub, sizeof k->pub, pubhex);
-	if (json_object_set_new(rec, "signature",
-				json_pack("{s:s, s:s, s:s}", "alg", "Ed25519", "public_key", pubhex, "value", sighex)) < 0)
+	if (json_object_set_new(
+		rec, "signature",
+		json_pack("{s:s, s:s, s:s}", "alg", "Ed25519", "public_key", pubhex, "value", sighex)) < 0)
 		return berth_err(err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -183,9 +189,9 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 		const char *name;
 		json_type type;
 	} members[] = {
-		{"run_id", JSON_STRING},	 {"created", JSON_STRING},	   {"berth_version", JSON_STRING},
-		{"host", JSON_OBJECT},		 {"policy_digests", JSON_ARRAY}, {"app_digests", JSON_ARRAY},
-		{"enforced", JSON_OBJECT},	 {"verdict", JSON_STRING},
+	    {"run_id", JSON_STRING},   {"created", JSON_STRING},       {"berth_version", JSON_STRING},
+	    {"host", JSON_OBJECT},     {"policy_digests", JSON_ARRAY}, {"app_digests", JSON_ARRAY},
+	    {"enforced", JSON_OBJECT}, {"verdict", JSON_STRING},
 	};
 	const json_t *audit = json_object_get(doc, "audit"), *enf = json_object_get(doc, "enforced");
 	int v;
@@ -196,7 +202,8 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(members); i++)
 		if (json_object_get(doc, members[i].name) == NULL ||
 		    json_typeof(json_object_get(doc, members[i].name)) != members[i].type)
-			berth_json_append_printf(p, "member `%s` missing or of the wrong type", members[i].name);
+			berth_json_append_printf(p, "member `%s` missing or of the wrong type",
+						 members[i].name);
 	if (!berth_run_id_valid(json_string_value(json_object_get(doc, "run_id"))))
 		berth_json_append_printf(p, "`run_id` is not 16 lowercase hex digits");
 	if (json_is_object(enf)) {
@@ -205,10 +212,14 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 		if (v < 0)
 			berth_json_append_printf(p, "`enforced`: %s", e2.msg);
 		else if (!json_is_string(json_object_get(doc, "verdict")) ||
-			 strcmp(json_string_value(json_object_get(doc, "verdict")), berth_verdict_name(v)) != 0 ||
+			 strcmp(json_string_value(json_object_get(doc, "verdict")), berth_verdict_name(v)) !=
+			     0 ||
 			 !json_is_string(json_object_get(enf, "verdict")) ||
-			 strcmp(json_string_value(json_object_get(enf, "verdict")), berth_verdict_name(v)) != 0)
-			berth_json_append_printf(p, "the verdict stated is not the one the measurement gives (%s)", berth_verdict_name(v));
+			 strcmp(json_string_value(json_object_get(enf, "verdict")), berth_verdict_name(v)) !=
+			     0)
+			berth_json_append_printf(
+			    p, "the verdict stated is not the one the measurement gives (%s)",
+			    berth_verdict_name(v));
 	}
 	if (audit != NULL && !json_is_null(audit)) {
 		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
@@ -216,15 +227,17 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 			   h = json_integer_value(json_object_get(audit, "head_seq"));
 		const char *hh = json_string_value(json_object_get(audit, "head_hash"));
 		if (f < 1 || l < f || h < l)
-			berth_json_append_printf(p, "audit range is inconsistent (first %lld, last %lld, head %lld)", (long long)f,
-				(long long)l, (long long)h);
+			berth_json_append_printf(
+			    p, "audit range is inconsistent (first %lld, last %lld, head %lld)", (long long)f,
+			    (long long)l, (long long)h);
 		if (hh == NULL || strlen(hh) != 64 || strspn(hh, "0123456789abcdef") != 64)
 			berth_json_append_printf(p, "audit `head_hash` is not 64 lowercase hex digits");
 	}
 	(void)err;
 }
 
-int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t **problems, struct berth_error *err)
+int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t **problems,
+			struct berth_error *err)
 {
 	json_t *p = json_array();
 	const json_t *sig = json_object_get(doc, "signature");
@@ -259,7 +272,9 @@ int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t *
 				*err = e2;
 				return -1;
 			}
-			berth_json_append_printf(p, "the signature does not verify: the record was changed or signed by another key");
+			berth_json_append_printf(
+			    p,
+			    "the signature does not verify: the record was changed or signed by another key");
 		}
 	}
 	check_content(doc, p, err);

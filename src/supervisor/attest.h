@@ -61,6 +61,7 @@ int berth_attest_sign(json_t *rec, const struct berth_hostkey *k, struct berth_e
  * Returns BERTH_ATTEST_VALID or BERTH_ATTEST_INVALID, or -1 with @err
  * filled when the check could not run (ENOMEM, libcrypto missing).
  */
-int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t **problems, struct berth_error *err);
+int berth_attest_verify(const json_t *doc, const unsigned char pub[32], json_t **problems,
+			struct berth_error *err);
 
 #endif

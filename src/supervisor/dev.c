@@ -176,7 +176,7 @@ struct client {
 	struct dev_app *app;
 	struct berth_lines in;
 	struct berth_outq out; /* answers not written yet */
-	bool watch; /* asked (`watch`) to hear of reloads: a `changed` notification */
+	bool watch;            /* asked (`watch`) to hear of reloads: a `changed` notification */
 };
 
 #define CLIENT_OUT_MAX (8 * 1024 * 1024) /* a client this far behind is dropped */
@@ -204,7 +204,8 @@ static void print_log(void *ctx, const char *app, const char *level, const char 
 
 /* The app in @da's directory into *@out, its diagnostics printed when it
  * does not load. */
-static int load_app(const struct dev *d, const struct dev_app *da, struct berth_app **out, struct berth_error *err)
+static int load_app(const struct dev *d, const struct dev_app *da, struct berth_app **out,
+		    struct berth_error *err)
 {
 	char actor[64];
 	snprintf(actor, sizeof actor, "dev:uid:%u",
@@ -390,8 +391,9 @@ static void serve_call(struct client *c, const struct berth_devctl_req *r)
 
 	if (berth_app_check_input(a, r->export, r->input, &ce) < 0) {
 		/* Refused before the app saw it: the caller's mistake ("stage"). */
-		reply(c, json_pack("{s:s, s:O?, s:s, s:{s:i, s:s, s:O*}}", "jsonrpc", "2.0", "id", r->id, "stage",
-				   "input", "error", "code", ce.code, "message", ce.message, "data", ce.data));
+		reply(c, json_pack("{s:s, s:O?, s:s, s:{s:i, s:s, s:O*}}", "jsonrpc", "2.0", "id", r->id,
+				   "stage", "input", "error", "code", ce.code, "message", ce.message, "data",
+				   ce.data));
 		berth_call_error_free(&ce);
 		return;
 	}
@@ -419,8 +421,8 @@ static void serve(struct client *c, const char *line, size_t len)
 
 	/* A call that means an app of the same name elsewhere is refused as
 	 * not ours before its parameters are judged. */
-	if ((rc == 0 || code == BERTH_RPC_INVALID_PARAMS) && r.method == BERTH_DEVCTL_CALL && r.app_dir != NULL &&
-	    strcmp(r.app_dir, berth_app_paths(a)->app_dir) != 0)
+	if ((rc == 0 || code == BERTH_RPC_INVALID_PARAMS) && r.method == BERTH_DEVCTL_CALL &&
+	    r.app_dir != NULL && strcmp(r.app_dir, berth_app_paths(a)->app_dir) != 0)
 		reply_error(c, r.id, BERTH_DEV_OTHER_DIR, "berth dev serves this app from another directory");
 	else if (rc < 0)
 		reply_error(c, r.id, code, message);
@@ -429,9 +431,9 @@ static void serve(struct client *c, const char *line, size_t len)
 		json_t *ex = json_array();
 		for (size_t i = 0; i < m->n_exports; i++)
 			json_array_append_new(ex, json_string(m->exports[i].name));
-		reply(c, json_pack("{s:s, s:O?, s:{s:s, s:s, s:s?, s:o}}", "jsonrpc", "2.0", "id", r.id, "result",
-				   "name", m->name, "version", m->version, "digest", berth_app_policy_of(a)->app_digest,
-				   "exports", ex));
+		reply(c, json_pack("{s:s, s:O?, s:{s:s, s:s, s:s?, s:o}}", "jsonrpc", "2.0", "id", r.id,
+				   "result", "name", m->name, "version", m->version, "digest",
+				   berth_app_policy_of(a)->app_digest, "exports", ex));
 	} else if (r.method == BERTH_DEVCTL_WATCH) {
 		c->watch = true;
 		reply(c, json_pack("{s:s, s:O?, s:{}}", "jsonrpc", "2.0", "id", r.id, "result"));

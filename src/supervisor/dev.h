@@ -26,7 +26,7 @@
 #include "../util/error.h"
 #include "app.h"
 
-#define BERTH_DEV_NONE 1	     /* berth_dev_call: no `berth dev` serves that app */
+#define BERTH_DEV_NONE 1             /* berth_dev_call: no `berth dev` serves that app */
 #define BERTH_DEV_OTHER_DIR (-32010) /* control error: the app of that name comes from another directory */
 
 /*
@@ -50,7 +50,7 @@ int berth_dev_call(const char *name, const char *app_dir, const char *export, js
 
 struct berth_dev_opts {
 	unsigned force_off; /* test-only switch */
-	bool once;	    /* exit after booting (tests) */
+	bool once;          /* exit after booting (tests) */
 };
 
 /*

@@ -10,7 +10,8 @@
 
 #include "app.h"
 
-int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *req, int *code, const char **message)
+int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *req, int *code,
+		       const char **message)
 {
 	const char *method;
 	json_t *params, *jt;
@@ -18,7 +19,8 @@ int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *re
 	memset(req, 0, sizeof *req);
 	/* jansson takes a NUL byte after a number for the number's end
 	 * ({"id":1\0} loads): a request holds none. */
-	req->msg = memchr(line, '\0', len) == NULL ? json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	req->msg =
+	    memchr(line, '\0', len) == NULL ? json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	if (req->msg == NULL) {
 		*code = BERTH_RPC_PARSE_ERROR;
 		*message = "not JSON";
@@ -35,7 +37,8 @@ int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *re
 		req->method = BERTH_DEVCTL_WATCH;
 		return 0;
 	}
-	if (method == NULL || strcmp(method, "call") != 0 || !json_is_string(json_object_get(params, "export"))) {
+	if (method == NULL || strcmp(method, "call") != 0 ||
+	    !json_is_string(json_object_get(params, "export"))) {
 		*code = BERTH_RPC_METHOD_NOT_FOUND;
 		*message = "berth dev knows `call`, `info` and `watch`";
 		return -1;
@@ -45,7 +48,8 @@ int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *re
 	req->app_dir = json_string_value(json_object_get(params, "app_dir"));
 	jt = json_object_get(params, "timeout_ms");
 	if (jt != NULL && !json_is_null(jt) &&
-	    (!json_is_integer(jt) || json_integer_value(jt) < 0 || json_integer_value(jt) > BERTH_DEVCTL_TIMEOUT_MAX_MS)) {
+	    (!json_is_integer(jt) || json_integer_value(jt) < 0 ||
+	     json_integer_value(jt) > BERTH_DEVCTL_TIMEOUT_MAX_MS)) {
 		*code = BERTH_RPC_INVALID_PARAMS;
 		*message = "timeout_ms must be an integer from 0 to 3600000";
 		return -1;

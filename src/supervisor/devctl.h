@@ -25,10 +25,10 @@ enum berth_devctl_method {
 
 struct berth_devctl_req {
 	enum berth_devctl_method method;
-	json_t *msg;	     /* the request (owned); the pointers below point into it */
-	json_t *id;	     /* its "id", or NULL (answered as null) */
+	json_t *msg;         /* the request (owned); the pointers below point into it */
+	json_t *id;          /* its "id", or NULL (answered as null) */
 	const char *export;  /* call: the export's name */
-	json_t *input;	     /* call: the input object, or NULL (absent or null: {}) */
+	json_t *input;       /* call: the input object, or NULL (absent or null: {}) */
 	unsigned timeout_ms; /* call: 0 (the default) to BERTH_DEVCTL_TIMEOUT_MAX_MS */
 	const char *app_dir; /* call: the directory the caller means, or NULL */
 };
@@ -49,7 +49,8 @@ struct berth_devctl_req {
  *     first, as it always did.
  * Free @req with berth_devctl_req_free in both cases.
  */
-int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *req, int *code, const char **message);
+int berth_devctl_parse(const char *line, size_t len, struct berth_devctl_req *req, int *code,
+		       const char **message);
 
 /* berth_devctl_req_free - release @req's request; @req is left empty. */
 void berth_devctl_req_free(struct berth_devctl_req *req);

@@ -36,7 +36,7 @@ static const char *type_name(mode_t m)
 	static const struct {
 		mode_t type;
 		const char *name;
-	} types[] = {{S_IFLNK, "symlink"}, {S_IFDIR, "dir"},	  {S_IFIFO, "fifo"},
+	} types[] = {{S_IFLNK, "symlink"}, {S_IFDIR, "dir"},     {S_IFIFO, "fifo"},
 		     {S_IFSOCK, "socket"}, {S_IFCHR, "chardev"}, {S_IFBLK, "blockdev"}};
 
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
@@ -45,8 +45,8 @@ static const char *type_name(mode_t m)
 	return "file";
 }
 
-static int add_entry(struct ingest *g, const char *rel, const struct stat *sb, const char *sha, const char *target,
-		     struct berth_error *err)
+static int add_entry(struct ingest *g, const char *rel, const struct stat *sb, const char *sha,
+		     const char *target, struct berth_error *err)
 {
 	char mode[8];
 	json_t *e;
@@ -92,7 +92,8 @@ static void human_size(uint64_t bytes, char out[32])
  * terabyte costs nothing to make and would otherwise be read and written
  * until the disk is full.
  */
-static int check_room(int ddir, const struct stat *sb, const char *shown, const char *dest, struct berth_error *err)
+static int check_room(int ddir, const struct stat *sb, const char *shown, const char *dest,
+		      struct berth_error *err)
 {
 	struct statvfs vf;
 	uint64_t avail, size = (uint64_t)sb->st_size;
@@ -105,18 +106,21 @@ static int check_room(int ddir, const struct stat *sb, const char *shown, const 
 		return 0;
 	human_size(size, want);
 	human_size(avail, have);
-	berth_err(err, ENOSPC, "evidence `%s` is %s, and only %s are free under `%s` (berth keeps %u MiB free)", shown,
+	berth_err(err, ENOSPC,
+		  "evidence `%s` is %s, and only %s are free under `%s` (berth keeps %u MiB free)", shown,
 		  want, have, dest, (unsigned)(BERTH_EVIDENCE_RESERVE_BYTES >> 20));
-	return berth_err_hint(err, "free space there (or set XDG_STATE_HOME to a larger filesystem), or leave it out");
+	return berth_err_hint(
+	    err, "free space there (or set XDG_STATE_HOME to a larger filesystem), or leave it out");
 }
 
 /* One regular file: read once, hash and write the same bytes. */
-static int copy_file(struct ingest *g, int sfd, const struct stat *sb, int ddir, const char *name, const char *rel,
-		     const char *shown, struct berth_error *err)
+static int copy_file(struct ingest *g, int sfd, const struct stat *sb, int ddir, const char *name,
+		     const char *rel, const char *shown, struct berth_error *err)
 {
 	if (check_room(ddir, sb, shown, g->dest, err) < 0)
 		return -1;
-	cleanup_close int dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int dfd =
+	    openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	struct berth_sha256 *h;
 	char hex[65];
 	uint64_t total = 0;
@@ -247,8 +251,9 @@ static int walk(struct ingest *g, int sdir, const char *name, int ddir, const ch
 	}
 	/* O_NONBLOCK: a file swapped for a FIFO after fstatat must not hang us;
 	 * the type is checked again on the descriptor. */
-	fd = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
-				    (S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0));
+	fd = openat(sdir, name,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+			(S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		int e = errno;
 		if (fd >= 0)
@@ -280,7 +285,8 @@ static int by_path(const void *a, const void *b)
 {
 	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
 
-	return strcmp(json_string_value(json_object_get(x, "path")), json_string_value(json_object_get(y, "path")));
+	return strcmp(json_string_value(json_object_get(x, "path")),
+		      json_string_value(json_object_get(y, "path")));
 }
 
 static json_t *sorted(json_t *m)
@@ -305,7 +311,8 @@ static json_t *sorted(json_t *m)
 json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bool progress,
 			      struct berth_evidence_stats *st, struct berth_error *err)
 {
-	struct ingest g = {.st = st, .progress = progress, .next_report = BERTH_EVIDENCE_PROGRESS_BYTES, .dest = dest};
+	struct ingest g = {
+	    .st = st, .progress = progress, .next_report = BERTH_EVIDENCE_PROGRESS_BYTES, .dest = dest};
 	cleanup_close int ddir = -1;
 	json_t *out = NULL;
 	int r = 0;
@@ -317,10 +324,11 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 			a = a != NULL && a[1] != '\0' ? a + 1 : paths[i];
 			b = b != NULL && b[1] != '\0' ? b + 1 : paths[j];
 			if (strcmp(a, b) == 0) {
-				berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", a, paths[j],
-						paths[i]);
-				berth_err_hint(err, "each --evidence appears as /evidence/NAME: copy one of them under "
-						    "another name first");
+				berth_usage_err(err, "evidence name `%s` is given twice (`%s` and `%s`)", a,
+						paths[j], paths[i]);
+				berth_err_hint(
+				    err, "each --evidence appears as /evidence/NAME: copy one of them under "
+					 "another name first");
 				return NULL;
 			}
 		}
@@ -332,7 +340,8 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 	g.manifest = json_array();
 	g.buf = malloc(CHUNK);
 	if (ddir < 0 || g.manifest == NULL || g.buf == NULL) {
-		r = berth_err(err, ddir < 0 ? errno : ENOMEM, "cannot prepare the evidence directory `%s`", dest);
+		r = berth_err(err, ddir < 0 ? errno : ENOMEM, "cannot prepare the evidence directory `%s`",
+			      dest);
 		goto out;
 	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -343,7 +352,8 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 			r = berth_usage_err(err, "the host root cannot be evidence");
 			break;
 		}
-		snprintf(parent, sizeof parent, "%.*s", slash != NULL && slash != paths[i] ? (int)(slash - paths[i]) : 1,
+		snprintf(parent, sizeof parent, "%.*s",
+			 slash != NULL && slash != paths[i] ? (int)(slash - paths[i]) : 1,
 			 slash != NULL ? paths[i] : ".");
 		/* Every component fd-relative with no link followed: a directory
 		 * on the path swapped for a symbolic link after berth checked it
@@ -351,11 +361,14 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 		 * (issue 13, class 4).  The last component: walk's O_NOFOLLOW. */
 		pfd = berth_open_nofollow(AT_FDCWD, parent, O_DIRECTORY);
 		if (pfd < 0 && (errno == ELOOP || errno == EXDEV)) {
-			r = berth_usage_err(err, "cannot read evidence `%s`: a directory on its path is now a symbolic "
-						 "link (it changed after berth checked it)",
-					    paths[i]);
-			berth_err_hint(err, "something (a sandbox in the same workspace?) replaced it: look at it, then "
-					    "run again");
+			r = berth_usage_err(
+			    err,
+			    "cannot read evidence `%s`: a directory on its path is now a symbolic "
+			    "link (it changed after berth checked it)",
+			    paths[i]);
+			berth_err_hint(
+			    err, "something (a sandbox in the same workspace?) replaced it: look at it, then "
+				 "run again");
 			break;
 		}
 		if (pfd < 0) {

@@ -30,9 +30,9 @@
 #define BERTH_EVIDENCE_PROGRESS_BYTES (256ULL << 20)
 
 struct berth_evidence_stats {
-	uint64_t files;    /* regular files copied */
-	uint64_t bytes;    /* their total size */
-	uint64_t skipped;  /* symlinks and special files recorded, not copied */
+	uint64_t files;   /* regular files copied */
+	uint64_t bytes;   /* their total size */
+	uint64_t skipped; /* symlinks and special files recorded, not copied */
 };
 
 /*

@@ -29,7 +29,7 @@
 static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
 /* RFC 5424 severities, as MCP's logging/setLevel names them, lowest first. */
-static const char *const levels[] = {"debug", "info",	  "notice", "warning",
+static const char *const levels[] = {"debug", "info",     "notice", "warning",
 				     "error", "critical", "alert",  "emergency"};
 
 /* ---------------------------------------------------------- output */
@@ -229,7 +229,7 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	/* Bounded: beyond this, the client must wait for answers first. */
 	if (m->n_pend >= BERTH_MCP_MAX_PENDING) {
 		berth_mcpi_finish_error(m, id, BERTH_RPC_APP_ERROR,
-			     "too many calls in progress; wait for some to finish", NULL, NULL);
+					"too many calls in progress; wait for some to finish", NULL, NULL);
 		return;
 	}
 	if (berth_app_check_input(a->app, export, args, &ce) < 0) {
@@ -247,9 +247,10 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 		m->pend[m->n_pend - 1].export = export;
 		m->pend[m->n_pend - 1].args = args != NULL ? json_incref(args) : NULL;
 		berth_mcpi_dev_send(m, a,
-			 json_pack("{s:s, s:I, s:s, s:{s:s, s:O*, s:i, s:s}}", "jsonrpc", "2.0", "id",
-				   (json_int_t)cid, "method", "call", "params", "export", export, "input",
-				   args, "timeout_ms", (int)t, "app_dir", berth_app_paths(a->app)->app_dir));
+				    json_pack("{s:s, s:I, s:s, s:{s:s, s:O*, s:i, s:s}}", "jsonrpc", "2.0",
+					      "id", (json_int_t)cid, "method", "call", "params", "export",
+					      export, "input", args, "timeout_ms", (int)t, "app_dir",
+					      berth_app_paths(a->app)->app_dir));
 		return;
 	}
 	if (berth_app_start_call(a->app, export, args, m->o.timeout_ms, &call_id, &ce) < 0) {
@@ -377,8 +378,8 @@ void berth_mcpi_app_log(void *ctx, const char *app, const char *level, const cha
 			snprintf(note, sizeof note, "%llu log lines dropped (more than %d a second)",
 				 (unsigned long long)m->log_dropped, BERTH_MCP_LOG_RATE);
 			berth_mcpi_notify(m, "notifications/message",
-			       json_pack("{s:s, s:s, s:s}", "level", "warning", "logger", "berth", "data",
-					 note));
+					  json_pack("{s:s, s:s, s:s}", "level", "warning", "logger", "berth",
+						    "data", note));
 		}
 		m->log_second = sec;
 		m->log_sent = 0;
@@ -390,7 +391,7 @@ void berth_mcpi_app_log(void *ctx, const char *app, const char *level, const cha
 	}
 	m->log_sent++;
 	berth_mcpi_notify(m, "notifications/message",
-	       json_pack("{s:s, s:s, s:s}", "level", levels[lv], "logger", app, "data", line));
+			  json_pack("{s:s, s:s, s:s}", "level", levels[lv], "logger", app, "data", line));
 }
 
 struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_error *err)
@@ -532,7 +533,7 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 			break;
 		long long left = soonest < 0 ? -1 : soonest - berth_now_ms();
 		if (poll(p, np,
-			 left < 0	? (soonest < 0 ? -1 : 0)
+			 left < 0       ? (soonest < 0 ? -1 : 0)
 			 : left > 60000 ? 60000
 					: (int)left) < 0 &&
 		    errno != EINTR)
@@ -584,8 +585,8 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 			if (m->pend[i].via_dev && m->pend[i].deadline <= now) {
 				json_t *req_id = json_incref(m->pend[i].req_id);
 				berth_mcpi_pend_remove(m, i);
-				berth_mcpi_finish_error(m, req_id, BERTH_RPC_TIMEOUT, "berth dev did not answer in time",
-					     NULL, NULL);
+				berth_mcpi_finish_error(m, req_id, BERTH_RPC_TIMEOUT,
+							"berth dev did not answer in time", NULL, NULL);
 				json_decref(req_id);
 			} else {
 				i++;

@@ -22,22 +22,22 @@
 
 #define BERTH_MCP_MAX_APPS 16
 #define BERTH_MCP_MAX_LINE (8 * 1024 * 1024) /* bytes: one client message, newline included */
-#define BERTH_MCP_PAGE_SIZE 100		     /* tools per tools/list page */
-#define BERTH_MCP_LOG_RATE 200    /* notifications/message per second; more are counted and dropped */
+#define BERTH_MCP_PAGE_SIZE 100              /* tools per tools/list page */
+#define BERTH_MCP_LOG_RATE 200     /* notifications/message per second; more are counted and dropped */
 #define BERTH_MCP_MAX_PENDING 1024 /* tools/call in progress; more get isError at once */
 #define BERTH_MCP_LATEST "2025-06-18"
 
 struct berth_mcp_opts {
 	const char *const *app_dirs;  /* @n_apps app directories */
 	const char *const *app_names; /* the name each is given as (--app); must match its manifest */
-	size_t n_apps;		      /* 0 is allowed (tests, fuzzing): no tools */
+	size_t n_apps;                /* 0 is allowed (tests, fuzzing): no tools */
 	const char *const *only;      /* serve only these exports (or app__export names); NULL: all */
 	size_t n_only;
-	bool warm;	     /* boot every app at start */
+	bool warm;           /* boot every app at start */
 	unsigned timeout_ms; /* per call; 0: BERTH_APP_CALL_TIMEOUT_MS */
 	unsigned page_size;  /* tools per page; 0: BERTH_MCP_PAGE_SIZE */
 	unsigned force_off;  /* test-only switch, as for `berth run` */
-	bool no_dev;	     /* never attach to a running berth dev */
+	bool no_dev;         /* never attach to a running berth dev */
 	/* Where protocol output goes: one whole message per call, newline
 	 * included.  NULL: standard output. */
 	void (*write)(void *ctx, const char *line, size_t len);

@@ -62,7 +62,8 @@ static void dev_detach(struct berth_mcp *m, struct mcp_app *a, const char *why, 
 		}
 		json_t *req_id = json_incref(q->req_id);
 		berth_mcpi_pend_remove(m, i);
-		berth_mcpi_finish_error(m, req_id, BERTH_RPC_CRASHED, "berth dev went away during the call", NULL, NULL);
+		berth_mcpi_finish_error(m, req_id, BERTH_RPC_CRASHED, "berth dev went away during the call",
+					NULL, NULL);
 		json_decref(req_id);
 	}
 }
@@ -124,8 +125,11 @@ void berth_mcpi_dev_attach(struct berth_mcp *m, struct mcp_app *a)
  * when its tools changed. */
 static void dev_changed(struct berth_mcp *m, struct mcp_app *a)
 {
-	struct berth_app_opts ao = {
-	    .force_off = m->o.force_off, .log = berth_mcpi_app_log, .log_ctx = m, .audit = true, .actor = m->actor};
+	struct berth_app_opts ao = {.force_off = m->o.force_off,
+				    .log = berth_mcpi_app_log,
+				    .log_ctx = m,
+				    .audit = true,
+				    .actor = m->actor};
 	struct berth_diags d = {0};
 	struct berth_error err = {0};
 	struct berth_app *fresh = NULL;
@@ -190,12 +194,12 @@ void berth_mcpi_dev_input(struct berth_mcp *m, struct mcp_app *a)
 						json_decref(data);
 						data = NULL;
 					}
-					berth_mcpi_finish_error(m, req_id,
-						     (int)json_integer_value(json_object_get(e, "code")),
-						     json_string_value(json_object_get(e, "message"))
-							 ? json_string_value(json_object_get(e, "message"))
-							 : "error",
-						     data, dcopy);
+					berth_mcpi_finish_error(
+					    m, req_id, (int)json_integer_value(json_object_get(e, "code")),
+					    json_string_value(json_object_get(e, "message"))
+						? json_string_value(json_object_get(e, "message"))
+						: "error",
+					    data, dcopy);
 					free(dcopy);
 					json_decref(data);
 				}

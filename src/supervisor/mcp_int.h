@@ -38,9 +38,9 @@ struct mcp_app {
 };
 
 struct pending {
-	json_t *req_id;	    /* the client's request id */
+	json_t *req_id;     /* the client's request id */
 	const char *export; /* dev calls: kept to re-run the call here */
-	json_t *args;	    /* dev calls: the arguments (owned), or NULL */
+	json_t *args;       /* dev calls: the arguments (owned), or NULL */
 	struct mcp_app *app;
 	long long call_id; /* the app's (or dev's) call id */
 	bool via_dev;
@@ -52,14 +52,14 @@ struct berth_mcp {
 	struct mcp_app apps[BERTH_MCP_MAX_APPS];
 	size_t n_apps;
 	bool initialized;
-	char actor[64];	  /* "mcp:uid:N": who runs the apps (docs/audit.md) */
+	char actor[64];   /* "mcp:uid:N": who runs the apps (docs/audit.md) */
 	char caller[160]; /* "mcp:client:NAME" from initialize: who calls */
 	char version[16];
 	int min_level;
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	struct berth_outq out; /* protocol output not written yet (stdout) */
-	long long log_second; /* notifications/message rate limit */
+	long long log_second;  /* notifications/message rate limit */
 	unsigned log_sent;
 	unsigned long long log_dropped;
 };
@@ -68,7 +68,6 @@ struct done_ctx {
 	struct berth_mcp *m;
 	struct mcp_app *a;
 };
-
 
 /* berth_mcpi_reply - answer request @id with @result (taken over; NULL:
  * it could not be built, and the client gets an internal error instead). */

@@ -120,7 +120,7 @@ void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output)
 /* A failed call is a tool result with isError, so that the model sees it
  * (MCP: "tool execution errors"). */
 void berth_mcpi_finish_error(struct berth_mcp *m, json_t *req_id, int code, const char *message, json_t *data,
-			 const char *denial)
+			     const char *denial)
 {
 	char *data_text = data != NULL ? json_dumps(data, JSON_COMPACT) : NULL;
 	char *text = NULL;
@@ -134,15 +134,15 @@ void berth_mcpi_finish_error(struct berth_mcp *m, json_t *req_id, int code, cons
 	if (fixed != NULL)
 		berth_utf8_fix(fixed, cap, t); /* an app's text may be cut inside a character */
 	berth_mcpi_reply(m, req_id,
-	      json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"), "isError",
-			true));
+			 json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"),
+				   "isError", true));
 	free(fixed);
 	free(text);
 	free(data_text);
 }
 
 ssize_t berth_mcpi_find_pending(const struct berth_mcp *m, const struct mcp_app *a, bool via_dev,
-			    long long call_id)
+				long long call_id)
 {
 	for (size_t i = 0; i < m->n_pend; i++)
 		if (m->pend[i].app == a && m->pend[i].via_dev == via_dev && m->pend[i].call_id == call_id)
@@ -176,7 +176,7 @@ void berth_mcpi_local_done(void *ctx, long long id, json_t *result, const struct
 }
 
 int berth_mcpi_add_pending(struct berth_mcp *m, json_t *req_id, struct mcp_app *a, long long call_id,
-		       bool via_dev, long long deadline)
+			   bool via_dev, long long deadline)
 {
 	if (m->n_pend == m->cap_pend) {
 		size_t cap = m->cap_pend ? m->cap_pend * 2 : 32;

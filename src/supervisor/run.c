@@ -67,7 +67,8 @@ static int add_secrets(struct berth_run *r, struct berth_error *err)
 	const struct berth_policy *p = r->spec.policy;
 
 	for (size_t i = 0; i < p->n_env; i++) {
-		if (p->env[i].value == NULL || (r->spec.secrets == BERTH_RUN_SECRETS_FROM_HOST && !p->env[i].from_host))
+		if (p->env[i].value == NULL ||
+		    (r->spec.secrets == BERTH_RUN_SECRETS_FROM_HOST && !p->env[i].from_host))
 			continue;
 		if (berth_audit_add_secret(r->audit, p->env[i].value, err) < 0)
 			return -1;
@@ -122,8 +123,10 @@ static int audit_begin(struct berth_run *r, struct berth_error *err)
 		berth_err(err, ENOMEM, "audit: cannot build the run records");
 		goto out;
 	}
-	e[0] = (struct berth_audit_entry){.run_id = r->run_id, .kind = "run.start", .actor = r->actor, .payload = start};
-	e[1] = (struct berth_audit_entry){.run_id = r->run_id, .kind = "policy", .actor = r->actor, .payload = pol};
+	e[0] = (struct berth_audit_entry){
+	    .run_id = r->run_id, .kind = "run.start", .actor = r->actor, .payload = start};
+	e[1] = (struct berth_audit_entry){
+	    .run_id = r->run_id, .kind = "policy", .actor = r->actor, .payload = pol};
 	if (berth_audit_append_batch(r->audit, e, 2, err) < 0)
 		goto out;
 	rc = 0;
@@ -270,16 +273,19 @@ int berth_run_start(struct berth_run *r, const struct berth_runtime_opts *ro, st
 static void record_stop(struct berth_run *r, int status, json_t *stop_extra, const char *lost)
 {
 	struct berth_error err = {0};
-	json_t *stop = with(json_pack("{s:o, s:I}", "status", status >= 0 ? json_integer(status) : json_null(),
-				      "duration_ms", (json_int_t)(berth_now_ms() - r->t0_ms)),
-			    stop_extra);
+	json_t *stop =
+	    with(json_pack("{s:o, s:I}", "status", status >= 0 ? json_integer(status) : json_null(),
+			   "duration_ms", (json_int_t)(berth_now_ms() - r->t0_ms)),
+		 stop_extra);
 
 	if (stop != NULL && lost != NULL)
 		json_object_set_new(stop, "records_lost", json_string(lost));
-	if (stop == NULL || berth_audit_append(r->audit, r->run_id, "run.stop", r->actor, stop, NULL, NULL, &err) < 0) {
+	if (stop == NULL ||
+	    berth_audit_append(r->audit, r->run_id, "run.stop", r->actor, stop, NULL, NULL, &err) < 0) {
 		notice(r, "%s", stop == NULL ? "out of memory" : err.msg);
-		notice(r, "the run ended but its run.stop record could not be written (the exit status is the "
-			  "command's)");
+		notice(r,
+		       "the run ended but its run.stop record could not be written (the exit status is the "
+		       "command's)");
 	}
 	json_decref(stop);
 }
@@ -295,8 +301,8 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	if (r->spec.audit && r->audit != NULL) {
 		json_t *sum = berth_audit_net_summary(&r->net_cap);
 		if (sum != NULL && r->q != NULL)
-			berth_audit_queue_push_as(r->q, "broker", "net.decision", with(sum, r->spec.net_extra), false,
-						  &err);
+			berth_audit_queue_push_as(r->q, "broker", "net.decision",
+						  with(sum, r->spec.net_extra), false, &err);
 		else
 			json_decref(sum);
 		err = (struct berth_error){0};
@@ -305,8 +311,9 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 		if (lost) {
 			struct berth_error *why = r->q_failed && err.msg[0] == '\0' ? &r->q_err : &err;
 			notice(r, "%s", why->msg);
-			notice(r, "some records of this run are not in the audit trail (the exit status is the "
-				  "command's)");
+			notice(r,
+			       "some records of this run are not in the audit trail (the exit status is the "
+			       "command's)");
 			record_stop(r, status, stop_extra, why->msg);
 		} else {
 			record_stop(r, status, stop_extra, NULL);
@@ -342,15 +349,15 @@ json_t *berth_audit_net_payload(const struct berth_broker_decision *d)
 	const char *decision = d->outcome == BERTH_BROKER_ALLOWED   ? "allowed"
 			       : d->outcome == BERTH_BROKER_REFUSED ? "refused"
 								    : "failed";
-	const char *proxy = d->kind == BERTH_BROKER_SOCKS5	    ? "socks5"
+	const char *proxy = d->kind == BERTH_BROKER_SOCKS5        ? "socks5"
 			    : d->kind == BERTH_BROKER_TRANSPARENT ? "transparent"
-			    : d->kind == BERTH_BROKER_DNS	    ? "dns"
-								    : "http";
+			    : d->kind == BERTH_BROKER_DNS         ? "dns"
+								  : "http";
 
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy", proxy, "decision", decision,
-			 "host", d->host, "port", (json_int_t)d->port, "address", d->address, "reason", d->reason,
-			 "bytes_up", (json_int_t)d->bytes_up, "bytes_down", (json_int_t)d->bytes_down,
-			 "duration_ms", (json_int_t)d->duration_ms);
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:I}", "proxy", proxy, "decision",
+			 decision, "host", d->host, "port", (json_int_t)d->port, "address", d->address,
+			 "reason", d->reason, "bytes_up", (json_int_t)d->bytes_up, "bytes_down",
+			 (json_int_t)d->bytes_down, "duration_ms", (json_int_t)d->duration_ms);
 }
 
 bool berth_audit_net_admit(struct berth_audit_net_cap *c, const struct berth_broker_decision *d)

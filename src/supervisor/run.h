@@ -54,10 +54,11 @@ enum berth_run_secrets {
 typedef void (*berth_run_notice_fn)(void *arg, const char *line);
 
 struct berth_run_spec {
-	const struct berth_policy *policy; /* must outlive the run */
+	const struct berth_policy *policy;       /* must outlive the run */
 	const struct berth_runtime_ops *runtime; /* NULL: berth_runtime_default() */
-	const char *actor; /* run.start, policy, run.stop (copied); NULL: "berth" */
-	bool audit; /* record the run; false: only the broker (a session's git clone, an app with audit off) */
+	const char *actor;                       /* run.start, policy, run.stop (copied); NULL: "berth" */
+	bool
+	    audit; /* record the run; false: only the broker (a session's git clone, an app with audit off) */
 	enum berth_run_secrets secrets;
 	/* Members added to run.start, to the policy record and to each
 	 * net.decision (borrowed; NULL: none): what tells this kind of run
@@ -77,7 +78,7 @@ struct berth_run_spec {
 	 * CAUSE" ("the app's run", "this session"); NULL leaves CAUSE alone
 	 * (the CLI prints its own line after it). */
 	const char *refuse_what;
-	bool quiet; /* no "refused: ..." lines (a session: nobody reads them) */
+	bool quiet;                 /* no "refused: ..." lines (a session: nobody reads them) */
 	berth_run_notice_fn notice; /* NULL: notices are dropped */
 	void *notice_arg;
 	/* Paths that live as long as the run (the runtime's remove_at_end):

@@ -36,7 +36,8 @@ static void on_decision(const struct berth_broker_decision *d, void *arg)
 		return; /* a queue that could not be made: berth_run_end() says so */
 	if (r->spec.net_extra != NULL)
 		json_object_update(payload, r->spec.net_extra);
-	berth_audit_queue_push_as(q, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED, &err);
+	berth_audit_queue_push_as(q, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED,
+				  &err);
 }
 
 static void *broker_main(void *arg)
@@ -56,7 +57,8 @@ static void close_listeners(const struct berth_egress_listeners *l)
 
 /* Gives every listener of @l to @b; after a failure the rest are closed
  * (the broker owns each descriptor from its add on, also on failure). */
-static int add_listeners(struct berth_broker *b, const struct berth_egress_listeners *l, struct berth_error *err)
+static int add_listeners(struct berth_broker *b, const struct berth_egress_listeners *l,
+			 struct berth_error *err)
 {
 	struct {
 		int fd;
@@ -90,8 +92,8 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	 * checked again since an unchecked count would overrun @pats */
 	if (p->n_allow_hosts > BERTH_ARRAY_SIZE(pats)) {
 		close_listeners(l);
-		return berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)", p->n_allow_hosts,
-				       BERTH_POLICY_ALLOW_HOSTS_MAX);
+		return berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)",
+				       p->n_allow_hosts, BERTH_POLICY_ALLOW_HOSTS_MAX);
 	}
 	for (size_t i = 0; i < p->n_allow_hosts; i++) {
 		char reason[BERTH_HOST_REASON_MAX];
@@ -135,7 +137,8 @@ void berth_run_egress_stop(struct berth_run *r)
 	/* A flood of harmless refusals must not hide the ones that follow. */
 	size_t more = berth_broker_refused_unlisted(r->broker);
 	if (more > 0) {
-		snprintf(line, sizeof line, "refused: ... and %zu more attempts to destinations not listed above", more);
+		snprintf(line, sizeof line,
+			 "refused: ... and %zu more attempts to destinations not listed above", more);
 		notice_line(r, line);
 	}
 	berth_broker_free(r->broker);

@@ -36,7 +36,8 @@ static int runs_root(char out[PATH_MAX], bool create, struct berth_error *err)
 	if (berth_state_path("runs", out, PATH_MAX - 21) < 0) {
 		if (errno == EINVAL)
 			return berth_usage_err(
-			    err, "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
+			    err,
+			    "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
 		return berth_usage_err(err, "the state directory path is too long");
 	}
 	return create ? berth_mkdirs(out, 0700, err) : 0;
@@ -49,8 +50,9 @@ int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct be
 
 	if (!berth_run_id_valid(run_id)) {
 		berth_usage_err(err, "invalid run id `%s`", run_id != NULL ? run_id : "");
-		return berth_err_hint(err, "a run id is 16 lowercase hex digits, as `berth run` prints with --json "
-					   "or `berth attest --last` uses");
+		return berth_err_hint(
+		    err, "a run id is 16 lowercase hex digits, as `berth run` prints with --json "
+			 "or `berth attest --last` uses");
 	}
 	if (runs_root(root, create, err) < 0)
 		return -1;
@@ -70,7 +72,8 @@ int berth_run_dir(const char *run_id, bool create, char out[PATH_MAX], struct be
 
 /* Not fsync'd: the audit trail is the durable record (docs/attest.md);
  * rename(2) still makes the file appear whole or not at all. */
-static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len, struct berth_error *err)
+static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len,
+			     struct berth_error *err)
 {
 	char dst[PATH_MAX + 64];
 
@@ -108,7 +111,8 @@ json_t *berth_run_read_json(const char *run_id, const char *name, struct berth_e
 	if (v == NULL) {
 		if (access(path, F_OK) < 0) {
 			berth_usage_err(err, "run `%s` has no `%s`", run_id, name);
-			berth_err_hint(err, "the run did not get that far (it failed before its command started)");
+			berth_err_hint(err,
+				       "the run did not get that far (it failed before its command started)");
 			return NULL;
 		}
 		berth_err(err, EINVAL, "`%s`:%d:%d: %s", path, je.line, je.column, je.text);
@@ -168,9 +172,10 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	uname(&u);
 	berth_audit_now_rfc3339(now);
 	snprintf(dig, sizeof dig, "sha256:%s", digest);
-	run = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:o, s:s?, s:O?}", "run_id", run_id, "berth_version",
-			BERTH_VERSION, "started", now, "host", "kernel", u.release, "arch", u.machine, "policy_digest",
-			dig, "policy", policy, "app_digest", p->app_digest, "evidence", evidence);
+	run = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:o, s:s?, s:O?}", "run_id", run_id,
+			"berth_version", BERTH_VERSION, "started", now, "host", "kernel", u.release, "arch",
+			u.machine, "policy_digest", dig, "policy", policy, "app_digest", p->app_digest,
+			"evidence", evidence);
 	if (run == NULL)
 		return berth_err(err, ENOMEM, "cannot build the run record");
 	r = berth_run_write_json(run_id, "run.json", run, err);

@@ -65,7 +65,6 @@ int berth_run_prune(unsigned long keep, struct berth_error *err);
 /* berth_run_id_valid - 16 lowercase hex digits. */
 bool berth_run_id_valid(const char *id);
 
-
 /* ---- the run record of `berth run` ---- */
 struct berth_policy;
 struct berth_measure;

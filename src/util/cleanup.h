@@ -54,11 +54,11 @@ static inline void cleanup_pidp(pid_t *pid)
 #define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
 #define cleanup_pid __attribute__((cleanup(cleanup_pidp)))
 
-#define steal_pointer(pp)                     \
-	({                                    \
-		__typeof__(*(pp)) _tmp = *(pp); \
-		*(pp) = NULL;                   \
-		_tmp;                           \
+#define steal_pointer(pp)                                                                                    \
+	({                                                                                                   \
+		__typeof__(*(pp)) _tmp = *(pp);                                                              \
+		*(pp) = NULL;                                                                                \
+		_tmp;                                                                                        \
 	})
 
 static inline int steal_fd(int *fd)

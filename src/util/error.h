@@ -29,10 +29,10 @@ enum {
 };
 
 struct berth_error {
-	int errnum;                     /* errno of the cause, 0 if none */
-	int status;                     /* suggested exit status (BERTH_EXIT_*) */
-	char msg[BERTH_ERR_MSG_MAX];    /* what failed, with the bad value */
-	char hint[BERTH_ERR_HINT_MAX];  /* how to fix it, may be empty */
+	int errnum;                    /* errno of the cause, 0 if none */
+	int status;                    /* suggested exit status (BERTH_EXIT_*) */
+	char msg[BERTH_ERR_MSG_MAX];   /* what failed, with the bad value */
+	char hint[BERTH_ERR_HINT_MAX]; /* how to fix it, may be empty */
 };
 
 /*
@@ -44,7 +44,7 @@ struct berth_error {
  * Clears the hint.  Returns -1 so that callers can `return berth_err(...)`.
  */
 int berth_err_status(struct berth_error *err, int errnum, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /*
  * berth_err - record a failure (berth_err_status) with the suggested exit
@@ -62,15 +62,13 @@ int berth_err_status(struct berth_error *err, int errnum, int status, const char
  * berth_err_hint - attach a one-line fix to an already filled error.
  * Returns -1.
  */
-int berth_err_hint(struct berth_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int berth_err_hint(struct berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * berth_err_wrap - prefix the message of an already filled error with
  * context ("mount `/workspace`: ..."). Returns -1.
  */
-int berth_err_wrap(struct berth_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int berth_err_wrap(struct berth_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * berth_reasonf - print @fmt into @reason (@len bytes; nothing when @reason

@@ -33,7 +33,8 @@ int berth_unhex(const char *hex, unsigned char *out, size_t n)
 	if (hex == NULL || strlen(hex) != 2 * n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int hi = berth_hex_digit((unsigned char)hex[2 * i]), lo = berth_hex_digit((unsigned char)hex[2 * i + 1]);
+		int hi = berth_hex_digit((unsigned char)hex[2 * i]),
+		    lo = berth_hex_digit((unsigned char)hex[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;

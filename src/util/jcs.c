@@ -111,13 +111,27 @@ static int put_string(struct berth_buf *b, const char *s, size_t n, struct berth
 		berth_buf_put(b, s + run, i - run);
 		run = i + 1;
 		switch (c) {
-		case '"': berth_buf_put(b, "\\\"", 2); break;
-		case '\\': berth_buf_put(b, "\\\\", 2); break;
-		case '\b': berth_buf_put(b, "\\b", 2); break;
-		case '\t': berth_buf_put(b, "\\t", 2); break;
-		case '\n': berth_buf_put(b, "\\n", 2); break;
-		case '\f': berth_buf_put(b, "\\f", 2); break;
-		case '\r': berth_buf_put(b, "\\r", 2); break;
+		case '"':
+			berth_buf_put(b, "\\\"", 2);
+			break;
+		case '\\':
+			berth_buf_put(b, "\\\\", 2);
+			break;
+		case '\b':
+			berth_buf_put(b, "\\b", 2);
+			break;
+		case '\t':
+			berth_buf_put(b, "\\t", 2);
+			break;
+		case '\n':
+			berth_buf_put(b, "\\n", 2);
+			break;
+		case '\f':
+			berth_buf_put(b, "\\f", 2);
+			break;
+		case '\r':
+			berth_buf_put(b, "\\r", 2);
+			break;
 		default:
 			memcpy(esc, "\\u00", 4);
 			esc[4] = hex[c >> 4];
@@ -215,7 +229,9 @@ static int emit(struct berth_buf *b, const json_t *v, int depth, struct berth_er
 			m[i].value = val;
 			if (memchr(key, '\0', m[i].klen) != NULL || !utf8_valid(key, m[i].klen)) {
 				free(m);
-				return berth_err(err, EINVAL, "canonical JSON: a member name is not valid UTF-8 or holds U+0000");
+				return berth_err(
+				    err, EINVAL,
+				    "canonical JSON: a member name is not valid UTF-8 or holds U+0000");
 			}
 			i++;
 		}
@@ -259,7 +275,8 @@ static int emit(struct berth_buf *b, const json_t *v, int depth, struct berth_er
 
 			if (d >= 9223372036854775808.0 || (json_int_t)d != i)
 				return berth_err(err, EINVAL,
-						 "canonical JSON: integer `%lld` is beyond 2^53 and is not an IEEE 754 double;"
+						 "canonical JSON: integer `%lld` is beyond 2^53 and is not "
+						 "an IEEE 754 double;"
 						 " JCS cannot carry it exactly",
 						 (long long)i);
 			if (berth_jcs_number(d, num, err) < 0)
@@ -347,7 +364,8 @@ static int chk_string(struct chk *c, const char **raw, size_t *rawlen)
 			memcpy(&w, s + i, 8);
 			q = w ^ (ones * '"');
 			b = w ^ (ones * '\\');
-			if ((((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high) != 0 || (w & high) != 0)
+			if ((((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high) != 0 ||
+			    (w & high) != 0)
 				break;
 			i += 8;
 		}
@@ -367,14 +385,16 @@ static int chk_string(struct chk *c, const char **raw, size_t *rawlen)
 		if (ch == '\\') {
 			unsigned char e = i + 1 < c->n ? s[i + 1] : 0;
 
-			if (e == '"' || e == '\\' || e == 'b' || e == 't' || e == 'n' || e == 'f' || e == 'r') {
+			if (e == '"' || e == '\\' || e == 'b' || e == 't' || e == 'n' || e == 'f' ||
+			    e == 'r') {
 				i += 2;
 				continue;
 			}
-			if (e == 'u' && i + 5 < c->n && s[i + 2] == '0' && s[i + 3] == '0' && (s[i + 4] == '0' || s[i + 4] == '1') &&
+			if (e == 'u' && i + 5 < c->n && s[i + 2] == '0' && s[i + 3] == '0' &&
+			    (s[i + 4] == '0' || s[i + 4] == '1') &&
 			    ((s[i + 5] >= '0' && s[i + 5] <= '9') || (s[i + 5] >= 'a' && s[i + 5] <= 'f'))) {
-				unsigned v = (unsigned)(s[i + 4] - '0') * 16 +
-					     (unsigned)berth_hex_digit(s[i + 5]);
+				unsigned v =
+				    (unsigned)(s[i + 4] - '0') * 16 + (unsigned)berth_hex_digit(s[i + 5]);
 
 				if (v != 8 && v != 9 && v != 10 && v != 12 && v != 13) {
 					i += 6;
@@ -406,16 +426,29 @@ static size_t unescape(const char *raw, size_t n, char *out)
 			continue;
 		}
 		switch (raw[++i]) {
-		case 'b': out[o++] = '\b'; break;
-		case 't': out[o++] = '\t'; break;
-		case 'n': out[o++] = '\n'; break;
-		case 'f': out[o++] = '\f'; break;
-		case 'r': out[o++] = '\r'; break;
+		case 'b':
+			out[o++] = '\b';
+			break;
+		case 't':
+			out[o++] = '\t';
+			break;
+		case 'n':
+			out[o++] = '\n';
+			break;
+		case 'f':
+			out[o++] = '\f';
+			break;
+		case 'r':
+			out[o++] = '\r';
+			break;
 		case 'u':
-			out[o++] = (char)((raw[i + 3] - '0') * 16 + berth_hex_digit((unsigned char)raw[i + 4]));
+			out[o++] =
+			    (char)((raw[i + 3] - '0') * 16 + berth_hex_digit((unsigned char)raw[i + 4]));
 			i += 4;
 			break;
-		default: out[o++] = raw[i]; break;
+		default:
+			out[o++] = raw[i];
+			break;
 		}
 	}
 	return o;
@@ -519,7 +552,8 @@ static int chk_value(struct chk *c, int depth, struct berth_jcs_member *top, siz
 			if (chk_string(c, &key, &klen) < 0)
 				return -1;
 			if (prev != NULL && key_cmp(prev, prevlen, key, klen) >= 0)
-				return chk_fail(c, "member names are not in increasing UTF-16 order (or repeat)");
+				return chk_fail(
+				    c, "member names are not in increasing UTF-16 order (or repeat)");
 			if (has_nul_escape(key, klen))
 				return chk_fail(c, "U+0000 in a member name");
 			prev = key;
@@ -531,7 +565,8 @@ static int chk_value(struct chk *c, int depth, struct berth_jcs_member *top, siz
 			if (chk_value(c, depth + 1, NULL, 0, NULL) < 0)
 				return -1;
 			if (top != NULL && count < max)
-				top[count] = (struct berth_jcs_member){key, klen, vstart, (size_t)(c->s + c->i - vstart)};
+				top[count] = (struct berth_jcs_member){key, klen, vstart,
+								       (size_t)(c->s + c->i - vstart)};
 			count++;
 			if (c->i < c->n && c->s[c->i] == ',') {
 				c->i++;

@@ -56,7 +56,7 @@ char *berth_jcs_len(const json_t *v, size_t *len, struct berth_error *err);
 
 /* A member of a top-level object, as spans into the checked text. */
 struct berth_jcs_member {
-	const char *key;   /* the name's raw canonical text, without quotes */
+	const char *key; /* the name's raw canonical text, without quotes */
 	size_t klen;
 	const char *value; /* the value's text (strings with their quotes) */
 	size_t vlen;

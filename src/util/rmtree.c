@@ -35,7 +35,8 @@ static int rm_below(int dfd, int depth)
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			continue;
 		if (errno == EISDIR || errno == EPERM) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub =
+			    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0) {
 				bad += rm_below(sub, depth + 1);
 				if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)

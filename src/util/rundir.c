@@ -52,7 +52,8 @@ int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *er
 	else
 		n = snprintf(buf, len, "/tmp/berth-%u", (unsigned)uid);
 	if (n < 0 || (size_t)n >= len)
-		return berth_err(err, ENAMETOOLONG, "the runtime directory under `%s` is too long", rt ? rt : "/tmp");
+		return berth_err(err, ENAMETOOLONG, "the runtime directory under `%s` is too long",
+				 rt ? rt : "/tmp");
 	if (create && mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return berth_err(err, errno, "cannot create the runtime directory `%s`", buf);
 	if (lstat(buf, &st) < 0) {
@@ -63,8 +64,9 @@ int berth_runtime_dir(bool create, char *buf, size_t len, struct berth_error *er
 	if (!private_dir_of(&st, uid)) {
 		berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", buf,
 				(unsigned)uid);
-		return berth_err_hint(err,
-				      "remove it if it is yours, or set XDG_RUNTIME_DIR to a directory of yours (mode 0700)");
+		return berth_err_hint(
+		    err,
+		    "remove it if it is yours, or set XDG_RUNTIME_DIR to a directory of yours (mode 0700)");
 	}
 	return 0;
 }
@@ -78,8 +80,8 @@ int berth_mkdir_private(const char *path, struct berth_error *err)
 	if (lstat(path, &st) < 0)
 		return berth_err(err, errno, "cannot stat `%s`", path);
 	if (!private_dir_of(&st, getuid()))
-		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", path,
-				       (unsigned)getuid());
+		return berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it",
+				       path, (unsigned)getuid());
 	return 0;
 }
 

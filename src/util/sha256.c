@@ -69,8 +69,8 @@ static void load(void)
 	*(void **)&lib.init = dlsym(h, "EVP_DigestInit_ex");
 	*(void **)&lib.update = dlsym(h, "EVP_DigestUpdate");
 	*(void **)&lib.final = dlsym(h, "EVP_DigestFinal_ex");
-	if (init == NULL || lib.digest == NULL || lib.sha256 == NULL || lib.ctx_new == NULL || lib.ctx_free == NULL ||
-	    lib.init == NULL || lib.update == NULL || lib.final == NULL) {
+	if (init == NULL || lib.digest == NULL || lib.sha256 == NULL || lib.ctx_new == NULL ||
+	    lib.ctx_free == NULL || lib.init == NULL || lib.update == NULL || lib.final == NULL) {
 		snprintf(lib.why, sizeof lib.why, "a symbol is missing");
 		lib.digest = NULL;
 		return;
@@ -120,11 +120,11 @@ int berth_sha256_hex(const void *data, size_t len, char hex[65], struct berth_er
  * library computes it.
  */
 struct berth_sha256 {
-	EVP_MD_CTX *ctx;         /* NULL while the data is small */
+	EVP_MD_CTX *ctx; /* NULL while the data is small */
 	unsigned char *buf;
 	size_t len, cap;
 	bool failed;
-	struct berth_error why;  /* the reason when failed */
+	struct berth_error why; /* the reason when failed */
 };
 
 static int go_bulk(struct berth_sha256 *c)

@@ -94,7 +94,9 @@ int berth_hostkey_dir(char *buf, size_t size, struct berth_error *err)
 	if (berth_config_path("keys", buf, size) == 0)
 		return 0;
 	if (errno == EINVAL)
-		return berth_err(err, EINVAL, "cannot place the host key: neither XDG_CONFIG_HOME nor HOME is an absolute path");
+		return berth_err(
+		    err, EINVAL,
+		    "cannot place the host key: neither XDG_CONFIG_HOME nor HOME is an absolute path");
 	return berth_err(err, ENAMETOOLONG, "host key directory path is too long");
 }
 
@@ -128,7 +130,8 @@ static void keypair_from_seed(struct berth_hostkey *k)
 	crypto_sign_ed25519_seed_keypair(k->pub, k->sk, k->seed);
 }
 
-static int read_small(int dfd, const char *name, char *buf, size_t cap, struct stat *st, struct berth_error *err)
+static int read_small(int dfd, const char *name, char *buf, size_t cap, struct stat *st,
+		      struct berth_error *err)
 {
 	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t n;
@@ -226,9 +229,10 @@ static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *e
 		return berth_err_wrap(err, "host key `%s/%s`", k->dir, BERTH_HOSTKEY_PRIV_FILE);
 	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
 		explicit_bzero(text, sizeof text);
-		berth_err(err, EPERM, "host key `%s/%s` is not owned by uid %u with mode 0600 (mode %04o, owner %u)",
-			  k->dir, BERTH_HOSTKEY_PRIV_FILE, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777),
-			  (unsigned)st.st_uid);
+		berth_err(err, EPERM,
+			  "host key `%s/%s` is not owned by uid %u with mode 0600 (mode %04o, owner %u)",
+			  k->dir, BERTH_HOSTKEY_PRIV_FILE, (unsigned)geteuid(),
+			  (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 		return berth_err_hint(err, "`chmod 600 %s/%s`, or remove it to generate a new key", k->dir,
 				      BERTH_HOSTKEY_PRIV_FILE);
 	}
@@ -236,8 +240,8 @@ static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *e
 	explicit_bzero(text, sizeof text);
 	if (rc < 0 || n != 48 || memcmp(der, der_priv_prefix, 16) != 0) {
 		explicit_bzero(der, sizeof der);
-		return berth_err(err, EINVAL, "host key `%s/%s` is not an Ed25519 PKCS #8 PEM private key", k->dir,
-				 BERTH_HOSTKEY_PRIV_FILE);
+		return berth_err(err, EINVAL, "host key `%s/%s` is not an Ed25519 PKCS #8 PEM private key",
+				 k->dir, BERTH_HOSTKEY_PRIV_FILE);
 	}
 	memcpy(k->seed, der + 16, 32);
 	explicit_bzero(der, sizeof der);
@@ -251,7 +255,8 @@ static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *e
 	}
 	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 ||
 	    memcmp(der, der_pub_prefix, 12) != 0)
-		return berth_err(err, EINVAL, "`%s/%s` is not an Ed25519 public key PEM", k->dir, BERTH_HOSTKEY_PUB_FILE);
+		return berth_err(err, EINVAL, "`%s/%s` is not an Ed25519 public key PEM", k->dir,
+				 BERTH_HOSTKEY_PUB_FILE);
 	memcpy(pub, der + 12, 32);
 	if (memcmp(pub, k->pub, 32) != 0)
 		return berth_err(err, EINVAL, "`%s/%s` does not match the private key `%s`", k->dir,
@@ -279,8 +284,8 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 	if (fstat(dfd, &st) < 0)
 		return berth_err(err, errno, "cannot stat `%s`", dir);
 	if ((st.st_mode & 002) != 0 || st.st_uid != geteuid()) {
-		berth_err(err, EPERM, "host key directory `%s` is writable by others or not owned by uid %u", dir,
-			  (unsigned)geteuid());
+		berth_err(err, EPERM, "host key directory `%s` is writable by others or not owned by uid %u",
+			  dir, (unsigned)geteuid());
 		return berth_err_hint(err, "`chmod 700 %s`", dir);
 	}
 	for (int attempt = 0; attempt < 3; attempt++) {
@@ -325,8 +330,11 @@ int berth_pubkey_load_pem(const char *path, unsigned char pub[32], struct berth_
 
 	if (read_small(AT_FDCWD, path, text, sizeof text, &st, err) < 0)
 		return -1;
-	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 || memcmp(der, der_pub_prefix, 12) != 0)
-		return berth_err(err, EINVAL, "`%s` is not an Ed25519 public key PEM (SubjectPublicKeyInfo, RFC 8410)", path);
+	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 ||
+	    memcmp(der, der_pub_prefix, 12) != 0)
+		return berth_err(err, EINVAL,
+				 "`%s` is not an Ed25519 public key PEM (SubjectPublicKeyInfo, RFC 8410)",
+				 path);
 	memcpy(pub, der + 12, 32);
 	return 0;
 }

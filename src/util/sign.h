@@ -33,11 +33,11 @@
 #define BERTH_HOSTKEY_PUB_FILE "host-ed25519.pub.pem"
 
 struct berth_hostkey {
-	unsigned char pub[32];   /* Ed25519 public key, raw (RFC 8032 5.1.5) */
-	unsigned char seed[32];  /* private key, raw 32-byte seed; wiped by berth_hostkey_clear */
-	char dir[4096];          /* the key directory it was loaded from */
+	unsigned char pub[32];  /* Ed25519 public key, raw (RFC 8032 5.1.5) */
+	unsigned char seed[32]; /* private key, raw 32-byte seed; wiped by berth_hostkey_clear */
+	char dir[4096];         /* the key directory it was loaded from */
 	bool loaded;
-	unsigned char sk[64];    /* libsodium's secret key: seed || pub; wiped by berth_hostkey_clear */
+	unsigned char sk[64]; /* libsodium's secret key: seed || pub; wiped by berth_hostkey_clear */
 };
 
 /*

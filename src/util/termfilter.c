@@ -19,14 +19,14 @@
 
 enum {
 	GROUND,
-	IN_ESC,	     /* after ESC (held) */
-	OSC_NUM,     /* ESC ] and digits (held) */
-	CSI_P1,	     /* ESC [ and the digits of its first parameter (held as a number) */
-	CSI_PASS,    /* the rest of a CSI that is passed */
-	CSI_DROP,    /* the rest of a CSI that is dropped */
-	STR_KEEP,    /* inside a kept OSC or DCS string */
+	IN_ESC,       /* after ESC (held) */
+	OSC_NUM,      /* ESC ] and digits (held) */
+	CSI_P1,       /* ESC [ and the digits of its first parameter (held as a number) */
+	CSI_PASS,     /* the rest of a CSI that is passed */
+	CSI_DROP,     /* the rest of a CSI that is dropped */
+	STR_KEEP,     /* inside a kept OSC or DCS string */
 	STR_KEEP_ESC, /* ESC inside a kept string: ST or the string is broken off */
-	STR_DROP,    /* inside a dropped string */
+	STR_DROP,     /* inside a dropped string */
 	STR_DROP_ESC,
 };
 

@@ -55,13 +55,13 @@ struct berth_termfilter {
 	int state;
 	char held[12]; /* the start of an escape sequence not yet decided */
 	size_t nheld;
-	unsigned char u8[4]; /* a UTF-8 sequence not yet complete */
-	int n8, need8;	     /* its bytes so far, and in all */
+	unsigned char u8[4];  /* a UTF-8 sequence not yet complete */
+	int n8, need8;        /* its bytes so far, and in all */
 	unsigned char lo, hi; /* the range of its next byte */
-	size_t slen;	      /* bytes of the kept OSC or DCS string so far */
-	bool osc;	      /* the kept string is an OSC (else a DCS) */
-	bool oscq;	      /* the kept OSC may be a colour query (4, 10-19) */
-	long csi_p1;	      /* the first parameter of a CSI being read */
+	size_t slen;          /* bytes of the kept OSC or DCS string so far */
+	bool osc;             /* the kept string is an OSC (else a DCS) */
+	bool oscq;            /* the kept OSC may be a colour query (4, 10-19) */
+	long csi_p1;          /* the first parameter of a CSI being read */
 	bool csi_digits;      /* ... and whether it had any digit */
 };
 

@@ -37,7 +37,8 @@ int berth_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 			return 0;
 		c = c << 6 | (s[j] & 0x3f);
 	}
-	if ((k == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (k == 4 && (c < 0x10000 || c > 0x10ffff)))
+	if ((k == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (k == 4 && (c < 0x10000 || c > 0x10ffff)))
 		return 0;
 	*cp = c;
 	return (int)k;

@@ -38,11 +38,14 @@ struct build {
 };
 
 /* Hand a problem at @mark to the caller; @fatal problems stop whatever it says. */
-static void problem_at(struct build *b, enum berth_yproblem_kind kind, const yaml_mark_t *mark, const char *text,
-		       bool fatal)
+static void problem_at(struct build *b, enum berth_yproblem_kind kind, const yaml_mark_t *mark,
+		       const char *text, bool fatal)
 {
-	struct berth_yproblem p = {
-	    .kind = kind, .line = (unsigned)mark->line + 1, .col = (unsigned)mark->column + 1, .text = text, .value = -1};
+	struct berth_yproblem p = {.kind = kind,
+				   .line = (unsigned)mark->line + 1,
+				   .col = (unsigned)mark->column + 1,
+				   .text = text,
+				   .value = -1};
 
 	int r = b->o->problem(b->o->opaque, &p);
 
@@ -97,8 +100,8 @@ static void parser_problem(struct build *b, const yaml_parser_t *p)
  * Anchors and tags.  Returns true when a scalar's tag forces it to a string
  * (BERTH_YB_TAGS_CORE); @core_tag is the one tag a collection may carry.
  */
-static bool check_props(struct build *b, const yaml_mark_t *mark, const yaml_char_t *anchor, const yaml_char_t *tag,
-			const char *core_tag)
+static bool check_props(struct build *b, const yaml_mark_t *mark, const yaml_char_t *anchor,
+			const yaml_char_t *tag, const char *core_tag)
 {
 	const char *t = (const char *)tag;
 	unsigned flags = b->o->flags;
@@ -213,7 +216,8 @@ static void scalar_event(struct build *b, const yaml_event_t *ev)
 
 	if (b->stop)
 		return;
-	if (!(b->o->flags & BERTH_YB_NUL) && memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) != NULL) {
+	if (!(b->o->flags & BERTH_YB_NUL) &&
+	    memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) != NULL) {
 		problem_at(b, BERTH_YP_NUL, mark, NULL, false);
 		if (b->stop)
 			return;
@@ -329,26 +333,30 @@ static int strict_problem(void *opaque, const struct berth_yproblem *p)
 		return berth_usage_err(err, "%s:1:1: invalid YAML: %s at byte %zu", o,
 				       p->text != NULL ? p->text : "bad input", p->offset);
 	case BERTH_YP_DOCUMENT:
-		return berth_usage_err(err, "%s:%u:%u: only one YAML document is allowed; remove the second `---`", o,
-				       line, col);
+		return berth_usage_err(err,
+				       "%s:%u:%u: only one YAML document is allowed; remove the second `---`",
+				       o, line, col);
 	case BERTH_YP_ALIAS:
-		return berth_usage_err(err, "%s:%u:%u: aliases are not allowed; write the value out in full", o, line,
-				       col);
+		return berth_usage_err(err, "%s:%u:%u: aliases are not allowed; write the value out in full",
+				       o, line, col);
 	case BERTH_YP_ANCHOR:
-		return berth_usage_err(err, "%s:%u:%u: anchors (`&%.40s`) are not allowed; write the value out in full",
-				       o, line, col, p->text);
+		return berth_usage_err(
+		    err, "%s:%u:%u: anchors (`&%.40s`) are not allowed; write the value out in full", o, line,
+		    col, p->text);
 	case BERTH_YP_TAG:
-		return berth_usage_err(err, "%s:%u:%u: tags (`%.60s`) are not allowed; remove it", o, line, col,
-				       p->text);
+		return berth_usage_err(err, "%s:%u:%u: tags (`%.60s`) are not allowed; remove it", o, line,
+				       col, p->text);
 	case BERTH_YP_NUL:
 		return berth_usage_err(err, "%s:%u:%u: a value contains a NUL character", o, line, col);
 	case BERTH_YP_NODES:
-		return berth_usage_err(err, "%s:%u:%u: more than %d YAML nodes; not a plausible configuration file", o,
-				       line, col, BERTH_YNODE_MAX_NODES);
+		return berth_usage_err(
+		    err, "%s:%u:%u: more than %d YAML nodes; not a plausible configuration file", o, line,
+		    col, BERTH_YNODE_MAX_NODES);
 	case BERTH_YP_DEPTH:
 	default:
-		return berth_usage_err(err, "%s:%u:%u: nested deeper than %d levels; a configuration file never is", o,
-				       line, col, BERTH_YNODE_MAX_DEPTH);
+		return berth_usage_err(
+		    err, "%s:%u:%u: nested deeper than %d levels; a configuration file never is", o, line,
+		    col, BERTH_YNODE_MAX_DEPTH);
 	}
 }
 
@@ -378,7 +386,8 @@ int berth_ynode_parse(const char *buf, size_t len, const char *origin, struct be
 
 /* ---- reading values ---- */
 
-int berth_ynode_err(struct berth_error *err, const char *origin, const struct berth_ynode *at, const char *fmt, ...)
+int berth_ynode_err(struct berth_error *err, const char *origin, const struct berth_ynode *at,
+		    const char *fmt, ...)
 {
 	char msg[BERTH_ERR_MSG_MAX];
 	va_list ap;
@@ -386,8 +395,8 @@ int berth_ynode_err(struct berth_error *err, const char *origin, const struct be
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return berth_usage_err(err, "%s:%u:%u: %s", origin, at != NULL ? at->line : 1, at != NULL ? at->col : 1,
-			       msg);
+	return berth_usage_err(err, "%s:%u:%u: %s", origin, at != NULL ? at->line : 1,
+			       at != NULL ? at->col : 1, msg);
 }
 
 const char *berth_ynode_describe(const struct berth_ynode *n)
@@ -428,8 +437,8 @@ int berth_ynode_bool(const struct berth_ynode *n, const char *origin, const char
 	return berth_ynode_err(err, origin, n, "`%s` must be true or false, got `%.60s`", key, n->s);
 }
 
-int berth_ynode_uint(const struct berth_ynode *n, const char *origin, const char *key, uint64_t min, uint64_t max,
-		     uint64_t *out, struct berth_error *err)
+int berth_ynode_uint(const struct berth_ynode *n, const char *origin, const char *key, uint64_t min,
+		     uint64_t max, uint64_t *out, struct berth_error *err)
 {
 	uint64_t v = 0;
 	const char *s;
@@ -458,7 +467,8 @@ int berth_ynode_str(const struct berth_ynode *n, const char *origin, const char 
 		    struct berth_error *err)
 {
 	if (n->kind != BERTH_YN_SCALAR)
-		return berth_ynode_err(err, origin, n, "`%s` must be a string, got %s", key, berth_ynode_describe(n));
+		return berth_ynode_err(err, origin, n, "`%s` must be a string, got %s", key,
+				       berth_ynode_describe(n));
 	if (is_null(n))
 		return berth_ynode_err(err, origin, n, "`%s` must be a string, got nothing (null)", key);
 	*out = n->s;

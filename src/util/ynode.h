@@ -38,9 +38,9 @@ enum berth_ynode_kind { BERTH_YN_SCALAR, BERTH_YN_SEQ, BERTH_YN_MAP };
 struct berth_ynode {
 	enum berth_ynode_kind kind;
 	unsigned line, col; /* 1-based, of the node's first character */
-	char *s;            /* scalars: the text, NUL-terminated; NUL bytes before len only with BERTH_YB_NUL */
-	size_t len;         /* scalars: bytes of s */
-	bool plain;         /* scalars: plain (unquoted) style, not forced to a string by a `!`/`!!str` tag */
+	char *s;    /* scalars: the text, NUL-terminated; NUL bytes before len only with BERTH_YB_NUL */
+	size_t len; /* scalars: bytes of s */
+	bool plain; /* scalars: plain (unquoted) style, not forced to a string by a `!`/`!!str` tag */
 	struct berth_ynode **kids; /* seq items, or map key, value, key, value ... */
 	size_t n, cap;
 	struct berth_ynode *next; /* the tree's next node in document order (the builder's chain) */
@@ -48,8 +48,8 @@ struct berth_ynode {
 
 /* What berth_ynode_build() found wrong; handed to the caller's callback. */
 enum berth_yproblem_kind {
-	BERTH_YP_SYNTAX,   /* libyaml refused the text: text = problem (may be NULL), context (may be NULL) */
-	BERTH_YP_READER,   /* the bytes are not UTF-8 (or UTF-16): text = problem (may be NULL), offset, value */
+	BERTH_YP_SYNTAX, /* libyaml refused the text: text = problem (may be NULL), context (may be NULL) */
+	BERTH_YP_READER, /* the bytes are not UTF-8 (or UTF-16): text = problem (may be NULL), offset, value */
 	BERTH_YP_DOCUMENT, /* a second document starts here */
 	BERTH_YP_ALIAS,    /* an alias; text = the anchor it names */
 	BERTH_YP_ANCHOR,   /* an anchor; text = its name */
@@ -70,9 +70,10 @@ struct berth_yproblem {
 };
 
 /* berth_yopts.flags */
-#define BERTH_YB_TAGS_ANY 0x1  /* ignore every tag (never BERTH_YP_TAG) */
-#define BERTH_YB_TAGS_CORE 0x2 /* accept `!`/`!!str` on scalars (the node is then not plain), `!!seq`, `!!map` */
-#define BERTH_YB_NUL 0x4       /* scalars may hold NUL bytes (never BERTH_YP_NUL) */
+#define BERTH_YB_TAGS_ANY 0x1 /* ignore every tag (never BERTH_YP_TAG) */
+#define BERTH_YB_TAGS_CORE                                                                                   \
+	0x2              /* accept `!`/`!!str` on scalars (the node is then not plain), `!!seq`, `!!map` */
+#define BERTH_YB_NUL 0x4 /* scalars may hold NUL bytes (never BERTH_YP_NUL) */
 
 struct berth_yopts {
 	unsigned max_depth; /* nested collections; 0: no limit */
@@ -140,8 +141,8 @@ const char *berth_ynode_describe(const struct berth_ynode *n);
  */
 int berth_ynode_bool(const struct berth_ynode *n, const char *origin, const char *key, bool *out,
 		     struct berth_error *err);
-int berth_ynode_uint(const struct berth_ynode *n, const char *origin, const char *key, uint64_t min, uint64_t max,
-		     uint64_t *out, struct berth_error *err);
+int berth_ynode_uint(const struct berth_ynode *n, const char *origin, const char *key, uint64_t min,
+		     uint64_t max, uint64_t *out, struct berth_error *err);
 int berth_ynode_str(const struct berth_ynode *n, const char *origin, const char *key, const char **out,
 		    struct berth_error *err);
 
@@ -149,7 +150,7 @@ int berth_ynode_str(const struct berth_ynode *n, const char *origin, const char 
  * berth_ynode_err - fill @err (BERTH_EXIT_USAGE) with "ORIGIN:LINE:COL: "
  * (position of @at, or 1:1 when NULL) and the formatted message.  Returns -1.
  */
-int berth_ynode_err(struct berth_error *err, const char *origin, const struct berth_ynode *at, const char *fmt,
-		    ...) __attribute__((format(printf, 4, 5)));
+int berth_ynode_err(struct berth_error *err, const char *origin, const struct berth_ynode *at,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

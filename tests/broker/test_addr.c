@@ -323,9 +323,9 @@ static void test_embeddings(void **state)
 						0xab, 0xcd, 0x00, 0x12, 0x34, 0x56};
 	static const uint8_t six_to_four[16] = {0x20, 0x02, 0, 0, 0, 0, 0x12, 0x34};
 	/* Teredo with the other end 8.8.8.8 (client stored inverted) */
-	static const uint8_t teredo_srv[16] = {0x20, 0x01, 0,	 0,    0,    0,	   0,	 0,
+	static const uint8_t teredo_srv[16] = {0x20, 0x01, 0,    0,    0,    0,    0,    0,
 					       0x80, 0x00, 0x63, 0xbf, 0xf7, 0xf7, 0xf7, 0xf7};
-	static const uint8_t teredo_cli[16] = {0x20, 0x01, 0,	 0,    0x08, 0x08,
+	static const uint8_t teredo_cli[16] = {0x20, 0x01, 0,    0,    0x08, 0x08,
 					       0x08, 0x08, 0x80, 0x00, 0x63, 0xbf};
 	static const unsigned at12[4] = {12, 13, 14, 15}, at2[4] = {2, 3, 4, 5}, at4[4] = {4, 5, 6, 7};
 	char b[256];

@@ -79,18 +79,18 @@ static void test_chunked(void **state)
 static void test_chunked_refused(void **state)
 {
 	static const char *const bad[] = {
-	    "zz\r\n",			     /* not a size */
-	    "\r\n",			     /* no digits */
-	    ";x\r\n",			     /* extension without a size */
-	    "5\nhello\r\n",		     /* bare LF */
-	    "5\r\nhelloXY",		     /* data not followed by CRLF */
-	    "1000000000000000\r\n",	     /* 16 hex digits */
-	    "5;\x01\r\n",		     /* control character in an extension */
-	    "0\r\n folded: x\r\n\r\n",	     /* obsolete line folding in the trailer */
-	    "0\r\nT: \x7f\r\n\r\n",	     /* DEL in a trailer */
-	    "0\r\nT: v\rX",		     /* CR not followed by LF */
-	    "-5\r\n",			     /* sign */
-	    "0x5\r\n",			     /* prefix */
+	    "zz\r\n",                  /* not a size */
+	    "\r\n",                    /* no digits */
+	    ";x\r\n",                  /* extension without a size */
+	    "5\nhello\r\n",            /* bare LF */
+	    "5\r\nhelloXY",            /* data not followed by CRLF */
+	    "1000000000000000\r\n",    /* 16 hex digits */
+	    "5;\x01\r\n",              /* control character in an extension */
+	    "0\r\n folded: x\r\n\r\n", /* obsolete line folding in the trailer */
+	    "0\r\nT: \x7f\r\n\r\n",    /* DEL in a trailer */
+	    "0\r\nT: v\rX",            /* CR not followed by LF */
+	    "-5\r\n",                  /* sign */
+	    "0x5\r\n",                 /* prefix */
 	};
 	bool done;
 

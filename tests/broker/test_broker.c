@@ -58,8 +58,8 @@ static int listen_tcp(uint16_t *port)
 
 static int dial(uint16_t port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 10};
 	int e = 0;
 
@@ -310,9 +310,9 @@ static void *dns_main(void *arg)
 			if (strcasecmp(dns_table[i].name, name) == 0)
 				row = (int)i;
 		memcpy(a, q, off);
-		a[2] = 0x84 | (q[2] & 1); /* QR, AA, RD copied */
+		a[2] = 0x84 | (q[2] & 1);     /* QR, AA, RD copied */
 		a[3] = row < 0 ? 0x83 : 0x80; /* RA, NXDOMAIN or NOERROR */
-		a[4] = 0, a[5] = 1;	    /* QDCOUNT */
+		a[4] = 0, a[5] = 1;           /* QDCOUNT */
 		a[6] = a[7] = a[8] = a[9] = a[10] = a[11] = 0;
 		size_t w = off, count = 0;
 		for (int k = 0; row >= 0 && qtype == 1 && k < 2 && dns_table[row].a[k] != NULL; k++) {
@@ -410,9 +410,10 @@ static void start(const char *const *pats, unsigned max_tunnels, unsigned header
 	bk.b = berth_broker_new(&o, &err);
 	if (bk.b == NULL)
 		fail_msg("berth_broker_new: %s", err.msg);
-	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.http_port), BERTH_BROKER_HTTP, &err), 0);
-	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.socks_port), BERTH_BROKER_SOCKS5, &err),
+	assert_int_equal(berth_broker_add_listener(bk.b, listen_tcp(&bk.http_port), BERTH_BROKER_HTTP, &err),
 			 0);
+	assert_int_equal(
+	    berth_broker_add_listener(bk.b, listen_tcp(&bk.socks_port), BERTH_BROKER_SOCKS5, &err), 0);
 	if (extra.dns_fd >= 0)
 		assert_int_equal(berth_broker_add_listener(bk.b, extra.dns_fd, BERTH_BROKER_DNS, &err), 0);
 	if (extra.transparent_fd >= 0)
@@ -555,10 +556,11 @@ static void test_pipelined_plain(void **state)
 	(void)state;
 	start(pats, 0, 0);
 	int fd = dial(bk.http_port);
-	snprintf(req, sizeof(req),
-		 "POST http://127.0.0.1:%u/up HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 5\r\n\r\nabcde"
-		 "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
-		 web.port, web.port);
+	snprintf(
+	    req, sizeof(req),
+	    "POST http://127.0.0.1:%u/up HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 5\r\n\r\nabcde"
+	    "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+	    web.port, web.port);
 	send_str(fd, req);
 	recv_all(fd, buf, sizeof(buf));
 	close(fd);
@@ -587,10 +589,11 @@ static void test_chunked_body(void **state)
 	(void)state;
 	start(pats, 0, 0);
 	int fd = dial(bk.http_port);
-	snprintf(req, sizeof(req),
-		 "POST http://127.0.0.1:%u/c HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
-		 "5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
-		 web.port, web.port);
+	snprintf(
+	    req, sizeof(req),
+	    "POST http://127.0.0.1:%u/c HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+	    web.port, web.port);
 	send_str(fd, req);
 	recv_all(fd, buf, sizeof(buf));
 	close(fd);
@@ -608,10 +611,11 @@ static void test_chunked_body(void **state)
 
 	/* a malformed chunk size: the connection ends, nothing after the head goes on */
 	fd = dial(bk.http_port);
-	snprintf(req, sizeof(req),
-		 "POST http://127.0.0.1:%u/d HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
-		 "zz\r\nGET /smuggled HTTP/1.1\r\n\r\n",
-		 web.port, web.port);
+	snprintf(
+	    req, sizeof(req),
+	    "POST http://127.0.0.1:%u/d HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "zz\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+	    web.port, web.port);
 	send_str(fd, req);
 	recv_all(fd, buf, sizeof(buf));
 	close(fd);
@@ -672,8 +676,8 @@ static void test_undeclared_port(void **state)
 
 static void test_private_answer(void **state)
 {
-	static const char *const pats[] = {"private.test", "loop.test:*", "mixed.test", "missing.test", "%E",
-					   NULL};
+	static const char *const pats[] = {"private.test", "loop.test:*", "mixed.test",
+					   "missing.test", "%E",          NULL};
 	char head[512], body[512], target[64];
 
 	(void)state;
@@ -738,7 +742,10 @@ static void test_socks(void **state)
 
 	fd = dial(bk.socks_port);
 	size_t n = 0;
-	memcpy(req, "\x05\x01\x00\x05\x01\x00\x03\x09" "evil.test\x01\xbb", 3 + 5 + 9 + 2);
+	memcpy(req,
+	       "\x05\x01\x00\x05\x01\x00\x03\x09"
+	       "evil.test\x01\xbb",
+	       3 + 5 + 9 + 2);
 	n = 3 + 5 + 9 + 2;
 	send_all(fd, req, n);
 	recv_exact(fd, rep, 2 + 10);
@@ -949,7 +956,8 @@ static void test_stalled_reader(void **state)
 	start(pats, 0, 0);
 	assert_int_equal(pthread_create(&drip.th, NULL, drip_main, NULL), 0);
 
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(bk.http_port),
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(bk.http_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 10};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -971,7 +979,8 @@ static void test_stalled_reader(void **state)
 	double t0 = cpu_seconds();
 	usleep(1000000);
 	double used = cpu_seconds() - t0;
-	print_message("CPU while the reader waits: %.3f s in 1 s (%zu bytes sent)\n", used, atomic_load(&drip.sent));
+	print_message("CPU while the reader waits: %.3f s in 1 s (%zu bytes sent)\n", used,
+		      atomic_load(&drip.sent));
 	assert_true(used < 0.25);
 
 	size_t got = 0;
@@ -979,7 +988,8 @@ static void test_stalled_reader(void **state)
 	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
 		for (ssize_t i = 0; i < r; i++)
 			if (buf[i] != (unsigned char)((got + (size_t)i) % 251))
-				fail_msg("byte %zu: %u, want %zu", got + (size_t)i, buf[i], (got + (size_t)i) % 251);
+				fail_msg("byte %zu: %u, want %zu", got + (size_t)i, buf[i],
+					 (got + (size_t)i) % 251);
 		got += (size_t)r;
 	}
 	assert_int_equal(r, 0);
@@ -1075,11 +1085,12 @@ static void test_small_writes(void **state)
 		worst = ms > worst ? ms : worst;
 		slow += ms >= 35;
 	}
-	print_message("200 round trips of two small writes: %d took 35 ms or more, worst %.1f ms\n", slow, worst);
+	print_message("200 round trips of two small writes: %d took 35 ms or more, worst %.1f ms\n", slow,
+		      worst);
 	struct sockaddr_in me;
 	socklen_t ml = sizeof(me);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &ml), 0);
-	assert_int_equal(nodelay_of_socket_to(pair.port), 1);	       /* the broker's upstream socket */
+	assert_int_equal(nodelay_of_socket_to(pair.port), 1);          /* the broker's upstream socket */
 	assert_int_equal(nodelay_of_socket_to(ntohs(me.sin_port)), 1); /* its client socket */
 	assert_int_equal(slow, 0);
 	close(fd);
@@ -1092,9 +1103,11 @@ static void test_small_writes(void **state)
 static void test_garbage(void **state)
 {
 	static const char *const pats[] = {"%E", "*.test", NULL};
-	static const char *const seeds[] = {
-	    "CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
-	    "\x05\x01\x00\x05\x01\x00\x03\x06" "a.test\x00\x50", "\x04\x01\x00\x50\x7f\x00\x00\x01\x00"};
+	static const char *const seeds[] = {"CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n",
+					    "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
+					    "\x05\x01\x00\x05\x01\x00\x03\x06"
+					    "a.test\x00\x50",
+					    "\x04\x01\x00\x50\x7f\x00\x00\x01\x00"};
 	char buf[512], head[512], target[64];
 	unsigned seed = 12345;
 
@@ -1141,12 +1154,13 @@ static void test_dns_server_option(void **state)
 
 /* One query to the resolver at @port: the answer's RCODE, ANCOUNT and (for
  * one A record) its address in @a. */
-static void resolve_via(uint16_t port, const char *name, unsigned qtype, int *rcode, int *ancount, uint8_t a[4])
+static void resolve_via(uint16_t port, const char *name, unsigned qtype, int *rcode, int *ancount,
+			uint8_t a[4])
 {
 	uint8_t q[300], r[512];
 	size_t o = 12;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct timeval tv = {.tv_sec = 5};
 
@@ -1320,14 +1334,15 @@ static void test_lookup_flood(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_connect_tunnel), cmocka_unit_test(test_plain_get),
+	    cmocka_unit_test(test_connect_tunnel),  cmocka_unit_test(test_plain_get),
 	    cmocka_unit_test(test_pipelined_plain), cmocka_unit_test(test_chunked_body),
 	    cmocka_unit_test(test_undeclared_host), cmocka_unit_test(test_undeclared_port),
-	    cmocka_unit_test(test_private_answer), cmocka_unit_test(test_socks),
-	    cmocka_unit_test(test_bad_requests),   cmocka_unit_test(test_tunnel_cap),
-	    cmocka_unit_test(test_many_tunnels),   cmocka_unit_test(test_dns_server_option),
-	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_stalled_reader),
-	    cmocka_unit_test(test_small_writes),   cmocka_unit_test(test_resolver), cmocka_unit_test(test_lookup_flood),
+	    cmocka_unit_test(test_private_answer),  cmocka_unit_test(test_socks),
+	    cmocka_unit_test(test_bad_requests),    cmocka_unit_test(test_tunnel_cap),
+	    cmocka_unit_test(test_many_tunnels),    cmocka_unit_test(test_dns_server_option),
+	    cmocka_unit_test(test_garbage),         cmocka_unit_test(test_stalled_reader),
+	    cmocka_unit_test(test_small_writes),    cmocka_unit_test(test_resolver),
+	    cmocka_unit_test(test_lookup_flood),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

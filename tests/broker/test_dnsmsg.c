@@ -143,9 +143,9 @@ static void test_answer(void **state)
 	assert_int_equal(out[1], 0x34);
 	assert_int_equal(out[2], 0x85); /* QR AA RD */
 	assert_int_equal(out[3], 0x80); /* RA, NOERROR */
-	assert_int_equal(out[5], 1);	/* one question */
-	assert_int_equal(out[7], 1);	/* one answer */
-	assert_int_equal(out[11], 0);	/* the OPT is not echoed */
+	assert_int_equal(out[5], 1);    /* one question */
+	assert_int_equal(out[7], 1);    /* one answer */
+	assert_int_equal(out[11], 0);   /* the OPT is not echoed */
 	assert_memory_equal(out + 12, b + 12, q.question_len);
 	const uint8_t *rr = out + 12 + q.question_len;
 	static const uint8_t want[] = {0xC0, 12, 0, 1, 0, 1, 0, 0, 1, 44, 0, 4, 198, 18, 0, 7};
@@ -287,8 +287,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_valid), cmocka_unit_test(test_parse_refused),
-	    cmocka_unit_test(test_answer),	cmocka_unit_test(test_name_declared),
-	    cmocka_unit_test(test_fakeaddr),	cmocka_unit_test(test_fakeaddr_reserve),
+	    cmocka_unit_test(test_answer),      cmocka_unit_test(test_name_declared),
+	    cmocka_unit_test(test_fakeaddr),    cmocka_unit_test(test_fakeaddr_reserve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -315,25 +315,25 @@ static struct berth_host_pattern *parse_all(const char *const *texts, size_t n)
 struct decide_case {
 	const char *host;
 	unsigned port;
-	int allowed;	  /* 1 or 0 */
-	int matched;	  /* index of the pattern, -1 for none */
-	bool literal;	  /* is_literal */
-	bool explicit;	  /* explicit_literal */
+	int allowed;      /* 1 or 0 */
+	int matched;      /* index of the pattern, -1 for none */
+	bool literal;     /* is_literal */
+	bool explicit;    /* explicit_literal */
 	const char *norm; /* d.host */
 	const char *reason;
 };
 
 static const char *const decide_pats[] = {
-    "example.com",	    /* 0 */
-    "*.example.org",	    /* 1 */
+    "example.com",          /* 0 */
+    "*.example.org",        /* 1 */
     "api.example.net:8443", /* 2 */
-    "10.0.0.5:5432",	    /* 3 */
-    "[2001:db8::5]:*",	    /* 4 */
-    "*.wild.test:*",	    /* 5 */
-    "[::1]:8080",	    /* 6 */
+    "10.0.0.5:5432",        /* 3 */
+    "[2001:db8::5]:*",      /* 4 */
+    "*.wild.test:*",        /* 5 */
+    "[::1]:8080",           /* 6 */
     "169.254.169.254:80",   /* 7 */
-    "db.internal:5432",	    /* 8 */
-    "db.internal:6432",	    /* 9 */
+    "db.internal:5432",     /* 8 */
+    "db.internal:6432",     /* 9 */
 };
 
 static const struct decide_case decide_cases[] = {
@@ -636,7 +636,7 @@ static void test_explicit_literal(void **state)
  */
 static void test_invariant_grid(void **state)
 {
-	static const char *const pats_text[] = {"*.example.com:*", "10.0.0.5:5432",	 "[::1]:8080",
+	static const char *const pats_text[] = {"*.example.com:*", "10.0.0.5:5432",      "[::1]:8080",
 						"api.example.net", "169.254.169.254:80", "[fd00:ec2::254]",
 						"93.184.216.34:*"};
 	static const char *const hosts[] = {"a.example.com",
@@ -658,8 +658,8 @@ static void test_invariant_grid(void **state)
 					    "localhost"};
 	static const unsigned ports[] = {80, 443, 5432, 8080, 22};
 	static const char *const answers[] = {
-	    "93.184.216.34",	    "10.0.0.5",	     "::ffff:10.0.0.5", "127.0.0.1", "::1",
-	    "169.254.169.254",	    "fd00:ec2::254", "0.0.0.0",		"::",	     "64:ff9b::7f00:1",
+	    "93.184.216.34",        "10.0.0.5",      "::ffff:10.0.0.5", "127.0.0.1", "::1",
+	    "169.254.169.254",      "fd00:ec2::254", "0.0.0.0",         "::",        "64:ff9b::7f00:1",
 	    "2606:4700:4700::1111", "192.168.1.1"};
 	size_t np = BERTH_ARRAY_SIZE(pats_text);
 	struct berth_host_pattern *pats = parse_all(pats_text, np);

@@ -450,11 +450,11 @@ static void test_format_reply(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_greeting),	   cmocka_unit_test(test_greeting_refused),
+	    cmocka_unit_test(test_greeting),       cmocka_unit_test(test_greeting_refused),
 	    cmocka_unit_test(test_other_versions), cmocka_unit_test(test_connect_ipv4),
 	    cmocka_unit_test(test_connect_ipv6),   cmocka_unit_test(test_connect_name),
 	    cmocka_unit_test(test_name_refused),   cmocka_unit_test(test_request_refused),
-	    cmocka_unit_test(test_truncated),	   cmocka_unit_test(test_format_reply),
+	    cmocka_unit_test(test_truncated),      cmocka_unit_test(test_format_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

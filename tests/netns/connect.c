@@ -23,13 +23,20 @@
 static const char *ename(int e)
 {
 	switch (e) {
-	case EACCES: return "EACCES";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ECONNRESET: return "ECONNRESET";
-	case ENETUNREACH: return "ENETUNREACH";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EAGAIN: return "EAGAIN";
-	default: return strerror(e);
+	case EACCES:
+		return "EACCES";
+	case ECONNREFUSED:
+		return "ECONNREFUSED";
+	case ECONNRESET:
+		return "ECONNRESET";
+	case ENETUNREACH:
+		return "ENETUNREACH";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	case EAGAIN:
+		return "EAGAIN";
+	default:
+		return strerror(e);
 	}
 }
 

@@ -78,7 +78,8 @@ static int fail_call(scmp_filter_ctx ctx, const char *name, int errnum, unsigned
 
 static int landlock_rules(scmp_filter_ctx ctx, int errnum)
 {
-	static const char *const calls[] = {"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"};
+	static const char *const calls[] = {"landlock_create_ruleset", "landlock_add_rule",
+					    "landlock_restrict_self"};
 
 	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
 		if (fail_call(ctx, calls[i], errnum, 0, NULL) < 0)
@@ -92,7 +93,8 @@ static int userns_rules(scmp_filter_ctx ctx)
 	 * argument on x86 and arm (the second on s390, not handled here). */
 	const struct scmp_arg_cmp newuser = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
 
-	if (fail_call(ctx, "clone", EPERM, 1, &newuser) < 0 || fail_call(ctx, "unshare", EPERM, 1, &newuser) < 0)
+	if (fail_call(ctx, "clone", EPERM, 1, &newuser) < 0 ||
+	    fail_call(ctx, "unshare", EPERM, 1, &newuser) < 0)
 		return -1;
 	return fail_call(ctx, "clone3", ENOSYS, 0, NULL);
 }
@@ -170,7 +172,7 @@ static int no_cgroup_mount(void)
 int main(int argc, char **argv)
 {
 	static const char *const features[] = {"landlock-enosys", "landlock-eopnotsupp", "userns", "seccomp",
-					       "idmap-enosys", "idmap-einval", "cgroup"};
+					       "idmap-enosys",    "idmap-einval",        "cgroup"};
 	size_t i;
 	int r;
 

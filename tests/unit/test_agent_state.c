@@ -208,10 +208,11 @@ static void run_agent(const char *agent, bool expect_done, bool expect_error)
 		/* A trap must never come out blocked, whatever its header says. */
 		if (fx.trap && got == BERTH_AGENT_BLOCKED)
 			ok = false;
-		printf("%s %s/%s: %s (%s)\n", ok ? "ok" : "FAIL", agent, names[i], berth_agent_state_name(got), why);
+		printf("%s %s/%s: %s (%s)\n", ok ? "ok" : "FAIL", agent, names[i],
+		       berth_agent_state_name(got), why);
 		if (!ok) {
-			printf("     expected %s%s%s\n", berth_agent_state_name(fx.expect), fx.why ? ", reason with " : "",
-			       fx.why ? fx.why : "");
+			printf("     expected %s%s%s\n", berth_agent_state_name(fx.expect),
+			       fx.why ? ", reason with " : "", fx.why ? fx.why : "");
 			failures++;
 		}
 		seen[fx.expect]++;
@@ -257,8 +258,8 @@ static void test_state_names(void **state)
 
 	(void)state;
 	for (int i = BERTH_AGENT_WORKING; i <= BERTH_AGENT_ERROR; i++) {
-		assert_int_equal(berth_agent_state_parse(berth_agent_state_name((enum berth_agent_state)i), &s, &err),
-				 0);
+		assert_int_equal(
+		    berth_agent_state_parse(berth_agent_state_name((enum berth_agent_state)i), &s, &err), 0);
 		assert_int_equal(s, i);
 	}
 	assert_string_equal(berth_agent_state_name((enum berth_agent_state)99), "unknown");
@@ -276,45 +277,47 @@ static void test_bad_pattern_files(void **state)
 	static const struct {
 		const char *yaml, *msg;
 	} cases[] = {
-		{"agent: x\nbogus: 1\n", "t.yml:2:1: unknown key `bogus`"},
-		{"region-rows: 0\n", "t.yml:1:14: `region-rows` must be between 1 and 500, got `0`"},
-		{"region-rows: twelve\n", "t.yml:1:14: `region-rows` must be a decimal integer, got `twelve`"},
-		{"quiet-ms: -5\n", "t.yml:1:11: `quiet-ms` must be a decimal integer"},
-		{"otherwise: done\n", "t.yml:1:12: `otherwise` must be `idle` or `working`, got `done`"},
-		{"working: esc\n", "t.yml:1:10: `working` must be a list of regular expressions, got a scalar"},
-		{"working:\n  - '(unclosed'\n", "t.yml:2:5: `working`: bad regular expression `(unclosed`"},
-		{"input:\n  - ''\n", "t.yml:2:5: `input` is an empty pattern"},
-		{"done:\n  - [a]\n", "t.yml:2:5: `done` must be a string, got a list"},
-		{"error: 'API Error'\n", "t.yml:1:8: `error` must be a list of regular expressions, got a scalar"},
-		{"error:\n  - '[x'\n", "t.yml:2:5: `error`: bad regular expression `[x`"},
-		{"blocked:\n  - name: x\n", "t.yml:2:5: a `blocked` rule needs `name` and `question`"},
-		{"blocked:\n  - name: x\n    question: 'Q\\?'\n",
-		 "t.yml:2:5: the `blocked` rule `x` needs options (min-options >= 1) or `at-cursor: true`"},
-		{"blocked:\n  - name: x\n    question: q\n    min-options: 2\n",
-		 "t.yml:4:18: `min-options` is 2 but the rule has no `options` pattern"},
-		{"blocked:\n  - name: x\n    question: q\n    options: o\n    colour: red\n",
-		 "t.yml:5:5: unknown key `colour` in a `blocked` rule"},
-		{"blocked:\n  - name: x\n    question: q\n    at-cursor: maybe\n",
-		 "t.yml:4:16: `at-cursor` must be true or false, got `maybe`"},
-		{"blocked: {}\n", "t.yml:1:10: `blocked` must be a list of rules, got a mapping"},
-		{"blocked:\n  - name: x\n    question: q\n    at-cursor: true\n    at-cursor: false\n",
-		 "t.yml:5:5: `at-cursor` is given twice"},
-		{"- a\n- b\n", "t.yml:1:1: a pattern file is a mapping"},
-		{"working: &a ['x']\n", "t.yml:1:10: anchors (`&a`) are not allowed"},
-		{"working: !!seq ['x']\n", "tags (`tag:yaml.org,2002:seq`) are not allowed"},
-		{"a: 1\n---\nb: 2\n", "t.yml:2:1: only one YAML document is allowed"},
-		{"working: [\n", "t.yml:2:1: invalid YAML"},
-		{"agent: [[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]\n", "nested deeper than 16 levels"},
-		{"working:\n  - x\nworking:\n  - y\n", "t.yml:3:1: `working` is given twice"},
-		{"working:\n  - 'Pr++++++++++++++++++++++++oceed'\n", "t.yml:2:5: `working`: the regular expression"},
-		{"working:\n  - '((a{50}){50}){50}'\n", "repeats too much"},
-		{"working:\n  - '((((((((((((((((((x))))))))))))))))))'\n", "repeats too much"},
+	    {"agent: x\nbogus: 1\n", "t.yml:2:1: unknown key `bogus`"},
+	    {"region-rows: 0\n", "t.yml:1:14: `region-rows` must be between 1 and 500, got `0`"},
+	    {"region-rows: twelve\n", "t.yml:1:14: `region-rows` must be a decimal integer, got `twelve`"},
+	    {"quiet-ms: -5\n", "t.yml:1:11: `quiet-ms` must be a decimal integer"},
+	    {"otherwise: done\n", "t.yml:1:12: `otherwise` must be `idle` or `working`, got `done`"},
+	    {"working: esc\n", "t.yml:1:10: `working` must be a list of regular expressions, got a scalar"},
+	    {"working:\n  - '(unclosed'\n", "t.yml:2:5: `working`: bad regular expression `(unclosed`"},
+	    {"input:\n  - ''\n", "t.yml:2:5: `input` is an empty pattern"},
+	    {"done:\n  - [a]\n", "t.yml:2:5: `done` must be a string, got a list"},
+	    {"error: 'API Error'\n",
+	     "t.yml:1:8: `error` must be a list of regular expressions, got a scalar"},
+	    {"error:\n  - '[x'\n", "t.yml:2:5: `error`: bad regular expression `[x`"},
+	    {"blocked:\n  - name: x\n", "t.yml:2:5: a `blocked` rule needs `name` and `question`"},
+	    {"blocked:\n  - name: x\n    question: 'Q\\?'\n",
+	     "t.yml:2:5: the `blocked` rule `x` needs options (min-options >= 1) or `at-cursor: true`"},
+	    {"blocked:\n  - name: x\n    question: q\n    min-options: 2\n",
+	     "t.yml:4:18: `min-options` is 2 but the rule has no `options` pattern"},
+	    {"blocked:\n  - name: x\n    question: q\n    options: o\n    colour: red\n",
+	     "t.yml:5:5: unknown key `colour` in a `blocked` rule"},
+	    {"blocked:\n  - name: x\n    question: q\n    at-cursor: maybe\n",
+	     "t.yml:4:16: `at-cursor` must be true or false, got `maybe`"},
+	    {"blocked: {}\n", "t.yml:1:10: `blocked` must be a list of rules, got a mapping"},
+	    {"blocked:\n  - name: x\n    question: q\n    at-cursor: true\n    at-cursor: false\n",
+	     "t.yml:5:5: `at-cursor` is given twice"},
+	    {"- a\n- b\n", "t.yml:1:1: a pattern file is a mapping"},
+	    {"working: &a ['x']\n", "t.yml:1:10: anchors (`&a`) are not allowed"},
+	    {"working: !!seq ['x']\n", "tags (`tag:yaml.org,2002:seq`) are not allowed"},
+	    {"a: 1\n---\nb: 2\n", "t.yml:2:1: only one YAML document is allowed"},
+	    {"working: [\n", "t.yml:2:1: invalid YAML"},
+	    {"agent: [[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]\n", "nested deeper than 16 levels"},
+	    {"working:\n  - x\nworking:\n  - y\n", "t.yml:3:1: `working` is given twice"},
+	    {"working:\n  - 'Pr++++++++++++++++++++++++oceed'\n",
+	     "t.yml:2:5: `working`: the regular expression"},
+	    {"working:\n  - '((a{50}){50}){50}'\n", "repeats too much"},
+	    {"working:\n  - '((((((((((((((((((x))))))))))))))))))'\n", "repeats too much"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct berth_error err = {0};
-		struct berth_agent_patterns *p = berth_agent_patterns_parse(cases[i].yaml, strlen(cases[i].yaml),
-									    "t.yml", &err);
+		struct berth_agent_patterns *p =
+		    berth_agent_patterns_parse(cases[i].yaml, strlen(cases[i].yaml), "t.yml", &err);
 		if (p != NULL || strstr(err.msg, cases[i].msg) == NULL || err.status != BERTH_EXIT_USAGE)
 			fail_msg("case %zu: got %s `%s`, want `%s`", i, p ? "success" : "error", err.msg,
 				 cases[i].msg);
@@ -329,8 +332,8 @@ static void test_region(void **state)
 	struct berth_error err = {0};
 	struct berth_agent_patterns *p = berth_agent_patterns_parse(yaml, strlen(yaml), "t.yml", &err);
 	const char *rows[10] = {"", "", "", "", "", "", "", "", "", ""};
-	struct berth_screen_view v = {.lines = rows, .n_lines = 10, .cursor_row = -1, .alive = true,
-				      .idle_ms = 5000};
+	struct berth_screen_view v = {
+	    .lines = rows, .n_lines = 10, .cursor_row = -1, .alive = true, .idle_ms = 5000};
 	const char *why;
 
 	(void)state;
@@ -366,18 +369,20 @@ static void test_region(void **state)
 	assert_int_equal(berth_agent_classify(p, &v, NULL), BERTH_AGENT_BLOCKED);
 	/* NULL rows read as blank; an all-blank screen is `otherwise`. */
 	const char *nulls[3] = {NULL, NULL, NULL};
-	struct berth_screen_view blank = {.lines = nulls, .n_lines = 3, .cursor_row = -1, .alive = true,
-					  .idle_ms = -1};
+	struct berth_screen_view blank = {
+	    .lines = nulls, .n_lines = 3, .cursor_row = -1, .alive = true, .idle_ms = -1};
 	assert_int_equal(berth_agent_classify(p, &blank, &why), BERTH_AGENT_IDLE);
 	assert_string_equal(why, "idle: blank screen");
 	berth_agent_patterns_free(p);
 
 	/* A question pattern that matches blank rows never makes a blank row a prompt. */
-	const char *any = "blocked:\n  - name: any\n    question: '.*'\n    at-cursor: true\n    min-options: 0\n";
+	const char *any =
+	    "blocked:\n  - name: any\n    question: '.*'\n    at-cursor: true\n    min-options: 0\n";
 	p = berth_agent_patterns_parse(any, strlen(any), "t.yml", &err);
 	assert_non_null(p);
 	const char *rows2[3] = {"$ sleep 9", "", ""};
-	struct berth_screen_view v2 = {.lines = rows2, .n_lines = 3, .cursor_row = 1, .alive = true, .idle_ms = 5000};
+	struct berth_screen_view v2 = {
+	    .lines = rows2, .n_lines = 3, .cursor_row = 1, .alive = true, .idle_ms = 5000};
 	assert_int_not_equal(berth_agent_classify(p, &v2, NULL), BERTH_AGENT_BLOCKED);
 	v2.cursor_row = 0;
 	assert_int_equal(berth_agent_classify(p, &v2, NULL), BERTH_AGENT_BLOCKED);
@@ -396,8 +401,10 @@ static void test_error_turn(void **state)
 			   "done:\n  - '^\\* '\n  - '^Took [0-9]'\nerror:\n  - '^\\* API Error'\n";
 	struct berth_error err = {0};
 	struct berth_agent_patterns *p = berth_agent_patterns_parse(yaml, strlen(yaml), "t.yml", &err);
-	const char *rows[10] = {"> first", "* answer", "Took 2s", "> second", "* API Error: 500", "", "", "", "> ", ""};
-	struct berth_screen_view v = {.lines = rows, .n_lines = 10, .cursor_row = 8, .alive = true, .idle_ms = 5000};
+	const char *rows[10] = {"> first", "* answer", "Took 2s", "> second", "* API Error: 500",
+				"",        "",         "",        "> ",       ""};
+	struct berth_screen_view v = {
+	    .lines = rows, .n_lines = 10, .cursor_row = 8, .alive = true, .idle_ms = 5000};
 	const char *why;
 
 	(void)state;
@@ -442,7 +449,8 @@ static void test_error_turn(void **state)
 static void test_null_patterns(void **state)
 {
 	const char *rows[1] = {"x"};
-	struct berth_screen_view v = {.lines = rows, .n_lines = 1, .cursor_row = 0, .alive = true, .idle_ms = 10};
+	struct berth_screen_view v = {
+	    .lines = rows, .n_lines = 1, .cursor_row = 0, .alive = true, .idle_ms = 10};
 	const char *why;
 
 	(void)state;
@@ -518,11 +526,11 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_state_names),    cmocka_unit_test(test_bad_pattern_files),
-		cmocka_unit_test(test_region),         cmocka_unit_test(test_null_patterns),
-		cmocka_unit_test(test_load),           cmocka_unit_test(test_fixtures_claude),
-		cmocka_unit_test(test_fixtures_codex), cmocka_unit_test(test_fixtures_shell),
-		cmocka_unit_test(test_error_turn),
+	    cmocka_unit_test(test_state_names),    cmocka_unit_test(test_bad_pattern_files),
+	    cmocka_unit_test(test_region),         cmocka_unit_test(test_null_patterns),
+	    cmocka_unit_test(test_load),           cmocka_unit_test(test_fixtures_claude),
+	    cmocka_unit_test(test_fixtures_codex), cmocka_unit_test(test_fixtures_shell),
+	    cmocka_unit_test(test_error_turn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,7 +59,8 @@ static void test_envfile_ok(void **state)
 			       "D=\"x\"\nE=\nF==x=\nG=\"unbalanced\n",
 			       &k, &err),
 			 0);
-	assert_string_equal(k.text, "A=[1];B=[two words];C=[quoted # not a comment];D=[x];E=[];F=[=x=];G=[\"unbalanced];");
+	assert_string_equal(
+	    k.text, "A=[1];B=[two words];C=[quoted # not a comment];D=[x];E=[];F=[=x=];G=[\"unbalanced];");
 	assert_int_equal(parse("", &k, &err), 0);
 	assert_int_equal(k.n, 0);
 	/* no final newline */
@@ -133,7 +134,8 @@ static void enforced_measure(struct berth_measure *m)
 	m->workspace_idmapped = -1;
 }
 
-static enum berth_verdict verdict_of(const struct berth_measure *m, const struct berth_policy *p, char *why, size_t n)
+static enum berth_verdict verdict_of(const struct berth_measure *m, const struct berth_policy *p, char *why,
+				     size_t n)
 {
 	json_t *reasons = NULL;
 	enum berth_verdict v = berth_measure_verdict(m, p, &reasons);
@@ -238,12 +240,13 @@ static json_t *record(void)
 	enforced_measure(&m);
 	enf = berth_measure_to_json(&m, &p, &err);
 	assert_non_null(enf);
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[s], s:[], s:o, s:s, s:n, s:i, s:{s:i, s:i, s:i, s:s}}",
-			"type", BERTH_ATTEST_TYPE, "run_id", "0123456789abcdef", "created", "2026-11-29T09:00:00.000Z",
-			"berth_version", "0.1.0", "host", "kernel", "6.1.0", "arch", "x86_64", "policy_digests",
-			"sha256:00", "app_digests", "enforced", enf, "verdict", "ENFORCED", "evidence", "exit_status", 0,
-			"audit", "first_seq", 3, "last_seq", 5, "head_seq", 9, "head_hash",
-			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	rec = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[s], s:[], s:o, s:s, s:n, s:i, s:{s:i, s:i, s:i, s:s}}",
+	    "type", BERTH_ATTEST_TYPE, "run_id", "0123456789abcdef", "created", "2026-11-29T09:00:00.000Z",
+	    "berth_version", "0.1.0", "host", "kernel", "6.1.0", "arch", "x86_64", "policy_digests",
+	    "sha256:00", "app_digests", "enforced", enf, "verdict", "ENFORCED", "evidence", "exit_status", 0,
+	    "audit", "first_seq", 3, "last_seq", 5, "head_seq", 9, "head_hash",
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	assert_non_null(rec);
 	berth_policy_free(&p);
 	return rec;
@@ -272,7 +275,8 @@ static void test_sign_verify(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	assert_non_null(mkdtemp(dir2));
-	if (berth_hostkey_load_dir(&k, dir, true, &err) < 0 || berth_hostkey_load_dir(&other, dir2, true, &err) < 0)
+	if (berth_hostkey_load_dir(&k, dir, true, &err) < 0 ||
+	    berth_hostkey_load_dir(&other, dir2, true, &err) < 0)
 		fail_msg("host key: %s", err.msg);
 	rec = record();
 	assert_int_equal(berth_attest_sign(rec, &k, &err), 0);
@@ -287,7 +291,8 @@ static void test_sign_verify(void **state)
 	json_decref(bad);
 	/* an edited measurement: the signature and the verdict both fail */
 	bad = json_deep_copy(rec);
-	json_object_set_new(json_object_get(json_object_get(bad, "enforced"), "seccomp"), "mode", json_integer(0));
+	json_object_set_new(json_object_get(json_object_get(bad, "enforced"), "seccomp"), "mode",
+			    json_integer(0));
 	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
 	assert_non_null(strstr(why, "the verdict stated is not the one the measurement gives (PARTIAL)"));
 	json_decref(bad);
@@ -307,7 +312,8 @@ static void test_sign_verify(void **state)
 	bad = json_deep_copy(rec);
 	{
 		char v[129];
-		snprintf(v, sizeof v, "%s", json_string_value(json_object_get(json_object_get(bad, "signature"), "value")));
+		snprintf(v, sizeof v, "%s",
+			 json_string_value(json_object_get(json_object_get(bad, "signature"), "value")));
 		v[0] = v[0] == '0' ? '1' : '0';
 		json_object_set_new(json_object_get(bad, "signature"), "value", json_string(v));
 	}
@@ -338,10 +344,10 @@ static void test_sign_verify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_envfile_ok),
-		cmocka_unit_test(test_envfile_errors),
-		cmocka_unit_test(test_verdict),
-		cmocka_unit_test(test_sign_verify),
+	    cmocka_unit_test(test_envfile_ok),
+	    cmocka_unit_test(test_envfile_errors),
+	    cmocka_unit_test(test_verdict),
+	    cmocka_unit_test(test_sign_verify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,7 +82,8 @@ static void test_session_refusals(void **state)
 	assert_int_equal(strncmp(why, "bad request: ", 13), 0);
 	assert_true(strlen(why) > 13);
 	/* jansson would take {"op":"stop","grace_ms":5\0} */
-	assert_int_equal(berth_control_parse("{\"op\":\"stop\",\"grace_ms\":5\0}", 27, &r, why, sizeof why), -1);
+	assert_int_equal(berth_control_parse("{\"op\":\"stop\",\"grace_ms\":5\0}", 27, &r, why, sizeof why),
+			 -1);
 	assert_string_equal(why, "bad request: a NUL byte in the request");
 	/* a key twice is two requests to two readers: refused */
 	assert_int_equal(sess("{\"op\":\"info\",\"op\":\"stop\"}", &r, why), -1);
@@ -94,8 +95,9 @@ static void test_devctl(void **state)
 	struct berth_devctl_req r;
 	int code = 0;
 	const char *msg = NULL;
-	const char *call = "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"call\",\"params\":{\"export\":\"read_file\","
-			   "\"input\":{\"path\":\"a\"},\"timeout_ms\":100,\"app_dir\":\"/d\"}}";
+	const char *call =
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"call\",\"params\":{\"export\":\"read_file\","
+	    "\"input\":{\"path\":\"a\"},\"timeout_ms\":100,\"app_dir\":\"/d\"}}";
 
 	(void)state;
 	assert_int_equal(berth_devctl_parse(call, strlen(call), &r, &code, &msg), 0);
@@ -106,12 +108,12 @@ static void test_devctl(void **state)
 	assert_string_equal(r.app_dir, "/d");
 	assert_string_equal(json_string_value(r.id), "x");
 	berth_devctl_req_free(&r);
-#define REFUSED(line, c, m)                                                                                        \
-	do {                                                                                                       \
-		assert_int_equal(berth_devctl_parse(line, strlen(line), &r, &code, &msg), -1);                     \
-		assert_int_equal(code, c);                                                                         \
-		assert_string_equal(msg, m);                                                                       \
-		berth_devctl_req_free(&r);                                                                         \
+#define REFUSED(line, c, m)                                                                                  \
+	do {                                                                                                 \
+		assert_int_equal(berth_devctl_parse(line, strlen(line), &r, &code, &msg), -1);               \
+		assert_int_equal(code, c);                                                                   \
+		assert_string_equal(msg, m);                                                                 \
+		berth_devctl_req_free(&r);                                                                   \
 	} while (0)
 	REFUSED("nope", BERTH_RPC_PARSE_ERROR, "not JSON");
 	REFUSED("{\"id\":1,\"method\":\"info\",\"method\":\"call\"}", BERTH_RPC_PARSE_ERROR, "not JSON");
@@ -123,12 +125,13 @@ static void test_devctl(void **state)
 	berth_devctl_req_free(&r);
 	REFUSED("{\"method\":\"call\",\"params\":{}}", BERTH_RPC_METHOD_NOT_FOUND,
 		"berth dev knows `call`, `info` and `watch`");
-	REFUSED("{\"method\":\"call\",\"params\":{\"export\":\"x\",\"timeout_ms\":3600001}}", BERTH_RPC_INVALID_PARAMS,
-		"timeout_ms must be an integer from 0 to 3600000");
+	REFUSED("{\"method\":\"call\",\"params\":{\"export\":\"x\",\"timeout_ms\":3600001}}",
+		BERTH_RPC_INVALID_PARAMS, "timeout_ms must be an integer from 0 to 3600000");
 	REFUSED("{\"method\":\"call\",\"params\":{\"export\":\"x\",\"input\":[]}}", BERTH_RPC_INVALID_PARAMS,
 		"input must be an object");
 	/* the app directory is known even then: the caller refuses another one first */
-	const char *other = "{\"method\":\"call\",\"params\":{\"export\":\"x\",\"input\":1,\"app_dir\":\"/o\"}}";
+	const char *other =
+	    "{\"method\":\"call\",\"params\":{\"export\":\"x\",\"input\":1,\"app_dir\":\"/o\"}}";
 	assert_int_equal(berth_devctl_parse(other, strlen(other), &r, &code, &msg), -1);
 	assert_string_equal(r.app_dir, "/o");
 	berth_devctl_req_free(&r);
@@ -149,7 +152,8 @@ static void test_appmsg(void **state)
 
 	(void)state;
 	ex.output = json_loads("{\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\"}},"
-			       "\"required\":[\"content\"]}", 0, NULL);
+			       "\"required\":[\"content\"]}",
+			       0, NULL);
 #define PARSE(s) berth_appmsg_parse(s, strlen(s), &m)
 	PARSE("{\"a\":1,\"a\":2}");
 	assert_int_equal(m.kind, BERTH_APPMSG_BAD);

@@ -353,7 +353,7 @@ static void test_gitfile(void **state)
 	assert_int_equal(err.errnum, ELOOP);
 	assert_int_equal(berth_git_read_gitfile(fd, "real", out, sizeof out, &err), -1);
 	assert_int_equal(err.errnum, E2BIG); /* "../repo.git" does not fit in 8 bytes */
-	char fits[12]; /* "../repo.git" and its NUL exactly */
+	char fits[12];                       /* "../repo.git" and its NUL exactly */
 	assert_int_equal(berth_git_read_gitfile(fd, "real", fits, sizeof fits, &err), 1);
 	assert_string_equal(fits, "../repo.git");
 	close(fd);
@@ -837,7 +837,7 @@ static void test_refs(void **state)
 	put("c/config", "[extensions]\n\tworktreeConfig\n[core]\n\tbare =\n");
 	assert_int_equal(berth_git_config_refs(fd, "config", dir, NULL, &r, &err), 0);
 	assert_true(r.worktree_config); /* bare key: true */
-	assert_false(r.bare);		/* empty: false */
+	assert_false(r.bare);           /* empty: false */
 	berth_git_refs_free(&r);
 
 	/* where git itself fails */
@@ -898,11 +898,11 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_head),	 cmocka_unit_test(test_gitdir),
-	    cmocka_unit_test(test_commondir),	 cmocka_unit_test(test_parse_vs_git),
+	    cmocka_unit_test(test_head),         cmocka_unit_test(test_gitdir),
+	    cmocka_unit_test(test_commondir),    cmocka_unit_test(test_parse_vs_git),
 	    cmocka_unit_test(test_parse_fields), cmocka_unit_test(test_read_files),
-	    cmocka_unit_test(test_inert),	 cmocka_unit_test(test_first_active),
-	    cmocka_unit_test(test_refs),	 cmocka_unit_test(test_gitfile),
+	    cmocka_unit_test(test_inert),        cmocka_unit_test(test_first_active),
+	    cmocka_unit_test(test_refs),         cmocka_unit_test(test_gitfile),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -66,7 +66,8 @@ static void test_rfc8785_sorting(void **state)
 	       " \"\\u00f6\": \"Latin Small Letter O With Diaeresis\"}",
 	       "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\","
 	       "\"\xc3\xb6\":\"Latin Small Letter O With Diaeresis\",\"\xe2\x82\xac\":\"Euro Sign\","
-	       "\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\",\"\xef\xac\xb3\":\"Hebrew Letter Dalet With Dagesh\"}");
+	       "\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\",\"\xef\xac\xb3\":\"Hebrew Letter Dalet With "
+	       "Dagesh\"}");
 	jcs_is("{\"b\":{\"z\":1,\"a\":[{\"y\":2,\"x\":3}]},\"a\":\"\",\"aa\":0,\"\":null}",
 	       "{\"\":null,\"a\":\"\",\"aa\":0,\"b\":{\"a\":[{\"x\":3,\"y\":2}],\"z\":1}}");
 }
@@ -78,30 +79,30 @@ static void test_rfc8785_numbers(void **state)
 		uint64_t bits;
 		const char *want;
 	} cases[] = {
-		{0x0000000000000000ULL, "0"},
-		{0x8000000000000000ULL, "0"},
-		{0x0000000000000001ULL, "5e-324"},
-		{0x8000000000000001ULL, "-5e-324"},
-		{0x7fefffffffffffffULL, "1.7976931348623157e+308"},
-		{0xffefffffffffffffULL, "-1.7976931348623157e+308"},
-		{0x4340000000000000ULL, "9007199254740992"},
-		{0xc340000000000000ULL, "-9007199254740992"},
-		{0x4430000000000000ULL, "295147905179352830000"},
-		{0x44b52d02c7e14af5ULL, "9.999999999999997e+22"},
-		{0x44b52d02c7e14af6ULL, "1e+23"},
-		{0x44b52d02c7e14af7ULL, "1.0000000000000001e+23"},
-		{0x444b1ae4d6e2ef4eULL, "999999999999999700000"},
-		{0x444b1ae4d6e2ef4fULL, "999999999999999900000"},
-		{0x444b1ae4d6e2ef50ULL, "1e+21"},
-		{0x3eb0c6f7a0b5ed8cULL, "9.999999999999997e-7"},
-		{0x3eb0c6f7a0b5ed8dULL, "0.000001"},
-		{0x41b3de4355555553ULL, "333333333.3333332"},
-		{0x41b3de4355555554ULL, "333333333.33333325"},
-		{0x41b3de4355555555ULL, "333333333.3333333"},
-		{0x41b3de4355555556ULL, "333333333.3333334"},
-		{0x41b3de4355555557ULL, "333333333.33333343"},
-		{0xbecbf647612f3696ULL, "-0.0000033333333333333333"},
-		{0x43143ff3c1cb0959ULL, "1424953923781206.2"},
+	    {0x0000000000000000ULL, "0"},
+	    {0x8000000000000000ULL, "0"},
+	    {0x0000000000000001ULL, "5e-324"},
+	    {0x8000000000000001ULL, "-5e-324"},
+	    {0x7fefffffffffffffULL, "1.7976931348623157e+308"},
+	    {0xffefffffffffffffULL, "-1.7976931348623157e+308"},
+	    {0x4340000000000000ULL, "9007199254740992"},
+	    {0xc340000000000000ULL, "-9007199254740992"},
+	    {0x4430000000000000ULL, "295147905179352830000"},
+	    {0x44b52d02c7e14af5ULL, "9.999999999999997e+22"},
+	    {0x44b52d02c7e14af6ULL, "1e+23"},
+	    {0x44b52d02c7e14af7ULL, "1.0000000000000001e+23"},
+	    {0x444b1ae4d6e2ef4eULL, "999999999999999700000"},
+	    {0x444b1ae4d6e2ef4fULL, "999999999999999900000"},
+	    {0x444b1ae4d6e2ef50ULL, "1e+21"},
+	    {0x3eb0c6f7a0b5ed8cULL, "9.999999999999997e-7"},
+	    {0x3eb0c6f7a0b5ed8dULL, "0.000001"},
+	    {0x41b3de4355555553ULL, "333333333.3333332"},
+	    {0x41b3de4355555554ULL, "333333333.33333325"},
+	    {0x41b3de4355555555ULL, "333333333.3333333"},
+	    {0x41b3de4355555556ULL, "333333333.3333334"},
+	    {0x41b3de4355555557ULL, "333333333.33333343"},
+	    {0xbecbf647612f3696ULL, "-0.0000033333333333333333"},
+	    {0x43143ff3c1cb0959ULL, "1424953923781206.2"},
 	};
 	struct berth_error err = {0};
 	char buf[32];
@@ -113,7 +114,8 @@ static void test_rfc8785_numbers(void **state)
 		memcpy(&d, &cases[i].bits, sizeof d);
 		assert_int_equal(berth_jcs_number(d, buf, &err), 0);
 		if (strcmp(buf, cases[i].want) != 0)
-			fail_msg("%016llx: got %s want %s", (unsigned long long)cases[i].bits, buf, cases[i].want);
+			fail_msg("%016llx: got %s want %s", (unsigned long long)cases[i].bits, buf,
+				 cases[i].want);
 	}
 	/* NaN and infinities have no JSON form. */
 	assert_int_equal(berth_jcs_number(NAN, buf, &err), -1);
@@ -182,19 +184,49 @@ static void test_jcs_refusals(void **state)
 static void test_jcs_check(void **state)
 {
 	static const char *const good[] = {
-		"{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
-		"\"string\":\"\xe2\x82\xac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}",
-		"{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\",\"\xc3\xb6\":\"o\",\"\xe2\x82\xac\":\"Euro\","
-		"\"\xf0\x9f\x98\x80\":\"Emoji\",\"\xef\xac\xb3\":\"Dalet\"}",
-		"0", "-1", "9007199254740992", "1e+21", "0.000001", "9.999999999999997e-7", "\"\\u0000\"", "[]", "{}",
-		"[{\"\":[]}]", "\"\\\\u0000\"",
+	    "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+	    "\"string\":\"\xe2\x82\xac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}",
+	    "{\"\\r\":\"Carriage "
+	    "Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\",\"\xc3\xb6\":\"o\",\"\xe2\x82\xac\":\"Euro\","
+	    "\"\xf0\x9f\x98\x80\":\"Emoji\",\"\xef\xac\xb3\":\"Dalet\"}",
+	    "0",
+	    "-1",
+	    "9007199254740992",
+	    "1e+21",
+	    "0.000001",
+	    "9.999999999999997e-7",
+	    "\"\\u0000\"",
+	    "[]",
+	    "{}",
+	    "[{\"\":[]}]",
+	    "\"\\\\u0000\"",
 	};
 	static const char *const bad[] = {
-		"1.0", "1E3", "-0", "01", "1e21", "9007199254740993", " 1", "1 ", "{\"b\":1,\"a\":2}", "{\"a\":1,\"a\":2}",
-		"\"\\u0041\"", "\"\\/\"", "\"\\u001F\"", "\"\\u000a\"", "[1,]", "{\"a\":1,}", "\"a", "\"\xff\"",
-		"\"\xed\xa0\x80\"", "tru", "{\"\\u0000\":1}", "\"\x01\"", "",
-		/* U+FB33 sorts after U+1F600 in UTF-16 (surrogates are lower) */
-		"{\"\xef\xac\xb3\":1,\"\xf0\x9f\x98\x80\":2}",
+	    "1.0",
+	    "1E3",
+	    "-0",
+	    "01",
+	    "1e21",
+	    "9007199254740993",
+	    " 1",
+	    "1 ",
+	    "{\"b\":1,\"a\":2}",
+	    "{\"a\":1,\"a\":2}",
+	    "\"\\u0041\"",
+	    "\"\\/\"",
+	    "\"\\u001F\"",
+	    "\"\\u000a\"",
+	    "[1,]",
+	    "{\"a\":1,}",
+	    "\"a",
+	    "\"\xff\"",
+	    "\"\xed\xa0\x80\"",
+	    "tru",
+	    "{\"\\u0000\":1}",
+	    "\"\x01\"",
+	    "",
+	    /* U+FB33 sorts after U+1F600 in UTF-16 (surrogates are lower) */
+	    "{\"\xef\xac\xb3\":1,\"\xf0\x9f\x98\x80\":2}",
 	};
 	struct berth_error err = {0};
 
@@ -224,17 +256,21 @@ static void test_ed25519_rfc8032(void **state)
 	snprintf(path, sizeof path, "%s/" BERTH_HOSTKEY_PRIV_FILE, tmp);
 	f = fopen(path, "w");
 	/* 302e020100300506032b657004220420 || 9d61b19d...7f60 in base64 */
-	fputs("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n"
-	      "-----END PRIVATE KEY-----\n", f);
+	fputs(
+	    "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n"
+	    "-----END PRIVATE KEY-----\n",
+	    f);
 	fclose(f);
 	chmod(path, 0600);
 	assert_int_equal(berth_hostkey_load_dir(&k, tmp, false, &err), 0);
-	assert_int_equal(berth_unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", want_pub, 32), 0);
+	assert_int_equal(
+	    berth_unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", want_pub, 32), 0);
 	assert_memory_equal(k.pub, want_pub, 32);
 	assert_int_equal(berth_sign(&k, "", 0, sig, &err), 0);
 	assert_int_equal(berth_unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
 				     "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
-				     want_sig, 64), 0);
+				     want_sig, 64),
+			 0);
 	assert_memory_equal(sig, want_sig, 64);
 	assert_int_equal(berth_verify(k.pub, "", 0, sig, &err), 0);
 	sig[10] ^= 1;
@@ -293,12 +329,16 @@ static void test_sha256_paths(void **state)
 				"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 		sha256_all_ways((const unsigned char *)"", 0, 1,
 				"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-		sha256_all_ways(big, sizeof big, 1000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-		sha256_all_ways(big, sizeof big, 65535, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+		sha256_all_ways(big, sizeof big, 1000,
+				"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+		sha256_all_ways(big, sizeof big, 65535,
+				"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 		/* Exactly the threshold (65536 bytes), and one byte past it
 		 * (digests from Python's hashlib). */
-		assert_int_equal(berth_sha256_hex(big, BERTH_SHA256_SMALL_MAX, pass ? bulk_hex : small_hex, &err), 0);
-		sha256_all_ways(big, BERTH_SHA256_SMALL_MAX, 4096, "bf718b6f653bebc184e1479f1935b8da974d701b893afcf49e701f3e2f9f9c5a");
+		assert_int_equal(
+		    berth_sha256_hex(big, BERTH_SHA256_SMALL_MAX, pass ? bulk_hex : small_hex, &err), 0);
+		sha256_all_ways(big, BERTH_SHA256_SMALL_MAX, 4096,
+				"bf718b6f653bebc184e1479f1935b8da974d701b893afcf49e701f3e2f9f9c5a");
 		sha256_all_ways(big, BERTH_SHA256_SMALL_MAX + 1, BERTH_SHA256_SMALL_MAX,
 				"008ffc88d3c96a9f307524eb361e47c5222a887fc45fa0c1fb8d429c5c23b430");
 		if (pass == 0)
@@ -342,14 +382,16 @@ static void test_hostkey_generate(void **state)
 	fwrite(sig, 1, 64, f);
 	fclose(f);
 	snprintf(cmd, sizeof cmd,
-		 "openssl pkeyutl -verify -pubin -inkey %s/" BERTH_HOSTKEY_PUB_FILE " -rawin -in %s/msg -sigfile %s/sig"
+		 "openssl pkeyutl -verify -pubin -inkey %s/" BERTH_HOSTKEY_PUB_FILE
+		 " -rawin -in %s/msg -sigfile %s/sig"
 		 " >/dev/null 2>&1",
 		 dir, tmp, tmp);
 	assert_int_equal(system(cmd), 0);
 	/* ...and openssl signs the same bytes with our private PEM. */
 	snprintf(cmd, sizeof cmd,
-		 "openssl pkeyutl -sign -inkey %s/" BERTH_HOSTKEY_PRIV_FILE " -rawin -in %s/msg | cmp -s - %s/sig", dir, tmp,
-		 tmp);
+		 "openssl pkeyutl -sign -inkey %s/" BERTH_HOSTKEY_PRIV_FILE
+		 " -rawin -in %s/msg | cmp -s - %s/sig",
+		 dir, tmp, tmp);
 	assert_int_equal(system(cmd), 0);
 	/* A group-readable private key is refused with EPERM. */
 	snprintf(path, sizeof path, "%s/" BERTH_HOSTKEY_PRIV_FILE, dir);
@@ -362,7 +404,8 @@ static void test_hostkey_generate(void **state)
 	snprintf(path, sizeof path, "%s/" BERTH_HOSTKEY_PUB_FILE, dir);
 	f = fopen(path, "w");
 	fputs("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n"
-	      "-----END PUBLIC KEY-----\n", f);
+	      "-----END PUBLIC KEY-----\n",
+	      f);
 	fclose(f);
 	assert_int_equal(berth_hostkey_load_dir(&k2, dir, false, &err), -1);
 	assert_int_equal(err.errnum, EINVAL);
@@ -376,11 +419,14 @@ static void test_hostkey_generate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rfc8785_values),    cmocka_unit_test(test_rfc8785_sorting),
-		cmocka_unit_test(test_rfc8785_numbers),   cmocka_unit_test(test_jcs_refusals),
-		cmocka_unit_test(test_jcs_check),
-		cmocka_unit_test(test_ed25519_rfc8032),   cmocka_unit_test(test_hostkey_generate),
-		cmocka_unit_test(test_sha256_paths), /* last: it turns on berth_sha256_prefer_bulk() */
+	    cmocka_unit_test(test_rfc8785_values),
+	    cmocka_unit_test(test_rfc8785_sorting),
+	    cmocka_unit_test(test_rfc8785_numbers),
+	    cmocka_unit_test(test_jcs_refusals),
+	    cmocka_unit_test(test_jcs_check),
+	    cmocka_unit_test(test_ed25519_rfc8032),
+	    cmocka_unit_test(test_hostkey_generate),
+	    cmocka_unit_test(test_sha256_paths), /* last: it turns on berth_sha256_prefer_bulk() */
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,7 +93,7 @@ static int teardown(void **state)
 /* prepare - berth_limits_prepare with the fixture's policy; must succeed. */
 static void prepare(struct fixture *fx, bool force_rlimits)
 {
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	int r = berth_limits_prepare(&fx->p, fx->run_id, force_rlimits, &fx->lim, &err);
 
 	if (r != 0)
@@ -109,7 +109,7 @@ static void prepare(struct fixture *fx, bool force_rlimits)
  */
 static bool prepare_cgroup(struct fixture *fx)
 {
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	int r = berth_limits_prepare(&fx->p, fx->run_id, false, &fx->lim, &err);
 
 	if (r != 0 && geteuid() != 0) {
@@ -185,7 +185,7 @@ static void open_gate(int gate)
 /* attach_gated - spawn @fn, move it into the run's cgroups, release it. */
 static void attach_gated(struct fixture *fx, void (*fn)(void))
 {
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	int gate = -1;
 
 	fx->child = spawn_gated(fn, &gate);
@@ -200,7 +200,7 @@ static void attach_gated(struct fixture *fx, void (*fn)(void))
  */
 static int wait_bounded(pid_t pid)
 {
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct timespec tick = {0, 10 * 1000 * 1000};
 	int status = 0;
 
 	for (int waited = 0; waited < WAIT_MS; waited += 10) {
@@ -272,7 +272,7 @@ static void child_forkloop(void)
 static void test_bad_run_id_rejected(void **state)
 {
 	struct fixture *fx = *state;
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 
 	assert_int_equal(berth_limits_prepare(&fx->p, "../escape", false, &fx->lim, &err), -1);
 	assert_non_null(strstr(err.msg, "invalid run id `../escape`"));
@@ -288,8 +288,8 @@ static void test_prepare_mode(void **state)
 
 	fx->p.memory_set = fx->p.pids_set = fx->p.cpus_set = false;
 	prepare(fx, false);
-	print_message("uid %d: mode %d, how `%s`, unenforced `%s`\n", (int)geteuid(),
-		      (int)fx->lim.mode, fx->lim.how, fx->lim.unenforced);
+	print_message("uid %d: mode %d, how `%s`, unenforced `%s`\n", (int)geteuid(), (int)fx->lim.mode,
+		      fx->lim.how, fx->lim.unenforced);
 	assert_true(fx->lim.how[0] != '\0');
 	if (geteuid() == 0)
 		assert_true(fx->lim.mode == BERTH_LIMITS_CGROUP1 || fx->lim.mode == BERTH_LIMITS_CGROUP2);
@@ -298,7 +298,8 @@ static void test_prepare_mode(void **state)
 	if (fx->lim.mode == BERTH_LIMITS_RLIMITS) {
 		assert_int_equal(fx->lim.n_dirs, 0);
 		assert_false(fx->lim.memory_enforced);
-		assert_non_null(strstr(fx->lim.how, "memory: not enforced, the default 64M limit not applied"));
+		assert_non_null(
+		    strstr(fx->lim.how, "memory: not enforced, the default 64M limit not applied"));
 		assert_null(strstr(fx->lim.unenforced, "memory"));
 	} else {
 		assert_true(fx->lim.memory_enforced);
@@ -313,7 +314,7 @@ static void test_prepare_mode(void **state)
 static void test_rlimits_refuse_explicit_memory(void **state)
 {
 	struct fixture *fx = *state;
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 
 	fx->p.pids_set = fx->p.cpus_set = false; /* root: RLIMIT_NPROC is not for it (below) */
 	fx->p.memory = 2048 * MIB;
@@ -374,7 +375,7 @@ static void test_rlimits_default_memory_named(void **state)
 static void test_rlimits_explicit_pids(void **state)
 {
 	struct fixture *fx = *state;
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	int want = geteuid() == 0 && getuid() == 0 ? -1 : 0;
 
 	fx->p.memory_set = false;
@@ -386,7 +387,8 @@ static void test_rlimits_explicit_pids(void **state)
 		return;
 	}
 	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
-	assert_non_null(strstr(err.msg, "cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"));
+	assert_non_null(strstr(
+	    err.msg, "cannot enforce the requested limits: pids (RLIMIT_NPROC does not apply to root)"));
 	assert_non_null(strstr(err.hint, "`--allow-degraded`"));
 	assert_int_equal(fx->lim.n_dirs, 0);
 	fx->p.allow_degraded = true;
@@ -400,7 +402,7 @@ static void test_rlimits_explicit_pids(void **state)
 static void test_check_cgroup(void **state)
 {
 	struct fixture *fx = *state;
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	char prefix[64], parent[4096];
 
 	if (!prepare_cgroup(fx)) {
@@ -535,7 +537,7 @@ static void test_rlimits_apply_child(void **state)
 	fx->child = fork();
 	assert_true(fx->child >= 0);
 	if (fx->child == 0) {
-		struct berth_error err = { 0 };
+		struct berth_error err = {0};
 		struct rlimit rl;
 		void *big;
 
@@ -543,21 +545,19 @@ static void test_rlimits_apply_child(void **state)
 			fprintf(stderr, "apply_child: %s\n", err.msg);
 			_exit(1);
 		}
-		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE ||
-		    rl.rlim_max != TEST_NOFILE)
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE || rl.rlim_max != TEST_NOFILE)
 			_exit(2);
 		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0 || rl.rlim_max != 0)
 			_exit(3);
 		if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur != as_before.rlim_cur ||
 		    rl.rlim_max != as_before.rlim_max)
 			_exit(4);
-		if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur != TEST_PIDS ||
-		    rl.rlim_max != TEST_PIDS)
+		if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur != TEST_PIDS || rl.rlim_max != TEST_PIDS)
 			_exit(5);
 		if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) != want_cpus)
 			_exit(6);
-		big = mmap(NULL, 16ULL << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			   -1, 0);
+		big = mmap(NULL, 16ULL << 30, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (big == MAP_FAILED)
 			_exit(7);
 		_exit(0);
@@ -581,13 +581,12 @@ static void test_apply_child_default_mode(void **state)
 	fx->child = fork();
 	assert_true(fx->child >= 0);
 	if (fx->child == 0) {
-		struct berth_error err = { 0 };
+		struct berth_error err = {0};
 		struct rlimit rl;
 
 		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) != 0)
 			_exit(1);
-		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE ||
-		    rl.rlim_max != TEST_NOFILE)
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != TEST_NOFILE || rl.rlim_max != TEST_NOFILE)
 			_exit(2);
 		if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur != 0)
 			_exit(3);
@@ -621,7 +620,7 @@ static void test_nofile_too_high(void **state)
 	fx->child = fork();
 	assert_true(fx->child >= 0);
 	if (fx->child == 0) {
-		struct berth_error err = { 0 };
+		struct berth_error err = {0};
 
 		close(fds[0]);
 		if (berth_limits_apply_child(&fx->p, &fx->lim, &err) == 0)
@@ -671,8 +670,8 @@ static void test_cgroup_values(void **state)
 		assert_non_null(strstr(fx->lim.how, "cgroup v1 (memory, pids"));
 		read_in(&fx->lim, "memory.limit_in_bytes", v, sizeof v);
 		assert_string_equal(v, "67108864");
-		read_in(&fx->lim, fx->lim.swap_off ? "memory.memsw.limit_in_bytes"
-						   : "memory.swappiness", v, sizeof v);
+		read_in(&fx->lim, fx->lim.swap_off ? "memory.memsw.limit_in_bytes" : "memory.swappiness", v,
+			sizeof v);
 		assert_string_equal(v, fx->lim.swap_off ? "67108864" : "0");
 		read_in(&fx->lim, "pids.max", v, sizeof v);
 		assert_string_equal(v, "32");
@@ -806,7 +805,7 @@ static void test_duplicate_run_id(void **state)
 {
 	struct fixture *fx = *state;
 	struct berth_limits other;
-	struct berth_error err = { 0 };
+	struct berth_error err = {0};
 	struct stat st;
 
 	if (!prepare_cgroup(fx))
@@ -821,23 +820,23 @@ static void test_duplicate_run_id(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_bad_run_id_rejected, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_prepare_mode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rlimits_refuse_explicit_memory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rlimits_default_memory_named, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rlimits_explicit_pids, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_cgroup, setup, teardown),
-		cmocka_unit_test(test_v2_delegated_walk),
-		cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_apply_child_default_mode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nofile_too_high, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cgroup_values, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attach, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_oom_kill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pids_limit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_destroy_with_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cleanup_dirs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_duplicate_run_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_run_id_rejected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_prepare_mode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rlimits_refuse_explicit_memory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rlimits_default_memory_named, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rlimits_explicit_pids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_check_cgroup, setup, teardown),
+	    cmocka_unit_test(test_v2_delegated_walk),
+	    cmocka_unit_test_setup_teardown(test_rlimits_apply_child, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_apply_child_default_mode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nofile_too_high, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cgroup_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_attach, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oom_kill, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pids_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_destroy_with_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cleanup_dirs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_duplicate_run_id, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("limits", tests, NULL, NULL);

@@ -422,18 +422,28 @@ static void test_capabilities(void **state)
 			 "`/workspace/*`");
 	expect_cap_error("filesystem:read:/workspace/*/x", NULL);
 	expect_cap_error("filesystem:read:/workspace/**", NULL);
-	expect_cap_error("filesystem:read:/tmp\x1b[31m",
-			 "filesystem scope `/tmp\\x1b[31m` has a control or invisible formatting character; write the "
-			 "path in plain characters");
+	expect_cap_error(
+	    "filesystem:read:/tmp\x1b[31m",
+	    "filesystem scope `/tmp\\x1b[31m` has a control or invisible formatting character; write the "
+	    "path in plain characters");
 	/* Zero-width, bidirectional and C1 characters hide or reorder a path. */
-	expect_cap_error("filesystem:read:/workspace/a\xe2\x80\x8b" "b", NULL);
-	expect_cap_error("filesystem:read:/workspace/\xe2\x80\xae" "evil", NULL);
+	expect_cap_error("filesystem:read:/workspace/a\xe2\x80\x8b"
+			 "b",
+			 NULL);
+	expect_cap_error("filesystem:read:/workspace/\xe2\x80\xae"
+			 "evil",
+			 NULL);
 	expect_cap_error("filesystem:read:/workspace/\xc2\x9b", NULL);
 	/* /app is read-only: a write there can never be granted. */
-	expect_cap_error("filesystem:write:/app/data",
-			 "`filesystem:write:/app/data` can never be granted: /app, the app's own code, is mounted "
-			 "read-only; fix: declare `filesystem:read:/app/data`, or write under /workspace");
-	expect_cap("filesystem:read:/workspace/donn\xc3\xa9" "es", BERTH_CAP_FS_READ, "/workspace/donn\xc3\xa9" "es");
+	expect_cap_error(
+	    "filesystem:write:/app/data",
+	    "`filesystem:write:/app/data` can never be granted: /app, the app's own code, is mounted "
+	    "read-only; fix: declare `filesystem:read:/app/data`, or write under /workspace");
+	expect_cap("filesystem:read:/workspace/donn\xc3\xa9"
+		   "es",
+		   BERTH_CAP_FS_READ,
+		   "/workspace/donn\xc3\xa9"
+		   "es");
 	expect_cap_error("network:host:", NULL);
 	expect_cap_error("network:host:*", "a bare `*` would allow every host; name a host such as "
 					   "`api.example.com` or a domain such as `*.example.com`");

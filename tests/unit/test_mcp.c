@@ -520,9 +520,9 @@ static void test_notifications(void **state)
 static void test_tools_list_no_apps(void **state)
 {
 	static const char *const bad[] = {
-	    "\"x\"",	    "\"tools:\"",   "\"tools:abc\"", "\"tools:1\"",
-	    "\"tools:1x\"", "\"tools:-1\"", "\"\"",	     "7",
-	    "{}",	    "[]",	    "true",	     "\"tools:99999999999999999999999\"",
+	    "\"x\"",        "\"tools:\"",   "\"tools:abc\"", "\"tools:1\"",
+	    "\"tools:1x\"", "\"tools:-1\"", "\"\"",          "7",
+	    "{}",           "[]",           "true",          "\"tools:99999999999999999999999\"",
 	};
 	struct fx *f = *state;
 	json_t *hold, *r;
@@ -572,7 +572,7 @@ static void test_tools_call_no_apps(void **state)
 
 static void test_set_level(void **state)
 {
-	static const char *const good[] = {"debug", "info",	"notice", "warning",
+	static const char *const good[] = {"debug", "info",     "notice", "warning",
 					   "error", "critical", "alert",  "emergency"};
 	static const char *const bad[] = {
 	    "{\"level\":\"loud\"}", "{\"level\":\"INFO\"}", "{\"level\":3}", "{\"level\":null}", "{}",

@@ -81,8 +81,9 @@ static void test_limits_parsing(void **state)
 	struct berth_error err;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--memory", "512M", "--cpus", "0.5", "--pids", "64",
-			       "--nofile", "256", "--timeout", "1500ms", "--tmp-size", "2G", "--", "x", NULL),
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--memory", "512M", "--cpus", "0.5", "--pids",
+			       "64", "--nofile", "256", "--timeout", "1500ms", "--tmp-size", "2G", "--", "x",
+			       NULL),
 			 0);
 	assert_int_equal(o.policy.memory, 512ULL << 20);
 	assert_true(o.policy.memory_set);
@@ -121,7 +122,8 @@ static void test_bad_input(void **state)
 	(void)state;
 	expect_usage("`abc`", "--workspace", "/usr", "--memory", "abc", "--", "x", NULL);
 	expect_usage("`0`", "--workspace", "/usr", "--memory", "0", "--", "x", NULL);
-	expect_usage("`99999999999999999999T`", "--workspace", "/usr", "--memory", "99999999999999999999T", "--", "x", NULL);
+	expect_usage("`99999999999999999999T`", "--workspace", "/usr", "--memory", "99999999999999999999T",
+		     "--", "x", NULL);
 	expect_usage("`-1`", "--workspace", "/usr", "--cpus", "-1", "--", "x", NULL);
 	expect_usage("`0`", "--workspace", "/usr", "--pids", "0", "--", "x", NULL);
 	expect_usage("`5x`", "--workspace", "/usr", "--timeout", "5x", "--", "x", NULL);
@@ -145,10 +147,11 @@ static void test_bad_input(void **state)
 	expect_usage("would expose `/run`", "--workspace", "/usr", "--rw", "/run:/data", "--", "x", NULL);
 	expect_usage("would expose `/var/tmp`", "--workspace", "/var", "--", "x", NULL);
 	/* limits a sandbox cannot start with; one target twice; odd targets */
-	expect_usage("`1K` is less than the 16 MiB", "--workspace", "/usr", "--memory", "1K", "--", "x", NULL);
-	expect_usage("`1`", "--workspace", "/usr", "--pids", "1", "--", "x", NULL);
-	expect_usage("`/data` is given twice", "--workspace", "/usr", "--ro", "/usr:/data", "--ro", "/etc:/data", "--", "x",
+	expect_usage("`1K` is less than the 16 MiB", "--workspace", "/usr", "--memory", "1K", "--", "x",
 		     NULL);
+	expect_usage("`1`", "--workspace", "/usr", "--pids", "1", "--", "x", NULL);
+	expect_usage("`/data` is given twice", "--workspace", "/usr", "--ro", "/usr:/data", "--ro",
+		     "/etc:/data", "--", "x", NULL);
 	expect_usage("control character 0x0a", "--workspace", "/usr", "--ro", "/usr:/a\nb", "--", "x", NULL);
 }
 
@@ -193,8 +196,8 @@ static void test_env(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--env", "SECRET_TOKEN", "--env", "A=1", "--env",
-			       "A=2", "--", "x", NULL),
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--env", "SECRET_TOKEN", "--env", "A=1",
+			       "--env", "A=2", "--", "x", NULL),
 			 0);
 	assert_int_equal(o.policy.n_env, 2);
 	assert_string_equal(o.policy.env[0].value, "s3cr3t-value");
@@ -207,7 +210,8 @@ static void test_env(void **state)
 	assert_null(strstr(json, "s3cr3t-value"));
 	assert_non_null(strstr(json, "{\"from\":\"host\",\"name\":\"SECRET_TOKEN\"}"));
 	assert_non_null(strstr(json, "{\"from\":\"literal\",\"name\":\"A\"}"));
-	assert_null(strstr(json, "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35")); /* sha256("2") */
+	assert_null(strstr(
+	    json, "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35")); /* sha256("2") */
 	free(json);
 	berth_run_opts_free(&o);
 }
@@ -220,9 +224,12 @@ static void test_canonical_digest(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&a, &err, "--workspace", "/usr", "--memory", "1G", "--", "sh", "-c", "x", NULL), 0);
-	assert_int_equal(parse(&b, &err, "--memory", "1024M", "--workspace", "/usr/.", "--", "sh", "-c", "x", NULL), 0);
-	assert_int_equal(parse(&c, &err, "--workspace", "/usr", "--memory", "2G", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(
+	    parse(&a, &err, "--workspace", "/usr", "--memory", "1G", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(
+	    parse(&b, &err, "--memory", "1024M", "--workspace", "/usr/.", "--", "sh", "-c", "x", NULL), 0);
+	assert_int_equal(
+	    parse(&c, &err, "--workspace", "/usr", "--memory", "2G", "--", "sh", "-c", "x", NULL), 0);
 	assert_int_equal(berth_policy_digest(&a.policy, da, &err), 0);
 	assert_int_equal(berth_policy_digest(&b.policy, db, &err), 0);
 	assert_int_equal(berth_policy_digest(&c.policy, dc, &err), 0);
@@ -254,7 +261,8 @@ static void test_unprotect_removes_guard(void **state)
 	char *json;
 
 	(void)state;
-	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--unprotect", ".bashrc", "--", "x", NULL), 0);
+	assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--unprotect", ".bashrc", "--", "x", NULL),
+			 0);
 	json = berth_policy_to_json(&o.policy, false, &err);
 	assert_non_null(json);
 	/* Listed as unprotected, moved from the read-only names to the named. */
@@ -276,10 +284,11 @@ static void test_sysdirs_table(void **state)
 	/* What the runtimes did before the table (spawn.c's two lists): the
 	 * table must reproduce them, right for right. */
 	static const struct berth_ll_rule run[] = {
-		{"/", BERTH_LL_DIR},	{"/usr", BERTH_LL_RX},	  {"/bin", BERTH_LL_RX},  {"/sbin", BERTH_LL_RX},
-		{"/lib", BERTH_LL_RX},	{"/lib64", BERTH_LL_RX},  {"/lib32", BERTH_LL_RX}, {"/libx32", BERTH_LL_RX},
-		{"/etc", BERTH_LL_RO},	{"/sys", BERTH_LL_RO},	  {"/proc", BERTH_LL_PROC}, {"/dev", BERTH_LL_DEV},
-		{"/tmp", BERTH_LL_RW},	{"/dev/shm", BERTH_LL_RW},
+	    {"/", BERTH_LL_DIR},     {"/usr", BERTH_LL_RX},     {"/bin", BERTH_LL_RX},
+	    {"/sbin", BERTH_LL_RX},  {"/lib", BERTH_LL_RX},     {"/lib64", BERTH_LL_RX},
+	    {"/lib32", BERTH_LL_RX}, {"/libx32", BERTH_LL_RX},  {"/etc", BERTH_LL_RO},
+	    {"/sys", BERTH_LL_RO},   {"/proc", BERTH_LL_PROC},  {"/dev", BERTH_LL_DEV},
+	    {"/tmp", BERTH_LL_RW},   {"/dev/shm", BERTH_LL_RW},
 	};
 	struct berth_policy p;
 	struct berth_error err = {0};
@@ -308,7 +317,8 @@ static void test_sysdirs_table(void **state)
 	berth_policy_init(&p);
 	json = berth_policy_to_json(&p, false, &err);
 	assert_non_null(json);
-	assert_non_null(strstr(json, "\"system_ro\":[\"/usr\",\"/bin\",\"/sbin\",\"/lib\",\"/lib64\",\"/lib32\",\"/etc\"]"));
+	assert_non_null(strstr(
+	    json, "\"system_ro\":[\"/usr\",\"/bin\",\"/sbin\",\"/lib\",\"/lib64\",\"/lib32\",\"/etc\"]"));
 	assert_non_null(strstr(json, "\"private_tmpfs\":[\"/tmp\",\"/home\",\"/dev/shm\"]"));
 	assert_null(strstr(json, "libx32"));
 	free(json);
@@ -317,7 +327,8 @@ static void test_sysdirs_table(void **state)
 		assert_true(berth_sysdirs[i].why != NULL && berth_sysdirs[i].why[0] != '\0');
 		assert_int_equal(berth_sysdirs[i].path[0], '/');
 		if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND)
-			assert_true(berth_sysdirs[i].ll_run == BERTH_LL_RX || berth_sysdirs[i].ll_run == BERTH_LL_RO);
+			assert_true(berth_sysdirs[i].ll_run == BERTH_LL_RX ||
+				    berth_sysdirs[i].ll_run == BERTH_LL_RO);
 		/* nothing of the system is writable */
 		if (berth_sysdirs[i].attest == BERTH_ATTEST_SYSTEM_RO)
 			assert_int_not_equal(berth_sysdirs[i].ll_run, BERTH_LL_RW);
@@ -420,8 +431,10 @@ static void test_limit_mounts(void **state)
 	dst[BERTH_MOUNT_TARGET_MAX + 1] = '\0';
 	free(p.mounts[0].dst);
 	p.mounts[0].dst = strdup(dst);
-	refused(&p, "mount target `/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...` is too long "
-		    "(1025 bytes)");
+	refused(
+	    &p,
+	    "mount target `/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...` is too long "
+	    "(1025 bytes)");
 	berth_policy_free(&p);
 }
 
@@ -481,8 +494,10 @@ static void test_limit_env(void **state)
 	add_envs(&p, 251);
 	accepted(&p);
 	add_envs(&p, 1);
-	refused(&p, "too many environment variables for the command: 252 given, and berth passes at most 255 (4 of "
-		    "them its own)");
+	refused(
+	    &p,
+	    "too many environment variables for the command: 252 given, and berth passes at most 255 (4 of "
+	    "them its own)");
 	/* berth's own names take no entry more */
 	free(p.env[251].name);
 	p.env[251].name = strdup("PATH");
@@ -494,8 +509,10 @@ static void test_limit_env(void **state)
 	add_envs(&p, 243);
 	accepted(&p);
 	add_envs(&p, 1);
-	refused(&p, "too many environment variables for the command: 244 given, and berth passes at most 255 (4 of "
-		    "them its own, 8 the egress broker's)");
+	refused(
+	    &p,
+	    "too many environment variables for the command: 244 given, and berth passes at most 255 (4 of "
+	    "them its own, 8 the egress broker's)");
 	berth_policy_free(&p);
 	/* NAME=VALUE and its NUL: 131072 bytes, and one more */
 	berth_policy_init(&p);
@@ -511,8 +528,10 @@ static void test_limit_env(void **state)
 	big[BERTH_POLICY_ENV_ENTRY_MAX - 3] = '\0';
 	free(p.env[0].value);
 	p.env[0].value = big;
-	refused(&p, "environment variable `V1` is 131072 bytes long (NAME=VALUE); the kernel passes at most 131071 "
-		    "to a command");
+	refused(
+	    &p,
+	    "environment variable `V1` is 131072 bytes long (NAME=VALUE); the kernel passes at most 131071 "
+	    "to a command");
 	berth_policy_free(&p);
 }
 
@@ -602,7 +621,8 @@ static void test_limit_callers(void **state)
 	p.argc = 1;
 	/* rules: refused before any rule (no rules file at all) */
 	memset(&err, 0, sizeof err);
-	assert_int_equal(berth_rules_check(NULL, &p, &(struct berth_widening_ctx){.network_mode = "none"}, &err), -1);
+	assert_int_equal(
+	    berth_rules_check(NULL, &p, &(struct berth_widening_ctx){.network_mode = "none"}, &err), -1);
 	assert_string_equal(err.msg, "too many --ro/--rw mounts (65, at most 64)");
 	/* the runtime: refused before anything is created */
 	memset(&err, 0, sizeof err);
@@ -635,14 +655,14 @@ static void test_env_name_and_network_name(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),       cmocka_unit_test(test_limits_parsing),
-		cmocka_unit_test(test_bad_input),      cmocka_unit_test(test_home_refused),
-		cmocka_unit_test(test_widenings),      cmocka_unit_test(test_env),
-		cmocka_unit_test(test_canonical_digest), cmocka_unit_test(test_unprotect_removes_guard),
-		cmocka_unit_test(test_sysdirs_table),  cmocka_unit_test(test_limit_mounts),
-		cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
-		cmocka_unit_test(test_limit_env),      cmocka_unit_test(test_limit_grants_landlock),
-		cmocka_unit_test(test_limit_callers),	cmocka_unit_test(test_env_name_and_network_name),
+	    cmocka_unit_test(test_defaults),          cmocka_unit_test(test_limits_parsing),
+	    cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_home_refused),
+	    cmocka_unit_test(test_widenings),         cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_canonical_digest),  cmocka_unit_test(test_unprotect_removes_guard),
+	    cmocka_unit_test(test_sysdirs_table),     cmocka_unit_test(test_limit_mounts),
+	    cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
+	    cmocka_unit_test(test_limit_env),         cmocka_unit_test(test_limit_grants_landlock),
+	    cmocka_unit_test(test_limit_callers),     cmocka_unit_test(test_env_name_and_network_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,8 +82,8 @@ static void expect(const char *const *files, const char *args, const char *want)
 	if (want == NULL && rc != 0)
 		fail_msg("`%s` was refused: %s", args, err.msg);
 	if (want != NULL && (rc != -1 || err.status != BERTH_EXIT_USAGE || strstr(err.msg, want) == NULL))
-		fail_msg("`%s`: want a refusal with `%s`, got %s `%s`", args, want, rc == 0 ? "allowed" : "refused",
-			 rc == 0 ? "" : err.msg);
+		fail_msg("`%s`: want a refusal with `%s`, got %s `%s`", args, want,
+			 rc == 0 ? "allowed" : "refused", rc == 0 ? "" : err.msg);
 }
 
 #define ONE(text) ((const char *const[]){(text), NULL})
@@ -157,7 +157,8 @@ static void test_unprotect(void **state)
 	expect(ONE(f), "--unprotect .git/hooks", "(f0.yml:2): unprotect does not allow `.git/hooks`");
 	/* a class is allowed as spelt, not its members, and the other way round */
 	expect(ONE("allow:\n  unprotect: [editors]\n"), "--unprotect editors", NULL);
-	expect(ONE("allow:\n  unprotect: [editors]\n"), "--unprotect .vscode", "unprotect does not allow `.vscode`");
+	expect(ONE("allow:\n  unprotect: [editors]\n"), "--unprotect .vscode",
+	       "unprotect does not allow `.vscode`");
 	expect(ONE(f), "--unprotect editors", "unprotect does not allow `editors`");
 	expect(ONE("allow:\n  unprotect: []\n"), "--unprotect .envrc", "unprotect does not allow `.envrc`");
 	expect(ONE("allow:\n  unprotect: []\n"), "", NULL);
@@ -196,13 +197,15 @@ static void test_guard(void **state)
 	assert_int_equal(berth_trust_lookup(&o.policy, ".vscodex", NULL), BERTH_TRUST_NONE);
 	/* path endings: only where they end a path */
 	const char *cls = NULL;
-	assert_int_equal(berth_trust_lookup_path(&o.policy, "a/.hg", "hgrc", NULL, &cls), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "a/.hg", "hgrc", NULL, &cls),
+			 BERTH_TRUST_READONLY);
 	assert_string_equal(cls, "vcs");
 	assert_int_equal(berth_trust_lookup_path(&o.policy, ".hg", "hgrc", NULL, NULL), BERTH_TRUST_READONLY);
 	assert_int_equal(berth_trust_lookup_path(&o.policy, "a/x.hg", "hgrc", NULL, NULL), BERTH_TRUST_NONE);
 	assert_int_equal(berth_trust_lookup_path(&o.policy, "a", "hgrc", NULL, NULL), BERTH_TRUST_NONE);
 	assert_int_equal(berth_trust_lookup(&o.policy, ".hg/hgrc", NULL), BERTH_TRUST_NONE);
-	assert_int_equal(berth_trust_lookup_path(&o.policy, "dot/.config/git", "config", NULL, &cls), BERTH_TRUST_READONLY);
+	assert_int_equal(berth_trust_lookup_path(&o.policy, "dot/.config/git", "config", NULL, &cls),
+			 BERTH_TRUST_READONLY);
 	assert_string_equal(cls, "home");
 	berth_run_opts_free(&o);
 
@@ -214,8 +217,9 @@ static void test_guard(void **state)
 	berth_run_opts_free(&o);
 
 	/* guard: adds names, patterns and classes; read-only beats named */
-	guard_from(ONE("guard:\n  read-only: [Makefile, '*.sh', instructions]\n  named: [package.json, Makefile]\n"), "",
-		   &o);
+	guard_from(
+	    ONE("guard:\n  read-only: [Makefile, '*.sh', instructions]\n  named: [package.json, Makefile]\n"),
+	    "", &o);
 	assert_int_equal(berth_trust_lookup(&o.policy, "Makefile", NULL), BERTH_TRUST_READONLY);
 	assert_int_equal(berth_trust_lookup(&o.policy, "build.sh", NULL), BERTH_TRUST_READONLY);
 	assert_int_equal(berth_trust_lookup(&o.policy, "AGENTS.md", NULL), BERTH_TRUST_READONLY);
@@ -229,8 +233,9 @@ static void test_guard(void **state)
 	berth_run_opts_free(&o);
 
 	/* a file cannot loosen what a default or another file guards */
-	guard_from(((const char *const[]){"guard:\n  named: [.vscode]\n", "guard:\n  read-only: [x.txt]\n", NULL}), "",
-		   &o);
+	guard_from(
+	    ((const char *const[]){"guard:\n  named: [.vscode]\n", "guard:\n  read-only: [x.txt]\n", NULL}),
+	    "", &o);
 	assert_int_equal(berth_trust_lookup(&o.policy, ".vscode", NULL), BERTH_TRUST_READONLY);
 	assert_int_equal(berth_trust_lookup(&o.policy, "x.txt", NULL), BERTH_TRUST_READONLY);
 	berth_run_opts_free(&o);
@@ -239,15 +244,15 @@ static void test_guard(void **state)
 	static const struct {
 		const char *text, *want;
 	} bad[] = {
-		{"guard:\n  read-only: [a/b]\n", "g.yml:2:15: `guard.read-only`: `a/b` is not a file name"},
-		{"guard:\n  read-only: [.git/hooks]\n", "`.git/hooks` is not a file name"},
-		{"guard:\n  writable: [x]\n", "unknown key `guard.writable`; known: read-only, named"},
-		{"guard: [x]\n", "`guard` must be a mapping"},
-		{"guard:\n  named: [x]\nguard:\n  named: [y]\n", "`guard` is given twice"},
-		{"guard:\n  named: ['..']\n", "`..` is not a file name"},
-		{"guard:\n  named: ['.git']\n", "`.git` is not a file name"},
-		{"guard:\n  named: ['*.berth-set-aside']\n", "`*.berth-set-aside` is not a file name"},
-		{"guard:\n  named: ['[a-']\n", "`[a-` is not a file name"},
+	    {"guard:\n  read-only: [a/b]\n", "g.yml:2:15: `guard.read-only`: `a/b` is not a file name"},
+	    {"guard:\n  read-only: [.git/hooks]\n", "`.git/hooks` is not a file name"},
+	    {"guard:\n  writable: [x]\n", "unknown key `guard.writable`; known: read-only, named"},
+	    {"guard: [x]\n", "`guard` must be a mapping"},
+	    {"guard:\n  named: [x]\nguard:\n  named: [y]\n", "`guard` is given twice"},
+	    {"guard:\n  named: ['..']\n", "`..` is not a file name"},
+	    {"guard:\n  named: ['.git']\n", "`.git` is not a file name"},
+	    {"guard:\n  named: ['*.berth-set-aside']\n", "`*.berth-set-aside` is not a file name"},
+	    {"guard:\n  named: ['[a-']\n", "`[a-` is not a file name"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		r = berth_rules_new(&err);
@@ -306,7 +311,8 @@ static void test_limits(void **state)
 {
 	(void)state;
 	/* The defaults (8G, 4 CPUs, 512 pids) count. */
-	expect(ONE("allow:\n  memory: 4G\n"), "", "(f0.yml:2): memory is at most 4G, and this run has 8G (the default)");
+	expect(ONE("allow:\n  memory: 4G\n"), "",
+	       "(f0.yml:2): memory is at most 4G, and this run has 8G (the default)");
 	expect(ONE("allow:\n  memory: 4G\n"), "--memory 4G", NULL);
 	expect(ONE("allow:\n  memory: 4G\n"), "--memory 5G", "memory is at most 4G, and this run has 5G");
 	expect(ONE("allow:\n  memory: 16G\n"), "", NULL);
@@ -327,8 +333,10 @@ static void test_cannot_widen(void **state)
 	const char *const reversed[] = {project, user, NULL};
 
 	(void)state;
-	expect(both, "--network host --memory 1G", "refused by rules (f0.yml:2): networks does not allow host");
-	expect(reversed, "--network host --memory 1G", "refused by rules (f1.yml:2): networks does not allow host");
+	expect(both, "--network host --memory 1G",
+	       "refused by rules (f0.yml:2): networks does not allow host");
+	expect(reversed, "--network host --memory 1G",
+	       "refused by rules (f1.yml:2): networks does not allow host");
 	expect(both, "--memory 8G", "(f0.yml:3): memory is at most 2G");
 	expect(both, "--memory 1G", NULL);
 	/* The project narrows further: refused by the project file. */
@@ -342,30 +350,35 @@ static void test_malformed(void **state)
 	static const struct {
 		const char *yaml, *msg;
 	} cases[] = {
-		{"allow:\n  network: [none]\n", "r.yml:2:3: unknown key `allow.network`; known: networks"},
-		{"deny:\n  networks: [none]\n", "r.yml:1:1: unknown key `deny`"},
-		{"allow:\n  networks: none\n", "r.yml:2:13: `allow.networks` must be a list, got a scalar"},
-		{"allow:\n  networks: [none, wifi]\n", "r.yml:2:20: `allow.networks`: unknown network `wifi`"},
-		{"allow:\n  hosts: ['*']\n", "r.yml:2:11: `allow.hosts`: a bare `*` would allow every host"},
-		{"allow:\n  hosts: [localhost]\n", "r.yml:2:11: `allow.hosts`: network pattern `localhost` names"},
-		{"allow:\n  rw: [relative/path]\n", "r.yml:2:8: `allow.rw`: `relative/path` is not an absolute path"},
-		{"allow:\n  unprotect: [/etc/passwd]\n", "r.yml:2:15: `allow.unprotect`: `/etc/passwd` is not a guarded"},
-		{"allow:\n  env: [BAD-NAME]\n", "r.yml:2:9: `allow.env`: `BAD-NAME` is not a variable name"},
-		{"allow:\n  env: [1ABC]\n", "r.yml:2:9: `allow.env`: `1ABC` is not a variable name"},
-		{"allow:\n  degraded: yes\n", "r.yml:2:13: `allow.degraded` must be true or false, got `yes`"},
-		{"allow:\n  memory: lots\n", "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `lots`"},
-		{"allow:\n  memory: 0\n", "r.yml:2:11: `allow.memory` must be a size"},
-		{"allow:\n  memory: [4G]\n", "r.yml:2:11: `allow.memory` must be a size such as `4G`, got a list"},
-		{"allow:\n  cpus: -1\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
-		{"allow:\n  cpus: 0\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
-		{"allow:\n  pids: 0\n", "r.yml:2:9: `allow.pids` must be between 1 and 4194304, got `0`"},
-		{"allow:\n  pids: 1e3\n", "r.yml:2:9: `allow.pids` must be a decimal integer, got `1e3`"},
-		{"allow:\n  pids: 5\n  pids: 6\n", "r.yml:3:3: `allow.pids` is given twice"},
-		{"allow: [networks]\n", "r.yml:1:8: `allow` must be a mapping of limits, got a list"},
-		{"allow:\n  networks: [none\n", "r.yml:3:1: invalid YAML"},
-		{"- allow\n", "r.yml:1:1: a rules file is a mapping with the keys `allow:` and `guard:`"},
-		{"allow: &x\n  pids: 5\n", "r.yml:1:8: anchors (`&x`) are not allowed"},
-		{"allow:\n  env: [~]\n", "r.yml:2:9: `env` must be a string, got nothing (null)"},
+	    {"allow:\n  network: [none]\n", "r.yml:2:3: unknown key `allow.network`; known: networks"},
+	    {"deny:\n  networks: [none]\n", "r.yml:1:1: unknown key `deny`"},
+	    {"allow:\n  networks: none\n", "r.yml:2:13: `allow.networks` must be a list, got a scalar"},
+	    {"allow:\n  networks: [none, wifi]\n", "r.yml:2:20: `allow.networks`: unknown network `wifi`"},
+	    {"allow:\n  hosts: ['*']\n", "r.yml:2:11: `allow.hosts`: a bare `*` would allow every host"},
+	    {"allow:\n  hosts: [localhost]\n",
+	     "r.yml:2:11: `allow.hosts`: network pattern `localhost` names"},
+	    {"allow:\n  rw: [relative/path]\n",
+	     "r.yml:2:8: `allow.rw`: `relative/path` is not an absolute path"},
+	    {"allow:\n  unprotect: [/etc/passwd]\n",
+	     "r.yml:2:15: `allow.unprotect`: `/etc/passwd` is not a guarded"},
+	    {"allow:\n  env: [BAD-NAME]\n", "r.yml:2:9: `allow.env`: `BAD-NAME` is not a variable name"},
+	    {"allow:\n  env: [1ABC]\n", "r.yml:2:9: `allow.env`: `1ABC` is not a variable name"},
+	    {"allow:\n  degraded: yes\n", "r.yml:2:13: `allow.degraded` must be true or false, got `yes`"},
+	    {"allow:\n  memory: lots\n",
+	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `lots`"},
+	    {"allow:\n  memory: 0\n", "r.yml:2:11: `allow.memory` must be a size"},
+	    {"allow:\n  memory: [4G]\n",
+	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got a list"},
+	    {"allow:\n  cpus: -1\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
+	    {"allow:\n  cpus: 0\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
+	    {"allow:\n  pids: 0\n", "r.yml:2:9: `allow.pids` must be between 1 and 4194304, got `0`"},
+	    {"allow:\n  pids: 1e3\n", "r.yml:2:9: `allow.pids` must be a decimal integer, got `1e3`"},
+	    {"allow:\n  pids: 5\n  pids: 6\n", "r.yml:3:3: `allow.pids` is given twice"},
+	    {"allow: [networks]\n", "r.yml:1:8: `allow` must be a mapping of limits, got a list"},
+	    {"allow:\n  networks: [none\n", "r.yml:3:1: invalid YAML"},
+	    {"- allow\n", "r.yml:1:1: a rules file is a mapping with the keys `allow:` and `guard:`"},
+	    {"allow: &x\n  pids: 5\n", "r.yml:1:8: anchors (`&x`) are not allowed"},
+	    {"allow:\n  env: [~]\n", "r.yml:2:9: `env` must be a string, got nothing (null)"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -373,8 +386,8 @@ static void test_malformed(void **state)
 		struct berth_rules *r = berth_rules_new(&err);
 		int rc = berth_rules_add(r, cases[i].yaml, strlen(cases[i].yaml), "r.yml", &err);
 		if (rc != -1 || err.status != BERTH_EXIT_USAGE || strstr(err.msg, cases[i].msg) == NULL)
-			fail_msg("case %zu: got %s `%s`, want `%s`", i, rc == 0 ? "success" : "error", err.msg,
-				 cases[i].msg);
+			fail_msg("case %zu: got %s `%s`, want `%s`", i, rc == 0 ? "success" : "error",
+				 err.msg, cases[i].msg);
 		/* A refused file is not added. */
 		assert_int_equal(berth_rules_count(r), 0);
 		berth_rules_free(r);
@@ -518,11 +531,12 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_networks),  cmocka_unit_test(test_hosts),
-		cmocka_unit_test(test_rw),        cmocka_unit_test(test_unprotect), cmocka_unit_test(test_guard),
-		cmocka_unit_test(test_env_and_credentials), cmocka_unit_test(test_degraded),
-		cmocka_unit_test(test_limits),    cmocka_unit_test(test_cannot_widen),
-		cmocka_unit_test(test_malformed), cmocka_unit_test(test_load_all),
+	    cmocka_unit_test(test_networks),     cmocka_unit_test(test_hosts),
+	    cmocka_unit_test(test_rw),           cmocka_unit_test(test_unprotect),
+	    cmocka_unit_test(test_guard),        cmocka_unit_test(test_env_and_credentials),
+	    cmocka_unit_test(test_degraded),     cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_cannot_widen), cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_load_all),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -83,13 +83,15 @@ static void test_proxy_needs_egress_hook(void **state)
 	proxy_policy(&p);
 	assert_int_equal(berth_sandbox_start(&p, &ro, &sb, &err), -1);
 	assert_null(sb);
-	assert_string_equal(err.msg, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
-				     "none is attached");
+	assert_string_equal(err.msg,
+			    "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+			    "none is attached");
 	memset(&err, 0, sizeof err);
 	assert_int_equal(berth_sandbox_run(&p, &ro, &status, &err), -1);
 	assert_int_equal(status, -7);
-	assert_string_equal(err.msg, "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
-				     "none is attached");
+	assert_string_equal(err.msg,
+			    "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
+			    "none is attached");
 	berth_policy_free(&p);
 }
 
@@ -105,10 +107,11 @@ static void test_attach_fills_hooks(void **state)
 
 	(void)state;
 	proxy_policy(&p);
-	assert_int_equal(berth_run_init(&r, &(struct berth_run_spec){.policy = &p, .remove_at_end = rm,
-								     .n_remove_at_end = 1},
-					NULL, &err),
-			 0);
+	assert_int_equal(
+	    berth_run_init(&r,
+			   &(struct berth_run_spec){.policy = &p, .remove_at_end = rm, .n_remove_at_end = 1},
+			   NULL, &err),
+	    0);
 	assert_int_equal(strlen(berth_run_id(&r)), 16);
 	berth_run_attach(&r, &ro);
 	assert_ptr_equal(ro.run_id, berth_run_id(&r));

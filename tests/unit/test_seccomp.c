@@ -130,20 +130,41 @@ static int raw_clone(unsigned long flags)
 	return RC_ALLOWED;
 }
 
-static int p_unshare_user(void) { return result(unshare(CLONE_NEWUSER)); }
-static int p_unshare_files(void) { return result(unshare(CLONE_FILES)); }
-static int p_setns(void) { return result(setns(-1, CLONE_NEWNET)); }
-static int p_clone3(void) { return result(syscall(__NR_clone3, NULL, 0UL)); }
-static int p_clone_newns(void) { return raw_clone(CLONE_NEWNS | SIGCHLD); }
-static int p_clone_newuser_net(void) { return raw_clone(CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD); }
-static int p_clone_newpid_hi(void) { return raw_clone((1UL << 32) | CLONE_NEWPID | SIGCHLD); }
+static int p_unshare_user(void)
+{
+	return result(unshare(CLONE_NEWUSER));
+}
+static int p_unshare_files(void)
+{
+	return result(unshare(CLONE_FILES));
+}
+static int p_setns(void)
+{
+	return result(setns(-1, CLONE_NEWNET));
+}
+static int p_clone3(void)
+{
+	return result(syscall(__NR_clone3, NULL, 0UL));
+}
+static int p_clone_newns(void)
+{
+	return raw_clone(CLONE_NEWNS | SIGCHLD);
+}
+static int p_clone_newuser_net(void)
+{
+	return raw_clone(CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD);
+}
+static int p_clone_newpid_hi(void)
+{
+	return raw_clone((1UL << 32) | CLONE_NEWPID | SIGCHLD);
+}
 
 /* Each namespace flag alone: every one must be denied. */
 static int p_clone_each_ns(void)
 {
 	static const unsigned long flags[] = {
-		CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
-		CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, 0x80 /* CLONE_NEWTIME */,
+	    CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+	    CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, 0x80 /* CLONE_NEWTIME */,
 	};
 
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
@@ -195,7 +216,7 @@ static int p_thread(void)
 
 static int p_exec(void)
 {
-	char *const argv[] = { "true", NULL };
+	char *const argv[] = {"true", NULL};
 	int status;
 	pid_t pid = fork();
 
@@ -214,9 +235,18 @@ static int p_mount(void)
 	return result(mount("none", "/nonexistent-berth-test", "tmpfs", 0, NULL));
 }
 
-static int p_ptrace(void) { return result(ptrace(PTRACE_TRACEME, 0, NULL, NULL)); }
-static int p_bpf(void) { return result(syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, NULL, 0U)); }
-static int p_io_uring(void) { return result(syscall(SYS_io_uring_setup, 1U, NULL)); }
+static int p_ptrace(void)
+{
+	return result(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+}
+static int p_bpf(void)
+{
+	return result(syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, NULL, 0U));
+}
+static int p_io_uring(void)
+{
+	return result(syscall(SYS_io_uring_setup, 1U, NULL));
+}
 
 static int p_keyctl(void)
 {
@@ -280,15 +310,42 @@ static int sock(long domain, long type, long proto)
 	return 0;
 }
 
-static int p_packet_raw(void) { return sock(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)); }
-static int p_packet_dgram(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
-static int p_packet_hi(void) { return sock((long)(AF_PACKET | (1UL << 32)), SOCK_DGRAM, 0); }
-static int p_inet_raw(void) { return sock(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP); }
-static int p_inet6_raw(void) { return sock(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6); }
-static int p_sock_packet(void) { return sock(AF_INET, SOCK_PACKET, htons(ETH_P_ALL)); }
-static int p_inet_stream(void) { return sock(AF_INET, SOCK_STREAM, 0); }
-static int p_unix_dgram(void) { return sock(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); }
-static int p_netlink_raw(void) { return sock(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE); }
+static int p_packet_raw(void)
+{
+	return sock(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+}
+static int p_packet_dgram(void)
+{
+	return sock(AF_PACKET, SOCK_DGRAM, 0);
+}
+static int p_packet_hi(void)
+{
+	return sock((long)(AF_PACKET | (1UL << 32)), SOCK_DGRAM, 0);
+}
+static int p_inet_raw(void)
+{
+	return sock(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+}
+static int p_inet6_raw(void)
+{
+	return sock(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6);
+}
+static int p_sock_packet(void)
+{
+	return sock(AF_INET, SOCK_PACKET, htons(ETH_P_ALL));
+}
+static int p_inet_stream(void)
+{
+	return sock(AF_INET, SOCK_STREAM, 0);
+}
+static int p_unix_dgram(void)
+{
+	return sock(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+static int p_netlink_raw(void)
+{
+	return sock(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+}
 
 /* Every family below AF_NETLINK but AF_UNIX, AF_INET, AF_INET6, in every
  * type: EPERM (libseccomp 2.5 built these rules wrong next to an
@@ -306,34 +363,109 @@ static int p_low_families(void)
 		}
 	return EPERM;
 }
-static int p_unix_seqpacket(void) { return sock(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); }
-static int p_unix_stream(void) { return sock(AF_UNIX, SOCK_STREAM, 0); }
-static int p_inet6_stream(void) { return sock(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP); }
-static int p_inet_udp(void) { return sock(AF_INET, SOCK_DGRAM, IPPROTO_UDP); }
+static int p_unix_seqpacket(void)
+{
+	return sock(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+}
+static int p_unix_stream(void)
+{
+	return sock(AF_UNIX, SOCK_STREAM, 0);
+}
+static int p_inet6_stream(void)
+{
+	return sock(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP);
+}
+static int p_inet_udp(void)
+{
+	return sock(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+}
 /* Transports Landlock's TCP rules do not cover: EPROTONOSUPPORT. */
-static int p_mptcp(void) { return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */); }
-static int p_mptcp6(void) { return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 262); }
-static int p_mptcp_hi(void) { return sock(AF_INET, SOCK_STREAM, (long)(262 | (1UL << 32))); }
-static int p_tcp_hi(void) { return sock(AF_INET, SOCK_STREAM, (long)(IPPROTO_TCP | (1UL << 32))); }
-static int p_sctp(void) { return sock(AF_INET, SOCK_STREAM, IPPROTO_SCTP); }
-static int p_sctp_seq(void) { return sock(AF_INET, SOCK_SEQPACKET, 0); }
-static int p_sctp6_seq(void) { return sock(AF_INET6, SOCK_SEQPACKET | SOCK_NONBLOCK, 0); }
-static int p_udplite(void) { return sock(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE); }
-static int p_l2tp(void) { return sock(AF_INET, SOCK_DGRAM, 115 /* IPPROTO_L2TP */); }
-static int p_smc(void) { return sock(AF_INET, SOCK_STREAM, 256 /* IPPROTO_SMC */); }
-static int p_dccp(void) { return sock(AF_INET, SOCK_DCCP, IPPROTO_DCCP); }
+static int p_mptcp(void)
+{
+	return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+}
+static int p_mptcp6(void)
+{
+	return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 262);
+}
+static int p_mptcp_hi(void)
+{
+	return sock(AF_INET, SOCK_STREAM, (long)(262 | (1UL << 32)));
+}
+static int p_tcp_hi(void)
+{
+	return sock(AF_INET, SOCK_STREAM, (long)(IPPROTO_TCP | (1UL << 32)));
+}
+static int p_sctp(void)
+{
+	return sock(AF_INET, SOCK_STREAM, IPPROTO_SCTP);
+}
+static int p_sctp_seq(void)
+{
+	return sock(AF_INET, SOCK_SEQPACKET, 0);
+}
+static int p_sctp6_seq(void)
+{
+	return sock(AF_INET6, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+}
+static int p_udplite(void)
+{
+	return sock(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE);
+}
+static int p_l2tp(void)
+{
+	return sock(AF_INET, SOCK_DGRAM, 115 /* IPPROTO_L2TP */);
+}
+static int p_smc(void)
+{
+	return sock(AF_INET, SOCK_STREAM, 256 /* IPPROTO_SMC */);
+}
+static int p_dccp(void)
+{
+	return sock(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+}
 /* SOCK_RAW keeps its own refusal, whatever the protocol number */
-static int p_inet6_raw_raw(void) { return sock(AF_INET6, SOCK_RAW, IPPROTO_RAW); }
-static int p_inet_raw_mptcp(void) { return sock(AF_INET, SOCK_RAW, 262); }
-static int p_dccp0(void) { return sock(AF_INET6, SOCK_DCCP, 0); }
+static int p_inet6_raw_raw(void)
+{
+	return sock(AF_INET6, SOCK_RAW, IPPROTO_RAW);
+}
+static int p_inet_raw_mptcp(void)
+{
+	return sock(AF_INET, SOCK_RAW, 262);
+}
+static int p_dccp0(void)
+{
+	return sock(AF_INET6, SOCK_DCCP, 0);
+}
 
-static int p_pers_linux(void) { return result(personality(PER_LINUX)); }
-static int p_pers_query(void) { return result(personality(0xffffffff)); }
-static int p_pers_query64(void) { return result(syscall(SYS_personality, ~0UL)); }
-static int p_pers_rie(void) { return result(personality(READ_IMPLIES_EXEC)); }
-static int p_pers_norandom(void) { return result(personality(ADDR_NO_RANDOMIZE)); }
-static int p_pers_linux32(void) { return result(personality(PER_LINUX32)); }
-static int p_pers_hi(void) { return result(syscall(SYS_personality, (1UL << 32) | READ_IMPLIES_EXEC)); }
+static int p_pers_linux(void)
+{
+	return result(personality(PER_LINUX));
+}
+static int p_pers_query(void)
+{
+	return result(personality(0xffffffff));
+}
+static int p_pers_query64(void)
+{
+	return result(syscall(SYS_personality, ~0UL));
+}
+static int p_pers_rie(void)
+{
+	return result(personality(READ_IMPLIES_EXEC));
+}
+static int p_pers_norandom(void)
+{
+	return result(personality(ADDR_NO_RANDOMIZE));
+}
+static int p_pers_linux32(void)
+{
+	return result(personality(PER_LINUX32));
+}
+static int p_pers_hi(void)
+{
+	return result(syscall(SYS_personality, (1UL << 32) | READ_IMPLIES_EXEC));
+}
 
 /* Every single-bit persona and its complement: all denied. */
 static int p_pers_bits(void)
@@ -504,24 +636,60 @@ static const struct {
 	const char *name;
 	int errnum;
 } always_denied[] = {
-	{ "clone3", ENOSYS }, { "unshare", EPERM }, { "setns", EPERM },
-	{ "mount", EPERM }, { "umount2", EPERM }, { "pivot_root", EPERM },
-	{ "chroot", EPERM }, { "open_tree", EPERM }, { "move_mount", EPERM },
-	{ "fsopen", EPERM }, { "fsconfig", EPERM }, { "fsmount", EPERM },
-	{ "fspick", EPERM }, { "mount_setattr", EPERM }, { "ptrace", EPERM },
-	{ "process_vm_readv", EPERM }, { "process_vm_writev", EPERM }, { "bpf", EPERM },
-	{ "perf_event_open", EPERM }, { "userfaultfd", EPERM }, { "keyctl", EPERM },
-	{ "add_key", EPERM }, { "request_key", EPERM }, { "io_uring_setup", EPERM },
-	{ "io_uring_enter", EPERM }, { "io_uring_register", EPERM },
-	{ "open_by_handle_at", EPERM }, { "name_to_handle_at", EPERM },
-	{ "kexec_load", EPERM }, { "kexec_file_load", EPERM }, { "init_module", EPERM },
-	{ "finit_module", EPERM }, { "delete_module", EPERM }, { "reboot", EPERM },
-	{ "swapon", EPERM }, { "swapoff", EPERM }, { "settimeofday", EPERM },
-	{ "clock_settime", EPERM }, { "clock_adjtime", EPERM }, { "adjtimex", EPERM },
-	{ "acct", EPERM }, { "quotactl", EPERM }, { "quotactl_fd", EPERM },
-	{ "iopl", EPERM }, { "ioperm", EPERM }, { "modify_ldt", EPERM }, { "syslog", EPERM },
-	{ "lookup_dcookie", EPERM }, { "vhangup", EPERM }, { "uselib", EPERM },
-	{ "ustat", EPERM }, { "sysfs", EPERM }, { "_sysctl", EPERM }, { "nfsservctl", EPERM },
+    {"clone3", ENOSYS},
+    {"unshare", EPERM},
+    {"setns", EPERM},
+    {"mount", EPERM},
+    {"umount2", EPERM},
+    {"pivot_root", EPERM},
+    {"chroot", EPERM},
+    {"open_tree", EPERM},
+    {"move_mount", EPERM},
+    {"fsopen", EPERM},
+    {"fsconfig", EPERM},
+    {"fsmount", EPERM},
+    {"fspick", EPERM},
+    {"mount_setattr", EPERM},
+    {"ptrace", EPERM},
+    {"process_vm_readv", EPERM},
+    {"process_vm_writev", EPERM},
+    {"bpf", EPERM},
+    {"perf_event_open", EPERM},
+    {"userfaultfd", EPERM},
+    {"keyctl", EPERM},
+    {"add_key", EPERM},
+    {"request_key", EPERM},
+    {"io_uring_setup", EPERM},
+    {"io_uring_enter", EPERM},
+    {"io_uring_register", EPERM},
+    {"open_by_handle_at", EPERM},
+    {"name_to_handle_at", EPERM},
+    {"kexec_load", EPERM},
+    {"kexec_file_load", EPERM},
+    {"init_module", EPERM},
+    {"finit_module", EPERM},
+    {"delete_module", EPERM},
+    {"reboot", EPERM},
+    {"swapon", EPERM},
+    {"swapoff", EPERM},
+    {"settimeofday", EPERM},
+    {"clock_settime", EPERM},
+    {"clock_adjtime", EPERM},
+    {"adjtimex", EPERM},
+    {"acct", EPERM},
+    {"quotactl", EPERM},
+    {"quotactl_fd", EPERM},
+    {"iopl", EPERM},
+    {"ioperm", EPERM},
+    {"modify_ldt", EPERM},
+    {"syslog", EPERM},
+    {"lookup_dcookie", EPERM},
+    {"vhangup", EPERM},
+    {"uselib", EPERM},
+    {"ustat", EPERM},
+    {"sysfs", EPERM},
+    {"_sysctl", EPERM},
+    {"nfsservctl", EPERM},
 };
 
 static int table_pipe = -1;
@@ -578,9 +746,9 @@ static bool is_hex64(const char *s)
 
 static void test_digest(void **state)
 {
-	struct berth_seccomp_opts opts = { .block_affinity = false };
-	struct berth_bpf again = { 0 }, nullopts = { 0 };
-	struct berth_error err = { 0 };
+	struct berth_seccomp_opts opts = {.block_affinity = false};
+	struct berth_bpf again = {0}, nullopts = {0};
+	struct berth_error err = {0};
 
 	(void)state;
 	assert_int_equal(berth_seccomp_compile(NULL, &opts, &again, &err), 0);
@@ -604,7 +772,7 @@ static void test_digest(void **state)
 
 static void test_free_zeroed(void **state)
 {
-	struct berth_bpf bpf = { 0 };
+	struct berth_bpf bpf = {0};
 
 	(void)state;
 	berth_bpf_free(&bpf);
@@ -615,8 +783,8 @@ static void test_free_zeroed(void **state)
 
 static void test_load_empty(void **state)
 {
-	struct berth_bpf bpf = { 0 };
-	struct berth_error err = { 0 };
+	struct berth_bpf bpf = {0};
+	struct berth_error err = {0};
 
 	(void)state;
 	assert_int_equal(berth_seccomp_load(&bpf, &err), -1);
@@ -636,7 +804,7 @@ static void test_load_without_nnp(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct berth_error err = { 0 };
+		struct berth_error err = {0};
 
 		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
 				       setresuid(65534, 65534, 65534) < 0))
@@ -667,9 +835,9 @@ static void test_available(void **state)
 
 static int setup(void **state)
 {
-	struct berth_seccomp_opts plain = { .block_affinity = false };
-	struct berth_seccomp_opts affinity = { .block_affinity = true };
-	struct berth_error err = { 0 };
+	struct berth_seccomp_opts plain = {.block_affinity = false};
+	struct berth_seccomp_opts affinity = {.block_affinity = true};
+	struct berth_error err = {0};
 
 	(void)state;
 	if (berth_seccomp_compile(NULL, &plain, &bpf_plain, &err) < 0 ||
@@ -691,20 +859,20 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_available),
-		cmocka_unit_test(test_digest),
-		cmocka_unit_test(test_free_zeroed),
-		cmocka_unit_test(test_load_empty),
-		cmocka_unit_test(test_load_without_nnp),
-		cmocka_unit_test(test_namespaces),
-		cmocka_unit_test(test_processes_still_work),
-		cmocka_unit_test(test_denied_calls),
-		cmocka_unit_test(test_deny_table),
-		cmocka_unit_test(test_tty_ioctls),
-		cmocka_unit_test(test_sockets),
-		cmocka_unit_test(test_personality),
-		cmocka_unit_test(test_affinity),
-		cmocka_unit_test(test_foreign_abi),
+	    cmocka_unit_test(test_available),
+	    cmocka_unit_test(test_digest),
+	    cmocka_unit_test(test_free_zeroed),
+	    cmocka_unit_test(test_load_empty),
+	    cmocka_unit_test(test_load_without_nnp),
+	    cmocka_unit_test(test_namespaces),
+	    cmocka_unit_test(test_processes_still_work),
+	    cmocka_unit_test(test_denied_calls),
+	    cmocka_unit_test(test_deny_table),
+	    cmocka_unit_test(test_tty_ioctls),
+	    cmocka_unit_test(test_sockets),
+	    cmocka_unit_test(test_personality),
+	    cmocka_unit_test(test_affinity),
+	    cmocka_unit_test(test_foreign_abi),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

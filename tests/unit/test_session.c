@@ -55,7 +55,10 @@ static void test_names(void **state)
 	berth_session_name_derive("shell", NULL, name);
 	assert_int_equal(strncmp(name, "shell-", 6), 0);
 	assert_int_equal(berth_session_name_check(name, &err), 0);
-	berth_session_name_derive("p", "https://x/" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/", name);
+	berth_session_name_derive("p",
+				  "https://x/"
+				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",
+				  name);
 	assert_true(strlen(name) <= BERTH_SESSION_NAME_MAX);
 	assert_int_equal(berth_session_name_check(name, &err), 0);
 	berth_session_name_derive("p", "https://x/---.git", name);
@@ -73,12 +76,13 @@ static void test_profile(void **state)
 	struct berth_error err = {0};
 
 	(void)state;
-	assert_int_equal(parse_profile("command: [claude, --dangerously-skip-permissions]\n"
-				       "network: api-only\nprompt: argv\npersist_home: true\n"
-				       "git: {name: A B, email: a@b}\ncredentials: [ANTHROPIC_API_KEY]\n"
-				       "env: [EDITOR=vi, LANG]\noptions: [--memory, 2G]\nallow_hosts: pypi.org\n",
-				       &p, &err),
-			 0);
+	assert_int_equal(
+	    parse_profile("command: [claude, --dangerously-skip-permissions]\n"
+			  "network: api-only\nprompt: argv\npersist_home: true\n"
+			  "git: {name: A B, email: a@b}\ncredentials: [ANTHROPIC_API_KEY]\n"
+			  "env: [EDITOR=vi, LANG]\noptions: [--memory, 2G]\nallow_hosts: pypi.org\n",
+			  &p, &err),
+	    0);
 	assert_int_equal(p.n_command, 2);
 	assert_string_equal(p.command[1], "--dangerously-skip-permissions");
 	assert_null(p.command[2]);
@@ -139,11 +143,12 @@ static void test_fleet(void **state)
 	struct berth_error err = {0};
 
 	(void)state;
-	assert_int_equal(parse_fleet("defaults:\n  profile: shell\n  options: [--memory, 1G]\n  prompt: hi\n"
-				     "agents:\n  - name: a1\n  - name: a2\n    profile: claude\n    workspace: ws\n"
-				     "    options: [--cpus, '2']\n    args: [--model, m]\n    seed_auth: true\n",
-				     &f, &err),
-			 0);
+	assert_int_equal(
+	    parse_fleet("defaults:\n  profile: shell\n  options: [--memory, 1G]\n  prompt: hi\n"
+			"agents:\n  - name: a1\n  - name: a2\n    profile: claude\n    workspace: ws\n"
+			"    options: [--cpus, '2']\n    args: [--model, m]\n    seed_auth: true\n",
+			&f, &err),
+	    0);
 	assert_int_equal(f.n, 2);
 	assert_string_equal(f.agents[0].profile_name, "shell");
 	assert_string_equal(f.agents[0].prompt, "hi");
@@ -167,16 +172,19 @@ static void test_fleet(void **state)
 	assert_int_equal(parse_fleet("agents:\n  - name: a\n", &f, &err), -1);
 	assert_non_null(strstr(err.msg, "f.yml:2:5: profile: no profile here nor in `defaults`"));
 	berth_fleet_free(&f);
-	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s}\n  - {name: a, profile: s}\n", &f, &err), -1);
+	assert_int_equal(
+	    parse_fleet("agents:\n  - {name: a, profile: s}\n  - {name: a, profile: s}\n", &f, &err), -1);
 	assert_non_null(strstr(err.msg, "is the name of another agent (line 2)"));
 	berth_fleet_free(&f);
 	assert_int_equal(parse_fleet("agents:\n  - {name: Bad, profile: s}\n", &f, &err), -1);
 	assert_non_null(strstr(err.msg, "invalid session name `Bad`"));
 	berth_fleet_free(&f);
-	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s, repo: r, workspace: w}\n", &f, &err), -1);
+	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s, repo: r, workspace: w}\n", &f, &err),
+			 -1);
 	assert_non_null(strstr(err.msg, "not both"));
 	berth_fleet_free(&f);
-	assert_int_equal(parse_fleet("defaults: {name: x}\nagents:\n  - {name: a, profile: s}\n", &f, &err), -1);
+	assert_int_equal(parse_fleet("defaults: {name: x}\nagents:\n  - {name: a, profile: s}\n", &f, &err),
+			 -1);
 	assert_non_null(strstr(err.msg, "f.yml:1:12: unknown key `name`"));
 	berth_fleet_free(&f);
 	assert_int_equal(parse_fleet("agents:\n  - {name: a, profile: s}\nextra: 1\n", &f, &err), -1);
@@ -195,8 +203,8 @@ static void test_spawn_args(void **state)
 {
 	struct berth_spawn_req r;
 	struct berth_error err = {0};
-	char *ok[] = {"spawn", "claude", "--name", "n1", "--memory", "2G", "--prompt", "do it", "--yes",
-		      "--size", "30x100", "--", "--model", "x", NULL};
+	char *ok[] = {"spawn", "claude", "--name", "n1", "--memory", "2G", "--prompt", "do it",
+		      "--yes", "--size", "30x100", "--", "--model",  "x",  NULL};
 	char *twice[] = {"spawn", "claude", "--name", "a", "--name", "b", NULL};
 	char *eq[] = {"spawn", "claude", "--memory=2G", NULL};
 	char *unk[] = {"spawn", "claude", "--frobnicate", NULL};
@@ -280,8 +288,11 @@ static void test_screen(void **state)
 	assert_string_equal(line(s, 6), "\xe2\x94\x80!");
 	/* The filter: no escape codes reach the text; what libvterm 0.1.4
 	 * cannot take is dropped or replaced */
-	feed(s, "\033[8;1H\033[?::::::::::::::::::::::::::::::10e" "a\033]0;title\007b\xc2\x87" "c\xc0\xafz\033[K");
-	assert_string_equal(line(s, 7), "ab\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbdz");
+	feed(s, "\033[8;1H\033[?::::::::::::::::::::::::::::::10e"
+		"a\033]0;title\007b\xc2\x87"
+		"c\xc0\xafz\033[K");
+	assert_string_equal(line(s, 7), "ab\xef\xbf\xbd"
+					"c\xef\xbf\xbd\xef\xbf\xbdz");
 	/* Bidirectional controls (U+202E, U+2066) never reach the caller's terminal as such */
 	feed(s, "\033[4;1Hx\xe2\x80\xaey\xe2\x81\xa6z\033[K");
 	assert_string_equal(line(s, 3), "x\xef\xbf\xbdy\xef\xbf\xbdz");
@@ -393,23 +404,30 @@ static void test_termfilter(void **state)
 	(void)state;
 	/* What draws passes unchanged: text, UTF-8, C0, CSI, ESC sequences,
 	 * titles, hyperlinks, colour settings, reports of numbers (CSI 6 n, DA) */
-	FILTERED("a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338",
-		 "a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 \033(B\033#8\0337\0338");
+	FILTERED("a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 "
+		 "\033(B\033#8\0337\0338",
+		 "a\r\n\t\b\x07\033[1;31mred\033[0m \xe4\xb8\xad\xe2\x9c\xb3\xf0\x9f\x98\x80 "
+		 "\033(B\033#8\0337\0338");
 	FILTERED("\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\",
 		 "\033]0;\xe2\x9c\xb3 Claude\007\033]2;t\033\\\033]8;;https://x.test/\033\\l\033]8;;\033\\");
-	FILTERED("\033]11;rgb:00/00/00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[0020h",
-		 "\033]11;rgb:00/00/00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[20h");
+	FILTERED("\033]11;rgb:00/00/"
+		 "00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[0020h",
+		 "\033]11;rgb:00/00/"
+		 "00\007\033]104\007\033]133;A\007\033[6n\033[>c\033[?2026$p\033[8;24;80t\033[20h");
 	/* Report requests whose answer is a string typed into the sandbox:
 	 * title and icon label (CSI 21 t, 20 t, also with leading zeros or
 	 * more parameters), colour queries (ended with CAN), every DCS
 	 * (DECRQSS, XTGETTCAP) */
-	FILTERED("a\033[21tb\033[20tc\033[0021td\033[21;0te\033[20;1hf\033[?21tg",
-		 "abcdef\033[?21tg");
+	FILTERED("a\033[21tb\033[20tc\033[0021td\033[21;0te\033[20;1hf\033[?21tg", "abcdef\033[?21tg");
 	FILTERED("\033]11;?\007h\033]4;1;?\033\\i\033]10;?\007j\033P$qm\033\\k\033P+q544e\033\\l",
-		 "\033]11;\x18h\033]4;1;\x18i\033]10;\x18j" "k" "l");
+		 "\033]11;\x18h\033]4;1;\x18i\033]10;\x18j"
+		 "k"
+		 "l");
 	/* DEL and C0 inside a CSI: ignored or executed by the terminal, which
 	 * goes on with the sequence (CSI 2 DEL 1 t is CSI 21 t) */
-	FILTERED("\033[2\x7f" "1tm\033[2\n1tn\033[1\x7f;2Ho", "m\nn\033[1;2Ho");
+	FILTERED("\033[2\x7f"
+		 "1tm\033[2\n1tn\033[1\x7f;2Ho",
+		 "m\nn\033[1;2Ho");
 	/* a CSI cut by ESC, CAN or a UTF-8 byte: the terminal drops it, so
 	 * does the filter (what follows is read on its own) */
 	FILTERED("\033[2\033[21tm\033[21\x18n\033[1\xe4\xb8\xad", "m\x18n\xe4\xb8\xad");
@@ -418,17 +436,24 @@ static void test_termfilter(void **state)
 	/* The clipboard (OSC 52), file transfer (1337, 5113), notifications,
 	 * fonts: dropped whole, BEL or ST ended, the text around kept */
 	FILTERED("a\033]52;c;ZWNobyBwd25lZA==\007b\033]52;p;eA==\033\\c", "abc");
-	FILTERED("\033]1337;File=name=eA==;inline=0:eA==\007\033]5113;ac=send\033\\\033]9;hi\007\033]777;notify;a;b\007"
-		 "\033]99;;x\033\\\033]7;file:///home/u/.ssh\007\033]50;?\007\033];x\007\033]x\007\033]1234567;x\007d",
+	FILTERED("\033]1337;File=name=eA==;inline=0:eA==\007\033]5113;ac=send\033\\\033]9;hi\007\033]777;"
+		 "notify;a;b\007"
+		 "\033]99;;x\033\\\033]7;file:///home/u/"
+		 ".ssh\007\033]50;?\007\033];x\007\033]x\007\033]1234567;x\007d",
 		 "d");
 	/* DCS other than the two queries (tmux passthrough, sixel, DECUDK),
 	 * SOS, PM and APC (kitty graphics that open a host file) */
 	FILTERED("\033Ptmux;\033\033]52;c;eA==\007\033\\e", "\033\\e"); /* a lone ST is harmless */
-	FILTERED("\033P0;1|17/61\033\\\033Pq#0;2;0;0;0~\033\\\033_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\033\\\033X1\033\\\033^2\033\\f",
-		 "f");
+	FILTERED(
+	    "\033P0;1|17/"
+	    "61\033\\\033Pq#0;2;0;0;0~\033\\\033_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\033\\\033X1\033\\\033^2\033\\f",
+	    "f");
 	/* C1 controls, raw and as UTF-8: U+009D is OSC, U+009B CSI to xterm in
 	 * UTF-8 mode; raw 0x9d and 0x90 outside a UTF-8 sequence likewise */
-	FILTERED("g\xc2\x9d" "52;c;eA==\x07h\xc2\x9b" "31mi\x9d" "52;c;eA==\x07\x90q\x9cj",
+	FILTERED("g\xc2\x9d"
+		 "52;c;eA==\x07h\xc2\x9b"
+		 "31mi\x9d"
+		 "52;c;eA==\x07\x90q\x9cj",
 		 "g52;c;eA==\x07h31mi52;c;eA==\x07qj");
 	/* Not UTF-8: overlong forms (an overlong U+009B too), surrogates,
 	 * stray continuation bytes, a cut sequence: dropped */
@@ -440,8 +465,13 @@ static void test_termfilter(void **state)
 	/* A kept string broken off by another sequence, or too long: CAN, so
 	 * the terminal drops it; controls inside it dropped */
 	FILTERED("\033]0;ab\033]52;c;eA==\007q", "\033]0;ab\x18q");
-	FILTERED("\033]0;a\nb\x9c\xc2\x9c" "c\033\\", "\033]0;abc\033\\");
-	FILTERED("\033]0;a\x18" "b", "\033]0;a\x18" "b");
+	FILTERED("\033]0;a\nb\x9c\xc2\x9c"
+		 "c\033\\",
+		 "\033]0;abc\033\\");
+	FILTERED("\033]0;a\x18"
+		 "b",
+		 "\033]0;a\x18"
+		 "b");
 	char big[BERTH_TERMFILTER_STRING_MAX + 100], want[BERTH_TERMFILTER_STRING_MAX + 20];
 	memset(big, 'x', sizeof big);
 	memcpy(big, "\033]0;", 4);
@@ -461,9 +491,13 @@ static void test_text_safe(void **state)
 	char *j;
 
 	(void)state;
-	assert_string_equal(berth_text_clean(buf, sizeof buf, "a\033]52;c;eA==\007b\xc2\x9d" "c\xe2\x80\xae" "d\xff\t\xe4\xb8\xad"),
+	assert_string_equal(berth_text_clean(buf, sizeof buf,
+					     "a\033]52;c;eA==\007b\xc2\x9d"
+					     "c\xe2\x80\xae"
+					     "d\xff\t\xe4\xb8\xad"),
 			    "a\\x1b]52;c;eA==\\x07b\\x9dc\\u{202e}d\\xff\t\xe4\xb8\xad");
-	j = berth_json_text_safe("{\n  \"s\": \"a\xc2\x9d" "52\xc2\x9c\xe2\x80\xae\x7f\xe4\xb8\xad\xe2\x81\xa6\"\n}");
+	j = berth_json_text_safe("{\n  \"s\": \"a\xc2\x9d"
+				 "52\xc2\x9c\xe2\x80\xae\x7f\xe4\xb8\xad\xe2\x81\xa6\"\n}");
 	assert_non_null(j);
 	assert_string_equal(j, "{\n  \"s\": \"a\\u009d52\\u009c\\u202e\\u007f\xe4\xb8\xad\\u2066\"\n}");
 	free(j);
@@ -524,7 +558,8 @@ static void test_home_seed(void **state)
 	static const struct {
 		const char *yaml, *msg;
 	} bad[] = {
-	    {"command: [x]\nhome: {/etc/passwd: x}\n", "`/etc/passwd` is not a home file: a path relative to $HOME"},
+	    {"command: [x]\nhome: {/etc/passwd: x}\n",
+	     "`/etc/passwd` is not a home file: a path relative to $HOME"},
 	    {"command: [x]\nhome: {a//b: x}\n", "no empty, `.` or `..` component"},
 	    {"command: [x]\nhome: {a/../../b: x}\n", "no empty, `.` or `..` component"},
 	    {"command: [x]\nhome: {a.json: '[1]'}\n", "a .json file must hold one JSON object"},
@@ -535,7 +570,8 @@ static void test_home_seed(void **state)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct berth_profile q;
-		assert_int_equal(berth_profile_parse("t", "t.yml", bad[i].yaml, strlen(bad[i].yaml), &q, &err), -1);
+		assert_int_equal(
+		    berth_profile_parse("t", "t.yml", bad[i].yaml, strlen(bad[i].yaml), &q, &err), -1);
 		assert_int_equal(err.status, BERTH_EXIT_USAGE);
 		if (strstr(err.msg, bad[i].msg) == NULL)
 			fail_msg("%s: got `%s`", bad[i].yaml, err.msg);
@@ -574,8 +610,9 @@ static void test_home_seed(void **state)
 	assert_int_equal(berth_home_seed_persist(&seed, dir, false, collect, notes, &err), 0);
 	assert_string_equal(notes, "");
 	snprintf(path, sizeof path, "%s/.a.json", dir);
-	assert_string_equal(slurp(path), "{\n  \"o\": {\n    \"k\": false,\n    \"n\": 2\n  },\n  \"token\": \"kept\",\n"
-					 "  \"b\": true\n}\n");
+	assert_string_equal(slurp(path),
+			    "{\n  \"o\": {\n    \"k\": false,\n    \"n\": 2\n  },\n  \"token\": \"kept\",\n"
+			    "  \"b\": true\n}\n");
 	snprintf(path, sizeof path, "%s/.a/plain.toml", dir);
 	assert_string_equal(slurp(path), "x = 1\n");
 	put(path, "x = 2\n");
@@ -624,8 +661,15 @@ static void test_home_seed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_names),	   cmocka_unit_test(test_profile), cmocka_unit_test(test_home_seed), cmocka_unit_test(test_fleet),
-		cmocka_unit_test(test_spawn_args), cmocka_unit_test(test_screen), cmocka_unit_test(test_screen_bracketed_paste), cmocka_unit_test(test_termfilter), cmocka_unit_test(test_text_safe),
+	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_profile),
+	    cmocka_unit_test(test_home_seed),
+	    cmocka_unit_test(test_fleet),
+	    cmocka_unit_test(test_spawn_args),
+	    cmocka_unit_test(test_screen),
+	    cmocka_unit_test(test_screen_bracketed_paste),
+	    cmocka_unit_test(test_termfilter),
+	    cmocka_unit_test(test_text_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

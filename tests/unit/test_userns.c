@@ -206,9 +206,12 @@ static void test_clone_refusal(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_apparmor_restriction), cmocka_unit_test(test_apparmor_profile),
-		cmocka_unit_test(test_selinux), cmocka_unit_test(test_landlock_and_seccomp),
-		cmocka_unit_test(test_not_an_lsm), cmocka_unit_test(test_clone_refusal),
+	    cmocka_unit_test(test_apparmor_restriction),
+	    cmocka_unit_test(test_apparmor_profile),
+	    cmocka_unit_test(test_selinux),
+	    cmocka_unit_test(test_landlock_and_seccomp),
+	    cmocka_unit_test(test_not_an_lsm),
+	    cmocka_unit_test(test_clone_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

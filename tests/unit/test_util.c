@@ -58,7 +58,8 @@ static int record(void *opaque, const struct berth_yproblem *p)
 static int build(const char *yaml, unsigned depth, size_t nodes, unsigned flags, struct seen *s,
 		 struct berth_ynode **root)
 {
-	struct berth_yopts o = {.max_depth = depth, .max_nodes = nodes, .flags = flags, .problem = record, .opaque = s};
+	struct berth_yopts o = {
+	    .max_depth = depth, .max_nodes = nodes, .flags = flags, .problem = record, .opaque = s};
 
 	return berth_ynode_build(yaml, strlen(yaml), &o, root);
 }
@@ -126,7 +127,8 @@ static void test_ynode_problems(void **state)
 
 	/* tags: core ones accepted with BERTH_YB_TAGS_CORE, `!!str` makes a string; any other reported */
 	memset(&s, 0, sizeof s);
-	assert_int_equal(build("a: !!str 5\nb: !!seq []\nc: !!map {}\n", 0, 0, BERTH_YB_TAGS_CORE, &s, &root), 0);
+	assert_int_equal(build("a: !!str 5\nb: !!seq []\nc: !!map {}\n", 0, 0, BERTH_YB_TAGS_CORE, &s, &root),
+			 0);
 	assert_false(berth_ymap_val(root, 0)->plain);
 	berth_ynode_free(root);
 	memset(&s, 0, sizeof s);
@@ -271,8 +273,10 @@ static void test_utf8(void **state)
 	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xc0\x80", 2, &cp), 0);     /* overlong */
 	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xe0\x80\x80", 3, &cp), 0); /* overlong */
 	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xed\xa0\x80", 3, &cp), 0); /* surrogate */
-	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xf4\x90\x80\x80", 4, &cp), 0); /* > U+10FFFF */
-	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xc3", SIZE_MAX, &cp), 0); /* NUL ends it */
+	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xf4\x90\x80\x80", 4, &cp),
+			 0); /* > U+10FFFF */
+	assert_int_equal(berth_utf8_decode((const unsigned char *)"\xc3", SIZE_MAX, &cp),
+			 0); /* NUL ends it */
 	assert_int_equal(berth_utf8_decode((const unsigned char *)"a", 0, &cp), 0);
 }
 
@@ -506,12 +510,12 @@ static void test_clock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ynode_tree),  cmocka_unit_test(test_ynode_problems),
-		cmocka_unit_test(test_ynode_limits), cmocka_unit_test(test_ynode_parse),
-		cmocka_unit_test(test_hex),         cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_buf),         cmocka_unit_test(test_state_path),
-		cmocka_unit_test(test_mkdirs),      cmocka_unit_test(test_write_atomic),
-		cmocka_unit_test(test_close_all_but), cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_ynode_tree),    cmocka_unit_test(test_ynode_problems),
+	    cmocka_unit_test(test_ynode_limits),  cmocka_unit_test(test_ynode_parse),
+	    cmocka_unit_test(test_hex),           cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_buf),           cmocka_unit_test(test_state_path),
+	    cmocka_unit_test(test_mkdirs),        cmocka_unit_test(test_write_atomic),
+	    cmocka_unit_test(test_close_all_but), cmocka_unit_test(test_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

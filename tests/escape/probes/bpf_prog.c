@@ -22,8 +22,8 @@ int main(void)
 		close((int)r);
 	expect_err("bpf(BPF_MAP_CREATE)", r, e, EPERM);
 	struct bpf_insn insns[2] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	static char license[] = "GPL";
 	memset(&a, 0, sizeof a);

@@ -10,7 +10,7 @@
 
 int main(void)
 {
-	static const char *const k[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", NULL };
+	static const char *const k[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", NULL};
 	for (int i = 0; k[i]; i++) {
 		char v[64];
 		if (status_field("/proc/self/status", k[i], v, sizeof v) != 0)
@@ -18,7 +18,7 @@ int main(void)
 		if (strspn(v, "0") != strlen(v) || !*v)
 			fail("%s is %s, expected 0", k[i], v);
 	}
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
 	memset(d, 0xff, sizeof d);
 	if (syscall(SYS_capget, &h, d) != 0)

@@ -21,16 +21,15 @@ static void try(const char *path)
 	if (fd >= 0)
 		fail("open(%s, O_WRONLY) succeeded", path);
 	if (e != EROFS && e != EACCES && e != ENOENT)
-		fail("open(%s, O_WRONLY) failed with %s, expected EROFS/EACCES/ENOENT", path,
-		     errname(e));
+		fail("open(%s, O_WRONLY) failed with %s, expected EROFS/EACCES/ENOENT", path, errname(e));
 	if (e != ENOENT)
 		seen++;
 }
 
 int main(void)
 {
-	static const char *const files[] = { "release_agent", "cgroup.procs", "notify_on_release",
-					     "cgroup.subtree_control", "tasks", NULL };
+	static const char *const files[] = {"release_agent",          "cgroup.procs", "notify_on_release",
+					    "cgroup.subtree_control", "tasks",        NULL};
 	char p[1024];
 	for (int i = 0; files[i]; i++) {
 		snprintf(p, sizeof p, "/sys/fs/cgroup/%s", files[i]);
@@ -49,6 +48,5 @@ int main(void)
 		}
 		closedir(d);
 	}
-	pass("%d cgroup control files refused (%d existed, EROFS/EACCES; the rest ENOENT)", tried,
-	     seen);
+	pass("%d cgroup control files refused (%d existed, EROFS/EACCES; the rest ENOENT)", tried, seen);
 }

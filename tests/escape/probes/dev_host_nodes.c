@@ -11,11 +11,28 @@
 int main(void)
 {
 	static const char *const n[] = {
-		"/dev/sda", "/dev/vda", "/dev/nvme0n1", "/dev/mem", "/dev/kmem", "/dev/port",
-		"/dev/kmsg", "/dev/console", "/dev/tty0", "/dev/tty1", "/dev/loop-control",
-		"/dev/loop0", "/dev/fuse", "/dev/kvm", "/dev/net/tun", "/dev/vsock",
-		"/dev/mapper/control", "/dev/watchdog", "/dev/cpu/0/msr", "/dev/vhost-vsock",
-		"/dev/userfaultfd", NULL,
+	    "/dev/sda",
+	    "/dev/vda",
+	    "/dev/nvme0n1",
+	    "/dev/mem",
+	    "/dev/kmem",
+	    "/dev/port",
+	    "/dev/kmsg",
+	    "/dev/console",
+	    "/dev/tty0",
+	    "/dev/tty1",
+	    "/dev/loop-control",
+	    "/dev/loop0",
+	    "/dev/fuse",
+	    "/dev/kvm",
+	    "/dev/net/tun",
+	    "/dev/vsock",
+	    "/dev/mapper/control",
+	    "/dev/watchdog",
+	    "/dev/cpu/0/msr",
+	    "/dev/vhost-vsock",
+	    "/dev/userfaultfd",
+	    NULL,
 	};
 	for (int i = 0; n[i]; i++) {
 		int fd = open(n[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC);

@@ -16,9 +16,8 @@
 
 int main(void)
 {
-	static const char *const ok[] = { "null", "zero",  "full", "random", "urandom",
-					  "tty",  "pts",   "ptmx", "shm",    "fd",
-					  "stdin", "stdout", "stderr", NULL };
+	static const char *const ok[] = {"null", "zero", "full", "random", "urandom", "tty",    "pts",
+					 "ptmx", "shm",  "fd",   "stdin",  "stdout",  "stderr", NULL};
 	DIR *d = opendir("/dev");
 	if (!d)
 		fail("opendir(/dev): %s", errname(errno));
@@ -46,8 +45,8 @@ int main(void)
 	struct {
 		const char *p;
 		unsigned ma, mi;
-	} nodes[] = { { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
-		      { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 } };
+	} nodes[] = {{"/dev/null", 1, 3},   {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+		     {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0}};
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		struct stat st;
 		if (stat(nodes[i].p, &st) != 0)

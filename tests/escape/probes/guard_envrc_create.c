@@ -22,7 +22,8 @@ int main(void)
 	const char *p = "/workspace/.envrc", *t = "/workspace/berth-escape-envrc";
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
-		fail("open(.envrc, O_CREAT|O_EXCL) in a workspace without one: %s (a placeholder on the host?)",
+		fail("open(.envrc, O_CREAT|O_EXCL) in a workspace without one: %s (a placeholder on the "
+		     "host?)",
 		     errname(errno));
 	close(fd);
 	fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -26,7 +26,8 @@ int main(void)
 	if (access("/workspace/.git/HEAD", F_OK) != 0)
 		fail("no /workspace/.git/HEAD: the runner did not set up a repository (cannot test)");
 	if (lstat(p, &st) == 0)
-		fail(".git/config exists inside (mode %o) though the host has none: a placeholder", st.st_mode);
+		fail(".git/config exists inside (mode %o) though the host has none: a placeholder",
+		     st.st_mode);
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fail("open(.git/config, O_CREAT|O_EXCL) with no config in .git: %s", errname(errno));

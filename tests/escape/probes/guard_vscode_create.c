@@ -15,13 +15,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char payload[] = "{\"version\":\"2.0.0\",\"tasks\":[{\"label\":\"x\",\"type\":\"shell\","
-			      "\"command\":\"touch /tmp/berth-escape-probe\",\"runOptions\":{\"runOn\":\"folderOpen\"}}]}\n";
+static const char payload[] =
+    "{\"version\":\"2.0.0\",\"tasks\":[{\"label\":\"x\",\"type\":\"shell\","
+    "\"command\":\"touch /tmp/berth-escape-probe\",\"runOptions\":{\"runOn\":\"folderOpen\"}}]}\n";
 
 int main(void)
 {
 	if (mkdir("/workspace/.vscode", 0755) != 0)
-		fail("mkdir(.vscode) in a workspace without one: %s (a placeholder on the host?)", errname(errno));
+		fail("mkdir(.vscode) in a workspace without one: %s (a placeholder on the host?)",
+		     errname(errno));
 	const char *p = "/workspace/.vscode/tasks.json";
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -24,8 +24,7 @@ int main(void)
 	int st = 0;
 	pid_t w = waitpid(c, &st, 0);
 	if (r != 0)
-		fail("kill(-1, SIGKILL) returned %d (%s), expected 0 (witness child exists)", r,
-		     errname(e));
+		fail("kill(-1, SIGKILL) returned %d (%s), expected 0 (witness child exists)", r, errname(e));
 	if (w != c || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
 		fail("witness child was not killed by kill(-1)");
 	pass("kill(-1, SIGKILL) reached only the sandbox (witness killed; runner checks the host)");

@@ -19,9 +19,9 @@ int main(void)
 		mode_t m;
 		dev_t d;
 	} t[] = {
-		{ "/workspace/berth-escape-sda", S_IFBLK | 0600, makedev(8, 0) },
-		{ "/workspace/berth-escape-vda", S_IFBLK | 0600, makedev(253, 0) },
-		{ "/tmp/berth-escape-mem", S_IFCHR | 0600, makedev(1, 1) },
+	    {"/workspace/berth-escape-sda", S_IFBLK | 0600, makedev(8, 0)},
+	    {"/workspace/berth-escape-vda", S_IFBLK | 0600, makedev(253, 0)},
+	    {"/tmp/berth-escape-mem", S_IFCHR | 0600, makedev(1, 1)},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		int r = mknod(t[i].p, t[i].m, t[i].d);

@@ -56,10 +56,10 @@ static int under(const char *p, const char *dir)
 
 static int is_guard(const char *mp)
 {
-	static const char *const g[] = { ".git/hooks", ".git/config", ".gitmodules", ".bashrc",
-					 ".bash_profile", ".bash_login", ".profile", ".zshrc",
-					 ".envrc", ".vscode", ".idea", ".mcp.json", ".claude",
-					 ".codex", NULL };
+	static const char *const g[] = {".git/hooks",    ".git/config", ".gitmodules", ".bashrc",
+					".bash_profile", ".bash_login", ".profile",    ".zshrc",
+					".envrc",        ".vscode",     ".idea",       ".mcp.json",
+					".claude",       ".codex",      NULL};
 	if (strncmp(mp, "/workspace/", 11) != 0)
 		return 0;
 	for (int i = 0; g[i]; i++)
@@ -100,8 +100,8 @@ int main(void)
 			why = "writable";
 		if (why) {
 			nbad++;
-			int k = snprintf(bad + bl, sizeof bad - bl, "%s%s (%s, %s: %s)", bl ? "; " : "",
-					 mp, fstype, opts, why);
+			int k = snprintf(bad + bl, sizeof bad - bl, "%s%s (%s, %s: %s)", bl ? "; " : "", mp,
+					 fstype, opts, why);
 			if (k > 0 && (size_t)k < sizeof bad - bl)
 				bl += (size_t)k;
 		}

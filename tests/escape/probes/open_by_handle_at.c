@@ -22,7 +22,7 @@ int main(void)
 	memset(&h, 0, sizeof h);
 	h.fh.handle_bytes = 8;
 	h.fh.handle_type = 1; /* FILEID_INO32_GEN */
-	uint32_t ino_gen[2] = { 2, 0 };
+	uint32_t ino_gen[2] = {2, 0};
 	memcpy(h.fh.f_handle, ino_gen, sizeof ino_gen);
 	int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_CLOEXEC);
 	int e = errno;

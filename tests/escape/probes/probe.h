@@ -32,8 +32,7 @@ static inline const char *errname(int e)
 	return n ? n : "E?";
 }
 
-__attribute__((format(printf, 2, 0)))
-static void probe_vline(const char *tag, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void probe_vline(const char *tag, const char *fmt, va_list ap)
 {
 	char buf[2048];
 	int n = snprintf(buf, sizeof buf, "%s %s: ", tag, PROBE_NAME);
@@ -55,8 +54,7 @@ static void probe_vline(const char *tag, const char *fmt, va_list ap)
 	}
 }
 
-__attribute__((format(printf, 1, 2), noreturn, unused))
-static void pass(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn, unused)) static void pass(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -65,8 +63,7 @@ static void pass(const char *fmt, ...)
 	_exit(0);
 }
 
-__attribute__((format(printf, 1, 2), noreturn, unused))
-static void fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn, unused)) static void fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -76,8 +73,7 @@ static void fail(const char *fmt, ...)
 }
 
 /* A probe that needs an argument the runner did not give cannot test. */
-__attribute__((unused))
-static const char *need_arg(int argc, char **argv, int i, const char *what)
+__attribute__((unused)) static const char *need_arg(int argc, char **argv, int i, const char *what)
 {
 	if (argc <= i || !argv[i] || !*argv[i])
 		fail("missing argument %d (%s): cannot test", i, what);
@@ -88,8 +84,7 @@ static const char *need_arg(int argc, char **argv, int i, const char *what)
  * expect_err - the call described by @what returned @ret with errno @err;
  * it must have failed (ret == -1) with errno @want.  Returns on success.
  */
-__attribute__((unused))
-static void expect_err(const char *what, long ret, int err, int want)
+__attribute__((unused)) static void expect_err(const char *what, long ret, int err, int want)
 {
 	if (ret != -1)
 		fail("%s succeeded (returned %ld), expected %s", what, ret, errname(want));
@@ -98,8 +93,7 @@ static void expect_err(const char *what, long ret, int err, int want)
 }
 
 /* As expect_err, but either of two errnos is accepted (both documented). */
-__attribute__((unused))
-static void expect_err2(const char *what, long ret, int err, int want1, int want2)
+__attribute__((unused)) static void expect_err2(const char *what, long ret, int err, int want1, int want2)
 {
 	if (ret != -1)
 		fail("%s succeeded (returned %ld), expected %s or %s", what, ret, errname(want1),
@@ -110,8 +104,7 @@ static void expect_err2(const char *what, long ret, int err, int want1, int want
 }
 
 /* Read a "Key:\tvalue" line of /proc/self/status into @out. */
-__attribute__((unused))
-static int status_field(const char *path, const char *key, char *out, size_t outlen)
+__attribute__((unused)) static int status_field(const char *path, const char *key, char *out, size_t outlen)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)

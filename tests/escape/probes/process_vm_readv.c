@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	char buf[64];
-	struct iovec l = { buf, sizeof buf }, r = { secret, sizeof secret };
+	struct iovec l = {buf, sizeof buf}, r = {secret, sizeof secret};
 	ssize_t n = process_vm_readv(c, &l, 1, &r, 1, 0);
 	int e = errno;
 	kill(c, SIGKILL);

@@ -28,7 +28,7 @@ int main(void)
 		fail("fork: %s", errname(errno));
 	if (attacker == 0) {
 		long r = ptrace(PTRACE_ATTACH, victim, 0, 0);
-		int res[2] = { (int)r, errno };
+		int res[2] = {(int)r, errno};
 		if (r == 0)
 			ptrace(PTRACE_DETACH, victim, 0, 0);
 		if (write(pfd[1], res, sizeof res) != sizeof res)
@@ -41,7 +41,7 @@ int main(void)
 		_exit(0);
 	}
 	close(pfd[1]);
-	int a[2] = { 0, 0 }, s[2] = { 0, 0 };
+	int a[2] = {0, 0}, s[2] = {0, 0};
 	ssize_t n1 = read(pfd[0], a, sizeof a), n2 = read(pfd[0], s, sizeof s);
 	waitpid(attacker, NULL, 0);
 	kill(victim, SIGKILL);

@@ -16,7 +16,7 @@ int main(void)
 		fail("getrlimit: %s", errname(errno));
 	if (rl.rlim_max == RLIM_INFINITY)
 		fail("hard RLIMIT_NOFILE is unlimited");
-	struct rlimit up = { rl.rlim_max + 1024, rl.rlim_max + 1024 };
+	struct rlimit up = {rl.rlim_max + 1024, rl.rlim_max + 1024};
 	int r = setrlimit(RLIMIT_NOFILE, &up);
 	int e = errno;
 	expect_err("setrlimit(RLIMIT_NOFILE, hard + 1024)", r, e, EPERM);

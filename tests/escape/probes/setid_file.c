@@ -61,5 +61,6 @@ int main(void)
 		fail("an ordinary create/chmod failed: %s", errname(errno));
 	close(fd);
 	unlink(f);
-	pass("set-ID modes refused with EPERM (fchmod, chmod, fchmodat, open, O_TMPFILE, creat, mkdir, mknod), openat2 ENOSYS; 0755/0700 still work");
+	pass("set-ID modes refused with EPERM (fchmod, chmod, fchmodat, open, O_TMPFILE, creat, mkdir, "
+	     "mknod), openat2 ENOSYS; 0755/0700 still work");
 }

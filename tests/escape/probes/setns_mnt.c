@@ -12,7 +12,7 @@
 
 int main(void)
 {
-	static const char *const ns[] = { "/proc/self/ns/mnt", "/proc/self/ns/net", NULL };
+	static const char *const ns[] = {"/proc/self/ns/mnt", "/proc/self/ns/net", NULL};
 	for (int i = 0; ns[i]; i++) {
 		int fd = open(ns[i], O_RDONLY | O_CLOEXEC);
 		if (fd < 0)

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 				dup2(n, 1);
 				dup2(n, 2);
 			}
-			char *const av[] = { argv[i], "--help", NULL };
+			char *const av[] = {argv[i], "--help", NULL};
 			execv(argv[i], av);
 			int e = errno;
 			(void)!write(pfd[1], &e, sizeof e);

@@ -37,6 +37,5 @@ int main(void)
 	r = setgroups(1, &g);
 	e = errno;
 	expect_err("setgroups([own gid])", r, e, EPERM);
-	pass("setresuid/setresgid to 0 refused with %s/%s, setgroups with EPERM", errname(wu),
-	     errname(wg));
+	pass("setresuid/setresgid to 0 refused with %s/%s, setgroups with EPERM", errname(wu), errname(wg));
 }

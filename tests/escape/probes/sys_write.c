@@ -44,8 +44,11 @@ int main(void)
 {
 	int want = sys_sb_ro() ? EROFS : EACCES;
 	static const char *const c[] = {
-		"/sys/kernel/mm/transparent_hugepage/enabled", "/sys/power/state",
-		"/sys/kernel/profiling", "/sys/kernel/mm/ksm/run", NULL,
+	    "/sys/kernel/mm/transparent_hugepage/enabled",
+	    "/sys/power/state",
+	    "/sys/kernel/profiling",
+	    "/sys/kernel/mm/ksm/run",
+	    NULL,
 	};
 	for (int i = 0; c[i]; i++) {
 		if (access(c[i], F_OK) != 0)

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		fail("socket: %s (precondition)", errname(errno));
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	int r = bind(s, (struct sockaddr *)&a, sizeof a);
 	int e = errno;

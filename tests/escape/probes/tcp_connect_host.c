@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		fail("socket(AF_INET, SOCK_STREAM): %s (precondition)", errname(errno));
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	int r = connect(s, (struct sockaddr *)&a, sizeof a);
 	int e = errno;
@@ -28,8 +28,7 @@ int main(int argc, char **argv)
 	expect_err("connect(127.0.0.1:PORT)", r, e, EACCES);
 	int s6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s6 >= 0) {
-		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
-					   .sin6_port = htons((uint16_t)port) };
+		struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
 		a6.sin6_addr = in6addr_loopback;
 		r = connect(s6, (struct sockaddr *)&a6, sizeof a6);
 		e = errno;

@@ -9,8 +9,8 @@
 
 int main(void)
 {
-	static const char *const t[] = { "/workspace/.git/hooks", "/workspace", "/etc", "/proc/sys",
-					 "/", NULL };
+	static const char *const t[] = {
+	    "/workspace/.git/hooks", "/workspace", "/etc", "/proc/sys", "/", NULL};
 	for (int i = 0; t[i]; i++) {
 		int r = umount2(t[i], MNT_DETACH);
 		int e = errno;

@@ -17,12 +17,13 @@ int main(int argc, char **argv)
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		fail("socket(AF_UNIX): %s (precondition)", errname(errno));
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	size_t n = strlen(name);
 	if (n + 1 > sizeof a.sun_path)
 		fail("name too long");
 	memcpy(a.sun_path + 1, name, n);
-	int r = connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+	int r =
+	    connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
 	int e = errno;
 	if (r == 0)
 		(void)!write(s, "berth-escape\n", 13);

@@ -14,15 +14,15 @@ int main(int argc, char **argv)
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		fail("socket(AF_UNIX): %s (precondition)", errname(errno));
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(p) >= sizeof a.sun_path)
 		fail("path too long");
 	strcpy(a.sun_path, p);
 	int r = connect(s, (struct sockaddr *)&a, sizeof a);
 	int e = errno;
 	expect_err("connect(host unix socket path)", r, e, ENOENT);
-	static const char *const known[] = { "/run/dbus/system_bus_socket", "/var/run/docker.sock",
-					     "/run/docker.sock", "/run/systemd/private", NULL };
+	static const char *const known[] = {"/run/dbus/system_bus_socket", "/var/run/docker.sock",
+					    "/run/docker.sock", "/run/systemd/private", NULL};
 	for (int i = 0; known[i]; i++) {
 		int k = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		strcpy(a.sun_path, known[i]);
