@@ -200,6 +200,24 @@ int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth
  */
 int berth_policy_validate(const struct berth_policy *p, struct berth_error *err);
 
+/* The distinct ports a policy's allow-host patterns declare. */
+struct berth_policy_ports {
+	uint16_t port[BERTH_POLICY_PORTS_MAX]; /* in the order they first appear */
+	int n;
+	bool any_port; /* a pattern declares every port (`:*`): only the proxies serve it */
+};
+
+/*
+ * berth_policy_ports - fill @out with the distinct ports @p's allow-host
+ * patterns declare (80 and 443 for a pattern without a port): the ports the
+ * runtime serves transparently, counted once here for the validator and the
+ * runtime alike.  Returns 0, or -1 with @err filled: a usage error (exit 2)
+ * for an invalid pattern, or more than BERTH_POLICY_PORTS_MAX distinct
+ * ports (the message names the app's `network:host` capabilities when @p is
+ * an app's; berth_policy_validate() above).
+ */
+int berth_policy_ports(const struct berth_policy *p, struct berth_policy_ports *out, struct berth_error *err);
+
 /*
  * berth_parse_size - parse a byte size: a decimal integer with an optional
  * suffix K, M, G, T (powers of 1024, optional trailing "iB" or "B").

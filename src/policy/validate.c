@@ -87,48 +87,35 @@ static int check_mounts(const struct berth_policy *p, struct berth_error *err)
 	return 0;
 }
 
-static void add_port(uint16_t *ports, size_t *n, unsigned port, bool *full)
+static void add_port(struct berth_policy_ports *out, unsigned port, bool *full)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (ports[i] == port)
+	for (int i = 0; i < out->n; i++)
+		if (out->port[i] == port)
 			return;
-	if (*n >= BERTH_POLICY_PORTS_MAX) {
+	if (out->n >= BERTH_POLICY_PORTS_MAX) {
 		*full = true;
 		return;
 	}
-	ports[(*n)++] = (uint16_t)port;
+	out->port[out->n++] = (uint16_t)port;
 }
 
-/* The same count as the runtime's listeners (src/sandbox/netns.c). */
-static int check_hosts(const struct berth_policy *p, struct berth_error *err)
+int berth_policy_ports(const struct berth_policy *p, struct berth_policy_ports *out, struct berth_error *err)
 {
-	uint16_t ports[BERTH_POLICY_PORTS_MAX];
-	size_t n = 0;
 	bool full = false;
 
-	if (p->n_allow_hosts > BERTH_POLICY_ALLOW_HOSTS_MAX) {
-		if (p->app)
-			berth_usage_err(err,
-					"the app `%s` declares %zu `network:host` capabilities, at most %d",
-					p->app_name != NULL ? p->app_name : "?", p->n_allow_hosts,
-					BERTH_POLICY_ALLOW_HOSTS_MAX);
-		else
-			berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)",
-					p->n_allow_hosts, BERTH_POLICY_ALLOW_HOSTS_MAX);
-		return berth_err_hint(
-		    err, "one pattern with a wildcard (`*.example.com`) covers every name below it");
-	}
+	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < p->n_allow_hosts; i++) {
 		struct berth_host_pattern pat;
 		char reason[BERTH_HOST_REASON_MAX];
-
 		if (berth_host_pattern_parse(p->allow_hosts[i], &pat, reason, sizeof reason) < 0)
 			return berth_usage_err(err, "invalid allow-host `%s`: %s", p->allow_hosts[i], reason);
 		if (pat.ports == BERTH_PORTS_DEFAULT) {
-			add_port(ports, &n, 80, &full);
-			add_port(ports, &n, 443, &full);
+			add_port(out, 80, &full);
+			add_port(out, 443, &full);
 		} else if (pat.ports == BERTH_PORTS_ONE) {
-			add_port(ports, &n, pat.port, &full);
+			add_port(out, pat.port, &full);
+		} else {
+			out->any_port = true;
 		}
 	}
 	if (full) {
@@ -143,6 +130,25 @@ static int check_hosts(const struct berth_policy *p, struct berth_error *err)
 		    p->app ? "`network:host:HOST:*`" : "`HOST:*`");
 	}
 	return 0;
+}
+
+static int check_hosts(const struct berth_policy *p, struct berth_error *err)
+{
+	struct berth_policy_ports ports;
+
+	if (p->n_allow_hosts > BERTH_POLICY_ALLOW_HOSTS_MAX) {
+		if (p->app)
+			berth_usage_err(err,
+					"the app `%s` declares %zu `network:host` capabilities, at most %d",
+					p->app_name != NULL ? p->app_name : "?", p->n_allow_hosts,
+					BERTH_POLICY_ALLOW_HOSTS_MAX);
+		else
+			berth_usage_err(err, "too many --allow-host patterns (%zu, at most %d)",
+					p->n_allow_hosts, BERTH_POLICY_ALLOW_HOSTS_MAX);
+		return berth_err_hint(
+		    err, "one pattern with a wildcard (`*.example.com`) covers every name below it");
+	}
+	return berth_policy_ports(p, &ports, err);
 }
 
 /* Names the runtime always sets itself (build_env in src/sandbox/spawn.c):

@@ -19,56 +19,6 @@
 #include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 
-static void add_port(struct berth_netns_ports *out, unsigned port, bool *full)
-{
-	for (int i = 0; i < out->n; i++)
-		if (out->port[i] == port)
-			return;
-	if (out->n >= BERTH_TRANSPARENT_PORTS_MAX) {
-		*full = true;
-		return;
-	}
-	out->port[out->n++] = (uint16_t)port;
-}
-
-int berth_netns_ports(const struct berth_policy *p, struct berth_netns_ports *out, struct berth_error *err)
-{
-	bool full = false;
-
-	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < p->n_allow_hosts; i++) {
-		struct berth_host_pattern pat;
-		char reason[BERTH_HOST_REASON_MAX];
-		if (berth_host_pattern_parse(p->allow_hosts[i], &pat, reason, sizeof reason) < 0)
-			return berth_usage_err(err, "invalid allow-host `%s`: %s", p->allow_hosts[i], reason);
-		switch (pat.ports) {
-		case BERTH_PORTS_DEFAULT:
-			add_port(out, 80, &full);
-			add_port(out, 443, &full);
-			break;
-		case BERTH_PORTS_ONE:
-			add_port(out, pat.port, &full);
-			break;
-		case BERTH_PORTS_ANY:
-		default:
-			out->any_port = true;
-			break;
-		}
-	}
-	if (full) {
-		/* an app's policy comes from its manifest: name what the reader wrote */
-		berth_usage_err(err, "%s declare more than %d distinct ports",
-				p->app ? "the app's `network:host` capabilities" : "the allow-host patterns",
-				BERTH_TRANSPARENT_PORTS_MAX);
-		return berth_err_hint(
-		    err,
-		    "declare fewer ports, or %s for any port (then only clients that use the "
-		    "proxy variables reach the ports not listed)",
-		    p->app ? "`network:host:HOST:*`" : "`HOST:*`");
-	}
-	return 0;
-}
-
 /* One RTN_LOCAL route for the whole of @family's address space on lo. */
 static int local_route(int nl, int family, unsigned seq)
 {
@@ -165,7 +115,7 @@ static int wildcard_socket(int type, uint16_t port)
 	return fd;
 }
 
-int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd,
+int berth_netns_listeners(const struct berth_policy_ports *ports, int *fds, int *dns_fd,
 			  struct berth_error *err)
 {
 	int i, fd;

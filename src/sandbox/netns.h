@@ -32,22 +32,6 @@
 /* The sandbox's resolver's address, in its /etc/resolv.conf. */
 #define BERTH_RESOLVER_ADDR "127.0.0.1"
 
-struct berth_netns_ports {
-	uint16_t port[BERTH_TRANSPARENT_PORTS_MAX];
-	int n;
-	bool any_port; /* a pattern declares every port (`:*`): only the proxies serve it */
-};
-
-/*
- * berth_netns_ports - the distinct ports @p's allow-host patterns declare, in
- * the order they first appear (80 and 443 for a pattern without a port).
- * Called in berth before the clone.
- * Returns 0, or -1 with @err filled: a usage error (exit 2) for an invalid
- * pattern or more than BERTH_TRANSPARENT_PORTS_MAX distinct ports (the message
- * names the app's `network:host` capabilities when @p is an app's).
- */
-int berth_netns_ports(const struct berth_policy *p, struct berth_netns_ports *out, struct berth_error *err);
-
 /*
  * berth_netns_local_routes - in the sandbox's own network namespace (with
  * CAP_NET_ADMIN there), add RTN_LOCAL routes for 0.0.0.0/0 and ::/0 on the
@@ -65,7 +49,7 @@ int berth_netns_local_routes(struct berth_error *err);
  * CAP_NET_BIND_SERVICE for ports below 1024.  On failure nothing stays open.
  * Returns 0, or -1 with @err filled (naming the port).
  */
-int berth_netns_listeners(const struct berth_netns_ports *ports, int *fds, int *dns_fd,
+int berth_netns_listeners(const struct berth_policy_ports *ports, int *fds, int *dns_fd,
 			  struct berth_error *err);
 
 #endif

@@ -175,7 +175,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return berth_err_hint(err, "see `berth doctor`");
 	}
 	/* step 2: compile what the child only applies */
-	if (s->p->network == BERTH_NET_PROXY && berth_netns_ports(s->p, &s->tports, err) < 0)
+	if (s->p->network == BERTH_NET_PROXY && berth_policy_ports(s->p, &s->tports, err) < 0)
 		return -1;
 	if (berth_sb_prepare_evidence(s, err) < 0 || berth_sb_prepare_limits(s, err) < 0)
 		return -1;

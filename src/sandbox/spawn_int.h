@@ -59,7 +59,7 @@ struct sandbox {
 	/* ... and, so that clients that ignore the proxy variables reach the
 	 * declared destinations too (netns.h): a listener on each declared
 	 * port, and the sandbox's resolver; also handed over at sync 2. */
-	struct berth_netns_ports tports;
+	struct berth_policy_ports tports;
 	int tfd[BERTH_TRANSPARENT_PORTS_MAX];
 	int dns_fd;
 	int userns_errno;      /* set when the clone refused a user namespace */
