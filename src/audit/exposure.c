@@ -102,14 +102,73 @@ static void physical(const char *path, char out[PATH_MAX])
 	physical_at(path, out, 0);
 }
 
+/* A directory of berth's own that no sandbox may be given. */
+struct guarded {
+	const char *what; /* "the audit log" */
+	char dir[PATH_MAX]; /* physical */
+	bool writable_only; /* refused only in a writable mount */
+	bool cover_only;    /* refused only when the mount holds all of it (a part is a sandbox's own) */
+};
+
+/* berth's directories, most specific first (the message names the first). */
+static int guarded_dirs(struct guarded *g, size_t *n, struct berth_error *err)
+{
+	char tmp[PATH_MAX];
+	struct berth_error ignore = {0};
+
+	*n = 0;
+	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	g[*n] = (struct guarded){.what = "the audit log"};
+	physical(tmp, g[(*n)++].dir);
+	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
+		return -1;
+	g[*n] = (struct guarded){.what = "berth's host key"};
+	physical(tmp, g[(*n)++].dir);
+	if (berth_trust_state_path(tmp, sizeof tmp) == 0) {
+		*strrchr(tmp, '/') = '\0';
+		g[*n] = (struct guarded){.what = "berth's record of the directories it trusts (the trust scan's)"};
+		physical(tmp, g[(*n)++].dir);
+	}
+	/* the run records and their evidence copies */
+	if (berth_state_path("runs", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "berth's run records"};
+		physical(tmp, g[(*n)++].dir);
+	}
+	/* every session's and app's state at once (one's own part is its
+	 * workspace or data: mounted by design) */
+	if (berth_state_path("sessions", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "every agent session's files", .cover_only = true};
+		physical(tmp, g[(*n)++].dir);
+	}
+	if (berth_state_path("apps", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "every resident app's state", .cover_only = true};
+		physical(tmp, g[(*n)++].dir);
+	}
+	/* --persist-home: signed-in agents' credentials */
+	if (berth_state_path("homes", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "every persistent agent home", .cover_only = true};
+		physical(tmp, g[(*n)++].dir);
+	}
+	/* the control sockets of sessions and `berth dev`: a socket is
+	 * connect(2)ed to through a read-only mount too */
+	if (berth_runtime_dir(false, tmp, sizeof tmp, &ignore) == 0) {
+		g[*n] = (struct guarded){.what = "the control sockets of berth's sessions"};
+		physical(tmp, g[(*n)++].dir);
+	}
+	/* the rules files and profiles the next berth obeys */
+	if (berth_config_path("", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "berth's rules files and profiles", .writable_only = true};
+		physical(tmp, g[(*n)++].dir);
+	}
+	return 0;
+}
+
 int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra, size_t n_extra,
 			       const char *extra_flag, struct berth_error *err)
 {
-	char audit[PATH_MAX], keys[PATH_MAX], trust[PATH_MAX], tmp[PATH_MAX];
-	const char *what[3] = {"the audit log", "berth's host key",
-			       "berth's record of the directories it trusts (the trust scan's)"};
-	char *dirs[3] = {audit, keys, trust};
-	int n_dirs = 2;
+	struct guarded g[12];
+	size_t n_dirs;
 	size_t n = 2 + p->n_mounts + n_extra;
 
 	/* berth's own executable: in a writable mount the sandbox would
@@ -118,18 +177,8 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 	char exe[PATH_MAX];
 	bool have_exe = realpath("/proc/self/exe", exe) != NULL;
 
-	if (berth_audit_dir(tmp, sizeof tmp, err) < 0)
+	if (guarded_dirs(g, &n_dirs, err) < 0)
 		return -1;
-	physical(tmp, audit);
-	if (berth_hostkey_dir(tmp, sizeof tmp, err) < 0)
-		return -1;
-	physical(tmp, keys);
-	if (berth_trust_state_path(tmp, sizeof tmp) == 0) {
-		char *slash = strrchr(tmp, '/');
-		*slash = '\0';
-		physical(tmp, trust);
-		n_dirs = 3;
-	}
 	/* the workspace, the persistent home, every mount's source, every
 	 * extra path (a copy of the key is the key) */
 	for (size_t i = 0; i < n; i++) {
@@ -161,14 +210,17 @@ int berth_audit_exposure_check(const struct berth_policy *p, char *const *extra,
 					      "install berth outside it (`meson install`, or copy the binary "
 					      "elsewhere), or run from a directory that does not contain it");
 		}
-		for (int d = 0; d < n_dirs; d++)
-			if (path_covers(src, dirs[d]) || path_covers(dirs[d], src)) {
+		for (size_t d = 0; d < n_dirs; d++) {
+			if (g[d].writable_only && !writable)
+				continue;
+			if (path_covers(src, g[d].dir) || (!g[d].cover_only && path_covers(g[d].dir, src))) {
 				berth_usage_err(err, "%s `%s` would give the sandbox %s (`%s`)", flag, src,
-						what[d], dirs[d]);
+						g[d].what, g[d].dir);
 				return berth_err_hint(
 				    err, "run from, or mount, a directory that does not contain `%s`",
-				    dirs[d]);
+				    g[d].dir);
 			}
+		}
 	}
 	return 0;
 }

@@ -23,9 +23,15 @@
  * source (--ro, --rw, an app's /app), the persistent home, or one of the
  * @n_extra host paths @extra (copied into the sandbox, e.g. --evidence;
  * named @extra_flag in the message) contains, or lies inside, the audit
- * directory (berth_audit_dir) or the host key directory
- * (berth_hostkey_dir), or when its workspace, persistent home or a --rw
- * source holds berth's own executable (/proc/self/exe).  Paths are compared
+ * directory (berth_audit_dir), the host key directory
+ * (berth_hostkey_dir), the trust scan's known set, the run records
+ * (state `runs/`) or the runtime directory (the control sockets of sessions
+ * and `berth dev`: a socket is connected to through a read-only mount too);
+ * or holds the whole of the state's `sessions/`, `apps/` or `homes/` (a
+ * part of them, a session's or app's own, is mounted by design); or, for
+ * the workspace, the persistent home and a --rw source, contains or lies
+ * inside berth's configuration directory (the rules files and profiles the
+ * next berth obeys) or holds berth's own executable (/proc/self/exe).  Paths are compared
  * physically: realpath(3) of the longest existing prefix, the rest appended
  * (a dangling symbolic link in it followed), so a symbolic link does not
  * hide either directory, even before berth has created it.

@@ -106,6 +106,37 @@ fds=$("$B" run -- sh -c 'ls -l /proc/self/fd/ | tail -n +2' 2>/dev/null)
 check "no file descriptor of the log, head, lock or key reaches the sandbox ($(wc -l <<<"$fds") fds)" \
 	bash -c '[ -n "$0" ] && ! grep -qE "audit|head|lock|keys|\.jsonl" <<<"$0"' "$fds"
 
+# Nor berth's other directories: the rules and profiles the next berth obeys
+# (writable mounts), the run records, every session's or app's state at once,
+# and the control sockets (a socket is connected to through a read-only
+# mount too).  A session's or app's own part stays mountable.
+S=$T/state R=$T/rt
+mkdir -p "$T/cfg/berth/profiles" "$S/berth/runs" "$S/berth/sessions/one" "$S/berth/apps" "$R/berth" "$T/ws"
+chmod 700 "$R" "$R/berth"
+before=$(verify_out)
+refused() { # refused DESC WHAT ARGS...: exit 2 naming WHAT, the command never ran
+	local desc=$1 what=$2
+	shift 2
+	rm -f "$T/ws/ran"
+	XDG_STATE_HOME=$S XDG_RUNTIME_DIR=$R "$B" run --yes "$@" -- touch /workspace/ran 2>"$T/err"
+	local rc=$?
+	check "$desc: refused (2), naming $what" bash -c '[ $0 -eq 2 ] && grep -qF "would give the sandbox $1" "$2"' "$rc" "$what" "$T/err"
+	check "$desc: the command did not run" [ ! -e "$T/ws/ran" ]
+}
+cd "$T/ws" || exit 1
+refused "--rw of the profiles" "berth's rules files and profiles" --rw "$T/cfg/berth/profiles:/p"
+refused "--rw of the config home (the key is named first)" "berth's host key" --rw "$T/cfg:/c"
+refused "--ro of the run records" "berth's run records" --ro "$S/berth/runs:/r"
+refused "--rw of every session" "every agent session's files" --rw "$S/berth/sessions:/s"
+refused "--ro of every app's state" "every resident app's state" --ro "$S/berth/apps:/a"
+refused "--ro of the runtime directory" "the control sockets of berth's sessions" --ro "$R/berth:/rt"
+check "...and nothing was recorded for those" [ "$(verify_out)" = "$before" ]
+XDG_STATE_HOME=$S XDG_RUNTIME_DIR=$R "$B" run --ro "$T/cfg/berth/profiles:/p" -- true 2>"$T/err"
+check "--ro of the profiles runs (0): read-only, they are not secret" [ $? -eq 0 ]
+XDG_STATE_HOME=$S XDG_RUNTIME_DIR=$R "$B" run --yes --rw "$S/berth/sessions/one:/one" -- true 2>"$T/err"
+check "--rw of one session's own directory runs (0)" [ $? -eq 0 ]
+cd - >/dev/null || exit 1
+
 # --- tamper detection ---
 tamper() { # tamper NAME: a fresh log of 3 runs (12 records) to damage
 	fresh "$1"
