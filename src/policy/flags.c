@@ -289,6 +289,14 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		char csv[96], dclean[160];
 		struct berth_error de = {0};
 		if (berth_dns_server_parse(arg, csv, sizeof csv, &de) < 0) {
+			if (de.errnum == EADDRNOTAVAIL) {
+				berth_usage_err(err,
+						"invalid --dns `%s`: not a unicast address (unspecified, "
+						"multicast or broadcast)",
+						berth_text_clean(dclean, sizeof dclean, arg));
+				return berth_err_hint(
+				    err, "name the DNS server's own address, such as `192.0.2.53`");
+			}
 			berth_usage_err(err, "invalid --dns `%s`: expected `IP`, `IP:PORT` or `[IPV6]:PORT`",
 					berth_text_clean(dclean, sizeof dclean, arg));
 			return berth_err_hint(err, "give the DNS server's address, such as `192.0.2.53`, "

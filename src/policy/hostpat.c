@@ -659,6 +659,18 @@ int berth_dns_server_parse(const char *s, char *out, size_t len, struct berth_er
 	}
 	if (inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
 		goto bad;
+	/* A server answers one client: not "any" (0.0.0.0, ::), nor a group
+	 * (224.0.0.0/4, ff00::/8) or the broadcast address. */
+	static const unsigned char zero[16];
+	if (memcmp(buf, zero, v6 ? 16 : 4) == 0 || (v6 ? buf[0] == 0xff : (buf[0] & 0xf0) == 0xe0) ||
+	    (!v6 && memcmp(buf, "\xff\xff\xff\xff", 4) == 0)) {
+		char clean[128];
+		return berth_err_status(
+		    err, EADDRNOTAVAIL, BERTH_EXIT_USAGE,
+		    "invalid DNS server `%s`: not a unicast address (unspecified, multicast "
+		    "or broadcast)",
+		    berth_text_clean(clean, sizeof clean, s));
+	}
 	if (port[0] == '\0')
 		snprintf(out, len, v6 ? "[%s]:53" : "%s:53", host);
 	else

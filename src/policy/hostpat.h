@@ -261,7 +261,9 @@ bool berth_host_addr_allowed(const struct berth_host_decision *d, const struct b
  * berth_dns_server_parse - check a DNS server given as "IP" (IPv4 dotted quad,
  * or IPv6 without brackets), "IP:PORT" or "[IPV6]" / "[IPV6]:PORT" (port
  * 1-65535 in decimal, no leading zero; default 53; inet_pton(3) spellings
- * only, so `0x7f.1` is refused) and write c-ares' server text for it
+ * only, so `0x7f.1` is refused; the unspecified address, multicast and the
+ * IPv4 broadcast address are refused, errnum EADDRNOTAVAIL: no one server
+ * answers there) and write c-ares' server text for it
  * ("ip:port" or "[ipv6]:port", RFC 3986 3.2.2) into @out (@len bytes; 64 is
  * enough).  Returns 0; -1 with @err filled (BERTH_EXIT_USAGE, the value
  * shown with control characters escaped) when @s is not such a server.

@@ -44,13 +44,23 @@ for v in foo '1.2.3.4:0' '1.2.3.4:053' '1.2.3.4:65536' '0x7f.1' '[::1' '[::1]x' 
 	eq "--dns \`$v\` --dry-run: exit 2" "$RC" 2
 	has "--dns \`$v\`: the message names the flag and the value" "$ERR" "invalid --dns \`$v\`: expected"
 done
+# No one server answers at "any", a multicast group or the broadcast address.
+for v in 0.0.0.0 0.0.0.0:53 '[::]' :: 224.0.0.251 239.255.255.250:53 255.255.255.255 ff02::fb '[ff05::1:3]:547'; do
+	run --dns "$v" --dry-run --json -- true
+	eq "--dns \`$v\` --dry-run: exit 2" "$RC" 2
+	eq "--dns \`$v\`: the message says why" "$ERR" "berth: invalid --dns \`$v\`: not a unicast address (unspecified, multicast or broadcast)
+berth: hint: name the DNS server's own address, such as \`192.0.2.53\`"
+done
+run --dns 0.0.0.0 --allow-host example.com -- true
+eq "--dns 0.0.0.0: a run exits 2" "$RC" 2
+eq "--dns 0.0.0.0: nothing written to the audit trail" "$(records)" 0
 run --dns foo -- true
 eq "--dns foo: a run exits 2" "$RC" 2
 eq "--dns foo: nothing written to the audit trail" "$(records)" 0
 run --dns "$(printf '192.0.2.1\033]0;pwned\007')" -- true
 no_esc "--dns with control bytes: escaped in the message" "$ERR"
 has "--dns with control bytes: shown as \\x1b" "$ERR" 'invalid --dns `192.0.2.1\x1b]0;pwned\x07`'
-for v in 192.0.2.53 192.0.2.53:5353 '[2001:db8::53]:53' '2001:db8::53'; do
+for v in 192.0.2.53 192.0.2.53:5353 '[2001:db8::53]:53' '2001:db8::53' 223.255.255.254 240.0.0.1 '[fe80::53]'; do
 	run --dns "$v" --dry-run --json -- true
 	eq "--dns \`$v\`: accepted" "$RC" 0
 done
