@@ -5,15 +5,19 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../supervisor/attest.h"
 #include "../supervisor/runs.h"
 #include "../util/cleanup.h"
 #include "../util/sign.h"
 #include "../util/sys.h"
+#include "../util/text.h"
 #include "cli.h"
 
 static const char attest_usage[] =
@@ -40,6 +44,31 @@ static int write_out(const char *path, const char *text, struct berth_error *err
 	return berth_write_atomic(path, text, len, 0644, BERTH_WRITE_SYNC, err);
 }
 
+/* --out names a file to be (re)placed: refused before any work when it is
+ * a directory or its directory does not exist (bad input: 2). */
+static int check_out(const char *path, struct berth_error *err)
+{
+	cleanup_free char *dir = NULL;
+	struct stat st;
+	char clean[PATH_MAX + 64];
+
+	if (path == NULL)
+		return 0;
+	berth_text_clean(clean, sizeof clean, path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		berth_usage_err(err, "--out `%s` is a directory", clean);
+		return berth_err_hint(err, "name the file to write, e.g. `%s/attestation.json`", clean);
+	}
+	dir = strdup(path);
+	if (dir == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (stat(dirname(dir), &st) < 0 || !S_ISDIR(st.st_mode)) {
+		berth_usage_err(err, "--out `%s`: its directory does not exist", clean);
+		return berth_err_hint(err, "create the directory first, or name a file in an existing one");
+	}
+	return 0;
+}
+
 static int attest(const char *run_id, bool last, const char *out)
 {
 	struct berth_error err = {0};
@@ -48,6 +77,8 @@ static int attest(const char *run_id, bool last, const char *out)
 	json_auto_t *rec = NULL;
 	cleanup_free char *text = NULL;
 
+	if (check_out(out, &err) < 0)
+		goto fail;
 	if (last) {
 		if (berth_run_get_last(id, &err) < 0)
 			goto fail;

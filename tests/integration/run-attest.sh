@@ -113,6 +113,17 @@ FIRST=$(jq_ "$TOP/att.json" audit.first_seq); LASTS=$(jq_ "$TOP/att.json" audit.
 SEQS=$("$BERTH" audit list --run "$ID" --json | python3 -c 'import json,sys; s=[json.loads(l)["seq"] for l in sys.stdin if l.strip()]; print(min(s), max(s))')
 eq "attest: audit range is the run's records" "$FIRST $LASTS" "$SEQS"
 "$BERTH" attest "$ID" >"$TOP/att2.json"; eq "attest: RUN_ID to stdout exits 0" "$?" 0
+# --out a directory, or in a directory that does not exist: bad input (2), before any work, nothing written.
+mkdir -p "$TOP/outdir"
+"$BERTH" attest --last --out "$TOP/outdir" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "attest: --out DIR exits 2" "$RC" 2
+eq "attest: --out DIR says so" "$ERR" "berth: --out \`$TOP/outdir\` is a directory
+berth: hint: name the file to write, e.g. \`$TOP/outdir/attestation.json\`"
+eq "attest: --out DIR: nothing written in it" "$(ls -A "$TOP/outdir" | wc -l)" 0
+"$BERTH" attest --last --out "$TOP/nodir/att.json" 2>"$TOP/err"; RC=$?; ERR=$(cat "$TOP/err")
+eq "attest: --out in a missing directory exits 2" "$RC" 2
+eq "attest: --out in a missing directory says so" "$ERR" "berth: --out \`$TOP/nodir/att.json\`: its directory does not exist
+berth: hint: create the directory first, or name a file in an existing one"
 "$BERTH" attest --verify "$TOP/att.json" >"$TOP/out" 2>&1; RC=$?
 eq "verify: a fresh record is valid (exit 0)" "$RC" 0
 has "verify: says valid" "$(cat "$TOP/out")" "valid: run $ID"
