@@ -104,7 +104,7 @@ static void physical(const char *path, char out[PATH_MAX])
 
 /* A directory of berth's own that no sandbox may be given. */
 struct guarded {
-	const char *what; /* "the audit log" */
+	const char *what;   /* "the audit log" */
 	char dir[PATH_MAX]; /* physical */
 	bool writable_only; /* refused only in a writable mount */
 	bool cover_only;    /* refused only when the mount holds all of it (a part is a sandbox's own) */
@@ -127,7 +127,8 @@ static int guarded_dirs(struct guarded *g, size_t *n, struct berth_error *err)
 	physical(tmp, g[(*n)++].dir);
 	if (berth_trust_state_path(tmp, sizeof tmp) == 0) {
 		*strrchr(tmp, '/') = '\0';
-		g[*n] = (struct guarded){.what = "berth's record of the directories it trusts (the trust scan's)"};
+		g[*n] = (struct guarded){
+		    .what = "berth's record of the directories it trusts (the trust scan's)"};
 		physical(tmp, g[(*n)++].dir);
 	}
 	/* the run records and their evidence copies */
