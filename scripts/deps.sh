@@ -35,10 +35,12 @@ berth_ensure_deps() {
 	fi
 }
 
+# berth_build TOP [MESON-OPTION...]: set up (with the options, the first time) and build TOP/build.
 berth_build() {
 	local top=$1
+	shift
 	if [ ! -f "$top/build/build.ninja" ]; then
-		meson setup "$top/build" "$top" >/dev/null || return 1
+		meson setup "$top/build" "$top" "$@" >/dev/null || return 1
 	fi
 	{ ninja -C "$top/build" >/dev/null || ninja -C "$top/build"; } || return 1
 	# The native first-party app, built by meson (apps/filesystem/meson.build):

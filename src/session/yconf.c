@@ -87,10 +87,16 @@ static int yconf_problem(void *opaque, const struct berth_yproblem *p)
 				       p->line, p->col);
 	case BERTH_YP_READER: /* libyaml gives these no position */
 		return berth_usage_err(c->err, "%s:1:1: %s", d, p->text ? p->text : "invalid YAML");
+	case BERTH_YP_NODES:
+		return berth_usage_err(
+		    c->err, "%s:%u:%u: more than %d YAML nodes; not a plausible configuration file", d,
+		    p->line, p->col, BERTH_YCONF_MAX_NODES);
+	case BERTH_YP_DEPTH:
+		return berth_usage_err(
+		    c->err, "%s:%u:%u: nesting deeper than %d levels; a profile never needs that much", d,
+		    p->line, p->col, BERTH_YCONF_MAX_DEPTH);
 	case BERTH_YP_SYNTAX:
 	case BERTH_YP_TAG:
-	case BERTH_YP_NODES:
-	case BERTH_YP_DEPTH:
 	default:
 		return berth_usage_err(c->err, "%s:%u:%u: %s", d, p->line, p->col,
 				       p->text ? p->text : "invalid YAML");
@@ -101,7 +107,11 @@ int berth_yconf_load(const char *display, const char *buf, size_t len, struct be
 		     struct berth_error *err)
 {
 	struct yconf_ctx c = {.display = display, .err = err};
-	struct berth_yopts o = {.flags = BERTH_YB_TAGS_ANY, .problem = yconf_problem, .opaque = &c};
+	struct berth_yopts o = {.flags = BERTH_YB_TAGS_ANY,
+				.max_depth = BERTH_YCONF_MAX_DEPTH,
+				.max_nodes = BERTH_YCONF_MAX_NODES,
+				.problem = yconf_problem,
+				.opaque = &c};
 	int r;
 
 	*root = NULL;

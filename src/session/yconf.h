@@ -13,12 +13,18 @@
 #include "../util/ynode.h"
 
 #define BERTH_YCONF_MAX (256 * 1024) /* bytes of one file */
+/* Nested collections and nodes of one file: libyaml's scanner is quadratic in
+ * the nesting of flow collections (100000 levels take about 30 s), so a file
+ * is stopped at the first node past either bound. */
+#define BERTH_YCONF_MAX_DEPTH 64
+#define BERTH_YCONF_MAX_NODES 20000
 
 /*
  * berth_yconf_load - parse @buf (@len bytes; @display names it in
  * messages) as one YAML document whose root is a mapping.  Aliases, an
- * anchor given twice, NUL bytes, more than one document and files over
- * BERTH_YCONF_MAX are refused; tags are ignored.  Returns 0 with *@root
+ * anchor given twice, NUL bytes, more than one document, files over
+ * BERTH_YCONF_MAX bytes, nesting deeper than BERTH_YCONF_MAX_DEPTH and more
+ * than BERTH_YCONF_MAX_NODES nodes are refused; tags are ignored.  Returns 0 with *@root
  * set (release with berth_ynode_free), or -1 with @err (status 2; ENOMEM
  * as status 125).
  */

@@ -381,7 +381,7 @@ check "group/other-readable audit dir refused (125) with a hint" bash -c '[ $0 -
 fresh concurrent
 export BERTH_AUDIT_DIR=$shm/c; A=$BERTH_AUDIT_DIR
 pids=()
-for i in 1 2 3 4 5 6 7 8; do "$W" "$A" 1000 1 >/dev/null & pids+=($!); done
+for i in 1 2 3 4 5 6 7 8; do "$W" "$A" 1000 1 >/dev/null 2>>"$base/writer.err" & pids+=($!); done
 okw=0; for p in "${pids[@]}"; do wait "$p" && okw=$((okw + 1)); done
 check "8 writer processes x 1000 records all succeeded" [ "$okw" -eq 8 ]
 check "8 x 1000: verify intact, 8000 records" grep -q "^intact: 8000 records" <<<"$(verify_out)"
@@ -408,20 +408,20 @@ PY
 expect_broken "large log: records 7000/7001 swapped" "^BROKEN at record 7000 (.*:7000): seq 7001 where 7000 was expected"
 export BERTH_AUDIT_DIR=$shm/c; A=$BERTH_AUDIT_DIR
 pids=()
-for i in 1 2 3 4; do "$W" "$A" 250 8 >/dev/null & pids+=($!); done
+for i in 1 2 3 4; do "$W" "$A" 250 8 >/dev/null 2>>"$base/writer.err" & pids+=($!); done
 okw=0; for p in "${pids[@]}"; do wait "$p" && okw=$((okw + 1)); done
 check "4 processes x 8 threads x 250 (group commit) intact, 16000 records" \
 	bash -c '[ $0 -eq 4 ] && "$1" audit verify | grep -q "^intact: 16000 records"' "$okw" "$B"
 # Rotation by one process while others append: the chain still holds.
 export BERTH_AUDIT_DIR=$shm/rot; A=$BERTH_AUDIT_DIR
 pids=()
-for i in 1 2 3 4 5 6 7 8; do BERTH_AUDIT_ROTATE_BYTES=20000 "$W" "$A" 250 2 >/dev/null & pids+=($!); done
+for i in 1 2 3 4 5 6 7 8; do BERTH_AUDIT_ROTATE_BYTES=20000 "$W" "$A" 250 2 >/dev/null 2>>"$base/writer.err" & pids+=($!); done
 okw=0; for p in "${pids[@]}"; do wait "$p" && okw=$((okw + 1)); done
 nf=$(ls "$A"/audit-*.jsonl | wc -l)
 check "8 processes x 2 threads rotating every 20 kB ($nf files): intact, 4000 records" \
 	bash -c '[ $0 -eq 8 ] && [ $1 -gt 20 ] && "$2" audit verify | grep -q "^intact: 4000 records"' "$okw" "$nf" "$B"
 fresh long
-"$W" "$A" 2 1 100 300 >/dev/null   # 300 strings of 4000 bytes: lines of 1.2 MB
+"$W" "$A" 2 1 100 300 >/dev/null 2>>"$base/writer.err"   # 300 strings of 4000 bytes: lines of 1.2 MB
 len=$("$B" audit --json -n 1 | wc -c)
 check "a 1.2 MB line reads back whole ($len bytes)" [ "$len" -gt 1200000 ]
 check "long lines verify intact" grep -q "^intact: 2 records" <<<"$(verify_out)"
@@ -443,7 +443,7 @@ expect_broken "a deleted middle file is detected" "where .* was expected"
 fresh secrets
 sec=s3cr3t-$RANDOM-value-$RANDOM
 "$B" run --env API_TOKEN="$sec" -- sh -c "echo $sec >/dev/null"
-AUDIT_WRITER_SECRET=$sec "$W" "$A" 3 1 >/dev/null
+AUDIT_WRITER_SECRET=$sec "$W" "$A" 3 1 >/dev/null 2>>"$base/writer.err"
 check "a declared secret appears in no file berth wrote" bash -c '! grep -rqF "$0" "$1" "$2"' "$sec" "$A" "$T/cfg"
 check "...but the records are there (argv with [secret])" bash -c '"$0" audit --kind run.start --json | grep -qF "echo [secret]"' "$B"
 check "...and the log verifies" grep -q "^intact: 7 records" <<<"$(verify_out)"

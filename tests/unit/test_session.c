@@ -23,6 +23,7 @@
 #include "session/screen.h"
 #include "session/session.h"
 #include "session/spawn_args.h"
+#include "session/yconf.h"
 #include "util/termfilter.h"
 #include "util/text.h"
 
@@ -130,6 +131,26 @@ static void test_profile(void **state)
 	assert_string_equal(err.msg, "t.yml:2:7: a value contains a NUL byte (a `\\0` escape); remove it");
 	assert_int_equal(parse_profile("command: [sh]\nhome: {\"a\\0b\": x}\n", &p, &err), -1);
 	assert_string_equal(err.msg, "t.yml:2:8: a value contains a NUL byte (a `\\0` escape); remove it");
+
+	/* the bounds: libyaml's scanner is quadratic in flow nesting, so a file as deep as
+	 * BERTH_YCONF_MAX allows (131072 levels) would take minutes; it stops at the 65th level
+	 * (the root mapping is the first) */
+	static char deep[BERTH_YCONF_MAX];
+	size_t lv = (sizeof(deep) - 16) / 2, n = 0;
+	n += (size_t)snprintf(deep, sizeof(deep), "command: ");
+	memset(deep + n, '[', lv);
+	memset(deep + n + lv, ']', lv);
+	deep[n + 2 * lv] = '\0';
+	assert_int_equal(parse_profile(deep, &p, &err), -1);
+	assert_string_equal(err.msg,
+			    "t.yml:1:73: nesting deeper than 64 levels; a profile never needs that much");
+	static char wide[BERTH_YCONF_MAX];
+	n = (size_t)snprintf(wide, sizeof(wide), "command: [");
+	for (int i = 0; i < 20001; i++)
+		n += (size_t)snprintf(wide + n, sizeof(wide) - n, "a,");
+	snprintf(wide + n, sizeof(wide) - n, "a]\n");
+	assert_int_equal(parse_profile(wide, &p, &err), -1);
+	assert_non_null(strstr(err.msg, "more than 20000 YAML nodes; not a plausible configuration file"));
 }
 
 static int parse_fleet(const char *text, struct berth_fleet *f, struct berth_error *err)

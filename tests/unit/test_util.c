@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,32 @@ static void test_ynode_problems(void **state)
 	berth_ynode_free(root);
 }
 
+/* Build and free a tree of 20000 nested sequences with no depth limit;
+ * returns the depth found. */
+static void *deep_tree(void *arg)
+{
+	struct seen s = {0};
+	struct berth_ynode *root = NULL;
+	size_t levels = 20000, d = 1;
+	char *big = malloc(2 * levels + 1);
+
+	(void)arg;
+	if (big == NULL)
+		return NULL;
+	memset(big, '[', levels);
+	memset(big + levels, ']', levels);
+	big[2 * levels] = '\0';
+	if (build(big, 0, 0, 0, &s, &root) != 0 || root == NULL) {
+		free(big);
+		return NULL;
+	}
+	for (const struct berth_ynode *x = root; x->n == 1; x = x->kids[0])
+		d++;
+	berth_ynode_free(root);
+	free(big);
+	return (void *)(intptr_t)d;
+}
+
 static void test_ynode_limits(void **state)
 {
 	struct seen s = {.answer = 0};
@@ -203,24 +230,18 @@ static void test_ynode_limits(void **state)
 	assert_int_equal(root->n, 2);
 	berth_ynode_free(root);
 
-	/* no depth limit: 100000 levels are built and freed without recursion */
-	size_t levels = 100000;
-	char *big = malloc(2 * levels + 1);
-	assert_non_null(big);
-	memset(big, '[', levels);
-	memset(big + levels, ']', levels);
-	big[2 * levels] = '\0';
-	memset(&s, 0, sizeof s);
-	assert_int_equal(build(big, 0, 0, 0, &s, &root), 0);
-	const struct berth_ynode *x = root;
-	size_t d = 1;
-	while (x->n == 1) {
-		x = x->kids[0];
-		d++;
-	}
-	assert_int_equal(d, levels);
-	berth_ynode_free(root);
-	free(big);
+	/* no depth limit: 20000 levels are built and freed without recursion, on a thread whose
+	 * stack (256 KiB) a recursive walk would overflow (not more levels: libyaml's scanner is
+	 * quadratic in flow nesting, 100000 levels take 30 s) */
+	pthread_attr_t at;
+	pthread_t th;
+	void *ret = NULL;
+	assert_int_equal(pthread_attr_init(&at), 0);
+	assert_int_equal(pthread_attr_setstacksize(&at, 256 * 1024), 0);
+	assert_int_equal(pthread_create(&th, &at, deep_tree, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	pthread_attr_destroy(&at);
+	assert_int_equal((intptr_t)ret, 20000);
 }
 
 /* berth_ynode_parse: the strict wording, the first problem only */
