@@ -18,8 +18,6 @@
 #include "../util/cleanup.h"
 #include "internal.h"
 
-#define PIDS_MAX 4194304U /* the kernel's PID_MAX_LIMIT */
-
 /* ---- small helpers ---- */
 
 static char *dup_str(struct mctx *c, const char *s, size_t len)
@@ -489,6 +487,7 @@ static void f_resources(struct mctx *c, const struct berth_ynode *v, struct bert
 	struct berth_error e;
 	const char *s;
 	size_t old;
+	uint64_t cpus = 0;
 
 	if (expect_kind(c, v, BERTH_YN_MAP, "a mapping with `memory`, `cpus` and/or `pids`") == NULL)
 		return;
@@ -496,8 +495,8 @@ static void f_resources(struct mctx *c, const struct berth_ynode *v, struct bert
 	if (vals[0] != NULL) {
 		old = path_push_key(c, "memory", 6);
 		s = number_text(c, vals[0], "a size such as `256M`");
-		if (s != NULL && berth_parse_size(s, "memory size", &r->memory, &e) < 0)
-			diag(c, vals[0], "invalid memory size `%s`; %s", quote(c, s, vals[0]->len), e.hint);
+		if (s != NULL && berth_limit_parse(BERTH_LIMIT_MEMORY, "memory size", s, &r->memory, &e) < 0)
+			diag(c, vals[0], "%s; %s", e.msg, e.hint);
 		else if (s != NULL)
 			r->has_memory = true;
 		path_pop(c, old);
@@ -505,11 +504,12 @@ static void f_resources(struct mctx *c, const struct berth_ynode *v, struct bert
 	if (vals[1] != NULL) {
 		old = path_push_key(c, "cpus", 4);
 		s = number_text(c, vals[1], "a number of CPUs such as `1` or `0.5`");
-		if (s != NULL && berth_parse_millicpus(s, &r->millicpus, &e) < 0)
-			diag(c, vals[1], "invalid number of CPUs `%s`; %s", quote(c, s, vals[1]->len),
-			     e.hint);
-		else if (s != NULL)
+		if (s != NULL && berth_limit_parse(BERTH_LIMIT_CPUS, "number of CPUs", s, &cpus, &e) < 0)
+			diag(c, vals[1], "%s; %s", e.msg, e.hint);
+		else if (s != NULL) {
+			r->millicpus = (uint32_t)cpus; /* at most BERTH_MILLICPUS_MAX */
 			r->has_millicpus = true;
+		}
 		path_pop(c, old);
 	}
 	if (vals[2] != NULL) {
@@ -522,8 +522,9 @@ static void f_resources(struct mctx *c, const struct berth_ynode *v, struct bert
 			ok = isdigit((unsigned char)p->s[i]);
 			n = n * 10 + (unsigned)(p->s[i] - '0');
 		}
-		if (!ok || n < 1 || n > PIDS_MAX) {
-			diag(c, p, "expected a positive integer from 1 to %u, got %s", PIDS_MAX, got(c, p));
+		if (!ok || n < BERTH_PIDS_MIN || n > BERTH_PIDS_MAX) {
+			diag(c, p, "expected a whole number from %u to %u, got %s", BERTH_PIDS_MIN,
+			     BERTH_PIDS_MAX, got(c, p));
 		} else {
 			r->pids = (uint32_t)n;
 			r->has_pids = true;

@@ -125,19 +125,19 @@ static int add_unprotect(struct berth_policy *p, const char *arg, struct berth_e
 	return berth_fl_strv_add(&p->unprotect, &p->n_unprotect, g, true, err);
 }
 
-static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out,
-		     struct berth_error *err)
+/* set_limit - parse @arg as limit @id into @out (uint64_t or uint32_t). */
+static int set_limit64(enum berth_limit id, const char *arg, uint64_t *out, struct berth_error *err)
 {
-	char *end = NULL;
-	unsigned long v;
+	return berth_limit_parse(id, NULL, arg, out, err);
+}
 
-	errno = 0;
-	v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
-	if (end == NULL || *end != '\0' || errno != 0 || v < min || v > max) {
-		berth_usage_err(err, "invalid %s `%s`", what, s);
-		return berth_err_hint(err, "give a whole number between %u and %u", min, max);
-	}
-	*out = (uint32_t)v;
+static int set_limit32(enum berth_limit id, const char *arg, uint32_t *out, struct berth_error *err)
+{
+	uint64_t v = 0;
+
+	if (berth_limit_parse(id, NULL, arg, &v, err) < 0)
+		return -1;
+	*out = (uint32_t)v; /* every 32-bit limit's maximum is below 2^32 */
 	return 0;
 }
 
@@ -223,31 +223,23 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_WORKSPACE:
 		return berth_hostpath_set_workspace(p, arg, err);
 	case OPT_TMP_SIZE:
-		return berth_parse_size(arg, "--tmp-size", &p->tmp_size, err);
+		return set_limit64(BERTH_LIMIT_TMP_SIZE, arg, &p->tmp_size, err);
 	case OPT_MEMORY:
 		p->memory_set = true;
-		if (berth_parse_size(arg, "--memory", &p->memory, err) < 0)
-			return -1;
-		/* Below this the sandbox's own start-up (its init, the dynamic
+		/* Below 16M the sandbox's own start-up (its init, the dynamic
 		 * loader of the command) fails: as a SIGSEGV or "the sandbox died
 		 * during setup", not a message about --memory. */
-		if (p->memory < BERTH_MIN_MEMORY) {
-			berth_usage_err(err, "--memory `%s` is less than the %d MiB a sandbox needs to start",
-					arg, (int)(BERTH_MIN_MEMORY >> 20));
-			return berth_err_hint(err, "give at least `%dM`", (int)(BERTH_MIN_MEMORY >> 20));
-		}
-		return 0;
+		return set_limit64(BERTH_LIMIT_MEMORY, arg, &p->memory, err);
 	case OPT_CPUS:
 		p->cpus_set = true;
-		return berth_parse_millicpus(arg, &p->millicpus, err);
+		return set_limit32(BERTH_LIMIT_CPUS, arg, &p->millicpus, err);
 	case OPT_PIDS:
 		p->pids_set = true;
-		/* two: the sandbox's init and the command */
-		return parse_u32(arg, "--pids", 2, 4194304, &p->pids, err);
+		return set_limit32(BERTH_LIMIT_PIDS, arg, &p->pids, err);
 	case OPT_NOFILE:
-		return parse_u32(arg, "--nofile", 16, 1048576, &p->nofile, err);
+		return set_limit32(BERTH_LIMIT_NOFILE, arg, &p->nofile, err);
 	case OPT_TIMEOUT:
-		return berth_parse_duration_ms(arg, "--timeout", &p->timeout_ms, err);
+		return set_limit64(BERTH_LIMIT_TIMEOUT, arg, &p->timeout_ms, err);
 	case OPT_NETWORK:
 		o->network_given = true;
 		if (strcmp(arg, "none") == 0 || strcmp(arg, "host") == 0 || strcmp(arg, "proxy") == 0 ||

@@ -219,21 +219,113 @@ struct berth_policy_ports {
 int berth_policy_ports(const struct berth_policy *p, struct berth_policy_ports *out, struct berth_error *err);
 
 /*
- * berth_parse_size - parse a byte size: a decimal integer with an optional
- * suffix K, M, G, T (powers of 1024, optional trailing "iB" or "B").
- * Returns 0 and stores the value in @out, or -1 with @err naming @what.
+ * The numeric limits of a policy and their ranges (docs/cli-contract.md,
+ * "Numeric ranges"; man berth, OPTIONS).  Each is defined once, here, and
+ * checked by berth_limit_check (validate.c) for the parsers (flags,
+ * berth.yml, rules files) and for berth_policy_validate alike.  Every
+ * maximum is far below 2^63, so a value in range survives the canonical
+ * JSON (a signed 64-bit integer), cgroup files and rlimits unchanged: no
+ * value can wrap into "no limit".  Zero is refused everywhere: a cgroup
+ * file or a tmpfs takes 0 as "no limit" (--timeout: omit it for none).
+ */
+#define BERTH_TMP_SIZE_MIN (1ULL << 20)  /* bytes: 1M */
+#define BERTH_TMP_SIZE_MAX (1ULL << 50)  /* bytes: 1024T */
+#define BERTH_MEMORY_MAX (1ULL << 50)    /* bytes: 1024T (BERTH_MIN_MEMORY is the least) */
+#define BERTH_MILLICPUS_MIN 10U          /* 0.01 CPU */
+#define BERTH_MILLICPUS_MAX 1024000U     /* 1024 CPUs */
+#define BERTH_PIDS_MIN 2U                /* the sandbox's init and the command */
+#define BERTH_PIDS_MAX 4194304U          /* the kernel's PID_MAX_LIMIT */
+#define BERTH_NOFILE_MIN 16U             /* the dynamic loader and stdio need a few */
+#define BERTH_NOFILE_MAX 1048576U        /* the kernel's default fs.nr_open */
+#define BERTH_TIMEOUT_MS_MIN 1ULL        /* 1ms */
+#define BERTH_TIMEOUT_MS_MAX 31536000000ULL /* 8760h, a year of 365 days */
+
+/* The numeric limits, in the order of struct berth_limit_defs. */
+enum berth_limit {
+	BERTH_LIMIT_TMP_SIZE = 0, /* --tmp-size: bytes */
+	BERTH_LIMIT_MEMORY,       /* --memory, resources.memory, allow.memory: bytes */
+	BERTH_LIMIT_CPUS,         /* --cpus, resources.cpus, allow.cpus: thousandths of a CPU */
+	BERTH_LIMIT_PIDS,         /* --pids, resources.pids, allow.pids: tasks */
+	BERTH_LIMIT_NOFILE,       /* --nofile: open files */
+	BERTH_LIMIT_TIMEOUT,      /* --timeout: milliseconds */
+	BERTH_LIMIT_COUNT,
+};
+
+/* How a limit is written. */
+enum berth_limit_kind {
+	BERTH_LIMIT_KIND_SIZE = 0, /* DIGITS[K|M|G|T[iB|B]], powers of 1024, case-insensitive */
+	BERTH_LIMIT_KIND_COUNT,    /* DIGITS */
+	BERTH_LIMIT_KIND_CPUS,     /* DIGITS[.DIGITS], at most 3 decimals */
+	BERTH_LIMIT_KIND_DURATION, /* DIGITS[.DIGITS][ms|s|m|h], default s, a whole number of ms */
+};
+
+struct berth_limit_def {
+	const char *option;         /* "--memory" */
+	enum berth_limit_kind kind;
+	uint64_t min, max;          /* in the stored unit */
+	const char *range;          /* "16M to 1024T", as the user writes it */
+};
+
+/* berth_limit_defs[id] - the definition of each limit (validate.c). */
+extern const struct berth_limit_def berth_limit_defs[BERTH_LIMIT_COUNT];
+
+/*
+ * berth_limit_check - whether @v (in the stored unit) is in the range of
+ * limit @id.  @what names the setting in the message (NULL: the option);
+ * @given is the text as written, or NULL to print @v.  Returns 0, or -1
+ * with @err filled, exit status 2 (BERTH_EXIT_USAGE):
+ *   "invalid WHAT `GIVEN`: zero, expected RANGE"
+ *   "invalid WHAT `GIVEN`: too small, expected RANGE"  (--memory: "too
+ *    small for a sandbox to start")
+ *   "invalid WHAT `GIVEN`: too large, expected RANGE"
+ * with a hint saying how the value is written.
+ */
+int berth_limit_check(enum berth_limit id, const char *what, uint64_t v, const char *given,
+		      struct berth_error *err);
+
+/*
+ * berth_limit_refuse - fill @err with "invalid WHAT `GIVEN`: WHY, expected
+ * RANGE" for limit @id (@what NULL: its option) and the hint of its kind.
+ * Returns -1 (exit status 2).
+ */
+int berth_limit_refuse(const char *what, const char *given, const char *why, enum berth_limit id,
+		       struct berth_error *err);
+
+/*
+ * berth_limit_parse - parse @s as limit @id is written (enum
+ * berth_limit_kind: decimal digits only; no sign, whitespace, hex,
+ * exponent or junk) and check its range (berth_limit_check).  A value
+ * or a suffix product past 2^64 - 1 is "too large" like any other value
+ * past the maximum: overflow is detected before it happens.  @what as for
+ * berth_limit_check.  Returns 0 and stores the value in @out (the stored
+ * unit), or -1 with @err filled (exit status 2): the messages of
+ * berth_limit_check, or "invalid WHAT `S`: not a size|not a whole
+ * number|not a number of CPUs|not a duration, expected RANGE", or
+ * "...: finer than 0.001 CPU|finer than a millisecond, expected RANGE".
+ */
+int berth_limit_parse(enum berth_limit id, const char *what, const char *s, uint64_t *out,
+		      struct berth_error *err);
+
+/*
+ * berth_parse_size - parse a byte size: decimal digits with an optional
+ * suffix K, M, G, T (powers of 1024, optional trailing "iB" or "B"),
+ * 1 to 2^64 - 1 bytes.  Returns 0 and stores the value in @out, or -1
+ * with @err naming @what (exit status 2).
  */
 int berth_parse_size(const char *s, const char *what, uint64_t *out, struct berth_error *err);
 
 /*
- * berth_parse_duration_ms - parse a duration: integer or decimal with an
- * optional suffix ms, s (default), m, h.  Returns 0 or -1 with @err filled.
+ * berth_parse_duration_ms - parse a duration: decimal digits with an
+ * optional fraction and suffix ms, s (default), m, h; a whole number of
+ * milliseconds from 1ms to 8760h (BERTH_TIMEOUT_MS_MAX).  Returns 0 or -1
+ * with @err naming @what (exit status 2).
  */
 int berth_parse_duration_ms(const char *s, const char *what, uint64_t *out, struct berth_error *err);
 
 /*
  * berth_parse_millicpus - parse a CPU count ("2", "0.5") into thousandths.
- * Returns 0 or -1 with @err filled.  Accepts 0.01 .. 1024.
+ * Returns 0 or -1 with @err filled (exit status 2).  Accepts 0.01 .. 1024,
+ * at most 3 decimals.
  */
 int berth_parse_millicpus(const char *s, uint32_t *out, struct berth_error *err);
 

@@ -359,8 +359,10 @@ static int parse_limit(struct rules_file *f, const char *key, const struct berth
 	const char *s;
 	uint64_t u;
 
+	/* A maximum, so the ranges are the limits' own (policy.h), except that
+	 * a cap of one task is no error (no run fits under it). */
 	if (strcmp(key, "pids") == 0)
-		return berth_ynode_uint(v, f->origin, "allow.pids", 1, 4194304, &u, err) < 0
+		return berth_ynode_uint(v, f->origin, "allow.pids", 1, BERTH_PIDS_MAX, &u, err) < 0
 			   ? -1
 			   : (f->pids = (uint32_t)u, 0);
 	if (v->kind != BERTH_YN_SCALAR || berth_ynode_str(v, f->origin, key, &s, err) < 0)
@@ -369,16 +371,20 @@ static int parse_limit(struct rules_file *f, const char *key, const struct berth
 		    strcmp(key, "memory") == 0 ? "size such as `4G`" : "CPU count such as `2`",
 		    v->kind == BERTH_YN_SCALAR ? "nothing (null)" : berth_ynode_describe(v));
 	if (strcmp(key, "memory") == 0) {
-		if (berth_parse_size(s, "allow.memory", &f->memory, err) < 0 || f->memory == 0) {
-			berth_ynode_err(err, f->origin, v,
-					"`allow.memory` must be a size such as `4G`, got `%.60s`", s);
+		if (berth_limit_parse(BERTH_LIMIT_MEMORY, "allow.memory", s, &f->memory, err) < 0) {
+			berth_ynode_err(
+			    err, f->origin, v,
+			    "`allow.memory` must be a size such as `4G`, got `%.60s` (expected %s)", s,
+			    berth_limit_defs[BERTH_LIMIT_MEMORY].range);
 			return -1;
 		}
 		return (f->memory_text = strdup(s)) != NULL ? 0 : berth_err(err, ENOMEM, "%s", f->origin);
 	}
-	if (berth_parse_millicpus(s, &f->millicpus, err) < 0 || f->millicpus == 0) {
-		berth_ynode_err(err, f->origin, v,
-				"`allow.cpus` must be a CPU count such as `2` or `0.5`, got `%.60s`", s);
+	if (berth_parse_millicpus(s, &f->millicpus, err) < 0) {
+		berth_ynode_err(
+		    err, f->origin, v,
+		    "`allow.cpus` must be a CPU count such as `2` or `0.5`, got `%.60s` (expected %s)", s,
+		    berth_limit_defs[BERTH_LIMIT_CPUS].range);
 		return -1;
 	}
 	return (f->cpus_text = strdup(s)) != NULL ? 0 : berth_err(err, ENOMEM, "%s", f->origin);

@@ -8,6 +8,7 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -229,10 +230,66 @@ static int check_landlock(const struct berth_policy *p, struct berth_error *err)
 	return 0;
 }
 
+const struct berth_limit_def berth_limit_defs[BERTH_LIMIT_COUNT] = {
+    [BERTH_LIMIT_TMP_SIZE] = {"--tmp-size", BERTH_LIMIT_KIND_SIZE, BERTH_TMP_SIZE_MIN, BERTH_TMP_SIZE_MAX,
+			      "1M to 1024T"},
+    [BERTH_LIMIT_MEMORY] = {"--memory", BERTH_LIMIT_KIND_SIZE, BERTH_MIN_MEMORY, BERTH_MEMORY_MAX,
+			    "16M to 1024T"},
+    [BERTH_LIMIT_CPUS] = {"--cpus", BERTH_LIMIT_KIND_CPUS, BERTH_MILLICPUS_MIN, BERTH_MILLICPUS_MAX,
+			  "0.01 to 1024"},
+    [BERTH_LIMIT_PIDS] = {"--pids", BERTH_LIMIT_KIND_COUNT, BERTH_PIDS_MIN, BERTH_PIDS_MAX, "2 to 4194304"},
+    [BERTH_LIMIT_NOFILE] = {"--nofile", BERTH_LIMIT_KIND_COUNT, BERTH_NOFILE_MIN, BERTH_NOFILE_MAX,
+			    "16 to 1048576"},
+    [BERTH_LIMIT_TIMEOUT] = {"--timeout", BERTH_LIMIT_KIND_DURATION, BERTH_TIMEOUT_MS_MIN,
+			     BERTH_TIMEOUT_MS_MAX, "1ms to 8760h"},
+};
+
+_Static_assert(BERTH_TMP_SIZE_MAX < (1ULL << 62) && BERTH_MEMORY_MAX < (1ULL << 62) &&
+		   BERTH_TIMEOUT_MS_MAX < (1ULL << 62),
+	       "a limit must survive a signed 64-bit integer (the canonical JSON) and a page count");
+
+int berth_limit_check(enum berth_limit id, const char *what, uint64_t v, const char *given,
+		      struct berth_error *err)
+{
+	const struct berth_limit_def *d = &berth_limit_defs[id];
+	char num[24];
+
+	if (v >= d->min && v <= d->max)
+		return 0;
+	if (given == NULL) {
+		snprintf(num, sizeof num, "%" PRIu64, v);
+		given = num;
+	}
+	return berth_limit_refuse(what, given,
+				  v == 0                     ? "zero"
+				  : v > d->max               ? "too large"
+				  : id == BERTH_LIMIT_MEMORY ? "too small for a sandbox to start"
+							     : "too small",
+				  id, err);
+}
+
+/* The limits of @p, whatever made it: an app's come from its berth.yml. */
+static int check_limits(const struct berth_policy *p, struct berth_error *err)
+{
+	const char *app_mem = p->app ? "resources.memory" : NULL,
+		   *app_cpus = p->app ? "resources.cpus" : NULL, *app_pids = p->app ? "resources.pids" : NULL;
+
+	if (berth_limit_check(BERTH_LIMIT_TMP_SIZE, NULL, p->tmp_size, NULL, err) < 0 ||
+	    berth_limit_check(BERTH_LIMIT_MEMORY, app_mem, p->memory, NULL, err) < 0 ||
+	    berth_limit_check(BERTH_LIMIT_CPUS, app_cpus, p->millicpus, NULL, err) < 0 ||
+	    berth_limit_check(BERTH_LIMIT_PIDS, app_pids, p->pids, NULL, err) < 0 ||
+	    berth_limit_check(BERTH_LIMIT_NOFILE, NULL, p->nofile, NULL, err) < 0)
+		return -1;
+	/* 0: no --timeout */
+	if (p->timeout_ms != 0 && berth_limit_check(BERTH_LIMIT_TIMEOUT, NULL, p->timeout_ms, NULL, err) < 0)
+		return -1;
+	return 0;
+}
+
 int berth_policy_validate(const struct berth_policy *p, struct berth_error *err)
 {
-	if (check_mounts(p, err) < 0 || check_hosts(p, err) < 0 || check_env(p, err) < 0 ||
-	    check_landlock(p, err) < 0)
+	if (check_limits(p, err) < 0 || check_mounts(p, err) < 0 || check_hosts(p, err) < 0 ||
+	    check_env(p, err) < 0 || check_landlock(p, err) < 0)
 		return -1;
 	return 0;
 }

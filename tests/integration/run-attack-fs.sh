@@ -288,7 +288,7 @@ eq "target: the same target twice is a usage error (exit 2)" "$RC" 2
 has "target: ... named" "$ERR" "berth: mount target \`/data\` is given twice"
 br --memory 1K -- true
 eq "limits: --memory 1K is a usage error (exit 2; was a SIGSEGV or 'died during setup')" "$RC" 2
-has "limits: ... named" "$ERR" "berth: --memory \`1K\` is less than the 16 MiB a sandbox needs to start"
+has "limits: ... named" "$ERR" "berth: invalid --memory \`1K\`: too small for a sandbox to start, expected 16M to 1024T"
 br --memory 16M -- true
 if [ "$(id -u)" != 0 ] && [ "$RC" = 2 ] && [[ $ERR == *"--memory \`16M\` cannot be enforced"* ]]; then
 	pass "limits: --memory 16M refused without a cgroup (exit 2; no RLIMIT_AS, run-limits.sh)"

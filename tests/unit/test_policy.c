@@ -147,8 +147,8 @@ static void test_bad_input(void **state)
 	expect_usage("would expose `/run`", "--workspace", "/usr", "--rw", "/run:/data", "--", "x", NULL);
 	expect_usage("would expose `/var/tmp`", "--workspace", "/var", "--", "x", NULL);
 	/* limits a sandbox cannot start with; one target twice; odd targets */
-	expect_usage("`1K` is less than the 16 MiB", "--workspace", "/usr", "--memory", "1K", "--", "x",
-		     NULL);
+	expect_usage("invalid --memory `1K`: too small for a sandbox to start, expected 16M to 1024T",
+		     "--workspace", "/usr", "--memory", "1K", "--", "x", NULL);
 	expect_usage("`1`", "--workspace", "/usr", "--pids", "1", "--", "x", NULL);
 	expect_usage("`/data` is given twice", "--workspace", "/usr", "--ro", "/usr:/data", "--ro",
 		     "/etc:/data", "--", "x", NULL);

@@ -365,7 +365,7 @@ static void test_malformed(void **state)
 	    {"allow:\n  env: [1ABC]\n", "r.yml:2:9: `allow.env`: `1ABC` is not a variable name"},
 	    {"allow:\n  degraded: yes\n", "r.yml:2:13: `allow.degraded` must be true or false, got `yes`"},
 	    {"allow:\n  memory: lots\n",
-	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `lots`"},
+	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `lots` (expected 16M to 1024T)"},
 	    {"allow:\n  memory: 0\n", "r.yml:2:11: `allow.memory` must be a size"},
 	    {"allow:\n  memory: [4G]\n",
 	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got a list"},
