@@ -228,16 +228,16 @@ int berth_policy_ports(const struct berth_policy *p, struct berth_policy_ports *
  * value can wrap into "no limit".  Zero is refused everywhere: a cgroup
  * file or a tmpfs takes 0 as "no limit" (--timeout: omit it for none).
  */
-#define BERTH_TMP_SIZE_MIN (1ULL << 20)  /* bytes: 1M */
-#define BERTH_TMP_SIZE_MAX (1ULL << 50)  /* bytes: 1024T */
-#define BERTH_MEMORY_MAX (1ULL << 50)    /* bytes: 1024T (BERTH_MIN_MEMORY is the least) */
-#define BERTH_MILLICPUS_MIN 10U          /* 0.01 CPU */
-#define BERTH_MILLICPUS_MAX 1024000U     /* 1024 CPUs */
-#define BERTH_PIDS_MIN 2U                /* the sandbox's init and the command */
-#define BERTH_PIDS_MAX 4194304U          /* the kernel's PID_MAX_LIMIT */
-#define BERTH_NOFILE_MIN 16U             /* the dynamic loader and stdio need a few */
-#define BERTH_NOFILE_MAX 1048576U        /* the kernel's default fs.nr_open */
-#define BERTH_TIMEOUT_MS_MIN 1ULL        /* 1ms */
+#define BERTH_TMP_SIZE_MIN (1ULL << 20)     /* bytes: 1M */
+#define BERTH_TMP_SIZE_MAX (1ULL << 50)     /* bytes: 1024T */
+#define BERTH_MEMORY_MAX (1ULL << 50)       /* bytes: 1024T (BERTH_MIN_MEMORY is the least) */
+#define BERTH_MILLICPUS_MIN 10U             /* 0.01 CPU */
+#define BERTH_MILLICPUS_MAX 1024000U        /* 1024 CPUs */
+#define BERTH_PIDS_MIN 2U                   /* the sandbox's init and the command */
+#define BERTH_PIDS_MAX 4194304U             /* the kernel's PID_MAX_LIMIT */
+#define BERTH_NOFILE_MIN 16U                /* the dynamic loader and stdio need a few */
+#define BERTH_NOFILE_MAX 1048576U           /* the kernel's default fs.nr_open */
+#define BERTH_TIMEOUT_MS_MIN 1ULL           /* 1ms */
 #define BERTH_TIMEOUT_MS_MAX 31536000000ULL /* 8760h, a year of 365 days */
 
 /* The numeric limits, in the order of struct berth_limit_defs. */
@@ -260,10 +260,10 @@ enum berth_limit_kind {
 };
 
 struct berth_limit_def {
-	const char *option;         /* "--memory" */
+	const char *option; /* "--memory" */
 	enum berth_limit_kind kind;
-	uint64_t min, max;          /* in the stored unit */
-	const char *range;          /* "16M to 1024T", as the user writes it */
+	uint64_t min, max; /* in the stored unit */
+	const char *range; /* "16M to 1024T", as the user writes it */
 };
 
 /* berth_limit_defs[id] - the definition of each limit (validate.c). */
