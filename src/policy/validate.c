@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "hostpat.h"
@@ -280,6 +281,25 @@ static int check_limits(const struct berth_policy *p, struct berth_error *err)
 	    berth_limit_check(BERTH_LIMIT_PIDS, app_pids, p->pids, NULL, err) < 0 ||
 	    berth_limit_check(BERTH_LIMIT_NOFILE, NULL, p->nofile, NULL, err) < 0)
 		return -1;
+	/* The sandbox sets RLIMIT_NOFILE inside its user namespace, where no
+	 * capability raises a hard limit: above berth's own it would fail
+	 * after the run started (exit 125), and --dry-run would have passed. */
+	{
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+		    (uint64_t)p->nofile > (uint64_t)rl.rlim_max) {
+			char given[24];
+			snprintf(given, sizeof given, "%u", p->nofile);
+			berth_usage_err(
+			    err,
+			    "invalid --nofile `%s`: above berth's own hard limit %llu, expected 16 "
+			    "to %llu here",
+			    given, (unsigned long long)rl.rlim_max, (unsigned long long)rl.rlim_max);
+			return berth_err_hint(
+			    err, "give at most %llu, or raise the hard limit first (`ulimit -Hn`, as root)",
+			    (unsigned long long)rl.rlim_max);
+		}
+	}
 	/* 0: no --timeout */
 	if (p->timeout_ms != 0 && berth_limit_check(BERTH_LIMIT_TIMEOUT, NULL, p->timeout_ms, NULL, err) < 0)
 		return -1;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -29,6 +30,9 @@
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 /* The highest Landlock ABI whose rights berth asks for (scoping, ABI 6). */
 #define LL_ABI_FULL 6
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
 
 const char *const berth_ns_names[BERTH_NS_COUNT] = {"user", "mnt", "pid", "ipc", "uts", "net", "cgroup"};
 
@@ -200,6 +204,17 @@ void berth_measure_self(struct berth_measure *m)
 	m->workspace_idmapped = m->idmap_asked ? workspace_idmapped() : -1;
 	CPU_ZERO(&cpus);
 	m->cpus_affinity = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+	{
+		struct statfs sf;
+		m->tmp_bytes = 0;
+		if (statfs("/tmp", &sf) == 0 && sf.f_type == TMPFS_MAGIC && sf.f_bsize > 0 &&
+		    sf.f_blocks <= UINT64_MAX / (uint64_t)sf.f_bsize)
+			m->tmp_bytes = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
+	}
+	{
+		long ps = sysconf(_SC_PAGESIZE);
+		m->page_size = ps > 0 ? (uint64_t)ps : 0;
+	}
 	m->valid = true;
 }
 
@@ -301,10 +316,12 @@ static json_t *asked_json(const struct berth_policy *p, bool idmap)
 	for (int i = 0; i < BERTH_NS_COUNT; i++)
 		if (i != BERTH_NS_NET || p->network != BERTH_NET_HOST)
 			json_array_append_new(ns, json_string(berth_ns_names[i]));
-	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap,
+	/* Every limit is at most 2^50 (policy.h, berth_limit_defs): it fits json_int_t. */
+	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap,
 			 "namespaces", ns, "landlock", 1, "seccomp", 1, "memory", (json_int_t)p->memory,
 			 "pids", (json_int_t)p->pids, "millicpus", (json_int_t)p->millicpus, "nofile",
-			 (json_int_t)p->nofile, "allow_degraded", p->allow_degraded);
+			 (json_int_t)p->nofile, "tmp_bytes", (json_int_t)p->tmp_size, "allow_degraded",
+			 p->allow_degraded);
 }
 
 static json_t *measure_json(const struct berth_measure *m, const struct berth_policy *p)
@@ -339,6 +356,10 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 			u64_or_null(true, m->rlim_nofile), "as", u64_or_null(true, m->rlim_as), "nproc",
 			u64_or_null(true, m->rlim_nproc), "core", u64_or_null(true, m->rlim_core),
 			"cpus_affinity", m->cpus_affinity);
+	if (lim != NULL) {
+		json_object_set_new(lim, "tmp", u64_or_null(m->tmp_bytes != 0, m->tmp_bytes));
+		json_object_set_new(lim, "page_size", u64_or_null(m->page_size != 0, m->page_size));
+	}
 	return json_pack("{s:o, s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}",
 			 "workspace_idmapped",
 			 m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped),
@@ -369,15 +390,180 @@ static const char *str_at(const json_t *o, const char *path1, const char *path2)
 	return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* One limit: the cgroup value read back, or in rlimit mode the rlimit. */
-static bool limit_ok(const json_t *lim, const char *cg, const char *rl, json_int_t want)
+/* u64_at - the non-negative integer at @o.@key; false when absent, null
+ * (no limit, or not read) or negative. */
+static bool u64_at(const json_t *o, const char *key, uint64_t *v)
 {
-	if (want == 0)
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
+}
+
+/* read_text - the value read back at @o.@key, for a message. */
+static const char *read_text(const json_t *o, const char *key, char *buf, size_t n)
+{
+	uint64_t v;
+
+	if (!u64_at(o, key, &v))
+		return "none (no limit, or unreadable)";
+	snprintf(buf, n, "%" PRIu64, v);
+	return buf;
+}
+
+/*
+ * What the kernel keeps of a limit berth asked for @want, so that its own
+ * rounding is no mismatch.  @page: the page size of the run's host (from
+ * the record; 1, an exact comparison, in a record without one).
+ *   ROUND_DOWN  memory.max and memory.limit_in_bytes: the kernel keeps a
+ *               count of pages, bytes / PAGE_SIZE rounded down
+ *               (page_counter_memparse(), mm/page_counter.c), and reads
+ *               back pages * PAGE_SIZE;
+ *   ROUND_UP    a tmpfs's size=: DIV_ROUND_UP(size, PAGE_SIZE) blocks
+ *               (shmem_parse_one(), mm/shmem.c; tmpfs.rst: "rounded up to
+ *               entire pages"), statfs(2) gives f_blocks of f_bsize =
+ *               PAGE_SIZE;
+ *   EXACT       pids.max and rlimits keep the number written.
+ * No overflow: every limit is at most 2^50 (policy.h) and a page at most
+ * 2^30 here (a larger one counts as none: an exact comparison).
+ */
+enum rounding { EXACT, ROUND_DOWN, ROUND_UP };
+
+static uint64_t kernel_keeps(uint64_t want, uint64_t page, enum rounding r)
+{
+	if (page == 0 || page > (1ULL << 30) || want > (1ULL << 62))
+		page = 1;
+	if (r == ROUND_DOWN)
+		return want - want % page;
+	if (r == ROUND_UP && want % page != 0)
+		return want + (page - want % page);
+	return want;
+}
+
+/* limit_matches - whether @lim.@key (or in rlimit mode @lim.rlimits.@rl)
+ * holds what the kernel keeps of @want. */
+static bool limit_matches(const json_t *lim, const char *key, const char *rl, uint64_t want, enum rounding r)
+{
+	uint64_t page = 1, got;
+
+	(void)u64_at(lim, "page_size", &page);
+	if (u64_at(lim, key, &got) && got == kernel_keeps(want, page, r))
 		return true;
-	if (int_at(lim, cg, NULL, -1) == want)
-		return true;
-	return strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && rl != NULL &&
-	       int_at(lim, "rlimits", rl, -1) == want;
+	return rl != NULL && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 &&
+	       u64_at(json_object_get(lim, "rlimits"), rl, &got) && got == want;
+}
+
+/* shortfall - "NAME limit: asked WANT UNIT, read back GOT (WHERE)". */
+static void shortfall(json_t *reasons, const json_t *from, const char *key, const char *name, uint64_t want,
+		      const char *unit, const char *where)
+{
+	char buf[24];
+
+	berth_json_append_printf(reasons, "%s limit: asked %" PRIu64 "%s, read back %s (%s)", name, want,
+				 unit, read_text(from, key, buf, sizeof buf), where);
+}
+
+/* asked_negative - a limit asked as a negative number: a record of a
+ * berth that stored a value past 2^63 - 1 as one, and applied no limit. */
+static void asked_negative(const json_t *asked, json_t *reasons)
+{
+	static const char *const keys[] = {"memory", "pids", "millicpus", "nofile", "tmp_bytes"};
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(keys); i++) {
+		const json_t *j = json_object_get(asked, keys[i]);
+		if (json_is_integer(j) && json_integer_value(j) < 0)
+			berth_json_append_printf(reasons,
+						 "%s limit: asked %lld, which is no limit the kernel can "
+						 "hold (a value past 2^63 - 1)",
+						 keys[i], (long long)json_integer_value(j));
+	}
+}
+
+/* The memory limit, the first shortfall of the limits. */
+static void check_memory(const json_t *asked, const json_t *lim, json_t *reasons)
+{
+	uint64_t want = 0, as = 0;
+
+	if (!u64_at(asked, "memory", &want) || want == 0 ||
+	    limit_matches(lim, "memory", NULL, want, ROUND_DOWN))
+		return;
+	/* The first: a record from a berth that still set RLIMIT_AS. */
+	if (u64_at(json_object_get(lim, "rlimits"), "as", &as) && as == want)
+		berth_json_append_printf(
+		    reasons,
+		    "memory: RLIMIT_AS of %" PRIu64 " bytes per process, not a total for the sandbox", want);
+	else if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
+		berth_json_append_printf(reasons,
+					 "memory: not enforced (%" PRIu64
+					 " bytes asked): rlimit mode has no cgroup, and berth sets no "
+					 "RLIMIT_AS, which counts reserved address space and breaks runtimes",
+					 want);
+	else
+		shortfall(reasons, lim, "memory", "memory", want, " bytes",
+			  "memory.max or memory.limit_in_bytes, in pages");
+}
+
+/* pids, nofile and the /tmp tmpfs. */
+static void check_counts(const json_t *asked, const json_t *lim, json_t *reasons)
+{
+	const json_t *rl = json_object_get(lim, "rlimits");
+	uint64_t want = 0;
+
+	if (u64_at(asked, "pids", &want) && want != 0 && !limit_matches(lim, "pids", "nproc", want, EXACT)) {
+		if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
+			shortfall(reasons, rl, "nproc", "pids", want, "", "RLIMIT_NPROC");
+		else
+			shortfall(reasons, lim, "pids", "pids", want, "", "pids.max");
+	}
+	want = 0;
+	(void)u64_at(asked, "nofile", &want);
+	{
+		uint64_t got;
+		if (!u64_at(rl, "nofile", &got) || got != want)
+			shortfall(reasons, rl, "nofile", "nofile", want, "", "RLIMIT_NOFILE");
+	}
+	/* a record from before berth measured /tmp asks for none */
+	if (u64_at(asked, "tmp_bytes", &want) && want != 0 &&
+	    !limit_matches(lim, "tmp", NULL, want, ROUND_UP))
+		shortfall(reasons, lim, "tmp", "tmp", want, " bytes", "statfs of the /tmp tmpfs, in pages");
+}
+
+static void check_cpu(const json_t *asked, const json_t *lim, json_t *reasons)
+{
+	json_int_t want = int_at(asked, "millicpus", NULL, 0);
+	const json_t *cpu = json_object_get(lim, "cpu");
+	json_int_t q = int_at(cpu, "quota_us", NULL, -1), per = int_at(cpu, "period_us", NULL, 0);
+	/* berth writes quota = millicpus * period / 1000 (limits_cgroup.c), so
+	 * the quotient is exact but for the integer division */
+	bool ok = want <= 0 || (q > 0 && per > 0 && q <= INT64_MAX / 1000 && q * 1000 / per >= want - 1 &&
+				q * 1000 / per <= want + 1);
+	json_int_t aff = int_at(lim, "cpus_affinity", NULL, 0);
+
+	if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 && aff <= INT64_MAX / 1000 &&
+	    aff * 1000 <= want + 999) {
+		/* An affinity mask has whole CPUs only: --cpus 0.5 gets one. */
+		if (aff * 1000 > want)
+			berth_json_append_printf(reasons,
+						 "cpu: %lld millicpus asked, an affinity of %lld "
+						 "whole CPU%s given (no cgroup "
+						 "cpu limit in rlimit mode)",
+						 (long long)want, (long long)aff, aff == 1 ? "" : "s");
+		ok = true;
+	}
+	if (ok)
+		return;
+	if (q > 0 && per > 0)
+		berth_json_append_printf(reasons,
+					 "cpu limit: asked %lld millicpus, read back %lld us per %lld us "
+					 "(cpu.max or cpu.cfs_quota_us)",
+					 (long long)want, (long long)q, (long long)per);
+	else
+		berth_json_append_printf(reasons,
+					 "cpu limit: asked %lld millicpus, read back none (no limit, or "
+					 "unreadable) (cpu.max or cpu.cfs_quota_us)",
+					 (long long)want);
 }
 
 int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct berth_error *err)
@@ -437,59 +623,15 @@ int berth_measure_verdict_json(const json_t *e, json_t **reasons_out, struct ber
 					privileged = true;
 			}
 	}
-	if (!limit_ok(lim, "memory", NULL, int_at(asked, "memory", NULL, 0))) {
-		/* The first: a record from a berth that still set RLIMIT_AS. */
-		if (int_at(asked, "memory", NULL, 0) != 0 &&
-		    int_at(lim, "rlimits", "as", -1) == int_at(asked, "memory", NULL, 0))
-			berth_json_append_printf(
-			    reasons,
-			    "memory: RLIMIT_AS of %lld bytes per process, not a total for the sandbox",
-			    (long long)int_at(asked, "memory", NULL, 0));
-		else if (strcmp(str_at(lim, "mode", NULL), "rlimits") == 0)
-			berth_json_append_printf(
-			    reasons,
-			    "memory: not enforced (%lld bytes asked): rlimit mode has no cgroup, and berth "
-			    "sets no "
-			    "RLIMIT_AS, which counts reserved address space and breaks runtimes",
-			    (long long)int_at(asked, "memory", NULL, 0));
-		else
-			berth_json_append_printf(reasons, "memory limit not read back as %lld",
-						 (long long)int_at(asked, "memory", NULL, 0));
-	}
+	asked_negative(asked, reasons);
+	check_memory(asked, lim, reasons);
 	if (json_is_true(json_object_get(asked, "workspace_idmapped")) &&
 	    !json_is_true(json_object_get(e, "workspace_idmapped")))
 		berth_json_append_printf(
 		    reasons,
 		    "workspace is not an idmapped mount: files the sandbox writes do not keep their owner");
-	if (!limit_ok(lim, "pids", "nproc", int_at(asked, "pids", NULL, 0)))
-		berth_json_append_printf(reasons, "pids limit not read back as %lld",
-					 (long long)int_at(asked, "pids", NULL, 0));
-	if (int_at(lim, "rlimits", "nofile", -1) != int_at(asked, "nofile", NULL, 0))
-		berth_json_append_printf(reasons, "nofile limit not read back as %lld",
-					 (long long)int_at(asked, "nofile", NULL, 0));
-	{
-		json_int_t want = int_at(asked, "millicpus", NULL, 0);
-		const json_t *cpu = json_object_get(lim, "cpu");
-		json_int_t q = int_at(cpu, "quota_us", NULL, -1), per = int_at(cpu, "period_us", NULL, 0);
-		bool ok = want == 0 ||
-			  (q > 0 && per > 0 && q * 1000 / per >= want - 1 && q * 1000 / per <= want + 1);
-		json_int_t aff = int_at(lim, "cpus_affinity", NULL, 0);
-		if (!ok && strcmp(str_at(lim, "mode", NULL), "rlimits") == 0 && aff > 0 &&
-		    aff * 1000 <= want + 999) {
-			/* An affinity mask has whole CPUs only: --cpus 0.5 gets one. */
-			if (aff * 1000 > want)
-				berth_json_append_printf(reasons,
-							 "cpu: %lld millicpus asked, an affinity of %lld "
-							 "whole CPU%s given (no cgroup "
-							 "cpu limit in rlimit mode)",
-							 (long long)want, (long long)aff,
-							 aff == 1 ? "" : "s");
-			ok = true;
-		}
-		if (!ok)
-			berth_json_append_printf(reasons, "cpu limit not read back as %lld millicpus",
-						 (long long)want);
-	}
+	check_counts(asked, lim, reasons);
+	check_cpu(asked, lim, reasons);
 	/* The file-access boundary: mount namespace (the constructed root) or
 	 * Landlock.  Without either, or with privilege, nothing is confined. */
 	fs_confined = strcmp(str_at(ns, "mnt", NULL), "separate") == 0 ||

@@ -75,6 +75,10 @@ struct berth_measure {
 	uint64_t cg_pids;                           /* UINT64_MAX = "max" */
 	uint64_t cg_cpu_quota_us, cg_cpu_period_us; /* quota UINT64_MAX = "max" */
 	int cpus_affinity; /* CPUs in the command's affinity mask (0 = not measured) */
+	/* the /tmp tmpfs, statfs(2) in the command: f_blocks * f_bsize bytes;
+	 * 0 = not measured (not a tmpfs, or unreadable) */
+	uint64_t tmp_bytes;
+	uint64_t page_size; /* sysconf(_SC_PAGESIZE): the unit the kernel rounds limits to */
 	/* Invoked by root: the workspace is an idmapped mount, so files keep
 	 * their host owner (from /proc/self/mountinfo, option "idmapped"). */
 	bool idmap_asked;       /* from berth: root with user namespaces */
@@ -116,7 +120,7 @@ void berth_measure_landlock_probe(struct berth_measure *m, const char *dir);
  * berth_measure_self - in the command, after seccomp and right before
  * execve: namespaces, seccomp mode and filter count, capability sets,
  * NO_NEW_PRIVS (one read of /proc/self/status), rlimits, the CPU affinity
- * mask, and when m->idmap_asked whether /workspace is an idmapped mount
+ * mask, the size of the /tmp tmpfs (statfs(2)) and the page size, and when m->idmap_asked whether /workspace is an idmapped mount
  * (/proc/self/mountinfo, proc(5)).
  * Allocation-free; sets m->valid.
  */

@@ -131,6 +131,8 @@ static void enforced_measure(struct berth_measure *m)
 	m->cg_cpu_quota_us = 400000;
 	m->cg_cpu_period_us = 100000;
 	m->cpus_affinity = 2;
+	m->tmp_bytes = BERTH_DEFAULT_TMP_SIZE;
+	m->page_size = 4096;
 	m->workspace_idmapped = -1;
 }
 
