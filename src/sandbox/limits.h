@@ -128,6 +128,17 @@ void berth_limits_advice(char *buf, size_t size);
  * user namespace) and the CPU affinity mask.  Never RLIMIT_AS.
  * Allocation-free.  Returns 0 or -1 with @err filled.
  */
+/*
+ * berth_limits_test_skew - 0, or in the test build only (-Dcrash_points=true)
+ * @by when BERTH_TEST_LIMIT_SKEW names @which (memory, pids, cpu, nofile,
+ * tmp): what the writer of that limit adds to the value it gives the kernel
+ * (a MiB, a task, a millisecond of quota, a file, a MiB of /tmp), so that
+ * the kernel holds another value than the policy's and the attestation must
+ * say PARTIAL (tests/integration/run-limits.sh).  Other builds never read
+ * the environment.  Allocation-free (called in the child before exec).
+ */
+unsigned long long berth_limits_test_skew(const char *which, unsigned long long by);
+
 int berth_limits_apply_child(const struct berth_policy *p, const struct berth_limits *lim,
 			     struct berth_error *err);
 

@@ -66,7 +66,7 @@ static unsigned long long cpu_quota_us(uint32_t millicpus)
 {
 	unsigned long long q = (unsigned long long)millicpus * CG_PERIOD_US / 1000ULL;
 
-	return q < CG_MIN_QUOTA_US ? CG_MIN_QUOTA_US : q;
+	return (q < CG_MIN_QUOTA_US ? CG_MIN_QUOTA_US : q) + berth_limits_test_skew("cpu", 1000);
 }
 
 /* ---- creating and removing directories ------------------------------ */
@@ -266,8 +266,11 @@ static int write_v2(const struct berth_policy *p, const char *dir, bool cpu, str
 {
 	char v[64];
 
-	if (set_file(dir, "memory.max", fmt_limit(v, sizeof v, p->memory, "max"), err) < 0 ||
-	    set_file(dir, "pids.max", fmt_limit(v, sizeof v, p->pids, "max"), err) < 0)
+	if (set_file(dir, "memory.max",
+		     fmt_limit(v, sizeof v, p->memory + berth_limits_test_skew("memory", 1 << 20), "max"),
+		     err) < 0 ||
+	    set_file(dir, "pids.max",
+		     fmt_limit(v, sizeof v, p->pids + berth_limits_test_skew("pids", 1), "max"), err) < 0)
 		return -1;
 	lim->memory_enforced = lim->pids_enforced = true;
 	if (file_exists(dir, "memory.swap.max")) {
@@ -374,7 +377,7 @@ static int write_v1(const struct berth_policy *p, const char *mem, const char *p
 		    struct berth_limits *lim, struct berth_error *err)
 {
 	char v[64], mv[64];
-	const char *m = fmt_limit(mv, sizeof mv, p->memory, "-1");
+	const char *m = fmt_limit(mv, sizeof mv, p->memory + berth_limits_test_skew("memory", 1 << 20), "-1");
 
 	/* limit first: memsw must never be below it */
 	if (set_file(mem, "memory.limit_in_bytes", m, err) < 0)
@@ -386,7 +389,8 @@ static int write_v1(const struct berth_policy *p, const char *mem, const char *p
 	} else if (set_file(mem, "memory.swappiness", "0", err) < 0) {
 		return -1;
 	}
-	if (set_file(pids, "pids.max", fmt_limit(v, sizeof v, p->pids, "max"), err) < 0)
+	if (set_file(pids, "pids.max",
+		     fmt_limit(v, sizeof v, p->pids + berth_limits_test_skew("pids", 1), "max"), err) < 0)
 		return -1;
 	lim->memory_enforced = lim->pids_enforced = true;
 	if (cpu == NULL)

@@ -502,7 +502,7 @@ static void check_memory(const json_t *asked, const json_t *lim, json_t *reasons
 					 want);
 	else
 		shortfall(reasons, lim, "memory", "memory", want, " bytes",
-			  "memory.max or memory.limit_in_bytes, in pages");
+			  "memory.max or memory.limit_in_bytes, rounded down to pages");
 }
 
 /* pids, nofile and the /tmp tmpfs. */
@@ -527,7 +527,8 @@ static void check_counts(const json_t *asked, const json_t *lim, json_t *reasons
 	/* a record from before berth measured /tmp asks for none */
 	if (u64_at(asked, "tmp_bytes", &want) && want != 0 &&
 	    !limit_matches(lim, "tmp", NULL, want, ROUND_UP))
-		shortfall(reasons, lim, "tmp", "tmp", want, " bytes", "statfs of the /tmp tmpfs, in pages");
+		shortfall(reasons, lim, "tmp", "tmp", want, " bytes",
+			  "statfs of the /tmp tmpfs, rounded up to pages");
 }
 
 static void check_cpu(const json_t *asked, const json_t *lim, json_t *reasons)

@@ -24,6 +24,7 @@
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "../util/text.h"
+#include "limits.h"
 
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
@@ -492,7 +493,8 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 
 	if (mkdir(NEWROOT "/tmp", 01777) < 0)
 		return berth_err(err, errno, "mkdir /tmp");
-	snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)plan->policy->tmp_size);
+	snprintf(opts, sizeof opts, "mode=1777,size=%llu",
+		 (unsigned long long)plan->policy->tmp_size + berth_limits_test_skew("tmp", 1 << 20));
 	if (tmpfs(NEWROOT "/tmp", opts, 0, err) < 0)
 		return -1;
 	snprintf(home, sizeof home, NEWROOT "%s", plan->home);
