@@ -267,6 +267,144 @@ static int verify(const json_t *doc, const unsigned char pub[32], char *why, siz
 	return r;
 }
 
+/* Each limit against a fake read-back: the kernel's documented rounding is
+ * no mismatch, anything else is PARTIAL naming the limit, the value asked
+ * and the value read. */
+static void expect_partial(const struct berth_measure *m, const struct berth_policy *p, const char *reason)
+{
+	char why[1024], want[600];
+
+	assert_int_equal(verdict_of(m, p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	snprintf(want, sizeof want, "[\"%s\"]", reason);
+	assert_string_equal(why, want);
+}
+
+static void test_verdict_limits(void **state)
+{
+	struct berth_policy p;
+	struct berth_measure m;
+	char why[1024];
+
+	(void)state;
+	berth_policy_init(&p);
+	/* memory.max keeps whole pages, rounded down */
+	p.memory = (16ULL << 20) + 1;
+	enforced_measure(&m);
+	m.cg_memory = 16ULL << 20;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	m.cg_memory = (16ULL << 20) + 4096;
+	expect_partial(&m, &p,
+		       "memory limit: asked 16777217 bytes, read back 16781312 (memory.max or "
+		       "memory.limit_in_bytes, rounded down to pages)");
+	m.cg_memory = (16ULL << 20) + 1; /* not what a kernel with 4 KiB pages keeps */
+	m.page_size = 65536;             /* ... nor one with 64 KiB pages */
+	expect_partial(&m, &p,
+		       "memory limit: asked 16777217 bytes, read back 16777217 (memory.max or "
+		       "memory.limit_in_bytes, rounded down to pages)");
+	m.page_size = 0; /* a record without a page size: exact */
+	m.cg_memory = 16ULL << 20;
+	expect_partial(&m, &p,
+		       "memory limit: asked 16777217 bytes, read back 16777216 (memory.max or "
+		       "memory.limit_in_bytes, rounded down to pages)");
+	/* "max" read back: no limit, named */
+	enforced_measure(&m);
+	p.memory = BERTH_DEFAULT_MEMORY;
+	m.cg_memory = UINT64_MAX;
+	expect_partial(&m, &p,
+		       "memory limit: asked 8589934592 bytes, read back none (no limit, or unreadable) "
+		       "(memory.max or memory.limit_in_bytes, rounded down to pages)");
+	/* the largest valid limits, read back */
+	p.memory = p.tmp_size = 1ULL << 50;
+	p.pids = 4194304;
+	p.millicpus = 1024000;
+	p.nofile = 1048576;
+	enforced_measure(&m);
+	m.cg_memory = m.tmp_bytes = 1ULL << 50;
+	m.cg_pids = 4194304;
+	m.cg_cpu_quota_us = 102400000;
+	m.rlim_nofile = 1048576;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	assert_string_equal(why, "[]");
+	berth_policy_init(&p);
+
+	/* the /tmp tmpfs keeps whole pages, rounded up */
+	p.tmp_size = (1ULL << 20) + 1;
+	enforced_measure(&m);
+	m.tmp_bytes = (1ULL << 20) + 4096;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	m.tmp_bytes = 1ULL << 20;
+	expect_partial(
+	    &m, &p,
+	    "tmp limit: asked 1048577 bytes, read back 1048576 (statfs of the /tmp tmpfs, rounded up "
+	    "to pages)");
+	m.tmp_bytes = 0;
+	expect_partial(&m, &p,
+		       "tmp limit: asked 1048577 bytes, read back none (no limit, or unreadable) (statfs of "
+		       "the /tmp tmpfs, rounded up to pages)");
+	berth_policy_init(&p);
+
+	/* pids.max and rlimits: exact */
+	enforced_measure(&m);
+	m.cg_pids = BERTH_DEFAULT_PIDS + 1;
+	expect_partial(&m, &p, "pids limit: asked 512, read back 513 (pids.max)");
+	m.cg_pids = UINT64_MAX;
+	expect_partial(&m, &p, "pids limit: asked 512, read back none (no limit, or unreadable) (pids.max)");
+	enforced_measure(&m);
+	m.limits_mode = BERTH_LIMITS_RLIMITS;
+	m.cg_memory_read = m.cg_pids_read = m.cg_cpu_read = false;
+	m.rlim_nproc = BERTH_DEFAULT_PIDS - 1;
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_PARTIAL);
+	assert_non_null(strstr(why, "\"pids limit: asked 512, read back 511 (RLIMIT_NPROC)\""));
+	enforced_measure(&m);
+	m.rlim_nofile = BERTH_DEFAULT_NOFILE - 1;
+	expect_partial(&m, &p, "nofile limit: asked 8192, read back 8191 (RLIMIT_NOFILE)");
+	m.rlim_nofile = UINT64_MAX;
+	expect_partial(&m, &p,
+		       "nofile limit: asked 8192, read back none (no limit, or unreadable) (RLIMIT_NOFILE)");
+	/* cpu.max: the quotient of quota and period, within one millicpu */
+	enforced_measure(&m);
+	m.cg_cpu_quota_us = 400099; /* 4000.99 millicpus: the integer division's */
+	assert_int_equal(verdict_of(&m, &p, why, sizeof why), BERTH_VERDICT_ENFORCED);
+	m.cg_cpu_quota_us = 401000;
+	expect_partial(&m, &p,
+		       "cpu limit: asked 4000 millicpus, read back 401000 us per 100000 us (cpu.max or "
+		       "cpu.cfs_quota_us)");
+	m.cg_cpu_quota_us = UINT64_MAX;
+	expect_partial(
+	    &m, &p,
+	    "cpu limit: asked 4000 millicpus, read back none (no limit, or unreadable) (cpu.max or "
+	    "cpu.cfs_quota_us)");
+	berth_policy_free(&p);
+}
+
+/* A record of a berth that stored --memory 2^64 - 1 as -1 and wrote it to
+ * memory.max as "max": the read-back (null) once compared equal to the
+ * asked -1 and the verdict was ENFORCED. */
+static void test_verdict_negative_asked(void **state)
+{
+	struct berth_policy p;
+	struct berth_measure m;
+	struct berth_error err;
+	json_t *o, *reasons = NULL;
+	char *s;
+
+	(void)state;
+	berth_policy_init(&p);
+	enforced_measure(&m);
+	m.cg_memory = UINT64_MAX;
+	o = berth_measure_to_json(&m, &p, &err);
+	assert_non_null(o);
+	json_object_set_new(json_object_get(o, "asked"), "memory", json_integer(-1));
+	assert_int_equal(berth_measure_verdict_json(o, &reasons, &err), BERTH_VERDICT_PARTIAL);
+	s = json_dumps(reasons, JSON_COMPACT);
+	assert_string_equal(s, "[\"memory limit: asked -1, which is no limit the kernel can hold (a value "
+			       "past 2^63 - 1)\"]");
+	free(s);
+	json_decref(reasons);
+	json_decref(o);
+	berth_policy_free(&p);
+}
+
 static void test_sign_verify(void **state)
 {
 	char dir[] = "/tmp/berth-test-attest-XXXXXX", dir2[] = "/tmp/berth-test-attest2-XXXXXX", why[2048];
@@ -349,6 +487,8 @@ int main(void)
 	    cmocka_unit_test(test_envfile_ok),
 	    cmocka_unit_test(test_envfile_errors),
 	    cmocka_unit_test(test_verdict),
+	    cmocka_unit_test(test_verdict_limits),
+	    cmocka_unit_test(test_verdict_negative_asked),
 	    cmocka_unit_test(test_sign_verify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

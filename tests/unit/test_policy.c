@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -652,6 +653,327 @@ static void test_env_name_and_network_name(void **state)
 	assert_string_equal(berth_network_name((enum berth_network)42), "none");
 }
 
+/* ---------------------------------------------------------- numeric ranges */
+
+/* One value of one option: NULL @msg, accepted and stored as @want; else
+ * refused (exit 2) with exactly @msg. */
+struct extreme {
+	const char *opt, *val;
+	uint64_t want;
+	const char *msg;
+};
+
+#define TMP_R ", expected 1M to 1024T"
+#define MEM_R ", expected 16M to 1024T"
+#define CPU_R ", expected 0.01 to 1024"
+#define PID_R ", expected 2 to 4194304"
+#define NOF_R ", expected 16 to 1048576"
+#define TMO_R ", expected 1ms to 8760h"
+
+/* The values every numeric option is tried with: 0, 1, max, max + 1,
+ * 2^63 - 1, 2^63, 2^64 - 1, 2^64, -1, a suffix product past 2^64, a
+ * leading +, blanks, hex, an exponent, empty, junk. */
+static const struct extreme extremes[] = {
+    {"--tmp-size", "0", 0, "invalid --tmp-size `0`: zero" TMP_R},
+    {"--tmp-size", "1", 0, "invalid --tmp-size `1`: too small" TMP_R},
+    {"--tmp-size", "1048575", 0, "invalid --tmp-size `1048575`: too small" TMP_R},
+    {"--tmp-size", "1M", 1ULL << 20, NULL},
+    {"--tmp-size", "1024T", 1ULL << 50, NULL},
+    {"--tmp-size", "1125899906842624", 1ULL << 50, NULL},
+    {"--tmp-size", "1125899906842625", 0, "invalid --tmp-size `1125899906842625`: too large" TMP_R},
+    {"--tmp-size", "1025T", 0, "invalid --tmp-size `1025T`: too large" TMP_R},
+    {"--tmp-size", "9223372036854775807", 0, "invalid --tmp-size `9223372036854775807`: too large" TMP_R},
+    {"--tmp-size", "9223372036854775808", 0, "invalid --tmp-size `9223372036854775808`: too large" TMP_R},
+    {"--tmp-size", "18446744073709551615", 0, "invalid --tmp-size `18446744073709551615`: too large" TMP_R},
+    {"--tmp-size", "18446744073709551616", 0, "invalid --tmp-size `18446744073709551616`: too large" TMP_R},
+    {"--tmp-size", "17179869184G", 0, "invalid --tmp-size `17179869184G`: too large" TMP_R},
+    {"--tmp-size", "16777216T", 0, "invalid --tmp-size `16777216T`: too large" TMP_R},
+    {"--tmp-size", "-1", 0, "invalid --tmp-size `-1`: not a size" TMP_R},
+    {"--tmp-size", "+1G", 0, "invalid --tmp-size `+1G`: not a size" TMP_R},
+    {"--tmp-size", " 1G", 0, "invalid --tmp-size ` 1G`: not a size" TMP_R},
+    {"--tmp-size", "1G ", 0, "invalid --tmp-size `1G `: not a size" TMP_R},
+    {"--tmp-size", "0x100000", 0, "invalid --tmp-size `0x100000`: not a size" TMP_R},
+    {"--tmp-size", "1e9", 0, "invalid --tmp-size `1e9`: not a size" TMP_R},
+    {"--tmp-size", "1.5G", 0, "invalid --tmp-size `1.5G`: not a size" TMP_R},
+    {"--tmp-size", "", 0, "invalid --tmp-size ``: not a size" TMP_R},
+    {"--tmp-size", "1P", 0, "invalid --tmp-size `1P`: not a size" TMP_R},
+
+    {"--memory", "0", 0, "invalid --memory `0`: zero" MEM_R},
+    {"--memory", "1", 0, "invalid --memory `1`: too small for a sandbox to start" MEM_R},
+    {"--memory", "16777215", 0, "invalid --memory `16777215`: too small for a sandbox to start" MEM_R},
+    {"--memory", "16M", 16ULL << 20, NULL},
+    {"--memory", "16777217", (16ULL << 20) + 1, NULL},
+    {"--memory", "1024TiB", 1ULL << 50, NULL},
+    {"--memory", "1125899906842625", 0, "invalid --memory `1125899906842625`: too large" MEM_R},
+    {"--memory", "9223372036854775807", 0, "invalid --memory `9223372036854775807`: too large" MEM_R},
+    {"--memory", "9223372036854775808", 0, "invalid --memory `9223372036854775808`: too large" MEM_R},
+    {"--memory", "18446744073709551615", 0, "invalid --memory `18446744073709551615`: too large" MEM_R},
+    {"--memory", "18446744073709551616", 0, "invalid --memory `18446744073709551616`: too large" MEM_R},
+    {"--memory", "99999999999999999999999", 0, "invalid --memory `99999999999999999999999`: too large" MEM_R},
+    {"--memory", "17179869184G", 0, "invalid --memory `17179869184G`: too large" MEM_R},
+    {"--memory", "8589934592g", 0, "invalid --memory `8589934592g`: too large" MEM_R},
+    {"--memory", "-1", 0, "invalid --memory `-1`: not a size" MEM_R},
+    {"--memory", "+1G", 0, "invalid --memory `+1G`: not a size" MEM_R},
+    {"--memory", "\t1G", 0, "invalid --memory `\t1G`: not a size" MEM_R},
+    {"--memory", "0x40000000", 0, "invalid --memory `0x40000000`: not a size" MEM_R},
+    {"--memory", "", 0, "invalid --memory ``: not a size" MEM_R},
+    {"--memory", "1G1", 0, "invalid --memory `1G1`: not a size" MEM_R},
+
+    {"--cpus", "0", 0, "invalid --cpus `0`: zero" CPU_R},
+    {"--cpus", "0.009", 0, "invalid --cpus `0.009`: too small" CPU_R},
+    {"--cpus", "0.01", 10, NULL},
+    {"--cpus", "1", 1000, NULL},
+    {"--cpus", "0.125", 125, NULL},
+    {"--cpus", "1024", 1024000, NULL},
+    {"--cpus", "1024.000", 1024000, NULL},
+    {"--cpus", "1024.001", 0, "invalid --cpus `1024.001`: too large" CPU_R},
+    {"--cpus", "1025", 0, "invalid --cpus `1025`: too large" CPU_R},
+    {"--cpus", "9223372036854775807", 0, "invalid --cpus `9223372036854775807`: too large" CPU_R},
+    {"--cpus", "9223372036854775808", 0, "invalid --cpus `9223372036854775808`: too large" CPU_R},
+    {"--cpus", "18446744073709551615", 0, "invalid --cpus `18446744073709551615`: too large" CPU_R},
+    {"--cpus", "18446744073709551616", 0, "invalid --cpus `18446744073709551616`: too large" CPU_R},
+    {"--cpus", "0.0005", 0, "invalid --cpus `0.0005`: finer than 0.001 CPU" CPU_R},
+    {"--cpus", "-1", 0, "invalid --cpus `-1`: not a number of CPUs" CPU_R},
+    {"--cpus", "+1", 0, "invalid --cpus `+1`: not a number of CPUs" CPU_R},
+    {"--cpus", " 1", 0, "invalid --cpus ` 1`: not a number of CPUs" CPU_R},
+    {"--cpus", "0x1", 0, "invalid --cpus `0x1`: not a number of CPUs" CPU_R},
+    {"--cpus", "1e2", 0, "invalid --cpus `1e2`: not a number of CPUs" CPU_R},
+    {"--cpus", "inf", 0, "invalid --cpus `inf`: not a number of CPUs" CPU_R},
+    {"--cpus", "nan", 0, "invalid --cpus `nan`: not a number of CPUs" CPU_R},
+    {"--cpus", "1.", 0, "invalid --cpus `1.`: not a number of CPUs" CPU_R},
+    {"--cpus", ".5", 0, "invalid --cpus `.5`: not a number of CPUs" CPU_R},
+    {"--cpus", "", 0, "invalid --cpus ``: not a number of CPUs" CPU_R},
+
+    {"--pids", "0", 0, "invalid --pids `0`: zero" PID_R},
+    {"--pids", "1", 0, "invalid --pids `1`: too small" PID_R},
+    {"--pids", "2", 2, NULL},
+    {"--pids", "4194304", 4194304, NULL},
+    {"--pids", "4194305", 0, "invalid --pids `4194305`: too large" PID_R},
+    {"--pids", "4294967297", 0, "invalid --pids `4294967297`: too large" PID_R}, /* 2^32 + 1 */
+    {"--pids", "9223372036854775807", 0, "invalid --pids `9223372036854775807`: too large" PID_R},
+    {"--pids", "9223372036854775808", 0, "invalid --pids `9223372036854775808`: too large" PID_R},
+    {"--pids", "18446744073709551615", 0, "invalid --pids `18446744073709551615`: too large" PID_R},
+    {"--pids", "18446744073709551616", 0, "invalid --pids `18446744073709551616`: too large" PID_R},
+    {"--pids", "-1", 0, "invalid --pids `-1`: not a whole number" PID_R},
+    {"--pids", "+5", 0, "invalid --pids `+5`: not a whole number" PID_R},
+    {"--pids", " 5", 0, "invalid --pids ` 5`: not a whole number" PID_R},
+    {"--pids", "5 ", 0, "invalid --pids `5 `: not a whole number" PID_R},
+    {"--pids", "0x10", 0, "invalid --pids `0x10`: not a whole number" PID_R},
+    {"--pids", "1e3", 0, "invalid --pids `1e3`: not a whole number" PID_R},
+    {"--pids", "1K", 0, "invalid --pids `1K`: not a whole number" PID_R},
+    {"--pids", "", 0, "invalid --pids ``: not a whole number" PID_R},
+
+    {"--nofile", "0", 0, "invalid --nofile `0`: zero" NOF_R},
+    {"--nofile", "1", 0, "invalid --nofile `1`: too small" NOF_R},
+    {"--nofile", "15", 0, "invalid --nofile `15`: too small" NOF_R},
+    {"--nofile", "16", 16, NULL},
+    {"--nofile", "1048577", 0, "invalid --nofile `1048577`: too large" NOF_R},
+    {"--nofile", "9223372036854775807", 0, "invalid --nofile `9223372036854775807`: too large" NOF_R},
+    {"--nofile", "9223372036854775808", 0, "invalid --nofile `9223372036854775808`: too large" NOF_R},
+    {"--nofile", "18446744073709551615", 0, "invalid --nofile `18446744073709551615`: too large" NOF_R},
+    {"--nofile", "18446744073709551616", 0, "invalid --nofile `18446744073709551616`: too large" NOF_R},
+    {"--nofile", "-1", 0, "invalid --nofile `-1`: not a whole number" NOF_R},
+    {"--nofile", "+64", 0, "invalid --nofile `+64`: not a whole number" NOF_R},
+    {"--nofile", "0x40", 0, "invalid --nofile `0x40`: not a whole number" NOF_R},
+    {"--nofile", "", 0, "invalid --nofile ``: not a whole number" NOF_R},
+
+    {"--timeout", "0", 0, "invalid --timeout `0`: zero" TMO_R},
+    {"--timeout", "0ms", 0, "invalid --timeout `0ms`: zero" TMO_R},
+    {"--timeout", "1ms", 1, NULL},
+    {"--timeout", "1", 1000, NULL},
+    {"--timeout", "1.5m", 90000, NULL},
+    {"--timeout", "0.001", 1, NULL},
+    {"--timeout", "8760h", 31536000000ULL, NULL},
+    {"--timeout", "31536000", 31536000000ULL, NULL},
+    {"--timeout", "31536000001ms", 0, "invalid --timeout `31536000001ms`: too large" TMO_R},
+    {"--timeout", "8761h", 0, "invalid --timeout `8761h`: too large" TMO_R},
+    {"--timeout", "9223372036854775807", 0, "invalid --timeout `9223372036854775807`: too large" TMO_R},
+    {"--timeout", "9223372036854775808ms", 0, "invalid --timeout `9223372036854775808ms`: too large" TMO_R},
+    {"--timeout", "18446744073709551615ms", 0, "invalid --timeout `18446744073709551615ms`: too large" TMO_R},
+    {"--timeout", "18446744073709551616", 0, "invalid --timeout `18446744073709551616`: too large" TMO_R},
+    {"--timeout", "5124095576030432h", 0, "invalid --timeout `5124095576030432h`: too large" TMO_R},
+    {"--timeout", "0.0001", 0, "invalid --timeout `0.0001`: finer than a millisecond" TMO_R},
+    {"--timeout", "1.5ms", 0, "invalid --timeout `1.5ms`: finer than a millisecond" TMO_R},
+    {"--timeout", "-1", 0, "invalid --timeout `-1`: not a duration" TMO_R},
+    {"--timeout", "+1s", 0, "invalid --timeout `+1s`: not a duration" TMO_R},
+    {"--timeout", " 1s", 0, "invalid --timeout ` 1s`: not a duration" TMO_R},
+    {"--timeout", "0x10", 0, "invalid --timeout `0x10`: not a duration" TMO_R},
+    {"--timeout", "1e3", 0, "invalid --timeout `1e3`: not a duration" TMO_R},
+    {"--timeout", "1h30m", 0, "invalid --timeout `1h30m`: not a duration" TMO_R},
+    {"--timeout", "inf", 0, "invalid --timeout `inf`: not a duration" TMO_R},
+    {"--timeout", "", 0, "invalid --timeout ``: not a duration" TMO_R},
+};
+
+static uint64_t stored(const struct berth_policy *p, const char *opt)
+{
+	if (strcmp(opt, "--tmp-size") == 0)
+		return p->tmp_size;
+	if (strcmp(opt, "--memory") == 0)
+		return p->memory;
+	if (strcmp(opt, "--cpus") == 0)
+		return p->millicpus;
+	if (strcmp(opt, "--pids") == 0)
+		return p->pids;
+	if (strcmp(opt, "--nofile") == 0)
+		return p->nofile;
+	return p->timeout_ms;
+}
+
+static void test_limit_extremes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof extremes / sizeof extremes[0]; i++) {
+		const struct extreme *x = &extremes[i];
+		struct berth_run_opts o;
+		struct berth_error err;
+		int r = parse(&o, &err, "--workspace", "/usr", x->opt, x->val, "--", "x", NULL);
+
+		if (x->msg == NULL) {
+			if (r != 0)
+				fail_msg("%s `%s`: refused: %s", x->opt, x->val, err.msg);
+			if (stored(&o.policy, x->opt) != x->want)
+				fail_msg("%s `%s`: stored %llu, want %llu", x->opt, x->val,
+					 (unsigned long long)stored(&o.policy, x->opt),
+					 (unsigned long long)x->want);
+		} else {
+			if (r != -1 || err.status != BERTH_EXIT_USAGE)
+				fail_msg("%s `%s`: accepted (r %d, status %d)", x->opt, x->val, r,
+					 err.status);
+			if (strcmp(err.msg, x->msg) != 0)
+				fail_msg("%s `%s`:\n got `%s`\nwant `%s`", x->opt, x->val, err.msg, x->msg);
+			assert_true(err.hint[0] != '\0');
+		}
+		berth_run_opts_free(&o);
+	}
+	/* --nofile's maximum, where berth's own hard limit allows it */
+	{
+		struct berth_run_opts o;
+		struct berth_error err;
+		struct rlimit rl;
+		assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= 1048576) {
+			assert_int_equal(
+			    parse(&o, &err, "--workspace", "/usr", "--nofile", "1048576", "--", "x", NULL),
+			    0);
+			assert_int_equal(o.policy.nofile, 1048576);
+		} else {
+			char want[200], val[24];
+			snprintf(val, sizeof val, "%llu", (unsigned long long)rl.rlim_max + 1);
+			snprintf(want, sizeof want,
+				 "invalid --nofile `%s`: above berth's own hard limit %llu, expected 16 to "
+				 "%llu here",
+				 val, (unsigned long long)rl.rlim_max, (unsigned long long)rl.rlim_max);
+			assert_int_equal(
+			    parse(&o, &err, "--workspace", "/usr", "--nofile", val, "--", "x", NULL), -1);
+			assert_int_equal(err.status, BERTH_EXIT_USAGE);
+			assert_string_equal(err.msg, want);
+			berth_run_opts_free(&o);
+			snprintf(val, sizeof val, "%llu", (unsigned long long)rl.rlim_max);
+			assert_int_equal(
+			    parse(&o, &err, "--workspace", "/usr", "--nofile", val, "--", "x", NULL), 0);
+		}
+		berth_run_opts_free(&o);
+	}
+	/* the hints name how each kind is written */
+	{
+		struct berth_run_opts o;
+		struct berth_error err;
+		assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--memory", "1Q", "--", "x", NULL),
+				 -1);
+		assert_string_equal(err.hint,
+				    "write a size in bytes, or with a suffix K, M, G or T (powers of "
+				    "1024), such as `512M` or `8G`");
+		berth_run_opts_free(&o);
+		assert_int_equal(parse(&o, &err, "--workspace", "/usr", "--timeout", "1d", "--", "x", NULL),
+				 -1);
+		assert_string_equal(err.hint,
+				    "write a duration with a unit ms, s (the default), m or h, such as "
+				    "`30s`, `500ms`, `1.5m` or `2h`");
+		berth_run_opts_free(&o);
+	}
+}
+
+/* A policy made another way than from flags (a session, an app, a test)
+ * with a value past a maximum: refused by the validator and the runtime,
+ * never applied as no limit. */
+static void test_limit_validate_values(void **state)
+{
+	static const struct {
+		size_t off;
+		bool wide;
+		uint64_t v;
+		const char *msg;
+	} cases[] = {
+	    {offsetof(struct berth_policy, memory), true, 1ULL << 63,
+	     "invalid --memory `9223372036854775808`: too large" MEM_R},
+	    {offsetof(struct berth_policy, memory), true, UINT64_MAX,
+	     "invalid --memory `18446744073709551615`: too large" MEM_R},
+	    {offsetof(struct berth_policy, memory), true, 0, "invalid --memory `0`: zero" MEM_R},
+	    {offsetof(struct berth_policy, tmp_size), true, 1ULL << 63,
+	     "invalid --tmp-size `9223372036854775808`: too large" TMP_R},
+	    {offsetof(struct berth_policy, tmp_size), true, 0, "invalid --tmp-size `0`: zero" TMP_R},
+	    {offsetof(struct berth_policy, timeout_ms), true, UINT64_MAX,
+	     "invalid --timeout `18446744073709551615`: too large" TMO_R},
+	    {offsetof(struct berth_policy, millicpus), false, UINT32_MAX,
+	     "invalid --cpus `4294967295`: too large" CPU_R},
+	    {offsetof(struct berth_policy, pids), false, 0, "invalid --pids `0`: zero" PID_R},
+	    {offsetof(struct berth_policy, pids), false, UINT32_MAX,
+	     "invalid --pids `4294967295`: too large" PID_R},
+	    {offsetof(struct berth_policy, nofile), false, 0, "invalid --nofile `0`: zero" NOF_R},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct berth_policy p;
+		struct berth_error err = {0};
+		struct berth_sandbox *sb = NULL;
+		struct berth_runtime_opts ro = {0};
+
+		berth_policy_init(&p);
+		p.workspace = strdup("/usr");
+		p.argv = calloc(2, sizeof *p.argv);
+		p.argv[0] = strdup("true");
+		p.argc = 1;
+		if (cases[i].wide)
+			*(uint64_t *)((char *)&p + cases[i].off) = cases[i].v;
+		else
+			*(uint32_t *)((char *)&p + cases[i].off) = (uint32_t)cases[i].v;
+		assert_int_equal(berth_policy_validate(&p, &err), -1);
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+		assert_string_equal(err.msg, cases[i].msg);
+		memset(&err, 0, sizeof err);
+		assert_int_equal(berth_sandbox_start(&p, &ro, &sb, &err), -1);
+		assert_null(sb);
+		assert_string_equal(err.msg, cases[i].msg);
+		berth_policy_free(&p);
+	}
+	/* an app's names its berth.yml field */
+	{
+		struct berth_policy p;
+		struct berth_error err = {0};
+		berth_policy_init(&p);
+		p.app = true;
+		p.memory = 1ULL << 63;
+		assert_int_equal(berth_policy_validate(&p, &err), -1);
+		assert_string_equal(err.msg,
+				    "invalid resources.memory `9223372036854775808`: too large" MEM_R);
+		berth_policy_free(&p);
+	}
+	/* the ranges as the parsers of berth.yml and rules files see them */
+	{
+		struct berth_error err = {0};
+		uint64_t v = 7;
+		assert_int_equal(
+		    berth_limit_parse(BERTH_LIMIT_MEMORY, "memory size", "17179869184G", &v, &err), -1);
+		assert_string_equal(err.msg, "invalid memory size `17179869184G`: too large" MEM_R);
+		assert_int_equal(v, 7); /* nothing stored */
+		assert_int_equal(berth_limit_parse(BERTH_LIMIT_NOFILE, NULL, "1048576", &v, &err), 0);
+		assert_int_equal(v, 1048576);
+		assert_int_equal(berth_limit_parse(BERTH_LIMIT_TMP_SIZE, NULL, "1024T", &v, &err), 0);
+		assert_int_equal(v, 1ULL << 50);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +985,7 @@ int main(void)
 	    cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
 	    cmocka_unit_test(test_limit_env),         cmocka_unit_test(test_limit_grants_landlock),
 	    cmocka_unit_test(test_limit_callers),     cmocka_unit_test(test_env_name_and_network_name),
+	    cmocka_unit_test(test_limit_extremes),    cmocka_unit_test(test_limit_validate_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
