@@ -16,6 +16,10 @@
 #     nothing is recorded; the default run still runs and says memory is not
 #     enforced; --allow-degraded --memory 2G runs a 16 GiB MAP_NORESERVE
 #     reservation and says memory is not enforced.
+# Bounds, for everyone: values past a maximum or malformed are refused with
+# the range named, by run and --dry-run alike; the largest valid values are
+# read back from the kernel and attested; a kernel value other than the
+# policy's (the test build's BERTH_TEST_LIMIT_SKEW) attests PARTIAL.
 # As root, in addition: cgroup v1 directories delegated by hand to the user
 # `bertht` (mkdir, chown) make --memory 64M enforced for that user too.
 # Output is TAP; exit status 1 if any check failed.
@@ -158,6 +162,100 @@ else
 	hasnt "cgroup: no memory shortfall" "$(jq_ "$E" shortfalls)" "memory"
 	D=$("$BERTH" doctor 2>&1)
 	hasnt "doctor: no memory refusal in cgroup mode" "$D" "no memory limit in this mode"
+fi
+
+# ------------------------------------------------------------ bounds (issue 15): every user
+# Values past a maximum, past 2^63 or 2^64, or malformed: exit 2 with the
+# option, the value and the range, by the run and --dry-run alike (the same
+# parser), and nothing recorded.  Once --memory 2^63..2^64-1 was stored as a
+# negative number, applied as no limit, and attested ENFORCED.
+rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+while IFS='|' read -r opt val want; do
+	br "$opt" "$val" -- sh -c 'echo ran > /workspace/ran'
+	eq "bounds: run $opt $val: exit 2" "$RC" 2
+	eq "bounds: run $opt $val: the message" "$(head -n1 <<<"$ERR")" "berth: invalid $opt \`$val\`: $want"
+	R1=$ERR
+	br --dry-run "$opt" "$val" -- true
+	eq "bounds: dry-run $opt $val: exit 2" "$RC" 2
+	eq "bounds: dry-run $opt $val: the run's message and hint" "$ERR" "$R1"
+done <<'EOF_BOUNDS'
+--memory|9223372036854775808|too large, expected 16M to 1024T
+--memory|18446744073709551615|too large, expected 16M to 1024T
+--memory|17179869184G|too large, expected 16M to 1024T
+--memory|-1|not a size, expected 16M to 1024T
+--tmp-size|18446744073709551616|too large, expected 1M to 1024T
+--tmp-size|0|zero, expected 1M to 1024T
+--cpus|1e3|not a number of CPUs, expected 0.01 to 1024
+--pids|+64|not a whole number, expected 2 to 4194304
+--nofile|0x100|not a whole number, expected 16 to 1048576
+--timeout|8761h|too large, expected 1ms to 8760h
+EOF_BOUNDS
+[ ! -e "$WS/ran" ] && pass "bounds: no refused command ran" || fail "bounds: no refused command ran" "ran"
+eq "bounds: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
+
+# The largest valid values, applied and read back from the kernel: the
+# cgroup files (memory.max or memory.limit_in_bytes, pids.max, cpu.max or
+# cpu.cfs_*), the /tmp tmpfs (statfs in the sandbox), RLIMIT_NOFILE (and
+# RLIMIT_NPROC in rlimit mode), compared by the attestation.
+HN=$(ulimit -Hn); [ "$HN" = unlimited ] || [ "$HN" -gt 1048576 ] && HN=1048576
+HU=$(ulimit -Hu); [ "$HU" = unlimited ] || [ "$HU" -gt 4194304 ] && HU=4194304
+if [ "$MODE" = cgroup ]; then
+	br --memory 1024T --tmp-size 1024T --pids 4194304 --cpus 1024 --nofile "$HN" -- true
+	eq "extremes: the run exits 0" "$RC" 0
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "extremes: memory 1024T read back" "$(jq_ "$E" limits.memory)" 1125899906842624
+	eq "extremes: pids 4194304 read back" "$(jq_ "$E" limits.pids)" 4194304
+	eq "extremes: cpu quota of 1024 CPUs read back" "$(jq_ "$E" limits.cpu.quota_us)/$(jq_ "$E" limits.cpu.period_us)" 102400000/100000
+	eq "extremes: the /tmp tmpfs of 1024T read back" "$(jq_ "$E" limits.tmp)" 1125899906842624
+	eq "extremes: RLIMIT_NOFILE $HN read back" "$(jq_ "$E" limits.rlimits.nofile)" "$HN"
+	eq "extremes: no shortfall" "$(jq_ "$E" shortfalls)" "[]"
+	eq "extremes: verdict ENFORCED" "$(jq_ "$E" verdict)" ENFORCED
+	eq "extremes: berth attest says ENFORCED" "$(cd "$WS" && "$BERTH" attest --last | python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])')" ENFORCED
+	# one byte past a page: the kernel's rounding is no mismatch
+	br --memory 16777217 --tmp-size 1048577 -- true
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "rounding: memory.max keeps 16777216 (down to a page)" "$(jq_ "$E" limits.memory)" 16777216
+	eq "rounding: the tmpfs keeps 1052672 (up to a page)" "$(jq_ "$E" limits.tmp)" 1052672
+	eq "rounding: no shortfall" "$(jq_ "$E" shortfalls)" "[]"
+	SKEWS="memory|memory limit: asked 67108864 bytes, read back 68157440 (memory.max or memory.limit_in_bytes, rounded down to pages)
+pids|pids limit: asked 20, read back 21 (pids.max)
+cpu|cpu limit: asked 1000 millicpus, read back 101000 us per 100000 us (cpu.max or cpu.cfs_quota_us)"
+else
+	br --allow-degraded --yes --tmp-size 1024T --pids "$HU" --nofile "$HN" -- true
+	eq "extremes (rlimits): the run exits 0" "$RC" 0
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "extremes (rlimits): the /tmp tmpfs of 1024T read back" "$(jq_ "$E" limits.tmp)" 1125899906842624
+	eq "extremes (rlimits): RLIMIT_NPROC $HU read back" "$(jq_ "$E" limits.rlimits.nproc)" "$HU"
+	eq "extremes (rlimits): RLIMIT_NOFILE $HN read back" "$(jq_ "$E" limits.rlimits.nofile)" "$HN"
+	eq "extremes (rlimits): the one shortfall is the memory rlimit mode cannot hold" \
+		"$(jq_ "$E" shortfalls)" '["memory: not enforced (8589934592 bytes asked): rlimit mode has no cgroup, and berth sets no RLIMIT_AS, which counts reserved address space and breaks runtimes"]'
+	br --tmp-size 1048577 -- true
+	E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+	eq "rounding (rlimits): the tmpfs keeps 1052672 (up to a page)" "$(jq_ "$E" limits.tmp)" 1052672
+	hasnt "rounding (rlimits): no tmp shortfall" "$(jq_ "$E" shortfalls)" "tmp limit"
+	SKEWS=""
+fi
+# A kernel value other than the policy's (the test build's
+# BERTH_TEST_LIMIT_SKEW gives the kernel a little more or less): PARTIAL,
+# naming the limit, the value asked and the value read.
+SKEWS="${SKEWS:+$SKEWS
+}nofile|nofile limit: asked 256, read back 255 (RLIMIT_NOFILE)
+tmp|tmp limit: asked 16777216 bytes, read back 17825792 (statfs of the /tmp tmpfs, rounded up to pages)"
+if ! grep -q BERTH_TEST_LIMIT_SKEW "$BERTH"; then
+	fail "mismatch: a test build" "berth was built without -Dcrash_points=true (tests/run builds it so)"
+else
+	while IFS='|' read -r what why; do
+		if [ "$MODE" = cgroup ]; then
+			BERTH_TEST_LIMIT_SKEW=$what br --memory 64M --pids 20 --cpus 1 --nofile 256 --tmp-size 16M -- true
+		else
+			BERTH_TEST_LIMIT_SKEW=$what br --nofile 256 --tmp-size 16M -- true
+		fi
+		eq "mismatch $what: the run exits 0" "$RC" 0
+		E=$XDG_STATE_HOME/berth/runs/$(last_run)/enforced.json
+		eq "mismatch $what: verdict PARTIAL" "$(jq_ "$E" verdict)" PARTIAL
+		has "mismatch $what: the shortfall names it" "$(jq_ "$E" shortfalls)" "\"$why\""
+		[ "$MODE" = cgroup ] && eq "mismatch $what: the only shortfall" "$(jq_ "$E" shortfalls)" "[\"$why\"]"
+	done <<<"$SKEWS"
 fi
 
 # ------------------------------------------------------------ forced rlimit mode, for everyone
