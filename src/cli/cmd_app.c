@@ -215,20 +215,17 @@ int cmd_rpc(int argc, char **argv)
 		case 't': {
 			/* A bare number is milliseconds; with a unit (500ms, 5s,
 			 * 2m) it reads as `berth run --timeout` does. */
-			char *end;
 			size_t len = strlen(optarg);
 			struct berth_error terr = {0};
 			uint64_t ms = 0;
-			errno = 0;
 			if (len > 0 && ((optarg[len - 1] >= 'a' && optarg[len - 1] <= 'z'))) {
 				if (berth_parse_duration_ms(optarg, "--timeout", &ms, &terr) < 0)
 					ms = 0;
-				timeout = ms > 3600000 ? 0 : (unsigned long)ms;
-				end = optarg + len;
-			} else {
-				timeout = strtoul(optarg, &end, 10);
+			} else if (berth_parse_count(optarg, "--timeout", 1, 3600000, &ms, &terr) < 0) {
+				ms = 0;
 			}
-			if (errno || *end || timeout == 0 || timeout > 3600000) {
+			timeout = ms > 3600000 ? 0 : (unsigned long)ms;
+			if (timeout == 0) {
 				fprintf(
 				    stderr,
 				    "berth: rpc: bad --timeout `%s`: want milliseconds (1..3600000), or a "

@@ -14,6 +14,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/userns.h"
 #include "../supervisor/mcp.h"
+#include "../policy/policy.h"
 #include "cli.h"
 
 static const char mcp_usage[] =
@@ -73,10 +74,9 @@ int cmd_mcp(int argc, char **argv)
 		} else if (strcmp(a, "--no-dev") == 0) {
 			o.no_dev = true;
 		} else if (strcmp(a, "--timeout") == 0 && more) {
-			char *end;
-			errno = 0;
-			unsigned long t = strtoul(argv[++i], &end, 10);
-			if (errno || *end || t == 0 || t > 3600000) {
+			struct berth_error terr = {0};
+			uint64_t t = 0;
+			if (berth_parse_count(argv[++i], "--timeout", 1, 3600000, &t, &terr) < 0) {
 				fprintf(stderr,
 					"berth: mcp: bad --timeout `%s`: want milliseconds, 1..3600000\n",
 					argv[i]);
@@ -108,7 +108,14 @@ int cmd_mcp(int argc, char **argv)
 	o.n_apps = n_dirs;
 	o.only = only;
 	o.n_only = n_only;
-	o.page_size = ps != NULL ? (unsigned)strtoul(ps, NULL, 10) : 0;
+	{
+		uint64_t n = 0; /* test-only; anything but 1..65536 keeps the default */
+		struct berth_error pe = {0};
+		o.page_size =
+		    ps != NULL && berth_parse_count(ps, "BERTH_MCP_PAGE_SIZE", 1, 65536, &n, &pe) == 0
+			? (unsigned)n
+			: 0;
+	}
 	/* An agent that starts `berth mcp` from inside its own berth sandbox
 	 * gets a server whose every call fails: say why at once (stderr is
 	 * what an MCP client shows of a server). */

@@ -359,7 +359,14 @@ int cmd_run(int argc, char **argv)
 		/* Old run directories go; the audit trail keeps their records. */
 		const char *k = getenv("BERTH_RUNS_KEEP");
 		struct berth_error pe = {0};
-		berth_run_prune(k != NULL ? strtoul(k, NULL, 10) : BERTH_RUNS_KEEP, &pe);
+		uint64_t keep = BERTH_RUNS_KEEP;
+		/* 0 keeps all; a value that is no count keeps the default, said once */
+		if (k != NULL && berth_parse_count(k, "BERTH_RUNS_KEEP", 0, 100000000, &keep, &pe) < 0) {
+			fprintf(stderr, "berth: warning: %s; keeping the newest %d run directories\n", pe.msg,
+				BERTH_RUNS_KEEP);
+			keep = BERTH_RUNS_KEEP;
+		}
+		berth_run_prune((unsigned long)keep, &pe);
 	}
 	berth_run_opts_free(&o);
 	return status;

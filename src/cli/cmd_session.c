@@ -252,11 +252,12 @@ int cmd_peek(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--lines") == 0 && i + 1 < argc) {
-			char *end;
-			lines = strtol(argv[++i], &end, 10);
-			if (*end != '\0' || lines < 1 || lines > 10000)
+			uint64_t n = 0;
+			struct berth_error le = {0};
+			if (berth_parse_count(argv[++i], "--lines", 1, 10000, &n, &le) < 0)
 				return usage_fail(peek_usage, "invalid --lines `%s`: give 1 to 10000",
 						  argv[i]);
+			lines = (long)n;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--help") == 0) {

@@ -8,6 +8,7 @@
  * checked by berth_limit_check (validate.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,5 +242,22 @@ int berth_parse_millicpus(const char *s, uint32_t *out, struct berth_error *err)
 	if (berth_limit_parse(BERTH_LIMIT_CPUS, NULL, s, &v, err) < 0)
 		return -1;
 	*out = (uint32_t)v; /* at most BERTH_MILLICPUS_MAX */
+	return 0;
+}
+
+int berth_parse_count(const char *s, const char *what, uint64_t min, uint64_t max, uint64_t *out,
+		      struct berth_error *err)
+{
+	char range[48];
+	uint64_t v = 0;
+	const char *why = scan_count(s != NULL ? s : "", &v);
+
+	if (why == NULL && (v < min || v > max))
+		why = v == 0 ? "zero" : v < min ? "too small" : "too large";
+	if (why != NULL) {
+		snprintf(range, sizeof range, "%" PRIu64 " to %" PRIu64, min, max);
+		return refuse(what, s != NULL ? s : "", why, range, BERTH_LIMIT_KIND_COUNT, err);
+	}
+	*out = v;
 	return 0;
 }

@@ -323,6 +323,17 @@ int berth_parse_size(const char *s, const char *what, uint64_t *out, struct bert
 int berth_parse_duration_ms(const char *s, const char *what, uint64_t *out, struct berth_error *err);
 
 /*
+ * berth_parse_count - parse @s as decimal digits (no sign, blank, hex or
+ * junk) from @min to @max, for the numbers of commands that are no policy
+ * limit (`berth rpc --timeout`, `berth mcp --timeout`, `berth peek
+ * --lines`, berth's environment knobs).  Returns 0 and stores the value in
+ * @out, or -1 with @err filled (exit status 2): "invalid WHAT `S`: not a
+ * whole number|zero|too small|too large, expected MIN to MAX".
+ */
+int berth_parse_count(const char *s, const char *what, uint64_t min, uint64_t max, uint64_t *out,
+		      struct berth_error *err);
+
+/*
  * berth_parse_millicpus - parse a CPU count ("2", "0.5") into thousandths.
  * Returns 0 or -1 with @err filled (exit status 2).  Accepts 0.01 .. 1024,
  * at most 3 decimals.
