@@ -959,6 +959,34 @@ static void test_limit_validate_values(void **state)
 				    "invalid resources.memory `9223372036854775808`: too large" MEM_R);
 		berth_policy_free(&p);
 	}
+	/* the numbers of commands that are no policy limit */
+	{
+		struct berth_error err = {0};
+		uint64_t v = 7;
+		static const char *const bad[][2] = {
+		    {" 5", "invalid --lines ` 5`: not a whole number, expected 1 to 10000"},
+		    {"+5", "invalid --lines `+5`: not a whole number, expected 1 to 10000"},
+		    {"-1", "invalid --lines `-1`: not a whole number, expected 1 to 10000"},
+		    {"0x10", "invalid --lines `0x10`: not a whole number, expected 1 to 10000"},
+		    {"", "invalid --lines ``: not a whole number, expected 1 to 10000"},
+		    {"0", "invalid --lines `0`: zero, expected 1 to 10000"},
+		    {"10001", "invalid --lines `10001`: too large, expected 1 to 10000"},
+		    {"18446744073709551615",
+		     "invalid --lines `18446744073709551615`: too large, expected 1 to 10000"},
+		    {"18446744073709551616",
+		     "invalid --lines `18446744073709551616`: too large, expected 1 to 10000"},
+		};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			assert_int_equal(berth_parse_count(bad[i][0], "--lines", 1, 10000, &v, &err), -1);
+			assert_int_equal(err.status, BERTH_EXIT_USAGE);
+			assert_string_equal(err.msg, bad[i][1]);
+			assert_int_equal(v, 7);
+		}
+		assert_int_equal(berth_parse_count("10000", "--lines", 1, 10000, &v, &err), 0);
+		assert_int_equal(v, 10000);
+		assert_int_equal(berth_parse_count("0", "BERTH_RUNS_KEEP", 0, 100000000, &v, &err), 0);
+		assert_int_equal(v, 0);
+	}
 	/* the ranges as the parsers of berth.yml and rules files see them */
 	{
 		struct berth_error err = {0};

@@ -371,6 +371,17 @@ static void test_malformed(void **state)
 	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got a list"},
 	    {"allow:\n  cpus: -1\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
 	    {"allow:\n  cpus: 0\n", "r.yml:2:9: `allow.cpus` must be a CPU count"},
+	    {"allow:\n  memory: 18446744073709551616\n",
+	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `18446744073709551616` (expected "
+	     "16M to 1024T)"},
+	    {"allow:\n  memory: 17179869184G\n",
+	     "r.yml:2:11: `allow.memory` must be a size such as `4G`, got `17179869184G` (expected 16M to "
+	     "1024T)"},
+	    {"allow:\n  cpus: 1e3\n",
+	     "r.yml:2:9: `allow.cpus` must be a CPU count such as `2` or `0.5`, got `1e3` (expected 0.01 to "
+	     "1024)"},
+	    {"allow:\n  pids: 4194305\n",
+	     "r.yml:2:9: `allow.pids` must be between 1 and 4194304, got `4194305`"},
 	    {"allow:\n  pids: 0\n", "r.yml:2:9: `allow.pids` must be between 1 and 4194304, got `0`"},
 	    {"allow:\n  pids: 1e3\n", "r.yml:2:9: `allow.pids` must be a decimal integer, got `1e3`"},
 	    {"allow:\n  pids: 5\n  pids: 6\n", "r.yml:3:3: `allow.pids` is given twice"},
