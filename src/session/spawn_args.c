@@ -79,15 +79,22 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 				return -1;
 			i++;
 		} else if (strcmp(a, "--size") == 0) {
-			int rows = 0, cols = 0, used = 0;
-			if (v == NULL || sscanf(v, "%dx%d%n", &rows, &cols, &used) != 2 || v[used] != '\0' ||
-			    rows < 2 || rows > 500 || cols < 10 || cols > 1000) {
+			/* decimal digits only: sscanf's %d took a sign, blanks, and
+			 * overflowed past INT_MAX (undefined behaviour) */
+			char rs[16] = "";
+			const char *x = v != NULL ? strchr(v, 'x') : NULL;
+			uint64_t rows = 0, cols = 0;
+			struct berth_error se = {0};
+			if (x != NULL && (size_t)(x - v) < sizeof rs)
+				memcpy(rs, v, (size_t)(x - v));
+			if (x == NULL || berth_parse_count(rs, "rows", 2, 500, &rows, &se) < 0 ||
+			    berth_parse_count(x + 1, "columns", 10, 1000, &cols, &se) < 0) {
 				berth_usage_err(err, "spawn: invalid --size `%s`", v ? v : "");
 				return berth_err_hint(
 				    err, "give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120");
 			}
-			r->rows = rows;
-			r->cols = cols;
+			r->rows = (int)rows;
+			r->cols = (int)cols;
 			i++;
 		} else if (strcmp(a, "--seed-auth") == 0) {
 			r->seed_auth = true;

@@ -259,6 +259,28 @@ static void test_spawn_args(void **state)
 	assert_int_equal(berth_spawn_parse(4, size, &r, &err), -1);
 	assert_non_null(strstr(err.msg, "invalid --size `3000x1`"));
 	berth_spawn_req_free(&r);
+	{
+		/* digits only, each in its range; once sscanf's %d took these */
+		static const char *const bad[] = {"+30x100",         " 30x100",       "30x 100", "30x+100",
+						  "99999999999x100", "30x4294967396", "-30x100", "30x100x",
+						  "30X100",          "x100",          "30x",     "0x1e",
+						  "1x100",           "30x9",          "501x100"};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			char *sz[] = {"spawn", "claude", "--size", (char *)bad[i], NULL};
+			char want[64];
+			memset(&err, 0, sizeof err);
+			assert_int_equal(berth_spawn_parse(4, sz, &r, &err), -1);
+			snprintf(want, sizeof want, "spawn: invalid --size `%s`", bad[i]);
+			assert_string_equal(err.msg, want);
+			assert_int_equal(err.status, BERTH_EXIT_USAGE);
+			berth_spawn_req_free(&r);
+		}
+		char *edge[] = {"spawn", "claude", "--size", "500x1000", NULL};
+		assert_int_equal(berth_spawn_parse(4, edge, &r, &err), 0);
+		assert_int_equal(r.rows, 500);
+		assert_int_equal(r.cols, 1000);
+		berth_spawn_req_free(&r);
+	}
 	assert_int_equal(berth_spawn_parse(1, none, &r, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
 	berth_spawn_req_free(&r);
