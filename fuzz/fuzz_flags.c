@@ -45,6 +45,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		berth_parse_size(argv[i], "size", &u64, &err);
 		berth_parse_duration_ms(argv[i], "duration", &u64, &err);
 		berth_parse_millicpus(argv[i], &u32, &err);
+		/* every limit: an accepted value is in its range and was written
+		 * in digits (no sign, blank, hex); a refusal is a usage error that
+		 * names the range */
+		for (int id = 0; id < BERTH_LIMIT_COUNT; id++) {
+			const struct berth_limit_def *d = &berth_limit_defs[id];
+			uint64_t v = 0;
+			memset(&err, 0, sizeof err);
+			if (berth_limit_parse((enum berth_limit)id, NULL, argv[i], &v, &err) == 0) {
+				if (v < d->min || v > d->max || argv[i][0] < '0' || argv[i][0] > '9' ||
+				    strpbrk(argv[i], " \t+-xX") != NULL)
+					abort();
+			} else if (err.status != BERTH_EXIT_USAGE || strstr(err.msg, d->range) == NULL) {
+				abort();
+			}
+		}
 		/* a --dns server: accepted text reads back to itself; a refusal says why */
 		char csv[96], again[96];
 		memset(&err, 0, sizeof err);
@@ -59,7 +74,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&err, 0, sizeof err);
 	if (berth_run_parse(argc, argv, no_env, &o, &err) == 0 && !o.help) {
 		char hex[65];
-		char *json = berth_policy_to_json(&o.policy, false, &err);
+		char *json;
+		/* what the parser accepts the validator accepts (the run refuses
+		 * nothing --dry-run passed) */
+		if (berth_policy_validate(&o.policy, &err) < 0)
+			abort();
+		json = berth_policy_to_json(&o.policy, false, &err);
 		free(json);
 		berth_policy_digest(&o.policy, hex, &err);
 	} else if (err.msg[0] == '\0' && !o.help) {
