@@ -275,6 +275,28 @@ int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
 					 "`--allow-degraded`; see `berth doctor`");
 }
 
+/*
+ * refuse_nproc - rlimit mode holds --pids as RLIMIT_NPROC, set in the
+ * sandbox's user namespace, where no capability raises a hard limit: a
+ * value above berth's own would fail after the run started (exit 125) and
+ * pass --dry-run.  Refused here, for both (exit 2).
+ */
+static int refuse_nproc(const struct berth_policy *p, const struct berth_limits *lim, struct berth_error *err)
+{
+	struct rlimit rl;
+
+	if (!lim->pids_enforced || p->pids == 0 || getrlimit(RLIMIT_NPROC, &rl) < 0 ||
+	    rl.rlim_max == RLIM_INFINITY || (uint64_t)p->pids <= (uint64_t)rl.rlim_max)
+		return 0;
+	berth_usage_err(
+	    err,
+	    "invalid --pids `%u`: above berth's own hard RLIMIT_NPROC %llu (rlimit mode: no writable "
+	    "cgroup), expected 2 to %llu here",
+	    p->pids, (unsigned long long)rl.rlim_max, (unsigned long long)rl.rlim_max);
+	return berth_err_hint(err, "give at most %llu, or run in a cgroup (see `berth doctor`)",
+			      (unsigned long long)rl.rlim_max);
+}
+
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err)
 {
@@ -299,6 +321,8 @@ int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool 
 			return refuse_memory(p, err);
 		}
 		setup_rlimits(p, lim);
+		if (refuse_nproc(p, lim, err) < 0)
+			return -1;
 	}
 	return refuse_unenforced(p, lim, err);
 }

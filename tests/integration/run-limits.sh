@@ -199,6 +199,27 @@ eq "bounds: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CO
 # RLIMIT_NPROC in rlimit mode), compared by the attestation.
 HN=$(ulimit -Hn); [ "$HN" = unlimited ] || [ "$HN" -gt 1048576 ] && HN=1048576
 HU=$(ulimit -Hu); [ "$HU" = unlimited ] || [ "$HU" -gt 4194304 ] && HU=4194304
+# above berth's own hard limits the sandbox cannot raise them: refused by
+# the run and --dry-run alike (once: exit 125 after the start, dry run 0)
+if [ "$HN" -lt 1048576 ]; then
+	for d in "" --dry-run; do
+		br $d --nofile $((HN + 1)) -- true
+		eq "hard limit: ${d:-run} --nofile $((HN + 1)): exit 2" "$RC" 2
+		eq "hard limit: ${d:-run} --nofile $((HN + 1)): the message" "$(head -n1 <<<"$ERR")" \
+			"berth: invalid --nofile \`$((HN + 1))\`: above berth's own hard limit $HN, expected 16 to $HN here"
+	done
+else
+	pass "hard limit: RLIMIT_NOFILE's hard limit allows --nofile 1048576 here"
+fi
+if [ "$MODE" = rlimits ] && [ "$HU" -lt 4194304 ]; then
+	for d in "" --dry-run; do
+		br $d --pids $((HU + 1)) -- true
+		eq "hard limit: ${d:-run} --pids $((HU + 1)) in rlimit mode: exit 2" "$RC" 2
+		has "hard limit: ${d:-run} --pids $((HU + 1)): the message" "$ERR" \
+			"berth: invalid --pids \`$((HU + 1))\`: above berth's own hard RLIMIT_NPROC $HU (rlimit mode: no writable cgroup), expected 2 to $HU here"
+	done
+fi
+eq "hard limit: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
 if [ "$MODE" = cgroup ]; then
 	br --memory 1024T --tmp-size 1024T --pids 4194304 --cpus 1024 --nofile "$HN" -- true
 	eq "extremes: the run exits 0" "$RC" 0
