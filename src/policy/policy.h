@@ -272,7 +272,8 @@ extern const struct berth_limit_def berth_limit_defs[BERTH_LIMIT_COUNT];
 /*
  * berth_limit_check - whether @v (in the stored unit) is in the range of
  * limit @id.  @what names the setting in the message (NULL: the option);
- * @given is the text as written, or NULL to print @v.  Returns 0, or -1
+ * @given is the text as written, or NULL to print @v as one would write it
+ * (bytes, `2.500` CPUs, `1500ms`).  Returns 0, or -1
  * with @err filled, exit status 2 (BERTH_EXIT_USAGE):
  *   "invalid WHAT `GIVEN`: zero, expected RANGE"
  *   "invalid WHAT `GIVEN`: too small, expected RANGE"  (--memory: "too

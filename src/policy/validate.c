@@ -253,12 +253,18 @@ int berth_limit_check(enum berth_limit id, const char *what, uint64_t v, const c
 		      struct berth_error *err)
 {
 	const struct berth_limit_def *d = &berth_limit_defs[id];
-	char num[24];
+	char num[32];
 
 	if (v >= d->min && v <= d->max)
 		return 0;
 	if (given == NULL) {
-		snprintf(num, sizeof num, "%" PRIu64, v);
+		/* as the user would have written it: CPUs, not thousandths */
+		if (d->kind == BERTH_LIMIT_KIND_CPUS)
+			snprintf(num, sizeof num, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+		else if (d->kind == BERTH_LIMIT_KIND_DURATION)
+			snprintf(num, sizeof num, "%" PRIu64 "ms", v);
+		else
+			snprintf(num, sizeof num, "%" PRIu64, v);
 		given = num;
 	}
 	return berth_limit_refuse(what, given,
