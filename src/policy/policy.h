@@ -225,8 +225,10 @@ int berth_policy_ports(const struct berth_policy *p, struct berth_policy_ports *
  * berth.yml, rules files) and for berth_policy_validate alike.  Every
  * maximum is far below 2^63, so a value in range survives the canonical
  * JSON (a signed 64-bit integer), cgroup files and rlimits unchanged: no
- * value can wrap into "no limit".  Zero is refused everywhere: a cgroup
- * file or a tmpfs takes 0 as "no limit" (--timeout: omit it for none).
+ * value can wrap into "no limit".  Zero is refused everywhere: a tmpfs
+ * takes size=0 as "no limit" (tmpfs(5)), berth writes 0 to a cgroup as
+ * "max" (limits_cgroup.c), and RLIMIT_NOFILE 0 leaves no descriptor
+ * (--timeout: omit it for none).
  */
 #define BERTH_TMP_SIZE_MIN (1ULL << 20)     /* bytes: 1M */
 #define BERTH_TMP_SIZE_MAX (1ULL << 50)     /* bytes: 1024T */

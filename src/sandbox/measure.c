@@ -422,7 +422,7 @@ static const char *read_text(const json_t *o, const char *key, char *buf, size_t
  *               (page_counter_memparse(), mm/page_counter.c), and reads
  *               back pages * PAGE_SIZE;
  *   ROUND_UP    a tmpfs's size=: DIV_ROUND_UP(size, PAGE_SIZE) blocks
- *               (shmem_parse_one(), mm/shmem.c; tmpfs.rst: "rounded up to
+ *               (shmem_parse_one(), mm/shmem.c; tmpfs(5): "rounded up to
  *               entire pages"), statfs(2) gives f_blocks of f_bsize =
  *               PAGE_SIZE;
  *   EXACT       pids.max and rlimits keep the number written.
