@@ -570,21 +570,11 @@ static void flush_client(struct client *c)
 
 static int write_file(const char *dir, const char *name, const char *data, size_t len)
 {
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	int fd;
+	char path[PATH_MAX + 64];
+	struct berth_error ignore = {0}; /* the screen is a courtesy: `berth peek` says when it is missing */
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	return rename(tmp, path);
+	return berth_write_atomic(path, data, len, 0600, 0, &ignore);
 }
 
 /* The agent ended: keep its last screen and status for `berth ps/peek`. */

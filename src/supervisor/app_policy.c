@@ -16,7 +16,9 @@
 #include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
+#include "../util/crash.h"
 #include "../util/sha256.h"
+#include "../util/sys.h"
 
 int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
 {
@@ -121,13 +123,19 @@ static int check_origin(const struct berth_app_paths *paths, const char *name, b
 		return 0;
 	if (berth_mkdirs(paths->state_dir, 0700, err) < 0)
 		return -1;
-	fd = open(paths->origin, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EEXIST)
+	berth_crash_point("app.state_dir");
+	/* Whole or not at all, and only if absent (link(2)): a full disk or a
+	 * kill leaves no empty origin (which would make every later call warn),
+	 * and of two first boots at once one writes it, the other reads it. */
+	char line[PATH_MAX + 2];
+	snprintf(line, sizeof line, "%s\n", paths->app_dir);
+	int r = berth_write_atomic(paths->origin, line, strlen(line), 0600,
+				   BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL, err);
+	if (r == 1)
 		return check_origin(paths, name, dry, err); /* a concurrent first run */
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", paths->origin);
-	dprintf(fd, "%s\n", paths->app_dir);
-	close(fd);
+	if (r < 0)
+		return -1;
+	berth_crash_point("app.origin");
 	return 0;
 }
 
