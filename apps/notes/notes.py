@@ -57,7 +57,23 @@ def _load():
     return data
 
 
+def _sweep():
+    """Remove the temporary files of writers that were killed before their
+    rename: the caller holds the exclusive lock, so no live writer has one."""
+    try:
+        names = os.listdir(".")
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(".notes.") and name.endswith(".tmp"):
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+
+
 def _save(data):
+    _sweep()
     try:
         fd, tmp = tempfile.mkstemp(prefix=".notes.", suffix=".tmp", dir=".")
     except OSError as e:

@@ -164,6 +164,8 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 		return -1;
 	if (!dry && berth_mkdirs(paths->workspace, 0700, err) < 0)
 		return -1;
+	if (!dry)
+		berth_crash_point("app.workspace");
 	for (size_t i = 0; i < m->n_caps; i++)
 		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
 			context = true;
@@ -365,7 +367,21 @@ unsigned berth_app_identity(const char *key)
 	if (id == 0) {
 		id = max + 1;
 		fseek(f, 0, SEEK_END);
-		fprintf(f, "%u %s\n", id, key);
+		long end = ftell(f);
+		/* A line whole or none: on a full /run the torn line is cut off
+		 * again (else the next append would join it, and the key would
+		 * get a new identity on every call). */
+		char last = '\n';
+		if (end > 0 && pread(fd, &last, 1, end - 1) != 1)
+			last = '\n';
+		if (end < 0 || fprintf(f, "%s%u %s\n", last != '\n' ? "\n" : "", id, key) < 0 ||
+		    fflush(f) != 0 || fsync(fd) < 0) {
+			if (end >= 0 && ftruncate(fd, end) < 0) {
+				/* the reader skips what does not parse */
+			}
+			id = hashed_identity(key);
+		}
+		berth_crash_point("app.identity");
 	}
 	fclose(f); /* also releases the lock */
 	return id;
