@@ -235,6 +235,10 @@ static int load_existing(struct berth_hostkey *k, int dfd, const char *dir, stru
 	if (read_small(dfd, BERTH_HOSTKEY_PUB_FILE, text, sizeof text, &st, err) < 0) {
 		if (err->errnum != ENOENT)
 			return berth_err_wrap(err, "host public key");
+		/* Not an error any more: callers that look at the message (a run's
+		 * audit job does) must not see it.  Also the case of two first
+		 * uses at once, the other between its key and its public file. */
+		berth_err_clear(err);
 		return write_pub(dfd, dir, k->pub, err);
 	}
 	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 ||
