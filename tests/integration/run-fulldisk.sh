@@ -92,9 +92,10 @@ b() {
 fill() { dd if=/dev/zero of="$1/.fill" bs=4k 2>/dev/null; : >"$1/.fill2" 2>/dev/null; dd if=/dev/zero of="$1/.fill2" bs=512 2>/dev/null; true; }
 unfill() { rm -f "$1/.fill" "$1/.fill2"; }
 # what a refusal must not leave: temporary files, empty regular files (lock
-# files are empty by design), empty run directories
+# files, an empty trust list and a session's output log that got no output
+# yet are empty by design), empty run directories
 leftovers() {
-	find "$1" \( -name '*.tmp' -o \( -type f -empty ! -name lock ! -name '*.lock' ! -name known ! -name '.fill*' \) \
+	find "$1" \( -name '*.tmp' -o \( -type f -empty ! -name lock ! -name '*.lock' ! -name known ! -name output.log ! -name '.fill*' \) \
 		-o \( -type d -empty -path '*/runs/*' \) \) -print 2>/dev/null | sort
 }
 runs_dirs() { find "$ST/berth/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l; }
