@@ -158,6 +158,33 @@ rm -f "$WS/ran"
 b audit verify
 check "state freed: the audit trail verifies" grep -q '^intact: ' <<<"$OUT"
 
+# --- the audit trail refuses after the run record was written: taken back ---
+# (a read-only audit directory: root through a read-only bind mount, another
+# user through its mode bits)
+AUD=$TOP/aud
+mkdir -m 700 "$AUD"
+BERTH_AUDIT_DIR=$AUD b run -- true
+eq "audit refused later: set-up run" "$RC" 0
+before_runs=$(runs_dirs)
+before_last=$(cat "$ST/berth/runs/last")
+if [ "$(id -u)" -eq 0 ]; then
+	mount --bind "$AUD" "$AUD" && mount -o remount,bind,ro "$AUD"
+else
+	chmod 0400 "$AUD"/audit-*.jsonl "$AUD/head" && chmod 0500 "$AUD"
+fi
+BERTH_AUDIT_DIR=$AUD b run -- touch ran
+eq "audit refused later: berth run refuses (125)" "$RC" 125
+check "audit refused later: the command did not run" test ! -e "$WS/ran"
+check "audit refused later: the first line names the audit directory's file" \
+	grep -qE "^berth: .*\`$AUD/(audit-[0-9]{16}\.jsonl|head|lock)\`: (Permission denied|Read-only file system)\$" \
+	<<<"$(printf '%s\n' "$ERR" | sed -n 1p)"
+eq "audit refused later: the last line says the run did not start" "$(printf '%s\n' "$ERR" | tail -n 1)" "$FAIL_CLOSED"
+eq "audit refused later: the run record written meanwhile is taken back" "$(runs_dirs)" "$before_runs"
+eq "audit refused later: runs/last names the run before again" "$(cat "$ST/berth/runs/last")" "$before_last"
+if [ "$(id -u)" -eq 0 ]; then umount "$AUD"; else chmod 0700 "$AUD" && chmod 0600 "$AUD"/audit-*.jsonl "$AUD/head"; fi
+BERTH_AUDIT_DIR=$AUD b run -- true
+eq "audit writable again: berth run works" "$RC" 0
+
 # --- the configuration directory full, before the host key exists ---
 mv "$CFG/berth" "$TOP/cfg-saved"
 fill "$CFG"
