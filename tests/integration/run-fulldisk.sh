@@ -84,7 +84,7 @@ eq() { # eq NAME GOT WANT
 # berth ARGS...: run it (stdin /dev/null) in $PWD; RC OUT ERR.  ERR lacks the
 # one-line notice of how limits are enforced ("berth: limits: ..."), which an
 # unprivileged caller without a delegated cgroup gets on every run.
-RC=0 OUT= ERR=
+RC=0 OUT='' ERR=''
 b() {
 	"$B" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?
 	OUT=$(cat "$TOP/out"); ERR=$(grep -v '^berth: limits: ' "$TOP/err")

@@ -58,7 +58,7 @@ bad() {
 	local l; for l in "$@"; do printf '%s\n' "$l" | head -n 12 | sed 's/^/#   /'; done
 }
 eq() { if [ "$2" == "$3" ]; then pass "$1"; else bad "$1" "got:  $2" "want: $3" "stderr: $ERR"; fi; }
-RC=0 OUT= ERR=
+RC=0 OUT='' ERR=''
 b() { # b ARGS...: RC OUT ERR (ERR without the `berth: limits:` notice)
 	# (the braces: bash's own "Killed" line for a killed berth goes nowhere)
 	{ "$B" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; } 2>/dev/null; RC=$?

@@ -12,7 +12,7 @@ _APP_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../apps/notes" 2>/dev/null &
 
 _app_env() {
 	export XDG_RUNTIME_DIR=$T/run
-	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+	[ -d "$XDG_RUNTIME_DIR" ] || mkdir -m 700 "$XDG_RUNTIME_DIR"
 	APP=$T/notes
 	[ -d "$APP" ] || { cp -r "$_APP_SRC" "$APP" && chmod -R a+rX "$APP" && chmod 755 "$T"; }
 	APP_STATE=${XDG_STATE_HOME:-$HOME/.local/state}/berth/apps/notes

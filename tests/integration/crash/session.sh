@@ -10,7 +10,7 @@
 
 _session_env() {
 	export XDG_RUNTIME_DIR=$T/run
-	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+	[ -d "$XDG_RUNTIME_DIR" ] || mkdir -m 700 "$XDG_RUNTIME_DIR"
 }
 
 # A spawn and, when it started, a stop: every session.* point is on the path.
