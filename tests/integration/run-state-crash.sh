@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # berth killed between the steps of its session and app state changes
 # (issue 15, part 1, the crash points `session.*` and `app.*` of
-# src/session/supervise.c and src/supervisor/app_policy.c; src/util/crash.h):
+# src/session/spawn_args.c, src/session/supervise.c and
+# src/supervisor/app_policy.c; src/util/crash.h):
 # at each point, SIGKILL, then assert that
 #   - nothing is left running (the session's agent, the app);
 #   - no state is half-written: no temporary file, no empty `origin`, every
@@ -71,18 +72,19 @@ tmps() { find "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR" -name '*.tmp' 2>/dev/null | s
 gone() { for _ in $(seq 50); do pgrep -f -- "$1" >/dev/null || return 0; sleep 0.1; done; return 1; }
 json_ok() { [ ! -e "$1" ] || "$HOSTPY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
 
+SESSION_CLI="session.claimed session.state_dir session.workspace"
 SESSION_START="session.dirs session.log session.socket session.sandbox session.meta"
 SESSION_STOP="session.stopping session.screen session.exited session.run_end"
 APP_POINTS="app.state_dir app.origin app.workspace app.identity"
 
 # --- the trace: every point is on the path ---
-BERTH_TEST_CRASH_TRACE=$TOP/trace b spawn shell --name tr --workspace "$TOP/ws" -- -c "sleep 300; : MARK$UNIQ"
+BERTH_TEST_CRASH_TRACE=$TOP/trace b spawn shell --name tr -- -c "sleep 300; : MARK$UNIQ" # its own workspace
 BERTH_TEST_CRASH_TRACE=$TOP/trace b stop tr
 (cd "$TOP" && BERTH_TEST_CRASH_TRACE=$TOP/trace "$B" rpc notes --app-dir "$NOTES" --export list_notes --input '{}' \
 	</dev/null >/dev/null 2>&1)
-"$B" rm tr >/dev/null 2>&1
+"$B" rm --purge tr >/dev/null 2>&1
 if [ ! -s "$TOP/trace" ]; then
-	for p in $SESSION_START $SESSION_STOP $APP_POINTS; do
+	for p in $SESSION_CLI $SESSION_START $SESSION_STOP $APP_POINTS; do
 		skip "$p" "a build without -Dcrash_points=true has no crash points"
 	done
 	echo "1..$N"
@@ -92,11 +94,28 @@ want_app="app.state_dir app.origin app.workspace"
 [ "$(id -u)" -eq 0 ] && want_app="$want_app app.identity" # a new identity is written for root only
 got=$(awk '$1 ~ /^(session|app)\./ { print $1 }' "$TOP/trace" | tr '\n' ' ')
 eq "trace: a spawn, a stop and a first boot pass every point, in order" "$got" \
-	"$SESSION_START $SESSION_STOP $want_app "
+	"$SESSION_CLI $SESSION_START $SESSION_STOP $want_app "
 rm -rf "$XDG_STATE_HOME/berth/apps"
 
-# --- sessions: killed while starting ---
+# --- sessions: berth spawn killed before the supervisor exists ---
 i=0
+for p in $SESSION_CLI; do
+	i=$((i + 1)); name=cs$i
+	BERTH_TEST_CRASH_AT=$p b spawn shell --name "$name" -- -c "sleep 300; : MARK$UNIQ-$p"
+	eq "$p: berth spawn killed (137), nothing printed" "$RC:$OUT" "137:"
+	if gone "MARK$UNIQ-$p"; then pass "$p: nothing of the session runs"; else bad "$p: nothing of the session runs" "$(pgrep -af "MARK$UNIQ-$p")"; fi
+	eq "$p: berth ps does not list it (no session.json was written)" "$(ps_state "$name")" ""
+	eq "$p: no temporary file" "$(tmps)" ""
+	b spawn shell --name "$name" -- -c "sleep 300; : MARK$UNIQ-$p"
+	eq "$p: the next spawn of the name works" "$RC" 0
+	b stop "$name"
+	eq "$p: and stops" "$RC:$ERR" "0:berth: stopped \`$name\`"
+	b rm --purge "$name"
+	left=$(find "$XDG_RUNTIME_DIR/berth/sessions/$name" "$XDG_STATE_HOME/berth/sessions/$name" 2>/dev/null)
+	eq "$p: berth rm --purge clears it" "$RC:$left" "0:"
+done
+
+# --- sessions: killed while starting ---
 for p in $SESSION_START; do
 	i=$((i + 1)); name=cs$i
 	BERTH_TEST_CRASH_AT=$p b spawn shell --name "$name" --workspace "$TOP/ws" -- -c "sleep 300; : MARK$UNIQ-$p"
