@@ -22,6 +22,8 @@
 
 #include "cli.h"
 
+#include "../util/sys.h"
+
 static const char init_usage[] =
     "usage: berth init NAME [--runtime native|python] [--dir DIR]\n"
     "  create DIR (default ./NAME) with a berth.yml and a working `hello` export\n"
@@ -140,20 +142,40 @@ static const char makefile_fmt[] =
     "\n"
     ".PHONY: clean\n";
 
-/* Write @text to @dir/@name (new file only); print what failed. */
+/* Write @text to @dir/@name (new file only, whole or not at all: a temporary
+ * file, fsync, link); print what failed, with the errno (ENOSPC...). */
 static int write_file(const char *dir, const char *name, const char *text, mode_t mode)
 {
 	char path[PATH_MAX];
-	int fd;
-	size_t len = strlen(text);
+	struct berth_error err = {0};
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) < 0) {
-		fprintf(stderr, "berth: init: cannot write `%s`: %s\n", path, strerror(errno));
+	int r =
+	    berth_write_atomic(path, text, strlen(text), mode, BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL, &err);
+	if (r == 1)
+		berth_err(&err, EEXIST, "cannot write `%s`", path);
+	if (r != 0) {
+		fprintf(stderr, "berth: init: %s\n", CLI_SAFE(err.msg));
 		return -1;
 	}
 	return 0;
+}
+
+/* A write failed midway: take back the directory this init made, so that no
+ * half-made app stays (and a second `berth init` with the same name works). */
+static void undo_init(const char *dir)
+{
+	static const char *const made[] = {"berth.yml", "main.py", "main.c", "Makefile"};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, made[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) == 0)
+		fprintf(stderr, "berth: init: removed `%s` again: nothing was created\n", dir);
+	else
+		fprintf(stderr, "berth: init: could not remove `%s`: %s\n", dir, strerror(errno));
 }
 
 /* The C SDK next to the berth binary: ../sdk/c (build tree), or
@@ -236,17 +258,23 @@ int cmd_init(int argc, char **argv)
 		return 2;
 	}
 	snprintf(buf, sizeof buf, manifest_fmt, name, name, runtime, native ? name : "main.py");
-	if (write_file(dir, "berth.yml", buf, 0644) < 0)
+	if (write_file(dir, "berth.yml", buf, 0644) < 0) {
+		undo_init(dir);
 		return 125;
+	}
 	if (!native) {
-		if (write_file(dir, "main.py", python_main, 0644) < 0)
+		if (write_file(dir, "main.py", python_main, 0644) < 0) {
+			undo_init(dir);
 			return 125;
+		}
 		printf("berth: created the python app `%s` in %s\n  try: berth test %s\n", name, dir, dir);
 		return 0;
 	}
 	snprintf(buf, sizeof buf, makefile_fmt, name, sdk, name, name);
-	if (write_file(dir, "main.c", c_main, 0644) < 0 || write_file(dir, "Makefile", buf, 0644) < 0)
+	if (write_file(dir, "main.c", c_main, 0644) < 0 || write_file(dir, "Makefile", buf, 0644) < 0) {
+		undo_init(dir);
 		return 125;
+	}
 	/* Build it once, so `berth test` works unchanged. */
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -239,6 +239,8 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 	const char *rm[1] = {NULL}; /* the evidence copy, once made */
 	json_t *evidence = NULL;
 	int status = 0;
+	bool recorded = false, record_failed = false;
+	char prev_last[17] = "";
 
 	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
 	json_t *start_extra = json_pack("{s:s?, s:s}", "workspace", o->policy.workspace, "cwd",
@@ -266,9 +268,14 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 		/* the copy exists from here on: removed at the end of the run,
 		 * also when the run record below cannot be written */
 		rm[0] = o->policy.evidence_dir;
+		if (berth_run_get_last(prev_last, &je) < 0)
+			prev_last[0] = '\0';
+		berth_err_clear(&je);
 		if (berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
 			status = -1;
+			record_failed = true;
 		} else {
+			recorded = true;
 			berth_run_attach(&r, ro);
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
@@ -276,10 +283,15 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 	}
 	json_decref(evidence);
 	if (berth_run_join(&r, &je) < 0) {
-		/* the command did not start: the sandbox refused it at release */
-		if (status >= 0)
-			cli_print_error(&je);
-		cli_print_error(&err);
+		/* The command did not start: the audit trail could not record it.
+		 * That is the cause, so it comes first (on a full disk the run
+		 * record's write, on this thread, often fails too: said after);
+		 * when the sandbox refused it at release, @err already is @je. */
+		cli_print_error(&je);
+		if (status < 0 && (record_failed || strcmp(err.msg, je.msg) != 0))
+			cli_print_error(&err);
+		if (recorded)
+			berth_run_record_discard(berth_run_id(&r), prev_last);
 		fputs(fail_closed, stderr);
 		berth_run_end(&r, 125, NULL);
 		json_decref(start_extra);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 
 char *berth_home_seed_preamble(const struct berth_policy *pol, bool persistent)
 {
@@ -227,21 +228,20 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-/* A new file @leaf in @dfd (O_EXCL: never an existing name, nor a link). */
+/* A new file @leaf in @dfd: never an existing name, nor a link; whole or not
+ * at all (berth_write_atomic_at: temporary file, fsync, link(2)). */
 static int create_file(int dfd, const char *leaf, const char *rel, const char *data, size_t len,
 		       struct berth_error *err)
 {
-	int fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char shown[PATH_MAX];
 
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `~/%s` in the persistent home", rel);
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		int e = errno ? errno : EIO;
-		close(fd);
-		unlinkat(dfd, leaf, 0);
-		return berth_err(err, e, "cannot write `~/%s` in the persistent home", rel);
-	}
-	close(fd);
+	snprintf(shown, sizeof shown, "~/%s", rel);
+	int r = berth_write_atomic_at(dfd, leaf, shown, data, len, 0600,
+				      BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL, err);
+	if (r == 1)
+		berth_err(err, EEXIST, "cannot write `%s`", shown);
+	if (r != 0)
+		return berth_err_wrap(err, "persistent home");
 	return 0;
 }
 

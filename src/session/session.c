@@ -221,7 +221,7 @@ int berth_session_meta_write(const char *name, json_t *meta, struct berth_error 
 	if (text == NULL)
 		return berth_err(err, ENOMEM, "cannot write `%s`", path);
 	/* 0666 less the umask, as fopen(3) made it */
-	return berth_write_atomic(path, text, strlen(text), 0666, 0, err);
+	return berth_write_atomic(path, text, strlen(text), 0666, BERTH_WRITE_DURABLE, err);
 }
 
 bool berth_session_alive(const char *name)

@@ -22,6 +22,7 @@
 #include "../policy/hostpat.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/rundir.h"
 #include "session.h"
 
@@ -769,12 +770,14 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	lock = berth_session_claim(r->name, err);
 	if (lock < 0)
 		return -1;
+	berth_crash_point("session.claimed");
 	/* A state directory made here goes again if the start fails (a reused
 	 * name's keeps its old log). */
 	made_st = berth_session_state_dir(r->name, false, st, sizeof st, &(struct berth_error){0}) == 0 &&
 		  access(st, F_OK) < 0 && errno == ENOENT;
 	if (berth_session_state_dir(r->name, true, st, sizeof st, err) < 0)
 		goto fail;
+	berth_crash_point("session.state_dir");
 	if (r->managed_ws) {
 		snprintf(ws, sizeof ws, "%s/workspace", st);
 		if (r->repo != NULL && access(ws, F_OK) == 0) {
@@ -792,6 +795,7 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 			berth_err(err, errno, "cannot create `%s`", ws);
 			goto fail;
 		}
+		berth_crash_point("session.workspace");
 		free(r->run.policy.workspace);
 		if ((r->run.policy.workspace = realpath(ws, NULL)) == NULL) {
 			berth_err(err, errno, "cannot resolve `%s`", ws);

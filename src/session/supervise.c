@@ -38,6 +38,7 @@
 #include "../supervisor/outq.h"
 #include "../supervisor/run.h"
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/sys.h"
 #include "control.h"
 #include "screen.h"
@@ -286,6 +287,7 @@ static void begin_stop(struct sup *s, long long grace_ms)
 		json_object_set_new(s->meta, "state", json_string("stopping"));
 		struct berth_error ignore = {0};
 		berth_session_meta_write(s->spec->name, s->meta, &ignore);
+		berth_crash_point("session.stopping");
 	}
 	/* What closing a terminal does (SIGHUP: shells end on it), then
 	 * SIGTERM; the whole sandbox is killed when the grace time is over. */
@@ -570,21 +572,11 @@ static void flush_client(struct client *c)
 
 static int write_file(const char *dir, const char *name, const char *data, size_t len)
 {
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	int fd;
+	char path[PATH_MAX + 64];
+	struct berth_error ignore = {0}; /* the screen is a courtesy: `berth peek` says when it is missing */
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	return rename(tmp, path);
+	return berth_write_atomic(path, data, len, 0600, 0, &ignore);
 }
 
 /* The agent ended: keep its last screen and status for `berth ps/peek`. */
@@ -601,11 +593,13 @@ static void finish(struct sup *s, int status)
 	if (text != NULL)
 		write_file(s->rt_dir, "screen.json", text, strlen(text));
 	free(text);
+	berth_crash_point("session.screen");
 	json_decref(scr);
 	json_object_set_new(s->meta, "state", json_string("exited"));
 	json_object_set_new(s->meta, "exit_status", json_integer(status));
 	json_object_set_new(s->meta, "ended", json_integer((json_int_t)now));
 	berth_session_meta_write(s->spec->name, s->meta, &ignore);
+	berth_crash_point("session.exited");
 }
 
 static int loop(struct sup *s)
@@ -720,6 +714,7 @@ static void end_session(struct sup *s, int status)
 	berth_rt_free(s->sb);
 	s->sb = NULL;
 	session_run_end(s, status);
+	berth_crash_point("session.run_end");
 	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
 	unlink(path);
 	close(s->spec->lock_fd);
@@ -811,6 +806,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	if (berth_session_runtime_dir(sp->name, true, s.rt_dir, sizeof s.rt_dir, &m.err) < 0 ||
 	    berth_session_state_dir(sp->name, true, s.st_dir, sizeof s.st_dir, &m.err) < 0)
 		goto fail;
+	berth_crash_point("session.dirs");
 	snprintf(path, sizeof path, "%s/output.log", s.st_dir);
 	s.log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s.log_fd < 0) {
@@ -819,6 +815,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	}
 	if (fstat(s.log_fd, &st) == 0)
 		s.log_size = st.st_size;
+	berth_crash_point("session.log");
 	/* What the sandbox planted on the host's trust surface, for `berth
 	 * stop` to show (this session's only). */
 	snprintf(s.trust_log, sizeof s.trust_log, "%s/trust.log", s.st_dir);
@@ -830,6 +827,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	s.screen = berth_screen_new(sp->rows, sp->cols, on_reply, &s, &m.err);
 	if (s.screen == NULL || bind_socket(&s, &m.err) < 0)
 		goto fail;
+	berth_crash_point("session.socket");
 	/* The agent's terminal is what libvterm emulates. */
 	setenv("TERM", "xterm-256color", 1);
 	ro.want_pty = true;
@@ -838,6 +836,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	ro.pty_cols = (unsigned short)sp->cols;
 	if (session_run_begin(&s, &ro, &m.err) < 0 || berth_run_start(&s.run, &ro, &s.sb, &m.err) < 0)
 		goto fail;
+	berth_crash_point("session.sandbox");
 	s.master = berth_rt_pty_master(s.sb);
 	if (s.master < 0) {
 		berth_err(&m.err, 0, "the sandbox has no pseudo-terminal");
@@ -856,6 +855,7 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 			berth_err(&m.err, errno, "cannot set up the session supervisor");
 		goto fail;
 	}
+	berth_crash_point("session.meta");
 	s.started_ms = s.last_output_ms = berth_now_ms();
 	if (sp->type_text != NULL && sp->type_text[0] != '\0')
 		s.type_at_ms = s.started_ms + 1000;

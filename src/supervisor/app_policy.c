@@ -16,7 +16,9 @@
 #include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
+#include "../util/crash.h"
 #include "../util/sha256.h"
+#include "../util/sys.h"
 
 int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
 {
@@ -121,13 +123,19 @@ static int check_origin(const struct berth_app_paths *paths, const char *name, b
 		return 0;
 	if (berth_mkdirs(paths->state_dir, 0700, err) < 0)
 		return -1;
-	fd = open(paths->origin, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EEXIST)
+	berth_crash_point("app.state_dir");
+	/* Whole or not at all, and only if absent (link(2)): a full disk or a
+	 * kill leaves no empty origin (which would make every later call warn),
+	 * and of two first boots at once one writes it, the other reads it. */
+	char line[PATH_MAX + 2];
+	snprintf(line, sizeof line, "%s\n", paths->app_dir);
+	int r = berth_write_atomic(paths->origin, line, strlen(line), 0600,
+				   BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL, err);
+	if (r == 1)
 		return check_origin(paths, name, dry, err); /* a concurrent first run */
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", paths->origin);
-	dprintf(fd, "%s\n", paths->app_dir);
-	close(fd);
+	if (r < 0)
+		return -1;
+	berth_crash_point("app.origin");
 	return 0;
 }
 
@@ -156,6 +164,8 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 		return -1;
 	if (!dry && berth_mkdirs(paths->workspace, 0700, err) < 0)
 		return -1;
+	if (!dry)
+		berth_crash_point("app.workspace");
 	for (size_t i = 0; i < m->n_caps; i++)
 		if (m->caps[i].kind != BERTH_CAP_NET_HOST && strncmp(m->caps[i].scope, "/context", 8) == 0)
 			context = true;
@@ -357,7 +367,21 @@ unsigned berth_app_identity(const char *key)
 	if (id == 0) {
 		id = max + 1;
 		fseek(f, 0, SEEK_END);
-		fprintf(f, "%u %s\n", id, key);
+		long end = ftell(f);
+		/* A line whole or none: on a full /run the torn line is cut off
+		 * again (else the next append would join it, and the key would
+		 * get a new identity on every call). */
+		char last = '\n';
+		if (end > 0 && pread(fd, &last, 1, end - 1) != 1)
+			last = '\n';
+		if (end < 0 || fprintf(f, "%s%u %s\n", last != '\n' ? "\n" : "", id, key) < 0 ||
+		    fflush(f) != 0 || fsync(fd) < 0) {
+			if (end >= 0 && ftruncate(fd, end) < 0) {
+				/* the reader skips what does not parse */
+			}
+			id = hashed_identity(key);
+		}
+		berth_crash_point("app.identity");
 	}
 	fclose(f); /* also releases the lock */
 	return id;

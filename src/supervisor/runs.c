@@ -195,6 +195,29 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 	return r;
 }
 
+void berth_run_record_discard(const char *run_id, const char *prev_last)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], last[17];
+	struct berth_error e = {0};
+
+	if (berth_run_dir(run_id, false, dir, &e) < 0)
+		return;
+	snprintf(path, sizeof path, "%s/run.json", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/enforced.json", dir);
+	unlink(path);
+	rmdir(dir);
+	if (berth_run_get_last(last, &e) < 0 || strcmp(last, run_id) != 0)
+		return;
+	if (prev_last == NULL || !berth_run_id_valid(prev_last) || berth_run_set_last(prev_last, &e) < 0) {
+		/* no older run, or no room to name it: no `last` beats a wrong one */
+		if (runs_root(dir, false, &e) == 0) {
+			snprintf(path, sizeof path, "%s/last", dir);
+			unlink(path);
+		}
+	}
+}
+
 int berth_run_record_enforced(const char *run_id, const struct berth_policy *p, const struct berth_measure *m,
 			      struct berth_audit *audit, struct berth_error *err)
 {

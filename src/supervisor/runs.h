@@ -81,6 +81,17 @@ int berth_run_record_start(const char *run_id, const struct berth_policy *p, con
 			   struct berth_error *err);
 
 /*
+ * berth_run_record_discard - take back what berth_run_record_start() and
+ * berth_run_record_enforced() wrote for a run whose command never started
+ * (the audit trail refused it): RUN/run.json, RUN/enforced.json, RUN/ itself
+ * when nothing else is in it (an evidence copy and its manifest stay, with
+ * their audit record), and runs/last back to @prev_last (the id it held
+ * before; "" or NULL: none) when it names @run_id.  Best effort, no error:
+ * the caller is already reporting why the run failed.
+ */
+void berth_run_record_discard(const char *run_id, const char *prev_last);
+
+/*
  * berth_run_record_enforced - write RUN/enforced.json from @m
  * (berth_measure_to_json) and, when @audit is not NULL, append it to the
  * audit trail as kind "enforced", actor "berth".

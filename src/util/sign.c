@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sodium.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "cleanup.h"
 #include "hex.h"
 #include "sha256.h" /* berth_sodium_ready */
+#include "sys.h"
 
 /* ---- PEM for the two fixed Ed25519 DER forms (RFC 8410) ---- */
 
@@ -149,38 +151,20 @@ static int read_small(int dfd, const char *name, char *buf, size_t cap, struct s
 	return 0;
 }
 
-static int write_new(int dfd, const char *name, const char *text, mode_t mode, struct berth_error *err)
+/* @name made whole (fsync'd, its directory too) or not at all.  link(2),
+ * not rename(2): when two processes create the key at once, exactly one wins
+ * (0) and the other loads the winner's key (1). */
+static int write_new(int dfd, const char *dir, const char *name, const char *text, mode_t mode,
+		     struct berth_error *err)
 {
-	char tmp[64];
-	cleanup_close int fd = -1;
-	size_t len = strlen(text);
+	char shown[PATH_MAX];
 
-	snprintf(tmp, sizeof tmp, ".%s.%ld", name, (long)getpid());
-	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create `%s`", tmp);
-	if (fchmod(fd, mode) < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0) {
-		int e = errno ? errno : EIO;
-
-		unlinkat(dfd, tmp, 0);
-		return berth_err(err, e, "cannot write `%s`", name);
-	}
-	/* link(2), not rename(2): when two processes create the key at once,
-	 * exactly one wins and the other loads the winner's key. */
-	if (linkat(dfd, tmp, dfd, name, 0) < 0) {
-		int e = errno;
-
-		unlinkat(dfd, tmp, 0);
-		if (e == EEXIST)
-			return 1;
-		return berth_err(err, e, "cannot create `%s`", name);
-	}
-	unlinkat(dfd, tmp, 0);
-	return 0;
+	snprintf(shown, sizeof shown, "%s/%s", dir, name);
+	return berth_write_atomic_at(dfd, name, shown, text, strlen(text), mode,
+				     BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL | BERTH_WRITE_MODE, err);
 }
 
-static int write_pub(int dfd, const unsigned char pub[32], struct berth_error *err)
+static int write_pub(int dfd, const char *dir, const unsigned char pub[32], struct berth_error *err)
 {
 	unsigned char der[44];
 	char pem[256];
@@ -189,11 +173,11 @@ static int write_pub(int dfd, const unsigned char pub[32], struct berth_error *e
 	memcpy(der, der_pub_prefix, 12);
 	memcpy(der + 12, pub, 32);
 	pem_encode("PUBLIC KEY", der, sizeof der, pem, sizeof pem);
-	rc = write_new(dfd, BERTH_HOSTKEY_PUB_FILE, pem, 0644, err);
+	rc = write_new(dfd, dir, BERTH_HOSTKEY_PUB_FILE, pem, 0644, err);
 	return rc < 0 ? -1 : 0;
 }
 
-static int generate(struct berth_hostkey *k, int dfd, struct berth_error *err)
+static int generate(struct berth_hostkey *k, int dfd, const char *dir, struct berth_error *err)
 {
 	unsigned char der[48];
 	char pem[256];
@@ -205,19 +189,19 @@ static int generate(struct berth_hostkey *k, int dfd, struct berth_error *err)
 	memcpy(der + 16, k->seed, 32);
 	pem_encode("PRIVATE KEY", der, sizeof der, pem, sizeof pem);
 	explicit_bzero(der, sizeof der);
-	rc = write_new(dfd, BERTH_HOSTKEY_PRIV_FILE, pem, 0600, err);
+	rc = write_new(dfd, dir, BERTH_HOSTKEY_PRIV_FILE, pem, 0600, err);
 	explicit_bzero(pem, sizeof pem);
 	if (rc != 0)
 		return rc; /* 1: somebody else created it first */
 	unlinkat(dfd, BERTH_HOSTKEY_PUB_FILE, 0);
-	if (write_pub(dfd, k->pub, err) < 0)
+	if (write_pub(dfd, dir, k->pub, err) < 0)
 		return -1;
 	if (fsync(dfd) < 0)
 		return berth_err(err, errno, "cannot sync the key directory");
 	return 0;
 }
 
-static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *err)
+static int load_existing(struct berth_hostkey *k, int dfd, const char *dir, struct berth_error *err)
 {
 	char text[2048];
 	unsigned char der[64], pub[32];
@@ -251,7 +235,11 @@ static int load_existing(struct berth_hostkey *k, int dfd, struct berth_error *e
 	if (read_small(dfd, BERTH_HOSTKEY_PUB_FILE, text, sizeof text, &st, err) < 0) {
 		if (err->errnum != ENOENT)
 			return berth_err_wrap(err, "host public key");
-		return write_pub(dfd, k->pub, err);
+		/* Not an error any more: callers that look at the message (a run's
+		 * audit job does) must not see it.  Also the case of two first
+		 * uses at once, the other between its key and its public file. */
+		berth_err_clear(err);
+		return write_pub(dfd, dir, k->pub, err);
 	}
 	if (pem_decode(text, "PUBLIC KEY", der, sizeof der, &n) < 0 || n != 44 ||
 	    memcmp(der, der_pub_prefix, 12) != 0)
@@ -295,9 +283,9 @@ int berth_hostkey_load_dir(struct berth_hostkey *k, const char *dir, bool create
 				berth_err(err, ENOENT, "no host key in `%s`", dir);
 				break;
 			}
-			rc = load_existing(k, dfd, err);
+			rc = load_existing(k, dfd, dir, err);
 		} else {
-			rc = generate(k, dfd, err);
+			rc = generate(k, dfd, dir, err);
 			if (rc == 1)
 				continue; /* lost the race: load the winner's key */
 		}
