@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/sys.h"
 
 #define RUN_ID_MAX 64
@@ -279,8 +280,10 @@ int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool 
 			 struct berth_limits *lim, struct berth_error *err)
 {
 	int r = TRY_UNAVAILABLE;
+	const struct berth_journal *journal = lim->journal;
 
 	memset(lim, 0, sizeof *lim);
+	lim->journal = journal;
 	if (check_run_id(run_id, err) < 0)
 		return -1;
 	if (!force_rlimits) {
@@ -307,9 +310,10 @@ bool berth_limits_memory_explicit(const struct berth_policy *p)
 	return p->memory_set && !p->app;
 }
 
-int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err)
+int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const struct berth_journal *journal,
+		       struct berth_error *err)
 {
-	struct berth_limits lim;
+	struct berth_limits lim = {.journal = journal};
 	char id[32];
 	int r;
 
@@ -322,6 +326,7 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 	 * stand in the way of a later one with the same pid */
 	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), (long long)berth_now_ms());
 	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
+	berth_crash_point("run.check_probe");
 	if (r == 0) {
 		berth_limits_destroy(&lim);
 		for (int i = 0; i < lim.n_dirs; i++)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/crash.h"
 #include "../util/rmtree.h"
 #include "../util/sys.h"
 #include "run.h"
@@ -129,6 +130,7 @@ static int audit_begin(struct berth_run *r, struct berth_error *err)
 	    .run_id = r->run_id, .kind = "policy", .actor = r->actor, .payload = pol};
 	if (berth_audit_append_batch(r->audit, e, 2, err) < 0)
 		goto out;
+	berth_crash_point("run.audit");
 	rc = 0;
 	if (r->spec.queue_at_start) {
 		pthread_mutex_lock(&r->q_mu);
@@ -240,7 +242,9 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 
 	if (!r->spec.record_enforced)
 		return 0;
-	return berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
+	int rc = berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
+	berth_crash_point("run.measured");
+	return rc;
 }
 
 void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
@@ -318,6 +322,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 		} else {
 			record_stop(r, status, stop_extra, NULL);
 		}
+		berth_crash_point("run.stopped");
 	}
 	for (size_t i = 0; i < r->spec.n_remove_at_end; i++) {
 		struct berth_error e = {0};
