@@ -146,26 +146,30 @@ static int repair(const char *run_id, char *text, void *ctx)
 			kept++;
 		}
 	}
-	if (berth_audit_each(it.audit != NULL && it.audit[0] ? it.audit : NULL, seen_cb, &seen, &err) < 0) {
+	/* Opened before it is read: the open repairs what the killed writer
+	 * left (records past the signed head go to quarantine, audit.h), and
+	 * only what the log then holds counts. */
+	const char *adir = it.audit != NULL && it.audit[0] ? it.audit : NULL;
+	struct berth_audit *a = berth_audit_open(adir, &err);
+	if (a == NULL || berth_audit_each(adir, seen_cb, &seen, &err) < 0) {
 		say(s, "run %s ended without its supervisor (pid %s), and its audit log cannot be read: %s",
 		    run_id, it.pid != NULL ? it.pid : "?", err.msg);
+		berth_audit_close(a);
 		return -1;
 	}
 	if (it.rundir != NULL)
 		clean_rundir(it.rundir, seen.ingest);
 	berth_crash_point("sweep.files");
 	if (seen.start && !seen.stop) {
-		struct berth_audit *a =
-		    berth_audit_open(it.audit != NULL && it.audit[0] ? it.audit : NULL, &err);
 		json_t *stop = json_pack(
 		    "{s:n, s:n, s:s, s:o}", "status", "duration_ms", "ended", BERTH_RUN_ENDED_SUPERVISOR_DIED,
 		    "supervisor_pid", it.pid != NULL ? json_integer(strtoll(it.pid, NULL, 10)) : json_null());
-		int r = a == NULL || stop == NULL
+		int r = stop == NULL
 			    ? -1
 			    : berth_audit_append(a, run_id, "run.stop", "berth", stop, NULL, NULL, &err);
 		json_decref(stop);
-		berth_audit_close(a);
 		if (r < 0) {
+			berth_audit_close(a);
 			say(s,
 			    "run %s ended without its supervisor (pid %s), and its end cannot be recorded in "
 			    "the audit trail: %s",
@@ -174,6 +178,7 @@ static int repair(const char *run_id, char *text, void *ctx)
 		}
 		berth_crash_point("sweep.recorded");
 	}
+	berth_audit_close(a);
 	if (left > 0 || kept > 0) {
 		say(s, "run %s ended without its supervisor (pid %s): %d of its cgroups could not be removed",
 		    run_id, it.pid != NULL ? it.pid : "?", left);
