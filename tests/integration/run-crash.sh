@@ -290,5 +290,19 @@ eq "concurrent repair: one run.stop, ended: supervisor died" "$(stops_ended "$DE
 eq "concurrent repair: one of them said so" "$(cat "$TOP/c1" "$TOP/c2" | grep -c "run $DEAD ended without its supervisor")" 1
 eq "concurrent repair: no journal left" "$(ls -A "$STATE/live")" ""
 
+# berth never creates a home that does not exist (src/util/rundir.h).
+NOHOME=$TOP/no-such-home
+(cd "$WS" && env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$NOHOME" "$BERTH" run -- true </dev/null >"$TOP/out" 2>"$TOP/err")
+eq "HOME missing: berth run refuses (2)" "$?" 2
+eq "HOME missing: the message names HOME and the fix" "$(cat "$TOP/err")" \
+"berth: HOME \`$NOHOME\` is not an existing directory: berth keeps its state and keys under the home (~/.local/state/berth, ~/.config/berth) and does not create one
+berth: hint: set HOME to an existing directory, or set both XDG_STATE_HOME and XDG_CONFIG_HOME to absolute paths"
+[ ! -e "$NOHOME" ] && pass "HOME missing: it is not created" || fail "HOME missing: it is not created" "$(find "$NOHOME")"
+(cd "$WS" && env -u XDG_CONFIG_HOME HOME="$NOHOME" "$BERTH" audit verify </dev/null >"$TOP/out" 2>"$TOP/err")
+eq "HOME missing: with only XDG_STATE_HOME set, refused too (keys live in the config dir)" "$?" 2
+(cd "$WS" && HOME="$NOHOME" "$BERTH" run -- true </dev/null >"$TOP/out" 2>"$TOP/err")
+eq "HOME missing: XDG_STATE_HOME and XDG_CONFIG_HOME set: the run works" "$?" 0
+[ ! -e "$NOHOME" ] && pass "HOME missing: still not created" || fail "HOME missing: still not created" "$(find "$NOHOME")"
+
 echo "1..$T"
 [ "$FAILS" -eq 0 ]
