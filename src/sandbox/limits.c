@@ -279,8 +279,14 @@ int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err)
 {
+	return berth_limits_prepare_noted(p, run_id, force_rlimits, NULL, lim, err);
+}
+
+int berth_limits_prepare_noted(const struct berth_policy *p, const char *run_id, bool force_rlimits,
+			       const struct berth_journal *journal, struct berth_limits *lim,
+			       struct berth_error *err)
+{
 	int r = TRY_UNAVAILABLE;
-	const struct berth_journal *journal = lim->journal;
 
 	memset(lim, 0, sizeof *lim);
 	lim->journal = journal;
@@ -313,7 +319,7 @@ bool berth_limits_memory_explicit(const struct berth_policy *p)
 int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const struct berth_journal *journal,
 		       struct berth_error *err)
 {
-	struct berth_limits lim = {.journal = journal};
+	struct berth_limits lim;
 	char id[32];
 	int r;
 
@@ -325,7 +331,7 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const s
 	/* the time too: a probe left by a berth killed right here must not
 	 * stand in the way of a later one with the same pid */
 	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), (long long)berth_now_ms());
-	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
+	r = berth_limits_prepare_noted(p, id, force_rlimits, journal, &lim, err);
 	berth_crash_point("run.check_probe");
 	if (r == 0) {
 		berth_limits_destroy(&lim);

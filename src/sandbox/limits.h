@@ -44,9 +44,8 @@ struct berth_limits {
 	char how[256];        /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
 	char unenforced[256]; /* what could not be applied, empty if none */
 	int cpus_affinity;    /* >0: restrict to this many CPUs via affinity (rlimit mode) */
-	/* Set by the caller before berth_limits_prepare (which keeps it): the
-	 * run journal each cgroup directory is named in before its mkdir(2),
-	 * or NULL (util/journal.h). */
+	/* berth_limits_prepare_noted's @journal: each cgroup directory is named
+	 * there before its mkdir(2), or NULL (util/journal.h). */
 	const struct berth_journal *journal;
 };
 
@@ -63,8 +62,8 @@ struct berth_limits {
  * @lim->unenforced with @p->allow_degraded, else refused; so is an explicit
  * --cpus or --pids the mode cannot enforce (listed in @lim->unenforced).
  * Runs in the parent before clone.  On failure nothing created is left.
- * @lim->journal is kept (the caller sets it, or zeroes @lim): each cgroup
- * directory is named there before it is made.
+ * berth_limits_prepare_noted does the same and names each cgroup directory
+ * in @journal (util/journal.h; NULL: none) before it makes it.
  * Returns 0 or -1 with @err filled: status 2 (usage) when @p asks for an
  * explicit memory limit and only rlimits are available, the message naming
  * the value and the hint the ways out (a delegated cgroup through
@@ -84,6 +83,9 @@ int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
 
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err);
+int berth_limits_prepare_noted(const struct berth_policy *p, const char *run_id, bool force_rlimits,
+			       const struct berth_journal *journal, struct berth_limits *lim,
+			       struct berth_error *err);
 
 /*
  * berth_limits_memory_explicit - whether @p's memory limit was asked for by
