@@ -272,7 +272,8 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro, const ch
 				      .record_enforced = true,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
-				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0};
+				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
+				      .journal = ro->journal};
 	berth_run_init(&r, &spec, run_id, &err);
 	if (o->n_evidence > 0 && berth_run_record_now(&r, &err) < 0) {
 		cli_print_error(&err);

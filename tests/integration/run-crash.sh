@@ -290,6 +290,42 @@ eq "concurrent repair: one run.stop, ended: supervisor died" "$(stops_ended "$DE
 eq "concurrent repair: one of them said so" "$(cat "$TOP/c1" "$TOP/c2" | grep -c "run $DEAD ended without its supervisor")" 1
 eq "concurrent repair: no journal left" "$(ls -A "$STATE/live")" ""
 
+# A resident app's run (src/supervisor/app_audit.c) keeps a journal too
+# (src/supervisor/run.c): berth killed while it boots the app is repaired,
+# and its end recorded, by the next berth run.
+FSBIN=
+for f in "$TREE/apps/filesystem/filesystem" "$(dirname "$BERTH")/apps/filesystem/filesystem"; do
+	[ -x "$f" ] && { FSBIN=$f; break; }
+done
+if [ -n "$FSBIN" ]; then
+	mkdir -p "$WS/../apps" && cp -r "$TREE/apps/filesystem" "$TOP/apps/" && cp "$FSBIN" "$TOP/apps/filesystem/"
+	rpc_at() {
+		{ (cd "$TOP" && BERTH_TEST_CRASH_AT=$1 BERTH_TEST_CRASH_LOG=$CRASH_LOG "$BERTH" rpc filesystem \
+			--app-dir apps/filesystem --export write_file --input '{"path":"a.txt","content":"x"}' \
+			</dev/null >"$TOP/out" 2>"$TOP/err"); } 2>/dev/null
+	}
+	rm -f "$CRASH_LOG"
+	rpc_at run.recorded
+	grep -q '^run.recorded ' "$CRASH_LOG" 2>/dev/null && pass "app: berth rpc killed at run.recorded" ||
+		fail "app: berth rpc killed at run.recorded" "no crash log line" "$(cat "$TOP/err")"
+	APPRUN=$(ls "$STATE/live" 2>/dev/null | head -n1)
+	# its janitor holds the journal's lock until it is done (up to 8 s)
+	for i in $(seq 80); do
+		python3 -c 'import fcntl, sys; fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX | fcntl.LOCK_NB)' \
+			"$STATE/live/$APPRUN" 2>/dev/null && break
+		sleep 0.1
+	done
+	br -- true
+	eq "app: the next berth run works" "$RC" 0
+	has "app: it repaired the app's run" "$ERR" "berth: run $APPRUN ended without its supervisor"
+	eq "app: its run.stop says the supervisor died" "$(stops_ended "$APPRUN")" "supervisor died"
+	eq "app: no journal left" "$(ls -A "$STATE/live")" ""
+	V=$("$BERTH" audit verify 2>&1)
+	has "app: audit verify: intact" "$V" "intact: "
+else
+	skip "app: a resident app's killed boot is repaired" "no apps/filesystem/filesystem built in $TREE"
+fi
+
 # berth never creates a home that does not exist (src/util/rundir.h).
 NOHOME=$TOP/no-such-home
 (cd "$WS" && env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$NOHOME" "$BERTH" run -- true </dev/null >"$TOP/out" 2>"$TOP/err")
