@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * orphans.h - runs whose supervisor died (issue 15): `berth run` repairs,
- * before it starts its own run, what every run whose journal (util/journal.h)
- * it can lock left behind, and records in the audit trail that the run ended
+ * orphans.h - runs whose supervisor died (issue 15): every audited run
+ * (`berth run`, an app's boot, a session; src/supervisor/run.c) repairs,
+ * before it starts, what every run whose journal (util/journal.h) it can
+ * lock left behind, and records in the audit trail that the run ended
  * (docs/audit.md, "run.stop"; docs/security.md "When berth is killed").
  */
 #ifndef BERTH_ORPHANS_H
