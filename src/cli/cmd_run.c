@@ -361,6 +361,14 @@ int cmd_run(int argc, char **argv)
 		 * before anything of it is made on the host (util/journal.h). */
 		char adir[PATH_MAX] = "";
 		struct berth_error ae = {0};
+		/* Not in a state directory the sandbox would reach: checked
+		 * before the journal is made there (and again after the
+		 * confirmation, below). */
+		if (berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
+			cli_print_error(&err);
+			berth_run_opts_free(&o);
+			return err.status ? err.status : 125;
+		}
 		if (berth_run_sweep(print_notice, NULL, &err) < 0) {
 			cli_print_error(&err);
 			err = (struct berth_error){0};
