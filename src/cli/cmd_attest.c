@@ -69,6 +69,16 @@ static int check_out(const char *path, struct berth_error *err)
 	return 0;
 }
 
+/* A run that did not end normally (attest.h, "ended"): its verdict is the
+ * measurement's at its start, and nothing is known of its end. */
+static void print_ended(const char *id, const char *verdict, const char *ended)
+{
+	fprintf(stderr,
+		"berth: run %s did not end normally (ended: %s): the verdict %s is what was enforced when "
+		"its command started; its exit status is not known\n",
+		id, CLI_SAFE(ended), CLI_SAFE(verdict != NULL ? verdict : "?"));
+}
+
 static int attest(const char *run_id, bool last, const char *out)
 {
 	struct berth_error err = {0};
@@ -118,6 +128,9 @@ static int attest(const char *run_id, bool last, const char *out)
 	}
 	if (write_out(out, text, &err) < 0)
 		goto fail;
+	if (json_is_string(json_object_get(rec, "ended")))
+		print_ended(id, json_string_value(json_object_get(rec, "verdict")),
+			    json_string_value(json_object_get(rec, "ended")));
 	return 0;
 fail:
 	cli_print_error(&err);
@@ -170,6 +183,10 @@ static int verify(const char *file, const char *keyfile)
 		       CLI_SAFE(json_string_value(json_object_get(doc, "verdict"))),
 		       CLI_SAFE(json_string_value(
 			   json_object_get(json_object_get(doc, "signature"), "public_key"))));
+		if (json_is_string(json_object_get(doc, "ended")))
+			printf("not ended normally: %s (the verdict is what was enforced at its start; its "
+			       "exit status is not known)\n",
+			       CLI_SAFE(json_string_value(json_object_get(doc, "ended"))));
 	} else {
 		printf("INVALID: %s\n", CLI_SAFE(file));
 		json_array_foreach(problems, i, p)

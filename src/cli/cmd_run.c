@@ -21,6 +21,10 @@
 #include "../supervisor/evidence.h"
 #include "../supervisor/run.h"
 #include "../supervisor/runs.h"
+#include "../supervisor/orphans.h"
+#include "../util/crash.h"
+#include "../util/journal.h"
+#include "../util/rundir.h"
 #include "../util/sha256.h"
 #include "cli.h"
 
@@ -99,6 +103,18 @@ static void print_notice(void *arg, const char *line)
  * referenced by its SHA-256. */
 #define EVIDENCE_INLINE_MAX 256
 
+/* The run directory runs/@run_id, named in the journal before it is made. */
+static int note_run_dir(const struct berth_journal *j, const char *run_id, struct berth_error *err)
+{
+	char dir[PATH_MAX];
+
+	if (berth_state_path("runs", dir, sizeof dir - 20) < 0)
+		return 0; /* berth_run_dir says why */
+	strcat(dir, "/");
+	strcat(dir, run_id);
+	return berth_journal_note(j, "rundir", dir, err);
+}
+
 /*
  * --evidence: copy and hash into the run's directory, then record the
  * manifest (RUN/evidence.json; its hash and summary, and for small ones the
@@ -106,16 +122,21 @@ static void print_notice(void *arg, const char *line)
  * summary for run.json, or NULL with @err filled (nothing left behind).
  */
 static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, struct berth_audit *audit,
-			       struct berth_error *err)
+			       const struct berth_journal *j, struct berth_error *err)
 {
 	char dir[PATH_MAX], dest[PATH_MAX + 16], hex[65];
 	struct berth_evidence_stats st;
 	json_t *manifest, *summary, *payload;
 	char *text;
 
-	if (berth_run_dir(run_id, true, dir, err) < 0)
+	if (note_run_dir(j, run_id, err) < 0 || berth_run_dir(run_id, true, dir, err) < 0)
 		return NULL;
+	berth_crash_point("evidence.dir");
 	snprintf(dest, sizeof dest, "%s/evidence", dir);
+	if (berth_journal_note(j, "tree", dest, err) < 0) {
+		rmdir(dir);
+		return NULL;
+	}
 	manifest = berth_evidence_ingest(o->evidence, o->n_evidence, dest, true, &st, err);
 	if (manifest == NULL) {
 		rmdir(dir); /* nothing of the refused run stays (the audit trail keeps its start) */
@@ -130,6 +151,7 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 		return NULL;
 	}
 	free(text);
+	berth_crash_point("evidence.manifest");
 	summary = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "mount", "/evidence", "files",
 			    (json_int_t)st.files, "bytes", (json_int_t)st.bytes, "skipped",
 			    (json_int_t)st.skipped, "manifest_file", "evidence.json", "manifest_sha256", hex);
@@ -145,6 +167,7 @@ static json_t *ingest_evidence(struct berth_run_opts *o, const char *run_id, str
 		return NULL;
 	}
 	json_decref(payload);
+	berth_crash_point("evidence.recorded");
 	free(o->policy.evidence_dir);
 	o->policy.evidence_dir = strdup(dest);
 	if (o->policy.evidence_dir == NULL) {
@@ -231,7 +254,7 @@ static const char fail_closed[] =
  * run.start and policy, so those are written first, on this thread) before
  * the command starts; then the run record (docs/attest.md).
  */
-static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
+static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro, const char *run_id)
 {
 	struct berth_run r;
 	struct berth_error err = {0}, je = {0};
@@ -252,8 +275,9 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 				      .record_enforced = true,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
-				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0};
-	berth_run_init(&r, &spec, NULL, &err);
+				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
+				      .journal = ro->journal};
+	berth_run_init(&r, &spec, run_id, &err);
 	if (o->n_evidence > 0 && berth_run_record_now(&r, &err) < 0) {
 		cli_print_error(&err);
 		fputs(fail_closed, stderr);
@@ -261,8 +285,8 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 		json_decref(start_extra);
 		return 125;
 	}
-	if (o->n_evidence > 0 &&
-	    (evidence = ingest_evidence(o, berth_run_id(&r), berth_run_audit(&r), &err)) == NULL) {
+	if (o->n_evidence > 0 && (evidence = ingest_evidence(o, berth_run_id(&r), berth_run_audit(&r),
+							     ro->journal, &err)) == NULL) {
 		status = -1;
 	} else {
 		/* the copy exists from here on: removed at the end of the run,
@@ -271,11 +295,13 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 		if (berth_run_get_last(prev_last, &je) < 0)
 			prev_last[0] = '\0';
 		berth_err_clear(&je);
-		if (berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
+		if ((o->n_evidence == 0 && note_run_dir(ro->journal, berth_run_id(&r), &err) < 0) ||
+		    berth_run_record_start(berth_run_id(&r), &o->policy, evidence, &err) < 0) {
 			status = -1;
 			record_failed = true;
 		} else {
 			recorded = true;
+			berth_crash_point("run.record");
 			berth_run_attach(&r, ro);
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
@@ -303,6 +329,7 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro)
 	}
 	if (berth_run_record_end(berth_run_id(&r), status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
 		cli_print_error(&err);
+	berth_crash_point("run.ended");
 	berth_run_end(&r, status, NULL);
 	json_decref(start_extra);
 	return status;
@@ -314,6 +341,8 @@ int cmd_run(int argc, char **argv)
 	struct berth_runtime_opts ro = {0};
 	const struct berth_runtime_ops *rt = berth_runtime_default();
 	struct berth_error err = {0};
+	struct berth_journal journal = BERTH_JOURNAL_NONE;
+	char run_id[17] = "";
 	int status = 0;
 
 	if (berth_run_parse(argc, argv, getenv, &o, &err) < 0 || berth_run_system_workspace(&o, &err) < 0) {
@@ -339,14 +368,44 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return status;
 	}
+	if (!o.dry_run) {
+		/* What runs whose berth was killed left, repaired and their end
+		 * recorded (src/supervisor/orphans.h); then this run's journal,
+		 * before anything of it is made on the host (util/journal.h). */
+		char adir[PATH_MAX] = "";
+		struct berth_error ae = {0};
+		/* Not in a state directory the sandbox would reach: checked
+		 * before the journal is made there (and again after the
+		 * confirmation, below). */
+		if (berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
+			cli_print_error(&err);
+			berth_run_opts_free(&o);
+			return err.status ? err.status : 125;
+		}
+		if (berth_run_sweep(print_notice, NULL, &err) < 0) {
+			cli_print_error(&err);
+			err = (struct berth_error){0};
+		}
+		berth_crash_point("run.swept");
+		berth_audit_new_run_id(run_id);
+		(void)berth_audit_dir(adir, sizeof adir, &ae); /* unnamed: the sweep uses the default */
+		if (berth_journal_create(&journal, run_id, adir, &err) < 0) {
+			cli_print_error(&err);
+			berth_run_opts_free(&o);
+			return err.status ? err.status : 125;
+		}
+		ro.journal = &journal;
+	}
 	/* What the runtime cannot enforce here (a --memory without a writable
 	 * cgroup) is refused before the dry run prints and before the run
 	 * records anything (src/runtime/runtime.h, check). */
 	if (rt->check(&o.policy, &ro, &err) < 0) {
 		cli_print_error(&err);
+		berth_journal_done(&journal);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125;
 	}
+	berth_crash_point("run.checked");
 	if (o.dry_run) {
 		if (o.n_evidence > 0)
 			o.policy.evidence_dir = strdup("(copied when the run starts)");
@@ -355,18 +414,22 @@ int cmd_run(int argc, char **argv)
 		return status;
 	}
 	if (cli_confirm_widenings(&o, "run", "run") < 0) {
+		berth_journal_done(&journal);
 		berth_run_opts_free(&o);
 		return 125;
 	}
 	if (berth_run_recheck(&o, &err) < 0 ||
 	    berth_audit_exposure_check(&o.policy, o.evidence, o.n_evidence, "--evidence", &err) < 0) {
 		cli_print_error(&err);
+		berth_journal_done(&journal);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125; /* 2: exposes the log or key; 125: no place for them */
 	}
 	if (o.n_evidence > 0)
 		berth_test_pause("BERTH_TEST_PAUSE_BEFORE_EVIDENCE");
-	status = run(&o, &ro);
+	status = run(&o, &ro, run_id);
+	/* The run cleaned up after itself and its run.stop is written. */
+	berth_journal_done(&journal);
 	{
 		/* Old run directories go; the audit trail keeps their records. */
 		const char *k = getenv("BERTH_RUNS_KEEP");

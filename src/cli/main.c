@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../policy/flags.h"
+#include "../util/rundir.h"
 #include "cli.h"
 
 #ifndef BERTH_VERSION
@@ -95,9 +96,21 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		/* Every command but doctor keeps or reads state under the home:
+		 * never made up (util/rundir.h). */
+		struct berth_error err = {0};
+		bool help = false;
+		for (int k = 2; k < argc; k++)
+			help = help || strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0;
+		if (strcmp(argv[1], "doctor") != 0 && !help && berth_home_check(&err) < 0) {
+			cli_print_error(&err);
+			return BERTH_EXIT_USAGE;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("berth %s\n", BERTH_VERSION);
 		return 0;

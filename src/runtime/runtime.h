@@ -30,6 +30,7 @@
 /* The command's own measurement of what is enforced (docs/attest.md);
  * defined by src/sandbox/measure.h, which the supervisor includes to read it. */
 struct berth_measure;
+struct berth_journal;
 
 /* At most this many "transparent" listeners (one per declared port, see
  * src/sandbox/netns.h) a runtime hands over. */
@@ -132,6 +133,11 @@ struct berth_runtime_opts {
 	 * one.  A caller that keeps state for the run (evidence, the run
 	 * record, the audit trail) names it first. */
 	const char *run_id;
+	/* The run's journal (util/journal.h), or NULL: the runtime names in it
+	 * every host-side thing it makes (cgroup directories) before making it,
+	 * and its janitor holds the journal's lock until it has cleaned up, so
+	 * that the next berth repairs what a SIGKILL left (`berth run`). */
+	const struct berth_journal *journal;
 	struct berth_run_hooks hooks;
 	/* Written into the fresh tmpfs $HOME once it is mounted, before the
 	 * command starts: each file created (mode 0600, its directories 0700)

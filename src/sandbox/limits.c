@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/sys.h"
 
 #define RUN_ID_MAX 64
@@ -300,10 +301,18 @@ static int refuse_nproc(const struct berth_policy *p, const struct berth_limits 
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err)
 {
+	return berth_limits_prepare_noted(p, run_id, force_rlimits, NULL, lim, err);
+}
+
+int berth_limits_prepare_noted(const struct berth_policy *p, const char *run_id, bool force_rlimits,
+			       const struct berth_journal *journal, struct berth_limits *lim,
+			       struct berth_error *err)
+{
 	int r = TRY_UNAVAILABLE;
 
 	memset(lim, 0, sizeof *lim);
 	(void)berth_limits_test_skew("", 0); /* reads the test build's switch while there is an environment */
+	lim->journal = journal;
 	if (check_run_id(run_id, err) < 0)
 		return -1;
 	if (!force_rlimits) {
@@ -332,7 +341,8 @@ bool berth_limits_memory_explicit(const struct berth_policy *p)
 	return p->memory_set && !p->app;
 }
 
-int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err)
+int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const struct berth_journal *journal,
+		       struct berth_error *err)
 {
 	struct berth_limits lim;
 	char id[32];
@@ -346,7 +356,8 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct 
 	/* the time too: a probe left by a berth killed right here must not
 	 * stand in the way of a later one with the same pid */
 	snprintf(id, sizeof id, "check-%ld-%lld", (long)getpid(), (long long)berth_now_ms());
-	r = berth_limits_prepare(p, id, force_rlimits, &lim, err);
+	r = berth_limits_prepare_noted(p, id, force_rlimits, journal, &lim, err);
+	berth_crash_point("run.check_probe");
 	if (r == 0) {
 		berth_limits_destroy(&lim);
 		for (int i = 0; i < lim.n_dirs; i++)

@@ -23,6 +23,8 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 
+struct berth_journal; /* util/journal.h */
+
 enum berth_limits_mode {
 	BERTH_LIMITS_NONE = 0,
 	BERTH_LIMITS_CGROUP2, /* a cgroup v2 directory */
@@ -42,6 +44,9 @@ struct berth_limits {
 	char how[256];        /* one line: "cgroup v1 (memory, pids, cpu)" etc. */
 	char unenforced[256]; /* what could not be applied, empty if none */
 	int cpus_affinity;    /* >0: restrict to this many CPUs via affinity (rlimit mode) */
+	/* berth_limits_prepare_noted's @journal: each cgroup directory is named
+	 * there before its mkdir(2), or NULL (util/journal.h). */
+	const struct berth_journal *journal;
 };
 
 /*
@@ -57,6 +62,8 @@ struct berth_limits {
  * @lim->unenforced with @p->allow_degraded, else refused; so is an explicit
  * --cpus or --pids the mode cannot enforce (listed in @lim->unenforced).
  * Runs in the parent before clone.  On failure nothing created is left.
+ * berth_limits_prepare_noted does the same and names each cgroup directory
+ * in @journal (util/journal.h; NULL: none) before it makes it.
  * Returns 0 or -1 with @err filled: status 2 (usage) when @p asks for an
  * explicit memory limit and only rlimits are available, the message naming
  * the value and the hint the ways out (a delegated cgroup through
@@ -76,6 +83,9 @@ int berth_limits_refuse(const struct berth_limits *lim, struct berth_error *err)
 
 int berth_limits_prepare(const struct berth_policy *p, const char *run_id, bool force_rlimits,
 			 struct berth_limits *lim, struct berth_error *err);
+int berth_limits_prepare_noted(const struct berth_policy *p, const char *run_id, bool force_rlimits,
+			       const struct berth_journal *journal, struct berth_limits *lim,
+			       struct berth_error *err);
 
 /*
  * berth_limits_memory_explicit - whether @p's memory limit was asked for by
@@ -89,10 +99,12 @@ bool berth_limits_memory_explicit(const struct berth_policy *p);
  * berth_limits_prepare would refuse for its limits.  Decides as prepare
  * does, by preparing under a run id of its own ("check-PID-MS") and destroying
  * at once, and only when @p has an explicit --memory, --cpus or --pids
- * without --allow-degraded (nothing else can be refused).
+ * without --allow-degraded (nothing else can be refused).  @journal (NULL:
+ * none) names the probe's directories before they are made (util/journal.h).
  * Returns 0, or -1 with @err filled as berth_limits_prepare fills it.
  */
-int berth_limits_check(const struct berth_policy *p, bool force_rlimits, struct berth_error *err);
+int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const struct berth_journal *journal,
+		       struct berth_error *err);
 
 /*
  * berth_limits_attach - move @pid (the sandbox's init) into the run's

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/crash.h"
+#include "../util/journal.h"
 #include "../util/sys.h"
 
 #define CG_MIN_QUOTA_US 1000ULL /* smallest quota the kernel accepts */
@@ -90,6 +92,10 @@ static int make_run_dir(const char *parent, const char *run_id, struct berth_lim
 	}
 	if (lim->n_dirs >= BERTH_CG_MAX_DIRS)
 		return berth_err(err, E2BIG, "too many cgroup directories at `%s`", out);
+	/* Named in the run journal first: a berth killed after the mkdir
+	 * leaves a directory the next berth removes (util/journal.h). */
+	if (berth_journal_note(lim->journal, "cgroup", out, err) < 0)
+		return TRY_FAILED;
 	if (mkdir(out, 0755) < 0) {
 		if (errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOENT)
 			return TRY_UNAVAILABLE;
@@ -103,6 +109,7 @@ static int make_run_dir(const char *parent, const char *run_id, struct berth_lim
 		return berth_err(err, ENOMEM, "cannot record cgroup `%s`", out);
 	}
 	lim->n_dirs++;
+	berth_crash_point("run.cgroup");
 	return TRY_OK;
 }
 
@@ -214,10 +221,13 @@ static int remove_cgroup(const char *dir)
 /* berth_lim_discard - undo a failed attempt: remove and forget every directory. */
 void berth_lim_discard(struct berth_limits *lim)
 {
+	const struct berth_journal *journal = lim->journal;
+
 	berth_limits_destroy(lim);
 	for (int i = 0; i < lim->n_dirs; i++)
 		free(lim->dirs[i]);
 	memset(lim, 0, sizeof *lim);
+	lim->journal = journal;
 }
 
 /* ---- cgroup v2 ------------------------------------------------------ */

@@ -14,7 +14,7 @@ static int ns_check(const struct berth_policy *p, const struct berth_runtime_opt
 {
 	bool rlimits = o != NULL && (o->force_off & BERTH_FEAT_CGROUP) != 0;
 
-	return berth_limits_check(p, rlimits, err);
+	return berth_limits_check(p, rlimits, o != NULL ? o->journal : NULL, err);
 }
 
 static int ns_start(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_rt **out,

@@ -10,7 +10,11 @@
  *              namespaces are not probed: the clone in step 4 is the probe)
  *           2. compile the limits, guard and idmapped mounts (the child only
  *              applies finished artifacts)
- *           3. start the janitor (cleans cgroups, sets aside what the sandbox planted, if berth is killed)
+ *              (each cgroup directory is named in the run journal before it
+ *              is made, util/journal.h: the next berth removes what a berth
+ *              killed before step 3 made)
+ *           3. start the janitor (cleans cgroups, sets aside what the sandbox
+ *              planted, if berth is killed; holds the journal's lock until done)
  *           4. clone(NEWUSER|NEWNS|NEWPID|NEWIPC|NEWUTS|NEWNET); if user
  *              namespaces are refused, refuse the run (or, with
  *              --allow-degraded, start again from step 1 without them)
@@ -47,6 +51,7 @@
 #include <sys/wait.h>
 
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 
 #include "spawn_int.h"
 
@@ -80,6 +85,7 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	}
 	if (s->child == 0)
 		berth_sb_child_main(s);
+	berth_crash_point("run.clone");
 	close(s->sock[1]);
 	s->sock[1] = -1;
 	if (s->janitor_fd >= 0)
@@ -90,6 +96,7 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	}
 	if (berth_limits_attach(&s->lim, s->child, err) < 0)
 		return -1;
+	berth_crash_point("run.attach");
 	/* sync 1 */
 	if (write(s->sock[0], "1", 1) != 1)
 		return berth_err(err, errno, "cannot release the sandbox");
@@ -179,8 +186,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (berth_sb_prepare_evidence(s, err) < 0 || berth_sb_prepare_limits(s, err) < 0)
 		return -1;
+	berth_crash_point("run.limits");
 	if (berth_sb_plan_mounts(s, err) < 0 || berth_sb_prepare_guard(s, err) < 0)
 		return -1;
+	berth_crash_point("run.guard");
 	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_MOUNT");
 	if (berth_sb_prepare_idmaps(s, err) < 0)
 		return -1;
@@ -191,8 +200,10 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	berth_measure_parent_ns(&s->meas);
 	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
-	if (berth_sb_start_janitor(s, err) < 0 || /* step 3 */
-	    start_child(s, err) < 0)              /* steps 4-5, sync 1 */
+	if (berth_sb_start_janitor(s, err) < 0) /* step 3 */
+		return -1;
+	berth_crash_point("run.janitor");
+	if (start_child(s, err) < 0) /* steps 4-5, sync 1 */
 		return -1;
 	berth_sb_limits_notices(s);
 	/* No process is cloned from berth after this point of the run: the
@@ -203,12 +214,16 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		return -1;
 	if (wait_ready(s, err) < 0) /* sync 2: the child is ready (step 8) */
 		return -1;
+	berth_crash_point("run.ready");
 	if (s->o->hooks.before_release != NULL && s->o->hooks.before_release(s->o->hooks.arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
+	berth_crash_point("run.recorded");
 	/* --network proxy: the supervisor's broker serves from here on; one
 	 * that cannot start fails the run before the command is let go. */
 	if (berth_sb_hand_egress(s, err) < 0)
 		return -1;
+	if (s->p->network == BERTH_NET_PROXY)
+		berth_crash_point("run.egress");
 	/* sync 2: the go; the child runs steps 9-13 */
 	return s->use_seccomp ? berth_sb_send_program(s->sock[0], &s->bpf, err)
 			      : berth_sb_send_go(s->sock[0], err);
@@ -313,8 +328,11 @@ int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_o
 		return -1;
 	s = start(p, o, &old, err); /* steps 1-13 */
 	if (s != NULL) {
+		berth_crash_point("run.released");
 		r = berth_sb_supervise(s, sfd, status); /* step 14 */
-		berth_sb_cleanup(s);                    /* step 15 */
+		berth_crash_point("run.exited");
+		berth_sb_cleanup(s); /* step 15 */
+		berth_crash_point("run.cleaned");
 		free(s);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);

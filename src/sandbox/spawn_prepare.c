@@ -202,8 +202,8 @@ int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
 {
 	bool explicit_missing;
 
-	if (berth_limits_prepare(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0, &s->lim, err) <
-	    0)
+	if (berth_limits_prepare_noted(s->p, s->run_id, (s->o->force_off & BERTH_FEAT_CGROUP) != 0,
+				       s->o->journal, &s->lim, err) < 0)
 		return -1;
 	explicit_missing = (s->p->memory_set && !s->lim.memory_enforced) ||
 			   (s->p->cpus_set && !s->lim.cpus_enforced) ||

@@ -12,6 +12,7 @@
 #include "../audit/audit.h"
 #include "../sandbox/measure.h"
 #include "../util/cleanup.h"
+#include "../util/journal.h"
 #include "../util/json.h"
 #include "../util/jcs.h"
 #include "runs.h"
@@ -26,6 +27,8 @@ struct range {
 	char head_hash[65];
 	/* the run's records that the run directory must agree with */
 	json_t *enforced, *policy_digest, *stop_status;
+	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
+	bool stopped;       /* a run.stop record exists */
 	json_int_t enforced_seq;
 };
 
@@ -47,6 +50,9 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		} else if (r->kind != NULL && strcmp(r->kind, "run.stop") == 0) {
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
+			json_decref(g->stop_ended);
+			g->stop_ended = json_incref(json_object_get(r->payload, "ended"));
+			g->stopped = true;
 		}
 	}
 	g->head = (json_int_t)r->seq;
@@ -70,6 +76,22 @@ static void run_json_edited(struct berth_error *err, const char *run_id, const c
 	    err, 0,
 	    "`run.json` of run `%s` %s in the audit trail: the run directory was edited; nothing is signed",
 	    run_id, differs);
+}
+
+/* A run that did not end normally says how it ended (docs/attest.md,
+ * "ended"): its supervisor died (the run.stop record the next berth wrote,
+ * orphans.h), it is still going, or its end is not recorded at all.  The
+ * verdict is the measurement's at the start; the exit status is then null. */
+static void set_ended(json_t *rec, const struct range *g, const char *run_id)
+{
+	const char *how = NULL;
+
+	if (json_is_string(g->stop_ended))
+		how = json_string_value(g->stop_ended);
+	else if (!g->stopped)
+		how = berth_journal_live(run_id) ? "running" : "not recorded";
+	if (how != NULL)
+		json_object_set_new(rec, "ended", json_string(how));
 }
 
 json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err)
@@ -113,6 +135,10 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		run_json_edited(err, run_id, "names another policy digest than its `policy` record");
 		goto out;
 	}
+	/* A run whose supervisor died has no exit status on record: run.json's
+	 * (written just before it died, if at all) is not in the audit trail. */
+	if (json_is_string(g.stop_ended))
+		json_object_del(run, "exit_status");
 	if (g.stop_status != NULL && json_object_get(run, "exit_status") != NULL &&
 	    !json_equal(json_object_get(run, "exit_status"), g.stop_status)) {
 		run_json_edited(err, run_id, "gives another exit status than its `run.stop` record");
@@ -139,7 +165,10 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		berth_err(err, ENOMEM, "cannot build the attestation");
 	else if (json_object_get(run, "started") != NULL)
 		json_object_set(rec, "started", json_object_get(run, "started"));
+	if (rec != NULL)
+		set_ended(rec, &g, run_id);
 out:
+	json_decref(g.stop_ended);
 	json_decref(g.enforced);
 	json_decref(g.policy_digest);
 	json_decref(g.stop_status);
@@ -206,6 +235,8 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 						 members[i].name);
 	if (!berth_run_id_valid(json_string_value(json_object_get(doc, "run_id"))))
 		berth_json_append_printf(p, "`run_id` is not 16 lowercase hex digits");
+	if (json_object_get(doc, "ended") != NULL && !json_is_string(json_object_get(doc, "ended")))
+		berth_json_append_printf(p, "member `ended` of the wrong type");
 	if (json_is_object(enf)) {
 		struct berth_error e2 = {0};
 		v = berth_measure_verdict_json(enf, NULL, &e2);

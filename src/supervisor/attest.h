@@ -8,6 +8,8 @@
  *    "enforced":{... the measurement, its verdict and shortfalls ...},
  *    "verdict", "evidence":{...}|null, "exit_status",
  *    "audit":{"first_seq","last_seq","head_seq","head_hash"}|null,
+ *    "ended" (only for a run that did not end normally: "supervisor died",
+ *    "running" or "not recorded"; its exit_status is null),
  *    "signature":{"alg":"Ed25519","public_key":HEX,"value":HEX}}
  * The signature is Ed25519 (RFC 8032) over the RFC 8785 canonical JSON
  * (src/util/jcs.h) of the object without its "signature" member.

@@ -18,6 +18,7 @@
 
 #include "../sandbox/mounts.h"
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/sha256.h"
 
 #define CHUNK (1U << 20)
@@ -278,6 +279,7 @@ static int walk(struct ingest *g, int sdir, const char *name, int ddir, const ch
 	fcntl(fd, F_SETFL, O_RDONLY);
 	int r = copy_file(g, fd, &sb, ddir, name, rel, shown, err);
 	close(fd);
+	berth_crash_point("evidence.file");
 	return r;
 }
 
@@ -336,6 +338,7 @@ json_t *berth_evidence_ingest(char *const *paths, size_t n, const char *dest, bo
 		berth_err(err, errno, "cannot create the evidence directory `%s`", dest);
 		return NULL;
 	}
+	berth_crash_point("evidence.copy");
 	ddir = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	g.manifest = json_array();
 	g.buf = malloc(CHUNK);

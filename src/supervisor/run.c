@@ -4,15 +4,18 @@
  * whichever runtime runs it, for `berth run`, apps and sessions alike.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/crash.h"
 #include "../util/rmtree.h"
 #include "../util/sys.h"
 #include "run.h"
+#include "orphans.h"
 #include "runs.h"
 
 static void notice(const struct berth_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +51,22 @@ int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const
 		berth_audit_new_run_id(r->run_id);
 	snprintf(r->actor, sizeof r->actor, "%s", spec->actor != NULL ? spec->actor : "berth");
 	pthread_mutex_init(&r->q_mu, NULL);
+	r->journal = (struct berth_journal)BERTH_JOURNAL_NONE;
+	if (spec->audit && spec->journal == NULL) {
+		struct berth_error je = {0};
+		char adir[PATH_MAX] = "";
+		if (berth_run_sweep(spec->notice, spec->notice_arg, &je) < 0)
+			notice(r, "%s", je.msg);
+		je = (struct berth_error){0};
+		(void)berth_audit_dir(adir, sizeof adir, &je);
+		je = (struct berth_error){0};
+		if (berth_journal_create(&r->journal, r->run_id, adir, &je) < 0)
+			notice(
+			    r,
+			    "%s: if berth is killed, what this run made on the host stays and its end is not "
+			    "recorded",
+			    je.msg);
+	}
 	r->t0_ms = berth_now_ms();
 	(void)err; /* the runtime is chosen by the caller (berth_runtime_find) */
 	return 0;
@@ -129,6 +148,7 @@ static int audit_begin(struct berth_run *r, struct berth_error *err)
 	    .run_id = r->run_id, .kind = "policy", .actor = r->actor, .payload = pol};
 	if (berth_audit_append_batch(r->audit, e, 2, err) < 0)
 		goto out;
+	berth_crash_point("run.audit");
 	rc = 0;
 	if (r->spec.queue_at_start) {
 		pthread_mutex_lock(&r->q_mu);
@@ -240,7 +260,9 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 
 	if (!r->spec.record_enforced)
 		return 0;
-	return berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
+	int rc = berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
+	berth_crash_point("run.measured");
+	return rc;
 }
 
 void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
@@ -253,6 +275,7 @@ void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
 					     .on_measured = on_measured};
 	ro->remove_at_end = r->spec.remove_at_end;
 	ro->n_remove_at_end = r->spec.n_remove_at_end;
+	ro->journal = r->spec.journal != NULL ? r->spec.journal : r->journal.fd >= 0 ? &r->journal : NULL;
 }
 
 int berth_run_exec(struct berth_run *r, const struct berth_runtime_opts *ro, int *status,
@@ -318,6 +341,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 		} else {
 			record_stop(r, status, stop_extra, NULL);
 		}
+		berth_crash_point("run.stopped");
 	}
 	for (size_t i = 0; i < r->spec.n_remove_at_end; i++) {
 		struct berth_error e = {0};
@@ -326,6 +350,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	}
 	berth_audit_close(r->audit);
 	r->audit = NULL;
+	berth_journal_done(&r->journal); /* the run's end is on record */
 	pthread_mutex_destroy(&r->q_mu);
 }
 

@@ -40,6 +40,7 @@
 #include "../audit/queue.h"
 #include "../broker/broker.h"
 #include "../runtime/runtime.h"
+#include "../util/journal.h"
 
 /* Which of the policy's environment values are secrets for the log. */
 enum berth_run_secrets {
@@ -85,6 +86,12 @@ struct berth_run_spec {
 	 * `berth run --evidence`'s copy.  Borrowed. */
 	const char *const *remove_at_end;
 	size_t n_remove_at_end;
+	/* The run's journal (util/journal.h), made by the caller (`berth run`,
+	 * which names its run directory and evidence copy there too), or NULL:
+	 * a run with @audit then makes its own at berth_run_init(), after
+	 * repairing the runs whose supervisor died (orphans.h), and removes it
+	 * at berth_run_end(). */
+	const struct berth_journal *journal;
 };
 
 /* ---- net.decision records */
@@ -152,13 +159,19 @@ struct berth_run {
 	struct berth_broker *broker;
 	pthread_t broker_th;
 	bool broker_running;
+	/* its own journal when spec.journal is NULL (fd -1: none) */
+	struct berth_journal journal;
 };
 
 /*
  * berth_run_init - a run of @spec->policy: its id (@run_id when not NULL,
  * else a new one), actor and runtime (spec->runtime, found by the caller
- * with berth_runtime_find(), or the default).  Writes nothing and cannot
- * fail today: returns 0 (@err is for a runtime that must be opened).
+ * with berth_runtime_find(), or the default).  With @spec->audit and no
+ * @spec->journal: repairs the runs whose supervisor died (orphans.h) and
+ * makes the run's journal; when it cannot, the run goes on without one
+ * (a notice says what a SIGKILL of berth would then leave).  Writes no
+ * record and cannot fail today: returns 0 (@err is for a runtime that must
+ * be opened).
  */
 int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const char *run_id,
 		   struct berth_error *err);

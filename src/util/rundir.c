@@ -29,6 +29,32 @@ const char *berth_home_dir(void)
 	return buf;
 }
 
+int berth_home_check(struct berth_error *err)
+{
+	const char *st = getenv("XDG_STATE_HOME"), *cf = getenv("XDG_CONFIG_HOME");
+	const char *env = getenv("HOME"), *home;
+	struct stat sb;
+
+	if (st != NULL && st[0] == '/' && cf != NULL && cf[0] == '/')
+		return 0;
+	home = berth_home_dir();
+	if (home == NULL || (stat(home, &sb) == 0 && S_ISDIR(sb.st_mode)))
+		return 0;
+	if (env != NULL && env[0] == '/')
+		berth_usage_err(
+		    err,
+		    "HOME `%s` is not an existing directory: berth keeps its state and keys under "
+		    "the home (~/.local/state/berth, ~/.config/berth) and does not create one",
+		    home);
+	else
+		berth_usage_err(err,
+				"the home of uid %u, `%s` (HOME is not set), is not an existing directory: "
+				"berth keeps its state and keys under the home and does not create one",
+				(unsigned)getuid(), home);
+	return berth_err_hint(err, "set HOME to an existing directory, or set both XDG_STATE_HOME and "
+				   "XDG_CONFIG_HOME to absolute paths");
+}
+
 static bool private_dir_of(const struct stat *st, uid_t uid)
 {
 	return S_ISDIR(st->st_mode) && st->st_uid == uid && (st->st_mode & 0077) == 0;

@@ -23,6 +23,16 @@
 const char *berth_home_dir(void);
 
 /*
+ * berth_home_check - berth never creates a home: when the state or the
+ * configuration directory would be placed under berth_home_dir() (its XDG
+ * variable is not an absolute path) and that directory does not exist,
+ * refuse.  Returns 0 (also when no home can be named: the caller that needs
+ * one says so), or -1 with @err filled: a usage error (status 2) naming
+ * HOME (or the passwd entry's home when HOME is not set) and how to fix it.
+ */
+int berth_home_check(struct berth_error *err);
+
+/*
  * berth_runtime_dir - the runtime directory of the calling user (real uid)
  * into @buf (@len bytes), the first of:
  *   1. $XDG_RUNTIME_DIR/berth when XDG_RUNTIME_DIR is an absolute path (XDG

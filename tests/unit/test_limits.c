@@ -335,16 +335,16 @@ static void test_rlimits_refuse_explicit_memory(void **state)
 	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), -1);
 	assert_non_null(strstr(err.msg, "--memory `16777217`"));
 	/* berth_limits_check decides the same, before anything is recorded */
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), -1);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
 	fx->p.allow_degraded = true;
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), 0);
 	fx->p.allow_degraded = false;
 	fx->p.memory_set = false;
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), 0);
 	/* an app's declared memory is not the caller's --memory */
 	fx->p.memory_set = fx->p.app = true;
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), 0);
 	assert_false(berth_limits_memory_explicit(&fx->p));
 }
 
@@ -380,7 +380,7 @@ static void test_rlimits_explicit_pids(void **state)
 
 	fx->p.memory_set = false;
 	assert_int_equal(berth_limits_prepare(&fx->p, fx->run_id, true, &fx->lim, &err), want);
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), want);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), want);
 	if (want == 0) {
 		fx->prepared = true;
 		assert_true(fx->lim.pids_enforced);
@@ -392,7 +392,7 @@ static void test_rlimits_explicit_pids(void **state)
 	assert_non_null(strstr(err.hint, "`--allow-degraded`"));
 	assert_int_equal(fx->lim.n_dirs, 0);
 	fx->p.allow_degraded = true;
-	assert_int_equal(berth_limits_check(&fx->p, true, &err), 0);
+	assert_int_equal(berth_limits_check(&fx->p, true, NULL, &err), 0);
 	prepare(fx, true);
 	assert_non_null(strstr(fx->lim.unenforced, "pids"));
 }
@@ -406,11 +406,11 @@ static void test_check_cgroup(void **state)
 	char prefix[64], parent[4096];
 
 	if (!prepare_cgroup(fx)) {
-		assert_int_equal(berth_limits_check(&fx->p, false, &err), -1);
+		assert_int_equal(berth_limits_check(&fx->p, false, NULL, &err), -1);
 		assert_int_equal(err.status, BERTH_EXIT_USAGE);
 		skip();
 	}
-	assert_int_equal(berth_limits_check(&fx->p, false, &err), 0);
+	assert_int_equal(berth_limits_check(&fx->p, false, NULL, &err), 0);
 	snprintf(prefix, sizeof prefix, "berth-check-%ld-", (long)getpid());
 	for (int i = 0; i < fx->lim.n_dirs; i++) {
 		DIR *d;

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orphans.c - repair what a run whose supervisor died left (orphans.h).
+ */
+#include "orphans.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../sandbox/limits.h"
+#include "../util/crash.h"
+#include "../util/journal.h"
+#include "../util/rmtree.h"
+
+#define MAX_ITEMS 16
+
+struct sweep {
+	void (*notice)(void *arg, const char *line);
+	void *arg;
+};
+
+struct items {
+	const char *pid, *audit, *rundir;
+	char *cgroups[MAX_ITEMS];
+	const char *trees[MAX_ITEMS];
+	int n_cgroups, n_trees;
+};
+
+struct seen {
+	const char *run_id;
+	bool start, stop, ingest;
+};
+
+static void say(const struct sweep *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct sweep *s, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (s->notice == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	s->notice(s->arg, line);
+}
+
+static void parse(char *text, struct items *it)
+{
+	char *save = NULL;
+
+	for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(l, ' ');
+		if (sp == NULL)
+			continue;
+		*sp = '\0';
+		const char *v = sp + 1;
+		if (strcmp(l, "pid") == 0)
+			it->pid = v;
+		else if (strcmp(l, "audit") == 0)
+			it->audit = v;
+		else if (strcmp(l, "rundir") == 0)
+			it->rundir = v;
+		else if (strcmp(l, "cgroup") == 0 && it->n_cgroups < MAX_ITEMS)
+			it->cgroups[it->n_cgroups++] = (char *)v;
+		else if (strcmp(l, "tree") == 0 && it->n_trees < MAX_ITEMS)
+			it->trees[it->n_trees++] = v;
+	}
+}
+
+static int seen_cb(const struct berth_audit_record *r, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (r->run_id == NULL || r->kind == NULL || strcmp(r->run_id, s->run_id) != 0)
+		return 0;
+	if (strcmp(r->kind, "run.start") == 0)
+		s->start = true;
+	else if (strcmp(r->kind, "run.stop") == 0)
+		s->stop = true;
+	else if (strcmp(r->kind, "evidence.ingest") == 0)
+		s->ingest = true;
+	return 0;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+/* The run directory of a run that never wrote run.json: what the run made
+ * on its way there goes; an evidence.json the audit trail refers to stays
+ * (runs.h). */
+static void clean_rundir(const char *dir, bool keep_manifest)
+{
+	char p[PATH_MAX + 300];
+	struct dirent *e;
+	struct berth_error ignored = {0};
+	bool has_run = exists(dir, "run.json");
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (e->d_name[0] == '.' && n > 4 && strcmp(e->d_name + n - 4, ".tmp") == 0)
+			unlink(p); /* berth_write_atomic's, never renamed */
+		else if (!has_run && strcmp(e->d_name, "evidence.json") == 0 && !keep_manifest)
+			unlink(p);
+	}
+	closedir(d);
+	snprintf(p, sizeof p, "%s/evidence", dir);
+	berth_rmtree(p, NULL, &ignored);
+	if (!has_run)
+		rmdir(dir); /* ENOTEMPTY: the manifest the trail refers to */
+}
+
+static int repair(const char *run_id, char *text, void *ctx)
+{
+	const struct sweep *s = ctx;
+	struct items it = {0};
+	struct seen seen = {.run_id = run_id};
+	struct berth_error err = {0};
+	int left, kept = 0;
+
+	parse(text, &it);
+	left = berth_limits_cleanup_dirs(it.cgroups, it.n_cgroups);
+	berth_crash_point("sweep.cgroups");
+	for (int i = 0; i < it.n_trees; i++) {
+		struct berth_error e = {0};
+		if (berth_rmtree(it.trees[i], NULL, &e) < 0) {
+			say(s, "run %s: %s", run_id, e.msg);
+			kept++;
+		}
+	}
+	/* Opened before it is read: the open repairs what the killed writer
+	 * left (records past the signed head go to quarantine, audit.h), and
+	 * only what the log then holds counts. */
+	const char *adir = it.audit != NULL && it.audit[0] ? it.audit : NULL;
+	struct berth_audit *a = berth_audit_open(adir, &err);
+	if (a == NULL || berth_audit_each(adir, seen_cb, &seen, &err) < 0) {
+		say(s, "run %s ended without its supervisor (pid %s), and its audit log cannot be read: %s",
+		    run_id, it.pid != NULL ? it.pid : "?", err.msg);
+		berth_audit_close(a);
+		return -1;
+	}
+	if (it.rundir != NULL)
+		clean_rundir(it.rundir, seen.ingest);
+	berth_crash_point("sweep.files");
+	if (seen.start && !seen.stop) {
+		json_t *stop = json_pack(
+		    "{s:n, s:n, s:s, s:o}", "status", "duration_ms", "ended", BERTH_RUN_ENDED_SUPERVISOR_DIED,
+		    "supervisor_pid", it.pid != NULL ? json_integer(strtoll(it.pid, NULL, 10)) : json_null());
+		int r = stop == NULL
+			    ? -1
+			    : berth_audit_append(a, run_id, "run.stop", "berth", stop, NULL, NULL, &err);
+		json_decref(stop);
+		if (r < 0) {
+			berth_audit_close(a);
+			say(s,
+			    "run %s ended without its supervisor (pid %s), and its end cannot be recorded in "
+			    "the audit trail: %s",
+			    run_id, it.pid != NULL ? it.pid : "?", err.msg[0] ? err.msg : "out of memory");
+			return -1;
+		}
+		berth_crash_point("sweep.recorded");
+	}
+	berth_audit_close(a);
+	if (left > 0 || kept > 0) {
+		say(s, "run %s ended without its supervisor (pid %s): %d of its cgroups could not be removed",
+		    run_id, it.pid != NULL ? it.pid : "?", left);
+		return -1;
+	}
+	say(s, "run %s ended without its supervisor (pid %s): berth removed what it left%s", run_id,
+	    it.pid != NULL ? it.pid : "?",
+	    seen.start && !seen.stop ? " and recorded its end in the audit trail (run.stop, ended: "
+				       "\"" BERTH_RUN_ENDED_SUPERVISOR_DIED "\")"
+				     : "");
+	return 0;
+}
+
+int berth_run_sweep(void (*notice)(void *arg, const char *line), void *arg, struct berth_error *err)
+{
+	struct sweep s = {.notice = notice, .arg = arg};
+
+	return berth_journal_sweep(repair, &s, err);
+}
