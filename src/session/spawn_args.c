@@ -37,7 +37,7 @@ static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
 {
-	for (; *l != NULL; l++)
+	for (; l != NULL && *l != NULL; l++)
 		if (strcmp(*l, s) == 0)
 			return true;
 	return false;

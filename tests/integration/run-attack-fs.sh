@@ -348,6 +348,12 @@ mkdir -p "$TOP/rt/run"
 XDG_RUNTIME_DIR=$TOP/rt/run br --workspace "$TOP/rt" -- true
 eq "shared: a workspace holding \$XDG_RUNTIME_DIR is refused (exit 2)" "$RC" 2
 has "shared: ... naming it" "$ERR" "would expose \`$TOP/rt/run\`, which holds the sockets of running programs"
+# (berth spawn with no option for berth run of its own crashed here: 139)
+XDG_RUNTIME_DIR=$TOP/rt/run "$BERTH" spawn shell --name expose1 --workspace "$TOP/rt" -- -c true \
+	</dev/null >"$TD/out" 2>"$TD/err"
+eq "shared: berth spawn --workspace holding \$XDG_RUNTIME_DIR is refused too (exit 2)" "$?" 2
+eq "shared: ... naming it, and nothing else" "$(cat "$TD/err")" "berth: workspace \`$TOP/rt\` would expose \`$TOP/rt/run\`, which holds the sockets of running programs
+berth: hint: name a project directory instead"
 br --ro /run:/data -- true
 eq "shared: --ro /run is refused (exit 2)" "$RC" 2
 mkdir -m 755 "$SH/proj"
