@@ -17,6 +17,16 @@
 #                        is to die is started with `crash_berth ARGS...`
 #                        (in $WS, stdin /dev/null; sets SC_RC, SC_OUT, SC_ERR),
 #                        anything before it with plain "$BERTH" (or `br`).
+#                        When the berth that dies at POINT is a daemon the
+#                        started berth forked (a session's supervisor), the
+#                        scenario waits for the started berth (and what it
+#                        starts after, e.g. `berth stop`) and sets
+#                        SC_DIES="WHAT DIES": the exit status of the started
+#                        berth is then for check_AREA to assert (in SC_RC),
+#                        and the harness asserts instead that the pid in the
+#                        point's crash-log line (written just before the
+#                        point sends itself SIGKILL) is not the started
+#                        berth's and is gone within 8 s.
 #                        It may set SC_SKIP=REASON when this host cannot
 #                        reach POINT for this caller (no writable cgroup):
 #                        the point is then a TAP skip with REASON, never a pass.
@@ -31,7 +41,8 @@
 # Second pass, for every point: the scenario with BERTH_TEST_CRASH_AT=POINT,
 # then these checks, common to every area:
 #   - berth died by SIGKILL (exit 137) and the point was reached (its line
-#     in BERTH_TEST_CRASH_LOG);
+#     in BERTH_TEST_CRASH_LOG); with SC_DIES, the daemon of that line died
+#     (see above);
 #   - within a bounded wait (8 s), no process of the run is left: none whose
 #     command line holds the scenario's marker ($MARK), none whose working
 #     directory is the workspace (the janitor);
@@ -100,6 +111,7 @@ crash_berth() {
 			cd "$WS" || exit 1
 			[ -n "$CRASH_AT" ] && export BERTH_TEST_CRASH_AT=$CRASH_AT BERTH_TEST_CRASH_LOG=$CRASH_LOG
 			[ -n "$CRASH_TRACE" ] && export BERTH_TEST_CRASH_TRACE=$CRASH_TRACE
+			echo "$BASHPID" >"$TOP/sc.pid"
 			exec "$BERTH" "$@" </dev/null >"$TOP/sc.out" 2>"$TOP/sc.err"
 		)
 	} 2>/dev/null
@@ -122,6 +134,16 @@ wait_gone() {
 	local i
 	for i in $(seq 80); do
 		[ -z "$(run_procs)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# daemon_gone PID: up to 8 s for PID to be gone (or a zombie); 0 when it is
+daemon_gone() {
+	local i
+	for i in $(seq 80); do
+		[ -e "/proc/$1" ] || return 0
+		case $(sed -E 's/^.*\) (.).*/\1/' "/proc/$1/stat" 2>/dev/null) in Z | X | "") return 0 ;; esac
 		sleep 0.1
 	done
 	return 1
@@ -177,7 +199,7 @@ for p in "${POINTS[@]}"; do
 	[ -n "${TRACED[$v]:-}" ] && continue
 	CRASH_AT= CRASH_TRACE=$TOP/trace.$$
 	rm -f "$CRASH_TRACE"
-	SC_SKIP=
+	SC_SKIP= SC_DIES=
 	"scenario_$a" "$p"
 	TRACED[$v]=$(cut -d' ' -f1 "$CRASH_TRACE" 2>/dev/null | sort -u | tr '\n' ' ')
 	cat "$CRASH_TRACE" >>"$TRACE_ALL" 2>/dev/null
@@ -198,7 +220,7 @@ for p in "${POINTS[@]}"; do
 	[ -n "${HAVE[$a]:-}" ] || continue
 	v=$a/$("variant_$a" "$p")
 	rm -f "$CRASH_LOG"
-	SC_SKIP= SC_VERIFY_RC= SC_VERIFY_SAYS= REPAIR_ERR=
+	SC_SKIP= SC_DIES= SC_VERIFY_RC= SC_VERIFY_SAYS= REPAIR_ERR=
 	CRASH_AT=$p
 	"scenario_$a" "$p"
 	CRASH_AT=
@@ -218,10 +240,25 @@ for p in "${POINTS[@]}"; do
 	mapfile -t KILLED_IDS < <(ls "$STATE/live" 2>/dev/null | grep -E '^[0-9a-f]{16}$')
 	KILLED_JOURNALS=$(cat "$STATE/live"/[0-9a-f]* 2>/dev/null)
 	ok=1
-	[ "$SC_RC" -eq 137 ] || { ok=0; fail "$p: berth dies by SIGKILL (137)" "exit $SC_RC" "stderr: $SC_ERR"; }
+	if [ -z "$SC_DIES" ]; then
+		[ "$SC_RC" -eq 137 ] || { ok=0; fail "$p: berth dies by SIGKILL (137)" "exit $SC_RC" "stderr: $SC_ERR"; }
+	fi
 	grep -q "^$p [0-9]*$" "$CRASH_LOG" 2>/dev/null ||
 		{ ok=0; fail "$p: the point is reached (crash log)" "no line" "log: $(cat "$CRASH_LOG" 2>/dev/null)"; }
-	[ $ok -eq 1 ] && pass "$p: berth killed there (137)"
+	if [ -z "$SC_DIES" ]; then
+		[ $ok -eq 1 ] && pass "$p: berth killed there (137)"
+	elif [ $ok -eq 1 ]; then
+		# a daemon berth forked: it is not ours to wait for; the point
+		# logs its pid just before it sends itself SIGKILL
+		dpid=$(sed -n "s/^$p \([0-9]*\)$/\1/p" "$CRASH_LOG" | head -n1)
+		if [ "$dpid" = "$(cat "$TOP/sc.pid" 2>/dev/null)" ]; then
+			fail "$p: $SC_DIES is killed there, not the berth started" "the started berth (pid $dpid) died"
+		elif daemon_gone "$dpid"; then
+			pass "$p: $SC_DIES (pid $dpid) killed there"
+		else
+			fail "$p: $SC_DIES (pid $dpid) killed there" "still alive after 8 s" "$(cat "/proc/$dpid/status" 2>/dev/null | head -n3)"
+		fi
+	fi
 	wait_gone || fail "$p: no process of the run left (8 s)" "left" "$(run_procs)"
 	(cd "$WS" && "$BERTH" run -- true </dev/null >"$TOP/rep.out" 2>"$TOP/rep.err")
 	RRC=$?

@@ -1,49 +1,62 @@
 # shellcheck shell=bash
-# Crash scenarios of the area `app` for tests/integration/run-crash.sh: the
-# points app.* of src/supervisor/app_policy.c (a resident app's first boot:
-# state_dir, origin, workspace; for root also identity, a new line in
-# /run/berth/identities).  The harness exports BERTH_TEST_CRASH_AT, runs
-# scenario_app, then check_app; $B is berth, $T a fresh directory (the state
-# and configuration directories fresh ones under it), `check NAME CMD...`
-# the harness's assertion.  The app is apps/notes of the tree this file is
-# in.  tests/integration/run-state-crash.sh asserts the same on its own.
+# Crash scenarios of the area `app` (the contract:
+# tests/integration/run-crash.sh): the points app.* of
+# src/supervisor/app_policy.c, a resident app's first boot under `berth rpc`
+# (its state_dir, origin, workspace; for root also identity, a new line in
+# /run/berth/identities, which only a state directory never seen before
+# gets).  The app is the tree's apps/notes, copied once per scenario under a
+# name of its own (notes-N), so that every scenario is a first boot with a
+# fresh state directory in the harness's state, and its directory's path
+# holds $MARK (the harness's process check then sees the berth rpc and all
+# it started).  tests/integration/run-state-crash.sh asserts the same points
+# on its own.
+#
+# After the kill: nothing answered, the app's origin absent or whole (never
+# empty), no temporary file in its state, and the next call works, answers
+# as a first call would and warns about nothing, and origin names the app.
 
-_APP_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../apps/notes" 2>/dev/null && pwd)
+_APP_SRC=$HERE/../../apps/notes
+[ -d "$_APP_SRC" ] || _APP_SRC=$TREE/apps/notes
+export XDG_RUNTIME_DIR=$TOP/run
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+APP_N=0
 
-_app_env() {
-	export XDG_RUNTIME_DIR=$T/run
-	[ -d "$XDG_RUNTIME_DIR" ] || mkdir -m 700 "$XDG_RUNTIME_DIR"
-	APP=$T/notes
-	[ -d "$APP" ] || { cp -r "$_APP_SRC" "$APP" && chmod -R a+rX "$APP" && chmod 755 "$T"; }
-	APP_STATE=${XDG_STATE_HOME:-$HOME/.local/state}/berth/apps/notes
-}
+variant_app() { echo first-boot; }
 
-# A first boot and a call.
 scenario_app() {
-	_app_env
-	(cd "$T" && "$B" rpc notes --app-dir "$APP" --export add_note --input '{"text":"one"}' \
-		</dev/null >"$T/app.out" 2>"$T/app.err")
-	return 0
+	local p=$1
+	if [ "$p" = app.identity ] && [ "$(id -u)" -ne 0 ]; then
+		SC_SKIP="not on uid $(id -u)'s path: an unprivileged caller's app identity is hashed, no /run/berth/identities line is written"
+		return
+	fi
+	APP_N=$((APP_N + 1))
+	APP_NAME=notes-$APP_N
+	APP=$TOP/app-$MARK-$APP_N
+	APP_STATE=$STATE/apps/$APP_NAME
+	cp -r "$_APP_SRC" "$APP"
+	sed -i "s/^name: notes\$/name: $APP_NAME/" "$APP/berth.yml"
+	chmod -R a+rX "$APP"
+	crash_berth rpc "$APP_NAME" --app-dir "$APP" --export add_note --input '{"text":"one"}'
 }
-
-_app_origin_whole() { # origin absent or exactly the app directory (never empty)
-	local o=$APP_STATE/origin
-	[ ! -e "$o" ] || [ "$(cat "$o")" = "$APP" ]
-}
-_app_no_tmp() { [ -z "$(find "$APP_STATE" -name '*.tmp' 2>/dev/null)" ]; }
-_app_again() ( # the next call works and warns about nothing (not killed this time)
-	unset BERTH_TEST_CRASH_AT
-	local out err
-	out=$(cd "$T" && "$B" rpc notes --app-dir "$APP" --export list_notes --input '{}' </dev/null 2>"$T/app.err2") ||
-		return 1
-	err=$(grep -v '^berth: limits: ' "$T/app.err2")
-	[ -z "$err" ] && [ "${out#\{\"notes\":}" != "$out" ] && [ "$(cat "$APP_STATE/origin")" = "$APP" ]
-)
 
 check_app() {
-	_app_env
-	check "app ($BERTH_TEST_CRASH_AT): origin absent or whole, never empty" _app_origin_whole
-	check "app ($BERTH_TEST_CRASH_AT): no temporary file in the app's state" _app_no_tmp
-	check "app ($BERTH_TEST_CRASH_AT): the next call works, no false warning" _app_again
-	check "app ($BERTH_TEST_CRASH_AT): the audit trail verifies" env -u BERTH_TEST_CRASH_AT "$B" audit verify
+	local p=$1 o out err rc
+	eq "$p: berth rpc answered nothing" "$SC_OUT" ""
+	o=$APP_STATE/origin
+	if [ ! -e "$o" ] || [ "$(cat "$o")" = "$APP" ]; then
+		pass "$p: origin absent or whole (never empty)"
+	else
+		fail "$p: origin absent or whole (never empty)" "origin: '$(cat "$o")'"
+	fi
+	eq "$p: no temporary file in the app's state" "$(find "$APP_STATE" -name '*.tmp' 2>/dev/null)" ""
+	eq "$p: the killed boot left no journal (it was before the app's run)" "${#KILLED_IDS[@]}" 0
+	# the next call, not killed this time: a first call's answer (the
+	# killed one added nothing), no warning
+	(cd "$WS" && "$BERTH" rpc "$APP_NAME" --app-dir "$APP" --export add_note --input '{"text":"two"}') \
+		</dev/null >"$TOP/app.out" 2>"$TOP/app.err"
+	rc=$?
+	out=$(cat "$TOP/app.out")
+	err=$(grep -v '^berth: limits: ' "$TOP/app.err")
+	eq "$p: the next call works and prints no warning" "$rc:$out:$err" '0:{"id":1}:'
+	eq "$p: origin names the app directory" "$(cat "$o" 2>/dev/null)" "$APP"
 }
