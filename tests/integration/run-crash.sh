@@ -56,7 +56,8 @@
 #     ${SC_VERIFY_SAYS:-intact: }; for every run id berth killed, its
 #     run.stop records are as many as its run.start records (0 or 1: none
 #     twice, none missing).
-# Variables an area file may use: BERTH TOP WS STATE MARK CGMODE (cgroup or
+# Variables an area file may use: BERTH TOP WS STATE (XDG_STATE_HOME/berth;
+# XDG_RUNTIME_DIR and XDG_CONFIG_HOME are fresh ones under TOP too) MARK CGMODE (cgroup or
 # rlimits for this caller), KILLED_IDS (run ids of journals found right after
 # the kill), KILLED_JOURNALS (their text); helpers: br (RC OUT ERR),
 # crash_berth, wait_gone, count_kind ID KIND, stops_ended ID, pass, fail, has,
@@ -91,7 +92,8 @@ mkdir "$WS"
 cleanup() { rm -rf "$TOP"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-export XDG_STATE_HOME=$TOP/state XDG_CONFIG_HOME=$TOP/config
+export XDG_STATE_HOME=$TOP/state XDG_CONFIG_HOME=$TOP/config XDG_RUNTIME_DIR=$TOP/run
+mkdir -m 700 "$XDG_RUNTIME_DIR" # (sessions: their sockets and session.json)
 STATE=$XDG_STATE_HOME/berth
 MARK=berth-crash-mark-$$
 echo "seed" >"$WS/file"

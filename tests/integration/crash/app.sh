@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # SC_SKIP, SC_DIES: read by the harness
 # Crash scenarios of the area `app` (the contract:
 # tests/integration/run-crash.sh): the points app.* of
 # src/supervisor/app_policy.c, a resident app's first boot under `berth rpc`
@@ -17,8 +17,6 @@
 
 _APP_SRC=$HERE/../../apps/notes
 [ -d "$_APP_SRC" ] || _APP_SRC=$TREE/apps/notes
-export XDG_RUNTIME_DIR=$TOP/run
-mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 APP_N=0
 
 variant_app() { echo first-boot; }

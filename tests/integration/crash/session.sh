@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # SC_SKIP, SC_DIES: read by the harness
 # Crash scenarios of the area `session` (the contract:
 # tests/integration/run-crash.sh): the points session.* of
 # src/session/spawn_args.c (`berth spawn` itself, before the supervisor
@@ -16,8 +16,6 @@
 # name works and stops, `berth ps` then says exited, `berth rm` (--purge for
 # a session with its own workspace) clears it.
 
-export XDG_RUNTIME_DIR=$TOP/run
-mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 
 variant_session() {
 	case $1 in
@@ -48,7 +46,7 @@ scenario_session() {
 	[ -n "$CRASH_TRACE" ] && n=t-$(variant_session "$p")
 	[ "$(variant_session "$p")" = workspace ] && ws=(--workspace "$WS")
 	crash_berth spawn shell --name "$n" "${ws[@]}" -- -c "sleep 300; : $MARK"
-	SESS_STOP_RC= SESS_STOP_ERR=
+	SESS_STOP_RC='' SESS_STOP_ERR=''
 	if [ "$SC_RC" -eq 0 ]; then
 		(cd "$WS" && "$BERTH" stop "$n") </dev/null >"$TOP/sess.out" 2>"$TOP/sess.err"
 		SESS_STOP_RC=$?
