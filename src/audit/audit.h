@@ -231,6 +231,10 @@ struct berth_audit_verdict {
 	uint64_t line;
 	char reason[512];    /* what is wrong there */
 	uint64_t recoveries; /* BERTH_AUDIT_KIND_RECOVERY records seen */
+	/* when not intact: what to do, and what the next writer does ("nothing
+	 * by hand: the next berth write ...", or the command that keeps a
+	 * damaged log and starts a new one) */
+	char advice[8600];
 };
 
 /*
@@ -238,9 +242,12 @@ struct berth_audit_verdict {
  * under a shared lock: every line parses, is canonical and matches its hash,
  * seq counts up by one from 1 across files in name order, each prev is the
  * previous hash, file names match their first seq (each file is mapped and
- * checked in one chunk per CPU, up to 4, joined in order), and the signed head
+ * checked in one chunk per CPU, up to 4, joined in order), the signed head
  * (checked with @pub, NULL: the host key's public half) names the last
- * record's seq and hash.
+ * record's seq and hash, and every quarantine file is named by a recovery
+ * record.  A break after the signed head's record (a torn line, records or
+ * lines no head covers) is what a crash leaves and the next writer repairs;
+ * one at or before it is damage: v->advice says which, and what to do.
  * Returns 0 with @v filled (v->intact tells the result), or -1 with @err
  * filled when verification could not run (directory unreadable, ENOMEM,
  * ELIBACC: libsodium or, after berth_sha256_prefer_bulk(), libcrypto
