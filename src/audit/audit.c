@@ -106,8 +106,30 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 	}
 	if (check_dir(a->dfd, a->dir, err) < 0)
 		goto fail;
-	if ((a->lockfd = open_file_0600(a->dfd, a->dir, "lock", err)) < 0 ||
-	    (a->headfd = open_file_0600(a->dfd, a->dir, "head", err)) < 0)
+	if ((a->lockfd = open_file_0600(a->dfd, a->dir, "lock", err)) < 0)
+		goto fail;
+	if (faccessat(a->dfd, "head", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		/* The first open makes the head before any record: records
+		 * without a head file are damage (it was deleted), and creating
+		 * an empty one would change what verify reports. */
+		char **names = NULL;
+		size_t n = 0;
+
+		if (berth_aud_list_files(a->dfd, &names, &n, err) < 0)
+			goto fail;
+		berth_aud_free_names(names, n);
+		if (n > 0) {
+			berth_err(
+			    err, 0,
+			    "the audit log in `%s` has no signed head (`head` was deleted): its tail cannot "
+			    "be checked",
+			    a->dir);
+			err->errnum = EBADMSG;
+			berth_aud_damage_hint(err, a->dir);
+			goto fail;
+		}
+	}
+	if ((a->headfd = open_file_0600(a->dfd, a->dir, "head", err)) < 0)
 		goto fail;
 	if (berth_hostkey_load(&a->key, true, err) < 0) {
 		berth_err_wrap(err, "audit");

@@ -196,7 +196,8 @@ int berth_aud_signed_end(const struct berth_tail *t, uint64_t hseq, const char *
 		end = start;
 	}
 lines:
-	while (end > 0) {
+	/* seq counts from 1: a head over nothing (@hseq 0) matches no line */
+	while (end > 0 && hseq > 0) {
 		struct berth_audit_record r = {0};
 		struct berth_error e2 = {0};
 		json_t *o;
@@ -220,7 +221,7 @@ lines:
 		json_decref(o);
 		end = start;
 	}
-	if (end == 0) {
+	if (end == 0 || hseq == 0) {
 		uint64_t pseq = 0;
 		char phash[65];
 
@@ -239,7 +240,13 @@ lines:
 			found_seq = pseq;
 		}
 	}
-	if (other)
+	if (hseq == 0)
+		berth_err(
+		    err, 0,
+		    "the audit log in `%s` holds records in rotated files or a file that does not start "
+		    "at record 1, but its head signs no record: the head was emptied or deleted",
+		    t->dir);
+	else if (other)
 		berth_err(err, 0,
 			  "the audit log in `%s` holds another record %" PRIu64
 			  " than its signed head names: the log was replaced or edited",

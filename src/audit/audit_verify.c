@@ -514,11 +514,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 	}
 	if (have_head && key_ok)
 		head_ok = berth_aud_head_pick(buf, pub, NULL, &hseq, hhash, &slot, why, sizeof why) == 0;
-	if (!have_head) {
-		hseq = 0; /* a writer creates an empty head: it signs no record */
-		strcpy(hhash, ZERO_HASH);
-	}
-	if ((head_ok || !have_head) && r.n > 0) {
+	if (head_ok && r.n > 0) {
 		cleanup_close int fd = berth_aud_open_regular(r.dfd, r.names[r.n - 1]);
 		struct stat st;
 		struct berth_error e2 = {0};
@@ -548,10 +544,7 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		if (v->records > 0) {
 			broken(v, r.dir, c.last_file, c.last_line, v->records,
 			       "there is no signed head (`head` was deleted): the tail cannot be checked");
-			if (tail_ok)
-				snprintf(v->advice, sizeof v->advice, ADVICE_QUARANTINE, (uint64_t)0);
-			else
-				advise_damaged(v, r.dir);
+			advise_damaged(v, r.dir);
 		}
 		goto out;
 	}

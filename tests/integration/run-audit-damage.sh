@@ -286,6 +286,14 @@ verdict "a truncated head file" 1 \
 	"$DAMAGED"
 refused "a truncated head file" "the audit head in \`$(re "$A")\` is forged or damaged: slot 2 \(bytes 512\.\.1023 of \`head\`\) is neither empty nor a signed head$"
 
+fresh head-deleted
+log12
+rm "$A/head"
+verdict "the head deleted" 1 \
+	"BROKEN at record 12 \($(re "$A/$L1"):12\): there is no signed head \(\`head\` was deleted\): the tail cannot be checked" \
+	"$DAMAGED"
+refused "the head deleted" "the audit log in \`$(re "$A")\` has no signed head \(\`head\` was deleted\): its tail cannot be checked$"
+
 fresh head-emptied
 log12
 : >"$A/head"
