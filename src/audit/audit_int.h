@@ -77,6 +77,7 @@ struct berth_audit {
 	char *torn; /* bytes of a torn last line, still in the file after logsize */
 	size_t torn_len;
 	bool pending_flag; /* PENDING_FLAG exists: removed once the head signs the recovery */
+	bool tail_seen;    /* berth_aud_sync_tail() has looked at the directory once */
 
 	pthread_rwlock_t secrets_lock;
 	char **secrets;

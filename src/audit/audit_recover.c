@@ -615,7 +615,10 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 				goto out;
 		}
 	}
-	if (record_pending(a, hseq, made, items, err) < 0)
+	/* Pending quarantine files: a writer raises PENDING_FLAG before it cuts
+	 * the log, so only a flag, or this handle's first look (what an older
+	 * berth left), makes it worth listing the directory. */
+	if ((a->pending_flag || !a->tail_seen) && record_pending(a, hseq, made, items, err) < 0)
 		goto out;
 	if (json_array_size(items) == 0 && a->pending_flag) {
 		/* a writer was killed after its head signed the recovery */
@@ -625,6 +628,7 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 		   raise_flag(a, err) < 0) {
 		goto out;
 	}
+	a->tail_seen = true;
 	a->seq = hseq;
 	strcpy(a->hash, hhash);
 	a->head_slot = slot;
