@@ -1,56 +1,73 @@
 # shellcheck shell=bash
-# The audit trail's crash points (src/audit/audit_commit.c, audit_recover.c)
-# for the crash-point harness (tests/integration/run-crash.sh), which sources
-# this file, exports BERTH_TEST_CRASH_AT=audit.<step>, calls scenario_audit,
-# then check_audit.  $B is berth, $T a fresh directory ($T/ws the workspace,
-# the state and config homes fresh under $T); `check NAME CMD...` is the
-# harness's assertion.
+# Crash scenarios of the audit trail (area `audit`; the contract:
+# tests/integration/run-crash.sh): the group commit (audit.append,
+# audit.log_synced, audit.head_written), rotation (audit.rotate) and the
+# quarantine of records no signed head covers (audit.quarantine_copy, _name,
+# _flag, _cut), src/audit/audit_commit.c and audit_recover.c.
 #
-# The scenario reaches every audit point in one `berth run`: the log is left
-# ahead of its signed head first (a writer killed between the log's sync and
-# the head's), so the run under test opens it by moving the unsigned record
-# to a quarantine file (audit.quarantine_copy, _name, _flag, _cut), rotates
-# (BERTH_AUDIT_ROTATE_BYTES=1: audit.rotate) and writes the recovery record
-# (audit.append, audit.log_synced, audit.head_written) -- killed at the
-# harness's point.  The next berth run must repair and record whatever that
-# left, and `berth audit verify` then say intact, every quarantine file named
-# by a recovery record.
+# One scenario reaches every point in one `berth run`: first a writer is
+# killed between the log's sync and the head's (tests/audit_writer, or a
+# `berth run` when it is not there), so the log is ahead of its signed head;
+# the berth run under test then opens the log by moving the unsigned record
+# to a quarantine file, rotates (BERTH_AUDIT_ROTATE_BYTES=1) and writes and
+# signs the recovery record -- and is killed at the point.  The repairing
+# `berth run` must record whatever that left, and the verdict is then
+# `intact:` with every quarantine file named by a recovery record (verify
+# checks that), no quarantine.tmp or quarantine.pending left.
 
-crash_audit_dir() {
-	echo "${BERTH_AUDIT_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/berth/audit}"
-}
+AUDIT_DIR=$STATE/audit
+
+variant_audit() { echo recover; }
+
+# the quarantine files of the log, one a line
+audit_quarantined() { ls "$AUDIT_DIR" 2>/dev/null | grep -E '^quarantine-[0-9]{20}-[0-9]{20}(-[0-9]+)?\.jsonl$'; }
 
 scenario_audit() {
 	local w
-	w=$(dirname "$B")/tests/audit_writer
-	cd "$T/ws" || return 1
+	w=$(dirname "$BERTH")/tests/audit_writer
 	if [ -x "$w" ]; then
-		env -u BERTH_TEST_CRASH_AT "$w" "$(crash_audit_dir)" 2 1 >/dev/null 2>&1
-		{ BERTH_TEST_CRASH_AT=audit.log_synced "$w" "$(crash_audit_dir)" 1 1 >/dev/null 2>&1; } 2>/dev/null
+		{ BERTH_TEST_CRASH_AT=audit.log_synced "$w" "$AUDIT_DIR" 1 1 </dev/null >/dev/null 2>&1; } 2>/dev/null
 	else
-		env -u BERTH_TEST_CRASH_AT "$B" run -- true >/dev/null 2>&1
-		{ BERTH_TEST_CRASH_AT=audit.log_synced "$B" run -- true >/dev/null 2>&1; } 2>/dev/null
+		{ (cd "$WS" && BERTH_TEST_CRASH_AT=audit.log_synced "$BERTH" run -- true </dev/null >/dev/null 2>&1); } 2>/dev/null
 	fi
-	{ BERTH_AUDIT_ROTATE_BYTES=1 "$B" run -- touch ran >/dev/null 2>"$T/audit-crash.err"; } 2>/dev/null
+	AUDIT_Q_BEFORE=$(audit_quarantined | wc -l)
+	export BERTH_AUDIT_ROTATE_BYTES=1
+	crash_berth run -- sh -c ": $MARK; true"
+	unset BERTH_AUDIT_ROTATE_BYTES
 }
 
 check_audit() {
-	local a out rc named files
-	a=$(crash_audit_dir)
-	cd "$T/ws" || return 1
-	env -u BERTH_TEST_CRASH_AT "$B" run -- true >/dev/null 2>"$T/audit-next.err"
-	rc=$?
-	check "audit ($BERTH_TEST_CRASH_AT): the next berth run runs (0)" [ "$rc" -eq 0 ]
-	out=$(env -u BERTH_TEST_CRASH_AT "$B" audit verify 2>&1)
-	rc=$?
-	check "audit ($BERTH_TEST_CRASH_AT): verify says intact (0)" \
-		bash -c '[ $0 -eq 0 ] && [[ $(tail -n 1 <<<"$1") =~ ^intact:\ [0-9]+\ records,\ head\ [0-9a-f]{64}$ ]]' "$rc" "$out"
-	named=$(grep -c '^recovered at record [0-9]* (.*"quarantined":"quarantine-' <<<"$out")
-	files=$(find "$a" -maxdepth 1 -name 'quarantine-*.jsonl' | wc -l)
-	check "audit ($BERTH_TEST_CRASH_AT): the move of the unsigned record is recorded ($named records, $files files)" \
-		bash -c '[ $0 -ge 1 ] && [ $0 -eq $1 ]' "$named" "$files"
-	check "audit ($BERTH_TEST_CRASH_AT): no quarantine.tmp or quarantine.pending is left" \
-		bash -c '[ ! -e "$0/quarantine.tmp" ] && [ ! -e "$0/quarantine.pending" ]' "$a"
-	check "audit ($BERTH_TEST_CRASH_AT): the signed records before the crash are still in the chain" \
-		bash -c '[ "$("$0" audit list 2>/dev/null | grep -c "test.append\|run.start")" -ge 2 ]' "$B"
+	local p=$1 added want moved recorded
+	added=$(($(audit_quarantined | wc -l) - AUDIT_Q_BEFORE))
+	moved="berth: audit: records [0-9]+\.\.[0-9]+ of \`$AUDIT_DIR\` were written after the last signed head \(a crash between the two syncs, or lines added by hand\): moved to \`quarantine-[0-9-]+\.jsonl\`, not taken into the chain"
+	recorded="\`$AUDIT_DIR/quarantine-[0-9-]+\.jsonl\` was already there, named for the records after the signed record [0-9]+, and no recovery record named it \(its writer was killed before it recorded the move\): recorded now"
+	case $p in
+	audit.quarantine_copy | audit.quarantine_name | audit.quarantine_flag)
+		# killed before the log was cut: the next run moves the record
+		# (reusing a finished copy), one quarantine file
+		want=1
+		grep -qE "^$moved$" <<<"$REPAIR_ERR" && pass "$p: the repairing run moved the unsigned record and said so" ||
+			fail "$p: the repairing run moved the unsigned record and said so" "no such line" "$REPAIR_ERR"
+		;;
+	audit.quarantine_cut | audit.rotate)
+		# killed after the cut, before the recovery record: recorded by the next run
+		want=1
+		grep -qE "^berth: audit: $recorded$" <<<"$REPAIR_ERR" && pass "$p: the repairing run recorded the move" ||
+			fail "$p: the repairing run recorded the move" "no such line" "$REPAIR_ERR"
+		;;
+	audit.append | audit.log_synced)
+		# the recovery record itself was not signed: moved out too, and
+		# both files recorded
+		want=2
+		grep -qE "^$moved; $recorded$" <<<"$REPAIR_ERR" && pass "$p: the repairing run moved the unsigned recovery record and recorded the first move" ||
+			fail "$p: the repairing run moved the unsigned recovery record and recorded the first move" "no such line" "$REPAIR_ERR"
+		;;
+	*)
+		# audit.head_written: the recovery is signed; nothing to repair
+		want=1
+		hasnt "$p: the repairing run had nothing of the audit trail to repair" "$REPAIR_ERR" "berth: audit:"
+		;;
+	esac
+	eq "$p: quarantine files made" "$added" "$want"
+	eq "$p: no quarantine.tmp or quarantine.pending left" "$(ls -A "$AUDIT_DIR" | grep -cE '^quarantine\.(tmp|pending)$')" 0
 }
