@@ -231,11 +231,7 @@ static void *chunk_check(void *arg)
 		struct line_fields f;
 
 		if (nl == NULL) {
-			chunk_fail(k,
-				   "torn last line of %zu bytes (an append a crash interrupted; the next "
-				   "berth write to this log"
-				   " cuts it off and seals it with a recovery record)",
-				   (size_t)(end - p));
+			chunk_fail(k, "torn last line of %zu bytes", (size_t)(end - p));
 			return NULL;
 		}
 		if (berth_aud_check_line(p, (size_t)(nl - p), &f, &err) < 0) {
@@ -433,13 +429,15 @@ static void classify_break(struct berth_audit_verdict *v, const char *dir, bool 
 	char r[512];
 
 	if (head_ok && tail_ok && last_file && v->broken_record > hseq) {
+		snprintf(r, sizeof r, "%s", v->reason);
 		if (torn && v->broken_record == hseq + 1) {
+			snprintf(v->reason, sizeof v->reason, "%s (an append a crash interrupted)", r);
 			snprintf(v->advice, sizeof v->advice, ADVICE_TORN);
 			return;
 		}
-		snprintf(r, sizeof r, "%s", v->reason);
 		snprintf(v->reason, sizeof v->reason,
-			 "%s; it follows record %" PRIu64 ", the last the head signs", r, hseq);
+			 "%s%s; it follows record %" PRIu64 ", the last the head signs", r,
+			 torn ? " (an append a crash interrupted)" : "", hseq);
 		snprintf(v->advice, sizeof v->advice, ADVICE_QUARANTINE, hseq);
 		return;
 	}

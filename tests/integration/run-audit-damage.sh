@@ -118,7 +118,7 @@ log12
 torn='{"actor":"uid:0","hash":"abc'
 printf '%s' "$torn" >>"$A/$L1"
 verdict "torn last line after the signed head" 1 \
-	"BROKEN at record 13 \($(re "$A/$L1"):13\): torn last line of 28 bytes \(an append a crash interrupted; the next berth write to this log cuts it off and seals it with a recovery record\)" \
+	"BROKEN at record 13 \($(re "$A/$L1"):13\): torn last line of 28 bytes \(an append a crash interrupted\)" \
 	"what to do: nothing by hand: the next berth write cuts it off and seals it with a recovery record"
 size0=$(($(stat -c %s "$A/$L1") - 28))
 proceeds "torn last line" "$size0"
@@ -221,6 +221,18 @@ if [ "$crashpoints" -eq 1 ]; then
 	verify
 	matches "...verify names the recovery" "$vout" "^recovered at record 13 \([^)]*\): \{\"bytes\":[0-9]+,\"head_seq\":12,\"log_seq\":13,\"quarantined\":\"$Q13\.jsonl\",\"reason\":\"log ahead of the signed head\",\"sha256\":\"$(sha256sum <"$A/$Q13.jsonl" | cut -c1-64)\"\}$"
 	matches "...and is intact" "$vout" "^intact: 17 records, head [0-9a-f]{64}$"
+
+	fresh torn-after
+	ahead
+	printf '{"actor":"torn' >>"$A/$L1"
+	verdict "a torn line after an unsigned record" 1 \
+		"BROKEN at record 14 \($(re "$A/$L1"):14\): torn last line of 14 bytes \(an append a crash interrupted\); it follows record 12, the last the head signs" \
+		"$QADVICE"
+	tailbytes=$(tail -n 2 "$A/$L1")
+	keep=$(($(stat -c %s "$A/$L1") - ${#tailbytes}))
+	proceeds "a torn line after an unsigned record" "$keep"
+	check "...the record and the torn line went to the quarantine file, byte for byte" [ "$(cat "$A/$Q13.jsonl")" = "$tailbytes" ]
+	verdict "...and the log verifies" 0 "recovered at record 13 \([^)]*\): \{\"bytes\":$((${#tailbytes})),\"head_seq\":12,\"log_seq\":13,\"quarantined\":\"$Q13\.jsonl\",\"reason\":\"log ahead of the signed head\",\"sha256\":\"[0-9a-f]{64}\"\}"
 
 	fresh collide
 	ahead
