@@ -397,7 +397,10 @@ static int quarantine_tail(struct berth_audit *a, uint64_t hseq, uint64_t off, j
 		goto out;
 	}
 	if (!reuse) {
-		qfd = openat(a->dfd, QUARANTINE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		/* an earlier writer's copy (or anything else of that name) goes:
+		 * the log still holds these bytes */
+		unlinkat(a->dfd, QUARANTINE_TMP, 0);
+		qfd = openat(a->dfd, QUARANTINE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 			     0600);
 		if (qfd < 0 || berth_aud_write_all_at(qfd, buf, len, 0) < 0 || fdatasync(qfd) < 0) {
 			berth_err(err, errno, "cannot move unsigned records of the audit log to `%s/%s`",
@@ -473,8 +476,14 @@ static int record_pending(struct berth_audit *a, uint64_t hseq, const char *made
 
 		if (berth_aud_quarantine_seq(q[i]) != hseq + 1 || strcmp(q[i], made) == 0)
 			continue;
-		if (read_whole(a->dfd, a->dir, q[i], &buf, &len, err) < 0)
+		if (read_whole(a->dfd, a->dir, q[i], &buf, &len, err) < 0) {
+			berth_err_hint(
+			    err,
+			    "berth records what it finds there; move `%s/%s` out of the audit directory "
+			    "if it is not berth's",
+			    a->dir, q[i]);
 			goto out;
+		}
 		if (berth_sha256_hex(buf, len, hex, err) < 0) {
 			free(buf);
 			goto out;
