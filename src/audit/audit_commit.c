@@ -50,7 +50,7 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 	size_t nrec = recovery != NULL ? json_array_size(recovery) : 0;
 	uint64_t seq0, size0;
 	char hash0[65], ts[32];
-	int rc = -1;
+	int rc = -1, wrote;
 
 	if (rotate_if_needed(a, err) < 0)
 		return -1;
@@ -84,9 +84,10 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 		rc = 0;
 		goto out;
 	}
-	if (berth_aud_write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 ||
-	    (berth_crash_point("audit.append"), false) ||
-	    (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) ||
+	wrote = berth_aud_write_all_at(a->logfd, out.p, out.len, (off_t)size0);
+	if (wrote == 0)
+		berth_crash_point("audit.append");
+	if (wrote < 0 || (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) ||
 	    fdatasync(a->logfd) < 0) {
 		berth_err(err, errno, "cannot write the audit log `%s/%s`", a->dir, a->logname);
 		berth_err_hint(

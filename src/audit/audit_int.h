@@ -159,6 +159,12 @@ int berth_aud_head_read(int fd, char buf[2 * HEAD_SLOT], struct berth_error *err
 /* Signs a->seq/hash and writes it into the slot that is not the newest. */
 int berth_aud_head_write(struct berth_audit *a, struct berth_error *err);
 
+/* ---- audit.c */
+
+/* Opens a->headfd (under LOCK_EX): makes it only for a log without records;
+ * a log without its head is refused (EBADMSG, the damage hint). */
+int berth_aud_open_head(struct berth_audit *a, struct berth_error *err);
+
 /* ---- audit_recover.c */
 
 /* Opens (with @create: makes) log file @name as a->logfd; anything but a

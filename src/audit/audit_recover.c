@@ -526,7 +526,7 @@ int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_e
 	int slot, rc = -1;
 
 	*recovery = NULL;
-	if (berth_aud_head_read(a->headfd, buf, err) < 0)
+	if (berth_aud_open_head(a, err) < 0 || berth_aud_head_read(a->headfd, buf, err) < 0)
 		return -1;
 	/* Fast path: nothing changed since our own last write, and no
 	 * quarantine waits for its record (PENDING_FLAG). */
