@@ -114,6 +114,9 @@ def openssl_verify(pub, msg, sig):
         return r.returncode == 0
 
 
+QNAME = re.compile(r"^quarantine-([0-9]{20})-[0-9]{20}(-[0-9]+)?\.jsonl$")
+
+
 def broken(n, where, why):
     print("BROKEN at record %d (%s): %s" % (n, where, why))
     sys.exit(1)
@@ -125,6 +128,7 @@ def main():
     d, pub = sys.argv[1], sys.argv[2]
     files = sorted(f for f in os.listdir(d) if NAME.match(f))
     prev, n, where = ZERO, 0, d
+    named = set()  # quarantine files the recovery records name
     members = ["actor", "hash", "kind", "payload", "prev", "run_id", "seq", "ts"]
     for name in files:
         path = os.path.join(d, name)
@@ -151,6 +155,8 @@ def main():
                 broken(n + 1, where, "prev does not name the previous record's hash")
             if i == 1 and int(NAME.match(name).group(1)) != rec["seq"]:
                 broken(n + 1, where, "file name does not match its first seq")
+            if rec["kind"] == "audit.recovery" and isinstance(rec["payload"].get("quarantined"), str):
+                named.add(rec["payload"]["quarantined"])
             prev, n = rec["hash"], n + 1
     # The signed head: the newest of two 512-byte slots whose signature verifies.
     try:
@@ -168,7 +174,8 @@ def main():
             msg = jcs({"hash": h["hash"], "seq": h["seq"], "type": HEAD_TYPE}).encode()
             sig = bytes.fromhex(h["sig"])
         except (ValueError, KeyError):
-            continue
+            broken(n, os.path.join(d, "head"), "the signed head is damaged: slot %d is neither empty nor a head"
+                   % (off // 512 + 1))
         if not openssl_verify(pub, msg, sig):
             broken(n, os.path.join(d, "head"), "the signature over seq %d does not verify" % h["seq"])
         if best is None or h["seq"] > best["seq"]:
@@ -182,6 +189,11 @@ def main():
         broken(n, where, "records %d..%d are not covered by the signed head" % (best["seq"] + 1, n))
     elif best["hash"] != prev:
         broken(n, where, "the last record's hash differs from the signed head")
+    # Records moved out of the log: each quarantine file is named by a recovery record.
+    for q in sorted(os.listdir(d)):
+        m = QNAME.match(q)
+        if m and q not in named:
+            broken(int(m.group(1)), os.path.join(d, q), "no recovery record names this quarantine file")
     if n == 0:
         # Nothing to check is not "intact": an empty log cannot show whether records were removed.
         print("empty: no records in `%s` (nothing recorded yet, or everything was removed: an empty log "

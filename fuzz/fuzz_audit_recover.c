@@ -14,7 +14,9 @@
  *            object gets seq, prev and hash made right, so that valid chains
  *            are reachable from mutated logs; bit 3 the head in slot 1 with
  *            an older signed head (record K-1) in slot 0; bit 4 rotate: the
- *            records after the S-th go into a second file
+ *            records after the S-th go into a second file; bit 5 a
+ *            quarantine file named for the records after the head that no
+ *            record names (a writer killed after it cut the log) is there
  *   byte 1   K (mod records + 1)
  *   byte 2   S
  *   rest     the log bytes (up to a first 0xff byte)
@@ -36,7 +38,9 @@
  *    (EBADMSG); records past the head are moved to the quarantine file
  *    (byte for byte, the torn tail with them) and sealed with one recovery
  *    record, or refused when they do not all lie in the active file; a torn
- *    last line alone is cut and sealed; otherwise nothing changes; and
+ *    last line alone is cut and sealed; a planted quarantine file (bit 5)
+ *    gets a recovery record of its own and is kept as it was; otherwise
+ *    nothing changes; and
  *    after every successful open of a valid chain `berth audit verify`
  *    accepts the log, an append succeeds, and it still verifies.
  */
@@ -413,6 +417,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		write_file("head", "", 0); /* never signed: as a first open leaves it */
 	}
+	if (flags & 32) {
+		char qn[96];
+
+		snprintf(qn, sizeof qn, "quarantine-%020" PRIu64 "-%020" PRIu64 ".jsonl", hseq + 1, hseq + 1);
+		write_file(qn, "planted\xff\n", 9); /* 0xff: never in a log */
+	}
 	snapshot(&before);
 	a = berth_audit_open(dir, &err);
 	snapshot(&now);
@@ -428,7 +438,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				split_lines(now.f[i].data.p, now.f[i].data.len, &after, &t);
 		CHECK(t == 0);
 		m = after.n;
-		if (m > 0) {
+		/* new records: recovery records only, one per thing found (a
+		 * planted quarantine file is one more) */
+		for (int k2 = 0; k2 < ((flags & 32) ? 2 : 1) && m > 0; k2++) {
 			struct berth_audit_record r = {0};
 			json_t *o = berth_audit_parse_line(after.p[m - 1], after.len[m - 1], &r, &err);
 			bool is_new = m > n || after.len[m - 1] != all.len[m - 1] ||
@@ -439,6 +451,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				m--;
 			}
 			json_decref(o);
+			if (!is_new)
+				break;
 		}
 		CHECK(m <= n);
 		for (size_t i = 0; i < m; i++)
@@ -458,9 +472,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (a == NULL)
 			CHECK(err.errnum == EBADMSG);
 		else if (hseq < n || torn > 0)
-			CHECK(after.n == hseq + 1 && berth_audit_recovered(a) != NULL);
+			CHECK(after.n == hseq + 1 + ((flags & 32) ? 1 : 0) &&
+			      berth_audit_recovered(a) != NULL);
+		else if (flags & 32)
+			CHECK(after.n == n + 1 && berth_audit_recovered(a) != NULL);
 		else
 			CHECK(after.n == n && berth_audit_recovered(a) == NULL);
+		if (a != NULL && (flags & 32)) {
+			/* the planted file is kept as it was */
+			bool kept = false;
+			for (size_t i = 0; i < now.n; i++)
+				kept = kept || (now.f[i].data.len == 9 &&
+						memcmp(now.f[i].data.p, "planted\xff\n", 9) == 0 &&
+						strncmp(now.f[i].name, "quarantine-", 11) == 0);
+			CHECK(kept);
+		}
 		if (a != NULL && hseq < n) {
 			/* the quarantine holds exactly what was cut */
 			struct buf q = {0};
@@ -472,8 +498,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bool found = false;
 			for (size_t i = 0; i < now.n; i++)
 				if (strncmp(now.f[i].name, "quarantine-", 11) == 0)
-					found = now.f[i].data.len == q.len &&
-						memcmp(now.f[i].data.p, q.p, q.len) == 0;
+					found = found || (now.f[i].data.len == q.len &&
+							  memcmp(now.f[i].data.p, q.p, q.len) == 0);
 			CHECK(found);
 			free(q.p);
 		}

@@ -40,9 +40,11 @@ static int check_dir(int dfd, const char *dir, struct berth_error *err)
 	return 0;
 }
 
-static int open_file_0600(int dfd, const char *dir, const char *name, struct berth_error *err)
+/* Opens (with @create: makes) @name in @dfd; -1 with @err, errnum ENOENT
+ * when it does not exist and @create is false. */
+static int open_0600(int dfd, const char *dir, const char *name, bool create, struct berth_error *err)
 {
-	int fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
 	struct stat st;
 
 	if (fd < 0)
@@ -60,6 +62,49 @@ static int open_file_0600(int dfd, const char *dir, const char *name, struct ber
 		return berth_err_hint(err, "`chmod 600 %s/%s`", dir, name);
 	}
 	return fd;
+}
+
+static int open_file_0600(int dfd, const char *dir, const char *name, struct berth_error *err)
+{
+	return open_0600(dfd, dir, name, true, err);
+}
+
+/*
+ * The head file, under LOCK_EX.  The first writer makes it, before the first
+ * record: a log without one is damage (the head was deleted), refused, and
+ * no empty head is made for it (that would change what verify reports).
+ * Made under the lock, so that a writer opening a new log never sees
+ * another's first records before its head.
+ */
+int berth_aud_open_head(struct berth_audit *a, struct berth_error *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	struct berth_error herr = {0};
+
+	if (a->headfd >= 0)
+		return 0;
+	a->headfd = open_0600(a->dfd, a->dir, "head", false, &herr);
+	if (a->headfd >= 0)
+		return 0;
+	if (herr.errnum != ENOENT) {
+		*err = herr;
+		return -1;
+	}
+	if (berth_aud_list_files(a->dfd, &names, &n, err) < 0)
+		return -1;
+	berth_aud_free_names(names, n);
+	if (n > 0) {
+		berth_err(err, 0,
+			  "the audit log in `%s` has no signed head (`head` was deleted): its tail cannot be "
+			  "checked",
+			  a->dir);
+		err->errnum = EBADMSG;
+		return berth_aud_damage_hint(err, a->dir);
+	}
+	a->headfd = open_file_0600(a->dfd, a->dir, "head", err);
+	return a->headfd >= 0 ? 0 : -1;
 }
 
 struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
@@ -106,9 +151,18 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 	}
 	if (check_dir(a->dfd, a->dir, err) < 0)
 		goto fail;
-	if ((a->lockfd = open_file_0600(a->dfd, a->dir, "lock", err)) < 0 ||
-	    (a->headfd = open_file_0600(a->dfd, a->dir, "head", err)) < 0)
+	if ((a->lockfd = open_file_0600(a->dfd, a->dir, "lock", err)) < 0)
 		goto fail;
+	/* the head: opened now if it exists, else made under the lock */
+	{
+		struct berth_error herr = {0};
+
+		a->headfd = open_0600(a->dfd, a->dir, "head", false, &herr);
+		if (a->headfd < 0 && herr.errnum != ENOENT) {
+			*err = herr;
+			goto fail;
+		}
+	}
 	if (berth_hostkey_load(&a->key, true, err) < 0) {
 		berth_err_wrap(err, "audit");
 		goto fail;

@@ -45,8 +45,9 @@
 #define BERTH_AUDIT_ROTATE_DEFAULT (64ULL << 20)
 /* Strings in a payload longer than this are summarised (bytes). */
 #define BERTH_AUDIT_STRING_MAX 4096
-/* Kind of the record berth writes when it repairs a crash (torn line, head
- * behind the log). */
+/* Kind of the record berth writes when it repairs a crash: a torn line cut
+ * off, records after the signed head moved to a quarantine file, a
+ * quarantine file an earlier writer did not record. */
 #define BERTH_AUDIT_KIND_RECOVERY "audit.recovery"
 
 struct berth_audit;
@@ -64,18 +65,24 @@ int berth_audit_dir(char *buf, size_t size, struct berth_error *err);
  * berth_audit_open - open (creating when missing) the audit log in @dir
  * (NULL: berth_audit_dir()) for appending, and load the host key (created on
  * first use, src/util/sign.h).
- * Under the exclusive lock it checks the tail: a torn last line (a write that
- * a crash interrupted) is cut off and sealed with a BERTH_AUDIT_KIND_RECOVERY
- * record whose payload says what was removed (offset, length, SHA-256, first
- * bytes in hex); a log ahead of the signed head (a crash between the log's
- * fdatasync and the head's) is sealed the same way; both are also reported
- * through berth_audit_recovered().
+ * Under the exclusive lock it finds the record the signed head names at the
+ * tail of the active file and repairs what a crash left after it, each
+ * repair sealed with a BERTH_AUDIT_KIND_RECOVERY record (docs/audit.md,
+ * Crashes): a torn last line alone is cut off (the payload: offset, length,
+ * SHA-256, first bytes in hex); anything else after the head's record
+ * (records of a group killed between the log's fdatasync and the head's,
+ * lines that do not verify, a torn line after them) is moved byte for byte
+ * to a quarantine file; a quarantine file an earlier writer made and did not
+ * record is recorded.  Each is also reported through
+ * berth_audit_recovered().
  * Returns the handle, or NULL with @err filled:
  *   EACCES/EPERM  the directory or a file cannot be created or opened, or is
  *                 not owned by the caller, or is group/other accessible;
- *   EBADMSG       the log does not verify at its tail (last record's hash or
- *                 the signed head does not match): berth refuses to extend
- *                 a broken chain; `berth audit verify` says where;
+ *   EBADMSG       the log is damaged at its tail (the head's record is
+ *                 changed, cut short or missing, the head file is gone, a
+ *                 head slot is damaged or does not verify): berth refuses to
+ *                 extend it; the hint names `berth audit verify` and the
+ *                 `mv` that keeps the log and starts a new one;
  *   ENOSPC/EIO    writing the recovery record failed (nothing half-written);
  *   errors of berth_hostkey_load().
  */
@@ -231,6 +238,10 @@ struct berth_audit_verdict {
 	uint64_t line;
 	char reason[512];    /* what is wrong there */
 	uint64_t recoveries; /* BERTH_AUDIT_KIND_RECOVERY records seen */
+	/* when not intact: what to do, and what the next writer does ("nothing
+	 * by hand: the next berth write ...", or the command that keeps a
+	 * damaged log and starts a new one) */
+	char advice[8600];
 };
 
 /*
@@ -238,9 +249,12 @@ struct berth_audit_verdict {
  * under a shared lock: every line parses, is canonical and matches its hash,
  * seq counts up by one from 1 across files in name order, each prev is the
  * previous hash, file names match their first seq (each file is mapped and
- * checked in one chunk per CPU, up to 4, joined in order), and the signed head
+ * checked in one chunk per CPU, up to 4, joined in order), the signed head
  * (checked with @pub, NULL: the host key's public half) names the last
- * record's seq and hash.
+ * record's seq and hash, and every quarantine file is named by a recovery
+ * record.  A break after the signed head's record (a torn line, records or
+ * lines no head covers) is what a crash leaves and the next writer repairs;
+ * one at or before it is damage: v->advice says which, and what to do.
  * Returns 0 with @v filled (v->intact tells the result), or -1 with @err
  * filled when verification could not run (directory unreadable, ENOMEM,
  * ELIBACC: libsodium or, after berth_sha256_prefer_bulk(), libcrypto

@@ -8,6 +8,7 @@
 #include <sys/file.h>
 
 #include "../util/cleanup.h"
+#include "../util/crash.h"
 #include "../util/jcs.h"
 
 #include "audit_int.h"
@@ -27,19 +28,29 @@ static int rotate_if_needed(struct berth_audit *a, struct berth_error *err)
 		return -1;
 	if (fsync(a->dfd) < 0)
 		return berth_err(err, errno, "cannot sync `%s`", a->dir);
+	/* killed here: an empty active file, which the next writer extends */
+	berth_crash_point("audit.rotate");
 	return 0;
 }
 
-/* Write @n records, after the recovery record @recovery when not NULL, as
- * one group; the caller holds LOCK_EX and has run berth_aud_sync_tail(). */
+/*
+ * Write @n records, after a recovery record for each payload of the array
+ * @recovery when not NULL, as one group; the caller holds LOCK_EX and has
+ * run berth_aud_sync_tail().  The steps: one pwrite of every line (over a
+ * torn line, if any), the rest of a longer torn line cut off, fdatasync;
+ * the head signed and synced; PENDING_FLAG removed.  Killed after the
+ * pwrite or the log's sync, the group lies beyond the signed head, and the
+ * next writer moves it to a quarantine file (its appends had not returned).
+ */
 int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_t n, json_t *recovery,
 			    struct berth_error *err)
 {
 	struct berth_buf out = {0};
 	struct prepared rec = {0};
+	size_t nrec = recovery != NULL ? json_array_size(recovery) : 0;
 	uint64_t seq0, size0;
 	char hash0[65], ts[32];
-	int rc = -1;
+	int rc = -1, wrote;
 
 	if (rotate_if_needed(a, err) < 0)
 		return -1;
@@ -47,17 +58,19 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 	size0 = a->logsize;
 	strcpy(hash0, a->hash);
 	berth_audit_now_rfc3339(ts);
-	if (recovery != NULL) {
+	for (size_t i = 0; i < nrec; i++) {
+		berth_aud_prepared_free(&rec);
+		memset(&rec, 0, sizeof rec);
 		rec.run_id = strdup("\"audit\"");
 		rec.kind = strdup("\"" BERTH_AUDIT_KIND_RECOVERY "\"");
 		rec.actor = strdup("\"berth\"");
-		rec.payload = berth_jcs(recovery, err);
+		rec.payload = berth_jcs(json_array_get(recovery, i), err);
 		if (rec.run_id == NULL || rec.kind == NULL || rec.actor == NULL || rec.payload == NULL) {
 			berth_err(err, ENOMEM, "audit: cannot build the recovery record");
-			goto out;
+			goto restore;
 		}
 		if (berth_aud_render(&rec, a->seq + 1, a->hash, ts, &out, err) < 0)
-			goto out;
+			goto restore;
 		a->seq = rec.seq;
 		strcpy(a->hash, rec.hash);
 	}
@@ -71,8 +84,10 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 		rc = 0;
 		goto out;
 	}
-	if (berth_aud_write_all_at(a->logfd, out.p, out.len, (off_t)size0) < 0 ||
-	    (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) ||
+	wrote = berth_aud_write_all_at(a->logfd, out.p, out.len, (off_t)size0);
+	if (wrote == 0)
+		berth_crash_point("audit.append");
+	if (wrote < 0 || (a->torn_len > out.len && ftruncate(a->logfd, (off_t)(size0 + out.len)) < 0) ||
 	    fdatasync(a->logfd) < 0) {
 		berth_err(err, errno, "cannot write the audit log `%s/%s`", a->dir, a->logname);
 		berth_err_hint(
@@ -82,8 +97,15 @@ int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_
 		goto truncate;
 	}
 	a->logsize = size0 + out.len;
+	berth_crash_point("audit.log_synced");
 	if (berth_aud_head_write(a, err) < 0)
 		goto truncate;
+	berth_crash_point("audit.head_written");
+	if (a->pending_flag) {
+		/* the head signs every recovery record: nothing waits any more */
+		unlinkat(a->dfd, PENDING_FLAG, 0);
+		a->pending_flag = false;
+	}
 	free(a->torn);
 	a->torn = NULL;
 	a->torn_len = 0;

@@ -101,6 +101,51 @@ static int name_filter(const struct dirent *d)
 	return berth_aud_file_seq(d->d_name) != 0;
 }
 
+uint64_t berth_aud_quarantine_seq(const char *name)
+{
+	size_t pl = sizeof QUARANTINE_PREFIX - 1, len = strlen(name);
+	uint64_t v = 0;
+
+	if (len < pl + 20 + 1 + 20 + sizeof FILE_SUFFIX - 1 || strncmp(name, QUARANTINE_PREFIX, pl) != 0 ||
+	    strcmp(name + len - (sizeof FILE_SUFFIX - 1), FILE_SUFFIX) != 0 || name[pl + 20] != '-')
+		return 0;
+	for (size_t i = pl; i < pl + 20; i++) {
+		if (name[i] < '0' || name[i] > '9' || v > UINT64_MAX / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	return v;
+}
+
+static int quarantine_filter(const struct dirent *d)
+{
+	return berth_aud_quarantine_seq(d->d_name) != 0;
+}
+
+void berth_aud_damage_mv(char *buf, size_t size, const char *dir)
+{
+	struct timespec ts;
+	struct tm tm;
+	char when[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(buf, size, "mv %s %s.damaged-%s", dir, dir, when);
+}
+
+int berth_aud_damage_hint(struct berth_error *err, const char *dir)
+{
+	char mv[8300];
+
+	berth_aud_damage_mv(mv, sizeof mv, dir);
+	return berth_err_hint(
+	    err,
+	    "`berth audit verify` says where; berth does not extend a damaged log: keep it as "
+	    "evidence and start a new one with `%s`",
+	    mv);
+}
+
 /*
  * Open @name in @dfd to read it: never through a symbolic link, and only a
  * regular file.  O_NONBLOCK for the open itself: a FIFO put in the log's
@@ -138,15 +183,15 @@ int berth_aud_open_failed(struct berth_error *err, const char *dir, const char *
 	return berth_err(err, errno, "cannot open `%s/%s`", dir, name);
 }
 
-/* The log files of @dfd, sorted (fixed-width names sort numerically). */
-int berth_aud_list_files(int dfd, char ***names, size_t *n, struct berth_error *err)
+static int list_matching(int dfd, int (*filter)(const struct dirent *), char ***names, size_t *n,
+			 struct berth_error *err)
 {
 	struct dirent **ents = NULL;
 	char path[64];
 	int k;
 
 	snprintf(path, sizeof path, "/proc/self/fd/%d", dfd);
-	k = scandir(path, &ents, name_filter, alphasort);
+	k = scandir(path, &ents, filter, alphasort);
 	if (k < 0)
 		return berth_err(err, errno, "cannot list the audit directory");
 	*names = calloc((size_t)k + 1, sizeof **names);
@@ -163,6 +208,17 @@ int berth_aud_list_files(int dfd, char ***names, size_t *n, struct berth_error *
 	free(ents);
 	*n = (size_t)k;
 	return 0;
+}
+
+/* The log files of @dfd, sorted (fixed-width names sort numerically). */
+int berth_aud_list_files(int dfd, char ***names, size_t *n, struct berth_error *err)
+{
+	return list_matching(dfd, name_filter, names, n, err);
+}
+
+int berth_aud_list_quarantine(int dfd, char ***names, size_t *n, struct berth_error *err)
+{
+	return list_matching(dfd, quarantine_filter, names, n, err);
 }
 
 void berth_aud_free_names(char **names, size_t n)

@@ -96,7 +96,8 @@ out:
 
 /*
  * The newest valid head in @buf (2 slots).  Returns 0 with *seq/hash/slot
- * (seq 0, slot -1: none), or -1 with @why set when a slot is signed wrongly.
+ * (seq 0, slot -1: none), or -1 with @why set when a slot is signed wrongly
+ * or is neither empty nor a head (damaged).
  */
 int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k,
 			uint64_t *seq, char hash[65], int *slot, char *why, size_t whylen)
@@ -111,6 +112,14 @@ int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct 
 
 		if (rc == -2)
 			return -1;
+		if (rc == -1) {
+			/* berth writes a slot with one pwrite of 512 bytes, or
+			 * blanks it: anything else is damage, not a crash */
+			snprintf(why, whylen,
+				 "slot %d (bytes %d..%d of `head`) is neither empty nor a signed head", i + 1,
+				 i * HEAD_SLOT, (i + 1) * HEAD_SLOT - 1);
+			return -1;
+		}
 		if (rc == 1 && (*slot < 0 || s > *seq)) {
 			*seq = s;
 			strcpy(hash, h);

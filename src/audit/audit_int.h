@@ -35,6 +35,13 @@
 #define FILE_PREFIX "audit-"
 #define FILE_SUFFIX ".jsonl"
 #define FILE_NAME_LEN (sizeof FILE_PREFIX - 1 + 16 + sizeof FILE_SUFFIX - 1)
+/* Records moved out of the log: quarantine-<first>-<last>[-<n>].jsonl, <first>
+ * and <last> 20 decimal digits; written as QUARANTINE_TMP, then renamed. */
+#define QUARANTINE_PREFIX "quarantine-"
+#define QUARANTINE_TMP "quarantine.tmp"
+/* Exists while a quarantine's recovery record may not be signed yet: a
+ * writer that finds it never takes its fast path (audit_recover.c). */
+#define PENDING_FLAG "quarantine.pending"
 
 /* A record whose canonical pieces are ready; seq, prev and hash are added by
  * the leader. */
@@ -69,6 +76,8 @@ struct berth_audit {
 	char recovered[1024];
 	char *torn; /* bytes of a torn last line, still in the file after logsize */
 	size_t torn_len;
+	bool pending_flag; /* PENDING_FLAG exists: removed once the head signs the recovery */
+	bool tail_seen;    /* berth_aud_sync_tail() has looked at the directory once */
 
 	pthread_rwlock_t secrets_lock;
 	char **secrets;
@@ -102,6 +111,16 @@ int berth_aud_open_failed(struct berth_error *err, const char *dir, const char *
  * free with berth_aud_free_names(). */
 int berth_aud_list_files(int dfd, char ***names, size_t *n, struct berth_error *err);
 void berth_aud_free_names(char **names, size_t n);
+/* The first seq a quarantine file name claims, or 0 when it is not one. */
+uint64_t berth_aud_quarantine_seq(const char *name);
+/* The quarantine files of @dfd, sorted; free with berth_aud_free_names(). */
+int berth_aud_list_quarantine(int dfd, char ***names, size_t *n, struct berth_error *err);
+/* The hint for a log berth does not extend: where `berth audit verify`
+ * says what is wrong, and the command that keeps the damaged log as evidence
+ * and starts a new one (`mv DIR DIR.damaged-<UTC time>`); returns -1. */
+int berth_aud_damage_hint(struct berth_error *err, const char *dir);
+/* The `mv` command of berth_aud_damage_hint() into @buf. */
+void berth_aud_damage_mv(char *buf, size_t size, const char *dir);
 /* pwrite/pread of all @len bytes at @off; 0, or -1 with errno. */
 int berth_aud_write_all_at(int fd, const char *buf, size_t len, off_t off);
 int berth_aud_read_all_at(int fd, char *buf, size_t len, off_t off);
@@ -131,7 +150,8 @@ int berth_aud_check_line(const char *line, size_t len, struct line_fields *f, st
 /* ---- audit_head.c */
 
 /* The newest valid head in @buf (2 slots): 0 with *seq/hash/slot (seq 0,
- * slot -1: none), or -1 with @why set when a slot is signed wrongly. */
+ * slot -1: none), or -1 with @why set when a slot is signed wrongly or is
+ * neither empty nor a head. */
 int berth_aud_head_pick(const char *buf, const unsigned char *pub, const struct berth_hostkey *k,
 			uint64_t *seq, char hash[65], int *slot, char *why, size_t whylen);
 /* Reads both slots (zero-filled past the end of the file). */
@@ -139,19 +159,46 @@ int berth_aud_head_read(int fd, char buf[2 * HEAD_SLOT], struct berth_error *err
 /* Signs a->seq/hash and writes it into the slot that is not the newest. */
 int berth_aud_head_write(struct berth_audit *a, struct berth_error *err);
 
+/* ---- audit.c */
+
+/* Opens a->headfd (under LOCK_EX): makes it only for a log without records;
+ * a log without its head is refused (EBADMSG, the damage hint). */
+int berth_aud_open_head(struct berth_audit *a, struct berth_error *err);
+
 /* ---- audit_recover.c */
 
 /* Opens (with @create: makes) log file @name as a->logfd; anything but a
  * regular file of this uid with mode 0600 is refused (EPERM). */
 int berth_aud_open_log(struct berth_audit *a, const char *name, bool create, struct berth_error *err);
-/* Brings a->seq/hash/logfd/logsize in line with the disk (under LOCK_EX);
- * *@recovery gets the description of a recovery record, or NULL. */
+/* Brings a->seq/hash/logfd/logsize in line with the disk (under LOCK_EX),
+ * moving records the signed head does not cover to a quarantine file;
+ * *@recovery gets a JSON array of the payloads of the recovery records to
+ * write first (one per thing found: a torn line, a quarantine made now, a
+ * quarantine an earlier writer made and did not record), or NULL. */
 int berth_aud_sync_tail(struct berth_audit *a, json_t **recovery, struct berth_error *err);
+
+/* The active file of a log, for berth_aud_signed_end(). */
+struct berth_tail {
+	int dfd;         /* the log directory */
+	const char *dir; /* its path, for messages */
+	int fd;          /* the active file, open to read */
+	uint64_t size;   /* its length */
+	char **names;    /* the log files, sorted; the last is the active one */
+	size_t n;        /* at least 1 */
+};
+/* Where the records the signed head (@hseq, @hhash) covers end in the
+ * active file: 0 with *@off (everything after it was written after the last
+ * signed head), or -1 with @err (EBADMSG: record @hseq is not at the tail,
+ * the log is damaged; the message says what was found, the hint the way
+ * out). */
+int berth_aud_signed_end(const struct berth_tail *t, uint64_t hseq, const char *hhash, uint64_t *off,
+			 struct berth_error *err);
 
 /* ---- audit_commit.c */
 
-/* Writes @n records (after @recovery when not NULL) as one group; the caller
- * holds LOCK_EX and has run berth_aud_sync_tail(). */
+/* Writes @n records (after the recovery records of the array @recovery when
+ * not NULL) as one group; the caller holds LOCK_EX and has run
+ * berth_aud_sync_tail(). */
 int berth_aud_commit_locked(struct berth_audit *a, struct prepared **recs, size_t n, json_t *recovery,
 			    struct berth_error *err);
 /* flock(2) @op (LOCK_EX to write, LOCK_SH to read) on @fd, the lock file

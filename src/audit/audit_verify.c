@@ -157,6 +157,8 @@ int berth_audit_each(const char *dir, int (*fn)(const struct berth_audit_record 
 struct verify_ctx {
 	struct berth_audit_verdict *v;
 	const char *dir;
+	char **qnames; /* quarantine files the recovery records name */
+	size_t nq;
 	char last_hash[65];
 	char last_file[FILE_NAME_LEN + 1];
 	uint64_t last_line;
@@ -196,6 +198,8 @@ struct chunk {
 	uint64_t lines, records, recoveries;
 	uint64_t first_seq, last_seq;
 	char first_prev[64], last_hash[64];
+	char **qnames; /* "quarantined" of the recovery records */
+	size_t nq;
 	bool broken;
 	uint64_t broken_line; /* 0-based line index in the chunk */
 	uint64_t broken_want; /* record number expected there, relative: records before it in the chunk */
@@ -227,14 +231,15 @@ static void *chunk_check(void *arg)
 		struct line_fields f;
 
 		if (nl == NULL) {
-			chunk_fail(k,
-				   "torn last line of %zu bytes (an append a crash interrupted; the next "
-				   "berth write to this log"
-				   " cuts it off and seals it with a recovery record)",
-				   (size_t)(end - p));
+			chunk_fail(k, "torn last line of %zu bytes", (size_t)(end - p));
 			return NULL;
 		}
 		if (berth_aud_check_line(p, (size_t)(nl - p), &f, &err) < 0) {
+			/* a verdict, not an error: without ": Bad message" */
+			size_t ml = strlen(err.msg), sl = strlen(strerror(EBADMSG)) + 2;
+
+			if (ml > sl && strcmp(err.msg + ml - sl + 2, strerror(EBADMSG)) == 0)
+				err.msg[ml - sl] = '\0';
 			chunk_fail(k, "%s", err.msg);
 			return NULL;
 		}
@@ -253,8 +258,21 @@ static void *chunk_check(void *arg)
 			return NULL;
 		}
 		if (f.kindlen == sizeof BERTH_AUDIT_KIND_RECOVERY + 1 &&
-		    memcmp(f.kind + 1, BERTH_AUDIT_KIND_RECOVERY, sizeof BERTH_AUDIT_KIND_RECOVERY - 1) == 0)
+		    memcmp(f.kind + 1, BERTH_AUDIT_KIND_RECOVERY, sizeof BERTH_AUDIT_KIND_RECOVERY - 1) ==
+			0) {
+			json_t *o = json_loadb(p, (size_t)(nl - p), 0, NULL);
+			const char *q =
+			    json_string_value(json_object_get(json_object_get(o, "payload"), "quarantined"));
+			char **more = q != NULL ? realloc(k->qnames, (k->nq + 1) * sizeof *more) : NULL;
+
+			if (more != NULL) {
+				k->qnames = more;
+				if ((k->qnames[k->nq] = strdup(q)) != NULL)
+					k->nq++;
+			}
+			json_decref(o);
 			k->recoveries++;
+		}
 		k->last_seq = f.seq;
 		memcpy(k->last_hash, f.hash, 64);
 		k->records++;
@@ -296,6 +314,15 @@ static int chunk_join(struct verify_ctx *c, const char *file, uint64_t line0, st
 	}
 	v->records += k->records;
 	v->recoveries += k->recoveries;
+	for (size_t i = 0; i < k->nq; i++) {
+		char **more = realloc(c->qnames, (c->nq + 1) * sizeof *more);
+
+		if (more == NULL)
+			break;
+		c->qnames = more;
+		c->qnames[c->nq++] = k->qnames[i];
+		k->qnames[i] = NULL;
+	}
 	return 0;
 }
 
@@ -356,6 +383,11 @@ static int verify_file(struct reader *r, const char *name, struct verify_ctx *c,
 		rc = chunk_join(c, name, line0, &k[i]);
 		line0 += k[i].lines;
 	}
+	for (size_t i = 0; i < nk; i++) {
+		for (size_t j = 0; j < k[i].nq; j++)
+			free(k[i].qnames[j]);
+		free(k[i].qnames);
+	}
 	munmap(map, len);
 	return rc;
 }
@@ -371,16 +403,83 @@ static int verify_files(struct reader *r, struct verify_ctx *c, struct berth_err
 	return 0;
 }
 
+#define ADVICE_TORN "nothing by hand: the next berth write cuts it off and seals it with a recovery record"
+#define ADVICE_QUARANTINE                                                                                    \
+	"nothing by hand: the next berth write moves what follows the signed record %" PRIu64                \
+	" to a quarantine file beside the log and records it"
+#define ADVICE_PENDING "nothing by hand: the next berth write records it"
+
+/* The advice for a log berth refuses to extend. */
+static void advise_damaged(struct berth_audit_verdict *v, const char *dir)
+{
+	char mv[8300];
+
+	berth_aud_damage_mv(mv, sizeof mv, dir);
+	snprintf(v->advice, sizeof v->advice,
+		 "berth refuses to extend this log; keep it as evidence and start a new one: `%s`", mv);
+}
+
+/* Verdict for a break the chain walk found (v->broken_record), now that the
+ * head is known: @head_ok with @hseq, and whether the writer finds the head's
+ * record at the tail (@tail_ok). */
+static void classify_break(struct berth_audit_verdict *v, const char *dir, bool head_ok, uint64_t hseq,
+			   bool tail_ok, bool last_file)
+{
+	bool torn = strncmp(v->reason, "torn last line", 14) == 0;
+	char r[512];
+
+	if (head_ok && tail_ok && last_file && v->broken_record > hseq) {
+		snprintf(r, sizeof r, "%s", v->reason);
+		if (torn && v->broken_record == hseq + 1) {
+			snprintf(v->reason, sizeof v->reason, "%s (an append a crash interrupted)", r);
+			snprintf(v->advice, sizeof v->advice, ADVICE_TORN);
+			return;
+		}
+		snprintf(v->reason, sizeof v->reason,
+			 "%s%s; it follows record %" PRIu64 ", the last the head signs", r,
+			 torn ? " (an append a crash interrupted)" : "", hseq);
+		snprintf(v->advice, sizeof v->advice, ADVICE_QUARANTINE, hseq);
+		return;
+	}
+	if (head_ok && tail_ok) {
+		snprintf(
+		    v->advice, sizeof v->advice,
+		    "the damage lies before record %" PRIu64
+		    ", the last the head signs: berth goes on appending (a writer checks the tail only) and "
+		    "verify goes on reporting it; to keep this log as evidence and start a new one: ",
+		    hseq);
+		char mv[8300];
+		berth_aud_damage_mv(mv, sizeof mv, dir);
+		size_t used = strlen(v->advice);
+		snprintf(v->advice + used, sizeof v->advice - used, "`%s`", mv);
+		return;
+	}
+	if (head_ok && torn && last_file && v->broken_record == hseq) {
+		int cut = 0;
+
+		sscanf(v->reason, "torn last line of %d", &cut);
+		snprintf(v->reason, sizeof v->reason,
+			 "the last record, %" PRIu64
+			 ", which the signed head covers, is cut short: %d bytes of it remain (the file was "
+			 "truncated or damaged; a crash never leaves this)",
+			 hseq, cut);
+	}
+	advise_damaged(v, dir);
+}
+
 int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_audit_verdict *v,
 		       struct berth_error *err)
 {
 	struct reader r;
 	struct verify_ctx c = {.v = v};
 	struct berth_hostkey key = {0};
-	char buf[2 * HEAD_SLOT], hhash[65], why[256];
-	uint64_t hseq = 0;
+	struct berth_error kerr = {0};
+	char buf[2 * HEAD_SLOT], hhash[65] = ZERO_HASH, why[256] = "";
+	uint64_t hseq = 0, off = 0;
 	int slot, rc, hfd;
-	bool have_head;
+	bool have_head, head_ok = false, tail_ok = false, key_ok = true;
+	char **q = NULL;
+	size_t nq = 0;
 
 	memset(v, 0, sizeof *v);
 	v->intact = true;
@@ -392,14 +491,8 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		return rc;
 	}
 	c.dir = r.dir;
-	rc = verify_files(&r, &c, err);
-	if (rc < 0)
-		goto out;
-	rc = 0;
-	if (!v->intact)
-		goto out;
-	strcpy(v->head, c.last_hash);
-	/* The signed head. */
+	/* The signed head first: where its record lies tells a crash's leftovers
+	 * (after it) from damage (at or before it). */
 	hfd = berth_aud_open_regular(r.dfd, "head");
 	have_head = hfd >= 0;
 	if (have_head) {
@@ -411,38 +504,128 @@ int berth_audit_verify(const char *dir, const unsigned char *pub, struct berth_a
 		rc = berth_aud_open_failed(err, r.dir, "head");
 		goto out;
 	}
+	if (have_head && pub == NULL) {
+		if (berth_hostkey_load(&key, false, &kerr) < 0)
+			key_ok = false;
+		else
+			pub = key.pub;
+	}
+	if (have_head && key_ok)
+		head_ok = berth_aud_head_pick(buf, pub, NULL, &hseq, hhash, &slot, why, sizeof why) == 0;
+	if (head_ok && r.n > 0) {
+		cleanup_close int fd = berth_aud_open_regular(r.dfd, r.names[r.n - 1]);
+		struct stat st;
+		struct berth_error e2 = {0};
+
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			tail_ok = berth_aud_signed_end(&(struct berth_tail){.dfd = r.dfd,
+									    .dir = r.dir,
+									    .fd = fd,
+									    .size = (uint64_t)st.st_size,
+									    .names = r.names,
+									    .n = r.n},
+						       hseq, hhash, &off, &e2) == 0;
+	}
+	rc = verify_files(&r, &c, err);
+	if (rc < 0)
+		goto out;
+	rc = 0;
+	if (!v->intact) {
+		char last[4200];
+
+		snprintf(last, sizeof last, "%s/%s", r.dir, r.n > 0 ? r.names[r.n - 1] : "");
+		classify_break(v, r.dir, head_ok, hseq, tail_ok, strcmp(v->file, last) == 0);
+		goto out;
+	}
+	strcpy(v->head, c.last_hash);
 	if (!have_head) {
-		if (v->records > 0)
+		if (v->records > 0) {
 			broken(v, r.dir, c.last_file, c.last_line, v->records,
 			       "there is no signed head (`head` was deleted): the tail cannot be checked");
-		goto out;
-	}
-	if (pub == NULL) {
-		if (berth_hostkey_load(&key, false, err) < 0) {
-			rc = berth_err_wrap(err, "cannot check the signed head");
-			goto out;
+			advise_damaged(v, r.dir);
 		}
-		pub = key.pub;
-	}
-	if (berth_aud_head_pick(buf, pub, NULL, &hseq, hhash, &slot, why, sizeof why) < 0) {
-		broken(v, r.dir, "head", 0, v->records, "the signed head is forged or damaged: %s", why);
 		goto out;
 	}
-	if (hseq > v->records)
+	if (!key_ok) {
+		*err = kerr;
+		rc = berth_err_wrap(err, "cannot check the signed head");
+		goto out;
+	}
+	if (!head_ok) {
+		broken(v, r.dir, "head", 0, v->records, "the signed head is forged or damaged: %s", why);
+		if (strstr(why, "made by another key") != NULL)
+			snprintf(v->advice, sizeof v->advice,
+				 "if XDG_CONFIG_HOME changed, set it back; `berth audit verify --key "
+				 "PUB.pem` checks "
+				 "the log with another key");
+		else
+			advise_damaged(v, r.dir);
+		goto out;
+	}
+	if (hseq > v->records) {
 		broken(v, r.dir, c.last_file, c.last_line, v->records,
 		       "the signed head names record %" PRIu64 " but the log ends at record %" PRIu64
 		       ": records were removed from the tail",
 		       hseq, v->records);
-	else if (hseq < v->records)
+		advise_damaged(v, r.dir);
+	} else if (hseq < v->records) {
 		broken(v, r.dir, c.last_file, c.last_line, v->records,
 		       "records %" PRIu64 "..%" PRIu64
-		       " are not covered by the signed head (appended without the host key,"
-		       " or a crash between the log's and the head's sync that the next berth write seals)",
+		       " are not covered by the signed head (a crash between the log's and the head's sync,"
+		       " or lines appended without the host key)",
 		       hseq + 1, v->records);
-	else if (strcmp(hhash, c.last_hash) != 0)
+		if (tail_ok)
+			snprintf(v->advice, sizeof v->advice, ADVICE_QUARANTINE, hseq);
+		else
+			advise_damaged(v, r.dir);
+	} else if (strcmp(hhash, c.last_hash) != 0) {
 		broken(v, r.dir, c.last_file, c.last_line, v->records,
 		       "the last record's hash differs from the signed head: the log was replaced");
+		advise_damaged(v, r.dir);
+	}
+	if (!v->intact)
+		goto out;
+	/* Every quarantine file is named by a recovery record. */
+	if (berth_aud_list_quarantine(r.dfd, &q, &nq, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < nq && v->intact; i++) {
+		bool named = false;
+		uint64_t first = berth_aud_quarantine_seq(q[i]);
+
+		for (size_t j = 0; j < c.nq && !named; j++)
+			named = strcmp(c.qnames[j], q[i]) == 0;
+		if (named)
+			continue;
+		if (first == hseq + 1) {
+			broken(v, r.dir, q[i], 0, first,
+			       "records moved out of the log after record %" PRIu64
+			       ", the last the head signs, by a writer that was killed before it recorded "
+			       "the move",
+			       hseq);
+			snprintf(v->advice, sizeof v->advice, ADVICE_PENDING);
+		} else {
+			char parent[4096], *slash;
+
+			snprintf(parent, sizeof parent, "%s", r.dir);
+			slash = strrchr(parent, '/');
+			if (slash != NULL && slash != parent)
+				*slash = '\0';
+			broken(v, r.dir, q[i], 0, first,
+			       "no recovery record names this quarantine file: records were moved out of the "
+			       "log "
+			       "without a record (by hand, or by an older berth killed while it recovered)");
+			snprintf(v->advice, sizeof v->advice,
+				 "look at it; to keep it outside the audit directory: `mv %s/%s %s/`", r.dir,
+				 q[i], parent);
+		}
+	}
 out:
+	berth_aud_free_names(q, nq);
+	for (size_t i = 0; i < c.nq; i++)
+		free(c.qnames[i]);
+	free(c.qnames);
 	berth_hostkey_clear(&key);
 	reader_close(&r);
 	return rc;

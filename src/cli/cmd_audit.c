@@ -20,8 +20,10 @@ static const char audit_usage[] =
     "       berth audit verify [--key PUBKEY.pem] [--dir DIR]\n"
     "\n"
     "  list       the records, oldest first (default: all; -n N: the last N that match)\n"
-    "  verify     check the hash chain and the signed head; prints `intact: N records, head HASH`\n"
-    "             or `BROKEN at record N (FILE:LINE): REASON` and exits 1\n"
+    "  verify     check the hash chain, the signed head and the quarantine files; prints\n"
+    "             `intact: N records, head HASH`, or `BROKEN at record N (FILE:LINE): REASON`\n"
+    "             and `what to do: ...` (what the next berth write repairs, or the command that\n"
+    "             keeps a damaged log and starts a new one) and exits 1\n"
     "  --dir DIR  the audit directory (default $BERTH_AUDIT_DIR, $XDG_STATE_HOME/berth/audit,\n"
     "             ~/.local/state/berth/audit)\n"
     "  --key PEM  check the head with this Ed25519 public key (default: the host key)\n"
@@ -168,6 +170,8 @@ static int audit_verify(const char *dir, const char *keyfile)
 		else
 			printf("BROKEN at record %" PRIu64 " (%s): %s\n", v.broken_record, CLI_SAFE(v.file),
 			       CLI_SAFE(v.reason));
+		if (v.advice[0] != '\0')
+			printf("what to do: %s\n", CLI_SAFE(v.advice));
 		return 1;
 	}
 	if (v.recoveries > 0)
