@@ -157,6 +157,10 @@ static int repair(const char *run_id, char *text, void *ctx)
 		berth_audit_close(a);
 		return -1;
 	}
+	/* what the open repaired (the killed writer's records moved to
+	 * quarantine) is said, as every other opener of the log says it */
+	if (berth_audit_recovered(a) != NULL)
+		say(s, "audit: %s", berth_audit_recovered(a));
 	if (it.rundir != NULL)
 		clean_rundir(it.rundir, seen.ingest);
 	berth_crash_point("sweep.files");
