@@ -131,7 +131,7 @@ bool berth_journal_live(const char *run_id)
 	if (!id_valid(run_id) || live_dir(dir) < 0)
 		return false;
 	snprintf(path, sizeof path, "%s/%s", dir, run_id);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
@@ -140,6 +140,11 @@ bool berth_journal_live(const char *run_id)
 	}
 	return errno == EWOULDBLOCK;
 }
+
+/* Every open of a file in live/ is O_NONBLOCK: a FIFO there (live/ is
+ * berth's, but not every writer of it is) would otherwise block the open, and
+ * with it every later berth, for ever; a journal is a regular file, which
+ * O_NONBLOCK does not change. */
 
 /* @fd (just locked) is still the file at @path: not removed or replaced by
  * the berth that held the lock before us. */
@@ -154,7 +159,7 @@ static bool still_there(int fd, const char *path)
 /* A temporary journal (.ID.tmp): removed when nobody holds it. */
 static void sweep_tmp(const char *path)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_there(fd, path))
 		unlink(path);
@@ -163,7 +168,7 @@ static void sweep_tmp(const char *path)
 static int sweep_one(const char *path, const char *run_id,
 		     int (*repair)(const char *run_id, char *text, void *ctx), void *ctx)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	char *text;
 	ssize_t n;
