@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,7 +130,15 @@ static bool rundir_ok(const char *path, const char *run_id, const char *suffix)
 
 	if (berth_state_path("runs", want, PATH_MAX) < 0)
 		return false;
-	snprintf(want + strlen(want), sizeof want - strlen(want), "/%s%s", run_id, suffix);
+	size_t n = strlen(want);
+	struct stat st;
+
+	snprintf(want + n, sizeof want - n, "/%s", run_id);
+	/* runs/RUN_ID itself a directory, never a link (that would take the
+	 * repair elsewhere) */
+	if (lstat(want, &st) == 0 ? !S_ISDIR(st.st_mode) : errno != ENOENT)
+		return false;
+	snprintf(want + n, sizeof want - n, "/%s%s", run_id, suffix);
 	return strcmp(path, want) == 0;
 }
 
@@ -220,10 +229,14 @@ static void clean_rundir(const char *dir, bool keep_manifest)
 	struct dirent *e;
 	struct berth_error ignored = {0};
 	bool has_run = exists(dir, "run.json");
-	DIR *d = opendir(dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);

@@ -81,6 +81,48 @@ hasnt "nor repairs a run" "$err" "ended without its supervisor"
 { kill -KILL "$VICTIM_PID" && wait "$VICTIM_PID"; } 2>/dev/null
 VICTIM_PID=
 
+# --- runs/RUN_ID a link to another directory ---
+RUNS=$XDG_STATE_HOME/berth/runs
+mkdir -p "$V/elsewhere/evidence"
+echo precious >"$V/elsewhere/.y.tmp"
+echo precious >"$V/elsewhere/evidence.json"
+echo precious >"$V/elsewhere/evidence/f"
+ln -s "$V/elsewhere" "$RUNS/$ID"
+printf 'berth-run-journal 1\nrun %s\npid 1\naudit %s\nrundir %s\ntree %s\n' \
+	"$ID" "$XDG_STATE_HOME/berth/audit" "$RUNS/$ID" "$RUNS/$ID/evidence" >"$LIVE/$ID"
+err=$("$B" run -- true 2>&1 >/dev/null)
+eq "a run directory that is a link: nothing behind it removed" "$(cd "$V/elsewhere" && find . | sort | tr '\n' ' ')" ". ./.y.tmp ./evidence ./evidence.json ./evidence/f "
+has "and the run directory is named" "$err" "berth: run $ID: its journal names \`$RUNS/$ID\` as the run directory, which is not berth's: left alone"
+has "and its tree" "$err" "berth: run $ID: its journal names \`$RUNS/$ID/evidence\` as a tree of the run, which berth does not make: left alone"
+rm -f "$RUNS/$ID"
+
+# --- a live/ of another user (root only: chown) ---
+if [ "$(id -u)" -eq 0 ] && id bertht >/dev/null 2>&1; then
+	chown bertht "$LIVE"
+	echo "hello world" >"$V/target2"
+	sleep 300 &
+	VICTIM_PID=$!
+	mkdir -p "$V/p2"
+	echo "$VICTIM_PID" >"$V/p2/cgroup.procs"
+	printf 'berth-run-journal 1\nrun %s\npid 1\naudit \ncgroup %s\n' "$ID" "$V/p2" >"$LIVE/$ID"
+	chown bertht "$LIVE/$ID"
+	err=$("$B" run -- true 2>&1 >/dev/null)
+	rc=$?
+	eq "a live/ another user owns: berth run refuses (2)" "$rc" 2
+	has "naming it" "$err" "berth: \`$LIVE\` is not a private directory of uid 0: refusing to use it"
+	eq "and its journal is not read" "$(ls -A "$LIVE")" "$ID"
+	if kill -0 "$VICTIM_PID" 2>/dev/null; then pass "nor what it names killed"; else fail "nor what it names killed" "killed"; fi
+	{ kill -KILL "$VICTIM_PID" && wait "$VICTIM_PID"; } 2>/dev/null
+	VICTIM_PID=
+	chown root "$LIVE" "$LIVE/$ID"
+	err=$("$B" run -- true 2>&1 >/dev/null)
+	rc=$?
+	eq "owned again by root: the run works" "$rc" 0
+	has "and the journal is repaired, its foreign cgroup left alone" "$err" "berth: run $ID: its journal names \`$V/p2\` as a cgroup of the run, which berth does not make: left alone"
+else
+	T=$((T + 1)); echo "ok $T - a live/ of another user # SKIP needs root (chown)"
+fi
+
 # --- a FIFO in live/, as a journal and as a temporary one ---
 mkfifo "$LIVE/aaaaaaaaaaaaaaaa" "$LIVE/.aaaaaaaaaaaaaaab.tmp"
 out=$(timeout 20 "$B" run -- echo ran 2>/dev/null)
