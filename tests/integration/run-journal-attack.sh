@@ -6,7 +6,9 @@
 # process list it does not own, a file to write `1` into, a tree, a run
 # directory or an audit directory elsewhere leaves all of them as they were,
 # and each is named; a FIFO in live/ does not hang the next berth; and no
-# sandbox is given live/ (the exposure check refuses it).
+# sandbox is given live/ (the exposure check refuses it).  And the janitor
+# killed while the run goes on costs the run neither its status nor its
+# run.stop record (berth's writes to it never raise SIGPIPE).
 #
 # usage: run-journal-attack.sh /path/to/berth
 # Works as root and as an unprivileged user.  Output is TAP; exit status 1
@@ -142,6 +144,31 @@ err=$("$B" run --ro "$LIVE:/data" -- true 2>&1)
 rc=$?
 eq "--ro live/ is refused (2)" "$rc" 2
 has "and the refusal names the run journals" "$err" "berth: --ro \`$LIVE\` would give the sandbox berth's run journals (\`$LIVE\`)"
+
+# --- the janitor killed while the run goes on ---
+# berth writes to it at the end: a dead janitor was SIGPIPE, and berth died
+# with the command's status and its run.stop lost (exit 141).
+"$B" run -- sh -c 'sleep 2; exit 7' >/dev/null 2>"$TOP/jan.err" &
+P=$!
+J=
+for _ in $(seq 50); do
+	J=$(pgrep -P "$P" -f berth-janitor)
+	[ -n "$J" ] && break
+	sleep 0.05
+done
+if [ -n "$J" ]; then
+	JID=$(ls "$LIVE")
+	kill -KILL "$J"
+	wait "$P"
+	rc=$?
+	eq "the janitor killed: berth run exits with the command's status" "$rc" 7
+	eq "and leaves no journal" "$(ls -A "$LIVE")" ""
+	has "and records the run's end" "$("$B" audit --run "$JID" 2>&1)" '{"duration_ms":'
+	has "with its status" "$("$B" audit --run "$JID" 2>&1)" '"status":7}'
+else
+	wait "$P"
+	T=$((T + 1)); echo "ok $T - the janitor killed # SKIP this run has no janitor for this caller"
+fi
 
 out=$("$B" audit verify 2>&1)
 rc=$?
