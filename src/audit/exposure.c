@@ -136,6 +136,13 @@ static int guarded_dirs(struct guarded *g, size_t *n, struct berth_error *err)
 		g[*n] = (struct guarded){.what = "berth's run records"};
 		physical(tmp, g[(*n)++].dir);
 	}
+	/* the run journals: the next berth kills and removes what they name
+	 * (supervisor/orphans.c), and a sandbox holding one's lock makes a dead
+	 * run look alive */
+	if (berth_state_path("live", tmp, sizeof tmp) == 0) {
+		g[*n] = (struct guarded){.what = "berth's run journals"};
+		physical(tmp, g[(*n)++].dir);
+	}
 	/* every session's and app's state at once (one's own part is its
 	 * workspace or data: mounted by design) */
 	if (berth_state_path("sessions", tmp, sizeof tmp) == 0) {

@@ -89,7 +89,7 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	close(s->sock[1]);
 	s->sock[1] = -1;
 	if (s->janitor_fd >= 0)
-		(void)!write(s->janitor_fd, &s->child, sizeof s->child);
+		(void)berth_sb_janitor_send(s, &s->child, sizeof s->child);
 	if (s->use_userns && berth_userns_write_maps(s->child, &s->ids, err) < 0) {
 		berth_sb_lsm_hint(BERTH_STEP_MAPS, err);
 		return -1;

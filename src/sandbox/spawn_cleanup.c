@@ -57,7 +57,7 @@ static void janitor_watch_lines(const struct sandbox *s, struct trust_log *log)
 	char buf[16384];
 	size_t have = 0;
 
-	if (s->janitor_fd < 0 || s->janitor_lines < 0 || write(s->janitor_fd, "F", 1) != 1)
+	if (s->janitor_fd < 0 || s->janitor_lines < 0 || berth_sb_janitor_send(s, "F", 1) != 1)
 		return;
 	for (;;) {
 		struct pollfd p = {.fd = s->janitor_lines, .events = POLLIN};
@@ -143,7 +143,7 @@ void berth_sb_cleanup(struct sandbox *s)
 	}
 	berth_guard_free(&s->guard);
 	if (s->janitor_fd >= 0) {
-		(void)!write(s->janitor_fd, "D", 1);
+		(void)berth_sb_janitor_send(s, "D", 1);
 		close(s->janitor_fd);
 	}
 	if (s->janitor_lines >= 0)

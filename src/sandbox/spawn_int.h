@@ -184,6 +184,11 @@ char *berth_sb_proc_stat(long pid, char *buf, size_t len);
 void berth_sb_wipe_cmdline(const char *name);
 /* Forks the janitor (s->janitor, s->janitor_fd, s->janitor_lines). */
 int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err);
+/* Writes @n bytes of @buf to the janitor (s->janitor_fd, which must be
+ * open) with SIGPIPE blocked: a janitor that died (killed) is EPIPE, never
+ * the death of berth itself, which would lose the run's end and its record.
+ * Returns write(2)'s result. */
+ssize_t berth_sb_janitor_send(const struct sandbox *s, const void *buf, size_t n);
 
 /* ---- spawn_child.c: steps 6-9 and 10-13 (never returns) */
 

@@ -5,8 +5,11 @@
  * and pid 1 share (wiped environment and command line, closed descriptors).
  */
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -215,6 +218,30 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 			berth_rmtree(s->o->remove_at_end[i], NULL, &e);
 	}
 	_exit(0);
+}
+
+ssize_t berth_sb_janitor_send(const struct sandbox *s, const void *buf, size_t n)
+{
+	sigset_t pipe_set, old;
+	struct timespec zero = {0, 0};
+	ssize_t w;
+	int e;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	do
+		w = write(s->janitor_fd, buf, n);
+	while (w < 0 && errno == EINTR);
+	e = errno;
+	/* the SIGPIPE of an EPIPE is this thread's: taken before the mask
+	 * comes back */
+	if (w < 0 && e == EPIPE)
+		while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
 }
 
 int berth_sb_start_janitor(struct sandbox *s, struct berth_error *err)

@@ -6,12 +6,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
@@ -19,6 +22,7 @@
 #include "../util/crash.h"
 #include "../util/journal.h"
 #include "../util/rmtree.h"
+#include "../util/rundir.h"
 
 #define MAX_ITEMS 16
 
@@ -32,6 +36,7 @@ struct items {
 	char *cgroups[MAX_ITEMS];
 	const char *trees[MAX_ITEMS];
 	int n_cgroups, n_trees;
+	bool untrusted_audit;
 };
 
 struct seen {
@@ -76,6 +81,121 @@ static void parse(char *text, struct items *it)
 	}
 }
 
+/*
+ * What a journal may name.  live/ is berth's, but a journal is a file that
+ * something else may have written (a sandbox given live/ in a writable
+ * mount, before the exposure check named it): the repair, which kills and
+ * removes with the rights of whoever runs the next berth, takes only what
+ * berth itself makes for run @run_id.  A cgroup is a directory
+ * `berth-RUN_ID` (or the limits probe's `berth-check-PID-MS`, PID the
+ * journal's) on a cgroup file system, named by its real path (no link on the
+ * way); the run directory is runs/RUN_ID and the tree its evidence/; the
+ * audit directory is this berth's or one that already holds an audit log.
+ * Anything else is left alone and named.
+ */
+static bool cgroup_named(const char *base, const char *run_id, const char *pid)
+{
+	char want[64];
+	size_t n;
+
+	snprintf(want, sizeof want, "berth-%s", run_id);
+	if (strcmp(base, want) == 0)
+		return true;
+	/* the limits probe's (berth_limits_check): berth-check-PID-MS */
+	if (pid == NULL || pid[0] == '\0' || strspn(pid, "0123456789") != strlen(pid))
+		return false;
+	n = (size_t)snprintf(want, sizeof want, "berth-check-%s-", pid);
+	return n < sizeof want && strncmp(base, want, n) == 0 && base[n] != '\0' &&
+	       strspn(base + n, "0123456789") == strlen(base + n);
+}
+
+static bool cgroup_ok(const char *path, const char *run_id, const char *pid)
+{
+	char real[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	struct statfs fs;
+
+	if (path[0] != '/' || base == NULL || !cgroup_named(base + 1, run_id, pid))
+		return false;
+	if (realpath(path, real) == NULL)
+		return errno == ENOENT; /* never made, or removed: nothing to do */
+	return strcmp(real, path) == 0 && statfs(path, &fs) == 0 &&
+	       (fs.f_type == CGROUP_SUPER_MAGIC || fs.f_type == CGROUP2_SUPER_MAGIC);
+}
+
+/* @path is runs/@run_id, followed by @suffix ("" or "/evidence"). */
+static bool rundir_ok(const char *path, const char *run_id, const char *suffix)
+{
+	char want[PATH_MAX + 64];
+
+	if (berth_state_path("runs", want, PATH_MAX) < 0)
+		return false;
+	size_t n = strlen(want);
+	struct stat st;
+
+	snprintf(want + n, sizeof want - n, "/%s", run_id);
+	/* runs/RUN_ID itself a directory, never a link (that would take the
+	 * repair elsewhere) */
+	if (lstat(want, &st) == 0 ? !S_ISDIR(st.st_mode) : errno != ENOENT)
+		return false;
+	snprintf(want + n, sizeof want - n, "/%s%s", run_id, suffix);
+	return strcmp(path, want) == 0;
+}
+
+static bool audit_ok(const char *dir)
+{
+	char own[PATH_MAX], head[PATH_MAX + 8];
+	struct berth_error ignored = {0};
+	struct stat st;
+
+	if (berth_audit_dir(own, sizeof own, &ignored) == 0 && strcmp(own, dir) == 0)
+		return true;
+	snprintf(head, sizeof head, "%s/head", dir);
+	return dir[0] == '/' && lstat(head, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
+/* Drops from @it what berth does not make for @run_id, naming each. */
+static void vet(const struct sweep *s, const char *run_id, struct items *it)
+{
+	int n = 0;
+
+	for (int i = 0; i < it->n_cgroups; i++) {
+		if (cgroup_ok(it->cgroups[i], run_id, it->pid))
+			it->cgroups[n++] = it->cgroups[i];
+		else
+			say(s,
+			    "run %s: its journal names `%s` as a cgroup of the run, which berth does not "
+			    "make: left alone",
+			    run_id, it->cgroups[i]);
+	}
+	it->n_cgroups = n;
+	n = 0;
+	for (int i = 0; i < it->n_trees; i++) {
+		if (rundir_ok(it->trees[i], run_id, "/evidence"))
+			it->trees[n++] = it->trees[i];
+		else
+			say(s,
+			    "run %s: its journal names `%s` as a tree of the run, which berth does not make: "
+			    "left alone",
+			    run_id, it->trees[i]);
+	}
+	it->n_trees = n;
+	if (it->rundir != NULL && !rundir_ok(it->rundir, run_id, "")) {
+		say(s,
+		    "run %s: its journal names `%s` as the run directory, which is not berth's: left alone",
+		    run_id, it->rundir);
+		it->rundir = NULL;
+	}
+	if (it->audit != NULL && it->audit[0] && !audit_ok(it->audit)) {
+		say(s,
+		    "run %s: its journal names `%s` as the audit directory, which holds no audit log of "
+		    "berth's: its end is not recorded",
+		    run_id, it->audit);
+		it->audit = NULL;
+		it->untrusted_audit = true;
+	}
+}
+
 static int seen_cb(const struct berth_audit_record *r, void *ctx)
 {
 	struct seen *s = ctx;
@@ -109,10 +229,14 @@ static void clean_rundir(const char *dir, bool keep_manifest)
 	struct dirent *e;
 	struct berth_error ignored = {0};
 	bool has_run = exists(dir, "run.json");
-	DIR *d = opendir(dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
@@ -137,6 +261,7 @@ static int repair(const char *run_id, char *text, void *ctx)
 	int left, kept = 0;
 
 	parse(text, &it);
+	vet(s, run_id, &it);
 	left = berth_limits_cleanup_dirs(it.cgroups, it.n_cgroups);
 	berth_crash_point("sweep.cgroups");
 	for (int i = 0; i < it.n_trees; i++) {
@@ -150,7 +275,14 @@ static int repair(const char *run_id, char *text, void *ctx)
 	 * left (records past the signed head go to quarantine, audit.h), and
 	 * only what the log then holds counts. */
 	const char *adir = it.audit != NULL && it.audit[0] ? it.audit : NULL;
-	struct berth_audit *a = berth_audit_open(adir, &err);
+	struct berth_audit *a = NULL;
+	if (it.untrusted_audit) {
+		/* not berth's journal: nothing to record, and no log to make */
+		if (it.rundir != NULL)
+			clean_rundir(it.rundir, true);
+		return left > 0 || kept > 0 ? -1 : 0;
+	}
+	a = berth_audit_open(adir, &err);
 	if (a == NULL || berth_audit_each(adir, seen_cb, &seen, &err) < 0) {
 		say(s, "run %s ended without its supervisor (pid %s), and its audit log cannot be read: %s",
 		    run_id, it.pid != NULL ? it.pid : "?", err.msg);

@@ -22,7 +22,12 @@
  * evidence.json that the audit trail has an evidence.ingest record of),
  * and, when its audit log has its run.start and no run.stop, append
  * run.stop {"status": null, "duration_ms": null, "ended": "supervisor died",
- * "supervisor_pid": PID}.  A run whose journal is still locked (its
+ * "supervisor_pid": PID}.  Only what berth makes for the run is taken from
+ * a journal (a cgroup `berth-RUN_ID`, or `berth-check-PID-MS` of the
+ * journal's pid, on a cgroup file system by its real
+ * path, runs/RUN_ID and its evidence/, an audit directory that is berth's
+ * or holds an audit log): anything else it names is left alone, named in a
+ * notice, and a foreign audit directory is not written.  A run whose journal is still locked (its
  * supervisor or janitor alive) is never touched; one another berth is
  * repairing is skipped.  A repair that could not finish (a cgroup that
  * stays, an audit log that cannot be written) keeps the journal for the next

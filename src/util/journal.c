@@ -30,6 +30,24 @@ static int live_dir(char *buf)
 	return berth_state_path("live", buf, PATH_MAX - 32);
 }
 
+/* @dir (live/) is a directory of this user that no other can write: a
+ * journal there names what the next berth kills and removes.  Returns 0, or
+ * -1 with @err filled (status 2). */
+static int live_private(const char *dir, struct berth_error *err)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return berth_err(err, errno, "cannot stat `%s`", dir);
+	if (S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 0077) == 0)
+		return 0;
+	berth_usage_err(err, "`%s` is not a private directory of uid %u: refusing to use it", dir,
+			(unsigned)getuid());
+	return berth_err_hint(err,
+			      "it holds berth's run journals, whose runs the next berth repairs: remove it "
+			      "if it is yours, or set XDG_STATE_HOME to a directory of yours");
+}
+
 static int write_all(int fd, const char *s, size_t n)
 {
 	while (n > 0) {
@@ -61,7 +79,7 @@ int berth_journal_create(struct berth_journal *j, const char *run_id, const char
 			    "cannot place run state: neither XDG_STATE_HOME nor HOME is an absolute path");
 		return berth_usage_err(err, "the state directory path is too long");
 	}
-	if (berth_mkdirs(dir, 0700, err) < 0)
+	if (berth_mkdirs(dir, 0700, err) < 0 || live_private(dir, err) < 0)
 		return -1;
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, run_id);
 	snprintf(j->path, sizeof j->path, "%s/%s", dir, run_id);
@@ -131,7 +149,7 @@ bool berth_journal_live(const char *run_id)
 	if (!id_valid(run_id) || live_dir(dir) < 0)
 		return false;
 	snprintf(path, sizeof path, "%s/%s", dir, run_id);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
@@ -140,6 +158,11 @@ bool berth_journal_live(const char *run_id)
 	}
 	return errno == EWOULDBLOCK;
 }
+
+/* Every open of a file in live/ is O_NONBLOCK: a FIFO there (live/ is
+ * berth's, but not every writer of it is) would otherwise block the open, and
+ * with it every later berth, for ever; a journal is a regular file, which
+ * O_NONBLOCK does not change. */
 
 /* @fd (just locked) is still the file at @path: not removed or replaced by
  * the berth that held the lock before us. */
@@ -154,7 +177,7 @@ static bool still_there(int fd, const char *path)
 /* A temporary journal (.ID.tmp): removed when nobody holds it. */
 static void sweep_tmp(const char *path)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_there(fd, path))
 		unlink(path);
@@ -163,7 +186,7 @@ static void sweep_tmp(const char *path)
 static int sweep_one(const char *path, const char *run_id,
 		     int (*repair)(const char *run_id, char *text, void *ctx), void *ctx)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	char *text;
 	ssize_t n;
@@ -171,7 +194,8 @@ static int sweep_one(const char *path, const char *run_id,
 
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || !still_there(fd, path))
 		return 0; /* live, or repaired by another berth just now */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > BERTH_JOURNAL_MAX)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+	    st.st_size > BERTH_JOURNAL_MAX)
 		return 0;
 	text = malloc((size_t)st.st_size + 1);
 	if (text == NULL)
@@ -199,6 +223,11 @@ int berth_journal_sweep(int (*repair)(const char *run_id, char *text, void *ctx)
 	int done = 0;
 
 	if (live_dir(dir) < 0)
+		return 0;
+	/* a live/ that is not private is not read (the journal_create that
+	 * follows in every caller refuses it, naming why) */
+	struct berth_error ignored = {0};
+	if (live_private(dir, &ignored) < 0)
 		return 0;
 	DIR *d = opendir(dir);
 	if (d == NULL)

@@ -49,9 +49,9 @@ struct berth_journal {
  * 0600) for the supervisor of this process, locked, with its first four
  * lines (@audit_dir: the run's audit directory).  It is made as
  * live/.@run_id.tmp, locked, then renamed into place: no other berth ever
- * sees it unlocked.  Returns 0, or -1 with @err filled (no state directory:
- * status 2; the mkdir(2), open(2), write(2) error); then @j->fd is -1 and
- * nothing is left.
+ * sees it unlocked.  Returns 0, or -1 with @err filled (no state directory,
+ * or a live/ that is not a private directory of this user: status 2; the
+ * mkdir(2), open(2), write(2) error); then @j->fd is -1 and nothing is left.
  */
 int berth_journal_create(struct berth_journal *j, const char *run_id, const char *audit_dir,
 			 struct berth_error *err);
@@ -85,8 +85,10 @@ bool berth_journal_live(const char *run_id);
  * A journal another berth is repairing (locked) or has just removed is
  * skipped, so two berths never repair one run.  Temporary journals
  * (.RUN_ID.tmp) of a supervisor killed while making them are removed.
+ * Only a live/ that is a private directory of this user (mode 0700) is
+ * read, and in it only journals this user owns: the others are left alone.
  * Returns the number of journals repaired, or -1 with @err filled (live/
- * cannot be read); no live/ at all is 0.
+ * cannot be read); no live/ at all, or one that is not private, is 0.
  */
 int berth_journal_sweep(int (*repair)(const char *run_id, char *text, void *ctx), void *ctx,
 			struct berth_error *err);
