@@ -65,14 +65,15 @@ int berth_journal_create(struct berth_journal *j, const char *run_id, const char
 		return -1;
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, run_id);
 	snprintf(j->path, sizeof j->path, "%s/%s", dir, run_id);
+	/* every message names the journal, never its temporary (cli-contract.md) */
 	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return berth_err(err, errno, "cannot create the run journal `%s`", tmp);
+		return berth_err(err, errno, "cannot create the run journal `%s`", j->path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
 		close(fd);
 		unlink(tmp);
-		return berth_err(err, e, "cannot lock the run journal `%s`", tmp);
+		return berth_err(err, e, "cannot lock the run journal `%s`", j->path);
 	}
 	n = snprintf(head, sizeof head, "berth-run-journal 1\nrun %s\npid %ld\naudit %s\n", run_id,
 		     (long)getpid(), audit_dir != NULL ? audit_dir : "");
@@ -80,7 +81,7 @@ int berth_journal_create(struct berth_journal *j, const char *run_id, const char
 		int e = n < 0 || (size_t)n >= sizeof head ? ENAMETOOLONG : errno;
 		unlink(tmp);
 		close(fd);
-		return berth_err(err, e, "cannot write the run journal `%s`", tmp);
+		return berth_err(err, e, "cannot write the run journal `%s`", j->path);
 	}
 	berth_crash_point("run.journal_tmp");
 	if (rename(tmp, j->path) < 0) {
