@@ -105,6 +105,8 @@ void berth_audit_set_rotate(struct berth_audit *a, uint64_t bytes);
  * log before it fails (ETIMEDOUT), in ms; $BERTH_AUDIT_LOCK_TIMEOUT_MS
  * overrides it. */
 #define BERTH_AUDIT_LOCK_TIMEOUT_MS 10000
+/* The most $BERTH_AUDIT_LOCK_TIMEOUT_MS may ask for: an hour. */
+#define BERTH_AUDIT_LOCK_TIMEOUT_MAX_MS 3600000
 
 /* Declared secrets at least this long are replaced wherever they occur
  * inside a string; shorter ones only where a whole string equals them. */

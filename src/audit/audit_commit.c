@@ -131,15 +131,46 @@ out:
 }
 
 /*
- * flock(2) @op on @fd, waiting at most BERTH_AUDIT_LOCK_TIMEOUT_MS (or
- * $BERTH_AUDIT_LOCK_TIMEOUT_MS): a writer that holds the lock and is
- * stopped (SIGSTOP, a debugger) must not hang every later berth forever.
- * Returns 0, -1 with errno (ETIMEDOUT when the wait ran out).
+ * The wait for the lock in ms: BERTH_AUDIT_LOCK_TIMEOUT_MS, or
+ * $BERTH_AUDIT_LOCK_TIMEOUT_MS in decimal digits from 0 to
+ * BERTH_AUDIT_LOCK_TIMEOUT_MAX_MS.  Anything else (a sign, blank, hex, an
+ * exponent, a value past the maximum: strtol(3) took "abc" for 0 and
+ * 99999999999999999999 for LONG_MAX, a wait of ages) is refused.
+ * Returns the wait, or -1 with @err filled (status 2).
  */
-static int lock_wait(int fd, int op)
+static long lock_limit(struct berth_error *err)
 {
 	const char *env = getenv("BERTH_AUDIT_LOCK_TIMEOUT_MS");
-	long limit = env != NULL ? strtol(env, NULL, 10) : BERTH_AUDIT_LOCK_TIMEOUT_MS;
+	long v = 0;
+
+	if (env == NULL)
+		return BERTH_AUDIT_LOCK_TIMEOUT_MS;
+	for (const char *c = env; *c != '\0'; c++) {
+		if (*c < '0' || *c > '9' || v > BERTH_AUDIT_LOCK_TIMEOUT_MAX_MS) {
+			v = -1;
+			break;
+		}
+		v = v * 10 + (*c - '0');
+	}
+	if (env[0] == '\0' || v < 0 || v > BERTH_AUDIT_LOCK_TIMEOUT_MAX_MS) {
+		berth_usage_err(err,
+				"invalid BERTH_AUDIT_LOCK_TIMEOUT_MS `%s`: expected 0 to %d (milliseconds)",
+				env, BERTH_AUDIT_LOCK_TIMEOUT_MAX_MS);
+		berth_err_hint(err, "write a number of milliseconds in decimal digits, or unset it for %d",
+			       BERTH_AUDIT_LOCK_TIMEOUT_MS);
+		return -1;
+	}
+	return v;
+}
+
+/*
+ * flock(2) @op on @fd, waiting at most @limit ms: a writer that holds the
+ * lock and is stopped (SIGSTOP, a debugger) must not hang every later
+ * berth forever.  Returns 0, -1 with errno (ETIMEDOUT when the wait ran
+ * out).
+ */
+static int lock_wait(int fd, int op, long limit)
+{
 	long waited = 0, step = 1;
 
 	for (;;) {
@@ -162,8 +193,11 @@ int berth_aud_lock(int fd, int op, const char *dir, struct berth_error *err)
 {
 	/* A reader says what it locks for; the writer's lock is the log's own. */
 	const char *why = op == LOCK_SH ? " to read it" : "";
+	long limit = lock_limit(err);
 
-	if (lock_wait(fd, op) < 0) {
+	if (limit < 0)
+		return -1;
+	if (lock_wait(fd, op, limit) < 0) {
 		int e = errno;
 		if (e == ETIMEDOUT)
 			berth_err(err, 0,

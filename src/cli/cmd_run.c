@@ -390,7 +390,12 @@ int cmd_run(int argc, char **argv)
 		berth_audit_new_run_id(run_id);
 		(void)berth_audit_dir(adir, sizeof adir, &ae); /* unnamed: the sweep uses the default */
 		if (berth_journal_create(&journal, run_id, adir, &err) < 0) {
+			/* Without it a berth killed later would leave what the run
+			 * made and no end in the audit trail: nothing starts. */
 			cli_print_error(&err);
+			fputs("berth: the run journal cannot be written, so the run does not start (fail "
+			      "closed)\n",
+			      stderr);
 			berth_run_opts_free(&o);
 			return err.status ? err.status : 125;
 		}

@@ -37,7 +37,7 @@ static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
 {
-	for (; l != NULL && *l != NULL; l++)
+	for (; l != NULL && *l != NULL; l++) /* NULL: no list (no run options given) */
 		if (strcmp(*l, s) == 0)
 			return true;
 	return false;
@@ -413,6 +413,40 @@ static int settle_home(struct berth_spawn_req *r, struct berth_error *err)
 	return 0;
 }
 
+/* Whether the profile's own `options:` are what berth_run_parse refused
+ * (with the same workspace): then @err names the profile's file, as any
+ * other bad field of a profile does, and says what was wrong with them. */
+static bool profile_options_bad(struct berth_spawn_req *r, char *(*env_lookup)(const char *),
+				struct berth_error *err)
+{
+	struct berth_run_opts trial;
+	struct berth_error te = {0};
+	char **av = NULL;
+	size_t ac = 0;
+	bool bad = false;
+
+	if (berth_strv_push(&av, &ac, "run") < 0 || berth_strv_push(&av, &ac, "--workspace") < 0 ||
+	    berth_strv_push(&av, &ac, r->workspace != NULL ? r->workspace : BERTH_SPAWN_STANDIN_WORKSPACE) <
+		0)
+		goto out;
+	for (size_t i = 0; i < r->profile.n_options; i++)
+		if (berth_strv_push(&av, &ac, r->profile.options[i]) < 0)
+			goto out;
+	if (berth_strv_push(&av, &ac, "--") < 0 || berth_strv_push(&av, &ac, "true") < 0)
+		goto out;
+	if (berth_run_parse((int)ac, av, env_lookup, &trial, &te) < 0) {
+		bad = true;
+		berth_usage_err(err, "%s: options: %s",
+				r->profile.path != NULL ? r->profile.path : r->profile.name, te.msg);
+		if (te.hint[0] != '\0')
+			berth_err_hint(err, "%s", te.hint);
+	}
+	berth_run_opts_free(&trial);
+out:
+	berth_strv_free(av);
+	return bad;
+}
+
 int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
 {
 	char **av = NULL;
@@ -539,6 +573,8 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 #undef PUSH
 	if (berth_run_parse((int)ac, av, env_lookup, &r->run, err) < 0) {
 		berth_run_opts_free(&r->run);
+		if (r->profile.n_options > 0 && profile_options_bad(r, env_lookup, err))
+			goto out;
 		/* the `none` is the profile's, not the caller's: say so */
 		if (!user_network && !user_hosts && r->profile.network != NULL &&
 		    strcmp(r->profile.network, "none") == 0 &&

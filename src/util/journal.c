@@ -62,6 +62,16 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
+/* @fd (just locked) is still the file at @path: not removed or replaced by
+ * the berth that held the lock before us. */
+static bool still_there(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+	       a.st_nlink > 0;
+}
+
 int berth_journal_create(struct berth_journal *j, const char *run_id, const char *audit_dir,
 			 struct berth_error *err)
 {
@@ -83,14 +93,31 @@ int berth_journal_create(struct berth_journal *j, const char *run_id, const char
 		return -1;
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, run_id);
 	snprintf(j->path, sizeof j->path, "%s/%s", dir, run_id);
-	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot create the run journal `%s`", tmp);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return berth_err(err, e, "cannot lock the run journal `%s`", tmp);
+	/* every message names the journal, never its temporary (cli-contract.md) */
+	/* Another berth's sweep (sweep_tmp) may lock and remove the temporary
+	 * between its open and our flock, taking it for a killed berth's: wait
+	 * for that lock, and make the file again when it is gone. */
+	int fd = -1;
+	for (int tries = 0; fd < 0; tries++) {
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return berth_err(err, errno, "cannot create the run journal `%s`", j->path);
+		if (flock(fd, LOCK_EX) < 0) {
+			int e = errno;
+			close(fd);
+			unlink(tmp);
+			return berth_err(err, e, "cannot lock the run journal `%s`", j->path);
+		}
+		if (!still_there(fd, tmp)) {
+			close(fd);
+			fd = -1;
+			if (tries >= 8)
+				return berth_err(
+				    err, EAGAIN,
+				    "cannot create the run journal `%s`: removed again and again "
+				    "as it was made",
+				    j->path);
+		}
 	}
 	n = snprintf(head, sizeof head, "berth-run-journal 1\nrun %s\npid %ld\naudit %s\n", run_id,
 		     (long)getpid(), audit_dir != NULL ? audit_dir : "");
@@ -98,7 +125,7 @@ int berth_journal_create(struct berth_journal *j, const char *run_id, const char
 		int e = n < 0 || (size_t)n >= sizeof head ? ENAMETOOLONG : errno;
 		unlink(tmp);
 		close(fd);
-		return berth_err(err, e, "cannot write the run journal `%s`", tmp);
+		return berth_err(err, e, "cannot write the run journal `%s`", j->path);
 	}
 	berth_crash_point("run.journal_tmp");
 	if (rename(tmp, j->path) < 0) {
@@ -163,16 +190,6 @@ bool berth_journal_live(const char *run_id)
  * berth's, but not every writer of it is) would otherwise block the open, and
  * with it every later berth, for ever; a journal is a regular file, which
  * O_NONBLOCK does not change. */
-
-/* @fd (just locked) is still the file at @path: not removed or replaced by
- * the berth that held the lock before us. */
-static bool still_there(int fd, const char *path)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-	       a.st_nlink > 0;
-}
 
 /* A temporary journal (.ID.tmp): removed when nobody holds it. */
 static void sweep_tmp(const char *path)

@@ -48,9 +48,13 @@ struct berth_journal {
  * berth_journal_create - make live/@run_id (the directory 0700, the file
  * 0600) for the supervisor of this process, locked, with its first four
  * lines (@audit_dir: the run's audit directory).  It is made as
- * live/.@run_id.tmp, locked, then renamed into place: no other berth ever
- * sees it unlocked.  Returns 0, or -1 with @err filled (no state directory,
- * or a live/ that is not a private directory of this user: status 2; the
+ * live/.@run_id.tmp, locked, then renamed into place: no other berth sees
+ * the journal unlocked.  The temporary is unlocked between its open(2) and
+ * flock(2), where a concurrent berth_journal_sweep may take it for a killed
+ * berth's and remove it: then it is made again (at most 8 times, then
+ * EAGAIN).  Every message names live/@run_id, never the temporary.
+ * Returns 0, or -1 with @err filled (no state directory, or a live/ that is
+ * not a private directory of this user: status 2; the
  * mkdir(2), open(2), write(2) error); then @j->fd is -1 and nothing is left.
  */
 int berth_journal_create(struct berth_journal *j, const char *run_id, const char *audit_dir,

@@ -9,7 +9,10 @@
 #     8 callers x 20 add_note at once give 160 distinct ids, exactly 1..160,
 #     and list_notes holds exactly the 160 notes with the ids handed out;
 #     8 callers completing their own notes at once lose no change; a
-#     temporary file a killed writer left is swept by the next write.
+#     temporary file a killed writer left is swept by the next write;
+#   - berth's run journal: 20 `berth run` at once, three times over, all
+#     start (each sweeps live/ for killed berths' temporaries, and must not
+#     take another's journal being made for one).
 #
 # usage: run-apps-concurrent.sh /path/to/berth /path/to/repo
 # Works as root and as an unprivileged user.  Output is TAP; exit status 1 if
@@ -110,6 +113,19 @@ rpc add_note --input '{"text":"after"}' >"$TOP/after.out" 2>/dev/null
 eq "a killed writer's temporary: the next add works" "$(cat "$TOP/after.out")" "{\"id\":$((total + 1))}"
 eq "a killed writer's temporary: swept under the lock" \
 	"$(find "$STATE/workspace" -name '*.tmp')" ""
+
+# --- 20 runs at once: one's sweep of live/ never takes another's journal ---
+mkdir -m 700 "$TOP/ws"
+for round in 1 2 3; do
+	for w in $(seq 20); do
+		("$B" run --workspace "$TOP/ws" -- true </dev/null >/dev/null 2>"$TOP/run.$round.$w.err"
+			echo $? >"$TOP/run.$round.$w.rc") &
+	done
+	wait
+done
+eq "20 runs at once (3 rounds): every one exits 0" "$(cat "$TOP"/run.*.rc | sort -u)" 0
+eq "20 runs at once: none says a word about its journal" "$(errs "$TOP"/run.*.err)" ""
+eq "20 runs at once: no journal or temporary left in live/" "$(ls -A "$XDG_STATE_HOME/berth/live")" ""
 
 echo "1..$N"
 [ "$FAILS" -eq 0 ]

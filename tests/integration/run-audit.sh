@@ -314,6 +314,16 @@ check "...the command did not run" [ ! -e "$T/ws/ran" ]
 check "...and says who holds what" grep -q "another berth process holds it" "$T/err"
 "$B" run -- true; rc=$?
 check "...and runs again once the lock is free" [ "$rc" -eq 0 ]
+# the wait's own bounds: strtol(3) took `abc` and `-5` for no wait and
+# 99999999999999999999 for LONG_MAX ms (a held lock hung the run for ages)
+for v in abc -5 ' 50' 1e3 99999999999999999999 3600001 ''; do
+	BERTH_AUDIT_LOCK_TIMEOUT_MS=$v "$B" run -- touch ran 2>"$T/err"; rc=$?
+	check "BERTH_AUDIT_LOCK_TIMEOUT_MS='$v': refused (125), naming the value and the range, nothing ran" \
+		bash -c '[ $0 -eq 125 ] && [ ! -e "$1" ] && [ "$(grep -v "^berth: limits: " "$2" | head -n 1)" = "berth: invalid BERTH_AUDIT_LOCK_TIMEOUT_MS \`$3\`: expected 0 to 3600000 (milliseconds)" ]' \
+		"$rc" "$T/ws/ran" "$T/err" "$v"
+done
+BERTH_AUDIT_LOCK_TIMEOUT_MS=3600000 "$B" run -- true; rc=$?
+check "BERTH_AUDIT_LOCK_TIMEOUT_MS=3600000 (the maximum): runs" [ "$rc" -eq 0 ]
 fresh efbig
 "$B" run -- true
 before=$(sha256sum "$(logf)" | cut -d' ' -f1)

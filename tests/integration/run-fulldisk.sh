@@ -100,6 +100,7 @@ leftovers() {
 }
 runs_dirs() { find "$ST/berth/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l; }
 FAIL_CLOSED='berth: the audit trail cannot record this run, so it does not start (fail closed)'
+JOURNAL_CLOSED='berth: the run journal cannot be written, so the run does not start (fail closed)'
 
 # Does this build have crash points (and so the injected write errors)?
 HAVE_INJECT=0
@@ -125,11 +126,11 @@ fill "$ST"
 b run -- touch ran
 eq "state full: berth run refuses (125)" "$RC" 125
 check "state full: the command did not run" test ! -e "$WS/ran"
-eq "state full: the first line names the audit log and the cause" "$(printf '%s\n' "$ERR" | sed -n 1p)" \
-	"berth: cannot write the audit log \`$log\`: No space left on device"
-check "state full: then the run record's write, the real file named (not a temporary)" \
-	grep -qxE "berth: cannot write \`$ST/berth/runs/[0-9a-f]{16}/run.json\`: No space left on device" <<<"$ERR"
-eq "state full: the last line says the run did not start" "$(printf '%s\n' "$ERR" | tail -n 1)" "$FAIL_CLOSED"
+# the run journal is the first file a run writes (before its audit records)
+eq "state full: one message naming the run journal (not its temporary) and the cause, then the refusal" \
+	"$(sed -E 's|/live/[0-9a-f]{16}`|/live/ID`|' <<<"$ERR")" \
+	"berth: cannot write the run journal \`$ST/berth/live/ID\`: No space left on device
+$JOURNAL_CLOSED"
 eq "state full: no run directory left (empty or not)" "$(runs_dirs)" "$before_runs"
 eq "state full: runs/last unchanged" "$(cat "$ST/berth/runs/last")" "$before_last"
 eq "state full: the audit log unchanged (nothing half-written)" "$(sha256sum "$log")" "$before_log"
@@ -157,6 +158,28 @@ check "state freed: the command ran" test -e "$WS/ran"
 rm -f "$WS/ran"
 b audit verify
 check "state freed: the audit trail verifies" grep -q '^intact: ' <<<"$OUT"
+
+# --- the audit directory full (on another file system than the state) ---
+mkdir -m 700 "$RUN/aud"
+BERTH_AUDIT_DIR=$RUN/aud b run -- true
+eq "audit full: set-up run" "$RC" 0
+before_runs=$(runs_dirs)
+before_last=$(cat "$ST/berth/runs/last")
+log=$(ls "$RUN"/aud/audit-*.jsonl)
+before_log=$(sha256sum "$log")
+fill "$RUN"
+BERTH_AUDIT_DIR=$RUN/aud b run -- touch ran
+eq "audit full: berth run refuses (125)" "$RC" 125
+check "audit full: the command did not run" test ! -e "$WS/ran"
+eq "audit full: the first line names the audit log and the cause" "$(printf '%s\n' "$ERR" | sed -n 1p)" \
+	"berth: cannot write the audit log \`$log\`: No space left on device"
+eq "audit full: the last line says the run did not start" "$(printf '%s\n' "$ERR" | tail -n 1)" "$FAIL_CLOSED"
+eq "audit full: no run directory left (empty or not)" "$(runs_dirs)" "$before_runs"
+eq "audit full: runs/last unchanged" "$(cat "$ST/berth/runs/last")" "$before_last"
+eq "audit full: the audit log unchanged (nothing half-written)" "$(sha256sum "$log")" "$before_log"
+eq "audit full: no temporary or empty file left" "$(leftovers "$ST")$(leftovers "$RUN/aud")" ""
+unfill "$RUN"
+rm -rf "$RUN/aud"
 
 # --- the audit trail refuses after the run record was written: taken back ---
 # (a read-only audit directory: root through a read-only bind mount, another

@@ -215,6 +215,19 @@ has "profile bad network: file:line:col and the value" "$ERR" "badnet.yml:2:10: 
 printf 'a: &x [1]\nb: *x\n' >"$XDG_CONFIG_HOME/berth/profiles/alias.yml"
 b spawn alias
 has "profile aliases refused" "$ERR" "alias.yml:2:4: aliases are not allowed"
+# a bad value among the profile's own options (network none, no run option
+# given: the spawn crashed, SIGSEGV, before it said anything)
+printf 'command: [sh]\nnetwork: none\noptions: [--pids, "0"]\n' >"$XDG_CONFIG_HOME/berth/profiles/badopt.yml"
+b spawn badopt --name badopt
+eq "profile with a bad option value: 2, the message names the profile's file and the value" "$RC:$ERR" \
+	"2:berth: $XDG_CONFIG_HOME/berth/profiles/badopt.yml: options: invalid --pids \`0\`: zero, expected 2 to 4194304
+berth: hint: write a whole number in decimal digits, such as \`64\`"
+printf 'command: [sh]\nnetwork: none\noptions: [--memory, "18446744073709551616"]\n' >"$XDG_CONFIG_HOME/berth/profiles/badopt.yml"
+b spawn badopt --name badopt --pids 64
+has "profile with a value past 2^64 - 1, run options given too: the profile's named" "$RC:$ERR" \
+	"2:berth: $XDG_CONFIG_HOME/berth/profiles/badopt.yml: options: invalid --memory \`18446744073709551616\`: too large"
+[ ! -e "$XDG_RUNTIME_DIR/berth/sessions/badopt" ] && pass "profile with a bad option value: no session left" ||
+	fail "profile with a bad option value: leftovers" "$(ls -R "$XDG_RUNTIME_DIR/berth/sessions" 2>&1)"
 printf 'network: none\n' >"$XDG_CONFIG_HOME/berth/profiles/nocmd.yml"
 b spawn nocmd
 has "profile without command" "$ERR" "\`command\` is missing"
