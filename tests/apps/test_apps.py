@@ -438,7 +438,7 @@ def notes_persist():
             error_of(app.call("add_note", {"text": "  "}), -32602, "empty text")
             error_of(app.call("complete_note", {"id": "1"}), -32602, "string id")
             check_eq(app.close(), 0, "exit status")
-        check_eq(sorted(os.listdir(ws)), ["notes.json"], "only notes.json in the workspace (no temp files)")
+        check_eq(sorted(os.listdir(ws)), [".notes.lock", "notes.json"], "only notes.json and its lock file in the workspace (no temp files)")
         with open(os.path.join(ws, "notes.json"), encoding="utf-8") as f:
             check_eq(len(json.load(f)["notes"]), 3, "notes.json holds the list")
     finally:
@@ -459,7 +459,7 @@ def notes_errors():
         err = error_of(app.call("list_notes", {}), -32001, "notes.json is a directory")
         check_eq(err["data"]["errno_name"], "EISDIR", "errno_name")
         err = error_of(app.call("add_note", {"text": "x"}), -32001, "add with notes.json a directory")
-        check_eq(sorted(os.listdir(app.workspace)), ["notes.json"], "the temp file was removed")
+        check_eq(sorted(os.listdir(app.workspace)), [".notes.lock", "notes.json"], "the temp file was removed (the lock file stays)")
         check_eq(app.close(), 0, "exit status")
 
 
