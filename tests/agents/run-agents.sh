@@ -92,12 +92,16 @@ P2=$(cat "$TOP/declared.port") P3=$(cat "$TOP/undeclared.port")
 
 # The scripted turns.  Every command ends by printing its exit status, so the
 # model sees it in the tool result whatever the CLI does with a failure.
+# The statuses asserted are programs' (coreutils: 1 on an error), never a
+# shell's own: the CLIs run commands in the user's login shell (codex: bash for
+# root, /bin/sh = dash for a user made by plain useradd), and a failed
+# redirection is 1 in bash but 2 in dash.
 turns() { # turns CLI: the steps (a)-(e) as JSON lines
 	local c=$1
 	cat <<-EOF
 	{"bash": "printf 'written by $c\\\\n' > agent-$c.txt; echo write-exit=\$?; pwd"}
 	{"bash": "cat ~/.ssh/$CANARY; echo home-exit=\$?; cat $HOSTHOME/.ssh/$CANARY; echo hosthome-exit=\$?"}
-	{"bash": "echo canary > /etc/berth-canary; echo etc-exit=\$?"}
+	{"bash": "echo canary | tee /etc/berth-canary; echo etc-exit=\$?"}
 	{"bash": "curl -sS -i -m 20 http://undeclared.example/berth-$c; echo curl-exit=\$?"}
 	{"bash": "curl -sS -i -m 20 http://127.0.0.1:$P3/undeclared-$c; echo curl-exit=\$?"}
 	{"bash": "curl -sS -m 20 http://127.0.0.1:$P2/declared-$c; echo curl-exit=\$?"}
