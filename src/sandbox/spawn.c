@@ -38,7 +38,10 @@
  *          11. drop capabilities (bounding, securebits, ambient, sets)
  *          12. NO_NEW_PRIVS, Landlock, close stray fds
  *          13. Landlock probe, seccomp last, measure what is enforced and
- *              send it to the parent (docs/attest.md), then execve
+ *              send it to the parent (docs/attest.md)
+ *   parent     the caller's on_measured hook records it; then one byte, "go"
+ *              (a failed record kills the sandbox instead)
+ *   command    execve
  *           ---- sync 3: execve closes the socket (CLOEXEC), or the command
  *                sends its error (126/127) ----
  *   parent 14. relay the pty, forward signals, enforce --timeout, collect status

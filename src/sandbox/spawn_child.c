@@ -292,6 +292,19 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_measure_self(&mm.meas);
 		berth_sb_send_msg(s->sock[1], &mm, NULL, 0);
 	}
+	/* ... and wait until berth has recorded it (sync 3's go): what the
+	 * supervisor could not record must not run (docs/attest.md).  End of
+	 * file (berth is gone, or killed us for a failed record) ends here,
+	 * before the command's first instruction. */
+	{
+		char go;
+		ssize_t n;
+		do
+			n = read(s->sock[1], &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(BERTH_EXIT_INTERNAL);
+	}
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
 	if (e == ENOENT)

@@ -284,6 +284,20 @@ if [ "$HAVE_INJECT" -eq 1 ]; then
 	eq "EDQUOT: no run directory left" "$(runs_dirs)" "$before_runs"
 	eq "EDQUOT: runs/last unchanged" "$(cat "$ST/berth/runs/last")" "$before_last"
 	eq "EDQUOT: no temporary or empty file left" "$(leftovers "$ST")" ""
+	# The measurement's record fails (sync 3): the command, already built
+	# and measured, must not execve.  Before the go byte of sync 3 it did
+	# in about half of the runs, while berth said it had not run.
+	ran=0 rcs=""
+	for _ in 1 2 3 4 5 6; do
+		rm -f "$WS/ran"
+		BERTH_TEST_WRITE_ERRNO=enforced.json:EIO b run -- touch ran
+		rcs="$rcs$RC "
+		[ -e "$WS/ran" ] && ran=$((ran + 1))
+	done
+	eq "EIO: enforced.json unwritable: berth run refuses (125) every time" "$rcs" "125 125 125 125 125 125 "
+	eq "EIO: enforced.json unwritable: the command never ran (0 of 6)" "$ran" 0
+	check "EIO: the message names enforced.json and the cause" \
+		grep -qxE "berth: cannot write \`$ST/berth/runs/[0-9a-f]{16}/enforced.json\`: Input/output error" <<<"$ERR"
 	BERTH_TEST_WRITE_ERRNO=session.json:EIO b spawn shell --name fd2 --workspace "$WS"
 	eq "EIO: berth spawn refuses (125)" "$RC" 125
 	eq "EIO: the message names session.json and the cause" "$(printf '%s\n' "$ERR" | sed -n 1p)" \
@@ -293,7 +307,7 @@ if [ "$HAVE_INJECT" -eq 1 ]; then
 	b audit verify
 	check "EIO/EDQUOT: the audit trail verifies" grep -q '^intact: ' <<<"$OUT"
 else
-	for d in "EIO: origin" "EDQUOT: run.json" "EIO: session.json"; do skip "$d" "$NOINJ"; done
+	for d in "EIO: origin" "EDQUOT: run.json" "EIO: enforced.json" "EIO: session.json"; do skip "$d" "$NOINJ"; done
 fi
 
 "$B" stop --all --grace 0 >/dev/null 2>&1
