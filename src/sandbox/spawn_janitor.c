@@ -102,28 +102,6 @@ static void janitor_lines(int wfd, struct berth_trust_report *r, int *sent)
 }
 
 /* berth_close_all_but with a third descriptor kept (each may be -1). */
-static void close_all_but3(int a, int b, int c)
-{
-	int keep[3] = {a, b, c};
-	unsigned from = 3;
-
-	for (int i = 0; i < 3; i++) /* sort the three */
-		for (int k = i + 1; k < 3; k++)
-			if (keep[k] < keep[i]) {
-				int t = keep[i];
-				keep[i] = keep[k];
-				keep[k] = t;
-			}
-	for (int i = 0; i < 3; i++) {
-		if (keep[i] < (int)from)
-			continue;
-		if ((unsigned)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
-		from = (unsigned)keep[i] + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0);
-}
-
 static void janitor_main(struct sandbox *s, int rfd, int wfd)
 {
 	pid_t child = 0;
@@ -148,7 +126,10 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 	 * util/journal.h): a copy of one of the caller's channels (an app's RPC
 	 * socket, either end) would hide an end of file from the app or from
 	 * berth. */
-	close_all_but3(rfd, wfd, s->o->journal != NULL ? s->o->journal->fd : -1);
+	{
+		int keep[3] = {rfd, wfd, s->o->journal != NULL ? s->o->journal->fd : -1};
+		berth_close_all_except(keep, 3);
+	}
 	/* During the run, the names of the repository's git directory that
 	 * could not be bound because they did not exist (trustscan.h). */
 	if (s->guard_ready)

@@ -228,18 +228,10 @@ bool berth_session_alive(const char *name)
 {
 	char path[PATH_MAX];
 	struct berth_error err = {0};
-	cleanup_close int fd = -1;
 
 	if (session_file(name, "lock", path, sizeof path, &err) < 0)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN);
-		return false;
-	}
-	return errno == EWOULDBLOCK;
+	return berth_lock_held(path);
 }
 
 int berth_session_claim(const char *name, struct berth_error *err)

@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "crash.h"
 #include "rundir.h"
+#include "sys.h"
 
 static bool id_valid(const char *id)
 {
@@ -176,14 +177,7 @@ bool berth_journal_live(const char *run_id)
 	if (!id_valid(run_id) || live_dir(dir) < 0)
 		return false;
 	snprintf(path, sizeof path, "%s/%s", dir, run_id);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN);
-		return false;
-	}
-	return errno == EWOULDBLOCK;
+	return berth_lock_held(path);
 }
 
 /* Every open of a file in live/ is O_NONBLOCK: a FIFO there (live/ is

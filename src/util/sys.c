@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -33,12 +34,20 @@ int64_t berth_now_us(void)
 	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
-void berth_close_all_but(int a, int b)
+void berth_close_all_except(const int *keep_in, size_t n)
 {
-	int keep[2] = {a < b ? a : b, a < b ? b : a};
+	int keep[8];
 	unsigned from = 3;
 
-	for (int i = 0; i < 2; i++) {
+	if (n > 8)
+		n = 8;
+	for (size_t i = 0; i < n; i++) { /* sorted, by insertion */
+		size_t k = i;
+		for (; k > 0 && keep[k - 1] > keep_in[i]; k--)
+			keep[k] = keep[k - 1];
+		keep[k] = keep_in[i];
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (keep[i] < (int)from)
 			continue;
 		if ((unsigned)keep[i] > from)
@@ -46,6 +55,26 @@ void berth_close_all_but(int a, int b)
 		from = (unsigned)keep[i] + 1;
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+void berth_close_all_but(int a, int b)
+{
+	int keep[2] = {a, b};
+
+	berth_close_all_except(keep, 2);
+}
+
+bool berth_lock_held(const char *path)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		return false;
+	}
+	return errno == EWOULDBLOCK;
 }
 
 #ifdef BERTH_CRASH_POINTS

@@ -6,6 +6,7 @@
 #ifndef BERTH_SYS_H
 #define BERTH_SYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,6 +23,21 @@ int64_t berth_now_us(void);
  * errors are ignored (a kernel without close_range leaves them open).
  */
 void berth_close_all_but(int a, int b);
+
+/*
+ * berth_close_all_except - close every descriptor >= 3 except the @n ones in
+ * @keep (any may be -1; @n at most 8), as berth_close_all_but().
+ */
+void berth_close_all_except(const int *keep, size_t n);
+
+/*
+ * berth_lock_held - whether another open file description holds a flock(2)
+ * lock on @path (a lock file whose holder is alive: a run's journal, a
+ * session's lock).  Opened read-only, never through a symbolic link, and
+ * O_NONBLOCK (a FIFO put there must not block the caller).  Returns false
+ * when @path cannot be opened or nobody holds it.
+ */
+bool berth_lock_held(const char *path);
 
 /* berth_write_atomic flags */
 #define BERTH_WRITE_SYNC 0x1 /* fsync(2) the file before the rename: its bytes are durable */
