@@ -121,6 +121,8 @@ static int check_origin(const struct berth_app_paths *paths, const char *name, b
 		return berth_err(err, errno, "cannot read `%s`", paths->origin);
 	if (dry)
 		return 0;
+	struct stat st;
+	bool made = lstat(paths->state_dir, &st) < 0 && errno == ENOENT;
 	if (berth_mkdirs(paths->state_dir, 0700, err) < 0)
 		return -1;
 	berth_crash_point("app.state_dir");
@@ -133,8 +135,14 @@ static int check_origin(const struct berth_app_paths *paths, const char *name, b
 				   BERTH_WRITE_DURABLE | BERTH_WRITE_EXCL, err);
 	if (r == 1)
 		return check_origin(paths, name, dry, err); /* a concurrent first run */
-	if (r < 0)
+	if (r < 0) {
+		/* Nothing of a first boot that did not happen: the directory
+		 * made for it goes too (rmdir: only while empty, so a concurrent
+		 * first boot's state stays). */
+		if (made)
+			rmdir(paths->state_dir);
 		return -1;
+	}
 	berth_crash_point("app.origin");
 	return 0;
 }

@@ -143,6 +143,7 @@ eq "state full: an app's first boot refuses (125)" "$RC" 125
 eq "state full: the message names the app's origin file and the cause" "$ERR" \
 	"berth: cannot write \`$ST/berth/apps/notes/origin\`: No space left on device"
 check "state full: no origin file (not even an empty one)" test ! -e "$ST/berth/apps/notes/origin"
+check "state full: no state directory of the app that did not boot" test ! -e "$ST/berth/apps/notes"
 eq "state full: no temporary or empty file left" "$(leftovers "$ST")" ""
 unfill "$ST"
 b rpc notes --app-dir "$NOTES" --export add_note --input '{"text":"first"}'
@@ -269,6 +270,7 @@ if [ "$HAVE_INJECT" -eq 1 ]; then
 	eq "EIO: the message names origin and the cause" "$ERR" \
 		"berth: cannot write \`$ST/berth/apps/notes/origin\`: Input/output error"
 	check "EIO: no origin file" test ! -e "$ST/berth/apps/notes/origin"
+	check "EIO: no state directory of the app that did not boot" test ! -e "$ST/berth/apps/notes"
 	eq "EIO: no temporary or empty file left" "$(leftovers "$ST")" ""
 	b rpc notes --app-dir "$NOTES" --export list_notes --input '{}'
 	eq "EIO gone: the next boot works, no warning" "$RC:$OUT:$ERR" '0:{"notes":[]}:'
