@@ -623,13 +623,27 @@ static void show_trust_log(const char *name)
 	fclose(f);
 }
 
+/* The supervisor's last line to a stop request (supervise.c end_session):
+ * its connection closing without it means the supervisor died. */
+#define ENDED_LINE "{\"ended\":true"
+
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 {
 	int *fds = calloc((size_t)n + 1, sizeof *fds), rc = 0, open_n = 0;
+	/* per connection: the start of its current line, to find ENDED_LINE
+	 * however the reads split it */
+	char(*line)[sizeof ENDED_LINE] = calloc((size_t)n + 1, sizeof *line);
+	size_t *line_len = calloc((size_t)n + 1, sizeof *line_len);
+	bool *ended = calloc((size_t)n + 1, sizeof *ended);
 	int64_t deadline;
 
-	if (fds == NULL)
+	if (fds == NULL || line == NULL || line_len == NULL || ended == NULL) {
+		free(fds);
+		free(line);
+		free(line_len);
+		free(ended);
 		return BERTH_EXIT_INTERNAL;
+	}
 	for (int i = 0; i < n; i++) {
 		struct berth_error err = {0};
 		fds[i] = berth_session_connect(names[i], &err);
@@ -661,11 +675,34 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 			if (fds[i] < 0 || p[i].revents == 0)
 				continue;
 			ssize_t got = read(fds[i], buf, sizeof buf);
+			for (ssize_t k = 0; k < got; k++) {
+				if (buf[k] == '\n') {
+					line_len[i] = 0;
+					continue;
+				}
+				if (line_len[i] < sizeof ENDED_LINE - 1)
+					line[i][line_len[i]++] = buf[k];
+				if (line_len[i] == sizeof ENDED_LINE - 1 &&
+				    memcmp(line[i], ENDED_LINE, sizeof ENDED_LINE - 1) == 0)
+					ended[i] = true;
+			}
 			if (got > 0)
 				continue;
 			close(fds[i]);
 			fds[i] = -1;
 			open_n--;
+			if (!ended[i]) {
+				/* Not "stopped": what the supervisor did not finish
+				 * (the session's end, its record) is not done. */
+				fprintf(stderr,
+					"berth: the session supervisor of `%s` died while stopping it\n"
+					"berth: hint: its sandbox dies with it and the next berth records "
+					"the run's end; `berth ps` shows the session as stale or exited, "
+					"`berth rm %s` clears it\n",
+					CLI_SAFE(names[i]), CLI_SAFE(names[i]));
+				rc = BERTH_EXIT_INTERNAL;
+				continue;
+			}
 			fprintf(stderr, "berth: stopped `%s`\n", CLI_SAFE(names[i]));
 			show_trust_log(names[i]);
 		}
@@ -680,6 +717,9 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 			rc = BERTH_EXIT_INTERNAL;
 		}
 	free(fds);
+	free(line);
+	free(line_len);
+	free(ended);
 	return rc;
 }
 

@@ -87,7 +87,10 @@ check_session() {
 		;;
 	*)
 		eq "$p: the session started (0)" "$SC_RC" 0
-		eq "$p: berth stop ends (the supervisor died)" "$SESS_STOP_RC:$SESS_STOP_ERR" "0:berth: stopped \`$n\`"
+		# not "stopped": the supervisor died before its end line (125)
+		eq "$p: berth stop says the supervisor died while stopping (125)" "$SESS_STOP_RC:$SESS_STOP_ERR" \
+			"125:berth: the session supervisor of \`$n\` died while stopping it
+berth: hint: its sandbox dies with it and the next berth records the run's end; \`berth ps\` shows the session as stale or exited, \`berth rm $n\` clears it"
 		case $p in session.stopping | session.screen) want=stale ;; *) want=exited ;; esac
 		eq "$p: berth ps says $want" "$(_session_ps "$n")" "$want"
 		;;
