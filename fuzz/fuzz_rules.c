@@ -13,8 +13,8 @@
  *  - every denial reads "refused by rules (fuzz.yml:LINE): ..." with a
  *    LINE inside the file, and has status BERTH_EXIT_USAGE;
  *  - the narrowest policy (network none, no workspace, no mounts, env,
- *    unprotect or degraded mode, limits of 1) is refused only for its
- *    network;
+ *    unprotect or degraded mode, the smallest valid limits) is refused only
+ *    for its network;
  *  - adding the same file twice refuses exactly what it refused once (files
  *    only narrow; a file never widens another).
  */
@@ -106,9 +106,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The narrowest policy: only `networks` can refuse it. */
 	memset(&p, 0, sizeof p);
 	p.network = BERTH_NET_NONE;
-	p.memory = 1;
-	p.millicpus = 1;
-	p.pids = 1;
+	/* the smallest limits a policy may have (policy.h's range table):
+	 * rules judge only a valid policy (berth_rules_check validates first) */
+	p.tmp_size = berth_limit_defs[BERTH_LIMIT_TMP_SIZE].min;
+	p.memory = berth_limit_defs[BERTH_LIMIT_MEMORY].min;
+	p.millicpus = (uint32_t)berth_limit_defs[BERTH_LIMIT_CPUS].min;
+	p.pids = (uint32_t)berth_limit_defs[BERTH_LIMIT_PIDS].min;
+	p.nofile = (uint32_t)berth_limit_defs[BERTH_LIMIT_NOFILE].min;
 	if (verdict(r, &p, "none", maxline, m1, sizeof m1) < 0)
 		check(strstr(m1, "): networks does not allow none") != NULL);
 
@@ -121,9 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.env = env;
 	p.n_env = 2;
 	p.allow_degraded = true;
-	p.memory = 1ULL << 40;
-	p.millicpus = 64000;
-	p.pids = 100000;
+	/* the largest */
+	p.memory = berth_limit_defs[BERTH_LIMIT_MEMORY].max;
+	p.millicpus = (uint32_t)berth_limit_defs[BERTH_LIMIT_CPUS].max;
+	p.pids = (uint32_t)berth_limit_defs[BERTH_LIMIT_PIDS].max;
 	static const char *const modes[] = {"none", "proxy", "api-only", "host"};
 	for (size_t i = 0; i < 4; i++) {
 		p.network = i == 3 ? BERTH_NET_HOST : i == 0 ? BERTH_NET_NONE : BERTH_NET_PROXY;
