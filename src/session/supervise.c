@@ -61,7 +61,7 @@
  * it took the text (its screen changed after the text was written, then
  * stayed still for ENTER_QUIET_MS), for at most ENTER_WAIT_MAX_MS. */
 #define ENTER_QUIET_MS 150
-#define ENTER_WAIT_MAX_MS 3000
+#define ENTER_WAIT_MAX_MS 10000
 
 /* What is to be typed into the agent, in order (`send`, --prompt). */
 enum typed_kind {

@@ -276,7 +276,7 @@ for a in claude codex; do
 	"$BERTH" send "$a" "Run the session step. [scenario:session-$a]" --enter >/dev/null 2>&1
 	eq "$a session: send --enter exit 0" "$?" 0
 	# The scripted tool call sleeps 4 s: once the model has sent it, ps must say working.
-	for _ in $(seq 100); do [ "$(emitted "session-$a" 0)" != "(never reached)" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ "$(emitted "session-$a" 0)" != "(never reached)" ] && break; sleep 0.1; done
 	eq "$a session: the prompt reached the model, which called its shell tool" "$(emitted "session-$a" 0)" "$([ $a = claude ] && echo Bash || echo exec_command)" "$("$BERTH" peek "$a")" "$(mlog_tail)"
 	# If it did not, the checks below fail at once instead of waiting for a turn that cannot come.
 	w=1; [ "$(emitted "session-$a" 0)" = "(never reached)" ] && w=0
