@@ -10,18 +10,59 @@
 #include "trustscan.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/journal.h"
 
+/* One journal line, its value with '%' and '\n' as %25 and %0a (a path may
+ * hold a newline; a journal line may not). */
+static int note(const struct berth_journal *j, const char *kind, const char *v, struct berth_error *err)
+{
+	char out[3 * PATH_MAX + 1];
+	size_t o = 0;
+
+	for (; *v != '\0'; v++) {
+		if (o + 4 > sizeof out)
+			return berth_usage_err(err, "a trust-scan value is too long for the run journal");
+		if (*v == '%' || *v == '\n')
+			o += (size_t)snprintf(out + o, sizeof out - o, "%%%02x", (unsigned char)*v);
+		else
+			out[o++] = *v;
+	}
+	out[o] = '\0';
+	return berth_journal_note(j, kind, out, err);
+}
+
 static int note_list(const struct berth_journal *j, const char *kind, char *const *v, size_t n,
 		     struct berth_error *err)
 {
 	for (size_t i = 0; i < n; i++)
-		if (berth_journal_note(j, kind, v[i], err) < 0)
+		if (note(j, kind, v[i], err) < 0)
 			return -1;
+	return 0;
+}
+
+int berth_trust_unescape(char *s)
+{
+	char *o = s;
+
+	for (const char *c = s; *c != '\0'; c++) {
+		if (*c != '%') {
+			*o++ = *c;
+			continue;
+		}
+		if (strncmp(c, "%25", 3) == 0)
+			*o++ = '%';
+		else if (strncmp(c, "%0a", 3) == 0)
+			*o++ = '\n';
+		else
+			return -1;
+		c += 2;
+	}
+	*o = '\0';
 	return 0;
 }
 
@@ -37,7 +78,7 @@ int berth_trust_journal(const struct berth_journal *j, const struct berth_policy
 	    note_list(j, "trust-named", p->guard_named, p->n_guard_named, err) < 0)
 		return -1;
 	for (int i = 0; i < g->n_roots; i++)
-		if (berth_journal_note(j, "trust-root", g->roots[i].host, err) < 0)
+		if (note(j, "trust-root", g->roots[i].host, err) < 0)
 			return -1;
 	/* Last: a journal with its start names every root before it. */
 	snprintf(start, sizeof start, "%lld.%09ld", (long long)g->started.tv_sec, g->started.tv_nsec);

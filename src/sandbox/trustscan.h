@@ -77,7 +77,8 @@ struct berth_journal;
  * without a file: nothing) what berth_trust_repair needs when berth and its
  * janitor are both killed before the end-of-run scan: the policy @p's trust
  * lists ("trust-unprotect", "trust-ro", "trust-named" NAME), each root of
- * @g ("trust-root HOST-PATH") and, last, @g's start ("trust-start
+ * @g ("trust-root HOST-PATH"; in each value '%' and newline written %25 and
+ * %0a) and, last, @g's start ("trust-start
  * SEC.NSEC", CLOCK_REALTIME).  Before the sandbox is built.  Returns 0, or
  * -1 with @err filled (the journal's write error: the run must not start).
  */
@@ -92,6 +93,10 @@ struct berth_trust_journaled {
 	char **unprotect, **guard_ro, **guard_named;
 	size_t n_unprotect, n_guard_ro, n_guard_named;
 };
+
+/* berth_trust_unescape - a value berth_trust_journal wrote (each '%' and
+ * newline as %25 and %0a) back, in place; 0, or -1 for another '%'. */
+int berth_trust_unescape(char *s);
 
 /* berth_trust_parse_start - "SEC.NSEC" (NSEC 9 digits, SEC > 0) into @out;
  * 0, or -1 for anything else. */

@@ -91,6 +91,9 @@ static void parse(char *text, struct items *it)
 			it->cgroups[it->n_cgroups++] = (char *)v;
 		else if (strcmp(l, "tree") == 0 && it->n_trees < MAX_ITEMS)
 			it->trees[it->n_trees++] = v;
+		else if (strncmp(l, "trust-", 6) == 0 && strcmp(l, "trust-start") != 0 &&
+			 strcmp(l, "trust-done") != 0 && berth_trust_unescape(sp + 1) < 0)
+			it->trust_overflow = true; /* a value berth did not write: left out */
 		else if (strcmp(l, "trust-root") == 0) {
 			if (it->trust.n_roots < BERTH_GUARD_ROOTS)
 				it->trust.roots[it->trust.n_roots++] = v;

@@ -121,6 +121,20 @@ hasnt "the next berth does not scan again" "$ERR" "set aside"
 hasnt "... nor names the repository again" "$ERR" "made or changed the git repository"
 has "it records the run's end" "$ERR" "berth: run $ID ended without its supervisor"
 
+# --- a workspace with a newline in its name (escaped in the journal) ---
+WS=$TOP/$'ws\n3'
+mkdir "$WS" && git -C "$WS" init -q
+start_run "$WS" c || fail "the third run plants" "$(cat "$TOP/run.err")"
+J=$(janitor_of "$RUNPID")
+kill -KILL "$RUNPID" $J
+wait "$RUNPID" 2>/dev/null || :
+RUNPID=
+for _ in $(seq 50); do pgrep -f "MARK-$$-c" >/dev/null || break; sleep 0.1; done
+check "newline: the plant is there (premise)" test -f "$WS/.vscode/tasks.json"
+has "newline: the journal escapes it" "$(cat "$LIVE"/* 2>/dev/null)" "trust-root $TOP/ws%0a3"
+(cd "$TOP/plain" && "$B" run -- true) >/dev/null 2>"$TOP/next.err"
+check "newline: the next berth sets the task file aside" test ! -e "$WS/.vscode/tasks.json" -a -f "$WS/.vscode/tasks.json.berth-set-aside"
+
 # --- a journal whose trust root is a link: not followed ---
 TG=$TOP/target
 mkdir -p "$TG/.vscode"
