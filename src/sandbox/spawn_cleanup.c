@@ -11,6 +11,7 @@
 
 #include "../util/text.h"
 #include "../util/cleanup.h"
+#include "../util/journal.h"
 #include "../util/rmtree.h"
 #include "trustscan.h"
 #include "mounts.h"
@@ -90,7 +91,12 @@ static void trust_scan(const struct sandbox *s)
 	struct trust_log tl = {.path = s->o->trust_log}, *log = &tl;
 
 	janitor_watch_lines(s, log);
-	if (berth_trust_scan(s->p, &s->guard, &r, &e) < 0) {
+	int rc = berth_trust_scan(s->p, &s->guard, &r, &e);
+	if (rc == 0) {
+		struct berth_error ignored = {0};
+		berth_journal_note(s->o->journal, "trust-done", "1", &ignored);
+	}
+	if (rc < 0) {
 		trust_line(
 		    s, log,
 		    "warning: berth could not finish looking for what the sandbox planted on the host's "

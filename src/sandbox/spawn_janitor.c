@@ -187,8 +187,11 @@ static void janitor_main(struct sandbox *s, int rfd, int wfd)
 		struct berth_error e = {0};
 		if (ifd >= 0)
 			berth_trust_watch_events(ifd, wds, s->p, &s->guard, &watch);
-		if (berth_trust_scan(s->p, &s->guard, &r, &e) == 0)
+		if (berth_trust_scan(s->p, &s->guard, &r, &e) == 0) {
 			berth_trust_report_free(&r);
+			/* the next berth need not scan again (orphans.c) */
+			berth_journal_note(s->o->journal, "trust-done", "1", &e);
+		}
 	}
 	berth_guard_free(&s->guard);
 	/* What lives as long as the run (remove_at_end: `berth run`'s copy

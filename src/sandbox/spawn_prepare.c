@@ -13,6 +13,7 @@
 #include "../util/cleanup.h"
 #include "landlock.h"
 #include "mounts.h"
+#include "trustscan.h"
 
 #include "spawn_int.h"
 
@@ -414,6 +415,10 @@ int berth_sb_prepare_guard(struct sandbox *s, struct berth_error *err)
 	if (berth_guard_prepare(s->p, &s->guard, err) < 0)
 		return -1;
 	s->guard_ready = true;
+	/* So that the next berth scans if this one and its janitor are both
+	 * killed (trustscan.h, berth_trust_repair). */
+	if (berth_trust_journal(s->o->journal, s->p, &s->guard, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -70,6 +70,47 @@ int berth_trust_scan(const struct berth_policy *p, const struct berth_guard *g,
 
 void berth_trust_report_free(struct berth_trust_report *r);
 
+struct berth_journal;
+
+/*
+ * berth_trust_journal - name in the run journal @j (util/journal.h; NULL or
+ * without a file: nothing) what berth_trust_repair needs when berth and its
+ * janitor are both killed before the end-of-run scan: the policy @p's trust
+ * lists ("trust-unprotect", "trust-ro", "trust-named" NAME), each root of
+ * @g ("trust-root HOST-PATH"; in each value '%' and newline written %25 and
+ * %0a) and, last, @g's start ("trust-start
+ * SEC.NSEC", CLOCK_REALTIME).  Before the sandbox is built.  Returns 0, or
+ * -1 with @err filled (the journal's write error: the run must not start).
+ */
+int berth_trust_journal(const struct berth_journal *j, const struct berth_policy *p,
+			const struct berth_guard *g, struct berth_error *err);
+
+/* What a journal named (the caller's arrays, pointing into its text). */
+struct berth_trust_journaled {
+	const char *roots[BERTH_GUARD_ROOTS];
+	int n_roots;
+	struct timespec started;
+	char **unprotect, **guard_ro, **guard_named;
+	size_t n_unprotect, n_guard_ro, n_guard_named;
+};
+
+/* berth_trust_unescape - a value berth_trust_journal wrote (each '%' and
+ * newline as %25 and %0a) back, in place; 0, or -1 for another '%'. */
+int berth_trust_unescape(char *s);
+
+/* berth_trust_parse_start - "SEC.NSEC" (NSEC 9 digits, SEC > 0) into @out;
+ * 0, or -1 for anything else. */
+int berth_trust_parse_start(const char *text, struct timespec *out);
+
+/*
+ * berth_trust_repair - the end-of-run scan of a run whose janitor never
+ * made it: the guard of @in's roots read again (berth_guard_prepare), its
+ * start @in->started, then berth_trust_scan.  Returns as that does (and -1,
+ * status 2, for no root or more than BERTH_GUARD_ROOTS).
+ */
+int berth_trust_repair(const struct berth_trust_journaled *in, struct berth_trust_report *out,
+		       struct berth_error *err);
+
 /*
  * berth_trust_watch - during the run: an inotify(7) descriptor (IN_CREATE,
  * IN_MOVED_TO) on the git directory of each root's repository that lacked

@@ -19,6 +19,7 @@
 
 #include "../audit/audit.h"
 #include "../sandbox/limits.h"
+#include "../sandbox/trustscan.h"
 #include "../util/crash.h"
 #include "../util/journal.h"
 #include "../util/rmtree.h"
@@ -33,6 +34,11 @@ struct sweep {
 
 struct items {
 	const char *pid, *audit, *rundir;
+	/* the end-of-run trust scan's (sandbox/trustscan.h): the arrays are
+	 * as long as the journal has lines */
+	struct berth_trust_journaled trust;
+	const char *trust_start;
+	bool trust_done, trust_overflow;
 	char *cgroups[MAX_ITEMS];
 	const char *trees[MAX_ITEMS];
 	int n_cgroups, n_trees;
@@ -61,6 +67,13 @@ static void say(const struct sweep *s, const char *fmt, ...)
 static void parse(char *text, struct items *it)
 {
 	char *save = NULL;
+	size_t lines = 1;
+
+	for (const char *c = text; *c; c++)
+		lines += *c == '\n';
+	it->trust.unprotect = calloc(lines, sizeof(char *));
+	it->trust.guard_ro = calloc(lines, sizeof(char *));
+	it->trust.guard_named = calloc(lines, sizeof(char *));
 
 	for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
 		char *sp = strchr(l, ' ');
@@ -78,7 +91,87 @@ static void parse(char *text, struct items *it)
 			it->cgroups[it->n_cgroups++] = (char *)v;
 		else if (strcmp(l, "tree") == 0 && it->n_trees < MAX_ITEMS)
 			it->trees[it->n_trees++] = v;
+		else if (strncmp(l, "trust-", 6) == 0 && strcmp(l, "trust-start") != 0 &&
+			 strcmp(l, "trust-done") != 0 && berth_trust_unescape(sp + 1) < 0)
+			it->trust_overflow = true; /* a value berth did not write: left out */
+		else if (strcmp(l, "trust-root") == 0) {
+			if (it->trust.n_roots < BERTH_GUARD_ROOTS)
+				it->trust.roots[it->trust.n_roots++] = v;
+			else
+				it->trust_overflow = true;
+		} else if (strcmp(l, "trust-start") == 0)
+			it->trust_start = v;
+		else if (strcmp(l, "trust-done") == 0)
+			it->trust_done = true;
+		else if (strcmp(l, "trust-unprotect") == 0 && it->trust.unprotect != NULL)
+			it->trust.unprotect[it->trust.n_unprotect++] = (char *)v;
+		else if (strcmp(l, "trust-ro") == 0 && it->trust.guard_ro != NULL)
+			it->trust.guard_ro[it->trust.n_guard_ro++] = (char *)v;
+		else if (strcmp(l, "trust-named") == 0 && it->trust.guard_named != NULL)
+			it->trust.guard_named[it->trust.n_guard_named++] = (char *)v;
 	}
+}
+
+static void items_free(struct items *it)
+{
+	free(it->trust.unprotect);
+	free(it->trust.guard_ro);
+	free(it->trust.guard_named);
+}
+
+/*
+ * The trust scan the janitor did not do (it was killed with berth): the
+ * journal's roots, trust lists and start, which berth_trust_journal wrote
+ * before the sandbox was built.  A journal without "trust-start" (the run
+ * died before its guard, or had none: an app's) or with "trust-done" (the
+ * janitor scanned) needs none.  A root must be a directory named by its real
+ * path; the scan only renames, in place, what changed since the start.
+ */
+static void trust_repair(const struct sweep *s, const char *run_id, struct items *it)
+{
+	struct berth_trust_report r;
+	struct berth_error err = {0};
+	char real[PATH_MAX];
+	struct stat st;
+	int n = 0;
+
+	if (it->trust_done || it->trust_start == NULL)
+		return;
+	if (berth_trust_parse_start(it->trust_start, &it->trust.started) < 0 || it->trust.unprotect == NULL ||
+	    it->trust.guard_ro == NULL || it->trust.guard_named == NULL) {
+		say(s,
+		    "run %s: its journal's trust-start `%s` is not SEC.NSEC: its workspace was not scanned",
+		    run_id, it->trust_start);
+		return;
+	}
+	for (int i = 0; i < it->trust.n_roots; i++) {
+		const char *root = it->trust.roots[i];
+		if (root[0] == '/' && realpath(root, real) != NULL && strcmp(real, root) == 0 &&
+		    stat(root, &st) == 0 && S_ISDIR(st.st_mode))
+			it->trust.roots[n++] = root;
+		else
+			say(s,
+			    "run %s: its journal names `%s` as a writable root, which is not a directory "
+			    "by its real path: not scanned",
+			    run_id, root);
+	}
+	it->trust.n_roots = n;
+	if (n == 0)
+		return;
+	if (berth_trust_repair(&it->trust, &r, &err) < 0) {
+		say(s, "run %s: the trust-surface scan of its workspace failed: %s", run_id, err.msg);
+		return;
+	}
+	for (int i = 0; i < r.n_lines; i++)
+		say(s, "run %s: %s", run_id, r.lines[i]);
+	if (r.n_more > 0)
+		say(s, "run %s: ... and %d more on the trust surface", run_id, r.n_more);
+	if (r.incomplete || it->trust_overflow)
+		say(s,
+		    "run %s: the trust-surface scan of its workspace is incomplete (a bound, or a "
+		    "directory it could not open)",
+		    run_id);
+	berth_trust_report_free(&r);
 }
 
 /*
@@ -255,7 +348,7 @@ static void clean_rundir(const char *dir, bool keep_manifest)
 static int repair(const char *run_id, char *text, void *ctx)
 {
 	const struct sweep *s = ctx;
-	struct items it = {0};
+	__attribute__((cleanup(items_free))) struct items it = {0};
 	struct seen seen = {.run_id = run_id};
 	struct berth_error err = {0};
 	int left, kept = 0;
@@ -264,6 +357,9 @@ static int repair(const char *run_id, char *text, void *ctx)
 	vet(s, run_id, &it);
 	left = berth_limits_cleanup_dirs(it.cgroups, it.n_cgroups);
 	berth_crash_point("sweep.cgroups");
+	/* the sandbox is gone (its cgroups, or PDEATHSIG): what it left on
+	 * the host's trust surface can be looked at */
+	trust_repair(s, run_id, &it);
 	for (int i = 0; i < it.n_trees; i++) {
 		struct berth_error e = {0};
 		if (berth_rmtree(it.trees[i], NULL, &e) < 0) {

@@ -17,7 +17,9 @@
 
 /*
  * berth_run_sweep - for each run journal whose supervisor is gone: kill what
- * is left in its cgroups and remove them, remove its --evidence copy, remove
+ * is left in its cgroups and remove them, do the end-of-run trust scan its
+ * janitor did not (no "trust-done" line: berth_trust_repair, the roots by
+ * their real paths only), remove its --evidence copy, remove
  * its run directory when the run never got a run.json (keeping an
  * evidence.json that the audit trail has an evidence.ingest record of),
  * and, when its audit log has its run.start and no run.stop, append

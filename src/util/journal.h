@@ -20,6 +20,11 @@
  *                              --evidence copy), before it is made
  *   rundir PATH                the run directory runs/RUN_ID, before its
  *                              mkdir(2)
+ *   trust-root PATH, trust-unprotect NAME, trust-ro NAME, trust-named NAME,
+ *   trust-start SEC.NSEC       the end-of-run trust scan's input, before
+ *                              the sandbox is built (sandbox/trustscan.h,
+ *                              berth_trust_journal)
+ *   trust-done 1               that scan was done (by berth or its janitor)
  * Not fsync'd: the journal is for a killed process, whose writes the page
  * cache keeps; a power cut also ends every cgroup and process of the run.
  */
