@@ -6,7 +6,8 @@
  * directory, which berth makes /workspace.  The app checks no path itself;
  * the sandbox (mounts and Landlock) decides, and a denial comes back as
  * -32001 with the errno, the system call and the path, so that berth can say
- * which capability was missing.
+ * which capability was missing.  write_file replaces a file atomically
+ * (temporary file, fsync, rename, fsync of the directory; apps/README.md).
  */
 #ifndef _GNU_SOURCE /* meson passes -D_GNU_SOURCE for the whole project */
 #define _GNU_SOURCE
@@ -14,11 +15,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <berth-app.h>
@@ -51,45 +56,147 @@ static const char *type_name(mode_t mode)
 	return "other";
 }
 
+/*
+ * Open a new temporary file beside @base in @dfd, for write_file: O_EXCL
+ * and O_NOFOLLOW, so whatever already stands at the name (a symlink planted
+ * there, a file another instance is writing) is never opened; the next name
+ * is tried instead.  The first name is `.BASE.PID.tmp`, the others add a
+ * random part (each `berth rpc` runs its own instance, often with the same
+ * pid in its own pid namespace).  Long names are cut to fit NAME_MAX.
+ * Returns the descriptor with the name in @tmp, or -1 with errno.
+ */
+static int open_temporary(int dfd, const char *base, mode_t mode, char *tmp, size_t size)
+{
+	int cut = (int)strnlen(base, NAME_MAX - 40);
+
+	for (unsigned i = 0; i < 32; i++) {
+		uint32_t r = 0;
+		int fd;
+
+		if (i == 0)
+			snprintf(tmp, size, ".%.*s.%d.tmp", cut, base, (int)getpid());
+		else {
+			struct timespec t;
+			if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+				clock_gettime(CLOCK_MONOTONIC, &t);
+				r = (uint32_t)t.tv_nsec * 2654435761u + i;
+			}
+			snprintf(tmp, size, ".%.*s.%d.%08x.tmp", cut, base, (int)getpid(), r);
+		}
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t k = write(fd, data + done, len - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * write_file replaces the file atomically: the content goes into a temporary
+ * file in the same directory, which is synced and then renamed onto the
+ * name, and the directory is synced.  A crash, a full disk or any error
+ * leaves the old file (or none) as it was, never a part; on an error the
+ * temporary file is removed.  An existing file keeps its permission bits
+ * (and, where the app may, its owner); a new one gets 0666 less the umask.
+ * The last component is never followed: a symlink there is replaced, not
+ * written through.  The directory is found as before, by the kernel, and
+ * the sandbox decides.
+ */
 static json_t *write_file(berth_call *call, json_t *input, void *user_data)
 {
 	const char *path = input_string(call, input, "path", NULL);
 	const char *content = path != NULL ? input_string(call, input, "content", NULL) : NULL;
-	size_t len, done = 0;
+	const char *slash, *base, *step = NULL;
+	char dir[PATH_MAX], tmp[NAME_MAX + 1];
+	bool existing = false;
 	struct stat st;
-	int fd;
+	size_t len;
+	int dfd, fd, e = 0;
 
 	(void)user_data;
 	if (content == NULL)
 		return NULL;
 	len = json_string_length(json_object_get(input, "content"));
-	/* O_NONBLOCK: a FIFO without a reader fails with ENXIO instead of
-	 * blocking the app, which serves one call at a time. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
-	if (fd < 0)
+	slash = strrchr(path, '/');
+	base = slash != NULL ? slash + 1 : path;
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return berth_app_fail_errno(call, EISDIR, "open", path);
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path) >=
+		 sizeof dir)
+		return berth_app_fail_errno(call, ENAMETOOLONG, "open", path);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return berth_app_fail_errno(call, errno, "open", path);
-	if (fstat(fd, &st) < 0) {
-		int saved = errno;
-		close(fd);
-		return berth_app_fail_errno(call, saved, "fstat", path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return berth_app_fail(call, "`%s` is not a regular file", path);
-	}
-	while (done < len) {
-		ssize_t k = write(fd, content + done, len - done);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int saved = errno;
-			close(fd);
-			return berth_app_fail_errno(call, saved, "write", path);
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			close(dfd);
+			return berth_app_fail_errno(call, EISDIR, "open", path);
 		}
-		done += (size_t)k;
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			close(dfd);
+			return berth_app_fail(call, "`%s` is not a regular file", path);
+		}
+		existing = S_ISREG(st.st_mode);
+	} else if (errno != ENOENT) {
+		e = errno;
+		close(dfd);
+		return berth_app_fail_errno(call, e, "stat", path);
 	}
-	if (close(fd) < 0)
-		return berth_app_fail_errno(call, errno, "close", path);
+	fd = open_temporary(dfd, base, existing ? 0600 : 0666, tmp, sizeof tmp);
+	if (fd < 0) {
+		e = errno;
+		close(dfd);
+		return berth_app_fail_errno(call, e, "open", path);
+	}
+	/* The owner first: fchown(2) clears the set-id bits fchmod(2) sets.  An
+	 * app that may not (EPERM) makes the new file its own. */
+	if (existing && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+	    fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
+		e = errno, step = "fchown";
+	else if (existing && fchmod(fd, st.st_mode & 07777) < 0)
+		e = errno, step = "fchmod";
+	else if (write_all(fd, content, len) < 0)
+		e = errno, step = "write";
+	else if (fsync(fd) < 0)
+		e = errno, step = "fsync";
+	if (close(fd) < 0 && e == 0)
+		e = errno, step = "close";
+	if (e == 0 && renameat(dfd, tmp, dfd, base) < 0)
+		e = errno, step = "rename";
+	if (e != 0) {
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return berth_app_fail_errno(call, e, step, path);
+	}
+	/* The new name is durable only once its directory is.  EINVAL: a file
+	 * system whose directories cannot be synced. */
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (fsync(fd) < 0 && errno != EINVAL))
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	if (e != 0)
+		return berth_app_fail(call, "`%s` was replaced, but syncing its directory failed: %s", path,
+				      strerror(e));
 	return json_pack("{s:s, s:I}", "path", path, "bytes", (json_int_t)len);
 }
 

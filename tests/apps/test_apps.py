@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -358,9 +359,11 @@ def fs_list():
         check_eq(got["files"][1]["size"], 5, "size of b.txt")
         check_eq(result_of(app.call("list_files", {"path": "d"}), "list d"), {"files": [], "truncated": False},
                  "an empty directory")
-        # A FIFO without a reader must not hang the app.
-        err = error_of(app.call("write_file", {"path": "c-fifo", "content": "x"}, timeout=5), -32001, "fifo")
-        check_eq(err["data"]["errno_name"], "ENXIO", "write to a FIFO without reader")
+        # A FIFO must not hang the app, nor be replaced: write_file only
+        # replaces regular files (and symlinks).
+        err = error_of(app.call("write_file", {"path": "c-fifo", "content": "x"}, timeout=5), -32000, "fifo")
+        check_eq(err["message"], "`c-fifo` is not a regular file", "write to a FIFO")
+        check(stat.S_ISFIFO(os.lstat(os.path.join(ws, "c-fifo")).st_mode), "the FIFO is left as it was")
         check_eq(app.close(), 0, "exit status")
 
 
@@ -399,6 +402,120 @@ def fs_errors():
         err = error_of(app.call("read_file", {"path": 5}), -32602, "path not a string")
         check_eq(err.get("data"), {"path": "$.path", "reason": "expected string"}, "data")
         check_eq(app.close(), 0, "exit status")
+
+
+def fs_temporaries(ws):
+    """The names in @ws that look like write_file's temporary files."""
+    return sorted(n for n in os.listdir(ws) if n.startswith(".") and n.endswith(".tmp"))
+
+
+@test
+def fs_write_full_disk():
+    """filesystem: write_file on a full disk fails naming the path and ENOSPC; the old file stays whole"""
+    # The app runs in its own user and mount namespace (unshare -rm: as root
+    # and as an unprivileged user) on a 64 KiB tmpfs mounted over its
+    # workspace, which holds `f` (0640, "old content") and nothing else.
+    # The new content, 256 KiB, cannot fit: the old code truncated `f` and
+    # left part of the new content in it.
+    ws = tempfile.mkdtemp(prefix="berth-app-full.")
+    setup = ('mount -t tmpfs -o size=64k,mode=0755 berth-full "$PWD" && cd "$PWD" && '
+             'printf "old content" >f && chmod 0640 f && exec "$0"')
+    argv = ["unshare", "-rm", "sh", "-c", setup] + app_command(FS)
+    try:
+        with App(argv, workspace=ws) as app:
+            app.ready()
+            err = error_of(app.call("write_file", {"path": "f", "content": "n" * (256 * 1024)}), -32001, "full")
+            check_eq(err["message"], "write `f`: No space left on device", "the message")
+            check_eq(err["data"], {"errno": errno.ENOSPC, "errno_name": "ENOSPC", "syscall": "write",
+                                   "path": "f"}, "data")
+            check_eq(result_of(app.call("read_file", {"path": "f"}), "read f"), {"content": "old content"},
+                     "the old content, whole")
+            check_eq(result_of(app.call("stat", {"path": "f"}), "stat f")["mode"], "0640", "the old mode")
+            files = result_of(app.call("list_files", {"path": "."}), "list")["files"]
+            check_eq([e["name"] for e in files], ["f"], "no temporary file is left")
+            # What fits is still written, and replaces the file.
+            check_eq(result_of(app.call("write_file", {"path": "f", "content": "new"}), "small")["bytes"], 3, "fits")
+            check_eq(result_of(app.call("read_file", {"path": "f"}), "read f"), {"content": "new"}, "replaced")
+            check_eq(result_of(app.call("stat", {"path": "f"}), "stat f")["mode"], "0640", "the mode kept")
+            check_eq(app.close(), 0, "exit status")
+            check_eq(os.listdir(ws), [], "the tmpfs was the app's own: nothing in the workspace outside it")
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+@test
+def fs_write_replaces():
+    """filesystem: write_file replaces the file by rename: a new inode, the mode kept, new files 0666 less umask"""
+    with App.start(FS) as app:
+        app.ready()
+        ws = app.workspace
+        p = os.path.join(ws, "m")
+        with open(p, "w") as f:
+            f.write("old")
+        os.chmod(p, 0o751)
+        # A reader that opened the old file keeps reading the old content.
+        with open(p) as old:
+            ino = os.stat(p).st_ino
+            check_eq(result_of(app.call("write_file", {"path": "m", "content": "new!"}), "w")["bytes"], 4, "bytes")
+            check_eq(old.read(), "old", "a reader of the old file sees the old content, whole")
+        st = os.lstat(p)
+        check(st.st_ino != ino, "the file was replaced (rename), not written in place", (ino, st.st_ino))
+        check_eq(oct(st.st_mode & 0o7777), oct(0o751), "the mode of the existing file is kept")
+        with open(p) as f:
+            check_eq(f.read(), "new!", "the new content")
+        check_eq(result_of(app.call("write_file", {"path": "new", "content": ""}), "new")["bytes"], 0, "new file")
+        umask = os.umask(0)
+        os.umask(umask)
+        check_eq(oct(os.stat(os.path.join(ws, "new")).st_mode & 0o7777), oct(0o666 & ~umask), "a new file's mode")
+        check_eq(fs_temporaries(ws), [], "no temporary file is left")
+        err = error_of(app.call("write_file", {"path": "missing/x", "content": "x"}), -32001, "no such dir")
+        check_eq(err["message"], "open `missing/x`: No such file or directory", "the message")
+        os.mkdir(os.path.join(ws, "d"))
+        for path in ("d", "d/", "d/.", "."):
+            err = error_of(app.call("write_file", {"path": path, "content": "x"}), -32001, "a directory " + path)
+            check_eq(err["data"].get("errno_name"), "EISDIR", "write_file " + path)
+        check(os.path.isdir(os.path.join(ws, "d")) and os.listdir(os.path.join(ws, "d")) == [], "d untouched")
+        check_eq(fs_temporaries(ws), [], "no temporary file is left")
+        check_eq(app.close(), 0, "exit status")
+
+
+@test
+def fs_write_symlinks():
+    """filesystem: a symlink at the name or at the temporary's name is not written through"""
+    outside = tempfile.mkdtemp(prefix="berth-app-outside.")
+    try:
+        with App.start(FS) as app:
+            app.ready()
+            ws = app.workspace
+            victim = os.path.join(outside, "victim")
+            with open(victim, "w") as f:
+                f.write("outside")
+            # A symlink at the name is replaced by the file.
+            os.symlink(victim, os.path.join(ws, "link"))
+            check_eq(result_of(app.call("write_file", {"path": "link", "content": "in"}), "link")["bytes"], 2, "b")
+            with open(victim) as f:
+                check_eq(f.read(), "outside", "the symlink's target is untouched")
+            check(not os.path.islink(os.path.join(ws, "link")), "the symlink was replaced by the file")
+            with open(os.path.join(ws, "link")) as f:
+                check_eq(f.read(), "in", "the new file's content")
+            # A symlink (also a dangling one) planted at the first temporary
+            # name, `.NAME.PID.tmp`: O_EXCL refuses it, the next name is used.
+            pid = app.proc.pid
+            os.symlink(victim, os.path.join(ws, ".t.%d.tmp" % pid))
+            os.symlink(os.path.join(outside, "new"), os.path.join(ws, ".u.%d.tmp" % pid))
+            for name in ("t", "u"):
+                check_eq(result_of(app.call("write_file", {"path": name, "content": "mine"}), name)["bytes"], 4, name)
+                with open(os.path.join(ws, name)) as f:
+                    check_eq(f.read(), "mine", "the file " + name)
+            with open(victim) as f:
+                check_eq(f.read(), "outside", "the planted symlink's target is untouched")
+            check(not os.path.lexists(os.path.join(outside, "new")), "nothing made through the dangling symlink")
+            check_eq(fs_temporaries(ws), [".t.%d.tmp" % pid, ".u.%d.tmp" % pid], "only the planted symlinks")
+            check(all(os.path.islink(os.path.join(ws, n)) for n in fs_temporaries(ws)), "they are left as they were")
+            check_eq(sorted(os.listdir(outside)), ["victim"], "nothing else outside")
+            check_eq(app.close(), 0, "exit status")
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 @test
