@@ -114,6 +114,7 @@ static int write_all(int fd, const char *data, size_t len)
  * leaves the old file (or none) as it was, never a part; on an error the
  * temporary file is removed.  An existing file keeps its permission bits
  * (and, where the app may, its owner); a new one gets 0666 less the umask.
+ * An existing file the app may not write is refused, as writing it was.
  * The last component is never followed: a symlink there is replaced, not
  * written through.  The directory is found as before, by the kernel, and
  * the sandbox decides.
@@ -155,6 +156,19 @@ static json_t *write_file(berth_call *call, json_t *input, void *user_data)
 			return berth_app_fail(call, "`%s` is not a regular file", path);
 		}
 		existing = S_ISREG(st.st_mode);
+		/* Replacing by rename needs only the directory's permission: a
+		 * file the app may not write (mode 0444, another's 0644) must
+		 * stay as refused as writing it in place was.  The kernel (and
+		 * the sandbox) judges this open; the descriptor writes nothing. */
+		if (existing) {
+			fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			if (fd < 0) {
+				e = errno;
+				close(dfd);
+				return berth_app_fail_errno(call, e, "open", path);
+			}
+			close(fd);
+		}
 	} else if (errno != ENOENT) {
 		e = errno;
 		close(dfd);

@@ -444,6 +444,44 @@ def fs_write_full_disk():
 
 
 @test
+def fs_write_read_only():
+    """filesystem: write_file refuses a file the app may not write (0444, another's 0644), as writing in place did"""
+    # Replacing by rename needs only the directory's write permission: the
+    # atomic write_file replaced a read-only file in a writable directory.
+    # As root the app runs as nobody (root may write anything).
+    ws = tempfile.mkdtemp(prefix="berth-app-ro.")
+    argv = app_command(FS)
+    if os.geteuid() == 0:
+        os.chown(ws, 65534, 65534)
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
+    try:
+        with App(argv, workspace=ws) as app:
+            app.ready()
+            check_eq(result_of(app.call("write_file", {"path": "ro.txt", "content": "old"}), "w")["bytes"], 3, "w")
+            os.chmod(os.path.join(ws, "ro.txt"), 0o444)
+            err = error_of(app.call("write_file", {"path": "ro.txt", "content": "new"}), -32001, "read-only")
+            check_eq(err["message"], "open `ro.txt`: Permission denied", "the message")
+            check_eq(err["data"], {"errno": errno.EACCES, "errno_name": "EACCES", "syscall": "open",
+                                   "path": "ro.txt"}, "data")
+            with open(os.path.join(ws, "ro.txt"), encoding="utf-8") as f:
+                check_eq(f.read(), "old", "the read-only file keeps its content")
+            check_eq(stat.S_IMODE(os.stat(os.path.join(ws, "ro.txt")).st_mode), 0o444, "and its mode")
+            if os.geteuid() == 0:
+                with open(os.path.join(ws, "root.txt"), "w", encoding="utf-8") as f:
+                    f.write("root's")
+                os.chmod(os.path.join(ws, "root.txt"), 0o644)
+                err = error_of(app.call("write_file", {"path": "root.txt", "content": "x"}), -32001, "root's")
+                check_eq(err["message"], "open `root.txt`: Permission denied", "another user's file")
+                st = os.stat(os.path.join(ws, "root.txt"))
+                check_eq((st.st_uid, open(os.path.join(ws, "root.txt"), encoding="utf-8").read()), (0, "root's"),
+                         "another user's file is neither replaced nor taken over")
+            check_eq(fs_temporaries(ws), [], "no temporary file is left")
+            check_eq(app.close(), 0, "exit status")
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+@test
 def fs_write_replaces():
     """filesystem: write_file replaces the file by rename: a new inode, the mode kept, new files 0666 less umask"""
     with App.start(FS) as app:
