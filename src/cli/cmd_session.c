@@ -627,6 +627,35 @@ static void show_trust_log(const char *name)
  * its connection closing without it means the supervisor died. */
 #define ENDED_LINE "{\"ended\":true"
 
+/*
+ * A connection that closed without ENDED_LINE: did the supervisor die, or
+ * did the session end by itself before the supervisor read the stop (it
+ * leaves its loop when the sandbox ends, and closes what it has not read,
+ * and the connections it has not accepted)?  The supervisor unlinks its
+ * ctl.sock only after the end is recorded (supervise.c end_session), so no
+ * socket and the meta's "exited" mean it finished; one that died leaves
+ * the socket (and a session started afresh under the name has a new one).
+ */
+static bool ended_by_itself(const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct berth_error err = {0};
+	struct stat st;
+	json_t *meta;
+	bool exited;
+
+	if (berth_session_runtime_dir(name, false, dir, sizeof dir, &err) < 0)
+		return false;
+	snprintf(path, sizeof path, "%s/ctl.sock", dir);
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return false;
+	meta = berth_session_meta_read(name, &err);
+	exited = meta != NULL && json_is_string(json_object_get(meta, "state")) &&
+		 strcmp(json_string_value(json_object_get(meta, "state")), "exited") == 0;
+	json_decref(meta);
+	return exited;
+}
+
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 {
 	int *fds = calloc((size_t)n + 1, sizeof *fds), rc = 0, open_n = 0;
@@ -691,7 +720,7 @@ int berth_cli_stop_many(char **names, int n, unsigned grace_ms)
 			close(fds[i]);
 			fds[i] = -1;
 			open_n--;
-			if (!ended[i]) {
+			if (!ended[i] && !ended_by_itself(names[i])) {
 				/* Not "stopped": what the supervisor did not finish
 				 * (the session's end, its record) is not done. */
 				fprintf(stderr,
