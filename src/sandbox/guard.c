@@ -530,7 +530,9 @@ static int bind_cmp(const void *a, const void *b)
 	return depth_of(x->rel) - depth_of(y->rel);
 }
 
-int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, struct berth_error *err)
+/* berth_guard_prepare, or for the repair's scan (@lenient, guard.h) */
+static int prepare(const struct berth_policy *p, struct berth_guard *g, bool *lenient,
+		   struct berth_error *err)
 {
 	memset(g, 0, sizeof *g);
 	clock_gettime(CLOCK_REALTIME_COARSE, &g->started);
@@ -543,14 +545,38 @@ int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, str
 			goto fail;
 	}
 	mark_nested(g);
-	for (int i = 0; i < g->n_roots; i++)
-		if (guard_repository(p, g, i, err) < 0 || guard_top_names(p, g, i, err) < 0)
-			goto fail;
+	for (int i = 0; i < g->n_roots; i++) {
+		struct berth_error ignore = {0};
+		if (lenient == NULL) {
+			if (guard_repository(p, g, i, err) < 0 || guard_top_names(p, g, i, err) < 0)
+				goto fail;
+			continue;
+		}
+		/* What a finished run left (a link at a trust name, too many
+		 * worktrees) is what the scan is for: each refusal only ends
+		 * that root's look for mounts; the repository's refusal may
+		 * leave its watch list short, which makes the scan incomplete. */
+		if (guard_repository(p, g, i, &ignore) < 0)
+			*lenient = true;
+		(void)guard_top_names(p, g, i, &ignore);
+	}
 	qsort(g->binds, (size_t)g->n_binds, sizeof g->binds[0], bind_cmp);
 	return 0;
 fail:
 	berth_guard_free(g);
 	return -1;
+}
+
+int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, struct berth_error *err)
+{
+	return prepare(p, g, NULL, err);
+}
+
+int berth_guard_prepare_scan(const struct berth_policy *p, struct berth_guard *g, bool *short_watch,
+			     struct berth_error *err)
+{
+	*short_watch = false;
+	return prepare(p, g, short_watch, err);
 }
 
 /* ------------------------------------------------------------- mounts */

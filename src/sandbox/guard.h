@@ -103,6 +103,17 @@ struct berth_guard {
 int berth_guard_prepare(const struct berth_policy *p, struct berth_guard *g, struct berth_error *err);
 
 /*
+ * berth_guard_prepare_scan - berth_guard_prepare for the trust scan of a
+ * run that has ended (trustrepair.c): what the run left on its roots (a
+ * symlink at a trust name, too many worktrees or mounts) is not refused,
+ * since the scan is what sets it aside; only a root that cannot be looked
+ * at fails.  *@short_watch is set when a repository's guard was cut short
+ * (its watch list may miss an include or hooks directory).
+ */
+int berth_guard_prepare_scan(const struct berth_policy *p, struct berth_guard *g, bool *short_watch,
+			     struct berth_error *err);
+
+/*
  * berth_guard_mount - in the sandbox's mount namespace, with the sandbox's
  * root being built at @newroot (e.g. "/newroot", the workspace and the
  * `--rw` mounts in place) and a procfs at @proc (e.g. "/oldroot/proc"),

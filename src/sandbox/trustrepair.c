@@ -110,6 +110,7 @@ int berth_trust_repair(const struct berth_trust_journaled *in, struct berth_trus
 	struct berth_policy p = {0};
 	struct berth_mount mounts[BERTH_GUARD_ROOTS];
 	struct berth_guard g;
+	bool short_watch;
 	int r;
 
 	memset(out, 0, sizeof *out);
@@ -131,11 +132,17 @@ int berth_trust_repair(const struct berth_trust_journaled *in, struct berth_trus
 	p.n_guard_ro = in->n_guard_ro;
 	p.guard_named = in->guard_named;
 	p.n_guard_named = in->n_guard_named;
-	if (berth_guard_prepare(&p, &g, err) < 0)
+	/* The guard's refusals are not the repair's: a symlink the sandbox
+	 * made at a trust name refused the whole scan, and left what it
+	 * planted beside it live (the janitor, prepared at the start, sets
+	 * both aside). */
+	if (berth_guard_prepare_scan(&p, &g, &short_watch, err) < 0)
 		return -1;
 	/* ... but what changed since the run's start is the run's doing. */
 	g.started = in->started;
 	r = berth_trust_scan(&p, &g, out, err);
+	if (r == 0 && short_watch)
+		out->incomplete = true;
 	berth_guard_free(&g);
 	return r;
 }

@@ -135,6 +135,27 @@ has "newline: the journal escapes it" "$(cat "$LIVE"/* 2>/dev/null)" "trust-root
 (cd "$TOP/plain" && "$B" run -- true) >/dev/null 2>"$TOP/next.err"
 check "newline: the next berth sets the task file aside" test ! -e "$WS/.vscode/tasks.json" -a -f "$WS/.vscode/tasks.json.berth-set-aside"
 
+# --- a symlink planted at a trust name beside the plant (break3) ---
+# The repair read the guard again from what the run left, and the guard
+# refuses a trust name that is a symlink: the whole scan failed ("guarded
+# path ... is a symlink") and the task file beside it stayed live.  The
+# janitor, prepared at the start, sets both aside.
+WS=$TOP/ws4
+mkdir "$WS" && git -C "$WS" init -q
+PLANT="mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json && ln -s /nonexistent .envrc && echo planted; exec sleep 300" \
+	start_run "$WS" d || fail "link: the run plants" "$(cat "$TOP/run.err")"
+J=$(janitor_of "$RUNPID")
+kill -KILL "$RUNPID" $J
+wait "$RUNPID" 2>/dev/null || :
+RUNPID=
+for _ in $(seq 50); do pgrep -f "MARK-$$-d" >/dev/null || break; sleep 0.1; done
+check "link: the plant and the link are there (premise)" test -f "$WS/.vscode/tasks.json" -a -L "$WS/.envrc"
+(cd "$TOP/plain" && "$B" run -- true) >/dev/null 2>"$TOP/next.err"
+ERR=$(cat "$TOP/next.err")
+hasnt "link: the scan is not refused" "$ERR" "the trust-surface scan of its workspace failed"
+check "link: the task file is set aside" test ! -e "$WS/.vscode/tasks.json" -a -f "$WS/.vscode/tasks.json.berth-set-aside"
+check "link: the link is set aside" test ! -L "$WS/.envrc" -a -L "$WS/.envrc.berth-set-aside"
+
 # --- a journal whose trust root is a link: not followed ---
 TG=$TOP/target
 mkdir -p "$TG/.vscode"
