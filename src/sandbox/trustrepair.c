@@ -77,8 +77,11 @@ int berth_trust_journal(const struct berth_journal *j, const struct berth_policy
 	    note_list(j, "trust-ro", p->guard_ro, p->n_guard_ro, err) < 0 ||
 	    note_list(j, "trust-named", p->guard_named, p->n_guard_named, err) < 0)
 		return -1;
+	/* Each root's kept HEAD after it: the scan puts it back when the run
+	 * left one git does not take (as the janitor does, from memory). */
 	for (int i = 0; i < g->n_roots; i++)
-		if (note(j, "trust-root", g->roots[i].host, err) < 0)
+		if (note(j, "trust-root", g->roots[i].host, err) < 0 ||
+		    (g->roots[i].head != NULL && note(j, "trust-head", g->roots[i].head, err) < 0))
 			return -1;
 	/* Last: a journal with its start names every root before it. */
 	snprintf(start, sizeof start, "%lld.%09ld", (long long)g->started.tv_sec, g->started.tv_nsec);
@@ -138,8 +141,19 @@ int berth_trust_repair(const struct berth_trust_journaled *in, struct berth_trus
 	 * both aside). */
 	if (berth_guard_prepare_scan(&p, &g, &short_watch, err) < 0)
 		return -1;
-	/* ... but what changed since the run's start is the run's doing. */
+	/* ... but what changed since the run's start is the run's doing, and
+	 * the HEAD to put back is the start's (the one read now may be what
+	 * the run broke: then none). */
 	g.started = in->started;
+	for (int i = 0; i < g.n_roots && i < in->n_roots; i++)
+		if (in->heads[i] != NULL && strlen(in->heads[i]) <= BERTH_GUARD_HEAD_MAX &&
+		    strcmp(g.roots[i].host, in->roots[i]) == 0) {
+			char *h = strdup(in->heads[i]);
+			if (h == NULL)
+				continue;
+			free(g.roots[i].head);
+			g.roots[i].head = h;
+		}
 	r = berth_trust_scan(&p, &g, out, err);
 	if (r == 0 && short_watch)
 		out->incomplete = true;

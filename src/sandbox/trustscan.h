@@ -88,6 +88,7 @@ int berth_trust_journal(const struct berth_journal *j, const struct berth_policy
 /* What a journal named (the caller's arrays, pointing into its text). */
 struct berth_trust_journaled {
 	const char *roots[BERTH_GUARD_ROOTS];
+	const char *heads[BERTH_GUARD_ROOTS]; /* each root's trust-head (its HEAD at the start), or NULL */
 	int n_roots;
 	struct timespec started;
 	char **unprotect, **guard_ro, **guard_named;

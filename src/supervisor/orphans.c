@@ -99,6 +99,10 @@ static void parse(char *text, struct items *it)
 				it->trust.roots[it->trust.n_roots++] = v;
 			else
 				it->trust_overflow = true;
+		} else if (strcmp(l, "trust-head") == 0) {
+			/* the HEAD of the trust-root before it */
+			if (it->trust.n_roots > 0 && it->trust.heads[it->trust.n_roots - 1] == NULL)
+				it->trust.heads[it->trust.n_roots - 1] = v;
 		} else if (strcmp(l, "trust-start") == 0)
 			it->trust_start = v;
 		else if (strcmp(l, "trust-done") == 0)

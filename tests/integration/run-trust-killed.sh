@@ -156,6 +156,25 @@ hasnt "link: the scan is not refused" "$ERR" "the trust-surface scan of its work
 check "link: the task file is set aside" test ! -e "$WS/.vscode/tasks.json" -a -f "$WS/.vscode/tasks.json.berth-set-aside"
 check "link: the link is set aside" test ! -L "$WS/.envrc" -a -L "$WS/.envrc.berth-set-aside"
 
+# --- a HEAD the sandbox broke (break3) ---
+# The janitor puts back the HEAD it kept at the start; the repair read the
+# HEAD as the run left it, not valid, so kept none: the host's git said "not
+# a git repository" in the workspace.  The journal keeps it (trust-head).
+WS=$TOP/ws5
+mkdir "$WS" && git -C "$WS" init -q
+PLANT="echo garbage > .git/HEAD && echo planted; exec sleep 300" start_run "$WS" e ||
+	fail "HEAD: the run breaks it" "$(cat "$TOP/run.err")"
+J=$(janitor_of "$RUNPID")
+kill -KILL "$RUNPID" $J
+wait "$RUNPID" 2>/dev/null || :
+RUNPID=
+for _ in $(seq 50); do pgrep -f "MARK-$$-e" >/dev/null || break; sleep 0.1; done
+eq "HEAD: broken (premise)" "$(cat "$WS/.git/HEAD")" garbage
+(cd "$TOP/plain" && "$B" run -- true) >/dev/null 2>"$TOP/next.err"
+has "HEAD: the next berth restores it, and says so" "$(cat "$TOP/next.err")" \
+	"restored \`$WS/.git/HEAD\` to what it was when the run started"
+check "HEAD: the host's git takes the repository again" sh -c "git -C '$WS' rev-parse --git-dir >/dev/null 2>&1"
+
 # --- a journal whose trust root is a link: not followed ---
 TG=$TOP/target
 mkdir -p "$TG/.vscode"
