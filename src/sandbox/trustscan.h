@@ -105,8 +105,9 @@ int berth_trust_parse_start(const char *text, struct timespec *out);
 
 /*
  * berth_trust_repair - the end-of-run scan of a run whose janitor never
- * made it: the guard of @in's roots read again (berth_guard_prepare), its
- * start @in->started, then berth_trust_scan.  Returns as that does (and -1,
+ * made it: the guard of @in's roots read again (berth_guard_prepare_scan:
+ * what the run left is not refused), its start @in->started and each
+ * root's start HEAD @in->heads, then berth_trust_scan.  Returns as that does (and -1,
  * status 2, for no root or more than BERTH_GUARD_ROOTS).
  */
 int berth_trust_repair(const struct berth_trust_journaled *in, struct berth_trust_report *out,
