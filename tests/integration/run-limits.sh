@@ -186,6 +186,9 @@ done <<'EOF_BOUNDS'
 --tmp-size|18446744073709551616|too large, expected 1M to 1024T
 --tmp-size|0|zero, expected 1M to 1024T
 --cpus|1e3|not a number of CPUs, expected 0.01 to 1024
+--cpus|5.0000|more than 3 decimals, expected 0.01 to 1024
+--cpus|0.5000000000|more than 3 decimals, expected 0.01 to 1024
+--cpus|0.0005|finer than 0.001 CPU, expected 0.01 to 1024
 --pids|+64|not a whole number, expected 2 to 4194304
 --nofile|0x100|not a whole number, expected 16 to 1048576
 --timeout|8761h|too large, expected 1ms to 8760h
@@ -277,6 +280,18 @@ else
 		has "mismatch $what: the shortfall names it" "$(jq_ "$E" shortfalls)" "\"$why\""
 		[ "$MODE" = cgroup ] && eq "mismatch $what: the only shortfall" "$(jq_ "$E" shortfalls)" "[\"$why\"]"
 	done <<<"$SKEWS"
+	# a misspelt switch once skewed nothing, silently: the test it drove
+	# passed for the wrong reason.  Refused before the run starts.
+	rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+	for what in bogus Memory 'memory,pids' ' tmp'; do
+		BERTH_TEST_LIMIT_SKEW=$what br --memory 64M -- sh -c 'echo ran > /workspace/ran'
+		eq "skew '$what': exit 2" "$RC" 2
+		eq "skew '$what': the message names it and the accepted values" "$ERR" \
+			"berth: unknown BERTH_TEST_LIMIT_SKEW \`$what\`
+berth: hint: use one of memory, pids, cpu, nofile, tmp (or unset it)"
+	done
+	[ ! -e "$WS/ran" ] && pass "skew: no refused command ran" || fail "skew: no refused command ran" "ran"
+	eq "skew: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
 fi
 
 # ------------------------------------------------------------ forced rlimit mode, for everyone
