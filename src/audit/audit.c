@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "../policy/policy.h"
 #include "../util/cleanup.h"
 
 #include "audit_int.h"
@@ -124,13 +125,14 @@ struct berth_audit *berth_audit_open(const char *dir, struct berth_error *err)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_rwlock_init(&a->secrets_lock, NULL);
 	if (rot != NULL && rot[0] != '\0') {
-		char *end;
-		unsigned long long v = strtoull(rot, &end, 10);
+		/* decimal digits, 1 to BERTH_AUDIT_ROTATE_MAX: strtoull once
+		 * took a sign or blanks, and turned a value past 2^64 - 1 into
+		 * ULLONG_MAX, a log that never rotates */
+		uint64_t v = 0;
 
-		if (*end != '\0' || rot[0] == '-') {
-			berth_usage_err(err, "BERTH_AUDIT_ROTATE_BYTES `%s` is not a number of bytes", rot);
+		if (berth_parse_count(rot, "BERTH_AUDIT_ROTATE_BYTES", 1, BERTH_AUDIT_ROTATE_MAX, &v, err) <
+		    0)
 			goto fail;
-		}
 		a->rotate = v;
 	}
 	if (dir != NULL) {

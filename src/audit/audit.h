@@ -43,6 +43,8 @@
 
 /* Default size above which the active file is rotated (bytes). */
 #define BERTH_AUDIT_ROTATE_DEFAULT (64ULL << 20)
+/* The most $BERTH_AUDIT_ROTATE_BYTES may ask for: 1 TiB (its least is 1). */
+#define BERTH_AUDIT_ROTATE_MAX (1ULL << 40)
 /* Strings in a payload longer than this are summarised (bytes). */
 #define BERTH_AUDIT_STRING_MAX 4096
 /* Kind of the record berth writes when it repairs a crash: a torn line cut

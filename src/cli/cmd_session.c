@@ -251,12 +251,14 @@ int cmd_peek(int argc, char **argv)
 	json_t *scr;
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--lines") == 0 && i + 1 < argc) {
+		if (strcmp(argv[i], "--lines") == 0 && i + 1 == argc) {
+			return usage_fail(peek_usage, "%s", "--lines needs a value: give 1 to 10000");
+		} else if (strcmp(argv[i], "--lines") == 0) {
 			uint64_t n = 0;
 			struct berth_error le = {0};
 			if (berth_parse_count(argv[++i], "--lines", 1, 10000, &n, &le) < 0)
 				return usage_fail(peek_usage, "invalid --lines `%s`: give 1 to 10000",
-						  argv[i]);
+						  CLI_SAFE(argv[i]));
 			lines = (long)n;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
@@ -767,14 +769,20 @@ int cmd_stop(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--all") == 0) {
 			all = true;
-		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
+		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 == argc) {
+			free(names);
+			return usage_fail(stop_usage, "%s",
+					  "--grace needs a value: give 0, or 1ms to 10m (a duration)");
+		} else if (strcmp(argv[i], "--grace") == 0) {
 			if (strcmp(argv[++i], "0") == 0)
 				grace = 0;
 			else if (berth_parse_duration_ms(argv[i], "--grace", &grace, &err) < 0 ||
 				 grace > 600000) {
 				free(names);
-				return usage_fail(stop_usage, "invalid --grace `%s`: give at most 10m",
-						  argv[i]);
+				return usage_fail(stop_usage,
+						  "invalid --grace `%s`: give 0, or 1ms to 10m (a duration "
+						  "such as 500ms, 5s or 2m)",
+						  CLI_SAFE(argv[i]));
 			}
 		} else if (strcmp(argv[i], "--help") == 0) {
 			free(names);

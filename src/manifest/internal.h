@@ -114,7 +114,7 @@ size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const
 /* ---- helpers ---- */
 
 /* Lists for messages. */
-#define SCHEMA_KEYWORD_LIST "type, properties, required, items, enum, description, default"
+#define SCHEMA_KEYWORD_LIST "type, properties, required, items, enum, description, default, minimum, maximum"
 #define SCHEMA_TYPE_LIST "string, integer, number, boolean, array, object, null"
 
 #endif

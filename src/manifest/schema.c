@@ -19,14 +19,14 @@
 #define REASON_MAX 512
 
 const char *const berth_schema_keywords[] = {
-    "type", "properties", "required", "items", "enum", "description", "default", NULL,
+    "type", "properties", "required", "items", "enum", "description", "default", "minimum", "maximum", NULL,
 };
 
 const char *const berth_schema_types[] = {
     "string", "integer", "number", "boolean", "array", "object", "null", NULL,
 };
 
-#define KEYWORD_LIST "type, properties, required, items, enum, description, default"
+#define KEYWORD_LIST "type, properties, required, items, enum, description, default, minimum, maximum"
 #define TYPE_LIST "string, integer, number, boolean, array, object, null"
 
 bool berth_schema_is_type(const char *name)
@@ -391,6 +391,40 @@ static void vreport(struct vstate *v, const char *fmt, ...)
 		v->stop = true;
 }
 
+/* num_cmp - <0, 0, >0 as @a is below, equal to, above @b (two JSON numbers;
+ * two integers compared exactly, not as doubles). */
+static int num_cmp(const json_t *a, const json_t *b)
+{
+	if (json_is_integer(a) && json_is_integer(b)) {
+		json_int_t x = json_integer_value(a), y = json_integer_value(b);
+		return (x > y) - (x < y);
+	}
+	double x = json_number_value(a), y = json_number_value(b);
+	return (x > y) - (x < y);
+}
+
+static void num_text(const json_t *n, char *buf, size_t len)
+{
+	if (json_is_integer(n))
+		snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(n));
+	else
+		snprintf(buf, len, "%.17g", json_real_value(n));
+}
+
+/* bound_ok - whether the number @inst is within @bound (`minimum` when
+ * @side is -1, `maximum` when 1; NULL or not a number: no bound); reports
+ * "must be at least N"/"must be at most N" otherwise. */
+static bool bound_ok(struct vstate *v, const json_t *bound, const json_t *inst, int side)
+{
+	char b[64];
+
+	if (!json_is_number(bound) || num_cmp(inst, bound) * side <= 0)
+		return true;
+	num_text(bound, b, sizeof b);
+	vreport(v, "must be at %s %s", side < 0 ? "least" : "most", b);
+	return false;
+}
+
 static void validate(struct vstate *v, const json_t *schema, const json_t *inst)
 {
 	char nb[NAME_MAX_OUT];
@@ -427,6 +461,10 @@ static void validate(struct vstate *v, const json_t *schema, const json_t *inst)
 			return;
 		}
 	}
+	if (json_is_number(inst) && !bound_ok(v, json_object_get(schema, "minimum"), inst, -1))
+		return;
+	if (json_is_number(inst) && !bound_ok(v, json_object_get(schema, "maximum"), inst, 1))
+		return;
 	if (v->n >= BERTH_SCHEMA_MAX_DEPTH) {
 		vreport(v, "invalid schema: nested deeper than %d levels", BERTH_SCHEMA_MAX_DEPTH);
 		return;
@@ -703,6 +741,29 @@ static void check(struct cstate *c, const json_t *s)
 		if (c->failed)
 			return;
 		c->n--;
+	}
+	for (int b = 0; b < 2; b++) {
+		const char *kw = b == 0 ? "minimum" : "maximum";
+		json_t *bv = json_object_get(s, kw);
+		if (bv == NULL)
+			continue;
+		cpush_key(c, kw);
+		if (strcmp(tname, "integer") != 0 && strcmp(tname, "number") != 0) {
+			cfail(c, "`%s` applies only to `type: integer` or `type: number`", kw);
+			return;
+		}
+		if (strcmp(tname, "integer") == 0 ? !json_is_integer(bv) : !json_is_number(bv)) {
+			cfail(c, "`%s` must be %s, got %s", kw,
+			      strcmp(tname, "integer") == 0 ? "an integer" : "a number", json_type_name(bv));
+			return;
+		}
+		c->n--;
+	}
+	if (json_is_number(json_object_get(s, "minimum")) && json_is_number(json_object_get(s, "maximum")) &&
+	    num_cmp(json_object_get(s, "minimum"), json_object_get(s, "maximum")) > 0) {
+		cpush_key(c, "minimum");
+		cfail(c, "`minimum` is above `maximum`");
+		return;
 	}
 	desc = json_object_get(s, "description");
 	if (desc != NULL && !json_is_string(desc)) {

@@ -16,7 +16,18 @@
 #include "../util/cleanup.h"
 #include "internal.h"
 
-enum kw { KW_TYPE, KW_PROPERTIES, KW_REQUIRED, KW_ITEMS, KW_ENUM, KW_DESCRIPTION, KW_DEFAULT, KW_N };
+enum kw {
+	KW_TYPE,
+	KW_PROPERTIES,
+	KW_REQUIRED,
+	KW_ITEMS,
+	KW_ENUM,
+	KW_DESCRIPTION,
+	KW_DEFAULT,
+	KW_MINIMUM,
+	KW_MAXIMUM,
+	KW_N
+};
 
 static json_t *schema_node(struct mctx *c, const struct berth_ynode *n, bool top);
 
@@ -235,6 +246,7 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 	const struct berth_ynode *kv[KW_N] = {0}, *kk[KW_N] = {0};
 	const char *type = NULL;
 	json_t *s = NULL, *props = NULL, *req = NULL, *items = NULL, *en = NULL, *def = NULL, *names = NULL;
+	json_t *bounds[2] = {NULL, NULL}; /* minimum, maximum */
 	size_t before = c->problems, old;
 
 	for (size_t i = 0; i < berth_ymap_size(n); i++) {
@@ -311,12 +323,41 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 		path_pop(c, old);
 	}
 
+	for (int b = 0; b < 2; b++) {
+		enum kw kw = b == 0 ? KW_MINIMUM : KW_MAXIMUM;
+		const struct berth_ynode *v = kv[kw];
+		const char *name = berth_schema_keywords[kw];
+		bool integer = type != NULL && strcmp(type, "integer") == 0;
+		enum yscalar_type t;
+		if (v == NULL)
+			continue;
+		old = path_push_key(c, name, strlen(name));
+		t = v->kind == BERTH_YN_SCALAR ? yscalar_type(v) : YT_STR;
+		if (type != NULL && !integer && strcmp(type, "number") != 0)
+			diag(c, kk[kw], "`%s` applies only to `type: integer` or `type: number`", name);
+		else if (t != YT_INT && (integer || t != YT_FLOAT))
+			diag(c, v, "expected %s, got %s", integer ? "an integer" : "a number", got(c, v));
+		else if ((bounds[b] = yjson(c, v)) == NULL)
+			c->oom = true;
+		path_pop(c, old);
+	}
+	if (bounds[0] != NULL && bounds[1] != NULL &&
+	    (json_is_integer(bounds[0]) && json_is_integer(bounds[1])
+		 ? json_integer_value(bounds[0]) > json_integer_value(bounds[1])
+		 : json_number_value(bounds[0]) > json_number_value(bounds[1]))) {
+		old = path_push_key(c, "minimum", 7);
+		diag(c, kv[KW_MINIMUM], "`minimum` is above `maximum`");
+		path_pop(c, old);
+	}
+
 	/* The schema so far, to check enum values and the default against. */
 	if (c->problems == before && type != NULL) {
 		s = json_pack("{s:s}", "type", type);
 		if (s == NULL || (props != NULL && json_object_set(s, "properties", props) < 0) ||
 		    (req != NULL && json_object_set(s, "required", req) < 0) ||
-		    (items != NULL && json_object_set(s, "items", items) < 0))
+		    (items != NULL && json_object_set(s, "items", items) < 0) ||
+		    (bounds[0] != NULL && json_object_set(s, "minimum", bounds[0]) < 0) ||
+		    (bounds[1] != NULL && json_object_set(s, "maximum", bounds[1]) < 0))
 			c->oom = true;
 	}
 	if (kv[KW_ENUM] != NULL) {
@@ -363,6 +404,8 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 	json_decref(items);
 	json_decref(en);
 	json_decref(def);
+	json_decref(bounds[0]);
+	json_decref(bounds[1]);
 	if (c->problems != before || c->oom) {
 		json_decref(s);
 		return NULL;

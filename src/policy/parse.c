@@ -81,9 +81,12 @@ static const char *scan_count(const char *s, uint64_t *out)
 }
 
 /* scan_fixed - DIGITS[.DIGITS] times @mult, the fraction scaled by @mult
- * exactly (@frac_max digits at most).  @inexact names a finer value. */
-static const char *scan_fixed(const char **s, uint64_t mult, const char *what, const char *inexact,
-			      uint64_t *out)
+ * exactly and written in @frac_max digits at most (9 or fewer).  @inexact
+ * names a finer value, @too_long one written with more digits than that:
+ * "5.0000" CPUs is refused like "0.0005", as the documented "at most 3
+ * decimals" says (the manifest's `cpus` is the same parser). */
+static const char *scan_fixed(const char **s, uint64_t mult, int frac_max, const char *what,
+			      const char *inexact, const char *too_long, uint64_t *out)
 {
 	uint64_t i, f = 0, scale = 1;
 	int n = scan_digits(s, &i), k = 0;
@@ -93,8 +96,14 @@ static const char *scan_fixed(const char **s, uint64_t mult, const char *what, c
 	if (**s == '.') {
 		(*s)++;
 		for (; **s >= '0' && **s <= '9'; (*s)++, k++) {
-			if (k == 9) /* a nanosecond, a billionth of a CPU: far below any unit */
-				return inexact;
+			if (k == frac_max) { /* durations: 9, a nanosecond, far below any unit */
+				while (**s == '0')
+					(*s)++;
+				/* "5.0000": the value is exact, its spelling too long */
+				if (**s >= '1' && **s <= '9')
+					return inexact;
+				return **s == '\0' ? too_long : what;
+			}
 			f = f * 10 + (uint64_t)(**s - '0');
 			scale *= 10;
 		}
@@ -114,7 +123,8 @@ static const char *scan_fixed(const char **s, uint64_t mult, const char *what, c
 
 static const char *scan_cpus(const char *s, uint64_t *out)
 {
-	const char *r = scan_fixed(&s, 1000, "not a number of CPUs", "finer than 0.001 CPU", out);
+	const char *r = scan_fixed(&s, 1000, 3, "not a number of CPUs", "finer than 0.001 CPU",
+				   "more than 3 decimals", out);
 
 	if (r == NULL && *s != '\0')
 		return "not a number of CPUs";
@@ -144,8 +154,8 @@ static const char *scan_duration(const char *s, uint64_t *out)
 			return memchr(s, '.', len) != NULL ? "not a duration" : R_TOO_LARGE;
 		memcpy(num, s, len);
 		num[len] = '\0';
-		const char *r =
-		    scan_fixed(&q, units[u].ms, "not a duration", "finer than a millisecond", out);
+		const char *r = scan_fixed(&q, units[u].ms, 9, "not a duration", "finer than a millisecond",
+					   "finer than a millisecond", out);
 		return r == NULL && *q != '\0' ? "not a duration" : r;
 	}
 	return "not a duration";

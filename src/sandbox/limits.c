@@ -366,6 +366,25 @@ int berth_limits_check(const struct berth_policy *p, bool force_rlimits, const s
 	return r;
 }
 
+int berth_limits_test_skew_check(struct berth_error *err)
+{
+#ifdef BERTH_CRASH_POINTS
+	static const char *const known[] = {"memory", "pids", "cpu", "nofile", "tmp"};
+	const char *s = getenv("BERTH_TEST_LIMIT_SKEW");
+
+	if (s == NULL || s[0] == '\0')
+		return 0;
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(s, known[i]) == 0)
+			return 0;
+	berth_usage_err(err, "unknown BERTH_TEST_LIMIT_SKEW `%s`", s);
+	return berth_err_hint(err, "use one of memory, pids, cpu, nofile, tmp (or unset it)");
+#else
+	(void)err;
+	return 0;
+#endif
+}
+
 unsigned long long berth_limits_test_skew(const char *which, unsigned long long by)
 {
 #ifdef BERTH_CRASH_POINTS

@@ -141,6 +141,15 @@ void berth_limits_advice(char *buf, size_t size);
  * Allocation-free.  Returns 0 or -1 with @err filled.
  */
 /*
+ * berth_limits_test_skew_check - in the test build, refuse a
+ * BERTH_TEST_LIMIT_SKEW that names none of memory, pids, cpu, nofile, tmp
+ * (once ignored: a misspelt switch made a test pass that skewed nothing).
+ * Returns 0 (also in other builds, which never read it) or -1 with @err
+ * filled (exit status 2) naming the value and the accepted ones.
+ */
+int berth_limits_test_skew_check(struct berth_error *err);
+
+/*
  * berth_limits_test_skew - 0, or in the test build only (-Dcrash_points=true)
  * @by when BERTH_TEST_LIMIT_SKEW names @which (memory, pids, cpu, nofile,
  * tmp): what the writer of that limit adds to the value it gives the kernel

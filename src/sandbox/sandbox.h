@@ -37,7 +37,9 @@ struct berth_features {
 /*
  * berth_parse_force_off - parse the test-only switch, a comma list of
  * `userns`, `landlock`, `seccomp`, `cgroup`, `idmap`.  Returns the bits, or -1
- * with @err naming the bad word.
+ * with @err naming the bad word.  It checks the test build's
+ * BERTH_TEST_LIMIT_SKEW too (berth_limits_test_skew_check), so that every
+ * command refuses an unknown value before it starts.
  */
 int berth_parse_force_off(const char *s, unsigned *bits, struct berth_error *err);
 

@@ -229,6 +229,28 @@ for a in filesystem notes code-interpreter; do
 	bc test "apps/$a"
 	check_test "$a"
 done
+# code-interpreter's timeout_ms: its range is in the schema (minimum 1,
+# maximum 60000), which every tool format shows and berth enforces before
+# the app sees the call (-32602, exit 2, naming the path and the bound).
+# (A state directory of its own: the end checks that `berth test` left none.)
+bc tools apps/code-interpreter --format mcp
+eq "code-interpreter: the tool's schema states timeout_ms's range" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; t=json.load(sys.stdin)["tools"]; p=[x for x in t if x["name"]=="run_code"][0]["inputSchema"]["properties"]["timeout_ms"]; print(p.get("minimum"), p.get("maximum"))')" "1 60000"
+while IFS='|' read -r v why; do
+	XDG_STATE_HOME=$TOP/ci-state rpc code-interpreter --app-dir apps/code-interpreter --export run_code \
+		--input "{\"language\":\"shell\",\"code\":\"echo ran\",\"timeout_ms\":$v}"
+	eq "code-interpreter: timeout_ms $v: exit 2" "$RC" 2
+	eq "code-interpreter: timeout_ms $v: the message" "$ERRB" "berth: invalid input: \$.timeout_ms: $why (JSON-RPC -32602)"
+	hasnt "code-interpreter: timeout_ms $v: the code did not run" "$OUT" "ran"
+done <<'EOF_TMO'
+0|must be at least 1
+-1|must be at least 1
+60001|must be at most 60000
+9223372036854775807|must be at most 60000
+EOF_TMO
+XDG_STATE_HOME=$TOP/ci-state rpc code-interpreter --app-dir apps/code-interpreter --export run_code \
+	--input '{"language":"shell","code":"echo ran","timeout_ms":60000}'
+eq "code-interpreter: timeout_ms 60000 (the maximum) runs" "$RC/$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"].strip())')" "0/ran"
 [ ! -e "$STATE/notes" ] && pass "test: berth test leaves no state in \$XDG_STATE_HOME (notes)" \
 	|| fail "test: berth test leaves no state in \$XDG_STATE_HOME (notes)" "$(ls -A "$STATE")"
 mkdir -m 755 "$TOP/init"

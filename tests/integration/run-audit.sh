@@ -462,6 +462,29 @@ printf '{"actor":"torn' >>"$(logf)"
 BERTH_AUDIT_ROTATE_BYTES=1 "$B" run -- true 2>/dev/null
 check "a torn line at rotation time is sealed, then the log rotates" grep -q "^intact: 25 records" <<<"$(verify_out)"
 unset BERTH_AUDIT_ROTATE_BYTES
+# the rotation size's own bounds, 1 to 1 TiB: strtoull(3) took ` 5` and
+# `+5`, `0` for "rotate always", and 99999999999999999999 for ULLONG_MAX
+# (a log that never rotates)
+n0=$(cat "$A"/audit-*.jsonl | wc -l)
+while IFS='|' read -r v why; do
+	BERTH_AUDIT_ROTATE_BYTES=$v "$B" run -- touch ran 2>"$T/err"; rc=$?
+	check "BERTH_AUDIT_ROTATE_BYTES='$v': refused (125) as $why, naming the value and the range, nothing ran" \
+		bash -c '[ $0 -eq 125 ] && [ ! -e "$1" ] && [ "$(grep -v "^berth: limits: " "$2" | head -n 2)" = "berth: invalid BERTH_AUDIT_ROTATE_BYTES \`$3\`: $4, expected 1 to 1099511627776
+berth: hint: write a whole number in decimal digits, such as \`64\`" ]' \
+		"$rc" "$T/ws/ran" "$T/err" "$v" "$why"
+done <<'EOF_ROT'
+abc|not a whole number
+-5|not a whole number
++5|not a whole number
+ 50|not a whole number
+1e3|not a whole number
+0|zero
+99999999999999999999|too large
+1099511627777|too large
+EOF_ROT
+check "...and the refusals wrote no record" [ "$(cat "$A"/audit-*.jsonl | wc -l)" -eq "$n0" ]
+BERTH_AUDIT_ROTATE_BYTES=1099511627776 "$B" run -- true; rc=$?
+check "BERTH_AUDIT_ROTATE_BYTES=1099511627776 (the maximum): runs" [ "$rc" -eq 0 ]
 rm "$(ls "$A"/audit-*.jsonl | sed -n 2p)"
 expect_broken "a deleted middle file is detected" "where .* was expected"
 

@@ -19,7 +19,10 @@
 # Bounds, for everyone: values past a maximum or malformed are refused with
 # the range named, by run and --dry-run alike; the largest valid values are
 # read back from the kernel and attested; a kernel value other than the
-# policy's (the test build's BERTH_TEST_LIMIT_SKEW) attests PARTIAL.
+# policy's (the test build's BERTH_TEST_LIMIT_SKEW) attests PARTIAL, and
+# an unknown skew is refused.  The numbers of other commands (peek --lines,
+# stop --grace, spawn --size, rpc --timeout) are refused out of range with
+# the option, the value and the range named (exit 2).
 # As root, in addition: cgroup v1 directories delegated by hand to the user
 # `bertht` (mkdir, chown) make --memory 64M enforced for that user too.
 # Output is TAP; exit status 1 if any check failed.
@@ -186,6 +189,9 @@ done <<'EOF_BOUNDS'
 --tmp-size|18446744073709551616|too large, expected 1M to 1024T
 --tmp-size|0|zero, expected 1M to 1024T
 --cpus|1e3|not a number of CPUs, expected 0.01 to 1024
+--cpus|5.0000|more than 3 decimals, expected 0.01 to 1024
+--cpus|0.5000000000|more than 3 decimals, expected 0.01 to 1024
+--cpus|0.0005|finer than 0.001 CPU, expected 0.01 to 1024
 --pids|+64|not a whole number, expected 2 to 4194304
 --nofile|0x100|not a whole number, expected 16 to 1048576
 --timeout|8761h|too large, expected 1ms to 8760h
@@ -277,7 +283,67 @@ else
 		has "mismatch $what: the shortfall names it" "$(jq_ "$E" shortfalls)" "\"$why\""
 		[ "$MODE" = cgroup ] && eq "mismatch $what: the only shortfall" "$(jq_ "$E" shortfalls)" "[\"$why\"]"
 	done <<<"$SKEWS"
+	# a misspelt switch once skewed nothing, silently: the test it drove
+	# passed for the wrong reason.  Refused before the run starts.
+	rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+	for what in bogus Memory 'memory,pids' ' tmp'; do
+		BERTH_TEST_LIMIT_SKEW=$what br --memory 64M -- sh -c 'echo ran > /workspace/ran'
+		eq "skew '$what': exit 2" "$RC" 2
+		eq "skew '$what': the message names it and the accepted values" "$ERR" \
+			"berth: unknown BERTH_TEST_LIMIT_SKEW \`$what\`
+berth: hint: use one of memory, pids, cpu, nofile, tmp (or unset it)"
+	done
+	[ ! -e "$WS/ran" ] && pass "skew: no refused command ran" || fail "skew: no refused command ran" "ran"
+	eq "skew: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
 fi
+
+# ------------------------------------------------------------ the numbers of other commands
+# Each refused with exit 2 before it looks for the session or the app,
+# naming the option, the value and the range (peek's --lines and stop's
+# --grace without a value were "unexpected argument"/"unknown option", and
+# stop's range read "at most 10m" for `-1` or `abc`).
+export XDG_RUNTIME_DIR=$TOP/run; mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"
+cmd() { "$BERTH" "$@" </dev/null >"$TOP/out" 2>"$TOP/err"; RC=$?; OUT=$(cat "$TOP/out"); ERR=$(cat "$TOP/err"); }
+LINES_R="give 1 to 10000"
+GRACE_R="give 0, or 1ms to 10m (a duration such as 500ms, 5s or 2m)"
+SIZE_H="berth: hint: give ROWSxCOLS, 2..500 rows and 10..1000 columns, e.g. 40x120"
+RPC_R="want milliseconds (1..3600000), or a duration such as 500ms, 5s or 2m (at most 1h)"
+while IFS='|' read -r args want; do
+	read -ra A <<<"$args"
+	cmd "${A[@]}"
+	eq "command bounds: $args: exit 2" "$RC" 2
+	want=$(printf '%b' "$want")
+	eq "command bounds: $args: the message" "$(head -n "$(wc -l <<<"$want")" <<<"$ERR")" "$want"
+	eq "command bounds: $args: nothing on stdout" "$OUT" ""
+done <<EOF_CMD
+peek s --lines 0|berth: invalid --lines \`0\`: $LINES_R
+peek s --lines 10001|berth: invalid --lines \`10001\`: $LINES_R
+peek s --lines 18446744073709551617|berth: invalid --lines \`18446744073709551617\`: $LINES_R
+peek s --lines -1|berth: invalid --lines \`-1\`: $LINES_R
+peek s --lines 1e3|berth: invalid --lines \`1e3\`: $LINES_R
+peek s --lines|berth: --lines needs a value: $LINES_R
+stop s --grace 10m1ms|berth: invalid --grace \`10m1ms\`: $GRACE_R
+stop s --grace 601s|berth: invalid --grace \`601s\`: $GRACE_R
+stop s --grace -1|berth: invalid --grace \`-1\`: $GRACE_R
+stop s --grace abc|berth: invalid --grace \`abc\`: $GRACE_R
+stop s --grace 0.0001|berth: invalid --grace \`0.0001\`: $GRACE_R
+stop s --grace|berth: --grace needs a value: give 0, or 1ms to 10m (a duration)
+spawn shell --size 1x120|berth: spawn: invalid --size \`1x120\`\n$SIZE_H
+spawn shell --size 501x120|berth: spawn: invalid --size \`501x120\`\n$SIZE_H
+spawn shell --size 40x9|berth: spawn: invalid --size \`40x9\`\n$SIZE_H
+spawn shell --size 40x1001|berth: spawn: invalid --size \`40x1001\`\n$SIZE_H
+spawn shell --size 40x|berth: spawn: invalid --size \`40x\`\n$SIZE_H
+spawn shell --size -40x120|berth: spawn: invalid --size \`-40x120\`\n$SIZE_H
+spawn shell --size 4294967336x120|berth: spawn: invalid --size \`4294967336x120\`\n$SIZE_H
+rpc app --export e --timeout 0|berth: rpc: bad --timeout \`0\`: $RPC_R
+rpc app --export e --timeout 3600001|berth: rpc: bad --timeout \`3600001\`: $RPC_R
+rpc app --export e --timeout 18446744073709551617|berth: rpc: bad --timeout \`18446744073709551617\`: $RPC_R
+rpc app --export e --timeout 61m|berth: rpc: bad --timeout \`61m\`: $RPC_R
+rpc app --export e --timeout -5|berth: rpc: bad --timeout \`-5\`: $RPC_R
+rpc app --export e --timeout 5x|berth: rpc: bad --timeout \`5x\`: $RPC_R
+EOF_CMD
+eq "command bounds: nothing recorded by the refusals" "$(find "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" -type f 2>/dev/null)" ""
 
 # ------------------------------------------------------------ forced rlimit mode, for everyone
 # (BERTH_TEST_FORCE_OFF=cgroup: as if no cgroup were writable)

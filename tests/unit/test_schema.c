@@ -88,6 +88,31 @@ static void test_paths(void **state)
 	    "{}", "$", "missing required property `path`");
 }
 
+static void want_check(const char *schema, const char *path, const char *reason);
+
+static void test_bounds(void **state)
+{
+	(void)state;
+	want_valid("{\"type\":\"integer\",\"minimum\":1,\"maximum\":60000}", "1", NULL, NULL);
+	want_valid("{\"type\":\"integer\",\"minimum\":1,\"maximum\":60000}", "60000", NULL, NULL);
+	want_valid("{\"type\":\"integer\",\"minimum\":1,\"maximum\":60000}", "0", "$", "must be at least 1");
+	want_valid("{\"type\":\"integer\",\"minimum\":1,\"maximum\":60000}", "60001", "$",
+		   "must be at most 60000");
+	want_valid("{\"type\":\"integer\",\"maximum\":9007199254740993}", "9007199254740994", "$",
+		   "must be at most 9007199254740993");
+	want_valid("{\"type\":\"number\",\"minimum\":0.5}", "0.25", "$", "must be at least 0.5");
+	want_valid("{\"type\":\"number\",\"minimum\":0.5}", "1", NULL, NULL);
+	want_check("{\"type\":\"string\",\"minimum\":1}", "$.minimum",
+		   "`minimum` applies only to `type: integer` or `type: number`");
+	want_check("{\"type\":\"integer\",\"maximum\":1.5}", "$.maximum",
+		   "`maximum` must be an integer, got number");
+	want_check("{\"type\":\"number\",\"maximum\":\"9\"}", "$.maximum",
+		   "`maximum` must be a number, got string");
+	want_check("{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "$.minimum",
+		   "`minimum` is above `maximum`");
+	want_check("{\"type\":\"integer\",\"minimum\":5,\"default\":4}", "$.default", "must be at least 5");
+}
+
 static void test_enum(void **state)
 {
 	(void)state;
@@ -182,7 +207,7 @@ static void test_check(void **state)
 	want_check("{\"type\":\"string\",\"minLength\":1}", "$.minLength",
 		   "unknown schema keyword `minLength`; supported keywords: type, properties, required, "
 		   "items, enum, "
-		   "description, default");
+		   "description, default, minimum, maximum");
 	want_check("{}", "$",
 		   "missing `type`; fix: add `type` with one of string, integer, number, boolean, array, "
 		   "object, null");
@@ -297,15 +322,11 @@ static void test_is_type(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_types),
-	    cmocka_unit_test(test_paths),
-	    cmocka_unit_test(test_enum),
-	    cmocka_unit_test(test_validate_all),
-	    cmocka_unit_test(test_validate_null_buffers),
-	    cmocka_unit_test(test_check),
-	    cmocka_unit_test(test_example_match),
-	    cmocka_unit_test(test_hostile_names),
-	    cmocka_unit_test(test_is_type),
+	    cmocka_unit_test(test_types),         cmocka_unit_test(test_paths),
+	    cmocka_unit_test(test_enum),          cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_validate_all),  cmocka_unit_test(test_validate_null_buffers),
+	    cmocka_unit_test(test_check),         cmocka_unit_test(test_example_match),
+	    cmocka_unit_test(test_hostile_names), cmocka_unit_test(test_is_type),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
