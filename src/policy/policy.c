@@ -34,6 +34,56 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
+void berth_container_free(struct berth_container *c)
+{
+	if (c == NULL)
+		return;
+	free(c->id);
+	free(c->root);
+	free(c->workspace_at);
+	free(c->cwd);
+	free(c->hostname);
+	free_strv(c->masked, c->n_masked);
+	free_strv(c->readonly, c->n_readonly);
+	free(c->seccomp);
+	free(c->netns);
+	free(c);
+}
+
+static json_t *strv_json(char *const *v, size_t n);
+
+/* The container's part of the canonical JSON: what is enforced from the
+ * bundle (the engine's seccomp profile by its SHA-256). */
+static json_t *container_json(const struct berth_container *c)
+{
+	json_t *rl = json_array(), *j;
+	char hex[65] = "";
+	struct berth_error ignored = {0};
+
+	if (rl == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->n_rlimits; i++)
+		if (json_array_append_new(rl, json_pack("{s:i, s:I, s:I}", "resource", c->rlimits[i].resource,
+							"soft", (json_int_t)c->rlimits[i].soft, "hard",
+							(json_int_t)c->rlimits[i].hard)) < 0) {
+			json_decref(rl);
+			return NULL;
+		}
+	if (c->seccomp != NULL && berth_sha256_hex(c->seccomp, strlen(c->seccomp), hex, &ignored) < 0) {
+		json_decref(rl);
+		return NULL;
+	}
+	j = json_pack("{s:s?, s:s?, s:b, s:s?, s:s?, s:i, s:i, s:s?, s:o, s:o*, s:o*, s:s?, s:s?}", "id",
+		      c->id, "root", c->root, "root_rw", c->root_rw, "workspace_at", c->workspace_at, "cwd",
+		      c->cwd, "uid", (int)c->uid, "gid", (int)c->gid, "hostname", c->hostname, "rlimits", rl,
+		      "masked", strv_json(c->masked, c->n_masked), "readonly",
+		      strv_json(c->readonly, c->n_readonly), "seccomp_sha256",
+		      c->seccomp != NULL ? hex : NULL, "netns", c->netns);
+	if (j != NULL && c->has_umask)
+		json_object_set_new(j, "umask", json_integer(c->umask));
+	return j;
+}
+
 void berth_policy_free(struct berth_policy *p)
 {
 	free(p->workspace);
@@ -64,6 +114,7 @@ void berth_policy_free(struct berth_policy *p)
 	}
 	free(p->env);
 	free_strv(p->argv, p->argc);
+	berth_container_free(p->container);
 	berth_policy_init(p);
 }
 
@@ -92,8 +143,12 @@ static json_t *mounts_json(const struct berth_policy *p)
 		return NULL;
 	/* Fixed entries of the namespace runtime's root, then the user's. */
 	for (size_t i = 0; i < p->n_mounts; i++) {
-		json_t *m = json_pack("{s:s, s:s, s:s}", "source", p->mounts[i].src, "target",
-				      p->mounts[i].dst, "access", p->mounts[i].rw ? "rw" : "ro");
+		json_t *m =
+		    p->mounts[i].tmpfs
+			? json_pack("{s:s, s:s, s:s, s:I}", "source", "tmpfs", "target", p->mounts[i].dst,
+				    "access", "rw", "size", (json_int_t)p->mounts[i].tmpfs_size)
+			: json_pack("{s:s, s:s, s:s}", "source", p->mounts[i].src, "target", p->mounts[i].dst,
+				    "access", p->mounts[i].rw ? "rw" : "ro");
 		if (m == NULL || json_array_append_new(a, m) < 0) {
 			json_decref(a);
 			return NULL;
@@ -242,6 +297,12 @@ static json_t *policy_json(const struct berth_policy *p)
 	 * digest). */
 	if (j != NULL && p->home_dir != NULL &&
 	    json_object_set_new(json_object_get(j, "filesystem"), "home", json_string(p->home_dir)) < 0) {
+		json_decref(j);
+		return NULL;
+	}
+	/* Only a container's policy has this key. */
+	if (j != NULL && p->container != NULL &&
+	    json_object_set_new(j, "container", container_json(p->container)) < 0) {
 		json_decref(j);
 		return NULL;
 	}

@@ -64,6 +64,11 @@ struct berth_mount {
 	char *dst;   /* absolute path inside the sandbox */
 	bool rw;     /* true: read-write (a widening), false: read-only */
 	char *given; /* the source as given on the command line, or NULL (not part of the policy) */
+	/* A container's tmpfs mount (OCI `type: tmpfs`): @src is NULL, @rw
+	 * true, @tmpfs_size its size in bytes (BERTH_DEFAULT_TMP_SIZE when the
+	 * bundle gives none); never from flags. */
+	bool tmpfs;
+	uint64_t tmpfs_size;
 };
 
 /* A filesystem grant in the sandbox's view (a resident app's
@@ -79,6 +84,57 @@ struct berth_env {
 	char *value;    /* value given to the sandbox */
 	bool from_host; /* --env NAME: value read from berth's environment */
 	bool from_file; /* --env-file: value read from a file (never on a command line) */
+};
+
+/* One process rlimit of a container (OCI config.md, process.rlimits). */
+struct berth_rlimit {
+	int resource;  /* RLIMIT_* (sys/resource.h) */
+	uint64_t soft; /* in the resource's unit; RLIM_INFINITY: none */
+	uint64_t hard;
+};
+
+#define BERTH_CONTAINER_RLIMITS_MAX 16 /* RLIMIT_NLIMITS */
+#define BERTH_CONTAINER_PATHS_MAX 64   /* maskedPaths, readonlyPaths: each */
+
+/*
+ * A container (`berth oci`, docs/oci.md): the sandbox's root is an OCI
+ * bundle's root filesystem instead of the host's system directories, and
+ * the command is the bundle's process.  Made by src/oci from config.json;
+ * NULL in every other policy (which keeps its canonical form and digest).
+ * What a container asks that berth cannot honour is refused by the
+ * converter; what it asks berth enforces here, with berth's own posture on
+ * top (no capabilities, NO_NEW_PRIVS, Landlock, berth's seccomp filter).
+ */
+struct berth_container {
+	char *id;     /* the container's id (the engine's name for it) */
+	char *root;   /* physical host path of root.path */
+	bool root_rw; /* root.readonly is false: the root is writable */
+	/* Where the workspace (berth_policy.workspace, the mount annotated
+	 * berth.dev/workspace) is mounted in the container; NULL: no workspace
+	 * (berth_policy.workspace is NULL too). */
+	char *workspace_at;
+	char *cwd;         /* process.cwd: absolute, in the container */
+	uint32_t uid, gid; /* process.user: the command's ids in the container */
+	bool has_umask;
+	uint32_t umask; /* process.user.umask */
+	char *hostname; /* hostname, or NULL: the runtime's own */
+	/* process.rlimits, set by the supervisor before the sandbox is made */
+	struct berth_rlimit rlimits[BERTH_CONTAINER_RLIMITS_MAX];
+	size_t n_rlimits;
+	/* linux.maskedPaths: made unreadable (an empty read-only file or
+	 * directory over each that exists) */
+	char **masked;
+	size_t n_masked;
+	/* linux.readonlyPaths: bound read-only over themselves */
+	char **readonly;
+	size_t n_readonly;
+	/* linux.seccomp as given (compact JSON), loaded as a second filter
+	 * after berth's: a call passes only when both allow it; NULL: none */
+	char *seccomp;
+	/* linux.namespaces network path=: the namespace the supervisor joins
+	 * before it makes the sandbox, which then shares it (a pod's network);
+	 * NULL: the sandbox's own (network none or proxy) */
+	char *netns;
 };
 
 struct berth_policy {
@@ -139,6 +195,12 @@ struct berth_policy {
 	struct berth_grant *grants;
 	size_t n_grants;
 
+	/* A container's root and process (`berth oci`); NULL otherwise.  With
+	 * it the command's environment is @env only (no PATH, HOME, USER,
+	 * LOGNAME, TERM, LANG or LC_* of berth's), there is no $HOME tmpfs, and
+	 * berth's /tmp tmpfs is made only when the bundle mounts none. */
+	struct berth_container *container;
+
 	/* The command */
 	char **argv; /* NULL-terminated */
 	size_t argc;
@@ -150,7 +212,11 @@ struct berth_policy {
  */
 void berth_policy_init(struct berth_policy *p);
 
-/* berth_policy_free - release everything @p owns; @p may be reused after. */
+/* berth_container_free - release @c and everything it owns.  Safe on NULL. */
+void berth_container_free(struct berth_container *c);
+
+/* berth_policy_free - release everything @p owns (its container too); @p
+ * may be reused after. */
 void berth_policy_free(struct berth_policy *p);
 
 /*

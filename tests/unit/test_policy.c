@@ -370,7 +370,8 @@ static void add_mounts(struct berth_policy *p, size_t n, bool rw)
 	for (size_t i = 0; i < n; i++, p->n_mounts++) {
 		char dst[64];
 		snprintf(dst, sizeof dst, "/m%zu", p->n_mounts);
-		p->mounts[p->n_mounts] = (struct berth_mount){strdup("/usr"), strdup(dst), rw, NULL};
+		p->mounts[p->n_mounts] =
+		    (struct berth_mount){.src = strdup("/usr"), .dst = strdup(dst), .rw = rw};
 	}
 }
 
