@@ -297,6 +297,7 @@ static int depth(const char *p)
 }
 
 static int resolve_in_newroot(const char *path, char *out, size_t len);
+static int guarded_target(const char *what, const char *dst, const char *real, struct berth_error *err);
 
 static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error *err)
 {
@@ -316,6 +317,9 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				if (resolve_in_newroot(m->dst, dst, sizeof dst) < 0)
 					return berth_err(err, errno, "cannot follow the mount target `%s`",
 							 m->dst);
+				if (m->rw && !m->tmpfs && plan->mount_is_dir[i] &&
+				    guarded_target("the writable mount target", m->dst, dst, err) < 0)
+					return -1;
 			} else {
 				snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
 			}
@@ -550,53 +554,76 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 /*
  * @path (a path in the sandbox's view) with every symbolic link followed
  * inside NEWROOT, never out of it: into @out as NEWROOT + the real path,
- * which need not exist.  Returns 0, or -1 (ELOOP after 8 links, ENAMETOOLONG).
+ * which need not exist.  Each component is looked at on its own (lstat of a
+ * prefix made of components already known not to be links), so a link
+ * anywhere on the way, not only the last one, is followed in the sandbox's
+ * root: an absolute target starts again at NEWROOT, ".." stops at it (as
+ * the kernel does at a root).  A container's image is untrusted: a link it
+ * planted (`/etc -> /oldroot/etc`) can never lead a mount, or the mount
+ * point berth creates, out of its root.  Returns 0, or -1 (ELOOP after 40
+ * links, ENAMETOOLONG).
  */
 static int resolve_in_newroot(const char *path, char *out, size_t len)
 {
-	char cur[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	char todo[2 * PATH_MAX], done[PATH_MAX] = "", next[2 * PATH_MAX];
+	int links = 0;
+	size_t dl = 0;
 
-	snprintf(cur, sizeof cur, "%s", path);
-	for (int hops = 0; hops < 8; hops++) {
-		char full[PATH_MAX + sizeof NEWROOT];
-		ssize_t n;
+	if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo)
+		return errno = ENAMETOOLONG, -1;
+	for (char *c = todo; *c != '\0';) {
+		char full[PATH_MAX + sizeof NEWROOT], link[PATH_MAX];
+		struct stat st;
+		size_t n;
+		ssize_t l;
+		char *end;
 
-		snprintf(full, sizeof full, NEWROOT "%s", cur);
-		n = readlink(full, link, sizeof link - 1);
-		if (n < 0) {
-			if (snprintf(out, len, "%s", full) >= (int)len)
-				return errno = ENAMETOOLONG, -1;
-			return 0;
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			break;
+		end = strchrnul(c, '/');
+		n = (size_t)(end - c);
+		if (n == 1 && c[0] == '.') {
+			c = end;
+			continue;
 		}
-		link[n] = '\0';
-		if (link[0] == '/') {
-			snprintf(next, sizeof next, "%s", link);
-		} else {
-			char *slash = strrchr(cur, '/');
-			*slash = '\0';
-			if (snprintf(next, sizeof next, "%s/%s", cur, link) >= (int)sizeof next)
-				return errno = ENAMETOOLONG, -1;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(done, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			dl = strlen(done);
+			c = end;
+			continue;
 		}
-		/* fold "." and ".." (".." at the top stays at the top, as the kernel does) */
-		char *parts[PATH_MAX / 2], *save = NULL;
-		int np = 0;
-		for (char *t = strtok_r(next, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
-			if (strcmp(t, ".") == 0)
-				continue;
-			if (strcmp(t, "..") == 0) {
-				np -= np > 0;
-				continue;
-			}
-			parts[np++] = t;
+		if (dl + 1 + n >= sizeof done)
+			return errno = ENAMETOOLONG, -1;
+		done[dl] = '/';
+		memcpy(done + dl + 1, c, n);
+		done[dl + 1 + n] = '\0';
+		snprintf(full, sizeof full, NEWROOT "%s", done);
+		if (lstat(full, &st) < 0 || !S_ISLNK(st.st_mode)) {
+			dl += 1 + n;
+			c = end;
+			continue;
 		}
-		size_t o = 0;
-		for (int i = 0; i < np; i++)
-			o += (size_t)snprintf(cur + o, sizeof cur - o, "/%s", parts[i]);
-		if (np == 0)
-			snprintf(cur, sizeof cur, "/");
+		if (++links > 40)
+			return errno = ELOOP, -1;
+		l = readlink(full, link, sizeof link - 1);
+		if (l < 0)
+			return -1;
+		link[l] = '\0';
+		done[dl] = '\0'; /* the link's own name is replaced by its target */
+		if (link[0] == '/')
+			dl = 0, done[0] = '\0';
+		if (snprintf(next, sizeof next, "%s/%s", link, end) >= (int)sizeof next)
+			return errno = ENAMETOOLONG, -1;
+		memcpy(todo, next, strlen(next) + 1);
+		c = todo;
 	}
-	errno = ELOOP;
-	return -1;
+	if (snprintf(out, len, NEWROOT "%s", dl > 0 ? done : "/") >= (int)len)
+		return errno = ENAMETOOLONG, -1;
+	return 0;
 }
 
 /*
@@ -681,6 +708,23 @@ static int container_root(const struct berth_mount_plan *plan, struct berth_erro
 	return 0;
 }
 
+/* The workspace and a writable directory mount are guarded at their path
+ * in the container (guard.h), which berth decided before the root was
+ * there to look at: a link in the image on the way would put the mount
+ * somewhere the guard is not. */
+static int guarded_target(const char *what, const char *dst, const char *real, struct berth_error *err)
+{
+	char lexical[PATH_MAX + sizeof NEWROOT];
+
+	snprintf(lexical, sizeof lexical, NEWROOT "%s", dst);
+	if (strcmp(lexical, real) == 0)
+		return 0;
+	berth_usage_err(
+	    err, "%s `%s` is reached through a symbolic link in the container's root (it leads to `%s`)",
+	    what, dst, real + strlen(NEWROOT));
+	return berth_err_hint(err, "mount it at the path the link leads to");
+}
+
 static int container_workspace(const struct berth_mount_plan *plan, struct berth_error *err)
 {
 	const struct berth_policy *p = plan->policy;
@@ -689,6 +733,8 @@ static int container_workspace(const struct berth_mount_plan *plan, struct berth
 	if (resolve_in_newroot(p->container->workspace_at, dst, sizeof dst) < 0)
 		return berth_err(err, errno, "cannot follow the workspace's mount target `%s`",
 				 p->container->workspace_at);
+	if (guarded_target("the workspace's mount target", p->container->workspace_at, dst, err) < 0)
+		return -1;
 	if (mkdir_p(dst, 0755, err) < 0)
 		return -1;
 	if (plan->ws_fd >= 0)

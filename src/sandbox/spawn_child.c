@@ -199,11 +199,21 @@ static void reset_signals(const struct sandbox *s)
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 }
 
+/* The PATH commands are found on: berth's, or a container's own
+ * (process.env), as runc does; a container without one gets berth's. */
+static const char *exec_path(const struct sandbox *s)
+{
+	for (int i = 0; s->p->container != NULL && s->envp[i] != NULL; i++)
+		if (strncmp(s->envp[i], "PATH=", 5) == 0)
+			return s->envp[i] + 5;
+	return BERTH_SYSTEM_PATH;
+}
+
 /* execvp(3) with the sandbox's PATH; returns the errno of the best failure. */
 static int exec_search(const struct sandbox *s)
 {
 	const char *file = s->p->argv[0];
-	const char *search = BERTH_SYSTEM_PATH;
+	const char *search;
 	char path[PATH_MAX];
 	int best = ENOENT;
 
@@ -211,11 +221,7 @@ static int exec_search(const struct sandbox *s)
 		execve(file, s->p->argv, s->envp);
 		return errno;
 	}
-	/* A container's command is found on its own PATH (process.env), as
-	 * runc does; no PATH there: berth's. */
-	for (int i = 0; s->p->container != NULL && s->envp[i] != NULL; i++)
-		if (strncmp(s->envp[i], "PATH=", 5) == 0)
-			search = s->envp[i] + 5;
+	search = exec_path(s);
 	for (const char *dir = search; *dir != '\0';) {
 		const char *end = strchrnul(dir, ':');
 		snprintf(path, sizeof path, "%.*s/%s", (int)(end - dir), dir, file);
@@ -373,7 +379,10 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	}
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
-	if (e == ENOENT)
+	if (e == ENOENT && s->p->container != NULL)
+		berth_err_hint(&err, "no such command in the container's PATH (%s) or file in its root",
+			       exec_path(s));
+	else if (e == ENOENT)
 		berth_err_hint(&err,
 			       "no such command in the sandbox's PATH (%s) or file; the host's home and "
 			       "other directories are not visible inside",
