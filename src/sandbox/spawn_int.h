@@ -32,6 +32,7 @@
 
 #include "sandbox.h"
 #include "guard.h"
+#include "landlock.h"
 #include "limits.h"
 #include "measure.h"
 #include "netns.h"

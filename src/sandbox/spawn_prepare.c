@@ -186,15 +186,36 @@ int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err)
 		const struct berth_container *c = s->p->container;
 		bool root = geteuid() == 0;
 		s->ids =
-		    (struct berth_ids){c->uid, c->gid, root ? BERTH_ROOT_HOST_UID + s->o->identity : getuid(),
-				       root ? BERTH_ROOT_HOST_GID + s->o->identity : getgid(), !root};
+		    (struct berth_ids){.in_uid = c->uid,
+				       .in_gid = c->gid,
+				       .host_uid = root ? BERTH_ROOT_HOST_UID + s->o->identity : getuid(),
+				       .host_gid = root ? BERTH_ROOT_HOST_GID + s->o->identity : getgid(),
+				       .deny_setgroups = !root};
+		if (c->uid_range.size > 0) {
+			if (!root)
+				return berth_usage_err(err,
+						       "a container's id ranges (linux.uidMappings) need "
+						       "berth run by root");
+			s->ids.map_in_uid = c->uid_range.inside;
+			s->ids.map_host_uid = c->uid_range.host;
+			s->ids.map_in_gid = c->gid_range.inside;
+			s->ids.map_host_gid = c->gid_range.host;
+			s->ids.map_len =
+			    c->uid_range.size < c->gid_range.size ? c->uid_range.size : c->gid_range.size;
+			s->ids.host_uid = c->uid_range.host + (c->uid - c->uid_range.inside);
+			s->ids.host_gid = c->gid_range.host + (c->gid - c->gid_range.inside);
+		}
 		set_user_name(s, c->uid);
 		return 0;
 	}
 	if (stat(s->p->workspace, &st) < 0)
 		return berth_err(err, errno, "cannot stat workspace `%s`", s->p->workspace);
 	if (geteuid() != 0) {
-		s->ids = (struct berth_ids){getuid(), getgid(), getuid(), getgid(), true};
+		s->ids = (struct berth_ids){.in_uid = getuid(),
+					    .in_gid = getgid(),
+					    .host_uid = getuid(),
+					    .host_gid = getgid(),
+					    .deny_setgroups = true};
 	} else {
 		/* Never host root: an unprivileged host id, shown inside as the
 		 * workspace owner (or 1000 when root owns the workspace). */
@@ -471,8 +492,13 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 		 * business (read-only unless root.readonly is false). */
 		if (fd_owner(s->root_src, s->p->container->root, &u, &g, err) < 0)
 			return -1;
-		s->root_fd =
-		    berth_idmapped_tree(s->root_src, s->p->container->root, u, g, &s->ids, false, err);
+		/* With id ranges the image's files are owned by host ids in them
+		 * already (the engine made them so): no idmapping. */
+		if (s->p->container->uid_range.size > 0)
+			s->root_fd = berth_err(err, EOPNOTSUPP, "the container maps id ranges");
+		else
+			s->root_fd = berth_idmapped_tree(s->root_src, s->p->container->root, u, g, &s->ids,
+							 false, err);
 		if (s->root_fd == -1 && (err->errnum == EINVAL || err->errnum == EOPNOTSUPP)) {
 			/* An overlay (an engine's image) cannot be idmapped: the root
 			 * is a plain clone, its files shown inside as owned by nobody
