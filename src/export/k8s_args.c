@@ -421,7 +421,7 @@ static int check_policy(const struct berth_k8s_req *r, struct berth_error *err)
 	char from[160] = "", stand_in[PATH_MAX];
 
 	if (r->profile != NULL)
-		snprintf(from, sizeof from, " (profile `%s`'s options)", r->profile);
+		snprintf(from, sizeof from, " (from profile `%s`)", r->profile);
 	if (realpath(BERTH_SPAWN_STANDIN_WORKSPACE, stand_in) == NULL || strcmp(p->workspace, stand_in) != 0)
 		return refuse("--workspace", from, err);
 	if (p->n_mounts > 0)

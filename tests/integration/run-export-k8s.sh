@@ -150,11 +150,11 @@ eq "profile: --user and --workspace-claim" \
 printf 'command: [sh]\noptions: [--rw, "%s:/data"]\n' "$T" >"$T/cfg/berth/profiles/wide.yml"
 ex --image img --profile wide
 eq "a profile's own --rw: exit 2, nothing printed" "$RC:$(cat "$T/out")" "2:"
-has "... naming the option and the profile" "$ERR" "export k8s: \`--rw\` (profile \`wide\`'s options) binds a path of this machine"
+has "... naming the option and the profile" "$ERR" "export k8s: \`--rw\` (from profile \`wide\`) binds a path of this machine"
 printf 'command: [sh]\nenv: [SECRET_TOKEN]\n' >"$T/cfg/berth/profiles/hostenv.yml"
 SECRET_TOKEN=hunter2 ex --image img --profile hostenv
 eq "a profile's --env NAME: exit 2, nothing printed" "$RC:$(cat "$T/out")" "2:"
-has "... naming the variable" "$ERR" "export k8s: \`--env SECRET_TOKEN\` (profile \`hostenv\`'s options) takes the value"
+has "... naming the variable" "$ERR" "export k8s: \`--env SECRET_TOKEN\` (from profile \`hostenv\`) takes the value"
 [[ $ERR != *hunter2* ]] && ok "... and never its value" || bad "the value of SECRET_TOKEN was printed" "$ERR"
 
 # 4. What a Pod cannot carry: exit 2, the option named, nothing on stdout.
