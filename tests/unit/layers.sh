@@ -16,9 +16,10 @@
 #   manifest  -> policy util
 #   supervisor-> audit broker manifest runtime sandbox policy util
 #   session   -> supervisor audit broker manifest runtime sandbox policy util
+#   export    -> session and everything below it (berth export k8s)
 #   cli       -> everything
 # In words: util <- policy <- {runtime <- sandbox, broker, audit, manifest}
-# <- supervisor <- session <- cli.  A runtime (sandbox, and an OCI or microVM
+# <- supervisor <- session <- export <- cli.  A runtime (sandbox, and an OCI or microVM
 # runtime next to it) never reaches the supervisor's services: they attach
 # through struct berth_run_hooks.
 set -u
@@ -36,7 +37,8 @@ declare -A allow=(
 	[manifest]="policy util"
 	[supervisor]="audit broker manifest runtime sandbox policy util"
 	[session]="supervisor audit broker manifest runtime sandbox policy util"
-	[cli]="session supervisor audit broker manifest runtime sandbox policy util"
+	[export]="session supervisor audit broker manifest runtime sandbox policy util"
+	[cli]="export session supervisor audit broker manifest runtime sandbox policy util"
 )
 
 n=0
