@@ -254,15 +254,24 @@ static int place_fds(struct sandbox *s)
 }
 
 /* A container's process: its rlimits (RLIMIT_NOFILE is the policy's,
- * applied with the other limits) and umask.  A limit above the hard limit
- * the sandbox inherited cannot be raised from inside its user namespace:
- * the caller raises its own first (`berth oci`'s supervisor). */
+ * applied with the other limits) and umask.  No limit is raised above the
+ * hard limit the command already has: one berth set (RLIMIT_NPROC for
+ * --pids without a cgroup) or the host's, which a process in a user
+ * namespace cannot raise (`berth oci`'s supervisor raises its own first
+ * where it can, and logs what it could not): a lower limit is the stricter
+ * side, never a widening (docs/oci.md). */
 static int container_process(const struct berth_container *c, struct berth_error *err)
 {
 	for (size_t i = 0; i < c->n_rlimits; i++) {
-		struct rlimit rl = {.rlim_cur = c->rlimits[i].soft, .rlim_max = c->rlimits[i].hard};
+		struct rlimit rl = {.rlim_cur = c->rlimits[i].soft, .rlim_max = c->rlimits[i].hard}, now;
 		if (c->rlimits[i].resource == RLIMIT_NOFILE)
 			continue;
+		if (getrlimit(c->rlimits[i].resource, &now) == 0) {
+			if (rl.rlim_max > now.rlim_max)
+				rl.rlim_max = now.rlim_max;
+			if (rl.rlim_cur > rl.rlim_max)
+				rl.rlim_cur = rl.rlim_max;
+		}
 		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
 			return berth_err(err, errno, "cannot set the container's rlimit %d to %llu/%llu",
 					 c->rlimits[i].resource, (unsigned long long)rl.rlim_cur,
