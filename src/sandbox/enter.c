@@ -222,10 +222,15 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	}
 	for (size_t i = 0; i < c->n_rlimits; i++) {
-		struct rlimit r = {c->rlimits[i].soft, c->rlimits[i].hard};
-		if (c->rlimits[i].resource != RLIMIT_NOFILE)
-			(void)setrlimit(c->rlimits[i].resource,
-					&r); /* lowered only: the container's own did */
+		struct rlimit r = {c->rlimits[i].soft, c->rlimits[i].hard}, now;
+		if (c->rlimits[i].resource == RLIMIT_NOFILE || getrlimit(c->rlimits[i].resource, &now) < 0)
+			continue;
+		/* never above what the process has: as the container's command */
+		if (r.rlim_max > now.rlim_max)
+			r.rlim_max = now.rlim_max;
+		if (r.rlim_cur > r.rlim_max)
+			r.rlim_cur = r.rlim_max;
+		(void)setrlimit(c->rlimits[i].resource, &r);
 	}
 	if (c->has_umask)
 		umask((mode_t)(c->umask & 0777));
