@@ -40,6 +40,7 @@ static const char usage[] =
     "  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
+    "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
     "  version                             print the version\n"
     "\n"
     "see berth(1)\n";
@@ -88,6 +89,7 @@ static const struct {
     {"tools", cmd_tools}, {"spawn", cmd_spawn},   {"ps", cmd_ps},         {"peek", cmd_peek},
     {"send", cmd_send},   {"logs", cmd_logs},     {"attach", cmd_attach}, {"stop", cmd_stop},
     {"rm", cmd_rm},       {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
+    {"oci", cmd_oci},
 };
 
 int main(int argc, char **argv)
@@ -99,13 +101,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
-		/* Every command but doctor keeps or reads state under the home:
-		 * never made up (util/rundir.h). */
+		/* Every command but doctor and oci (its state is under --root)
+		 * keeps or reads state under the home: never made up
+		 * (util/rundir.h). */
 		struct berth_error err = {0};
 		bool help = false;
 		for (int k = 2; k < argc; k++)
 			help = help || strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0;
-		if (strcmp(argv[1], "doctor") != 0 && !help && berth_home_check(&err) < 0) {
+		if (strcmp(argv[1], "doctor") != 0 && strcmp(argv[1], "oci") != 0 && !help &&
+		    berth_home_check(&err) < 0) {
 			cli_print_error(&err);
 			return BERTH_EXIT_USAGE;
 		}
