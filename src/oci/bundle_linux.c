@@ -183,6 +183,14 @@ static int refuse_nonempty(const json_t *r, const char *key, const char *why, st
 	return berth_oci_unsupported(err, path, "%s", why);
 }
 
+/* berth's limit check, its message as config.json's and its hint as JSON
+ * writes the value.  Returns -1. */
+static int limit_refused(struct berth_error *err, const char *what)
+{
+	berth_err_wrap(err, "config.json");
+	return berth_err_hint(err, "give %s (-1 or no value: berth's default)", what);
+}
+
 static int convert_memory(const json_t *m, struct berth_oci_bundle *b, struct berth_error *err)
 {
 	static const char *const keys[] = {"limit",
@@ -209,7 +217,7 @@ static int convert_memory(const json_t *m, struct berth_oci_bundle *b, struct be
 	if (set && n > 0) {
 		if (berth_limit_check(BERTH_LIMIT_MEMORY, "linux.resources.memory.limit", (uint64_t)n, NULL,
 				      err) < 0)
-			return -1;
+			return limit_refused(err, "a number of bytes, 16777216 (16M) or more");
 		b->policy.memory = (uint64_t)n;
 		b->policy.memory_set = true;
 	}
@@ -262,7 +270,7 @@ static int convert_cpu(const json_t *c, struct berth_oci_bundle *b, struct berth
 		unsigned long long m = (unsigned long long)quota * 1000ULL / (unsigned long long)period;
 		if (berth_limit_check(BERTH_LIMIT_CPUS, "linux.resources.cpu.quota",
 				      m > UINT32_MAX ? UINT32_MAX : m, NULL, err) < 0)
-			return -1;
+			return limit_refused(err, "quota/period at least 0.01 CPU (1000 per period 100000)");
 		b->policy.millicpus = (uint32_t)m;
 		b->policy.cpus_set = true;
 	}
@@ -326,7 +334,7 @@ static int convert_resources(const json_t *r, struct berth_oci_bundle *b, struct
 	if (pids != NULL && set && n > 0) {
 		if (berth_limit_check(BERTH_LIMIT_PIDS, "linux.resources.pids.limit", (uint64_t)n, NULL,
 				      err) < 0)
-			return -1;
+			return limit_refused(err, "a number of tasks, 2 to 4194304");
 		b->policy.pids = (uint32_t)n;
 		b->policy.pids_set = true;
 	}

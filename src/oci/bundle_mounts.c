@@ -310,7 +310,7 @@ static int tmpfs_mount(char *dst, const char *path, const struct mount_opts *mo,
 	struct berth_mount m = {.dst = dst, .rw = true, .tmpfs = true};
 
 	if (mo->ro)
-		return refuse(err, path, "a read-only tmpfs (`%s`): berth's tmpfs mounts are writable", dst);
+		return refuse(err, path, "a read-only tmpfs: berth's tmpfs mounts are writable");
 	m.tmpfs_size = mo->has_size ? mo->size : BERTH_DEFAULT_TMP_SIZE;
 	if (mo->tmpcopyup &&
 	    berth_oci_note(b, err, "%s: tmpcopyup is not done: the tmpfs starts empty", path) < 0)

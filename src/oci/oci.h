@@ -195,6 +195,11 @@ struct berth_oci_state {
 	json_t *doc;     /* the whole file (owned): bundle, rootfs, created, owner, annotations, error */
 };
 
+/* berth_oci_state_doc - the first state.json of a container (status
+ * `created`, the supervisor's pid and start time).  NULL on ENOMEM. */
+json_t *berth_oci_state_doc(const char *id, const struct berth_oci_bundle *b, const char *created_at,
+			    pid_t pid, unsigned long long start);
+
 /* berth_oci_state_free - release what @s owns. */
 void berth_oci_state_free(struct berth_oci_state *s);
 

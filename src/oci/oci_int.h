@@ -99,9 +99,4 @@ __attribute__((noreturn)) void berth_oci_supervise(const struct berth_oci_sup_ar
  * (`2026-12-02T14:54:35.365614703Z`), into @buf (40 bytes). */
 void berth_oci_now_rfc3339(char *buf, size_t len, bool nanos);
 
-/* berth_oci_state_doc - the first state.json of a container (status
- * `created`, the supervisor's pid and start time).  NULL on ENOMEM. */
-json_t *berth_oci_state_doc(const char *id, const struct berth_oci_bundle *b, const char *created_at,
-			    pid_t pid, unsigned long long start);
-
 #endif
