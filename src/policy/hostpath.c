@@ -389,6 +389,7 @@ int berth_hostpath_add_mount(struct berth_policy *p, const char *arg, bool rw, c
 		return berth_err(err, ENOMEM, "out of memory");
 	p->mounts = m;
 	m = &p->mounts[p->n_mounts];
+	*m = (struct berth_mount){.rw = rw};
 	m->src = strdup(real);
 	m->dst = strdup(dst);
 	m->rw = rw;

@@ -262,7 +262,16 @@ int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth
  *     LANG and LC_* it passes on, which the policy does not hold)
  *   - "the app `NAME` declares N filesystem grants, at most 64"
  *   - "the sandbox needs N Landlock rules, at most 96"
- * Each has a hint saying how to fix it.
+ *   - a container's (check_container in validate.c): "a container's root and
+ *     working directory must be absolute paths", "a container's workspace
+ *     needs both its source and an absolute target", "the container's
+ *     hostname `H` is not 1 to 64 bytes", "too many rlimits for a container",
+ *     "the container's rlimit N has soft S above hard H, or is unknown", "too
+ *     many masked or read-only paths (at most 64 each)", "the masked or
+ *     read-only path `P` is not absolute"; and for any other policy "a tmpfs
+ *     mount (`DST`) belongs to a container's policy"
+ * Each has a hint saying how to fix it (the container's: the bundle's
+ * converter, src/oci, refuses them first with the bundle's field names).
  */
 int berth_policy_validate(const struct berth_policy *p, struct berth_error *err);
 

@@ -30,8 +30,8 @@ static int check_target(const struct berth_policy *p, const struct berth_mount *
 	const char *ro = NULL;
 	struct stat ss, ts;
 
-	if (p->app || m->src == NULL || m->dst == NULL)
-		return 0;
+	if (p->app || p->container != NULL || m->src == NULL || m->dst == NULL)
+		return 0; /* a container's root is not the host's: its runtime looks */
 	if (strncmp(m->dst, "/workspace/", 11) == 0 && p->workspace != NULL) {
 		snprintf(host, sizeof host, "%s/%s", p->workspace, m->dst + 11);
 	} else {
@@ -312,10 +312,61 @@ static int check_limits(const struct berth_policy *p, struct berth_error *err)
 	return 0;
 }
 
+static bool absolute(const char *path)
+{
+	return path != NULL && path[0] == '/' && strlen(path) < BERTH_MOUNT_TARGET_MAX;
+}
+
+/* A container's part (src/oci made it from a bundle; the runtime relies on
+ * these). */
+static int check_container(const struct berth_policy *p, struct berth_error *err)
+{
+	const struct berth_container *c = p->container;
+
+	if (c == NULL) {
+		for (size_t i = 0; i < p->n_mounts; i++)
+			if (p->mounts[i].tmpfs)
+				return berth_usage_err(err,
+						       "a tmpfs mount (`%s`) belongs to a container's policy",
+						       p->mounts[i].dst);
+		return 0;
+	}
+	if (!absolute(c->root) || !absolute(c->cwd))
+		return berth_usage_err(err,
+				       "a container's root and working directory must be absolute paths");
+	if ((p->workspace == NULL) != (c->workspace_at == NULL) ||
+	    (c->workspace_at != NULL && !absolute(c->workspace_at)))
+		return berth_usage_err(
+		    err, "a container's workspace needs both its source and an absolute target");
+	if (c->hostname != NULL && (strlen(c->hostname) == 0 || strlen(c->hostname) > 64))
+		return berth_usage_err(err, "the container's hostname `%s` is not 1 to 64 bytes",
+				       c->hostname);
+	if (c->n_rlimits > BERTH_CONTAINER_RLIMITS_MAX)
+		return berth_usage_err(err, "too many rlimits for a container (%zu, at most %d)",
+				       c->n_rlimits, BERTH_CONTAINER_RLIMITS_MAX);
+	for (size_t i = 0; i < c->n_rlimits; i++)
+		if (c->rlimits[i].resource < 0 || c->rlimits[i].resource >= BERTH_CONTAINER_RLIMITS_MAX ||
+		    c->rlimits[i].soft > c->rlimits[i].hard)
+			return berth_usage_err(
+			    err, "the container's rlimit %d has soft %llu above hard %llu, or is unknown",
+			    c->rlimits[i].resource, (unsigned long long)c->rlimits[i].soft,
+			    (unsigned long long)c->rlimits[i].hard);
+	if (c->n_masked > BERTH_CONTAINER_PATHS_MAX || c->n_readonly > BERTH_CONTAINER_PATHS_MAX)
+		return berth_usage_err(err, "too many masked or read-only paths (at most %d each)",
+				       BERTH_CONTAINER_PATHS_MAX);
+	for (size_t i = 0; i < c->n_masked + c->n_readonly; i++) {
+		const char *path = i < c->n_masked ? c->masked[i] : c->readonly[i - c->n_masked];
+		if (!absolute(path))
+			return berth_usage_err(err, "the masked or read-only path `%s` is not absolute",
+					       path != NULL ? path : "");
+	}
+	return 0;
+}
+
 int berth_policy_validate(const struct berth_policy *p, struct berth_error *err)
 {
 	if (check_limits(p, err) < 0 || check_mounts(p, err) < 0 || check_hosts(p, err) < 0 ||
-	    check_env(p, err) < 0 || check_landlock(p, err) < 0)
+	    check_env(p, err) < 0 || check_landlock(p, err) < 0 || check_container(p, err) < 0)
 		return -1;
 	return 0;
 }

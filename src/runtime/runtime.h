@@ -67,6 +67,11 @@ struct berth_egress_listeners {
  *                      be called twice when a first attempt found user
  *                      namespaces refused and the runtime retries degraded
  *                      (the hook must start its work once).
+ *   1b. on_terminal    sync 2, with want_pty only, right before
+ *                      before_release: @master is the command's pty master
+ *                      (the runtime's: valid until free(); dup it to keep
+ *                      it), for a caller that hands it on before the command
+ *                      starts (`berth oci create --console-socket`).
  *   2. before_release  sync 2: the sandbox is built, the command waits for
  *                      the go.  Work the supervisor must finish before the
  *                      command's first instruction (run.start and policy made
@@ -94,6 +99,7 @@ struct berth_egress_listeners {
 struct berth_run_hooks {
 	void *arg;
 	void (*on_spawned)(void *arg);
+	void (*on_terminal)(void *arg, int master);
 	int (*before_release)(void *arg, struct berth_error *err);
 	int (*on_egress)(void *arg, const struct berth_egress_listeners *l, struct berth_error *err);
 	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m,

@@ -536,12 +536,14 @@ static int prepare(const struct berth_policy *p, struct berth_guard *g, bool *le
 {
 	memset(g, 0, sizeof *g);
 	clock_gettime(CLOCK_REALTIME_COARSE, &g->started);
-	if (add_root(g, p->workspace, "/workspace", err) < 0)
+	if (p->workspace != NULL &&
+	    add_root(g, p->workspace, p->container != NULL ? p->container->workspace_at : "/workspace", err) <
+		0)
 		goto fail;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		struct stat st;
-		if (p->mounts[i].rw && stat(p->mounts[i].src, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    add_root(g, p->mounts[i].src, p->mounts[i].dst, err) < 0)
+		if (p->mounts[i].rw && !p->mounts[i].tmpfs && stat(p->mounts[i].src, &st) == 0 &&
+		    S_ISDIR(st.st_mode) && add_root(g, p->mounts[i].src, p->mounts[i].dst, err) < 0)
 			goto fail;
 	}
 	mark_nested(g);

@@ -97,7 +97,21 @@ static int make_mountpoint(bool is_dir, const char *dst, struct berth_error *err
 	return touch(dst, err);
 }
 
-static int base_and_pivot(struct berth_error *err)
+/* mkdir, or a directory already there (a container's root has its own
+ * /dev, /proc...; berth's fresh tmpfs root never has). */
+static int mkdir_mp(const char *path, mode_t mode, struct berth_error *err)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno == EEXIST && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	return berth_err(err, errno == EEXIST ? ENOTDIR : errno, "mkdir `%s`", path + strlen(NEWROOT));
+}
+
+/* @root_tmpfs: the sandbox's root is a fresh tmpfs (not a container's). */
+static int base_and_pivot(bool root_tmpfs, struct berth_error *err)
 {
 	/* Nothing we mount propagates back to the host; host unmounts still
 	 * reach us so we never pin a host filesystem. */
@@ -112,7 +126,7 @@ static int base_and_pivot(struct berth_error *err)
 		return berth_err(err, errno, "cannot pivot_root into the base tmpfs");
 	if (chdir("/") < 0)
 		return berth_err(err, errno, "chdir /");
-	return tmpfs(NEWROOT, "mode=0755,size=1m", 0, err);
+	return root_tmpfs ? tmpfs(NEWROOT, "mode=0755,size=1m", 0, err) : 0;
 }
 
 /* The BIND rows of the default view (src/policy/sysdirs.c), in order. */
@@ -282,6 +296,9 @@ static int depth(const char *p)
 	return d;
 }
 
+static int resolve_in_newroot(const char *path, char *out, size_t len);
+static int guarded_target(const char *what, const char *dst, const char *real, struct berth_error *err);
+
 static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error *err)
 {
 	const struct berth_policy *p = plan->policy;
@@ -294,8 +311,28 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 
 			if (depth(m->dst) != d)
 				continue;
-			snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
-			if (strncmp(m->dst, "/workspace/", 11) == 0 && lstat(dst, &st) < 0) {
+			if (p->container != NULL) {
+				/* A link in the container's root is followed inside
+				 * it, never out of it. */
+				if (resolve_in_newroot(m->dst, dst, sizeof dst) < 0)
+					return berth_err(err, errno, "cannot follow the mount target `%s`",
+							 m->dst);
+				if (m->rw && !m->tmpfs && plan->mount_is_dir[i] &&
+				    guarded_target("the writable mount target", m->dst, dst, err) < 0)
+					return -1;
+			} else {
+				snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
+			}
+			if (m->tmpfs) {
+				char opts[64];
+				snprintf(opts, sizeof opts, "mode=1777,size=%llu",
+					 (unsigned long long)m->tmpfs_size);
+				if (mkdir_p(dst, 0755, err) < 0 || tmpfs(dst, opts, 0, err) < 0)
+					return -1;
+				continue;
+			}
+			if (p->container == NULL && strncmp(m->dst, "/workspace/", 11) == 0 &&
+			    lstat(dst, &st) < 0) {
 				berth_usage_err(err, "mount target `%s` does not exist in the workspace",
 						m->dst);
 				return berth_err_hint(
@@ -362,8 +399,8 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 {
 	char opts[64];
 
-	if (mkdir(NEWROOT "/dev", 0755) < 0)
-		return berth_err(err, errno, "mkdir /dev");
+	if (mkdir_mp(NEWROOT "/dev", 0755, err) < 0)
+		return -1;
 	if (tmpfs(NEWROOT "/dev", "mode=0755,size=64k", MS_NOEXEC, err) < 0)
 		return -1;
 	for (int i = 0; dev_nodes[i] != NULL; i++) {
@@ -402,8 +439,8 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 
 static int proc_tree(struct berth_error *err)
 {
-	if (mkdir(NEWROOT "/proc", 0555) < 0)
-		return berth_err(err, errno, "mkdir /proc");
+	if (mkdir_mp(NEWROOT "/proc", 0555, err) < 0)
+		return -1;
 	/* Needs the host's fully visible /proc, still reachable at /oldroot/proc. */
 	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return berth_err(err, errno, "cannot mount a new /proc");
@@ -424,8 +461,8 @@ static int proc_tree(struct berth_error *err)
 
 static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err)
 {
-	if (mkdir(NEWROOT "/sys", 0555) < 0)
-		return berth_err(err, errno, "mkdir /sys");
+	if (mkdir_mp(NEWROOT "/sys", 0555, err) < 0)
+		return -1;
 	/* A fresh sysfs shows this network namespace only; it needs one we own. */
 	if (plan->own_netns &&
 	    mount("sysfs", NEWROOT "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
@@ -517,53 +554,76 @@ static int private_dirs(const struct berth_mount_plan *plan, struct berth_error 
 /*
  * @path (a path in the sandbox's view) with every symbolic link followed
  * inside NEWROOT, never out of it: into @out as NEWROOT + the real path,
- * which need not exist.  Returns 0, or -1 (ELOOP after 8 links, ENAMETOOLONG).
+ * which need not exist.  Each component is looked at on its own (lstat of a
+ * prefix made of components already known not to be links), so a link
+ * anywhere on the way, not only the last one, is followed in the sandbox's
+ * root: an absolute target starts again at NEWROOT, ".." stops at it (as
+ * the kernel does at a root).  A container's image is untrusted: a link it
+ * planted (`/etc -> /oldroot/etc`) can never lead a mount, or the mount
+ * point berth creates, out of its root.  Returns 0, or -1 (ELOOP after 40
+ * links, ENAMETOOLONG).
  */
 static int resolve_in_newroot(const char *path, char *out, size_t len)
 {
-	char cur[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	char todo[2 * PATH_MAX], done[PATH_MAX] = "", next[2 * PATH_MAX];
+	int links = 0;
+	size_t dl = 0;
 
-	snprintf(cur, sizeof cur, "%s", path);
-	for (int hops = 0; hops < 8; hops++) {
-		char full[PATH_MAX + sizeof NEWROOT];
-		ssize_t n;
+	if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo)
+		return errno = ENAMETOOLONG, -1;
+	for (char *c = todo; *c != '\0';) {
+		char full[PATH_MAX + sizeof NEWROOT], link[PATH_MAX];
+		struct stat st;
+		size_t n;
+		ssize_t l;
+		char *end;
 
-		snprintf(full, sizeof full, NEWROOT "%s", cur);
-		n = readlink(full, link, sizeof link - 1);
-		if (n < 0) {
-			if (snprintf(out, len, "%s", full) >= (int)len)
-				return errno = ENAMETOOLONG, -1;
-			return 0;
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			break;
+		end = strchrnul(c, '/');
+		n = (size_t)(end - c);
+		if (n == 1 && c[0] == '.') {
+			c = end;
+			continue;
 		}
-		link[n] = '\0';
-		if (link[0] == '/') {
-			snprintf(next, sizeof next, "%s", link);
-		} else {
-			char *slash = strrchr(cur, '/');
-			*slash = '\0';
-			if (snprintf(next, sizeof next, "%s/%s", cur, link) >= (int)sizeof next)
-				return errno = ENAMETOOLONG, -1;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(done, '/');
+			if (slash != NULL)
+				*slash = '\0';
+			dl = strlen(done);
+			c = end;
+			continue;
 		}
-		/* fold "." and ".." (".." at the top stays at the top, as the kernel does) */
-		char *parts[PATH_MAX / 2], *save = NULL;
-		int np = 0;
-		for (char *t = strtok_r(next, "/", &save); t != NULL; t = strtok_r(NULL, "/", &save)) {
-			if (strcmp(t, ".") == 0)
-				continue;
-			if (strcmp(t, "..") == 0) {
-				np -= np > 0;
-				continue;
-			}
-			parts[np++] = t;
+		if (dl + 1 + n >= sizeof done)
+			return errno = ENAMETOOLONG, -1;
+		done[dl] = '/';
+		memcpy(done + dl + 1, c, n);
+		done[dl + 1 + n] = '\0';
+		snprintf(full, sizeof full, NEWROOT "%s", done);
+		if (lstat(full, &st) < 0 || !S_ISLNK(st.st_mode)) {
+			dl += 1 + n;
+			c = end;
+			continue;
 		}
-		size_t o = 0;
-		for (int i = 0; i < np; i++)
-			o += (size_t)snprintf(cur + o, sizeof cur - o, "/%s", parts[i]);
-		if (np == 0)
-			snprintf(cur, sizeof cur, "/");
+		if (++links > 40)
+			return errno = ELOOP, -1;
+		l = readlink(full, link, sizeof link - 1);
+		if (l < 0)
+			return -1;
+		link[l] = '\0';
+		done[dl] = '\0'; /* the link's own name is replaced by its target */
+		if (link[0] == '/')
+			dl = 0, done[0] = '\0';
+		if (snprintf(next, sizeof next, "%s/%s", link, end) >= (int)sizeof next)
+			return errno = ENAMETOOLONG, -1;
+		memcpy(todo, next, strlen(next) + 1);
+		c = todo;
 	}
-	errno = ELOOP;
-	return -1;
+	if (snprintf(out, len, NEWROOT "%s", dl > 0 ? done : "/") >= (int)len)
+		return errno = ENAMETOOLONG, -1;
+	return 0;
 }
 
 /*
@@ -619,9 +679,147 @@ static int finish_pivot(struct berth_error *err)
 	return 0;
 }
 
+/* A container's root at NEWROOT: its idmapped tree, or a bind of the
+ * descriptor berth opened (not invoked by root). */
+static int container_root(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	static const char *const own[] = {"/dev", "/proc", "/sys", "/tmp", NULL};
+	const struct berth_container *c = plan->policy->container;
+
+	if (plan->root_fd >= 0) {
+		if (move_tree(plan->root_fd, NEWROOT, err) < 0)
+			return -1;
+	} else if (bind_source("the container's root", c->root, plan->root_src_fd, NEWROOT, 0, err) < 0) {
+		return -1;
+	}
+	/* berth mounts its own instances there: never through a link the
+	 * image planted (it would lead the mount out of the root). */
+	for (int i = 0; own[i] != NULL; i++) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof path, NEWROOT "%s", own[i]);
+		if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			berth_usage_err(err, "the container's root has `%s` and it is not a directory",
+					own[i]);
+			return berth_err_hint(
+			    err, "berth mounts its own %s there: make it a directory in the image", own[i]);
+		}
+	}
+	return 0;
+}
+
+/* The workspace and a writable directory mount are guarded at their path
+ * in the container (guard.h), which berth decided before the root was
+ * there to look at: a link in the image on the way would put the mount
+ * somewhere the guard is not. */
+static int guarded_target(const char *what, const char *dst, const char *real, struct berth_error *err)
+{
+	char lexical[PATH_MAX + sizeof NEWROOT];
+
+	snprintf(lexical, sizeof lexical, NEWROOT "%s", dst);
+	if (strcmp(lexical, real) == 0)
+		return 0;
+	berth_usage_err(
+	    err, "%s `%s` is reached through a symbolic link in the container's root (it leads to `%s`)",
+	    what, dst, real + strlen(NEWROOT));
+	return berth_err_hint(err, "mount it at the path the link leads to");
+}
+
+static int container_workspace(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	const struct berth_policy *p = plan->policy;
+	char dst[PATH_MAX];
+
+	if (resolve_in_newroot(p->container->workspace_at, dst, sizeof dst) < 0)
+		return berth_err(err, errno, "cannot follow the workspace's mount target `%s`",
+				 p->container->workspace_at);
+	if (guarded_target("the workspace's mount target", p->container->workspace_at, dst, err) < 0)
+		return -1;
+	if (mkdir_p(dst, 0755, err) < 0)
+		return -1;
+	if (plan->ws_fd >= 0)
+		return move_tree(plan->ws_fd, dst, err);
+	return bind_source("the workspace", p->workspace, plan->ws_src_fd, dst, 0, err);
+}
+
+static bool mounts_at(const struct berth_policy *p, const char *dst)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (strcmp(p->mounts[i].dst, dst) == 0)
+			return true;
+	return false;
+}
+
+/* linux.maskedPaths: a read-only empty tmpfs over a directory, /dev/null
+ * over anything else; a path that is not there is left alone (runc's
+ * meaning).  linux.readonlyPaths: bound read-only over themselves. */
+static int container_paths(const struct berth_container *c, struct berth_error *err)
+{
+	for (size_t i = 0; i < c->n_masked + c->n_readonly; i++) {
+		bool mask = i < c->n_masked;
+		const char *path = mask ? c->masked[i] : c->readonly[i - c->n_masked];
+		char real[PATH_MAX];
+		struct stat st;
+
+		if (resolve_in_newroot(path, real, sizeof real) < 0 || lstat(real, &st) < 0)
+			continue;
+		if (!mask) {
+			if (mount(real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return berth_err(err, errno, "cannot bind the read-only path `%s`", path);
+			if (set_attr(real, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true,
+				     err) < 0)
+				return -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (tmpfs(real, "mode=0555,size=4k", MS_RDONLY | MS_NOEXEC, err) < 0)
+				return berth_err_wrap(err, "cannot mask `%s`", path);
+		} else if (mount(NEWROOT "/dev/null", real, NULL, MS_BIND, NULL) < 0) {
+			return berth_err(err, errno, "cannot mask `%s`", path);
+		}
+	}
+	return 0;
+}
+
+/* A container: its root instead of the host's system directories; then
+ * the workspace, the bundle's mounts, berth's /tmp (unless the bundle
+ * mounts one), /dev, /proc and /sys of the sandbox's own, the masked and
+ * read-only paths, and the root read-only unless the bundle asks
+ * otherwise.  No $HOME tmpfs: the image has its own home. */
+static int container_build(const struct berth_mount_plan *plan, struct berth_error *err)
+{
+	const struct berth_policy *p = plan->policy;
+	uint64_t root_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	if (base_and_pivot(false, err) < 0 || container_root(plan, err) < 0)
+		return -1;
+	if (p->workspace != NULL && container_workspace(plan, err) < 0)
+		return -1;
+	if (extra_mounts(plan, err) < 0)
+		return -1;
+	if (plan->resolver && resolver_conf(err) < 0)
+		return -1;
+	if (berth_guard_mount(plan->guard, NEWROOT, OLDROOT "/proc", err) < 0)
+		return -1;
+	if (!mounts_at(p, "/tmp")) {
+		char opts[64];
+		snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)p->tmp_size);
+		if (mkdir_mp(NEWROOT "/tmp", 01777, err) < 0 || tmpfs(NEWROOT "/tmp", opts, 0, err) < 0)
+			return -1;
+	}
+	if (dev_tree(p, err) < 0 || proc_tree(err) < 0 || sys_tree(plan, err) < 0 ||
+	    container_paths(p->container, err) < 0)
+		return -1;
+	if (!p->container->root_rw)
+		root_attrs |= MOUNT_ATTR_RDONLY;
+	if (set_attr(NEWROOT, root_attrs, false, err) < 0)
+		return -1;
+	return finish_pivot(err);
+}
+
 int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *err)
 {
-	if (base_and_pivot(err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 ||
+	if (plan->policy->container != NULL)
+		return container_build(plan, err);
+	if (base_and_pivot(true, err) < 0 || system_tree(!plan->system_by_landlock, err) < 0 ||
 	    workspace(plan, err) < 0)
 		return -1;
 	if (extra_mounts(plan, err) < 0 || evidence_tree(plan, err) < 0)

@@ -20,8 +20,12 @@
 struct berth_mount_plan {
 	const struct berth_policy *policy;
 	const struct berth_guard *guard;
-	const char *home;     /* $HOME inside, e.g. "/home/alice" */
-	int ws_fd;            /* detached idmapped tree of the workspace, or -1 to bind */
+	const char *home; /* $HOME inside, e.g. "/home/alice" */
+	int ws_fd;        /* detached idmapped tree of the workspace, or -1 to bind */
+	/* A container (policy->container): the detached idmapped tree of its
+	 * root, or -1 to bind it from @root_src_fd (berth_source_open) */
+	int root_fd;
+	int root_src_fd;
 	int home_fd;          /* detached idmapped tree of policy->home_dir, or -1 to bind it */
 	const int *mount_fds; /* per policy->mounts: detached idmapped tree or -1 */
 	/* The workspace and each --ro/--rw source as berth opened them once

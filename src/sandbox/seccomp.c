@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <jansson.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -596,4 +597,176 @@ bool berth_seccomp_available(void)
 		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &actions[i]) < 0)
 			return false;
 	return true;
+}
+
+/* ---- A container's own profile (OCI config.md, linux.seccomp) */
+
+/* The action named @name (errno actions take @errno_ret), or -1 with @err
+ * naming it.  SCMP_ACT_NOTIFY needs a listener berth does not run. */
+static int oci_action(const char *name, int errno_ret, uint32_t *out, struct berth_error *err)
+{
+	if (name == NULL)
+		return berth_usage_err(err, "linux.seccomp: an action is missing");
+	if (strcmp(name, "SCMP_ACT_ALLOW") == 0)
+		*out = SCMP_ACT_ALLOW;
+	else if (strcmp(name, "SCMP_ACT_ERRNO") == 0)
+		*out = SCMP_ACT_ERRNO((uint16_t)errno_ret);
+	else if (strcmp(name, "SCMP_ACT_KILL") == 0 || strcmp(name, "SCMP_ACT_KILL_THREAD") == 0)
+		*out = SCMP_ACT_KILL_THREAD;
+	else if (strcmp(name, "SCMP_ACT_KILL_PROCESS") == 0)
+		*out = SCMP_ACT_KILL_PROCESS;
+	else if (strcmp(name, "SCMP_ACT_TRAP") == 0)
+		*out = SCMP_ACT_TRAP;
+	else if (strcmp(name, "SCMP_ACT_TRACE") == 0)
+		*out = SCMP_ACT_TRACE((uint16_t)errno_ret);
+	else if (strcmp(name, "SCMP_ACT_LOG") == 0)
+		*out = SCMP_ACT_LOG;
+	else {
+		berth_usage_err(err, "linux.seccomp: the action `%s` is not supported by berth", name);
+		return berth_err_hint(
+		    err, "use SCMP_ACT_ALLOW, _ERRNO, _KILL, _KILL_PROCESS, _TRAP, _TRACE or _LOG "
+			 "(SCMP_ACT_NOTIFY needs a listener berth does not run)");
+	}
+	return 0;
+}
+
+static int oci_op(const char *name, enum scmp_compare *out, struct berth_error *err)
+{
+	static const struct {
+		const char *name;
+		enum scmp_compare op;
+	} ops[] = {{"SCMP_CMP_NE", SCMP_CMP_NE},
+		   {"SCMP_CMP_LT", SCMP_CMP_LT},
+		   {"SCMP_CMP_LE", SCMP_CMP_LE},
+		   {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+		   {"SCMP_CMP_GE", SCMP_CMP_GE},
+		   {"SCMP_CMP_GT", SCMP_CMP_GT},
+		   {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ}};
+
+	for (size_t i = 0; name != NULL && i < BERTH_ARRAY_SIZE(ops); i++)
+		if (strcmp(name, ops[i].name) == 0) {
+			*out = ops[i].op;
+			return 0;
+		}
+	return berth_usage_err(err, "linux.seccomp: the operator `%s` is not one of SCMP_CMP_*",
+			       name != NULL ? name : "(none)");
+}
+
+/* One entry of linux.seccomp.syscalls: its conditions, then a rule per
+ * name (a name this kernel's libseccomp does not know is skipped, as runc
+ * does).  Conditions on one argument index AND together in one rule unless
+ * an index repeats: then each condition is a rule of its own (libseccomp
+ * takes one condition per index in a rule). */
+static int oci_syscalls(scmp_filter_ctx ctx, json_t *e, uint32_t def, struct berth_error *err)
+{
+	json_t *names = json_object_get(e, "names"), *args = json_object_get(e, "args"), *v;
+	json_t *er = json_object_get(e, "errnoRet");
+	struct scmp_arg_cmp cmp[6];
+	unsigned n_cmp = 0, seen = 0;
+	bool split = false;
+	uint32_t act;
+	size_t i, k;
+
+	if (oci_action(json_string_value(json_object_get(e, "action")),
+		       json_is_integer(er) ? (int)json_integer_value(er) : EPERM, &act, err) < 0)
+		return -1;
+	if (json_is_integer(er) && (json_integer_value(er) < 0 || json_integer_value(er) > 4095))
+		return berth_usage_err(err, "linux.seccomp: errnoRet `%lld` is not an errno",
+				       (long long)json_integer_value(er));
+	if (!json_is_array(names))
+		return berth_usage_err(err, "linux.seccomp: a syscalls entry has no `names` list");
+	if (args != NULL && !json_is_array(args))
+		return berth_usage_err(err, "linux.seccomp: `args` is not a list");
+	json_array_foreach(args, k, v) {
+		json_t *idx = json_object_get(v, "index"), *val = json_object_get(v, "value"),
+		       *two = json_object_get(v, "valueTwo");
+		enum scmp_compare op = SCMP_CMP_EQ;
+		if (n_cmp >= BERTH_ARRAY_SIZE(cmp) || !json_is_integer(idx) || json_integer_value(idx) < 0 ||
+		    json_integer_value(idx) > 5 || (val != NULL && !json_is_integer(val)) ||
+		    (two != NULL && !json_is_integer(two)))
+			return berth_usage_err(err,
+					       "linux.seccomp: a syscall argument condition is malformed");
+		if (oci_op(json_string_value(json_object_get(v, "op")), &op, err) < 0)
+			return -1;
+		split |= (seen & (1u << json_integer_value(idx))) != 0;
+		seen |= 1u << json_integer_value(idx);
+		cmp[n_cmp++] = (struct scmp_arg_cmp){(unsigned)json_integer_value(idx), op,
+						     (scmp_datum_t)json_integer_value(val),
+						     (scmp_datum_t)json_integer_value(two)};
+	}
+	if (act == def)
+		return 0; /* libseccomp refuses a rule that is the default */
+	json_array_foreach(names, i, v) {
+		int nr =
+		    json_is_string(v) ? seccomp_syscall_resolve_name(json_string_value(v)) : __NR_SCMP_ERROR;
+		int rc = 0;
+
+		if (!json_is_string(v))
+			return berth_usage_err(err, "linux.seccomp: a syscall name is not a string");
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (!split)
+			rc = seccomp_rule_add_array(ctx, act, nr, n_cmp, cmp);
+		for (unsigned c = 0; split && rc == 0 && c < n_cmp; c++)
+			rc = seccomp_rule_add_array(ctx, act, nr, 1, &cmp[c]);
+		if (rc < 0)
+			return berth_err(err, -rc, "linux.seccomp: cannot add the rule for `%s`",
+					 json_string_value(v));
+	}
+	return 0;
+}
+
+int berth_seccomp_compile_oci(const char *profile, struct berth_bpf *out, struct berth_error *err)
+{
+	cleanup_seccomp scmp_filter_ctx ctx = NULL;
+	json_error_t je;
+	json_t *j = json_loads(profile, 0, &je), *flags, *e, *der;
+	uint32_t def;
+	size_t i;
+	int rc = -1;
+
+	memset(out, 0, sizeof *out);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return berth_usage_err(err, "linux.seccomp is not a JSON object");
+	}
+	der = json_object_get(j, "defaultErrnoRet");
+	if (oci_action(json_string_value(json_object_get(j, "defaultAction")),
+		       json_is_integer(der) ? (int)json_integer_value(der) : EPERM, &def, err) < 0)
+		goto out;
+	flags = json_object_get(j, "flags");
+	json_array_foreach(flags, i, e) {
+		/* TSYNC berth always uses; LOG only logs.  SPEC_ALLOW would turn
+		 * the speculation mitigation off: refused, as any other. */
+		const char *f = json_string_value(e);
+		if (f == NULL || (strcmp(f, "SECCOMP_FILTER_FLAG_TSYNC") != 0 &&
+				  strcmp(f, "SECCOMP_FILTER_FLAG_LOG") != 0)) {
+			berth_usage_err(err, "linux.seccomp: the flag `%s` is not supported by berth",
+					f != NULL ? f : "(not a string)");
+			goto out;
+		}
+	}
+	e = json_object_get(j, "listenerPath");
+	if (e != NULL && (!json_is_string(e) || json_string_length(e) > 0)) {
+		berth_usage_err(err,
+				"linux.seccomp: a listenerPath (SCMP_ACT_NOTIFY) is not supported by berth");
+		goto out;
+	}
+	ctx = seccomp_init(def);
+	if (ctx == NULL) {
+		berth_err(err, ENOMEM, "seccomp_init");
+		goto out;
+	}
+	/* Only the native ABI: berth's own filter kills every call made
+	 * through another (architectures are accepted, not added). */
+	if (set_attrs(ctx, err) < 0)
+		goto out;
+	json_array_foreach(json_object_get(j, "syscalls"), i, e) {
+		if (oci_syscalls(ctx, e, def, err) < 0)
+			goto out;
+	}
+	rc = export_program(ctx, out, err);
+out:
+	json_decref(j);
+	return rc;
 }

@@ -57,6 +57,32 @@ int berth_seccomp_digest(struct berth_bpf *bpf, struct berth_error *err);
  */
 int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err);
 
+/*
+ * berth_seccomp_compile_oci - build a container's own filter from @profile,
+ * the OCI runtime spec's linux.seccomp object as JSON (config.md):
+ * defaultAction (with defaultErrnoRet), syscalls (names, action, errnoRet
+ * (default EPERM), args with index 0-5, value, valueTwo, op SCMP_CMP_*),
+ * flags, architectures.  Loaded after berth's own filter, so a call runs
+ * only when both allow it.  The rules follow runc's reading: a name this
+ * libseccomp does not know is skipped; a rule whose action is the default
+ * adds nothing; conditions on one argument index AND together, a repeated
+ * index makes one rule per condition.  Only the native ABI is filtered:
+ * berth's filter kills every call made through another, whatever
+ * `architectures` lists.
+ * Returns 0 with @out filled (release with berth_bpf_free()), or -1 with
+ * @err filled, a usage error (exit status 2) naming what berth refuses:
+ *   "linux.seccomp is not a JSON object"
+ *   "linux.seccomp: the action `NAME` is not supported by berth"
+ *     (SCMP_ACT_NOTIFY: berth runs no listener)
+ *   "linux.seccomp: the flag `NAME` is not supported by berth"
+ *     (only SECCOMP_FILTER_FLAG_TSYNC and _LOG)
+ *   "linux.seccomp: a listenerPath (SCMP_ACT_NOTIFY) is not supported by berth"
+ *   "linux.seccomp: the operator `NAME` is not one of SCMP_CMP_*"
+ *   "linux.seccomp: errnoRet `N` is not an errno", and malformed entries;
+ * or a libseccomp failure (status 125).
+ */
+int berth_seccomp_compile_oci(const char *profile, struct berth_bpf *out, struct berth_error *err);
+
 /* berth_bpf_free - release the program (safe on a zeroed struct). */
 void berth_bpf_free(struct berth_bpf *bpf);
 

@@ -178,6 +178,12 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (berth_sb_check_features(s, err) < 0 || berth_sb_make_run_id(s, err) < 0 ||
 	    berth_sb_resolve_identity(s, err) < 0)
 		return -1;
+	if (s->p->container != NULL && !s->use_userns) {
+		berth_err(err, 0,
+			  "a container needs the sandbox's own user and mount namespaces, and user "
+			  "namespaces are not available: berth refuses to run it");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
 		berth_err(err, 0,
 			  "the egress broker needs the sandbox's own network namespace, and user namespaces "
@@ -196,7 +202,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	berth_test_pause("BERTH_TEST_PAUSE_BEFORE_MOUNT");
 	if (berth_sb_prepare_idmaps(s, err) < 0)
 		return -1;
-	if (berth_sb_build_env(s, err) < 0)
+	if (berth_sb_build_env(s, err) < 0 || berth_sb_compile_container_seccomp(s, err) < 0)
 		return -1;
 	/* What the command compares its namespaces with, and the ruleset it
 	 * will get (the child inherits both). */
@@ -218,6 +224,8 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	if (wait_ready(s, err) < 0) /* sync 2: the child is ready (step 8) */
 		return -1;
 	berth_crash_point("run.ready");
+	if (s->pty_master >= 0 && s->o->hooks.on_terminal != NULL)
+		s->o->hooks.on_terminal(s->o->hooks.arg, s->pty_master);
 	if (s->o->hooks.before_release != NULL && s->o->hooks.before_release(s->o->hooks.arg, err) < 0)
 		return -1; /* the command never starts: berth_sb_cleanup() kills the sandbox */
 	berth_crash_point("run.recorded");
@@ -247,6 +255,8 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_lines = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->root_src = -1;
+	s->root_fd = -1;
 	s->home_fd = -1;
 	s->evidence_fd = -1;
 	s->pidfd = -1;
@@ -278,6 +288,9 @@ static void close_sources(struct sandbox *s)
 	if (s->ws_src >= 0)
 		close(s->ws_src);
 	s->ws_src = -1;
+	if (s->root_src >= 0)
+		close(s->root_src);
+	s->root_src = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->src_fds); i++) {
 		if (s->src_fds[i] >= 0)
 			close(s->src_fds[i]);

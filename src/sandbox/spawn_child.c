@@ -11,10 +11,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "../policy/sysdirs.h"
 #include "../util/cleanup.h"
 #include "caps.h"
 #include "landlock.h"
@@ -142,10 +145,33 @@ static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, 
 	return n;
 }
 
+/* A container: its own root, read and execute (write too when the bundle
+ * asks for a writable root), the kernel's interfaces as in the default
+ * view, berth's /tmp and /dev/shm, the workspace and the bundle's mounts. */
+static int landlock_container_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
+{
+	const struct berth_container *c = s->p->container;
+	int n = 0;
+
+	r[n++] = (struct berth_ll_rule){"/", c->root_rw ? BERTH_LL_RW : BERTH_LL_RX};
+	for (size_t i = 0; i < berth_n_sysdirs && n < max; i++)
+		if (berth_sysdirs[i].mount == BERTH_SYSDIR_OWN ||
+		    berth_sysdirs[i].mount == BERTH_SYSDIR_TMPFS)
+			r[n++] = (struct berth_ll_rule){berth_sysdirs[i].path, berth_sysdirs[i].ll_run};
+	if (c->workspace_at != NULL && n < max)
+		r[n++] = (struct berth_ll_rule){c->workspace_at, BERTH_LL_RW};
+	for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
+		r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst,
+						s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+	return n;
+}
+
 static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
 {
 	int n;
 
+	if (s->p->container != NULL)
+		return landlock_container_rules(s, r, max);
 	if (s->p->app)
 		return landlock_app_rules(s, r, max);
 	n = berth_landlock_view_rules(false, r, max); /* the default view, src/policy/sysdirs.c */
@@ -173,10 +199,21 @@ static void reset_signals(const struct sandbox *s)
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 }
 
+/* The PATH commands are found on: berth's, or a container's own
+ * (process.env), as runc does; a container without one gets berth's. */
+static const char *exec_path(const struct sandbox *s)
+{
+	for (int i = 0; s->p->container != NULL && s->envp[i] != NULL; i++)
+		if (strncmp(s->envp[i], "PATH=", 5) == 0)
+			return s->envp[i] + 5;
+	return BERTH_SYSTEM_PATH;
+}
+
 /* execvp(3) with the sandbox's PATH; returns the errno of the best failure. */
 static int exec_search(const struct sandbox *s)
 {
 	const char *file = s->p->argv[0];
+	const char *search;
 	char path[PATH_MAX];
 	int best = ENOENT;
 
@@ -184,7 +221,8 @@ static int exec_search(const struct sandbox *s)
 		execve(file, s->p->argv, s->envp);
 		return errno;
 	}
-	for (const char *dir = BERTH_SYSTEM_PATH; *dir != '\0';) {
+	search = exec_path(s);
+	for (const char *dir = search; *dir != '\0';) {
 		const char *end = strchrnul(dir, ':');
 		snprintf(path, sizeof path, "%.*s/%s", (int)(end - dir), dir, file);
 		execve(path, s->p->argv, s->envp);
@@ -212,6 +250,26 @@ static int place_fds(struct sandbox *s)
 			return -1;
 	if (rpc >= 0 && dup2(rpc, BERTH_RPC_FD_NUM) < 0)
 		return -1;
+	return 0;
+}
+
+/* A container's process: its rlimits (RLIMIT_NOFILE is the policy's,
+ * applied with the other limits) and umask.  A limit above the hard limit
+ * the sandbox inherited cannot be raised from inside its user namespace:
+ * the caller raises its own first (`berth oci`'s supervisor). */
+static int container_process(const struct berth_container *c, struct berth_error *err)
+{
+	for (size_t i = 0; i < c->n_rlimits; i++) {
+		struct rlimit rl = {.rlim_cur = c->rlimits[i].soft, .rlim_max = c->rlimits[i].hard};
+		if (c->rlimits[i].resource == RLIMIT_NOFILE)
+			continue;
+		if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+			return berth_err(err, errno, "cannot set the container's rlimit %d to %llu/%llu",
+					 c->rlimits[i].resource, (unsigned long long)rl.rlim_cur,
+					 (unsigned long long)rl.rlim_max);
+	}
+	if (c->has_umask)
+		umask((mode_t)(c->umask & 0777));
 	return 0;
 }
 
@@ -250,11 +308,19 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	if (err.msg[0] != '\0')
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	if (chdir(s->use_userns ? "/workspace" : s->p->workspace) < 0) {
+	if (s->p->container != NULL) {
+		if (chdir(s->p->container->cwd) < 0) {
+			berth_err(&err, errno, "cannot enter the container's working directory `%s`",
+				  s->p->container->cwd);
+			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+		}
+	} else if (chdir(s->use_userns ? "/workspace" : s->p->workspace) < 0) {
 		berth_err(&err, errno, "cannot enter the workspace");
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	}
 	if (berth_limits_apply_child(s->p, &s->lim, &err) < 0)
+		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	if (s->p->container != NULL && container_process(s->p->container, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 	if ((s->use_userns || !s->ids.deny_setgroups) && berth_caps_drop_all(&err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
@@ -283,6 +349,12 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 				    BERTH_EXIT_INTERNAL);
 	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* The container's own profile on top: a call runs only when both
+	 * filters allow it (the kernel takes the stricter answer). */
+	if (s->cbpf.insns != NULL && berth_seccomp_load(&s->cbpf, &err) < 0)
+		berth_sb_child_fail(s->sock[1],
+				    (berth_err_wrap(&err, "the container's seccomp profile"), &err),
+				    BERTH_EXIT_INTERNAL);
 	/* Everything is applied: measure it from here, the command's own
 	 * process, and tell berth (docs/attest.md). */
 	{
@@ -307,7 +379,10 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	}
 	e = exec_search(s);
 	berth_err(&err, e, "cannot run `%s`", s->p->argv[0]);
-	if (e == ENOENT)
+	if (e == ENOENT && s->p->container != NULL)
+		berth_err_hint(&err, "no such command in the container's PATH (%s) or file in its root",
+			       exec_path(s));
+	else if (e == ENOENT)
 		berth_err_hint(&err,
 			       "no such command in the sandbox's PATH (%s) or file; the host's home and "
 			       "other directories are not visible inside",
@@ -432,6 +507,8 @@ static void child_root(struct sandbox *s)
 					.guard = &s->guard,
 					.home = s->home,
 					.ws_fd = s->ws_fd,
+					.root_fd = s->root_fd,
+					.root_src_fd = s->root_src,
 					.home_fd = s->home_fd,
 					.mount_fds = s->mount_fds,
 					.ws_src_fd = s->ws_src,
@@ -444,7 +521,11 @@ static void child_root(struct sandbox *s)
 					.home_files = s->o->home_files,
 					.n_home_files = s->o->n_home_files};
 
-	if (sethostname("berth", 5) < 0)
+	const char *hn = s->p->container != NULL && s->p->container->hostname != NULL
+			     ? s->p->container->hostname
+			     : "berth";
+
+	if (sethostname(hn, strlen(hn)) < 0)
 		berth_sb_child_fail(s->sock[1], (berth_err(&err, errno, "namespace setup"), &err),
 				    BERTH_EXIT_INTERNAL);
 	if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)

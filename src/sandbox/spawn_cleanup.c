@@ -158,6 +158,8 @@ void berth_sb_cleanup(struct sandbox *s)
 		waitpid(s->janitor, NULL, 0);
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
+	if (s->root_fd >= 0)
+		close(s->root_fd);
 	if (s->home_fd >= 0)
 		close(s->home_fd);
 	if (s->evidence_fd >= 0)
@@ -174,6 +176,7 @@ void berth_sb_cleanup(struct sandbox *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	berth_bpf_free(&s->bpf);
+	berth_bpf_free(&s->cbpf);
 	/* What lives as long as the run (remove_at_end), once nothing of the
 	 * sandbox can still use it.  Quietly: a caller that must know checks
 	 * that it is gone (src/supervisor/run.c removes once more and says

@@ -73,6 +73,15 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
+	/* A container (policy container): its root as berth opened it once
+	 * (berth_source_open), and, invoked by root, its detached idmapped
+	 * tree; -1 otherwise. */
+	int root_src;
+	int root_fd;
+	/* A container's own seccomp profile (container->seccomp), compiled
+	 * before the clone: the child inherits it and loads it after berth's
+	 * filter; empty (no insns) without one. */
+	struct berth_bpf cbpf;
 	int home_fd;     /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	int evidence_fd; /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[BERTH_POLICY_MOUNTS_MAX];
@@ -152,6 +161,8 @@ int berth_sb_make_run_id(struct sandbox *s, struct berth_error *err);
 int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err);
 /* Compiles the seccomp filter into s->bpf (done while the child builds its root). */
 int berth_sb_compile_seccomp(struct sandbox *s, struct berth_error *err);
+/* A container's own seccomp profile into s->cbpf (before the clone). */
+int berth_sb_compile_container_seccomp(struct sandbox *s, struct berth_error *err);
 /* The run's cgroup and rlimits (s->lim). */
 int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err);
 /* Notices of the limits that could not be applied (not an error). */

@@ -176,6 +176,17 @@ int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
 
+	if (s->p->container != NULL) {
+		/* A container's process.user, shown inside as given; on the host
+		 * the caller's own id, or berth's unprivileged one for root. */
+		const struct berth_container *c = s->p->container;
+		bool root = geteuid() == 0;
+		s->ids =
+		    (struct berth_ids){c->uid, c->gid, root ? BERTH_ROOT_HOST_UID + s->o->identity : getuid(),
+				       root ? BERTH_ROOT_HOST_GID + s->o->identity : getgid(), !root};
+		set_user_name(s, c->uid);
+		return 0;
+	}
 	if (stat(s->p->workspace, &st) < 0)
 		return berth_err(err, errno, "cannot stat workspace `%s`", s->p->workspace);
 	if (geteuid() != 0) {
@@ -200,6 +211,20 @@ int berth_sb_compile_seccomp(struct sandbox *s, struct berth_error *err)
 	if (!s->use_seccomp)
 		return 0;
 	return berth_seccomp_compile(s->p, &so, &s->bpf, err);
+}
+
+int berth_sb_compile_container_seccomp(struct sandbox *s, struct berth_error *err)
+{
+	const struct berth_container *c = s->p->container;
+
+	if (c == NULL || c->seccomp == NULL)
+		return 0;
+	if (!s->use_seccomp) {
+		berth_err(err, 0, "the container's seccomp profile (linux.seccomp) cannot be enforced: %s",
+			  "this kernel has no seccomp filter");
+		return berth_err_hint(err, "see `berth doctor`");
+	}
+	return berth_seccomp_compile_oci(c->seccomp, &s->cbpf, err);
 }
 
 int berth_sb_prepare_limits(struct sandbox *s, struct berth_error *err)
@@ -260,11 +285,25 @@ int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 				       BERTH_ARRAY_SIZE(s->mount_is_dir));
 	if (!s->use_userns)
 		return 0; /* no mount namespace: nothing is mounted */
-	s->ws_src = berth_source_open("the workspace", s->p->workspace, &st, err);
-	if (s->ws_src < 0)
-		return -1;
+	if (s->p->container != NULL) {
+		s->root_src = berth_source_open("the container's root", s->p->container->root, &st, err);
+		if (s->root_src < 0)
+			return -1;
+		if (!S_ISDIR(st.st_mode))
+			return berth_usage_err(err, "the container's root `%s` is not a directory",
+					       s->p->container->root);
+	}
+	if (s->p->workspace != NULL) {
+		s->ws_src = berth_source_open("the workspace", s->p->workspace, &st, err);
+		if (s->ws_src < 0)
+			return -1;
+	}
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
+		if (m->tmpfs) {
+			s->mount_is_dir[i] = true;
+			continue;
+		}
 		s->src_fds[i] =
 		    berth_source_open(m->rw ? "the --rw source" : "the --ro source", m->src, &st, err);
 		if (s->src_fds[i] < 0)
@@ -312,6 +351,9 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 
 	s->ws_fd = -1;
 	s->home_fd = -1;
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	s->root_fd = -1;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	if (geteuid() != 0 || !s->use_userns)
@@ -323,11 +365,24 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 		berth_err(err, EOPNOTSUPP, "idmapped mounts are forced off");
 		goto degraded;
 	}
-	if (fd_owner(s->ws_src, s->p->workspace, &u, &g, err) < 0)
-		return -1;
-	s->ws_fd = berth_idmapped_tree(s->ws_src, s->p->workspace, u, g, &s->ids, false, err);
-	if (s->ws_fd < 0)
-		goto degraded;
+	if (s->p->container != NULL) {
+		/* The root's owner (root, for an engine's image) is the
+		 * container's uid inside: what it may write is the mount's
+		 * business (read-only unless root.readonly is false). */
+		if (fd_owner(s->root_src, s->p->container->root, &u, &g, err) < 0)
+			return -1;
+		s->root_fd =
+		    berth_idmapped_tree(s->root_src, s->p->container->root, u, g, &s->ids, false, err);
+		if (s->root_fd < 0)
+			goto degraded;
+	}
+	if (s->p->workspace != NULL) {
+		if (fd_owner(s->ws_src, s->p->workspace, &u, &g, err) < 0)
+			return -1;
+		s->ws_fd = berth_idmapped_tree(s->ws_src, s->p->workspace, u, g, &s->ids, false, err);
+		if (s->ws_fd < 0)
+			goto degraded;
+	}
 	if (s->p->home_dir != NULL) {
 		if (owner_of(s->p->home_dir, &u, &g, err) < 0)
 			return -1;
@@ -337,6 +392,8 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	}
 	for (size_t i = 0; i < s->p->n_mounts; i++) {
 		const struct berth_mount *m = &s->p->mounts[i];
+		if (m->tmpfs)
+			continue;
 		if (fd_owner(s->src_fds[i], m->src, &u, &g, err) < 0)
 			return -1;
 		s->mount_fds[i] = berth_idmapped_tree(s->src_fds[i], m->src, u, g, &s->ids, !m->rw, err);
@@ -345,7 +402,7 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	}
 	return 0;
 degraded:
-	no_userns = s->ws_fd == -2 || s->home_fd == -2;
+	no_userns = s->ws_fd == -2 || s->home_fd == -2 || s->root_fd == -2;
 	for (size_t i = 0; i < s->p->n_mounts; i++)
 		no_userns |= s->mount_fds[i] == -2;
 	if (no_userns) {
@@ -370,6 +427,9 @@ degraded:
 	if (s->ws_fd >= 0)
 		close(s->ws_fd);
 	s->ws_fd = -1;
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	s->root_fd = -1;
 	if (s->home_fd >= 0)
 		close(s->home_fd);
 	s->home_fd = -1;
@@ -408,6 +468,12 @@ int berth_sb_prepare_guard(struct sandbox *s, struct berth_error *err)
 	if (s->p->app) {
 		/* An app's workspace is its own state directory, which no host
 		 * tool executes or trusts. */
+		s->guard.git_existed = true;
+		return 0;
+	}
+	if (s->p->workspace == NULL) {
+		/* A container without a berth.dev/workspace mount: no workspace
+		 * to guard (docs/oci.md). */
 		s->guard.git_existed = true;
 		return 0;
 	}
@@ -486,6 +552,14 @@ int berth_sb_build_env(struct sandbox *s, struct berth_error *err)
 	extern char **environ;
 	int n = 0, reserve = s->p->network == BERTH_NET_PROXY ? ENV_PROXY_VARS : 0;
 
+	if (s->p->container != NULL) {
+		/* A container's environment is its process.env, as given. */
+		for (size_t i = 0; i < s->p->n_env; i++)
+			if (berth_sb_add_env(s, &n, reserve, s->p->env[i].name, s->p->env[i].value, err) < 0)
+				return -1;
+		s->envp[n] = NULL;
+		return 0;
+	}
 	if (berth_sb_add_env(s, &n, reserve, "PATH", BERTH_SYSTEM_PATH, err) < 0 ||
 	    berth_sb_add_env(s, &n, reserve, "HOME", s->use_userns ? s->home : s->p->workspace, err) < 0 ||
 	    berth_sb_add_env(s, &n, reserve, "USER", s->user, err) < 0 ||

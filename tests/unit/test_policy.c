@@ -1007,18 +1007,81 @@ static void test_limit_validate_values(void **state)
 	}
 }
 
+/* A container's policy: its part is in the canonical form (the engine's
+ * seccomp profile by digest only), other policies keep theirs, and the
+ * validator refuses what the runtime could not use. */
+static void test_container_policy(void **state)
+{
+	struct berth_policy p;
+	struct berth_error err = {0};
+	char before[65], after[65];
+	char *j;
+
+	(void)state;
+	berth_policy_init(&p);
+	p.argv = calloc(2, sizeof *p.argv);
+	p.argv[0] = strdup("/bin/sh");
+	p.argc = 1;
+	assert_int_equal(berth_policy_digest(&p, before, &err), 0);
+	j = berth_policy_to_json(&p, false, &err);
+	assert_null(strstr(j, "\"container\""));
+	free(j);
+	p.container = calloc(1, sizeof *p.container);
+	p.container->id = strdup("c1");
+	p.container->root = strdup("/var/lib/x/rootfs");
+	p.container->cwd = strdup("/");
+	p.container->seccomp = strdup("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}");
+	assert_int_equal(berth_policy_validate(&p, &err), 0);
+	j = berth_policy_to_json(&p, false, &err);
+	assert_non_null(strstr(j, "\"container\":{"));
+	assert_non_null(strstr(j, "\"root\":\"/var/lib/x/rootfs\""));
+	assert_non_null(strstr(j, "\"seccomp_sha256\":\""));
+	assert_null(strstr(j, "SCMP_ACT_ALLOW"));
+	free(j);
+	assert_int_equal(berth_policy_digest(&p, after, &err), 0);
+	assert_string_not_equal(before, after);
+	/* a relative working directory, a 65-byte hostname, a workspace
+	 * without its target: each refused with status 2 */
+	free(p.container->cwd);
+	p.container->cwd = strdup("work");
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_int_equal(err.status, 2);
+	free(p.container->cwd);
+	p.container->cwd = strdup("/");
+	p.container->hostname = strdup("h2345678901234567890123456789012345678901234567890123456789012345");
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "hostname"));
+	free(p.container->hostname);
+	p.container->hostname = NULL;
+	p.workspace = strdup("/tmp");
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "workspace"));
+	berth_policy_free(&p);
+	assert_null(p.container);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),          cmocka_unit_test(test_limits_parsing),
-	    cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_home_refused),
-	    cmocka_unit_test(test_widenings),         cmocka_unit_test(test_env),
-	    cmocka_unit_test(test_canonical_digest),  cmocka_unit_test(test_unprotect_removes_guard),
-	    cmocka_unit_test(test_sysdirs_table),     cmocka_unit_test(test_limit_mounts),
-	    cmocka_unit_test(test_limit_allow_hosts), cmocka_unit_test(test_limit_ports),
-	    cmocka_unit_test(test_limit_env),         cmocka_unit_test(test_limit_grants_landlock),
-	    cmocka_unit_test(test_limit_callers),     cmocka_unit_test(test_env_name_and_network_name),
-	    cmocka_unit_test(test_limit_extremes),    cmocka_unit_test(test_limit_validate_values),
+	    cmocka_unit_test(test_container_policy),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_limits_parsing),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_home_refused),
+	    cmocka_unit_test(test_widenings),
+	    cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_canonical_digest),
+	    cmocka_unit_test(test_unprotect_removes_guard),
+	    cmocka_unit_test(test_sysdirs_table),
+	    cmocka_unit_test(test_limit_mounts),
+	    cmocka_unit_test(test_limit_allow_hosts),
+	    cmocka_unit_test(test_limit_ports),
+	    cmocka_unit_test(test_limit_env),
+	    cmocka_unit_test(test_limit_grants_landlock),
+	    cmocka_unit_test(test_limit_callers),
+	    cmocka_unit_test(test_env_name_and_network_name),
+	    cmocka_unit_test(test_limit_extremes),
+	    cmocka_unit_test(test_limit_validate_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

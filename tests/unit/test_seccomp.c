@@ -856,10 +856,133 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ---- a container's own profile (berth_seccomp_compile_oci) ---- */
+
+static int probe_getppid(void)
+{
+	return result(syscall(SYS_getppid));
+}
+
+static int probe_dup_big(void)
+{
+	/* dup3(0, 100, 0) is denied by args below only when fd 2 == 100 */
+	long r = syscall(SYS_dup3, 0, 100, 0);
+	if (r >= 0)
+		close(100);
+	return result(r);
+}
+
+static int probe_umask(void)
+{
+	return result(syscall(SYS_umask, 022));
+}
+
+static void compile_ok(const char *profile, struct berth_bpf *out)
+{
+	struct berth_error err = {0};
+
+	if (berth_seccomp_compile_oci(profile, out, &err) < 0) {
+		print_error("%s: %s\n", profile, err.msg);
+		fail();
+	}
+	assert_non_null(out->insns);
+}
+
+static void test_oci_errno_rule(void **state)
+{
+	struct berth_bpf b = {0};
+
+	(void)state;
+	/* an allow-all profile that denies getppid with EACCES, and names a
+	 * syscall this libseccomp does not know (skipped, as runc does) */
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"architectures\":[\"SCMP_ARCH_X86_64\"],"
+		   "\"syscalls\":[{\"names\":[\"getppid\",\"no_such_call_berth\"],"
+		   "\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":13}]}",
+		   &b);
+	expect_errno(&b, probe_getppid, "getppid under the container's profile", EACCES);
+	expect_errno(&b, probe_umask, "umask under the container's profile", 0);
+	berth_bpf_free(&b);
+}
+
+static void test_oci_default_errno(void **state)
+{
+	struct berth_bpf b = {0};
+
+	(void)state;
+	/* a deny-by-default profile (podman's shape): only what it lists runs;
+	 * the rest fails with defaultErrnoRet (38, ENOSYS) */
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,\"syscalls\":[{"
+		   "\"names\":[\"exit\",\"exit_group\",\"umask\",\"prctl\",\"seccomp\"],"
+		   "\"action\":\"SCMP_ACT_ALLOW\"}]}",
+		   &b);
+	expect_errno(&b, probe_umask, "umask, allowed", 0);
+	expect_errno(&b, probe_getppid, "getppid, by default", ENOSYS);
+	berth_bpf_free(&b);
+}
+
+static void test_oci_args(void **state)
+{
+	struct berth_bpf b = {0};
+
+	(void)state;
+	/* dup3 denied only when its second argument is 100 */
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"dup3\"],"
+		   "\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":1,\"value\":100,"
+		   "\"op\":\"SCMP_CMP_EQ\"}]}]}",
+		   &b);
+	expect_errno(&b, probe_dup_big, "dup3 to 100", EPERM);
+	berth_bpf_free(&b);
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"dup3\"],"
+		   "\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":1,\"value\":99,"
+		   "\"op\":\"SCMP_CMP_EQ\"}]}]}",
+		   &b);
+	expect_errno(&b, probe_dup_big, "dup3 to 100 under a rule for 99", 0);
+	berth_bpf_free(&b);
+}
+
+/* Each refusal names what berth does not take. */
+static void test_oci_refusals(void **state)
+{
+	static const struct {
+		const char *profile, *msg;
+	} cases[] = {
+	    {"[]", "linux.seccomp is not a JSON object"},
+	    {"{\"defaultAction\":\"SCMP_ACT_NOTIFY\"}", "the action `SCMP_ACT_NOTIFY` is not supported"},
+	    {"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"flags\":[\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\"]}",
+	     "the flag `SECCOMP_FILTER_FLAG_SPEC_ALLOW` is not supported"},
+	    {"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/run/x.sock\"}",
+	     "a listenerPath (SCMP_ACT_NOTIFY) is not supported"},
+	    {"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"dup3\"],\"action\":"
+	     "\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":1,\"value\":1,\"op\":\"SCMP_CMP_XX\"}]}]}",
+	     "the operator `SCMP_CMP_XX` is not one of SCMP_CMP_*"},
+	    {"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"dup3\"],\"action\":"
+	     "\"SCMP_ACT_ERRNO\",\"errnoRet\":99999}]}",
+	     "errnoRet `99999` is not an errno"},
+	    {"{\"syscalls\":[]}", "an action is missing"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct berth_error err = {0};
+		struct berth_bpf b = {0};
+		assert_int_equal(berth_seccomp_compile_oci(cases[i].profile, &b, &err), -1);
+		assert_int_equal(err.status, 2);
+		if (strstr(err.msg, cases[i].msg) == NULL) {
+			print_error("%s: got `%s`\n", cases[i].profile, err.msg);
+			fail();
+		}
+		assert_null(b.insns);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_available),
+	    cmocka_unit_test(test_oci_errno_rule),
+	    cmocka_unit_test(test_oci_default_errno),
+	    cmocka_unit_test(test_oci_args),
+	    cmocka_unit_test(test_oci_refusals),
 	    cmocka_unit_test(test_digest),
 	    cmocka_unit_test(test_free_zeroed),
 	    cmocka_unit_test(test_load_empty),
