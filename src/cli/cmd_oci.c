@@ -36,11 +36,18 @@ static const char oci_usage[] =
     "  --log FILE              append messages to FILE\n"
     "  --log-format text|json  format of --log (default text)\n"
     "  --debug                 debug lines in the log too\n"
+    "  --version               berth's version and the runtime-spec version\n"
     "\n"
     "not supported: exec (not yet), run, pause, resume, update, events, checkpoint, restore, spec,\n"
     "--systemd-cgroup; see docs/oci.md for what a bundle may ask\n"
     "\n"
     "exit status: 0; 1 on any error (a refused bundle too)\n";
+
+#ifdef BERTH_VERSION
+#define BERTH_VERSION_TEXT BERTH_VERSION
+#else
+#define BERTH_VERSION_TEXT "0.0.0"
+#endif
 
 struct global {
 	struct berth_oci_ctx ctx;
@@ -288,6 +295,8 @@ static int parse_globals(struct global *g, int argc, char **argv, int *i)
 		int r;
 		if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0)
 			return 2;
+		if (strcmp(argv[*i], "--version") == 0 || strcmp(argv[*i], "-v") == 0)
+			return 3;
 		if ((r = opt(argc, argv, i, "root", 0, true, &g->ctx.root)) != 0 ||
 		    (r = opt(argc, argv, i, "log", 0, true, &g->log_path)) != 0 ||
 		    (r = opt(argc, argv, i, "log-format", 0, true, &g->log_format)) != 0) {
@@ -325,6 +334,11 @@ int cmd_oci(int argc, char **argv)
 
 	if (r == 2) {
 		fputs(oci_usage, stdout);
+		return 0;
+	}
+	if (r == 3) {
+		/* runc's form: engines read the first line and `spec:` */
+		printf("berth-oci version %s\nspec: %s\n", BERTH_VERSION_TEXT, BERTH_OCI_VERSION);
 		return 0;
 	}
 	if (r < 0)

@@ -94,6 +94,12 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+	/* Called as `berth-oci` (a link to berth): the OCI runtime's command
+	 * line itself, for engines that run a runtime binary with runc's
+	 * arguments (podman --runtime, containerd's BinaryName). */
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	if (argc > 0 && strcmp(base != NULL ? base + 1 : argv[0], "berth-oci") == 0)
+		return cmd_oci(argc, argv);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

@@ -261,6 +261,14 @@ static const struct {
     {"RLIMIT_STACK", RLIMIT_STACK},
 };
 
+const char *berth_oci_rlimit_name(int resource)
+{
+	for (size_t k = 0; k < BERTH_ARRAY_SIZE(rlimit_names); k++)
+		if (rlimit_names[k].resource == resource)
+			return rlimit_names[k].name;
+	return "RLIMIT_?";
+}
+
 /* A value the kernel reads as "no limit" past 2^63 cannot be written in
  * config.json as jansson reads it; within it, anything is a limit. */
 static int rlimit_value(const json_t *v, const char *path, uint64_t *out, struct berth_error *err)

@@ -69,12 +69,6 @@ static int check_create_opts(const struct berth_oci_create_opts *o, const struct
 			 "no terminal to send");
 		return berth_err_hint(err, "drop --console-socket, or set process.terminal true");
 	}
-#ifndef BERTH_HAVE_ON_TERMINAL
-	if (b->terminal) {
-		berth_usage_err(err, "berth oci cannot give a container a terminal yet (`process.terminal`)");
-		return berth_err_hint(err, "run it without a terminal (podman: no -t)");
-	}
-#endif
 	return 0;
 }
 

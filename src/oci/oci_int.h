@@ -67,6 +67,10 @@ char *berth_oci_strdup(const char *s, struct berth_error *err);
  */
 int berth_oci_container_path(const char *s, const char *path, char **out, struct berth_error *err);
 
+/* berth_oci_rlimit_name - "RLIMIT_NOFILE" for RLIMIT_NOFILE ("RLIMIT_?" for
+ * one berth does not know). */
+const char *berth_oci_rlimit_name(int resource);
+
 /* The converter's parts, in the order bundle.c calls them. */
 int berth_oci_convert_mounts(const json_t *mounts, struct berth_oci_bundle *b, struct berth_error *err);
 int berth_oci_convert_linux(const json_t *l, struct berth_oci_bundle *b, struct berth_error *err);

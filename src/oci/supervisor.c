@@ -236,7 +236,6 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 	return s->inner.on_measured(s->inner.arg, run_id, m, err);
 }
 
-#ifdef BERTH_HAVE_ON_TERMINAL
 static void on_terminal(void *arg, int master)
 {
 	struct sup *s = arg;
@@ -247,7 +246,6 @@ static void on_terminal(void *arg, int master)
 	if (s->a->console >= 0)
 		close(s->a->console);
 }
-#endif
 
 static void notice(void *arg, const char *line)
 {
@@ -282,21 +280,28 @@ static int process_settings(struct sup *s, struct berth_error *err)
 	 * namespace no capability raises a hard limit above what it inherits,
 	 * so a higher one is raised here first (needs CAP_SYS_RESOURCE). */
 	for (size_t i = 0; i < c->n_rlimits; i++) {
-		struct rlimit cur;
-		if (getrlimit(c->rlimits[i].resource, &cur) < 0 || cur.rlim_max == RLIM_INFINITY ||
-		    c->rlimits[i].hard <= cur.rlim_max)
+		const struct berth_rlimit *r = &c->rlimits[i];
+		struct rlimit cur, want;
+		if (getrlimit(r->resource, &cur) < 0 || cur.rlim_max == RLIM_INFINITY ||
+		    r->hard <= cur.rlim_max)
 			continue;
-		cur.rlim_max = c->rlimits[i].hard;
-		if (setrlimit(c->rlimits[i].resource, &cur) < 0) {
-			berth_err(
-			    err, errno,
-			    "cannot apply `process.rlimits` (resource %d): its hard limit %llu is above "
-			    "berth's own",
-			    c->rlimits[i].resource, (unsigned long long)c->rlimits[i].hard);
+		want = (struct rlimit){.rlim_cur = cur.rlim_cur, .rlim_max = r->hard};
+		if (setrlimit(r->resource, &want) < 0) {
+			berth_err(err, errno,
+				  "cannot apply `process.rlimits` %s: its hard limit %llu is above berth's "
+				  "own %llu",
+				  berth_oci_rlimit_name(r->resource), (unsigned long long)r->hard,
+				  (unsigned long long)cur.rlim_max);
 			return berth_err_hint(err,
 					      "raising a hard limit needs CAP_SYS_RESOURCE; give at most the "
-					      "current one (`ulimit -H`)");
+					      "current one (`ulimit -H`; podman: --ulimit)");
 		}
+		/* the sandbox sets RLIMIT_NOFILE from the policy, which the
+		 * converter kept below the hard limit it found then */
+		if (r->resource == RLIMIT_NOFILE)
+			s->a->b->policy.nofile = (uint32_t)(r->soft < BERTH_NOFILE_MIN   ? BERTH_NOFILE_MIN
+							    : r->soft > BERTH_NOFILE_MAX ? BERTH_NOFILE_MAX
+											 : r->soft);
 	}
 	if (c->netns != NULL) {
 		int fd = open(c->netns, O_RDONLY | O_CLOEXEC);
@@ -385,9 +390,7 @@ static void attach(struct sup *s)
 					       .before_release = before_release,
 					       .on_egress = s->inner.on_egress != NULL ? on_egress : NULL,
 					       .on_measured = on_measured};
-#ifdef BERTH_HAVE_ON_TERMINAL
 	s->ro.hooks.on_terminal = on_terminal;
-#endif
 }
 
 void berth_oci_supervise(const struct berth_oci_sup_args *a)
