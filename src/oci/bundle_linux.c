@@ -102,10 +102,18 @@ static bool standard_device(const char *type, long long major, long long minor)
 	static const struct {
 		long long major, minor; /* minor -1: any */
 	} nodes[] = {
-	    {1, 3},    {1, 5}, {1, 7}, {1, 8}, {1, 9}, /* null zero full random urandom */
-	    {5, 0},                                    /* tty */
-	    {5, 2},                                    /* ptmx */
-	    {136, -1},                                 /* the pts slaves */
+	    {1, 3},
+	    {1, 5},
+	    {1, 7},
+	    {1, 8},
+	    {1, 9}, /* null zero full random urandom */
+	    {5, 0}, /* tty */
+	    {5, 2}, /* ptmx */
+	    /* /dev/console, in containerd's default rules: berth makes no such
+	     * node and nothing can make one (no mknod in the user namespace),
+	     * so allowing it grants nothing */
+	    {5, 1},
+	    {136, -1}, /* the pts slaves */
 	};
 
 	if (strcmp(type, "c") != 0)
@@ -164,7 +172,7 @@ static int convert_devices(const json_t *devs, struct berth_error *err)
 		return berth_oci_unsupported(
 		    err, path,
 		    "an allow rule for device %s %lld:%lld: the container's /dev holds only "
-		    "null, zero, full, random, urandom, tty and its own pts",
+		    "null, zero, full, random, urandom, tty and its own ptmx and pts",
 		    type != NULL ? type : "a", major, minor);
 	}
 	return 0;

@@ -8,8 +8,8 @@
  *
  * In order (the runtime's sync points are src/sandbox/spawn.c's):
  *   1. a session of its own; every descriptor closed but the container's
- *      stdio (create's 0, 1, 2), the pipe to `create`, the state directory,
- *      the --console-socket and the log
+ *      stdio (create's 0, 1, 2; /dev/null with a terminal), the pipe to
+ *      `create`, the state directory, the --console-socket and the log
  *   2. the bundle's settings that are the process's (oomScoreAdj, hard
  *      rlimits the command needs: a user namespace cannot raise them), and
  *      the joined network namespace (setns: the sandbox then shares it)
@@ -407,6 +407,16 @@ void berth_oci_supervise(const struct berth_oci_sup_args *a)
 		berth_close_all_except(keep, 4);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* With a terminal the command's stdio is the pty: create's own 0, 1
+	 * and 2 must not stay open here (go-runc, under the containerd shim,
+	 * reads create's output until every writer has closed it). */
+	if (a->b->terminal) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int fd = 0; null >= 0 && fd < 3; fd++)
+			dup3(null, fd, 0);
+		if (null > 2)
+			close(null);
+	}
 	s.doc = berth_oci_state_doc(a->id, a->b, a->created_at, getpid(), 0);
 	if (s.doc == NULL) {
 		berth_err(&err, ENOMEM, "out of memory");
