@@ -6,6 +6,7 @@
  * exit status 1 (runc's).
  */
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@ static const char oci_usage[] =
     "  features                what berth oci accepts (JSON)\n"
     "\n"
     "global options:\n"
-    "  --root DIR              state directory (default /run/berth-oci; made 0700)\n"
+    "  --root DIR              state directory (default /run/berth-oci, for a user other than root\n"
+    "                          $XDG_RUNTIME_DIR/berth-oci; made 0700)\n"
     "  --log FILE              append messages to FILE\n"
     "  --log-format text|json  format of --log (default text)\n"
     "  --debug                 debug lines in the log too\n"
@@ -233,6 +235,8 @@ static int do_simple(struct global *g, const char *cmd, int argc, char **argv)
 		else {
 			size_t i;
 			json_t *s;
+			const struct passwd *pw = getpwuid(geteuid());
+			const char *owner = pw != NULL ? pw->pw_name : "?";
 			if (!flag)
 				printf("ID\tPID\tSTATUS\tBUNDLE\tCREATED\tOWNER\n");
 			json_array_foreach(all, i, s) {
@@ -244,7 +248,7 @@ static int do_simple(struct global *g, const char *cmd, int argc, char **argv)
 					       (int)json_integer_value(json_object_get(s, "pid")),
 					       json_string_value(json_object_get(s, "status")),
 					       CLI_SAFE(json_string_value(json_object_get(s, "bundle"))),
-					       json_string_value(json_object_get(s, "created")), "root");
+					       json_string_value(json_object_get(s, "created")), owner);
 			}
 		}
 		json_decref(all);
@@ -328,6 +332,7 @@ static int parse_globals(struct global *g, int argc, char **argv, int *i)
 int cmd_oci(int argc, char **argv)
 {
 	struct global g = {.ctx.log.fd = -1};
+	char root[4096];
 	struct berth_error err = {0};
 	const char *cmd;
 	int i, r = parse_globals(&g, argc, argv, &i);
@@ -350,6 +355,8 @@ int cmd_oci(int argc, char **argv)
 		return fail(&g, &err);
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &g.ctx.force_off, &err) < 0)
 		return fail(&g, &err);
+	if (g.ctx.root == NULL)
+		g.ctx.root = berth_oci_default_root(root, sizeof root);
 	if (i >= argc) {
 		fputs(oci_usage, stderr);
 		return 1;

@@ -174,6 +174,16 @@ const char *berth_oci_status_name(enum berth_oci_status s);
 int berth_oci_id_check(const char *id, struct berth_error *err);
 
 /*
+ * berth_oci_default_root - the state directory when --root is not given:
+ * BERTH_OCI_ROOT_DEFAULT for root; for another user
+ * $XDG_RUNTIME_DIR/berth-oci when XDG_RUNTIME_DIR is an absolute path (as
+ * runc's rootless default), else BERTH_OCI_ROOT_DEFAULT too (which such a
+ * user cannot make: the error says to give --root).  Into @buf (@len
+ * bytes); returns @buf.
+ */
+const char *berth_oci_default_root(char *buf, size_t len);
+
+/*
  * berth_oci_root_open - the state directory @root (NULL:
  * BERTH_OCI_ROOT_DEFAULT) as a descriptor (O_DIRECTORY, O_CLOEXEC).  With
  * @create it and its missing parents are made 0700.  It must be a directory

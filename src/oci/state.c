@@ -70,6 +70,17 @@ int berth_oci_id_check(const char *id, struct berth_error *err)
 	return 0;
 }
 
+const char *berth_oci_default_root(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() != 0 && xdg != NULL && xdg[0] == '/' &&
+	    (size_t)snprintf(buf, len, "%s/berth-oci", xdg) < len)
+		return buf;
+	snprintf(buf, len, "%s", BERTH_OCI_ROOT_DEFAULT);
+	return buf;
+}
+
 /* mkdir -p, each missing directory 0700. */
 static int mkdir_parents(const char *path, struct berth_error *err)
 {
@@ -119,8 +130,9 @@ int berth_oci_root_open(const char *root, bool create, struct berth_error *err)
 			    "there)",
 			    root);
 		berth_err(err, errno, "cannot use the state directory `%.200s`", root);
-		return berth_err_hint(
-		    err, "--root names the directory where berth oci keeps the containers' state");
+		return berth_err_hint(err,
+				      "give --root a directory of yours (made 0700 when missing), such as "
+				      "$XDG_RUNTIME_DIR/berth-oci");
 	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
 		close(fd);
