@@ -402,6 +402,11 @@ void berth_oci_supervise(const struct berth_oci_sup_args *a)
 	int status;
 
 	setsid();
+	/* no hold on the directory `create` ran in (a bundle the engine
+	 * unmounts): every path the supervisor uses is absolute */
+	if (chdir("/") < 0)
+		berth_oci_logf(&a->ctx->log, BERTH_OCI_WARNING, "container %s: chdir /: %s", a->id,
+			       strerror(errno));
 	{
 		int keep[4] = {a->notify, a->dfd, a->console, a->ctx->log.fd};
 		berth_close_all_except(keep, 4);

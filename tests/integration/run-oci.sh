@@ -296,6 +296,26 @@ bundle b7 '["/bin/true"]' 'c["mounts"].append({"destination": "/x", "type": "bin
 "$B" oci --root "$R" create --bundle "$T/b7" c9 >/dev/null 2>"$T/err"
 check "a bind of a missing source: refused before anything is made (1)" test "$?:$(grep -c 'mounts\[5\].source' "$T/err"):$(ls "$R" | grep -c c9)" = "1:1:0"
 
+# What the sandbox refuses (the image's /dev is a link): create says why (1),
+# no state directory, no process
+mkdir -p "$T/badroot/bin" && cp -a "$T/rootfs/bin/." "$T/badroot/bin/" && ln -s /tmp "$T/badroot/dev"
+bundle b8 '["/bin/true"]' 'c["root"]["path"] = T + "/badroot"'
+"$B" oci --root "$R" create --bundle "$T/b8" c10 >/dev/null 2>"$T/err"
+rc=$?
+left=$(ps -eo pid,args | grep -F -- "--root $R" | grep -v grep)
+if [ $rc = 1 ] && [ -s "$T/err" ] && [ ! -e "$R/c10" ] && [ -z "$left" ]; then
+	ok "the sandbox cannot be made (/dev a link in the image): create fails (1) saying why, nothing left ($(head -c 120 "$T/err" | head -n1))"
+else
+	not_ok "a sandbox that cannot be made: $rc"
+	show "$T/err"
+fi
+
+# process.oomScoreAdj: the supervisor's, which the sandbox inherits
+bundle b9 '["/bin/cat", "/proc/self/oom_score_adj"]' 'c["process"]["oomScoreAdj"] = 345'
+got=$(reap c11 "$T/b9" start)
+check "process.oomScoreAdj 345: the command's" test "$(tail -n1 <<<"$got"):$(cat "$T/c11.out")" = "status 0:345"
+"$B" oci --root "$R" delete c11
+
 # 17: ids, an id taken, a missing one, the commands berth does not have
 reap d1 "$T/b2" none >/dev/null
 "$B" oci --root "$R" create --bundle "$T/b2" d1 >/dev/null 2>"$T/err"
