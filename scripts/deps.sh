@@ -10,8 +10,10 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
 # clang-format: .ci/run's format lane (scripts/check-format.sh, clang-format 14).
+# python3-kubernetes: the Kubernetes API schema that tests/integration/k8s-validate.py checks
+# `berth export k8s` against (kubectl cannot validate without a cluster).
 BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl
-	clang-format)
+	clang-format python3-kubernetes)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 

@@ -167,7 +167,11 @@ static void check_pidfd(struct check *c)
 static void check_idmap(unsigned force_off, struct check *c)
 {
 	struct berth_error err = {0};
-	struct berth_ids ids = {1000, 1000, BERTH_ROOT_HOST_UID, BERTH_ROOT_HOST_GID, false};
+	struct berth_ids ids = {.in_uid = 1000,
+				.in_gid = 1000,
+				.host_uid = BERTH_ROOT_HOST_UID,
+				.host_gid = BERTH_ROOT_HOST_GID,
+				.deny_setgroups = false};
 	int fd;
 
 	c->name = "idmapped mounts";

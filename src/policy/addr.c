@@ -242,6 +242,25 @@ static const struct {
     {{{0xff}, 8}, "multicast (ff00::/8)"},
 };
 
+bool berth_addr_refused_prefix(size_t i, struct berth_addr *net, unsigned *bits)
+{
+	const struct prefix *p;
+
+	if (i < BERTH_ARRAY_SIZE(v4_rules)) {
+		p = &v4_rules[i];
+		net->family = AF_INET;
+	} else if (i - BERTH_ARRAY_SIZE(v4_rules) < BERTH_ARRAY_SIZE(v6_rules)) {
+		p = &v6_rules[i - BERTH_ARRAY_SIZE(v4_rules)].p;
+		net->family = AF_INET6;
+	} else {
+		return false;
+	}
+	memset(net->bytes, 0, sizeof net->bytes);
+	memcpy(net->bytes, p->net, net->family == AF_INET ? 4 : 16);
+	*bits = p->len;
+	return true;
+}
+
 static bool in_prefix(const uint8_t *addr, const struct prefix *p)
 {
 	unsigned full = p->len / 8, rest = p->len % 8;

@@ -234,4 +234,16 @@ bool berth_addr_same_destination(const struct berth_addr *a, const struct berth_
  */
 int berth_addr_from_sockaddr(const struct sockaddr *sa, socklen_t salen, struct berth_addr *a);
 
+/*
+ * berth_addr_refused_prefix - the @i-th prefix of the refused ranges above,
+ * for filters that can only match prefixes (the NetworkPolicy of `berth
+ * export k8s`, src/export): the IPv4 rules, then the IPv6 rules that embed
+ * no IPv4 address, each in the order of the tables above.  The embeddings
+ * (looked through, not refused as a whole) and the "not in 2000::/3" rule
+ * are not among them.  @net: the prefix's first address (its family
+ * AF_INET or AF_INET6); *@bits: its length.  Returns true, or false when
+ * @i is past the last (nothing written).  Pure.
+ */
+bool berth_addr_refused_prefix(size_t i, struct berth_addr *net, unsigned *bits);
+
 #endif

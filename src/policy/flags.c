@@ -77,6 +77,16 @@ static const struct option run_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+int berth_run_option_arity(const char *arg)
+{
+	if (arg == NULL || strncmp(arg, "--", 2) != 0)
+		return -1;
+	for (size_t i = 0; run_options[i].name != NULL; i++)
+		if (strcmp(arg + 2, run_options[i].name) == 0)
+			return run_options[i].has_arg == required_argument ? 1 : 0;
+	return -1;
+}
+
 int berth_fl_add_widening(struct berth_run_opts *o, const char *fmt, ...)
 {
 	char buf[512];

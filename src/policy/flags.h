@@ -62,6 +62,15 @@ int berth_run_recheck(const struct berth_run_opts *o, struct berth_error *err);
 int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), struct berth_run_opts *o,
 		    struct berth_error *err);
 
+/*
+ * berth_run_option_arity - whether @arg is exactly one of `berth run`'s long
+ * options (`--memory`; no abbreviation, no `=VALUE`), for the commands that
+ * pass such options through to berth_run_parse (berth export k8s).  Returns
+ * 1 for an option that takes a value (the next argument), 0 for a flag, -1
+ * for anything else.  Never fails.
+ */
+int berth_run_option_arity(const char *arg);
+
 /* berth_run_opts_free - release what berth_run_parse() allocated. */
 void berth_run_opts_free(struct berth_run_opts *o);
 

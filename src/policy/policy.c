@@ -81,6 +81,13 @@ static json_t *container_json(const struct berth_container *c)
 		      c->seccomp != NULL ? hex : NULL, "netns", c->netns);
 	if (j != NULL && c->has_umask)
 		json_object_set_new(j, "umask", json_integer(c->umask));
+	if (j != NULL && c->uid_range.size > 0)
+		json_object_set_new(j, "id_ranges",
+				    json_pack("{s:[I,I,I], s:[I,I,I]}", "uid",
+					      (json_int_t)c->uid_range.inside, (json_int_t)c->uid_range.host,
+					      (json_int_t)c->uid_range.size, "gid",
+					      (json_int_t)c->gid_range.inside, (json_int_t)c->gid_range.host,
+					      (json_int_t)c->gid_range.size));
 	return j;
 }
 

@@ -94,7 +94,14 @@ struct berth_rlimit {
 };
 
 #define BERTH_CONTAINER_RLIMITS_MAX 16 /* RLIMIT_NLIMITS */
-#define BERTH_CONTAINER_PATHS_MAX 64   /* maskedPaths, readonlyPaths: each */
+
+/* A range of ids a container's user namespace maps (OCI linux.uidMappings,
+ * one entry): container ids [inside, inside + size) are host ids
+ * [host, host + size).  size 0: none. */
+struct berth_idrange {
+	uint32_t inside, host, size;
+};
+#define BERTH_CONTAINER_PATHS_MAX 64 /* maskedPaths, readonlyPaths: each */
 
 /*
  * A container (`berth oci`, docs/oci.md): the sandbox's root is an OCI
@@ -118,6 +125,11 @@ struct berth_container {
 	bool has_umask;
 	uint32_t umask; /* process.user.umask */
 	char *hostname; /* hostname, or NULL: the runtime's own */
+	/* The engine's id ranges (podman --userns=auto, Kubernetes hostUsers:
+	 * false: the image's files are owned by host ids in them), invoked by
+	 * root only, never covering host id 0, @uid and @gid inside them; size
+	 * 0: berth's own single id (BERTH_ROOT_HOST_UID + identity). */
+	struct berth_idrange uid_range, gid_range;
 	/* process.rlimits, set by the supervisor before the sandbox is made */
 	struct berth_rlimit rlimits[BERTH_CONTAINER_RLIMITS_MAX];
 	size_t n_rlimits;

@@ -341,6 +341,23 @@ static int check_container(const struct berth_policy *p, struct berth_error *err
 	if (c->hostname != NULL && (strlen(c->hostname) == 0 || strlen(c->hostname) > 64))
 		return berth_usage_err(err, "the container's hostname `%s` is not 1 to 64 bytes",
 				       c->hostname);
+	if ((c->uid_range.size == 0) != (c->gid_range.size == 0))
+		return berth_usage_err(err, "a container maps a range of uids and gids, or neither");
+	for (int k = 0; k < 2 && c->uid_range.size > 0; k++) {
+		const struct berth_idrange *r = k == 0 ? &c->uid_range : &c->gid_range;
+		uint32_t id = k == 0 ? c->uid : c->gid;
+		if (r->host == 0 || (uint64_t)r->host + r->size > UINT32_MAX ||
+		    (uint64_t)r->inside + r->size > UINT32_MAX) {
+			berth_usage_err(err, "the container's %s range %u:%u:%u would map host id 0 or wraps",
+					k == 0 ? "uid" : "gid", r->inside, r->host, r->size);
+			return berth_err_hint(
+			    err, "a container never runs as the host's root: map it to ids above 0");
+		}
+		if (id < r->inside || id - r->inside >= r->size)
+			return berth_usage_err(err,
+					       "the container's %s %u is outside its mapped range %u:%u:%u",
+					       k == 0 ? "uid" : "gid", id, r->inside, r->host, r->size);
+	}
 	if (c->n_rlimits > BERTH_CONTAINER_RLIMITS_MAX)
 		return berth_usage_err(err, "too many rlimits for a container (%zu, at most %d)",
 				       c->n_rlimits, BERTH_CONTAINER_RLIMITS_MAX);

@@ -56,7 +56,9 @@ static int mkdir_p(const char *path, mode_t mode, struct berth_error *err)
 
 static int touch(const char *path, struct berth_error *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+	/* O_EXCL: a file already there (a container's, not writable by the
+	 * sandbox identity) is the mount point as it is. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
 
 	if (fd < 0 && errno != EEXIST)
 		return berth_err(err, errno, "cannot create `%s`", path);

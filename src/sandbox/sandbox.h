@@ -11,6 +11,8 @@
 #define BERTH_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "../policy/policy.h"
 #include "../runtime/runtime.h"
@@ -126,6 +128,41 @@ void berth_sandbox_kill(struct berth_sandbox *sb);
 /* berth_sandbox_free - kill the sandbox if it still runs, reap it, remove its
  * cgroups and release @sb.  Safe on NULL. */
 void berth_sandbox_free(struct berth_sandbox *sb);
+
+/* One more process in a running container (berth_sandbox_enter). */
+struct berth_enter {
+	char *const *argv; /* NULL-terminated; argv[0] found on @envp's PATH */
+	char *const *envp; /* the process's whole environment */
+	const char *cwd;   /* in the container; NULL: the container's own */
+	uint32_t uid, gid; /* inside: only the container's process.user is mapped */
+	/* A pseudo-terminal of the container's devpts: its master is sent
+	 * (SCM_RIGHTS, one byte) on @pty_sock before the execve, the slave is
+	 * the process's controlling terminal and stdio.  Else the process has
+	 * the caller's stdio. */
+	bool want_pty;
+	int pty_sock;
+};
+
+/*
+ * berth_sandbox_enter - run @e->argv in the running container whose
+ * sandbox pid 1 is @init (a host pid; the caller's knowledge, e.g. `berth
+ * oci` state), confined as the container's command is: it joins the
+ * cgroups berth made for the sandbox (from /proc/INIT/cgroup) and its
+ * network, ipc, uts, mount, pid and user namespaces, becomes @e->uid:gid,
+ * and gets no capabilities, NO_NEW_PRIVS, the container's Landlock rules
+ * (TCP: no broker port, the stricter side for a proxied container), the
+ * container's rlimits and umask, berth's seccomp filter and the
+ * container's profile, then its execve.  @p is the container's policy (with
+ * ->container); invoked by root only.  The calling process is left in the
+ * container's pid namespace for its children (setns(CLONE_NEWPID)): call
+ * it from a process of its own (`berth oci exec`'s).
+ * Returns the process's host pid once its execve succeeded (the caller
+ * waits for it), or -1 with @err filled: EPERM not root (125), the pid 1 is
+ * gone (125), a namespace or cgroup that cannot be joined (125), the
+ * command could not be run (126) or found (127; the hint names the PATH).
+ */
+pid_t berth_sandbox_enter(const struct berth_policy *p, pid_t init, const struct berth_enter *e,
+			  struct berth_error *err);
 
 /*
  * berth_test_pause - test-only (docs/security.md, "Mount sources"): when

@@ -148,9 +148,9 @@ static int landlock_app_rules(const struct sandbox *s, struct berth_ll_rule *r, 
 /* A container: its own root, read and execute (write too when the bundle
  * asks for a writable root), the kernel's interfaces as in the default
  * view, berth's /tmp and /dev/shm, the workspace and the bundle's mounts. */
-static int landlock_container_rules(const struct sandbox *s, struct berth_ll_rule *r, int max)
+int berth_sb_container_rules(const struct berth_policy *p, struct berth_ll_rule *r, int max)
 {
-	const struct berth_container *c = s->p->container;
+	const struct berth_container *c = p->container;
 	int n = 0;
 
 	r[n++] = (struct berth_ll_rule){"/", c->root_rw ? BERTH_LL_RW : BERTH_LL_RX};
@@ -160,9 +160,9 @@ static int landlock_container_rules(const struct sandbox *s, struct berth_ll_rul
 			r[n++] = (struct berth_ll_rule){berth_sysdirs[i].path, berth_sysdirs[i].ll_run};
 	if (c->workspace_at != NULL && n < max)
 		r[n++] = (struct berth_ll_rule){c->workspace_at, BERTH_LL_RW};
-	for (size_t i = 0; i < s->p->n_mounts && n < max; i++)
-		r[n++] = (struct berth_ll_rule){s->p->mounts[i].dst,
-						s->p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
+	for (size_t i = 0; i < p->n_mounts && n < max; i++)
+		r[n++] =
+		    (struct berth_ll_rule){p->mounts[i].dst, p->mounts[i].rw ? BERTH_LL_RW : BERTH_LL_RX};
 	return n;
 }
 
@@ -171,7 +171,7 @@ static int landlock_rules(const struct sandbox *s, struct berth_ll_rule *r, int 
 	int n;
 
 	if (s->p->container != NULL)
-		return landlock_container_rules(s, r, max);
+		return berth_sb_container_rules(s->p, r, max);
 	if (s->p->app)
 		return landlock_app_rules(s, r, max);
 	n = berth_landlock_view_rules(false, r, max); /* the default view, src/policy/sysdirs.c */

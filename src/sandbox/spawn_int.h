@@ -32,6 +32,7 @@
 
 #include "sandbox.h"
 #include "guard.h"
+#include "landlock.h"
 #include "limits.h"
 #include "measure.h"
 #include "netns.h"
@@ -150,6 +151,12 @@ int berth_sb_send_go(int sock, struct berth_error *err);
 int berth_sb_recv_go(int sock);
 /* Child: sends @err with @status to the parent and exits with @status. */
 __attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error *err, int status);
+
+/* ---- spawn_child.c */
+
+/* A container's Landlock rules (policy container): its root, the kernel's
+ * interfaces and berth's tmpfs directories, the workspace and mounts. */
+int berth_sb_container_rules(const struct berth_policy *p, struct berth_ll_rule *r, int max);
 
 /* ---- spawn_prepare.c: steps 1 and 2 */
 

@@ -6,9 +6,13 @@
  */
 
 #include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
 #include <pwd.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "../util/cleanup.h"
 #include "landlock.h"
@@ -182,15 +186,36 @@ int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err)
 		const struct berth_container *c = s->p->container;
 		bool root = geteuid() == 0;
 		s->ids =
-		    (struct berth_ids){c->uid, c->gid, root ? BERTH_ROOT_HOST_UID + s->o->identity : getuid(),
-				       root ? BERTH_ROOT_HOST_GID + s->o->identity : getgid(), !root};
+		    (struct berth_ids){.in_uid = c->uid,
+				       .in_gid = c->gid,
+				       .host_uid = root ? BERTH_ROOT_HOST_UID + s->o->identity : getuid(),
+				       .host_gid = root ? BERTH_ROOT_HOST_GID + s->o->identity : getgid(),
+				       .deny_setgroups = !root};
+		if (c->uid_range.size > 0) {
+			if (!root)
+				return berth_usage_err(err,
+						       "a container's id ranges (linux.uidMappings) need "
+						       "berth run by root");
+			s->ids.map_in_uid = c->uid_range.inside;
+			s->ids.map_host_uid = c->uid_range.host;
+			s->ids.map_in_gid = c->gid_range.inside;
+			s->ids.map_host_gid = c->gid_range.host;
+			s->ids.map_len =
+			    c->uid_range.size < c->gid_range.size ? c->uid_range.size : c->gid_range.size;
+			s->ids.host_uid = c->uid_range.host + (c->uid - c->uid_range.inside);
+			s->ids.host_gid = c->gid_range.host + (c->gid - c->gid_range.inside);
+		}
 		set_user_name(s, c->uid);
 		return 0;
 	}
 	if (stat(s->p->workspace, &st) < 0)
 		return berth_err(err, errno, "cannot stat workspace `%s`", s->p->workspace);
 	if (geteuid() != 0) {
-		s->ids = (struct berth_ids){getuid(), getgid(), getuid(), getgid(), true};
+		s->ids = (struct berth_ids){.in_uid = getuid(),
+					    .in_gid = getgid(),
+					    .host_uid = getuid(),
+					    .host_gid = getgid(),
+					    .deny_setgroups = true};
 	} else {
 		/* Never host root: an unprivileged host id, shown inside as the
 		 * workspace owner (or 1000 when root owns the workspace). */
@@ -276,6 +301,102 @@ static int owner_of(const char *path, uid_t *uid, gid_t *gid, struct berth_error
  * source is seen here too, with berth's own credentials: the child, already
  * the sandbox identity, may not be able to look (a source under a 0700
  * directory of root's, when root runs berth). */
+/* The directory @path (in the container's root @rootfd) opened with every
+ * link on the way followed inside that root (RESOLVE_IN_ROOT), or -1. */
+static int open_in_root(int rootfd, const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+
+	return (int)syscall(SYS_openat2, rootfd, path[0] == '\0' ? "." : path, &how, sizeof how);
+}
+
+/*
+ * Invoked by root: the mount point @dst (a directory when @dir, else a
+ * file) made in the container's root @rootfd where it is missing, as runc
+ * does: the sandbox identity may not be allowed to (the root is not
+ * idmapped, an overlay, and its directories are root's).  Each directory
+ * on the way is made 0755 below the one before, opened inside the root, so
+ * a link in the image leads nowhere out of it (RESOLVE_IN_ROOT).  What is
+ * already there, of whatever kind, is left alone: the child resolves and
+ * checks it.  Returns 0, or -1 with @err.
+ */
+static int make_in_root(int rootfd, const char *dst, bool dir, struct berth_error *err)
+{
+	char parent[PATH_MAX] = "", name[NAME_MAX + 1];
+	const char *c = dst;
+
+	for (;;) {
+		cleanup_close int pfd = -1;
+		const char *next;
+		size_t n, pl;
+		bool last;
+		int fd;
+
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			return 0;
+		n = strcspn(c, "/");
+		for (next = c + n; *next == '/'; next++)
+			;
+		last = *next == '\0';
+		pl = strlen(parent);
+		if (n > NAME_MAX || pl + 1 + n >= sizeof parent)
+			return berth_err(err, ENAMETOOLONG, "mount target `%s`", dst);
+		memcpy(name, c, n);
+		name[n] = '\0';
+		pfd = open_in_root(rootfd, parent);
+		if (pfd < 0)
+			return berth_err(
+			    err, errno,
+			    "cannot open `/%s` in the container's root to make the mount point `%s`", parent,
+			    dst);
+		if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+			if (!last || dir) {
+				if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+					return berth_err(
+					    err, errno,
+					    "cannot make the mount point `%s` in the container's root", dst);
+			} else {
+				fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					    0644);
+				if (fd < 0 && errno != EEXIST)
+					return berth_err(
+					    err, errno,
+					    "cannot make the mount point `%s` in the container's root", dst);
+				if (fd >= 0)
+					close(fd);
+			}
+		}
+		snprintf(parent + pl, sizeof parent - pl, "%s%s", pl > 0 ? "/" : "", name);
+		c = next;
+	}
+}
+
+/* Every mount point of a container's root berth will mount on. */
+static int container_mountpoints(struct sandbox *s, struct berth_error *err)
+{
+	static const char *const own[] = {"/dev", "/proc", "/sys", "/tmp", NULL};
+	const struct berth_container *c = s->p->container;
+	cleanup_close int rootfd = -1;
+
+	if (geteuid() != 0)
+		return 0; /* the caller's own root: the sandbox identity may make them */
+	rootfd = open_in_root(s->root_src, "");
+	if (rootfd < 0)
+		return berth_err(err, errno, "cannot open the container's root `%s`", c->root);
+	for (int i = 0; own[i] != NULL; i++)
+		if (make_in_root(rootfd, own[i], true, err) < 0)
+			return -1;
+	if (c->workspace_at != NULL && make_in_root(rootfd, c->workspace_at, true, err) < 0)
+		return -1;
+	for (size_t i = 0; i < s->p->n_mounts; i++)
+		if (make_in_root(rootfd, s->p->mounts[i].dst, s->mount_is_dir[i], err) < 0)
+			return -1;
+	return 0;
+}
+
 int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
@@ -310,7 +431,7 @@ int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 			return -1;
 		s->mount_is_dir[i] = S_ISDIR(st.st_mode);
 	}
-	return 0;
+	return s->p->container != NULL ? container_mountpoints(s, err) : 0;
 }
 
 static int fd_owner(int fd, const char *path, uid_t *uid, gid_t *gid, struct berth_error *err)
@@ -371,8 +492,26 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 		 * business (read-only unless root.readonly is false). */
 		if (fd_owner(s->root_src, s->p->container->root, &u, &g, err) < 0)
 			return -1;
-		s->root_fd =
-		    berth_idmapped_tree(s->root_src, s->p->container->root, u, g, &s->ids, false, err);
+		/* With id ranges the image's files are owned by host ids in them
+		 * already (the engine made them so): no idmapping. */
+		if (s->p->container->uid_range.size > 0)
+			s->root_fd = berth_err(err, EOPNOTSUPP, "the container maps id ranges");
+		else
+			s->root_fd = berth_idmapped_tree(s->root_src, s->p->container->root, u, g, &s->ids,
+							 false, err);
+		if (s->root_fd == -1 && (err->errnum == EINVAL || err->errnum == EOPNOTSUPP)) {
+			/* An overlay (an engine's image) cannot be idmapped: the root
+			 * is a plain clone, its files shown inside as owned by nobody
+			 * (the kernel's overflow id), written only where others may.
+			 * No confinement is lost: the view differs, not the rights. */
+			berth_err_clear(err);
+			s->root_fd =
+			    (int)syscall(SYS_open_tree, s->root_src, "",
+					 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+			if (s->root_fd < 0)
+				return berth_err(err, errno, "cannot clone the container's root `%s`",
+						 s->p->container->root);
+		}
 		if (s->root_fd < 0)
 			goto degraded;
 	}

@@ -31,8 +31,8 @@ static int write_file(const char *path, const char *s, struct berth_error *err)
 	return 0;
 }
 
-static int write_maps(pid_t pid, uid_t in_uid, uid_t out_uid, gid_t in_gid, gid_t out_gid, bool deny,
-		      struct berth_error *err)
+static int write_maps(pid_t pid, uid_t in_uid, uid_t out_uid, gid_t in_gid, gid_t out_gid, uint32_t len,
+		      bool deny, struct berth_error *err)
 {
 	char path[64], line[64];
 
@@ -42,17 +42,20 @@ static int write_maps(pid_t pid, uid_t in_uid, uid_t out_uid, gid_t in_gid, gid_
 			return -1;
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)in_uid, (unsigned)out_uid);
+	snprintf(line, sizeof line, "%u %u %u\n", (unsigned)in_uid, (unsigned)out_uid, (unsigned)len);
 	if (write_file(path, line, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-	snprintf(line, sizeof line, "%u %u 1\n", (unsigned)in_gid, (unsigned)out_gid);
+	snprintf(line, sizeof line, "%u %u %u\n", (unsigned)in_gid, (unsigned)out_gid, (unsigned)len);
 	return write_file(path, line, err);
 }
 
 int berth_userns_write_maps(pid_t pid, const struct berth_ids *ids, struct berth_error *err)
 {
-	return write_maps(pid, ids->in_uid, ids->host_uid, ids->in_gid, ids->host_gid, ids->deny_setgroups,
+	if (ids->map_len > 0)
+		return write_maps(pid, ids->map_in_uid, ids->map_host_uid, ids->map_in_gid, ids->map_host_gid,
+				  ids->map_len, ids->deny_setgroups, err);
+	return write_maps(pid, ids->in_uid, ids->host_uid, ids->in_gid, ids->host_gid, 1, ids->deny_setgroups,
 			  err);
 }
 
@@ -84,7 +87,7 @@ static int idmap_userns_fd(uid_t owner_uid, gid_t owner_gid, const struct berth_
 	}
 	close(pfd[0]);
 	/* On disk (inside) owner -> seen as (outside) the sandbox's host id. */
-	r = write_maps(pid, owner_uid, ids->host_uid, owner_gid, ids->host_gid, false, err);
+	r = write_maps(pid, owner_uid, ids->host_uid, owner_gid, ids->host_gid, 1, false, err);
 	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
 	fd = r < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (r == 0 && fd < 0)

@@ -24,6 +24,12 @@ struct berth_ids {
 	uid_t host_uid; /* kuid the sandbox runs as on the host */
 	gid_t host_gid;
 	bool deny_setgroups; /* unprivileged: setgroups must be denied to write gid_map */
+	/* A range instead of the single id (a container's id ranges, invoked by
+	 * root): inside [map_in_*, + map_len) is host [map_host_*, + map_len),
+	 * in_uid/host_uid one pair of it.  map_len 0: the single id. */
+	uid_t map_in_uid, map_host_uid;
+	gid_t map_in_gid, map_host_gid;
+	uint32_t map_len;
 };
 
 /*

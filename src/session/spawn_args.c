@@ -148,13 +148,12 @@ static void note(struct berth_spawn_req *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Does @name look like a credential (or does the profile call it one)? */
-static bool is_credential(const struct berth_profile *p, const char *name)
+bool berth_spawn_is_credential(const struct berth_profile *p, const char *name)
 {
 	static const char *const words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
 					    "PASSWD", "CREDENTIAL", "AUTH"};
 
-	for (size_t i = 0; i < p->n_credentials; i++)
+	for (size_t i = 0; p != NULL && i < p->n_credentials; i++)
 		if (strcmp(p->credentials[i], name) == 0)
 			return true;
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(words); i++)
@@ -447,48 +446,19 @@ out:
 	return bad;
 }
 
-int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
+/*
+ * The `berth run` arguments of @r's session, in order (berth_spawn_run_argv
+ * in spawn_args.h): with the agent's program @exe and its mount @mount_arg
+ * (`SRC:DST` for --ro; NULL: none) and the credentials @creds forwarded by
+ * name (NULL-terminated; NULL: none).  @user_network: the caller's --network
+ * replaces the profile's network and allow_hosts (network_plan).
+ */
+static int build_argv(const struct berth_spawn_req *r, bool user_network, const char *exe,
+		      const char *mount_arg, const char *const *creds, char ***avp, size_t *acp,
+		      struct berth_error *err)
 {
 	char **av = NULL;
 	size_t ac = 0;
-	bool user_network = false, user_hosts = false;
-	cleanup_free char *exe = NULL, *mount_arg = NULL;
-	const char **creds = NULL;
-	char name[BERTH_SESSION_NAME_MAX + 1];
-	int rc = -1;
-
-	if (berth_profile_load(r->profile_name, &r->profile, err) < 0)
-		return -1;
-	if (r->name == NULL) {
-		/* PROFILE[-REPO]-HHMMSS, then -2, -3, ... when a session of
-		 * that name is running (two spawns within one second). */
-		char base[BERTH_SESSION_NAME_MAX + 1];
-		berth_session_name_derive(r->profile_name, r->repo, base);
-		snprintf(name, sizeof name, "%s", base);
-		for (unsigned k = 2; k < 100 && berth_session_alive(name); k++) {
-			size_t room = sizeof name - 4;
-			snprintf(name, sizeof name, "%.*s-%u",
-				 (int)(strlen(base) < room ? strlen(base) : room), base, k);
-		}
-		if ((r->name = strdup(name)) == NULL)
-			return berth_err(err, ENOMEM, "out of memory");
-	}
-	if (berth_session_name_check(r->name, err) < 0)
-		return -1;
-	if (berth_session_alive(r->name)) {
-		berth_usage_err(err, "a session named `%s` is running", r->name);
-		return berth_err_hint(err, "pick another --name, or `berth stop %s` first", r->name);
-	}
-	if (r->repo != NULL && check_repo(r, err) < 0)
-		return -1;
-	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_NONE)
-		return berth_usage_err(err, "profile `%s` takes no --prompt", r->profile.name);
-	if (r->prompt != NULL && (strchr(r->prompt, '\r') != NULL || strlen(r->prompt) > 65536))
-		return berth_usage_err(err, "--prompt: at most 64 KiB, no carriage return");
-	network_plan(r, &user_network, &user_hosts);
-	r->managed_ws = r->workspace == NULL;
-	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
-		return -1;
 
 #define PUSH(s)                                                                                              \
 	do {                                                                                                 \
@@ -533,6 +503,81 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			}
 		}
 	}
+	for (size_t i = 0; creds != NULL && creds[i] != NULL; i++) {
+		PUSH("--env");
+		PUSH(creds[i]);
+	}
+	for (size_t i = 0; i < r->n_run_args; i++)
+		PUSH(r->run_args[i]);
+	PUSH("--");
+	for (size_t i = 0; i < r->profile.n_command; i++)
+		PUSH(i == 0 && exe != NULL ? exe : r->profile.command[i]);
+	for (size_t i = 0; i < r->n_extra; i++)
+		PUSH(r->extra[i]);
+	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_ARGV)
+		PUSH(r->prompt);
+#undef PUSH
+	*avp = av;
+	*acp = ac;
+	return 0;
+oom:
+	berth_strv_free(av);
+	return berth_err(err, ENOMEM, "out of memory");
+}
+
+int berth_spawn_run_argv(struct berth_spawn_req *r, char ***av, size_t *ac, struct berth_error *err)
+{
+	bool user_network = false, user_hosts = false;
+
+	*av = NULL;
+	*ac = 0;
+	network_plan(r, &user_network, &user_hosts);
+	return build_argv(r, user_network, NULL, NULL, NULL, av, ac, err);
+}
+
+int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const char *), struct berth_error *err)
+{
+	char **av = NULL;
+	size_t ac = 0;
+	bool user_network = false, user_hosts = false;
+	cleanup_free char *exe = NULL, *mount_arg = NULL;
+	const char **creds = NULL;
+	char name[BERTH_SESSION_NAME_MAX + 1];
+	int rc = -1;
+
+	if (berth_profile_load(r->profile_name, &r->profile, err) < 0)
+		return -1;
+	if (r->name == NULL) {
+		/* PROFILE[-REPO]-HHMMSS, then -2, -3, ... when a session of
+		 * that name is running (two spawns within one second). */
+		char base[BERTH_SESSION_NAME_MAX + 1];
+		berth_session_name_derive(r->profile_name, r->repo, base);
+		snprintf(name, sizeof name, "%s", base);
+		for (unsigned k = 2; k < 100 && berth_session_alive(name); k++) {
+			size_t room = sizeof name - 4;
+			snprintf(name, sizeof name, "%.*s-%u",
+				 (int)(strlen(base) < room ? strlen(base) : room), base, k);
+		}
+		if ((r->name = strdup(name)) == NULL)
+			return berth_err(err, ENOMEM, "out of memory");
+	}
+	if (berth_session_name_check(r->name, err) < 0)
+		return -1;
+	if (berth_session_alive(r->name)) {
+		berth_usage_err(err, "a session named `%s` is running", r->name);
+		return berth_err_hint(err, "pick another --name, or `berth stop %s` first", r->name);
+	}
+	if (r->repo != NULL && check_repo(r, err) < 0)
+		return -1;
+	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_NONE)
+		return berth_usage_err(err, "profile `%s` takes no --prompt", r->profile.name);
+	if (r->prompt != NULL && (strchr(r->prompt, '\r') != NULL || strlen(r->prompt) > 65536))
+		return berth_usage_err(err, "--prompt: at most 64 KiB, no carriage return");
+	network_plan(r, &user_network, &user_hosts);
+	r->managed_ws = r->workspace == NULL;
+	if (r->profile.agent_path != NULL && agent_path(r, &exe, &mount_arg, err) < 0)
+		return -1;
+
 	if (r->seed_auth) {
 		size_t forwarded = 0;
 		creds = calloc(r->profile.n_credentials + 1, sizeof *creds);
@@ -542,8 +587,6 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			const char *var = r->profile.credentials[i];
 			if (env_lookup(var) == NULL)
 				continue;
-			PUSH("--env");
-			PUSH(var);
 			risk_line(r, var);
 			creds[forwarded++] = var;
 		}
@@ -553,24 +596,17 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			note(r, "warning: --seed-auth: none of the profile's credentials is set in this "
 				"environment");
 	}
-	for (size_t i = 0; i < r->n_run_args; i++) {
-		PUSH(r->run_args[i]);
-		if (strcmp(r->run_args[i], "--env") == 0 && i + 1 < r->n_run_args) {
+	for (size_t i = 0; i + 1 < r->n_run_args; i++) {
+		if (strcmp(r->run_args[i], "--env") == 0) {
 			char var[256];
 			snprintf(var, sizeof var, "%.*s", (int)strcspn(r->run_args[i + 1], "="),
 				 r->run_args[i + 1]);
-			if (is_credential(&r->profile, var))
+			if (berth_spawn_is_credential(&r->profile, var))
 				risk_line(r, var);
 		}
 	}
-	PUSH("--");
-	for (size_t i = 0; i < r->profile.n_command; i++)
-		PUSH(i == 0 && exe != NULL ? exe : r->profile.command[i]);
-	for (size_t i = 0; i < r->n_extra; i++)
-		PUSH(r->extra[i]);
-	if (r->prompt != NULL && r->profile.prompt == BERTH_PROMPT_ARGV)
-		PUSH(r->prompt);
-#undef PUSH
+	if (build_argv(r, user_network, exe, mount_arg, creds, &av, &ac, err) < 0)
+		goto out;
 	if (berth_run_parse((int)ac, av, env_lookup, &r->run, err) < 0) {
 		berth_run_opts_free(&r->run);
 		if (r->profile.n_options > 0 && profile_options_bad(r, env_lookup, err))
@@ -606,7 +642,8 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		goto out;
 	}
 	for (size_t i = 0; i < r->run.policy.n_env; i++)
-		if (r->run.policy.env[i].from_file && is_credential(&r->profile, r->run.policy.env[i].name))
+		if (r->run.policy.env[i].from_file &&
+		    berth_spawn_is_credential(&r->profile, r->run.policy.env[i].name))
 			risk_line(r, r->run.policy.env[i].name);
 	if (settle_home(r, err) < 0)
 		goto out;

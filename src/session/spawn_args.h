@@ -80,6 +80,20 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 			struct berth_error *err);
 
 /*
+ * berth_spawn_run_argv - the `berth run` arguments (argv[0] "run") that
+ * berth_spawn_prepare compiles a session of @r's loaded profile (@r->profile)
+ * from, without what only this machine has: no agent `path:` mount and no
+ * --seed-auth credentials (berth export k8s, src/export).  In order:
+ * --workspace (@r's, else BERTH_SPAWN_STANDIN_WORKSPACE), the profile's
+ * network and allow_hosts (unless @r's --network replaces them; the note
+ * saying so goes to @r->notes), its options, env and git identity, @r's
+ * options, `--`, the profile's command, @r's extra arguments and an ARGV
+ * prompt.  Returns 0 with *@av (NULL-terminated; release with
+ * berth_strv_free) and *@ac, or -1 with @err (ENOMEM).
+ */
+int berth_spawn_run_argv(struct berth_spawn_req *r, char ***av, size_t *ac, struct berth_error *err);
+
+/*
  * berth_spawn_launch - after berth_spawn_prepare: check again that the
  * workspace and every --ro/--rw source still resolve to what prepare checked
  * (berth_run_recheck, as `berth run` does), take the name, make the
@@ -92,6 +106,14 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
  * when the agent could not be executed or found).
  */
 int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error *err);
+
+/*
+ * berth_spawn_is_credential - whether the variable @name looks like a
+ * credential (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH in
+ * it, in any case) or is one of profile @p's `credentials` (@p may be
+ * NULL): such a value gets a risk line.  Never fails.
+ */
+bool berth_spawn_is_credential(const struct berth_profile *p, const char *name);
 
 /* berth_spawn_req_free - release @r. */
 void berth_spawn_req_free(struct berth_spawn_req *r);

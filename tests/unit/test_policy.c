@@ -1053,6 +1053,21 @@ static void test_container_policy(void **state)
 	assert_non_null(strstr(err.msg, "hostname"));
 	free(p.container->hostname);
 	p.container->hostname = NULL;
+	/* id ranges: never host id 0, the process's ids inside them */
+	p.container->uid_range = (struct berth_idrange){0, 100000, 65536};
+	p.container->gid_range = p.container->uid_range;
+	assert_int_equal(berth_policy_validate(&p, &err), 0);
+	p.container->uid = 70000;
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "uid 70000 is outside its mapped range 0:100000:65536"));
+	p.container->uid = 0;
+	p.container->gid_range.host = 0;
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "gid range 0:0:65536 would map host id 0"));
+	p.container->gid_range = (struct berth_idrange){0};
+	assert_int_equal(berth_policy_validate(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "uids and gids, or neither"));
+	p.container->uid_range = (struct berth_idrange){0};
 	p.workspace = strdup("/tmp");
 	assert_int_equal(berth_policy_validate(&p, &err), -1);
 	assert_non_null(strstr(err.msg, "workspace"));
