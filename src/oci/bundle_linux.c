@@ -428,6 +428,47 @@ static int refuse_given(const json_t *l, const char *key, const char *why, struc
 	return berth_oci_unsupported(err, path, "%s", why);
 }
 
+/*
+ * linux.uidMappings, gidMappings: the engine's range of ids for the
+ * container (podman --userns=auto, Kubernetes hostUsers: false).  One range
+ * each; the validator requires both or neither, host id 0 outside them and
+ * process.user inside; the runtime, root (the caller must own the ids).
+ */
+static int convert_idrange(const json_t *l, const char *key, struct berth_idrange *out,
+			   struct berth_error *err)
+{
+	static const char *const keys[] = {"containerID", "hostID", "size", NULL};
+	const json_t *v = json_object_get(l, key), *e;
+	char path[64], sub[96];
+	long long inside, host, size;
+
+	snprintf(path, sizeof path, "linux.%s", key);
+	if (berth_oci_want_array(v, path, err) < 0)
+		return -1;
+	if (json_array_size(v) == 0)
+		return 0;
+	if (json_array_size(v) > 1)
+		return berth_oci_unsupported(
+		    err, path, "%zu ranges: berth maps one range of ids (podman --userns=auto gives one)",
+		    json_array_size(v));
+	e = json_array_get(v, 0);
+	snprintf(path, sizeof path, "linux.%s[0]", key);
+	if (berth_oci_want_object(e, path, err) < 0 || berth_oci_keys(e, path, keys, err) < 0)
+		return -1;
+	snprintf(sub, sizeof sub, "%s.containerID", path);
+	if (berth_oci_int(json_object_get(e, "containerID"), sub, true, 0, UINT32_MAX - 1, &inside, NULL,
+			  err) < 0)
+		return -1;
+	snprintf(sub, sizeof sub, "%s.hostID", path);
+	if (berth_oci_int(json_object_get(e, "hostID"), sub, true, 0, UINT32_MAX - 1, &host, NULL, err) < 0)
+		return -1;
+	snprintf(sub, sizeof sub, "%s.size", path);
+	if (berth_oci_int(json_object_get(e, "size"), sub, true, 1, UINT32_MAX, &size, NULL, err) < 0)
+		return -1;
+	*out = (struct berth_idrange){(uint32_t)inside, (uint32_t)host, (uint32_t)size};
+	return 0;
+}
+
 int berth_oci_convert_linux(const json_t *l, struct berth_oci_bundle *b, struct berth_error *err)
 {
 	static const char *const keys[] = {"namespaces",  "uidMappings", "gidMappings",       "devices",
@@ -447,10 +488,8 @@ int berth_oci_convert_linux(const json_t *l, struct berth_oci_bundle *b, struct 
 	if (berth_oci_want_object(l, "linux", err) < 0 || berth_oci_keys(l, "linux", keys, err) < 0)
 		return -1;
 	if (convert_namespaces(json_object_get(l, "namespaces"), b, err) < 0 ||
-	    refuse_given(l, "uidMappings", "the sandbox maps its own identity (idmapped to the host)", err) <
-		0 ||
-	    refuse_given(l, "gidMappings", "the sandbox maps its own identity (idmapped to the host)", err) <
-		0 ||
+	    convert_idrange(l, "uidMappings", &c->uid_range, err) < 0 ||
+	    convert_idrange(l, "gidMappings", &c->gid_range, err) < 0 ||
 	    refuse_given(l, "devices", "berth's /dev holds only its own nodes; no device is added", err) <
 		0 ||
 	    refuse_given(l, "mountLabel", "berth does not set SELinux labels", err) < 0 ||

@@ -440,6 +440,27 @@ static void test_allow_hosts_annotation(void **state)
 	json_decref(cfg);
 }
 
+/* podman --userns=auto: one range of ids each */
+static void test_id_ranges(void **state)
+{
+	struct berth_oci_bundle b;
+	struct berth_error err = {0};
+	json_t *cfg = podman();
+
+	(void)state;
+	jset(cfg, "linux|uidMappings", J("[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"));
+	jset(cfg, "linux|gidMappings", J("[{\"containerID\": 0, \"hostID\": 200000, \"size\": 1024}]"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.container->uid_range.inside, 0);
+	assert_int_equal(b.policy.container->uid_range.host, 100000);
+	assert_int_equal(b.policy.container->uid_range.size, 65536);
+	assert_int_equal(b.policy.container->gid_range.host, 200000);
+	assert_int_equal(b.policy.container->gid_range.size, 1024);
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+}
+
 /* The file: read from the bundle directory, not through a link. */
 static void test_load(void **state)
 {
@@ -646,14 +667,30 @@ static const struct refusal refusals[] = {
      {"linux|namespaces|1|path"},
      {"\"netns/x\""},
      "`linux.namespaces[1].path` must be an absolute path"},
-    {"uid mappings",
+    {"two uid ranges",
+     {"linux|uidMappings", "linux|gidMappings"},
+     {"[{\"containerID\": 0, \"hostID\": 100000, \"size\": 1}, {\"containerID\": 1, \"hostID\": 200000, "
+      "\"size\": 10}]",
+      "[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"},
+     "`linux.uidMappings` is not supported by berth oci: 2 ranges: berth maps one range of ids"},
+    {"uid range only",
      {"linux|uidMappings"},
      {"[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"},
-     "`linux.uidMappings` is not supported"},
-    {"gid mappings",
-     {"linux|gidMappings"},
-     {"[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"},
-     "`linux.gidMappings` is not supported"},
+     "a container maps a range of uids and gids, or neither"},
+    {"id range over host root",
+     {"linux|uidMappings", "linux|gidMappings"},
+     {"[{\"containerID\": 0, \"hostID\": 0, \"size\": 65536}]",
+      "[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]"},
+     "the container's uid range 0:0:65536 would map host id 0"},
+    {"user outside its range",
+     {"linux|uidMappings", "linux|gidMappings", "process|user|uid"},
+     {"[{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}]",
+      "[{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]", "5000"},
+     "the container's uid 5000 is outside its mapped range 0:100000:1000"},
+    {"id range of size 0",
+     {"linux|uidMappings"},
+     {"[{\"containerID\": 0, \"hostID\": 100000, \"size\": 0}]"},
+     "`linux.uidMappings[0].size` must be 1 to 4294967295, not 0"},
     {"devices",
      {"linux|devices"},
      {"[{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229}]"},
@@ -1179,6 +1216,7 @@ int main(void)
 	    cmocka_unit_test(test_bind_read_only_and_normalised),
 	    cmocka_unit_test(test_workspace_annotation),
 	    cmocka_unit_test(test_allow_hosts_annotation),
+	    cmocka_unit_test(test_id_ranges),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_typeless_mount),
 	    cmocka_unit_test(test_refusal_hint),
