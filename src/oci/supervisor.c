@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -256,6 +257,48 @@ static void notice(void *arg, const char *line)
 
 /* ---------------------------------------------------------- set-up */
 
+/* Whether the namespace open at @fd is the one at @path (same inode). */
+static bool same_ns(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * linux.namespaces network path=: joined before the sandbox is made, which
+ * shares it.  Never the host's own: a path such as /proc/PID/ns/net of a
+ * process in it (an engine names a pod's infra container by its pid, which
+ * is a berth supervisor, on the host's network) would give the container
+ * the host's network, which berth refuses without a namespace too.
+ */
+static int join_netns(const char *path, struct berth_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return berth_err(err, errno, "cannot join the network namespace `%s` (linux.namespaces)",
+				 path);
+	if (same_ns(fd, "/proc/self/ns/net") || same_ns(fd, "/proc/1/ns/net")) {
+		close(fd);
+		berth_usage_err(
+		    err,
+		    "config.json: `linux.namespaces` joins `%s`, the host's own network namespace: the "
+		    "container would share the host's network; berth refuses",
+		    path);
+		return berth_err_hint(err,
+				      "give the container a network namespace of its own (a pod's, made by "
+				      "the engine), or none");
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		berth_err(err, errno, "cannot join the network namespace `%s` (linux.namespaces)", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* The process's own settings of the bundle, inherited by the sandbox. */
 static int process_settings(struct sup *s, struct berth_error *err)
 {
@@ -303,17 +346,8 @@ static int process_settings(struct sup *s, struct berth_error *err)
 							    : r->soft > BERTH_NOFILE_MAX ? BERTH_NOFILE_MAX
 											 : r->soft);
 	}
-	if (c->netns != NULL) {
-		int fd = open(c->netns, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) {
-			berth_err(err, errno, "cannot join the network namespace `%s` (linux.namespaces)",
-				  c->netns);
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		close(fd);
-	}
+	if (c->netns != NULL && join_netns(c->netns, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -296,6 +296,12 @@ bundle b7 '["/bin/true"]' 'c["mounts"].append({"destination": "/x", "type": "bin
 "$B" oci --root "$R" create --bundle "$T/b7" c9 >/dev/null 2>"$T/err"
 check "a bind of a missing source: refused before anything is made (1)" test "$?:$(grep -c 'mounts\[5\].source' "$T/err"):$(ls "$R" | grep -c c9)" = "1:1:0"
 
+# A network namespace path that is the host's own (an engine naming a pod's
+# infra container by its pid, a berth supervisor on the host's network)
+bundle b10 '["/bin/true"]' 'c["linux"]["namespaces"][1]["path"] = "/proc/'$$'/ns/net"'
+"$B" oci --root "$R" create --bundle "$T/b10" c12 >/dev/null 2>"$T/err"
+check "joining the host's own network namespace by path: refused (1), nothing left" test "$?:$(grep -c "the host's own network namespace: the container would share the host's network; berth refuses" "$T/err"):$(ls "$R" | grep -c c12)" = "1:1:0"
+
 # What the sandbox refuses (the image's /dev is a link): create says why (1),
 # no state directory, no process
 mkdir -p "$T/badroot/bin" && cp -a "$T/rootfs/bin/." "$T/badroot/bin/" && ln -s /tmp "$T/badroot/dev"
