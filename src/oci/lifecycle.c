@@ -389,6 +389,29 @@ static int pidfd_of(pid_t pid, unsigned long long start)
 	return fd;
 }
 
+static json_t *descendants(pid_t top);
+
+/* @sig to the sandbox's pid 1 (started at @start) and every process below it. */
+static int signal_all(const char *id, pid_t pid1, unsigned long long start, int sig, struct berth_error *err)
+{
+	json_t *all, *p;
+	size_t i;
+
+	if (!berth_oci_alive(pid1, start))
+		return berth_err_status(err, 0, 1, "container not running: `%s` has not started its command",
+					id);
+	all = descendants(pid1);
+	json_array_foreach(all, i, p) {
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)json_integer_value(p), 0);
+		if (fd >= 0) {
+			syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+			close(fd);
+		}
+	}
+	json_decref(all);
+	return 0;
+}
+
 int berth_oci_kill(const struct berth_oci_ctx *c, const char *id, int sig, bool all, struct berth_error *err)
 {
 	cleanup_close int rootfd = -1, pfd = -1;
@@ -402,6 +425,14 @@ int berth_oci_kill(const struct berth_oci_ctx *c, const char *id, int sig, bool 
 		berth_oci_state_free(&s);
 		return berth_err_status(err, 0, 1, "container not running: `%s` %s", id,
 					creating ? "is being created" : "has stopped");
+	}
+	if (sig == SIGSTOP || sig == SIGCONT) {
+		/* SIGSTOP cannot be caught, so not forwarded: it would stop the
+		 * supervisor.  Both go to every process of the container. */
+		pid_t pid1 = s.sandbox_pid;
+		unsigned long long start1 = s.sandbox_start;
+		berth_oci_state_free(&s);
+		return signal_all(id, pid1, start1, sig, err);
 	}
 	pfd = pidfd_of(s.pid, s.pid_start);
 	berth_oci_state_free(&s);

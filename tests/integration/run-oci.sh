@@ -189,6 +189,12 @@ if python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert len(p)==2 and 
 else
 	not_ok "ps --format json: $pids"
 fi
+# STOP cannot be forwarded (the supervisor would stop): every process gets it
+pstate() { for x in $(tr -d '[]' <<<"$pids" | tr , ' '); do sed 's/.*) //' "/proc/$x/stat" | cut -c1; done | tr -d '\n'; }
+"$B" oci --root "$R" kill c2 STOP && sleep 0.2
+stopped=$(pstate)
+"$B" oci --root "$R" kill c2 SIGCONT && sleep 0.2
+check "kill STOP, CONT: every process of the container stops and continues, the supervisor runs on" test "$stopped:$(pstate):$(state_of c2)" = "TT:SS:running $(cat "$T/c2.pid")"
 "$B" oci --root "$R" delete c2 2>"$T/err"
 rc=$?
 if [ $rc = 1 ] && grep -q "cannot delete container \`c2\` that is not stopped: running" "$T/err"; then
