@@ -293,7 +293,8 @@ int berth_oci_state(const struct berth_oci_ctx *c, const char *id, json_t **out,
 /*
  * berth_oci_kill - OCI `kill`: send @sig to the container's supervisor,
  * which forwards it to the command (SIGKILL ends the supervisor, and with
- * it the sandbox).  @all: the same (the sandbox's pid 1 takes everything
+ * it the sandbox; SIGSTOP, which cannot be forwarded, and SIGCONT go to
+ * every process of the container).  @all: the same (the sandbox's pid 1 takes everything
  * down with it).  Returns 0, or -1 with @err filled: "container not
  * running: `ID` has stopped", or the kill error.
  */
