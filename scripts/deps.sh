@@ -14,6 +14,12 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # `berth export k8s` against (kubectl cannot validate without a cluster).
 BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl
 	clang-format python3-kubernetes)
+# The oci suites (tests/oci: podman and containerd with berth as their OCI runtime, docs/oci.md):
+# runc, the reference runtime on the same command line; busybox-static, the test image's /bin
+# (it replaces the dynamic busybox package); uidmap (newuidmap) and catatonit (the pause
+# process) for rootless podman; conmon is podman's.  Nothing is started by installing them:
+# run-containerd.sh starts a containerd of its own.
+BERTH_OCI_DEPS=(podman conmon runc containerd busybox-static uidmap catatonit)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 
@@ -49,4 +55,15 @@ berth_build() {
 	# its entry is a binary in the app directory, the one the tour and the
 	# test scripts use.
 	install -m 0755 "$top/build/apps/filesystem/filesystem" "$top/apps/filesystem/filesystem"
+}
+
+# berth_subids USER (as root): USER's subordinate uids and gids for rootless
+# podman, 65536 of each above every range in /etc/subuid and /etc/subgid,
+# unless USER has some (useradd adds them only where /etc/subuid existed).
+berth_subids() {
+	local u=$1 sub
+	grep -q "^$u:" /etc/subuid 2>/dev/null && grep -q "^$u:" /etc/subgid 2>/dev/null && return 0
+	sub=$(cat /etc/subuid /etc/subgid 2>/dev/null |
+		awk -F: '$2 + $3 > m { m = $2 + $3 } END { print (m > 100000 ? m : 100000) }')
+	usermod --add-subuids "$sub-$((sub + 65535))" --add-subgids "$sub-$((sub + 65535))" "$u"
 }

@@ -141,7 +141,7 @@ struct berth_container {
 	char **readonly;
 	size_t n_readonly;
 	/* linux.seccomp as given (compact JSON), loaded as a second filter
-	 * after berth's: a call passes only when both allow it; NULL: none */
+	 * before berth's: a call passes only when both allow it; NULL: none */
 	char *seccomp;
 	/* linux.namespaces network path=: the namespace the supervisor joins
 	 * before it makes the sandbox, which then shares it (a pod's network);

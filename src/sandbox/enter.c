@@ -245,9 +245,11 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		for (int fd = 3; fd < 65536; fd++)
 			if (fd != errfd)
 				fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (bpf->insns != NULL && berth_seccomp_load(bpf, &err) < 0)
-		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
+	/* the container's profile first, berth's last: as the container's
+	 * own command (spawn_child.c) */
 	if (cbpf->insns != NULL && berth_seccomp_load(cbpf, &err) < 0)
+		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
+	if (bpf->insns != NULL && berth_seccomp_load(bpf, &err) < 0)
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	ex = exec_search(e->argv, e->envp);
 	berth_err(&err, ex, "cannot run `%s`", e->argv[0]);

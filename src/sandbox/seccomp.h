@@ -62,8 +62,8 @@ int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err);
  * the OCI runtime spec's linux.seccomp object as JSON (config.md):
  * defaultAction (with defaultErrnoRet), syscalls (names, action, errnoRet
  * (default EPERM), args with index 0-5, value, valueTwo, op SCMP_CMP_*),
- * flags, architectures.  Loaded after berth's own filter, so a call runs
- * only when both allow it.  The rules follow runc's reading: a name this
+ * flags, architectures.  Loaded before berth's own filter, so a call runs
+ * only when both allow it and berth's errno answers what both deny.  The rules follow runc's reading: a name this
  * libseccomp does not know is skipped; a rule whose action is the default
  * adds nothing; conditions on one argument index AND together, a repeated
  * index makes one rule per condition.  Only the native ABI is filtered:

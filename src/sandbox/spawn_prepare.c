@@ -184,7 +184,7 @@ int berth_sb_resolve_identity(struct sandbox *s, struct berth_error *err)
 		/* A container's process.user, shown inside as given; on the host
 		 * the caller's own id, or berth's unprivileged one for root. */
 		const struct berth_container *c = s->p->container;
-		bool root = geteuid() == 0;
+		bool root = berth_userns_host_root();
 		s->ids =
 		    (struct berth_ids){.in_uid = c->uid,
 				       .in_gid = c->gid,
@@ -478,6 +478,10 @@ int berth_sb_prepare_idmaps(struct sandbox *s, struct berth_error *err)
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)
 		s->mount_fds[i] = -1;
 	if (geteuid() != 0 || !s->use_userns)
+		return 0;
+	/* A container under root of another user namespace (rootless podman):
+	 * the unprivileged caller's binds, made by the child. */
+	if (s->p->container != NULL && !berth_userns_host_root())
 		return 0;
 	if (s->p->n_mounts > BERTH_ARRAY_SIZE(s->mount_fds))
 		return berth_usage_err(err, "too many mounts (%zu, at most %zu)", s->p->n_mounts,

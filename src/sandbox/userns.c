@@ -174,6 +174,17 @@ static bool seccomp_filtered(void)
 	return on;
 }
 
+bool berth_userns_host_root(void)
+{
+	char buf[64];
+	unsigned a = 1, b = 1, c = 0;
+
+	if (geteuid() != 0)
+		return false;
+	read_first_line("/proc/self/uid_map", buf, sizeof buf);
+	return sscanf(buf, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295U;
+}
+
 bool berth_userns_inside_berth(void)
 {
 	char buf[64];

@@ -72,6 +72,15 @@ int berth_userns_probe(void);
  */
 bool berth_userns_inside_berth(void);
 
+/*
+ * berth_userns_host_root - is this process root in the initial user
+ * namespace (uid 0 with /proc/self/uid_map the identity "0 0 4294967295")?
+ * Root inside another user namespace (rootless podman runs its runtime as
+ * its namespace's uid 0) cannot map berth's own host ids nor make idmapped
+ * mounts: it runs containers as an unprivileged caller does.
+ */
+bool berth_userns_host_root(void);
+
 /* What to do instead, for every command that would start a sandbox there. */
 #define BERTH_NESTED_HINT                                                                                    \
 	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and "       \
