@@ -580,25 +580,32 @@ int berth_oci_ps(const struct berth_oci_ctx *c, const char *id, json_t **out, st
 {
 	cleanup_close int rootfd = -1;
 	struct berth_oci_state s;
-	json_t *all;
+	json_t *all = NULL;
 	json_t **v;
 	size_t n;
 
 	if (open_state(c, id, &rootfd, &s, err) < 0)
 		return -1;
-	if (s.status != BERTH_OCI_RUNNING || !berth_oci_alive(s.sandbox_pid, s.sandbox_start)) {
+	*out = json_array();
+	if (*out == NULL) {
 		berth_oci_state_free(&s);
-		*out = json_array();
-		return *out != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
+		return berth_err(err, ENOMEM, "out of memory");
 	}
-	all = descendants(s.sandbox_pid);
+	/* the supervisor first: the pid the engine knows the task by */
+	if (s.status == BERTH_OCI_CREATED || s.status == BERTH_OCI_RUNNING)
+		json_array_append_new(*out, json_integer(s.pid));
+	if (s.status == BERTH_OCI_RUNNING && berth_oci_alive(s.sandbox_pid, s.sandbox_start))
+		all = descendants(s.sandbox_pid);
 	berth_oci_state_free(&s);
 	n = json_array_size(all);
-	v = calloc(n + 1, sizeof *v);
-	*out = json_array();
-	if (v == NULL || *out == NULL) {
-		free(v);
+	if (n == 0) {
 		json_decref(all);
+		return 0;
+	}
+	if ((v = calloc(n, sizeof *v)) == NULL) {
+		json_decref(all);
+		json_decref(*out);
+		*out = NULL;
 		return berth_err(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++)

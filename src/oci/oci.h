@@ -314,9 +314,10 @@ int berth_oci_delete(const struct berth_oci_ctx *c, const char *id, bool force, 
 int berth_oci_list(const struct berth_oci_ctx *c, json_t **out, struct berth_error *err);
 
 /*
- * berth_oci_ps - the host pids of container @id's processes (its sandbox's
- * pid 1 and every descendant), ascending, as a JSON array (new reference).
- * A container that is not running has none.  Returns 0, or -1 with @err.
+ * berth_oci_ps - the host pids of container @id's processes, as a JSON
+ * array (new reference): its supervisor's first (state's pid, the one the
+ * engine knows the task by), then, running, the sandbox's pid 1 and every
+ * descendant, ascending.  A stopped container has none.  Returns 0, or -1 with @err.
  */
 int berth_oci_ps(const struct berth_oci_ctx *c, const char *id, json_t **out, struct berth_error *err);
 

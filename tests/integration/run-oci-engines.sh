@@ -97,8 +97,8 @@ EOF
 	timeout 60 "${C[@]}" run -d "${R[@]}" --rootfs "$T/rootfs" e2 /bin/sh -c 'sleep 1000 & sleep 1000' >/dev/null 2>"$T/err"
 	sleep 0.5
 	np=$("${C[@]}" task ps e2 2>/dev/null | tail -n +2 | wc -l)
-	if [ "$np" = 3 ] && "${C[@]}" task ls | grep -q '^e2 .*RUNNING'; then
-		ok "containerd: ctr run -d, ctr task ps (berth oci ps --format json): the sandbox's pid 1, sh, sleep"
+	if [ "$np" = 4 ] && "${C[@]}" task ls | grep -q '^e2 .*RUNNING'; then
+		ok "containerd: ctr run -d, ctr task ps (berth oci ps --format json): the supervisor, the sandbox's pid 1, sh, sleep"
 	else
 		not_ok "containerd: ctr task ps: $np processes"
 		show "$T/err"

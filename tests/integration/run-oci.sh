@@ -184,13 +184,13 @@ fi
 "$B" oci --root "$R" start c2 && sleep 0.3
 check "state after start: running" test "$(state_of c2)" = "running $(cat "$T/c2.pid")"
 pids=$("$B" oci --root "$R" ps --format json c2)
-if python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert len(p)==2 and [open("/proc/%d/cmdline"%x).read().split("\0")[0] for x in p]==["berth-init","/bin/sleep"]' "$pids" 2>/dev/null; then
-	ok "ps --format json: the sandbox's pid 1 and the command"
+if python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert len(p)==3 and p[0]==int(sys.argv[2]) and [open("/proc/%d/cmdline"%x).read().split("\0")[0] for x in p[1:]]==["berth-init","/bin/sleep"]' "$pids" "$(cat "$T/c2.pid")" 2>/dev/null; then
+	ok "ps --format json: the supervisor (the pid file's), the sandbox's pid 1 and the command"
 else
 	not_ok "ps --format json: $pids"
 fi
 # STOP cannot be forwarded (the supervisor would stop): every process gets it
-pstate() { for x in $(tr -d '[]' <<<"$pids" | tr , ' '); do sed 's/.*) //' "/proc/$x/stat" | cut -c1; done | tr -d '\n'; }
+pstate() { for x in $(python3 -c 'import json,sys; print(*json.loads(sys.argv[1])[1:])' "$pids"); do sed 's/.*) //' "/proc/$x/stat" | cut -c1; done | tr -d '\n'; }
 "$B" oci --root "$R" kill c2 STOP && sleep 0.2
 stopped=$(pstate)
 "$B" oci --root "$R" kill c2 SIGCONT && sleep 0.2
@@ -204,7 +204,7 @@ else
 	show "$T/err"
 fi
 sup=$(cat "$T/c2.pid")
-sb=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$pids")
+sb=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[1])' "$pids")
 "$B" oci --root "$R" delete --force c2
 if [ $? = 0 ] && [ ! -e "$R/c2" ] && ! alive "$sup" && ! alive "$sb"; then
 	ok "delete --force: the supervisor, the sandbox and the state are gone when it returns"
@@ -239,7 +239,7 @@ fi
 # 12: SIGKILL of the supervisor: the sandbox dies with it, state says stopped
 reap c5 "$T/b2" none >/dev/null
 "$B" oci --root "$R" start c5
-sb=$("$B" oci --root "$R" ps --format json c5 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0])')
+sb=$("$B" oci --root "$R" ps --format json c5 | python3 -c 'import json,sys; print(json.load(sys.stdin)[1])')
 "$B" oci --root "$R" kill c5 KILL
 for i in $(seq 1 50); do alive "$sb" || break; sleep 0.1; done
 if [ "$(state_of c5)" = "stopped 0" ] && ! alive "$sb"; then
