@@ -64,6 +64,7 @@ int cmd_fleet(int argc, char **argv);
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms);
 int cmd_attest(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_oci(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
 #endif

@@ -41,6 +41,7 @@ static const char usage[] =
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  export k8s --image IMAGE [OPTIONS]  a RuntimeClass, Pod and NetworkPolicy for Kubernetes\n"
+    "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
     "  version                             print the version\n"
     "\n"
     "see berth(1)\n";
@@ -89,11 +90,17 @@ static const struct {
     {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},         {"peek", cmd_peek},
     {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach}, {"stop", cmd_stop},
     {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
-    {"export", cmd_export},
+    {"export", cmd_export}, {"oci", cmd_oci},
 };
 
 int main(int argc, char **argv)
 {
+	/* Called as `berth-oci` (a link to berth): the OCI runtime's command
+	 * line itself, for engines that run a runtime binary with runc's
+	 * arguments (podman --runtime, containerd's BinaryName). */
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	if (argc > 0 && strcmp(base != NULL ? base + 1 : argv[0], "berth-oci") == 0)
+		return cmd_oci(argc, argv);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;
@@ -101,13 +108,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
-		/* Every command but doctor keeps or reads state under the home:
-		 * never made up (util/rundir.h). */
+		/* Every command but doctor and oci (its state is under --root)
+		 * keeps or reads state under the home: never made up
+		 * (util/rundir.h). */
 		struct berth_error err = {0};
 		bool help = false;
 		for (int k = 2; k < argc; k++)
 			help = help || strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0;
-		if (strcmp(argv[1], "doctor") != 0 && !help && berth_home_check(&err) < 0) {
+		if (strcmp(argv[1], "doctor") != 0 && strcmp(argv[1], "oci") != 0 && !help &&
+		    berth_home_check(&err) < 0) {
 			cli_print_error(&err);
 			return BERTH_EXIT_USAGE;
 		}

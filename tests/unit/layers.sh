@@ -17,9 +17,11 @@
 #   supervisor-> audit broker manifest runtime sandbox policy util
 #   session   -> supervisor audit broker manifest runtime sandbox policy util
 #   export    -> session and everything below it (berth export k8s)
+#   oci       -> supervisor audit broker manifest runtime sandbox policy util
+#                 (`berth oci`: beside session, over the run lifecycle)
 #   cli       -> everything
 # In words: util <- policy <- {runtime <- sandbox, broker, audit, manifest}
-# <- supervisor <- session <- export <- cli.  A runtime (sandbox, and an OCI or microVM
+# <- supervisor <- {session <- export, oci} <- cli.  A runtime (sandbox, and an OCI or microVM
 # runtime next to it) never reaches the supervisor's services: they attach
 # through struct berth_run_hooks.
 set -u
@@ -38,7 +40,8 @@ declare -A allow=(
 	[supervisor]="audit broker manifest runtime sandbox policy util"
 	[session]="supervisor audit broker manifest runtime sandbox policy util"
 	[export]="session supervisor audit broker manifest runtime sandbox policy util"
-	[cli]="export session supervisor audit broker manifest runtime sandbox policy util"
+	[oci]="supervisor audit broker manifest runtime sandbox policy util"
+	[cli]="export session oci supervisor audit broker manifest runtime sandbox policy util"
 )
 
 n=0
