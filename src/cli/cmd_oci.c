@@ -191,6 +191,59 @@ static int do_create(struct global *g, int argc, char **argv)
 	return 0;
 }
 
+/* `exec [--process F] [--pid-file F] [--console-socket S] [-d] [-t] ID
+ * [COMMAND...]`: without --detach berth exits with the process's status. */
+static int do_exec(struct global *g, int argc, char **argv)
+{
+	struct berth_oci_exec_opts o = {0};
+	struct berth_error err = {0};
+	const char *fds = NULL;
+	int i, r, status = 0;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *v = NULL;
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if ((r = opt(argc, argv, &i, "process", 'p', true, &o.process)) != 0 ||
+		    (r = opt(argc, argv, &i, "pid-file", 0, true, &o.pid_file)) != 0 ||
+		    (r = opt(argc, argv, &i, "console-socket", 0, true, &o.console_socket)) != 0 ||
+		    (r = opt(argc, argv, &i, "preserve-fds", 0, true, &fds)) != 0) {
+			if (r < 0)
+				return fail_msg(g, "an option of `berth oci exec` lacks its value", NULL);
+			continue;
+		}
+		if (opt(argc, argv, &i, "detach", 'd', false, &v) == 1) {
+			o.detach = true;
+			continue;
+		}
+		if (opt(argc, argv, &i, "tty", 't', false, &v) == 1) {
+			o.tty = true;
+			continue;
+		}
+		{
+			char msg[256];
+			snprintf(msg, sizeof msg, "berth oci exec does not take `%.200s`", argv[i]);
+			return fail_msg(g, msg,
+					"it takes --process, --pid-file, --console-socket, --detach, --tty");
+		}
+	}
+	if (fds != NULL && strcmp(fds, "0") != 0)
+		return fail_msg(g, "berth oci does not pass extra descriptors to a process (--preserve-fds)",
+				NULL);
+	if (i >= argc)
+		return fail_msg(g, "berth oci exec needs the container's id",
+				"berth oci exec [OPTIONS] ID [COMMAND...]");
+	o.id = argv[i++];
+	o.args = i < argc ? argv + i : NULL;
+	if (o.process == NULL && o.args == NULL)
+		return fail_msg(g, "berth oci exec needs --process FILE or a command", NULL);
+	if (berth_oci_exec(&g->ctx, &o, &status, &err) < 0)
+		return fail(g, &err);
+	return status;
+}
+
 /* The commands that take the id and, for some, one option. */
 static int do_simple(struct global *g, const char *cmd, int argc, char **argv)
 {
@@ -385,8 +438,7 @@ int cmd_oci(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "exec") == 0)
-		return fail_msg(&g, "berth oci exec is not supported yet",
-				"run the command as the container's own process (docs/oci.md)");
+		return do_exec(&g, argc, argv);
 	{
 		static const char *const known[] = {"run",        "pause",   "resume", "update", "events",
 						    "checkpoint", "restore", "spec",   "init",   NULL};

@@ -82,7 +82,7 @@ static unsigned identity_of(const struct berth_oci_ctx *c, const char *id)
 	return berth_app_identity(key);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct berth_error *err)
+int berth_oci_write_pid_file(const char *path, pid_t pid, struct berth_error *err)
 {
 	char text[24];
 	int n = snprintf(text, sizeof text, "%d", (int)pid);
@@ -171,7 +171,7 @@ static int create_in(const struct berth_oci_ctx *c, const struct berth_oci_creat
 		*err = n.err;
 		goto fail; /* the supervisor exits; cleanup_pid reaps it */
 	}
-	if (o->pid_file != NULL && write_pid_file(o->pid_file, child, err) < 0) {
+	if (o->pid_file != NULL && berth_oci_write_pid_file(o->pid_file, child, err) < 0) {
 		berth_err_wrap(err, "--pid-file");
 		goto fail;
 	}

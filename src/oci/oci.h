@@ -321,6 +321,42 @@ int berth_oci_list(const struct berth_oci_ctx *c, json_t **out, struct berth_err
  */
 int berth_oci_ps(const struct berth_oci_ctx *c, const char *id, json_t **out, struct berth_error *err);
 
+/* ---- exec.c */
+
+struct berth_oci_exec_opts {
+	const char *id;
+	const char *process;        /* --process: a process.json (config.md's `process`), or NULL */
+	char *const *args;          /* without --process: the command (NULL-ended) */
+	const char *pid_file;       /* --pid-file, or NULL */
+	const char *console_socket; /* --console-socket, or NULL */
+	bool detach;                /* --detach */
+	bool tty;                   /* --tty (without --process) */
+};
+
+/*
+ * berth_oci_exec - OCI `exec`: run one more process in running container
+ * @o->id, confined as the container's command is (berth_sandbox_enter,
+ * src/sandbox/sandbox.h): no capabilities (process.capabilities are not
+ * granted, and the log says so), NO_NEW_PRIVS, the container's Landlock
+ * rules, cgroups, namespaces and both seccomp filters.  The process's
+ * args, env (default: the container's), cwd, user.uid/gid (only the
+ * container's own ids are mapped) and terminal are taken from the process
+ * file.  With @o->detach the process gets a supervisor of its own that
+ * exits with its status (its pid goes to --pid-file: conmon and the shim
+ * reap it); without, *@status is the process's (128+N for signal N).
+ * Returns 0, or -1 with @err filled: the container is not running, the
+ * process file is unreadable or asks what berth does not do
+ * (process.selinuxLabel, apparmorProfile, user.additionalGids, unknown
+ * keys), a terminal without --console-socket, or berth_sandbox_enter's
+ * errors (126/127 when the command cannot be run).
+ */
+int berth_oci_exec(const struct berth_oci_ctx *c, const struct berth_oci_exec_opts *o, int *status,
+		   struct berth_error *err);
+
+/* berth_oci_write_pid_file - @pid in decimal into @path, atomically.
+ * Returns 0, or -1 with @err. */
+int berth_oci_write_pid_file(const char *path, pid_t pid, struct berth_error *err);
+
 /* ---- supervisor.c (for lifecycle.c and the tests) */
 
 /*
