@@ -40,7 +40,10 @@ static const char oci_usage[] =
     "  --debug                 debug lines in the log too\n"
     "  --version               berth's version and the runtime-spec version\n"
     "\n"
-    "not supported: exec (not yet), run, pause, resume, update, events, checkpoint, restore, spec,\n"
+    "  exec [--process F] [--pid-file F] [--console-socket S] [-d] [-t] ID [COMMAND...]\n"
+    "                          one more process in a running container, confined as its command\n"
+    "\n"
+    "not supported: run, pause, resume, update, events, checkpoint, restore, spec,\n"
     "--systemd-cgroup; see docs/oci.md for what a bundle may ask\n"
     "\n"
     "exit status: 0; 1 on any error (a refused bundle too)\n";

@@ -833,11 +833,16 @@ static int convert_annotations(const json_t *ann, struct berth_oci_bundle *b, st
 			r = annotation_allow_hosts(s, b, err);
 		else if (strcmp(name, "audit-dir") == 0)
 			r = annotation_audit_dir(s, b, err);
-		else {
+		else if (strcmp(name, "writable-root") == 0) {
+			/* a widening, said as such: "true" or "false", nothing else */
+			r = strcmp(s, "true") == 0 || strcmp(s, "false") == 0
+				? (b->writable_root = strcmp(s, "true") == 0, 0)
+				: berth_oci_bad(err, path, "must be `true` or `false`, not `%.64s`", s);
+		} else {
 			berth_usage_err(
 			    err,
 			    "config.json: `%s` is not an annotation berth reads%s: berth.dev/workspace, "
-			    "berth.dev/allow-hosts, berth.dev/audit-dir",
+			    "berth.dev/allow-hosts, berth.dev/audit-dir, berth.dev/writable-root",
 			    path, k8s_name(name) ? "" : " (nor a valid annotation name)");
 			return berth_err_hint(err, "fix its spelling or drop it (docs/oci.md)");
 		}
@@ -873,6 +878,21 @@ int berth_oci_bundle_convert(const json_t *cfg, const char *dir, const char *id,
 	    berth_oci_convert_linux(json_object_get(cfg, "linux"), b, err) < 0 ||
 	    convert_annotations(json_object_get(cfg, "annotations"), b, err) < 0)
 		return -1;
+	/* berth's posture: a read-only root (the engines' default is a
+	 * writable one); berth.dev/writable-root widens it, where the bundle
+	 * asks for a writable root too (docs/oci.md). */
+	if (b->policy.container->root_rw && !b->writable_root) {
+		b->policy.container->root_rw = false;
+		if (berth_oci_note(
+			b, err,
+			"root.readonly is false, and the root stays read-only (berth's posture; the "
+			"annotation berth.dev/writable-root=true widens it)") < 0)
+			return -1;
+	} else if (b->policy.container->root_rw &&
+		   berth_oci_note(
+		       b, err, "widening: the container's root is writable (berth.dev/writable-root)") < 0) {
+		return -1;
+	}
 	if (berth_policy_validate(&b->policy, err) < 0)
 		return berth_err_wrap(err, "config.json");
 	return 0;

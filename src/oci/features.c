@@ -118,13 +118,16 @@ json_t *berth_oci_features(void)
 		       strings(ns, BERTH_ARRAY_SIZE(ns), NULL), "capabilities", "cgroup", "v1", true, "v2",
 		       true, "systemd", false, "systemdUser", false, "seccomp", seccomp, "apparmor",
 		       "enabled", false, "selinux", "enabled", false);
-	ann = json_pack("{s:s, s:s, s:s, s:s, s:s}", "io.github.seccomp.libseccomp.version", libseccomp,
-			"dev.berth.version", BERTH_VERSION, "berth.dev/workspace",
-			"the destination of the bind mount that is the workspace (read-write, guarded)",
-			"berth.dev/allow-hosts",
-			"comma-separated allow-host patterns (docs/egress.md): the container reaches only "
-			"them, through berth's egress broker",
-			"berth.dev/audit-dir", "the audit directory that records the container's run");
+	ann = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:s}", "io.github.seccomp.libseccomp.version", libseccomp,
+	    "dev.berth.version", BERTH_VERSION, "berth.dev/workspace",
+	    "the destination of the bind mount that is the workspace (read-write, guarded)",
+	    "berth.dev/allow-hosts",
+	    "comma-separated allow-host patterns (docs/egress.md): the container reaches only "
+	    "them, through berth's egress broker",
+	    "berth.dev/audit-dir", "the audit directory that records the container's run",
+	    "berth.dev/writable-root",
+	    "`true`: a writable root where root.readonly is false (a widening; read-only by default)");
 	return json_pack("{s:s, s:s, s:[], s:o, s:o, s:o}", "ociVersionMin", "1.0.0", "ociVersionMax",
 			 BERTH_OCI_VERSION, "hooks", "mountOptions",
 			 strings(berth_oci_mount_options, n_opts, NULL), "linux", lx, "annotations", ann);

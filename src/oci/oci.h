@@ -86,6 +86,7 @@ struct berth_oci_bundle {
 	bool has_oom_score_adj;
 	int oom_score_adj;   /* process.oomScoreAdj: written for the supervisor, which the sandbox inherits */
 	char *audit_dir;     /* berth.dev/audit-dir (absolute), or NULL */
+	bool writable_root;  /* berth.dev/writable-root "true": root.readonly false is honoured */
 	json_t *annotations; /* config.json's annotations (a reference), or NULL */
 	/* What was accepted but is not applied as asked (capabilities not
 	 * granted, a sysctl not set...): one line each for the log. */

@@ -229,7 +229,9 @@ static void test_podman_config(void **state)
 	snprintf(src, sizeof src, "%s/rootfs", bundle);
 	assert_non_null(realpath(src, real));
 	assert_string_equal(c->root, real);
-	assert_true(c->root_rw);
+	/* podman's root.readonly false: berth's read-only root stands, said */
+	assert_false(c->root_rw);
+	assert_true(has_note(&b, "the root stays read-only"));
 	/* process */
 	assert_int_equal(p->argc, 3);
 	assert_string_equal(p->argv[0], "/bin/sh");
@@ -309,6 +311,36 @@ static void test_podman_config(void **state)
 }
 
 /* podman run -t -u 1000:1000 --memory 64m --cpus 0.5 --tmpfs /scratch:size=10m --network none */
+/* berth.dev/writable-root: "true" honours root.readonly false (a widening,
+ * named in the log); it cannot make a read-only bundle writable; any other
+ * value is refused, named. */
+static void test_writable_root(void **state)
+{
+	struct berth_oci_bundle b;
+	struct berth_error err = {0};
+	json_t *cfg = podman();
+
+	(void)state;
+	jset(cfg, "annotations|berth.dev/writable-root", json_string("true"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_true(b.policy.container->root_rw);
+	assert_true(has_note(&b, "widening: the container's root is writable"));
+	berth_oci_bundle_free(&b);
+	jset(cfg, "root|readonly", json_true());
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_false(b.policy.container->root_rw);
+	berth_oci_bundle_free(&b);
+	jset(cfg, "annotations|berth.dev/writable-root", json_string("yes"));
+	assert_int_equal(convert(cfg, &b, &err), -1);
+	assert_int_equal(err.status, 2);
+	assert_non_null(
+	    strstr(err.msg, "`annotations.berth.dev/writable-root` must be `true` or `false`, not `yes`"));
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+}
+
 static void test_podman_variants(void **state)
 {
 	struct berth_oci_bundle b;
@@ -1213,6 +1245,7 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(test_podman_config),
 	    cmocka_unit_test(test_podman_variants),
+	    cmocka_unit_test(test_writable_root),
 	    cmocka_unit_test(test_bind_read_only_and_normalised),
 	    cmocka_unit_test(test_workspace_annotation),
 	    cmocka_unit_test(test_allow_hosts_annotation),
