@@ -62,8 +62,13 @@ static void read_cgroups(pid_t init, struct enter_cgroups *cg)
 		ctl++;
 		if ((nl = strchr(rel, '\n')) != NULL)
 			*nl = '\0';
-		if (strcmp(rel, "/") == 0)
-			continue;
+		/* only the run's own (limits_cgroup.c: PARENT/berth-RUNID):
+		 * without them (no writable cgroup) berth made none to join */
+		{
+			const char *base = strrchr(rel, '/');
+			if (base == NULL || strncmp(base + 1, "berth-", 6) != 0)
+				continue;
+		}
 		if (strncmp(ctl, "name=", 5) == 0)
 			ctl += 5;
 		/* v2 ("0::/path") at /sys/fs/cgroup or, on a hybrid host,

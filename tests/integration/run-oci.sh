@@ -341,7 +341,7 @@ check "delete --force of a missing container: 0" test $? = 0
 "$B" oci --root "$R" create --bundle "$T/b2" ../x >/dev/null 2>"$T/err"
 check "an invalid id: refused (1)" test "$?:$(grep -c 'invalid container id' "$T/err")" = "1:1"
 "$B" oci --root "$R" exec d1 /bin/true 2>"$T/err"
-check "exec in a container that is not running: refused (1), named" test "$?:$(head -n1 "$T/err")" = "1:berth: cannot exec in container \`d1\`: it is stopped, not running"
+check "exec in a container that is gone: refused (1), named" test "$?:$(head -n1 "$T/err")" = "1:berth: container \`d1\` does not exist"
 "$B" oci --root "$R" exec --bogus d1 /bin/true 2>"$T/err"
 check "exec: an unknown option refused (1), named" test "$?:$(grep -c 'does not take `--bogus`' "$T/err")" = "1:1"
 "$B" oci --systemd-cgroup --root "$R" state d1 2>"$T/err"
