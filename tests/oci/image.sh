@@ -46,8 +46,10 @@ oci_image_build() {
 	OCI_IMAGE_ARCHIVE=$dir/image.oci.tar
 	(
 		flock 9
-		[ -f "$dir/done" ] && exit 0
-		for f in "$cache"/img-*; do [ -e "$f" ] && [ "$f" != "$dir" ] && rm -rf "$f"; done
+		# each use marks its image; only images no run used for a day go
+		# (another tree's run, with other probes, may be using its own now)
+		[ -f "$dir/done" ] && touch "$dir/done" && exit 0
+		find "$cache" -maxdepth 1 -name 'img-*' ! -newermt '-1 day' -exec rm -rf {} + 2>/dev/null
 		tmp=$(mktemp -d "$cache/build.XXXXXX") || exit 1
 		trap 'rm -rf "$tmp"' EXIT
 		_oci_rootfs "$tests" "$busybox" "$tmp/rootfs" || exit 1
