@@ -49,7 +49,10 @@ oci_image_build() {
 		# each use marks its image; only images no run used for a day go
 		# (another tree's run, with other probes, may be using its own now)
 		[ -f "$dir/done" ] && touch "$dir/done" && exit 0
-		find "$cache" -maxdepth 1 -name 'img-*' ! -newermt '-1 day' -exec rm -rf {} + 2>/dev/null
+		for f in "$cache"/img-*; do
+			[ -e "$f" ] && [ "$f" != "$dir" ] && [ -z "$(find "$f/done" -newermt '-1 day' 2>/dev/null)" ] &&
+				rm -rf "$f"
+		done
 		tmp=$(mktemp -d "$cache/build.XXXXXX") || exit 1
 		trap 'rm -rf "$tmp"' EXIT
 		_oci_rootfs "$tests" "$busybox" "$tmp/rootfs" || exit 1
