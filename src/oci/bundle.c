@@ -720,8 +720,16 @@ static int annotation_workspace(const char *dst, struct berth_oci_bundle *b, str
 			      canon);
 }
 
+/*
+ * berth.dev/allow-hosts: patterns separated by commas or white space (a
+ * pattern never holds either).  White space too because podman's
+ * --annotation is a comma-separated list of its own: `--annotation
+ * berth.dev/allow-hosts=a,b` is two annotations to podman, the second
+ * refused ("annotations must be formatted KEY=VALUE"); `=a b` is one.
+ */
 static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, struct berth_error *err)
 {
+	static const char sep[] = ", \t\n\r\v\f";
 	struct berth_policy *p = &b->policy;
 	cleanup_free char *copy = berth_oci_strdup(list, err);
 	char *save = NULL;
@@ -737,22 +745,17 @@ static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, 
 		return berth_err_hint(err,
 				      "drop the namespace's path (podman: --network none) or the annotation");
 	}
-	for (char *tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(copy, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save)) {
 		struct berth_host_pattern pat;
 		char reason[BERTH_HOST_REASON_MAX], canon[BERTH_HOST_PATTERN_STRLEN];
-		char *end = tok + strlen(tok);
 		bool dup = false;
 		char **v;
 
-		while (*tok == ' ' || *tok == '\t')
-			tok++;
-		while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
 		if (berth_host_pattern_parse(tok, &pat, reason, sizeof reason) < 0) {
 			berth_usage_err(err, "config.json: `annotations.berth.dev/allow-hosts`: %s", reason);
 			return berth_err_hint(err,
-					      "a comma-separated list of host, *.domain, IP or [IPv6], each "
-					      "optionally :PORT or :* (docs/egress.md)");
+					      "a list of host, *.domain, IP or [IPv6], each optionally :PORT "
+					      "or :*, separated by commas or spaces (docs/egress.md)");
 		}
 		if (berth_host_pattern_format(&pat, canon, sizeof canon) < 0)
 			return berth_err(err, EINVAL, "cannot format the allow-host `%.64s`", tok);

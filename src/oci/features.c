@@ -123,8 +123,8 @@ json_t *berth_oci_features(void)
 	    "dev.berth.version", BERTH_VERSION, "berth.dev/workspace",
 	    "the destination of the bind mount that is the workspace (read-write, guarded)",
 	    "berth.dev/allow-hosts",
-	    "comma-separated allow-host patterns (docs/egress.md): the container reaches only "
-	    "them, through berth's egress broker",
+	    "allow-host patterns separated by commas or spaces (docs/egress.md): the container "
+	    "reaches only them, through berth's egress broker",
 	    "berth.dev/audit-dir", "the audit directory that records the container's run",
 	    "berth.dev/writable-root",
 	    "`true`: a writable root where root.readonly is false (a widening; read-only by default)");

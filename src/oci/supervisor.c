@@ -367,6 +367,18 @@ static pid_t pidfd_pid(int pidfd)
 	return pid;
 }
 
+/*
+ * Every value of process.env is a declared secret of the audit trail (an
+ * engine passes its users' -e TOKEN=... there, and a Pod's secretKeyRef),
+ * but these, which the engines set themselves with nothing secret in them:
+ * podman's HOSTNAME is the first 12 digits of the container's id (a Pod's
+ * is its name), so as a secret it blanked the container's id in run.start,
+ * its hostname and every path holding the id; `container` is the engine's
+ * name (systemd's container interface: "podman" blanked every path through
+ * a directory of that name); PATH, HOME and TERM are the image's defaults.
+ */
+static const char *const engine_env[] = {"HOSTNAME", "container", "PATH", "HOME", "TERM", NULL};
+
 /* ---------------------------------------------------------- running */
 
 static int supervise(struct sup *s, struct berth_rt *rt)
@@ -475,6 +487,7 @@ void berth_oci_supervise(const struct berth_oci_sup_args *a)
 	struct berth_run_spec spec = {.policy = &a->b->policy,
 				      .actor = actor,
 				      .audit = a->b->audit_dir != NULL,
+				      .public_env = engine_env,
 				      .start_extra = extra,
 				      .notice = notice,
 				      .notice_arg = &s,

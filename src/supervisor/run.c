@@ -79,6 +79,14 @@ const char *berth_run_id(const struct berth_run *r)
 
 /* ---------------------------------------------------------- the audit job */
 
+static bool public_env(const struct berth_run *r, const char *name)
+{
+	for (const char *const *n = r->spec.public_env; n != NULL && *n != NULL; n++)
+		if (strcmp(*n, name) == 0)
+			return true;
+	return false;
+}
+
 /* Declared --env values (or an app's secrets) never reach the log, also
  * not through argv. */
 static int add_secrets(struct berth_run *r, struct berth_error *err)
@@ -87,7 +95,8 @@ static int add_secrets(struct berth_run *r, struct berth_error *err)
 
 	for (size_t i = 0; i < p->n_env; i++) {
 		if (p->env[i].value == NULL ||
-		    (r->spec.secrets == BERTH_RUN_SECRETS_FROM_HOST && !p->env[i].from_host))
+		    (r->spec.secrets == BERTH_RUN_SECRETS_FROM_HOST && !p->env[i].from_host) ||
+		    public_env(r, p->env[i].name))
 			continue;
 		if (berth_audit_add_secret(r->audit, p->env[i].value, err) < 0)
 			return -1;

@@ -61,6 +61,13 @@ struct berth_run_spec {
 	bool
 	    audit; /* record the run; false: only the broker (a session's git clone, an app with audit off) */
 	enum berth_run_secrets secrets;
+	/* Names of environment variables whose values are not declared
+	 * secrets, whatever @secrets says (NULL-terminated, borrowed; NULL:
+	 * none): `berth oci`'s HOSTNAME, container, ... that the engine sets
+	 * (an OCI bundle's env is all literal values, and HOSTNAME is the
+	 * container's id or name: as a secret it would blank that id in every
+	 * record). */
+	const char *const *public_env;
 	/* Members added to run.start, to the policy record and to each
 	 * net.decision (borrowed; NULL: none): what tells this kind of run
 	 * apart (`berth run`: workspace, cwd; a session: its name, profile,

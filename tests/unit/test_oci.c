@@ -469,6 +469,18 @@ static void test_allow_hosts_annotation(void **state)
 	assert_string_equal(b.policy.allow_hosts[1], "*.github.com:443");
 	assert_string_equal(b.audit_dir, "/var/lib/berth-audit");
 	berth_oci_bundle_free(&b);
+	/* white space separates too: podman's --annotation splits its value at
+	 * commas, so `berth.dev/allow-hosts=a b` is how podman passes two */
+	jset(cfg, "annotations|berth.dev/allow-hosts",
+	     json_string("1.2.3.10:80 web.berth.test:80\t[2001:db8::1]:443,\n x.example.com "));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.n_allow_hosts, 4);
+	assert_string_equal(b.policy.allow_hosts[0], "1.2.3.10:80");
+	assert_string_equal(b.policy.allow_hosts[1], "web.berth.test:80");
+	assert_string_equal(b.policy.allow_hosts[2], "[2001:db8::1]:443");
+	assert_string_equal(b.policy.allow_hosts[3], "x.example.com");
+	berth_oci_bundle_free(&b);
 	json_decref(cfg);
 }
 
@@ -853,7 +865,7 @@ static const struct refusal refusals[] = {
      "config.json: `annotations.berth.dev/allow-hosts`: a bare `*` would allow every host"},
     {"allow-hosts empty",
      {"linux|namespaces|1", "annotations|berth.dev/allow-hosts"},
-     {"{\"type\": \"network\"}", "\" , \""},
+     {"{\"type\": \"network\"}", "\" , \\t \""},
      "`annotations.berth.dev/allow-hosts`"},
     {"allow-hosts with a pod's network",
      {"annotations|berth.dev/allow-hosts"},

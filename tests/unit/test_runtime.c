@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -130,6 +131,88 @@ static void test_attach_fills_hooks(void **state)
 	berth_policy_free(&p);
 }
 
+/* The run's records as one string (the first audit file of @dir). */
+static char *read_log(const char *dir)
+{
+	char path[256], *buf = calloc(1, 1 << 16);
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/audit-0000000000000001.jsonl", dir);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_true(fread(buf, 1, (1 << 16) - 1, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+/* run.start and policy of a run whose env is all declared secrets (berth
+ * oci's), recorded in @dir; with or without @public_env. */
+static char *record_run(const char *dir, const char *const *public_env)
+{
+	struct berth_policy p;
+	struct berth_run r;
+	struct berth_error err = {0};
+	json_t *extra = json_pack("{s:s}", "container", "0123456789abcdef0123");
+
+	berth_policy_init(&p);
+	p.argv = calloc(4, sizeof *p.argv);
+	p.argv[0] = strdup("echo");
+	p.argv[1] = strdup("0123456789ab");
+	p.argv[2] = strdup("s3cr3t-value");
+	p.argc = 3;
+	p.env = calloc(2, sizeof *p.env);
+	p.env[0] = (struct berth_env){.name = strdup("HOSTNAME"), .value = strdup("0123456789ab")};
+	p.env[1] = (struct berth_env){.name = strdup("TOKEN"), .value = strdup("s3cr3t-value")};
+	p.n_env = 2;
+	setenv("BERTH_AUDIT_DIR", dir, 1);
+	assert_int_equal(
+	    berth_run_init(&r,
+			   &(struct berth_run_spec){
+			       .policy = &p, .audit = true, .start_extra = extra, .public_env = public_env},
+			   NULL, &err),
+	    0);
+	assert_int_equal(berth_run_record_now(&r, &err), 0);
+	berth_run_end(&r, 0, NULL);
+	unsetenv("BERTH_AUDIT_DIR");
+	json_decref(extra);
+	berth_policy_free(&p);
+	return read_log(dir);
+}
+
+/* spec.public_env: those variables' values are not secrets of the log (berth
+ * oci: podman's HOSTNAME is the container id's first 12 digits, and blanked
+ * it in run.start); every other value still is. */
+static void test_public_env(void **state)
+{
+	static const char *const pub[] = {"HOSTNAME", NULL};
+	char base[] = "/tmp/berth-test-runtime-XXXXXX", d1[64], d2[64], cmd[96];
+	char *log;
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	snprintf(d1, sizeof d1, "%s/state", base);
+	setenv("XDG_STATE_HOME", d1, 1);
+	snprintf(d1, sizeof d1, "%s/cfg", base);
+	setenv("XDG_CONFIG_HOME", d1, 1);
+	snprintf(d1, sizeof d1, "%s/a1", base);
+	snprintf(d2, sizeof d2, "%s/a2", base);
+
+	log = record_run(d1, NULL);
+	assert_non_null(strstr(log, "\"container\":\"[secret]cdef0123\""));
+	assert_non_null(strstr(log, "\"argv\":[\"echo\",\"[secret]\",\"[secret]\"]"));
+	assert_null(strstr(log, "s3cr3t-value"));
+	free(log);
+
+	log = record_run(d2, pub);
+	assert_non_null(strstr(log, "\"container\":\"0123456789abcdef0123\""));
+	assert_non_null(strstr(log, "\"argv\":[\"echo\",\"0123456789ab\",\"[secret]\"]"));
+	assert_null(strstr(log, "s3cr3t-value"));
+	free(log);
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +220,7 @@ int main(void)
 	    cmocka_unit_test(test_ops_complete),
 	    cmocka_unit_test(test_proxy_needs_egress_hook),
 	    cmocka_unit_test(test_attach_fills_hooks),
+	    cmocka_unit_test(test_public_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

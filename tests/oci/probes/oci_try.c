@@ -12,6 +12,13 @@
  *                              kernel allow: only a filter or a missing capability refuses)
  *   oci_try raw-socket         socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)
  *   oci_try connect IP PORT    TCP connect(2) to IP:PORT (IPv4)
+ *   oci_try udp-send IP PORT   one UDP datagram to IP:PORT (IPv4), sendto(2)
+ *   oci_try http-get IP PORT PATH
+ *                              GET PATH from IP:PORT itself (no proxy): "CODE BODY",
+ *                              or the errno of the connect, send or read
+ *   oci_try http-proxy URL     GET URL (http://HOST[:PORT]/PATH, in absolute form)
+ *                              from $HTTP_PROXY (http://IPV4:PORT): "CODE BODY", or
+ *                              the errno
  *   oci_try setuid0            setresuid(0, 0, 0)
  *   oci_try uids               "uid=R/E/S gid=R/E/S" (getresuid, getresgid)
  *   oci_try status KEY...      "KEY=VALUE ..." from /proc/self/status
@@ -20,7 +27,10 @@
  * EPERM, ...), so that a test compares exact strings.  Exit status 0 when a
  * result was printed (whatever it is), 2 for a usage error, 1 when the
  * attempt could not be made (a precondition failed: the line says which).
- * Output goes through write(2), one line.
+ * Output goes through write(2), one line.  An HTTP result is the status
+ * code, a space and the body with its last newline dropped and the others
+ * written as \n ("EOF" when the connection ended before a status line);
+ * the request says Connection: close, so the body is what came until EOF.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -157,6 +167,145 @@ static int try_connect(const char *ip, const char *port)
 	return result(r, e);
 }
 
+/* TCP connect to IPv4 @ip:@port; the socket, or -1 with errno set. */
+static int tcp_connect(const char *ip, unsigned port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+/* Sends GET @target (origin or absolute form) with Host @host on @s, reads
+ * until EOF and prints "CODE BODY" (see the top), or the errno. */
+static int http_exchange(int s, const char *target, const char *host)
+{
+	static char buf[65536];
+	size_t used = 0;
+	int n = snprintf(buf, sizeof buf,
+			 "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: oci_try\r\n"
+			 "Connection: close\r\n\r\n",
+			 target, host);
+	if (n < 0 || (size_t)n >= sizeof buf) {
+		out("request too long");
+		close(s);
+		return 2;
+	}
+	for (ssize_t off = 0; off < n;) {
+		/* MSG_NOSIGNAL: a reset before the request (a refused
+		 * transparent connection) is ECONNRESET, not SIGPIPE */
+		ssize_t w = send(s, buf + off, (size_t)(n - off), MSG_NOSIGNAL);
+		if (w < 0) {
+			int e = errno;
+			close(s);
+			return result(-1, e);
+		}
+		off += w;
+	}
+	for (;;) {
+		ssize_t r = read(s, buf + used, sizeof buf - 1 - used);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(s);
+			return result(-1, e);
+		}
+		if (r == 0 || (used += (size_t)r) == sizeof buf - 1)
+			break;
+	}
+	close(s);
+	buf[used] = '\0';
+	char *body = strstr(buf, "\r\n\r\n");
+	int code;
+	if (used == 0 || body == NULL || sscanf(buf, "HTTP/1.%*1[01] %3d ", &code) != 1) {
+		out(used == 0 ? "EOF" : "not an HTTP response: %.60s", buf);
+		return 0;
+	}
+	body += 4;
+	size_t bl = strlen(body);
+	if (bl > 0 && body[bl - 1] == '\n')
+		body[--bl] = '\0';
+	char esc[2048];
+	size_t k = 0;
+	for (size_t i = 0; i < bl && k < sizeof esc - 3; i++) {
+		if (body[i] == '\n') {
+			esc[k++] = '\\';
+			esc[k++] = 'n';
+		} else if (body[i] != '\r') {
+			esc[k++] = body[i];
+		}
+	}
+	esc[k] = '\0';
+	out("%d %s", code, esc);
+	return 0;
+}
+
+static int try_udp_send(const char *ip, const char *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		out("not an IPv4 address: %s", ip);
+		return 2;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		out("socket(AF_INET, SOCK_DGRAM): %s (cannot test)", strerrorname_np(errno));
+		return 1;
+	}
+	ssize_t r = sendto(s, "oci_try\n", 8, 0, (struct sockaddr *)&a, sizeof a);
+	int e = errno;
+	close(s);
+	return result(r, e);
+}
+
+static int try_http_get(const char *ip, const char *port, const char *path)
+{
+	int s = tcp_connect(ip, (unsigned)atoi(port));
+	if (s < 0)
+		return result(-1, errno);
+	char host[80];
+	snprintf(host, sizeof host, "%s:%s", ip, port);
+	return http_exchange(s, path, host);
+}
+
+/* $HTTP_PROXY (else $http_proxy) must be http://IPV4:PORT[/], as berth sets it. */
+static int try_http_proxy(const char *url)
+{
+	const char *proxy = getenv("HTTP_PROXY");
+	char ip[64], host[256];
+	unsigned port;
+	if (proxy == NULL)
+		proxy = getenv("http_proxy");
+	if (proxy == NULL) {
+		out("no HTTP_PROXY in the environment (cannot test)");
+		return 1;
+	}
+	if (sscanf(proxy, "http://%63[0-9.]:%5u", ip, &port) != 2) {
+		out("HTTP_PROXY `%s` is not http://IPV4:PORT (cannot test)", proxy);
+		return 1;
+	}
+	if (strncmp(url, "http://", 7) != 0 || sscanf(url + 7, "%255[^/]", host) != 1) {
+		out("not an http:// URL: %s", url);
+		return 2;
+	}
+	int s = tcp_connect(ip, port);
+	if (s < 0)
+		return result(-1, errno);
+	return http_exchange(s, url, host);
+}
+
 static int status(int n, char **keys)
 {
 	FILE *f = fopen("/proc/self/status", "re");
@@ -190,8 +339,8 @@ static int status(int n, char **keys)
 static int usage(void)
 {
 	out("usage: oci_try "
-	    "create|write|read|mount|unshare-user|ptrace-child|raw-socket|connect|setuid0|uids|"
-	    "status ...");
+	    "create|write|read|mount|unshare-user|ptrace-child|raw-socket|connect|udp-send|"
+	    "http-get|http-proxy|setuid0|uids|status ...");
 	return 2;
 }
 
@@ -222,6 +371,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(op, "connect") == 0 && argc == 4)
 		return try_connect(argv[2], argv[3]);
+	if (strcmp(op, "udp-send") == 0 && argc == 4)
+		return try_udp_send(argv[2], argv[3]);
+	if (strcmp(op, "http-get") == 0 && argc == 5)
+		return try_http_get(argv[2], argv[3], argv[4]);
+	if (strcmp(op, "http-proxy") == 0 && argc == 3)
+		return try_http_proxy(argv[2]);
 	if (strcmp(op, "setuid0") == 0 && argc == 2) {
 		int r = setresuid(0, 0, 0);
 		return result(r, errno);
