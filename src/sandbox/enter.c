@@ -255,11 +255,9 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		for (int fd = 3; fd < 65536; fd++)
 			if (fd != errfd)
 				fcntl(fd, F_SETFD, FD_CLOEXEC);
-	/* the container's profile first, berth's last: as the container's
-	 * own command (spawn_child.c) */
-	if (cbpf->insns != NULL && berth_seccomp_load(cbpf, &err) < 0)
-		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
-	if (bpf->insns != NULL && berth_seccomp_load(bpf, &err) < 0)
+	/* the container's profile between two copies of berth's filter, as
+	 * for the container's own command (spawn_child.c) */
+	if (bpf->insns != NULL && berth_seccomp_load_stacked(bpf, cbpf, &err) < 0)
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	ex = exec_search(e->argv, e->envp);
 	berth_err(&err, ex, "cannot run `%s`", e->argv[0]);

@@ -356,21 +356,12 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_sb_child_fail(s->sock[1],
 				    (berth_err(&err, errno, "cannot keep the RPC channel open"), &err),
 				    BERTH_EXIT_INTERNAL);
-	/* A container's own profile first, berth's filter last: a call runs
-	 * only when both allow it, and where both deny one with an errno the
-	 * kernel answers with the last filter's, so berth's documented answers
-	 * stand (docs/seccomp-list.md).  A profile that denies seccomp(2)
-	 * itself leaves no way to load berth's: the run fails closed. */
-	if (s->cbpf.insns != NULL && berth_seccomp_load(&s->cbpf, &err) < 0)
-		berth_sb_child_fail(s->sock[1],
-				    (berth_err_wrap(&err, "the container's seccomp profile"), &err),
-				    BERTH_EXIT_INTERNAL);
-	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0) {
-		if (s->cbpf.insns != NULL)
-			berth_err_hint(&err, "the container's seccomp profile (linux.seccomp) must allow "
-					     "seccomp(2): berth loads its own filter after it");
+	/* A container's own profile between two copies of berth's filter
+	 * (berth_seccomp_load_stacked): nothing the profile does lifts what
+	 * berth denies, and berth's errno answers what both deny.  A profile
+	 * that denies seccomp(2) itself fails the run closed. */
+	if (s->use_seccomp && berth_seccomp_load_stacked(&s->bpf, &s->cbpf, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	}
 	/* Everything is applied: measure it from here, the command's own
 	 * process, and tell berth (docs/attest.md). */
 	{
