@@ -18,6 +18,8 @@
 #   - a container that joins a network namespace by path gets the host's
 #     /sys read-only: its cgroup tree is not shown
 #   - links in the image: mount targets, masked paths, /proc through a link
+#   - the host's berth binary through /proc/self/exe and /proc/1/exe (runc
+#     CVE-2019-5736); --pid-file and --log through a link; a FIFO config.json
 #
 # usage: run-oci-attack.sh /path/to/berth
 # Needs a statically linked busybox (/usr/bin/busybox) and python3.  As
@@ -209,6 +211,51 @@ if [ "$got" = "create 1" ] && grep -q "the container's root has \`/proc\` and it
 else
 	not_ok "/proc a link in the image: $got"
 	show "$T/proclink.err"
+fi
+
+# runc CVE-2019-5736: the host's berth binary, the sandbox's pid 1 and the
+# command's own /proc/self/exe before its execve, is neither run nor written
+sum0=$(sha256sum <"$(realpath "$B")")
+bundle selfexe '["/proc/self/exe", "--version"]'
+got=$(run selfexe "$T/selfexe")
+bundle pid1exe '["/bin/sh", "-c", "echo x >>/proc/1/exe || echo refused; cat /proc/1/environ >/dev/null 2>&1 || echo refused"]'
+got2=$(run pid1exe "$T/pid1exe")
+if [ "$got" = "create 0 start 1" ] && grep -q "cannot run \`/proc/self/exe\`: Permission denied" "$T/selfexe.err" &&
+	[ "$got2:$(cat "$T/pid1exe.out" | tr '\n' ' ')" = "create 0 start 0:refused refused " ] &&
+	[ "$(sha256sum <"$(realpath "$B")")" = "$sum0" ]; then
+	ok "/proc/self/exe (the host's berth) not run (EACCES), /proc/1/exe not written, pid 1's environ not read (runc CVE-2019-5736)"
+else
+	not_ok "/proc/self/exe, /proc/1/exe: $got / $got2: $(cat "$T/pid1exe.out")"
+	show "$T/selfexe.err" "$T/pid1exe.err"
+fi
+
+# --pid-file and --log through a link: never written through it
+echo keep >"$T/target"
+ln -s "$T/target" "$T/pidlink"
+ln -s "$T/target" "$T/loglink"
+bundle plain '["/bin/true"]'
+"$B" oci --root "$R" create --bundle "$T/plain" --pid-file "$T/pidlink" plain </dev/null >/dev/null 2>&1
+rc=$?
+"$B" oci --root "$R" delete --force plain
+"$B" oci --root "$R" --log "$T/loglink" state nothere >/dev/null 2>"$T/err"
+rc2=$?
+if [ "$rc:$rc2:$(cat "$T/target")" = "0:1:keep" ] && [ -f "$T/pidlink" ] && [ ! -L "$T/pidlink" ] &&
+	grep -q "cannot open the log \`$T/loglink\`: Too many levels of symbolic links" "$T/err"; then
+	ok "--pid-file a link: replaced, its target untouched; --log a link: refused (1)"
+else
+	not_ok "--pid-file, --log through a link: $rc:$rc2:$(cat "$T/target")"
+	show "$T/err"
+fi
+
+# config.json a FIFO (nobody writes it): refused at once, never waited on
+mkdir -p "$T/fifo" && ln -s ../rootfs "$T/fifo/rootfs" && mkfifo "$T/fifo/config.json"
+timeout 10 "$B" oci --root "$R" create --bundle "$T/fifo" fifo </dev/null >/dev/null 2>"$T/err"
+rc=$?
+if [ $rc = 1 ] && grep -q "cannot read the bundle's config.json \`$T/fifo/config.json\`: not a regular file" "$T/err" && [ ! -e "$R/fifo" ]; then
+	ok "config.json a FIFO: refused at once (1), nothing left"
+else
+	not_ok "config.json a FIFO: $rc"
+	show "$T/err"
 fi
 
 # 5-8: exec, root's (berth_sandbox_enter joins the container from the host)
