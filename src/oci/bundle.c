@@ -206,11 +206,13 @@ void berth_oci_bundle_free(struct berth_oci_bundle *b)
 	berth_policy_free(&b->policy);
 	free(b->dir);
 	free(b->audit_dir);
+	free(b->config);
 	json_decref(b->annotations);
 	for (size_t i = 0; i < b->n_notes; i++)
 		free(b->notes[i]);
 	free(b->notes);
-	b->dir = b->audit_dir = NULL;
+	b->dir = b->audit_dir = b->config = NULL;
+	b->config_len = 0;
 	b->annotations = NULL;
 	b->notes = NULL;
 	b->n_notes = 0;
@@ -901,15 +903,72 @@ int berth_oci_bundle_convert(const json_t *cfg, const char *dir, const char *id,
 	return 0;
 }
 
+/* @name under @dfd (@shown in messages): a regular file of at most
+ * BERTH_OCI_CONFIG_MAX bytes, not through a symbolic link, never a FIFO
+ * to block on; its bytes (NUL-ended) into *@text, *@len. */
+static int read_config(int dfd, const char *name, const char *shown, char **text, size_t *len,
+		       struct berth_error *err)
+{
+	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	cleanup_free char *t = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return berth_err_status(err, errno, BERTH_EXIT_USAGE,
+					"cannot read the bundle's config.json `%s`", shown);
+	if (!S_ISREG(st.st_mode))
+		return berth_usage_err(err, "cannot read the bundle's config.json `%s`: not a regular file",
+				       shown);
+	if (st.st_size > BERTH_OCI_CONFIG_MAX)
+		return berth_usage_err(err, "the bundle's config.json `%s` is larger than %d bytes", shown,
+				       BERTH_OCI_CONFIG_MAX);
+	if ((t = malloc((size_t)st.st_size + 1)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, t + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return berth_err(err, errno, "cannot read the bundle's config.json `%s`", shown);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	t[got] = '\0';
+	*text = steal_pointer(&t);
+	*len = got;
+	return 0;
+}
+
+/* @text (@len bytes, read from @shown) parsed and converted; @b keeps the
+ * bytes (config, config_len). */
+static int load_text(char *text, size_t len, const char *shown, const char *dir, const char *id,
+		     struct berth_oci_bundle *b, struct berth_error *err)
+{
+	json_auto_t *cfg = NULL;
+	json_error_t je;
+
+	cfg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (cfg == NULL) {
+		free(text);
+		return berth_usage_err(err, "`%s`: line %d column %d: %s", shown, je.line, je.column,
+				       je.text);
+	}
+	if (berth_oci_bundle_convert(cfg, dir, id, b, err) < 0) {
+		free(text);
+		return -1;
+	}
+	b->config = text;
+	b->config_len = len;
+	return 0;
+}
+
 int berth_oci_bundle_load(const char *dir, const char *id, struct berth_oci_bundle *b,
 			  struct berth_error *err)
 {
 	char real[PATH_MAX], path[PATH_MAX + 16];
-	cleanup_close int fd = -1;
-	cleanup_free char *text = NULL;
-	json_auto_t *cfg = NULL;
-	json_error_t je;
-	struct stat st;
+	char *text = NULL;
 	size_t len = 0;
 
 	memset(b, 0, sizeof *b);
@@ -919,31 +978,25 @@ int berth_oci_bundle_load(const char *dir, const char *id, struct berth_oci_bund
 		return berth_err_hint(err, "--bundle names the directory that holds config.json");
 	}
 	snprintf(path, sizeof path, "%s/config.json", real);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err_status(err, errno, BERTH_EXIT_USAGE,
-					"cannot read the bundle's config.json `%s`", path);
-	if (!S_ISREG(st.st_mode))
-		return berth_usage_err(err, "cannot read the bundle's config.json `%s`: not a regular file",
-				       path);
-	if (st.st_size > BERTH_OCI_CONFIG_MAX)
-		return berth_usage_err(err, "the bundle's config.json `%s` is larger than %d bytes", path,
-				       BERTH_OCI_CONFIG_MAX);
-	if ((text = malloc((size_t)st.st_size + 1)) == NULL)
-		return berth_err(err, ENOMEM, "out of memory");
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return berth_err(err, errno, "cannot read the bundle's config.json `%s`", path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	if (read_config(AT_FDCWD, path, path, &text, &len, err) < 0)
+		return -1;
+	return load_text(text, len, path, real, id, b, err);
+}
+
+int berth_oci_bundle_load_saved(int dfd, const char *dir, const char *id, struct berth_oci_bundle *b,
+				struct berth_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	memset(b, 0, sizeof *b);
+	berth_policy_init(&b->policy);
+	if (read_config(dfd, BERTH_OCI_SAVED_CONFIG, BERTH_OCI_SAVED_CONFIG, &text, &len, err) < 0) {
+		if (err->errnum == ENOENT)
+			berth_err(err, 0,
+				  "container `%s` has no %s in its state: it was not created by this berth",
+				  id, BERTH_OCI_SAVED_CONFIG);
+		return -1;
 	}
-	text[len] = '\0';
-	cfg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (cfg == NULL)
-		return berth_usage_err(err, "`%s`: line %d column %d: %s", path, je.line, je.column, je.text);
-	return berth_oci_bundle_convert(cfg, real, id, b, err);
+	return load_text(text, len, BERTH_OCI_SAVED_CONFIG, dir, id, b, err);
 }

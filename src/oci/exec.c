@@ -124,14 +124,18 @@ static int process_read(const json_t *j, const struct berth_oci_bundle *b, struc
 	p->uid = b->policy.container->uid;
 	p->gid = b->policy.container->gid;
 	if (user != NULL) {
+		static const char *const ukeys[] = {"uid", "gid", "umask", "additionalGids", NULL};
+		/* at most 4294967294, as config.json's: (uid_t)-1 is "unchanged"
+		 * to setresuid(2), and would leave the process the host's root */
 		if (berth_oci_want_object(user, "process.user", err) < 0 ||
-		    berth_oci_int(json_object_get(user, "uid"), "process.user.uid", false, 0, UINT32_MAX, &n,
-				  &set, err) < 0)
+		    berth_oci_keys(user, "process.user", ukeys, err) < 0 ||
+		    berth_oci_int(json_object_get(user, "uid"), "process.user.uid", false, 0, UINT32_MAX - 1,
+				  &n, &set, err) < 0)
 			return -1;
 		if (set)
 			p->uid = (uint32_t)n;
-		if (berth_oci_int(json_object_get(user, "gid"), "process.user.gid", false, 0, UINT32_MAX, &n,
-				  &set, err) < 0)
+		if (berth_oci_int(json_object_get(user, "gid"), "process.user.gid", false, 0, UINT32_MAX - 1,
+				  &n, &set, err) < 0)
 			return -1;
 		if (set)
 			p->gid = (uint32_t)n;
@@ -250,7 +254,7 @@ int berth_oci_exec(const struct berth_oci_ctx *c, const struct berth_oci_exec_op
 	struct berth_oci_state st = {0};
 	struct berth_oci_bundle b = {0};
 	struct exec_process p = {0};
-	cleanup_close int rootfd = -1, console = -1;
+	cleanup_close int rootfd = -1, dfd = -1, console = -1;
 	const char *bundle;
 	json_error_t je;
 	json_t *pj = NULL;
@@ -266,12 +270,20 @@ int berth_oci_exec(const struct berth_oci_ctx *c, const struct berth_oci_exec_op
 				berth_oci_status_name(st.status));
 		goto out;
 	}
+	/* the container's config.json as `create` checked it (its copy in
+	 * the state directory), not the bundle's as it is now */
 	bundle = json_string_value(json_object_get(st.doc, "bundle"));
-	if (bundle == NULL || berth_oci_bundle_load(bundle, o->id, &b, err) < 0) {
-		if (bundle == NULL)
-			berth_err(err, 0, "the state of container `%s` names no bundle", o->id);
+	if (bundle == NULL) {
+		berth_err(err, 0, "the state of container `%s` names no bundle", o->id);
 		goto out;
 	}
+	dfd = openat(rootfd, o->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		berth_err(err, errno, "cannot read the state of container `%s`", o->id);
+		goto out;
+	}
+	if (berth_oci_bundle_load_saved(dfd, bundle, o->id, &b, err) < 0)
+		goto out;
 	if (o->process != NULL) {
 		pj = json_load_file(o->process, JSON_REJECT_DUPLICATES, &je);
 		if (pj == NULL) {

@@ -110,6 +110,11 @@ static int create_in(const struct berth_oci_ctx *c, const struct berth_oci_creat
 		berth_oci_logf(&c->log, BERTH_OCI_WARNING, "container %s: %s", o->id, b.notes[i]);
 	if (check_create_opts(o, &b, err) < 0)
 		goto fail;
+	/* what `exec` confines its processes by: the bundle as checked now,
+	 * whatever becomes of it on disk */
+	if (berth_write_atomic_at(dfd, BERTH_OCI_SAVED_CONFIG, BERTH_OCI_SAVED_CONFIG, b.config, b.config_len,
+				  0600, BERTH_WRITE_MODE, err) < 0)
+		goto fail;
 	ro.identity = identity_of(c, o->id);
 	/* what the runtime cannot enforce here, refused before the sandbox */
 	if (berth_runtime_default()->check(&b.policy, &ro, err) < 0)

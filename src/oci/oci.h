@@ -8,7 +8,8 @@
  *                struct berth_policy with its struct berth_container), or a
  *                refusal naming the JSON path berth cannot honour
  *   state.c      the state directory (--root): one private directory per
- *                container with its state.json and start.fifo; liveness
+ *                container with its state.json, start.fifo and the copy of
+ *                its config.json; liveness
  *   supervisor.c the per-container supervisor process: the namespace
  *                runtime's start(), held at sync 2 until `berth oci start`,
  *                then signals forwarded and the exit status collected
@@ -88,6 +89,8 @@ struct berth_oci_bundle {
 	char *audit_dir;     /* berth.dev/audit-dir (absolute), or NULL */
 	bool writable_root;  /* berth.dev/writable-root "true": root.readonly false is honoured */
 	json_t *annotations; /* config.json's annotations (a reference), or NULL */
+	char *config;        /* config.json's bytes as read (berth_oci_bundle_load*), or NULL */
+	size_t config_len;
 	/* What was accepted but is not applied as asked (capabilities not
 	 * granted, a sysctl not set...): one line each for the log. */
 	char **notes;
@@ -118,13 +121,29 @@ int berth_oci_bundle_convert(const json_t *cfg, const char *dir, const char *id,
 /*
  * berth_oci_bundle_load - read @dir/config.json (a regular file of at most
  * BERTH_OCI_CONFIG_MAX bytes, not through a symbolic link) and convert it
- * (berth_oci_bundle_convert).  Returns 0, or -1 with @err filled: the
+ * (berth_oci_bundle_convert); @b keeps the bytes read (config, config_len).  Returns 0, or -1 with @err filled: the
  * bundle or its config.json cannot be read ("cannot read the bundle's
  * config.json `PATH`: ..."), is not JSON ("`PATH`: line L column C: ..."),
  * or is refused.
  */
 int berth_oci_bundle_load(const char *dir, const char *id, struct berth_oci_bundle *b,
 			  struct berth_error *err);
+
+/* The copy of config.json `create` keeps in the container's state
+ * directory: what `exec` confines its process by. */
+#define BERTH_OCI_SAVED_CONFIG "config.json"
+
+/*
+ * berth_oci_bundle_load_saved - the container's config.json as `create`
+ * read it (BERTH_OCI_SAVED_CONFIG under its state directory @dfd, written
+ * there 0600 by `create`), converted for bundle directory @dir: the bundle
+ * on disk may have changed since, or be gone, and a process `exec` adds is
+ * confined as the container is, by what was checked at `create`.  Returns
+ * 0, or -1 with @err filled as berth_oci_bundle_load's, or "container `ID`
+ * has no config.json in its state" (a state directory of another berth).
+ */
+int berth_oci_bundle_load_saved(int dfd, const char *dir, const char *id, struct berth_oci_bundle *b,
+				struct berth_error *err);
 
 /* ---- features.c */
 

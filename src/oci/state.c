@@ -6,6 +6,8 @@
  *               time, the bundle...), replaced whole (temporary file and
  *               rename(2)) at each change, never written through a link
  *   start.fifo  the FIFO `start` writes one byte into (supervisor.c)
+ *   config.json the bundle's config.json as `create` read and checked it,
+ *               0600: what `exec` confines its process by (exec.c)
  * and locked (flock(2)) by `create` while it runs, so that a directory with
  * no state.json yet is told apart from one a dead `create` left.
  *

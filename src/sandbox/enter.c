@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "caps.h"
 #include "landlock.h"
 #include "sandbox.h"
@@ -208,7 +209,8 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		berth_err(&err, errno, "setgroups");
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	}
-	if (setresgid(e->gid, e->gid, e->gid) < 0 || setresuid(e->uid, e->uid, e->uid) < 0) {
+	if (setresgid(e->gid, e->gid, e->gid) < 0 || setresuid(e->uid, e->uid, e->uid) < 0 ||
+	    berth_sb_check_ids(e->uid, e->gid) < 0) {
 		berth_err(&err, errno,
 			  "cannot become uid %u gid %u in the container (only the container's own "
 			  "process.user is mapped)",
@@ -217,9 +219,17 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 	}
 	if (e->want_pty && enter_pty(e->pty_sock, &err) < 0)
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
-	if (chdir(e->cwd != NULL ? e->cwd : c->cwd) < 0) {
-		berth_err(&err, errno, "cannot enter the working directory `%s`",
+	/* Nothing of the host's stays open from here on (the caller's
+	 * descriptors, the pidfd, the state directory `exec` read): a path of
+	 * the process file (cwd, args[0]) could reach the host's tree through
+	 * /proc/self/fd/N (runc CVE-2024-21626).  Only stdio and @errfd. */
+	berth_close_all_except(&errfd, 1);
+	if (berth_sb_enter_cwd(e->cwd != NULL ? e->cwd : c->cwd) < 0) {
+		int en = errno;
+		berth_err(&err, en, "cannot enter the working directory `%s`",
 			  e->cwd != NULL ? e->cwd : c->cwd);
+		if (en == ELOOP || en == EXDEV)
+			berth_err_hint(&err, "%s", BERTH_CWD_HINT);
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	}
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
@@ -255,11 +265,9 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		for (int fd = 3; fd < 65536; fd++)
 			if (fd != errfd)
 				fcntl(fd, F_SETFD, FD_CLOEXEC);
-	/* the container's profile first, berth's last: as the container's
-	 * own command (spawn_child.c) */
-	if (cbpf->insns != NULL && berth_seccomp_load(cbpf, &err) < 0)
-		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
-	if (bpf->insns != NULL && berth_seccomp_load(bpf, &err) < 0)
+	/* the container's profile between two copies of berth's filter, as
+	 * for the container's own command (spawn_child.c) */
+	if (bpf->insns != NULL && berth_seccomp_load_stacked(bpf, cbpf, &err) < 0)
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	ex = exec_search(e->argv, e->envp);
 	berth_err(&err, ex, "cannot run `%s`", e->argv[0]);
@@ -285,6 +293,12 @@ pid_t berth_sandbox_enter(const struct berth_policy *p, pid_t init, const struct
 		return berth_usage_err(err, "nothing to run in the container"), -1;
 	if (geteuid() != 0)
 		return berth_err(err, EPERM, "entering a running container needs root (the host's)"), -1;
+	if (e->uid == (uint32_t)-1 || e->gid == (uint32_t)-1) {
+		/* "unchanged" to setresuid(2): the process would stay the host's root */
+		berth_usage_err(err, "cannot run a process as %s 4294967295 in the container",
+				e->uid == (uint32_t)-1 ? "uid" : "gid");
+		return berth_err_hint(err, "(uid_t)-1 is no id; give one the container maps"), -1;
+	}
 	pidfd = (int)syscall(SYS_pidfd_open, init, 0);
 	if (pidfd < 0)
 		return berth_err(err, errno, "the container's pid 1 (%d) is gone", (int)init), -1;

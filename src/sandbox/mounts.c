@@ -469,7 +469,16 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
 	if (plan->own_netns &&
 	    mount("sysfs", NEWROOT "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
 		return 0;
-	return bind(OLDROOT "/sys", NEWROOT "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
+	if (bind(OLDROOT "/sys", NEWROOT "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
+		return -1;
+	/* A container that joined a network namespace by path (a pod's, owned
+	 * by the host's user namespace: no sysfs of its own can be mounted)
+	 * gets the host's /sys; its cgroup tree, every other container's and
+	 * service's, is not shown, as in a fresh sysfs (docs/oci.md). */
+	if (plan->policy->container != NULL && access(NEWROOT "/sys/fs/cgroup", F_OK) == 0 &&
+	    tmpfs(NEWROOT "/sys/fs/cgroup", "mode=0555,size=4k", MS_RDONLY | MS_NOEXEC, err) < 0)
+		return berth_err_wrap(err, "cannot hide the host's cgroup tree");
+	return 0;
 }
 
 /*

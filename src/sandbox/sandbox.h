@@ -152,13 +152,17 @@ struct berth_enter {
  * and gets no capabilities, NO_NEW_PRIVS, the container's Landlock rules
  * (TCP: no broker port, the stricter side for a proxied container), the
  * container's rlimits and umask, berth's seccomp filter and the
- * container's profile, then its execve.  @p is the container's policy (with
+ * container's profile, then its execve.  No descriptor of the caller's but
+ * stdio is open in it once it resolves @e->cwd (inside the container's
+ * root, never through a /proc magic link) and @e->argv[0].  @p is the container's policy (with
  * ->container); invoked by root only.  The calling process is left in the
  * container's pid namespace for its children (setns(CLONE_NEWPID)): call
  * it from a process of its own (`berth oci exec`'s).
  * Returns the process's host pid once its execve succeeded (the caller
- * waits for it), or -1 with @err filled: EPERM not root (125), the pid 1 is
- * gone (125), a namespace or cgroup that cannot be joined (125), the
+ * waits for it), or -1 with @err filled: EPERM not root (125), uid or gid
+ * 4294967295 (2: "unchanged" to setresuid(2)), the pid 1 is gone (125), a
+ * namespace or cgroup that cannot be joined, a working directory outside
+ * the root (ELOOP, EXDEV) (125), the
  * command could not be run (126) or found (127; the hint names the PATH).
  */
 pid_t berth_sandbox_enter(const struct berth_policy *p, pid_t init, const struct berth_enter *e,

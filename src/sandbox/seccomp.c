@@ -575,6 +575,21 @@ int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err)
 	return 0;
 }
 
+int berth_seccomp_load_stacked(const struct berth_bpf *bpf, const struct berth_bpf *cbpf,
+			       struct berth_error *err)
+{
+	if (berth_seccomp_load(bpf, err) < 0)
+		return -1;
+	if (cbpf == NULL || cbpf->insns == NULL)
+		return 0;
+	if (berth_seccomp_load(cbpf, err) < 0)
+		return berth_err_wrap(err, "the container's seccomp profile");
+	if (berth_seccomp_load(bpf, err) < 0)
+		return berth_err_hint(err, "the container's seccomp profile (linux.seccomp) must allow "
+					   "seccomp(2): berth loads its own filter after it");
+	return 0;
+}
+
 void berth_bpf_free(struct berth_bpf *bpf)
 {
 	free(bpf->insns);

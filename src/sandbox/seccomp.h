@@ -58,12 +58,33 @@ int berth_seccomp_digest(struct berth_bpf *bpf, struct berth_error *err);
 int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err);
 
 /*
+ * berth_seccomp_load_stacked - berth's filter @bpf and a container's own
+ * profile @cbpf (NULL or without a program: @bpf alone), in the order
+ * @bpf, @cbpf, @bpf again.  The first copy comes before anything of the
+ * profile's can act: a profile may answer seccomp(2) itself with
+ * SCMP_ACT_ERRNO and errnoRet 0, a success that loads nothing, and berth's
+ * filter must not depend on the profile's goodwill.  The last copy answers
+ * where both deny a call (among actions of one precedence the kernel takes
+ * the most recent filter's), so that berth's documented errnos stand
+ * (docs/seccomp-list.md); the profile makes that one load fail or do
+ * nothing only by denying seccomp(2), and then it loses its own errnos,
+ * never berth's confinement.  A call runs only when every filter allows
+ * it.  NO_NEW_PRIVS must already be set; no allocation on success.
+ * Returns 0, or -1 with @err filled as berth_seccomp_load's, wrapped "the
+ * container's seccomp profile" for @cbpf, with a hint when the last load
+ * fails (the profile must allow seccomp(2)).
+ */
+int berth_seccomp_load_stacked(const struct berth_bpf *bpf, const struct berth_bpf *cbpf,
+			       struct berth_error *err);
+
+/*
  * berth_seccomp_compile_oci - build a container's own filter from @profile,
  * the OCI runtime spec's linux.seccomp object as JSON (config.md):
  * defaultAction (with defaultErrnoRet), syscalls (names, action, errnoRet
  * (default EPERM), args with index 0-5, value, valueTwo, op SCMP_CMP_*),
- * flags, architectures.  Loaded before berth's own filter, so a call runs
- * only when both allow it and berth's errno answers what both deny.  The rules follow runc's reading: a name this
+ * flags, architectures.  Loaded between two copies of berth's own filter
+ * (berth_seccomp_load_stacked), so a call runs only when both allow it and
+ * berth's errno answers what both deny.  The rules follow runc's reading: a name this
  * libseccomp does not know is skipped; a rule whose action is the default
  * adds nothing; conditions on one argument index AND together, a repeated
  * index makes one rule per condition.  Only the native ABI is filtered:

@@ -5,6 +5,7 @@
  */
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <net/if.h>
 #include <poll.h>
 #include <netinet/in.h>
@@ -19,6 +20,7 @@
 
 #include "../policy/sysdirs.h"
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "caps.h"
 #include "landlock.h"
 #include "mounts.h"
@@ -55,6 +57,58 @@ static int raw_setresuid(uid_t u)
 	return (int)syscall(SYS_setresuid, u, u, u);
 }
 
+int berth_sb_check_ids(uid_t uid, gid_t gid)
+{
+	uid_t r = 0, e = 0, sv = 0;
+	gid_t rg = 0, eg = 0, sg = 0;
+
+	/* (uid_t)-1 is "leave it as it is" to setresuid(2): asked for, it
+	 * would keep the host's id of the process that asks */
+	if (uid == (uid_t)-1 || gid == (gid_t)-1)
+		return errno = EINVAL, -1;
+	if (syscall(SYS_getresuid, &r, &e, &sv) < 0 || syscall(SYS_getresgid, &rg, &eg, &sg) < 0)
+		return -1;
+	if (r != uid || e != uid || sv != uid || rg != gid || eg != gid || sg != gid)
+		return errno = EPERM, -1;
+	return 0;
+}
+
+int berth_sb_enter_cwd(const char *dir)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	char cwd[PATH_MAX];
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1, e;
+
+	if (root < 0)
+		return -1;
+	/* EAGAIN: a rename somewhere on the way while the kernel resolved */
+	for (int i = 0; i < 16; i++) {
+		fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof how);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	e = errno;
+	close(root);
+	if (fd < 0 && e != ENOSYS)
+		return errno = e, -1;
+	if (fd < 0 ? chdir(dir) < 0 : fchdir(fd) < 0) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		return errno = e, -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* The kernel's getcwd(2) starts with "(unreachable)" for a directory
+	 * that is not below the process's root. */
+	if (syscall(SYS_getcwd, cwd, sizeof cwd) < 0)
+		return -1;
+	if (cwd[0] != '/')
+		return errno = EXDEV, -1;
+	return 0;
+}
+
 static int become_identity(const struct sandbox *s, struct berth_error *err)
 {
 	if (!s->ids.deny_setgroups && raw_setgroups0() < 0)
@@ -65,6 +119,9 @@ static int become_identity(const struct sandbox *s, struct berth_error *err)
 		return berth_err(err, errno, "cannot set gid %u", (unsigned)s->ids.in_gid);
 	if (raw_setresuid(s->ids.in_uid) < 0)
 		return berth_err(err, errno, "cannot set uid %u", (unsigned)s->ids.in_uid);
+	if (berth_sb_check_ids(s->ids.in_uid, s->ids.in_gid) < 0)
+		return berth_err(err, errno, "the sandbox is not uid %u gid %u", (unsigned)s->ids.in_uid,
+				 (unsigned)s->ids.in_gid);
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return berth_err(err, errno, "PR_SET_KEEPCAPS");
 	return berth_caps_raise_effective(err);
@@ -317,10 +374,22 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_err(&err, errno, "cannot attach the pseudo-terminal");
 	if (err.msg[0] != '\0')
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+	/* From here on no descriptor of the host's is open, not even one that
+	 * would close at execve: a path the bundle names (process.cwd, args[0],
+	 * PATH) could otherwise reach the host's tree through /proc/self/fd/N
+	 * (runc CVE-2024-21626).  What stays: stdio, the sync socket, the RPC
+	 * channel. */
+	{
+		int keep[2] = {s->sock[1], s->o->has_rpc ? BERTH_RPC_FD_NUM : -1};
+		berth_close_all_except(keep, 2);
+	}
 	if (s->p->container != NULL) {
-		if (chdir(s->p->container->cwd) < 0) {
-			berth_err(&err, errno, "cannot enter the container's working directory `%s`",
+		if (berth_sb_enter_cwd(s->p->container->cwd) < 0) {
+			int why = errno;
+			berth_err(&err, why, "cannot enter the container's working directory `%s`",
 				  s->p->container->cwd);
+			if (why == ELOOP || why == EXDEV)
+				berth_err_hint(&err, "%s", BERTH_CWD_HINT);
 			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
 		}
 	} else if (chdir(s->use_userns ? "/workspace" : s->p->workspace) < 0) {
@@ -356,21 +425,12 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 		berth_sb_child_fail(s->sock[1],
 				    (berth_err(&err, errno, "cannot keep the RPC channel open"), &err),
 				    BERTH_EXIT_INTERNAL);
-	/* A container's own profile first, berth's filter last: a call runs
-	 * only when both allow it, and where both deny one with an errno the
-	 * kernel answers with the last filter's, so berth's documented answers
-	 * stand (docs/seccomp-list.md).  A profile that denies seccomp(2)
-	 * itself leaves no way to load berth's: the run fails closed. */
-	if (s->cbpf.insns != NULL && berth_seccomp_load(&s->cbpf, &err) < 0)
-		berth_sb_child_fail(s->sock[1],
-				    (berth_err_wrap(&err, "the container's seccomp profile"), &err),
-				    BERTH_EXIT_INTERNAL);
-	if (s->use_seccomp && berth_seccomp_load(&s->bpf, &err) < 0) {
-		if (s->cbpf.insns != NULL)
-			berth_err_hint(&err, "the container's seccomp profile (linux.seccomp) must allow "
-					     "seccomp(2): berth loads its own filter after it");
+	/* A container's own profile between two copies of berth's filter
+	 * (berth_seccomp_load_stacked): nothing the profile does lifts what
+	 * berth denies, and berth's errno answers what both deny.  A profile
+	 * that denies seccomp(2) itself fails the run closed. */
+	if (s->use_seccomp && berth_seccomp_load_stacked(&s->bpf, &s->cbpf, &err) < 0)
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
-	}
 	/* Everything is applied: measure it from here, the command's own
 	 * process, and tell berth (docs/attest.md). */
 	{
@@ -506,6 +566,7 @@ static void child_identity_degraded(struct sandbox *s)
 
 	if (raw_setgroups0() < 0 || prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
 	    raw_setresgid(s->ids.host_gid) < 0 || raw_setresuid(s->ids.host_uid) < 0 ||
+	    berth_sb_check_ids(s->ids.host_uid, s->ids.host_gid) < 0 ||
 	    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || berth_caps_raise_effective(&err) < 0) {
 		berth_err(&err, errno, "cannot drop to uid %u", (unsigned)s->ids.host_uid);
 		berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);

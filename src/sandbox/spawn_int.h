@@ -158,6 +158,33 @@ __attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error 
  * interfaces and berth's tmpfs directories, the workspace and mounts. */
 int berth_sb_container_rules(const struct berth_policy *p, struct berth_ll_rule *r, int max);
 
+/*
+ * berth_sb_enter_cwd - make @dir (a path the bundle or the process file
+ * names) the working directory, resolved inside the process's root: links
+ * followed in it (RESOLVE_IN_ROOT), never a /proc magic link
+ * (RESOLVE_NO_MAGICLINKS: /proc/self/fd/N, cwd and root lead wherever
+ * their descriptor does, runc CVE-2024-21626), and the directory reached
+ * checked to be below the root (getcwd(2) says "(unreachable)" for one that
+ * is not).  Without openat2 (ENOSYS) a plain chdir(2), checked the same
+ * way.  No allocation.  Returns 0, or -1 with errno (ELOOP: a magic link on
+ * the way; EXDEV: outside the root; chdir's).
+ */
+int berth_sb_enter_cwd(const char *dir);
+#define BERTH_CWD_HINT                                                                                       \
+	"the working directory is a directory of the container's own root; a /proc/PID/fd, cwd or root "     \
+	"link "                                                                                              \
+	"leads out of it and is refused (runc CVE-2024-21626)"
+
+/*
+ * berth_sb_check_ids - whether the calling thread's real, effective and
+ * saved uids are @uid and its gids @gid, after a setresuid/setresgid.
+ * (uid_t)-1 is refused (EINVAL): to setresuid(2) it means "unchanged", so
+ * asking for it keeps whatever id the process had (the host's root, for
+ * `berth oci exec`).  No allocation.  Returns 0, or -1 with errno (EPERM:
+ * other ids).
+ */
+int berth_sb_check_ids(uid_t uid, gid_t gid);
+
 /* ---- spawn_prepare.c: steps 1 and 2 */
 
 /* Step 1: refuses what cannot be enforced, or notes what is degraded. */
