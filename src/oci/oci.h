@@ -256,7 +256,9 @@ int berth_oci_state_write(int dfd, const json_t *doc, struct berth_error *err);
 /*
  * berth_oci_state_read - container @id's state under @rootfd, its status
  * as it is now: a recorded supervisor that is gone (another start time) is
- * `stopped` with pid 0; a directory without state.json is `creating` while
+ * `stopped` with pid 0, and what it recorded last is read again (it may
+ * have replaced state.json, with the error that ended it, after the file
+ * was opened); a directory without state.json is `creating` while
  * a `create` holds its lock, `stopped` after.  Returns 0, or -1 with @err
  * filled: "container `ID` does not exist" (errnum ENOENT), or the read
  * error.

@@ -270,21 +270,37 @@ int berth_oci_state_read(int rootfd, const char *id, struct berth_oci_state *s, 
 	}
 	if (fd < 0)
 		return berth_err(err, errno, "cannot read the state of container `%s`", id);
-	s->doc = json_loadfd(fd, 0, &je);
-	if (s->doc == NULL || !json_is_object(s->doc)) {
+	for (int pass = 0;; pass++) {
+		s->doc = json_loadfd(fd, 0, &je);
+		if (s->doc == NULL || !json_is_object(s->doc)) {
+			json_decref(s->doc);
+			s->doc = NULL;
+			return berth_err(err, EBADMSG, "the state of container `%s` cannot be read: %s", id,
+					 je.text);
+		}
+		s->status = status_of(json_string_value(json_object_get(s->doc, "status")));
+		s->pid = (pid_t)json_integer_value(json_object_get(s->doc, "pid"));
+		s->pid_start = (unsigned long long)json_integer_value(json_object_get(s->doc, "pid_start"));
+		s->sandbox_pid = (pid_t)json_integer_value(json_object_get(s->doc, "sandbox_pid"));
+		s->sandbox_start =
+		    (unsigned long long)json_integer_value(json_object_get(s->doc, "sandbox_start"));
+		s->exit_status = -1;
+		if (json_is_integer(json_object_get(s->doc, "exit_status")))
+			s->exit_status = (int)json_integer_value(json_object_get(s->doc, "exit_status"));
+		if (s->status == BERTH_OCI_STOPPED || berth_oci_alive(s->pid, s->pid_start))
+			break;
+		/* Gone: its last state (`stopped`, the error) may have replaced the
+		 * file after it was opened here; read once more what it left. */
+		close(fd);
+		fd = -1;
+		if (pass > 0 ||
+		    (fd = openat(dfd, "state.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
+			s->status = BERTH_OCI_STOPPED; /* it died without saying so (SIGKILL) */
+			break;
+		}
 		json_decref(s->doc);
 		s->doc = NULL;
-		return berth_err(err, EBADMSG, "the state of container `%s` cannot be read: %s", id, je.text);
 	}
-	s->status = status_of(json_string_value(json_object_get(s->doc, "status")));
-	s->pid = (pid_t)json_integer_value(json_object_get(s->doc, "pid"));
-	s->pid_start = (unsigned long long)json_integer_value(json_object_get(s->doc, "pid_start"));
-	s->sandbox_pid = (pid_t)json_integer_value(json_object_get(s->doc, "sandbox_pid"));
-	s->sandbox_start = (unsigned long long)json_integer_value(json_object_get(s->doc, "sandbox_start"));
-	if (json_is_integer(json_object_get(s->doc, "exit_status")))
-		s->exit_status = (int)json_integer_value(json_object_get(s->doc, "exit_status"));
-	if (s->status != BERTH_OCI_STOPPED && !berth_oci_alive(s->pid, s->pid_start))
-		s->status = BERTH_OCI_STOPPED; /* the supervisor died without saying so (SIGKILL) */
 	if (s->status == BERTH_OCI_STOPPED)
 		s->pid = 0;
 	return 0;

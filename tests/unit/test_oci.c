@@ -551,6 +551,56 @@ static void test_load(void **state)
 	berth_oci_bundle_free(&b);
 }
 
+/* `exec`'s copy: the bytes `create` read, converted again whatever the
+ * bundle's config.json says by now, or with it gone. */
+static void test_load_saved(void **state)
+{
+	struct berth_oci_bundle b, again;
+	struct berth_error err = {0};
+	char path[PATH_MAX + 32], state_dir[PATH_MAX + 32];
+	int dfd;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/config.json", bundle);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(fixture, f);
+	fclose(f);
+	assert_int_equal(berth_oci_bundle_load(bundle, "c1", &b, &err), 0);
+	assert_int_equal(b.config_len, strlen(fixture));
+	assert_memory_equal(b.config, fixture, b.config_len);
+	snprintf(state_dir, sizeof state_dir, "%s/state", tmp);
+	assert_int_equal(mkdir(state_dir, 0700), 0);
+	dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	/* none yet: said so */
+	assert_int_equal(berth_oci_bundle_load_saved(dfd, bundle, "c1", &again, &err), -1);
+	assert_non_null(strstr(err.msg, "container `c1` has no config.json in its state"));
+	berth_oci_bundle_free(&again);
+	f = fopen(strcat(state_dir, "/" BERTH_OCI_SAVED_CONFIG), "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b.config, 1, b.config_len, f), b.config_len);
+	fclose(f);
+	/* the bundle's rewritten (another command), then gone */
+	f = fopen(path, "w");
+	fputs("{\"ociVersion\": \"1.0.2\"}", f);
+	fclose(f);
+	assert_int_equal(berth_oci_bundle_load_saved(dfd, bundle, "c1", &again, &err), 0);
+	assert_int_equal(again.policy.argc, b.policy.argc);
+	assert_string_equal(again.policy.argv[0], b.policy.argv[0]);
+	berth_oci_bundle_free(&again);
+	unlink(path);
+	assert_int_equal(berth_oci_bundle_load_saved(dfd, bundle, "c1", &again, &err), 0);
+	assert_int_equal(again.policy.argc, 3);
+	berth_oci_bundle_free(&again);
+	berth_oci_bundle_free(&b);
+	unlink(state_dir);
+	close(dfd);
+	state_dir[strlen(state_dir) - strlen("/" BERTH_OCI_SAVED_CONFIG)] = '\0';
+	assert_int_equal(rmdir(state_dir), 0);
+}
+
 /* ---------------------------------------------------------- refusals */
 
 struct refusal {
@@ -1263,6 +1313,7 @@ int main(void)
 	    cmocka_unit_test(test_allow_hosts_annotation),
 	    cmocka_unit_test(test_id_ranges),
 	    cmocka_unit_test(test_load),
+	    cmocka_unit_test(test_load_saved),
 	    cmocka_unit_test(test_typeless_mount),
 	    cmocka_unit_test(test_refusal_hint),
 	    cmocka_unit_test(test_empty_is_nothing),

@@ -940,6 +940,81 @@ static void test_oci_args(void **state)
 	berth_bpf_free(&b);
 }
 
+static int probe_unshare_user(void)
+{
+	return result(syscall(SYS_unshare, CLONE_NEWUSER));
+}
+
+/* The number of seccomp filters in force (/proc/self/status), as the exit. */
+static int probe_filters(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	const char *f;
+
+	if (n <= 0)
+		return 200;
+	buf[n] = '\0';
+	f = strstr(buf, "Seccomp_filters:");
+	return f != NULL ? atoi(f + strlen("Seccomp_filters:")) : 201;
+}
+
+/* @fn's exit in a child with berth's filter @bpf and the profile @cbpf
+ * stacked (berth_seccomp_load_stacked); @old: the profile first, berth's
+ * filter after it, as berth loaded them before. */
+static int run_stacked(const struct berth_bpf *bpf, const struct berth_bpf *cbpf, bool old, probe_fn fn)
+{
+	struct berth_error err;
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(RC_NNP);
+		if (old ? berth_seccomp_load(cbpf, &err) < 0 || berth_seccomp_load(bpf, &err) < 0
+			: berth_seccomp_load_stacked(bpf, cbpf, &err) < 0)
+			_exit(RC_LOAD);
+		_exit(fn());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A profile that answers seccomp(2) with errnoRet 0 (a success that loads
+ * nothing) cannot take berth's filter away; where both deny a call,
+ * berth's errno answers; the profile's own denials stand. */
+static void test_oci_stacked(void **state)
+{
+	struct berth_seccomp_opts plain = {0};
+	struct berth_error err = {0};
+	struct berth_bpf bpf = {0}, fake = {0}, both = {0};
+
+	(void)state;
+	assert_int_equal(berth_seccomp_compile(NULL, &plain, &bpf, &err), 0);
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"seccomp\"],"
+		   "\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":0}]}",
+		   &fake);
+	compile_ok("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"unshare\","
+		   "\"getppid\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":13}]}",
+		   &both);
+	/* loaded the old way, the fake profile leaves berth's filter out: one
+	 * filter in force; stacked, berth's first copy and the profile */
+	assert_int_equal(run_stacked(&bpf, &fake, true, probe_filters), 1);
+	assert_int_equal(run_stacked(&bpf, &fake, false, probe_filters), 2);
+	assert_int_equal(run_stacked(&bpf, &both, false, probe_filters), 3);
+	assert_int_equal(run_stacked(&bpf, &fake, false, probe_unshare_user), EPERM);
+	assert_int_equal(run_stacked(&bpf, &both, false, probe_unshare_user), EPERM);
+	assert_int_equal(run_stacked(&bpf, &both, false, probe_getppid), EACCES);
+	assert_int_equal(run_stacked(&bpf, NULL, false, probe_unshare_user), EPERM);
+	berth_bpf_free(&bpf);
+	berth_bpf_free(&fake);
+	berth_bpf_free(&both);
+}
+
 /* Each refusal names what berth does not take. */
 static void test_oci_refusals(void **state)
 {
@@ -983,6 +1058,7 @@ int main(void)
 	    cmocka_unit_test(test_oci_default_errno),
 	    cmocka_unit_test(test_oci_args),
 	    cmocka_unit_test(test_oci_refusals),
+	    cmocka_unit_test(test_oci_stacked),
 	    cmocka_unit_test(test_digest),
 	    cmocka_unit_test(test_free_zeroed),
 	    cmocka_unit_test(test_load_empty),
