@@ -80,7 +80,11 @@ if wait_screen codex 'Ask Codex to do anything'; then pass "codex: first screen 
 sleep 2
 scr=$("$BERTH" peek codex)
 if printf '%s' "$scr" | grep -qE -- "$dialogs"; then fail "codex: no first-run dialog" "a dialog is on the screen" "$scr"; else pass "codex: no first-run dialog"; fi
-has_yolo=$(printf '%s' "$scr" | grep -c 'YOLO mode')
+# Codex may draw a busy screen (its animated logo) for a while after the
+# prompt first shows: its status line is waited for, not read once.
+has_yolo=0
+wait_screen codex 'YOLO mode' && has_yolo=1
+scr=$("$BERTH" peek codex)
 eq "codex: its approvals and sandbox are off (YOLO mode)" "$has_yolo" 1
 eq "codex: still running at its prompt" "$(field codex alive)" True
 st=$(field codex state)
