@@ -738,15 +738,6 @@ static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, 
 
 	if (copy == NULL)
 		return -1;
-	if (p->container->netns != NULL) {
-		berth_usage_err(
-		    err,
-		    "config.json: `annotations.berth.dev/allow-hosts` needs the container's own network "
-		    "namespace, and `linux.namespaces` joins `%s`",
-		    p->container->netns);
-		return berth_err_hint(err,
-				      "drop the namespace's path (podman: --network none) or the annotation");
-	}
 	for (char *tok = strtok_r(copy, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save)) {
 		struct berth_host_pattern pat;
 		char reason[BERTH_HOST_REASON_MAX], canon[BERTH_HOST_PATTERN_STRLEN];
@@ -775,6 +766,18 @@ static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, 
 	if (p->n_allow_hosts == 0)
 		return berth_oci_bad(err, "annotations.berth.dev/allow-hosts",
 				     "names no host (an empty list): drop the annotation for no network");
+	/* A pod's network (a Kubernetes Pod's, whose annotations reach every
+	 * container): the supervisor still joins it, and the broker connects
+	 * from there; the sandbox gets a namespace of its own whose only way
+	 * out is the broker (it shares none of the pod's addresses). */
+	if (p->container->netns != NULL &&
+	    berth_oci_note(b, err,
+			   "annotations.berth.dev/allow-hosts with the pod's network `%s`: the container "
+			   "gets a network namespace of its own, whose only way out is berth's broker, "
+			   "which connects from the pod's network (the container does not share the pod's "
+			   "addresses or loopback)",
+			   p->container->netns) < 0)
+		return -1;
 	p->network = BERTH_NET_PROXY;
 	return 0;
 }

@@ -52,22 +52,33 @@ static int convert_namespaces(const json_t *ns, struct berth_oci_bundle *b, stru
 			return -1;
 		if (strcmp(type, "time") == 0)
 			return berth_oci_unsupported(err, path, "berth does not make a time namespace");
-		if (nspath != NULL && nspath[0] != '\0' && strcmp(type, "network") != 0)
+		if (nspath != NULL && nspath[0] != '\0' && strcmp(type, "network") != 0 &&
+		    strcmp(type, "ipc") != 0 && strcmp(type, "uts") != 0)
 			return berth_oci_unsupported(err, sub,
 						     "joining the %s namespace `%.200s`: berth makes the "
-						     "container's own (only a network "
-						     "namespace may be joined)",
+						     "container's own (only a pod's network, IPC and UTS "
+						     "namespaces may be joined)",
 						     type, nspath);
 		if (nspath != NULL && nspath[0] != '\0') {
+			struct berth_container *c = b->policy.container;
+			char **slot = strcmp(type, "network") == 0 ? &c->netns
+				      : strcmp(type, "ipc") == 0   ? &c->ipcns
+								   : &c->utsns;
 			if (nspath[0] != '/')
 				return berth_oci_bad(err, sub, "must be an absolute path, not `%.200s`",
 						     nspath);
-			if ((b->policy.container->netns = berth_oci_strdup(nspath, err)) == NULL)
+			if ((*slot = berth_oci_strdup(nspath, err)) == NULL)
 				return -1;
 			/* the sandbox shares the joined one (a pod's network) */
-			b->policy.network = BERTH_NET_HOST;
+			if (slot == &c->netns)
+				b->policy.network = BERTH_NET_HOST;
 		}
 	}
+	if (b->policy.container->utsns != NULL && b->policy.container->hostname != NULL)
+		return berth_oci_bad(err, "hostname",
+				     "`%.64s` needs a UTS namespace of the container's own, and "
+				     "`linux.namespaces` joins `%.200s` (runc's rule too)",
+				     b->policy.container->hostname, b->policy.container->utsns);
 	if (!(seen & (1u << 1))) {
 		berth_usage_err(err,
 				"config.json: `linux.namespaces` has no `network`: the container would share "

@@ -139,10 +139,23 @@ static int process_read(const json_t *j, const struct berth_oci_bundle *b, struc
 			return -1;
 		if (set)
 			p->gid = (uint32_t)n;
+		/* as create's (bundle.c): the process's own gid again is what
+		 * it has (ctr's exec names root's group 0 so) */
 		v = json_object_get(user, "additionalGids");
-		if (v != NULL && json_array_size(v) > 0)
-			return berth_oci_unsupported(err, "process.user.additionalGids",
-						     "only the container's own group is mapped");
+		if (berth_oci_want_array(v, "process.user.additionalGids", err) < 0)
+			return -1;
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			char path[64];
+			snprintf(path, sizeof path, "process.user.additionalGids[%zu]", i);
+			if (berth_oci_int(json_array_get(v, i), path, true, 0, UINT32_MAX - 1, &n, NULL,
+					  err) < 0)
+				return -1;
+			if ((uint32_t)n != p->gid)
+				return berth_oci_unsupported(err, path,
+							     "supplementary group %lld: the sandbox maps one "
+							     "group, the process's gid %u",
+							     n, (unsigned)p->gid);
+		}
 	}
 	if (berth_oci_bool(json_object_get(j, "terminal"), "process.terminal", &p->terminal, err) < 0)
 		return -1;

@@ -221,6 +221,7 @@ struct berth_oci_state {
 	unsigned long long pid_start; /* its start time (/proc/PID/stat field 22) */
 	pid_t sandbox_pid;            /* the sandbox's pid 1 (host pid), 0 before running */
 	unsigned long long sandbox_start;
+	bool egress;     /* berth.dev/allow-hosts: the sandbox's way out is the broker */
 	int exit_status; /* stopped: the container's status, -1 unknown */
 	json_t *doc;     /* the whole file (owned): bundle, rootfs, created, owner, annotations, error */
 };

@@ -215,10 +215,14 @@ json_t *berth_oci_state_doc(const char *id, const struct berth_oci_bundle *b, co
 {
 	json_t *ann = b->annotations != NULL ? json_deep_copy(b->annotations) : json_object();
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:I, s:i, s:I}", "id", id, "bundle",
+	/* egress: the sandbox's network is berth's broker (berth.dev/allow-hosts),
+	 * which connects from the supervisor's network (a pod's peer joins
+	 * that one, src/oci/supervisor.c) */
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:I, s:i, s:I, s:b}", "id", id, "bundle",
 			 b->dir, "rootfs", b->policy.container->root, "created", created_at, "owner", "",
 			 "annotations", ann, "status", "created", "pid", (int)pid, "pid_start",
-			 (json_int_t)start, "sandbox_pid", 0, "sandbox_start", (json_int_t)0);
+			 (json_int_t)start, "sandbox_pid", 0, "sandbox_start", (json_int_t)0, "egress",
+			 b->policy.network == BERTH_NET_PROXY);
 }
 
 void berth_oci_state_free(struct berth_oci_state *s)
@@ -284,6 +288,7 @@ int berth_oci_state_read(int rootfd, const char *id, struct berth_oci_state *s, 
 		s->sandbox_pid = (pid_t)json_integer_value(json_object_get(s->doc, "sandbox_pid"));
 		s->sandbox_start =
 		    (unsigned long long)json_integer_value(json_object_get(s->doc, "sandbox_start"));
+		s->egress = json_is_true(json_object_get(s->doc, "egress"));
 		s->exit_status = -1;
 		if (json_is_integer(json_object_get(s->doc, "exit_status")))
 			s->exit_status = (int)json_integer_value(json_object_get(s->doc, "exit_status"));

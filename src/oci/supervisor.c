@@ -12,7 +12,9 @@
  *      `create`, the state directory, the --console-socket and the log
  *   2. the bundle's settings that are the process's (oomScoreAdj, hard
  *      rlimits the command needs: a user namespace cannot raise them), and
- *      the joined network namespace (setns: the sandbox then shares it)
+ *      the joined network, IPC and UTS namespaces (setns: the sandbox then
+ *      shares them; a pod's infra container is named by its supervisor's
+ *      pid, which stands for its sandbox's: join_pod())
  *   3. the namespace runtime's start() through the run lifecycle
  *      (src/supervisor/run.h: the egress broker for berth.dev/allow-hosts,
  *      the audit trail for berth.dev/audit-dir), with hooks wrapped:
@@ -31,6 +33,7 @@
  * Nothing is ever written to the container's stdout or stderr: messages go
  * to the --log file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -257,6 +260,77 @@ static void notice(void *arg, const char *line)
 
 /* ---------------------------------------------------------- set-up */
 
+/*
+ * A pod's namespaces.  An engine names the namespaces of a pod's infra
+ * (pause) container as /proc/PID/ns/TYPE, PID being the pid it read from the
+ * infra's pid file (podman's pods; the CRI's for every container of a
+ * Pod).  Under berth that pid is the infra's supervisor, which is in the
+ * host's namespaces: the infra's own are its sandbox's.  So a /proc/PID/ns
+ * path whose PID is the supervisor of a container under this --root names
+ * that container's sandbox (its pid 1), checked to be the same process
+ * after the namespace is open.  Any other path is joined as given.
+ */
+struct peer {
+	char path[64];                 /* /proc/SANDBOXPID/ns/TYPE */
+	char id[BERTH_OCI_ID_MAX + 1]; /* the infra container */
+	pid_t pid;
+	unsigned long long start;
+};
+
+/* 1 with @out filled when @path is /proc/PID/ns/@name and PID a supervisor
+ * under @rootfd; 0 when not; -1 with @err filled.  @upstream: the network
+ * a broker connects from, which for a peer with a broker of its own is its
+ * supervisor's (the pod's), not its sandbox's (the peer's broker only). */
+static int pod_peer(int rootfd, const char *path, const char *name, bool upstream, struct peer *out,
+		    struct berth_error *err)
+{
+	char tail[16] = "";
+	int pid = 0, n = 0, found = 0;
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *de;
+	int dfd;
+
+	if (sscanf(path, "/proc/%d/ns/%15s%n", &pid, tail, &n) != 2 || (size_t)n != strlen(path) ||
+	    pid <= 0 || strcmp(tail, name) != 0)
+		return 0;
+	if ((dfd = dup(rootfd)) < 0 || (d = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		return berth_err(err, errno, "cannot read the containers' state directory");
+	}
+	rewinddir(d); /* the offset is @rootfd's: an earlier call read it all */
+	while (found == 0 && (de = readdir(d)) != NULL) {
+		struct berth_oci_state st;
+		struct berth_error ignored = {0};
+		if (de->d_name[0] == '.' || berth_oci_state_read(rootfd, de->d_name, &st, &ignored) < 0)
+			continue;
+		if (st.status != BERTH_OCI_STOPPED && st.pid == (pid_t)pid) {
+			found = 1;
+			if (upstream && st.egress) {
+				snprintf(out->path, sizeof out->path, "%s", path);
+				snprintf(out->id, sizeof out->id, "%s", st.id);
+				out->pid = st.pid;
+				out->start = st.pid_start;
+			} else if (st.sandbox_pid <= 0) {
+				berth_usage_err(err,
+						"config.json: `linux.namespaces` joins `%s`, of container "
+						"`%s`, which is not running yet",
+						path, st.id);
+				berth_err_hint(err, "start the pod's infra container first");
+				found = -1;
+			} else {
+				snprintf(out->path, sizeof out->path, "/proc/%d/ns/%s", (int)st.sandbox_pid,
+					 name);
+				snprintf(out->id, sizeof out->id, "%s", st.id);
+				out->pid = st.sandbox_pid;
+				out->start = st.sandbox_start;
+			}
+		}
+		berth_oci_state_free(&st);
+	}
+	return found;
+}
+
 /* Whether the namespace open at @fd is the one at @path (same inode). */
 static bool same_ns(int fd, const char *path)
 {
@@ -266,36 +340,75 @@ static bool same_ns(int fd, const char *path)
 }
 
 /*
- * linux.namespaces network path=: joined before the sandbox is made, which
- * shares it.  Never the host's own: a path such as /proc/PID/ns/net of a
- * process in it (an engine names a pod's infra container by its pid, which
- * is a berth supervisor, on the host's network) would give the container
- * the host's network, which berth refuses without a namespace too.
+ * linux.namespaces path= (network, ipc, uts): joined before the sandbox is
+ * made, which shares it.  Never the host's own (this process's before the
+ * join, or pid 1's): the container would share the host's network, IPC
+ * objects or hostname, which berth refuses without a namespace too.
+ * @upstream (network, with berth.dev/allow-hosts): the sandbox makes its
+ * own and only the broker, here, connects from the one joined, which may
+ * then be any (the host's, as for a container of no pod).
  */
-static int join_netns(const char *path, struct berth_error *err)
+static int join_ns(int rootfd, const char *path, const char *name, int nstype, const char *what,
+		   bool upstream, struct berth_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct peer peer = {0};
+	char self[32], init[32];
+	int found = pod_peer(rootfd, path, name, upstream, &peer, err), fd;
 
+	if (found < 0)
+		return -1;
+	fd = open(found ? peer.path : path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return berth_err(err, errno, "cannot join the network namespace `%s` (linux.namespaces)",
+		return berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what,
 				 path);
-	if (same_ns(fd, "/proc/self/ns/net") || same_ns(fd, "/proc/1/ns/net")) {
+	/* the sandbox whose pid was read is the one whose namespace is open */
+	if (found && !berth_oci_alive(peer.pid, peer.start)) {
 		close(fd);
-		berth_usage_err(
-		    err,
-		    "config.json: `linux.namespaces` joins `%s`, the host's own network namespace: the "
-		    "container would share the host's network; berth refuses",
-		    path);
-		return berth_err_hint(err,
-				      "give the container a network namespace of its own (a pod's, made by "
-				      "the engine), or none");
+		berth_usage_err(err,
+				"config.json: `linux.namespaces` joins `%s`, of container `%s`, which "
+				"has stopped",
+				path, peer.id);
+		return berth_err_hint(err, "start the pod's infra container again");
 	}
-	if (setns(fd, CLONE_NEWNET) < 0) {
-		berth_err(err, errno, "cannot join the network namespace `%s` (linux.namespaces)", path);
+	snprintf(self, sizeof self, "/proc/self/ns/%s", name);
+	snprintf(init, sizeof init, "/proc/1/ns/%s", name);
+	if (!upstream && (same_ns(fd, self) || same_ns(fd, init))) {
+		close(fd);
+		berth_usage_err(err,
+				"config.json: `linux.namespaces` joins `%s`, the host's own %s namespace: "
+				"the container would share the host's %s; berth refuses",
+				path, what,
+				nstype == CLONE_NEWNET   ? "network"
+				: nstype == CLONE_NEWIPC ? "IPC objects"
+							 : "hostname");
+		return berth_err_hint(err,
+				      "give the container a namespace of its own, or a pod's (made by the "
+				      "engine or its infra container)");
+	}
+	if (setns(fd, nstype) < 0) {
+		berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what, path);
 		close(fd);
 		return -1;
 	}
 	close(fd);
+	return 0;
+}
+
+/* The pod's namespaces the bundle names, joined (none: nothing opened). */
+static int join_pod(const struct berth_oci_sup_args *a, struct berth_error *err)
+{
+	const struct berth_container *c = a->b->policy.container;
+	cleanup_close int rootfd = -1;
+
+	if (c->netns == NULL && c->ipcns == NULL && c->utsns == NULL)
+		return 0;
+	if ((rootfd = berth_oci_root_open(a->ctx->root, false, err)) < 0)
+		return -1;
+	if ((c->netns != NULL && join_ns(rootfd, c->netns, "net", CLONE_NEWNET, "network",
+					 a->b->policy.network == BERTH_NET_PROXY, err) < 0) ||
+	    (c->ipcns != NULL && join_ns(rootfd, c->ipcns, "ipc", CLONE_NEWIPC, "IPC", false, err) < 0) ||
+	    (c->utsns != NULL && join_ns(rootfd, c->utsns, "uts", CLONE_NEWUTS, "UTS", false, err) < 0))
+		return -1;
 	return 0;
 }
 
@@ -346,9 +459,7 @@ static int process_settings(struct sup *s, struct berth_error *err)
 							    : r->soft > BERTH_NOFILE_MAX ? BERTH_NOFILE_MAX
 											 : r->soft);
 	}
-	if (c->netns != NULL && join_netns(c->netns, err) < 0)
-		return -1;
-	return 0;
+	return join_pod(s->a, err);
 }
 
 /* The sandbox's pid 1 as the host sees it (its pidfd's fdinfo). */

@@ -47,6 +47,8 @@ void berth_container_free(struct berth_container *c)
 	free_strv(c->readonly, c->n_readonly);
 	free(c->seccomp);
 	free(c->netns);
+	free(c->ipcns);
+	free(c->utsns);
 	free(c);
 }
 
@@ -79,6 +81,10 @@ static json_t *container_json(const struct berth_container *c)
 		      "masked", strv_json(c->masked, c->n_masked), "readonly",
 		      strv_json(c->readonly, c->n_readonly), "seccomp_sha256",
 		      c->seccomp != NULL ? hex : NULL, "netns", c->netns);
+	if (j != NULL && c->ipcns != NULL)
+		json_object_set_new(j, "ipcns", json_string(c->ipcns));
+	if (j != NULL && c->utsns != NULL)
+		json_object_set_new(j, "utsns", json_string(c->utsns));
 	if (j != NULL && c->has_umask)
 		json_object_set_new(j, "umask", json_integer(c->umask));
 	if (j != NULL && c->uid_range.size > 0)

@@ -143,10 +143,13 @@ struct berth_container {
 	/* linux.seccomp as given (compact JSON), loaded as a second filter
 	 * before berth's: a call passes only when both allow it; NULL: none */
 	char *seccomp;
-	/* linux.namespaces network path=: the namespace the supervisor joins
-	 * before it makes the sandbox, which then shares it (a pod's network);
-	 * NULL: the sandbox's own (network none or proxy) */
+	/* linux.namespaces network, ipc and uts path=: the namespaces the
+	 * supervisor joins before it makes the sandbox, which then shares them
+	 * (a pod's, src/oci/supervisor.c); NULL: the sandbox's own (netns:
+	 * network none or proxy).  Never the host's own. */
 	char *netns;
+	char *ipcns;
+	char *utsns;
 };
 
 struct berth_policy {

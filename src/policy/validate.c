@@ -341,6 +341,21 @@ static int check_container(const struct berth_policy *p, struct berth_error *err
 	if (c->hostname != NULL && (strlen(c->hostname) == 0 || strlen(c->hostname) > 64))
 		return berth_usage_err(err, "the container's hostname `%s` is not 1 to 64 bytes",
 				       c->hostname);
+	{
+		const char *const join[] = {c->netns, c->ipcns, c->utsns};
+		for (size_t i = 0; i < 3; i++)
+			if (join[i] != NULL && !absolute(join[i]))
+				return berth_usage_err(
+				    err, "a namespace a container joins must be an absolute path, not `%s`",
+				    join[i]);
+	}
+	/* sethostname(2) needs a UTS namespace of the sandbox's own (runc's
+	 * rule too): a joined one is the pod's, named by the engine */
+	if (c->hostname != NULL && c->utsns != NULL)
+		return berth_usage_err(err,
+				       "the container's hostname `%s` needs a UTS namespace of its own, and "
+				       "it joins `%s`",
+				       c->hostname, c->utsns);
 	if ((c->uid_range.size == 0) != (c->gid_range.size == 0))
 		return berth_usage_err(err, "a container maps a range of uids and gids, or neither");
 	for (int k = 0; k < 2 && c->uid_range.size > 0; k++) {

@@ -313,8 +313,14 @@ static json_t *asked_json(const struct berth_policy *p, bool idmap)
 {
 	json_t *ns = json_array();
 
+	const struct berth_container *c = p->container;
+
+	/* the namespaces the sandbox makes: not a joined one (the host's
+	 * network under --network host, a pod's network, IPC or UTS) */
 	for (int i = 0; i < BERTH_NS_COUNT; i++)
-		if (i != BERTH_NS_NET || p->network != BERTH_NET_HOST)
+		if ((i != BERTH_NS_NET || p->network != BERTH_NET_HOST) &&
+		    (i != BERTH_NS_IPC || c == NULL || c->ipcns == NULL) &&
+		    (i != BERTH_NS_UTS || c == NULL || c->utsns == NULL))
 			json_array_append_new(ns, json_string(berth_ns_names[i]));
 	/* Every limit is at most 2^50 (policy.h, berth_limit_defs): it fits json_int_t. */
 	return json_pack("{s:b, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:b}", "workspace_idmapped", idmap,

@@ -65,7 +65,14 @@ static int start_child(struct sandbox *s, struct berth_error *err)
 	unsigned long flags = SIGCHLD;
 
 	if (s->use_userns) {
-		flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+		const struct berth_container *c = s->p->container;
+		flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+		/* a container's pod namespaces were joined by the supervisor
+		 * (src/oci/supervisor.c): the sandbox shares them */
+		if (c == NULL || c->ipcns == NULL)
+			flags |= CLONE_NEWIPC;
+		if (c == NULL || c->utsns == NULL)
+			flags |= CLONE_NEWUTS;
 		if (s->p->network != BERTH_NET_HOST)
 			flags |= CLONE_NEWNET;
 	}

@@ -602,7 +602,7 @@ static void child_root(struct sandbox *s)
 			     ? s->p->container->hostname
 			     : "berth";
 
-	if (sethostname(hn, strlen(hn)) < 0)
+	if ((s->p->container == NULL || s->p->container->utsns == NULL) && sethostname(hn, strlen(hn)) < 0)
 		berth_sb_child_fail(s->sock[1], (berth_err(&err, errno, "namespace setup"), &err),
 				    BERTH_EXIT_INTERNAL);
 	if (s->p->network != BERTH_NET_HOST && loopback_up(&err) < 0)

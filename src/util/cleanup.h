@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -49,7 +50,14 @@ static inline void cleanup_pidp(pid_t *pid)
 	}
 }
 
+static inline void cleanup_closedirp(DIR **d)
+{
+	if (*d != NULL)
+		closedir(*d);
+}
+
 #define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_closedir __attribute__((cleanup(cleanup_closedirp)))
 #define cleanup_close __attribute__((cleanup(cleanup_closep)))
 #define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
 #define cleanup_pid __attribute__((cleanup(cleanup_pidp)))

@@ -87,7 +87,10 @@ wait_screen codex 'YOLO mode' && has_yolo=1
 scr=$("$BERTH" peek codex)
 eq "codex: its approvals and sandbox are off (YOLO mode)" "$has_yolo" 1
 eq "codex: still running at its prompt" "$(field codex alive)" True
+# A screen still redrawing is `working`: codex may animate for a while after
+# its status line shows, so the state is waited for (15 s), not read once.
 st=$(field codex state)
+if [ $classifier = 1 ]; then wait_state codex idle || wait_state codex done 1; st=$(field codex state); fi
 if [ $classifier = 1 ]; then
 	case "$st" in idle|done) pass "codex: ps state at the prompt ($st: $(field codex why))";; *) fail "codex: ps state" "$st" "$scr";; esac
 else

@@ -257,6 +257,46 @@ else
 fi
 ctr_ container delete c-dev >/dev/null 2>&1
 
+# ------------------------------------------- a Pod, as the CRI makes one
+# containerd's CRI runs a Pod's pause container first, then each container
+# of the Pod with linux.namespaces network, ipc and uts path=/proc/PID/ns/TYPE,
+# PID the pause task's (the runtime's pid file: under berth the pause's
+# supervisor, which stands for its sandbox): `ctr run --with-ns` makes that
+# bundle.
+NSOF='for t in ipc uts net; do readlink /proc/self/ns/$t; done | tr "\n" " "'
+if ctr_ run -d "${RUN[@]}" "$IMG" c-pause sh -c ": $MARK; exec sleep 1000" >/dev/null 2>"$TOP/err"; then
+	ppid=$(ctr_ task ls 2>/dev/null | awk '$1 == "c-pause" {print $2}')
+	ns1=$(ctr_ task exec --exec-id ns c-pause sh -c "$NSOF" 2>&1)
+	WITH=(--with-ns "network:/proc/$ppid/ns/net" --with-ns "ipc:/proc/$ppid/ns/ipc" --with-ns "uts:/proc/$ppid/ns/uts")
+	out=$(ctr_ run --rm "${RUN[@]}" "${WITH[@]}" "$IMG" c-app sh -c "$NSOF" 2>&1)
+	if [[ $ns1 == "ipc:["*"uts:["*"net:["* ]] && [ "$out" = "$ns1" ]; then
+		pass "a Pod's container joins the pause container's network, IPC and UTS namespaces ($ns1)"
+	else
+		fail "a Pod's container joins the pause container's network, IPC and UTS namespaces" "pause: '$ns1'" "$out"
+	fi
+	host_ns=$(sh -c "$NSOF")
+	for k in 1 2 3; do
+		a=$(cut -d' ' -f$k <<<"$ns1") b=$(cut -d' ' -f$k <<<"$host_ns")
+		if [[ $a == [a-z]*:\[[0-9]*\] ]] && [ "$a" != "$b" ]; then pass "the Pod's ${a%%:*} namespace is not the host's"; else fail "the Pod's namespace is not the host's" "Pod '$a', host '$b'"; fi
+	done
+	if berth_only "a Pod's container: berth's posture (no capabilities, NoNewPrivs, seccomp)"; then
+		out=$(ctr_ run --rm "${RUN[@]}" "${WITH[@]}" "$IMG" c-app /probes/oci_try status CapEff NoNewPrivs Seccomp 2>&1 | tr '\n' ' ')
+		is "a Pod's container: berth's posture (no capabilities, NoNewPrivs, seccomp)" "$out" "CapEff=0000000000000000 NoNewPrivs=1 Seccomp=2 "
+	fi
+	ctr_ task kill -s SIGKILL c-pause >/dev/null 2>&1
+	for _ in $(seq 1 50); do [ "$(ctr_ task ls 2>/dev/null | awk '$1 == "c-pause" {print $3}')" = STOPPED ] && break; sleep 0.1; done
+	ctr_ task delete c-pause >/dev/null 2>&1
+	# the pause gone, its pid names nothing of the Pod's: refused, nothing made
+	out=$(ctr_ run --rm "${RUN[@]}" "${WITH[@]}" "$IMG" c-app /bin/echo joined 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ] && [[ $out != *joined* ]]; then pass "the pause container gone: its namespaces' paths are refused (exit $rc)"; else fail "the pause container gone: its namespaces' paths are refused" "exit $rc" "$out"; fi
+	ctr_ container delete c-app >/dev/null 2>&1
+else
+	fail "run -d: the Pod's pause container" "failed" "$(cat "$TOP/err")"
+fi
+ctr_ container delete c-pause >/dev/null 2>&1
+is "the Pod: no state left under the runtime's --root" "$(state_left "$RSTATE")" ""
+
 is "at the end: no task left" "$(ctr_ task ls -q 2>&1)" ""
 is "at the end: no container left" "$(ctr_ container ls -q 2>&1)" ""
 is "at the end: no state left under the runtime's --root" "$(state_left "$RSTATE")" ""

@@ -309,6 +309,144 @@ fi
 out=$(pod run --rm --read-only "$IMG" /probes/oci_try create /oci-probe 2>&1)
 is "--read-only: creating /oci-probe fails with EROFS" "$out" EROFS
 
+# ------------------------------------------------------------------- a pod
+# podman pod create: an infra container (catatonit) whose network, IPC and
+# UTS namespaces each container of the pod joins, named /proc/PID/ns/TYPE
+# with PID from the infra's pid file (under berth its supervisor's, which
+# stands for its sandbox's: docs/oci.md, "Pods").  The CRI names a Pod's
+# the same way.
+POD=berth-pod-$$
+PORT_POD=$((20000 + RANDOM % 20000))
+NSOF='for t in ipc uts net; do readlink /proc/self/ns/$t; done | tr "\n" " "'
+
+if out=$(pod pod create --name "$POD" 2>&1) && out=$(pod pod start "$POD" 2>&1); then
+	pass "pod create, pod start: the infra container runs"
+	c1=$(pod run -d --pod "$POD" "$IMG" sh -c "nc -l -p $PORT_POD -e /bin/echo from-c1 & exec sleep 1000" 2>"$TOP/err")
+	[ -n "$c1" ] || fail "run -d --pod: a container of the pod" "no container id" "$(cat "$TOP/err")"
+	ns1=$(pod exec "$c1" sh -c "$NSOF" 2>&1)
+	out=$(pod run --rm --pod "$POD" "$IMG" sh -c "$NSOF; echo; hostname" 2>&1)
+	ns2=$(head -1 <<<"$out")
+	if [[ $ns1 == "ipc:["*"uts:["*"net:["* ]] && [ "$ns1" = "$ns2" ]; then
+		pass "two containers of the pod share its network, IPC and UTS namespaces ($ns1)"
+	else
+		fail "two containers of the pod share its network, IPC and UTS namespaces" "c1: '$ns1', c2: '$ns2'" "$out"
+	fi
+	host_ns=$(sh -c "$NSOF")
+	for k in 1 2 3; do
+		a=$(cut -d' ' -f$k <<<"$ns2") b=$(cut -d' ' -f$k <<<"$host_ns")
+		if [[ $a == [a-z]*:\[[0-9]*\] ]] && [ "$a" != "$b" ]; then pass "the pod's ${a%%:*} namespace is not the host's"; else fail "the pod's namespace is not the host's" "pod '$a', host '$b'"; fi
+	done
+	is "a container of the pod has the pod's hostname" "$(sed -n 2p <<<"$out")" "$POD"
+	out=$(pod run --rm --pod "$POD" "$IMG" sh -c "sleep 0.5; nc 127.0.0.1 $PORT_POD </dev/null" 2>&1)
+	is "a container reaches another's listener on the pod's loopback" "$out" from-c1
+	(exec 3<>"/dev/tcp/127.0.0.1/$PORT_POD") 2>/dev/null
+	is "the host's loopback does not reach the pod's listener" "$?" 1
+	out=$(pod run --rm --pod "$POD" "${HARD[@]}" "$IMG" sh -c '/probes/oci_try create /oci-probe; /probes/oci_try status CapEff NoNewPrivs Seccomp' 2>&1 | tr '\n' ' ')
+	is "a container of the pod: read-only root, no capabilities, NoNewPrivs, seccomp" "$out" "EROFS CapEff=$Z NoNewPrivs=1 Seccomp=2 "
+	pod pod rm -f -t 0 "$POD" >/dev/null 2>"$TOP/err"
+	is "pod rm -f: exit status" "$?" 0
+	is "pod rm -f: no state left under the runtime's --root" "$(state_left)" ""
+else
+	fail "pod create, pod start" "failed" "$out"
+	pod pod rm -f -t 0 "$POD" >/dev/null 2>&1
+fi
+# Never the host's own namespaces by path: a process in them, this shell
+# (rootless: a sleep in podman's user namespace, whose /proc/PID/ns podman
+# may read there).
+if berth_only "a bundle joining the host's UTS namespace by path is refused"; then
+	HN=$$
+	if [ "$(id -u)" -ne 0 ]; then
+		pod unshare sh -c 'echo $$ >"$1"; exec sleep 1000' sh "$TOP/hostns.pid" >/dev/null 2>&1 &
+		OCI_CLEANUPS+=("kill $!")
+		for _ in $(seq 50); do [ -s "$TOP/hostns.pid" ] && break; sleep 0.1; done
+		HN=$(cat "$TOP/hostns.pid" 2>/dev/null)
+		OCI_CLEANUPS+=("kill $HN")
+	fi
+	for t in uts ipc net; do
+		case $t in net) flag=--network ;; *) flag=--$t ;; esac
+		out=$(pod run --rm "$flag" "ns:/proc/$HN/ns/$t" "$IMG" /bin/echo joined 2>&1)
+		rc=$?
+		if [ "$rc" -ne 0 ] && [[ $out == *"joins \`/proc/$HN/ns/$t\`, the host's own"* ]] && [[ $out != *joined* ]]; then
+			pass "$flag ns:/proc/PID/ns/$t (the host's own): refused, the path named (exit $rc)"
+		else
+			fail "$flag ns:/proc/PID/ns/$t (the host's own): refused" "exit $rc" "$out"
+		fi
+	done
+	is "the refused runs: no state left under the runtime's --root" "$(state_left)" ""
+fi
+
+# ------------------------------------------- a Pod's network, with egress
+# A Kubernetes Pod: the pause container joins the CNI's network namespace
+# (path=/run/netns/...), each container joins the pause's by
+# /proc/PID/ns/net, and the Pod's annotations (berth.dev/allow-hosts among
+# them) reach every container.  Here the "CNI" namespace is one of the
+# test's own with a link to a far namespace serving HTTP on 1.2.3.200
+# (declared) and 1.2.3.202 (not); the host's network cannot reach either,
+# so an answer proves the broker connected from the pod's network, and the
+# far side's log shows what arrived.  Root only (namespaces, links).
+pod_egress() {
+	local pn=berth-pn-$$ fn=berth-pf-$$ la=bpa$$ lb=bpb$$ www=$TOP/pod-www log=$TOP/pod-http.log
+	local srv pause ppid out lines=()
+	mkdir -p "$www" && echo "from the pod's network $MARK" >"$www/pod.txt" && : >"$log"
+	OCI_CLEANUPS+=("ip netns del $pn" "ip netns del $fn")
+	if ! { ip netns add "$pn" && ip netns add "$fn" &&
+		ip link add "$la" netns "$pn" type veth peer name "$lb" netns "$fn" &&
+		ip -n "$pn" addr add 1.2.3.201/24 dev "$la" && ip -n "$fn" addr add 1.2.3.200/24 dev "$lb" &&
+		ip -n "$fn" addr add 1.2.3.202/24 dev "$lb" &&
+		ip -n "$pn" link set lo up && ip -n "$pn" link set "$la" up &&
+		ip -n "$fn" link set lo up && ip -n "$fn" link set "$lb" up; } 2>"$TOP/err"; then
+		fail "a Pod's network: the test's namespaces" "ip failed" "$(cat "$TOP/err")"
+		return
+	fi
+	ip netns exec "$fn" setsid python3 "$OCI_DIR/../netns/servers.py" http --root "$www" --log "$log" \
+		--bind 1.2.3.200:80 --bind 1.2.3.202:80 </dev/null >"$TOP/pod-srv.out" 2>&1 &
+	srv=$!
+	OCI_CLEANUPS+=("kill $srv")
+	for _ in $(seq 100); do grep -q '^ready' "$TOP/pod-srv.out" 2>/dev/null && break; sleep 0.1; done
+	out=$(ip netns exec "$pn" curl -s --noproxy '*' --max-time 5 http://1.2.3.200/pod.txt 2>&1)
+	is "a Pod's network: precondition: the far host answers from the pod's network" "$out" "from the pod's network $MARK"
+	curl -s --noproxy '*' --max-time 2 -o /dev/null http://1.2.3.200/pod.txt 2>/dev/null
+	is "a Pod's network: precondition: the host's network does not reach the far host (curl fails)" "$([ $? -ne 0 ] && echo fails)" fails
+	: >"$log"
+	pause=$(pod run -d --network "ns:/run/netns/$pn" --annotation "berth.dev/allow-hosts=1.2.3.200:80" \
+		"$IMG" sh -c ": $MARK; exec sleep 1000" 2>"$TOP/err")
+	ppid=$(pod inspect -f '{{.State.Pid}}' "$pause" 2>/dev/null)
+	if [ -z "$pause" ] || [ -z "$ppid" ] || [ "$ppid" = 0 ]; then
+		fail "a Pod's network: the pause container with the annotation runs" "no container" "$(cat "$TOP/err")"
+		return
+	fi
+	pass "a Pod's network: the pause container joins /run/netns/$pn, with berth.dev/allow-hosts"
+	out=$(pod run --rm --network "ns:/proc/$ppid/ns/net" --ipc "ns:/proc/$ppid/ns/ipc" --uts "ns:/proc/$ppid/ns/uts" \
+		--annotation "berth.dev/allow-hosts=1.2.3.200:80" "$IMG" sh -c ": $MARK
+/probes/oci_try http-proxy 'http://1.2.3.200/pod.txt?proxy'
+/probes/oci_try http-get 1.2.3.200 80 '/pod.txt?direct'
+/probes/oci_try http-proxy 'http://1.2.3.202/pod.txt?other'
+/probes/oci_try http-get 1.2.3.202 80 '/pod.txt?other-direct'
+readlink /proc/self/ns/ipc
+readlink /proc/self/ns/net" 2>&1)
+	mapfile -t lines <<<"$out"
+	is "a Pod's container, through the proxy: 200 and the far host's body" "${lines[0]:-}" "200 from the pod's network $MARK"
+	is "a Pod's container, straight (the transparent listener): 200 and the far host's body" "${lines[1]:-}" "200 from the pod's network $MARK"
+	is "a Pod's container: an undeclared host through the proxy: 403 naming the rule" "${lines[2]:-}" \
+		"403 berth: refused by the egress policy: 1.2.3.202:80 (not declared)"
+	is "a Pod's container: an undeclared host straight: reset (ECONNRESET)" "${lines[3]:-}" ECONNRESET
+	is "a Pod's container: the far host got exactly the two declared requests" "$(sort "$log")" \
+		"1.2.3.200 GET /pod.txt?direct host=1.2.3.200:80
+1.2.3.200 GET /pod.txt?proxy host=1.2.3.200"
+	is "a Pod's container shares the pause's IPC namespace" "${lines[4]:-}" \
+		"$(pod exec "$pause" readlink /proc/self/ns/ipc 2>&1)"
+	local pnet
+	pnet=$(ip netns exec "$pn" readlink /proc/self/ns/net)
+	if [[ ${lines[5]:-} == net:\[* ]] && [ "${lines[5]}" != "$pnet" ]; then
+		pass "a Pod's container with the annotation: a network namespace of its own, not the pod's (${lines[5]})"
+	else
+		fail "a Pod's container with the annotation: a network namespace of its own" "got '${lines[5]:-}', the pod's $pnet"
+	fi
+	pod rm -f -t 0 "$pause" >/dev/null 2>&1
+	is "a Pod's network: no state left under the runtime's --root" "$(state_left)" ""
+}
+if [ "$(id -u)" -eq 0 ] && berth_only "a Pod's network, with egress (berth.dev/allow-hosts)"; then pod_egress; fi
+
 # ------------------------------------------------- fields berth cannot honour
 # Each is honoured by runc (the field reaches the bundle: the set-up is
 # right) and refused by berth, naming the field, with nothing left behind:

@@ -395,6 +395,51 @@ static void test_podman_variants(void **state)
 	json_decref(cfg);
 }
 
+/* A container of a pod (podman run --pod, the CRI's): the infra's network,
+ * IPC and UTS namespaces, joined by path; its own pid and mount ones. */
+static void test_pod_namespaces(void **state)
+{
+	struct berth_oci_bundle b;
+	struct berth_error err = {0};
+	json_t *cfg = podman();
+	const struct berth_container *c;
+
+	(void)state;
+	jset(cfg, "linux|namespaces",
+	     J("[{\"type\": \"pid\"}, {\"type\": \"network\", \"path\": \"/proc/42/ns/net\"}, "
+	       "{\"type\": \"ipc\", \"path\": \"/proc/42/ns/ipc\"}, {\"type\": \"uts\", \"path\": "
+	       "\"/proc/42/ns/uts\"}, {\"type\": \"mount\"}]"));
+	jset(cfg, "hostname", NULL);
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	c = b.policy.container;
+	assert_string_equal(c->netns, "/proc/42/ns/net");
+	assert_string_equal(c->ipcns, "/proc/42/ns/ipc");
+	assert_string_equal(c->utsns, "/proc/42/ns/uts");
+	assert_null(c->hostname);
+	assert_int_equal(b.policy.network, BERTH_NET_HOST);
+	/* in the canonical policy, and so in its digest */
+	{
+		char *canon = berth_policy_to_json(&b.policy, false, &err);
+		assert_non_null(canon);
+		assert_non_null(strstr(canon, "\"ipcns\":\"/proc/42/ns/ipc\""));
+		assert_non_null(strstr(canon, "\"utsns\":\"/proc/42/ns/uts\""));
+		free(canon);
+	}
+	berth_oci_bundle_free(&b);
+	/* only ipc: the sandbox's own UTS namespace, with the bundle's hostname */
+	json_decref(cfg);
+	cfg = podman();
+	jset(cfg, "linux|namespaces|2|path", J("\"/proc/42/ns/ipc\""));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_string_equal(b.policy.container->ipcns, "/proc/42/ns/ipc");
+	assert_null(b.policy.container->utsns);
+	assert_non_null(b.policy.container->hostname);
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+}
+
 static void test_bind_read_only_and_normalised(void **state)
 {
 	struct berth_oci_bundle b;
@@ -480,6 +525,20 @@ static void test_allow_hosts_annotation(void **state)
 	assert_string_equal(b.policy.allow_hosts[1], "web.berth.test:80");
 	assert_string_equal(b.policy.allow_hosts[2], "[2001:db8::1]:443");
 	assert_string_equal(b.policy.allow_hosts[3], "x.example.com");
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+	/* with a pod's network (a Kubernetes Pod's annotations reach each of its
+	 * containers): joined by the supervisor, the broker connecting from it;
+	 * the sandbox's own namespace, and the note says so */
+	cfg = podman();
+	jset(cfg, "annotations|berth.dev/allow-hosts", json_string("example.com"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.network, BERTH_NET_PROXY);
+	assert_non_null(b.policy.container->netns);
+	assert_int_equal(strncmp(b.policy.container->netns, "/run/netns/netns-", 17), 0);
+	assert_true(
+	    has_note(&b, "whose only way out is berth's broker, which connects from the pod's network"));
 	berth_oci_bundle_free(&b);
 	json_decref(cfg);
 }
@@ -745,10 +804,19 @@ static const struct refusal refusals[] = {
      "config.json: `linux.namespaces` has no `network`: the container would share the host's network; berth "
      "refuses"},
     {"no linux", {"linux"}, {NULL}, "`linux` is missing"},
-    {"ipc path",
+    {"pid path",
+     {"linux|namespaces|0|path"},
+     {"\"/proc/1/ns/pid\""},
+     "`linux.namespaces[0].path` is not supported by berth oci: joining the pid namespace `/proc/1/ns/pid`: "
+     "berth makes the container's own (only a pod's network, IPC and UTS namespaces may be joined)"},
+    {"ipc path relative",
      {"linux|namespaces|2|path"},
-     {"\"/proc/1/ns/ipc\""},
-     "`linux.namespaces[2].path` is not supported by berth oci: joining the ipc namespace `/proc/1/ns/ipc`"},
+     {"\"proc/1/ns/ipc\""},
+     "`linux.namespaces[2].path` must be an absolute path, not `proc/1/ns/ipc`"},
+    {"hostname with a pod's uts",
+     {"linux|namespaces|3|path"},
+     {"\"/proc/42/ns/uts\""},
+     "config.json: `hostname` `"},
     {"time namespace",
      {"linux|namespaces|+"},
      {"{\"type\": \"time\"}"},
@@ -917,11 +985,6 @@ static const struct refusal refusals[] = {
      {"linux|namespaces|1", "annotations|berth.dev/allow-hosts"},
      {"{\"type\": \"network\"}", "\" , \\t \""},
      "`annotations.berth.dev/allow-hosts`"},
-    {"allow-hosts with a pod's network",
-     {"annotations|berth.dev/allow-hosts"},
-     {"\"example.com\""},
-     "`annotations.berth.dev/allow-hosts` needs the container's own network namespace, and "
-     "`linux.namespaces` joins `/run/netns/"},
     {"audit-dir relative",
      {"annotations|berth.dev/audit-dir"},
      {"\"audit\""},
@@ -1307,6 +1370,7 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(test_podman_config),
 	    cmocka_unit_test(test_podman_variants),
+	    cmocka_unit_test(test_pod_namespaces),
 	    cmocka_unit_test(test_writable_root),
 	    cmocka_unit_test(test_bind_read_only_and_normalised),
 	    cmocka_unit_test(test_workspace_annotation),
