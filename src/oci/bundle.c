@@ -206,12 +206,13 @@ void berth_oci_bundle_free(struct berth_oci_bundle *b)
 	berth_policy_free(&b->policy);
 	free(b->dir);
 	free(b->audit_dir);
+	free(b->cgroups_path);
 	free(b->config);
 	json_decref(b->annotations);
 	for (size_t i = 0; i < b->n_notes; i++)
 		free(b->notes[i]);
 	free(b->notes);
-	b->dir = b->audit_dir = b->config = NULL;
+	b->dir = b->audit_dir = b->cgroups_path = b->config = NULL;
 	b->config_len = 0;
 	b->annotations = NULL;
 	b->notes = NULL;

@@ -3,8 +3,8 @@
  * bundle_linux.c - config.json `linux` into the policy: namespaces (the
  * network decides berth's --network), resources (memory, CPU, pids; the
  * device rules), sysctl, masked and read-only paths, and the keys that are
- * accepted without effect (cgroupsPath, rootfsPropagation).  linux.seccomp
- * is bundle_seccomp.c's.
+ * accepted without effect (rootfsPropagation); cgroupsPath, which the
+ * supervisor joins.  linux.seccomp is bundle_seccomp.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -100,6 +100,61 @@ static int convert_namespaces(const json_t *ns, struct berth_oci_bundle *b, stru
 			"shares the host's)",
 			known[own[k]]) < 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- cgroupsPath */
+
+/*
+ * linux.cgroupsPath: the engine's cgroup, which the supervisor joins
+ * (src/oci/cgroup.c).  Absolute (podman's and the kubelet's cgroupfs
+ * paths), each component a plain name: `.` and `..` would leave the
+ * hierarchy's tree, and `slice:prefix:name` is systemd's form, for which
+ * berth has no driver.
+ */
+static int convert_cgroups_path(const char *s, struct berth_oci_bundle *b, struct berth_error *err)
+{
+	size_t n = strlen(s);
+
+	if (strchr(s, ':') != NULL && s[0] != '/') {
+		berth_usage_err(
+		    err,
+		    "config.json: `linux.cgroupsPath` `%.200s` is systemd's form (slice:prefix:name): "
+		    "berth oci has no systemd cgroup driver",
+		    s);
+		return berth_err_hint(err, "use the engine's cgroupfs manager (podman: cgroup_manager = "
+					   "\"cgroupfs\"; containerd: SystemdCgroup = false)");
+	}
+	if (s[0] != '/')
+		return berth_oci_bad(err, "linux.cgroupsPath",
+				     "`%.200s` must be an absolute cgroup path (cgroupfs: `/parent/name`)",
+				     s);
+	if (n >= PATH_MAX / 2)
+		return berth_oci_bad(err, "linux.cgroupsPath", "is longer than %d bytes", PATH_MAX / 2);
+	for (const char *c = s; *c != '\0';) {
+		size_t len;
+		while (*c == '/')
+			c++;
+		len = strcspn(c, "/");
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return berth_oci_bad(err, "linux.cgroupsPath",
+					     "`%.200s` has a `.` or `..` component: a cgroup path names one "
+					     "cgroup below the hierarchy's root",
+					     s);
+		c += len;
+	}
+	if (strcmp(s + strspn(s, "/"), "") == 0)
+		return berth_oci_bad(err, "linux.cgroupsPath", "`%.200s` is the hierarchy's root", s);
+	if ((b->cgroups_path = berth_oci_strdup(s, err)) == NULL)
+		return -1;
+	/* one slash between components, none at the end */
+	{
+		char *w = b->cgroups_path;
+		for (const char *r = s; *r != '\0'; r++)
+			if (!(*r == '/' && (r[1] == '/' || r[1] == '\0')))
+				*w++ = *r;
+		*w = '\0';
 	}
 	return 0;
 }
@@ -510,11 +565,7 @@ int berth_oci_convert_linux(const json_t *l, struct berth_oci_bundle *b, struct 
 		return -1;
 	if (berth_oci_string(json_object_get(l, "cgroupsPath"), "linux.cgroupsPath", false, &s, err) < 0)
 		return -1;
-	if (s != NULL && s[0] != '\0' &&
-	    berth_oci_note(b, err,
-			   "linux.cgroupsPath `%.200s` is not used: berth makes the container's cgroup in "
-			   "its own tree",
-			   s) < 0)
+	if (s != NULL && s[0] != '\0' && convert_cgroups_path(s, b, err) < 0)
 		return -1;
 	if (berth_oci_string(json_object_get(l, "rootfsPropagation"), "linux.rootfsPropagation", false, &s,
 			     err) < 0)

@@ -314,6 +314,10 @@ int berth_oci_exec(const struct berth_oci_ctx *c, const struct berth_oci_exec_op
 		goto out;
 	if (o->console_socket != NULL && (console = berth_oci_console_connect(o->console_socket, err)) < 0)
 		goto out;
+	/* the engine's cgroup, as the container's supervisor (and then
+	 * berth's own below it, berth_sandbox_enter) */
+	if (b.cgroups_path != NULL && berth_oci_cgroup_join(b.cgroups_path, &c->log, o->id, err) < 0)
+		goto out;
 	if (!o->detach) {
 		pid = enter(&b, st.sandbox_pid, &p, console, err);
 		if (pid < 0)

@@ -174,6 +174,14 @@ static int create_in(const struct berth_oci_ctx *c, const struct berth_oci_creat
 	}
 	if (!n.ok) {
 		*err = n.err;
+		/* reaped first: it may have joined the engine's cgroup */
+		if (b.cgroups_path != NULL) {
+			kill(child, SIGKILL);
+			while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+				;
+			child = -1;
+			berth_oci_cgroup_remove(b.cgroups_path, &c->log, o->id);
+		}
 		goto fail; /* the supervisor exits; cleanup_pid reaps it */
 	}
 	if (o->pid_file != NULL && berth_oci_write_pid_file(o->pid_file, child, err) < 0) {
@@ -504,6 +512,10 @@ int berth_oci_delete(const struct berth_oci_ctx *c, const char *id, bool force, 
 	/* the sandbox dies with its supervisor (PDEATHSIG): gone before the
 	 * state is */
 	wait_gone(s.sandbox_pid, s.sandbox_start, GONE_WAIT_MS);
+	/* the engine's cgroup the supervisor joined (runc removes it here too) */
+	if (json_is_string(json_object_get(s.doc, "cgroups_path")))
+		berth_oci_cgroup_remove(json_string_value(json_object_get(s.doc, "cgroups_path")), &c->log,
+					id);
 	berth_oci_state_free(&s);
 	{
 		char path[PATH_MAX];

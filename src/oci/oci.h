@@ -87,6 +87,7 @@ struct berth_oci_bundle {
 	bool has_oom_score_adj;
 	int oom_score_adj;   /* process.oomScoreAdj: written for the supervisor, which the sandbox inherits */
 	char *audit_dir;     /* berth.dev/audit-dir (absolute), or NULL */
+	char *cgroups_path;  /* linux.cgroupsPath (absolute, normal), or NULL: joined by the supervisor */
 	bool writable_root;  /* berth.dev/writable-root "true": root.readonly false is honoured */
 	json_t *annotations; /* config.json's annotations (a reference), or NULL */
 	char *config;        /* config.json's bytes as read (berth_oci_bundle_load*), or NULL */

@@ -99,6 +99,20 @@ struct berth_oci_sup_args {
 
 __attribute__((noreturn)) void berth_oci_supervise(const struct berth_oci_sup_args *a);
 
+/*
+ * berth_oci_cgroup_join - put the calling process (the supervisor) in the
+ * cgroup @cgpath (`linux.cgroupsPath`, absolute) of every mounted hierarchy,
+ * making the directories (0755) that are missing.  As a user, a hierarchy
+ * this uid cannot write is skipped, logged to @log (runc's rootless rule).
+ * Returns 0, or -1 with @err naming the directory (as root: any failure).
+ */
+int berth_oci_cgroup_join(const char *cgpath, const struct berth_oci_log *log, const char *id,
+			  struct berth_error *err);
+
+/* berth_oci_cgroup_remove - rmdir @cgpath in every hierarchy (once its
+ * processes are gone); what cannot be removed is logged to @log. */
+void berth_oci_cgroup_remove(const char *cgpath, const struct berth_oci_log *log, const char *id);
+
 /* berth_oci_now_rfc3339 - the current time, UTC, RFC 3339 with nanoseconds
  * (`2026-12-02T14:54:35.365614703Z`), into @buf (40 bytes). */
 void berth_oci_now_rfc3339(char *buf, size_t len, bool nanos);

@@ -218,11 +218,11 @@ json_t *berth_oci_state_doc(const char *id, const struct berth_oci_bundle *b, co
 	/* egress: the sandbox's network is berth's broker (berth.dev/allow-hosts),
 	 * which connects from the supervisor's network (a pod's peer joins
 	 * that one, src/oci/supervisor.c) */
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:I, s:i, s:I, s:b}", "id", id, "bundle",
-			 b->dir, "rootfs", b->policy.container->root, "created", created_at, "owner", "",
-			 "annotations", ann, "status", "created", "pid", (int)pid, "pid_start",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:I, s:i, s:I, s:b, s:s?}", "id", id,
+			 "bundle", b->dir, "rootfs", b->policy.container->root, "created", created_at,
+			 "owner", "", "annotations", ann, "status", "created", "pid", (int)pid, "pid_start",
 			 (json_int_t)start, "sandbox_pid", 0, "sandbox_start", (json_int_t)0, "egress",
-			 b->policy.network == BERTH_NET_PROXY);
+			 b->policy.network == BERTH_NET_PROXY, "cgroups_path", b->cgroups_path);
 }
 
 void berth_oci_state_free(struct berth_oci_state *s)

@@ -459,6 +459,10 @@ static int process_settings(struct sup *s, struct berth_error *err)
 							    : r->soft > BERTH_NOFILE_MAX ? BERTH_NOFILE_MAX
 											 : r->soft);
 	}
+	/* the engine's cgroup, before the sandbox's own are made below it */
+	if (b->cgroups_path != NULL &&
+	    berth_oci_cgroup_join(b->cgroups_path, &s->a->ctx->log, s->a->id, err) < 0)
+		return -1;
 	return join_pod(s->a, err);
 }
 

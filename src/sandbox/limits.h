@@ -127,6 +127,17 @@ int berth_limits_attach(const struct berth_limits *lim, pid_t pid, struct berth_
 int berth_limits_v2_delegated(const char *start, size_t top, char *out, size_t size);
 
 /*
+ * berth_limits_placement_dirs - the directory of the cgroup @cgpath (an
+ * absolute cgroup path, as an OCI bundle's `linux.cgroupsPath`: no `.` or
+ * `..` component) in each mounted cgroup hierarchy (v1 controllers and
+ * named hierarchies, and the v2 one) whose root shows it, one per mount
+ * (a hierarchy mounted twice is named twice).  Reads /proc/self/mountinfo only; the directories need not
+ * exist.  @dirs gets up to @max malloc'd paths (the caller frees them).
+ * Returns how many, or -1 with errno (ENOMEM, or a read error).
+ */
+int berth_limits_placement_dirs(const char *cgpath, char **dirs, size_t max);
+
+/*
  * berth_limits_advice - for `berth doctor` in rlimit mode: one sentence on
  * how this caller can get a cgroup (whether cgroup v2 holds the memory
  * controller, whether the systemd user manager delegates a subtree to the

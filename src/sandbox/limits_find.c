@@ -175,6 +175,35 @@ int berth_lim_cgroup_dir_at(const char *ctrl, char *out, size_t size, size_t *mn
 	return -1;
 }
 
+int berth_limits_placement_dirs(const char *cgpath, char **dirs, size_t max)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
+	size_t cap = 0, n = 0;
+
+	if (f == NULL)
+		return -1;
+	while (n < max && getline(&line, &cap, f) > 0) {
+		struct mnt m;
+		const char *rel;
+		char *dir;
+
+		if (parse_mountinfo(line, &m) < 0 ||
+		    (strcmp(m.fstype, "cgroup") != 0 && strcmp(m.fstype, "cgroup2") != 0))
+			continue;
+		if ((rel = below_root(m.root, cgpath)) == NULL)
+			continue;
+		if (asprintf(&dir, "%s%s", m.point, rel) < 0) {
+			while (n > 0)
+				free(dirs[--n]);
+			errno = ENOMEM;
+			return -1;
+		}
+		dirs[n++] = dir;
+	}
+	return (int)n;
+}
+
 /* berth_lim_cgroup_dir - cgroup_dir_at without the mount point. */
 int berth_lim_cgroup_dir(const char *ctrl, char *out, size_t size)
 {

@@ -293,7 +293,10 @@ static void test_podman_config(void **state)
 	/* said in the log, not refused */
 	assert_true(has_note(&b, "11 capabilities were not granted (CAP_CHOWN, CAP_DAC_OVERRIDE"));
 	assert_true(has_note(&b, "net.ipv4.ping_group_range `0 0` is not applied"));
-	assert_true(has_note(&b, "linux.cgroupsPath `/libpod_parent/libpod-"));
+	/* the engine's cgroup, joined by the supervisor */
+	assert_non_null(b.cgroups_path);
+	assert_int_equal(strncmp(b.cgroups_path, "/libpod_parent/libpod-3030e7449f1e", 34), 0);
+	assert_false(has_note(&b, "cgroupsPath"));
 	assert_true(has_note(&b, "/dev/mqueue is not mounted"));
 	assert_true(has_note(&b, "/sys/fs/cgroup is not mounted"));
 	assert_true(has_note(&b, "has no `user`") == false);
@@ -435,6 +438,12 @@ static void test_pod_namespaces(void **state)
 		fail_msg("refused: %s", err.msg);
 	assert_string_equal(b.policy.container->ipcns, "/proc/42/ns/ipc");
 	assert_null(b.policy.container->utsns);
+	berth_oci_bundle_free(&b);
+	/* cgroupsPath: one slash between components */
+	jset(cfg, "linux|cgroupsPath", J("\"//kubepods//pod1/c1/\""));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_string_equal(b.cgroups_path, "/kubepods/pod1/c1");
 	assert_non_null(b.policy.container->hostname);
 	berth_oci_bundle_free(&b);
 	json_decref(cfg);
@@ -985,6 +994,22 @@ static const struct refusal refusals[] = {
      {"linux|namespaces|1", "annotations|berth.dev/allow-hosts"},
      {"{\"type\": \"network\"}", "\" , \\t \""},
      "`annotations.berth.dev/allow-hosts`"},
+    {"cgroupsPath relative",
+     {"linux|cgroupsPath"},
+     {"\"libpod_parent/x\""},
+     "config.json: `linux.cgroupsPath` `libpod_parent/x` must be an absolute cgroup path"},
+    {"cgroupsPath dot-dot",
+     {"linux|cgroupsPath"},
+     {"\"/kubepods/../../x\""},
+     "`linux.cgroupsPath` `/kubepods/../../x` has a `.` or `..` component"},
+    {"cgroupsPath the root",
+     {"linux|cgroupsPath"},
+     {"\"//\""},
+     "`linux.cgroupsPath` `//` is the hierarchy's root"},
+    {"cgroupsPath systemd",
+     {"linux|cgroupsPath"},
+     {"\"machine.slice:libpod:abc\""},
+     "config.json: `linux.cgroupsPath` `machine.slice:libpod:abc` is systemd's form"},
     {"audit-dir relative",
      {"annotations|berth.dev/audit-dir"},
      {"\"audit\""},
