@@ -170,6 +170,105 @@ static int move_tree(int fd, const char *dst, struct berth_error *err)
 	return 0;
 }
 
+/* ---------------------------------------------------------- pinned targets */
+
+/*
+ * pin_target - the mount target @dst (a NEWROOT path that exists now, as
+ * resolve_in_newroot or berth made it) as an O_PATH descriptor the kernel
+ * opened inside NEWROOT (openat2 RESOLVE_IN_ROOT, no magic links), checked
+ * to be at @dst still.  A path is followed once more by every mount(2) of
+ * it: a component that became a link meanwhile (another container writing
+ * a volume both share: runc's CVE-2021-30465) would take the mount out of
+ * the root, or elsewhere in it past the checks made on @dst.  Mounting
+ * onto the descriptor (attach_at, and mount(2) through its /proc magic
+ * link, pinned_path) follows nothing.  @shown names the target in errors.
+ * Returns the descriptor, or -1 with @err filled.
+ */
+static int pin_target(const char *dst, const char *shown, struct berth_error *err)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	const char *rel = dst + strlen(NEWROOT);
+	char magic[64], real[PATH_MAX];
+	cleanup_close int root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd;
+	ssize_t n;
+
+	if (root < 0)
+		return berth_err(err, errno, "cannot open the sandbox's root");
+	if (strncmp(dst, NEWROOT, strlen(NEWROOT)) != 0 || (rel[0] != '/' && rel[0] != '\0'))
+		return berth_err(err, EINVAL, "mount target `%s` is outside the sandbox's root", shown);
+	fd = (int)syscall(SYS_openat2, root, rel[0] != '\0' ? rel : ".", &how, sizeof how);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot open the mount target `%s`", shown);
+	snprintf(magic, sizeof magic, OLDROOT "/proc/self/fd/%d", fd);
+	n = readlink(magic, real, sizeof real - 1);
+	/* @dst may end in a slash (the root itself); the link never does */
+	if (n < 0 || (size_t)n >= sizeof real - 1 || (real[n] = '\0', strncmp(real, dst, (size_t)n) != 0) ||
+	    (dst[n] != '\0' && strcmp(dst + n, "/") != 0)) {
+		close(fd);
+		berth_usage_err(
+		    err, "the mount target `%s` changed while the sandbox was made (a link on its way)",
+		    shown);
+		return berth_err_hint(err,
+				      "nothing may change a container's root or workspace while it starts");
+	}
+	return fd;
+}
+
+/* pinned_path - @fd's /proc magic link, for mount(2) and friends. */
+static const char *pinned_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, OLDROOT "/proc/self/fd/%d", fd);
+	return buf;
+}
+
+/* mount_pinned - mount(2) of @src (@fstype, @flags, @opts) onto @dst,
+ * pinned first (pin_target); @shown names it in errors. */
+static int mount_pinned(const char *src, const char *dst, const char *fstype, unsigned long flags,
+			const char *opts, const char *shown, struct berth_error *err)
+{
+	cleanup_close int tfd = pin_target(dst, shown, err);
+	char at[64];
+
+	if (tfd < 0)
+		return -1;
+	if (mount(src, pinned_path(tfd, at, sizeof at), fstype, flags, opts) < 0)
+		return berth_err(err, errno, "cannot mount %s on `%s`", fstype != NULL ? fstype : src, shown);
+	return 0;
+}
+
+/* attach_at - the detached mount @tree onto the pinned target @tfd. */
+static int attach_at(int tree, int tfd, const char *shown, struct berth_error *err)
+{
+	if (syscall(SYS_move_mount, tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return berth_err(err, errno, "cannot mount at `%s`", shown);
+	return 0;
+}
+
+/*
+ * bind_at - @src (a path: through OLDROOT, or a /proc magic link) bound
+ * recursively onto the pinned target @tfd, then @attrs, nosuid and nodev
+ * set on that mount through its own descriptor (nothing is looked up by
+ * path after the pin; no sandbox process exists yet to see it writable).
+ */
+static int bind_at(const char *src, int tfd, uint64_t attrs, const char *shown, struct berth_error *err)
+{
+	struct mount_attr attr = {.attr_set = attrs | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	cleanup_close int tree =
+	    (int)syscall(SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	char at[64];
+
+	if (tree < 0)
+		return berth_err(err, errno, "cannot bind `%s` to `%s`", src, shown);
+	if (attach_at(tree, tfd, shown, err) < 0)
+		return -1;
+	if (syscall(SYS_mount_setattr, AT_FDCWD, pinned_path(tree, at, sizeof at), AT_RECURSIVE, &attr,
+		    sizeof attr) < 0)
+		return berth_err(err, errno, "cannot set mount attributes of `%s`", shown);
+	return 0;
+}
+
 int berth_open_nofollow(int dirfd, const char *path, int flags)
 {
 	/* No O_NOFOLLOW: with O_PATH it would open a trailing link itself
@@ -248,8 +347,8 @@ int berth_source_open(const char *what, const char *path, struct stat *st, struc
  * descriptor from berth's mount namespace cannot be bound here (EINVAL), so
  * the child opens the host path again below /oldroot, with no link followed,
  * and binds only when that is the very inode berth checked. */
-static int bind_source(const char *what, const char *path, int parent_fd, const char *dst, uint64_t attrs,
-		       struct berth_error *err)
+static int bind_source(const char *what, const char *path, int parent_fd, int tfd, const char *shown,
+		       uint64_t attrs, struct berth_error *err)
 {
 	char src[PATH_MAX], fdpath[64];
 	cleanup_close int fd = -1;
@@ -274,18 +373,22 @@ static int bind_source(const char *what, const char *path, int parent_fd, const 
 	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return changed(what, path, "another file is there now", err);
 	snprintf(fdpath, sizeof fdpath, OLDROOT "/proc/self/fd/%d", fd);
-	if (bind(fdpath, dst, attrs, err) < 0)
-		return berth_err(err, errno, "cannot mount %s `%s`", what, path);
+	if (bind_at(fdpath, tfd, attrs, shown, err) < 0)
+		return berth_err_wrap(err, "cannot mount %s `%s`", what, path);
 	return 0;
 }
 
 static int workspace(const struct berth_mount_plan *plan, struct berth_error *err)
 {
+	cleanup_close int tfd = -1;
+
 	if (mkdir(NEWROOT "/workspace", 0755) < 0)
 		return berth_err(err, errno, "mkdir /workspace");
+	if ((tfd = pin_target(NEWROOT "/workspace", "/workspace", err)) < 0)
+		return -1;
 	if (plan->ws_fd >= 0)
-		return move_tree(plan->ws_fd, NEWROOT "/workspace", err);
-	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, NEWROOT "/workspace", 0,
+		return attach_at(plan->ws_fd, tfd, "/workspace", err);
+	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, tfd, "/workspace", 0,
 			   err);
 }
 
@@ -329,7 +432,9 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				char opts[64];
 				snprintf(opts, sizeof opts, "mode=1777,size=%llu",
 					 (unsigned long long)m->tmpfs_size);
-				if (mkdir_p(dst, 0755, err) < 0 || tmpfs(dst, opts, 0, err) < 0)
+				if (mkdir_p(dst, 0755, err) < 0 ||
+				    mount_pinned("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts, m->dst,
+						 err) < 0)
 					return -1;
 				continue;
 			}
@@ -342,12 +447,15 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 			}
 			if (make_mountpoint(plan->mount_is_dir[i], dst, err) < 0)
 				return berth_err(err, errno, "cannot create the mount point `%s`", m->dst);
+			cleanup_close int tfd = pin_target(dst, m->dst, err);
+			if (tfd < 0)
+				return -1;
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
-				if (move_tree(plan->mount_fds[i], dst, err) < 0)
+				if (attach_at(plan->mount_fds[i], tfd, m->dst, err) < 0)
 					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src,
 							 m->dst);
 			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src,
-					       plan->src_fds[i], dst, m->rw ? 0 : MOUNT_ATTR_RDONLY,
+					       plan->src_fds[i], tfd, m->dst, m->rw ? 0 : MOUNT_ATTR_RDONLY,
 					       err) < 0) {
 				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
 				return -1;
@@ -403,7 +511,8 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 
 	if (mkdir_mp(NEWROOT "/dev", 0755, err) < 0)
 		return -1;
-	if (tmpfs(NEWROOT "/dev", "mode=0755,size=64k", MS_NOEXEC, err) < 0)
+	if (mount_pinned("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			 "mode=0755,size=64k", "/dev", err) < 0)
 		return -1;
 	for (int i = 0; dev_nodes[i] != NULL; i++) {
 		char src[64], dst[64];
@@ -444,8 +553,9 @@ static int proc_tree(struct berth_error *err)
 	if (mkdir_mp(NEWROOT "/proc", 0555, err) < 0)
 		return -1;
 	/* Needs the host's fully visible /proc, still reachable at /oldroot/proc. */
-	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return berth_err(err, errno, "cannot mount a new /proc");
+	if (mount_pinned("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc",
+			 err) < 0)
+		return berth_err_wrap(err, "cannot mount a new /proc");
 	for (int i = 0; proc_ro[i] != NULL; i++) {
 		char path[64];
 		snprintf(path, sizeof path, NEWROOT "/proc/%s", proc_ro[i]);
@@ -466,11 +576,18 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
 	if (mkdir_mp(NEWROOT "/sys", 0555, err) < 0)
 		return -1;
 	/* A fresh sysfs shows this network namespace only; it needs one we own. */
-	if (plan->own_netns &&
-	    mount("sysfs", NEWROOT "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
-		return 0;
-	if (bind(OLDROOT "/sys", NEWROOT "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
-		return -1;
+	if (plan->own_netns) {
+		struct berth_error ignored = {0};
+		if (mount_pinned("sysfs", NEWROOT "/sys", "sysfs",
+				 MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/sys", &ignored) == 0)
+			return 0;
+	}
+	{
+		cleanup_close int tfd = pin_target(NEWROOT "/sys", "/sys", err);
+		if (tfd < 0 ||
+		    bind_at(OLDROOT "/sys", tfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, "/sys", err) < 0)
+			return -1;
+	}
 	/* A container that joined a network namespace by path (a pod's, owned
 	 * by the host's user namespace: no sysfs of its own can be mounted)
 	 * gets the host's /sys; its cgroup tree, every other container's and
@@ -671,7 +788,10 @@ static int resolver_conf(struct berth_error *err)
 	} else if (!S_ISREG(st.st_mode)) {
 		return 0;
 	}
-	return bind(src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
+	cleanup_close int tfd = pin_target(dst, "/etc/resolv.conf", err);
+	if (tfd < 0)
+		return -1;
+	return bind_at(src, tfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, "/etc/resolv.conf", err);
 }
 
 static int finish_pivot(struct berth_error *err)
@@ -700,8 +820,11 @@ static int container_root(const struct berth_mount_plan *plan, struct berth_erro
 	if (plan->root_fd >= 0) {
 		if (move_tree(plan->root_fd, NEWROOT, err) < 0)
 			return -1;
-	} else if (bind_source("the container's root", c->root, plan->root_src_fd, NEWROOT, 0, err) < 0) {
-		return -1;
+	} else {
+		cleanup_close int tfd = pin_target(NEWROOT, "/", err);
+		if (tfd < 0 ||
+		    bind_source("the container's root", c->root, plan->root_src_fd, tfd, "/", 0, err) < 0)
+			return -1;
 	}
 	/* berth mounts its own instances there: never through a link the
 	 * image planted (it would lead the mount out of the root). */
@@ -746,11 +869,16 @@ static int container_workspace(const struct berth_mount_plan *plan, struct berth
 				 p->container->workspace_at);
 	if (guarded_target("the workspace's mount target", p->container->workspace_at, dst, err) < 0)
 		return -1;
+	cleanup_close int tfd = -1;
+
 	if (mkdir_p(dst, 0755, err) < 0)
 		return -1;
+	if ((tfd = pin_target(dst, p->container->workspace_at, err)) < 0)
+		return -1;
 	if (plan->ws_fd >= 0)
-		return move_tree(plan->ws_fd, dst, err);
-	return bind_source("the workspace", p->workspace, plan->ws_src_fd, dst, 0, err);
+		return attach_at(plan->ws_fd, tfd, p->container->workspace_at, err);
+	return bind_source("the workspace", p->workspace, plan->ws_src_fd, tfd, p->container->workspace_at, 0,
+			   err);
 }
 
 static bool mounts_at(const struct berth_policy *p, const char *dst)
@@ -772,18 +900,21 @@ static int container_paths(const struct berth_container *c, struct berth_error *
 		char real[PATH_MAX];
 		struct stat st;
 
+		cleanup_close int tfd = -1;
+		char at[64];
+
 		if (resolve_in_newroot(path, real, sizeof real) < 0 || lstat(real, &st) < 0)
 			continue;
+		if ((tfd = pin_target(real, path, err)) < 0)
+			return -1;
+		pinned_path(tfd, at, sizeof at);
 		if (!mask) {
-			if (mount(real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
-				return berth_err(err, errno, "cannot bind the read-only path `%s`", path);
-			if (set_attr(real, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true,
-				     err) < 0)
-				return -1;
+			if (bind_at(at, tfd, MOUNT_ATTR_RDONLY, path, err) < 0)
+				return berth_err_wrap(err, "cannot bind the read-only path `%s`", path);
 		} else if (S_ISDIR(st.st_mode)) {
-			if (tmpfs(real, "mode=0555,size=4k", MS_RDONLY | MS_NOEXEC, err) < 0)
+			if (tmpfs(at, "mode=0555,size=4k", MS_RDONLY | MS_NOEXEC, err) < 0)
 				return berth_err_wrap(err, "cannot mask `%s`", path);
-		} else if (mount(NEWROOT "/dev/null", real, NULL, MS_BIND, NULL) < 0) {
+		} else if (mount(NEWROOT "/dev/null", at, NULL, MS_BIND, NULL) < 0) {
 			return berth_err(err, errno, "cannot mask `%s`", path);
 		}
 	}

@@ -520,6 +520,9 @@ refused() {
 	"$honoured" "$out" && fail "$desc: refused before it took effect" "it did" "$out"
 	is "$desc: no container left" "$(pod ps -a -q 2>&1)" ""
 	is "$desc: no state left under the runtime's --root" "$(state_left)" ""
+	# podman's exit command (`podman container cleanup ID`) may still be
+	# ending: what is left after 5 s is a failure
+	for _ in $(seq 50); do [ -z "$(procs_with "$cid")" ] && break; sleep 0.1; done
 	[ -n "$cid" ] && is "$desc: no process of container ${cid:0:12} left" "$(procs_with "$cid")" ""
 }
 # The hook runs on the host (prestart: in the runtime's namespaces).
