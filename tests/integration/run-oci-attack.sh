@@ -20,6 +20,7 @@
 #   - links in the image: mount targets, masked paths, /proc through a link
 #   - the host's berth binary through /proc/self/exe and /proc/1/exe (runc
 #     CVE-2019-5736); --pid-file and --log through a link; a FIFO config.json
+#   - a namespace to join that is a FIFO or a device (never opened)
 #
 # usage: run-oci-attack.sh /path/to/berth
 # Needs a statically linked busybox (/usr/bin/busybox) and python3.  As
@@ -256,6 +257,34 @@ if [ $rc = 1 ] && grep -q "cannot read the bundle's config.json \`$T/fifo/config
 else
 	not_ok "config.json a FIFO: $rc"
 	show "$T/err"
+fi
+
+# A namespace to join (linux.namespaces path) that is a FIFO or a device:
+# refused as no namespace before it is opened (open(2) of a FIFO waits for
+# a writer: the supervisor, and create with it, would hang for good; of a
+# device, does what the device does on open)
+mkfifo "$T/nsfifo"
+bad=""
+for tp in "ipc:IPC:$T/nsfifo" "uts:UTS:/dev/null" "network:network:$T/nsfifo"; do
+	t=${tp%%:*} p=${tp#*:*:} w=${tp#*:}
+	w=${w%%:*}
+	bundle nsf '["/bin/true"]' "[e.update(path='$p') for e in c['linux']['namespaces'] if e['type'] == '$t']"
+	timeout 10 "$B" oci --root "$R" create --bundle "$T/nsf" "nsf-$t" </dev/null >/dev/null 2>"$T/err"
+	rc=$?
+	# a reader blocked on the FIFO (the bug) let go
+	python3 -c 'import os, sys
+try: os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+except OSError: pass' "$T/nsfifo"
+	if [ $rc != 1 ] || ! grep -q "joins \`$p\` as the $w namespace, and it is not a namespace" "$T/err" ||
+		[ -e "$R/nsf-$t" ]; then
+		bad="$bad $t($rc)"
+		show "$T/err"
+	fi
+done
+if [ -z "$bad" ]; then
+	ok "linux.namespaces path a FIFO, a device: refused at once (1), named, nothing left"
+else
+	not_ok "linux.namespaces path a FIFO, a device:$bad"
 fi
 
 # 5-8: exec, root's (berth_sandbox_enter joins the container from the host)
