@@ -8,7 +8,8 @@
 #     CVE-2024-21626): no descriptor of the host is open when the
 #     container's process resolves them, the working directory cannot be
 #     outside the container's root, and a host file the attack would change
-#     keeps its mode; the same for `exec` (as root)
+#     keeps its mode; the same for `exec` (as root), whose process is in
+#     each of the container's namespaces (its cgroup namespace too)
 #   - `exec` as uid or gid 4294967295 ((uid_t)-1: "unchanged" to
 #     setresuid(2)), which would leave the process the host's root
 #   - a bundle seccomp profile that answers seccomp(2) with errnoRet 0 (a
@@ -291,7 +292,8 @@ fi
 if ! $root; then
 	for what in "exec: process.cwd through a descriptor" "exec: uid 4294967295" \
 		"exec: a profile faking seccomp(2)" "exec: the bundle as created" \
-		"exec: process.user keys" "a joined network namespace: no cgroup tree"; do
+		"exec: process.user keys" "exec: the container's namespaces" \
+		"a joined network namespace: no cgroup tree"; do
 		skip "$what" "exec and joining a network namespace are root's"
 	done
 else
@@ -317,6 +319,21 @@ else
 		ok "exec: process.cwd /proc/self/fd/3..12 refused (1), nothing runs, the host's files keep their mode"
 	else
 		not_ok "exec: process.cwd through a descriptor:$bad (victims $v)"
+	fi
+
+	# every namespace of the container's command, the cgroup one too (a
+	# process in the host's would see the host's cgroup paths)
+	bad=""
+	cmd=$("$B" oci --root "$R" ps long | tail -1)
+	for t in mnt pid net ipc uts user cgroup; do
+		want=$(readlink "/proc/$cmd/ns/$t")
+		got=$("$B" oci --root "$R" exec long /bin/busybox readlink "/proc/self/ns/$t" 2>&1)
+		[ -n "$want" ] && [ "$got" = "$want" ] || bad="$bad $t($got, not $want)"
+	done
+	if [ -z "$bad" ]; then
+		ok "exec: the process is in each of the container's namespaces (mnt pid net ipc uts user cgroup)"
+	else
+		not_ok "exec: the container's namespaces:$bad"
 	fi
 
 	bad=""
