@@ -41,10 +41,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -340,6 +344,51 @@ static bool same_ns(int fd, const char *path)
 }
 
 /*
+ * The namespace file at @path (@shown: the bundle's path) open for
+ * setns(2), or -1 with @err filled.  It is checked to be one (nsfs, and of
+ * the kind asked) before anything is opened for reading: the path is the
+ * bundle's, and open(2) of a FIFO waits for a writer (the supervisor, and
+ * `create` with it, would hang for good), of a device does what the device
+ * does on open (a watchdog starts counting down).  O_PATH opens nothing;
+ * the file it came to is opened again through /proc/self/fd, never the
+ * path a second time.
+ */
+static int open_ns(const char *path, const char *shown, const char *name, int nstype, const char *what,
+		   struct berth_error *err)
+{
+	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
+	struct statfs sf;
+	char fdpath[32];
+	int fd, kind;
+
+	if (pfd < 0 || fstatfs(pfd, &sf) < 0)
+		return berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what,
+				 shown);
+	if (sf.f_type != NSFS_MAGIC) {
+		berth_usage_err(err,
+				"config.json: `linux.namespaces` joins `%s` as the %s namespace, and it is "
+				"not a namespace",
+				shown, what);
+		return berth_err_hint(err, "name a /proc/PID/ns/%s file, or a bind mount of one", name);
+	}
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", pfd);
+	if ((fd = open(fdpath, O_RDONLY | O_CLOEXEC)) < 0)
+		return berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what,
+				 shown);
+	/* NS_GET_NSTYPE is Linux 4.11's: before it, setns(2) tells (EINVAL) */
+	kind = ioctl(fd, NS_GET_NSTYPE);
+	if (kind >= 0 && kind != nstype) {
+		close(fd);
+		berth_usage_err(err,
+				"config.json: `linux.namespaces` joins `%s` as the %s namespace, and it is "
+				"a namespace of another kind",
+				shown, what);
+		return berth_err_hint(err, "name a /proc/PID/ns/%s file", name);
+	}
+	return fd;
+}
+
+/*
  * linux.namespaces path= (network, ipc, uts): joined before the sandbox is
  * made, which shares it.  Never the host's own (this process's before the
  * join, or pid 1's): the container would share the host's network, IPC
@@ -357,10 +406,8 @@ static int join_ns(int rootfd, const char *path, const char *name, int nstype, c
 
 	if (found < 0)
 		return -1;
-	fd = open(found ? peer.path : path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what,
-				 path);
+	if ((fd = open_ns(found ? peer.path : path, path, name, nstype, what, err)) < 0)
+		return -1;
 	/* the sandbox whose pid was read is the one whose namespace is open */
 	if (found && !berth_oci_alive(peer.pid, peer.start)) {
 		close(fd);

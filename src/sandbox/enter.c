@@ -199,9 +199,11 @@ static __attribute__((noreturn)) void enter_child(const struct berth_policy *p, 
 		close(fd);
 	}
 	/* The namespaces the sandbox's pid 1 is in, the user namespace last:
-	 * joining the others needs the host's capabilities over them. */
-	if (setns(pidfd, CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0 || setns(pidfd, CLONE_NEWNS) < 0 ||
-	    setns(pidfd, CLONE_NEWUSER) < 0) {
+	 * joining the others needs the host's capabilities over them.  The
+	 * cgroup one after the cgroups above (its root is the container's
+	 * cgroup): in the host's, the process would see the host's paths. */
+	if (setns(pidfd, CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0 ||
+	    setns(pidfd, CLONE_NEWNS) < 0 || setns(pidfd, CLONE_NEWUSER) < 0) {
 		berth_err(&err, errno, "cannot enter the container's namespaces");
 		enter_fail(errfd, &err, BERTH_EXIT_INTERNAL);
 	}

@@ -8,7 +8,8 @@
 #     CVE-2024-21626): no descriptor of the host is open when the
 #     container's process resolves them, the working directory cannot be
 #     outside the container's root, and a host file the attack would change
-#     keeps its mode; the same for `exec` (as root)
+#     keeps its mode; the same for `exec` (as root), whose process is in
+#     each of the container's namespaces (its cgroup namespace too)
 #   - `exec` as uid or gid 4294967295 ((uid_t)-1: "unchanged" to
 #     setresuid(2)), which would leave the process the host's root
 #   - a bundle seccomp profile that answers seccomp(2) with errnoRet 0 (a
@@ -20,6 +21,7 @@
 #   - links in the image: mount targets, masked paths, /proc through a link
 #   - the host's berth binary through /proc/self/exe and /proc/1/exe (runc
 #     CVE-2019-5736); --pid-file and --log through a link; a FIFO config.json
+#   - a namespace to join that is a FIFO or a device (never opened)
 #
 # usage: run-oci-attack.sh /path/to/berth
 # Needs a statically linked busybox (/usr/bin/busybox) and python3.  As
@@ -258,11 +260,40 @@ else
 	show "$T/err"
 fi
 
+# A namespace to join (linux.namespaces path) that is a FIFO or a device:
+# refused as no namespace before it is opened (open(2) of a FIFO waits for
+# a writer: the supervisor, and create with it, would hang for good; of a
+# device, does what the device does on open)
+mkfifo "$T/nsfifo"
+bad=""
+for tp in "ipc:IPC:$T/nsfifo" "uts:UTS:/dev/null" "network:network:$T/nsfifo"; do
+	t=${tp%%:*} p=${tp#*:*:} w=${tp#*:}
+	w=${w%%:*}
+	bundle nsf '["/bin/true"]' "[e.update(path='$p') for e in c['linux']['namespaces'] if e['type'] == '$t']"
+	timeout 10 "$B" oci --root "$R" create --bundle "$T/nsf" "nsf-$t" </dev/null >/dev/null 2>"$T/err"
+	rc=$?
+	# a reader blocked on the FIFO (the bug) let go
+	python3 -c 'import os, sys
+try: os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+except OSError: pass' "$T/nsfifo"
+	if [ $rc != 1 ] || ! grep -q "joins \`$p\` as the $w namespace, and it is not a namespace" "$T/err" ||
+		[ -e "$R/nsf-$t" ]; then
+		bad="$bad $t($rc)"
+		show "$T/err"
+	fi
+done
+if [ -z "$bad" ]; then
+	ok "linux.namespaces path a FIFO, a device: refused at once (1), named, nothing left"
+else
+	not_ok "linux.namespaces path a FIFO, a device:$bad"
+fi
+
 # 5-8: exec, root's (berth_sandbox_enter joins the container from the host)
 if ! $root; then
 	for what in "exec: process.cwd through a descriptor" "exec: uid 4294967295" \
 		"exec: a profile faking seccomp(2)" "exec: the bundle as created" \
-		"exec: process.user keys" "a joined network namespace: no cgroup tree"; do
+		"exec: process.user keys" "exec: the container's namespaces" \
+		"a joined network namespace: no cgroup tree"; do
 		skip "$what" "exec and joining a network namespace are root's"
 	done
 else
@@ -288,6 +319,21 @@ else
 		ok "exec: process.cwd /proc/self/fd/3..12 refused (1), nothing runs, the host's files keep their mode"
 	else
 		not_ok "exec: process.cwd through a descriptor:$bad (victims $v)"
+	fi
+
+	# every namespace of the container's command, the cgroup one too (a
+	# process in the host's would see the host's cgroup paths)
+	bad=""
+	cmd=$("$B" oci --root "$R" ps long | tail -1)
+	for t in mnt pid net ipc uts user cgroup; do
+		want=$(readlink "/proc/$cmd/ns/$t")
+		got=$("$B" oci --root "$R" exec long /bin/busybox readlink "/proc/self/ns/$t" 2>&1)
+		[ -n "$want" ] && [ "$got" = "$want" ] || bad="$bad $t($got, not $want)"
+	done
+	if [ -z "$bad" ]; then
+		ok "exec: the process is in each of the container's namespaces (mnt pid net ipc uts user cgroup)"
+	else
+		not_ok "exec: the container's namespaces:$bad"
 	fi
 
 	bad=""

@@ -328,7 +328,12 @@ if [ "$(id -u)" -eq 0 ]; then
 	else
 		fail "cgroupsPath: the container's processes are in the engine's cgroup" "cgroupsPath '$cgp', /proc/$cmdpid/cgroup: '$line'" "$(cat "$TOP/err")"
 	fi
-	out=$(pod exec "$id" cat /proc/self/cgroup 2>&1 | grep -E '^[0-9]+:(memory|):' | head -1)
+	# read from the host: inside, the container's cgroup namespace shows
+	# its own cgroup as `/` (an exec'd process is in that namespace too)
+	esec=$((200000 + RANDOM))
+	pod exec -d "$id" sleep "$esec" >/dev/null 2>"$TOP/err"
+	for _ in $(seq 50); do epid=$(pgrep -xf "sleep $esec" | head -1) && break; sleep 0.1; done
+	out=$(grep -E '^[0-9]+:(memory|):' "/proc/${epid:-0}/cgroup" 2>&1 | head -1)
 	if [ -n "$cgp" ] && [[ ${out#*:*:} == "$cgp" || ${out#*:*:} == "$cgp/"* ]]; then
 		pass "cgroupsPath: an exec'd process is in it too"
 	else
