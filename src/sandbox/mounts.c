@@ -582,6 +582,11 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
 				 MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/sys", &ignored) == 0)
 			return 0;
 	}
+	/* a joined network's own sysfs, made by the parent in it */
+	if (!plan->own_netns && plan->sys_fd >= 0) {
+		cleanup_close int tfd = pin_target(NEWROOT "/sys", "/sys", err);
+		return tfd < 0 ? -1 : attach_at(plan->sys_fd, tfd, "/sys", err);
+	}
 	{
 		cleanup_close int tfd = pin_target(NEWROOT "/sys", "/sys", err);
 		if (tfd < 0 ||

@@ -35,6 +35,7 @@ struct berth_mount_plan {
 	const int *src_fds;       /* per policy->mounts */
 	const bool *mount_is_dir; /* per policy->mounts: the source is a directory */
 	bool own_netns;           /* a new network namespace (sysfs may be mounted) */
+	int sys_fd;               /* !own_netns, a container: the parent's sysfs of the joined one, or -1 */
 	/* --network proxy: /etc/resolv.conf names the sandbox's resolver
 	 * (netns.h), bound read-only over the host's file or its link's target */
 	bool resolver;

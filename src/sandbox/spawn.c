@@ -265,6 +265,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->root_src = -1;
 	s->root_fd = -1;
 	s->home_fd = -1;
+	s->sys_fd = -1;
 	s->evidence_fd = -1;
 	s->pidfd = -1;
 	s->proxy_fd[0] = s->proxy_fd[1] = -1;

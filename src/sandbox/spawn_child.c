@@ -592,6 +592,7 @@ static void child_root(struct sandbox *s)
 					.src_fds = s->src_fds,
 					.mount_is_dir = s->mount_is_dir,
 					.own_netns = s->p->network != BERTH_NET_HOST,
+					.sys_fd = s->sys_fd,
 					.resolver = s->p->network == BERTH_NET_PROXY,
 					.system_by_landlock = s->p->app && s->use_landlock,
 					.evidence_fd = s->evidence_fd,

@@ -162,6 +162,8 @@ void berth_sb_cleanup(struct sandbox *s)
 		close(s->root_fd);
 	if (s->home_fd >= 0)
 		close(s->home_fd);
+	if (s->sys_fd >= 0)
+		close(s->sys_fd);
 	if (s->evidence_fd >= 0)
 		close(s->evidence_fd);
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(s->mount_fds); i++)

@@ -83,7 +83,11 @@ struct sandbox {
 	 * before the clone: the child inherits it and loads it after berth's
 	 * filter; empty (no insns) without one. */
 	struct berth_bpf cbpf;
-	int home_fd;     /* idmapped tree of the persistent home (policy home_dir), or -1 */
+	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
+	/* A container on a joined network (a pod's): a detached sysfs of that
+	 * namespace, made here, where the parent is in it (the sandbox's user
+	 * namespace does not own it: no sysfs could be mounted inside); -1 */
+	int sys_fd;
 	int evidence_fd; /* --evidence, invoked by root: the detached read-only tree */
 	int mount_fds[BERTH_POLICY_MOUNTS_MAX];
 	/* The workspace and each --ro/--rw source, opened once with no link

@@ -397,6 +397,24 @@ static int container_mountpoints(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
+/*
+ * A container on a joined network namespace (a pod's, owned by the host's
+ * user namespace, or the engine's): a sysfs of it, detached, read-only.
+ * This process is in that namespace (the OCI supervisor joined it), and the
+ * sandbox could not mount one (it does not own the namespace): without it
+ * the sandbox would get the host's /sys, whose network is the host's.
+ * Returns the descriptor, or -1 (the host's /sys, read-only, as before).
+ */
+static int pod_sysfs(void)
+{
+	cleanup_close int fs = (int)syscall(SYS_fsopen, "sysfs", FSOPEN_CLOEXEC);
+
+	if (fs < 0 || syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -1;
+	return (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
 int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 {
 	struct stat st;
@@ -413,6 +431,8 @@ int berth_sb_plan_mounts(struct sandbox *s, struct berth_error *err)
 		if (!S_ISDIR(st.st_mode))
 			return berth_usage_err(err, "the container's root `%s` is not a directory",
 					       s->p->container->root);
+		if (s->p->network == BERTH_NET_HOST)
+			s->sys_fd = pod_sysfs();
 	}
 	if (s->p->workspace != NULL) {
 		s->ws_src = berth_source_open("the workspace", s->p->workspace, &st, err);

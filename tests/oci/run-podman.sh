@@ -381,6 +381,10 @@ if out=$(pod pod create --name "$POD" 2>&1) && out=$(pod pod start "$POD" 2>&1);
 		if [[ $a == [a-z]*:\[[0-9]*\] ]] && [ "$a" != "$b" ]; then pass "the pod's ${a%%:*} namespace is not the host's"; else fail "the pod's namespace is not the host's" "pod '$a', host '$b'"; fi
 	done
 	is "a container of the pod has the pod's hostname" "$(sed -n 2p <<<"$out")" "$POD"
+	# /sys: a sysfs of the pod's network (the supervisor's, made in it), not
+	# the host's, whose network interfaces it would list
+	out=$(pod run --rm --pod "$POD" "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; /probes/oci_try create /sys/x' 2>&1)
+	is "a container of the pod: /sys is the pod network's (lo only), read-only" "$(tr '\n' ' ' <<<"$out")" "lo EROFS "
 	out=$(pod run --rm --pod "$POD" "$IMG" sh -c "sleep 0.5; nc 127.0.0.1 $PORT_POD </dev/null" 2>&1)
 	is "a container reaches another's listener on the pod's loopback" "$out" from-c1
 	(exec 3<>"/dev/tcp/127.0.0.1/$PORT_POD") 2>/dev/null
