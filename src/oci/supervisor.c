@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "../runtime/runtime.h"
+#include "../sandbox/userns.h"
 #include "../supervisor/run.h"
 #include "../util/cleanup.h"
 #include "../util/sys.h"
@@ -644,7 +645,8 @@ void berth_oci_supervise(const struct berth_oci_sup_args *a)
 		fail_early(&s, &err);
 	if (a->b->audit_dir != NULL)
 		setenv("BERTH_AUDIT_DIR", a->b->audit_dir, 1);
-	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
+	/* the user outside rootless podman's user namespace, not its uid 0 */
+	snprintf(actor, sizeof actor, "uid:%u", berth_userns_outer_uid((unsigned)getuid()));
 	json_t *extra = json_pack("{s:s, s:s}", "container", a->id, "bundle", a->b->dir);
 	struct berth_run_spec spec = {.policy = &a->b->policy,
 				      .actor = actor,

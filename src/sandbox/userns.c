@@ -185,6 +185,19 @@ bool berth_userns_host_root(void)
 	return sscanf(buf, "%u %u %u", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295U;
 }
 
+unsigned berth_userns_outer_uid(unsigned uid)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned in, out, n;
+
+	if (f == NULL)
+		return uid;
+	while (fscanf(f, "%u %u %u", &in, &out, &n) == 3)
+		if (uid >= in && uid - in < n)
+			return out + (uid - in);
+	return 65534;
+}
+
 bool berth_userns_inside_berth(void)
 {
 	char buf[64];

@@ -81,6 +81,15 @@ bool berth_userns_inside_berth(void);
  */
 bool berth_userns_host_root(void);
 
+/*
+ * berth_userns_outer_uid - @uid of this process's user namespace as its
+ * parent namespace knows it (/proc/self/uid_map): the host's uid for a
+ * process in one user namespace below the host's (rootless podman's
+ * runtime, uid 0 there, is its user's uid outside); @uid itself in the
+ * initial namespace.  An unmapped @uid gives the overflow uid 65534.
+ */
+unsigned berth_userns_outer_uid(unsigned uid);
+
 /* What to do instead, for every command that would start a sandbox there. */
 #define BERTH_NESTED_HINT                                                                                    \
 	"run berth on the host: start `berth mcp` (or `berth run`, `rpc`, `spawn`, `test`) there and "       \

@@ -157,7 +157,7 @@ cid = sys.argv[1]
 for l in sys.stdin:
     r = json.loads(l); p = r["payload"]; k = r["kind"]
     if k == "run.start":
-        print(k, p.get("container") == cid, cid in p.get("bundle", ""), "[secret]" in p["argv"][-1])
+        print(k, p.get("container") == cid, cid in p.get("bundle", ""), "[secret]" in p["argv"][-1], r["actor"])
     elif k == "policy":
         n = p["policy"]["network"]
         print(k, n["mode"], ",".join(n["allow_hosts"]), p["policy"]["container"]["id"] == cid)
@@ -168,8 +168,9 @@ for l in sys.stdin:
         print(k, p["status"])
     else:
         print(k)' "$cid" 2>&1)
-	is "$who: audit: run.start naming the container and its bundle (a -e value blanked in its argv), the policy (proxy, the hosts), run.stop 0" \
-		"$(grep -v '^net.decision' <<<"$recs")" "run.start True True True
+	local uid=$("${as[@]}" id -u)
+	is "$who: audit: run.start naming the container and its bundle (a -e value blanked in its argv), by the user (uid:$uid: rootless podman's uid 0 is that), the policy (proxy, the hosts), run.stop 0" \
+		"$(grep -v '^net.decision' <<<"$recs")" "run.start True True True uid:$uid
 policy proxy $WEB:80,web.$BTH_ZONE:80 True
 run.stop 0"
 	is "$who: audit: a net.decision for each allowed and refused attempt (the EACCES one never reached the broker)" \
