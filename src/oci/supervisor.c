@@ -434,8 +434,14 @@ static int join_ns(int rootfd, const char *path, const char *name, int nstype, c
 				      "engine or its infra container)");
 	}
 	if (setns(fd, nstype) < 0) {
-		berth_err(err, errno, "cannot join the %s namespace `%s` (linux.namespaces)", what, path);
+		int e = errno;
+		berth_err(err, e, "cannot join the %s namespace `%s` (linux.namespaces)", what, path);
 		close(fd);
+		if (e == EPERM)
+			berth_err_hint(
+			    err, "joining needs CAP_SYS_ADMIN over the namespace's user namespace: as a "
+				 "user, run berth oci from the engine that made it (rootless podman runs its "
+				 "runtime in its own user namespace), or as root");
 		return -1;
 	}
 	close(fd);
