@@ -73,9 +73,11 @@ static bool atime_option(const char *o)
 
 /* What a mount's options said. */
 struct mount_opts {
-	bool ro, bind, noexec, tmpcopyup, mode, nr_inodes;
+	bool ro, bind, noexec, tmpcopyup;
 	bool has_size;
-	uint64_t size; /* bytes */
+	uint64_t size;   /* bytes */
+	uint32_t mode;   /* mode=, 0: none given */
+	uint64_t inodes; /* nr_inodes=, 0: none given */
 };
 
 enum mount_kind { KIND_BIND, KIND_TMPFS, KIND_OTHER };
@@ -124,6 +126,45 @@ static int parse_size(const char *v, const char *path, uint64_t *out, struct ber
 	return 0;
 }
 
+/* mode=OCTAL (tmpfs(5): the root's permission bits, at most 07777). */
+static int parse_mode(const char *v, const char *path, uint32_t *out, struct berth_error *err)
+{
+	uint32_t n = 0;
+	const char *p = v;
+
+	for (; *p >= '0' && *p <= '7' && p - v < 5; p++)
+		n = n * 8 + (uint32_t)(*p - '0');
+	if (p == v || *p != '\0' || n > 07777)
+		return bad(err, path, "has `mode=%.64s`: not an octal mode of at most 07777", v);
+	if (n == 0)
+		return bad(err, path,
+			   "has `mode=0`: a tmpfs nobody in the container could use (berth keeps no "
+			   "capability); give the mode wanted");
+	*out = n;
+	return 0;
+}
+
+/* nr_inodes=N[k|m|g] (tmpfs(5)); 0 would mean no limit, refused. */
+static int parse_inodes(const char *v, const char *path, uint64_t *out, struct berth_error *err)
+{
+	uint64_t n = 0, mul = 1;
+	const char *p = v;
+
+	for (; isdigit((unsigned char)*p) && n < (1ULL << 40); p++)
+		n = n * 10 + (uint64_t)(*p - '0');
+	if (*p == 'k' || *p == 'K')
+		mul = 1ULL << 10, p++;
+	else if (*p == 'm' || *p == 'M')
+		mul = 1ULL << 20, p++;
+	else if (*p == 'g' || *p == 'G')
+		mul = 1ULL << 30, p++;
+	if (p == v || *p != '\0' || n == 0 || n >= (1ULL << 40) / mul)
+		return bad(err, path,
+			   "has `nr_inodes=%.64s`: not a count of at least 1 (digits and k, m or g)", v);
+	*out = n * mul;
+	return 0;
+}
+
 static int parse_option(const char *o, enum mount_kind kind, const char *path, struct mount_opts *m,
 			struct berth_error *err)
 {
@@ -146,11 +187,13 @@ static int parse_option(const char *o, enum mount_kind kind, const char *path, s
 		if (parse_size(o + 5, path, &m->size, err) < 0)
 			return -1;
 		m->has_size = true;
-	} else if (kind == KIND_TMPFS && strncmp(o, "mode=", 5) == 0)
-		m->mode = true;
-	else if (kind == KIND_TMPFS && strncmp(o, "nr_inodes=", 10) == 0)
-		m->nr_inodes = true;
-	else if (kind == KIND_TMPFS && strcmp(o, "tmpcopyup") == 0)
+	} else if (kind == KIND_TMPFS && strncmp(o, "mode=", 5) == 0) {
+		if (parse_mode(o + 5, path, &m->mode, err) < 0)
+			return -1;
+	} else if (kind == KIND_TMPFS && strncmp(o, "nr_inodes=", 10) == 0) {
+		if (parse_inodes(o + 10, path, &m->inodes, err) < 0)
+			return -1;
+	} else if (kind == KIND_TMPFS && strcmp(o, "tmpcopyup") == 0)
 		m->tmpcopyup = true;
 	else if (strcmp(o, "shared") == 0 || strcmp(o, "rshared") == 0 || strcmp(o, "unbindable") == 0 ||
 		 strcmp(o, "runbindable") == 0)
@@ -268,8 +311,8 @@ static int add_mount(struct berth_policy *p, struct berth_mount *m, struct berth
 	return 0;
 }
 
-static int bind_mount(const json_t *e, char *dst, const char *path, const char *where,
-		      const struct mount_opts *mo, struct berth_oci_bundle *b, struct berth_error *err)
+static int bind_mount(const json_t *e, char *dst, const char *path, const struct mount_opts *mo,
+		      struct berth_oci_bundle *b, struct berth_error *err)
 {
 	char joined[PATH_MAX], real[PATH_MAX], sub[320];
 	const char *src;
@@ -290,9 +333,7 @@ static int bind_mount(const json_t *e, char *dst, const char *path, const char *
 	}
 	if (strcmp(real, "/") == 0)
 		return berth_oci_unsupported(err, sub, "binding the host's root `/` into a container");
-	if (mo->noexec &&
-	    berth_oci_note(b, err, "%s: noexec is not applied (berth's binds are nosuid, nodev)", where) < 0)
-		return -1;
+	m.noexec = mo->noexec;
 	m.dst = dst;
 	m.rw = !mo->ro;
 	if ((m.src = berth_oci_strdup(real, err)) == NULL)
@@ -315,10 +356,9 @@ static int tmpfs_mount(char *dst, const char *path, const struct mount_opts *mo,
 	if (mo->tmpcopyup &&
 	    berth_oci_note(b, err, "%s: tmpcopyup is not done: the tmpfs starts empty", path) < 0)
 		return -1;
-	if ((mo->mode || mo->nr_inodes || mo->noexec) &&
-	    berth_oci_note(b, err, "%s: %s%s%sis not applied", path, mo->mode ? "mode= " : "",
-			   mo->nr_inodes ? "nr_inodes= " : "", mo->noexec ? "noexec " : "") < 0)
-		return -1;
+	m.tmpfs_mode = mo->mode;
+	m.tmpfs_inodes = mo->inodes;
+	m.noexec = mo->noexec;
 	return add_mount(&b->policy, &m, err);
 }
 
@@ -386,7 +426,7 @@ static int convert_one(const json_t *e, size_t i, struct berth_oci_bundle *b, st
 			return bad(err, shown, "mounts over an earlier mount at the same destination");
 	if (parse_options(json_object_get(e, "options"), kind, path, shown, &mo, err) < 0)
 		return -1;
-	if (kind == KIND_BIND && bind_mount(e, dst, path, shown, &mo, b, err) == 0) {
+	if (kind == KIND_BIND && bind_mount(e, dst, path, &mo, b, err) == 0) {
 		dst = NULL; /* the mount's now */
 		return 0;
 	}

@@ -162,6 +162,12 @@ static json_t *mounts_json(const struct berth_policy *p)
 				    "access", "rw", "size", (json_int_t)p->mounts[i].tmpfs_size)
 			: json_pack("{s:s, s:s, s:s}", "source", p->mounts[i].src, "target", p->mounts[i].dst,
 				    "access", p->mounts[i].rw ? "rw" : "ro");
+		if (m != NULL && p->mounts[i].tmpfs_mode != 0)
+			json_object_set_new(m, "mode", json_integer(p->mounts[i].tmpfs_mode));
+		if (m != NULL && p->mounts[i].tmpfs_inodes != 0)
+			json_object_set_new(m, "inodes", json_integer((json_int_t)p->mounts[i].tmpfs_inodes));
+		if (m != NULL && p->mounts[i].noexec)
+			json_object_set_new(m, "noexec", json_true());
 		if (m == NULL || json_array_append_new(a, m) < 0) {
 			json_decref(a);
 			return NULL;

@@ -69,6 +69,9 @@ struct berth_mount {
 	 * bundle gives none); never from flags. */
 	bool tmpfs;
 	uint64_t tmpfs_size;
+	uint32_t tmpfs_mode;   /* its root's mode (mode=, at most 07777); 0: 01777 */
+	uint64_t tmpfs_inodes; /* nr_inodes=; 0: the kernel's default */
+	bool noexec;           /* a container's mount asked noexec (OCI option) */
 };
 
 /* A filesystem grant in the sandbox's view (a resident app's

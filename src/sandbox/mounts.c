@@ -429,12 +429,17 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				snprintf(dst, sizeof dst, NEWROOT "%s", m->dst);
 			}
 			if (m->tmpfs) {
-				char opts[64];
-				snprintf(opts, sizeof opts, "mode=1777,size=%llu",
-					 (unsigned long long)m->tmpfs_size);
+				char opts[96];
+				int o = snprintf(opts, sizeof opts, "mode=%o,size=%llu",
+						 m->tmpfs_mode != 0 ? (unsigned)m->tmpfs_mode : 01777U,
+						 (unsigned long long)m->tmpfs_size);
+				if (m->tmpfs_inodes != 0)
+					snprintf(opts + o, sizeof opts - (size_t)o, ",nr_inodes=%llu",
+						 (unsigned long long)m->tmpfs_inodes);
 				if (mkdir_p(dst, 0755, err) < 0 ||
-				    mount_pinned("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts, m->dst,
-						 err) < 0)
+				    mount_pinned("tmpfs", dst, "tmpfs",
+						 MS_NOSUID | MS_NODEV | (m->noexec ? MS_NOEXEC : 0), opts,
+						 m->dst, err) < 0)
 					return -1;
 				continue;
 			}
@@ -451,11 +456,20 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 			if (tfd < 0)
 				return -1;
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
+				struct mount_attr noexec = {.attr_set = MOUNT_ATTR_NOEXEC};
+				char at[64];
 				if (attach_at(plan->mount_fds[i], tfd, m->dst, err) < 0)
 					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src,
 							 m->dst);
+				/* through the attached tree's own descriptor */
+				if (m->noexec && syscall(SYS_mount_setattr, AT_FDCWD,
+							 pinned_path(plan->mount_fds[i], at, sizeof at),
+							 AT_RECURSIVE, &noexec, sizeof noexec) < 0)
+					return berth_err(err, errno, "cannot make `%s` noexec", m->dst);
 			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src,
-					       plan->src_fds[i], tfd, m->dst, m->rw ? 0 : MOUNT_ATTR_RDONLY,
+					       plan->src_fds[i], tfd, m->dst,
+					       (m->rw ? 0 : MOUNT_ATTR_RDONLY) |
+						   (m->noexec ? MOUNT_ATTR_NOEXEC : 0),
 					       err) < 0) {
 				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
 				return -1;

@@ -140,6 +140,12 @@ is "-v DIR:/data:ro: readable, creating a file fails with EROFS" "$(tr '\n' ' ' 
 out=$(pod run --rm -v "$TOP/vol-rw:/data:rw" "$IMG" /probes/oci_try write /data/out "from-$MARK" 2>&1)
 is "-v DIR:/data:rw: writing a file succeeds" "$out" ok
 is "-v DIR:/data:rw: the host sees what was written" "$(cat "$TOP/vol-rw/out" 2>&1)" "from-$MARK"
+# A mount's options as asked: a tmpfs's mode= and noexec, a bind's noexec.
+cp /bin/true "$TOP/vol-rw/prog" 2>/dev/null || cp "$(command -v true)" "$TOP/vol-rw/prog"
+out=$(pod run --rm --tmpfs /scratch:rw,mode=0700,noexec,size=8m -v "$TOP/vol-rw:/data:rw,noexec" "$IMG" sh -c \
+	'stat -c %a /scratch; cp /bin/busybox /scratch/bb && /scratch/bb true; echo "tmpfs $?"; /data/prog; echo "bind $?"; /bin/busybox true; echo "root $?"' 2>/dev/null)
+is "--tmpfs mode=0700,noexec and -v :noexec: the tmpfs's mode, nothing executes from either (126), the root's do" \
+	"$(tr '\n' ' ' <<<"$out")" "700 tmpfs 126 bind 126 root 0 "
 
 # --------------------------------------------------------- default posture
 oci_listener

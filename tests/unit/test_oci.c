@@ -361,7 +361,8 @@ static void test_podman_variants(void **state)
 	jset(cfg, "linux|namespaces|1", J("{\"type\": \"network\"}"));
 	jset(cfg, "mounts|+",
 	     J("{\"destination\": \"/scratch\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": "
-	       "[\"size=10m\", \"rw\", \"rprivate\", \"nosuid\", \"nodev\", \"tmpcopyup\"]}"));
+	       "[\"size=10m\", \"rw\", \"rprivate\", \"nosuid\", \"nodev\", \"tmpcopyup\", \"mode=0750\", "
+	       "\"nr_inodes=4k\", \"noexec\"]}"));
 	{
 		char src[PATH_MAX + 16];
 		snprintf(src, sizeof src, "%s/work", tmp);
@@ -389,6 +390,11 @@ static void test_podman_variants(void **state)
 	assert_true(m->tmpfs);
 	assert_null(m->src);
 	assert_int_equal(m->tmpfs_size, 10 << 20);
+	assert_int_equal(m->tmpfs_mode, 0750);
+	assert_int_equal(m->tmpfs_inodes, 4096);
+	assert_true(m->noexec);
+	assert_false(has_note(&b, "mode= "));
+	assert_false(has_note(&b, "noexec "));
 	assert_true(has_note(&b, "tmpcopyup is not done"));
 	assert_false(mount_at(&b.policy, "/data")->rw);
 	assert_true(has_note(&b, "process.noNewPrivileges is false: berth sets no_new_privs anyway"));
@@ -475,7 +481,10 @@ static void test_bind_read_only_and_normalised(void **state)
 	m = mount_at(&b.policy, "/typeless");
 	assert_non_null(m);
 	assert_true(m->rw);
-	assert_true(has_note(&b, "noexec is not applied"));
+	/* noexec is applied, and in the canonical policy */
+	assert_true(m->noexec);
+	assert_false(mount_at(&b.policy, "/data/set")->noexec);
+	assert_false(has_note(&b, "noexec"));
 	berth_oci_bundle_free(&b);
 	json_decref(cfg);
 }
@@ -994,6 +1003,19 @@ static const struct refusal refusals[] = {
      {"linux|namespaces|1", "annotations|berth.dev/allow-hosts"},
      {"{\"type\": \"network\"}", "\" , \\t \""},
      "`annotations.berth.dev/allow-hosts`"},
+    {"tmpfs mode not octal",
+     {"mounts|+"},
+     {"{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"mode=1778\"]}"},
+     "has `mode=1778`: not an octal mode of at most 07777"},
+    {"tmpfs mode 0",
+     {"mounts|+"},
+     {"{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"mode=0\"]}"},
+     "has `mode=0`: a tmpfs nobody in the container could use"},
+    {"tmpfs nr_inodes 0",
+     {"mounts|+"},
+     {"{\"destination\": \"/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": "
+      "[\"nr_inodes=0\"]}"},
+     "has `nr_inodes=0`: not a count of at least 1"},
     {"cgroupsPath relative",
      {"linux|cgroupsPath"},
      {"\"libpod_parent/x\""},
