@@ -730,57 +730,70 @@ static int annotation_workspace(const char *dst, struct berth_oci_bundle *b, str
  * berth.dev/allow-hosts=a,b` is two annotations to podman, the second
  * refused ("annotations must be formatted KEY=VALUE"); `=a b` is one.
  */
-static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, struct berth_error *err)
+int berth_oci_add_allow_host(struct berth_policy *p, const char *tok, const char *what,
+			     struct berth_error *err)
 {
-	static const char sep[] = ", \t\n\r\v\f";
-	struct berth_policy *p = &b->policy;
-	cleanup_free char *copy = berth_oci_strdup(list, err);
-	char *save = NULL;
+	struct berth_host_pattern pat;
+	char reason[BERTH_HOST_REASON_MAX], canon[BERTH_HOST_PATTERN_STRLEN];
+	char **v;
 
-	if (copy == NULL)
-		return -1;
-	for (char *tok = strtok_r(copy, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save)) {
-		struct berth_host_pattern pat;
-		char reason[BERTH_HOST_REASON_MAX], canon[BERTH_HOST_PATTERN_STRLEN];
-		bool dup = false;
-		char **v;
-
-		if (berth_host_pattern_parse(tok, &pat, reason, sizeof reason) < 0) {
-			berth_usage_err(err, "config.json: `annotations.berth.dev/allow-hosts`: %s", reason);
-			return berth_err_hint(err,
-					      "a list of host, *.domain, IP or [IPv6], each optionally :PORT "
-					      "or :*, separated by commas or spaces (docs/egress.md)");
-		}
-		if (berth_host_pattern_format(&pat, canon, sizeof canon) < 0)
-			return berth_err(err, EINVAL, "cannot format the allow-host `%.64s`", tok);
-		for (size_t i = 0; i < p->n_allow_hosts && !dup; i++)
-			dup = strcmp(p->allow_hosts[i], canon) == 0;
-		if (dup)
-			continue;
-		if ((v = realloc(p->allow_hosts, (p->n_allow_hosts + 1) * sizeof *v)) == NULL)
-			return berth_err(err, ENOMEM, "out of memory");
-		p->allow_hosts = v;
-		if ((v[p->n_allow_hosts] = berth_oci_strdup(canon, err)) == NULL)
-			return -1;
-		p->n_allow_hosts++;
+	if (berth_host_pattern_parse(tok, &pat, reason, sizeof reason) < 0) {
+		berth_usage_err(err, "config.json: `%s`: %s", what, reason);
+		return berth_err_hint(err, "a list of host, *.domain, IP or [IPv6], each optionally :PORT "
+					   "or :*, separated by commas or spaces (docs/egress.md)");
 	}
-	if (p->n_allow_hosts == 0)
-		return berth_oci_bad(err, "annotations.berth.dev/allow-hosts",
-				     "names no host (an empty list): drop the annotation for no network");
+	if (berth_host_pattern_format(&pat, canon, sizeof canon) < 0)
+		return berth_err(err, EINVAL, "cannot format the allow-host `%.64s`", tok);
+	for (size_t i = 0; i < p->n_allow_hosts; i++)
+		if (strcmp(p->allow_hosts[i], canon) == 0)
+			return 0;
+	if ((v = realloc(p->allow_hosts, (p->n_allow_hosts + 1) * sizeof *v)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	p->allow_hosts = v;
+	if ((v[p->n_allow_hosts] = berth_oci_strdup(canon, err)) == NULL)
+		return -1;
+	p->n_allow_hosts++;
+	return 0;
+}
+
+int berth_oci_egress_on(struct berth_oci_bundle *b, const char *what, struct berth_error *err)
+{
+	struct berth_policy *p = &b->policy;
+
+	if (p->network == BERTH_NET_PROXY)
+		return 0;
 	/* A pod's network (a Kubernetes Pod's, whose annotations reach every
 	 * container): the supervisor still joins it, and the broker connects
 	 * from there; the sandbox gets a namespace of its own whose only way
 	 * out is the broker (it shares none of the pod's addresses). */
 	if (p->container->netns != NULL &&
-	    berth_oci_note(b, err,
-			   "annotations.berth.dev/allow-hosts with the pod's network `%s`: the container "
-			   "gets a network namespace of its own, whose only way out is berth's broker, "
-			   "which connects from the pod's network (the container does not share the pod's "
-			   "addresses or loopback)",
-			   p->container->netns) < 0)
+	    berth_oci_note(
+		b, err,
+		"%s with the pod's network `%s`: the container gets a network namespace of its own, "
+		"whose only way out is berth's broker, which connects from the pod's network (the "
+		"container does not share the pod's addresses or loopback)",
+		what, p->container->netns) < 0)
 		return -1;
 	p->network = BERTH_NET_PROXY;
 	return 0;
+}
+
+static int annotation_allow_hosts(const char *list, struct berth_oci_bundle *b, struct berth_error *err)
+{
+	static const char sep[] = ", \t\n\r\v\f";
+	cleanup_free char *copy = berth_oci_strdup(list, err);
+	char *save = NULL;
+	size_t n = 0;
+
+	if (copy == NULL)
+		return -1;
+	for (char *tok = strtok_r(copy, sep, &save); tok != NULL; tok = strtok_r(NULL, sep, &save), n++)
+		if (berth_oci_add_allow_host(&b->policy, tok, "annotations.berth.dev/allow-hosts", err) < 0)
+			return -1;
+	if (n == 0)
+		return berth_oci_bad(err, "annotations.berth.dev/allow-hosts",
+				     "names no host (an empty list): drop the annotation for no network");
+	return berth_oci_egress_on(b, "annotations.berth.dev/allow-hosts", err);
 }
 
 /* berth.dev/audit-dir: where the container's runs are recorded; checked
@@ -818,7 +831,7 @@ static bool k8s_name(const char *s)
 
 static int convert_annotations(const json_t *ann, struct berth_oci_bundle *b, struct berth_error *err)
 {
-	const char *key;
+	const char *key, *profile = NULL;
 	json_t *v;
 
 	if (ann == NULL)
@@ -842,6 +855,8 @@ static int convert_annotations(const json_t *ann, struct berth_oci_bundle *b, st
 			r = annotation_allow_hosts(s, b, err);
 		else if (strcmp(name, "audit-dir") == 0)
 			r = annotation_audit_dir(s, b, err);
+		else if (strcmp(name, "profile") == 0)
+			r = (profile = s, 0); /* after the others: berth_oci_annotation_profile */
 		else if (strcmp(name, "writable-root") == 0) {
 			/* a widening, said as such: "true" or "false", nothing else */
 			r = strcmp(s, "true") == 0 || strcmp(s, "false") == 0
@@ -851,13 +866,16 @@ static int convert_annotations(const json_t *ann, struct berth_oci_bundle *b, st
 			berth_usage_err(
 			    err,
 			    "config.json: `%s` is not an annotation berth reads%s: berth.dev/workspace, "
-			    "berth.dev/allow-hosts, berth.dev/audit-dir, berth.dev/writable-root",
+			    "berth.dev/allow-hosts, berth.dev/audit-dir, berth.dev/writable-root, "
+			    "berth.dev/profile",
 			    path, k8s_name(name) ? "" : " (nor a valid annotation name)");
 			return berth_err_hint(err, "fix its spelling or drop it (docs/oci.md)");
 		}
 		if (r < 0)
 			return -1;
 	}
+	if (profile != NULL && berth_oci_annotation_profile(profile, b, err) < 0)
+		return -1;
 	b->annotations = json_incref((json_t *)ann);
 	return 0;
 }

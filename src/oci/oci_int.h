@@ -113,6 +113,28 @@ int berth_oci_cgroup_join(const char *cgpath, const struct berth_oci_log *log, c
  * processes are gone); what cannot be removed is logged to @log. */
 void berth_oci_cgroup_remove(const char *cgpath, const struct berth_oci_log *log, const char *id);
 
+/*
+ * berth_oci_add_allow_host - the allow-host pattern @tok (docs/egress.md's
+ * grammar) into @p's list, canonical, once.  @what names the field in
+ * errors.  Returns 0, or -1 with @err filled (status 2 for a bad pattern).
+ */
+int berth_oci_add_allow_host(struct berth_policy *p, const char *tok, const char *what,
+			     struct berth_error *err);
+
+/* berth_oci_egress_on - the container's network becomes berth's broker
+ * (BERTH_NET_PROXY), noted when it joins a pod's.  Returns 0 or -1. */
+int berth_oci_egress_on(struct berth_oci_bundle *b, const char *what, struct berth_error *err);
+
+/*
+ * berth_oci_annotation_profile - berth.dev/profile NAME: the agent profile
+ * NAME (berth_profile_load: the user's, then berth's own) gives the
+ * container its egress (its `network:` and `allow_hosts:` as `berth run`
+ * reads them) and each NAME=VALUE of its `env:` that process.env does not
+ * set; what of it a container cannot take is noted or refused
+ * (bundle_profile.c).  Returns 0, or -1 with @err filled.
+ */
+int berth_oci_annotation_profile(const char *name, struct berth_oci_bundle *b, struct berth_error *err);
+
 /* berth_oci_now_rfc3339 - the current time, UTC, RFC 3339 with nanoseconds
  * (`2026-12-02T14:54:35.365614703Z`), into @buf (40 bytes). */
 void berth_oci_now_rfc3339(char *buf, size_t len, bool nanos);

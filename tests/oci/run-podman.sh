@@ -147,6 +147,23 @@ out=$(pod run --rm --tmpfs /scratch:rw,mode=0700,noexec,size=8m -v "$TOP/vol-rw:
 is "--tmpfs mode=0700,noexec and -v :noexec: the tmpfs's mode, nothing executes from either (126), the root's do" \
 	"$(tr '\n' ' ' <<<"$out")" "700 tmpfs 126 bind 126 root 0 "
 
+# berth.dev/profile: an agent profile's egress and env (berth's own claude
+# profile: api-only, its DISABLE_AUTOUPDATER=1); an undeclared host is
+# refused by the broker.
+if berth_only "--annotation berth.dev/profile=claude: the profile's egress and env"; then
+	out=$(pod run --rm --network none --annotation berth.dev/profile=claude "$IMG" sh -c \
+		'echo "${HTTP_PROXY:+proxy} $DISABLE_AUTOUPDATER"; /probes/oci_try http-proxy http://undeclared.example/' 2>&1)
+	is "--annotation berth.dev/profile=claude: the broker's proxy, the profile's env, an undeclared host refused (403)" \
+		"$(tr '\n' ' ' <<<"$out")" "proxy 1 403 berth: refused by the egress policy: undeclared.example:80 (not declared) "
+	out=$(pod run --rm --annotation berth.dev/profile=no-such-profile "$IMG" true 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && [[ $out == *"annotations.berth.dev/profile"*"no-such-profile"* ]]; then
+		pass "--annotation berth.dev/profile=no-such-profile: refused, the profile named (exit $rc)"
+	else
+		fail "--annotation berth.dev/profile=no-such-profile: refused, the profile named" "exit $rc" "$out"
+	fi
+fi
+
 # --------------------------------------------------------- default posture
 oci_listener
 sleep 1000 &

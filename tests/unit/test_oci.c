@@ -561,6 +561,114 @@ static void test_allow_hosts_annotation(void **state)
 	json_decref(cfg);
 }
 
+/* berth.dev/profile: a profile's egress and env (a user's profile here,
+ * under XDG_CONFIG_HOME: the test binary has no data directory) */
+static void write_profile(const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	static const char *const dirs[] = {"config", "config/berth", "config/berth/profiles"};
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", tmp, dirs[i]);
+		if (mkdir(path, 0755) < 0)
+			assert_int_equal(errno, EEXIST);
+	}
+	snprintf(path, sizeof path, "%s/config/berth/profiles/%s.yml", tmp, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static bool has_env(const struct berth_policy *p, const char *name, const char *value)
+{
+	for (size_t i = 0; i < p->n_env; i++)
+		if (strcmp(p->env[i].name, name) == 0)
+			return strcmp(p->env[i].value, value) == 0;
+	return false;
+}
+
+static void test_profile_annotation(void **state)
+{
+	struct berth_oci_bundle b;
+	struct berth_error err = {0};
+	char xdg[PATH_MAX + 16];
+	json_t *cfg;
+
+	(void)state;
+	snprintf(xdg, sizeof xdg, "%s/config", tmp);
+	setenv("XDG_CONFIG_HOME", xdg, 1);
+	write_profile("agent", "command: [agent]\nnetwork: proxy\nallow_hosts: [api.example.com, "
+			       "\"*.example.org:443\"]\nenv: [AGENT_QUIET=1, PATH=/nope, TOKEN]\n");
+	cfg = podman();
+	jset(cfg, "linux|namespaces|1", J("{\"type\": \"network\"}"));
+	jset(cfg, "annotations|berth.dev/profile", json_string("agent"));
+	jset(cfg, "annotations|berth.dev/allow-hosts", json_string("extra.example.net"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.network, BERTH_NET_PROXY);
+	assert_int_equal(b.policy.n_allow_hosts, 3);
+	assert_string_equal(b.policy.allow_hosts[0], "extra.example.net");
+	assert_string_equal(b.policy.allow_hosts[1], "api.example.com");
+	assert_string_equal(b.policy.allow_hosts[2], "*.example.org:443");
+	/* its NAME=VALUE env where the bundle sets none; the bundle's PATH wins;
+	 * a bare NAME (the host's value) is never taken */
+	assert_true(has_env(&b.policy, "AGENT_QUIET", "1"));
+	assert_false(has_env(&b.policy, "PATH", "/nope"));
+	for (size_t i = 0; i < b.policy.n_env; i++)
+		assert_string_not_equal(b.policy.env[i].name, "TOKEN");
+	assert_true(has_note(&b, "its network and env are applied; its command, home"));
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+
+	/* with a pod's network: the broker connects from it (noted) */
+	cfg = podman();
+	jset(cfg, "annotations|berth.dev/profile", json_string("agent"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.network, BERTH_NET_PROXY);
+	assert_non_null(b.policy.container->netns);
+	assert_true(has_note(&b, "whose only way out is berth's broker"));
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+
+	/* network: none with a pod's network: loopback only, said */
+	write_profile("quiet", "command: [agent]\nnetwork: none\n");
+	cfg = podman();
+	jset(cfg, "annotations|berth.dev/profile", json_string("quiet"));
+	if (convert(cfg, &b, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(b.policy.network, BERTH_NET_NONE);
+	assert_true(has_note(&b, "has `network: none`: the container gets a network namespace of its own"));
+	berth_oci_bundle_free(&b);
+	/* ... and with allow-hosts: a contradiction */
+	jset(cfg, "annotations|berth.dev/allow-hosts", json_string("api.example.com"));
+	assert_int_equal(convert(cfg, &b, &err), -1);
+	assert_non_null(strstr(err.msg, "profile `quiet` has `network: none`, and "
+					"`annotations.berth.dev/allow-hosts` names hosts"));
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+
+	/* network: host: refused; an unknown profile: named */
+	write_profile("wide", "command: [agent]\nnetwork: host\n");
+	cfg = podman();
+	jset(cfg, "annotations|berth.dev/profile", json_string("wide"));
+	memset(&err, 0, sizeof err);
+	assert_int_equal(convert(cfg, &b, &err), -1);
+	assert_int_equal(err.status, 2);
+	assert_non_null(strstr(err.msg, "profile `wide` has `network: host`, a widening"));
+	berth_oci_bundle_free(&b);
+	jset(cfg, "annotations|berth.dev/profile", json_string("no-such-profile"));
+	memset(&err, 0, sizeof err);
+	assert_int_equal(convert(cfg, &b, &err), -1);
+	assert_non_null(strstr(err.msg, "config.json: `annotations.berth.dev/profile`: "));
+	assert_non_null(strstr(err.msg, "no-such-profile"));
+	berth_oci_bundle_free(&b);
+	json_decref(cfg);
+	unsetenv("XDG_CONFIG_HOME");
+}
+
 /* podman --userns=auto: one range of ids each */
 static void test_id_ranges(void **state)
 {
@@ -1422,6 +1530,7 @@ int main(void)
 	    cmocka_unit_test(test_bind_read_only_and_normalised),
 	    cmocka_unit_test(test_workspace_annotation),
 	    cmocka_unit_test(test_allow_hosts_annotation),
+	    cmocka_unit_test(test_profile_annotation),
 	    cmocka_unit_test(test_id_ranges),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_load_saved),
