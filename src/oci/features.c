@@ -119,7 +119,7 @@ json_t *berth_oci_features(void)
 		       true, "systemd", false, "systemdUser", false, "seccomp", seccomp, "apparmor",
 		       "enabled", false, "selinux", "enabled", false);
 	ann = json_pack(
-	    "{s:s, s:s, s:s, s:s, s:s, s:s}", "io.github.seccomp.libseccomp.version", libseccomp,
+	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "io.github.seccomp.libseccomp.version", libseccomp,
 	    "dev.berth.version", BERTH_VERSION, "berth.dev/workspace",
 	    "the destination of the bind mount that is the workspace (read-write, guarded)",
 	    "berth.dev/allow-hosts",
@@ -127,7 +127,9 @@ json_t *berth_oci_features(void)
 	    "reaches only them, through berth's egress broker",
 	    "berth.dev/audit-dir", "the audit directory that records the container's run",
 	    "berth.dev/writable-root",
-	    "`true`: a writable root where root.readonly is false (a widening; read-only by default)");
+	    "`true`: a writable root where root.readonly is false (a widening; read-only by default)",
+	    "berth.dev/profile",
+	    "an agent profile's name: its network (egress through berth's broker) and env");
 	return json_pack("{s:s, s:s, s:[], s:o, s:o, s:o}", "ociVersionMin", "1.0.0", "ociVersionMax",
 			 BERTH_OCI_VERSION, "hooks", "mountOptions",
 			 strings(berth_oci_mount_options, n_opts, NULL), "linux", lx, "annotations", ann);

@@ -1327,6 +1327,7 @@ static void test_features(void **state)
 	assert_null(strstr(s, "NOTIFY"));
 	free(s);
 	assert_non_null(json_object_get(json_object_get(f, "annotations"), "berth.dev/workspace"));
+	assert_non_null(json_object_get(json_object_get(f, "annotations"), "berth.dev/profile"));
 	json_decref(f);
 }
 
