@@ -134,6 +134,25 @@ state_left() { find "${1:-$OCI_STATE}" -mindepth 1 -maxdepth 1 -type d 2>/dev/nu
 # procs_with MARKER: the processes whose command line holds MARKER.
 procs_with() { pgrep -f -- "$1" 2>/dev/null | tr '\n' ' '; }
 
+# ------------------------------------------------------------- namespaces
+# NSOF: a shell command printing the ipc, uts and net namespaces of the
+# process it runs in, on one line ("ipc:[N] uts:[N] net:[N] ").
+NSOF='for t in ipc uts net; do readlink /proc/self/ns/$t; done | tr "\n" " "'
+# ns_not_host WHO NSLINE: one check per namespace of NSLINE (NSOF's
+# output): a namespace, and not the host's (this shell's).
+ns_not_host() {
+	local who=$1 line=$2 host a b k
+	host=$(sh -c "$NSOF")
+	for k in 1 2 3; do
+		a=$(cut -d' ' -f$k <<<"$line") b=$(cut -d' ' -f$k <<<"$host")
+		if [[ $a == [a-z]*:\[[0-9]*\] ]] && [ "$a" != "$b" ]; then
+			pass "$who's ${a%%:*} namespace is not the host's"
+		else
+			fail "$who's namespace is not the host's" "$who '$a', host '$b'"
+		fi
+	done
+}
+
 # ------------------------------------------------------------------- podman
 # A podman of the test's own in DIR: configuration, storage, run and temp
 # directories, network configuration (none is made: every container gets
