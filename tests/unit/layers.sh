@@ -17,11 +17,11 @@
 #   supervisor-> audit broker manifest runtime sandbox policy util
 #   session   -> supervisor audit broker manifest runtime sandbox policy util
 #   export    -> session and everything below it (berth export k8s)
-#   oci       -> supervisor audit broker manifest runtime sandbox policy util
-#                 (`berth oci`: beside session, over the run lifecycle)
+#   oci       -> session and everything below it (`berth oci`: over the run
+#                 lifecycle; berth.dev/profile reads agent profiles)
 #   cli       -> everything
 # In words: util <- policy <- {runtime <- sandbox, broker, audit, manifest}
-# <- supervisor <- {session <- export, oci} <- cli.  A runtime (sandbox, and an OCI or microVM
+# <- supervisor <- session <- {export, oci} <- cli.  A runtime (sandbox, and an OCI or microVM
 # runtime next to it) never reaches the supervisor's services: they attach
 # through struct berth_run_hooks.
 set -u
@@ -40,7 +40,7 @@ declare -A allow=(
 	[supervisor]="audit broker manifest runtime sandbox policy util"
 	[session]="supervisor audit broker manifest runtime sandbox policy util"
 	[export]="session supervisor audit broker manifest runtime sandbox policy util"
-	[oci]="supervisor audit broker manifest runtime sandbox policy util"
+	[oci]="session supervisor audit broker manifest runtime sandbox policy util"
 	[cli]="export session oci supervisor audit broker manifest runtime sandbox policy util"
 )
 
