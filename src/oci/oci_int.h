@@ -113,6 +113,10 @@ int berth_oci_cgroup_join(const char *cgpath, const struct berth_oci_log *log, c
  * processes are gone); what cannot be removed is logged to @log. */
 void berth_oci_cgroup_remove(const char *cgpath, const struct berth_oci_log *log, const char *id);
 
+/* berth_oci_convert_annotations - config.json's `annotations` (@ann, may
+ * be NULL) into @b (bundle_annotations.c).  Returns 0 or -1. */
+int berth_oci_convert_annotations(const json_t *ann, struct berth_oci_bundle *b, struct berth_error *err);
+
 /*
  * berth_oci_add_allow_host - the allow-host pattern @tok (docs/egress.md's
  * grammar) into @p's list, canonical, once.  @what names the field in
