@@ -67,7 +67,7 @@ mkdir "$WS" && git -C "$WS" init -q
 start_run "$WS" a || fail "the run plants" "$(cat "$TOP/run.err")"
 J=$(janitor_of "$RUNPID")
 check "the janitor runs beside berth" test -n "$J"
-kill -KILL "$RUNPID" $J
+kill -KILL $J "$RUNPID" # the janitor first: between the two it would scan
 wait "$RUNPID" 2>/dev/null || :
 RUNPID=
 for _ in $(seq 50); do pgrep -f "MARK-$$-a" >/dev/null || break; sleep 0.1; done
@@ -103,6 +103,8 @@ eq "the run after says nothing more" "$(grep -v "^berth: limits: " "$TOP/next.er
 WS=$TOP/ws2
 mkdir "$WS" && git -C "$WS" init -q
 start_run "$WS" b || fail "the second run plants" "$(cat "$TOP/run.err")"
+J=$(janitor_of "$RUNPID")
+check "the second run's janitor runs beside berth" test -n "$J"
 kill -KILL "$RUNPID"
 wait "$RUNPID" 2>/dev/null
 RUNPID=
@@ -114,7 +116,10 @@ for _ in $(seq 100); do
 done
 has "the janitor noted its scan in the journal" "$(cat "$LIVE/$ID" 2>/dev/null)" "trust-done 1"
 check "the janitor set the task file aside" test -f "$WS/.vscode/tasks.json.berth-set-aside"
-for _ in $(seq 50); do pgrep -x berth-janitor >/dev/null || break; sleep 0.1; done
+# the journal stays locked until the janitor is done (it still removes the
+# run's evidence copy after its note): the next berth sweeps only after that
+for _ in $(seq 100); do kill -0 $J 2>/dev/null || break; sleep 0.1; done
+check "the janitor ended" eval "! kill -0 $J 2>/dev/null"
 (cd "$TOP/plain" && "$B" run -- true) >/dev/null 2>"$TOP/next.err"
 ERR=$(cat "$TOP/next.err")
 hasnt "the next berth does not scan again" "$ERR" "set aside"
@@ -126,7 +131,7 @@ WS=$TOP/$'ws\n3'
 mkdir "$WS" && git -C "$WS" init -q
 start_run "$WS" c || fail "the third run plants" "$(cat "$TOP/run.err")"
 J=$(janitor_of "$RUNPID")
-kill -KILL "$RUNPID" $J
+kill -KILL $J "$RUNPID" # the janitor first: between the two it would scan
 wait "$RUNPID" 2>/dev/null || :
 RUNPID=
 for _ in $(seq 50); do pgrep -f "MARK-$$-c" >/dev/null || break; sleep 0.1; done
@@ -145,7 +150,7 @@ mkdir "$WS" && git -C "$WS" init -q
 PLANT="mkdir -p .vscode && echo '{\"tasks\":[]}' > .vscode/tasks.json && ln -s /nonexistent .envrc && echo planted; exec sleep 300" \
 	start_run "$WS" d || fail "link: the run plants" "$(cat "$TOP/run.err")"
 J=$(janitor_of "$RUNPID")
-kill -KILL "$RUNPID" $J
+kill -KILL $J "$RUNPID" # the janitor first: between the two it would scan
 wait "$RUNPID" 2>/dev/null || :
 RUNPID=
 for _ in $(seq 50); do pgrep -f "MARK-$$-d" >/dev/null || break; sleep 0.1; done
@@ -165,7 +170,7 @@ mkdir "$WS" && git -C "$WS" init -q
 PLANT="echo garbage > .git/HEAD && echo planted; exec sleep 300" start_run "$WS" e ||
 	fail "HEAD: the run breaks it" "$(cat "$TOP/run.err")"
 J=$(janitor_of "$RUNPID")
-kill -KILL "$RUNPID" $J
+kill -KILL $J "$RUNPID" # the janitor first: between the two it would scan
 wait "$RUNPID" 2>/dev/null || :
 RUNPID=
 for _ in $(seq 50); do pgrep -f "MARK-$$-e" >/dev/null || break; sleep 0.1; done
