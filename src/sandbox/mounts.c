@@ -99,6 +99,62 @@ static int make_mountpoint(bool is_dir, const char *dst, struct berth_error *err
 	return touch(dst, err);
 }
 
+/*
+ * make_mountpoint_in_root - make_mountpoint for a target in a container's
+ * root (@dst: NEWROOT + the path resolve_in_newroot found), each directory
+ * made below its parent opened inside NEWROOT (openat2 RESOLVE_IN_ROOT),
+ * never by path: the root is the image's, and a directory on the way swapped
+ * for a link after it was resolved (another container writing a volume both
+ * share) would have mkdir(2) or open(2) follow it out of the root, making the
+ * mount point on the host (pin_target refuses the mount only afterwards).
+ */
+static int make_mountpoint_in_root(bool is_dir, const char *dst, struct berth_error *err)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	cleanup_close int root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *rel = dst + strlen(NEWROOT), *c = rel;
+	char parent[PATH_MAX] = ".";
+
+	if (root < 0)
+		return berth_err(err, errno, "cannot open the sandbox's root");
+	for (;;) {
+		cleanup_close int pfd = -1;
+		char name[NAME_MAX + 1];
+		size_t n, pl = strlen(parent);
+		const char *next;
+		int fd;
+
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			return 0;
+		n = strcspn(c, "/");
+		for (next = c + n; *next == '/'; next++)
+			;
+		if (n > NAME_MAX || pl + 1 + n >= sizeof parent)
+			return berth_err(err, ENAMETOOLONG, "mount target `%s`", rel);
+		memcpy(name, c, n);
+		name[n] = '\0';
+		if ((pfd = (int)syscall(SYS_openat2, root, parent, &how, sizeof how)) < 0)
+			return berth_err(err, errno, "cannot open `%s` in the container's root",
+					 pl > 1 ? parent + 1 : "/");
+		if (*next != '\0' || is_dir) {
+			if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+				return berth_err(err, errno, "cannot create `%.*s`", (int)(c + n - rel), rel);
+		} else {
+			/* O_EXCL: a file already there is the mount point as it is */
+			fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+			if (fd < 0 && errno != EEXIST)
+				return berth_err(err, errno, "cannot create `%s`", rel);
+			if (fd >= 0)
+				close(fd);
+		}
+		snprintf(parent + pl, sizeof parent - pl, "/%s", name);
+		c = next;
+	}
+}
+
 /* mkdir, or a directory already there (a container's root has its own
  * /dev, /proc...; berth's fresh tmpfs root never has). */
 static int mkdir_mp(const char *path, mode_t mode, struct berth_error *err)
@@ -436,7 +492,8 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				if (m->tmpfs_inodes != 0)
 					snprintf(opts + o, sizeof opts - (size_t)o, ",nr_inodes=%llu",
 						 (unsigned long long)m->tmpfs_inodes);
-				if (mkdir_p(dst, 0755, err) < 0 ||
+				if ((p->container != NULL ? make_mountpoint_in_root(true, dst, err)
+							  : mkdir_p(dst, 0755, err)) < 0 ||
 				    mount_pinned("tmpfs", dst, "tmpfs",
 						 MS_NOSUID | MS_NODEV | (m->noexec ? MS_NOEXEC : 0), opts,
 						 m->dst, err) < 0)
@@ -450,8 +507,13 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 				return berth_err_hint(
 				    err, "create it first; berth does not create files in your workspace");
 			}
-			if (make_mountpoint(plan->mount_is_dir[i], dst, err) < 0)
+			if (p->container != NULL) {
+				if (make_mountpoint_in_root(plan->mount_is_dir[i], dst, err) < 0)
+					return berth_err_wrap(err, "cannot create the mount point `%s`",
+							      m->dst);
+			} else if (make_mountpoint(plan->mount_is_dir[i], dst, err) < 0) {
 				return berth_err(err, errno, "cannot create the mount point `%s`", m->dst);
+			}
 			cleanup_close int tfd = pin_target(dst, m->dst, err);
 			if (tfd < 0)
 				return -1;

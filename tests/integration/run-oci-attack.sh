@@ -215,6 +215,44 @@ else
 	show "$T/proclink.err"
 fi
 
+# A directory on a mount target's way swapped with a link out of the root
+# while containers are made (another container writing a volume both share:
+# runc CVE-2021-30465): no mount point is ever made through the link, on
+# the host (a directory anyone may write, as /tmp), nor a mount put there.
+mkdir -p "$T/rootfs4/data/sub" "$T/hostpub" && chmod 1777 "$T/hostpub"
+cp -a "$T/rootfs/." "$T/rootfs4/"
+ln -s "/oldroot$T/hostpub" "$T/rootfs4/data/sublink"
+bundle swap '["/bin/true"]' "c['root']['path'] = T + '/rootfs4'
+c['mounts'] += [{'destination': '/data/sub/d/e', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['size=1m']},
+                {'destination': '/data/sub/f', 'type': 'bind', 'source': '/etc/hostname', 'options': ['ro', 'bind']}]"
+python3 - "$T/rootfs4/data" "$T/swap.stop" <<'EOF2' &
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+while not os.path.exists(sys.argv[2]):
+    for _ in range(1000):
+        libc.renameat2(-100, b"sub", -100, b"sublink", 2)  # RENAME_EXCHANGE
+EOF2
+racer=$!
+made=0 other=0
+for i in $(seq 1 "${SWAP_RUNS:-150}"); do
+	if "$B" oci --root "$R" create --bundle "$T/swap" "swap$i" </dev/null >/dev/null 2>"$T/swap.err"; then
+		made=$((made + 1))
+		"$B" oci --root "$R" delete --force "swap$i"
+	elif [ -e "$R/swap$i" ] || ! grep -q . "$T/swap.err"; then
+		other=$((other + 1))
+	fi
+	[ -n "$(ls -A "$T/hostpub")" ] && break
+done
+touch "$T/swap.stop"
+wait "$racer"
+if [ -z "$(ls -A "$T/hostpub")" ] && [ "$other" = 0 ] && ! grep -q " $T/hostpub" /proc/self/mountinfo; then
+	ok "a directory swapped with a link out of the root at create ($i runs, $made made): nothing made or mounted through it, every refusal said why and left nothing"
+else
+	not_ok "a directory swapped with a link at create (run $i, $other bad refusals): the host got $(ls -A "$T/hostpub" | tr '\n' ' ')"
+	show "$T/swap.err"
+fi
+
 # runc CVE-2019-5736: the host's berth binary, the sandbox's pid 1 and the
 # command's own /proc/self/exe before its execve, is neither run nor written
 sum0=$(sha256sum <"$(realpath "$B")")
