@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../sandbox/limits.h"
 #include "../util/cleanup.h"
+#include "../util/sys.h"
 #include "oci_int.h"
 
 #define CG_HIERARCHIES_MAX 32
@@ -128,13 +130,27 @@ int berth_oci_cgroup_join(const char *cgpath, const struct berth_oci_log *log, c
 	return rc;
 }
 
+/*
+ * The container's processes are still leaving its cgroup when `delete`
+ * (or a failed `create`) gets here: the supervisor is gone, but the
+ * processes it started die of its death (PDEATHSIG) a moment later, and
+ * berth's own cgroups below are removed as they go.  rmdir(2) says EBUSY
+ * until then: it is tried again for a while (runc's RemovePaths retries
+ * too); a cgroup another container still uses stays, with a warning.
+ */
+#define CG_REMOVE_WAIT_MS 2000
+
 void berth_oci_cgroup_remove(const char *cgpath, const struct berth_oci_log *log, const char *id)
 {
 	char *dirs[CG_HIERARCHIES_MAX];
 	int n = berth_limits_placement_dirs(cgpath, dirs, CG_HIERARCHIES_MAX);
+	int64_t deadline = berth_now_ms() + CG_REMOVE_WAIT_MS;
 
 	for (int i = 0; i < n; i++) {
-		if (rmdir(dirs[i]) < 0 && errno != ENOENT && !(geteuid() != 0 && errno == EACCES))
+		int r;
+		while ((r = rmdir(dirs[i])) < 0 && errno == EBUSY && berth_now_ms() < deadline)
+			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+		if (r < 0 && errno != ENOENT && !(geteuid() != 0 && errno == EACCES))
 			berth_oci_logf(log, BERTH_OCI_WARNING,
 				       "container %s: cannot remove its cgroup `%s`: %s", id, dirs[i],
 				       strerror(errno));
