@@ -7,8 +7,7 @@
 # with podman's hardening flags where runc can give it, and the rest is
 # skipped (docs/oci.md, "Tests").
 #   run, exit statuses (7; 137 after a SIGKILL), run -d + logs, stop (SIGTERM,
-#   status), rm, the runtime's own `state`, exec (TODO while berth oci refuses
-#   it), a tty, -v ro/rw, berth's default posture inside (read-only root, no
+#   status), rm, the runtime's own `state`, exec, a tty, -v ro/rw, berth's default posture inside (read-only root, no
 #   capabilities, NoNewPrivs, seccomp, mount/unshare/ptrace/raw sockets refused,
 #   /proc/kcore unreadable, the host's loopback unreachable, set-user-ID
 #   ignored) and the escape probes that apply to a container; fields berth
@@ -108,15 +107,12 @@ else
 	fail "run -d: a container id" "none" "$(cat "$TOP/err")"
 fi
 
-# exec: berth oci refuses it for now (src/cli/cmd_oci.c): the clear error
-# is asserted and the check is a TODO, visible until exec works.
+# exec: a command in the running container (`berth oci exec`, process.json).
 id=$(pod run -d "$IMG" sleep 1000 2>"$TOP/err")
 out=$(pod exec "$id" /bin/echo hi-exec 2>&1)
 rc=$?
 if [ "$rc" -eq 0 ] && [ "$out" = hi-exec ]; then
 	pass "exec: a command in the running container"
-elif [ "$OCI_RUNTIME" = berth ] && [[ $out == *"exec is not supported"* ]]; then
-	todo "exec: a command in the running container" "berth oci refuses exec for now (exit $rc, the error names it)" "$out"
 else
 	fail "exec: a command in the running container" "exit $rc" "$out"
 fi
