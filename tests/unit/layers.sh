@@ -11,6 +11,8 @@
 #   policy    -> util
 #   runtime   -> policy util        (the interface: src/runtime)
 #   sandbox   -> runtime policy util (the namespace runtime)
+#   vm        -> runtime sandbox policy util (the microVM runtime, and its
+#                 guest init, which applies the sandbox's Landlock/seccomp/caps)
 #   broker    -> policy util
 #   audit     -> policy util
 #   manifest  -> policy util
@@ -34,6 +36,7 @@ declare -A allow=(
 	[policy]="util"
 	[runtime]="policy util"
 	[sandbox]="runtime policy util"
+	[vm]="runtime sandbox policy util"
 	[broker]="policy util"
 	[audit]="policy util"
 	[manifest]="policy util"
@@ -41,7 +44,7 @@ declare -A allow=(
 	[session]="supervisor audit broker manifest runtime sandbox policy util"
 	[export]="session supervisor audit broker manifest runtime sandbox policy util"
 	[oci]="session supervisor audit broker manifest runtime sandbox policy util"
-	[cli]="export session oci supervisor audit broker manifest runtime sandbox policy util"
+	[cli]="export session oci vm supervisor audit broker manifest runtime sandbox policy util"
 )
 
 n=0
