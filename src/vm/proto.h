@@ -25,14 +25,24 @@
  *   host   START     {"digest":HEX,"run_id":...,"shares":[...],...}
  *   guest            parses POLICY, serialises it again and refuses (ERROR)
  *                    unless the bytes, and so the digest, are the same;
- *                    builds the view, applies the policy (sync 2)
- *   guest  MEASURE   what it enforced, right before execve (sync 3)
+ *                    starts the namespace runtime on that policy inside
+ *                    the guest, which builds the sandbox
+ *   guest  READY     sync 2: the sandbox is built, the command waits
+ *   host   GO        u32 2: the supervisor's before_release (and on_egress)
+ *                    passed; the command may go on to its measurement
+ *   guest  MEASURE   sync 3: struct berth_measure (src/sandbox/measure.h)
+ *                    as the command filled it right before execve, its
+ *                    bytes as they are (both ends are one build: the host
+ *                    refuses a payload whose size is not its sizeof)
+ *   host   GO        u32 3: the supervisor's on_measured passed; execve
  *   both   DATA/EOF  stdin (host to guest), stdout and stderr (guest to host)
  *   host   SIGNAL    u32 signal number, to the command
  *   host   WINSZ     u16 rows, u16 cols (the pty's)
  *   guest  EXIT      i32 wait status of the command (waitpid(2) encoding)
  *   guest  ERROR     {"status":N,"message":"...","hint":"..."} instead of
- *                    MEASURE: the command never ran
+ *                    READY or MEASURE: the command never ran
+ * A host that does not send GO (its hook failed) kills the VM: the command
+ * never passes the sync point it waits at.
  */
 #ifndef BERTH_VM_PROTO_H
 #define BERTH_VM_PROTO_H
@@ -58,7 +68,9 @@ enum berth_vm_type {
 	BERTH_VM_MEASURE = 8,
 	BERTH_VM_EXIT = 9,
 	BERTH_VM_ERROR = 10,
-	BERTH_VM_TYPE_MAX = 10,
+	BERTH_VM_READY = 11,
+	BERTH_VM_GO = 12,
+	BERTH_VM_TYPE_MAX = 12,
 };
 
 enum berth_vm_chan {
