@@ -1398,8 +1398,13 @@ static void test_state_file(void **state)
 		if (c == 0)
 			_exit(0);
 		assert_int_equal(berth_oci_proc_start(c, &cs), 0);
-		/* a zombie is gone too */
-		usleep(100000);
+		/* a zombie is gone too: waitid(WNOWAIT) returns once the child
+		 * exited and leaves it unreaped (a sleep here raced a loaded
+		 * machine: the child had not run yet) */
+		{
+			siginfo_t si;
+			assert_int_equal(waitid(P_PID, (id_t)c, &si, WEXITED | WNOWAIT), 0);
+		}
 		assert_false(berth_oci_alive(c, cs));
 		waitpid(c, NULL, 0);
 		assert_false(berth_oci_alive(c, cs));
