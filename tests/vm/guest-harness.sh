@@ -7,12 +7,16 @@
 #
 # usage: tests/vm/guest-harness.sh BUILD_DIR     (as root; the kernel's .deb
 #        is fetched once into /var/tmp/berth-vm-cache, through apt with a
-#        private configuration, and checked against its pinned sha256)
+#        private configuration, and checked against its pinned sha256;
+#        BERTH_HARNESS_KEEP=1 keeps the consoles and logs in /tmp)
 #
 # Checks: probe mode prints its one line; a run writes into the host's
 # workspace (owned there by U), its output and exit status come back, the
-# sandbox inside refuses /etc/shadow and a write to /usr; a POLICY that does
-# not match START's digest is refused with ERROR (status 125).
+# sandbox inside refuses /etc/shadow and a write to /usr, and its
+# measurement's verdict is ENFORCED with the cgroup v2 limits; a POLICY that
+# does not match START's digest is refused with ERROR (status 125); a pty
+# with its window size, SIGNAL, --timeout, and a host that hangs up (the
+# sandbox killed, the VM off).
 set -u
 build=$(readlink -f -- "${1:?usage: guest-harness.sh BUILD_DIR}")
 vminit=$build/berth-vminit
@@ -45,7 +49,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	umount -R "$top/staging" 2>/dev/null
-	rm -rf "$top"
+	if [ -n "${BERTH_HARNESS_KEEP:-}" ]; then echo "# kept $top" >&2; else rm -rf "$top"; fi
 }
 trap cleanup EXIT
 
@@ -138,7 +142,7 @@ boot() {
 }
 show() { for f in "$@"; do [ -f "$f" ] && sed -n '1,40p' "$f" | sed "s|^|$(basename "$f"): |"; done; }
 
-echo "1..9"
+echo "1..15"
 
 # 1: probe mode
 boot probe probe
@@ -152,7 +156,7 @@ fi
 
 # 2-7: a run
 boot run run -- --workspace "$ws" -- sh -c \
-	"echo hi > /workspace/f; cat /etc/shadow; echo shadow=\$?; touch /usr/x 2>&1; echo usr=\$?; echo to-stderr >&2; exit 7"
+	"cat /proc/self/cgroup; echo hi > /workspace/f; cat /etc/shadow; echo shadow=\$?; touch /usr/x 2>&1; echo usr=\$?; echo to-stderr >&2; exit 7"
 diag=("rc $(cat "$top/run.rc" 2>/dev/null)" "$(show "$top/run.out" "$top/run.err" "$top/run.console")")
 if [ "$(cat "$top/run.rc" 2>/dev/null)" = 7 ] && grep -qx 'exit: 7' "$top/run.err"; then
 	ok "the command's exit status (7) comes back in EXIT"
@@ -186,7 +190,14 @@ else
 	notok "stdout and stderr come back on their own channels" "${diag[@]}"
 fi
 
-# 8-9: a corrupted POLICY
+if grep -qx 'verdict: ENFORCED' "$top/run.err" &&
+	grep -q '^limits: mode 1 memory 8589934592 pids 512 landlock_abi [1-9][0-9]* seccomp 2 nnp 1 cap_eff 0$' "$top/run.err"; then
+	ok "the measurement's verdict is ENFORCED: cgroup v2 limits (8 GiB, 512 tasks) in the delegated cgroup, Landlock, seccomp, NO_NEW_PRIVS, no capability"
+else
+	notok "the measurement's verdict is ENFORCED, with the cgroup v2 limits" "${diag[@]}"
+fi
+
+# 9-10: a corrupted POLICY
 boot corrupt run --corrupt -- --workspace "$ws" -- sh -c "echo ran > /workspace/corrupt"
 if [ "$(cat "$top/corrupt.rc" 2>/dev/null)" = 125 ] &&
 	grep -q '^error: {"hint":.*"message":"the policy'"'"'s sha256 is `[0-9a-f]*`, and START says `[0-9a-f]*`","status":125}' \
@@ -200,5 +211,51 @@ if [ ! -e "$ws/corrupt" ] && [ "$(cat "$top/corrupt.qrc")" = 0 ]; then
 	ok "... the command never ran, and the VM powered off"
 else
 	notok "... the command never ran, and the VM powered off" "qemu rc $(cat "$top/corrupt.qrc")"
+fi
+
+# 11: a pty, its size from START, then from WINSZ
+boot tty run --tty --winsz 40 120 -- --workspace "$ws" -- sh -c \
+	'echo "tty=$(test -t 0 && test -t 2 && echo yes) $(stty size)"; sleep 3; stty size'
+if [ "$(cat "$top/tty.rc" 2>/dev/null)" = 0 ] && tr -d '\r' <"$top/tty.out" | grep -qx 'tty=yes 24 80' &&
+	tr -d '\r' <"$top/tty.out" | grep -qx '40 120'; then
+	ok "tty: the command's stdio is a pty, 24x80 from START, then 40x120 from WINSZ"
+else
+	notok "tty: a pty with START's size, then WINSZ's" "rc $(cat "$top/tty.rc" 2>/dev/null)" \
+		"$(show "$top/tty.out" "$top/tty.err" "$top/tty.console")"
+fi
+
+# 12: SIGNAL reaches the command
+boot sig run --signal 15 -- --workspace "$ws" -- sh -c 'trap "echo got-term; exit 42" TERM; echo armed; sleep 60 & wait'
+if [ "$(cat "$top/sig.rc" 2>/dev/null)" = 42 ] && grep -qx got-term "$top/sig.out"; then
+	ok "SIGNAL 15 reaches the command (its trap ran, status 42)"
+else
+	notok "SIGNAL 15 reaches the command" "rc $(cat "$top/sig.rc" 2>/dev/null)" \
+		"$(show "$top/sig.out" "$top/sig.err" "$top/sig.console")"
+fi
+
+# 13: --timeout
+boot timeout run -- --workspace "$ws" --timeout 2s -- sleep 60
+if [ "$(cat "$top/timeout.rc" 2>/dev/null)" = 124 ]; then
+	ok "--timeout 2s: the sandbox is killed, EXIT 124"
+else
+	notok "--timeout 2s gives EXIT 124" "rc $(cat "$top/timeout.rc" 2>/dev/null)" \
+		"$(show "$top/timeout.err" "$top/timeout.console")"
+fi
+
+# 14-15: the host hangs up: the sandbox is killed, the VM powers off
+t0=$(date +%s)
+boot hangup run --hangup -- --workspace "$ws" -- sh -c 'sleep 20; echo late > /workspace/late'
+t1=$(date +%s)
+if grep -qx hangup "$top/hangup.err" && [ "$(cat "$top/hangup.qrc")" = 0 ] && [ $((t1 - t0)) -lt 20 ]; then
+	ok "a host that hangs up: the VM powers off at once ($((t1 - t0)) s)"
+else
+	notok "a host that hangs up: the VM powers off" "qemu rc $(cat "$top/hangup.qrc") after $((t1 - t0)) s" \
+		"$(show "$top/hangup.err" "$top/hangup.console")"
+fi
+sleep 1
+if [ ! -e "$ws/late" ]; then
+	ok "... and the command was killed with it (it never wrote its file)"
+else
+	notok "... and the command was killed with it"
 fi
 exit $fail

@@ -7,9 +7,14 @@
  * with GO, prints the command's output and exits with its status.
  *
  * usage: guest_driver SOCKET [--corrupt] [--uid U] [--gid G] [--user NAME]
- *                    [--tty] -- BERTH-RUN-FLAGS... -- COMMAND...
+ *                    [--tty] [--winsz ROWS COLS] [--signal N] [--hangup]
+ *                    -- BERTH-RUN-FLAGS... -- COMMAND...
  *   --corrupt  change one byte of POLICY after its digest was taken (the
  *              guest must refuse it with ERROR)
+ *   --winsz, --signal  sent once the command printed something (its first
+ *              DATA frame: it runs, and whatever it sets up first is done)
+ *   --hangup   close the channel once the command runs, and exit 0 (the
+ *              guest must kill the sandbox and power off)
  * Prints `hello: JSON`, `ready`, `measure: N bytes`, `error: JSON` and
  * `exit: N` lines on stderr; the command's stdout and stderr on its own.
  * Exits with the command's status, 125 after an ERROR, 3 on a protocol
@@ -82,11 +87,51 @@ static char *start_json(const struct berth_policy *p, const char *digest, long u
 	return s;
 }
 
+/* What the options send once the command has printed. */
+static void after_output(int fd, long rows, long cols, long sig)
+{
+	struct berth_error err = {0};
+	unsigned char b[4];
+
+	if (rows > 0) {
+		berth_vm_put_u16(b, (uint16_t)rows);
+		berth_vm_put_u16(b + 2, (uint16_t)cols);
+		if (berth_vm_write(fd, BERTH_VM_WINSZ, 0, b, 4, &err) < 0)
+			die("WINSZ", &err);
+	}
+	if (sig > 0) {
+		berth_vm_put_u32(b, (uint32_t)sig);
+		if (berth_vm_write(fd, BERTH_VM_SIGNAL, 0, b, 4, &err) < 0)
+			die("SIGNAL", &err);
+	}
+}
+
+/* The measurement's verdict against the policy sent (docs/attest.md), as
+ * the host runtime records it: `verdict: NAME`, one `reason:` line per
+ * shortfall, and the limits the command measured. */
+static void verdict(const unsigned char *b, const struct berth_policy *p)
+{
+	struct berth_measure m;
+	json_t *reasons = NULL, *r;
+	size_t i;
+
+	memcpy(&m, b, sizeof m);
+	fprintf(stderr, "verdict: %s\n", berth_verdict_name(berth_measure_verdict(&m, p, &reasons)));
+	json_array_foreach(reasons, i, r)
+		fprintf(stderr, "reason: %s\n", json_string_value(r));
+	json_decref(reasons);
+	fprintf(stderr,
+		"limits: mode %d memory %llu pids %llu landlock_abi %d seccomp %d nnp %d cap_eff %llx\n",
+		m.limits_mode, (unsigned long long)m.cg_memory, (unsigned long long)m.cg_pids, m.landlock_abi,
+		m.seccomp_mode, m.no_new_privs, (unsigned long long)m.cap_eff);
+}
+
 int main(int argc, char **argv)
 {
 	struct berth_error err = {0};
 	struct berth_run_opts o;
-	bool corrupt = false, tty = false;
+	bool corrupt = false, tty = false, hangup = false, printed = false;
+	long rows = 0, cols = 0, sig = 0;
 	long uid = 1000, gid = 1000;
 	const char *user = "berth";
 	char hex[65], *policy, *start;
@@ -109,6 +154,14 @@ int main(int argc, char **argv)
 			gid = atol(argv[++i]);
 		else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc)
 			user = argv[++i];
+		else if (strcmp(argv[i], "--signal") == 0 && i + 1 < argc)
+			sig = atol(argv[++i]);
+		else if (strcmp(argv[i], "--hangup") == 0)
+			hangup = true;
+		else if (strcmp(argv[i], "--winsz") == 0 && i + 2 < argc) {
+			rows = atol(argv[++i]);
+			cols = atol(argv[++i]);
+		}
 	}
 	/* argv[i] is "--": what follows is `berth run`'s, with argv[i] as its argv[0] */
 	if (i >= argc || berth_run_parse(argc - i, argv + i, getenv, &o, &err) < 0)
@@ -142,11 +195,19 @@ int main(int argc, char **argv)
 				f.len == sizeof(struct berth_measure) ? "" : " (not this build's size)");
 			if (f.len != sizeof(struct berth_measure))
 				return 3;
+			verdict(f.payload, &o.policy);
 			go(fd, 3);
+			if (hangup) {
+				fprintf(stderr, "hangup\n");
+				return 0;
+			}
 			break;
 		case BERTH_VM_DATA:
 			if (write(f.chan == BERTH_VM_STDERR ? 2 : 1, f.payload, f.len) < 0)
 				return 3;
+			if (!printed)
+				after_output(fd, rows, cols, sig);
+			printed = true;
 			break;
 		case BERTH_VM_EOF:
 			break;
