@@ -142,7 +142,7 @@ boot() {
 }
 show() { for f in "$@"; do [ -f "$f" ] && sed -n '1,40p' "$f" | sed "s|^|$(basename "$f"): |"; done; }
 
-echo "1..15"
+echo "1..16"
 
 # 1: probe mode
 boot probe probe
@@ -233,7 +233,16 @@ else
 		"$(show "$top/sig.out" "$top/sig.err" "$top/sig.console")"
 fi
 
-# 13: --timeout
+# 13: stdin given before the command ran, and more output than one frame
+boot io run --stdin 'hello-in' -- --workspace "$ws" -- sh -c 'cat; echo; seq 1 50000'
+if [ "$(cat "$top/io.rc" 2>/dev/null)" = 0 ] && [ "$(head -n 1 "$top/io.out")" = hello-in ] &&
+	[ "$(wc -l <"$top/io.out")" = 50001 ] && [ "$(tail -n 1 "$top/io.out")" = 50000 ]; then
+	ok "stdin sent before the command ran reaches it; $(wc -c <"$top/io.out") bytes of output come back whole"
+else
+	notok "stdin and a long output" "rc $(cat "$top/io.rc" 2>/dev/null)" "$(show "$top/io.err" "$top/io.console")"
+fi
+
+# 14: --timeout
 boot timeout run -- --workspace "$ws" --timeout 2s -- sleep 60
 if [ "$(cat "$top/timeout.rc" 2>/dev/null)" = 124 ]; then
 	ok "--timeout 2s: the sandbox is killed, EXIT 124"
@@ -242,7 +251,7 @@ else
 		"$(show "$top/timeout.err" "$top/timeout.console")"
 fi
 
-# 14-15: the host hangs up: the sandbox is killed, the VM powers off
+# 15-16: the host hangs up: the sandbox is killed, the VM powers off
 t0=$(date +%s)
 boot hangup run --hangup -- --workspace "$ws" -- sh -c 'sleep 20; echo late > /workspace/late'
 t1=$(date +%s)

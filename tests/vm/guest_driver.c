@@ -7,12 +7,14 @@
  * with GO, prints the command's output and exits with its status.
  *
  * usage: guest_driver SOCKET [--corrupt] [--uid U] [--gid G] [--user NAME]
- *                    [--tty] [--winsz ROWS COLS] [--signal N] [--hangup]
+ *                    [--tty] [--winsz ROWS COLS] [--signal N] [--hangup] [--stdin TEXT]
  *                    -- BERTH-RUN-FLAGS... -- COMMAND...
  *   --corrupt  change one byte of POLICY after its digest was taken (the
  *              guest must refuse it with ERROR)
  *   --winsz, --signal  sent once the command printed something (its first
  *              DATA frame: it runs, and whatever it sets up first is done)
+ *   --stdin    TEXT as the command's stdin (sent with START, before the
+ *              command runs: the guest keeps it), then its end
  *   --hangup   close the channel once the command runs, and exit 0 (the
  *              guest must kill the sandbox and power off)
  * Prints `hello: JSON`, `ready`, `measure: N bytes`, `error: JSON` and
@@ -133,7 +135,7 @@ int main(int argc, char **argv)
 	bool corrupt = false, tty = false, hangup = false, printed = false;
 	long rows = 0, cols = 0, sig = 0;
 	long uid = 1000, gid = 1000;
-	const char *user = "berth";
+	const char *user = "berth", *input = NULL;
 	char hex[65], *policy, *start;
 	int i = 2, fd;
 
@@ -156,6 +158,8 @@ int main(int argc, char **argv)
 			user = argv[++i];
 		else if (strcmp(argv[i], "--signal") == 0 && i + 1 < argc)
 			sig = atol(argv[++i]);
+		else if (strcmp(argv[i], "--stdin") == 0 && i + 1 < argc)
+			input = argv[++i];
 		else if (strcmp(argv[i], "--hangup") == 0)
 			hangup = true;
 		else if (strcmp(argv[i], "--winsz") == 0 && i + 2 < argc) {
@@ -183,6 +187,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "hello: %.*s\n", (int)f.len, (const char *)f.payload);
 			if (berth_vm_write(fd, BERTH_VM_POLICY, 0, policy, strlen(policy), &err) < 0 ||
 			    berth_vm_write(fd, BERTH_VM_START, 0, start, strlen(start), &err) < 0 ||
+			    (input != NULL && berth_vm_write(fd, BERTH_VM_DATA, BERTH_VM_STDIN, input,
+							     strlen(input), &err) < 0) ||
 			    berth_vm_write(fd, BERTH_VM_EOF, BERTH_VM_STDIN, NULL, 0, &err) < 0)
 				die("POLICY and START", &err);
 			break;
