@@ -29,6 +29,10 @@
 
 #define PATH_LEN 256 /* bytes of a JSON path in a message (truncated beyond) */
 
+/* The ranges below are long long's: jansson's json_int_t on every target
+ * berth builds for (JSON_INTEGER_IS_LONG_LONG). */
+_Static_assert(sizeof(json_int_t) == sizeof(long long), "json_int_t is long long");
+
 static int bad(struct berth_error *err, const char *path, const char *what)
 {
 	berth_err(err, 0, "policy JSON: `%s` %s", path, what);
