@@ -58,6 +58,8 @@ struct guest {
 	int pending_sig;           /* a SIGNAL that came before the command ran, or 0 */
 	unsigned short rows, cols; /* the last WINSZ before the pty was known */
 	bool stdin_eof;
+	unsigned char *pend; /* stdin bytes the command has not taken yet */
+	size_t pend_len, pend_off;
 };
 
 /* boot.c */

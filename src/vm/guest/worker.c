@@ -35,10 +35,6 @@
 #define STDIN_PENDING_MAX (4u << 20) /* bytes of stdin kept while the command cannot take them */
 #define PIPE_SIZE (1 << 20)          /* the stdin pipe's: fs.pipe-max-size's default */
 
-/* stdin bytes the command has not taken yet */
-static unsigned char *pend;
-static size_t pend_len, pend_off;
-
 static int in_fd(const struct guest *g)
 {
 	return g->start.tty ? g->pty : g->stdin_w;
@@ -49,23 +45,23 @@ static int flush_stdin(struct guest *g, struct berth_error *err)
 {
 	int fd = in_fd(g);
 
-	while (fd >= 0 && pend_off < pend_len) {
-		ssize_t n = write(fd, pend + pend_off, pend_len - pend_off);
+	while (fd >= 0 && g->pend_off < g->pend_len) {
+		ssize_t n = write(fd, g->pend + g->pend_off, g->pend_len - g->pend_off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return 0;
 		if (n < 0 && errno == EPIPE) {
-			pend_off = pend_len; /* the command closed its stdin: dropped */
+			g->pend_off = g->pend_len; /* the command closed its stdin: dropped */
 			break;
 		}
 		if (n < 0)
 			return berth_err(err, errno, "write the command's stdin");
-		pend_off += (size_t)n;
+		g->pend_off += (size_t)n;
 	}
-	if (pend_off == pend_len)
-		pend_off = pend_len = 0;
-	if (pend_len == 0 && g->stdin_eof && g->stdin_w >= 0) {
+	if (g->pend_off == g->pend_len)
+		g->pend_off = g->pend_len = 0;
+	if (g->pend_len == 0 && g->stdin_eof && g->stdin_w >= 0) {
 		close(g->stdin_w);
 		g->stdin_w = -1;
 	}
@@ -78,15 +74,15 @@ static int queue_stdin(struct guest *g, const unsigned char *b, size_t n, struct
 
 	if (g->stdin_eof)
 		return berth_err(err, 0, "the host sent stdin after its end");
-	if (pend_len + n > STDIN_PENDING_MAX)
+	if (g->pend_len + n > STDIN_PENDING_MAX)
 		return berth_err(err, ENOBUFS, "more than %u bytes of stdin the command did not take",
 				 STDIN_PENDING_MAX);
-	nb = realloc(pend, pend_len + n + 1);
+	nb = realloc(g->pend, g->pend_len + n + 1);
 	if (nb == NULL)
 		return berth_err(err, ENOMEM, "stdin");
-	pend = nb;
-	memcpy(pend + pend_len, b, n);
-	pend_len += n;
+	g->pend = nb;
+	memcpy(g->pend + g->pend_len, b, n);
+	g->pend_len += n;
 	return flush_stdin(g, err);
 }
 
@@ -341,11 +337,11 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 	if (pump_in(g, rt, err) < 0)
 		goto broken;
 	while (!done || io->out >= 0 || io->err >= 0) {
-		struct pollfd p[] = {{pend_len == 0 ? g->chan : -1, POLLIN, 0},
+		struct pollfd p[] = {{g->pend_len == 0 ? g->chan : -1, POLLIN, 0},
 				     {io->out, POLLIN, 0},
 				     {io->err, POLLIN, 0},
 				     {done ? -1 : berth_rt_pidfd(rt), POLLIN, 0},
-				     {pend_len > 0 ? in_fd(g) : -1, POLLOUT, 0},
+				     {g->pend_len > 0 ? in_fd(g) : -1, POLLOUT, 0},
 				     {tfd, POLLIN, 0}};
 		/* once the sandbox is gone, what is left to read is there already */
 		if (poll(p, BERTH_ARRAY_SIZE(p), done ? 1000 : -1) == 0)
@@ -396,6 +392,9 @@ void guest_worker(struct guest *g)
 
 	g->rows = g->start.rows;
 	g->cols = g->start.cols;
+	/* a command that closes its stdin is EPIPE here, not this process's
+	 * end (the command's own signals are reset to their defaults) */
+	signal(SIGPIPE, SIG_IGN);
 	if (set_env(g, &err) < 0 || become_user(g, &err) < 0 || start_command(g, &o, &rt, &io, &err) < 0) {
 		guest_send_error(g->chan, &err);
 		_exit(1);
