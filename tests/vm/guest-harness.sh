@@ -142,7 +142,7 @@ boot() {
 }
 show() { for f in "$@"; do [ -f "$f" ] && sed -n '1,40p' "$f" | sed "s|^|$(basename "$f"): |"; done; }
 
-echo "1..16"
+echo "1..17"
 
 # 1: probe mode
 boot probe probe
@@ -154,7 +154,7 @@ else
 		"$(show "$top/probe.console" "$top/probe.qemu.log")"
 fi
 
-# 2-7: a run
+# 2-8: a run
 boot run run -- --workspace "$ws" -- sh -c \
 	"cat /proc/self/cgroup; echo hi > /workspace/f; cat /etc/shadow; echo shadow=\$?; touch /usr/x 2>&1; echo usr=\$?; echo to-stderr >&2; exit 7"
 diag=("rc $(cat "$top/run.rc" 2>/dev/null)" "$(show "$top/run.out" "$top/run.err" "$top/run.console")")
@@ -213,7 +213,18 @@ else
 	notok "... the command never ran, and the VM powered off" "qemu rc $(cat "$top/corrupt.qrc")"
 fi
 
-# 11: a pty, its size from START, then from WINSZ
+# 11: the same policy in other bytes (indented), with their own digest
+boot pretty run --pretty -- --workspace "$ws" -- sh -c "echo ran > /workspace/pretty"
+if [ "$(cat "$top/pretty.rc" 2>/dev/null)" = 125 ] && [ ! -e "$ws/pretty" ] &&
+	grep -q '^error: .*"message":"the policy read in the guest serialises to other bytes than the host'"'"'s","status":125}' \
+		"$top/pretty.err"; then
+	ok "a policy that is not in its canonical bytes (its digest right): ERROR 125, the command never ran"
+else
+	notok "a policy not in its canonical bytes is refused" "rc $(cat "$top/pretty.rc" 2>/dev/null)" \
+		"$(show "$top/pretty.err" "$top/pretty.console")"
+fi
+
+# 12: a pty, its size from START, then from WINSZ
 boot tty run --tty --winsz 40 120 -- --workspace "$ws" -- sh -c \
 	'echo "tty=$(test -t 0 && test -t 2 && echo yes) $(stty size)"; sleep 3; stty size'
 if [ "$(cat "$top/tty.rc" 2>/dev/null)" = 0 ] && tr -d '\r' <"$top/tty.out" | grep -qx 'tty=yes 24 80' &&
@@ -224,7 +235,7 @@ else
 		"$(show "$top/tty.out" "$top/tty.err" "$top/tty.console")"
 fi
 
-# 12: SIGNAL reaches the command
+# 13: SIGNAL reaches the command
 boot sig run --signal 15 -- --workspace "$ws" -- sh -c 'trap "echo got-term; exit 42" TERM; echo armed; sleep 60 & wait'
 if [ "$(cat "$top/sig.rc" 2>/dev/null)" = 42 ] && grep -qx got-term "$top/sig.out"; then
 	ok "SIGNAL 15 reaches the command (its trap ran, status 42)"
@@ -233,7 +244,7 @@ else
 		"$(show "$top/sig.out" "$top/sig.err" "$top/sig.console")"
 fi
 
-# 13: stdin given before the command ran, and more output than one frame
+# 14: stdin given before the command ran, and more output than one frame
 boot io run --stdin 'hello-in' -- --workspace "$ws" -- sh -c 'cat; echo; seq 1 50000'
 if [ "$(cat "$top/io.rc" 2>/dev/null)" = 0 ] && [ "$(head -n 1 "$top/io.out")" = hello-in ] &&
 	[ "$(wc -l <"$top/io.out")" = 50001 ] && [ "$(tail -n 1 "$top/io.out")" = 50000 ]; then
@@ -242,7 +253,7 @@ else
 	notok "stdin and a long output" "rc $(cat "$top/io.rc" 2>/dev/null)" "$(show "$top/io.err" "$top/io.console")"
 fi
 
-# 14: --timeout
+# 15: --timeout
 boot timeout run -- --workspace "$ws" --timeout 2s -- sleep 60
 if [ "$(cat "$top/timeout.rc" 2>/dev/null)" = 124 ]; then
 	ok "--timeout 2s: the sandbox is killed, EXIT 124"
@@ -251,7 +262,7 @@ else
 		"$(show "$top/timeout.err" "$top/timeout.console")"
 fi
 
-# 15-16: the host hangs up: the sandbox is killed, the VM powers off
+# 16-17: the host hangs up: the sandbox is killed, the VM powers off
 t0=$(date +%s)
 boot hangup run --hangup -- --workspace "$ws" -- sh -c 'sleep 20; echo late > /workspace/late'
 t1=$(date +%s)

@@ -6,11 +6,13 @@
  * from `berth run` flags, sends POLICY and START, answers READY and MEASURE
  * with GO, prints the command's output and exits with its status.
  *
- * usage: guest_driver SOCKET [--corrupt] [--uid U] [--gid G] [--user NAME]
+ * usage: guest_driver SOCKET [--corrupt] [--pretty] [--uid U] [--gid G] [--user NAME]
  *                    [--tty] [--winsz ROWS COLS] [--signal N] [--hangup] [--stdin TEXT]
  *                    -- BERTH-RUN-FLAGS... -- COMMAND...
  *   --corrupt  change one byte of POLICY after its digest was taken (the
  *              guest must refuse it with ERROR)
+ *   --pretty   send the policy's indented JSON, with its own digest: the
+ *              same policy, but not the canonical bytes (refused too)
  *   --winsz, --signal  sent once the command printed something (its first
  *              DATA frame: it runs, and whatever it sets up first is done)
  *   --stdin    TEXT as the command's stdin (sent with START, before the
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
 {
 	struct berth_error err = {0};
 	struct berth_run_opts o;
-	bool corrupt = false, tty = false, hangup = false, printed = false;
+	bool corrupt = false, pretty = false, tty = false, hangup = false, printed = false;
 	long rows = 0, cols = 0, sig = 0;
 	long uid = 1000, gid = 1000;
 	const char *user = "berth", *input = NULL;
@@ -140,14 +142,16 @@ int main(int argc, char **argv)
 	int i = 2, fd;
 
 	if (argc < 3) {
-		fprintf(stderr,
-			"usage: guest_driver SOCKET [--corrupt] [--uid U] [--gid G] [--user NAME] [--tty] "
-			"-- BERTH-RUN-FLAGS...\n");
+		fprintf(stderr, "usage: guest_driver SOCKET [--corrupt] [--pretty] [--uid U] [--gid G] "
+				"[--user NAME] [--tty] "
+				"-- BERTH-RUN-FLAGS...\n");
 		return 2;
 	}
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--corrupt") == 0)
 			corrupt = true;
+		else if (strcmp(argv[i], "--pretty") == 0)
+			pretty = true;
 		else if (strcmp(argv[i], "--tty") == 0)
 			tty = true;
 		else if (strcmp(argv[i], "--uid") == 0 && i + 1 < argc)
@@ -170,7 +174,7 @@ int main(int argc, char **argv)
 	/* argv[i] is "--": what follows is `berth run`'s, with argv[i] as its argv[0] */
 	if (i >= argc || berth_run_parse(argc - i, argv + i, getenv, &o, &err) < 0)
 		die("berth run flags", &err);
-	policy = berth_policy_to_json(&o.policy, false, &err);
+	policy = berth_policy_to_json(&o.policy, pretty, &err);
 	if (policy == NULL || berth_sha256_hex(policy, strlen(policy), hex, &err) < 0)
 		die("policy", &err);
 	start = start_json(&o.policy, hex, uid, gid, user, tty);
