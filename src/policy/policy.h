@@ -259,6 +259,42 @@ char *berth_policy_to_json(const struct berth_policy *p, bool pretty, struct ber
 int berth_policy_digest(const struct berth_policy *p, char hex[65], struct berth_error *err);
 
 /*
+ * berth_policy_from_json - the policy whose canonical JSON is the @len bytes
+ * at @json: the inverse of berth_policy_to_json(), for the microVM guest,
+ * which must run the very policy the host compiled (docs/vm.md).  Every key
+ * berth_policy_to_json() writes is read back, each number through the
+ * inverse of its encoder's cast; what it derives from this build's tables
+ * (filesystem.system_ro, filesystem.private_tmpfs, the guard's git paths and
+ * trust names) must match them.  For every policy P whose out-of-band parts
+ * below are then set as in P, berth_policy_to_json() of the result is
+ * to_json(P) byte for byte; the caller that must be sure compares the two.
+ * The canonical form does not hold, so the result leaves to the caller:
+ *   - each env[i].value (NULL; from_host/from_file say where it came from),
+ *   - evidence_dir (NULL even when filesystem.evidence is present: the host
+ *     directory of the copy),
+ *   - container->seccomp (NULL even when container.seccomp_sha256 is set:
+ *     the profile's text, whose SHA-256 that is),
+ *   - mounts[i].given (NULL), and memory_set, cpus_set, pids_set (false:
+ *     whether a limit was given explicitly, which the runtime uses to refuse
+ *     rather than degrade when it cannot enforce it).
+ * @p is initialised here (berth_policy_init) and owned by the caller
+ * (berth_policy_free) on success; on failure it is released again.
+ * Returns 0, or -1 with @err filled (status 125, BERTH_EXIT_INTERNAL; ENOMEM
+ * when memory runs out), the message naming the JSON path:
+ *   "policy JSON: not JSON at line L, column C: WHY" (duplicate keys too)
+ *   "policy JSON: `PATH` is not a key of the policy"
+ *   "policy JSON: `PATH` is missing"
+ *   "policy JSON: `PATH` is not a string|an integer|a boolean|an array|an object"
+ *   "policy JSON: `PATH` is out of range", "... is neither `ro` nor `rw`",
+ *   "... is none of `none`, `host`, `proxy`", "... is written only as true",
+ *   "... differs from this build's", "... is only in proxy mode", ...
+ *   "policy JSON: `schema` is not this build's (1)"
+ *   "policy JSON: `filesystem.guard` does not list this build's trust names
+ *    as the policy treats them"
+ */
+int berth_policy_from_json(const char *json, size_t len, struct berth_policy *p, struct berth_error *err);
+
+/*
  * berth_policy_validate - check @p against every limit above, so that a
  * policy `--dry-run` prints is one the runtime runs.  Called by
  * berth_run_parse (flags), the dry run, berth_rules_check, berth_app_policy

@@ -5,7 +5,8 @@
 #
 # usage: layers.sh [SRC_DIR]      (default: src/ next to this script's tests/)
 #
-# A directory may always include its own files.  The allowed edges, each
+# A directory may always include its own files; a file of a subdirectory
+# (src/vm/guest) belongs to its top directory's layer.  The allowed edges, each
 # layer listing what it may include:
 #   util                          nothing (the bottom)
 #   policy    -> util
@@ -62,7 +63,7 @@ for dir in "$src"/*/; do
 		file=${hit%%:*}
 		rest=${hit#*:}
 		line=${rest%%:*}
-		target=$(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./\([^/"]*\)/.*|\1|p' <<<"${rest#*:}")
+		target=$(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(\.\./\)\{1,\}\([^/".][^/"]*\)/.*|\2|p' <<<"${rest#*:}")
 		[ -n "$target" ] || continue
 		n=$((n + 1))
 		[ "$target" = "$layer" ] && continue

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * guest.h - berth-vminit, pid 1 of a microVM guest (docs/vm.md, "The
+ * guest"): the pieces main.c's one setup function calls, in its order.
+ *
+ * Two processes: pid 1 (main.c) stays root, reaps every orphan and powers
+ * the VM off when the worker is gone; the worker (worker.c), forked once
+ * the root file system is in place, becomes the unprivileged uid U and runs
+ * the namespace runtime on the host's policy, speaking the channel
+ * (src/vm/proto.h) until the command's EXIT.
+ */
+#ifndef BERTH_VM_GUEST_H
+#define BERTH_VM_GUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../policy/policy.h"
+#include "../../util/error.h"
+#include "../proto.h"
+
+#define GUEST_PORT_NAME "berth.0"
+#define GUEST_ROOT_TAG "root"
+#define GUEST_NEWROOT "/newroot"
+#define GUEST_CGROUP "/sys/fs/cgroup"
+#define GUEST_CGROUP_SUB "berth"     /* delegated to uid U: the runtime's run cgroups go below it */
+#define GUEST_CGROUP_WORKER "worker" /* below it: the worker's own (a member, so not where runs go) */
+
+/* START (docs/vm.md): who runs the command and how, and the parts of the
+ * policy its canonical JSON does not hold. */
+struct guest_start {
+	char digest[65];   /* sha256 of the POLICY frame's bytes */
+	char run_id[17];   /* 16 lowercase hex digits */
+	uint32_t uid, gid; /* U and its group */
+	char user[64];     /* the user's name (USER, LOGNAME) */
+	char home[4096];   /* HOME */
+	bool tty;          /* a pty instead of pipes */
+	unsigned short rows, cols;
+	/* the policy's env values, by name (NULL-terminated pairs) */
+	char **env_names, **env_values;
+	size_t n_env;
+	/* optional: what a policy may need beyond that (src/policy/policy.h,
+	 * berth_policy_from_json) */
+	char *evidence_dir, *seccomp, *term, *lang;
+	bool memory_set, cpus_set, pids_set;
+};
+
+/* The worker's state, shared by its hooks and its relay. */
+struct guest {
+	int chan;                   /* the virtio-serial port */
+	struct berth_vm_reader *rd; /* its frame reader */
+	struct guest_start start;
+	struct berth_policy policy;
+	int stdin_w;               /* write end of the command's stdin (pipes), or -1 */
+	int pty;                   /* the pty master (tty), or -1 */
+	int pending_sig;           /* a SIGNAL that came before the command ran, or 0 */
+	unsigned short rows, cols; /* the last WINSZ before the pty was known */
+	bool stdin_eof;
+	unsigned char *pend; /* stdin bytes the command has not taken yet */
+	size_t pend_len, pend_off;
+};
+
+/* boot.c */
+void guest_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int guest_early_mounts(struct berth_error *err);
+bool guest_probe_mode(void);
+int guest_landlock_abi(void);
+__attribute__((noreturn)) void guest_poweroff(void);
+void guest_probe(void);
+
+/* channel.c */
+int guest_open_port(struct berth_error *err);
+int guest_hello(int fd, struct berth_error *err);
+int guest_receive(int fd, struct berth_vm_reader *rd, unsigned char **policy, size_t *policy_len,
+		  struct guest_start *st, struct berth_error *err);
+int guest_policy(const unsigned char *bytes, size_t len, const struct guest_start *st, struct berth_policy *p,
+		 struct berth_error *err);
+void guest_send_error(int fd, const struct berth_error *e);
+void guest_start_free(struct guest_start *st);
+
+/* root.c */
+int guest_switch_root(struct berth_error *err);
+int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err);
+
+/* worker.c */
+__attribute__((noreturn)) void guest_worker(struct guest *g);
+
+#endif

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.c - the guest's worker (guest.h): uid U running the namespace
+ * runtime on the host's policy, and the channel's relay until EXIT.
+ *
+ * The sync points are the namespace runtime's (src/runtime/runtime.h):
+ *   sync 2  before_release: READY, then the host's GO 2
+ *   sync 3  on_measured:    MEASURE (struct berth_measure as it is), GO 3
+ * Frames the host sends meanwhile (stdin, a window size, a signal) are kept
+ * for the command, which has not run yet.  Any failure before the command
+ * ran is one ERROR frame; a channel that breaks kills the sandbox: the VM
+ * then powers off (main.c), so nothing outlives the host's side.
+ */
+#include "guest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "../../runtime/runtime.h"
+#include "../../sandbox/measure.h"
+#include "../../util/cleanup.h"
+
+#define STDIN_PENDING_MAX (4u << 20) /* bytes of stdin kept while the command cannot take them */
+#define PIPE_SIZE (1 << 20)          /* the stdin pipe's: fs.pipe-max-size's default */
+
+static int in_fd(const struct guest *g)
+{
+	return g->start.tty ? g->pty : g->stdin_w;
+}
+
+/* Write what is pending to the command's stdin, as far as it takes it. */
+static int flush_stdin(struct guest *g, struct berth_error *err)
+{
+	int fd = in_fd(g);
+
+	while (fd >= 0 && g->pend_off < g->pend_len) {
+		ssize_t n = write(fd, g->pend + g->pend_off, g->pend_len - g->pend_off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n < 0 && errno == EPIPE) {
+			g->pend_off = g->pend_len; /* the command closed its stdin: dropped */
+			break;
+		}
+		if (n < 0)
+			return berth_err(err, errno, "write the command's stdin");
+		g->pend_off += (size_t)n;
+	}
+	if (g->pend_off == g->pend_len)
+		g->pend_off = g->pend_len = 0;
+	if (g->pend_len == 0 && g->stdin_eof && g->stdin_w >= 0) {
+		close(g->stdin_w);
+		g->stdin_w = -1;
+	}
+	return 0;
+}
+
+static int queue_stdin(struct guest *g, const unsigned char *b, size_t n, struct berth_error *err)
+{
+	unsigned char *nb;
+
+	if (g->stdin_eof)
+		return berth_err(err, 0, "the host sent stdin after its end");
+	if (g->pend_len + n > STDIN_PENDING_MAX)
+		return berth_err(err, ENOBUFS, "more than %u bytes of stdin the command did not take",
+				 STDIN_PENDING_MAX);
+	nb = realloc(g->pend, g->pend_len + n + 1);
+	if (nb == NULL)
+		return berth_err(err, ENOMEM, "stdin");
+	g->pend = nb;
+	memcpy(g->pend + g->pend_len, b, n);
+	g->pend_len += n;
+	return flush_stdin(g, err);
+}
+
+static void set_winsize(struct guest *g)
+{
+	struct winsize ws = {.ws_row = g->rows, .ws_col = g->cols};
+
+	if (g->pty >= 0 && (g->rows != 0 || g->cols != 0))
+		ioctl(g->pty, TIOCSWINSZ, &ws);
+}
+
+/* A frame of the host's during the run: stdin, its end, a signal, a window
+ * size.  @rt NULL: the command has not run yet (the signal is kept). */
+static int host_frame(struct guest *g, struct berth_rt *rt, const struct berth_vm_frame *f,
+		      struct berth_error *err)
+{
+	switch (f->type) {
+	case BERTH_VM_DATA:
+		if (f->chan != BERTH_VM_STDIN)
+			return berth_err(err, 0, "the host sent data on channel %u", f->chan);
+		return queue_stdin(g, f->payload, f->len, err);
+	case BERTH_VM_EOF:
+		g->stdin_eof = true;
+		return flush_stdin(g, err);
+	case BERTH_VM_SIGNAL:
+		if (f->len != 4 || berth_vm_get_u32(f->payload) == 0 || berth_vm_get_u32(f->payload) >= 65)
+			return berth_err(err, 0, "the host sent a malformed SIGNAL");
+		g->pending_sig = (int)berth_vm_get_u32(f->payload);
+		if (rt != NULL) {
+			/* the sandbox's pid 1 passes it on to the command (spawn_init.c) */
+			syscall(SYS_pidfd_send_signal, berth_rt_pidfd(rt), g->pending_sig, NULL, 0);
+			g->pending_sig = 0;
+		}
+		return 0;
+	case BERTH_VM_WINSZ:
+		if (f->len != 4)
+			return berth_err(err, 0, "the host sent a malformed WINSZ");
+		g->rows = berth_vm_get_u16(f->payload);
+		g->cols = berth_vm_get_u16(f->payload + 2);
+		set_winsize(g);
+		return 0;
+	default:
+		return berth_err(err, 0, "the host sent a frame of type %u during the run", f->type);
+	}
+}
+
+/* Frames until the host's GO @n (sync 2 or 3). */
+static int wait_go(struct guest *g, uint32_t n, struct berth_error *err)
+{
+	struct berth_vm_frame f;
+
+	for (;;) {
+		if (berth_vm_read(g->chan, g->rd, &f, err) <= 0)
+			return berth_err_wrap(err, "waiting for the host's GO %u", n);
+		if (f.type == BERTH_VM_GO) {
+			if (f.len != 4 || berth_vm_get_u32(f.payload) != n)
+				return berth_err(err, 0, "the host sent another GO where GO %u was due", n);
+			return 0;
+		}
+		if (host_frame(g, NULL, &f, err) < 0)
+			return -1;
+	}
+}
+
+static void hook_terminal(void *arg, int master)
+{
+	struct guest *g = arg;
+
+	g->pty = master; /* the runtime's, valid until berth_rt_free */
+	set_winsize(g);
+}
+
+static int hook_ready(void *arg, struct berth_error *err)
+{
+	struct guest *g = arg;
+
+	if (berth_vm_write(g->chan, BERTH_VM_READY, 0, NULL, 0, err) < 0)
+		return -1;
+	return wait_go(g, 2, err);
+}
+
+static int hook_measured(void *arg, const char *run_id, const struct berth_measure *m,
+			 struct berth_error *err)
+{
+	struct guest *g = arg;
+
+	(void)run_id;
+	if (berth_vm_write(g->chan, BERTH_VM_MEASURE, 0, m, sizeof *m, err) < 0)
+		return -1;
+	return wait_go(g, 3, err);
+}
+
+/* The environment the namespace runtime reads for its caller. */
+static int set_env(const struct guest *g, struct berth_error *err)
+{
+	const struct guest_start *st = &g->start;
+
+	if (clearenv() != 0 || setenv("HOME", st->home, 1) < 0 || setenv("USER", st->user, 1) < 0 ||
+	    setenv("LOGNAME", st->user, 1) < 0 || setenv("PATH", BERTH_SYSTEM_PATH, 1) < 0 ||
+	    (st->term != NULL && setenv("TERM", st->term, 1) < 0) ||
+	    (st->lang != NULL && setenv("LANG", st->lang, 1) < 0))
+		return berth_err(err, errno, "cannot set the environment");
+	return 0;
+}
+
+/* The kernel starts pid 1 with a hard RLIMIT_NOFILE of 4096, where a host
+ * login has far more: the runtime, unprivileged, cannot raise what the
+ * policy asks above it, so it is raised here while root (to the policy's
+ * --nofile, and a container's own hard rlimits). */
+static int raise_rlimits(const struct berth_policy *p, struct berth_error *err)
+{
+	struct rlimit rl;
+	size_t n = p->container != NULL ? p->container->n_rlimits : 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		int res = i < n ? p->container->rlimits[i].resource : RLIMIT_NOFILE;
+		rlim_t want = i < n ? p->container->rlimits[i].hard : p->nofile;
+
+		if (getrlimit(res, &rl) < 0)
+			return berth_err(err, errno, "getrlimit %d", res);
+		if (rl.rlim_max != RLIM_INFINITY && (want == RLIM_INFINITY || rl.rlim_max < want)) {
+			rl.rlim_max = want;
+			if (setrlimit(res, &rl) < 0)
+				return berth_err(err, errno,
+						 "cannot raise the hard limit of rlimit %d to %llu", res,
+						 (unsigned long long)want);
+		}
+	}
+	return 0;
+}
+
+/* Into the delegated cgroup, then uid/gid U with no capability left (a
+ * change of every uid from 0 clears them, capabilities(7)). */
+static int become_user(const struct guest *g, struct berth_error *err)
+{
+	cleanup_close int fd = open(GUEST_CGROUP "/" GUEST_CGROUP_SUB "/" GUEST_CGROUP_WORKER "/cgroup.procs",
+				    O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		return berth_err(err, errno, "cannot join the guest's delegated cgroup");
+	if (raise_rlimits(&g->policy, err) < 0)
+		return -1;
+	if (setgroups(0, NULL) < 0 || setresgid(g->start.gid, g->start.gid, g->start.gid) < 0 ||
+	    setresuid(g->start.uid, g->start.uid, g->start.uid) < 0)
+		return berth_err(err, errno, "cannot become uid %u", g->start.uid);
+	/* A changed uid makes the process undumpable, its /proc files root's:
+	 * the runtime writes its child's uid_map through them. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || chdir("/") < 0)
+		return berth_err(err, errno, "prctl PR_SET_DUMPABLE");
+	return 0;
+}
+
+struct stdio {
+	int out, err; /* what the command writes: pipe read ends (or out = the pty master) */
+};
+
+static int start_command(struct guest *g, const struct berth_runtime_opts *o, struct berth_rt **rt,
+			 struct stdio *io, struct berth_error *err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	struct berth_runtime_opts run = *o;
+	int r;
+
+	if (!g->start.tty) {
+		if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
+			return berth_err(err, errno, "pipe");
+		fcntl(in[1], F_SETPIPE_SZ, PIPE_SIZE);
+		fcntl(in[1], F_SETFL, O_NONBLOCK);
+		run.has_stdio = true;
+		run.stdio_fd[0] = in[0];
+		run.stdio_fd[1] = out[1];
+		run.stdio_fd[2] = er[1];
+		g->stdin_w = in[1];
+	}
+	r = berth_runtime_namespace.start(&g->policy, &run, rt, err);
+	if (!g->start.tty) {
+		/* the sandbox's ends: the command holds its own copies */
+		close(in[0]);
+		close(out[1]);
+		close(er[1]);
+	}
+	io->out = g->start.tty ? (r == 0 ? berth_rt_pty_master(*rt) : -1) : out[0];
+	io->err = g->start.tty ? -1 : er[0];
+	if (r < 0)
+		return -1;
+	if (g->start.tty) {
+		g->pty = io->out;
+		fcntl(g->pty, F_SETFL, fcntl(g->pty, F_GETFL) | O_NONBLOCK);
+	}
+	return 0;
+}
+
+/* One read of the command's output @fd as DATA on @chan; at its end (or
+ * EIO: a pty with no slave left), EOF, and *@fd becomes -1. */
+static int pump_out(struct guest *g, int *fd, uint16_t chan, struct berth_error *err)
+{
+	static unsigned char buf[BERTH_VM_PAYLOAD_MAX];
+	ssize_t n = read(*fd, buf, sizeof buf);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n > 0)
+		return berth_vm_write(g->chan, BERTH_VM_DATA, chan, buf, (size_t)n, err);
+	close(*fd);
+	*fd = -1;
+	return berth_vm_write(g->chan, BERTH_VM_EOF, chan, NULL, 0, err);
+}
+
+/* The host's frames waiting on the (non-blocking) channel. */
+static int pump_in(struct guest *g, struct berth_rt *rt, struct berth_error *err)
+{
+	struct berth_vm_frame f;
+	int r;
+
+	while ((r = berth_vm_read(g->chan, g->rd, &f, err)) == 1)
+		if (host_frame(g, rt, &f, err) < 0)
+			return -1;
+	return r;
+}
+
+/* --timeout, as the namespace runtime's own relay enforces it. */
+static int timeout_fd(const struct berth_policy *p)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(p->timeout_ms / 1000),
+					      .tv_nsec = (long)(p->timeout_ms % 1000) * 1000000}};
+	int fd;
+
+	if (p->timeout_ms == 0)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (fd >= 0)
+		timerfd_settime(fd, 0, &its, NULL);
+	return fd;
+}
+
+/*
+ * The run: stdin from the host, stdout and stderr to it, signals and window
+ * sizes, until the sandbox's end; then what it printed last.  Returns the
+ * status for EXIT, or -1 with @err when the channel broke (the sandbox is
+ * killed).
+ */
+static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct berth_error *err)
+{
+	cleanup_close int tfd = timeout_fd(&g->policy);
+	bool done = false, timed_out = false;
+	int status = BERTH_EXIT_INTERNAL;
+
+	fcntl(g->chan, F_SETFL, fcntl(g->chan, F_GETFL) | O_NONBLOCK);
+	if (g->pending_sig != 0)
+		syscall(SYS_pidfd_send_signal, berth_rt_pidfd(rt), g->pending_sig, NULL, 0);
+	/* bytes already read with the frames of the sync points */
+	if (pump_in(g, rt, err) < 0)
+		goto broken;
+	while (!done || io->out >= 0 || io->err >= 0) {
+		struct pollfd p[] = {{g->pend_len == 0 ? g->chan : -1, POLLIN, 0},
+				     {io->out, POLLIN, 0},
+				     {io->err, POLLIN, 0},
+				     {done ? -1 : berth_rt_pidfd(rt), POLLIN, 0},
+				     {g->pend_len > 0 ? in_fd(g) : -1, POLLOUT, 0},
+				     {tfd, POLLIN, 0}};
+		/* once the sandbox is gone, what is left to read is there already */
+		if (poll(p, BERTH_ARRAY_SIZE(p), done ? 1000 : -1) == 0)
+			break;
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump_in(g, rt, err) < 0)
+			goto broken;
+		if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    pump_out(g, &io->out, BERTH_VM_STDOUT, err) < 0)
+			goto broken;
+		if ((p[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    pump_out(g, &io->err, BERTH_VM_STDERR, err) < 0)
+			goto broken;
+		if ((p[4].revents & (POLLOUT | POLLERR)) && flush_stdin(g, err) < 0)
+			goto broken;
+		if (p[5].revents & POLLIN) {
+			timed_out = true;
+			berth_rt_kill(rt);
+			close(steal_fd(&tfd));
+		}
+		if (p[3].revents & POLLIN)
+			done = true;
+	}
+	if (berth_rt_wait(rt, &status) < 0)
+		status = BERTH_EXIT_INTERNAL;
+	return timed_out ? BERTH_EXIT_TIMEOUT : status;
+broken:
+	berth_rt_kill(rt);
+	return -1;
+}
+
+void guest_worker(struct guest *g)
+{
+	struct berth_error err = {0};
+	struct berth_runtime_opts o = {
+	    .want_pty = g->start.tty,
+	    .pty_rows = g->start.rows,
+	    .pty_cols = g->start.cols,
+	    .run_id = g->start.run_id,
+	    .hooks = {.arg = g,
+		      .on_terminal = hook_terminal,
+		      .before_release = hook_ready,
+		      .on_measured = hook_measured},
+	};
+	struct berth_rt *rt = NULL;
+	struct stdio io = {-1, -1};
+	unsigned char st[4];
+	int status;
+
+	g->rows = g->start.rows;
+	g->cols = g->start.cols;
+	/* a command that closes its stdin is EPIPE here, not this process's
+	 * end (the command's own signals are reset to their defaults) */
+	signal(SIGPIPE, SIG_IGN);
+	if (set_env(g, &err) < 0 || become_user(g, &err) < 0 || start_command(g, &o, &rt, &io, &err) < 0) {
+		guest_send_error(g->chan, &err);
+		_exit(1);
+	}
+	status = relay(g, rt, &io, &err);
+	if (status < 0) {
+		guest_log("the channel broke, the sandbox was killed: %s", err.msg);
+		berth_rt_free(rt);
+		_exit(1);
+	}
+	berth_vm_put_u32(st, (uint32_t)status);
+	if (berth_vm_write(g->chan, BERTH_VM_EXIT, 0, st, sizeof st, &err) < 0)
+		guest_log("cannot send EXIT: %s", err.msg);
+	berth_rt_free(rt);
+	_exit(0);
+}
