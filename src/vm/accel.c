@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,4 +215,33 @@ void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, 
 	}
 	test_boot(accel, &g, tmp, p->timeout_ms, p);
 	berth_rmtree(tmp, NULL, &err);
+}
+
+bool berth_vm_qemu(char *path, size_t plen, char *version, size_t vlen)
+{
+	const char *argv[] = {QEMU, "--version", NULL};
+	cleanup_close int out = memfd_create("qemu-version", MFD_CLOEXEC);
+	struct berth_error err = {0};
+	int ws = 0;
+
+	if (vlen > 0)
+		version[0] = '\0';
+	if (!berth_vm_find_tool(QEMU, path, plen))
+		return false;
+	struct berth_vm_cmd c = {.argv = argv, .out_fd = out, .err_fd = -1, .timeout_ms = 5000};
+	if (out >= 0 && berth_vm_exec(&c, &ws, NULL, &err) == 0)
+		berth_vm_log_line(out, true, version, vlen);
+	return true;
+}
+
+bool berth_vm_virtiofsd(char *path, size_t len)
+{
+	static const char debian12[] = "/usr/lib/qemu/virtiofsd";
+	struct stat st;
+
+	if (stat(debian12, &st) == 0 && S_ISREG(st.st_mode) && access(debian12, X_OK) == 0) {
+		snprintf(path, len, "%s", debian12);
+		return true;
+	}
+	return berth_vm_find_tool("virtiofsd", path, len);
 }

@@ -58,6 +58,20 @@ bool berth_vm_probe_kvm_device(char *reason, size_t len);
  */
 void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, struct berth_vm_probe *p);
 
+/*
+ * berth_vm_qemu - whether qemu-system-x86_64 is in PATH: its path into
+ * @path (@plen bytes) and the first line of its `--version` into @version
+ * (@vlen bytes; "" when it printed none in 5 s).  Never through a shell.
+ */
+bool berth_vm_qemu(char *path, size_t plen, char *version, size_t vlen);
+
+/*
+ * berth_vm_virtiofsd - the virtiofs daemon: /usr/lib/qemu/virtiofsd (Debian
+ * 12's qemu-system-common) or `virtiofsd` in PATH (its own package in
+ * Debian 13), into @path (@len bytes).  Returns whether one was found.
+ */
+bool berth_vm_virtiofsd(char *path, size_t len);
+
 /* berth_vm_accel_name - "kvm" or "tcg". */
 const char *berth_vm_accel_name(enum berth_vm_accel accel);
 
