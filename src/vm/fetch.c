@@ -203,7 +203,7 @@ static int debian_mirrors(const struct vm_install *vi, char ***uris, size_t *n, 
 	if (read.oom)
 		goto oom;
 	if (*n == 0) {
-		berth_err(err, ENOENT, "no Debian mirror in the apt sources (read: %s)",
+		berth_err(err, 0, "no Debian mirror in the apt sources (read: %s)",
 			  read.len > 0 ? read.p
 				       : "nothing: no sources.list nor sources.list.d/*.list, *.sources");
 		berth_err_hint(

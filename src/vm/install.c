@@ -122,8 +122,13 @@ static int resolve(const struct berth_vm_install_opts *o, struct vm_install *vi,
 	return 0;
 }
 
-static int read_init(const struct vm_install *vi, char **data, size_t *len, struct berth_error *err)
+static int read_init(struct vm_install *vi, char **data, size_t *len, struct berth_error *err)
 {
+	char real[PATH_MAX];
+
+	/* The one path that is the user's to choose may be a link (a build's berth-vminit, --init ~/bin/x). */
+	if (realpath(vi->init, real) != NULL)
+		snprintf(vi->init, sizeof vi->init, "%s", real);
 	if (vm_read_file(vi->init, INIT_MAX, data, len, err) < 0) {
 		if (err->errnum != ENOENT)
 			return -1;
@@ -132,7 +137,7 @@ static int read_init(const struct vm_install *vi, char **data, size_t *len, stru
 		    err, "build it (`ninja -C build berth-vminit`), or give its path with --init PATH");
 	}
 	if (!berth_vm_elf_static(*data, *len)) {
-		berth_err(err, ENOEXEC,
+		berth_err(err, 0,
 			  "`%s` is not a static x86-64 executable: the initramfs has no dynamic loader",
 			  vi->init);
 		return berth_err_hint(err, "give berth-vminit (built static by meson) with --init PATH");

@@ -92,8 +92,10 @@ struct berth_vm_installed {
  * directory is private to the caller) and as any user.
  * Returns 0, or -1 with @err filled (status 125 unless said): a usage error
  * (2) for a bad BERTH_VM_DIR; "no guest init `PATH`" (ENOENT, hint: build
- * berth-vminit or give --init) or "`PATH` is not a static executable";
- * "no Debian mirror in the apt sources (read: FILES)" with the files read;
+ * berth-vminit or give --init) or "`PATH` is not a static x86-64
+ * executable" (errnum 0);
+ * "no Debian mirror in the apt sources (read: FILES)" with the files read
+ * (errnum 0);
  * "`apt-get update` failed (STATUS): LAST LINE OF ITS STDERR" (or
  * `apt-get download`, `dpkg-deb`); "the downloaded .deb is not the pinned
  * one: sha256 X, want Y" (or size; EBADMSG) and "the cached .deb `PATH` is
