@@ -7,7 +7,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../vm/accel.h"
 #include "../vm/install.h"
@@ -103,7 +105,8 @@ static int vm_status(int argc, char **argv)
 	struct berth_vm_guest g;
 	struct berth_error err = {0};
 	const char *dir = NULL;
-	bool json = false, ok;
+	char gj[PATH_MAX + 16];
+	bool json = false, ok, installed;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
@@ -119,9 +122,11 @@ static int vm_status(int argc, char **argv)
 		cli_print_error(&err);
 		return err.status ? err.status : 125;
 	}
+	snprintf(gj, sizeof gj, "%s/guest.json", g.dir);
+	installed = access(gj, F_OK) == 0;
 	if (json) {
-		json_t *root = json_pack("{s:s, s:b, s:b, s:o}", "dir", g.dir, "installed",
-					 ok || err.errnum != ENOENT, "verified", ok, "pin", pin_json());
+		json_t *root = json_pack("{s:s, s:b, s:b, s:o}", "dir", g.dir, "installed", installed,
+					 "verified", ok, "pin", pin_json());
 		if (ok)
 			json_object_set_new(root, "guest",
 					    json_pack("{s:s, s:s, s:s, s:s, s:s}", "vmlinuz", g.vmlinuz,
@@ -145,7 +150,7 @@ static int vm_status(int argc, char **argv)
 			printf("initramfs: verified (sha256 %s)\n", g.initramfs_sha256);
 			printf("init:      sha256 %s, built from %s\n", g.init_sha256, CLI_SAFE(g.init_path));
 		} else {
-			printf("guest:     %s\n", err.errnum == ENOENT ? "not installed" : "NOT VERIFIED");
+			printf("guest:     %s\n", installed ? "NOT VERIFIED" : "not installed");
 		}
 	}
 	if (!ok)

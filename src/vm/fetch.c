@@ -137,7 +137,8 @@ static void to_cache(struct vm_install *vi)
 	snprintf(path, sizeof path, "%s/%s.deb", vi->cache, BERTH_VM_DEB_SHA256);
 	snprintf(tmp, sizeof tmp, "%s/.%s.deb.%ld.tmp", vi->cache, BERTH_VM_DEB_SHA256, (long)getpid());
 	fd = open(vi->deb, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (berth_mkdirs(vi->cache, 0755, &err) < 0 || fd < 0 ||
+	/* Made when missing, never chmod'ed (a shared cache may be sticky and world-writable). */
+	if (berth_mkdir_parents(path, 0755, &err) < 0 || fd < 0 ||
 	    copy_hashing(fd, tmp, hex, &size, &err) < 0 || check_pin("the copy", hex, size, &err) < 0 ||
 	    rename(tmp, path) < 0) {
 		unlink(tmp);

@@ -152,7 +152,9 @@ static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_e
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *de;
 
-	if (berth_mkdirs(vi->parent, 0700, err) < 0)
+	/* The directories above the VM directory are made when missing, never
+	 * chmod'ed: BERTH_VM_DIR=/tmp/vm must leave /tmp as it is. */
+	if (berth_mkdir_parents(vi->dir, 0700, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/.vm-install.lock", vi->parent);
 	*lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -165,11 +167,15 @@ static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_e
 	d = opendir(vi->parent);
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		struct berth_error ignored = {0};
+		struct stat st;
+
 		if (strncmp(de->d_name, WORK_PREFIX, sizeof WORK_PREFIX - 1) != 0 ||
 		    strcmp(de->d_name, ".vm-install.lock") == 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", vi->parent, de->d_name);
-		berth_rmtree(path, NULL, &ignored);
+		/* Only our own: in a shared parent (/tmp) another user's are theirs. */
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			berth_rmtree(path, NULL, &ignored);
 	}
 	return 0;
 }

@@ -685,6 +685,21 @@ static void test_install_refusals(void **state)
 	assert_non_null(
 	    strstr(err.msg, "is not a VM directory (it holds `precious`): refusing to replace it"));
 	assert_int_equal(access(path, F_OK), 0);
+	/* A shared parent (BERTH_VM_DIR=/tmp/vm): its mode is left alone, another user's work directory too. */
+	struct stat st;
+	snprintf(path, sizeof path, "%s/shared", s.top);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(chmod(path, 01777), 0);
+	snprintf(want, sizeof want, "%s/shared/.vm-install.other", s.top);
+	assert_int_equal(mkdir(want, 0700), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(want, 65534, 65534), 0);
+	snprintf(s.vm, sizeof s.vm, "%s/shared/vm", s.top); /* o.dir points at it */
+	assert_int_equal(berth_vm_install(&o, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "no Debian mirror"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 01777);
+	assert_int_equal(access(want, F_OK), geteuid() == 0 ? 0 : -1);
 	rm_tree(s.top);
 }
 
