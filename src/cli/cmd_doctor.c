@@ -278,10 +278,11 @@ static void check_kvm(struct check *c, bool have_qemu, bool installed)
 		 p.usable ? "" : fallback);
 	if (!p.usable)
 		snprintf(c->fix, sizeof c->fix, "%s",
-			 !installed ? "run `berth vm install`, then `berth doctor` again"
-			 : strstr(p.reason, "permission") != NULL
-			     ? "add this user to the group that owns /dev/kvm (kvm)"
-			     : "none needed: TCG works where KVM does not");
+			 strstr(p.reason, "/dev/kvm: Permission denied") != NULL
+			     ? "add this user to the group that owns /dev/kvm (kvm), then log in again"
+			 : !have_qemu ? "apt-get install --no-install-recommends qemu-system-x86"
+			 : !installed ? "run `berth vm install`, then `berth doctor` again"
+				      : "none needed: TCG works where KVM does not");
 	c->extra = json_pack("{s:b, s:b, s:I, s:i, s:i, s:b}", "usable", p.usable, "booted", p.booted,
 			     "elapsed_ms", (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms,
 			     "landlock_abi", p.landlock_abi, "tcg_fallback", have_qemu);
