@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/buf.h"
@@ -145,12 +146,50 @@ static int read_init(struct vm_install *vi, char **data, size_t *len, struct ber
 	return 0;
 }
 
-/* Take the lock beside the VM directory; remove the work directories of killed installs. */
+/*
+ * Remove the work directories of killed installs (ours only: in a shared
+ * parent such as /tmp another user's are theirs).  A killed install's
+ * tools can outlive it for a moment: PR_SET_PDEATHSIG reaches only the
+ * tool berth started, and dpkg-deb's own children (the decompressor, tar)
+ * go on writing into the directory until their input ends; so what cannot
+ * be removed yet is tried again for up to STALE_WAIT_MS.
+ */
+#define STALE_WAIT_MS 5000
+static void sweep_stale(const struct vm_install *vi)
+{
+	int64_t deadline = berth_now_ms() + STALE_WAIT_MS;
+	bool left = true;
+
+	while (left) {
+		cleanup_closedir DIR *d = opendir(vi->parent);
+		struct dirent *de;
+
+		left = false;
+		while (d != NULL && (de = readdir(d)) != NULL) {
+			struct berth_error ignored = {0};
+			char path[PATH_MAX + 300];
+			struct stat st;
+
+			if (strncmp(de->d_name, WORK_PREFIX, sizeof WORK_PREFIX - 1) != 0 ||
+			    strcmp(de->d_name, ".vm-install.lock") == 0 ||
+			    (vi->work[0] != '\0' && strcmp(de->d_name, strrchr(vi->work, '/') + 1) == 0))
+				continue;
+			snprintf(path, sizeof path, "%s/%s", vi->parent, de->d_name);
+			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+			    berth_rmtree(path, NULL, &ignored) < 0)
+				left = true;
+		}
+		if (left && berth_now_ms() >= deadline)
+			break;
+		if (left)
+			nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+}
+
+/* Take the lock beside the VM directory, then sweep. */
 static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_error *err)
 {
 	char path[PATH_MAX + 32];
-	cleanup_closedir DIR *d = NULL;
-	struct dirent *de;
 
 	/* The directories above the VM directory are made when missing, never
 	 * chmod'ed: BERTH_VM_DIR=/tmp/vm must leave /tmp as it is. */
@@ -164,19 +203,7 @@ static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_e
 		berth_err(err, errno, "another `berth vm install` is running (it holds `%s`)", path);
 		return berth_err_hint(err, "wait for it to finish");
 	}
-	d = opendir(vi->parent);
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		struct berth_error ignored = {0};
-		struct stat st;
-
-		if (strncmp(de->d_name, WORK_PREFIX, sizeof WORK_PREFIX - 1) != 0 ||
-		    strcmp(de->d_name, ".vm-install.lock") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", vi->parent, de->d_name);
-		/* Only our own: in a shared parent (/tmp) another user's are theirs. */
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-			berth_rmtree(path, NULL, &ignored);
-	}
+	sweep_stale(vi);
 	return 0;
 }
 

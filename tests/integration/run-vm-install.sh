@@ -119,6 +119,25 @@ has "second install: the .deb from the cache" "$ERR" "using the cached $CACHE/$P
 [ "$(stat -c %i "$D/vm/guest.json")" != "$INO" ] && pass "second install: a new guest.json" || fail "second install: a new guest.json" "same inode"
 eq "second install: nothing else beside the VM directory" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
 
+# 3b. Two installs at once: the second is refused while the first holds the lock.
+flock -n "$D/.vm-install.lock" "$BERTH" vm install --init "$D/init" >"$D/out" 2>"$D/err" </dev/null; RC=$?
+eq "install while another holds the lock: exit 125" "$RC" 125
+has "install while another holds the lock: said" "$(cat "$D/err")" "berth: another \`berth vm install\` is running (it holds \`$D/.vm-install.lock\`)"
+# 3c. An install killed at any moment leaves a whole guest (the old or the new), and the next sweeps its work directory.
+for at in 0.5 1.5 2.5; do
+	"$BERTH" vm install --init "$D/init" >/dev/null 2>&1 </dev/null &
+	pid=$!
+	sleep "$at"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	run vm status
+	eq "install killed after ${at}s: a whole guest verifies" "$RC" 0
+done
+run vm install --init "$D/init"
+eq "install after the kills: exit 0" "$RC" 0
+eq "install after the kills: the killed installs' work directories swept" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
+if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "install after the kills: initramfs.cpio byte-identical"; else fail "install after the kills: initramfs.cpio byte-identical" "differs"; fi
+
 # 4. A flipped byte in either file: status says which (125), the runtime's check refuses.
 flip() { # flip FILE OFFSET
 	python3 -c 'import sys
