@@ -14,6 +14,7 @@
  *      occurs in the input, holds no blank, `[`, `]` nor control character,
  *      starts with http://, https://, file: or mirror+, and none repeats.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -146,9 +147,9 @@ static void mode_apt(const uint8_t *data, size_t size, enum berth_apt_format fmt
 	if (berth_apt_debian_uris(text, fmt, &u, &n, &err) >= 0) {
 		for (size_t i = 0; i < n; i++) {
 			const char *s = u[i];
-			if (strstr(text, s) == NULL ||
-			    strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0 &&
-				strncmp(s, "file:", 5) != 0 && strncmp(s, "mirror+", 7) != 0)
+			bool fetchable = strncmp(s, "http://", 7) == 0 || strncmp(s, "https://", 8) == 0 ||
+					 strncmp(s, "file:", 5) == 0 || strncmp(s, "mirror+", 7) == 0;
+			if (strstr(text, s) == NULL || !fetchable)
 				abort();
 			for (const char *c = s; *c; c++)
 				if ((unsigned char)*c <= 0x20 || *c == 0x7f || *c == '[' || *c == ']')

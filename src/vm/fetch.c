@@ -375,8 +375,10 @@ int vm_fetch_deb(struct vm_install *vi, struct berth_error *err)
 	r = from_cache(vi, err);
 	if (r <= 0)
 		return r;
-	if (debian_mirrors(vi, &uris, &n, err) < 0)
+	if (debian_mirrors(vi, &uris, &n, err) < 0) {
+		berth_strv_free(uris);
 		return -1;
+	}
 	vm_say(vi, "downloading %s %s from %s%s", BERTH_VM_KERNEL_PACKAGE, BERTH_VM_KERNEL_VERSION, uris[0],
 	       n > 1 ? " (and other mirrors)" : "");
 	r = write_apt_config(vi, uris, n, err);
