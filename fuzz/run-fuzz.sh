@@ -25,6 +25,7 @@
 #   fuzz_export    `berth export k8s`: its arguments, and the YAML read back by libyaml
 #   fuzz_oci       `berth oci`: an OCI bundle's config.json to a policy
 #   fuzz_policy_json  the policy's canonical JSON read back (the microVM guest's)
+#   fuzz_vm        the microVM guest: the initramfs's newc writer and reader, the apt sources filter
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -76,6 +77,7 @@ table=(
 	"fuzz_export corpus-export 4096"
 	"fuzz_oci corpus-oci 65536"
 	"fuzz_policy_json corpus-policy-json 65536"
+	"fuzz_vm corpus-vm 65536"
 )
 targets=()
 for row in "${table[@]}"; do targets+=("fuzz/${row%% *}"); done

@@ -20,11 +20,21 @@ BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs ip
 # process) for rootless podman; conmon is podman's.  Nothing is started by installing them:
 # run-containerd.sh starts a containerd of its own.
 BERTH_OCI_DEPS=(podman conmon runc containerd busybox-static uidmap catatonit)
+# The microVM runtime (docs/vm.md): qemu-system-x86 (qemu-system-x86_64, qboot.rom and, through
+# qemu-system-common, /usr/lib/qemu/virtiofsd), installed without its recommends (no GUI, no
+# firmware zoo: berth_ensure_deps --no-install-recommends); cpio: tests/unit/test_vm.c reads
+# berth's initramfs back with GNU cpio.
+BERTH_VM_DEPS=(qemu-system-x86 cpio)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 
+# berth_ensure_deps [--no-install-recommends] PACKAGE...
 berth_ensure_deps() {
-	local missing=() p
+	local missing=() p opts=()
+	if [ "${1:-}" = --no-install-recommends ]; then
+		opts=("$1")
+		shift
+	fi
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
@@ -32,13 +42,13 @@ berth_ensure_deps() {
 	if [ "$(id -u)" -eq 0 ]; then
 		echo "berth: installing ${missing[*]}" >&2
 		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null || {
+		apt-get update -qq >/dev/null && apt-get install -y -qq "${opts[@]}" "${missing[@]}" >/dev/null || {
 			echo "berth: apt-get install ${missing[*]} failed" >&2
 			return 1
 		}
 	else
 		echo "berth: missing Debian packages: ${missing[*]}" >&2
-		echo "berth: hint: sudo apt-get install -y ${missing[*]}" >&2
+		echo "berth: hint: sudo apt-get install -y ${opts[*]} ${missing[*]}" >&2
 		return 1
 	fi
 }

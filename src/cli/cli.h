@@ -66,5 +66,6 @@ int cmd_attest(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_oci(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_vm(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,9 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../sandbox/userns.h"
+#include "../vm/accel.h"
+#include "../vm/install.h"
+#include "../vm/pins.h"
 #include "cli.h"
 
 struct check {
@@ -28,6 +32,7 @@ struct check {
 	bool required; /* needed for the default posture */
 	char detail[768];
 	char fix[768];
+	json_t *extra; /* more of the check, in --json as "probe" (the kvm check's test boot) */
 };
 
 static const char *landlock_rights(int abi)
@@ -196,24 +201,101 @@ static void check_idmap(unsigned force_off, struct check *c)
 		close(fd);
 }
 
-static void check_kvm(struct check *c)
+/* The microVM runtime's pieces (docs/vm.md, "doctor"): none is needed for the default posture. */
+static void check_qemu(struct check *c, bool *have_qemu)
 {
-	c->name = "/dev/kvm";
+	char path[PATH_MAX], version[256];
+
+	c->name = "qemu";
 	c->required = false;
-	c->ok = access("/dev/kvm", R_OK | W_OK) == 0;
+	c->ok = *have_qemu = berth_vm_qemu(path, sizeof path, version, sizeof version);
+	if (c->ok) {
+		snprintf(c->detail, sizeof c->detail, "%s: %s", path,
+			 version[0] ? version : "(no version line)");
+		return;
+	}
+	snprintf(c->detail, sizeof c->detail, "qemu-system-x86_64 not found: no microVM runtime");
+	snprintf(c->fix, sizeof c->fix, "apt-get install --no-install-recommends qemu-system-x86");
+}
+
+static void check_virtiofsd(struct check *c)
+{
+	char path[PATH_MAX];
+
+	c->name = "virtiofsd";
+	c->required = false;
+	c->ok = berth_vm_virtiofsd(path, sizeof path);
 	snprintf(c->detail, sizeof c->detail, "%s",
-		 c->ok ? "usable (for the future microVM runtime)" : strerror(errno));
+		 c->ok
+		     ? path
+		     : "neither /usr/lib/qemu/virtiofsd nor `virtiofsd` in PATH: no file system for a guest");
 	if (!c->ok)
-		snprintf(c->fix, sizeof c->fix, "enable virtualisation, or add this user to the kvm group");
+		snprintf(c->fix, sizeof c->fix,
+			 "apt-get install qemu-system-common (Debian 12) or virtiofsd (Debian 13)");
+}
+
+static void check_guest(struct check *c, bool *installed)
+{
+	struct berth_vm_guest g;
+	struct berth_error err = {0};
+
+	c->name = "vm guest";
+	c->required = false;
+	c->ok = *installed = berth_vm_verify(NULL, &g, &err) == 0;
+	if (c->ok) {
+		snprintf(c->detail, sizeof c->detail, "%s %s in %s, verified", BERTH_VM_KERNEL_PACKAGE,
+			 BERTH_VM_KERNEL_VERSION, g.dir);
+		return;
+	}
+	snprintf(c->detail, sizeof c->detail, "%s", err.msg);
+	snprintf(c->fix, sizeof c->fix, "%s", err.hint[0] ? err.hint : "run `berth vm install`");
+}
+
+static void check_kvm(struct check *c, bool have_qemu, bool installed)
+{
+	struct berth_vm_probe p;
+	const char *fallback =
+	    have_qemu ? "; the microVM runtime falls back to TCG (qemu's software emulation: slower, "
+			"the same isolation)"
+		      : "";
+
+	c->name = "kvm";
+	c->required = false;
+	if (!installed && berth_vm_probe_kvm_device(p.reason, sizeof p.reason)) {
+		/* Not proved either way: only a test boot of the guest is. */
+		memset(&p, 0, sizeof p);
+		p.landlock_abi = -1;
+		snprintf(
+		    p.reason, sizeof p.reason,
+		    "/dev/kvm can make a VM, but whether the pinned kernel runs under it needs a test boot, "
+		    "and the probe needs `berth vm install`");
+		p.timeout_ms = BERTH_VM_PROBE_KVM_MS;
+	} else {
+		berth_vm_probe(BERTH_VM_ACCEL_KVM, NULL, BERTH_VM_PROBE_KVM_MS, &p);
+	}
+	c->ok = p.usable;
+	snprintf(c->detail, sizeof c->detail, "%s: %s%s", p.usable ? "usable" : "not usable", p.reason,
+		 p.usable ? "" : fallback);
+	if (!p.usable)
+		snprintf(c->fix, sizeof c->fix, "%s",
+			 strstr(p.reason, "/dev/kvm: Permission denied") != NULL
+			     ? "add this user to the group that owns /dev/kvm (kvm), then log in again"
+			 : !have_qemu ? "apt-get install --no-install-recommends qemu-system-x86"
+			 : !installed ? "run `berth vm install`, then `berth doctor` again"
+				      : "none needed: TCG works where KVM does not");
+	c->extra = json_pack("{s:b, s:b, s:I, s:i, s:i, s:b}", "usable", p.usable, "booted", p.booted,
+			     "elapsed_ms", (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms,
+			     "landlock_abi", p.landlock_abi, "tcg_fallback", have_qemu);
 }
 
 int cmd_doctor(int argc, char **argv)
 {
 	struct berth_features f;
-	struct check c[7];
+	struct check c[10];
 	struct berth_error err = {0};
 	unsigned force_off = 0;
-	bool json = argc > 1 && strcmp(argv[1], "--json") == 0, ok = true;
+	bool json = argc > 1 && strcmp(argv[1], "--json") == 0, ok = true, have_qemu = false,
+	     installed = false;
 	int n = 0;
 
 	if (argc > 1 && !json) {
@@ -234,16 +316,23 @@ int cmd_doctor(int argc, char **argv)
 	check_cgroup(force_off, &c[n++]);
 	check_idmap(force_off, &c[n++]);
 	check_pidfd(&c[n++]);
-	check_kvm(&c[n++]);
+	check_qemu(&c[n++], &have_qemu);
+	check_virtiofsd(&c[n++]);
+	check_guest(&c[n++], &installed);
+	check_kvm(&c[n++], have_qemu, installed);
 	for (int i = 0; i < n; i++)
 		if (c[i].required && !c[i].ok)
 			ok = false;
 	if (json) {
 		json_t *a = json_array();
-		for (int i = 0; i < n; i++)
-			json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name,
-							   "ok", c[i].ok, "required", c[i].required, "detail",
-							   c[i].detail, "fix", c[i].fix));
+		for (int i = 0; i < n; i++) {
+			json_t *o =
+			    json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name, "ok", c[i].ok,
+				      "required", c[i].required, "detail", c[i].detail, "fix", c[i].fix);
+			if (c[i].extra != NULL)
+				json_object_set(o, "probe", c[i].extra);
+			json_array_append_new(a, o);
+		}
 		json_t *root = json_pack("{s:b, s:o}", "default_posture_enforceable", ok, "checks", a);
 		char *s = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s);
@@ -258,5 +347,7 @@ int cmd_doctor(int argc, char **argv)
 		printf("%s\n", ok ? "the default posture can be enforced here"
 				  : "the default posture CANNOT be enforced here");
 	}
+	for (int i = 0; i < n; i++)
+		json_decref(c[i].extra);
 	return ok ? 0 : 1;
 }

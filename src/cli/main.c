@@ -42,6 +42,7 @@ static const char usage[] =
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  export k8s --image IMAGE [OPTIONS]  a RuntimeClass, Pod and NetworkPolicy for Kubernetes\n"
     "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
+    "  vm install|status|probe             the microVM runtime's pinned guest (`berth vm --help`)\n"
     "  version                             print the version\n"
     "\n"
     "see berth(1)\n";
@@ -90,7 +91,7 @@ static const struct {
     {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},         {"peek", cmd_peek},
     {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach}, {"stop", cmd_stop},
     {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
-    {"export", cmd_export}, {"oci", cmd_oci},
+    {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},
 };
 
 int main(int argc, char **argv)

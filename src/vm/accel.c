@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel.c - the accelerator probe: a test boot of the installed guest
+ * (accel.h).
+ */
+#include "accel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/error.h"
+#include "../util/rmtree.h"
+#include "exec.h"
+#include "install.h"
+
+#define QEMU "qemu-system-x86_64"
+#define QBOOT "/usr/share/qemu/qboot.rom"
+
+const char *berth_vm_accel_name(enum berth_vm_accel accel)
+{
+	return accel == BERTH_VM_ACCEL_KVM ? "kvm" : "tcg";
+}
+
+bool berth_vm_probe_kvm_device(char *reason, size_t len)
+{
+	cleanup_close int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	cleanup_close int vm = -1;
+	int api;
+
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			berth_reasonf(
+			    reason, len,
+			    "no /dev/kvm (no KVM in this kernel, or no virtualisation for this machine)");
+		else if (e == EACCES || e == EPERM)
+			berth_reasonf(reason, len,
+				      "cannot open /dev/kvm: %s (uid %ld is not in the group that owns it)",
+				      strerror(e), (long)getuid());
+		else
+			berth_reasonf(reason, len, "cannot open /dev/kvm: %s", strerror(e));
+		return false;
+	}
+	api = ioctl(fd, KVM_GET_API_VERSION, 0);
+	if (api != KVM_API_VERSION) {
+		berth_reasonf(reason, len, "/dev/kvm speaks KVM API %d, not %d", api, KVM_API_VERSION);
+		return false;
+	}
+	vm = ioctl(fd, KVM_CREATE_VM, 0);
+	if (vm < 0) {
+		berth_reasonf(reason, len, "KVM_CREATE_VM failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* The probe line in the console log @fd: the guest's Landlock ABI, or -2 when absent. */
+static int probe_line(int fd)
+{
+	char text[65536];
+	ssize_t n = pread(fd, text, sizeof text - 1, 0);
+	const char *p;
+
+	if (n <= 0)
+		return -2;
+	text[n] = '\0';
+	for (p = text; (p = strstr(p, BERTH_VM_PROBE_LINE " landlock_abi=")) != NULL; p++) {
+		int abi;
+		char end;
+		/* At a line's start, and the whole line. */
+		if ((p == text || p[-1] == '\n') &&
+		    sscanf(p + sizeof BERTH_VM_PROBE_LINE " landlock_abi=" - 1, "%d%c", &abi, &end) == 2 &&
+		    (end == '\n' || end == '\r'))
+			return abi;
+	}
+	return -2;
+}
+
+/* One boot of VMLINUZ and INITRAMFS in @tmp; fills @p. */
+static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g, const char *tmp,
+		      int timeout_ms, struct berth_vm_probe *p)
+{
+	char log[PATH_MAX + 16], errlog[PATH_MAX + 16], chardev[PATH_MAX + 48], first[512], st[64];
+	cleanup_close int efd = -1, lfd = -1;
+	bool kvm = accel == BERTH_VM_ACCEL_KVM, qboot = access(QBOOT, R_OK) == 0;
+	struct berth_error err = {0};
+	const char *argv[48];
+	int k = 0, ws = 0, r, abi;
+
+	snprintf(log, sizeof log, "%s/console.log", tmp);
+	snprintf(errlog, sizeof errlog, "%s/qemu.err", tmp);
+	snprintf(chardev, sizeof chardev, "file,id=c0,path=%s", log);
+	efd = open(errlog, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (efd < 0) {
+		berth_reasonf(p->reason, sizeof p->reason, "cannot write `%s`: %s", errlog, strerror(errno));
+		return;
+	}
+	const char *fixed[] = {QEMU,
+			       "-nodefaults",
+			       "-no-user-config",
+			       "-M",
+			       "q35",
+			       "-accel",
+			       kvm ? "kvm" : "tcg",
+			       "-cpu",
+			       kvm ? "host" : "max",
+			       "-m",
+			       "256",
+			       "-smp",
+			       "1",
+			       "-display",
+			       "none"};
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fixed); i++)
+		argv[k++] = fixed[i];
+	if (qboot) {
+		argv[k++] = "-bios";
+		argv[k++] = QBOOT;
+	}
+	const char *rest[] = {"-kernel",
+			      g->vmlinuz,
+			      "-initrd",
+			      g->initramfs,
+			      "-append",
+			      "console=hvc0 quiet panic=-1 berth.mode=probe",
+			      "-chardev",
+			      chardev,
+			      "-device",
+			      "virtio-serial-pci",
+			      "-device",
+			      "virtconsole,chardev=c0",
+			      "-no-reboot",
+			      "-sandbox",
+			      "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"};
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(rest); i++)
+		argv[k++] = rest[i];
+	argv[k] = NULL;
+	struct berth_vm_cmd c = {.argv = argv, .out_fd = efd, .err_fd = efd, .timeout_ms = timeout_ms};
+	p->booted = true;
+	r = berth_vm_exec(&c, &ws, &p->elapsed_ms, &err);
+	if (r < 0) {
+		berth_reasonf(p->reason, sizeof p->reason, "%s", err.msg);
+		return;
+	}
+	lfd = open(log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	abi = lfd >= 0 ? probe_line(lfd) : -2;
+	if (abi != -2) {
+		p->usable = true;
+		p->landlock_abi = abi;
+		berth_reasonf(
+		    p->reason, sizeof p->reason,
+		    "a test boot under %s reached the guest init in %.1f s (Landlock ABI %d in the guest)",
+		    kvm ? "KVM" : "TCG", (double)p->elapsed_ms / 1000, abi);
+		return;
+	}
+	if (r == 1 && kvm)
+		berth_reasonf(p->reason, sizeof p->reason,
+			      "a test boot did not reach the guest init in %d s: the host's KVM cannot run "
+			      "the pinned kernel "
+			      "(e.g. a nested software hypervisor)",
+			      timeout_ms / 1000);
+	else if (r == 1)
+		berth_reasonf(p->reason, sizeof p->reason,
+			      "a test boot under TCG did not reach the guest init in %d s",
+			      timeout_ms / 1000);
+	else
+		berth_reasonf(p->reason, sizeof p->reason, "%s ended (%s) before the guest init ran%s%s%s",
+			      QEMU, berth_vm_status_text(ws, st, sizeof st),
+			      berth_vm_log_line(efd, true, first, sizeof first)[0] ? ": " : "", first,
+			      kvm ? " (the host's KVM cannot run the pinned kernel)" : "");
+}
+
+void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, struct berth_vm_probe *p)
+{
+	struct berth_vm_guest g;
+	struct berth_error err = {0};
+	char qemu[PATH_MAX], tmp[PATH_MAX], devwhy[512];
+	const char *tmpdir = getenv("TMPDIR");
+
+	memset(p, 0, sizeof *p);
+	p->landlock_abi = -1;
+	p->timeout_ms = timeout_ms > 0                ? timeout_ms
+			: accel == BERTH_VM_ACCEL_KVM ? BERTH_VM_PROBE_KVM_MS
+						      : BERTH_VM_PROBE_TCG_MS;
+	if (accel == BERTH_VM_ACCEL_KVM && !berth_vm_probe_kvm_device(p->reason, sizeof p->reason))
+		return;
+	if (!berth_vm_find_tool(QEMU, qemu, sizeof qemu)) {
+		berth_reasonf(p->reason, sizeof p->reason,
+			      "%s not found (apt-get install --no-install-recommends qemu-system-x86)", QEMU);
+		return;
+	}
+	if (berth_vm_verify(dir, &g, &err) < 0) {
+		snprintf(devwhy, sizeof devwhy, "%s",
+			 accel == BERTH_VM_ACCEL_KVM ? "/dev/kvm can make a VM, but " : "");
+		berth_reasonf(p->reason, sizeof p->reason,
+			      "%swhether the pinned kernel runs needs a test boot of the guest, and it needs "
+			      "`berth vm install`: %s",
+			      devwhy, err.msg);
+		return;
+	}
+	snprintf(tmp, sizeof tmp, "%s/berth-probe.XXXXXX",
+		 tmpdir != NULL && tmpdir[0] == '/' ? tmpdir : "/tmp");
+	if (mkdtemp(tmp) == NULL) {
+		berth_reasonf(p->reason, sizeof p->reason, "cannot create a temporary directory in `%s`: %s",
+			      tmpdir != NULL ? tmpdir : "/tmp", strerror(errno));
+		return;
+	}
+	test_boot(accel, &g, tmp, p->timeout_ms, p);
+	berth_rmtree(tmp, NULL, &err);
+}
+
+bool berth_vm_qemu(char *path, size_t plen, char *version, size_t vlen)
+{
+	const char *argv[] = {QEMU, "--version", NULL};
+	cleanup_close int out = memfd_create("qemu-version", MFD_CLOEXEC);
+	struct berth_error err = {0};
+	int ws = 0;
+
+	if (vlen > 0)
+		version[0] = '\0';
+	if (!berth_vm_find_tool(QEMU, path, plen))
+		return false;
+	struct berth_vm_cmd c = {.argv = argv, .out_fd = out, .err_fd = -1, .timeout_ms = 5000};
+	if (out >= 0 && berth_vm_exec(&c, &ws, NULL, &err) == 0)
+		berth_vm_log_line(out, true, version, vlen);
+	return true;
+}
+
+bool berth_vm_virtiofsd(char *path, size_t len)
+{
+	static const char debian12[] = "/usr/lib/qemu/virtiofsd";
+	struct stat st;
+
+	if (stat(debian12, &st) == 0 && S_ISREG(st.st_mode) && access(debian12, X_OK) == 0) {
+		snprintf(path, len, "%s", debian12);
+		return true;
+	}
+	return berth_vm_find_tool("virtiofsd", path, len);
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * guest.c - where the installed guest is and the check before each boot
+ * (install.h: berth_vm_dir, berth_vm_init_path, berth_vm_verify).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/rundir.h"
+#include "../util/sha256.h"
+#include "install.h"
+#include "pins.h"
+
+#define HINT_INSTALL "run `berth vm install`"
+
+int berth_vm_dir(char *buf, size_t len, struct berth_error *err)
+{
+	const char *env = getenv("BERTH_VM_DIR");
+
+	if (env != NULL && *env != '\0') {
+		if (env[0] != '/')
+			return berth_usage_err(err, "BERTH_VM_DIR `%s` is not an absolute path", env);
+		if ((size_t)snprintf(buf, len, "%s", env) >= len)
+			return berth_err(err, ENAMETOOLONG, "BERTH_VM_DIR `%s` is too long", env);
+		return 0;
+	}
+	if (berth_state_path("vm", buf, len) < 0) {
+		if (errno == ENAMETOOLONG)
+			return berth_err(err, ENAMETOOLONG, "the VM directory's path is too long");
+		berth_usage_err(err,
+				"no directory for the VM guest: neither XDG_STATE_HOME nor a home is set");
+		return berth_err_hint(err, "set BERTH_VM_DIR to an absolute path");
+	}
+	return 0;
+}
+
+int berth_vm_init_path(char *buf, size_t len, struct berth_error *err)
+{
+	const char *env = getenv("BERTH_VMINIT");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env != NULL && *env != '\0') {
+		if ((size_t)snprintf(buf, len, "%s", env) >= len)
+			return berth_err(err, ENAMETOOLONG, "BERTH_VMINIT `%s` is too long", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n < 0)
+		return berth_err(err, errno, "cannot read `/proc/self/exe`");
+	self[n] = '\0';
+	if ((size_t)snprintf(buf, len, "%s/berth-vminit", dirname(self)) >= len)
+		return berth_err(err, ENAMETOOLONG, "the path of berth-vminit is too long");
+	return 0;
+}
+
+int berth_vm_sha256_file(const char *path, char hex[65], size_t *size, struct berth_error *err)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct berth_sha256 *c = NULL;
+	char chunk[1 << 16];
+	size_t total = 0;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return berth_err(err, errno, "cannot read `%s`", path);
+	if (!S_ISREG(st.st_mode))
+		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
+	c = berth_sha256_new(err);
+	if (c == NULL)
+		return -1;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			berth_sha256_final(c, hex, err);
+			return berth_err(err, e, "cannot read `%s`", path);
+		}
+		if (berth_sha256_update(c, chunk, (size_t)n) < 0)
+			break; /* the final call says why */
+		total += (size_t)n;
+	}
+	if (berth_sha256_final(c, hex, err) < 0)
+		return -1;
+	if (size != NULL)
+		*size = total;
+	return 0;
+}
+
+/* The string member @key of the object @o, or NULL. */
+static const char *str_at(json_t *o, const char *obj, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(o, obj), key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* guest.json's kernel matches the compiled-in pin; -1 with @err naming the field. */
+static int check_pin(const char *dir, json_t *root, struct berth_error *err)
+{
+	static const struct {
+		const char *key, *want;
+	} fields[] = {
+	    {"package", BERTH_VM_KERNEL_PACKAGE},
+	    {"version", BERTH_VM_KERNEL_VERSION},
+	    {"deb_sha256", BERTH_VM_DEB_SHA256},
+	    {"sha256", BERTH_VM_VMLINUZ_SHA256},
+	};
+
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(fields); i++) {
+		const char *have = str_at(root, "kernel", fields[i].key);
+		if (have == NULL) {
+			berth_err(err, EINVAL, "`%s/guest.json` is not a guest description: no kernel.%s",
+				  dir, fields[i].key);
+			return berth_err_hint(err, HINT_INSTALL);
+		}
+		if (strcmp(have, fields[i].want) != 0) {
+			berth_err(
+			    err, EINVAL,
+			    "the guest in `%s` is not the pinned one: kernel.%s is `%s`, berth pins `%s`",
+			    dir, fields[i].key, have, fields[i].want);
+			return berth_err_hint(err, HINT_INSTALL);
+		}
+	}
+	return 0;
+}
+
+/* @path's sha256 is @want, else a "damaged" error naming it. */
+static int check_file(const char *path, const char *want, struct berth_error *err)
+{
+	char have[65];
+
+	if (berth_vm_sha256_file(path, have, NULL, err) < 0)
+		return berth_err_hint(err, HINT_INSTALL);
+	if (strcmp(have, want) != 0) {
+		berth_err(err, EBADMSG, "`%s` is damaged: sha256 %s, want %s", path, have, want);
+		return berth_err_hint(err, HINT_INSTALL);
+	}
+	return 0;
+}
+
+static json_t *read_guest_json(const char *dir, struct berth_error *err)
+{
+	char path[PATH_MAX];
+	json_error_t je;
+	json_t *root;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/guest.json", dir) >= sizeof path) {
+		berth_err(err, ENAMETOOLONG, "the VM directory `%s` is too long", dir);
+		return NULL;
+	}
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (root != NULL && json_is_object(root))
+		return root;
+	json_decref(root);
+	if (root == NULL && access(path, F_OK) < 0 && errno == ENOENT)
+		berth_err(err, ENOENT, "no guest installed in `%s`", dir);
+	else if (root == NULL && access(path, R_OK) < 0)
+		berth_err(err, errno, "cannot read `%s`", path);
+	else
+		berth_err(err, EINVAL, "`%s` is not a guest description: %s", path,
+			  root != NULL ? "not a JSON object" : je.text);
+	berth_err_hint(err, HINT_INSTALL);
+	return NULL;
+}
+
+int berth_vm_verify(const char *dir, struct berth_vm_guest *g, struct berth_error *err)
+{
+	struct berth_vm_guest local;
+	json_t *root = NULL;
+	const char *ir, *init, *init_path;
+	int r = -1;
+
+	if (g == NULL)
+		g = &local;
+	memset(g, 0, sizeof *g);
+	if (dir == NULL ? berth_vm_dir(g->dir, sizeof g->dir, err) < 0
+			: (size_t)snprintf(g->dir, sizeof g->dir, "%s", dir) >= sizeof g->dir)
+		return dir == NULL ? -1
+				   : berth_err(err, ENAMETOOLONG, "the VM directory `%s` is too long", dir);
+	if ((size_t)snprintf(g->vmlinuz, sizeof g->vmlinuz, "%s/vmlinuz", g->dir) >= sizeof g->vmlinuz ||
+	    (size_t)snprintf(g->initramfs, sizeof g->initramfs, "%s/initramfs.cpio", g->dir) >=
+		sizeof g->initramfs)
+		return berth_err(err, ENAMETOOLONG, "the VM directory `%s` is too long", g->dir);
+	root = read_guest_json(g->dir, err);
+	if (root == NULL)
+		return -1;
+	ir = str_at(root, "initramfs", "sha256");
+	init = str_at(root, "init", "sha256");
+	init_path = str_at(root, "init", "path");
+	if (check_pin(g->dir, root, err) < 0)
+		goto out;
+	if (ir == NULL || strlen(ir) != 64) {
+		berth_err(err, EINVAL, "`%s/guest.json` is not a guest description: no initramfs.sha256",
+			  g->dir);
+		berth_err_hint(err, HINT_INSTALL);
+		goto out;
+	}
+	snprintf(g->kernel_sha256, sizeof g->kernel_sha256, "%s", BERTH_VM_VMLINUZ_SHA256);
+	snprintf(g->initramfs_sha256, sizeof g->initramfs_sha256, "%s", ir);
+	snprintf(g->init_sha256, sizeof g->init_sha256, "%s", init != NULL ? init : "");
+	snprintf(g->init_path, sizeof g->init_path, "%s", init_path != NULL ? init_path : "");
+	if (check_file(g->vmlinuz, BERTH_VM_VMLINUZ_SHA256, err) < 0 || check_file(g->initramfs, ir, err) < 0)
+		goto out;
+	r = 0;
+out:
+	json_decref(root);
+	return r;
+}

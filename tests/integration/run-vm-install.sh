@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# `berth vm install`, `berth vm status`, `berth vm probe` and doctor's VM
+# checks (docs/vm.md, "The pinned guest") against the real binary and the
+# real Debian mirror of this machine's apt sources: the pinned kernel is
+# downloaded (once per machine: the .deb is kept in a cache under /var/tmp,
+# keyed by the pin's sha256 and checked like any download), guest.json names
+# the pin and the files' digests, a second install gives a byte-identical
+# initramfs, a flipped byte in vmlinuz or initramfs.cpio is found and named
+# (exit 125), a cached .deb with a wrong sha256 is refused and nothing is
+# installed, apt-get's failure and a machine with no Debian mirror are
+# errors that say why, and doctor reports qemu, virtiofsd, the guest and
+# whether KVM can run it, its test boot ending within its deadline.  The
+# guest init is a tiny static program compiled here that does what
+# berth-vminit does in probe mode; `berth vm probe --accel tcg` boots it.
+#
+# usage: run-vm-install.sh /path/to/berth
+# Needs cc with a static libc (libc6-dev), cpio, qemu-system-x86 (scripts/deps.sh
+# BERTH_VM_DEPS), the network to the Debian mirror the first time.  Works as root
+# and as a user (the cache is shared: sticky and world-writable when this makes it;
+# BERTH_VM_DEB_CACHE overrides it).  Creates nothing else but a temporary directory.  TAP.
+set -u
+export LC_ALL=C
+if [ $# -lt 1 ]; then
+	echo "usage: $0 /path/to/berth" >&2
+	exit 2
+fi
+BERTH=$(readlink -f -- "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib.sh
+. "$HERE/../lib.sh"
+bail() { echo "Bail out! $*"; exit 1; }
+[ -x "$BERTH" ] || bail "no berth binary at $1"
+command -v cpio >/dev/null || bail "no cpio: apt-get install cpio (scripts/deps.sh)"
+command -v qemu-system-x86_64 >/dev/null || bail "no qemu-system-x86_64: apt-get install --no-install-recommends qemu-system-x86"
+D=$(mktemp -d /tmp/berth-vm.XXXXXX) || bail "mktemp failed"
+trap 'rm -rf "$D"' EXIT
+export XDG_STATE_HOME=$D/state BERTH_VM_DIR=$D/vm
+unset BERTH_VMINIT BERTH_VM_APT_DIR
+PIN_DEB=e9893e5295d0549b8852611f12a4b8b5f6cc4b8128dcc2086b9847793b904ab7
+PIN_VMLINUZ=ed8f0dbdbefe3994093937f5ee934818ae902b88cb0b6bc423811c10d55b87b0
+PKG=linux-image-6.12.117+deb13-cloud-amd64
+CACHE=${BERTH_VM_DEB_CACHE:-/var/tmp/berth-vm-deb-cache}
+if [ ! -d "$CACHE" ]; then
+	mkdir -p "$CACHE" && chmod 1777 "$CACHE" || bail "cannot create the cache $CACHE"
+fi
+export BERTH_VM_DEB_CACHE=$CACHE
+
+eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $3" "got: $2"; fi; }
+# run ARGS...: berth ARGS; $RC, $OUT, $ERR
+run() { "$BERTH" "$@" >"$D/out" 2>"$D/err" </dev/null; RC=$?; OUT=$(cat "$D/out"); ERR=$(cat "$D/err"); }
+# js FILE EXPR: the Python expression EXPR over the JSON document j of FILE
+js() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# The guest init of probe mode: devtmpfs, the line on hvc0, power off.
+cat >"$D/init.c" <<'C'
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void)
+{
+	char line[80];
+	int abi, fd, n;
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	n = snprintf(line, sizeof line, "berth-vminit: probe ok landlock_abi=%d\n", abi);
+	fd = open("/dev/hvc0", O_WRONLY | O_NOCTTY);
+	if (fd >= 0 && write(fd, line, (size_t)n) == n)
+		fsync(fd);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 1;
+}
+C
+cc -static -O2 -o "$D/init" "$D/init.c" 2>"$D/cc.err" || bail "cc -static failed: $(head -3 "$D/cc.err")"
+
+# 1. The install, and what it put there.
+run vm install --init "$D/init"
+eq "install: exit 0" "$RC" 0
+has "install: says what it installed" "$OUT" "installed $PKG 6.12.117-1 in $D/vm"
+eq "install: the VM directory holds the three files" "$(ls -A "$D/vm" | tr '\n' ' ')" "guest.json initramfs.cpio vmlinuz "
+eq "install: vmlinuz is the pinned one" "$(sha "$D/vm/vmlinuz")" "$PIN_VMLINUZ"
+eq "install: guest.json names the pinned package" "$(js "$D/vm/guest.json" 'j["kernel"]["package"]+" "+j["kernel"]["version"]+" "+j["kernel"]["deb_sha256"]')" "$PKG 6.12.117-1 $PIN_DEB"
+eq "install: guest.json's kernel sha256 is vmlinuz's" "$(js "$D/vm/guest.json" 'j["kernel"]["sha256"]')" "$(sha "$D/vm/vmlinuz")"
+eq "install: guest.json's initramfs sha256 is initramfs.cpio's" "$(js "$D/vm/guest.json" 'j["initramfs"]["sha256"]')" "$(sha "$D/vm/initramfs.cpio")"
+eq "install: guest.json's init sha256 is the init's" "$(js "$D/vm/guest.json" 'j["init"]["sha256"]')" "$(sha "$D/init")"
+eq "install: guest.json lists the modules in load order" "$(js "$D/vm/guest.json" '" ".join(m["name"] for m in j["modules"])')" "vsock.ko.xz vmw_vsock_virtio_transport_common.ko.xz vmw_vsock_virtio_transport.ko.xz"
+eq "install: the cache holds the verified .deb" "$(sha "$CACHE/$PIN_DEB.deb")" "$PIN_DEB"
+LIST=$(cpio -t --quiet <"$D/vm/initramfs.cpio" | tr '\n' ' ')
+eq "initramfs: the entries, sorted" "$LIST" "dev init lib lib/modules lib/modules/6.12.117+deb13-cloud-amd64 lib/modules/6.12.117+deb13-cloud-amd64/vmw_vsock_virtio_transport.ko.xz lib/modules/6.12.117+deb13-cloud-amd64/vmw_vsock_virtio_transport_common.ko.xz lib/modules/6.12.117+deb13-cloud-amd64/vsock.ko.xz mnt newroot proc sys tmp "
+LONG=$(cpio -tv --quiet --numeric-uid-gid <"$D/vm/initramfs.cpio")
+eq "initramfs: every entry owned 0:0" "$(awk '$3 != 0 || $4 != 0' <<<"$LONG")" ""
+eq "initramfs: every mtime 0 (1970)" "$(grep -vc ' 1970 ' <<<"$LONG")" 0
+has "initramfs: /init is mode 0755" "$(grep ' init$' <<<"$LONG")" "-rwxr-xr-x"
+mkdir "$D/x" && (cd "$D/x" && cpio -id --quiet --no-absolute-filenames <"$D/vm/initramfs.cpio")
+if cmp -s "$D/x/init" "$D/init"; then pass "initramfs: /init is the init, byte for byte"; else fail "initramfs: /init is the init" "differs"; fi
+
+# 2. status.
+run vm status
+eq "status: exit 0 when verified" "$RC" 0
+has "status: vmlinuz verified" "$OUT" "vmlinuz:   verified (sha256 $PIN_VMLINUZ)"
+has "status: initramfs verified" "$OUT" "initramfs: verified"
+run vm status --json
+printf '%s' "$OUT" >"$D/status.json"
+eq "status --json: verified, the pin" "$(js "$D/status.json" '[j["verified"], j["installed"], j["pin"]["deb_sha256"], j["pin"]["deb_size"], j["dir"]]')" "[True, True, '$PIN_DEB', 34671208, '$D/vm']"
+
+# 3. A second install: the same bytes, replaced as a whole; a killed install's work directory swept.
+cp "$D/vm/initramfs.cpio" "$D/first.cpio"
+INO=$(stat -c %i "$D/vm/guest.json")
+mkdir -p "$D/.vm-install.killed/x"
+run vm install --init "$D/init"
+eq "second install: exit 0" "$RC" 0
+if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "second install: initramfs.cpio byte-identical"; else fail "second install: initramfs.cpio byte-identical" "differs"; fi
+has "second install: the .deb from the cache" "$ERR" "using the cached $CACHE/$PIN_DEB.deb"
+[ "$(stat -c %i "$D/vm/guest.json")" != "$INO" ] && pass "second install: a new guest.json" || fail "second install: a new guest.json" "same inode"
+eq "second install: nothing else beside the VM directory" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
+
+# 3b. Two installs at once: the second is refused while the first holds the lock.
+flock -n "$D/.vm-install.lock" "$BERTH" vm install --init "$D/init" >"$D/out" 2>"$D/err" </dev/null; RC=$?
+eq "install while another holds the lock: exit 125" "$RC" 125
+has "install while another holds the lock: said" "$(cat "$D/err")" "berth: another \`berth vm install\` is running (it holds \`$D/.vm-install.lock\`)"
+# 3c. An install killed at any moment leaves a whole guest (the old or the new), and the next sweeps its work directory.
+for at in 0.5 1.5 2.5; do
+	"$BERTH" vm install --init "$D/init" >/dev/null 2>&1 </dev/null &
+	pid=$!
+	sleep "$at"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	run vm status
+	eq "install killed after ${at}s: a whole guest verifies" "$RC" 0
+done
+run vm install --init "$D/init"
+eq "install after the kills: exit 0" "$RC" 0
+eq "install after the kills: the killed installs' work directories swept" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
+if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "install after the kills: initramfs.cpio byte-identical"; else fail "install after the kills: initramfs.cpio byte-identical" "differs"; fi
+
+# 4. A flipped byte in either file: status says which (125), the runtime's check refuses.
+flip() { # flip FILE OFFSET
+	python3 -c 'import sys
+f=open(sys.argv[1],"r+b"); f.seek(int(sys.argv[2])); b=f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0]^1]))' "$1" "$2"
+}
+for f in vmlinuz initramfs.cpio; do
+	rm -rf "$D/bad" && cp -a "$D/vm" "$D/bad"
+	flip "$D/bad/$f" 4000
+	run vm status --dir "$D/bad"
+	eq "flipped byte in $f: status exit 125" "$RC" 125
+	has "flipped byte in $f: the file named" "$ERR" "berth: \`$D/bad/$f\` is damaged: sha256 "
+	has "flipped byte in $f: the hint" "$ERR" "berth: hint: run \`berth vm install\`"
+	has "flipped byte in $f: status says not verified" "$OUT" "guest:     NOT VERIFIED"
+	run vm probe --accel tcg --dir "$D/bad"
+	eq "flipped byte in $f: no test boot (probe exit 1)" "$RC" 1
+	has "flipped byte in $f: the probe says why" "$OUT" "is damaged"
+done
+run vm status --dir "$D/none"
+eq "nothing installed: status exit 125" "$RC" 125
+has "nothing installed: said" "$ERR" "berth: no guest installed in \`$D/none\`"
+
+# 5. A cached .deb with a wrong sha256 (the right size): refused, nothing installed, the old guest kept.
+mkdir "$D/badcache"
+cp "$CACHE/$PIN_DEB.deb" "$D/badcache/$PIN_DEB.deb"
+flip "$D/badcache/$PIN_DEB.deb" 1000000
+run vm install --init "$D/init" --dir "$D/vm2" --deb-cache "$D/badcache"
+eq "bad cached .deb: exit 125" "$RC" 125
+has "bad cached .deb: refused, named" "$ERR" "berth: the cached .deb \`$D/badcache/$PIN_DEB.deb\` is not the pinned one: sha256 "
+has "bad cached .deb: want the pin" "$ERR" ", want $PIN_DEB"
+[ ! -e "$D/vm2" ] && pass "bad cached .deb: nothing installed" || fail "bad cached .deb: nothing installed" "$D/vm2 exists"
+cp "$D/vm/guest.json" "$D/guest.before"
+run vm install --init "$D/init" --deb-cache "$D/badcache"
+eq "bad cached .deb over a good guest: exit 125" "$RC" 125
+if cmp -s "$D/guest.before" "$D/vm/guest.json" && cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then
+	pass "bad cached .deb over a good guest: the guest as it was"
+else
+	fail "bad cached .deb over a good guest: the guest as it was" "changed"
+fi
+run vm status
+eq "bad cached .deb over a good guest: still verifies" "$RC" 0
+eq "bad cached .deb: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+
+# 6. apt-get failing, and no Debian mirror: errors that say why, nothing installed.
+mkdir -p "$D/apt1/sources.list.d" "$D/apt2/sources.list.d" "$D/nocache"
+echo "deb file:$D/no-such-mirror bookworm main" >"$D/apt1/sources.list"
+BERTH_VM_APT_DIR=$D/apt1 run vm install --init "$D/init" --dir "$D/vm3" --deb-cache "$D/nocache"
+eq "apt-get failing: exit 125" "$RC" 125
+has "apt-get failing: its last stderr line in the message" "$ERR" "berth: \`apt-get update\` failed (exit status 100): E: The repository 'file:$D/no-such-mirror trixie Release' does not have a Release file."
+[ ! -e "$D/vm3" ] && pass "apt-get failing: nothing installed" || fail "apt-get failing: nothing installed" "$D/vm3 exists"
+printf 'Types: deb\nURIs: https://third-party.invalid/node_20.x\nSuites: nodistro\nComponents: main\nSigned-By: /usr/share/keyrings/nodesource.gpg\n' >"$D/apt2/sources.list.d/nodesource.sources"
+echo "deb http://debian.invalid/debian bookworm main" >"$D/apt2/sources.list.d/google.list.disabled"
+BERTH_VM_APT_DIR=$D/apt2 run vm install --init "$D/init" --dir "$D/vm3" --deb-cache "$D/nocache"
+eq "no Debian mirror: exit 125" "$RC" 125
+has "no Debian mirror: the files read are named" "$ERR" "berth: no Debian mirror in the apt sources (read: $D/apt2/sources.list.d/nodesource.sources)"
+run vm install --init /bin/true --dir "$D/vm3"
+eq "a dynamic init: exit 125" "$RC" 125
+has "a dynamic init: refused" "$ERR" "berth: \`$(readlink -f /bin/true)\` is not a static x86-64 executable"
+run vm install --bogus
+eq "an unknown option: exit 2" "$RC" 2
+
+# 7. The probe path: a test boot under TCG reaches the init (the KVM probe's machinery, on an accelerator that works).
+run vm probe --accel tcg --json
+printf '%s' "$OUT" >"$D/probe.json"
+eq "probe under TCG: exit 0" "$RC" 0
+eq "probe under TCG: usable, the guest's Landlock ABI" "$(js "$D/probe.json" '[j["usable"], j["booted"], j["landlock_abi"] >= 1, j["elapsed_ms"] <= j["deadline_ms"]]')" "[True, True, True, True]"
+
+# 8. doctor: the four checks; the KVM probe ends within its deadline, with a reason when KVM is not usable.
+S=$(date +%s%N)
+"$BERTH" doctor --json >"$D/doctor.json" 2>"$D/err"; RC=$?
+MS=$((($(date +%s%N) - S) / 1000000))
+eq "doctor: exit status as the default posture says" "$RC" "$(js "$D/doctor.json" '0 if j["default_posture_enforceable"] else 1')"
+check() { js "$D/doctor.json" "[c for c in j['checks'] if c['name'] == '$1'][0]$2"; }
+eq "doctor: qemu found, its version" "$(check qemu '["ok"]') $(check qemu '["detail"]' | grep -c 'QEMU emulator version')" "True 1"
+eq "doctor: virtiofsd found" "$(check virtiofsd '["ok"]')" "True"
+eq "doctor: the guest verified" "$(check 'vm guest' '["ok"]')" "True"
+eq "doctor: none of them required" "$(js "$D/doctor.json" '[c["required"] for c in j["checks"] if c["name"] in ("qemu", "virtiofsd", "vm guest", "kvm")]')" "[False, False, False, False]"
+KVM_OK=$(check kvm '["ok"]')
+KVM_DETAIL=$(check kvm '["detail"]')
+if [ "$KVM_OK" = True ]; then
+	has "doctor: KVM usable, proved by a test boot" "$KVM_DETAIL" "reached the guest init"
+else
+	[ -n "$(check kvm '["detail"]')" ] && [ "$KVM_DETAIL" != "not usable: " ] && pass "doctor: KVM not usable, with a reason" ||
+		fail "doctor: KVM not usable, with a reason" "no reason" "$KVM_DETAIL"
+	has "doctor: KVM not usable: TCG named as the fallback" "$KVM_DETAIL" "falls back to TCG"
+fi
+eq "doctor: the KVM probe's deadline is 10 s" "$(check kvm '["probe"]["deadline_ms"]')" 10000
+eq "doctor: the KVM probe within its deadline" "$(check kvm '["probe"]["elapsed_ms"] <= 10000 + 1000')" "True"
+[ "$MS" -lt 25000 ] && pass "doctor: ends in time ($MS ms)" || fail "doctor: ends in time" "$MS ms"
+BERTH_VM_DIR=$D/none "$BERTH" doctor --json >"$D/doctor2.json" 2>/dev/null
+eq "doctor without a guest: the guest check says to install" "$(js "$D/doctor2.json" '[[c["ok"], c["fix"]] for c in j["checks"] if c["name"] == "vm guest"][0]')" "[False, 'run \`berth vm install\`']"
+D2=$(js "$D/doctor2.json" '[c["detail"] for c in j["checks"] if c["name"] == "kvm"][0]')
+case "$D2" in
+*"berth vm install"* | *"no /dev/kvm"* | *"cannot open /dev/kvm"* | *"KVM_CREATE_VM failed"* | *"KVM API"*) pass "doctor without a guest: KVM's probe needs \`berth vm install\` (or the device says no)" ;;
+*) fail "doctor without a guest: KVM's probe needs \`berth vm install\`" "$D2" ;;
+esac
+
+echo "1..$T"
+exit $((FAILS > 0))
