@@ -46,7 +46,8 @@ int berth_vm_parse(const unsigned char *buf, size_t len, struct berth_vm_frame *
 	for (size_t i = 0; i < len && i < 4; i++) {
 		static const unsigned char m[4] = {'B', 'V', 'M', '1'};
 		if (buf[i] != m[i])
-			return berth_err(err, 0, "the VM channel is out of step: a frame without the `BVM1` mark");
+			return berth_err(err, 0,
+					 "the VM channel is out of step: a frame without the `BVM1` mark");
 	}
 	if (len < BERTH_VM_HDR)
 		return 0;
@@ -56,8 +57,8 @@ int berth_vm_parse(const unsigned char *buf, size_t len, struct berth_vm_frame *
 	if (magic != BERTH_VM_MAGIC)
 		return berth_err(err, 0, "the VM channel is out of step: a frame without the `BVM1` mark");
 	if (plen > BERTH_VM_PAYLOAD_MAX)
-		return berth_err(err, 0, "the VM channel sent a frame of %u bytes (at most %u)", (unsigned)plen,
-				 (unsigned)BERTH_VM_PAYLOAD_MAX);
+		return berth_err(err, 0, "the VM channel sent a frame of %u bytes (at most %u)",
+				 (unsigned)plen, (unsigned)BERTH_VM_PAYLOAD_MAX);
 	if (type < 1 || type > BERTH_VM_TYPE_MAX)
 		return berth_err(err, 0, "the VM channel sent a frame of unknown type %u", (unsigned)type);
 	if (len - BERTH_VM_HDR < plen)
