@@ -78,7 +78,7 @@ static int vm_gone(const struct vm_rt *vm, const char *what, struct berth_error 
 	berth_vm_console_tail(vm, tail, sizeof tail);
 	berth_err(err, 0, "the microVM ended before %s; its console's last line: `%s`", what,
 		  tail[0] ? tail : "(empty)");
-	return berth_err_hint(err, "the whole console log is `%s`", vm->console);
+	return berth_vm_logs_hint(vm, err);
 }
 
 /*
@@ -119,7 +119,7 @@ static int expect(struct vm_rt *vm, uint16_t want, const char *what, int ms, str
 			berth_err(err, ETIMEDOUT,
 				  "the microVM sent no %s within %d s; its console's last line: `%s`", what,
 				  ms / 1000, tail[0] ? tail : "(empty)");
-			return berth_err_hint(err, "the whole console log is `%s`", vm->console);
+			return berth_vm_logs_hint(vm, err);
 		}
 		ms -= (int)(berth_now_ms() - t0);
 		if (ms < 0)

@@ -98,6 +98,16 @@ void berth_vm_console_tail(const struct vm_rt *vm, char *buf, size_t len)
 	}
 }
 
+int berth_vm_logs_hint(const struct vm_rt *vm, struct berth_error *err)
+{
+	if (getenv("BERTH_VM_KEEP_RUNDIR") != NULL)
+		return berth_err_hint(err, "the logs are in `%s` (console.log, qemu.log, virtiofsd.log)",
+				      vm->dir);
+	return berth_err_hint(
+	    err, "BERTH_VM_KEEP_RUNDIR=1 keeps the run directory and its logs (console.log, qemu.log, "
+		 "virtiofsd.log) for a look");
+}
+
 static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, int chan, pid_t parent)
 {
 	char mem[64], memobj[128], smp[16], console[PATH_MAX + 64], fs[PATH_MAX + 64], log[PATH_MAX + 32];

@@ -236,10 +236,14 @@ int berth_vm_status(const struct vm_rt *vm, int *status, struct berth_error *err
 		    err, 0,
 		    "the microVM ended without the command's exit status; its console's last line: `%s`",
 		    tail[0] ? tail : "(empty)");
-		return berth_err_hint(err, "the whole console log is `%s`", vm->console);
+		return berth_vm_logs_hint(vm, err);
 	}
-	*status = WIFEXITED(vm->wst)     ? WEXITSTATUS(vm->wst)
-		  : WIFSIGNALED(vm->wst) ? 128 + WTERMSIG(vm->wst)
-					 : 125;
+	/* the status as the guest's namespace runtime's wait() gave it, the
+	 * one `berth run` returns (docs/vm.md, EXIT); a value past 255 can
+	 * only be a waitpid(2) encoding (proto.h's wording), decoded */
+	if (vm->wst >= 0 && vm->wst <= 255)
+		*status = vm->wst;
+	else
+		*status = WIFEXITED(vm->wst) ? WEXITSTATUS(vm->wst) : BERTH_EXIT_INTERNAL;
 	return 0;
 }

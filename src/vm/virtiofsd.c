@@ -22,7 +22,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,6 +123,37 @@ static int keep_caps(struct berth_error *err)
 	return 0;
 }
 
+/*
+ * Step 5b: virtiofsd drops its supplementary groups (setgroups(0, NULL))
+ * and exits when it cannot.  An unprivileged caller's cannot be dropped: a
+ * user namespace it maps itself must deny setgroups(2) (user_namespaces(7)).
+ * They are the caller's own, which the namespace runtime's sandbox keeps
+ * as well, and the staging tree holds only what the policy shares: for
+ * virtiofsd, setgroups succeeds without doing anything (a filter of its
+ * own, seccomp SECCOMP_RET_ERRNO with 0, under virtiofsd's own filter).
+ * Root drops them for real before the namespace is made.
+ */
+static int setgroups_noop(struct berth_error *err)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setgroups, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+
+	if (getgroups(0, NULL) == 0)
+		return 0;
+	/* CAP_SYS_ADMIN in its own user namespace: no NO_NEW_PRIVS needed */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return berth_err(err, errno, "cannot load virtiofsd's setgroups filter");
+	return 0;
+}
+
 /* Step 4: fd 3 the socket, fd 4 the error pipe (close-on-exec), nothing
  * else.  Returns the error pipe's new number, 4, or -1 with @err. */
 static int child_stdio(const struct vm_rt *vm, int sock, int efd, struct berth_error *err)
@@ -152,6 +188,8 @@ static _Noreturn void child(const struct vm_rt *vm, int sock, int efd, pid_t par
 	/* step 1 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(125);
+	if (caller == 0)
+		(void)setgroups(0, NULL);
 	snprintf(src, sizeof src, "source=%s", vm->staging);
 	if (bin == NULL) {
 		berth_err(&err, ENOENT, "virtiofsd is not installed");
@@ -159,7 +197,7 @@ static _Noreturn void child(const struct vm_rt *vm, int sock, int efd, pid_t par
 		   berth_vm_build_staging(vm->p, vm->staging, &err) == 0 &&         /* step 3 */
 		   (e = child_stdio(vm, sock, efd, &err)) >= 0) {                   /* step 4 */
 		efd = e;
-		if (keep_caps(&err) == 0) { /* step 5 */
+		if (keep_caps(&err) == 0 && setgroups_noop(&err) == 0) { /* step 5 */
 			char *argv[] = {(char *)"virtiofsd",
 					(char *)"--fd=3",
 					(char *)"-o",

@@ -116,6 +116,9 @@ int berth_vm_start_qemu(struct vm_rt *vm, const struct vm_guest *g, int chan_fd,
  * (@buf "" when there is none). */
 void berth_vm_console_tail(const struct vm_rt *vm, char *buf, size_t len);
 
+/* qemu.c: the hint of a failed boot: where its logs are.  Returns -1. */
+int berth_vm_logs_hint(const struct vm_rt *vm, struct berth_error *err);
+
 /* janitor.c: a process that, when berth dies before berth_vm_janitor_done,
  * kills qemu and virtiofsd and removes the run directory and
  * o->remove_at_end.  Returns 0, or -1 with @err. */
