@@ -175,7 +175,7 @@ static void on_signals(struct vm_rt *vm, int sfd)
 int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 {
 	int64_t deadline = -1;
-	bool qemu_done = false;
+	bool qemu_done = vm->qemu_pidfd < 0; /* none: the channel's end is the end */
 
 	while (!qemu_done || vm->chan >= 0) {
 		struct pollfd p[5] = {{vm->chan, POLLIN, 0},
