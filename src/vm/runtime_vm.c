@@ -293,8 +293,8 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	vm_init(vm, p, o);
 	berth_vm_reader_init(vm->rd);
 	if (check_all(p, &g, err) < 0 || /* 1 */
-	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || berth_vm_janitor_start(vm, err) < 0 ||
-	    make_run_dir(vm, err) < 0 ||             /* 2 */
+	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || make_run_dir(vm, err) < 0 ||
+	    berth_vm_janitor_start(vm, err) < 0 ||   /* 2: the janitor knows DIR */
 	    berth_vm_start_virtiofsd(vm, err) < 0 || /* 3 */
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		goto fail;

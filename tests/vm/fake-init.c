@@ -63,10 +63,11 @@ static void send_frame(uint16_t type, uint16_t ch, const void *p, size_t n)
 		die("fake-init: write failed\n");
 }
 
-static void out(uint16_t ch, const char *fmt, const char *a, const char *b)
+/* one line "WHAT RESULT" */
+static void out(uint16_t ch, const char *what, const char *result)
 {
 	char line[512];
-	snprintf(line, sizeof line, fmt, a, b);
+	snprintf(line, sizeof line, "%s %s\n", what, result);
 	send_frame(BERTH_VM_DATA, ch, line, strlen(line));
 }
 
@@ -147,21 +148,21 @@ static void checks(const char *ws, const char *ro)
 	int fd;
 	snprintf(p, sizeof p, "/newroot%s/vm-made", ws);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
-	out(BERTH_VM_STDOUT, "ws-create %s%s\n", err_name(fd < 0 ? errno : 0), "");
+	out(BERTH_VM_STDOUT, "ws-create", err_name(fd < 0 ? errno : 0));
 	if (fd >= 0) {
 		(void)!write(fd, "made in the guest\n", 18);
 		close(fd);
 	}
 	fd = open("/newroot/usr/berth-vm-probe", O_WRONLY | O_CREAT | O_EXCL, 0644);
-	out(BERTH_VM_STDOUT, "usr-create %s%s\n", err_name(fd < 0 ? errno : 0), "");
+	out(BERTH_VM_STDOUT, "usr-create", err_name(fd < 0 ? errno : 0));
 	fd = mkdir("/newroot/berth-vm-probe", 0755);
-	out(BERTH_VM_STDOUT, "root-mkdir %s%s\n", err_name(fd < 0 ? errno : 0), "");
+	out(BERTH_VM_STDOUT, "root-mkdir", err_name(fd < 0 ? errno : 0));
 	if (ro[0] != '\0') {
 		snprintf(p, sizeof p, "/newroot%s", ro);
 		fd = open(p, O_WRONLY | O_TRUNC);
-		out(BERTH_VM_STDOUT, "ro-write %s%s\n", err_name(fd < 0 ? errno : 0), "");
+		out(BERTH_VM_STDOUT, "ro-write", err_name(fd < 0 ? errno : 0));
 	}
-	out(BERTH_VM_STDERR, "to stderr%s%s\n", "", "");
+	out(BERTH_VM_STDERR, "to", "stderr");
 }
 
 int main(void)
