@@ -26,6 +26,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/userns.h"
 #include "../util/cleanup.h"
 #include "../util/journal.h"
 #include "../util/rmtree.h"
@@ -106,6 +107,8 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
+	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
+	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
 	vm->accel = berth_vm_accel();
 	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
 	if (vm->mem_bytes < VM_MEM_MIN)
@@ -147,6 +150,11 @@ static int make_run_dir(struct vm_rt *vm, struct berth_error *err)
 	snprintf(vm->fs_sock, sizeof vm->fs_sock, "%s/fs.sock", vm->dir);
 	snprintf(vm->console, sizeof vm->console, "%s/console.log", vm->dir);
 	snprintf(vm->staging, sizeof vm->staging, "%s/root", vm->dir);
+	/* made here 0600: qemu's chardev file would be made by the umask */
+	int fd = open(vm->console, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot make `%s`", vm->console);
+	close(fd);
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../policy/sysdirs.h"
+#include "../sandbox/userns.h"
 #include "../util/cleanup.h"
 #include "../util/rundir.h"
 #include "vm_int.h"
@@ -52,7 +53,8 @@ static int mount_point(const char *staging, const char *src, bool dir, char *at,
 
 /* Bind the host's @src (its whole tree) at its own path in the staging
  * tree, read-only unless @rw, always nosuid and nodev. */
-static int bind_at(const char *staging, const char *src, bool rw, struct berth_error *err)
+static int bind_at(const char *staging, const char *src, bool rw, const struct berth_ids *idmap,
+		   struct berth_error *err)
 {
 	char at[PATH_MAX * 2];
 	struct stat st;
@@ -65,9 +67,16 @@ static int bind_at(const char *staging, const char *src, bool rw, struct berth_e
 	if (mount_point(staging, src, S_ISDIR(st.st_mode), at, sizeof at, err) < 0)
 		return -1;
 	/* The tree cloned by the descriptor of @src opened without following
-	 * a last link (the policy's sources are physical paths already). */
-	fd = (int)syscall(SYS_open_tree, AT_FDCWD, src,
-			  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	 * a last link (the policy's sources are physical paths already);
+	 * root's writable shares idmapped: its owner's files are the guest's */
+	if (rw && idmap != NULL) {
+		fd = berth_idmapped_tree(-1, src, st.st_uid, st.st_gid, idmap, false, err);
+		if (fd < 0)
+			return -1;
+	} else {
+		fd = (int)syscall(SYS_open_tree, AT_FDCWD, src,
+				  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	}
 	if (fd < 0)
 		return berth_err(err, errno, "cannot clone the mount of `%s`", src);
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
@@ -89,7 +98,7 @@ static int sysdir(const char *staging, const struct berth_sysdir *d, struct bert
 		return d->optional && errno == ENOENT ? 0
 						      : berth_err(err, errno, "cannot share `%s`", d->path);
 	if (!S_ISLNK(st.st_mode))
-		return bind_at(staging, d->path, false, err);
+		return bind_at(staging, d->path, false, NULL, err);
 	n = readlink(d->path, target, sizeof target - 1);
 	if (n < 0)
 		return berth_err(err, errno, "cannot read the link `%s`", d->path);
@@ -100,7 +109,8 @@ static int sysdir(const char *staging, const struct berth_sysdir *d, struct bert
 	return 0;
 }
 
-int berth_vm_build_staging(const struct berth_policy *p, const char *staging, struct berth_error *err)
+int berth_vm_build_staging(const struct berth_policy *p, const char *staging, const struct berth_ids *idmap,
+			   struct berth_error *err)
 {
 	char at[PATH_MAX * 2];
 
@@ -118,15 +128,16 @@ int berth_vm_build_staging(const struct berth_policy *p, const char *staging, st
 		if (berth_sysdirs[i].mount == BERTH_SYSDIR_BIND &&
 		    sysdir(staging, &berth_sysdirs[i], err) < 0)
 			return -1;
-	if (p->workspace != NULL && bind_at(staging, p->workspace, true, err) < 0)
+	if (p->workspace != NULL && bind_at(staging, p->workspace, true, idmap, err) < 0)
 		return -1;
-	if (p->home_dir != NULL && bind_at(staging, p->home_dir, true, err) < 0)
+	if (p->home_dir != NULL && bind_at(staging, p->home_dir, true, idmap, err) < 0)
 		return -1;
 	/* in the order given: a --ro below the workspace lands on its bind */
 	for (size_t i = 0; i < p->n_mounts; i++)
-		if (p->mounts[i].src != NULL && bind_at(staging, p->mounts[i].src, p->mounts[i].rw, err) < 0)
+		if (p->mounts[i].src != NULL &&
+		    bind_at(staging, p->mounts[i].src, p->mounts[i].rw, idmap, err) < 0)
 			return -1;
-	if (p->evidence_dir != NULL && bind_at(staging, p->evidence_dir, false, err) < 0)
+	if (p->evidence_dir != NULL && bind_at(staging, p->evidence_dir, false, NULL, err) < 0)
 		return -1;
 	/* the guest's uid owns the tmpfs's root (it was made by virtiofsd's
 	 * uid): read-only, so that it cannot add to it */

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -41,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../sandbox/userns.h"
 #include "../util/cleanup.h"
 #include "../util/sys.h"
 #include "vm_int.h"
@@ -154,19 +156,17 @@ static int setgroups_noop(struct berth_error *err)
 	return 0;
 }
 
-/* Step 4: fd 3 the socket, fd 4 the error pipe (close-on-exec), nothing
- * else.  Returns the error pipe's new number, 4, or -1 with @err. */
-static int child_stdio(const struct vm_rt *vm, int sock, int efd, struct berth_error *err)
+/* Step 4: fd 3 the socket, fd 4 the error pipe (close-on-exec), @lfd the
+ * log as stdout and stderr, nothing else.  Returns the error pipe's new
+ * number, 4, or -1 with @err. */
+static int child_stdio(int sock, int efd, int lfd, struct berth_error *err)
 {
-	char log[PATH_MAX + 32];
-	int null, lfd;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	/* out of the way of 0..4 first */
 	sock = fcntl(sock, F_DUPFD_CLOEXEC, 100);
 	efd = fcntl(efd, F_DUPFD_CLOEXEC, 100);
-	snprintf(log, sizeof log, "%s/virtiofsd.log", vm->dir);
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	lfd = fcntl(lfd, F_DUPFD_CLOEXEC, 100);
 	if (sock < 0 || efd < 0 || null < 0 || lfd < 0)
 		return berth_err(err, errno, "cannot open virtiofsd's stdio");
 	if (dup2(null, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0 || dup2(sock, 3) < 0 ||
@@ -176,26 +176,68 @@ static int child_stdio(const struct vm_rt *vm, int sock, int efd, struct berth_e
 	return 4;
 }
 
+/*
+ * Steps 2 and 3 for root.  Mapping U to host uid 0 would hand the guest
+ * every root-owned file of the shared system directories as its own
+ * (/etc/shadow, host keys): root's guest is berth's unprivileged host id
+ * instead (BERTH_ROOT_HOST_UID, as the namespace runtime's sandbox), and
+ * its writable shares are idmapped so that what it writes there is owned
+ * by their owner (userns.h, berth_idmapped_tree).  So the staging tree is
+ * built first, as root, in a mount namespace of its own; then the child
+ * becomes that id and maps U to it in a user namespace it makes itself
+ * (whose copy of the mounts locks them: read-only stays read-only).
+ */
+/* Where root's virtiofsd finds the tree: a directory every id may pass
+ * through on every host, covered in virtiofsd's mount namespace only. */
+#define ROOT_SOURCE "/tmp"
+
+static int root_staging(const struct vm_rt *vm, struct berth_error *err)
+{
+	struct berth_ids ids = {.host_uid = vm->host_uid, .host_gid = vm->host_gid};
+
+	if (setgroups(0, NULL) < 0)
+		return berth_err(err, errno, "cannot drop the supplementary groups for virtiofsd");
+	if (unshare(CLONE_NEWNS) < 0)
+		return berth_err(err, errno, "cannot make virtiofsd's mount namespace");
+	if (berth_vm_build_staging(vm->p, vm->staging, &ids, err) < 0)
+		return -1;
+	/* that id cannot pass through berth's runtime directory (root's,
+	 * 0700): the tree moves to ROOT_SOURCE, of this namespace only */
+	if (mount(vm->staging, ROOT_SOURCE, NULL, MS_MOVE, NULL) < 0)
+		return berth_err(err, errno, "cannot move the staging tree to `%s`", ROOT_SOURCE);
+	if (setresgid(vm->host_gid, vm->host_gid, vm->host_gid) < 0 ||
+	    setresuid(vm->host_uid, vm->host_uid, vm->host_uid) < 0)
+		return berth_err(err, errno, "cannot become uid %u for virtiofsd", vm->host_uid);
+	/* the id change made it undumpable: its /proc/self files root's, its
+	 * own maps unwritable.  Its execve makes it dumpable again anyway. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return berth_err(err, errno, "prctl PR_SET_DUMPABLE");
+	return enter_userns(vm->uid, vm->gid, vm->host_uid, vm->host_gid, err);
+}
+
 static _Noreturn void child(const struct vm_rt *vm, int sock, int efd, pid_t parent)
 {
 	struct berth_error err = {0};
-	uid_t caller = getuid();
-	gid_t caller_gid = getgid();
-	char src[PATH_MAX + 16];
+	char src[PATH_MAX + 16], log[PATH_MAX + 32];
 	const char *bin = berth_vm_virtiofsd_path();
-	int e;
+	int e, lfd;
+	bool root = getuid() == 0;
 
 	/* step 1 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(125);
-	if (caller == 0)
-		(void)setgroups(0, NULL);
-	snprintf(src, sizeof src, "source=%s", vm->staging);
+	snprintf(src, sizeof src, "source=%s", root ? ROOT_SOURCE : vm->staging);
+	snprintf(log, sizeof log, "%s/virtiofsd.log", vm->dir);
+	lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (bin == NULL) {
 		berth_err(&err, ENOENT, "virtiofsd is not installed");
-	} else if (enter_userns(vm->uid, vm->gid, caller, caller_gid, &err) == 0 && /* step 2 */
-		   berth_vm_build_staging(vm->p, vm->staging, &err) == 0 &&         /* step 3 */
-		   (e = child_stdio(vm, sock, efd, &err)) >= 0) {                   /* step 4 */
+	} else if (lfd < 0) {
+		berth_err(&err, errno, "cannot open `%s`", log);
+	} else if ((root
+			? root_staging(vm, &err)
+			: enter_userns(vm->uid, vm->gid, vm->host_uid, vm->host_gid, &err) ||
+			      berth_vm_build_staging(vm->p, vm->staging, NULL, &err)) == 0 && /* steps 2, 3 */
+		   (e = child_stdio(sock, efd, lfd, &err)) >= 0) {                            /* step 4 */
 		efd = e;
 		if (keep_caps(&err) == 0 && setgroups_noop(&err) == 0) { /* step 5 */
 			char *argv[] = {(char *)"virtiofsd",

@@ -54,14 +54,15 @@ struct vm_rt {
 	const struct berth_policy *p;
 	const struct berth_runtime_opts *o;
 	char run_id[17];
-	char dir[PATH_MAX];     /* the run directory, 0700; "" none */
-	char fs_sock[PATH_MAX]; /* DIR/fs.sock, virtiofsd's listening socket */
-	char console[PATH_MAX]; /* DIR/console.log, the guest kernel's console */
-	char staging[PATH_MAX]; /* DIR/root: the staging tree's mount point */
-	uint32_t uid, gid;      /* U and G: the guest's ids of the command */
-	pid_t virtiofsd, qemu;  /* -1: none */
-	int qemu_pidfd;         /* the supervisor polls it; -1 none */
-	int janitor_fd;         /* write end of the janitor's pipe; -1 none */
+	char dir[PATH_MAX];          /* the run directory, 0700; "" none */
+	char fs_sock[PATH_MAX];      /* DIR/fs.sock, virtiofsd's listening socket */
+	char console[PATH_MAX];      /* DIR/console.log, the guest kernel's console */
+	char staging[PATH_MAX];      /* DIR/root: the staging tree's mount point */
+	uint32_t uid, gid;           /* U and G: the guest's ids of the command */
+	uint32_t host_uid, host_gid; /* U and G on the host: the caller's; root's BERTH_ROOT_HOST_UID */
+	pid_t virtiofsd, qemu;       /* -1: none */
+	int qemu_pidfd;              /* the supervisor polls it; -1 none */
+	int janitor_fd;              /* write end of the janitor's pipe; -1 none */
 	pid_t janitor;
 	int chan; /* the host end of the channel; -1 closed */
 	struct berth_vm_reader *rd;
@@ -100,9 +101,12 @@ int berth_vm_dir_path(char *buf, size_t len, struct berth_error *err);
  * @vm->virtiofsd.  Returns 0, or -1 with @err. */
 int berth_vm_start_virtiofsd(struct vm_rt *vm, struct berth_error *err);
 
-/* staging.c: in virtiofsd's user and mount namespaces (the child), build
- * the tree at @staging.  Returns 0, or -1 with @err. */
-int berth_vm_build_staging(const struct berth_policy *p, const char *staging, struct berth_error *err);
+/* staging.c: in virtiofsd's mount namespace (the child), build the tree at
+ * @staging; @idmap (root only, else NULL): the writable shares idmapped,
+ * their owner's files @idmap->host_uid's.  Returns 0, or -1 with @err. */
+struct berth_ids;
+int berth_vm_build_staging(const struct berth_policy *p, const char *staging, const struct berth_ids *idmap,
+			   struct berth_error *err);
 
 /* qemu.c: the accelerator qemu will use ("kvm" only when a short test boot
  * says it works, cached per process; else "tcg"). */

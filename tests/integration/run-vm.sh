@@ -35,6 +35,8 @@ check() { # check NAME COND...
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 show() { sed 's/^/# /' "$@"; }
+# alive PID: a process that has not exited (a zombie has)
+alive() { [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^[ZX]'; }
 W=$T/ws
 mkdir -p "$W"
 cd "$W" || exit 1
@@ -123,6 +125,11 @@ check "a mkdir in the staging root fails EROFS" grep -qx 'root-mkdir EROFS' "$T/
 check "a write to the --ro source fails EROFS, the host file unchanged" \
 	test "$(grep -x 'ro-write.*' "$T/out")" = "ro-write EROFS" -a "$(cat "$RO")" = original
 check "stdin reached the guest, stdout came back" grep -qx 'stdin: typed-in' "$T/out"
+if [ -e /etc/shadow ] && [ "$(stat -c %a /etc/shadow)" != 644 ]; then
+	check "the host's /etc/shadow cannot be read in the guest, with capabilities (through virtiofsd)" \
+		grep -qx 'shadow-caps EACCES' "$T/out"
+	check "... nor as U without them (the guest kernel's check)" grep -qx 'shadow-nocaps EACCES' "$T/out"
+fi
 check "stderr came back on stderr" grep -qx 'to stderr' "$T/err"
 check "nothing is left: no run directory, no qemu" \
 	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(pgrep -f "$G/vmlinuz")"
@@ -149,13 +156,13 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 qp=$(pgrep -f "$G/vmlinuz")
-fsd=$(pgrep -f "source=$T/run/berth/vm-" | head -1)
+fsd=$(pgrep -P "$bp" -x virtiofsd | head -1)
 sleep 2
 kill -KILL "$bp"
 wait "$bp" 2>/dev/null
 gone=no
 for _ in $(seq 1 100); do
-	if [ -z "$(pgrep -f "$G/vmlinuz")" ] && [ -z "$(pgrep -f "source=$T/run/berth/vm-")" ] &&
+	if [ -z "$(pgrep -f "$G/vmlinuz")" ] && ! alive "${fsd:-0}" &&
 		[ -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ]; then
 		gone=yes
 		break

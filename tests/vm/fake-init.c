@@ -31,6 +31,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/sandbox/measure.h"
@@ -162,6 +163,19 @@ static void checks(const char *ws, const char *ro)
 		fd = open(p, O_WRONLY | O_TRUNC);
 		out(BERTH_VM_STDOUT, "ro-write", err_name(fd < 0 ? errno : 0));
 	}
+	/* a host file the caller could not read (root's /etc/shadow, 0640):
+	 * not through virtiofsd with capabilities, nor as U without them */
+	fd = open("/newroot/etc/shadow", O_RDONLY);
+	out(BERTH_VM_STDOUT, "shadow-caps", err_name(fd < 0 ? errno : 0));
+	if (fork() == 0) {
+		struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct d[2] = {{0, 0, 0}, {0, 0, 0}};
+		syscall(SYS_capset, &h, d);
+		fd = open("/newroot/etc/shadow", O_RDONLY);
+		out(BERTH_VM_STDOUT, "shadow-nocaps", err_name(fd < 0 ? errno : 0));
+		_exit(0);
+	}
+	wait(NULL);
 	out(BERTH_VM_STDERR, "to", "stderr");
 }
 
