@@ -113,17 +113,13 @@ static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, in
 	char mem[64], memobj[128], smp[16], console[PATH_MAX + 64], fs[PATH_MAX + 64], log[PATH_MAX + 32];
 	const char *bin = berth_vm_qemu_path();
 	unsigned long mib = (unsigned long)(vm->mem_bytes >> 20);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned cpus = (vm->p->millicpus + 999) / 1000;
 	int null, lfd;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent || bin == NULL)
 		_exit(125);
-	if (ncpu > 0 && cpus > (unsigned)ncpu)
-		cpus = (unsigned)ncpu;
 	snprintf(mem, sizeof mem, "%luM", mib);
 	snprintf(memobj, sizeof memobj, "memory-backend-memfd,id=mem,size=%luM,share=on", mib);
-	snprintf(smp, sizeof smp, "%u", cpus > 0 ? cpus : 1);
+	snprintf(smp, sizeof smp, "%s", vm->smp);
 	snprintf(console, sizeof console, "file,id=c0,path=%s", vm->console);
 	snprintf(fs, sizeof fs, "socket,id=fs0,path=%s", vm->fs_sock);
 	snprintf(log, sizeof log, "%s/qemu.log", vm->dir);

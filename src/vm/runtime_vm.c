@@ -114,6 +114,13 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	if (vm->mem_bytes < VM_MEM_MIN)
 		vm->mem_bytes = VM_MEM_MIN;
 	vm->boot_timeout_ms = VM_BOOT_TIMEOUT_MS;
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned cpus = (p->millicpus + 999) / 1000;
+		if (ncpu > 0 && cpus > (unsigned)ncpu)
+			cpus = (unsigned)ncpu;
+		snprintf(vm->smp, sizeof vm->smp, "%u", cpus > 0 ? cpus : 1);
+	}
 	berth_termfilter_init(&vm->io.tf);
 }
 
@@ -312,6 +319,11 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	close(sp[1]);
 	sp[1] = -1;
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
+	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
+	 * capped below the policy's --memory (docs/vm.md) */
+	if (!o->quiet)
+		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs\n", vm->accel,
+			(unsigned long long)(vm->mem_bytes >> 20), vm->smp);
 	if (o->hooks.on_spawned != NULL)
 		o->hooks.on_spawned(o->hooks.arg);
 	if (run)

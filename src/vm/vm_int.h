@@ -68,6 +68,7 @@ struct vm_rt {
 	struct berth_vm_reader *rd;
 	const char *accel;      /* "tcg" or "kvm": what qemu runs with */
 	uint64_t mem_bytes;     /* the guest's RAM */
+	char smp[16];           /* its vCPUs: the policy's CPUs, at most the host's */
 	int hello_landlock_abi; /* the guest kernel's, from HELLO */
 	struct berth_measure meas;
 	bool measured;

@@ -131,6 +131,7 @@ if [ -e /etc/shadow ] && [ "$(stat -c %a /etc/shadow)" != 644 ]; then
 	check "... nor as U without them (the guest kernel's check)" grep -qx 'shadow-nocaps EACCES' "$T/out"
 fi
 check "stderr came back on stderr" grep -qx 'to stderr' "$T/err"
+check "the accelerator and the guest's size are said" grep -qx 'berth: microVM: qemu -accel tcg, 1024 MiB, [0-9]* vCPUs' "$T/err"
 check "nothing is left: no run directory, no qemu" \
 	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(pgrep -f "$G/vmlinuz")"
 [ "$fails" = 0 ] || show "$T/out" "$T/err"
@@ -139,7 +140,7 @@ check "nothing is left: no run directory, no qemu" \
 "$B" run --runtime vm -- error >"$T/out" 2>"$T/err"
 rc=$?
 check "the guest's ERROR: its status (126) and message" \
-	test "$rc" = 126 -a "$(head -1 "$T/err")" = 'berth: cannot execute `error`: fake'
+	test "$rc" = 126 -a "$(grep -c -x 'berth: cannot execute `error`: fake' "$T/err")" = 1
 
 # --- --timeout
 "$B" run --runtime vm --timeout 3s -- hang >"$T/out" 2>"$T/err" </dev/null
@@ -147,6 +148,19 @@ rc=$?
 check "--timeout: 124, said, nothing left" \
 	test "$rc" = 124 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q 'timeout of 3000 ms expired' "$T/err" || { not_ok "... the timeout is said"; show "$T/err"; }
+
+# --- berth's signals reach the command (SIGNAL frames)
+"$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 600); do
+	grep -q hanging "$T/out" 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM "$bp"
+wait "$bp"
+rc=$?
+check "SIGTERM to berth: relayed to the command, which exits 128+15" test "$rc" = 143
+check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 
 # --- SIGKILL of berth: qemu and virtiofsd die, the run directory goes
 "$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &

@@ -15,8 +15,8 @@
  *   - echoes its stdin (DATA STDIN until EOF) on stdout
  * and reports each as a line on stdout ("ws-create ok", "usr-create EROFS"
  * ...), one on stderr, then EXIT 7 and powers off.
- * The policy's command selects other behaviours: ["hang"] never exits
- * (--timeout), ["error"] sends ERROR (status 126) instead of READY.
+ * The policy's command selects other behaviours: ["hang"] exits only
+ * when a SIGNAL comes (128+N: --timeout, berth's signals relayed), ["error"] sends ERROR (status 126) instead of READY.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -224,9 +224,19 @@ int main(void)
 	uid_t u = (uid_t)atoi(num);
 	jstr(start, "\"gid\":", num, sizeof num);
 	become(u, (gid_t)atoi(num));
-	if (strcmp(cmd, "hang") == 0)
-		for (;;)
-			pause();
+	if (strcmp(cmd, "hang") == 0) {
+		/* until a SIGNAL: "killed" by it (EXIT 128+N); never else */
+		send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, "hanging\n", 8);
+		for (;;) {
+			f = next(0);
+			if (f.type == BERTH_VM_SIGNAL && f.len == 4) {
+				berth_vm_put_u32(b, 128 + berth_vm_get_u32(f.payload));
+				send_frame(BERTH_VM_EXIT, 0, b, sizeof b);
+				sync();
+				reboot(RB_POWER_OFF);
+			}
+		}
+	}
 	checks(ws, ro);
 	/* stdin, echoed until its EOF */
 	for (;;) {
