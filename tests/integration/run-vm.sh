@@ -149,6 +149,15 @@ check "--timeout: 124, said, nothing left" \
 	test "$rc" = 124 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q 'timeout of 3000 ms expired' "$T/err" || { not_ok "... the timeout is said"; show "$T/err"; }
 
+# --- a terminal: START says so with its size, SIGWINCH is a WINSZ, raw keys
+if command -v python3 >/dev/null; then
+	python3 "$SRC/tests/integration/pty-drive.py" 30x100 sleep:20 'expect:start tty=true rows=30 cols=100' \
+		resize:40x120 'expect:winsz 40 120' send:q -- "$B" run --runtime vm -- tty >"$T/pty" 2>&1
+	check "on a terminal: the guest is told tty, 30x100; a resize reaches it; a raw key ends it (exit 0)" \
+		test "$(grep -c '^ok ' "$T/pty")" = 5 -a "$(grep -c -x exit=0 "$T/pty")" = 1
+	grep -q '^FAIL' "$T/pty" && show "$T/pty"
+fi
+
 # --- berth's signals reach the command (SIGNAL frames)
 "$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
 bp=$!

@@ -224,6 +224,30 @@ int main(void)
 	uid_t u = (uid_t)atoi(num);
 	jstr(start, "\"gid\":", num, sizeof num);
 	become(u, (gid_t)atoi(num));
+	if (strcmp(cmd, "tty") == 0) {
+		/* START's terminal, then each WINSZ, until a `q` is typed */
+		char line[128], tty[8], rows[16], cols[16];
+		jstr(start, "\"tty\":", tty, sizeof tty);
+		jstr(start, "\"rows\":", rows, sizeof rows);
+		jstr(start, "\"cols\":", cols, sizeof cols);
+		snprintf(line, sizeof line, "start tty=%.4s rows=%d cols=%d\r\n", tty, atoi(rows),
+			 atoi(cols));
+		send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, line, strlen(line));
+		for (;;) {
+			f = next(0);
+			if (f.type == BERTH_VM_WINSZ && f.len == 4) {
+				snprintf(line, sizeof line, "winsz %u %u\r\n", berth_vm_get_u16(f.payload),
+					 berth_vm_get_u16(f.payload + 2));
+				send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, line, strlen(line));
+			}
+			if (f.type == BERTH_VM_DATA && memchr(f.payload, 'q', f.len) != NULL)
+				break;
+		}
+		berth_vm_put_u32(b, 0);
+		send_frame(BERTH_VM_EXIT, 0, b, sizeof b);
+		sync();
+		reboot(RB_POWER_OFF);
+	}
 	if (strcmp(cmd, "hang") == 0) {
 		/* until a SIGNAL: "killed" by it (EXIT 128+N); never else */
 		send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, "hanging\n", 8);
