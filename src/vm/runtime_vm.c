@@ -349,6 +349,14 @@ static void *relay_thread(void *arg)
 {
 	struct vm_rt *vm = arg;
 	cleanup_close int tfd = -1;
+	sigset_t pipe_set;
+
+	/* a reader gone (the caller's end of stdout, the guest's channel) is
+	 * EPIPE to this thread's writes, not the death of the process: the
+	 * thread-directed SIGPIPE stays blocked and pending */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
 
 	if (vm->p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
 		struct itimerspec its = {.it_value = {(time_t)(vm->p->timeout_ms / 1000),
@@ -474,6 +482,10 @@ static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts 
 
 	if (sfd < 0)
 		return -1;
+	/* berth writes the command's output itself: a reader gone (`| head`)
+	 * is EPIPE to it, not its death (the run's end is still recorded) */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	vm = vm_boot(p, o, true, err);
 	if (vm != NULL) {
 		if (p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
@@ -493,6 +505,7 @@ static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts 
 				(unsigned long long)p->timeout_ms);
 		vm_destroy(vm);
 	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
