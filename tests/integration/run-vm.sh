@@ -158,6 +158,20 @@ if command -v python3 >/dev/null; then
 	grep -q '^FAIL' "$T/pty" && show "$T/pty"
 fi
 
+# --- the library calls (apps, sessions): start, pidfd, measure, wait, free
+DRV=$(dirname "$B")/tests/vm-start-driver
+W2=$T/ws2
+mkdir -p "$W2"
+"$DRV" stdio "$W2" true >"$T/drv" 2>&1
+check "start() with has_stdio: runs, measured, stdin and stdout and stderr cross, wait gives 7" \
+	test "$(grep -c -x -e started -e 'pidfd ok' -e 'measured abi=6' -e 'out: stdin: typed' -e 'err: to stderr' \
+		-e status=7 "$T/drv")" = 6
+"$DRV" pty "$W2" tty >"$T/drvp" 2>&1
+check "start() with want_pty: the guest is told its 30x100, a key on the master ends it (status 0)" \
+	test "$(grep -c -x -e 'out: start tty=true rows=30 cols=100' -e status=0 "$T/drvp")" = 2
+check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+grep -q -x status=0 "$T/drvp" && grep -q -x status=7 "$T/drv" || show "$T/drv" "$T/drvp"
+
 # --- berth's signals reach the command (SIGNAL frames)
 "$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
 bp=$!

@@ -268,8 +268,11 @@ int main(void)
 		if (f.type == BERTH_VM_EOF)
 			break;
 		if (f.type == BERTH_VM_DATA) {
-			send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, "stdin: ", 7);
-			send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, f.payload, f.len);
+			static char echo[BERTH_VM_PAYLOAD_MAX];
+			size_t k = f.len < sizeof echo - 7 ? f.len : sizeof echo - 7;
+			memcpy(echo, "stdin: ", 7);
+			memcpy(echo + 7, f.payload, k);
+			send_frame(BERTH_VM_DATA, BERTH_VM_STDOUT, echo, 7 + k);
 		}
 	}
 	berth_vm_put_u32(b, 7);
