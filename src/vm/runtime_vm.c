@@ -87,11 +87,27 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 	return berth_vm_guest_find(g, err);
 }
 
+/* What the caller wires that the guest is not given yet: refused, not
+ * dropped. */
+static int check_opts(const struct berth_runtime_opts *o, struct berth_error *err)
+{
+	if (o == NULL)
+		return 0;
+	if (o->has_rpc)
+		return refuse("give the command an RPC channel (fd 3)", "use the namespace runtime", err);
+	if (o->n_home_files > 0)
+		return refuse("seed a session's home", "use the namespace runtime", err);
+	if (o->force_off != 0)
+		return refuse("take BERTH_TEST_FORCE_OFF", "unset it for --runtime vm", err);
+	return 0;
+}
+
 static int vm_check(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_error *err)
 {
 	struct vm_guest g;
 
-	(void)o;
+	if (check_opts(o, err) < 0)
+		return -1;
 	return check_all(p, &g, err);
 }
 
@@ -307,7 +323,7 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	}
 	vm_init(vm, p, o);
 	berth_vm_reader_init(vm->rd);
-	if (check_all(p, &g, err) < 0 || /* 1 */
+	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
 	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || make_run_dir(vm, err) < 0 ||
 	    berth_vm_janitor_start(vm, err) < 0 ||   /* 2: the janitor knows DIR */
 	    berth_vm_start_virtiofsd(vm, err) < 0 || /* 3 */

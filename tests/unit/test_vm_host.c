@@ -426,6 +426,14 @@ static void test_check_refusals(void **state)
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
 	assert_string_equal(err.msg, "the vm runtime cannot run a resident app yet");
 	p.app = false;
+	/* what the caller wires that the guest is not given yet */
+	struct berth_runtime_opts o = {.has_rpc = true, .rpc_fd = 3};
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot give the command an RPC channel (fd 3) yet");
+	o = (struct berth_runtime_opts){.force_off = 1};
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_string_equal(err.msg, "the vm runtime cannot take BERTH_TEST_FORCE_OFF yet");
 	/* no guest installed: 125, naming `berth vm install` */
 	setenv("BERTH_VM_DIR", "/nonexistent/berth-vm", 1);
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
