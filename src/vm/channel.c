@@ -17,9 +17,11 @@
 #include <jansson.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "../util/sha256.h"
@@ -81,6 +83,22 @@ static int vm_gone(const struct vm_rt *vm, const char *what, struct berth_error 
 	return berth_vm_logs_hint(vm, err);
 }
 
+/* berth run's signals before the command runs: SIGINT, SIGTERM... end the
+ * boot (status 128+N, as the command's death by it would); SIGWINCH and
+ * SIGCHLD wait.  True when @err is filled. */
+static bool interrupted(struct vm_rt *vm, struct berth_error *err)
+{
+	struct signalfd_siginfo si;
+
+	while (read(vm->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+		if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGWINCH) {
+			berth_err_status(err, 0, 128 + (int)si.ssi_signo,
+					 "the microVM's start was interrupted by signal %u", si.ssi_signo);
+			return true;
+		}
+	return false;
+}
+
 /*
  * The next frame of type @want (DATA before it is written out: a notice of
  * the guest's), within @ms.  Returns 1 with *@f, or -1 with @err: the
@@ -108,9 +126,12 @@ static int expect(struct vm_rt *vm, uint16_t want, const char *what, int ms, str
 				    f->type, what);
 			continue;
 		}
-		struct pollfd p[2] = {{vm->chan, POLLIN, 0}, {vm->qemu_pidfd, POLLIN, 0}};
+		struct pollfd p[3] = {
+		    {vm->chan, POLLIN, 0}, {vm->qemu_pidfd, POLLIN, 0}, {vm->sfd, POLLIN, 0}};
 		int64_t t0 = berth_now_ms();
-		int n = poll(p, 2, ms);
+		int n = poll(p, 3, ms);
+		if (n > 0 && (p[2].revents & POLLIN) && interrupted(vm, err))
+			return -1;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {

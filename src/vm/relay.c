@@ -212,6 +212,7 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 		if (tfd >= 0 && (p[3].revents & POLLIN)) {
 			vm->timed_out = true;
 			berth_vm_kill_all(vm);
+			tfd = -1; /* once: it stays readable */
 		}
 		if (p[4].revents & POLLIN)
 			qemu_done = true;

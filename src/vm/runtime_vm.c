@@ -119,7 +119,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->p = p;
 	vm->o = o;
 	vm->virtiofsd = vm->qemu = vm->janitor = -1;
-	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = -1;
+	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
@@ -305,11 +305,11 @@ static void vm_destroy(struct vm_rt *vm)
 }
 
 /*
- * Steps 1 to 5 (vm_int.h), one call each.  @run: berth run's own start
- * (its terminal, signals and --timeout are run()'s).  Returns the VM once
+ * Steps 1 to 5 (vm_int.h), one call each.  @sfd: berth run's signalfd (its
+ * terminal, signals and --timeout are run()'s), or -1 for start().  Returns the VM once
  * GO 3 is sent, or NULL with @err filled and nothing left behind.
  */
-static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_runtime_opts *o, bool run,
+static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_runtime_opts *o, int sfd,
 			     struct berth_error *err)
 {
 	struct vm_rt *vm = calloc(1, sizeof *vm);
@@ -321,7 +321,10 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 		berth_err(err, ENOMEM, "out of memory");
 		return NULL;
 	}
+	bool run = sfd >= 0;
+
 	vm_init(vm, p, o);
+	vm->sfd = sfd;
 	berth_vm_reader_init(vm->rd);
 	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
 	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || make_run_dir(vm, err) < 0 ||
@@ -386,7 +389,7 @@ static void *relay_thread(void *arg)
 static int vm_start(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_rt **out,
 		    struct berth_error *err)
 {
-	struct vm_rt *vm = vm_boot(p, o, false, err);
+	struct vm_rt *vm = vm_boot(p, o, -1, err);
 
 	*out = NULL;
 	if (vm == NULL)
@@ -502,7 +505,7 @@ static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts 
 	 * is EPIPE to it, not its death (the run's end is still recorded) */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	vm = vm_boot(p, o, true, err);
+	vm = vm_boot(p, o, sfd, err);
 	if (vm != NULL) {
 		if (p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
 			struct itimerspec its = {.it_value = {(time_t)(p->timeout_ms / 1000),

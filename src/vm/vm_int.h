@@ -65,6 +65,7 @@ struct vm_rt {
 	int janitor_fd;              /* write end of the janitor's pipe; -1 none */
 	pid_t janitor;
 	int chan; /* the host end of the channel; -1 closed */
+	int sfd;  /* run(): berth's signalfd, polled while it starts; -1 none */
 	struct berth_vm_reader *rd;
 	const char *accel;      /* "tcg" or "kvm": what qemu runs with */
 	uint64_t mem_bytes;     /* the guest's RAM */

@@ -185,6 +185,20 @@ rc=$?
 check "SIGTERM to berth: relayed to the command, which exits 128+15" test "$rc" = 143
 check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 
+# --- a signal while the guest boots ends the start: 128+N, said, nothing left
+"$B" run --runtime vm -- true >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 100); do
+	[ -n "$(pgrep -f "$G/vmlinuz")" ] && break
+	sleep 0.05
+done
+kill -INT "$bp"
+wait "$bp"
+rc=$?
+check "SIGINT while the guest boots: 130, the start said interrupted, nothing left" \
+	test "$rc" = 130 -a "$(grep -c "interrupted by signal 2" "$T/err")" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" \
+	-a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+
 # --- SIGKILL of berth: qemu and virtiofsd die, the run directory goes
 "$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
 bp=$!

@@ -199,7 +199,7 @@ static void setup(struct fixture *x, enum guest_mode mode)
 	x->vm.uid = 1000;
 	x->vm.gid = 1000;
 	x->vm.qemu = x->vm.virtiofsd = -1;
-	x->vm.qemu_pidfd = x->vm.pty_master = -1;
+	x->vm.qemu_pidfd = x->vm.pty_master = x->vm.sfd = -1;
 	x->vm.io.in = x->vm.io.out = x->vm.io.pty_slave = -1;
 	x->vm.io.err = x->errp[1];
 	x->vm.boot_timeout_ms = 5000;
