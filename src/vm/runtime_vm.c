@@ -386,6 +386,9 @@ static void *relay_thread(void *arg)
 	return NULL;
 }
 
+/* qemu and virtiofsd are the calling thread's children with
+ * PR_SET_PDEATHSIG: they die when that THREAD ends, so call start() from a
+ * thread that lives as long as the VM (apps and sessions do). */
 static int vm_start(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_rt **out,
 		    struct berth_error *err)
 {
