@@ -41,10 +41,15 @@ char *berth_vm_start_json(const struct vm_rt *vm, const char *digest, struct ber
 	for (size_t i = 0; env != NULL && i < vm->p->n_env; i++)
 		json_array_append_new(env, json_pack("{s:s, s:s}", "name", vm->p->env[i].name, "value",
 						     vm->p->env[i].value != NULL ? vm->p->env[i].value : ""));
-	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i}", "digest", digest, "run_id",
-		      vm->run_id, "uid", (json_int_t)vm->uid, "gid", (json_int_t)vm->gid, "user", user,
-		      "home", home, "env", env, "tty", vm->io.tty, "rows", (int)vm->rows, "cols",
-		      (int)vm->cols);
+	/* what the guest's namespace runtime needs that the canonical JSON
+	 * does not hold: the env values, the evidence copy's path, whether a
+	 * limit was given (its notices), the host's TERM and LANG it passes on */
+	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i, s:b, s:b, s:b, s:s?, s:s?, s:s?}",
+		      "digest", digest, "run_id", vm->run_id, "uid", (json_int_t)vm->uid, "gid",
+		      (json_int_t)vm->gid, "user", user, "home", home, "env", env, "tty", vm->io.tty, "rows",
+		      (int)vm->rows, "cols", (int)vm->cols, "memory_set", vm->p->memory_set, "cpus_set",
+		      vm->p->cpus_set, "pids_set", vm->p->pids_set, "evidence_dir", vm->p->evidence_dir,
+		      "term", getenv("TERM"), "lang", getenv("LANG"));
 	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (s == NULL)

@@ -181,6 +181,8 @@ static void setup(struct fixture *x, enum guest_mode mode)
 	x->p.env[0].name = strdup("TOKEN");
 	x->p.env[0].value = strdup("s3cret");
 	x->p.n_env = 1;
+	x->p.pids_set = true;
+	x->p.evidence_dir = strdup("/var/evidence-copy");
 	x->o.hooks =
 	    (struct berth_run_hooks){.arg = &x->seen, .before_release = h_release, .on_measured = h_measured};
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
@@ -264,6 +266,9 @@ static void test_handshake(void **state)
 	assert_int_equal(json_integer_value(json_object_get(s, "uid")), 1000);
 	assert_int_equal(json_integer_value(json_object_get(s, "gid")), 1000);
 	assert_true(json_is_false(json_object_get(s, "tty")));
+	assert_true(json_is_false(json_object_get(s, "memory_set")));
+	assert_true(json_is_true(json_object_get(s, "pids_set")));
+	assert_string_equal(json_string_value(json_object_get(s, "evidence_dir")), "/var/evidence-copy");
 	json_t *e0 = json_array_get(json_object_get(s, "env"), 0);
 	assert_string_equal(json_string_value(json_object_get(e0, "name")), "TOKEN");
 	assert_string_equal(json_string_value(json_object_get(e0, "value")), "s3cret");
