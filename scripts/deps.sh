@@ -20,9 +20,6 @@ BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs ip
 # process) for rootless podman; conmon is podman's.  Nothing is started by installing them:
 # run-containerd.sh starts a containerd of its own.
 BERTH_OCI_DEPS=(podman conmon runc containerd busybox-static uidmap catatonit)
-# The vm suite (tests/integration/run-vm.sh, --runtime vm): qemu and its firmware (qboot.rom),
-# virtiofsd (qemu-system-common on Debian 12), cpio for the test initramfs.
-BERTH_VM_DEPS=(qemu-system-x86 qemu-system-common qemu-system-data cpio)
 # Only bench/bench-egress.sh (not the tests): tinyproxy is the proxy the broker is measured against.
 BERTH_BENCH_DEPS=(curl python3 iproute2 tinyproxy)
 

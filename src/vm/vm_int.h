@@ -6,7 +6,7 @@
  * (src/runtime/runtime.h, runtime_vm.c).
  *
  * The order of start() (runtime_vm.c, vm_start), each step a file:
- *   1. guest.c      the installed guest (vmlinuz, initramfs.cpio) verified
+ *   1. guest_check.c the installed guest (vmlinuz, initramfs.cpio) verified
  *   2. runtime_vm.c the run directory (0700), the janitor (janitor.c)
  *   3. virtiofsd.c  the staging tree (staging.c) served by virtiofsd
  *   4. qemu.c       qemu, the channel a socketpair end
@@ -30,7 +30,7 @@
 #include "../util/termfilter.h"
 #include "proto.h"
 
-/* The guest's files, once verified (guest.c). */
+/* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
 	char dir[PATH_MAX];
 	char kernel[PATH_MAX + 16]; /* DIR/vmlinuz */
@@ -87,14 +87,14 @@ struct vm_rt {
 	int boot_timeout_ms; /* no HELLO by then: killed (status 125) */
 };
 
-/* guest.c: the installed guest in berth_vm_dir() verified against its
+/* guest_check.c: the installed guest in berth_vm_dir() verified against its
  * guest.json and the pinned kernel.  A stand-in for src/vm/install.h's
  * berth_vm_verify() until that is merged.  Returns 0 with @g filled, or -1
  * with @err (status 125, hint `berth vm install`): missing, unreadable, or
  * a sha256 that does not match. */
 int berth_vm_guest_find(struct vm_guest *g, struct berth_error *err);
 
-/* guest.c: the VM directory (BERTH_VM_DIR, $XDG_STATE_HOME/berth/vm or
+/* guest_check.c: the VM directory (BERTH_VM_DIR, $XDG_STATE_HOME/berth/vm or
  * ~/.local/state/berth/vm) into @buf.  Returns 0, or -1 with @err. */
 int berth_vm_dir_path(char *buf, size_t len, struct berth_error *err);
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * guest.c - the installed guest, verified before every boot (docs/vm.md,
+ * guest_check.c - the installed guest, verified before every boot (docs/vm.md,
  * "Installed guest"): vmlinuz's and initramfs.cpio's sha256 must match
  * guest.json, and guest.json's kernel the pin compiled into berth.
  *
  * A stand-in, written against the shared contract, for src/vm/install.h's
- * berth_vm_dir() and berth_vm_verify() (the vm-install branch): once that
- * is merged, berth_vm_guest_find() calls them and this file's own checks go.
+ * berth_vm_dir() and berth_vm_verify() (the vm-install branch; not its
+ * guest.c): once that is merged, berth_vm_guest_find() calls them and this
+ * file's own checks go.
  */
 #include <errno.h>
 #include <fcntl.h>
