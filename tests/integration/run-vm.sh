@@ -269,5 +269,36 @@ check "berth and its janitor SIGKILLed: qemu dies, the next berth removes the ru
 	test -n "$jp" -a "$left" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q 'ended without its supervisor' "$T/err" || { not_ok "... and says so"; show "$T/err"; }
 
+# --- the real guest init (berth-vminit, built beside berth once the vm-guest
+# and vm-install branches are in): `berth vm install`, then a command run by
+# the guest's namespace runtime
+VMINIT=$(dirname "$B")/berth-vminit
+if [ -x "$VMINIT" ]; then
+	mkdir -p "$T/debcache"
+	for d in "${BERTH_VM_CACHE:-/var/tmp/berth-vm-cache}"/*.deb; do
+		[ -r "$d" ] && cp "$d" "$T/debcache/" 2>/dev/null
+	done
+	BERTH_VMINIT=$VMINIT "$B" vm install --dir "$T/real" --deb-cache "$T/debcache" >"$T/out" 2>"$T/err"
+	rc=$?
+	check "berth vm install of the real guest" test "$rc" = 0
+	[ "$rc" = 0 ] || show "$T/err"
+	echo hello-real >"$W/in-real.txt"
+	BERTH_VM_DIR=$T/real "$B" run --runtime vm -- sh -c \
+		'id -u; cat /workspace/in-real.txt; echo made >/workspace/out-real.txt; cat /etc/shadow; touch /usr/x; exit 3' \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	U=$(id -u)
+	[ "$U" = 0 ] && U=1000
+	check "the real guest: the command's status (3), run as U ($U), reads the workspace" \
+		test "$rc" = 3 -a "$(head -2 "$T/out" | tr '\n' ' ')" = "$U hello-real "
+	check "... what it writes in the workspace is the caller's" \
+		test "$(stat -c %u:%g "$W/out-real.txt" 2>/dev/null)" = "$(id -u):$(id -g)"
+	check "... /etc/shadow is refused, /usr is read-only" \
+		test "$(grep -c -e 'shadow: Permission denied' -e "/usr/x': Read-only file system" "$T/err")" = 2
+	[ "$fails" = 0 ] || show "$T/out" "$T/err"
+else
+	echo "# no berth-vminit beside berth: the real guest's checks run once it is built (vm-guest)"
+fi
+
 echo "1..$n"
 [ "$fails" = 0 ]
