@@ -111,9 +111,13 @@ static void send_bytes(struct vm_rt *vm, const void *b, size_t n)
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	while (write(vm->janitor_fd, b, n) < 0 && errno == EINTR)
-		;
-	{
+	ssize_t w;
+	do
+		w = write(vm->janitor_fd, b, n);
+	while (w < 0 && errno == EINTR);
+	/* the SIGPIPE of an EPIPE (the janitor gone) is this thread's: taken
+	 * before the mask comes back */
+	if (w < 0 && errno == EPIPE) {
 		struct timespec zero = {0, 0};
 		while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
 			;
