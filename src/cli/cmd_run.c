@@ -55,6 +55,8 @@ static const char run_usage[] =
     "  --rw SRC[:DST]       bind a host path read-write (widening)\n"
     "  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
     "  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
+    "  --runtime NAME       what enforces the policy: namespace (default) or vm (a microVM;\n"
+    "                       needs `berth vm install`)\n"
     "  --yes                do not ask to confirm widenings\n"
     "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
     "\n"
@@ -254,7 +256,8 @@ static const char fail_closed[] =
  * run.start and policy, so those are written first, on this thread) before
  * the command starts; then the run record (docs/attest.md).
  */
-static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro, const char *run_id)
+static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, struct berth_runtime_opts *ro,
+	       const char *run_id)
 {
 	struct berth_run r;
 	struct berth_error err = {0}, je = {0};
@@ -276,7 +279,8 @@ static int run(struct berth_run_opts *o, struct berth_runtime_opts *ro, const ch
 				      .notice = print_notice,
 				      .remove_at_end = rm,
 				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
-				      .journal = ro->journal};
+				      .journal = ro->journal,
+				      .runtime = rt};
 	berth_run_init(&r, &spec, run_id, &err);
 	if (o->n_evidence > 0 && berth_run_record_now(&r, &err) < 0) {
 		cli_print_error(&err);
@@ -355,6 +359,13 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 0;
 	}
+	/* An unknown runtime is refused first, dry run or not; a known one
+	 * never falls back to another (its check says what it cannot do). */
+	if ((rt = berth_runtime_find(o.runtime, &err)) == NULL) {
+		cli_print_error(&err);
+		berth_run_opts_free(&o);
+		return err.status ? err.status : 2;
+	}
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
@@ -432,7 +443,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.n_evidence > 0)
 		berth_test_pause("BERTH_TEST_PAUSE_BEFORE_EVIDENCE");
-	status = run(&o, &ro, run_id);
+	status = run(&o, rt, &ro, run_id);
 	/* The run cleaned up after itself and its run.stop is written. */
 	berth_journal_done(&journal);
 	{

@@ -50,6 +50,7 @@ static const struct {
      "drop --allow-degraded (`berth doctor` on a node says what it enforces)"},
     {"--dry-run", "is `berth run`'s: `berth export k8s` prints and runs nothing", "drop it"},
     {"--json", "is `berth run`'s: `berth export k8s` prints YAML", "drop it"},
+    {"--runtime", "has no annotation: berth's runtime on the node is the namespace runtime", "drop it"},
 };
 
 static int refuse(const char *opt, const char *from, struct berth_error *err)
@@ -442,6 +443,8 @@ static int check_policy(const struct berth_k8s_req *r, struct berth_error *err)
 		return refuse("--allow-degraded", from, err);
 	if (o->dry_run || o->json)
 		return refuse(o->dry_run ? "--dry-run" : "--json", from, err);
+	if (o->runtime != NULL)
+		return refuse("--runtime", from, err);
 	if (p->network == BERTH_NET_HOST) {
 		berth_usage_err(err, "export k8s: `--network host`%s is a widening a Pod cannot carry", from);
 		return berth_err_hint(err,

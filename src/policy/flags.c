@@ -49,6 +49,7 @@ enum {
 	OPT_ENV_FILE,
 	OPT_EVIDENCE,
 	OPT_FORENSIC,
+	OPT_RUNTIME,
 };
 
 static const struct option run_options[] = {
@@ -66,6 +67,7 @@ static const struct option run_options[] = {
     {"env-file", required_argument, NULL, OPT_ENV_FILE},
     {"evidence", required_argument, NULL, OPT_EVIDENCE},
     {"forensic", no_argument, NULL, OPT_FORENSIC},
+    {"runtime", required_argument, NULL, OPT_RUNTIME},
     {"ro", required_argument, NULL, OPT_RO},
     {"rw", required_argument, NULL, OPT_RW},
     {"unprotect", required_argument, NULL, OPT_UNPROTECT},
@@ -366,6 +368,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_DRY_RUN:
 		o->dry_run = true;
 		return 0;
+	case OPT_RUNTIME:
+		/* found by the caller (berth_runtime_find, a layer above): a
+		 * name it does not know is refused there, dry run or not */
+		free(o->runtime);
+		o->runtime = strdup(arg);
+		return o->runtime != NULL ? 0 : berth_err(err, ENOMEM, "out of memory");
 	case OPT_JSON:
 		o->json = true;
 		return 0;
@@ -521,6 +529,8 @@ void berth_run_opts_free(struct berth_run_opts *o)
 	o->evidence_lex = NULL;
 	o->n_evidence = 0;
 	berth_policy_free(&o->policy);
+	free(o->runtime);
+	o->runtime = NULL;
 	for (int i = 0; i < o->n_widenings; i++)
 		free(o->widenings[i]);
 	o->n_widenings = 0;

@@ -24,6 +24,9 @@ struct berth_run_opts {
 	char **evidence_lex; /* the same, as written (absolute, links not resolved) */
 	bool forensic;       /* --forensic preset (docs/security.md) */
 	bool network_given;  /* --network, --allow-host or --dns was given */
+	/* --runtime NAME as given (not part of the policy: the same policy,
+	 * digest and all, whichever runtime enforces it), or NULL: the default */
+	char *runtime;
 };
 
 /*

@@ -226,7 +226,7 @@ struct berth_runtime_ops {
 /*
  * berth_runtime_find - the runtime called @name, or, when @name is NULL or
  * empty, the default one ("namespace").  Returns NULL with @err filled
- * (status 2: "unknown runtime `NAME`; this berth has: namespace") when there
+ * (status 2: "unknown runtime `NAME`; this berth has: namespace, vm") when there
  * is no such runtime.
  */
 const struct berth_runtime_ops *berth_runtime_find(const char *name, struct berth_error *err);

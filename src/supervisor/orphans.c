@@ -239,6 +239,20 @@ static bool rundir_ok(const char *path, const char *run_id, const char *suffix)
 	return strcmp(path, want) == 0;
 }
 
+/* The vm runtime's run directory (src/vm/runtime_vm.c): RUNTIME_DIR/vm-RUN_ID. */
+static bool vm_rundir_ok(const char *path, const char *run_id)
+{
+	char want[PATH_MAX];
+	struct berth_error ignored = {0};
+	size_t n;
+
+	if (berth_runtime_dir(false, want, sizeof want - 32, &ignored) < 0)
+		return false;
+	n = strlen(want);
+	snprintf(want + n, sizeof want - n, "/vm-%s", run_id);
+	return strcmp(path, want) == 0;
+}
+
 static bool audit_ok(const char *dir)
 {
 	char own[PATH_MAX], head[PATH_MAX + 8];
@@ -268,7 +282,7 @@ static void vet(const struct sweep *s, const char *run_id, struct items *it)
 	it->n_cgroups = n;
 	n = 0;
 	for (int i = 0; i < it->n_trees; i++) {
-		if (rundir_ok(it->trees[i], run_id, "/evidence"))
+		if (rundir_ok(it->trees[i], run_id, "/evidence") || vm_rundir_ok(it->trees[i], run_id))
 			it->trees[n++] = it->trees[i];
 		else
 			say(s,

@@ -35,7 +35,8 @@ static void test_find(void **state)
 	assert_ptr_equal(berth_runtime_find("namespace", &err), rt);
 	assert_null(berth_runtime_find("oci", &err));
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
-	assert_string_equal(err.msg, "unknown runtime `oci`; this berth has: namespace");
+	assert_string_equal(err.msg, "unknown runtime `oci`; this berth has: namespace, vm");
+	assert_ptr_equal(berth_runtime_find("vm", &err), &berth_runtime_vm);
 }
 
 /* Every op is there: a caller never checks for NULL. */

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime_vm.c - the microVM runtime, berth_runtime_vm ("vm";
+ * src/runtime/runtime.h, docs/vm.md): the policy enforced by berth's own
+ * namespace runtime inside a KVM or TCG guest (berth-vminit, pid 1 of the
+ * guest, runs it on the very same policy bytes), so that a kernel exploit
+ * inside the sandbox meets a second kernel and a hypervisor, not the host.
+ *
+ * This file: check(), and start() as one linear function (the steps of
+ * vm_int.h), run() over it, and the calls on a started VM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../sandbox/userns.h"
+#include "../util/cleanup.h"
+#include "../util/journal.h"
+#include "../util/rmtree.h"
+#include "../util/rundir.h"
+#include "vm_int.h"
+
+/* The guest's RAM at most (the policy's --memory is enforced inside by the
+ * guest's cgroups; the VM itself needs only what the command can use, and
+ * a default of 8G of TCG guest RAM is not sane on a small host). */
+#define VM_MEM_MAX (1ULL << 30)
+#define VM_MEM_MIN (256ULL << 20)
+#define VM_BOOT_TIMEOUT_MS 60000
+
+const char *berth_vm_qemu_path(void);
+const char *berth_vm_qboot_path(void);
+const char *berth_vm_virtiofsd_path(void);
+
+/* ---------------------------------------------------------- check */
+
+static int refuse(const char *what, const char *hint, struct berth_error *err)
+{
+	berth_usage_err(err, "the vm runtime cannot %s yet", what);
+	return berth_err_hint(err, "%s", hint);
+}
+
+/* Everything check() refuses; @g receives the verified guest. */
+static int check_all(const struct berth_policy *p, struct vm_guest *g, struct berth_error *err)
+{
+	/* what the first version does not carry: refused, never given by
+	 * another runtime in its place */
+	if (p->container != NULL)
+		return refuse("run a container (`berth oci`)", "use the namespace runtime", err);
+	if (p->app)
+		return refuse("run a resident app", "use the namespace runtime", err);
+	if (p->network == BERTH_NET_PROXY)
+		return refuse(
+		    "give `--network proxy`",
+		    "drop --network proxy/--allow-host (the vm runtime gives `--network none`), or use "
+		    "`--runtime namespace`",
+		    err);
+	if (p->network == BERTH_NET_HOST)
+		return refuse("give `--network host`", "drop --network host, or use `--runtime namespace`",
+			      err);
+	if (berth_vm_qemu_path() == NULL) {
+		berth_err(err, ENOENT, "the vm runtime needs `qemu-system-x86_64`, which is not in PATH");
+		return berth_err_hint(err, "install it (Debian: apt-get install qemu-system-x86)");
+	}
+	if (berth_vm_qboot_path() == NULL) {
+		berth_err(err, ENOENT, "the vm runtime needs the firmware `/usr/share/qemu/qboot.rom`");
+		return berth_err_hint(err, "install it (Debian: apt-get install qemu-system-data)");
+	}
+	if (berth_vm_virtiofsd_path() == NULL) {
+		berth_err(
+		    err, ENOENT,
+		    "the vm runtime needs virtiofsd (`/usr/lib/qemu/virtiofsd`, or `virtiofsd` in PATH)");
+		return berth_err_hint(err, "install it (Debian 12: apt-get install qemu-system-common)");
+	}
+	return berth_vm_guest_find(g, err);
+}
+
+/* What the caller wires that the guest is not given yet: refused, not
+ * dropped. */
+static int check_opts(const struct berth_runtime_opts *o, struct berth_error *err)
+{
+	if (o == NULL)
+		return 0;
+	if (o->has_rpc)
+		return refuse("give the command an RPC channel (fd 3)", "use the namespace runtime", err);
+	if (o->n_home_files > 0)
+		return refuse("seed a session's home", "use the namespace runtime", err);
+	if (o->force_off != 0)
+		return refuse("take BERTH_TEST_FORCE_OFF", "unset it for --runtime vm", err);
+	return 0;
+}
+
+static int vm_check(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_error *err)
+{
+	struct vm_guest g;
+
+	if (check_opts(o, err) < 0)
+		return -1;
+	return check_all(p, &g, err);
+}
+
+/* ---------------------------------------------------------- start */
+
+static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct berth_runtime_opts *o)
+{
+	vm->base.ops = &berth_runtime_vm;
+	vm->p = p;
+	vm->o = o;
+	vm->virtiofsd = vm->qemu = vm->janitor = -1;
+	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
+	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
+	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
+	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
+	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
+	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
+	vm->accel = berth_vm_accel();
+	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
+	if (vm->mem_bytes < VM_MEM_MIN)
+		vm->mem_bytes = VM_MEM_MIN;
+	vm->boot_timeout_ms = VM_BOOT_TIMEOUT_MS;
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned cpus = (p->millicpus + 999) / 1000;
+		if (ncpu > 0 && cpus > (unsigned)ncpu)
+			cpus = (unsigned)ncpu;
+		snprintf(vm->smp, sizeof vm->smp, "%u", cpus > 0 ? cpus : 1);
+	}
+	berth_termfilter_init(&vm->io.tf);
+}
+
+static int set_run_id(struct vm_rt *vm, struct berth_error *err)
+{
+	unsigned char r[8];
+
+	if (vm->o->run_id != NULL && strlen(vm->o->run_id) == 16) {
+		memcpy(vm->run_id, vm->o->run_id, 17);
+		return 0;
+	}
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return berth_err(err, errno, "getrandom");
+	for (int i = 0; i < 8; i++)
+		snprintf(vm->run_id + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+/* Step 2: DIR = RUNTIME_DIR/vm-RUNID, 0700, named in the journal first. */
+static int make_run_dir(struct vm_rt *vm, struct berth_error *err)
+{
+	char base[PATH_MAX - 64];
+
+	if (berth_runtime_dir(true, base, sizeof base, err) < 0)
+		return -1;
+	snprintf(vm->dir, sizeof vm->dir, "%s/vm-%s", base, vm->run_id);
+	if (berth_journal_note(vm->o->journal, "tree", vm->dir, err) < 0)
+		return -1;
+	if (mkdir(vm->dir, 0700) < 0) {
+		int e = errno;
+		vm->dir[0] = '\0';
+		return berth_err(err, e, "cannot make the microVM's run directory");
+	}
+	snprintf(vm->fs_sock, sizeof vm->fs_sock, "%s/fs.sock", vm->dir);
+	snprintf(vm->console, sizeof vm->console, "%s/console.log", vm->dir);
+	snprintf(vm->staging, sizeof vm->staging, "%s/root", vm->dir);
+	/* made here 0600: qemu's chardev file would be made by the umask */
+	int fd = open(vm->console, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot make `%s`", vm->console);
+	close(fd);
+	return 0;
+}
+
+/* How the command's stdio is wired (vm_int.h, struct vm_io). */
+static int setup_io(struct vm_rt *vm, bool run, struct berth_error *err)
+{
+	const struct berth_runtime_opts *o = vm->o;
+
+	if (o->has_stdio) {
+		vm->io.in = fcntl(o->stdio_fd[0], F_DUPFD_CLOEXEC, 3);
+		vm->io.out = fcntl(o->stdio_fd[1], F_DUPFD_CLOEXEC, 3);
+		vm->io.err = fcntl(o->stdio_fd[2], F_DUPFD_CLOEXEC, 3);
+	} else if (o->want_pty && !run) {
+		struct termios t;
+		struct winsize ws = {.ws_row = o->pty_rows, .ws_col = o->pty_cols};
+		if (openpty(&vm->pty_master, &vm->io.pty_slave, NULL, NULL, &ws) < 0)
+			return berth_err(err, errno, "openpty");
+		fcntl(vm->pty_master, F_SETFD, FD_CLOEXEC);
+		fcntl(vm->io.pty_slave, F_SETFD, FD_CLOEXEC);
+		/* the host's pty only carries bytes: the guest's is the terminal */
+		if (tcgetattr(vm->io.pty_slave, &t) == 0) {
+			cfmakeraw(&t);
+			tcsetattr(vm->io.pty_slave, TCSANOW, &t);
+		}
+		vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave;
+		vm->io.tty = true;
+		return 0;
+	} else {
+		vm->io.in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+		vm->io.out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		vm->io.err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		vm->io.tty = isatty(STDIN_FILENO) == 1;
+		vm->io.filter = vm->io.tty && isatty(STDOUT_FILENO) == 1;
+	}
+	if (vm->io.in < 0 || vm->io.out < 0 || vm->io.err < 0)
+		return berth_err(err, errno, "cannot take the command's stdio");
+	return 0;
+}
+
+/* berth's own terminal, raw while the guest's pty is the command's. */
+static void tty_raw(struct vm_rt *vm)
+{
+	struct termios t;
+
+	if (!vm->io.tty || vm->pty_master >= 0 || tcgetattr(STDIN_FILENO, &vm->io.saved) < 0)
+		return;
+	t = vm->io.saved;
+	cfmakeraw(&t);
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+		vm->io.raw = true;
+}
+
+static void tty_restore(struct vm_rt *vm)
+{
+	if (vm->io.raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &vm->io.saved);
+	vm->io.raw = false;
+}
+
+/* START's rows and cols: berth's terminal's, or want_pty's. */
+static void term_size(struct vm_rt *vm, unsigned short *rows, unsigned short *cols)
+{
+	struct winsize ws;
+
+	*rows = vm->o->pty_rows;
+	*cols = vm->o->pty_cols;
+	if (vm->io.tty && vm->pty_master < 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+void berth_vm_kill_all(struct vm_rt *vm)
+{
+	if (vm->qemu > 0)
+		kill(vm->qemu, SIGKILL);
+	if (vm->virtiofsd > 0)
+		kill(vm->virtiofsd, SIGKILL);
+}
+
+static void reap(pid_t *pid, int *wst)
+{
+	if (*pid > 0)
+		while (waitpid(*pid, wst, 0) < 0 && errno == EINTR)
+			;
+	*pid = -1;
+}
+
+static void vm_destroy(struct vm_rt *vm)
+{
+	int st;
+
+	berth_vm_kill_all(vm);
+	reap(&vm->qemu, &st);
+	reap(&vm->virtiofsd, &st);
+	tty_restore(vm);
+	if (vm->chan >= 0)
+		close(vm->chan);
+	if (vm->qemu_pidfd >= 0)
+		close(vm->qemu_pidfd);
+	if (vm->pty_master >= 0)
+		close(vm->pty_master);
+	if (vm->io.pty_slave >= 0)
+		close(vm->io.pty_slave);
+	else {
+		if (vm->io.in >= 0)
+			close(vm->io.in);
+		if (vm->io.out >= 0)
+			close(vm->io.out);
+		if (vm->io.err >= 0 && vm->io.err != vm->io.out)
+			close(vm->io.err);
+	}
+	if (vm->dir[0] != '\0' && getenv("BERTH_VM_KEEP_RUNDIR") == NULL) {
+		struct berth_error e = {0};
+		berth_rmtree(vm->dir, NULL, &e);
+	}
+	for (size_t i = 0; i < vm->o->n_remove_at_end; i++) {
+		struct berth_error e = {0};
+		if (vm->o->remove_at_end[i] != NULL)
+			berth_rmtree(vm->o->remove_at_end[i], NULL, &e);
+	}
+	berth_vm_janitor_done(vm);
+	free(vm->rd);
+	free(vm);
+}
+
+/*
+ * Steps 1 to 5 (vm_int.h), one call each.  @sfd: berth run's signalfd (its
+ * terminal, signals and --timeout are run()'s), or -1 for start().  Returns the VM once
+ * GO 3 is sent, or NULL with @err filled and nothing left behind.
+ */
+static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_runtime_opts *o, int sfd,
+			     struct berth_error *err)
+{
+	struct vm_rt *vm = calloc(1, sizeof *vm);
+	struct vm_guest g;
+	int sp[2] = {-1, -1};
+
+	if (vm == NULL || (vm->rd = malloc(sizeof *vm->rd)) == NULL) {
+		free(vm);
+		berth_err(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	bool run = sfd >= 0;
+
+	vm_init(vm, p, o);
+	vm->sfd = sfd;
+	berth_vm_reader_init(vm->rd);
+	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
+	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || make_run_dir(vm, err) < 0 ||
+	    berth_vm_janitor_start(vm, err) < 0 ||   /* 2: the janitor knows DIR */
+	    berth_vm_start_virtiofsd(vm, err) < 0 || /* 3 */
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		goto fail;
+	vm->chan = sp[0];
+	if (berth_vm_start_qemu(vm, &g, sp[1], err) < 0) /* 4 */
+		goto fail;
+	close(sp[1]);
+	sp[1] = -1;
+	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
+	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
+	 * capped below the policy's --memory (docs/vm-host.md) */
+	if (!o->quiet)
+		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs\n", vm->accel,
+			(unsigned long long)(vm->mem_bytes >> 20), vm->smp);
+	if (o->hooks.on_spawned != NULL)
+		o->hooks.on_spawned(o->hooks.arg);
+	if (run)
+		tty_raw(vm);
+	term_size(vm, &vm->rows, &vm->cols);
+	if (berth_vm_handshake(vm, err) < 0) /* 5 */
+		goto fail;
+	return vm;
+fail:
+	if (err->msg[0] == '\0')
+		berth_err(err, errno, "cannot start the microVM");
+	if (sp[1] >= 0)
+		close(sp[1]);
+	if (sp[0] >= 0 && vm->chan != sp[0])
+		close(sp[0]);
+	vm_destroy(vm);
+	return NULL;
+}
+
+/* ---------------------------------------------------------- the ops */
+
+static void *relay_thread(void *arg)
+{
+	struct vm_rt *vm = arg;
+	cleanup_close int tfd = -1;
+	sigset_t pipe_set;
+
+	/* a reader gone (the caller's end of stdout, the guest's channel) is
+	 * EPIPE to this thread's writes, not the death of the process: the
+	 * thread-directed SIGPIPE stays blocked and pending */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
+
+	if (vm->p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
+		struct itimerspec its = {.it_value = {(time_t)(vm->p->timeout_ms / 1000),
+						      (long)(vm->p->timeout_ms % 1000) * 1000000L}};
+		timerfd_settime(tfd, 0, &its, NULL);
+	}
+	berth_vm_relay(vm, -1, tfd);
+	return NULL;
+}
+
+/* qemu and virtiofsd are the calling thread's children with
+ * PR_SET_PDEATHSIG: they die when that THREAD ends, so call start() from a
+ * thread that lives as long as the VM (apps and sessions do). */
+static int vm_start(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_rt **out,
+		    struct berth_error *err)
+{
+	struct vm_rt *vm = vm_boot(p, o, -1, err);
+
+	*out = NULL;
+	if (vm == NULL)
+		return -1;
+	if (pthread_create(&vm->relay, NULL, relay_thread, vm) != 0) {
+		vm_destroy(vm);
+		return berth_err(err, EAGAIN, "cannot start the microVM's relay thread");
+	}
+	vm->relay_running = true;
+	*out = &vm->base;
+	return 0;
+}
+
+#define VM(rt) ((struct vm_rt *)(void *)(rt))
+
+static int vm_wait(struct berth_rt *rt, int *status)
+{
+	struct vm_rt *vm = VM(rt);
+	struct berth_error err = {0};
+	int st;
+
+	if (vm->waited)
+		return -1;
+	if (vm->relay_running)
+		pthread_join(vm->relay, NULL);
+	vm->relay_running = false;
+	reap(&vm->qemu, &st);
+	vm->waited = true;
+	if (berth_vm_status(vm, status, &err) < 0) {
+		fprintf(stderr, "berth: %s\n", err.msg);
+		*status = BERTH_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static void vm_kill(struct berth_rt *rt)
+{
+	berth_vm_kill_all(VM(rt));
+}
+
+static void vm_free(struct berth_rt *rt)
+{
+	struct vm_rt *vm = VM(rt);
+
+	if (vm == NULL)
+		return;
+	berth_vm_kill_all(vm);
+	if (vm->relay_running)
+		pthread_join(vm->relay, NULL);
+	vm_destroy(vm);
+}
+
+static int vm_pidfd(const struct berth_rt *rt)
+{
+	return VM(rt)->qemu_pidfd;
+}
+
+static void vm_enforced(const struct berth_rt *rt, struct berth_enforced *e)
+{
+	const struct vm_rt *vm = VM(rt);
+
+	e->namespaces = vm->measured;
+	e->landlock_abi = vm->measured ? vm->meas.landlock_ruleset_abi : 0;
+	e->seccomp = vm->measured && vm->meas.seccomp_mode == 2;
+}
+
+static const struct berth_measure *vm_measure(const struct berth_rt *rt)
+{
+	return VM(rt)->measured ? &VM(rt)->meas : NULL;
+}
+
+static int vm_pty_master(const struct berth_rt *rt)
+{
+	return VM(rt)->pty_master;
+}
+
+static const char *vm_run_id(const struct berth_rt *rt)
+{
+	return VM(rt)->run_id;
+}
+
+/* berth's signals, relayed (SIGNAL, WINSZ) rather than taken. */
+static int block_signals(sigset_t *old, struct berth_error *err)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig < SIGRTMIN; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
+		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
+			sigaddset(&set, sig);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return berth_err(err, errno, "sigprocmask");
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return berth_err(err, errno, "signalfd");
+	return fd;
+}
+
+static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
+		  struct berth_error *err)
+{
+	sigset_t old;
+	cleanup_close int sfd = block_signals(&old, err);
+	cleanup_close int tfd = -1;
+	struct vm_rt *vm;
+	int r = -1, st;
+
+	if (sfd < 0)
+		return -1;
+	/* berth writes the command's output itself: a reader gone (`| head`)
+	 * is EPIPE to it, not its death (the run's end is still recorded) */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	vm = vm_boot(p, o, sfd, err);
+	if (vm != NULL) {
+		if (p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
+			struct itimerspec its = {.it_value = {(time_t)(p->timeout_ms / 1000),
+							      (long)(p->timeout_ms % 1000) * 1000000L}};
+			timerfd_settime(tfd, 0, &its, NULL);
+		}
+		r = berth_vm_relay(vm, sfd, tfd);
+		tty_restore(vm);
+		reap(&vm->qemu, &st);
+		if (r == 0)
+			r = berth_vm_status(vm, status, err);
+		else
+			*err = vm->relay_err;
+		if (r == 0 && vm->timed_out)
+			fprintf(stderr, "berth: --timeout of %llu ms expired; the microVM was killed\n",
+				(unsigned long long)p->timeout_ms);
+		vm_destroy(vm);
+	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+const struct berth_runtime_ops berth_runtime_vm = {
+    .name = "vm",
+    .check = vm_check,
+    .run = vm_run,
+    .start = vm_start,
+    .pidfd = vm_pidfd,
+    .wait = vm_wait,
+    .kill = vm_kill,
+    .free = vm_free,
+    .enforced = vm_enforced,
+    .measure = vm_measure,
+    .pty_master = vm_pty_master,
+    .run_id = vm_run_id,
+};

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# The microVM runtime (`berth run --runtime vm`, docs/vm.md) on a real qemu
+# (TCG), virtiofsd and the pinned guest kernel, with the stand-in guest init
+# tests/vm/fake-init.c (built beside berth as tests/vm-fake-init) in a test
+# initramfs, until berth-vminit is there:
+#   - refusals: an unknown runtime, --network proxy/host (exit 2, the
+#     message), no installed guest and a corrupted one (125, naming `berth
+#     vm install`); --dry-run refuses exactly what the run refuses and
+#     prints the same policy and digest as the namespace runtime's;
+#   - a boot: the file the guest's uid U creates in the workspace is the
+#     caller's on the host; writes to /usr, the staging root and a --ro
+#     source fail EROFS in the guest even with capabilities; stdin, stdout,
+#     stderr and the exit status cross the channel; nothing is left behind;
+#   - the guest's ERROR is the run's (its status and message), --timeout is
+#     124, and a SIGKILL of berth takes qemu and virtiofsd with it (the
+#     janitor) and removes the run directory.
+# usage: run-vm.sh /path/to/berth /path/to/source-tree
+# As root and as an unprivileged user.  Output is TAP.
+set -u
+export LC_ALL=C
+B=${1:?usage: $0 /path/to/berth /path/to/source}
+SRC=${2:?usage: $0 /path/to/berth /path/to/source}
+INIT=${BERTH_VM_FAKE_INIT:-$(dirname "$B")/tests/vm-fake-init}
+T=$(mktemp -d "${TMPDIR:-/tmp}/vm.XXXXXX")
+export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config" XDG_RUNTIME_DIR="$T/run"
+mkdir -p "$T/state" "$T/config" "$T/run"
+chmod 700 "$T/run"
+trap 'pkill -KILL -f "$T/guest/vmlinuz" 2>/dev/null; rm -rf "$T"' EXIT
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # check NAME COND...
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+show() { sed 's/^/# /' "$@"; }
+# alive PID: a process that has not exited (a zombie has)
+alive() { [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^[ZX]'; }
+W=$T/ws
+mkdir -p "$W"
+cd "$W" || exit 1
+
+# --- refusals (no boot)
+"$B" run --runtime nope -- true >"$T/out" 2>"$T/err"
+rc=$?
+check "an unknown runtime: exit 2, the runtimes named" \
+	test "$rc" = 2 -a "$(cat "$T/err")" = 'berth: unknown runtime `nope`; this berth has: namespace, vm'
+for dry in "" --dry-run; do
+	"$B" run $dry --runtime vm --network proxy --allow-host example.com -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "--runtime vm --network proxy ${dry:-(run)}: exit 2, says it cannot yet" \
+		test "$rc" = 2 -a "$(head -1 "$T/err")" = 'berth: the vm runtime cannot give `--network proxy` yet'
+	"$B" run $dry --runtime vm --network host --yes -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "--runtime vm --network host ${dry:-(run)}: exit 2" \
+		test "$rc" = 2 -a "$(head -1 "$T/err")" = 'berth: the vm runtime cannot give `--network host` yet'
+	BERTH_VM_DIR=$T/none "$B" run $dry --runtime vm -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "no installed guest ${dry:-(run)}: exit 125, names \`berth vm install\`" \
+		test "$rc" = 125 -a -s "$T/err" -a ! -s "$T/out"
+	grep -q 'berth vm install' "$T/err" || { not_ok "... the hint names berth vm install"; show "$T/err"; }
+done
+check "nothing of a refused run in the runtime directory" test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+
+# --- the guest: the pinned kernel, the fake init in an initramfs
+K=$(bash "$SRC/tests/vm/kernel.sh" "${BERTH_VM_CACHE:-/var/tmp/berth-vm-cache}" 2>"$T/kerr") ||
+	K=$(bash "$SRC/tests/vm/kernel.sh" "$T/cache" 2>>"$T/kerr")
+if [ -z "$K" ] || [ ! -x "$INIT" ]; then
+	not_ok "the pinned kernel and the fake init (kernel: ${K:-none}, init: $INIT)"
+	show "$T/kerr"
+	# --- berth and its janitor both SIGKILLed: qemu dies (PDEATHSIG), the next
+# berth's sweep removes the run directory its journal names
+"$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 600); do
+	grep -q hanging "$T/out" 2>/dev/null && break
+	sleep 0.1
+done
+jp=$(pgrep -P "$bp" -x berth | head -1)
+[ -n "$jp" ] && kill -KILL "$jp"
+sleep 0.3
+kill -KILL "$bp"
+wait "$bp" 2>/dev/null
+for _ in $(seq 1 50); do
+	[ -z "$(pgrep -f "$G/vmlinuz")" ] && break
+	sleep 0.1
+done
+left=$(ls -A "$T/run/berth" 2>/dev/null | grep -c vm-)
+"$B" run -- true >"$T/out" 2>"$T/err"
+check "berth and its janitor SIGKILLed: qemu dies, the next berth removes the run directory" \
+	test -n "$jp" -a "$left" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+grep -q 'ended without its supervisor' "$T/err" || { not_ok "... and says so"; show "$T/err"; }
+
+echo "1..$n"
+	exit 1
+fi
+G=$T/guest
+mkdir -p "$G/ir/dev" "$G/ir/proc" "$G/ir/sys" "$G/ir/newroot" "$G/ir/tmp" "$G/ir/mnt"
+cp "$INIT" "$G/ir/init" && chmod 755 "$G/ir/init"
+(cd "$G/ir" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 >"$G/initramfs.cpio")
+cp "$K" "$G/vmlinuz"
+guest_json() { # guest_json KERNEL-SHA
+	printf '{"kernel":{"package":"linux-image-6.12.117+deb13-cloud-amd64","version":"6.12.117-1",'
+	printf '"deb_sha256":"e9893e5295d0549b8852611f12a4b8b5f6cc4b8128dcc2086b9847793b904ab7","sha256":"%s"},' "$1"
+	printf '"initramfs":{"sha256":"%s"},"init":{"sha256":"%s"},"modules":[]}\n' \
+		"$(sha256sum <"$G/initramfs.cpio" | cut -d' ' -f1)" "$(sha256sum <"$G/ir/init" | cut -d' ' -f1)"
+}
+KSHA=$(sha256sum <"$G/vmlinuz" | cut -d' ' -f1)
+guest_json "$KSHA" >"$G/guest.json"
+export BERTH_VM_DIR=$G
+
+# a guest.json whose kernel is not the pin, and an initramfs that does not match
+cp "$G/guest.json" "$G/guest.json.good"
+guest_json "$(printf '%064d' 0)" >"$G/guest.json"
+"$B" run --runtime vm -- true >"$T/out" 2>"$T/err"
+rc=$?
+check "a guest.json whose kernel is not the pin: 125" test "$rc" = 125
+grep -q 'is not the one this berth pins' "$T/err" || { not_ok "... names the pin"; show "$T/err"; }
+cp "$G/guest.json.good" "$G/guest.json"
+cp "$G/initramfs.cpio" "$G/initramfs.good"
+printf 'X' | dd of="$G/initramfs.cpio" bs=1 seek=200 conv=notrunc status=none
+"$B" run --dry-run --runtime vm -- true >"$T/out" 2>"$T/err"
+rc=$?
+check "a corrupted initramfs.cpio: 125 (dry run too), named, hint \`berth vm install\`" \
+	test "$rc" = 125 -a "$(grep -c 'initramfs.cpio.*does not match\|hint: .*berth vm install' "$T/err")" = 2
+cp "$G/initramfs.good" "$G/initramfs.cpio"
+
+"$B" run --dry-run --json --runtime vm -- true >"$T/vm.json" 2>"$T/err"
+rc=$?
+"$B" run --dry-run --json -- true >"$T/ns.json" 2>/dev/null
+check "--dry-run --runtime vm: 0, the same policy and digest as the namespace runtime's" \
+	test "$rc" = 0 -a -s "$T/vm.json" -a "$(cat "$T/vm.json")" = "$(cat "$T/ns.json")"
+
+# --- a boot: ids, read-only shares, stdio, the status
+RO=$T/ro.txt
+echo original >"$RO"
+t0=$(date +%s)
+echo typed-in | "$B" run --runtime vm --ro "$RO:/data/ro.txt" -- true >"$T/out" 2>"$T/err"
+rc=$?
+echo "# boot and run: $(($(date +%s) - t0)) s"
+check "the guest's exit status is berth's (7)" test "$rc" = 7
+check "a file the guest's uid U made in the workspace is the caller's on the host" \
+	test "$(stat -c %u:%g "$W/vm-made" 2>/dev/null)" = "$(id -u):$(id -g)" -a "$(cat "$W/vm-made" 2>/dev/null)" = "made in the guest"
+grep -qx 'ws-create ok' "$T/out" || { not_ok "the workspace was writable"; show "$T/out" "$T/err"; }
+check "a write to /usr in the guest (with capabilities) fails EROFS" grep -qx 'usr-create EROFS' "$T/out"
+check "a mkdir in the staging root fails EROFS" grep -qx 'root-mkdir EROFS' "$T/out"
+check "a write to the --ro source fails EROFS, the host file unchanged" \
+	test "$(grep -x 'ro-write.*' "$T/out")" = "ro-write EROFS" -a "$(cat "$RO")" = original
+check "stdin reached the guest, stdout came back" grep -qx 'stdin: typed-in' "$T/out"
+if [ -e /etc/shadow ] && [ "$(stat -c %a /etc/shadow)" != 644 ]; then
+	check "the host's /etc/shadow cannot be read in the guest, with capabilities (through virtiofsd)" \
+		grep -qx 'shadow-caps EACCES' "$T/out"
+	check "... nor as U without them (the guest kernel's check)" grep -qx 'shadow-nocaps EACCES' "$T/out"
+fi
+check "stderr came back on stderr" grep -qx 'to stderr' "$T/err"
+check "the accelerator and the guest's size are said" grep -qx 'berth: microVM: qemu -accel tcg, 1024 MiB, [0-9]* vCPUs' "$T/err"
+check "nothing is left: no run directory, no qemu" \
+	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(pgrep -f "$G/vmlinuz")"
+[ "$fails" = 0 ] || show "$T/out" "$T/err"
+
+# --- the guest's ERROR is the run's
+"$B" run --runtime vm -- error >"$T/out" 2>"$T/err"
+rc=$?
+check "the guest's ERROR: its status (126) and message" \
+	test "$rc" = 126 -a "$(grep -c -x 'berth: cannot execute `error`: fake' "$T/err")" = 1
+
+# --- --timeout
+"$B" run --runtime vm --timeout 3s -- hang >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+check "--timeout: 124, said, nothing left" \
+	test "$rc" = 124 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+grep -q 'timeout of 3000 ms expired' "$T/err" || { not_ok "... the timeout is said"; show "$T/err"; }
+
+# --- a terminal: START says so with its size, SIGWINCH is a WINSZ, raw keys
+if command -v python3 >/dev/null; then
+	python3 "$SRC/tests/integration/pty-drive.py" 30x100 sleep:20 'expect:start tty=true rows=30 cols=100' \
+		resize:40x120 'expect:winsz 40 120' send:q -- "$B" run --runtime vm -- tty >"$T/pty" 2>&1
+	check "on a terminal: the guest is told tty, 30x100; a resize reaches it; a raw key ends it (exit 0)" \
+		test "$(grep -c '^ok ' "$T/pty")" = 5 -a "$(grep -c -x exit=0 "$T/pty")" = 1
+	grep -q '^FAIL' "$T/pty" && show "$T/pty"
+fi
+
+# --- the library calls (apps, sessions): start, pidfd, measure, wait, free
+DRV=$(dirname "$B")/tests/vm-start-driver
+W2=$T/ws2
+mkdir -p "$W2"
+"$DRV" stdio "$W2" true >"$T/drv" 2>&1
+check "start() with has_stdio: runs, measured, stdin and stdout and stderr cross, wait gives 7" \
+	test "$(grep -c -x -e started -e 'pidfd ok' -e 'measured abi=6' -e 'out: stdin: typed' -e 'err: to stderr' \
+		-e status=7 "$T/drv")" = 6
+"$DRV" pty "$W2" tty >"$T/drvp" 2>&1
+check "start() with want_pty: the guest is told its 30x100, a key on the master ends it (status 0)" \
+	test "$(grep -c -x -e 'out: start tty=true rows=30 cols=100' -e status=0 "$T/drvp")" = 2
+check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+grep -q -x status=0 "$T/drvp" && grep -q -x status=7 "$T/drv" || show "$T/drv" "$T/drvp"
+
+# --- berth's signals reach the command (SIGNAL frames)
+"$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 600); do
+	grep -q hanging "$T/out" 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM "$bp"
+wait "$bp"
+rc=$?
+check "SIGTERM to berth: relayed to the command, which exits 128+15" test "$rc" = 143
+check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+
+# --- a signal while the guest boots ends the start: 128+N, said, nothing left
+"$B" run --runtime vm -- true >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 100); do
+	[ -n "$(pgrep -f "$G/vmlinuz")" ] && break
+	sleep 0.05
+done
+kill -INT "$bp"
+wait "$bp"
+rc=$?
+check "SIGINT while the guest boots: 130, the start said interrupted, nothing left" \
+	test "$rc" = 130 -a "$(grep -c "interrupted by signal 2" "$T/err")" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" \
+	-a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+
+# --- SIGKILL of berth: qemu and virtiofsd die, the run directory goes
+"$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 100); do
+	[ -n "$(pgrep -f "$G/vmlinuz")" ] && [ -n "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ] && break
+	sleep 0.1
+done
+qp=$(pgrep -f "$G/vmlinuz")
+fsd=$(pgrep -P "$bp" -x virtiofsd | head -1)
+sleep 2
+kill -KILL "$bp"
+wait "$bp" 2>/dev/null
+gone=no
+for _ in $(seq 1 100); do
+	if [ -z "$(pgrep -f "$G/vmlinuz")" ] && ! alive "${fsd:-0}" &&
+		[ -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ]; then
+		gone=yes
+		break
+	fi
+	sleep 0.1
+done
+check "berth SIGKILLed: qemu ($qp) and virtiofsd ($fsd) die, the run directory goes" \
+	test -n "$qp" -a -n "$fsd" -a "$gone" = yes
+
+# --- berth and its janitor both SIGKILLed: qemu dies (PDEATHSIG), the next
+# berth's sweep removes the run directory its journal names
+"$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+for _ in $(seq 1 600); do
+	grep -q hanging "$T/out" 2>/dev/null && break
+	sleep 0.1
+done
+jp=$(pgrep -P "$bp" -x berth | head -1)
+[ -n "$jp" ] && kill -KILL "$jp"
+sleep 0.3
+kill -KILL "$bp"
+wait "$bp" 2>/dev/null
+for _ in $(seq 1 50); do
+	[ -z "$(pgrep -f "$G/vmlinuz")" ] && break
+	sleep 0.1
+done
+left=$(ls -A "$T/run/berth" 2>/dev/null | grep -c vm-)
+"$B" run -- true >"$T/out" 2>"$T/err"
+check "berth and its janitor SIGKILLed: qemu dies, the next berth removes the run directory" \
+	test -n "$jp" -a "$left" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+grep -q 'ended without its supervisor' "$T/err" || { not_ok "... and says so"; show "$T/err"; }
+
+# --- the real guest init (berth-vminit, built beside berth once the vm-guest
+# and vm-install branches are in): `berth vm install`, then a command run by
+# the guest's namespace runtime
+VMINIT=$(dirname "$B")/berth-vminit
+if [ -x "$VMINIT" ]; then
+	mkdir -p "$T/debcache"
+	for d in "${BERTH_VM_CACHE:-/var/tmp/berth-vm-cache}"/*.deb; do
+		[ -r "$d" ] && cp "$d" "$T/debcache/" 2>/dev/null
+	done
+	BERTH_VMINIT=$VMINIT "$B" vm install --dir "$T/real" --deb-cache "$T/debcache" >"$T/out" 2>"$T/err"
+	rc=$?
+	check "berth vm install of the real guest" test "$rc" = 0
+	[ "$rc" = 0 ] || show "$T/err"
+	echo hello-real >"$W/in-real.txt"
+	BERTH_VM_DIR=$T/real "$B" run --runtime vm -- sh -c \
+		'id -u; cat /workspace/in-real.txt; echo made >/workspace/out-real.txt; cat /etc/shadow; touch /usr/x; exit 3' \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	U=$(id -u)
+	[ "$U" = 0 ] && U=1000
+	check "the real guest: the command's status (3), run as U ($U), reads the workspace" \
+		test "$rc" = 3 -a "$(head -2 "$T/out" | tr '\n' ' ')" = "$U hello-real "
+	check "... what it writes in the workspace is the caller's" \
+		test "$(stat -c %u:%g "$W/out-real.txt" 2>/dev/null)" = "$(id -u):$(id -g)"
+	check "... /etc/shadow is refused, /usr is read-only" \
+		test "$(grep -c -e 'shadow: Permission denied' -e "/usr/x': Read-only file system" "$T/err")" = 2
+	[ "$fails" = 0 ] || show "$T/out" "$T/err"
+else
+	echo "# no berth-vminit beside berth: the real guest's checks run once it is built (vm-guest)"
+fi
+
+echo "1..$n"
+[ "$fails" = 0 ]

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_vm_host.c - the vm runtime's host half of the channel (src/vm/
+ * channel.c, relay.c) against a fake guest on a socketpair: sync 1 to 3
+ * with the hooks in order, the POLICY bytes and START's digest, the guest's
+ * ERROR as the run's error, a failing hook sending no GO, a measurement of
+ * the wrong size, the boot deadline naming the console's last line, and
+ * the relay of stdio and EXIT; and check()'s refusals.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "util/sha256.h"
+#include "vm/vm_int.h"
+
+enum guest_mode { G_OK, G_ERROR, G_BAD_MEASURE, G_OLD_PROTO, G_SILENT, G_RELAY };
+
+struct guest {
+	int fd;
+	enum guest_mode mode;
+	/* what it saw */
+	char policy[BERTH_VM_PAYLOAD_MAX + 1];
+	char start[BERTH_VM_PAYLOAD_MAX + 1];
+	uint32_t go[2];
+	int n_go;
+	bool saw_eof_after_ready; /* the host sent no GO and closed */
+	char stdin_got[64];
+};
+
+static struct berth_vm_frame gnext(struct guest *g, struct berth_vm_reader *r, bool *eof)
+{
+	struct berth_vm_frame f = {0};
+	struct berth_error e = {0};
+
+	*eof = berth_vm_read(g->fd, r, &f, &e) != 1;
+	return f;
+}
+
+static void gsend(struct guest *g, uint16_t type, uint16_t chan, const void *p, size_t n)
+{
+	struct berth_error e = {0};
+
+	berth_vm_write(g->fd, type, chan, p, n, &e);
+}
+
+static void *guest_main(void *arg)
+{
+	struct guest *g = arg;
+	static struct berth_vm_reader r;
+	struct berth_vm_frame f;
+	struct berth_measure m;
+	unsigned char b[4];
+	bool eof;
+	const char *hello = g->mode == G_OLD_PROTO ? "{\"proto\":0}" : "{\"proto\":1,\"landlock_abi\":6}";
+
+	berth_vm_reader_init(&r);
+	if (g->mode == G_SILENT)
+		return NULL;
+	gsend(g, BERTH_VM_HELLO, 0, hello, strlen(hello));
+	f = gnext(g, &r, &eof);
+	if (eof || f.type != BERTH_VM_POLICY)
+		return NULL;
+	memcpy(g->policy, f.payload, f.len);
+	f = gnext(g, &r, &eof);
+	if (eof || f.type != BERTH_VM_START)
+		return NULL;
+	memcpy(g->start, f.payload, f.len);
+	if (g->mode == G_ERROR) {
+		const char *e =
+		    "{\"status\":127,\"message\":\"command `nope` not found\",\"hint\":\"check PATH\"}";
+		gsend(g, BERTH_VM_ERROR, 0, e, strlen(e));
+		return NULL;
+	}
+	gsend(g, BERTH_VM_DATA, BERTH_VM_STDERR, "notice\n", 7);
+	gsend(g, BERTH_VM_READY, 0, NULL, 0);
+	f = gnext(g, &r, &eof);
+	if (eof) {
+		g->saw_eof_after_ready = true;
+		return NULL;
+	}
+	g->go[g->n_go++] = berth_vm_get_u32(f.payload);
+	memset(&m, 0, sizeof m);
+	m.valid = true;
+	m.landlock_ruleset_abi = 6;
+	gsend(g, BERTH_VM_MEASURE, 0, &m, g->mode == G_BAD_MEASURE ? sizeof m - 1 : sizeof m);
+	f = gnext(g, &r, &eof);
+	if (eof)
+		return NULL;
+	g->go[g->n_go++] = berth_vm_get_u32(f.payload);
+	if (g->mode == G_RELAY) {
+		gsend(g, BERTH_VM_DATA, BERTH_VM_STDOUT, "out!", 4);
+		gsend(g, BERTH_VM_DATA, BERTH_VM_STDERR, "err!", 4);
+		gsend(g, BERTH_VM_EOF, BERTH_VM_STDOUT, NULL, 0);
+		size_t k = 0;
+		for (;;) {
+			f = gnext(g, &r, &eof);
+			if (eof || f.type == BERTH_VM_EOF)
+				break;
+			if (f.type == BERTH_VM_DATA && k + f.len < sizeof g->stdin_got) {
+				memcpy(g->stdin_got + k, f.payload, f.len);
+				k += f.len;
+			}
+		}
+		berth_vm_put_u32(b, 3);
+		gsend(g, BERTH_VM_EXIT, 0, b, sizeof b);
+	}
+	close(g->fd);
+	g->fd = -1;
+	return NULL;
+}
+
+/* The supervisor's hooks, recording their order. */
+struct hooks_seen {
+	char order[8];
+	int n;
+	bool fail_release;
+	char run_id[17];
+	int abi;
+};
+
+static int h_release(void *arg, struct berth_error *err)
+{
+	struct hooks_seen *h = arg;
+
+	h->order[h->n++] = 'R';
+	if (h->fail_release)
+		return berth_err(err, 0, "the audit trail cannot record this run");
+	return 0;
+}
+
+static int h_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
+{
+	struct hooks_seen *h = arg;
+
+	(void)err;
+	h->order[h->n++] = 'M';
+	snprintf(h->run_id, sizeof h->run_id, "%s", run_id);
+	h->abi = m->landlock_ruleset_abi;
+	return 0;
+}
+
+struct fixture {
+	struct berth_policy p;
+	struct berth_runtime_opts o;
+	struct hooks_seen seen;
+	struct vm_rt vm;
+	struct guest g;
+	pthread_t t;
+	bool joined;
+	int errp[2]; /* the command's stderr, read by the test */
+	char dir[64];
+};
+
+static void setup(struct fixture *x, enum guest_mode mode)
+{
+	int sp[2];
+	char path[128];
+	FILE *f;
+
+	memset(x, 0, sizeof *x);
+	berth_policy_init(&x->p);
+	x->p.argv = calloc(2, sizeof *x->p.argv);
+	x->p.argv[0] = strdup("true");
+	x->p.argc = 1;
+	x->p.env = calloc(1, sizeof *x->p.env);
+	x->p.env[0].name = strdup("TOKEN");
+	x->p.env[0].value = strdup("s3cret");
+	x->p.n_env = 1;
+	x->p.pids_set = true;
+	x->p.evidence_dir = strdup("/var/evidence-copy");
+	x->o.hooks =
+	    (struct berth_run_hooks){.arg = &x->seen, .before_release = h_release, .on_measured = h_measured};
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(pipe2(x->errp, O_CLOEXEC), 0);
+	snprintf(x->dir, sizeof x->dir, "/tmp/test_vm_host.XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(path, sizeof path, "%s/console.log", x->dir);
+	f = fopen(path, "w");
+	fputs("[    0.1] booting\n[    1.2] the last line\n\n", f);
+	fclose(f);
+	x->vm.p = &x->p;
+	x->vm.o = &x->o;
+	snprintf(x->vm.run_id, sizeof x->vm.run_id, "0123456789abcdef");
+	snprintf(x->vm.dir, sizeof x->vm.dir, "%s", x->dir);
+	snprintf(x->vm.console, sizeof x->vm.console, "%s", path);
+	x->vm.uid = 1000;
+	x->vm.gid = 1000;
+	x->vm.qemu = x->vm.virtiofsd = -1;
+	x->vm.qemu_pidfd = x->vm.pty_master = x->vm.sfd = -1;
+	x->vm.io.in = x->vm.io.out = x->vm.io.pty_slave = -1;
+	x->vm.io.err = x->errp[1];
+	x->vm.boot_timeout_ms = 5000;
+	x->vm.rd = malloc(sizeof *x->vm.rd);
+	berth_vm_reader_init(x->vm.rd);
+	x->vm.chan = sp[0];
+	fcntl(sp[0], F_SETFL, O_NONBLOCK);
+	x->g.fd = sp[1];
+	x->g.mode = mode;
+	pthread_create(&x->t, NULL, guest_main, &x->g);
+}
+
+static void join(struct fixture *x)
+{
+	if (!x->joined)
+		pthread_join(x->t, NULL);
+	x->joined = true;
+}
+
+static void teardown(struct fixture *x)
+{
+	char path[128];
+
+	if (x->vm.chan >= 0)
+		close(x->vm.chan);
+	x->vm.chan = -1;
+	join(x);
+	if (x->g.fd >= 0)
+		close(x->g.fd);
+	close(x->errp[0]);
+	close(x->errp[1]);
+	if (x->vm.io.in >= 0)
+		close(x->vm.io.in);
+	if (x->vm.io.out >= 0)
+		close(x->vm.io.out);
+	free(x->vm.rd);
+	berth_policy_free(&x->p);
+	snprintf(path, sizeof path, "%s/console.log", x->dir);
+	unlink(path);
+	rmdir(x->dir);
+}
+
+static void test_handshake(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+	char digest[65], *want, got[16] = "";
+
+	(void)state;
+	setup(&x, G_OK);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), 0);
+	join(&x);
+	/* POLICY is the canonical JSON, byte for byte; START holds its digest */
+	want = berth_policy_to_json(&x.p, false, &err);
+	assert_string_equal(x.g.policy, want);
+	assert_int_equal(berth_sha256_hex(want, strlen(want), digest, &err), 0);
+	free(want);
+	json_t *s = json_loads(x.g.start, 0, NULL);
+	assert_non_null(s);
+	assert_string_equal(json_string_value(json_object_get(s, "digest")), digest);
+	assert_string_equal(json_string_value(json_object_get(s, "run_id")), "0123456789abcdef");
+	assert_int_equal(json_integer_value(json_object_get(s, "uid")), 1000);
+	assert_int_equal(json_integer_value(json_object_get(s, "gid")), 1000);
+	assert_true(json_is_false(json_object_get(s, "tty")));
+	assert_true(json_is_false(json_object_get(s, "memory_set")));
+	assert_true(json_is_true(json_object_get(s, "pids_set")));
+	assert_string_equal(json_string_value(json_object_get(s, "evidence_dir")), "/var/evidence-copy");
+	json_t *e0 = json_array_get(json_object_get(s, "env"), 0);
+	assert_string_equal(json_string_value(json_object_get(e0, "name")), "TOKEN");
+	assert_string_equal(json_string_value(json_object_get(e0, "value")), "s3cret");
+	json_decref(s);
+	/* the value is not in the policy's bytes (its sha256 is) */
+	assert_null(strstr(x.g.policy, "s3cret"));
+	/* GO 2 after before_release, GO 3 after on_measured */
+	assert_int_equal(x.g.n_go, 2);
+	assert_int_equal(x.g.go[0], 2);
+	assert_int_equal(x.g.go[1], 3);
+	assert_int_equal(x.seen.n, 2);
+	assert_memory_equal(x.seen.order, "RM", 2);
+	assert_string_equal(x.seen.run_id, "0123456789abcdef");
+	assert_int_equal(x.seen.abi, 6);
+	assert_true(x.vm.measured);
+	assert_int_equal(x.vm.hello_landlock_abi, 6);
+	/* DATA before READY (a guest notice) reached the command's stderr */
+	assert_int_equal(read(x.errp[0], got, sizeof got - 1), 7);
+	assert_string_equal(got, "notice\n");
+	struct berth_enforced en;
+	x.vm.base.ops = &berth_runtime_vm;
+	berth_rt_enforced(&x.vm.base, &en);
+	assert_int_equal(en.landlock_abi, 6);
+	assert_ptr_equal(berth_rt_measure(&x.vm.base), &x.vm.meas);
+	assert_string_equal(berth_rt_run_id(&x.vm.base), "0123456789abcdef");
+	teardown(&x);
+}
+
+static void test_guest_error(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+
+	(void)state;
+	setup(&x, G_ERROR);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), -1);
+	assert_int_equal(err.status, 127);
+	assert_string_equal(err.msg, "command `nope` not found");
+	assert_string_equal(err.hint, "check PATH");
+	assert_int_equal(x.seen.n, 0); /* no hook ran */
+	teardown(&x);
+}
+
+static void test_release_fails_no_go(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+
+	(void)state;
+	setup(&x, G_OK);
+	x.seen.fail_release = true;
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), -1);
+	assert_string_equal(err.msg, "the audit trail cannot record this run");
+	close(x.vm.chan); /* what free() does: the guest sees the end, no GO */
+	x.vm.chan = -1;
+	join(&x);
+	assert_true(x.g.saw_eof_after_ready);
+	assert_int_equal(x.g.n_go, 0);
+	assert_int_equal(x.seen.n, 1);
+	teardown(&x);
+}
+
+static void test_bad_measure(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+
+	(void)state;
+	setup(&x, G_BAD_MEASURE);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_non_null(strstr(err.msg, "measurement is"));
+	assert_false(x.vm.measured);
+	assert_int_equal(x.seen.n, 1); /* on_measured never ran */
+	teardown(&x);
+}
+
+static void test_old_proto(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+
+	(void)state;
+	setup(&x, G_OLD_PROTO);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), -1);
+	assert_non_null(strstr(err.msg, "another protocol"));
+	assert_non_null(strstr(err.hint, "berth vm install"));
+	teardown(&x);
+}
+
+/* No HELLO by the deadline: 125, naming the console's last line. */
+static void test_boot_deadline(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+
+	(void)state;
+	setup(&x, G_SILENT);
+	x.vm.boot_timeout_ms = 300;
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_int_equal(err.errnum, ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "sent no its HELLO within 0 s"));
+	assert_non_null(strstr(err.msg, "`[    1.2] the last line`"));
+	teardown(&x);
+}
+
+static void test_relay(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+	int in[2], outp[2], status = -1;
+	char buf[64] = "";
+
+	(void)state;
+	setup(&x, G_RELAY);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
+	x.vm.io.in = in[0];
+	x.vm.io.out = outp[1];
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), 0);
+	assert_int_equal(read(x.errp[0], buf, 7), 7); /* the notice */
+	assert_int_equal(write(in[1], "typed", 5), 5);
+	close(in[1]);
+	assert_int_equal(berth_vm_relay(&x.vm, -1, -1), 0);
+	assert_int_equal(berth_vm_status(&x.vm, &status, &err), 0);
+	assert_int_equal(status, 3);
+	/* stdout got its bytes and its end (the guest's EOF closed it) */
+	memset(buf, 0, sizeof buf);
+	assert_int_equal(read(outp[0], buf, sizeof buf), 4);
+	assert_string_equal(buf, "out!");
+	assert_int_equal(read(outp[0], buf, sizeof buf), 0);
+	assert_int_equal(x.vm.io.out, -1);
+	memset(buf, 0, sizeof buf);
+	assert_int_equal(read(x.errp[0], buf, sizeof buf), 4);
+	assert_string_equal(buf, "err!");
+	join(&x);
+	assert_string_equal(x.g.stdin_got, "typed");
+	close(outp[0]);
+	teardown(&x);
+}
+
+static void test_check_refusals(void **state)
+{
+	struct berth_policy p;
+	struct berth_error err = {0};
+
+	(void)state;
+	berth_policy_init(&p);
+	p.network = BERTH_NET_PROXY;
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot give `--network proxy` yet");
+	p.network = BERTH_NET_HOST;
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_string_equal(err.msg, "the vm runtime cannot give `--network host` yet");
+	p.network = BERTH_NET_NONE;
+	p.app = true;
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot run a resident app yet");
+	p.app = false;
+	/* what the caller wires that the guest is not given yet */
+	struct berth_runtime_opts o = {.has_rpc = true, .rpc_fd = 3};
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot give the command an RPC channel (fd 3) yet");
+	o = (struct berth_runtime_opts){.force_off = 1};
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_string_equal(err.msg, "the vm runtime cannot take BERTH_TEST_FORCE_OFF yet");
+	/* no guest installed: 125, naming `berth vm install` */
+	setenv("BERTH_VM_DIR", "/nonexistent/berth-vm", 1);
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_non_null(strstr(err.hint, "berth vm install"));
+	unsetenv("BERTH_VM_DIR");
+	berth_policy_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_handshake),
+	    cmocka_unit_test(test_guest_error),
+	    cmocka_unit_test(test_release_fails_no_go),
+	    cmocka_unit_test(test_bad_measure),
+	    cmocka_unit_test(test_old_proto),
+	    cmocka_unit_test(test_boot_deadline),
+	    cmocka_unit_test(test_relay),
+	    cmocka_unit_test(test_check_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
