@@ -35,6 +35,8 @@ struct vm_guest {
 	char dir[PATH_MAX];
 	char kernel[PATH_MAX + 16]; /* DIR/vmlinuz */
 	char initrd[PATH_MAX + 16]; /* DIR/initramfs.cpio */
+	char kernel_sha256[65];     /* as verified (the pin's) */
+	char initramfs_sha256[65];  /* as verified (guest.json's) */
 };
 
 /* How the command's stdio crosses the channel (relay.c). */
@@ -87,16 +89,12 @@ struct vm_rt {
 	int boot_timeout_ms; /* no HELLO by then: killed (status 125) */
 };
 
-/* guest_check.c: the installed guest in berth_vm_dir() verified against its
- * guest.json and the pinned kernel.  A stand-in for src/vm/install.h's
- * berth_vm_verify() until that is merged.  Returns 0 with @g filled, or -1
- * with @err (status 125, hint `berth vm install`): missing, unreadable, or
- * a sha256 that does not match. */
+/* guest_check.c: the installed guest in berth_vm_dir(), verified by
+ * berth_vm_verify() (src/vm/install.h: guest.json names this berth's pin,
+ * vmlinuz's and initramfs.cpio's sha256 match).  Returns 0 with @g filled,
+ * or -1 with berth_vm_verify()'s error (status 125, hint `berth vm
+ * install`). */
 int berth_vm_guest_find(struct vm_guest *g, struct berth_error *err);
-
-/* guest_check.c: the VM directory (BERTH_VM_DIR, $XDG_STATE_HOME/berth/vm or
- * ~/.local/state/berth/vm) into @buf.  Returns 0, or -1 with @err. */
-int berth_vm_dir_path(char *buf, size_t len, struct berth_error *err);
 
 /* staging.c / virtiofsd.c: the staging tree of @vm->p at @vm->staging,
  * served by virtiofsd on @vm->fs_sock (made listening here).  Sets

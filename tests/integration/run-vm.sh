@@ -116,14 +116,14 @@ guest_json "$(printf '%064d' 0)" >"$G/guest.json"
 "$B" run --runtime vm -- true >"$T/out" 2>"$T/err"
 rc=$?
 check "a guest.json whose kernel is not the pin: 125" test "$rc" = 125
-grep -q 'is not the one this berth pins' "$T/err" || { not_ok "... names the pin"; show "$T/err"; }
+grep -q 'is not the pinned one: kernel.sha256 is .0\{64\}., berth pins' "$T/err" || { not_ok "... names the pin"; show "$T/err"; }
 cp "$G/guest.json.good" "$G/guest.json"
 cp "$G/initramfs.cpio" "$G/initramfs.good"
 printf 'X' | dd of="$G/initramfs.cpio" bs=1 seek=200 conv=notrunc status=none
 "$B" run --dry-run --runtime vm -- true >"$T/out" 2>"$T/err"
 rc=$?
 check "a corrupted initramfs.cpio: 125 (dry run too), named, hint \`berth vm install\`" \
-	test "$rc" = 125 -a "$(grep -c 'initramfs.cpio.*does not match\|hint: .*berth vm install' "$T/err")" = 2
+	test "$rc" = 125 -a "$(grep -c 'initramfs.cpio. is damaged: sha256 \|hint: .*berth vm install' "$T/err")" = 2
 cp "$G/initramfs.good" "$G/initramfs.cpio"
 
 "$B" run --dry-run --json --runtime vm -- true >"$T/vm.json" 2>"$T/err"
