@@ -79,7 +79,22 @@ void berth_vm_console_tail(const struct vm_rt *vm, char *buf, size_t len)
 		if (n <= 0)
 			continue;
 		tail[n] = '\0';
-		/* the last line with a printable character, control bytes dropped */
+		/* A panic's reason (its trace and "Kernel Offset" follow it), else
+		 * the guest init's own last word, else the last line with a
+		 * printable character; control bytes dropped. */
+		const char *mark = NULL;
+		for (const char *const *w = (const char *const[]){"Kernel panic - ", "berth-vminit: ", NULL};
+		     *w != NULL && mark == NULL; w++)
+			for (const char *f = tail; (f = strstr(f, *w)) != NULL; f++)
+				mark = f;
+		if (mark != NULL) {
+			size_t k = 0;
+			for (const char *c = mark; *c != '\0' && *c != '\n' && k + 1 < len; c++)
+				if ((unsigned char)*c >= 0x20 && *c != 0x7f)
+					buf[k++] = *c;
+			buf[k] = '\0';
+			continue;
+		}
 		for (char *e = tail + n; e > tail;) {
 			char *s = e;
 			while (s > tail && s[-1] != '\n')

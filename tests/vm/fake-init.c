@@ -97,7 +97,22 @@ static void jstr(const char *json, const char *key, char *buf, size_t len)
 	buf[k] = '\0';
 }
 
+static void try_port(void);
+
+/* The port and its /dev node appear asynchronously (virtio-serial's probe,
+ * devtmpfs's thread): seconds after init on a loaded host under TCG. */
 static void open_port(void)
+{
+	for (int tries = 0; tries < 300 && chan < 0; tries++) {
+		if (tries > 0)
+			usleep(100000);
+		try_port();
+	}
+	if (chan < 0)
+		die("fake-init: no port berth.0\n");
+}
+
+static void try_port(void)
 {
 	DIR *d = opendir("/sys/class/virtio-ports");
 	struct dirent *e;
@@ -116,8 +131,8 @@ static void open_port(void)
 			break;
 		}
 	}
-	if (chan < 0)
-		die("fake-init: no port berth.0\n");
+	if (d != NULL)
+		closedir(d);
 }
 
 /* uid U, every capability of root's kept effective */

@@ -26,8 +26,11 @@ int guest_open_port(struct berth_error *err)
 	cleanup_closedir DIR *d = NULL;
 	struct dirent *de;
 
-	/* the port appears when virtio-serial has probed it: give it 5 s */
-	for (int tries = 0; tries < 50; tries++) {
+	/* The port appears when virtio-serial has probed it, and its /dev node
+	 * when devtmpfs's thread has made it (both asynchronous: on a loaded
+	 * host under TCG, seconds after init starts): give them 30 s (the host
+	 * waits 60 s for HELLO), retrying a node not there yet. */
+	for (int tries = 0; tries < 300; tries++) {
 		d = opendir("/sys/class/virtio-ports");
 		while (d != NULL && (de = readdir(d)) != NULL) {
 			char path[512], name[64] = "";
@@ -46,6 +49,8 @@ int guest_open_port(struct berth_error *err)
 				continue;
 			snprintf(path, sizeof path, "/dev/%s", de->d_name);
 			int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+			if (fd < 0 && errno == ENOENT && tries + 1 < 300)
+				break; /* the node is not made yet */
 			if (fd < 0)
 				return berth_err(err, errno, "cannot open the channel `%s`", path);
 			return fd;
