@@ -38,7 +38,9 @@
  *   both   DATA/EOF  stdin (host to guest), stdout and stderr (guest to host)
  *   host   SIGNAL    u32 signal number, to the command
  *   host   WINSZ     u16 rows, u16 cols (the pty's)
- *   guest  EXIT      i32 wait status of the command (waitpid(2) encoding)
+ *   guest  EXIT      i32: the status `berth run` returns, as the namespace
+ *                    runtime's wait() in the guest gave it (the command's
+ *                    exit code, 128+N after signal N, 124 at --timeout)
  *   guest  ERROR     {"status":N,"message":"...","hint":"..."} instead of
  *                    READY or MEASURE: the command never ran
  * A host that does not send GO (its hook failed) kills the VM: the command

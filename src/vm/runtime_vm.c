@@ -339,7 +339,7 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	sp[1] = -1;
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
 	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
-	 * capped below the policy's --memory (docs/vm-host.md) */
+	 * capped below the policy's --memory (docs/vm.md) */
 	if (!o->quiet)
 		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs\n", vm->accel,
 			(unsigned long long)(vm->mem_bytes >> 20), vm->smp);
