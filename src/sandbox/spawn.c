@@ -55,6 +55,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/crash.h"
+#include "../util/sys.h"
 
 #include "spawn_int.h"
 
@@ -144,24 +145,6 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 	waitpid(s->child, NULL, 0);
 	s->child = -1;
 	return berth_err(err, 0, "the sandbox died during setup");
-}
-
-static int block_signals(sigset_t *old, struct berth_error *err)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	for (int sig = 1; sig < SIGRTMIN; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
-		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
-			sigaddset(&set, sig);
-	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
-		return berth_err(err, errno, "sigprocmask");
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		return berth_err(err, errno, "signalfd");
-	return fd;
 }
 
 /* One attempt at steps 1-13 (up to sync 2 and the seccomp program).
@@ -344,7 +327,7 @@ int berth_sandbox_run(const struct berth_policy *p, const struct berth_runtime_o
 		      struct berth_error *err)
 {
 	sigset_t old;
-	cleanup_close int sfd = block_signals(&old, err);
+	cleanup_close int sfd = berth_block_relay_signals(&old, err);
 	struct sandbox *s;
 	int r = -1;
 

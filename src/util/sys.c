@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -199,4 +201,22 @@ int berth_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 		       struct berth_error *err)
 {
 	return berth_write_atomic_at(AT_FDCWD, path, path, data, len, mode, flags, err);
+}
+
+int berth_block_relay_signals(sigset_t *old, struct berth_error *err)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig < SIGRTMIN; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
+		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
+			sigaddset(&set, sig);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return berth_err(err, errno, "sigprocmask");
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return berth_err(err, errno, "signalfd");
+	return fd;
 }

@@ -11,7 +11,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <signal.h>
+
 #include "error.h"
+
+/*
+ * berth_block_relay_signals - block the signals a runtime relays to its
+ * command (every signal below SIGRTMIN but SIGKILL, SIGSTOP, the faults
+ * SIGSEGV/SIGBUS/SIGFPE/SIGILL, the job-control stops SIGTSTP/SIGTTIN/SIGTTOU
+ * and SIGPIPE) and return a non-blocking, close-on-exec signalfd(2) of
+ * them; the mask before is stored in *@old.  Returns the descriptor, or -1
+ * with @err filled (errno of sigprocmask(2) or signalfd(2)).
+ */
+int berth_block_relay_signals(sigset_t *old, struct berth_error *err);
 
 /* berth_now_ms, berth_now_us - CLOCK_MONOTONIC in milliseconds, microseconds. */
 int64_t berth_now_ms(void);

@@ -31,6 +31,7 @@
 #include "../util/journal.h"
 #include "../util/rmtree.h"
 #include "../util/rundir.h"
+#include "../util/sys.h"
 #include "vm_int.h"
 
 /* The guest's RAM at most (the policy's --memory is enforced inside by the
@@ -474,30 +475,11 @@ static const char *vm_run_id(const struct berth_rt *rt)
 	return VM(rt)->run_id;
 }
 
-/* berth's signals, relayed (SIGNAL, WINSZ) rather than taken. */
-static int block_signals(sigset_t *old, struct berth_error *err)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	for (int sig = 1; sig < SIGRTMIN; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE &&
-		    sig != SIGILL && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGPIPE)
-			sigaddset(&set, sig);
-	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
-		return berth_err(err, errno, "sigprocmask");
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		return berth_err(err, errno, "signalfd");
-	return fd;
-}
-
 static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts *o, int *status,
 		  struct berth_error *err)
 {
 	sigset_t old;
-	cleanup_close int sfd = block_signals(&old, err);
+	cleanup_close int sfd = berth_block_relay_signals(&old, err);
 	cleanup_close int tfd = -1;
 	struct vm_rt *vm;
 	int r = -1, st;
