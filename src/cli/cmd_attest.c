@@ -18,6 +18,7 @@
 #include "../util/sign.h"
 #include "../util/sys.h"
 #include "../util/text.h"
+#include "../vm/pins.h"
 #include "cli.h"
 
 static const char attest_usage[] =
@@ -137,6 +138,27 @@ fail:
 	return err.status ? err.status : BERTH_EXIT_INTERNAL;
 }
 
+/* A microVM run (enforced.runtime.name `vm`) is valid only when its guest
+ * booted the kernel this berth pins (src/vm/pins.h): a signed record of
+ * another kernel is that host's word, not this berth's pin. */
+static int check_vm_pin(const json_t *doc, json_t *problems, int r)
+{
+	const json_t *rt = json_object_get(json_object_get(doc, "enforced"), "runtime");
+	const char *name = json_string_value(json_object_get(rt, "name"));
+	const char *k = json_string_value(json_object_get(rt, "kernel_sha256"));
+
+	if (name == NULL || strcmp(name, "vm") != 0)
+		return r;
+	if (k != NULL && strcmp(k, BERTH_VM_VMLINUZ_SHA256) == 0)
+		return r;
+	json_array_append_new(problems,
+			      json_sprintf("the microVM booted kernel sha256 `%.64s`, not the one this berth "
+					   "pins (%s %s, sha256 %s)",
+					   k != NULL ? k : "", BERTH_VM_KERNEL_PACKAGE,
+					   BERTH_VM_KERNEL_VERSION, BERTH_VM_VMLINUZ_SHA256));
+	return BERTH_ATTEST_INVALID;
+}
+
 static int verify(const char *file, const char *keyfile)
 {
 	struct berth_error err = {0};
@@ -176,6 +198,7 @@ static int verify(const char *file, const char *keyfile)
 		cli_print_error(&err);
 		return BERTH_EXIT_INTERNAL;
 	}
+	r = check_vm_pin(doc, problems, r);
 	if (r == BERTH_ATTEST_VALID) {
 		/* the document is anyone's file: its strings through the filter */
 		printf("valid: run %s, verdict %s, signed by %s\n",

@@ -330,6 +330,19 @@ static json_t *asked_json(const struct berth_policy *p, bool idmap)
 			 p->allow_degraded);
 }
 
+/* Which runtime enforced (docs/attest.md, `runtime`): the namespace runtime's
+ * record is {"name":"namespace"}; a microVM's names the guest it booted. */
+static json_t *runtime_json(const struct berth_measure *m)
+{
+	const char *name = m->runtime[0] != '\0' ? m->runtime : "namespace";
+
+	if (strcmp(name, "vm") != 0)
+		return json_pack("{s:s}", "name", name);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", name, "kernel_sha256", m->vm_kernel_sha256,
+			 "initramfs_sha256", m->vm_initramfs_sha256, "accelerator", m->vm_accel,
+			 "guest_kernel", m->vm_guest_kernel);
+}
+
 static json_t *measure_json(const struct berth_measure *m, const struct berth_policy *p)
 {
 	json_t *ns = json_object(), *caps, *lim, *cpu;
@@ -366,16 +379,16 @@ static json_t *measure_json(const struct berth_measure *m, const struct berth_po
 		json_object_set_new(lim, "tmp", u64_or_null(m->tmp_bytes != 0, m->tmp_bytes));
 		json_object_set_new(lim, "page_size", u64_or_null(m->page_size != 0, m->page_size));
 	}
-	return json_pack("{s:o, s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}",
-			 "workspace_idmapped",
-			 m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped),
-			 "measured", m->valid, "asked", asked_json(p, m->idmap_asked), "namespaces", ns,
-			 "landlock", "abi", m->landlock_abi, "ruleset_abi", m->landlock_ruleset_abi, "status",
-			 ll_status(m), "probe",
-			 m->landlock_probe_errno != 0 ? strerrorname_np(m->landlock_probe_errno) : NULL,
-			 "seccomp", "mode", m->seccomp_mode, "filters", m->seccomp_filters, "filter_sha256",
-			 m->seccomp_digest[0] != '\0' ? m->seccomp_digest : NULL, "capabilities", caps,
-			 "no_new_privs", m->no_new_privs, "limits", lim);
+	return json_pack(
+	    "{s:o, s:o, s:b, s:o, s:o, s:{s:i, s:i, s:s, s:s?}, s:{s:i, s:i, s:s?}, s:o, s:i, s:o}",
+	    "runtime", runtime_json(m), "workspace_idmapped",
+	    m->workspace_idmapped < 0 ? json_null() : json_boolean(m->workspace_idmapped), "measured",
+	    m->valid, "asked", asked_json(p, m->idmap_asked), "namespaces", ns, "landlock", "abi",
+	    m->landlock_abi, "ruleset_abi", m->landlock_ruleset_abi, "status", ll_status(m), "probe",
+	    m->landlock_probe_errno != 0 ? strerrorname_np(m->landlock_probe_errno) : NULL, "seccomp", "mode",
+	    m->seccomp_mode, "filters", m->seccomp_filters, "filter_sha256",
+	    m->seccomp_digest[0] != '\0' ? m->seccomp_digest : NULL, "capabilities", caps, "no_new_privs",
+	    m->no_new_privs, "limits", lim);
 }
 
 static json_int_t int_at(const json_t *o, const char *path1, const char *path2, json_int_t dflt)

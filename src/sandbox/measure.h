@@ -83,6 +83,14 @@ struct berth_measure {
 	 * their host owner (from /proc/self/mountinfo, option "idmapped"). */
 	bool idmap_asked;       /* from berth: root with user namespaces */
 	int workspace_idmapped; /* 1 yes, 0 no, -1 not measured */
+	/* The runtime that enforced, set by berth on the host side of the
+	 * sync socket or channel (never taken from the sandbox's bytes):
+	 * "namespace", or "vm" with the guest as it was booted. */
+	char runtime[16];
+	char vm_kernel_sha256[65];    /* vmlinuz as verified before the boot */
+	char vm_initramfs_sha256[65]; /* initramfs.cpio as verified before the boot */
+	char vm_accel[8];             /* "tcg" or "kvm" */
+	char vm_guest_kernel[65];     /* uname -r in the guest (its HELLO) */
 };
 
 /* The verdict (docs/attest.md has the exact rules). */

@@ -198,6 +198,7 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 	 * will get (the child inherits both). */
 	berth_measure_parent_ns(&s->meas);
 	s->meas.landlock_ruleset_abi = s->use_landlock ? s->feat.landlock_abi : 0;
+	snprintf(s->meas.runtime, sizeof s->meas.runtime, "namespace");
 	s->meas.idmap_asked = geteuid() == 0 && s->use_userns && !s->p->app;
 	if (berth_sb_start_janitor(s, err) < 0) /* step 3 */
 		return -1;

@@ -212,6 +212,38 @@ int berth_attest_sign(json_t *rec, const struct berth_hostkey *k, struct berth_e
 	return 0;
 }
 
+static bool hex64(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return s != NULL && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
+/* enforced.runtime (docs/attest.md): absent in records of berth before the
+ * microVM runtime (the namespace runtime's); a microVM's names its guest.
+ * Whether that guest is the one a berth pins is the caller's question
+ * (`berth attest --verify` asks it: src/cli/cmd_attest.c). */
+static void check_runtime(const json_t *rt, json_t *p)
+{
+	const char *name = json_string_value(json_object_get(rt, "name"));
+	const char *accel = json_string_value(json_object_get(rt, "accelerator"));
+
+	if (rt == NULL)
+		return;
+	if (name == NULL || (strcmp(name, "namespace") != 0 && strcmp(name, "vm") != 0)) {
+		berth_json_append_printf(p, "`enforced.runtime.name` is not `namespace` or `vm`");
+		return;
+	}
+	if (strcmp(name, "vm") != 0)
+		return;
+	if (!hex64(json_object_get(rt, "kernel_sha256")) || !hex64(json_object_get(rt, "initramfs_sha256")))
+		berth_json_append_printf(p,
+					 "`enforced.runtime`: a microVM's kernel_sha256 and initramfs_sha256 "
+					 "must be 64 lowercase hex digits");
+	if (accel == NULL || (strcmp(accel, "tcg") != 0 && strcmp(accel, "kvm") != 0))
+		berth_json_append_printf(p, "`enforced.runtime.accelerator` is not `tcg` or `kvm`");
+}
+
 static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 {
 	static const struct {
@@ -252,6 +284,7 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 			    p, "the verdict stated is not the one the measurement gives (%s)",
 			    berth_verdict_name(v));
 	}
+	check_runtime(json_object_get(enf, "runtime"), p);
 	if (audit != NULL && !json_is_null(audit)) {
 		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
 			   l = json_integer_value(json_object_get(audit, "last_seq")),

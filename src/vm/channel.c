@@ -185,6 +185,10 @@ static int sync1(struct vm_rt *vm, struct berth_error *err)
 		return berth_err_hint(err, "run `berth vm install` again: the guest comes with this berth");
 	}
 	vm->hello_landlock_abi = (int)json_integer_value(json_object_get(h, "landlock_abi"));
+	snprintf(vm->hello_kernel, sizeof vm->hello_kernel, "%s",
+		 json_is_string(json_object_get(h, "kernel"))
+		     ? json_string_value(json_object_get(h, "kernel"))
+		     : "");
 	json_decref(h);
 	policy = berth_policy_to_json(vm->p, false, err);
 	if (policy == NULL)
@@ -226,11 +230,22 @@ int berth_vm_handshake(struct vm_rt *vm, struct berth_error *err)
 	/* sync 3 */
 	if (expect(vm, BERTH_VM_MEASURE, "its measurement", vm->boot_timeout_ms, &f, err) < 0)
 		return -1;
-	if (f.len != sizeof vm->meas)
-		return berth_err(err, 0,
-				 "the microVM guest's measurement is %u bytes, not %zu: another build", f.len,
-				 sizeof vm->meas);
+	if (f.len != sizeof vm->meas) {
+		berth_err(
+		    err, 0,
+		    "the microVM guest's measurement is %u bytes, not %zu: its init is of another build",
+		    f.len, sizeof vm->meas);
+		return berth_err_hint(err,
+				      "run `berth vm install` again: the guest's init comes with this berth");
+	}
 	memcpy(&vm->meas, f.payload, sizeof vm->meas);
+	/* what ran is the host's to say, not the guest's bytes */
+	snprintf(vm->meas.runtime, sizeof vm->meas.runtime, "vm");
+	snprintf(vm->meas.vm_kernel_sha256, sizeof vm->meas.vm_kernel_sha256, "%s", vm->kernel_sha256);
+	snprintf(vm->meas.vm_initramfs_sha256, sizeof vm->meas.vm_initramfs_sha256, "%s",
+		 vm->initramfs_sha256);
+	snprintf(vm->meas.vm_accel, sizeof vm->meas.vm_accel, "%s", vm->accel != NULL ? vm->accel : "");
+	snprintf(vm->meas.vm_guest_kernel, sizeof vm->meas.vm_guest_kernel, "%s", vm->hello_kernel);
 	vm->measured = true;
 	if (hk->on_measured != NULL && hk->on_measured(hk->arg, vm->run_id, &vm->meas, err) < 0)
 		return -1;

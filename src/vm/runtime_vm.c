@@ -305,6 +305,14 @@ static void vm_destroy(struct vm_rt *vm)
 	free(vm);
 }
 
+/* The guest's digests as verified, for the measurement (channel.c). */
+static int keep_guest(struct vm_rt *vm, const struct vm_guest *g)
+{
+	snprintf(vm->kernel_sha256, sizeof vm->kernel_sha256, "%s", g->kernel_sha256);
+	snprintf(vm->initramfs_sha256, sizeof vm->initramfs_sha256, "%s", g->initramfs_sha256);
+	return 0;
+}
+
 /*
  * Steps 1 to 5 (vm_int.h), one call each.  @sfd: berth run's signalfd (its
  * terminal, signals and --timeout are run()'s), or -1 for start().  Returns the VM once
@@ -328,9 +336,9 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	vm->sfd = sfd;
 	berth_vm_reader_init(vm->rd);
 	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
-	    set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 || make_run_dir(vm, err) < 0 ||
-	    berth_vm_janitor_start(vm, err) < 0 ||   /* 2: the janitor knows DIR */
-	    berth_vm_start_virtiofsd(vm, err) < 0 || /* 3 */
+	    keep_guest(vm, &g) < 0 || set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 ||
+	    make_run_dir(vm, err) < 0 || berth_vm_janitor_start(vm, err) < 0 || /* 2: the janitor knows DIR */
+	    berth_vm_start_virtiofsd(vm, err) < 0 ||                            /* 3 */
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		goto fail;
 	vm->chan = sp[0];

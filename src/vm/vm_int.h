@@ -73,6 +73,9 @@ struct vm_rt {
 	uint64_t mem_bytes;     /* the guest's RAM */
 	char smp[16];           /* its vCPUs: the policy's CPUs, at most the host's */
 	int hello_landlock_abi; /* the guest kernel's, from HELLO */
+	char hello_kernel[65];  /* the guest's uname -r, from HELLO */
+	/* the guest as verified before the boot (guest_check.c) */
+	char kernel_sha256[65], initramfs_sha256[65];
 	struct berth_measure meas;
 	bool measured;
 	bool exited; /* EXIT arrived: @wst holds it */

@@ -466,6 +466,48 @@ static void test_sign_verify(void **state)
 	assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
 	assert_non_null(strstr(why, "audit range is inconsistent"));
 	json_decref(bad);
+	/* enforced.runtime: the namespace runtime's record names it; a
+	 * microVM's must name its guest well-formed, whoever signed it */
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_object_get(rec, "enforced"), "runtime"), "name")),
+			    "namespace");
+	{
+		static const char h64[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+		struct {
+			json_t *rt;
+			const char *want; /* NULL: valid */
+		} cases[] = {
+		    {json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", "vm", "kernel_sha256", h64,
+			       "initramfs_sha256", h64, "accelerator", "tcg", "guest_kernel", "6.12"),
+		     NULL},
+		    {json_pack("{s:s}", "name", "gvisor"),
+		     "`enforced.runtime.name` is not `namespace` or `vm`"},
+		    {json_pack("{s:s, s:s, s:s, s:s}", "name", "vm", "kernel_sha256", "abc",
+			       "initramfs_sha256", h64, "accelerator", "kvm"),
+		     "kernel_sha256 and initramfs_sha256 must be 64 lowercase hex digits"},
+		    {json_pack("{s:s, s:s, s:s, s:s}", "name", "vm", "kernel_sha256", h64, "initramfs_sha256",
+			       h64, "accelerator", "hvf"),
+		     "`enforced.runtime.accelerator` is not `tcg` or `kvm`"},
+		};
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			bad = json_deep_copy(rec);
+			json_object_set_new(json_object_get(bad, "enforced"), "runtime", cases[i].rt);
+			assert_int_equal(berth_attest_sign(bad, &k, &err), 0);
+			if (cases[i].want == NULL) {
+				assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_VALID);
+			} else {
+				assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_INVALID);
+				assert_non_null(strstr(why, cases[i].want));
+			}
+			json_decref(bad);
+		}
+		/* a record of a berth before the field: still valid */
+		bad = json_deep_copy(rec);
+		json_object_del(json_object_get(bad, "enforced"), "runtime");
+		assert_int_equal(berth_attest_sign(bad, &k, &err), 0);
+		assert_int_equal(verify(bad, k.pub, why, sizeof why), BERTH_ATTEST_VALID);
+		json_decref(bad);
+	}
 	/* no signature at all */
 	bad = json_deep_copy(rec);
 	json_object_del(bad, "signature");
