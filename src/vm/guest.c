@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,11 @@
 #include "../util/rundir.h"
 #include "../util/sha256.h"
 #include "install.h"
+#include "install_int.h"
 #include "pins.h"
 
 #define HINT_INSTALL "run `berth vm install`"
+#define GUEST_JSON_MAX (64u << 10) /* the one berth writes is under 2 KiB */
 
 int berth_vm_dir(char *buf, size_t len, struct berth_error *err)
 {
@@ -62,23 +65,82 @@ int berth_vm_init_path(char *buf, size_t len, struct berth_error *err)
 	return 0;
 }
 
+int berth_vm_open_file(const char *path, uint64_t max, struct stat *st, struct berth_error *err)
+{
+	/*
+	 * O_NONBLOCK so that a FIFO (or a device) put where a file belongs
+	 * cannot block the open; O_NOFOLLOW so that no link is followed; the
+	 * type and size are judged on the descriptor before a byte is read.
+	 */
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	int fl;
+
+	if (fd < 0 && errno == ELOOP) {
+		berth_err(err, ELOOP, "`%s` is a symbolic link, not a regular file", path);
+		return berth_err_hint(err, "remove it, then run `berth vm install` again");
+	}
+	if (fd < 0 || fstat(fd, st) < 0)
+		return berth_err(err, errno, "cannot read `%s`", path);
+	if (!S_ISREG(st->st_mode)) {
+		berth_err(err, EINVAL, "`%s` is not a regular file", path);
+		return berth_err_hint(err, "remove it, then run `berth vm install` again");
+	}
+	if ((uint64_t)st->st_size > max)
+		return berth_err(err, EFBIG, "`%s` is too large: %llu bytes, at most %llu", path,
+				 (unsigned long long)st->st_size, (unsigned long long)max);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return berth_err(err, errno, "cannot read `%s`", path);
+	return steal_fd(&fd);
+}
+
+int vm_read_file(const char *path, size_t max, char **data, size_t *len, struct berth_error *err)
+{
+	struct stat st;
+	cleanup_close int fd = berth_vm_open_file(path, max, &st, err);
+	cleanup_free char *buf = NULL;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -1;
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL)
+		return berth_err(err, ENOMEM, "cannot read `%s`", path);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return berth_err(err, errno, "cannot read `%s`", path);
+		if (n == 0)
+			break; /* shrank while read: what is there is what is hashed */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+	*data = steal_pointer(&buf);
+	return 0;
+}
+
 int berth_vm_sha256_file(const char *path, char hex[65], size_t *size, struct berth_error *err)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	cleanup_close int fd = berth_vm_open_file(path, BERTH_VM_FILE_MAX, &st, err);
 	struct berth_sha256 *c = NULL;
 	char chunk[1 << 16];
 	size_t total = 0;
-	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err(err, errno, "cannot read `%s`", path);
-	if (!S_ISREG(st.st_mode))
-		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
+	if (fd < 0)
+		return -1;
 	c = berth_sha256_new(err);
 	if (c == NULL)
 		return -1;
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+	/* never more than fstat said: a file that grows while hashed is not read on */
+	while (total < (size_t)st.st_size &&
+	       (n = read(fd, chunk,
+			 sizeof chunk < (size_t)st.st_size - total ? sizeof chunk
+								   : (size_t)st.st_size - total)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -151,6 +213,8 @@ static int check_file(const char *path, const char *want, struct berth_error *er
 static json_t *read_guest_json(const char *dir, struct berth_error *err)
 {
 	char path[PATH_MAX];
+	cleanup_free char *text = NULL;
+	size_t len = 0;
 	json_error_t je;
 	json_t *root;
 
@@ -158,17 +222,19 @@ static json_t *read_guest_json(const char *dir, struct berth_error *err)
 		berth_err(err, ENAMETOOLONG, "the VM directory `%s` is too long", dir);
 		return NULL;
 	}
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (vm_read_file(path, GUEST_JSON_MAX, &text, &len, err) < 0) {
+		if (err->errnum == ENOENT)
+			berth_err(err, ENOENT, "no guest installed in `%s`", dir);
+		if (err->hint[0] == '\0')
+			berth_err_hint(err, HINT_INSTALL);
+		return NULL;
+	}
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (root != NULL && json_is_object(root))
 		return root;
 	json_decref(root);
-	if (root == NULL && access(path, F_OK) < 0 && errno == ENOENT)
-		berth_err(err, ENOENT, "no guest installed in `%s`", dir);
-	else if (root == NULL && access(path, R_OK) < 0)
-		berth_err(err, errno, "cannot read `%s`", path);
-	else
-		berth_err(err, EINVAL, "`%s` is not a guest description: %s", path,
-			  root != NULL ? "not a JSON object" : je.text);
+	berth_err(err, EINVAL, "`%s` is not a guest description: %s", path,
+		  root != NULL ? "not a JSON object" : je.text);
 	berth_err_hint(err, HINT_INSTALL);
 	return NULL;
 }

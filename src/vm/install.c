@@ -37,38 +37,6 @@
 /* The files an install puts in the VM directory: nothing else is replaced. */
 static const char *const vm_files[] = {"vmlinuz", "initramfs.cpio", "guest.json"};
 
-int vm_read_file(const char *path, size_t max, char **data, size_t *len, struct berth_error *err)
-{
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	cleanup_free char *buf = NULL;
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err(err, errno, "cannot read `%s`", path);
-	if (!S_ISREG(st.st_mode))
-		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
-	if ((uint64_t)st.st_size > max)
-		return berth_err(err, EFBIG, "cannot read `%s`: larger than %zu bytes", path, max);
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL)
-		return berth_err(err, ENOMEM, "cannot read `%s`", path);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return berth_err(err, errno, "cannot read `%s`", path);
-		if (n == 0)
-			break; /* shrank while read: what is there is what is hashed */
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
-	*data = steal_pointer(&buf);
-	return 0;
-}
-
 bool berth_vm_elf_static(const void *data, size_t len)
 {
 	const unsigned char *b = data;

@@ -23,6 +23,8 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <stddef.h>
 
 #include "../util/error.h"
@@ -139,10 +141,26 @@ int berth_vm_verify(const char *dir, struct berth_vm_guest *g, struct berth_erro
  */
 bool berth_vm_elf_static(const void *data, size_t len);
 
+/* The largest file berth hashes from the VM directory (bytes). */
+#define BERTH_VM_FILE_MAX (512ull << 20)
+
 /*
- * berth_vm_sha256_file - sha256 of the file @path (opened O_NOFOLLOW, a
- * regular file) into @hex; *@size (may be NULL) its length in bytes.
- * Returns 0, or -1 with @err filled: "cannot read `PATH`" and the errno.
+ * berth_vm_open_file - open @path for reading the way every file berth
+ * reads from the VM directory, the .deb cache or --init is opened: not
+ * followed if a link, O_NONBLOCK until fstat has shown a regular file (a
+ * FIFO cannot block), at most @max bytes long; *@st its fstat.  Nothing is
+ * read.  Returns the descriptor (O_CLOEXEC, blocking), or -1 with @err
+ * filled: ELOOP "`PATH` is a symbolic link", EINVAL "`PATH` is not a
+ * regular file" (both with a hint), EFBIG "`PATH` is too large", or
+ * "cannot read `PATH`" and open's errno (ENOENT, EACCES...).
+ */
+int berth_vm_open_file(const char *path, uint64_t max, struct stat *st, struct berth_error *err);
+
+/*
+ * berth_vm_sha256_file - sha256 of the file @path (berth_vm_open_file(), at
+ * most BERTH_VM_FILE_MAX bytes) into @hex; *@size (may be NULL) its length
+ * in bytes.  Returns 0, or -1 with @err filled: berth_vm_open_file()'s
+ * errors, or "cannot read `PATH`" and the errno.
  */
 int berth_vm_sha256_file(const char *path, char hex[65], size_t *size, struct berth_error *err);
 

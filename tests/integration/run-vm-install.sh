@@ -180,6 +180,44 @@ run vm status
 eq "bad cached .deb over a good guest: still verifies" "$RC" 0
 eq "bad cached .deb: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
 
+# 5b. Files berth reads judged before a byte is read: a huge sparse or a FIFO cache entry, a FIFO --init,
+# a FIFO, a link or an oversized file in the VM directory: refused at once (timeout), named, nothing left.
+mkdir "$D/hugecache" "$D/fifocache"
+truncate -s 40G "$D/hugecache/$PIN_DEB.deb"
+timeout 60 "$BERTH" vm install --init "$D/init" --dir "$D/vm4" --deb-cache "$D/hugecache" >"$D/out" 2>"$D/err" </dev/null; RC=$?; ERR=$(cat "$D/err")
+eq "a 40G sparse cached .deb: exit 125" "$RC" 125
+has "a 40G sparse cached .deb: its size named, not copied" "$ERR" "berth: the cached .deb \`$D/hugecache/$PIN_DEB.deb\` is not the pinned one: 42949672960 bytes, want 34671208"
+has "a 40G sparse cached .deb: the hint" "$ERR" "berth: hint: remove it (\`rm $D/hugecache/$PIN_DEB.deb\`)"
+[ ! -e "$D/vm4" ] && pass "a 40G sparse cached .deb: nothing installed" || fail "a 40G sparse cached .deb: nothing installed" "$D/vm4 exists"
+eq "a 40G sparse cached .deb: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+mkfifo "$D/fifocache/$PIN_DEB.deb" "$D/fifo"
+timeout 20 "$BERTH" vm install --init "$D/init" --dir "$D/vm4" --deb-cache "$D/fifocache" >"$D/out" 2>"$D/err" </dev/null; RC=$?; ERR=$(cat "$D/err")
+eq "a FIFO as the cached .deb: exit 125, no hang" "$RC" 125
+has "a FIFO as the cached .deb: named" "$ERR" "berth: \`$D/fifocache/$PIN_DEB.deb\` is not a regular file"
+[ ! -e "$D/vm4" ] && pass "a FIFO as the cached .deb: nothing installed" || fail "a FIFO as the cached .deb: nothing installed" "$D/vm4 exists"
+timeout 20 "$BERTH" vm install --init "$D/fifo" --dir "$D/vm4" >"$D/out" 2>"$D/err" </dev/null; RC=$?; ERR=$(cat "$D/err")
+eq "a FIFO as --init: exit 125, no hang" "$RC" 125
+has "a FIFO as --init: named" "$ERR" "berth: \`$D/fifo\` is not a regular file"
+[ ! -e "$D/vm4" ] && pass "a FIFO as --init: nothing installed" || fail "a FIFO as --init: nothing installed" "$D/vm4 exists"
+for f in vmlinuz initramfs.cpio guest.json; do
+	rm -rf "$D/bad" && cp -a "$D/vm" "$D/bad" && rm "$D/bad/$f" && mkfifo "$D/bad/$f"
+	timeout 20 "$BERTH" vm status --dir "$D/bad" >"$D/out" 2>"$D/err" </dev/null; RC=$?; ERR=$(cat "$D/err")
+	eq "a FIFO as $f: status exit 125, no hang" "$RC" 125
+	has "a FIFO as $f: named" "$ERR" "berth: \`$D/bad/$f\` is not a regular file"
+	timeout 30 "$BERTH" vm probe --accel tcg --dir "$D/bad" >"$D/out" 2>"$D/err" </dev/null; RC=$?
+	eq "a FIFO as $f: probe exit 1, no hang" "$RC" 1
+	BERTH_VM_DIR=$D/bad timeout 60 "$BERTH" doctor --json >"$D/out" 2>/dev/null </dev/null; RC=$?
+	[ "$RC" != 124 ] && pass "a FIFO as $f: doctor ends" || fail "a FIFO as $f: doctor ends" "timed out"
+done
+rm -rf "$D/bad" && cp -a "$D/vm" "$D/bad" && mv "$D/bad/guest.json" "$D/bad/g.json" && ln -s g.json "$D/bad/guest.json"
+run vm status --dir "$D/bad"
+eq "a symlinked guest.json: status exit 125" "$RC" 125
+has "a symlinked guest.json: refused, named" "$ERR" "berth: \`$D/bad/guest.json\` is a symbolic link, not a regular file"
+rm -f "$D/bad/guest.json" && python3 -c 'import sys; sys.stdout.write("{\"k\": \"" + "x" * 70000 + "\"}")' >"$D/bad/guest.json"
+run vm status --dir "$D/bad"
+eq "a 70 KB guest.json: status exit 125" "$RC" 125
+has "a 70 KB guest.json: refused, named" "$ERR" "berth: \`$D/bad/guest.json\` is too large: 70009 bytes, at most 65536"
+
 # 6. apt-get failing, and no Debian mirror: errors that say why, nothing installed.
 mkdir -p "$D/apt1/sources.list.d" "$D/apt2/sources.list.d" "$D/nocache"
 echo "deb file:$D/no-such-mirror bookworm main" >"$D/apt1/sources.list"
