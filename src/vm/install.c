@@ -349,36 +349,119 @@ static int write_new(const struct vm_install *vi, const struct guest_files *g, s
 		   : 0;
 }
 
-/* An existing VM directory holds only what an install puts there (BERTH_VM_DIR=$HOME must not be swapped away). */
-static int replaceable(const char *dir, struct berth_error *err)
+/*
+ * The first entry of the directory @dfd that an install did not put there
+ * (a name other than the three, or one of them that is not a regular file)
+ * into @name; 0 when there is none, -1 with errno.
+ */
+static int foreign_entry(int dfd, char *name, size_t len)
 {
-	cleanup_closedir DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = NULL;
 	struct dirent *de;
+	int fd = dup(dfd);
 
-	if (d == NULL)
-		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot read the VM directory `%s`", dir);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	while ((de = readdir(d)) != NULL) {
 		bool ours = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+		struct stat st;
 		for (size_t i = 0; i < BERTH_ARRAY_SIZE(vm_files) && !ours; i++)
-			ours = strcmp(de->d_name, vm_files[i]) == 0;
-		if (!ours) {
-			berth_usage_err(err,
-					"`%s` is not a VM directory (it holds `%s`): refusing to replace it",
-					dir, de->d_name);
-			return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+			ours = strcmp(de->d_name, vm_files[i]) == 0 &&
+			       fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		if (!ours && strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			snprintf(name, len, "%s", de->d_name);
+			return 1;
 		}
 	}
 	return 0;
 }
 
-/* WORK/new in place of the VM directory, in one rename; the old one is left in WORK to go with it. */
-static int swap_in(const struct vm_install *vi, struct berth_error *err)
+/*
+ * An existing VM directory holds only what an install puts there: the
+ * three names, each a regular file (BERTH_VM_DIR=$HOME, or a directory
+ * named vmlinuz, must not be swapped away).
+ */
+static int replaceable(const char *dir, struct berth_error *err)
+{
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char name[256];
+	int r;
+
+	if (dfd < 0 && errno == ENOENT)
+		return 0;
+	if (dfd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		berth_usage_err(err, "`%s` is not a VM directory (not a directory): refusing to replace it",
+				dir);
+		return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+	}
+	if (dfd < 0 || (r = foreign_entry(dfd, name, sizeof name)) < 0)
+		return berth_err(err, errno, "cannot read the VM directory `%s`", dir);
+	if (r > 0) {
+		berth_usage_err(
+		    err,
+		    "`%s` is not a VM directory (it holds `%s`, not a file berth installs): refusing "
+		    "to replace it",
+		    dir, name);
+		return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+	}
+	return 0;
+}
+
+/*
+ * The old VM directory, now at @old (in WORK), is removed only when it
+ * still holds nothing but the install's three regular files: what was
+ * written into it during the install is never removed.  When it holds
+ * more, it is put back in place of the new one (which goes with WORK)
+ * and the install fails; 0 when removed or there was none.
+ */
+static int drop_old(struct vm_install *vi, const char *old, const char *new_dir, bool exchanged,
+		    struct berth_error *err)
+{
+	cleanup_close int dfd = open(old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char name[256];
+	int r;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot read `%s`", old);
+	r = foreign_entry(dfd, name, sizeof name);
+	if (r == 0) {
+		for (size_t i = 0; i < BERTH_ARRAY_SIZE(vm_files); i++)
+			unlinkat(dfd, vm_files[i], 0);
+		if (rmdir(old) == 0 || errno == ENOENT)
+			return 0;
+	}
+	/* Something appeared: the old directory, with it, back where it was. */
+	if (exchanged ? renameat2(AT_FDCWD, old, AT_FDCWD, vi->dir, RENAME_EXCHANGE) < 0
+		      : rename(vi->dir, new_dir) < 0 || rename(old, vi->dir) < 0) {
+		int e = errno;
+		vi->work[0] = '\0'; /* WORK holds the user's files now: it stays */
+		berth_err(err, e,
+			  "the VM directory `%s` changed during the install; its old contents are in `%s`",
+			  vi->dir, old);
+		return berth_err_hint(err, "move `%s` somewhere safe before anything else", old);
+	}
+	berth_usage_err(err,
+			"the VM directory `%s` changed during the install (it now holds `%s`): kept as it is",
+			vi->dir, r > 0 ? name : "a new entry");
+	return berth_err_hint(err, "move what you put there elsewhere, then run `berth vm install` again");
+}
+
+/* WORK/new in place of the VM directory, in one rename; the old one is then dropped (drop_old). */
+static int swap_in(struct vm_install *vi, struct berth_error *err)
 {
 	char new_dir[PATH_MAX + 8], old[PATH_MAX + 8];
 	cleanup_close int pfd = -1;
+	bool exchanged = true;
+	const char *gone = new_dir; /* where the old one is after the swap */
 
 	snprintf(new_dir, sizeof new_dir, "%s/new", vi->work);
 	snprintf(old, sizeof old, "%s/old", vi->work);
+	/* the last look before the swap; drop_old() looks again after it */
+	if (replaceable(vi->dir, err) < 0)
+		return -1;
 	if (renameat2(AT_FDCWD, new_dir, AT_FDCWD, vi->dir, RENAME_EXCHANGE) < 0) {
 		if (errno == ENOENT) {
 			if (rename(new_dir, vi->dir) < 0)
@@ -392,10 +475,14 @@ static int swap_in(const struct vm_install *vi, struct berth_error *err)
 				rename(old, vi->dir);
 				return berth_err(err, e, "cannot install the guest in `%s`", vi->dir);
 			}
+			exchanged = false;
+			gone = old;
 		} else {
 			return berth_err(err, errno, "cannot install the guest in `%s`", vi->dir);
 		}
 	}
+	if (drop_old(vi, gone, new_dir, exchanged, err) < 0)
+		return -1;
 	pfd = open(vi->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd >= 0)
 		fsync(pfd);

@@ -138,6 +138,30 @@ eq "install after the kills: exit 0" "$RC" 0
 eq "install after the kills: the killed installs' work directories swept" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
 if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "install after the kills: initramfs.cpio byte-identical"; else fail "install after the kills: initramfs.cpio byte-identical" "differs"; fi
 
+# 3d. User data in the VM directory is never removed: a directory (or a link) under one of the three
+# names is refused before anything is made, and a file written into it during the install is kept.
+rm -rf "$D/vm5" && mkdir -p "$D/vm5/vmlinuz/precious" && echo keep >"$D/vm5/vmlinuz/precious/file.txt"
+run vm install --init "$D/init" --dir "$D/vm5"
+eq "a directory named vmlinuz: exit 2" "$RC" 2
+has "a directory named vmlinuz: refused, named" "$ERR" "berth: \`$D/vm5\` is not a VM directory (it holds \`vmlinuz\`, not a file berth installs): refusing to replace it"
+eq "a directory named vmlinuz: the user's file kept" "$(cat "$D/vm5/vmlinuz/precious/file.txt" 2>&1)" keep
+rm -rf "$D/vm5" && mkdir "$D/vm5" && ln -s /etc/hostname "$D/vm5/guest.json"
+run vm install --init "$D/init" --dir "$D/vm5"
+eq "a link named guest.json: exit 2" "$RC" 2
+[ -L "$D/vm5/guest.json" ] && pass "a link named guest.json: kept" || fail "a link named guest.json: kept" "gone"
+rm -rf "$D/vm5" && cp -a "$D/vm" "$D/vm5"
+"$BERTH" vm install --init "$D/init" --dir "$D/vm5" >"$D/out" 2>"$D/err" </dev/null &
+pid=$!
+for _ in $(seq 200); do ls -d "$D"/.vm-install.??????/ >/dev/null 2>&1 && break; sleep 0.05; done
+echo keep >"$D/vm5/late.txt"
+wait "$pid"; RC=$?; ERR=$(cat "$D/err")
+eq "a file written during the install: exit 2" "$RC" 2
+has "a file written during the install: said at the last look before the swap" "$ERR" "berth: \`$D/vm5\` is not a VM directory (it holds \`late.txt\`, not a file berth installs): refusing to replace it"
+eq "a file written during the install: kept" "$(cat "$D/vm5/late.txt" 2>&1)" keep
+run vm status --dir "$D/vm5"
+eq "a file written during the install: the old guest still verifies" "$RC" 0
+eq "a file written during the install: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+
 # 4. A flipped byte in either file: status says which (125), the runtime's check refuses.
 flip() { # flip FILE OFFSET
 	python3 -c 'import sys
