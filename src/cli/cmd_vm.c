@@ -117,6 +117,10 @@ static int vm_status(int argc, char **argv)
 		} else
 			return unknown("status", argv[i]);
 	}
+	if (dir != NULL && berth_vm_check_path("--dir", dir, true, &err) < 0) {
+		cli_print_error(&err);
+		return err.status;
+	}
 	ok = berth_vm_verify(dir, &g, &err) == 0;
 	if (!ok && g.dir[0] == '\0') { /* not even a directory to look in */
 		cli_print_error(&err);
@@ -162,6 +166,7 @@ static int vm_probe(int argc, char **argv)
 {
 	enum berth_vm_accel accel = BERTH_VM_ACCEL_KVM;
 	struct berth_vm_probe p;
+	struct berth_error err = {0};
 	const char *dir = NULL, *a;
 	bool json = false;
 
@@ -185,6 +190,10 @@ static int vm_probe(int argc, char **argv)
 		} else {
 			return unknown("probe", argv[i]);
 		}
+	}
+	if (dir != NULL && berth_vm_check_path("--dir", dir, true, &err) < 0) {
+		cli_print_error(&err);
+		return err.status;
 	}
 	berth_vm_probe(accel, dir, 0, &p);
 	if (json) {

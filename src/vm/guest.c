@@ -24,13 +24,42 @@
 #define HINT_INSTALL "run `berth vm install`"
 #define GUEST_JSON_MAX (64u << 10) /* the one berth writes is under 2 KiB */
 
+int berth_vm_check_path(const char *what, const char *path, bool absolute, struct berth_error *err)
+{
+	size_t len = strlen(path);
+
+	/* room for the names berth puts under it: silently cut, it would be another path */
+	if (len > BERTH_VM_PATH_MAX) {
+		berth_err_status(err, ENAMETOOLONG, BERTH_EXIT_USAGE,
+				 "%s `%.64s...` is too long: %zu bytes, at most %d", what, path, len,
+				 BERTH_VM_PATH_MAX);
+		return berth_err_hint(err, "give a shorter path");
+	}
+	if (absolute && path[0] != '/') {
+		berth_usage_err(err, "%s `%s` is not an absolute path", what, path);
+		return berth_err_hint(err, "give it from `/` (e.g. \"$PWD/%s\")", path);
+	}
+	for (const char *c = path; *c != '\0';) {
+		const char *e = strchrnul(c, '/');
+		size_t n = (size_t)(e - c);
+		bool last = *e == '\0' || e[1] == '\0';
+		if ((n == 0 && c != path && !last) || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.')) {
+			berth_usage_err(err, "%s `%s` has an empty, `.` or `..` component", what, path);
+			return berth_err_hint(err, "give the path without `//`, `/./` or `/../`");
+		}
+		c = *e == '\0' ? e : e + 1;
+	}
+	return 0;
+}
+
 int berth_vm_dir(char *buf, size_t len, struct berth_error *err)
 {
 	const char *env = getenv("BERTH_VM_DIR");
 
 	if (env != NULL && *env != '\0') {
-		if (env[0] != '/')
-			return berth_usage_err(err, "BERTH_VM_DIR `%s` is not an absolute path", env);
+		if (berth_vm_check_path("BERTH_VM_DIR", env, true, err) < 0)
+			return -1;
 		if ((size_t)snprintf(buf, len, "%s", env) >= len)
 			return berth_err(err, ENAMETOOLONG, "BERTH_VM_DIR `%s` is too long", env);
 		return 0;

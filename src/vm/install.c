@@ -67,9 +67,14 @@ static int resolve(const struct berth_vm_install_opts *o, struct vm_install *vi,
 	const char *apt = o->apt_dir != NULL ? o->apt_dir : getenv("BERTH_VM_APT_DIR");
 	char tmp[PATH_MAX];
 
+	if ((o->dir != NULL && berth_vm_check_path("--dir", o->dir, true, err) < 0) ||
+	    (o->init != NULL && berth_vm_check_path("--init", o->init, false, err) < 0) ||
+	    (o->deb_cache != NULL && berth_vm_check_path("--deb-cache", o->deb_cache, true, err) < 0) ||
+	    (o->deb_cache == NULL && cache != NULL && *cache != '\0' &&
+	     berth_vm_check_path("BERTH_VM_DEB_CACHE", cache, true, err) < 0) ||
+	    (apt != NULL && *apt != '\0' && berth_vm_check_path("BERTH_VM_APT_DIR", apt, true, err) < 0))
+		return -1;
 	if (o->dir != NULL) {
-		if (o->dir[0] != '/')
-			return berth_usage_err(err, "the VM directory `%s` is not an absolute path", o->dir);
 		snprintf(vi->dir, sizeof vi->dir, "%s", o->dir);
 	} else if (berth_vm_dir(vi->dir, sizeof vi->dir, err) < 0) {
 		return -1;

@@ -141,6 +141,19 @@ int berth_vm_verify(const char *dir, struct berth_vm_guest *g, struct berth_erro
  */
 bool berth_vm_elf_static(const void *data, size_t len);
 
+/* The longest VM directory, cache or init path (bytes): PATH_MAX less room for the names under it. */
+#define BERTH_VM_PATH_MAX (PATH_MAX - 256)
+
+/*
+ * berth_vm_check_path - refuse the path @path of the option @what
+ * ("--dir", "BERTH_VM_DIR"...) before anything is made from it: longer
+ * than BERTH_VM_PATH_MAX (ENAMETOOLONG), not absolute when @absolute, or
+ * with an empty (`//`), `.` or `..` component (a trailing `/` is fine).
+ * Returns 0, or -1 with @err filled, status BERTH_EXIT_USAGE, naming
+ * @what and the value, with a hint.  Pure.
+ */
+int berth_vm_check_path(const char *what, const char *path, bool absolute, struct berth_error *err);
+
 /* The largest file berth hashes from the VM directory (bytes). */
 #define BERTH_VM_FILE_MAX (512ull << 20)
 

@@ -257,6 +257,36 @@ has "no Debian mirror: the files read are named" "$ERR" "berth: no Debian mirror
 run vm install --init /bin/true --dir "$D/vm3"
 eq "a dynamic init: exit 125" "$RC" 125
 has "a dynamic init: refused" "$ERR" "berth: \`$(readlink -f /bin/true)\` is not a static x86-64 executable"
+# 6b. Paths refused before anything is made: longer than PATH_MAX (never cut short), `.`/`..`/empty
+# components (X/.. would put the lock inside X), relative ones; exit 2, the option named.
+LONGP=$D/long/$(python3 -c 'print("/".join(["d" * 200] * 21))')
+for opt in --dir --init --deb-cache; do
+	run vm install --init "$D/init" "$opt" "$LONGP"
+	eq "install $opt longer than PATH_MAX: exit 2" "$RC" 2
+	has "install $opt longer than PATH_MAX: named" "$ERR" "berth: $opt \`$D/long/ddd"
+	has "install $opt longer than PATH_MAX: ENAMETOOLONG" "$ERR" "is too long: ${#LONGP} bytes, at most 3840"
+done
+for sub in status probe; do
+	run vm "$sub" --dir "$LONGP"
+	eq "$sub --dir longer than PATH_MAX: exit 2" "$RC" 2
+	has "$sub --dir longer than PATH_MAX: named" "$ERR" "is too long: ${#LONGP} bytes"
+	run vm "$sub" --dir rel/vm
+	eq "$sub --dir relative: exit 2" "$RC" 2
+	has "$sub --dir relative: named, a hint" "$ERR" "berth: --dir \`rel/vm\` is not an absolute path"
+done
+[ ! -e "$D/long" ] && pass "paths longer than PATH_MAX: nothing made" || fail "paths longer than PATH_MAX: nothing made" "$D/long exists"
+for bad in "$D/x6/.." "$D/x6/./vm" "$D/x6//vm" "$D/x6/../vm"; do
+	run vm install --init "$D/init" --dir "$bad"
+	eq "install --dir $bad: exit 2" "$RC" 2
+	has "install --dir $bad: named" "$ERR" "berth: --dir \`$bad\` has an empty, \`.\` or \`..\` component"
+done
+BERTH_VM_DIR=$D/x6/.. run vm status
+eq "BERTH_VM_DIR with ..: exit 2" "$RC" 2
+has "BERTH_VM_DIR with ..: named" "$ERR" "berth: BERTH_VM_DIR \`$D/x6/..\` has an empty"
+[ ! -e "$D/x6" ] && pass "--dir X/..: nothing made (no lock in X)" || fail "--dir X/..: nothing made" "$(ls -A "$D/x6")"
+run vm install --init "$D/init" --dir "$D/vm6" --deb-cache rel/cache
+eq "install --deb-cache relative: exit 2" "$RC" 2
+has "install --deb-cache relative: named" "$ERR" "berth: --deb-cache \`rel/cache\` is not an absolute path"
 run vm install --bogus
 eq "an unknown option: exit 2" "$RC" 2
 
