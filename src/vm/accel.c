@@ -89,7 +89,7 @@ static int probe_line(int fd)
 static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g, const char *tmp,
 		      int timeout_ms, struct berth_vm_probe *p)
 {
-	char log[PATH_MAX + 16], errlog[PATH_MAX + 16], chardev[PATH_MAX + 48], first[512], st[64];
+	char log[PATH_MAX + 16], errlog[PATH_MAX + 16], chardev[2 * PATH_MAX + 64], first[512], st[64];
 	cleanup_close int efd = -1, lfd = -1;
 	bool kvm = accel == BERTH_VM_ACCEL_KVM, qboot = access(QBOOT, R_OK) == 0;
 	struct berth_error err = {0};
@@ -98,7 +98,7 @@ static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g,
 
 	snprintf(log, sizeof log, "%s/console.log", tmp);
 	snprintf(errlog, sizeof errlog, "%s/qemu.err", tmp);
-	snprintf(chardev, sizeof chardev, "file,id=c0,path=%s", log);
+	berth_vm_qemu_opt(chardev, sizeof chardev, "file,id=c0,path=", log); /* commas doubled: qemu's list */
 	efd = open(errlog, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (efd < 0) {
 		berth_reasonf(p->reason, sizeof p->reason, "cannot write `%s`: %s", errlog, strerror(errno));

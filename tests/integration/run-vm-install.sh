@@ -296,6 +296,24 @@ printf '%s' "$OUT" >"$D/probe.json"
 eq "probe under TCG: exit 0" "$RC" 0
 eq "probe under TCG: usable, the guest's Landlock ABI" "$(js "$D/probe.json" '[j["usable"], j["booted"], j["landlock_abi"] >= 1, j["elapsed_ms"] <= j["deadline_ms"]]')" "[True, True, True, True]"
 
+# 7b. A comma in a path that goes into a qemu option list (TMPDIR, BERTH_VM_DIR, the run directory):
+# doubled, so the probe and a real boot work and a path cannot add qemu options (`,path=` of the caller's).
+VMINIT=$(dirname "$BERTH")/berth-vminit
+mkdir -p "$D/t,mp" "$D/ws" && chmod 0700 "$D/t,mp"
+run vm install --init "$VMINIT" --dir "$D/v,m"
+eq "install into a directory with a comma: exit 0" "$RC" 0
+TMPDIR="$D/t,mp,path=$D/evil" run vm probe --accel tcg --dir "$D/v,m"
+eq "probe, TMPDIR missing with ',path=': exit 1, no injection" "$RC" 1
+[ ! -e "$D/evil" ] && pass "probe, TMPDIR with ',path=': no file at the injected path" || fail "probe, TMPDIR with ',path=': no file at the injected path" "$D/evil exists"
+TMPDIR="$D/t,mp" run vm probe --accel tcg --dir "$D/v,m" --json
+printf '%s' "$OUT" >"$D/probe2.json"
+eq "probe with a comma in TMPDIR and the VM directory: exit 0, booted" "$RC $(js "$D/probe2.json" 'j["booted"]')" "0 True"
+(cd "$D/ws" && TMPDIR="$D/t,mp" XDG_RUNTIME_DIR="$D/t,mp" BERTH_VM_DIR="$D/v,m" BERTH_VM_ACCEL=tcg timeout 120 "$BERTH" run --runtime vm -- sh -c 'echo in-guest' >"$D/out" 2>"$D/err" </dev/null); RC=$?
+eq "run --runtime vm with commas in TMPDIR, XDG_RUNTIME_DIR, BERTH_VM_DIR: exit 0" "$RC" 0
+has "run --runtime vm with commas: the command ran" "$(cat "$D/out")" "in-guest"
+[ "$RC" = 0 ] || sed 's/^/# /' "$D/err"
+[ ! -e "$D/evil" ] && pass "commas: nothing at the injected path" || fail "commas: nothing at the injected path" "$D/evil exists"
+
 # 8. doctor: the four checks; the KVM probe ends within its deadline, with a reason when KVM is not usable.
 S=$(date +%s%N)
 "$BERTH" doctor --json >"$D/doctor.json" 2>"$D/err"; RC=$?
