@@ -129,17 +129,19 @@ static int vm_status(int argc, char **argv)
 	snprintf(gj, sizeof gj, "%s/guest.json", g.dir);
 	installed = access(gj, F_OK) == 0;
 	if (json) {
-		json_t *root = json_pack("{s:s, s:b, s:b, s:o}", "dir", g.dir, "installed", installed,
-					 "verified", ok, "pin", pin_json());
+		json_t *root = json_pack("{s:o, s:b, s:b, s:o}", "dir", cli_json_str(g.dir), "installed",
+					 installed, "verified", ok, "pin", pin_json());
 		if (ok)
 			json_object_set_new(root, "guest",
-					    json_pack("{s:s, s:s, s:s, s:s, s:s}", "vmlinuz", g.vmlinuz,
-						      "initramfs", g.initramfs, "initramfs_sha256",
+					    json_pack("{s:o, s:o, s:s, s:s, s:o}", "vmlinuz",
+						      cli_json_str(g.vmlinuz), "initramfs",
+						      cli_json_str(g.initramfs), "initramfs_sha256",
 						      g.initramfs_sha256, "init_sha256", g.init_sha256,
-						      "init_path", g.init_path));
+						      "init_path", cli_json_str(g.init_path)));
 		else
 			json_object_set_new(root, "error",
-					    json_pack("{s:s, s:s}", "message", err.msg, "hint", err.hint));
+					    json_pack("{s:o, s:o}", "message", cli_json_str(err.msg), "hint",
+						      cli_json_str(err.hint)));
 		char *s = cli_json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s != NULL ? s : "{}");
 		free(s);
@@ -198,9 +200,9 @@ static int vm_probe(int argc, char **argv)
 	berth_vm_probe(accel, dir, 0, &p);
 	if (json) {
 		json_t *root = json_pack(
-		    "{s:s, s:b, s:b, s:i, s:I, s:i, s:s}", "accel", berth_vm_accel_name(accel), "usable",
+		    "{s:s, s:b, s:b, s:i, s:I, s:i, s:o}", "accel", berth_vm_accel_name(accel), "usable",
 		    p.usable, "booted", p.booted, "landlock_abi", p.landlock_abi, "elapsed_ms",
-		    (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms, "reason", p.reason);
+		    (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms, "reason", cli_json_str(p.reason));
 		char *s = cli_json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s != NULL ? s : "{}");
 		free(s);

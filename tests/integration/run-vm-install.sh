@@ -344,5 +344,23 @@ case "$D2" in
 *) fail "doctor without a guest: KVM's probe needs \`berth vm install\`" "$D2" ;;
 esac
 
+# 9. Paths that are not UTF-8 or hold control bytes: doctor's text escapes them, the JSON stays valid
+# and keeps every field.
+ESCD="$D/e"$'\033'"[31mred"
+BERTH_VM_DIR=$ESCD "$BERTH" doctor >"$D/out" 2>&1 </dev/null
+eq "doctor (text), an ESC in BERTH_VM_DIR: no ESC byte printed" "$(grep -c $'\033' "$D/out")" 0
+has "doctor (text), an ESC in BERTH_VM_DIR: shown escaped" "$(cat "$D/out")" "$D/e\\x1b[31mred"
+BADU="$D/u"$'\xff'
+BERTH_VM_DIR=$BADU run vm status --json
+printf '%s' "$OUT" >"$D/s3.json"
+eq "status --json, a non-UTF-8 VM directory: exit 125" "$RC" 125
+eq "status --json, a non-UTF-8 VM directory: the dir kept, escaped" "$(js "$D/s3.json" 'j["dir"]')" "$D/u\\xff"
+has "status --json, a non-UTF-8 VM directory: the error kept" "$(js "$D/s3.json" 'j["error"]["message"]')" "no guest installed in"
+run vm probe --accel tcg --json --dir "$BADU"
+printf '%s' "$OUT" >"$D/p3.json"
+has "probe --json, a non-UTF-8 VM directory: the reason kept" "$(js "$D/p3.json" 'j["reason"]')" "$D/u\\xff"
+BERTH_VM_DIR=$BADU "$BERTH" doctor --json >"$D/d3.json" 2>/dev/null </dev/null
+has "doctor --json, a non-UTF-8 VM directory: the guest check kept" "$(js "$D/d3.json" '[c["detail"] for c in j["checks"] if c["name"] == "vm guest"][0]')" "$D/u\\xff"
+
 echo "1..$T"
 exit $((FAILS > 0))
