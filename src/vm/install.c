@@ -144,7 +144,8 @@ static void sweep_stale(const struct vm_install *vi)
 			struct stat st;
 
 			if (strncmp(de->d_name, WORK_PREFIX, sizeof WORK_PREFIX - 1) != 0 ||
-			    strcmp(de->d_name, ".vm-install.lock") == 0 ||
+			    (strlen(de->d_name) > 5 &&
+			     strcmp(de->d_name + strlen(de->d_name) - 5, ".lock") == 0) ||
 			    (vi->work[0] != '\0' && strcmp(de->d_name, strrchr(vi->work, '/') + 1) == 0))
 				continue;
 			snprintf(path, sizeof path, "%s/%s", vi->parent, de->d_name);
@@ -159,19 +160,34 @@ static void sweep_stale(const struct vm_install *vi)
 	}
 }
 
-/* Take the lock beside the VM directory, then sweep. */
+/*
+ * Take the lock beside the VM directory, then sweep.  The lock is the
+ * caller's own (PARENT/.vm-install.UID.lock, a regular file it owns): in a
+ * shared parent such as /tmp one user's lock neither blocks another's
+ * install nor can be planted to block it (a file of that name that is not
+ * the caller's is refused, named).
+ */
 static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_error *err)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 48];
+	struct stat st;
 
 	/* The directories above the VM directory are made when missing, never
 	 * chmod'ed: BERTH_VM_DIR=/tmp/vm must leave /tmp as it is. */
 	if (berth_mkdir_parents(vi->dir, 0700, err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/.vm-install.lock", vi->parent);
-	*lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*lock < 0)
+	snprintf(path, sizeof path, "%s/" WORK_PREFIX "%ld.lock", vi->parent, (long)geteuid());
+	*lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (*lock < 0 && errno != EACCES && errno != ELOOP)
 		return berth_err(err, errno, "cannot open `%s`", path);
+	if (*lock < 0 || fstat(*lock, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		berth_err(
+		    err, *lock < 0 ? errno : EPERM,
+		    "the install lock `%s` is not a file of yours (uid %ld): refusing to install beside it",
+		    path, (long)geteuid());
+		return berth_err_hint(err, "remove it if it is stale, or give a VM directory in a directory "
+					   "of your own (--dir, BERTH_VM_DIR)");
+	}
 	if (flock(*lock, LOCK_EX | LOCK_NB) < 0) {
 		berth_err(err, errno, "another `berth vm install` is running (it holds `%s`)", path);
 		return berth_err_hint(err, "wait for it to finish");

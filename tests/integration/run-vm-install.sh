@@ -117,12 +117,12 @@ eq "second install: exit 0" "$RC" 0
 if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "second install: initramfs.cpio byte-identical"; else fail "second install: initramfs.cpio byte-identical" "differs"; fi
 has "second install: the .deb from the cache" "$ERR" "using the cached $CACHE/$PIN_DEB.deb"
 [ "$(stat -c %i "$D/vm/guest.json")" != "$INO" ] && pass "second install: a new guest.json" || fail "second install: a new guest.json" "same inode"
-eq "second install: nothing else beside the VM directory" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
+eq "second install: nothing else beside the VM directory" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.$(id -u).lock "
 
 # 3b. Two installs at once: the second is refused while the first holds the lock.
-flock -n "$D/.vm-install.lock" "$BERTH" vm install --init "$D/init" >"$D/out" 2>"$D/err" </dev/null; RC=$?
+flock -n "$D/.vm-install.$(id -u).lock" "$BERTH" vm install --init "$D/init" >"$D/out" 2>"$D/err" </dev/null; RC=$?
 eq "install while another holds the lock: exit 125" "$RC" 125
-has "install while another holds the lock: said" "$(cat "$D/err")" "berth: another \`berth vm install\` is running (it holds \`$D/.vm-install.lock\`)"
+has "install while another holds the lock: said" "$(cat "$D/err")" "berth: another \`berth vm install\` is running (it holds \`$D/.vm-install.$(id -u).lock\`)"
 # 3c. An install killed at any moment leaves a whole guest (the old or the new), and the next sweeps its work directory.
 for at in 0.5 1.5 2.5; do
 	"$BERTH" vm install --init "$D/init" >/dev/null 2>&1 </dev/null &
@@ -135,7 +135,7 @@ for at in 0.5 1.5 2.5; do
 done
 run vm install --init "$D/init"
 eq "install after the kills: exit 0" "$RC" 0
-eq "install after the kills: the killed installs' work directories swept" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.lock "
+eq "install after the kills: the killed installs' work directories swept" "$(ls -A "$D" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.$(id -u).lock "
 if cmp -s "$D/first.cpio" "$D/vm/initramfs.cpio"; then pass "install after the kills: initramfs.cpio byte-identical"; else fail "install after the kills: initramfs.cpio byte-identical" "differs"; fi
 
 # 3d. User data in the VM directory is never removed: a directory (or a link) under one of the three
@@ -160,7 +160,27 @@ has "a file written during the install: said at the last look before the swap" "
 eq "a file written during the install: kept" "$(cat "$D/vm5/late.txt" 2>&1)" keep
 run vm status --dir "$D/vm5"
 eq "a file written during the install: the old guest still verifies" "$RC" 0
-eq "a file written during the install: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+eq "a file written during the install: no work directory left" "$(ls -A "$D" | grep -v '\.lock$' | grep -c '^\.vm-install\.')" 0
+
+# 3e. The lock is the caller's own: another user's lock (another name) does not block it, and a file
+# under the caller's lock name that is not its own (planted: a link, another owner's) is refused, named.
+mkdir -m 1777 "$D/sh" && touch "$D/sh/.vm-install.4242.lock"
+ln -s /etc/passwd "$D/sh/.vm-install.$(id -u).lock"
+run vm install --init "$D/init" --dir "$D/sh/vm"
+eq "a planted link as the lock: exit 125" "$RC" 125
+has "a planted link as the lock: refused, named" "$ERR" "berth: the install lock \`$D/sh/.vm-install.$(id -u).lock\` is not a file of yours (uid $(id -u))"
+[ ! -e "$D/sh/vm" ] && pass "a planted link as the lock: nothing installed" || fail "a planted link as the lock: nothing installed" "exists"
+rm "$D/sh/.vm-install.$(id -u).lock"
+if [ "$(id -u)" = 0 ]; then
+	touch "$D/sh/.vm-install.0.lock" && chown 65534 "$D/sh/.vm-install.0.lock"
+	run vm install --init "$D/init" --dir "$D/sh/vm"
+	eq "another user's file as root's lock: exit 125" "$RC" 125
+	has "another user's file as root's lock: refused, named" "$ERR" "is not a file of yours (uid 0)"
+	rm "$D/sh/.vm-install.0.lock"
+fi
+run vm install --init "$D/init" --dir "$D/sh/vm"
+eq "another user's lock in a shared parent: no matter, exit 0" "$RC" 0
+eq "a shared parent: the caller's lock beside the others'" "$(ls -A "$D/sh" | grep '^\.vm' | tr '\n' ' ')" ".vm-install.$(id -u).lock .vm-install.4242.lock "
 
 # 4. A flipped byte in either file: status says which (125), the runtime's check refuses.
 flip() { # flip FILE OFFSET
@@ -202,7 +222,7 @@ else
 fi
 run vm status
 eq "bad cached .deb over a good guest: still verifies" "$RC" 0
-eq "bad cached .deb: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+eq "bad cached .deb: no work directory left" "$(ls -A "$D" | grep -v '\.lock$' | grep -c '^\.vm-install\.')" 0
 
 # 5b. Files berth reads judged before a byte is read: a huge sparse or a FIFO cache entry, a FIFO --init,
 # a FIFO, a link or an oversized file in the VM directory: refused at once (timeout), named, nothing left.
@@ -213,7 +233,7 @@ eq "a 40G sparse cached .deb: exit 125" "$RC" 125
 has "a 40G sparse cached .deb: its size named, not copied" "$ERR" "berth: the cached .deb \`$D/hugecache/$PIN_DEB.deb\` is not the pinned one: 42949672960 bytes, want 34671208"
 has "a 40G sparse cached .deb: the hint" "$ERR" "berth: hint: remove it (\`rm $D/hugecache/$PIN_DEB.deb\`)"
 [ ! -e "$D/vm4" ] && pass "a 40G sparse cached .deb: nothing installed" || fail "a 40G sparse cached .deb: nothing installed" "$D/vm4 exists"
-eq "a 40G sparse cached .deb: no work directory left" "$(ls -A "$D" | grep -c '^\.vm-install\.[^l]')" 0
+eq "a 40G sparse cached .deb: no work directory left" "$(ls -A "$D" | grep -v '\.lock$' | grep -c '^\.vm-install\.')" 0
 mkfifo "$D/fifocache/$PIN_DEB.deb" "$D/fifo"
 timeout 20 "$BERTH" vm install --init "$D/init" --dir "$D/vm4" --deb-cache "$D/fifocache" >"$D/out" 2>"$D/err" </dev/null; RC=$?; ERR=$(cat "$D/err")
 eq "a FIFO as the cached .deb: exit 125, no hang" "$RC" 125
