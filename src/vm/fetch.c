@@ -291,7 +291,7 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 	char o[12][PATH_MAX + 64], a[PATH_MAX + 20], log[PATH_MAX + 40], last[512], st[64];
 	const char *argv[40];
 	static const char *const env[] = {"LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", NULL};
-	cleanup_close int lfd = -1;
+	cleanup_close int lfd = -1, ofd = -1;
 	int k = 0, ws = 0, r;
 
 	snprintf(a, sizeof a, "%s/apt", vi->work);
@@ -324,8 +324,14 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 	lfd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lfd < 0)
 		return berth_err(err, errno, "cannot write `%s`", log);
+	/* update's stdout too, apart: its Err: lines are all that tells of a mirror it could not read
+	 * (apt-get update exits 0 then) */
+	snprintf(log, sizeof log, "%s/apt-%s.out", vi->work, verb);
+	ofd = strcmp(verb, "update") == 0
+		  ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)
+		  : -1;
 	struct berth_vm_cmd c = {
-	    .argv = argv, .cwd = cwd, .env = env, .out_fd = -1, .err_fd = lfd, .timeout_ms = timeout_ms};
+	    .argv = argv, .cwd = cwd, .env = env, .out_fd = ofd, .err_fd = lfd, .timeout_ms = timeout_ms};
 	r = berth_vm_exec(&c, &ws, NULL, err);
 	if (r < 0)
 		return -1;
@@ -337,6 +343,40 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 		return berth_err(err, 0, "`apt-get %s` failed (%s)%s%s", verb,
 				 berth_vm_status_text(ws, st, sizeof st), last[0] ? ": " : "", last);
 	return 0;
+}
+
+/*
+ * The first problem `apt-get update` reported though it exited 0: a W: or
+ * E: line of its stderr, else an Err: line of its stdout with the reason
+ * on the next; "" when none.
+ */
+static void update_problem(const struct vm_install *vi, char *buf, size_t len)
+{
+	static const char *const files[] = {"apt-update.log", "apt-update.out"};
+
+	buf[0] = '\0';
+	for (size_t f = 0; f < BERTH_ARRAY_SIZE(files) && buf[0] == '\0'; f++) {
+		char path[PATH_MAX + 32];
+		cleanup_free char *text = NULL;
+		struct berth_error ignored = {0};
+		size_t n = 0;
+		snprintf(path, sizeof path, "%s/%s", vi->work, files[f]);
+		if (vm_read_file(path, 1 << 20, &text, &n, &ignored) < 0)
+			continue;
+		for (char *l = text, *e; *l != '\0' && buf[0] == '\0'; l = *e ? e + 1 : e) {
+			e = strchrnul(l, '\n');
+			if (strncmp(l, "W:", 2) == 0 || strncmp(l, "E:", 2) == 0)
+				snprintf(buf, len, "%.*s", (int)(e - l), l);
+			else if (strncmp(l, "Err:", 4) == 0) {
+				char *r = *e ? e + 1 : e, *re = strchrnul(r, '\n');
+				snprintf(buf, len, "%.*s: %.*s", (int)(e - l), l, (int)(re - r),
+					 r + strspn(r, " "));
+			}
+		}
+	}
+	for (char *c = buf; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* The one .deb apt-get download left in WORK/dl, checked, moved to WORK/kernel.deb. */
@@ -376,7 +416,7 @@ static int take_download(struct vm_install *vi, struct berth_error *err)
 
 int vm_fetch_deb(struct vm_install *vi, struct berth_error *err)
 {
-	char **uris = NULL, dl[PATH_MAX + 8];
+	char **uris = NULL, dl[PATH_MAX + 8], first[1024];
 	const char *pkgver = BERTH_VM_KERNEL_PACKAGE "=" BERTH_VM_KERNEL_VERSION;
 	size_t n = 0;
 	int r;
@@ -392,11 +432,22 @@ int vm_fetch_deb(struct vm_install *vi, struct berth_error *err)
 	vm_say(vi, "downloading %s %s from %s%s", BERTH_VM_KERNEL_PACKAGE, BERTH_VM_KERNEL_VERSION, uris[0],
 	       n > 1 ? " (and other mirrors)" : "");
 	r = write_apt_config(vi, uris, n, err);
+	snprintf(first, sizeof first, "%s%s", uris[0], n > 1 ? "` (and the others" : "");
 	berth_strv_free(uris);
 	snprintf(dl, sizeof dl, "%s/dl", vi->work);
-	if (r < 0 || apt_get(vi, "update", NULL, NULL, APT_UPDATE_TIMEOUT_MS, err) < 0 ||
-	    apt_get(vi, "download", pkgver, dl, APT_DOWNLOAD_TIMEOUT_MS, err) < 0 ||
-	    take_download(vi, err) < 0)
+	if (r < 0 || apt_get(vi, "update", NULL, NULL, APT_UPDATE_TIMEOUT_MS, err) < 0)
+		return -1;
+	if (apt_get(vi, "download", pkgver, dl, APT_DOWNLOAD_TIMEOUT_MS, err) < 0) {
+		char problem[512];
+		update_problem(vi, problem, sizeof problem);
+		if (problem[0] == '\0')
+			return -1;
+		berth_err(err, err->errnum, "the mirror `%s%s could not be read: %s", first,
+			  n > 1 ? ")" : "`", problem);
+		return berth_err_hint(err, "check the network and the mirror in the apt sources, or give "
+					   "--deb-cache DIR holding the pinned .deb as SHA256.deb");
+	}
+	if (take_download(vi, err) < 0)
 		return -1;
 	to_cache(vi);
 	return 0;

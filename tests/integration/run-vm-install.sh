@@ -269,6 +269,14 @@ BERTH_VM_APT_DIR=$D/apt1 run vm install --init "$D/init" --dir "$D/vm3" --deb-ca
 eq "apt-get failing: exit 125" "$RC" 125
 has "apt-get failing: its last stderr line in the message" "$ERR" "berth: \`apt-get update\` failed (exit status 100): E: The repository 'file:$D/no-such-mirror trixie Release' does not have a Release file."
 [ ! -e "$D/vm3" ] && pass "apt-get failing: nothing installed" || fail "apt-get failing: nothing installed" "$D/vm3 exists"
+# apt-get update exits 0 when it cannot read a mirror: its W:/Err: line is named when the download then fails.
+mkdir -p "$D/apt3/sources.list.d"
+echo "deb http://127.0.0.1:9/debian bookworm main" >"$D/apt3/sources.list"
+BERTH_VM_APT_DIR=$D/apt3 run vm install --init "$D/init" --dir "$D/vm3" --deb-cache "$D/nocache"
+eq "an unreachable mirror: exit 125" "$RC" 125
+has "an unreachable mirror: named, with apt's reason" "$ERR" "berth: the mirror \`http://127.0.0.1:9/debian\` could not be read: W: Failed to fetch http://127.0.0.1:9/debian/dists/trixie/InRelease"
+has "an unreachable mirror: the hint" "$ERR" "berth: hint: check the network and the mirror in the apt sources"
+[ ! -e "$D/vm3" ] && pass "an unreachable mirror: nothing installed" || fail "an unreachable mirror: nothing installed" "$D/vm3 exists"
 printf 'Types: deb\nURIs: https://third-party.invalid/node_20.x\nSuites: nodistro\nComponents: main\nSigned-By: /usr/share/keyrings/nodesource.gpg\n' >"$D/apt2/sources.list.d/nodesource.sources"
 echo "deb http://debian.invalid/debian bookworm main" >"$D/apt2/sources.list.d/google.list.disabled"
 BERTH_VM_APT_DIR=$D/apt2 run vm install --init "$D/init" --dir "$D/vm3" --deb-cache "$D/nocache"
