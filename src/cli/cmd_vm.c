@@ -107,6 +107,7 @@ static int vm_status(int argc, char **argv)
 	const char *dir = NULL;
 	char gj[PATH_MAX + 16];
 	bool json = false, ok, installed;
+	int gj_errno;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
@@ -127,7 +128,8 @@ static int vm_status(int argc, char **argv)
 		return err.status ? err.status : 125;
 	}
 	snprintf(gj, sizeof gj, "%s/guest.json", g.dir);
-	installed = access(gj, F_OK) == 0;
+	gj_errno = access(gj, F_OK) == 0 ? 0 : errno;
+	installed = gj_errno == 0;
 	if (json) {
 		json_t *root = json_pack("{s:o, s:b, s:b, s:o}", "dir", cli_json_str(g.dir), "installed",
 					 installed, "verified", ok, "pin", pin_json());
@@ -156,7 +158,10 @@ static int vm_status(int argc, char **argv)
 			printf("initramfs: verified (sha256 %s)\n", g.initramfs_sha256);
 			printf("init:      sha256 %s, built from %s\n", g.init_sha256, CLI_SAFE(g.init_path));
 		} else {
-			printf("guest:     %s\n", installed ? "NOT VERIFIED" : "not installed");
+			/* EACCES on the directory is not "not installed" */
+			printf("guest:     %s\n", installed            ? "NOT VERIFIED"
+						  : gj_errno == ENOENT ? "not installed"
+								       : "CANNOT BE READ");
 		}
 	}
 	if (!ok)

@@ -254,6 +254,8 @@ static json_t *read_guest_json(const char *dir, struct berth_error *err)
 	if (vm_read_file(path, GUEST_JSON_MAX, &text, &len, err) < 0) {
 		if (err->errnum == ENOENT)
 			berth_err(err, ENOENT, "no guest installed in `%s`", dir);
+		if (err->errnum == EACCES || err->errnum == EPERM)
+			berth_err_hint(err, "check the permissions of `%s` (it is not yours to read?)", dir);
 		if (err->hint[0] == '\0')
 			berth_err_hint(err, HINT_INSTALL);
 		return NULL;

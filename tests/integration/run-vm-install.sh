@@ -262,6 +262,28 @@ run vm status --dir "$D/bad"
 eq "a 70 KB guest.json: status exit 125" "$RC" 125
 has "a 70 KB guest.json: refused, named" "$ERR" "berth: \`$D/bad/guest.json\` is too large: 70009 bytes, at most 65536"
 
+# 5c. A cache entry that is a directory or a link: named, with the fix; a VM directory the caller cannot
+# read is not "not installed".
+mkdir -p "$D/dircache/$PIN_DEB.deb" "$D/lnkcache"
+ln -s "$CACHE/$PIN_DEB.deb" "$D/lnkcache/$PIN_DEB.deb"
+run vm install --init "$D/init" --dir "$D/vm4" --deb-cache "$D/dircache"
+eq "a directory as the cached .deb: exit 125" "$RC" 125
+has "a directory as the cached .deb: named" "$ERR" "berth: \`$D/dircache/$PIN_DEB.deb\` is not a regular file"
+has "a directory as the cached .deb: the fix" "$ERR" "berth: hint: remove it (\`rm $D/dircache/$PIN_DEB.deb\`)"
+run vm install --init "$D/init" --dir "$D/vm4" --deb-cache "$D/lnkcache"
+eq "a link as the cached .deb: exit 125" "$RC" 125
+has "a link as the cached .deb: named" "$ERR" "berth: \`$D/lnkcache/$PIN_DEB.deb\` is a symbolic link, not a regular file"
+[ ! -e "$D/vm4" ] && pass "a directory or link as the cached .deb: nothing installed" || fail "a directory or link as the cached .deb: nothing installed" "$D/vm4 exists"
+if [ "$(id -u)" != 0 ]; then # root reads any directory
+	mkdir -p "$D/noperm" && cp -a "$D/vm" "$D/noperm/vm" && chmod 000 "$D/noperm"
+	run vm status --dir "$D/noperm/vm"
+	chmod 700 "$D/noperm"
+	eq "a VM directory that cannot be read: status exit 125" "$RC" 125
+	has "a VM directory that cannot be read: not 'not installed'" "$OUT" "guest:     CANNOT BE READ"
+	has "a VM directory that cannot be read: EACCES named" "$ERR" "berth: cannot read \`$D/noperm/vm/guest.json\`: Permission denied"
+	has "a VM directory that cannot be read: the hint" "$ERR" "berth: hint: check the permissions of"
+fi
+
 # 6. apt-get failing, and no Debian mirror: errors that say why, nothing installed.
 mkdir -p "$D/apt1/sources.list.d" "$D/apt2/sources.list.d" "$D/nocache"
 echo "deb file:$D/no-such-mirror bookworm main" >"$D/apt1/sources.list"
