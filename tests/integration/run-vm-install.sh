@@ -346,6 +346,17 @@ printf '%s' "$OUT" >"$D/probe.json"
 eq "probe under TCG: exit 0" "$RC" 0
 eq "probe under TCG: usable, the guest's Landlock ABI" "$(js "$D/probe.json" '[j["usable"], j["booted"], j["landlock_abi"] >= 1, j["elapsed_ms"] <= j["deadline_ms"]]')" "[True, True, True, True]"
 
+# 7a. A killed probe's directory is swept by the next probe (its pid gone); a live one's is not.
+mkdir -p "$D/tp/berth-probe.999999999.dead00" "$D/tp/berth-probe.$$.alive0"
+TMPDIR=$D/tp "$BERTH" vm probe --accel tcg >/dev/null 2>&1 </dev/null &
+pid=$!
+sleep 1
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+TMPDIR=$D/tp run vm probe --accel tcg
+eq "probe after a killed one: exit 0" "$RC" 0
+eq "probe after a killed one: the dead probes' directories swept, a live one's kept" "$(ls -A "$D/tp" | tr '\n' ' ')" "berth-probe.$$.alive0 "
+
 # 7b. A comma in a path that goes into a qemu option list (TMPDIR, BERTH_VM_DIR, the run directory):
 # doubled, so the probe and a real boot work and a path cannot add qemu options (`,path=` of the caller's).
 VMINIT=$(dirname "$BERTH")/berth-vminit
