@@ -85,15 +85,23 @@ struct berth_vm_installed {
  *      sha256 against the pin;
  *   5. build initramfs.cpio (src/vm/cpio.h) and write the new directory:
  *      vmlinuz, initramfs.cpio, then guest.json;
- *   6. put it in place of the old one in one rename(2).
+ *   6. put it in place of the old one in one rename(2), the old one
+ *      looked at again before and after (only the three regular files
+ *      berth installs are ever removed; anything else puts it back).
  * The work directory (`.vm-install.XXXXXX` beside the VM directory) is
  * removed on every path, and stale ones of an install that was killed are
- * removed by the next (installs hold a lock, `.vm-install.lock`).
+ * removed by the next (installs hold the caller's own lock,
+ * `.vm-install.UID.lock`, refused when that is not the caller's regular file).
  * @o: the options (NULL: all defaults).  @out: filled on success (may be
  * NULL).  Works as root (apt's download sandbox is turned off: the work
  * directory is private to the caller) and as any user.
  * Returns 0, or -1 with @err filled (status 125 unless said): a usage error
- * (2) for a bad BERTH_VM_DIR; "no guest init `PATH`" (ENOENT, hint: build
+ * (2) for a bad BERTH_VM_DIR, --dir, --init, --deb-cache (berth_vm_check_path:
+ * ENAMETOOLONG, relative, `.`/`..`/empty components) or a VM directory
+ * holding anything but the three files; berth_vm_open_file()'s errors for
+ * the init and the cached .deb (a FIFO, a link, too large); "the mirror
+ * `URI` could not be read: APT LINE" when update said so and download
+ * failed; "no guest init `PATH`" (ENOENT, hint: build
  * berth-vminit or give --init) or "`PATH` is not a static x86-64
  * executable" (errnum 0);
  * "no Debian mirror in the apt sources (read: FILES)" with the files read
