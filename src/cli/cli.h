@@ -29,6 +29,14 @@ void cli_print_error(const struct berth_error *err);
  */
 char *cli_json_dumps(const json_t *v, size_t flags);
 
+/*
+ * cli_json_str - a JSON string of @s (NULL read as ""), never NULL but on
+ * ENOMEM: bytes that are not UTF-8 (a path's) would make json_string()
+ * and json_pack() fail and the field vanish, so such a string is stored as
+ * CLI_SAFE shows it (`\xHH`).  For json_pack's "o".
+ */
+json_t *cli_json_str(const char *s);
+
 struct berth_run_opts;
 /*
  * cli_confirm_widenings - print `berth: widening: ...` for each widening of

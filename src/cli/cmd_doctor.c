@@ -326,23 +326,25 @@ int cmd_doctor(int argc, char **argv)
 	if (json) {
 		json_t *a = json_array();
 		for (int i = 0; i < n; i++) {
-			json_t *o =
-			    json_pack("{s:s, s:b, s:b, s:s, s:s}", "name", c[i].name, "ok", c[i].ok,
-				      "required", c[i].required, "detail", c[i].detail, "fix", c[i].fix);
+			json_t *o = json_pack("{s:s, s:b, s:b, s:o, s:o}", "name", c[i].name, "ok", c[i].ok,
+					      "required", c[i].required, "detail", cli_json_str(c[i].detail),
+					      "fix", cli_json_str(c[i].fix));
 			if (c[i].extra != NULL)
 				json_object_set(o, "probe", c[i].extra);
 			json_array_append_new(a, o);
 		}
 		json_t *root = json_pack("{s:b, s:o}", "default_posture_enforceable", ok, "checks", a);
-		char *s = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
-		puts(s);
+		char *s = cli_json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+		puts(s != NULL ? s : "{}");
 		free(s);
 		json_decref(root);
 	} else {
 		for (int i = 0; i < n; i++) {
-			printf("%s %-16s %s\n", c[i].ok ? "\u2714" : "\u2718", c[i].name, c[i].detail);
+			printf("%s %-16s %s\n", c[i].ok ? "\u2714" : "\u2718", c[i].name,
+			       CLI_SAFE(c[i].detail));
 			if (c[i].fix[0])
-				printf("  %s fix: %s\n", c[i].required && !c[i].ok ? "!" : " ", c[i].fix);
+				printf("  %s fix: %s\n", c[i].required && !c[i].ok ? "!" : " ",
+				       CLI_SAFE(c[i].fix));
 		}
 		printf("%s\n", ok ? "the default posture can be enforced here"
 				  : "the default posture CANNOT be enforced here");

@@ -107,6 +107,7 @@ static int vm_status(int argc, char **argv)
 	const char *dir = NULL;
 	char gj[PATH_MAX + 16];
 	bool json = false, ok, installed;
+	int gj_errno;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
@@ -117,25 +118,32 @@ static int vm_status(int argc, char **argv)
 		} else
 			return unknown("status", argv[i]);
 	}
+	if (dir != NULL && berth_vm_check_path("--dir", dir, true, &err) < 0) {
+		cli_print_error(&err);
+		return err.status;
+	}
 	ok = berth_vm_verify(dir, &g, &err) == 0;
 	if (!ok && g.dir[0] == '\0') { /* not even a directory to look in */
 		cli_print_error(&err);
 		return err.status ? err.status : 125;
 	}
 	snprintf(gj, sizeof gj, "%s/guest.json", g.dir);
-	installed = access(gj, F_OK) == 0;
+	gj_errno = access(gj, F_OK) == 0 ? 0 : errno;
+	installed = gj_errno == 0;
 	if (json) {
-		json_t *root = json_pack("{s:s, s:b, s:b, s:o}", "dir", g.dir, "installed", installed,
-					 "verified", ok, "pin", pin_json());
+		json_t *root = json_pack("{s:o, s:b, s:b, s:o}", "dir", cli_json_str(g.dir), "installed",
+					 installed, "verified", ok, "pin", pin_json());
 		if (ok)
 			json_object_set_new(root, "guest",
-					    json_pack("{s:s, s:s, s:s, s:s, s:s}", "vmlinuz", g.vmlinuz,
-						      "initramfs", g.initramfs, "initramfs_sha256",
+					    json_pack("{s:o, s:o, s:s, s:s, s:o}", "vmlinuz",
+						      cli_json_str(g.vmlinuz), "initramfs",
+						      cli_json_str(g.initramfs), "initramfs_sha256",
 						      g.initramfs_sha256, "init_sha256", g.init_sha256,
-						      "init_path", g.init_path));
+						      "init_path", cli_json_str(g.init_path)));
 		else
 			json_object_set_new(root, "error",
-					    json_pack("{s:s, s:s}", "message", err.msg, "hint", err.hint));
+					    json_pack("{s:o, s:o}", "message", cli_json_str(err.msg), "hint",
+						      cli_json_str(err.hint)));
 		char *s = cli_json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s != NULL ? s : "{}");
 		free(s);
@@ -150,7 +158,10 @@ static int vm_status(int argc, char **argv)
 			printf("initramfs: verified (sha256 %s)\n", g.initramfs_sha256);
 			printf("init:      sha256 %s, built from %s\n", g.init_sha256, CLI_SAFE(g.init_path));
 		} else {
-			printf("guest:     %s\n", installed ? "NOT VERIFIED" : "not installed");
+			/* EACCES on the directory is not "not installed" */
+			printf("guest:     %s\n", installed            ? "NOT VERIFIED"
+						  : gj_errno == ENOENT ? "not installed"
+								       : "CANNOT BE READ");
 		}
 	}
 	if (!ok)
@@ -162,6 +173,7 @@ static int vm_probe(int argc, char **argv)
 {
 	enum berth_vm_accel accel = BERTH_VM_ACCEL_KVM;
 	struct berth_vm_probe p;
+	struct berth_error err = {0};
 	const char *dir = NULL, *a;
 	bool json = false;
 
@@ -186,12 +198,16 @@ static int vm_probe(int argc, char **argv)
 			return unknown("probe", argv[i]);
 		}
 	}
+	if (dir != NULL && berth_vm_check_path("--dir", dir, true, &err) < 0) {
+		cli_print_error(&err);
+		return err.status;
+	}
 	berth_vm_probe(accel, dir, 0, &p);
 	if (json) {
 		json_t *root = json_pack(
-		    "{s:s, s:b, s:b, s:i, s:I, s:i, s:s}", "accel", berth_vm_accel_name(accel), "usable",
+		    "{s:s, s:b, s:b, s:i, s:I, s:i, s:o}", "accel", berth_vm_accel_name(accel), "usable",
 		    p.usable, "booted", p.booted, "landlock_abi", p.landlock_abi, "elapsed_ms",
-		    (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms, "reason", p.reason);
+		    (json_int_t)p.elapsed_ms, "deadline_ms", p.timeout_ms, "reason", cli_json_str(p.reason));
 		char *s = cli_json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
 		puts(s != NULL ? s : "{}");
 		free(s);

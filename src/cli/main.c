@@ -65,6 +65,21 @@ char *cli_json_dumps(const json_t *v, size_t flags)
 	return safe;
 }
 
+json_t *cli_json_str(const char *s)
+{
+	json_t *v = json_string(s != NULL ? s : "");
+	char *clean;
+
+	if (v != NULL)
+		return v;
+	clean = malloc(CLI_SAFE_MAX);
+	if (clean == NULL)
+		return json_string("");
+	v = json_string(berth_text_clean(clean, CLI_SAFE_MAX, s));
+	free(clean);
+	return v != NULL ? v : json_string("");
+}
+
 int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, const char *done)
 {
 	char answer[16];

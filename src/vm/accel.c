@@ -5,9 +5,11 @@
  */
 #include "accel.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +91,7 @@ static int probe_line(int fd)
 static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g, const char *tmp,
 		      int timeout_ms, struct berth_vm_probe *p)
 {
-	char log[PATH_MAX + 16], errlog[PATH_MAX + 16], chardev[PATH_MAX + 48], first[512], st[64];
+	char log[PATH_MAX + 16], errlog[PATH_MAX + 16], chardev[2 * PATH_MAX + 64], first[512], st[64];
 	cleanup_close int efd = -1, lfd = -1;
 	bool kvm = accel == BERTH_VM_ACCEL_KVM, qboot = access(QBOOT, R_OK) == 0;
 	struct berth_error err = {0};
@@ -98,7 +100,7 @@ static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g,
 
 	snprintf(log, sizeof log, "%s/console.log", tmp);
 	snprintf(errlog, sizeof errlog, "%s/qemu.err", tmp);
-	snprintf(chardev, sizeof chardev, "file,id=c0,path=%s", log);
+	berth_vm_qemu_opt(chardev, sizeof chardev, "file,id=c0,path=", log); /* commas doubled: qemu's list */
 	efd = open(errlog, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (efd < 0) {
 		berth_reasonf(p->reason, sizeof p->reason, "cannot write `%s`: %s", errlog, strerror(errno));
@@ -178,6 +180,34 @@ static void test_boot(enum berth_vm_accel accel, const struct berth_vm_guest *g,
 			      kvm ? " (the host's KVM cannot run the pinned kernel)" : "");
 }
 
+/*
+ * Remove the probe directories of killed probes: TMP/berth-probe.PID.*
+ * of the caller whose PID no longer runs (a SIGKILL'ed `berth vm probe` or
+ * doctor cannot remove its own).  A live probe's is left alone.
+ */
+static void sweep_probes(const char *base)
+{
+	cleanup_closedir DIR *d = opendir(base);
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct berth_error ignored = {0};
+		char path[PATH_MAX + 300], *end;
+		struct stat st;
+		long pid;
+
+		if (strncmp(de->d_name, "berth-probe.", 12) != 0)
+			continue;
+		pid = strtol(de->d_name + 12, &end, 10);
+		if (end == de->d_name + 12 || *end != '.' || pid <= 0 ||
+		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", base, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			berth_rmtree(path, NULL, &ignored);
+	}
+}
+
 void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, struct berth_vm_probe *p)
 {
 	struct berth_vm_guest g;
@@ -206,11 +236,13 @@ void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, 
 			      devwhy, err.msg);
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%s/berth-probe.XXXXXX",
-		 tmpdir != NULL && tmpdir[0] == '/' ? tmpdir : "/tmp");
+	if (tmpdir == NULL || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	sweep_probes(tmpdir);
+	snprintf(tmp, sizeof tmp, "%s/berth-probe.%ld.XXXXXX", tmpdir, (long)getpid());
 	if (mkdtemp(tmp) == NULL) {
 		berth_reasonf(p->reason, sizeof p->reason, "cannot create a temporary directory in `%s`: %s",
-			      tmpdir != NULL ? tmpdir : "/tmp", strerror(errno));
+			      tmpdir, strerror(errno));
 		return;
 	}
 	test_boot(accel, &g, tmp, p->timeout_ms, p);

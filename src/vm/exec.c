@@ -231,3 +231,21 @@ char *berth_vm_log_line(int fd, bool first, char *buf, size_t len)
 			*p = '?';
 	return buf;
 }
+
+int berth_vm_qemu_opt(char *buf, size_t len, const char *prefix, const char *value)
+{
+	size_t k = (size_t)snprintf(buf, len, "%s", prefix);
+
+	for (const char *c = value; k < len && *c != '\0'; c++) {
+		if (*c == ',' && k + 1 < len)
+			buf[k++] = ',';
+		buf[k++] = *c;
+	}
+	if (k >= len) {
+		if (len > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	buf[k] = '\0';
+	return 0;
+}

@@ -51,4 +51,13 @@ bool berth_vm_find_tool(const char *name, char *buf, size_t len);
  */
 char *berth_vm_log_line(int fd, bool first, char *buf, size_t len);
 
+/*
+ * berth_vm_qemu_opt - @prefix (a qemu option list up to `path=`) then
+ * @value with every comma doubled, into @buf (@len bytes): qemu splits
+ * option lists at a single comma, so a path with one (TMPDIR=/tmp/a,b)
+ * would otherwise end the value and add options of the caller's choosing.
+ * Returns 0, or -1 when it does not fit (@buf then holds "").  Pure.
+ */
+int berth_vm_qemu_opt(char *buf, size_t len, const char *prefix, const char *value);
+
 #endif

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "../util/sys.h"
 #include "aptsrc.h"
 #include "exec.h"
+#include "install.h"
 #include "install_int.h"
 #include "pins.h"
 
@@ -47,8 +49,13 @@ void vm_say(const struct vm_install *vi, const char *fmt, ...)
 	vi->progress(vi->progress_ctx, line);
 }
 
-/* Copy @src_fd to a new file @dst (O_EXCL, mode 0644), hashing what is copied. */
-static int copy_hashing(int src_fd, const char *dst, char hex[65], size_t *size, struct berth_error *err)
+/*
+ * Copy @src_fd to a new file @dst (O_EXCL, mode 0644), hashing what is
+ * copied: at most @max + 1 bytes, so that a file that grew after its size
+ * was checked is still found too long, without filling the disk.
+ */
+static int copy_hashing(int src_fd, const char *dst, size_t max, char hex[65], size_t *size,
+			struct berth_error *err)
 {
 	cleanup_close int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	struct berth_sha256 *c = NULL;
@@ -61,7 +68,7 @@ static int copy_hashing(int src_fd, const char *dst, char hex[65], size_t *size,
 	c = berth_sha256_new(err);
 	if (c == NULL)
 		return -1;
-	while ((n = read(src_fd, chunk, sizeof chunk)) != 0) {
+	while (total <= max && (n = read(src_fd, chunk, sizeof chunk)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || write(out, chunk, (size_t)n) != n) {
@@ -78,11 +85,11 @@ static int copy_hashing(int src_fd, const char *dst, char hex[65], size_t *size,
 }
 
 /* The size is the pin's; else EBADMSG, the file @what named. */
-static int check_size(const char *what, size_t size, struct berth_error *err)
+static int check_size(const char *what, uint64_t size, struct berth_error *err)
 {
-	if (size != (size_t)BERTH_VM_DEB_SIZE)
-		return berth_err(err, EBADMSG, "%s is not the pinned one: %zu bytes, want %lu", what, size,
-				 (unsigned long)BERTH_VM_DEB_SIZE);
+	if (size != (uint64_t)BERTH_VM_DEB_SIZE)
+		return berth_err(err, EBADMSG, "%s is not the pinned one: %llu bytes, want %lu", what,
+				 (unsigned long long)size, (unsigned long)BERTH_VM_DEB_SIZE);
 	return 0;
 }
 
@@ -103,16 +110,23 @@ static int from_cache(struct vm_install *vi, struct berth_error *err)
 	char path[PATH_MAX + 80], hex[65], what[PATH_MAX + 120];
 	cleanup_close int fd = -1;
 	size_t size = 0;
+	struct stat st;
 
 	if (vi->cache[0] == '\0')
 		return 1;
 	snprintf(path, sizeof path, "%s/%s.deb", vi->cache, BERTH_VM_DEB_SHA256);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT)
+	snprintf(what, sizeof what, "the cached .deb `%s`", path);
+	/* type and size judged before a byte is read: a FIFO or a huge sparse file is refused */
+	fd = berth_vm_open_file(path, UINT64_MAX, &st, err);
+	if (fd < 0 && err->errnum == ENOENT && err->hint[0] == '\0') {
+		memset(err, 0, sizeof *err);
 		return 1;
-	if (fd < 0)
-		return berth_err(err, errno, "cannot read the cached .deb `%s`", path);
-	if (copy_hashing(fd, vi->deb, hex, &size, err) < 0)
+	}
+	if (fd < 0 || check_size(what, (uint64_t)st.st_size, err) < 0) {
+		err->hint[0] = '\0';
+		return berth_err_hint(err, "remove it (`rm %s`), then run `berth vm install` again", path);
+	}
+	if (copy_hashing(fd, vi->deb, (size_t)BERTH_VM_DEB_SIZE, hex, &size, err) < 0)
 		return -1;
 	snprintf(what, sizeof what, "the cached .deb `%s`", path);
 	if (check_pin(what, hex, size, err) < 0) {
@@ -136,11 +150,11 @@ static void to_cache(struct vm_install *vi)
 		return;
 	snprintf(path, sizeof path, "%s/%s.deb", vi->cache, BERTH_VM_DEB_SHA256);
 	snprintf(tmp, sizeof tmp, "%s/.%s.deb.%ld.tmp", vi->cache, BERTH_VM_DEB_SHA256, (long)getpid());
-	fd = open(vi->deb, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(vi->deb, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* ours, in the private work directory */
 	/* Made when missing, never chmod'ed (a shared cache may be sticky and world-writable). */
 	if (berth_mkdir_parents(path, 0755, &err) < 0 || fd < 0 ||
-	    copy_hashing(fd, tmp, hex, &size, &err) < 0 || check_pin("the copy", hex, size, &err) < 0 ||
-	    rename(tmp, path) < 0) {
+	    copy_hashing(fd, tmp, (size_t)BERTH_VM_DEB_SIZE, hex, &size, &err) < 0 ||
+	    check_pin("the copy", hex, size, &err) < 0 || rename(tmp, path) < 0) {
 		unlink(tmp);
 		vm_say(vi, "warning: cannot keep the .deb in the cache `%s`: %s", vi->cache,
 		       err.msg[0] ? err.msg : strerror(errno));
@@ -277,7 +291,7 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 	char o[12][PATH_MAX + 64], a[PATH_MAX + 20], log[PATH_MAX + 40], last[512], st[64];
 	const char *argv[40];
 	static const char *const env[] = {"LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", NULL};
-	cleanup_close int lfd = -1;
+	cleanup_close int lfd = -1, ofd = -1;
 	int k = 0, ws = 0, r;
 
 	snprintf(a, sizeof a, "%s/apt", vi->work);
@@ -310,8 +324,14 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 	lfd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lfd < 0)
 		return berth_err(err, errno, "cannot write `%s`", log);
+	/* update's stdout too, apart: its Err: lines are all that tells of a mirror it could not read
+	 * (apt-get update exits 0 then) */
+	snprintf(log, sizeof log, "%s/apt-%s.out", vi->work, verb);
+	ofd = strcmp(verb, "update") == 0
+		  ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)
+		  : -1;
 	struct berth_vm_cmd c = {
-	    .argv = argv, .cwd = cwd, .env = env, .out_fd = -1, .err_fd = lfd, .timeout_ms = timeout_ms};
+	    .argv = argv, .cwd = cwd, .env = env, .out_fd = ofd, .err_fd = lfd, .timeout_ms = timeout_ms};
 	r = berth_vm_exec(&c, &ws, NULL, err);
 	if (r < 0)
 		return -1;
@@ -323,6 +343,40 @@ static int apt_get(const struct vm_install *vi, const char *verb, const char *ar
 		return berth_err(err, 0, "`apt-get %s` failed (%s)%s%s", verb,
 				 berth_vm_status_text(ws, st, sizeof st), last[0] ? ": " : "", last);
 	return 0;
+}
+
+/*
+ * The first problem `apt-get update` reported though it exited 0: a W: or
+ * E: line of its stderr, else an Err: line of its stdout with the reason
+ * on the next; "" when none.
+ */
+static void update_problem(const struct vm_install *vi, char *buf, size_t len)
+{
+	static const char *const files[] = {"apt-update.log", "apt-update.out"};
+
+	buf[0] = '\0';
+	for (size_t f = 0; f < BERTH_ARRAY_SIZE(files) && buf[0] == '\0'; f++) {
+		char path[PATH_MAX + 32];
+		cleanup_free char *text = NULL;
+		struct berth_error ignored = {0};
+		size_t n = 0;
+		snprintf(path, sizeof path, "%s/%s", vi->work, files[f]);
+		if (vm_read_file(path, 1 << 20, &text, &n, &ignored) < 0)
+			continue;
+		for (char *l = text, *e; *l != '\0' && buf[0] == '\0'; l = *e ? e + 1 : e) {
+			e = strchrnul(l, '\n');
+			if (strncmp(l, "W:", 2) == 0 || strncmp(l, "E:", 2) == 0)
+				snprintf(buf, len, "%.*s", (int)(e - l), l);
+			else if (strncmp(l, "Err:", 4) == 0) {
+				char *r = *e ? e + 1 : e, *re = strchrnul(r, '\n');
+				snprintf(buf, len, "%.*s: %.*s", (int)(e - l), l, (int)(re - r),
+					 r + strspn(r, " "));
+			}
+		}
+	}
+	for (char *c = buf; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* The one .deb apt-get download left in WORK/dl, checked, moved to WORK/kernel.deb. */
@@ -345,15 +399,11 @@ static int take_download(struct vm_install *vi, struct berth_error *err)
 	}
 	if (path[0] == '\0')
 		return berth_err(err, ENOENT, "`apt-get download` left no .deb in `%s`", dl);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err(err, errno, "cannot read `%s`", path);
-	/* The size first: a wrong file is refused without reading it. */
-	if (!S_ISREG(st.st_mode))
-		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
-	if (check_size("the downloaded .deb", (size_t)st.st_size, err) < 0)
+	/* The type and size first: a wrong file is refused without reading it. */
+	fd = berth_vm_open_file(path, UINT64_MAX, &st, err);
+	if (fd < 0 || check_size("the downloaded .deb", (uint64_t)st.st_size, err) < 0)
 		return -1;
-	if (copy_hashing(fd, vi->deb, hex, &size, err) < 0)
+	if (copy_hashing(fd, vi->deb, (size_t)BERTH_VM_DEB_SIZE, hex, &size, err) < 0)
 		return -1;
 	unlink(path);
 	if (check_pin("the downloaded .deb", hex, size, err) < 0) {
@@ -366,7 +416,7 @@ static int take_download(struct vm_install *vi, struct berth_error *err)
 
 int vm_fetch_deb(struct vm_install *vi, struct berth_error *err)
 {
-	char **uris = NULL, dl[PATH_MAX + 8];
+	char **uris = NULL, dl[PATH_MAX + 8], first[1024];
 	const char *pkgver = BERTH_VM_KERNEL_PACKAGE "=" BERTH_VM_KERNEL_VERSION;
 	size_t n = 0;
 	int r;
@@ -382,11 +432,22 @@ int vm_fetch_deb(struct vm_install *vi, struct berth_error *err)
 	vm_say(vi, "downloading %s %s from %s%s", BERTH_VM_KERNEL_PACKAGE, BERTH_VM_KERNEL_VERSION, uris[0],
 	       n > 1 ? " (and other mirrors)" : "");
 	r = write_apt_config(vi, uris, n, err);
+	snprintf(first, sizeof first, "%s%s", uris[0], n > 1 ? "` (and the others" : "");
 	berth_strv_free(uris);
 	snprintf(dl, sizeof dl, "%s/dl", vi->work);
-	if (r < 0 || apt_get(vi, "update", NULL, NULL, APT_UPDATE_TIMEOUT_MS, err) < 0 ||
-	    apt_get(vi, "download", pkgver, dl, APT_DOWNLOAD_TIMEOUT_MS, err) < 0 ||
-	    take_download(vi, err) < 0)
+	if (r < 0 || apt_get(vi, "update", NULL, NULL, APT_UPDATE_TIMEOUT_MS, err) < 0)
+		return -1;
+	if (apt_get(vi, "download", pkgver, dl, APT_DOWNLOAD_TIMEOUT_MS, err) < 0) {
+		char problem[512];
+		update_problem(vi, problem, sizeof problem);
+		if (problem[0] == '\0')
+			return -1;
+		berth_err(err, err->errnum, "the mirror `%s%s could not be read: %s", first,
+			  n > 1 ? ")" : "`", problem);
+		return berth_err_hint(err, "check the network and the mirror in the apt sources, or give "
+					   "--deb-cache DIR holding the pinned .deb as SHA256.deb");
+	}
+	if (take_download(vi, err) < 0)
 		return -1;
 	to_cache(vi);
 	return 0;

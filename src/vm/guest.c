@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +18,48 @@
 #include "../util/rundir.h"
 #include "../util/sha256.h"
 #include "install.h"
+#include "install_int.h"
 #include "pins.h"
 
 #define HINT_INSTALL "run `berth vm install`"
+#define GUEST_JSON_MAX (64u << 10) /* the one berth writes is under 2 KiB */
+
+int berth_vm_check_path(const char *what, const char *path, bool absolute, struct berth_error *err)
+{
+	size_t len = strlen(path);
+
+	/* room for the names berth puts under it: silently cut, it would be another path */
+	if (len > BERTH_VM_PATH_MAX) {
+		berth_err_status(err, ENAMETOOLONG, BERTH_EXIT_USAGE,
+				 "%s `%.64s...` is too long: %zu bytes, at most %d", what, path, len,
+				 BERTH_VM_PATH_MAX);
+		return berth_err_hint(err, "give a shorter path");
+	}
+	if (absolute && path[0] != '/') {
+		berth_usage_err(err, "%s `%s` is not an absolute path", what, path);
+		return berth_err_hint(err, "give it from `/` (e.g. \"$PWD/%s\")", path);
+	}
+	for (const char *c = path; *c != '\0';) {
+		const char *e = strchrnul(c, '/');
+		size_t n = (size_t)(e - c);
+		bool last = *e == '\0' || e[1] == '\0';
+		if ((n == 0 && c != path && !last) || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.')) {
+			berth_usage_err(err, "%s `%s` has an empty, `.` or `..` component", what, path);
+			return berth_err_hint(err, "give the path without `//`, `/./` or `/../`");
+		}
+		c = *e == '\0' ? e : e + 1;
+	}
+	return 0;
+}
 
 int berth_vm_dir(char *buf, size_t len, struct berth_error *err)
 {
 	const char *env = getenv("BERTH_VM_DIR");
 
 	if (env != NULL && *env != '\0') {
-		if (env[0] != '/')
-			return berth_usage_err(err, "BERTH_VM_DIR `%s` is not an absolute path", env);
+		if (berth_vm_check_path("BERTH_VM_DIR", env, true, err) < 0)
+			return -1;
 		if ((size_t)snprintf(buf, len, "%s", env) >= len)
 			return berth_err(err, ENAMETOOLONG, "BERTH_VM_DIR `%s` is too long", env);
 		return 0;
@@ -62,23 +94,82 @@ int berth_vm_init_path(char *buf, size_t len, struct berth_error *err)
 	return 0;
 }
 
+int berth_vm_open_file(const char *path, uint64_t max, struct stat *st, struct berth_error *err)
+{
+	/*
+	 * O_NONBLOCK so that a FIFO (or a device) put where a file belongs
+	 * cannot block the open; O_NOFOLLOW so that no link is followed; the
+	 * type and size are judged on the descriptor before a byte is read.
+	 */
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	int fl;
+
+	if (fd < 0 && errno == ELOOP) {
+		berth_err(err, ELOOP, "`%s` is a symbolic link, not a regular file", path);
+		return berth_err_hint(err, "remove it, then run `berth vm install` again");
+	}
+	if (fd < 0 || fstat(fd, st) < 0)
+		return berth_err(err, errno, "cannot read `%s`", path);
+	if (!S_ISREG(st->st_mode)) {
+		berth_err(err, EINVAL, "`%s` is not a regular file", path);
+		return berth_err_hint(err, "remove it, then run `berth vm install` again");
+	}
+	if ((uint64_t)st->st_size > max)
+		return berth_err(err, EFBIG, "`%s` is too large: %llu bytes, at most %llu", path,
+				 (unsigned long long)st->st_size, (unsigned long long)max);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return berth_err(err, errno, "cannot read `%s`", path);
+	return steal_fd(&fd);
+}
+
+int vm_read_file(const char *path, size_t max, char **data, size_t *len, struct berth_error *err)
+{
+	struct stat st;
+	cleanup_close int fd = berth_vm_open_file(path, max, &st, err);
+	cleanup_free char *buf = NULL;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -1;
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL)
+		return berth_err(err, ENOMEM, "cannot read `%s`", path);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return berth_err(err, errno, "cannot read `%s`", path);
+		if (n == 0)
+			break; /* shrank while read: what is there is what is hashed */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+	*data = steal_pointer(&buf);
+	return 0;
+}
+
 int berth_vm_sha256_file(const char *path, char hex[65], size_t *size, struct berth_error *err)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	cleanup_close int fd = berth_vm_open_file(path, BERTH_VM_FILE_MAX, &st, err);
 	struct berth_sha256 *c = NULL;
 	char chunk[1 << 16];
 	size_t total = 0;
-	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err(err, errno, "cannot read `%s`", path);
-	if (!S_ISREG(st.st_mode))
-		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
+	if (fd < 0)
+		return -1;
 	c = berth_sha256_new(err);
 	if (c == NULL)
 		return -1;
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+	/* never more than fstat said: a file that grows while hashed is not read on */
+	while (total < (size_t)st.st_size &&
+	       (n = read(fd, chunk,
+			 sizeof chunk < (size_t)st.st_size - total ? sizeof chunk
+								   : (size_t)st.st_size - total)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -151,6 +242,8 @@ static int check_file(const char *path, const char *want, struct berth_error *er
 static json_t *read_guest_json(const char *dir, struct berth_error *err)
 {
 	char path[PATH_MAX];
+	cleanup_free char *text = NULL;
+	size_t len = 0;
 	json_error_t je;
 	json_t *root;
 
@@ -158,17 +251,21 @@ static json_t *read_guest_json(const char *dir, struct berth_error *err)
 		berth_err(err, ENAMETOOLONG, "the VM directory `%s` is too long", dir);
 		return NULL;
 	}
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (vm_read_file(path, GUEST_JSON_MAX, &text, &len, err) < 0) {
+		if (err->errnum == ENOENT)
+			berth_err(err, ENOENT, "no guest installed in `%s`", dir);
+		if (err->errnum == EACCES || err->errnum == EPERM)
+			berth_err_hint(err, "check the permissions of `%s` (it is not yours to read?)", dir);
+		if (err->hint[0] == '\0')
+			berth_err_hint(err, HINT_INSTALL);
+		return NULL;
+	}
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (root != NULL && json_is_object(root))
 		return root;
 	json_decref(root);
-	if (root == NULL && access(path, F_OK) < 0 && errno == ENOENT)
-		berth_err(err, ENOENT, "no guest installed in `%s`", dir);
-	else if (root == NULL && access(path, R_OK) < 0)
-		berth_err(err, errno, "cannot read `%s`", path);
-	else
-		berth_err(err, EINVAL, "`%s` is not a guest description: %s", path,
-			  root != NULL ? "not a JSON object" : je.text);
+	berth_err(err, EINVAL, "`%s` is not a guest description: %s", path,
+		  root != NULL ? "not a JSON object" : je.text);
 	berth_err_hint(err, HINT_INSTALL);
 	return NULL;
 }

@@ -37,38 +37,6 @@
 /* The files an install puts in the VM directory: nothing else is replaced. */
 static const char *const vm_files[] = {"vmlinuz", "initramfs.cpio", "guest.json"};
 
-int vm_read_file(const char *path, size_t max, char **data, size_t *len, struct berth_error *err)
-{
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	cleanup_free char *buf = NULL;
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return berth_err(err, errno, "cannot read `%s`", path);
-	if (!S_ISREG(st.st_mode))
-		return berth_err(err, EINVAL, "cannot read `%s`: not a regular file", path);
-	if ((uint64_t)st.st_size > max)
-		return berth_err(err, EFBIG, "cannot read `%s`: larger than %zu bytes", path, max);
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL)
-		return berth_err(err, ENOMEM, "cannot read `%s`", path);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return berth_err(err, errno, "cannot read `%s`", path);
-		if (n == 0)
-			break; /* shrank while read: what is there is what is hashed */
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
-	*data = steal_pointer(&buf);
-	return 0;
-}
-
 bool berth_vm_elf_static(const void *data, size_t len)
 {
 	const unsigned char *b = data;
@@ -99,9 +67,14 @@ static int resolve(const struct berth_vm_install_opts *o, struct vm_install *vi,
 	const char *apt = o->apt_dir != NULL ? o->apt_dir : getenv("BERTH_VM_APT_DIR");
 	char tmp[PATH_MAX];
 
+	if ((o->dir != NULL && berth_vm_check_path("--dir", o->dir, true, err) < 0) ||
+	    (o->init != NULL && berth_vm_check_path("--init", o->init, false, err) < 0) ||
+	    (o->deb_cache != NULL && berth_vm_check_path("--deb-cache", o->deb_cache, true, err) < 0) ||
+	    (o->deb_cache == NULL && cache != NULL && *cache != '\0' &&
+	     berth_vm_check_path("BERTH_VM_DEB_CACHE", cache, true, err) < 0) ||
+	    (apt != NULL && *apt != '\0' && berth_vm_check_path("BERTH_VM_APT_DIR", apt, true, err) < 0))
+		return -1;
 	if (o->dir != NULL) {
-		if (o->dir[0] != '/')
-			return berth_usage_err(err, "the VM directory `%s` is not an absolute path", o->dir);
 		snprintf(vi->dir, sizeof vi->dir, "%s", o->dir);
 	} else if (berth_vm_dir(vi->dir, sizeof vi->dir, err) < 0) {
 		return -1;
@@ -171,7 +144,8 @@ static void sweep_stale(const struct vm_install *vi)
 			struct stat st;
 
 			if (strncmp(de->d_name, WORK_PREFIX, sizeof WORK_PREFIX - 1) != 0 ||
-			    strcmp(de->d_name, ".vm-install.lock") == 0 ||
+			    (strlen(de->d_name) > 5 &&
+			     strcmp(de->d_name + strlen(de->d_name) - 5, ".lock") == 0) ||
 			    (vi->work[0] != '\0' && strcmp(de->d_name, strrchr(vi->work, '/') + 1) == 0))
 				continue;
 			snprintf(path, sizeof path, "%s/%s", vi->parent, de->d_name);
@@ -186,19 +160,34 @@ static void sweep_stale(const struct vm_install *vi)
 	}
 }
 
-/* Take the lock beside the VM directory, then sweep. */
+/*
+ * Take the lock beside the VM directory, then sweep.  The lock is the
+ * caller's own (PARENT/.vm-install.UID.lock, a regular file it owns): in a
+ * shared parent such as /tmp one user's lock neither blocks another's
+ * install nor can be planted to block it (a file of that name that is not
+ * the caller's is refused, named).
+ */
 static int lock_and_sweep(const struct vm_install *vi, int *lock, struct berth_error *err)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 48];
+	struct stat st;
 
 	/* The directories above the VM directory are made when missing, never
 	 * chmod'ed: BERTH_VM_DIR=/tmp/vm must leave /tmp as it is. */
 	if (berth_mkdir_parents(vi->dir, 0700, err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/.vm-install.lock", vi->parent);
-	*lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*lock < 0)
+	snprintf(path, sizeof path, "%s/" WORK_PREFIX "%ld.lock", vi->parent, (long)geteuid());
+	*lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (*lock < 0 && errno != EACCES && errno != ELOOP)
 		return berth_err(err, errno, "cannot open `%s`", path);
+	if (*lock < 0 || fstat(*lock, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		berth_err(
+		    err, *lock < 0 ? errno : EPERM,
+		    "the install lock `%s` is not a file of yours (uid %ld): refusing to install beside it",
+		    path, (long)geteuid());
+		return berth_err_hint(err, "remove it if it is stale, or give a VM directory in a directory "
+					   "of your own (--dir, BERTH_VM_DIR)");
+	}
 	if (flock(*lock, LOCK_EX | LOCK_NB) < 0) {
 		berth_err(err, errno, "another `berth vm install` is running (it holds `%s`)", path);
 		return berth_err_hint(err, "wait for it to finish");
@@ -381,36 +370,119 @@ static int write_new(const struct vm_install *vi, const struct guest_files *g, s
 		   : 0;
 }
 
-/* An existing VM directory holds only what an install puts there (BERTH_VM_DIR=$HOME must not be swapped away). */
-static int replaceable(const char *dir, struct berth_error *err)
+/*
+ * The first entry of the directory @dfd that an install did not put there
+ * (a name other than the three, or one of them that is not a regular file)
+ * into @name; 0 when there is none, -1 with errno.
+ */
+static int foreign_entry(int dfd, char *name, size_t len)
 {
-	cleanup_closedir DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = NULL;
 	struct dirent *de;
+	int fd = dup(dfd);
 
-	if (d == NULL)
-		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot read the VM directory `%s`", dir);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	while ((de = readdir(d)) != NULL) {
 		bool ours = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+		struct stat st;
 		for (size_t i = 0; i < BERTH_ARRAY_SIZE(vm_files) && !ours; i++)
-			ours = strcmp(de->d_name, vm_files[i]) == 0;
-		if (!ours) {
-			berth_usage_err(err,
-					"`%s` is not a VM directory (it holds `%s`): refusing to replace it",
-					dir, de->d_name);
-			return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+			ours = strcmp(de->d_name, vm_files[i]) == 0 &&
+			       fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		if (!ours && strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			snprintf(name, len, "%s", de->d_name);
+			return 1;
 		}
 	}
 	return 0;
 }
 
-/* WORK/new in place of the VM directory, in one rename; the old one is left in WORK to go with it. */
-static int swap_in(const struct vm_install *vi, struct berth_error *err)
+/*
+ * An existing VM directory holds only what an install puts there: the
+ * three names, each a regular file (BERTH_VM_DIR=$HOME, or a directory
+ * named vmlinuz, must not be swapped away).
+ */
+static int replaceable(const char *dir, struct berth_error *err)
+{
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char name[256];
+	int r;
+
+	if (dfd < 0 && errno == ENOENT)
+		return 0;
+	if (dfd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		berth_usage_err(err, "`%s` is not a VM directory (not a directory): refusing to replace it",
+				dir);
+		return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+	}
+	if (dfd < 0 || (r = foreign_entry(dfd, name, sizeof name)) < 0)
+		return berth_err(err, errno, "cannot read the VM directory `%s`", dir);
+	if (r > 0) {
+		berth_usage_err(
+		    err,
+		    "`%s` is not a VM directory (it holds `%s`, not a file berth installs): refusing "
+		    "to replace it",
+		    dir, name);
+		return berth_err_hint(err, "give an empty or new directory (--dir, BERTH_VM_DIR)");
+	}
+	return 0;
+}
+
+/*
+ * The old VM directory, now at @old (in WORK), is removed only when it
+ * still holds nothing but the install's three regular files: what was
+ * written into it during the install is never removed.  When it holds
+ * more, it is put back in place of the new one (which goes with WORK)
+ * and the install fails; 0 when removed or there was none.
+ */
+static int drop_old(struct vm_install *vi, const char *old, const char *new_dir, bool exchanged,
+		    struct berth_error *err)
+{
+	cleanup_close int dfd = open(old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char name[256];
+	int r;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : berth_err(err, errno, "cannot read `%s`", old);
+	r = foreign_entry(dfd, name, sizeof name);
+	if (r == 0) {
+		for (size_t i = 0; i < BERTH_ARRAY_SIZE(vm_files); i++)
+			unlinkat(dfd, vm_files[i], 0);
+		if (rmdir(old) == 0 || errno == ENOENT)
+			return 0;
+	}
+	/* Something appeared: the old directory, with it, back where it was. */
+	if (exchanged ? renameat2(AT_FDCWD, old, AT_FDCWD, vi->dir, RENAME_EXCHANGE) < 0
+		      : rename(vi->dir, new_dir) < 0 || rename(old, vi->dir) < 0) {
+		int e = errno;
+		vi->work[0] = '\0'; /* WORK holds the user's files now: it stays */
+		berth_err(err, e,
+			  "the VM directory `%s` changed during the install; its old contents are in `%s`",
+			  vi->dir, old);
+		return berth_err_hint(err, "move `%s` somewhere safe before anything else", old);
+	}
+	berth_usage_err(err,
+			"the VM directory `%s` changed during the install (it now holds `%s`): kept as it is",
+			vi->dir, r > 0 ? name : "a new entry");
+	return berth_err_hint(err, "move what you put there elsewhere, then run `berth vm install` again");
+}
+
+/* WORK/new in place of the VM directory, in one rename; the old one is then dropped (drop_old). */
+static int swap_in(struct vm_install *vi, struct berth_error *err)
 {
 	char new_dir[PATH_MAX + 8], old[PATH_MAX + 8];
 	cleanup_close int pfd = -1;
+	bool exchanged = true;
+	const char *gone = new_dir; /* where the old one is after the swap */
 
 	snprintf(new_dir, sizeof new_dir, "%s/new", vi->work);
 	snprintf(old, sizeof old, "%s/old", vi->work);
+	/* the last look before the swap; drop_old() looks again after it */
+	if (replaceable(vi->dir, err) < 0)
+		return -1;
 	if (renameat2(AT_FDCWD, new_dir, AT_FDCWD, vi->dir, RENAME_EXCHANGE) < 0) {
 		if (errno == ENOENT) {
 			if (rename(new_dir, vi->dir) < 0)
@@ -424,10 +496,14 @@ static int swap_in(const struct vm_install *vi, struct berth_error *err)
 				rename(old, vi->dir);
 				return berth_err(err, e, "cannot install the guest in `%s`", vi->dir);
 			}
+			exchanged = false;
+			gone = old;
 		} else {
 			return berth_err(err, errno, "cannot install the guest in `%s`", vi->dir);
 		}
 	}
+	if (drop_old(vi, gone, new_dir, exchanged, err) < 0)
+		return -1;
 	pfd = open(vi->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd >= 0)
 		fsync(pfd);

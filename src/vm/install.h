@@ -23,6 +23,8 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <stddef.h>
 
 #include "../util/error.h"
@@ -83,15 +85,23 @@ struct berth_vm_installed {
  *      sha256 against the pin;
  *   5. build initramfs.cpio (src/vm/cpio.h) and write the new directory:
  *      vmlinuz, initramfs.cpio, then guest.json;
- *   6. put it in place of the old one in one rename(2).
+ *   6. put it in place of the old one in one rename(2), the old one
+ *      looked at again before and after (only the three regular files
+ *      berth installs are ever removed; anything else puts it back).
  * The work directory (`.vm-install.XXXXXX` beside the VM directory) is
  * removed on every path, and stale ones of an install that was killed are
- * removed by the next (installs hold a lock, `.vm-install.lock`).
+ * removed by the next (installs hold the caller's own lock,
+ * `.vm-install.UID.lock`, refused when that is not the caller's regular file).
  * @o: the options (NULL: all defaults).  @out: filled on success (may be
  * NULL).  Works as root (apt's download sandbox is turned off: the work
  * directory is private to the caller) and as any user.
  * Returns 0, or -1 with @err filled (status 125 unless said): a usage error
- * (2) for a bad BERTH_VM_DIR; "no guest init `PATH`" (ENOENT, hint: build
+ * (2) for a bad BERTH_VM_DIR, --dir, --init, --deb-cache (berth_vm_check_path:
+ * ENAMETOOLONG, relative, `.`/`..`/empty components) or a VM directory
+ * holding anything but the three files; berth_vm_open_file()'s errors for
+ * the init and the cached .deb (a FIFO, a link, too large); "the mirror
+ * `URI` could not be read: APT LINE" when update said so and download
+ * failed; "no guest init `PATH`" (ENOENT, hint: build
  * berth-vminit or give --init) or "`PATH` is not a static x86-64
  * executable" (errnum 0);
  * "no Debian mirror in the apt sources (read: FILES)" with the files read
@@ -139,10 +149,39 @@ int berth_vm_verify(const char *dir, struct berth_vm_guest *g, struct berth_erro
  */
 bool berth_vm_elf_static(const void *data, size_t len);
 
+/* The longest VM directory, cache or init path (bytes): PATH_MAX less room for the names under it. */
+#define BERTH_VM_PATH_MAX (PATH_MAX - 256)
+
 /*
- * berth_vm_sha256_file - sha256 of the file @path (opened O_NOFOLLOW, a
- * regular file) into @hex; *@size (may be NULL) its length in bytes.
- * Returns 0, or -1 with @err filled: "cannot read `PATH`" and the errno.
+ * berth_vm_check_path - refuse the path @path of the option @what
+ * ("--dir", "BERTH_VM_DIR"...) before anything is made from it: longer
+ * than BERTH_VM_PATH_MAX (ENAMETOOLONG), not absolute when @absolute, or
+ * with an empty (`//`), `.` or `..` component (a trailing `/` is fine).
+ * Returns 0, or -1 with @err filled, status BERTH_EXIT_USAGE, naming
+ * @what and the value, with a hint.  Pure.
+ */
+int berth_vm_check_path(const char *what, const char *path, bool absolute, struct berth_error *err);
+
+/* The largest file berth hashes from the VM directory (bytes). */
+#define BERTH_VM_FILE_MAX (512ull << 20)
+
+/*
+ * berth_vm_open_file - open @path for reading the way every file berth
+ * reads from the VM directory, the .deb cache or --init is opened: not
+ * followed if a link, O_NONBLOCK until fstat has shown a regular file (a
+ * FIFO cannot block), at most @max bytes long; *@st its fstat.  Nothing is
+ * read.  Returns the descriptor (O_CLOEXEC, blocking), or -1 with @err
+ * filled: ELOOP "`PATH` is a symbolic link", EINVAL "`PATH` is not a
+ * regular file" (both with a hint), EFBIG "`PATH` is too large", or
+ * "cannot read `PATH`" and open's errno (ENOENT, EACCES...).
+ */
+int berth_vm_open_file(const char *path, uint64_t max, struct stat *st, struct berth_error *err);
+
+/*
+ * berth_vm_sha256_file - sha256 of the file @path (berth_vm_open_file(), at
+ * most BERTH_VM_FILE_MAX bytes) into @hex; *@size (may be NULL) its length
+ * in bytes.  Returns 0, or -1 with @err filled: berth_vm_open_file()'s
+ * errors, or "cannot read `PATH`" and the errno.
  */
 int berth_vm_sha256_file(const char *path, char hex[65], size_t *size, struct berth_error *err);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../util/sys.h"
+#include "exec.h"
 #include "vm_int.h"
 
 #define QEMU "qemu-system-x86_64"
@@ -125,7 +126,8 @@ int berth_vm_logs_hint(const struct vm_rt *vm, struct berth_error *err)
 
 static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, int chan, pid_t parent)
 {
-	char mem[64], memobj[128], smp[16], console[PATH_MAX + 64], fs[PATH_MAX + 64], log[PATH_MAX + 32];
+	char mem[64], memobj[128], smp[16], console[2 * PATH_MAX + 64], fs[2 * PATH_MAX + 64],
+	    log[PATH_MAX + 32];
 	const char *bin = berth_vm_qemu_path();
 	unsigned long mib = (unsigned long)(vm->mem_bytes >> 20);
 	int null, lfd;
@@ -135,8 +137,10 @@ static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, in
 	snprintf(mem, sizeof mem, "%luM", mib);
 	snprintf(memobj, sizeof memobj, "memory-backend-memfd,id=mem,size=%luM,share=on", mib);
 	snprintf(smp, sizeof smp, "%s", vm->smp);
-	snprintf(console, sizeof console, "file,id=c0,path=%s", vm->console);
-	snprintf(fs, sizeof fs, "socket,id=fs0,path=%s", vm->fs_sock);
+	/* commas doubled: a path with one (TMPDIR=/tmp/a,b) must not add qemu options */
+	if (berth_vm_qemu_opt(console, sizeof console, "file,id=c0,path=", vm->console) < 0 ||
+	    berth_vm_qemu_opt(fs, sizeof fs, "socket,id=fs0,path=", vm->fs_sock) < 0)
+		_exit(125);
 	snprintf(log, sizeof log, "%s/qemu.log", vm->dir);
 	/* the channel as fd 3; stdin /dev/null, stdout and stderr the log */
 	chan = fcntl(chan, F_DUPFD_CLOEXEC, 100);

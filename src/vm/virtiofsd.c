@@ -215,10 +215,26 @@ static int root_staging(const struct vm_rt *vm, struct berth_error *err)
 	return enter_userns(vm->uid, vm->gid, vm->host_uid, vm->host_gid, err);
 }
 
+/* @prefix then @value with `,` and `\` escaped by a `\` (fuse_opt_parse's rule); -1 when too long. */
+static int fuse_opt_escape(char *buf, size_t len, const char *prefix, const char *value)
+{
+	size_t k = (size_t)snprintf(buf, len, "%s", prefix);
+
+	for (const char *c = value; k + 2 < len && *c != '\0'; c++) {
+		if (*c == ',' || *c == '\\')
+			buf[k++] = '\\';
+		buf[k++] = *c;
+	}
+	if (k + 2 >= len)
+		return -1;
+	buf[k] = '\0';
+	return 0;
+}
+
 static _Noreturn void child(const struct vm_rt *vm, int sock, int efd, pid_t parent)
 {
 	struct berth_error err = {0};
-	char src[PATH_MAX + 16], log[PATH_MAX + 32];
+	char src[2 * PATH_MAX + 16], log[PATH_MAX + 32];
 	const char *bin = berth_vm_virtiofsd_path();
 	int e, lfd;
 	bool root = getuid() == 0;
@@ -226,7 +242,9 @@ static _Noreturn void child(const struct vm_rt *vm, int sock, int efd, pid_t par
 	/* step 1 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(125);
-	snprintf(src, sizeof src, "source=%s", root ? ROOT_SOURCE : vm->staging);
+	/* fuse's option list splits at `,` and unescapes `\`: a path with either must stay one value */
+	if (fuse_opt_escape(src, sizeof src, "source=", root ? ROOT_SOURCE : vm->staging) < 0)
+		_exit(125);
 	snprintf(log, sizeof log, "%s/virtiofsd.log", vm->dir);
 	lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (bin == NULL) {

@@ -627,7 +627,8 @@ static void expect_install(struct inst *s, int errnum, const char *needle)
 	/* Nothing left behind: no work directory, no VM directory. */
 	snprintf(path, sizeof path, "%s/state", s->top);
 	listing(path, list, sizeof list);
-	assert_true(strcmp(list, "") == 0 || strcmp(list, ".vm-install.lock") == 0);
+	snprintf(path, sizeof path, ".vm-install.%ld.lock", (long)geteuid());
+	assert_true(strcmp(list, "") == 0 || strcmp(list, path) == 0);
 }
 
 static void test_install_refusals(void **state)
@@ -682,8 +683,8 @@ static void test_install_refusals(void **state)
 	struct berth_error err = {0};
 	assert_int_equal(berth_vm_install(&o, NULL, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
-	assert_non_null(
-	    strstr(err.msg, "is not a VM directory (it holds `precious`): refusing to replace it"));
+	assert_non_null(strstr(err.msg, "is not a VM directory (it holds `precious`, not a file berth "
+					"installs): refusing to replace it"));
 	assert_int_equal(access(path, F_OK), 0);
 	/* A shared parent (BERTH_VM_DIR=/tmp/vm): its mode is left alone, another user's work directory too. */
 	struct stat st;
@@ -703,6 +704,69 @@ static void test_install_refusals(void **state)
 	rm_tree(s.top);
 }
 
+/* berth_vm_open_file judges type and size before a byte is read; berth_vm_check_path refuses before anything is made. */
+static void test_open_and_paths(void **state)
+{
+	(void)state;
+	char *top = tmpdir(), path[PATH_MAX], lnk[PATH_MAX], longp[PATH_MAX + 64];
+	struct berth_error err = {0};
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/fifo", top);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(berth_vm_open_file(path, 100, &st, &err),
+			 -1); /* no writer: would block without O_NONBLOCK */
+	assert_int_equal(err.errnum, EINVAL);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	snprintf(path, sizeof path, "%s/big", top);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)40 << 30), 0); /* sparse */
+	close(fd);
+	assert_int_equal(berth_vm_open_file(path, 1 << 20, &st, &err), -1);
+	assert_int_equal(err.errnum, EFBIG);
+	assert_non_null(strstr(err.msg, "is too large: 42949672960 bytes, at most 1048576"));
+	snprintf(lnk, sizeof lnk, "%s/link", top);
+	assert_int_equal(symlink(path, lnk), 0);
+	assert_int_equal(berth_vm_open_file(lnk, UINT64_MAX, &st, &err), -1);
+	assert_int_equal(err.errnum, ELOOP);
+	fd = berth_vm_open_file(path, UINT64_MAX, &st, &err);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	rm_tree(top);
+
+	memset(longp, 'a', sizeof longp - 1);
+	longp[0] = '/';
+	longp[sizeof longp - 1] = '\0';
+	assert_int_equal(berth_vm_check_path("--dir", longp, true, &err), -1);
+	assert_int_equal(err.errnum, ENAMETOOLONG);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "--dir `/aaa"));
+	static const char *const bad[] = {"/a/..", "/a/../b", "/a/./b", "/a//b", "/.", "a/b"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(berth_vm_check_path("--dir", bad[i], true, &err), -1);
+		assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	}
+	static const char *const good[] = {"/a/b", "/a/b/", "/a/.b", "/a/..b", "/"};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		assert_int_equal(berth_vm_check_path("--dir", good[i], true, &err), 0);
+	assert_int_equal(berth_vm_check_path("--init", "rel/init", false, &err), 0);
+}
+
+/* Commas in a qemu option value are doubled; what does not fit is refused, never cut. */
+static void test_qemu_opt(void **state)
+{
+	(void)state;
+	char buf[64];
+
+	assert_int_equal(berth_vm_qemu_opt(buf, sizeof buf, "file,id=c0,path=", "/tmp/a,path=/x,,y"), 0);
+	assert_string_equal(buf, "file,id=c0,path=/tmp/a,,path=/x,,,,y");
+	assert_int_equal(berth_vm_qemu_opt(buf, 20, "file,id=c0,path=", "/tmp/a,b"), -1);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,7 +775,8 @@ int main(void)
 	    cmocka_unit_test(test_cpio_reader_strict), cmocka_unit_test(test_apt_sources),
 	    cmocka_unit_test(test_elf_static),         cmocka_unit_test(test_vm_dir),
 	    cmocka_unit_test(test_verify_refusals),    cmocka_unit_test(test_exec),
-	    cmocka_unit_test(test_install_refusals),
+	    cmocka_unit_test(test_install_refusals),   cmocka_unit_test(test_open_and_paths),
+	    cmocka_unit_test(test_qemu_opt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
