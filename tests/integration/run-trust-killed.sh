@@ -59,7 +59,19 @@ start_run() {
 	for _ in $(seq 100); do grep -q planted "$TOP/run.out" 2>/dev/null && return 0; sleep 0.1; done
 	return 1
 }
-janitor_of() { pgrep -P "$1" -x berth-janitor 2>/dev/null || pgrep -P "$1" -f '^berth-janitor' ; }
+# janitor_of PID: the janitor berth PID forked, waited for (up to 5 s): it
+# is found by the name it gives itself after the fork, which a loaded
+# machine may not have run yet (CI: found none, so only berth was killed and
+# the live janitor did its repair before the premise was checked).
+janitor_of() {
+	local j
+	for _ in $(seq 50); do
+		j=$(pgrep -P "$1" -x berth-janitor 2>/dev/null || pgrep -P "$1" -f '^berth-janitor')
+		[ -n "$j" ] && { echo "$j"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
 
 # --- berth and its janitor killed together ---
 WS=$TOP/ws1
