@@ -21,7 +21,8 @@
  * killed after this long (its status is known already). */
 #define POWEROFF_GRACE_MS 10000
 
-static void write_all(int fd, const unsigned char *p, size_t n)
+/* Returns false when the reader is gone (EPIPE, or another write error). */
+static bool write_all(int fd, const unsigned char *p, size_t n)
 {
 	while (fd >= 0 && n > 0) {
 		ssize_t w = write(fd, p, n);
@@ -33,10 +34,27 @@ static void write_all(int fd, const unsigned char *p, size_t n)
 			continue;
 		}
 		if (w < 0)
-			return; /* the reader is gone: the bytes are dropped, as the namespace runtime's relay does */
+			return false;
 		p += w;
 		n -= (size_t)w;
 	}
+	return true;
+}
+
+/* berth's reader of @chan is gone (`berth run ... | head -1`): the guest
+ * is told (EOF on that channel), closes the command's end and the command
+ * gets SIGPIPE, as under the namespace runtime; later bytes are dropped. */
+static void reader_gone(struct vm_rt *vm, uint16_t chan)
+{
+	int *fd = chan == BERTH_VM_STDERR ? &vm->io.err : &vm->io.out;
+	struct berth_error e;
+
+	if (*fd < 0 || *fd == vm->io.pty_slave)
+		return;
+	if (!(vm->io.out == vm->io.err))
+		close(*fd);
+	*fd = -1;
+	(void)berth_vm_write(vm->chan, BERTH_VM_EOF, chan, NULL, 0, &e);
 }
 
 void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, size_t n)
@@ -46,7 +64,8 @@ void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, 
 	if (chan != BERTH_VM_STDOUT && chan != BERTH_VM_STDERR)
 		return;
 	if (!vm->io.filter || chan != BERTH_VM_STDOUT) {
-		write_all(fd, p, n);
+		if (!write_all(fd, p, n))
+			reader_gone(vm, chan);
 		return;
 	}
 	/* berth's own terminal: what would drive it rather than draw on it
@@ -55,7 +74,10 @@ void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, 
 		char safe[16384 + BERTH_TERMFILTER_SLACK];
 		size_t k = n - off < 16384 ? n - off : 16384;
 		size_t m = berth_termfilter_feed(&vm->io.tf, (const char *)p + off, k, safe);
-		write_all(fd, (const unsigned char *)safe, m);
+		if (!write_all(fd, (const unsigned char *)safe, m)) {
+			reader_gone(vm, chan);
+			return;
+		}
 		off += k;
 	}
 }

@@ -294,6 +294,16 @@ if [ "$real_rc" = 0 ]; then
 	check "... /etc/shadow is refused, /usr is read-only" \
 		test "$(grep -c -e 'shadow: Permission denied' -e "/usr/x': Read-only file system" "$T/err")" = 2
 	[ "$fails" = 0 ] || show "$T/out" "$T/err"
+	# a reader that stops early (`| head -1`): the command gets SIGPIPE as
+	# under the namespace runtime (141), instead of running on in the guest
+	out=$(
+		BERTH_VM_DIR=$T/real timeout 60 "$B" run --runtime vm -- yes 2>"$T/err" </dev/null | head -1
+		echo "${PIPESTATUS[0]}"
+	)
+	rc=$(echo "$out" | tail -1)
+	check "... a reader gone (| head -1): the command gets SIGPIPE, 141, at once" \
+		test "$rc" = 141 -a "$(echo "$out" | head -1)" = y
+	[ "$rc" = 141 ] || show "$T/err"
 	# the attestation (docs/attest.md, `runtime`): the microVM, the guest
 	# it booted as verified (the pin's kernel, guest.json's initramfs), TCG,
 	# the guest's kernel, and the guest's own measurement's verdict

@@ -58,6 +58,10 @@ struct guest {
 	int pending_sig;           /* a SIGNAL that came before the command ran, or 0 */
 	unsigned short rows, cols; /* the last WINSZ before the pty was known */
 	bool stdin_eof;
+	/* the host's reader of stdout/stderr is gone (its EOF on that channel):
+	 * the pipe's read end is closed, so the command gets SIGPIPE/EPIPE as
+	 * under the namespace runtime */
+	bool reader_gone[3];
 	unsigned char *pend; /* stdin bytes the command has not taken yet */
 	size_t pend_len, pend_off;
 };

@@ -105,6 +105,10 @@ static int host_frame(struct guest *g, struct berth_rt *rt, const struct berth_v
 			return berth_err(err, 0, "the host sent data on channel %u", f->chan);
 		return queue_stdin(g, f->payload, f->len, err);
 	case BERTH_VM_EOF:
+		if (f->chan == BERTH_VM_STDOUT || f->chan == BERTH_VM_STDERR) {
+			g->reader_gone[f->chan] = true;
+			return 0;
+		}
 		g->stdin_eof = true;
 		return flush_stdin(g, err);
 	case BERTH_VM_SIGNAL:
@@ -303,6 +307,21 @@ static int pump_in(struct guest *g, struct berth_rt *rt, struct berth_error *err
 	return r;
 }
 
+/* The host's reader of the command's stdout or stderr closed (`| head`):
+ * close that pipe's read end, so the command's next write gets SIGPIPE
+ * (or EPIPE) as under the namespace runtime, instead of running on into a
+ * relay that drops its bytes.  Not a pty: it carries both ways. */
+static void drop_gone_readers(struct guest *g, struct stdio *io)
+{
+	int *fd[3] = {NULL, &io->out, &io->err};
+
+	for (int c = BERTH_VM_STDOUT; c <= BERTH_VM_STDERR; c++)
+		if (g->reader_gone[c] && *fd[c] >= 0 && *fd[c] != g->pty) {
+			close(*fd[c]);
+			*fd[c] = -1;
+		}
+}
+
 /* --timeout, as the namespace runtime's own relay enforces it. */
 static int timeout_fd(const struct berth_policy *p)
 {
@@ -348,6 +367,7 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 			break;
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump_in(g, rt, err) < 0)
 			goto broken;
+		drop_gone_readers(g, io);
 		if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    pump_out(g, &io->out, BERTH_VM_STDOUT, err) < 0)
 			goto broken;
