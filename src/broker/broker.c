@@ -475,7 +475,7 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 			      struct berth_error *err)
 {
 	if (kind != BERTH_BROKER_HTTP && kind != BERTH_BROKER_SOCKS5 && kind != BERTH_BROKER_TRANSPARENT &&
-	    kind != BERTH_BROKER_DNS) {
+	    kind != BERTH_BROKER_DNS && kind != BERTH_BROKER_HANDOFF && kind != BERTH_BROKER_DNS_TAGGED) {
 		close(fd);
 		return berth_err(err, EINVAL, "broker: unknown listener kind %d", (int)kind);
 	}
@@ -487,8 +487,11 @@ int berth_broker_add_listener(struct berth_broker *b, int fd, enum berth_broker_
 	li->b = b;
 	li->kind = kind;
 	evutil_make_socket_nonblocking(fd);
-	if (kind == BERTH_BROKER_DNS) {
-		li->udp = event_new(b->base, fd, EV_READ | EV_PERSIST, berth_bk_dns_read, li);
+	if (kind == BERTH_BROKER_DNS || kind == BERTH_BROKER_HANDOFF || kind == BERTH_BROKER_DNS_TAGGED) {
+		event_callback_fn cb = kind == BERTH_BROKER_DNS       ? berth_bk_dns_read
+				       : kind == BERTH_BROKER_HANDOFF ? berth_bk_handoff_read
+								      : berth_bk_dns_tagged_read;
+		li->udp = event_new(b->base, fd, EV_READ | EV_PERSIST, cb, li);
 		if (li->udp == NULL || event_add(li->udp, NULL) < 0) {
 			if (li->udp != NULL)
 				event_free(li->udp);

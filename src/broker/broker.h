@@ -69,6 +69,30 @@ enum berth_broker_kind {
 	 * reported with port 0), AAAA and other types of a declared name with
 	 * no record, so that clients use the IPv4 one. */
 	BERTH_BROKER_DNS = 4,
+	/* Connections made elsewhere (a microVM's, relayed over its channel):
+	 * an AF_UNIX SOCK_SEQPACKET socket on which each message is one
+	 * struct berth_broker_handoff with exactly one descriptor (SCM_RIGHTS),
+	 * a connected stream socket served as a connection accepted by a
+	 * listener of the message's kind (HTTP, SOCKS5 or TRANSPARENT, then
+	 * decided, refused and reported exactly as one); for TRANSPARENT the
+	 * destination is the message's, not getsockname(2)'s: a claim, decided
+	 * as a request for that address and port.  A malformed message (its
+	 * size, kind, address or port, or no single descriptor) is dropped
+	 * with its descriptors.  Decisions report the message's kind. */
+	BERTH_BROKER_HANDOFF = 5,
+	/* The sandbox's resolver over an AF_UNIX SOCK_DGRAM socket: each
+	 * datagram a 4-byte tag then one query, answered (as BERTH_BROKER_DNS
+	 * answers, and reported with that kind) by the same tag then the
+	 * answer, with send(2). */
+	BERTH_BROKER_DNS_TAGGED = 6,
+};
+
+/* One message of a BERTH_BROKER_HANDOFF socket (the layout of
+ * src/runtime/runtime.h's struct berth_egress_stream). */
+struct berth_broker_handoff {
+	uint32_t kind; /* BERTH_BROKER_HTTP, _SOCKS5 or _TRANSPARENT */
+	uint32_t port; /* TRANSPARENT: 1..65535; else ignored */
+	char dst[64];  /* TRANSPARENT: an IPv4 or IPv6 address's text (inet_pton(3)'s), NUL-terminated */
 };
 
 enum berth_broker_outcome {
@@ -126,8 +150,9 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 
 /*
  * berth_broker_add_listener - accept clients of @kind on @fd, a listening
- * TCP socket (made non-blocking here), or for BERTH_BROKER_DNS a bound UDP
- * socket.  The broker owns @fd from then on, also on failure, and closes it
+ * TCP socket (made non-blocking here), for BERTH_BROKER_DNS a bound UDP
+ * socket, for BERTH_BROKER_HANDOFF and BERTH_BROKER_DNS_TAGGED the AF_UNIX
+ * socket of their kind.  The broker owns @fd from then on, also on failure, and closes it
  * in berth_broker_free().  At most BERTH_BROKER_LISTENERS_MAX listeners.
  * Returns 0, or -1 with @err filled (EINVAL: an unknown kind; EMFILE: too
  * many listeners; ENOMEM).

@@ -46,7 +46,7 @@ enum cstate { C_HEAD, C_DNS, C_CONNECT, C_RELAY, C_CLOSING };
 struct listener {
 	struct berth_broker *b;
 	struct evconnlistener *l; /* TCP kinds */
-	struct event *udp;        /* BERTH_BROKER_DNS */
+	struct event *udp;        /* BERTH_BROKER_DNS, _DNS_TAGGED, _HANDOFF */
 	struct event *retry;
 	enum berth_broker_kind kind;
 };
@@ -185,10 +185,14 @@ void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct soc
 /* accept(2) failed (EMFILE ...): pauses the listener for a moment. */
 void berth_bk_accept_error(struct evconnlistener *l, void *arg);
 void berth_bk_accept_retry(evutil_socket_t fd, short what, void *arg);
+/* Messages on a BERTH_BROKER_HANDOFF socket: each a connection begun. */
+void berth_bk_handoff_read(evutil_socket_t fd, short what, void *arg);
 
 /* ---- broker_resolver.c */
 
 /* A datagram on the resolver's socket: answered, or refused. */
 void berth_bk_dns_read(evutil_socket_t fd, short what, void *arg);
+/* A datagram on a BERTH_BROKER_DNS_TAGGED socket: the same, tagged. */
+void berth_bk_dns_tagged_read(evutil_socket_t fd, short what, void *arg);
 
 #endif

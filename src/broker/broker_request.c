@@ -5,8 +5,10 @@
  * the checked addresses connected; and the listeners' accept callbacks.
  */
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -290,7 +292,7 @@ static void conn_timer(evutil_socket_t fd, short what, void *arg)
  * other is a request for the IP literal (decided as a proxy request for it
  * would be: only a declared literal, on a declared port, is reached).
  */
-static void transparent_request(struct conn *c, int fd)
+static void transparent_request(struct conn *c, int fd, const struct sockaddr_storage *claimed)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
@@ -299,7 +301,11 @@ static void transparent_request(struct conn *c, int fd)
 	unsigned port;
 
 	c->connect = true;
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	if (claimed != NULL) {
+		ss = *claimed;
+		sl = ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	}
+	if ((claimed == NULL && getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) ||
 	    berth_addr_from_sockaddr((struct sockaddr *)&ss, sl, &a) < 0) {
 		snprintf(c->dec.host, sizeof c->dec.host, "?");
 		berth_bk_refuse(c, "the destination of the connection is unknown");
@@ -317,23 +323,20 @@ static void transparent_request(struct conn *c, int fd)
 	request(c, host, port); /* which maps the resolver's addresses back to their names */
 }
 
-void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-			void *arg)
+/* A connection of @kind on @fd begins; @claimed: a transparent one's
+ * destination when it is not @fd's own (a handed-over stream's). */
+static void conn_begin(struct berth_broker *b, int fd, enum berth_broker_kind kind,
+		       const struct sockaddr_storage *claimed)
 {
-	struct listener *li = arg;
-	struct berth_broker *b = li->b;
 	struct conn *c = NULL;
 
-	(void)l;
-	(void)sa;
-	(void)salen;
 	berth_bk_stat_add(b, &b->st.connections, 1);
 	if (b->nconns >= b->max_conns || (c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
 		return;
 	}
 	c->b = b;
-	c->kind = li->kind;
+	c->kind = kind;
 	c->st = C_HEAD;
 	c->t0_ms = berth_now_ms();
 	c->cl = bufferevent_socket_new(b->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -354,12 +357,104 @@ void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct soc
 		return;
 	}
 	if (c->kind == BERTH_BROKER_TRANSPARENT) {
-		transparent_request(c, fd);
+		transparent_request(c, fd, claimed);
 		return;
 	}
 	bufferevent_setcb(c->cl, head_read, NULL, head_event, c);
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	berth_bk_timer_in(c, b->header_ms);
+}
+
+void berth_bk_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+			void *arg)
+{
+	struct listener *li = arg;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	conn_begin(li->b, fd, li->kind, NULL);
+}
+
+/* A handed-over message's destination, strictly: a canonical address
+ * (inet_pton) and a port; false when it is not one. */
+static bool handoff_dst(const struct berth_broker_handoff *h, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof *ss);
+	if (memchr(h->dst, '\0', sizeof h->dst) == NULL || h->port < 1 || h->port > 65535)
+		return false;
+	if (inet_pton(AF_INET, h->dst, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)h->port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, h->dst, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)h->port);
+		return true;
+	}
+	return false;
+}
+
+/* The descriptors of a message that is not one connection, closed. */
+static void close_rights(struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm != NULL; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+			close(fd);
+		}
+	}
+}
+
+void berth_bk_handoff_read(evutil_socket_t sock, short what, void *arg)
+{
+	struct listener *li = arg;
+
+	(void)what;
+	/* a bounded number per callback, as the resolver's */
+	for (int i = 0; i < 64; i++) {
+		struct berth_broker_handoff h;
+		union {
+			char buf[CMSG_SPACE(4 * sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {.iov_base = &h, .iov_len = sizeof h};
+		struct msghdr mh = {
+		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		struct sockaddr_storage ss;
+		struct cmsghdr *cm;
+		int fd = -1;
+		ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0)
+			return;
+		cm = CMSG_FIRSTHDR(&mh);
+		if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && CMSG_NXTHDR(&mh, cm) == NULL)
+			memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+		if (fd < 0 || n != (ssize_t)sizeof h || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+		    (h.kind != BERTH_BROKER_HTTP && h.kind != BERTH_BROKER_SOCKS5 &&
+		     h.kind != BERTH_BROKER_TRANSPARENT)) {
+			close_rights(&mh);
+			continue;
+		}
+		if (h.kind == BERTH_BROKER_TRANSPARENT && !handoff_dst(&h, &ss)) {
+			/* refused as a transparent connection whose destination
+			 * is unknown: reported, the client reset */
+			conn_begin(li->b, fd, BERTH_BROKER_TRANSPARENT, NULL);
+			continue;
+		}
+		conn_begin(li->b, fd, (enum berth_broker_kind)h.kind,
+			   h.kind == BERTH_BROKER_TRANSPARENT ? &ss : NULL);
+	}
 }
 
 /*

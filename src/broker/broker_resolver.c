@@ -4,6 +4,8 @@
  * declared name gets an address of its own (fakeaddr.h); anything else is refused.
  */
 
+#include <string.h>
+
 #include "dnsmsg.h"
 
 #include "broker_int.h"
@@ -81,5 +83,25 @@ void berth_bk_dns_read(evutil_socket_t fd, short what, void *arg)
 		if (m > 0)
 			(void)sendto(fd, out, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL,
 				     (struct sockaddr *)&from, fl);
+	}
+}
+
+void berth_bk_dns_tagged_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *li = arg;
+	uint8_t in[4 + 1500], out[4 + BERTH_DNS_ANSWER_MAX];
+
+	(void)what;
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(fd, in, sizeof in, MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0)
+			return;
+		if ((size_t)n > sizeof in || n < 4)
+			continue; /* truncated, or no tag */
+		int m = dns_answer(li->b, in + 4, (size_t)n - 4, out + 4, sizeof out - 4);
+		if (m > 0) {
+			memcpy(out, in, 4); /* the tag, as it came */
+			(void)send(fd, out, (size_t)m + 4, MSG_DONTWAIT | MSG_NOSIGNAL);
+		}
 	}
 }

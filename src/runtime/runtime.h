@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../policy/policy.h"
 #include "../util/error.h"
@@ -39,9 +40,23 @@ struct berth_journal;
 /*
  * --network proxy: the listening sockets a runtime made inside the
  * sandbox's network (reachable from the command, served from outside it).
- * Every descriptor is valid (>= 0).  The supervisor's egress broker serves
- * them (src/supervisor/run_egress.c); the runtime only makes them and
- * publishes their addresses to the command (HTTP_PROXY, resolv.conf...).
+ * The supervisor's egress broker serves them (src/supervisor/run_egress.c);
+ * the runtime only makes them and publishes their addresses to the command
+ * (HTTP_PROXY, resolv.conf...).  Each descriptor is valid (>= 0) or -1
+ * (none of that kind).
+ *
+ * A runtime whose command's connections do not reach a socket of this
+ * host's (the vm runtime: its sandbox is in the guest, its connections
+ * cross the channel) gives -1 for the listeners and instead:
+ *   streams     an AF_UNIX SOCK_SEQPACKET socket; each message is one
+ *               struct berth_egress_stream with exactly one descriptor
+ *               (SCM_RIGHTS), a connected stream socket carrying that
+ *               connection's bytes as the listener of its kind would have
+ *               accepted them;
+ *   dns_tagged  an AF_UNIX SOCK_DGRAM socket; each datagram is a 4-byte
+ *               tag then one DNS query, each answer the same tag then the
+ *               answer (the resolver's, as on @dns).
+ * The broker decides on these exactly as on the listeners' connections.
  */
 struct berth_egress_listeners {
 	int http;   /* TCP, an HTTP proxy (CONNECT, absolute-form http://) */
@@ -50,7 +65,27 @@ struct berth_egress_listeners {
 	 * (the sandbox's route for every non-local address leads here) */
 	int transparent[BERTH_EGRESS_TRANSPARENT_MAX];
 	size_t n_transparent;
-	int dns; /* UDP, the sandbox's resolver */
+	int dns;        /* UDP, the sandbox's resolver */
+	int streams;    /* see above; -1 none */
+	int dns_tagged; /* see above; -1 none */
+};
+
+/* The kinds of struct berth_egress_stream (src/broker/broker.h's kinds
+ * have the same values; run_egress.c checks it at build time). */
+enum berth_egress_kind {
+	BERTH_EGRESS_HTTP = 1,
+	BERTH_EGRESS_SOCKS5 = 2,
+	BERTH_EGRESS_TRANSPARENT = 3,
+};
+
+/* One connection handed over on berth_egress_listeners.streams. */
+struct berth_egress_stream {
+	uint32_t kind; /* enum berth_egress_kind */
+	/* BERTH_EGRESS_TRANSPARENT: the destination the connection was made
+	 * to, as the runtime was told it (the vm runtime: the guest's claim,
+	 * decided by the broker as any request for it); 0 and "" otherwise */
+	uint32_t port; /* 1..65535 */
+	char dst[64];  /* an IPv4 or IPv6 address's text, NUL-terminated */
 };
 
 /*

@@ -171,8 +171,11 @@ __attribute__((noreturn)) void berth_sb_child_fail(int sock, struct berth_error 
  * on, whatever it returns. */
 int berth_sb_hand_egress(struct sandbox *s, struct berth_error *err)
 {
-	struct berth_egress_listeners l = {
-	    .http = s->proxy_fd[0], .socks5 = s->proxy_fd[1], .dns = s->dns_fd};
+	struct berth_egress_listeners l = {.http = s->proxy_fd[0],
+					   .socks5 = s->proxy_fd[1],
+					   .dns = s->dns_fd,
+					   .streams = -1,
+					   .dns_tagged = -1};
 
 	if (s->p->network != BERTH_NET_PROXY)
 		return 0;

@@ -6,6 +6,7 @@
  * berth, outside the sandbox, for the whole run, and records each decision.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -46,13 +47,31 @@ static void *broker_main(void *arg)
 	return NULL;
 }
 
+/* A runtime's hand-over is the broker's, to the byte (runtime.h). */
+_Static_assert(sizeof(struct berth_egress_stream) == sizeof(struct berth_broker_handoff) &&
+		   offsetof(struct berth_egress_stream, port) ==
+		       offsetof(struct berth_broker_handoff, port) &&
+		   offsetof(struct berth_egress_stream, dst) == offsetof(struct berth_broker_handoff, dst) &&
+		   (int)BERTH_EGRESS_HTTP == (int)BERTH_BROKER_HTTP &&
+		   (int)BERTH_EGRESS_SOCKS5 == (int)BERTH_BROKER_SOCKS5 &&
+		   (int)BERTH_EGRESS_TRANSPARENT == (int)BERTH_BROKER_TRANSPARENT,
+	       "struct berth_egress_stream is not struct berth_broker_handoff");
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 static void close_listeners(const struct berth_egress_listeners *l)
 {
-	close(l->http);
-	close(l->socks5);
+	close_fd(l->http);
+	close_fd(l->socks5);
 	for (size_t i = 0; i < l->n_transparent; i++)
-		close(l->transparent[i]);
-	close(l->dns);
+		close_fd(l->transparent[i]);
+	close_fd(l->dns);
+	close_fd(l->streams);
+	close_fd(l->dns_tagged);
 }
 
 /* Gives every listener of @l to @b; after a failure the rest are closed
@@ -63,7 +82,7 @@ static int add_listeners(struct berth_broker *b, const struct berth_egress_liste
 	struct {
 		int fd;
 		enum berth_broker_kind kind;
-	} v[3 + BERTH_EGRESS_TRANSPARENT_MAX];
+	} v[5 + BERTH_EGRESS_TRANSPARENT_MAX];
 	size_t n = 0;
 	int rc = 0;
 
@@ -72,7 +91,11 @@ static int add_listeners(struct berth_broker *b, const struct berth_egress_liste
 	for (size_t i = 0; i < l->n_transparent; i++)
 		v[n++] = (typeof(v[0])){l->transparent[i], BERTH_BROKER_TRANSPARENT};
 	v[n++] = (typeof(v[0])){l->dns, BERTH_BROKER_DNS};
+	v[n++] = (typeof(v[0])){l->streams, BERTH_BROKER_HANDOFF};
+	v[n++] = (typeof(v[0])){l->dns_tagged, BERTH_BROKER_DNS_TAGGED};
 	for (size_t i = 0; i < n; i++) {
+		if (v[i].fd < 0)
+			continue; /* none of that kind */
 		if (rc < 0)
 			close(v[i].fd);
 		else

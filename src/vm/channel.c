@@ -6,7 +6,8 @@
  *   sync 1  HELLO from the guest (within the boot deadline); POLICY (the
  *           policy's canonical JSON, the bytes the host digests) and START
  *   sync 2  READY: the guest's namespace runtime built the sandbox; the
- *           supervisor's before_release runs here, then GO 2
+ *           supervisor's before_release runs here, and its on_egress with
+ *           --network proxy (relay.c, berth_vm_egress_start), then GO 2
  *   sync 3  MEASURE: the command measured what is enforced; on_measured,
  *           then GO 3 and the command's execve
  * A hook that fails sends no GO: the command never passes the point it
@@ -224,6 +225,8 @@ int berth_vm_handshake(struct vm_rt *vm, struct berth_error *err)
 	if (hk->on_terminal != NULL && vm->pty_master >= 0)
 		hk->on_terminal(hk->arg, vm->pty_master);
 	if (hk->before_release != NULL && hk->before_release(hk->arg, err) < 0)
+		return -1;
+	if (vm->p->network == BERTH_NET_PROXY && berth_vm_egress_start(vm, err) < 0)
 		return -1;
 	if (send_go(vm, 2, err) < 0)
 		return -1;

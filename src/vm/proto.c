@@ -149,3 +149,55 @@ int berth_vm_write(int fd, uint16_t type, uint16_t chan, const void *payload, si
 	}
 	return 0;
 }
+
+void berth_vm_credit_init(struct berth_vm_credit *c)
+{
+	c->can_send = BERTH_VM_WINDOW;
+	c->may_recv = BERTH_VM_WINDOW;
+	c->handed = 0;
+}
+
+void berth_vm_credit_sent(struct berth_vm_credit *c, size_t n)
+{
+	c->can_send = n >= c->can_send ? 0 : c->can_send - (uint32_t)n;
+}
+
+int berth_vm_credit_grant(struct berth_vm_credit *c, const unsigned char *p, size_t len,
+			  struct berth_error *err)
+{
+	uint32_t n;
+
+	if (len != 4)
+		return berth_err(err, 0, "the VM channel sent a CREDIT frame of %zu bytes (4 are due)", len);
+	n = berth_vm_get_u32(p);
+	if (n > BERTH_VM_WINDOW - c->can_send)
+		return berth_err(err, 0, "the VM channel granted %u bytes of credit over the %u it may hold",
+				 (unsigned)n, (unsigned)BERTH_VM_WINDOW);
+	c->can_send += n;
+	return 0;
+}
+
+int berth_vm_credit_recv(struct berth_vm_credit *c, size_t n, struct berth_error *err)
+{
+	if (n > c->may_recv)
+		return berth_err(err, 0, "the VM channel sent %zu bytes of DATA past its credit of %u", n,
+				 (unsigned)c->may_recv);
+	c->may_recv -= (uint32_t)n;
+	return 0;
+}
+
+uint32_t berth_vm_credit_handed(struct berth_vm_credit *c, size_t n)
+{
+	uint32_t g;
+
+	/* never more back than was taken: a caller's error cannot widen the window */
+	if (n > BERTH_VM_WINDOW - c->may_recv - c->handed)
+		n = BERTH_VM_WINDOW - c->may_recv - c->handed;
+	c->handed += (uint32_t)n;
+	if (c->handed < BERTH_VM_WINDOW / 4)
+		return 0;
+	g = c->handed;
+	c->may_recv += g;
+	c->handed = 0;
+	return g;
+}

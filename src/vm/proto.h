@@ -45,6 +45,38 @@
  *                    READY or MEASURE: the command never ran
  * A host that does not send GO (its hook failed) kills the VM: the command
  * never passes the sync point it waits at.
+ *
+ * Flow control (every DATA chan: stdin, stdout, stderr, the streams, and
+ * any chan added later): the receiver of a chan's DATA holds at most
+ * BERTH_VM_WINDOW bytes of it.  Each side starts with that credit for every
+ * chan it sends on (a stream's at its OPEN), subtracts what it sends and
+ * sends no more than it has; the receiver returns credit with CREDIT as it
+ * hands bytes on (to the command's stdin, to a socket, to berth's stdout).
+ * DATA beyond the credit is a malformed frame.  So a reader that does not
+ * read (a command that never reads its stdin, a slow client) stops its
+ * sender, not the channel, and neither side's memory grows past a window a
+ * chan.  struct berth_vm_credit below is that accounting, for both sides.
+ *
+ * --network proxy (the command's connections, decided by the host's egress
+ * broker, never by the guest):
+ *   guest  OPEN      chan = a new stream id (>= BERTH_VM_STREAM_FIRST),
+ *                    {"kind":"http"|"socks5"|"transparent","dst":"A","port":N}:
+ *                    a connection the guest's sandbox made to its listener
+ *                    of that kind; for "transparent" A:N is the address the
+ *                    connection was made to (getsockname(2) in the guest).
+ *                    The host takes all of it as the guest's claim: the
+ *                    broker decides on it as on any request for A:N.
+ *   both   DATA/EOF  the stream's bytes and half-close, under credit
+ *   both   CREDIT    u32: more bytes the sender of CREDIT takes on @chan
+ *   both   CLOSE     the stream is gone (a refused OPEN, a reset, an
+ *                    error): the other side closes its end at once; frames
+ *                    of a chan no longer open are dropped
+ *   guest  DNS       u32 tag, then one DNS query a client of the sandbox's
+ *                    resolver sent;
+ *   host   DNS       u32 the same tag, then the broker's answer
+ * A stream ends when both sides sent EOF and the bytes were handed on;
+ * stream ids are not reused while open.  EOF on stdin from the guest: the
+ * command closed its stdin; the host stops reading berth's.
  */
 #ifndef BERTH_VM_PROTO_H
 #define BERTH_VM_PROTO_H
@@ -58,6 +90,10 @@
 #define BERTH_VM_HDR 12
 #define BERTH_VM_PAYLOAD_MAX 65536
 #define BERTH_VM_PROTO_VERSION 1
+#define BERTH_VM_WINDOW (256u << 10) /* bytes of one chan's DATA a receiver holds at most */
+#define BERTH_VM_STREAM_FIRST 16     /* the first stream id; chans below are fixed (stdio, RPC) */
+#define BERTH_VM_OPEN_MAX 512        /* an OPEN payload's bytes at most */
+#define BERTH_VM_DNS_MAX 1500        /* a DNS frame's message bytes at most (after the tag) */
 
 enum berth_vm_type {
 	BERTH_VM_HELLO = 1,
@@ -72,7 +108,11 @@ enum berth_vm_type {
 	BERTH_VM_ERROR = 10,
 	BERTH_VM_READY = 11,
 	BERTH_VM_GO = 12,
-	BERTH_VM_TYPE_MAX = 12,
+	BERTH_VM_OPEN = 13,
+	BERTH_VM_CREDIT = 14,
+	BERTH_VM_CLOSE = 15,
+	BERTH_VM_DNS = 16,
+	BERTH_VM_TYPE_MAX = 16,
 };
 
 enum berth_vm_chan {
@@ -127,6 +167,44 @@ int berth_vm_read(int fd, struct berth_vm_reader *r, struct berth_vm_frame *f, s
  */
 int berth_vm_write(int fd, uint16_t type, uint16_t chan, const void *payload, size_t len,
 		   struct berth_error *err);
+
+/* One chan's flow control, as one side keeps it (pure: no I/O). */
+struct berth_vm_credit {
+	uint32_t can_send; /* bytes the peer still takes from this side */
+	uint32_t may_recv; /* bytes the peer may still send before a grant */
+	uint32_t handed;   /* bytes received and handed on, not granted back yet */
+};
+
+/* berth_vm_credit_init - a chan at its start: a window each way. */
+void berth_vm_credit_init(struct berth_vm_credit *c);
+
+/* berth_vm_credit_sent - @n bytes sent as DATA (@n <= can_send). */
+void berth_vm_credit_sent(struct berth_vm_credit *c, size_t n);
+
+/*
+ * berth_vm_credit_grant - a CREDIT frame's payload (@len bytes at @p)
+ * received.  Returns 0 with can_send raised, or -1 with @err (status 125)
+ * when the payload is not a u32 or the credit would pass BERTH_VM_WINDOW
+ * (the peer grants more than it can hold).
+ */
+int berth_vm_credit_grant(struct berth_vm_credit *c, const unsigned char *p, size_t len,
+			  struct berth_error *err);
+
+/*
+ * berth_vm_credit_recv - @n bytes of DATA received.  Returns 0, or -1 with
+ * @err (status 125) when the peer sent past the credit it was given.
+ */
+int berth_vm_credit_recv(struct berth_vm_credit *c, size_t n, struct berth_error *err);
+
+/*
+ * berth_vm_credit_handed - @n of the received bytes were handed on (written
+ * to their reader, or dropped).  Returns the bytes to grant back with a
+ * CREDIT frame now (0: not yet: grants are batched to a quarter window,
+ * which cannot stall a sender: one without credit left means the receiver
+ * holds the whole window, and handing a quarter of it on grants it), and
+ * counts them as granted.  Never more than was received and not granted.
+ */
+uint32_t berth_vm_credit_handed(struct berth_vm_credit *c, size_t n);
 
 /* Little-endian helpers for the fixed payloads (SIGNAL, WINSZ, EXIT). */
 void berth_vm_put_u32(unsigned char *p, uint32_t v);

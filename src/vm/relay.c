@@ -5,12 +5,16 @@
  * berth and the channel, until the guest powers off.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +24,59 @@
 /* After EXIT the guest syncs and powers off; a guest that does not is
  * killed after this long (its status is known already). */
 #define POWEROFF_GRACE_MS 10000
+/* The relay's unwritten frames at most: the credit bounds them far below
+ * (a window a chan), so more is a bug, failed closed rather than grown. */
+#define OUTQ_MAX (64u << 20)
+#define STDIN_READ 16384
+
+/* ---------------------------------------------------------- the writer */
+
+/* What the channel takes of the queue now (non-blocking); -1 with @err. */
+static int outq_flush(struct vm_rt *vm, struct berth_error *err)
+{
+	while (vm->chan >= 0 && vm->outq_off < vm->outq_len) {
+		ssize_t w = write(vm->chan, vm->outq + vm->outq_off, vm->outq_len - vm->outq_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w < 0)
+			return berth_err(err, errno, "write the VM channel");
+		vm->outq_off += (size_t)w;
+	}
+	if (vm->outq_off == vm->outq_len)
+		vm->outq_off = vm->outq_len = 0;
+	return 0;
+}
+
+/* One frame, queued and written as far as the channel takes it: the relay
+ * never waits for the guest to read (which may wait for the relay). */
+static int vm_send(void *arg, uint16_t type, uint16_t chan, const void *payload, size_t len,
+		   struct berth_error *err)
+{
+	struct vm_rt *vm = arg;
+	unsigned char hdr[BERTH_VM_HDR];
+
+	if (vm->chan < 0)
+		return 0; /* the guest is gone: nothing more reaches it */
+	if (len > BERTH_VM_PAYLOAD_MAX || vm->outq_len + BERTH_VM_HDR + len > OUTQ_MAX)
+		return berth_err(err, ENOBUFS, "the VM channel's queue is over %u bytes", OUTQ_MAX);
+	if (vm->outq_off > 0 && vm->outq_off == vm->outq_len)
+		vm->outq_off = vm->outq_len = 0;
+	unsigned char *nq = realloc(vm->outq, vm->outq_len + BERTH_VM_HDR + len);
+	if (nq == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	vm->outq = nq;
+	berth_vm_put_u32(hdr, BERTH_VM_MAGIC);
+	berth_vm_put_u32(hdr + 4, (uint32_t)len);
+	berth_vm_put_u16(hdr + 8, type);
+	berth_vm_put_u16(hdr + 10, chan);
+	memcpy(vm->outq + vm->outq_len, hdr, BERTH_VM_HDR);
+	if (len > 0)
+		memcpy(vm->outq + vm->outq_len + BERTH_VM_HDR, payload, len);
+	vm->outq_len += BERTH_VM_HDR + len;
+	return outq_flush(vm, err);
+}
 
 /* Returns false when the reader is gone (EPIPE, or another write error). */
 static bool write_all(int fd, const unsigned char *p, size_t n)
@@ -54,7 +111,7 @@ static void reader_gone(struct vm_rt *vm, uint16_t chan)
 	if (!(vm->io.out == vm->io.err))
 		close(*fd);
 	*fd = -1;
-	(void)berth_vm_write(vm->chan, BERTH_VM_EOF, chan, NULL, 0, &e);
+	(void)vm_send(vm, BERTH_VM_EOF, chan, NULL, 0, &e);
 }
 
 void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, size_t n)
@@ -95,15 +152,183 @@ static void data_eof(struct vm_rt *vm, uint16_t chan)
 	*fd = -1;
 }
 
+/* The guest's command closed its stdin: berth's is not read any more. */
+static void stdin_gone(struct vm_rt *vm)
+{
+	if (vm->io.in < 0)
+		return;
+	if (vm->io.in != vm->io.pty_slave)
+		close(vm->io.in);
+	vm->io.in = -1;
+}
+
+/* ---------------------------------------------------------- egress */
+
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int berth_vm_egress_start(struct vm_rt *vm, struct berth_error *err)
+{
+	const struct berth_run_hooks *hk = &vm->o->hooks;
+	struct berth_egress_listeners l = {.http = -1, .socks5 = -1, .dns = -1};
+	int hs[2] = {-1, -1}, ds[2] = {-1, -1};
+
+	if (hk->on_egress == NULL)
+		return berth_err(err, EINVAL, "--network proxy needs the supervisor's egress broker");
+	vm->streams = malloc(sizeof *vm->streams);
+	if (vm->streams == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	berth_vm_streams_init(vm->streams, vm_send, vm);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hs) < 0 ||
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ds) < 0) {
+		int e = errno;
+		fd_close(&hs[0]);
+		fd_close(&hs[1]);
+		return berth_err(err, e, "cannot make the egress broker's sockets");
+	}
+	fcntl(hs[0], F_SETFL, O_NONBLOCK);
+	fcntl(ds[0], F_SETFL, O_NONBLOCK);
+	vm->handoff = hs[0];
+	vm->dns = ds[0];
+	l.streams = hs[1];
+	l.dns_tagged = ds[1];
+	/* the hook owns both from here on, whatever it returns */
+	return hk->on_egress(hk->arg, &l, err);
+}
+
+/* OPEN's JSON: the kind, and a transparent one's claimed destination. */
+static int parse_open(const struct berth_vm_frame *f, struct berth_egress_stream *m, struct berth_error *err)
+{
+	json_t *j =
+	    f->len <= BERTH_VM_OPEN_MAX ? json_loadb((const char *)f->payload, f->len, 0, NULL) : NULL;
+	const char *kind = json_string_value(json_object_get(j, "kind"));
+	const char *dst = json_string_value(json_object_get(j, "dst"));
+	json_t *port = json_object_get(j, "port");
+	int rc = 0;
+
+	memset(m, 0, sizeof *m);
+	m->kind = kind == NULL                       ? 0
+		  : strcmp(kind, "http") == 0        ? BERTH_EGRESS_HTTP
+		  : strcmp(kind, "socks5") == 0      ? BERTH_EGRESS_SOCKS5
+		  : strcmp(kind, "transparent") == 0 ? BERTH_EGRESS_TRANSPARENT
+						     : 0;
+	if (m->kind == 0 || dst == NULL || strlen(dst) >= sizeof m->dst || !json_is_integer(port) ||
+	    json_integer_value(port) < 0 || json_integer_value(port) > 65535)
+		rc = berth_err(err, 0, "the microVM guest sent a malformed OPEN on stream %u: `%.*s`",
+			       f->chan, (int)(f->len < 200 ? f->len : 200), (const char *)f->payload);
+	else {
+		snprintf(m->dst, sizeof m->dst, "%s", dst);
+		m->port = (uint32_t)json_integer_value(port);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* OPEN: a socketpair, one end the stream's, the other the broker's with
+ * the guest's claims (decided there as any connection's). */
+static int on_open(struct vm_rt *vm, const struct berth_vm_frame *f)
+{
+	struct berth_egress_stream m;
+	struct berth_vm_stream *st;
+	struct berth_error e = {0};
+	int sp[2];
+
+	if (vm->streams == NULL || vm->handoff < 0)
+		return berth_err(&vm->relay_err, 0,
+				 "the microVM guest opened a stream, and the run has no --network proxy");
+	if (parse_open(f, &m, &vm->relay_err) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return vm_send(vm, BERTH_VM_CLOSE, f->chan, NULL, 0, &vm->relay_err);
+	st = berth_vm_stream_add(vm->streams, sp[0], f->chan, &e);
+	if (st == NULL) {
+		close(sp[1]);
+		if (e.errnum != EMFILE) {
+			vm->relay_err = e;
+			return -1;
+		}
+		return vm_send(vm, BERTH_VM_CLOSE, f->chan, NULL, 0, &vm->relay_err);
+	}
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &sp[1], sizeof(int));
+	ssize_t n = sendmsg(vm->handoff, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(sp[1]);
+	if (n != (ssize_t)sizeof m) /* the broker is gone or behind: this one is reset */
+		berth_vm_stream_abort(vm->streams, st, true);
+	return 0;
+}
+
+/* DNS from the guest: to the broker's resolver, tag and all (a full
+ * socket drops it, as a lost datagram: the client asks again). */
+static int on_dns(struct vm_rt *vm, const struct berth_vm_frame *f)
+{
+	if (vm->dns < 0)
+		return berth_err(&vm->relay_err, 0,
+				 "the microVM guest sent a DNS query, and the run has no --network proxy");
+	if (f->len < 4 || f->len > 4 + BERTH_VM_DNS_MAX)
+		return berth_err(&vm->relay_err, 0, "the microVM guest sent a malformed DNS frame (%u bytes)",
+				 f->len);
+	(void)send(vm->dns, f->payload, f->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return 0;
+}
+
+/* The broker's answers, tagged as they came, to the guest. */
+static int dns_answers(struct vm_rt *vm)
+{
+	unsigned char buf[4 + BERTH_VM_DNS_MAX];
+
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(vm->dns, buf, sizeof buf, MSG_DONTWAIT);
+		if (n < 0)
+			return 0;
+		if (n >= 4 && vm_send(vm, BERTH_VM_DNS, 0, buf, (size_t)n, &vm->relay_err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- frames */
+
 static int on_frame(struct vm_rt *vm, const struct berth_vm_frame *f)
 {
+	if (vm->streams != NULL) {
+		int k = berth_vm_streams_frame(vm->streams, f, &vm->relay_err);
+		if (k != 0)
+			return k < 0 ? -1 : 0;
+	}
 	switch (f->type) {
 	case BERTH_VM_DATA:
 		berth_vm_data_out(vm, f->chan, f->payload, f->len);
 		return 0;
 	case BERTH_VM_EOF:
-		data_eof(vm, f->chan);
+		if (f->chan == BERTH_VM_STDIN)
+			stdin_gone(vm);
+		else
+			data_eof(vm, f->chan);
 		return 0;
+	case BERTH_VM_CREDIT:
+		if (f->chan != BERTH_VM_STDIN)
+			return berth_err(&vm->relay_err, 0, "the microVM guest sent CREDIT on channel %u",
+					 f->chan);
+		return berth_vm_credit_grant(&vm->stdin_cr, f->payload, f->len, &vm->relay_err);
+	case BERTH_VM_OPEN:
+		return on_open(vm, f);
+	case BERTH_VM_DNS:
+		return on_dns(vm, f);
 	case BERTH_VM_EXIT:
 		if (f->len != 4)
 			return berth_err(&vm->relay_err, 0, "the microVM guest sent a malformed EXIT frame");
@@ -142,23 +367,22 @@ static int read_frames(struct vm_rt *vm)
 	}
 }
 
-/* One read of the command's input, as DATA (or EOF at its end). */
-static void pump_in(struct vm_rt *vm)
+/* One read of the command's input, as DATA within the guest's credit (or
+ * EOF at its end). */
+static int pump_in(struct vm_rt *vm)
 {
-	unsigned char buf[16384];
-	ssize_t n = read(vm->io.in, buf, sizeof buf);
-	struct berth_error e = {0};
+	unsigned char buf[STDIN_READ];
+	size_t want = vm->stdin_cr.can_send < sizeof buf ? vm->stdin_cr.can_send : sizeof buf;
+	ssize_t n = want > 0 ? read(vm->io.in, buf, want) : -1;
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
+	if (want == 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
+		return 0;
 	if (n > 0) {
-		berth_vm_write(vm->chan, BERTH_VM_DATA, BERTH_VM_STDIN, buf, (size_t)n, &e);
-		return;
+		berth_vm_credit_sent(&vm->stdin_cr, (size_t)n);
+		return vm_send(vm, BERTH_VM_DATA, BERTH_VM_STDIN, buf, (size_t)n, &vm->relay_err);
 	}
-	berth_vm_write(vm->chan, BERTH_VM_EOF, BERTH_VM_STDIN, NULL, 0, &e);
-	if (vm->io.in != vm->io.pty_slave)
-		close(vm->io.in);
-	vm->io.in = -1;
+	stdin_gone(vm);
+	return vm_send(vm, BERTH_VM_EOF, BERTH_VM_STDIN, NULL, 0, &vm->relay_err);
 }
 
 static void send_winsz(struct vm_rt *vm)
@@ -171,7 +395,7 @@ static void send_winsz(struct vm_rt *vm)
 		return;
 	berth_vm_put_u16(b, ws.ws_row);
 	berth_vm_put_u16(b + 2, ws.ws_col);
-	berth_vm_write(vm->chan, BERTH_VM_WINSZ, 0, b, sizeof b, &e);
+	vm_send(vm, BERTH_VM_WINSZ, 0, b, sizeof b, &e);
 }
 
 static void on_signals(struct vm_rt *vm, int sfd)
@@ -190,7 +414,7 @@ static void on_signals(struct vm_rt *vm, int sfd)
 		}
 		berth_vm_put_u32(b, si.ssi_signo);
 		if (vm->chan >= 0)
-			berth_vm_write(vm->chan, BERTH_VM_SIGNAL, 0, b, sizeof b, &e);
+			vm_send(vm, BERTH_VM_SIGNAL, 0, b, sizeof b, &e);
 	}
 }
 
@@ -200,11 +424,15 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 	bool qemu_done = vm->qemu_pidfd < 0; /* none: the channel's end is the end */
 
 	while (!qemu_done || vm->chan >= 0) {
-		struct pollfd p[5] = {{vm->chan, POLLIN, 0},
-				      {vm->chan >= 0 ? vm->io.in : -1, POLLIN, 0},
-				      {sfd, POLLIN, 0},
-				      {tfd, POLLIN, 0},
-				      {qemu_done ? -1 : vm->qemu_pidfd, POLLIN, 0}};
+		struct pollfd p[6 + BERTH_VM_STREAMS_MAX] = {
+		    {vm->chan, (short)(POLLIN | (vm->outq_len > vm->outq_off ? POLLOUT : 0)), 0},
+		    {vm->chan >= 0 && vm->stdin_cr.can_send > 0 ? vm->io.in : -1, POLLIN, 0},
+		    {sfd, POLLIN, 0},
+		    {tfd, POLLIN, 0},
+		    {qemu_done ? -1 : vm->qemu_pidfd, POLLIN, 0},
+		    {vm->chan >= 0 ? vm->dns : -1, POLLIN, 0}};
+		size_t ns =
+		    vm->streams != NULL && vm->chan >= 0 ? berth_vm_streams_poll(vm->streams, p + 6) : 0;
 		int ms = -1;
 		if (vm->exited && deadline < 0)
 			deadline = berth_now_ms() + POWEROFF_GRACE_MS;
@@ -212,7 +440,7 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 			ms = (int)(deadline - berth_now_ms() > 0 ? deadline - berth_now_ms() : 0);
 		if (qemu_done && vm->chan >= 0)
 			ms = ms < 0 || ms > 1000 ? 1000 : ms; /* what qemu wrote before it ended, then done */
-		int n = poll(p, 5, ms);
+		int n = poll(p, (nfds_t)(6 + ns), ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0) {
@@ -222,13 +450,15 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 			}
 			continue;
 		}
-		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && read_frames(vm) < 0) {
+		if (((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && read_frames(vm) < 0) ||
+		    ((p[0].revents & POLLOUT) && outq_flush(vm, &vm->relay_err) < 0) ||
+		    ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && vm->io.in >= 0 && pump_in(vm) < 0) ||
+		    ((p[5].revents & POLLIN) && dns_answers(vm) < 0) ||
+		    (ns > 0 && berth_vm_streams_ready(vm->streams, p + 6, ns, &vm->relay_err) < 0)) {
 			vm->failed = true;
 			berth_vm_kill_all(vm);
 			return -1;
 		}
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-			pump_in(vm);
 		if (sfd >= 0 && (p[2].revents & POLLIN))
 			on_signals(vm, sfd);
 		if (tfd >= 0 && (p[3].revents & POLLIN)) {

@@ -62,12 +62,8 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 		return refuse("run a container (`berth oci`)", "use the namespace runtime", err);
 	if (p->app)
 		return refuse("run a resident app", "use the namespace runtime", err);
-	if (p->network == BERTH_NET_PROXY)
-		return refuse(
-		    "give `--network proxy`",
-		    "drop --network proxy/--allow-host (the vm runtime gives `--network none`), or use "
-		    "`--runtime namespace`",
-		    err);
+	/* --network proxy is carried: the guest relays each connection and
+	 * DNS query to the host's egress broker, which decides (relay.c) */
 	if (p->network == BERTH_NET_HOST)
 		return refuse("give `--network host`", "drop --network host, or use `--runtime namespace`",
 			      err);
@@ -122,6 +118,8 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->virtiofsd = vm->qemu = vm->janitor = -1;
 	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
+	vm->handoff = vm->dns = -1;
+	berth_vm_credit_init(&vm->stdin_cr);
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
@@ -277,6 +275,15 @@ static void vm_destroy(struct vm_rt *vm)
 	tty_restore(vm);
 	if (vm->chan >= 0)
 		close(vm->chan);
+	/* every stream the guest opened: the broker's end sees it closed */
+	if (vm->streams != NULL)
+		berth_vm_streams_close_all(vm->streams);
+	free(vm->streams);
+	if (vm->handoff >= 0)
+		close(vm->handoff);
+	if (vm->dns >= 0)
+		close(vm->dns);
+	free(vm->outq);
 	if (vm->qemu_pidfd >= 0)
 		close(vm->qemu_pidfd);
 	if (vm->pty_master >= 0)

@@ -29,6 +29,7 @@
 #include "../util/error.h"
 #include "../util/termfilter.h"
 #include "proto.h"
+#include "stream.h"
 
 /* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
@@ -90,6 +91,17 @@ struct vm_rt {
 	bool relay_running;
 	bool waited;
 	int boot_timeout_ms; /* no HELLO by then: killed (status 125) */
+	/* stdin's flow control (proto.h): what the guest still takes */
+	struct berth_vm_credit stdin_cr;
+	/* the relay's frames not written yet: it never blocks on the channel,
+	 * so the guest's frames are always read (the credit bounds this) */
+	unsigned char *outq;
+	size_t outq_len, outq_off;
+	/* --network proxy: the guest's connections (relay.c); our ends of
+	 * the sockets the supervisor's broker was given at sync 2 */
+	struct berth_vm_streams *streams;
+	int handoff; /* SOCK_SEQPACKET: a stream's other end to the broker; -1 none */
+	int dns;     /* SOCK_DGRAM: tagged queries and answers; -1 none */
 };
 
 /* guest_check.c: the installed guest in berth_vm_dir(), verified by
@@ -155,6 +167,11 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd);
 /* relay.c: DATA of the guest's @chan (stdout, stderr) to the command's
  * output (berth's terminal through the terminal filter). */
 void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, size_t n);
+
+/* relay.c: --network proxy, sync 2: the broker's sockets made and given
+ * to the supervisor (hooks.on_egress), ours kept.  Returns 0, or -1 with
+ * @err (the hook's, or the sockets'). */
+int berth_vm_egress_start(struct vm_rt *vm, struct berth_error *err);
 
 /* relay.c: the exit status berth returns for the ended @vm (as the
  * namespace runtime's: the command's, 128+N, 124 on --timeout), or -1 with

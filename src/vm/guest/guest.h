@@ -15,11 +15,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "../../policy/policy.h"
 #include "../../util/error.h"
+#include "../../runtime/runtime.h"
 #include "../proto.h"
+#include "../stream.h"
 
 #define GUEST_PORT_NAME "berth.0"
 #define GUEST_ROOT_TAG "root"
@@ -62,8 +65,23 @@ struct guest {
 	 * the pipe's read end is closed, so the command gets SIGPIPE/EPIPE as
 	 * under the namespace runtime */
 	bool reader_gone[3];
-	unsigned char *pend; /* stdin bytes the command has not taken yet */
+	unsigned char *pend; /* stdin bytes the command has not taken yet (a window at most) */
 	size_t pend_len, pend_off;
+	struct berth_vm_credit stdin_cr; /* stdin's flow control (proto.h) */
+	bool stdin_gone;                 /* the command closed its stdin: EOF sent, the rest dropped */
+	/* --network proxy: the listeners of the sandbox's network (its
+	 * on_egress), each connection a stream to the host's broker, each
+	 * query a DNS frame; -1 none */
+	struct berth_egress_listeners egress;
+	bool has_egress;
+	struct berth_vm_streams *streams;
+	uint32_t dns_tag; /* the last query's tag */
+	struct guest_dns_query {
+		bool used;
+		uint32_t tag;
+		struct sockaddr_storage from; /* the client, for the answer */
+		socklen_t from_len;
+	} dnsq[64];
 };
 
 /* boot.c */
@@ -87,6 +105,15 @@ void guest_start_free(struct guest_start *st);
 /* root.c */
 int guest_switch_root(struct berth_error *err);
 int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err);
+
+/* egress.c: --network proxy (the hook takes the listeners; the relay
+ * polls them and the streams, hands the host's frames over) */
+struct pollfd;
+int guest_egress_hook(void *arg, const struct berth_egress_listeners *l, struct berth_error *err);
+size_t guest_egress_poll(struct guest *g, struct pollfd *p);
+int guest_egress_ready(struct guest *g, const struct pollfd *p, size_t n, struct berth_error *err);
+int guest_egress_frame(struct guest *g, const struct berth_vm_frame *f, struct berth_error *err);
+void guest_egress_close(struct guest *g);
 
 /* worker.c */
 __attribute__((noreturn)) void guest_worker(struct guest *g);

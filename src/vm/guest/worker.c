@@ -32,12 +32,23 @@
 #include "../../sandbox/measure.h"
 #include "../../util/cleanup.h"
 
-#define STDIN_PENDING_MAX (4u << 20) /* bytes of stdin kept while the command cannot take them */
-#define PIPE_SIZE (1 << 20)          /* the stdin pipe's: fs.pipe-max-size's default */
+#define PIPE_SIZE (1 << 20) /* the stdin pipe's: fs.pipe-max-size's default */
 
 static int in_fd(const struct guest *g)
 {
 	return g->start.tty ? g->pty : g->stdin_w;
+}
+
+/* @n bytes of stdin handed on: the host's credit back, in batches. */
+static int stdin_handed(struct guest *g, size_t n, struct berth_error *err)
+{
+	uint32_t grant = berth_vm_credit_handed(&g->stdin_cr, n);
+	unsigned char b[4];
+
+	if (grant == 0 || g->stdin_gone)
+		return 0;
+	berth_vm_put_u32(b, grant);
+	return berth_vm_write(g->chan, BERTH_VM_CREDIT, BERTH_VM_STDIN, b, sizeof b, err);
 }
 
 /* Write what is pending to the command's stdin, as far as it takes it. */
@@ -52,12 +63,21 @@ static int flush_stdin(struct guest *g, struct berth_error *err)
 		if (n < 0 && errno == EAGAIN)
 			return 0;
 		if (n < 0 && errno == EPIPE) {
-			g->pend_off = g->pend_len; /* the command closed its stdin: dropped */
+			/* the command closed its stdin: the rest is dropped, and
+			 * the host told to stop sending (EOF on stdin, its way) */
+			g->pend_off = g->pend_len;
+			if (!g->stdin_gone) {
+				g->stdin_gone = true;
+				if (berth_vm_write(g->chan, BERTH_VM_EOF, BERTH_VM_STDIN, NULL, 0, err) < 0)
+					return -1;
+			}
 			break;
 		}
 		if (n < 0)
 			return berth_err(err, errno, "write the command's stdin");
 		g->pend_off += (size_t)n;
+		if (stdin_handed(g, (size_t)n, err) < 0)
+			return -1;
 	}
 	if (g->pend_off == g->pend_len)
 		g->pend_off = g->pend_len = 0;
@@ -74,9 +94,17 @@ static int queue_stdin(struct guest *g, const unsigned char *b, size_t n, struct
 
 	if (g->stdin_eof)
 		return berth_err(err, 0, "the host sent stdin after its end");
-	if (g->pend_len + n > STDIN_PENDING_MAX)
-		return berth_err(err, ENOBUFS, "more than %u bytes of stdin the command did not take",
-				 STDIN_PENDING_MAX);
+	/* the host sends no more than the window it was given: the pending
+	 * bytes stay below it, whatever the command reads */
+	if (berth_vm_credit_recv(&g->stdin_cr, n, err) < 0)
+		return -1;
+	if (g->stdin_gone)
+		return 0; /* crossed the EOF that told the host */
+	if (g->pend_off > 0) {
+		memmove(g->pend, g->pend + g->pend_off, g->pend_len - g->pend_off);
+		g->pend_len -= g->pend_off;
+		g->pend_off = 0;
+	}
 	nb = realloc(g->pend, g->pend_len + n + 1);
 	if (nb == NULL)
 		return berth_err(err, ENOMEM, "stdin");
@@ -99,6 +127,10 @@ static void set_winsize(struct guest *g)
 static int host_frame(struct guest *g, struct berth_rt *rt, const struct berth_vm_frame *f,
 		      struct berth_error *err)
 {
+	int k = guest_egress_frame(g, f, err);
+
+	if (k != 0)
+		return k < 0 ? -1 : 0;
 	switch (f->type) {
 	case BERTH_VM_DATA:
 		if (f->chan != BERTH_VM_STDIN)
@@ -356,14 +388,17 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 	if (pump_in(g, rt, err) < 0)
 		goto broken;
 	while (!done || io->out >= 0 || io->err >= 0) {
-		struct pollfd p[] = {{g->pend_len == 0 ? g->chan : -1, POLLIN, 0},
-				     {io->out, POLLIN, 0},
-				     {io->err, POLLIN, 0},
-				     {done ? -1 : berth_rt_pidfd(rt), POLLIN, 0},
-				     {g->pend_len > 0 ? in_fd(g) : -1, POLLOUT, 0},
-				     {tfd, POLLIN, 0}};
+		/* the channel is always read: stdin's credit bounds what waits */
+		struct pollfd p[6 + 4 + BERTH_EGRESS_TRANSPARENT_MAX + BERTH_VM_STREAMS_MAX] = {
+		    {g->chan, POLLIN, 0},
+		    {io->out, POLLIN, 0},
+		    {io->err, POLLIN, 0},
+		    {done ? -1 : berth_rt_pidfd(rt), POLLIN, 0},
+		    {g->pend_len > g->pend_off ? in_fd(g) : -1, POLLOUT, 0},
+		    {tfd, POLLIN, 0}};
+		size_t ne = done ? 0 : guest_egress_poll(g, p + 6);
 		/* once the sandbox is gone, what is left to read is there already */
-		if (poll(p, BERTH_ARRAY_SIZE(p), done ? 1000 : -1) == 0)
+		if (poll(p, (nfds_t)(6 + ne), done ? 1000 : -1) == 0)
 			break;
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump_in(g, rt, err) < 0)
 			goto broken;
@@ -375,6 +410,8 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 		    pump_out(g, &io->err, BERTH_VM_STDERR, err) < 0)
 			goto broken;
 		if ((p[4].revents & (POLLOUT | POLLERR)) && flush_stdin(g, err) < 0)
+			goto broken;
+		if (ne > 0 && guest_egress_ready(g, p + 6, ne, err) < 0)
 			goto broken;
 		if (p[5].revents & POLLIN) {
 			timed_out = true;
@@ -403,6 +440,7 @@ void guest_worker(struct guest *g)
 	    .hooks = {.arg = g,
 		      .on_terminal = hook_terminal,
 		      .before_release = hook_ready,
+		      .on_egress = guest_egress_hook,
 		      .on_measured = hook_measured},
 	};
 	struct berth_rt *rt = NULL;
@@ -412,6 +450,7 @@ void guest_worker(struct guest *g)
 
 	g->rows = g->start.rows;
 	g->cols = g->start.cols;
+	berth_vm_credit_init(&g->stdin_cr);
 	/* a command that closes its stdin is EPIPE here, not this process's
 	 * end (the command's own signals are reset to their defaults) */
 	signal(SIGPIPE, SIG_IGN);
@@ -420,6 +459,7 @@ void guest_worker(struct guest *g)
 		_exit(1);
 	}
 	status = relay(g, rt, &io, &err);
+	guest_egress_close(g);
 	if (status < 0) {
 		guest_log("the channel broke, the sandbox was killed: %s", err.msg);
 		berth_rt_free(rt);
