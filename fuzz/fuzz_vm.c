@@ -13,17 +13,28 @@
  *   2, 3  berth_apt_debian_uris on the rest, one-line and deb822: every URI
  *      occurs in the input, holds no blank, `[`, `]` nor control character,
  *      starts with http://, https://, file: or mirror+, and none repeats.
+ *   4..7  the channel's frames (src/vm/proto.h) read from the rest one after
+ *      another, each one parsed handed to a stream set (src/vm/stream.h)
+ *      with streams 16 and 17 open on socketpairs whose far ends never
+ *      read: a frame lies within the input, its payload within its length;
+ *      a stream never holds more than a window of the peer's bytes nor
+ *      more credit than a window, and a breach of the credit is refused,
+ *      never taken.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/buf.h"
 #include "vm/aptsrc.h"
 #include "vm/cpio.h"
+#include "vm/proto.h"
+#include "vm/stream.h"
 
 #define MAX_ENTRIES 32
 
@@ -163,11 +174,78 @@ static void mode_apt(const uint8_t *data, size_t size, enum berth_apt_format fmt
 	free(text);
 }
 
+static int discard(void *arg, uint16_t type, uint16_t chan, const void *p, size_t len,
+		   struct berth_error *err)
+{
+	(void)arg, (void)type, (void)chan, (void)p, (void)len, (void)err;
+	return 0;
+}
+
+static void check_stream(struct berth_vm_streams *ss, uint16_t id)
+{
+	struct berth_vm_stream *st = berth_vm_stream_find(ss, id);
+
+	if (st == NULL)
+		return;
+	if (st->out_off > st->out_len || st->out_len - st->out_off > BERTH_VM_WINDOW ||
+	    st->cr.can_send > BERTH_VM_WINDOW ||
+	    (uint64_t)st->cr.may_recv + st->cr.handed + (st->out_len - st->out_off) > BERTH_VM_WINDOW)
+		abort();
+}
+
+static void mode_frames(const uint8_t *data, size_t size)
+{
+	static struct berth_vm_streams ss;
+	int far[2] = {-1, -1};
+	size_t off = 0;
+
+	berth_vm_streams_init(&ss, discard, NULL);
+	for (int i = 0; i < 2; i++) {
+		int sp[2];
+		struct berth_error err = {0};
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+			abort();
+		far[i] = sp[1];
+		if (berth_vm_stream_add(&ss, sp[0], (uint16_t)(16 + i), &err) == NULL)
+			abort();
+	}
+	while (off < size) {
+		struct berth_vm_frame f;
+		struct berth_error err = {0};
+		size_t used = 0;
+		int r = berth_vm_parse(data + off, size - off, &f, &used, &err);
+		if (r <= 0)
+			break;
+		if (used < BERTH_VM_HDR || used > size - off || f.payload != data + off + BERTH_VM_HDR ||
+		    f.len != used - BERTH_VM_HDR)
+			abort();
+		struct berth_vm_stream *st = berth_vm_stream_find(&ss, f.chan);
+		uint32_t may = st != NULL ? st->cr.may_recv : 0;
+		bool eof = st != NULL && st->peer_eof;
+		r = berth_vm_streams_frame(&ss, &f, &err);
+		/* DATA beyond the credit (or after EOF) of an open stream: refused */
+		if (st != NULL && f.type == BERTH_VM_DATA && (f.len > may || eof) && r != -1)
+			abort();
+		if (r < 0 && err.msg[0] == '\0')
+			abort();
+		check_stream(&ss, 16);
+		check_stream(&ss, 17);
+		off += used;
+	}
+	berth_vm_streams_close_all(&ss);
+	close(far[0]);
+	close(far[1]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
+	if (data[0] & 4) {
+		mode_frames(data + 1, size - 1);
+		return 0;
+	}
 	switch (data[0] & 3) {
 	case 0:
 		mode_read(data + 1, size - 1);

@@ -375,8 +375,8 @@ static void *broker_main(void *arg)
 /* The next start() also serves these (then forgets them): the sandbox's
  * resolver and a transparent listener. */
 static struct {
-	int dns_fd, transparent_fd;
-} extra = {-1, -1};
+	int dns_fd, transparent_fd, handoff_fd, tagged_fd;
+} extra = {-1, -1, -1, -1};
 
 /* Start a broker allowing @pats (NULL-terminated texts; "%E" and "%W" become the echo and web ports). */
 static void start(const char *const *pats, unsigned max_tunnels, unsigned header_ms)
@@ -420,7 +420,13 @@ static void start(const char *const *pats, unsigned max_tunnels, unsigned header
 	if (extra.transparent_fd >= 0)
 		assert_int_equal(
 		    berth_broker_add_listener(bk.b, extra.transparent_fd, BERTH_BROKER_TRANSPARENT, &err), 0);
-	extra.dns_fd = extra.transparent_fd = -1;
+	if (extra.handoff_fd >= 0)
+		assert_int_equal(
+		    berth_broker_add_listener(bk.b, extra.handoff_fd, BERTH_BROKER_HANDOFF, &err), 0);
+	if (extra.tagged_fd >= 0)
+		assert_int_equal(
+		    berth_broker_add_listener(bk.b, extra.tagged_fd, BERTH_BROKER_DNS_TAGGED, &err), 0);
+	extra.dns_fd = extra.transparent_fd = extra.handoff_fd = extra.tagged_fd = -1;
 	assert_int_equal(pthread_create(&bk.th, NULL, broker_main, bk.b), 0);
 }
 
@@ -1341,6 +1347,133 @@ static void test_lookup_flood(void **state)
 	stop();
 }
 
+/* One connection handed over on @sock (struct berth_broker_handoff and one
+ * descriptor, or none when @with_fd is false); returns our end. */
+static int hand_over(int sock, uint32_t kind, const char *dst, uint32_t port, size_t size, bool with_fd)
+{
+	struct berth_broker_handoff h = {.kind = kind, .port = port};
+	int sp[2];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &h, .iov_len = size};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	snprintf(h.dst, sizeof h.dst, "%s", dst);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	if (with_fd) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof u.buf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &sp[1], sizeof(int));
+	}
+	assert_int_equal(sendmsg(sock, &mh, MSG_NOSIGNAL), (ssize_t)size);
+	close(sp[1]);
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return sp[0];
+}
+
+/* Connections handed over on a BERTH_BROKER_HANDOFF socket (a microVM's,
+ * src/vm/relay.c) are decided as the listeners' are: a transparent one on
+ * the claimed destination (declared: relayed; undeclared: refused and
+ * closed, unsent), an HTTP one on its request; a malformed message is
+ * dropped with its descriptor, an unparsable destination refused as
+ * unknown.  Tagged DNS answers carry their query's tag back. */
+static void test_handoff(void **state)
+{
+	static const char *const pats[] = {"%E", "loop.test", NULL};
+	int hs[2], ds[2], fd;
+	char head[512], buf[64], dst[64];
+	uint8_t q[64], r[600];
+	size_t o = 12;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hs), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ds), 0);
+	extra.handoff_fd = hs[1];
+	extra.tagged_fd = ds[1];
+	start(pats, 0, 0);
+
+	/* transparent, declared: the bytes reach the echo server and return */
+	fd = hand_over(hs[0], BERTH_BROKER_TRANSPARENT, "127.0.0.1", echo.port,
+		       sizeof(struct berth_broker_handoff), true);
+	send_str(fd, "ping");
+	recv_exact(fd, buf, 4);
+	assert_memory_equal(buf, "ping", 4);
+	close(fd);
+	/* transparent, undeclared port: closed, nothing relayed */
+	fd = hand_over(hs[0], BERTH_BROKER_TRANSPARENT, "127.0.0.1", web.port,
+		       sizeof(struct berth_broker_handoff), true);
+	assert_true(recv(fd, buf, sizeof buf, 0) <= 0);
+	close(fd);
+	/* not an address: refused as a destination unknown */
+	fd = hand_over(hs[0], BERTH_BROKER_TRANSPARENT, "127.0.0.1:80", 80,
+		       sizeof(struct berth_broker_handoff), true);
+	assert_true(recv(fd, buf, sizeof buf, 0) <= 0);
+	close(fd);
+	/* HTTP: a CONNECT as on the HTTP listener */
+	fd = hand_over(hs[0], BERTH_BROKER_HTTP, "", 0, sizeof(struct berth_broker_handoff), true);
+	snprintf(dst, sizeof dst, "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", echo.port);
+	send_str(fd, dst);
+	recv_head(fd, head, sizeof head);
+	assert_non_null(strstr(head, "HTTP/1.1 200 "));
+	close(fd);
+	/* malformed: short, or an unknown kind: the descriptor is closed */
+	fd = hand_over(hs[0], BERTH_BROKER_TRANSPARENT, "127.0.0.1", echo.port, 8, true);
+	assert_int_equal(recv(fd, buf, sizeof buf, 0), 0);
+	close(fd);
+	fd = hand_over(hs[0], 9, "127.0.0.1", echo.port, sizeof(struct berth_broker_handoff), true);
+	assert_int_equal(recv(fd, buf, sizeof buf, 0), 0);
+	close(fd);
+	close(hand_over(hs[0], BERTH_BROKER_HTTP, "", 0, sizeof(struct berth_broker_handoff), false));
+
+	/* tagged DNS: the tag comes back with the answer */
+	memset(q, 0, sizeof q);
+	memcpy(q, "\x01\x02\x03\x04", 4);
+	q[4] = 0x12, q[5] = 0x34, q[6] = 1, q[9] = 1;
+	o = 16;
+	static const uint8_t qname[] = "\x04loop\x04test";
+	memcpy(q + o, qname, sizeof qname);
+	o += sizeof qname;
+	q[o++] = 0, q[o++] = 1, q[o++] = 0, q[o++] = 1;
+	assert_int_equal(send(ds[0], q, o, 0), (ssize_t)o);
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(ds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ssize_t n = recv(ds[0], r, sizeof r, 0);
+	assert_true(n >= 16);
+	assert_memory_equal(r, "\x01\x02\x03\x04\x12\x34", 6);
+	assert_int_equal(r[4 + 3] & 0xF, 0);                /* NOERROR */
+	assert_int_equal(r[4 + 7], 1);                      /* one answer */
+	assert_int_equal(send(ds[0], "\x01\x02", 2, 0), 2); /* no tag and query: no answer */
+	stop();
+
+	bool allowed = false, refused = false, unknown = false, http = false;
+	for (size_t i = 0; i < bk.n; i++) {
+		if (bk.d[i].kind == BERTH_BROKER_TRANSPARENT && bk.d[i].outcome == BERTH_BROKER_ALLOWED &&
+		    bk.d[i].port == echo.port && strcmp(bk.d[i].host, "127.0.0.1") == 0)
+			allowed = true;
+		if (bk.d[i].kind == BERTH_BROKER_TRANSPARENT && bk.d[i].outcome == BERTH_BROKER_REFUSED &&
+		    bk.d[i].port == web.port && strstr(bk.d[i].reason, "not declared") != NULL)
+			refused = true;
+		if (bk.d[i].kind == BERTH_BROKER_TRANSPARENT && bk.d[i].outcome == BERTH_BROKER_REFUSED &&
+		    strcmp(bk.d[i].reason, "the destination of the connection is unknown") == 0)
+			unknown = true;
+		if (bk.d[i].kind == BERTH_BROKER_HTTP && bk.d[i].outcome == BERTH_BROKER_ALLOWED)
+			http = true;
+	}
+	assert_true(allowed);
+	assert_true(refused);
+	assert_true(unknown);
+	assert_true(http);
+	close(hs[0]);
+	close(ds[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1352,7 +1485,7 @@ int main(void)
 	    cmocka_unit_test(test_many_tunnels),    cmocka_unit_test(test_dns_server_option),
 	    cmocka_unit_test(test_garbage),         cmocka_unit_test(test_stalled_reader),
 	    cmocka_unit_test(test_small_writes),    cmocka_unit_test(test_resolver),
-	    cmocka_unit_test(test_lookup_flood),
+	    cmocka_unit_test(test_lookup_flood),    cmocka_unit_test(test_handoff),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
