@@ -446,6 +446,8 @@ void berth_bk_handoff_read(evutil_socket_t sock, short what, void *arg)
 			close_rights(&mh);
 			continue;
 		}
+		/* the loop never blocks: as accepted sockets are (libevent's) */
+		evutil_make_socket_nonblocking(fd);
 		if (h.kind == BERTH_BROKER_TRANSPARENT && !handoff_dst(&h, &ss)) {
 			/* refused as a transparent connection whose destination
 			 * is unknown: reported, the client reset */

@@ -5,7 +5,8 @@ namespaces (python3 standard library only).
 
   servers.py http   --bind ADDR:PORT... --root DIR [--tls CERT KEY] --log FILE
       static files from DIR (a dumb-HTTP git repository among them), plus
-      /whoami: "host=<Host header> server=<address>:<port> path=<path>"
+      /whoami: "host=<Host header> server=<address>:<port> path=<path>",
+      /bytes/N: N bytes of pattern_bytes() (made on the fly)
   servers.py echo   --bind ADDR:PORT...
       TCP echo (asyncio: thousands of connections at once)
   servers.py record --bind ADDR:PORT... --log FILE
@@ -22,6 +23,7 @@ ADDR is an IPv4 address or an IPv6 one in brackets.  Each server prints
 """
 import argparse
 import asyncio
+import hashlib
 import http.server
 import socket
 import socketserver
@@ -83,6 +85,17 @@ def server_for(family, host, port, handler, tls=None):
     return S((host, port), handler)
 
 
+def pattern_bytes(n):
+    """N bytes, each 32-byte block the sha256 of its index: a lost, repeated
+    or reordered piece anywhere changes the whole's digest."""
+    i = 0
+    while n > 0:
+        block = b"".join(hashlib.sha256(b"%d" % k).digest() for k in range(i, i + 2048))
+        i += 2048
+        yield block[:n]
+        n -= len(block[:n])
+
+
 def run_http(a):
     log = Log(a.log)
     root = a.root
@@ -96,6 +109,20 @@ def run_http(a):
         def do_GET(self):
             log.write("%s %s %s host=%s" % (self.server.server_address[0], self.command, self.path,
                                             self.headers.get("Host", "")))
+            if self.path.startswith("/bytes/"):
+                # /bytes/N: N bytes of pattern_bytes() (a large download's
+                # source, made on the fly: nothing of that size is stored)
+                n = int(self.path[len("/bytes/"):])
+                if n < 0 or n > 1 << 30:
+                    self.send_error(400)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(n))
+                self.end_headers()
+                for chunk in pattern_bytes(n):
+                    self.wfile.write(chunk)
+                return
             if self.path.startswith("/whoami"):
                 sa = self.server.server_address
                 body = ("host=%s server=%s:%d path=%s\n" % (self.headers.get("Host", ""), sa[0], sa[1],
