@@ -276,7 +276,7 @@ static int on_open(struct vm_rt *vm, const struct berth_vm_frame *f)
  * socket drops it, as a lost datagram: the client asks again). */
 static int on_dns(struct vm_rt *vm, const struct berth_vm_frame *f)
 {
-	if (vm->dns < 0)
+	if (vm->streams == NULL || vm->dns < 0)
 		return berth_err(&vm->relay_err, 0,
 				 "the microVM guest sent a DNS query, and the run has no --network proxy");
 	if (f->len < 4 || f->len > 4 + BERTH_VM_DNS_MAX)
@@ -430,7 +430,7 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 		    {sfd, POLLIN, 0},
 		    {tfd, POLLIN, 0},
 		    {qemu_done ? -1 : vm->qemu_pidfd, POLLIN, 0},
-		    {vm->chan >= 0 ? vm->dns : -1, POLLIN, 0}};
+		    {vm->chan >= 0 && vm->streams != NULL ? vm->dns : -1, POLLIN, 0}};
 		size_t ns =
 		    vm->streams != NULL && vm->chan >= 0 ? berth_vm_streams_poll(vm->streams, p + 6) : 0;
 		int ms = -1;
