@@ -15,6 +15,7 @@
 #   50 MiB download byte-identical;
 #   boot 2: `head -c1` of 20 MiB: one byte, status 0;
 #   boot 3: --timeout with a connection open: 124, nothing left behind.
+# And --dry-run accepts --network proxy as the run does.
 # usage: run-vm-egress.sh /path/to/berth /path/to/source-tree
 # The hosts come from $BERTH_TEST_HOSTS_DIR/env (tests/netns/hosts.sh up);
 # root with no hosts up brings them up itself and down at exit, another
@@ -71,6 +72,13 @@ CACHE=${BERTH_VM_DEB_CACHE:-/var/tmp/berth-vm-deb-cache}
 rc=$?
 eq "berth vm install of the real guest" "$rc" 0
 [ "$rc" = 0 ] || finish
+
+# --dry-run accepts exactly what the run accepts
+"$B" run --dry-run --runtime vm --network proxy --dns "$BTH_DNS" --allow-host "$WEB" -- true >"$T/out" 2>"$T/err"
+rc=$?
+"$B" run --dry-run --runtime vm --network host --yes -- true >"$T/out2" 2>"$T/err2"
+eq "--dry-run: --network proxy accepted (0), --network host refused (2, named)" \
+	"$rc $? $(head -1 "$T/err2")" "0 2 berth: the vm runtime cannot give \`--network host\` yet"
 
 W=$T/ws
 mkdir -p "$W" && cp "$BTH_CA" "$W/ca.pem" && chmod 644 "$W/ca.pem"
