@@ -73,6 +73,9 @@ rc=$?
 eq "berth vm install of the real guest" "$rc" 0
 [ "$rc" = 0 ] || finish
 
+W=$T/ws
+mkdir -p "$W" && cp "$BTH_CA" "$W/ca.pem" && chmod 644 "$W/ca.pem"
+cd "$W" || exit 1
 # --dry-run accepts exactly what the run accepts
 "$B" run --dry-run --runtime vm --network proxy --dns "$BTH_DNS" --allow-host "$WEB" -- true >"$T/out" 2>"$T/err"
 rc=$?
@@ -80,9 +83,6 @@ rc=$?
 eq "--dry-run: --network proxy accepted (0), --network host refused (2, named)" \
 	"$rc $? $(head -1 "$T/err2")" "0 2 berth: the vm runtime cannot give \`--network host\` yet"
 
-W=$T/ws
-mkdir -p "$W" && cp "$BTH_CA" "$W/ca.pem" && chmod 644 "$W/ca.pem"
-cd "$W" || exit 1
 BIG=$((50 << 20))
 want_big=$(python3 -c 'import hashlib, sys
 sys.path.insert(0, sys.argv[1])
