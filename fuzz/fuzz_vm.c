@@ -14,7 +14,7 @@
  *      occurs in the input, holds no blank, `[`, `]` nor control character,
  *      starts with http://, https://, file: or mirror+, and none repeats.
  *   4..7  the channel's frames (src/vm/proto.h) read from the rest one after
- *      another, each one parsed handed to a stream set (src/vm/stream.h)
+ *      another, each one parsed handed to a stream set (src/vm/mux.h)
  *      with streams 16 and 17 open on socketpairs whose far ends never
  *      read: a frame lies within the input, its payload within its length;
  *      a stream never holds more than a window of the peer's bytes nor
@@ -34,7 +34,7 @@
 #include "vm/aptsrc.h"
 #include "vm/cpio.h"
 #include "vm/proto.h"
-#include "vm/stream.h"
+#include "vm/mux.h"
 
 #define MAX_ENTRIES 32
 
@@ -181,9 +181,9 @@ static int discard(void *arg, uint16_t type, uint16_t chan, const void *p, size_
 	return 0;
 }
 
-static void check_stream(struct berth_vm_streams *ss, uint16_t id)
+static void check_stream(struct berth_vm_mux *ss, uint16_t id)
 {
-	struct berth_vm_stream *st = berth_vm_stream_find(ss, id);
+	struct berth_vm_mux_stream *st = berth_vm_mux_find(ss, id);
 
 	if (st == NULL)
 		return;
@@ -195,18 +195,18 @@ static void check_stream(struct berth_vm_streams *ss, uint16_t id)
 
 static void mode_frames(const uint8_t *data, size_t size)
 {
-	static struct berth_vm_streams ss;
+	static struct berth_vm_mux ss;
 	int far[2] = {-1, -1};
 	size_t off = 0;
 
-	berth_vm_streams_init(&ss, discard, NULL);
+	berth_vm_mux_init(&ss, discard, NULL);
 	for (int i = 0; i < 2; i++) {
 		int sp[2];
 		struct berth_error err = {0};
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 			abort();
 		far[i] = sp[1];
-		if (berth_vm_stream_add(&ss, sp[0], (uint16_t)(16 + i), &err) == NULL)
+		if (berth_vm_mux_add(&ss, sp[0], (uint16_t)(16 + i), &err) == NULL)
 			abort();
 	}
 	while (off < size) {
@@ -219,10 +219,10 @@ static void mode_frames(const uint8_t *data, size_t size)
 		if (used < BERTH_VM_HDR || used > size - off || f.payload != data + off + BERTH_VM_HDR ||
 		    f.len != used - BERTH_VM_HDR)
 			abort();
-		struct berth_vm_stream *st = berth_vm_stream_find(&ss, f.chan);
+		struct berth_vm_mux_stream *st = berth_vm_mux_find(&ss, f.chan);
 		uint32_t may = st != NULL ? st->cr.may_recv : 0;
 		bool eof = st != NULL && st->peer_eof;
-		r = berth_vm_streams_frame(&ss, &f, &err);
+		r = berth_vm_mux_frame(&ss, &f, &err);
 		/* DATA beyond the credit (or after EOF) of an open stream: refused */
 		if (st != NULL && f.type == BERTH_VM_DATA && (f.len > may || eof) && r != -1)
 			abort();
@@ -232,7 +232,7 @@ static void mode_frames(const uint8_t *data, size_t size)
 		check_stream(&ss, 17);
 		off += used;
 	}
-	berth_vm_streams_close_all(&ss);
+	berth_vm_mux_close_all(&ss);
 	close(far[0]);
 	close(far[1]);
 }

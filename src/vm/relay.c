@@ -182,7 +182,7 @@ int berth_vm_egress_start(struct vm_rt *vm, struct berth_error *err)
 	vm->streams = malloc(sizeof *vm->streams);
 	if (vm->streams == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
-	berth_vm_streams_init(vm->streams, vm_send, vm);
+	berth_vm_mux_init(vm->streams, vm_send, vm);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hs) < 0 ||
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ds) < 0) {
 		int e = errno;
@@ -233,7 +233,7 @@ static int parse_open(const struct berth_vm_frame *f, struct berth_egress_stream
 static int on_open(struct vm_rt *vm, const struct berth_vm_frame *f)
 {
 	struct berth_egress_stream m;
-	struct berth_vm_stream *st;
+	struct berth_vm_mux_stream *st;
 	struct berth_error e = {0};
 	int sp[2];
 
@@ -244,7 +244,7 @@ static int on_open(struct vm_rt *vm, const struct berth_vm_frame *f)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return vm_send(vm, BERTH_VM_CLOSE, f->chan, NULL, 0, &vm->relay_err);
-	st = berth_vm_stream_add(vm->streams, sp[0], f->chan, &e);
+	st = berth_vm_mux_add(vm->streams, sp[0], f->chan, &e);
 	if (st == NULL) {
 		close(sp[1]);
 		if (e.errnum != EMFILE) {
@@ -268,7 +268,7 @@ static int on_open(struct vm_rt *vm, const struct berth_vm_frame *f)
 	ssize_t n = sendmsg(vm->handoff, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(sp[1]);
 	if (n != (ssize_t)sizeof m) /* the broker is gone or behind: this one is reset */
-		berth_vm_stream_abort(vm->streams, st, true);
+		berth_vm_mux_abort(vm->streams, st, true);
 	return 0;
 }
 
@@ -306,7 +306,7 @@ static int dns_answers(struct vm_rt *vm)
 static int on_frame(struct vm_rt *vm, const struct berth_vm_frame *f)
 {
 	if (vm->streams != NULL) {
-		int k = berth_vm_streams_frame(vm->streams, f, &vm->relay_err);
+		int k = berth_vm_mux_frame(vm->streams, f, &vm->relay_err);
 		if (k != 0)
 			return k < 0 ? -1 : 0;
 	}
@@ -424,15 +424,14 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 	bool qemu_done = vm->qemu_pidfd < 0; /* none: the channel's end is the end */
 
 	while (!qemu_done || vm->chan >= 0) {
-		struct pollfd p[6 + BERTH_VM_STREAMS_MAX] = {
+		struct pollfd p[6 + BERTH_VM_MUX_MAX] = {
 		    {vm->chan, (short)(POLLIN | (vm->outq_len > vm->outq_off ? POLLOUT : 0)), 0},
 		    {vm->chan >= 0 && vm->stdin_cr.can_send > 0 ? vm->io.in : -1, POLLIN, 0},
 		    {sfd, POLLIN, 0},
 		    {tfd, POLLIN, 0},
 		    {qemu_done ? -1 : vm->qemu_pidfd, POLLIN, 0},
 		    {vm->chan >= 0 && vm->streams != NULL ? vm->dns : -1, POLLIN, 0}};
-		size_t ns =
-		    vm->streams != NULL && vm->chan >= 0 ? berth_vm_streams_poll(vm->streams, p + 6) : 0;
+		size_t ns = vm->streams != NULL && vm->chan >= 0 ? berth_vm_mux_poll(vm->streams, p + 6) : 0;
 		int ms = -1;
 		if (vm->exited && deadline < 0)
 			deadline = berth_now_ms() + POWEROFF_GRACE_MS;
@@ -454,7 +453,7 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 		    ((p[0].revents & POLLOUT) && outq_flush(vm, &vm->relay_err) < 0) ||
 		    ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && vm->io.in >= 0 && pump_in(vm) < 0) ||
 		    ((p[5].revents & POLLIN) && dns_answers(vm) < 0) ||
-		    (ns > 0 && berth_vm_streams_ready(vm->streams, p + 6, ns, &vm->relay_err) < 0)) {
+		    (ns > 0 && berth_vm_mux_ready(vm->streams, p + 6, ns, &vm->relay_err) < 0)) {
 			vm->failed = true;
 			berth_vm_kill_all(vm);
 			return -1;

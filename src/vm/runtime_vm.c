@@ -277,7 +277,7 @@ static void vm_destroy(struct vm_rt *vm)
 		close(vm->chan);
 	/* every stream the guest opened: the broker's end sees it closed */
 	if (vm->streams != NULL)
-		berth_vm_streams_close_all(vm->streams);
+		berth_vm_mux_close_all(vm->streams);
 	free(vm->streams);
 	if (vm->handoff >= 0)
 		close(vm->handoff);

@@ -29,7 +29,7 @@
 #include "../util/error.h"
 #include "../util/termfilter.h"
 #include "proto.h"
-#include "stream.h"
+#include "mux.h"
 
 /* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
@@ -99,7 +99,7 @@ struct vm_rt {
 	size_t outq_len, outq_off;
 	/* --network proxy: the guest's connections (relay.c); our ends of
 	 * the sockets the supervisor's broker was given at sync 2 */
-	struct berth_vm_streams *streams;
+	struct berth_vm_mux *streams;
 	int handoff; /* SOCK_SEQPACKET: a stream's other end to the broker; -1 none */
 	int dns;     /* SOCK_DGRAM: tagged queries and answers; -1 none */
 };

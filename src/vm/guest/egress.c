@@ -41,7 +41,7 @@ int guest_egress_hook(void *arg, const struct berth_egress_listeners *l, struct 
 	g->streams = malloc(sizeof *g->streams);
 	if (g->streams == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
-	berth_vm_streams_init(g->streams, send_frame, g);
+	berth_vm_mux_init(g->streams, send_frame, g);
 	return 0;
 }
 
@@ -75,9 +75,9 @@ size_t guest_egress_poll(struct guest *g, struct pollfd *p)
 	for (size_t i = 0; i < n; i++)
 		/* a full set of streams: new connections wait in the backlog */
 		p[i] = (struct pollfd){
-		    .fd = (strcmp(kind[i], "dns") == 0 || g->streams->n < BERTH_VM_STREAMS_MAX) ? fd[i] : -1,
+		    .fd = (strcmp(kind[i], "dns") == 0 || g->streams->n < BERTH_VM_MUX_MAX) ? fd[i] : -1,
 		    .events = POLLIN};
-	return n + berth_vm_streams_poll(g->streams, p + n);
+	return n + berth_vm_mux_poll(g->streams, p + n);
 }
 
 /* A transparent connection's destination: the address it was made to,
@@ -112,7 +112,7 @@ static int open_stream(struct guest *g, int cfd, const char *kind, struct berth_
 	char dst[INET6_ADDRSTRLEN] = "", *s;
 	unsigned port = 0;
 	struct berth_error e = {0};
-	struct berth_vm_stream *st;
+	struct berth_vm_mux_stream *st;
 	json_t *j;
 	int rc;
 
@@ -120,14 +120,14 @@ static int open_stream(struct guest *g, int cfd, const char *kind, struct berth_
 		close(cfd);
 		return 0;
 	}
-	st = berth_vm_stream_add(g->streams, cfd, 0, &e);
+	st = berth_vm_mux_add(g->streams, cfd, 0, &e);
 	if (st == NULL)
 		return 0; /* full: closed */
 	j = json_pack("{s:s, s:s, s:i}", "kind", kind, "dst", dst, "port", (int)port);
 	s = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (s == NULL) {
-		berth_vm_stream_abort(g->streams, st, false);
+		berth_vm_mux_abort(g->streams, st, false);
 		return 0;
 	}
 	rc = berth_vm_write(g->chan, BERTH_VM_OPEN, st->id, s, strlen(s), err);
@@ -175,7 +175,7 @@ int guest_egress_ready(struct guest *g, const struct pollfd *p, size_t n, struct
 				return -1;
 			continue;
 		}
-		for (int k = 0; k < ACCEPTS_PER_READY && g->streams->n < BERTH_VM_STREAMS_MAX; k++) {
+		for (int k = 0; k < ACCEPTS_PER_READY && g->streams->n < BERTH_VM_MUX_MAX; k++) {
 			int cfd = accept4(fd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (cfd < 0)
 				break;
@@ -183,7 +183,7 @@ int guest_egress_ready(struct guest *g, const struct pollfd *p, size_t n, struct
 				return -1;
 		}
 	}
-	return n > nl ? berth_vm_streams_ready(g->streams, p + nl, n - nl, err) : 0;
+	return n > nl ? berth_vm_mux_ready(g->streams, p + nl, n - nl, err) : 0;
 }
 
 /* The broker's answer to its client, when the tag is one still waiting. */
@@ -213,7 +213,7 @@ int guest_egress_frame(struct guest *g, const struct berth_vm_frame *f, struct b
 	}
 	if (!g->has_egress)
 		return 0;
-	return berth_vm_streams_frame(g->streams, f, err);
+	return berth_vm_mux_frame(g->streams, f, err);
 }
 
 void guest_egress_close(struct guest *g)
@@ -226,7 +226,7 @@ void guest_egress_close(struct guest *g)
 	for (size_t i = 0, n = listeners(g, fd, kind); i < n; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
-	berth_vm_streams_close_all(g->streams);
+	berth_vm_mux_close_all(g->streams);
 	free(g->streams);
 	g->streams = NULL;
 	g->has_egress = false;

@@ -22,7 +22,7 @@
 #include "../../util/error.h"
 #include "../../runtime/runtime.h"
 #include "../proto.h"
-#include "../stream.h"
+#include "../mux.h"
 
 #define GUEST_PORT_NAME "berth.0"
 #define GUEST_ROOT_TAG "root"
@@ -74,7 +74,7 @@ struct guest {
 	 * query a DNS frame; -1 none */
 	struct berth_egress_listeners egress;
 	bool has_egress;
-	struct berth_vm_streams *streams;
+	struct berth_vm_mux *streams;
 	uint32_t dns_tag; /* the last query's tag */
 	struct guest_dns_query {
 		bool used;

@@ -389,7 +389,7 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 		goto broken;
 	while (!done || io->out >= 0 || io->err >= 0) {
 		/* the channel is always read: stdin's credit bounds what waits */
-		struct pollfd p[6 + 4 + BERTH_EGRESS_TRANSPARENT_MAX + BERTH_VM_STREAMS_MAX] = {
+		struct pollfd p[6 + 4 + BERTH_EGRESS_TRANSPARENT_MAX + BERTH_VM_MUX_MAX] = {
 		    {g->chan, POLLIN, 0},
 		    {io->out, POLLIN, 0},
 		    {io->err, POLLIN, 0},

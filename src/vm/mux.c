@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - the channel's streams (stream.h), on both sides of it.
+ * mux.c - the channel's multiplexed streams (mux.h), on both sides of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,43 +9,43 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "mux.h"
 
 #define READS_PER_READY 4 /* reads of one socket per poll round: one busy stream cannot starve the rest */
 
-void berth_vm_streams_init(struct berth_vm_streams *ss, berth_vm_send_fn send, void *arg)
+void berth_vm_mux_init(struct berth_vm_mux *ss, berth_vm_send_fn send, void *arg)
 {
 	memset(ss, 0, sizeof *ss);
-	for (size_t i = 0; i < BERTH_VM_STREAMS_MAX; i++)
+	for (size_t i = 0; i < BERTH_VM_MUX_MAX; i++)
 		ss->s[i].fd = -1;
 	ss->next_id = BERTH_VM_STREAM_FIRST;
 	ss->send = send;
 	ss->arg = arg;
 }
 
-struct berth_vm_stream *berth_vm_stream_find(struct berth_vm_streams *ss, uint16_t id)
+struct berth_vm_mux_stream *berth_vm_mux_find(struct berth_vm_mux *ss, uint16_t id)
 {
-	for (size_t i = 0; i < BERTH_VM_STREAMS_MAX; i++)
+	for (size_t i = 0; i < BERTH_VM_MUX_MAX; i++)
 		if (ss->s[i].fd >= 0 && ss->s[i].id == id)
 			return &ss->s[i];
 	return NULL;
 }
 
 /* The next free id from @ss->next_id on, wrapping past 65535 to the first. */
-static uint16_t new_id(struct berth_vm_streams *ss)
+static uint16_t new_id(struct berth_vm_mux *ss)
 {
 	for (;;) {
 		uint16_t id = ss->next_id;
 		ss->next_id = id == UINT16_MAX ? BERTH_VM_STREAM_FIRST : (uint16_t)(id + 1);
-		if (berth_vm_stream_find(ss, id) == NULL)
+		if (berth_vm_mux_find(ss, id) == NULL)
 			return id;
 	}
 }
 
-struct berth_vm_stream *berth_vm_stream_add(struct berth_vm_streams *ss, int fd, uint16_t id,
-					    struct berth_error *err)
+struct berth_vm_mux_stream *berth_vm_mux_add(struct berth_vm_mux *ss, int fd, uint16_t id,
+					     struct berth_error *err)
 {
-	struct berth_vm_stream *st = NULL;
+	struct berth_vm_mux_stream *st = NULL;
 
 	if (id != 0 && id < BERTH_VM_STREAM_FIRST) {
 		close(fd);
@@ -53,17 +53,17 @@ struct berth_vm_stream *berth_vm_stream_add(struct berth_vm_streams *ss, int fd,
 			  (unsigned)BERTH_VM_STREAM_FIRST);
 		return NULL;
 	}
-	if (id != 0 && berth_vm_stream_find(ss, id) != NULL) {
+	if (id != 0 && berth_vm_mux_find(ss, id) != NULL) {
 		close(fd);
 		berth_err(err, EEXIST, "the VM channel opened stream %u, which is open", (unsigned)id);
 		return NULL;
 	}
-	for (size_t i = 0; st == NULL && i < BERTH_VM_STREAMS_MAX; i++)
+	for (size_t i = 0; st == NULL && i < BERTH_VM_MUX_MAX; i++)
 		if (ss->s[i].fd < 0)
 			st = &ss->s[i];
 	if (st == NULL) {
 		close(fd);
-		berth_err(err, EMFILE, "more than %d streams open on the VM channel", BERTH_VM_STREAMS_MAX);
+		berth_err(err, EMFILE, "more than %d streams open on the VM channel", BERTH_VM_MUX_MAX);
 		return NULL;
 	}
 	memset(st, 0, sizeof *st);
@@ -75,7 +75,7 @@ struct berth_vm_stream *berth_vm_stream_add(struct berth_vm_streams *ss, int fd,
 	return st;
 }
 
-static void release(struct berth_vm_streams *ss, struct berth_vm_stream *st)
+static void release(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st)
 {
 	close(st->fd);
 	st->fd = -1;
@@ -85,7 +85,7 @@ static void release(struct berth_vm_streams *ss, struct berth_vm_stream *st)
 	ss->n--;
 }
 
-void berth_vm_stream_abort(struct berth_vm_streams *ss, struct berth_vm_stream *st, bool tell)
+void berth_vm_mux_abort(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st, bool tell)
 {
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 	struct berth_error e = {0};
@@ -99,7 +99,7 @@ void berth_vm_stream_abort(struct berth_vm_streams *ss, struct berth_vm_stream *
 }
 
 /* Both directions ended: the stream is done (the peer's too, on its side). */
-static void maybe_done(struct berth_vm_streams *ss, struct berth_vm_stream *st)
+static void maybe_done(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st)
 {
 	if (st->peer_eof && st->out_off == st->out_len && !st->wr_shut) {
 		shutdown(st->fd, SHUT_WR);
@@ -110,7 +110,7 @@ static void maybe_done(struct berth_vm_streams *ss, struct berth_vm_stream *st)
 }
 
 /* The peer's bytes to the socket, as far as it takes them; CREDIT back. */
-static int flush_out(struct berth_vm_streams *ss, struct berth_vm_stream *st, struct berth_error *err)
+static int flush_out(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st, struct berth_error *err)
 {
 	while (st->out_off < st->out_len) {
 		ssize_t w = send(st->fd, st->out + st->out_off, st->out_len - st->out_off,
@@ -120,7 +120,7 @@ static int flush_out(struct berth_vm_streams *ss, struct berth_vm_stream *st, st
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (w < 0) {
-			berth_vm_stream_abort(ss, st, true); /* the local end is gone */
+			berth_vm_mux_abort(ss, st, true); /* the local end is gone */
 			return 0;
 		}
 		st->out_off += (size_t)w;
@@ -138,7 +138,7 @@ static int flush_out(struct berth_vm_streams *ss, struct berth_vm_stream *st, st
 	return 0;
 }
 
-static int on_data(struct berth_vm_streams *ss, struct berth_vm_stream *st, const struct berth_vm_frame *f,
+static int on_data(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st, const struct berth_vm_frame *f,
 		   struct berth_error *err)
 {
 	unsigned char *nb;
@@ -157,7 +157,7 @@ static int on_data(struct berth_vm_streams *ss, struct berth_vm_stream *st, cons
 	/* at most a window: the credit bounds it */
 	nb = realloc(st->out, st->out_len + f->len);
 	if (nb == NULL) {
-		berth_vm_stream_abort(ss, st, true);
+		berth_vm_mux_abort(ss, st, true);
 		return 0;
 	}
 	st->out = nb;
@@ -166,15 +166,14 @@ static int on_data(struct berth_vm_streams *ss, struct berth_vm_stream *st, cons
 	return flush_out(ss, st, err);
 }
 
-int berth_vm_streams_frame(struct berth_vm_streams *ss, const struct berth_vm_frame *f,
-			   struct berth_error *err)
+int berth_vm_mux_frame(struct berth_vm_mux *ss, const struct berth_vm_frame *f, struct berth_error *err)
 {
-	struct berth_vm_stream *st;
+	struct berth_vm_mux_stream *st;
 
 	if (f->chan < BERTH_VM_STREAM_FIRST || (f->type != BERTH_VM_DATA && f->type != BERTH_VM_EOF &&
 						f->type != BERTH_VM_CREDIT && f->type != BERTH_VM_CLOSE))
 		return 0;
-	st = berth_vm_stream_find(ss, f->chan);
+	st = berth_vm_mux_find(ss, f->chan);
 	if (st == NULL)
 		return 1; /* crossed its CLOSE or its end: dropped */
 	switch (f->type) {
@@ -189,17 +188,17 @@ int berth_vm_streams_frame(struct berth_vm_streams *ss, const struct berth_vm_fr
 	case BERTH_VM_CREDIT:
 		return berth_vm_credit_grant(&st->cr, f->payload, f->len, err) < 0 ? -1 : 1;
 	default: /* CLOSE */
-		berth_vm_stream_abort(ss, st, false);
+		berth_vm_mux_abort(ss, st, false);
 		return 1;
 	}
 }
 
-size_t berth_vm_streams_poll(struct berth_vm_streams *ss, struct pollfd *p)
+size_t berth_vm_mux_poll(struct berth_vm_mux *ss, struct pollfd *p)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < BERTH_VM_STREAMS_MAX; i++) {
-		struct berth_vm_stream *st = &ss->s[i];
+	for (size_t i = 0; i < BERTH_VM_MUX_MAX; i++) {
+		struct berth_vm_mux_stream *st = &ss->s[i];
 		short ev = 0;
 		if (st->fd < 0)
 			continue;
@@ -214,7 +213,7 @@ size_t berth_vm_streams_poll(struct berth_vm_streams *ss, struct pollfd *p)
 }
 
 /* What the socket has, as DATA (up to the credit), or its EOF. */
-static int pump_in(struct berth_vm_streams *ss, struct berth_vm_stream *st, struct berth_error *err)
+static int pump_in(struct berth_vm_mux *ss, struct berth_vm_mux_stream *st, struct berth_error *err)
 {
 	static unsigned char buf[BERTH_VM_PAYLOAD_MAX];
 
@@ -226,7 +225,7 @@ static int pump_in(struct berth_vm_streams *ss, struct berth_vm_stream *st, stru
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (r < 0) {
-			berth_vm_stream_abort(ss, st, true); /* a reset: the peer's end too */
+			berth_vm_mux_abort(ss, st, true); /* a reset: the peer's end too */
 			return 0;
 		}
 		if (r == 0) {
@@ -243,16 +242,15 @@ static int pump_in(struct berth_vm_streams *ss, struct berth_vm_stream *st, stru
 	return 0;
 }
 
-int berth_vm_streams_ready(struct berth_vm_streams *ss, const struct pollfd *p, size_t n,
-			   struct berth_error *err)
+int berth_vm_mux_ready(struct berth_vm_mux *ss, const struct pollfd *p, size_t n, struct berth_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct berth_vm_stream *st = NULL;
+		struct berth_vm_mux_stream *st = NULL;
 		if (p[i].revents == 0)
 			continue;
 		/* found again by descriptor: frames read since the poll may
 		 * have ended the stream (then there is nothing to do) */
-		for (size_t k = 0; st == NULL && k < BERTH_VM_STREAMS_MAX; k++)
+		for (size_t k = 0; st == NULL && k < BERTH_VM_MUX_MAX; k++)
 			if (ss->s[k].fd == p[i].fd)
 				st = &ss->s[k];
 		if (st == NULL)
@@ -268,9 +266,9 @@ int berth_vm_streams_ready(struct berth_vm_streams *ss, const struct pollfd *p, 
 	return 0;
 }
 
-void berth_vm_streams_close_all(struct berth_vm_streams *ss)
+void berth_vm_mux_close_all(struct berth_vm_mux *ss)
 {
-	for (size_t i = 0; i < BERTH_VM_STREAMS_MAX; i++)
+	for (size_t i = 0; i < BERTH_VM_MUX_MAX; i++)
 		if (ss->s[i].fd >= 0)
 			release(ss, &ss->s[i]);
 }

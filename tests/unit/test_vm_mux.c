@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_vm_stream.c - the channel's flow control and streams (src/vm/proto.h,
- * src/vm/stream.h): the new frame types parse and the next one does not;
+ * test_vm_mux.c - the channel's flow control and streams (src/vm/proto.h,
+ * src/vm/mux.h): the new frame types parse and the next one does not;
  * the credit's accounting and the peer's breaches of it; two stream sets
  * joined by an in-memory channel relay bytes, half-closes and resets
  * between real sockets, and a reader that does not read stops its sender
@@ -23,7 +23,7 @@
 
 #include "util/buf.h"
 #include "vm/proto.h"
-#include "vm/stream.h"
+#include "vm/mux.h"
 
 static void put_frame(unsigned char *b, uint16_t type, uint16_t chan, uint32_t len)
 {
@@ -90,7 +90,7 @@ static void test_credit(void **state)
 
 /* Two sides, each a stream set whose frames go into the other's inbox. */
 struct side {
-	struct berth_vm_streams ss;
+	struct berth_vm_mux ss;
 	struct berth_buf inbox; /* frames the other side sent, unread */
 	struct side *peer;
 	size_t frames_data;
@@ -126,7 +126,7 @@ static int deliver(struct side *s)
 		assert_int_equal(
 		    berth_vm_parse((unsigned char *)s->inbox.p + off, s->inbox.len - off, &f, &used, &err),
 		    1);
-		if (berth_vm_streams_frame(&s->ss, &f, &err) != 1)
+		if (berth_vm_mux_frame(&s->ss, &f, &err) != 1)
 			rc = -1;
 		off += used;
 	}
@@ -137,12 +137,12 @@ static int deliver(struct side *s)
 /* One poll round of @s's streams (no waiting). */
 static void step(struct side *s)
 {
-	struct pollfd p[BERTH_VM_STREAMS_MAX];
+	struct pollfd p[BERTH_VM_MUX_MAX];
 	struct berth_error err = {0};
-	size_t n = berth_vm_streams_poll(&s->ss, p);
+	size_t n = berth_vm_mux_poll(&s->ss, p);
 
 	assert_true(poll(p, n, 0) >= 0);
-	assert_int_equal(berth_vm_streams_ready(&s->ss, p, n, &err), 0);
+	assert_int_equal(berth_vm_mux_ready(&s->ss, p, n, &err), 0);
 }
 
 static void pump(struct side *a, struct side *b, int rounds)
@@ -169,15 +169,15 @@ static void pair_open(struct pair *p)
 	memset(p, 0, sizeof *p);
 	p->a.peer = &p->b;
 	p->b.peer = &p->a;
-	berth_vm_streams_init(&p->a.ss, send_frame, &p->a);
-	berth_vm_streams_init(&p->b.ss, send_frame, &p->b);
+	berth_vm_mux_init(&p->a.ss, send_frame, &p->a);
+	berth_vm_mux_init(&p->b.ss, send_frame, &p->b);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sa), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb), 0);
-	struct berth_vm_stream *x = berth_vm_stream_add(&p->a.ss, sa[0], 0, &err);
+	struct berth_vm_mux_stream *x = berth_vm_mux_add(&p->a.ss, sa[0], 0, &err);
 	assert_non_null(x);
 	assert_int_equal(x->id, BERTH_VM_STREAM_FIRST);
 	p->id = x->id;
-	assert_non_null(berth_vm_stream_add(&p->b.ss, sb[0], p->id, &err));
+	assert_non_null(berth_vm_mux_add(&p->b.ss, sb[0], p->id, &err));
 	p->app_a = sa[1];
 	p->app_b = sb[1];
 	fcntl(p->app_a, F_SETFL, O_NONBLOCK);
@@ -186,8 +186,8 @@ static void pair_open(struct pair *p)
 
 static void pair_close(struct pair *p)
 {
-	berth_vm_streams_close_all(&p->a.ss);
-	berth_vm_streams_close_all(&p->b.ss);
+	berth_vm_mux_close_all(&p->a.ss);
+	berth_vm_mux_close_all(&p->b.ss);
 	close(p->app_a);
 	close(p->app_b);
 	berth_buf_free(&p->a.inbox);
@@ -241,8 +241,8 @@ static void test_stream_window(void **state)
 			sent += (size_t)w;
 		pump(&p.a, &p.b, 1);
 	}
-	struct berth_vm_stream *sb = berth_vm_stream_find(&p.b.ss, p.id);
-	struct berth_vm_stream *sa = berth_vm_stream_find(&p.a.ss, p.id);
+	struct berth_vm_mux_stream *sb = berth_vm_mux_find(&p.b.ss, p.id);
+	struct berth_vm_mux_stream *sa = berth_vm_mux_find(&p.a.ss, p.id);
 	assert_non_null(sa);
 	assert_non_null(sb);
 	assert_int_equal(sa->cr.can_send, 0);                      /* A is stopped ... */
@@ -276,49 +276,49 @@ static void test_stream_errors(void **state)
 	f.chan = p.id;
 	/* the broker's end reads nothing and its socket is full: four frames
 	 * fill the window, a fifth is past it */
-	while (send(berth_vm_stream_find(&p.b.ss, p.id)->fd, payload, sizeof payload, MSG_DONTWAIT) > 0)
+	while (send(berth_vm_mux_find(&p.b.ss, p.id)->fd, payload, sizeof payload, MSG_DONTWAIT) > 0)
 		;
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(berth_vm_streams_frame(&p.b.ss, &f, &err), 1);
+		assert_int_equal(berth_vm_mux_frame(&p.b.ss, &f, &err), 1);
 	f.len = 1;
-	assert_int_equal(berth_vm_streams_frame(&p.b.ss, &f, &err), -1);
+	assert_int_equal(berth_vm_mux_frame(&p.b.ss, &f, &err), -1);
 	assert_non_null(strstr(err.msg, "past its credit"));
 	/* after EOF, DATA is a breach */
 	struct berth_vm_frame eof = {.type = BERTH_VM_EOF, .chan = p.id};
-	assert_int_equal(berth_vm_streams_frame(&p.a.ss, &eof, &err), 1);
+	assert_int_equal(berth_vm_mux_frame(&p.a.ss, &eof, &err), 1);
 	f.len = 1;
-	assert_int_equal(berth_vm_streams_frame(&p.a.ss, &f, &err), -1);
+	assert_int_equal(berth_vm_mux_frame(&p.a.ss, &f, &err), -1);
 	assert_non_null(strstr(err.msg, "after its EOF"));
 	/* CLOSE: the stream is gone, its socket's peer sees the end */
 	struct berth_vm_frame cl = {.type = BERTH_VM_CLOSE, .chan = p.id};
-	assert_int_equal(berth_vm_streams_frame(&p.b.ss, &cl, &err), 1);
+	assert_int_equal(berth_vm_mux_frame(&p.b.ss, &cl, &err), 1);
 	assert_int_equal(p.b.ss.n, 0);
 	ssize_t r;
 	while ((r = read(p.app_b, buf, sizeof buf)) > 0)
 		; /* the bytes it had, then the end */
 	assert_int_equal(r, 0);
 	/* a frame of that stream now: dropped */
-	assert_int_equal(berth_vm_streams_frame(&p.b.ss, &f, &err), 1);
+	assert_int_equal(berth_vm_mux_frame(&p.b.ss, &f, &err), 1);
 	/* a reset of the local end becomes CLOSE to the peer */
-	berth_vm_stream_abort(&p.a.ss, berth_vm_stream_find(&p.a.ss, p.id), true);
+	berth_vm_mux_abort(&p.a.ss, berth_vm_mux_find(&p.a.ss, p.id), true);
 	assert_int_equal(p.a.ss.n, 0);
 	assert_true(p.b.inbox.len >= BERTH_VM_HDR);
 	assert_int_equal(berth_vm_get_u16((unsigned char *)p.b.inbox.p + 8), BERTH_VM_CLOSE);
 	/* not a stream's frame: stdin's chan, or another type */
 	struct berth_vm_frame in = {.type = BERTH_VM_DATA, .chan = BERTH_VM_STDIN};
-	assert_int_equal(berth_vm_streams_frame(&p.b.ss, &in, &err), 0);
+	assert_int_equal(berth_vm_mux_frame(&p.b.ss, &in, &err), 0);
 	struct berth_vm_frame op = {.type = BERTH_VM_OPEN, .chan = 40};
-	assert_int_equal(berth_vm_streams_frame(&p.b.ss, &op, &err), 0);
+	assert_int_equal(berth_vm_mux_frame(&p.b.ss, &op, &err), 0);
 	/* ids: below the first, and one open twice */
 	int s2[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s2), 0);
-	assert_null(berth_vm_stream_add(&p.b.ss, s2[0], 3, &err));
+	assert_null(berth_vm_mux_add(&p.b.ss, s2[0], 3, &err));
 	assert_int_equal(err.errnum, EINVAL);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s2 + 0), 0);
-	assert_non_null(berth_vm_stream_add(&p.b.ss, s2[0], 99, &err));
+	assert_non_null(berth_vm_mux_add(&p.b.ss, s2[0], 99, &err));
 	int s3[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s3), 0);
-	assert_null(berth_vm_stream_add(&p.b.ss, s3[0], 99, &err));
+	assert_null(berth_vm_mux_add(&p.b.ss, s3[0], 99, &err));
 	assert_int_equal(err.errnum, EEXIST);
 	close(s3[1]);
 	close(s2[1]);
@@ -329,33 +329,33 @@ static void test_stream_errors(void **state)
  * open ones and wrap past 65535 to the first. */
 static void test_stream_ids(void **state)
 {
-	struct berth_vm_streams *ss = malloc(sizeof *ss);
+	struct berth_vm_mux *ss = malloc(sizeof *ss);
 	struct berth_error err = {0};
 	int sp[2];
 
 	(void)state;
 	struct side dummy = {.peer = &dummy};
-	berth_vm_streams_init(ss, send_frame, &dummy);
-	for (int i = 0; i < BERTH_VM_STREAMS_MAX; i++) {
+	berth_vm_mux_init(ss, send_frame, &dummy);
+	for (int i = 0; i < BERTH_VM_MUX_MAX; i++) {
 		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 		close(sp[1]);
-		assert_non_null(berth_vm_stream_add(ss, sp[0], 0, &err));
+		assert_non_null(berth_vm_mux_add(ss, sp[0], 0, &err));
 	}
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-	assert_null(berth_vm_stream_add(ss, sp[0], 0, &err));
+	assert_null(berth_vm_mux_add(ss, sp[0], 0, &err));
 	assert_int_equal(err.errnum, EMFILE);
 	assert_int_equal(fcntl(sp[0], F_GETFD), -1); /* closed */
 	close(sp[1]);
-	berth_vm_streams_close_all(ss);
+	berth_vm_mux_close_all(ss);
 	ss->n = 0;
 	ss->next_id = UINT16_MAX;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 	close(sp[1]);
-	assert_int_equal(berth_vm_stream_add(ss, sp[0], 0, &err)->id, UINT16_MAX);
+	assert_int_equal(berth_vm_mux_add(ss, sp[0], 0, &err)->id, UINT16_MAX);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 	close(sp[1]);
-	assert_int_equal(berth_vm_stream_add(ss, sp[0], 0, &err)->id, BERTH_VM_STREAM_FIRST);
-	berth_vm_streams_close_all(ss);
+	assert_int_equal(berth_vm_mux_add(ss, sp[0], 0, &err)->id, BERTH_VM_STREAM_FIRST);
+	berth_vm_mux_close_all(ss);
 	berth_buf_free(&dummy.inbox);
 	free(ss);
 }
