@@ -63,17 +63,19 @@ void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, 
 
 	if (chan != BERTH_VM_STDOUT && chan != BERTH_VM_STDERR)
 		return;
-	if (!vm->io.filter || chan != BERTH_VM_STDOUT) {
+	bool filter = chan == BERTH_VM_STDOUT ? vm->io.filter_out : vm->io.filter_err;
+	struct berth_termfilter *tf = chan == BERTH_VM_STDOUT ? &vm->io.tf_out : &vm->io.tf_err;
+	if (!filter) {
 		if (!write_all(fd, p, n))
 			reader_gone(vm, chan);
 		return;
 	}
-	/* berth's own terminal: what would drive it rather than draw on it
-	 * is dropped (termfilter.h), as for the namespace runtime's pty */
+	/* a terminal: what would drive it rather than draw on it is dropped
+	 * (termfilter.h), as for the namespace runtime's pty */
 	for (size_t off = 0; off < n;) {
 		char safe[16384 + BERTH_TERMFILTER_SLACK];
 		size_t k = n - off < 16384 ? n - off : 16384;
-		size_t m = berth_termfilter_feed(&vm->io.tf, (const char *)p + off, k, safe);
+		size_t m = berth_termfilter_feed(tf, (const char *)p + off, k, safe);
 		if (!write_all(fd, (const unsigned char *)safe, m)) {
 			reader_gone(vm, chan);
 			return;

@@ -138,7 +138,8 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 			cpus = (unsigned)ncpu;
 		snprintf(vm->smp, sizeof vm->smp, "%u", cpus > 0 ? cpus : 1);
 	}
-	berth_termfilter_init(&vm->io.tf);
+	berth_termfilter_init(&vm->io.tf_out);
+	berth_termfilter_init(&vm->io.tf_err);
 }
 
 static int set_run_id(struct vm_rt *vm, struct berth_error *err)
@@ -211,10 +212,16 @@ static int setup_io(struct vm_rt *vm, bool run, struct berth_error *err)
 		vm->io.out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 		vm->io.err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 		vm->io.tty = isatty(STDIN_FILENO) == 1;
-		vm->io.filter = vm->io.tty && isatty(STDOUT_FILENO) == 1;
 	}
 	if (vm->io.in < 0 || vm->io.out < 0 || vm->io.err < 0)
 		return berth_err(err, errno, "cannot take the command's stdio");
+	/* whichever output is a terminal is filtered, whatever stdin is: the
+	 * guest's bytes may not drive it (termfilter.h) -- as the namespace
+	 * runtime's pty relay, which covers stdout and stderr */
+	if (vm->io.pty_slave < 0) {
+		vm->io.filter_out = isatty(vm->io.out) == 1;
+		vm->io.filter_err = isatty(vm->io.err) == 1;
+	}
 	return 0;
 }
 

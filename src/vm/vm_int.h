@@ -44,11 +44,14 @@ struct vm_io {
 	int in;       /* read: bytes to send as DATA STDIN; -1 none (closed: EOF sent) */
 	int out, err; /* written: DATA STDOUT / STDERR; -1 dropped */
 	bool tty;     /* the guest gives the command a pty (START "tty") */
-	bool filter;  /* @out is berth's terminal: through the terminal filter */
-	bool raw;     /* berth's stdin was put in raw mode (restored at the end) */
+	/* @out / @err is a terminal (berth's own, or one the caller's stdio
+	 * names; not a session's pty, whose supervisor filters): what the guest
+	 * writes there goes through the terminal filter, one state each */
+	bool filter_out, filter_err;
+	bool raw; /* berth's stdin was put in raw mode (restored at the end) */
 	struct termios saved;
 	int pty_slave; /* want_pty: the host pty's slave the relay reads and writes */
-	struct berth_termfilter tf;
+	struct berth_termfilter tf_out, tf_err;
 };
 
 struct vm_rt {

@@ -299,6 +299,36 @@ print(r["name"], r["kernel_sha256"], r["initramfs_sha256"], r["accelerator"], r[
 		echo "# got: $got" "$(cat "$T/err")"
 	"$B" attest --verify "$T/att.json" >"$T/out" 2>&1
 	check "... which berth attest --verify finds valid (0)" test "$?" = 0
+	# the caller's terminal on stdout and stderr while stdin is not one
+	# (`berth run --runtime vm -- cmd </dev/null` in a terminal): what the
+	# guest writes there goes through the terminal filter, as the namespace
+	# runtime's pty relay (tests/integration/run-terminal.sh)
+	out=$(BERTH_VM_DIR=$T/real python3 - "$B" <<'PYEOF'
+import os, pty, select, subprocess, sys
+m, s = pty.openpty()
+seq = "A\\033]52;c;cHduZWQ=\\007B\\033P+q544e\\033\\\\C\\n"
+cmd = "printf '%s'; printf '%s' >&2" % (seq, seq.replace("A", "E", 1))
+p = subprocess.Popen([sys.argv[1], "run", "--runtime", "vm", "--", "sh", "-c", cmd],
+                     stdin=subprocess.DEVNULL, stdout=s, stderr=s)
+os.close(s)
+buf = b""
+while True:
+    r, _, _ = select.select([m], [], [], 120)
+    if not r:
+        break
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+p.wait()
+print(p.returncode, int(b"]52;" in buf), int(b"\x1bP" in buf), int(b"AB" in buf and b"EB" in buf))
+PYEOF
+)
+	check "... stdout and stderr a terminal, stdin not: no OSC 52, no DCS reaches it, the text does ($out)" \
+		test "$out" = "0 0 0 1"
 	# a namespace run's record names its runtime too
 	"$B" run -- true >/dev/null 2>&1
 	"$B" attest --last --out "$T/att2.json" >/dev/null 2>&1
