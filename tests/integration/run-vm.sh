@@ -299,6 +299,33 @@ print(r["name"], r["kernel_sha256"], r["initramfs_sha256"], r["accelerator"], r[
 		echo "# got: $got" "$(cat "$T/err")"
 	"$B" attest --verify "$T/att.json" >"$T/out" 2>&1
 	check "... which berth attest --verify finds valid (0)" test "$?" = 0
+	# the pin: the same record naming another kernel, signed again by this
+	# host's key (so only the pin check can refuse it), is INVALID to berth
+	# and to contrib/verify-attestation.py (python3 and openssl only)
+	K=$XDG_CONFIG_HOME/berth/keys
+	python3 "$SRC/contrib/verify-attestation.py" "$T/att.json" "$K/host-ed25519.pub.pem" >"$T/out" 2>&1
+	check "... contrib/verify-attestation.py finds it valid too (0)" test "$?" = 0
+	python3 - "$T/att.json" "$T/att-k.json" "$K/host-ed25519.pem" <<'PYEOF'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+d.pop("signature")
+d["enforced"]["runtime"]["kernel_sha256"] = "0" * 64
+canon = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+open(sys.argv[2] + ".msg", "wb").write(canon)
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", sys.argv[3], "-rawin", "-in", sys.argv[2] + ".msg"],
+                     capture_output=True, check=True).stdout
+pub = json.load(open(sys.argv[1]))["signature"]["public_key"]
+d["signature"] = {"alg": "Ed25519", "public_key": pub, "value": sig.hex()}
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+	"$B" attest --verify "$T/att-k.json" >"$T/out" 2>&1
+	rc=$?
+	check "... the record re-signed with another kernel: INVALID (1), naming the pin ($rc)" \
+		test "$rc" = 1 -a "$(grep -c "not the one this berth pins" "$T/out")" = 1 -a "$(grep -c "signature" "$T/out")" = 0
+	python3 "$SRC/contrib/verify-attestation.py" "$T/att-k.json" "$K/host-ed25519.pub.pem" >"$T/out" 2>&1
+	rc=$?
+	check "... and to contrib/verify-attestation.py (1, the pin) ($rc)" \
+		test "$rc" = 1 -a "$(grep -c "not the pinned" "$T/out")" = 1
 	# the caller's terminal on stdout and stderr while stdin is not one
 	# (`berth run --runtime vm -- cmd </dev/null` in a terminal): what the
 	# guest writes there goes through the terminal filter, as the namespace
