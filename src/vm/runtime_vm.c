@@ -32,6 +32,7 @@
 #include "../util/rmtree.h"
 #include "../util/rundir.h"
 #include "../util/sys.h"
+#include "accel.h"
 #include "vm_int.h"
 
 /* The guest's RAM at most (the policy's --memory is enforced inside by the
@@ -126,7 +127,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
 	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
-	vm->accel = berth_vm_accel();
+	vm->accel = "tcg";
 	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
 	if (vm->mem_bytes < VM_MEM_MIN)
 		vm->mem_bytes = VM_MEM_MIN;
@@ -317,6 +318,9 @@ static int keep_guest(struct vm_rt *vm, const struct vm_guest *g)
 {
 	snprintf(vm->kernel_sha256, sizeof vm->kernel_sha256, "%s", g->kernel_sha256);
 	snprintf(vm->initramfs_sha256, sizeof vm->initramfs_sha256, "%s", g->initramfs_sha256);
+	/* KVM only where a test boot of this very guest proved it (accel.h) */
+	vm->accel = berth_vm_accel_name(berth_vm_accel_choose(g->dir, g->kernel_sha256, g->initramfs_sha256,
+							      vm->accel_why, sizeof vm->accel_why));
 	return 0;
 }
 
@@ -357,8 +361,12 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
 	 * capped below the policy's --memory (docs/vm.md) */
 	if (!o->quiet)
-		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs\n", vm->accel,
-			(unsigned long long)(vm->mem_bytes >> 20), vm->smp);
+		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs%s%s%s\n", vm->accel,
+			(unsigned long long)(vm->mem_bytes >> 20), vm->smp,
+			/* a /dev/kvm that is not used: why */
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? " (not KVM: " : "",
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? vm->accel_why : "",
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? ")" : "");
 	if (o->hooks.on_spawned != NULL)
 		o->hooks.on_spawned(o->hooks.arg);
 	if (run)

@@ -72,7 +72,8 @@ struct vm_rt {
 	int chan; /* the host end of the channel; -1 closed */
 	int sfd;  /* run(): berth's signalfd, polled while it starts; -1 none */
 	struct berth_vm_reader *rd;
-	const char *accel;      /* "tcg" or "kvm": what qemu runs with */
+	const char *accel;      /* "tcg" or "kvm": what qemu runs with (berth_vm_accel_choose) */
+	char accel_why[256];    /* why that one */
 	uint64_t mem_bytes;     /* the guest's RAM */
 	char smp[16];           /* its vCPUs: the policy's CPUs, at most the host's */
 	int hello_landlock_abi; /* the guest kernel's, from HELLO */
@@ -113,10 +114,6 @@ int berth_vm_start_virtiofsd(struct vm_rt *vm, struct berth_error *err);
 struct berth_ids;
 int berth_vm_build_staging(const struct berth_policy *p, const char *staging, const struct berth_ids *idmap,
 			   struct berth_error *err);
-
-/* qemu.c: the accelerator qemu will use ("kvm" only when a short test boot
- * says it works, cached per process; else "tcg"). */
-const char *berth_vm_accel(void);
 
 /* qemu.c: start qemu on @g with @chan_fd as the channel's guest end.  Sets
  * @vm->qemu and @vm->qemu_pidfd.  Returns 0, or -1 with @err. */

@@ -326,6 +326,25 @@ PYEOF
 	rc=$?
 	check "... and to contrib/verify-attestation.py (1, the pin) ($rc)" \
 		test "$rc" = 1 -a "$(grep -c "not the pinned" "$T/out")" = 1
+	# the accelerator (accel.h): KVM only on a KVM test boot of this guest
+	# on record for this boot of the host; a record of an earlier boot, or
+	# of another guest, leaves the run on TCG (and says why, when there is a
+	# /dev/kvm it does not use)
+	kr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["initramfs"]["sha256"])' "$T/real/guest.json")
+	for forged in "an earlier boot:00000000-0000-0000-0000-000000000000:$kr" \
+		"another guest:$(cat /proc/sys/kernel/random/boot_id):$(printf '%064d' 0)"; do
+		IFS=: read -r what bid irs <<<"$forged"
+		printf '{"accel":"kvm","usable":true,"boot_id":"%s","kernel_sha256":"%s","initramfs_sha256":"%s","elapsed_ms":300,"reason":"forged"}\n' \
+			"$bid" ed8f0dbdbefe3994093937f5ee934818ae902b88cb0b6bc423811c10d55b87b0 "$irs" >"$T/real/kvm-probe.json"
+		chmod 600 "$T/real/kvm-probe.json"
+		BERTH_VM_DIR=$T/real timeout 200 "$B" run --runtime vm -- true >"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		said=yes
+		[ -e /dev/kvm ] && ! grep -q "qemu -accel tcg.*(not KVM: the KVM test boot on record .*$what" "$T/err" && said=no
+		check "... a KVM test boot on record of $what: TCG, and why ($rc, $said)" \
+			test "$rc" = 0 -a "$said" = yes -a "$(grep -c 'qemu -accel tcg' "$T/err")" = 1
+	done
+	rm -f "$T/real/kvm-probe.json"
 	# the caller's terminal on stdout and stderr while stdin is not one
 	# (`berth run --runtime vm -- cmd </dev/null` in a terminal): what the
 	# guest writes there goes through the terminal filter, as the namespace
