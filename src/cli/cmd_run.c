@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
@@ -22,6 +23,7 @@
 #include "../supervisor/run.h"
 #include "../supervisor/runs.h"
 #include "../supervisor/orphans.h"
+#include "../supervisor/review.h"
 #include "../util/crash.h"
 #include "../util/journal.h"
 #include "../util/rundir.h"
@@ -54,6 +56,9 @@ static const char run_usage[] =
     "  --ro SRC[:DST]       bind a host path read-only\n"
     "  --rw SRC[:DST]       bind a host path read-write (widening)\n"
     "  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
+    "  --review             the run writes a copy-on-write layer, not the workspace; see the\n"
+    "                       changes with `berth diff`, land them with `berth apply` (docs/review.md)\n"
+    "  --review-size SIZE   that layer's size, 1M..1024T (default 1G; memory: at most --memory)\n"
     "  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
     "  --runtime NAME       what enforces the policy: namespace (default) or vm (a microVM;\n"
     "                       needs `berth vm install`)\n"
@@ -246,6 +251,40 @@ static int check_rules(struct berth_run_opts *o)
 	return status;
 }
 
+/* --review: the change set from the layer, its digest in the audit trail
+ * (kind "review"), and a line saying what to do with it. */
+static void review_end(const struct berth_run_opts *o, const char *run_id, struct berth_audit *audit, int fd,
+		       const struct timespec *started)
+{
+	struct berth_error err = {0};
+	struct berth_review_summary sum;
+	json_t *rec;
+
+	if (berth_review_collect(run_id, &o->policy, fd, started, &sum, &err) < 0) {
+		close(fd);
+		cli_print_error(&err);
+		fprintf(stderr,
+			"berth: the run's changes could not be kept; the host's tree was not changed\n");
+		return;
+	}
+	close(fd);
+	rec = json_pack("{s:s, s:I, s:I, s:I, s:b}", "digest", sum.digest, "entries",
+			(json_int_t)sum.n_entries, "guarded", (json_int_t)sum.n_guarded, "bytes",
+			(json_int_t)sum.n_bytes, "host_modified", 0);
+	if (audit != NULL && rec != NULL &&
+	    berth_audit_append(audit, run_id, "review", "berth", rec, NULL, NULL, &err) < 0)
+		cli_print_error(&err);
+	json_decref(rec);
+	if (sum.n_entries == 0) {
+		fprintf(stderr, "berth: review: run %s changed nothing in the workspace\n", run_id);
+		return;
+	}
+	fprintf(stderr,
+		"berth: review: run %s changed %zu path%s (%zu guarded); the host's tree is untouched: "
+		"`berth diff %s`, `berth apply %s`, `berth discard %s`\n",
+		run_id, sum.n_entries, sum.n_entries == 1 ? "" : "s", sum.n_guarded, run_id, run_id, run_id);
+}
+
 static const char fail_closed[] =
     "berth: the audit trail cannot record this run, so it does not start (fail closed)\n";
 
@@ -264,9 +303,10 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	char actor[32], cwd[4096];
 	const char *rm[1] = {NULL}; /* the evidence copy, once made */
 	json_t *evidence = NULL;
-	int status = 0;
+	int status = 0, review_fd = -1;
 	bool recorded = false, record_failed = false;
 	char prev_last[17] = "";
+	struct timespec started;
 
 	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
 	json_t *start_extra = json_pack("{s:s?, s:s}", "workspace", o->policy.workspace, "cwd",
@@ -307,8 +347,12 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			recorded = true;
 			berth_crash_point("run.record");
 			berth_run_attach(&r, ro);
+			clock_gettime(CLOCK_REALTIME_COARSE, &started);
+			ro->review_fd = o->policy.review ? &review_fd : NULL;
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
+			if (review_fd >= 0)
+				review_end(o, berth_run_id(&r), berth_run_audit(&r), review_fd, &started);
 		}
 	}
 	json_decref(evidence);

@@ -50,6 +50,8 @@ enum {
 	OPT_EVIDENCE,
 	OPT_FORENSIC,
 	OPT_RUNTIME,
+	OPT_REVIEW,
+	OPT_REVIEW_SIZE,
 };
 
 static const struct option run_options[] = {
@@ -68,6 +70,8 @@ static const struct option run_options[] = {
     {"evidence", required_argument, NULL, OPT_EVIDENCE},
     {"forensic", no_argument, NULL, OPT_FORENSIC},
     {"runtime", required_argument, NULL, OPT_RUNTIME},
+    {"review", no_argument, NULL, OPT_REVIEW},
+    {"review-size", required_argument, NULL, OPT_REVIEW_SIZE},
     {"ro", required_argument, NULL, OPT_RO},
     {"rw", required_argument, NULL, OPT_RW},
     {"unprotect", required_argument, NULL, OPT_UNPROTECT},
@@ -236,6 +240,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_hostpath_set_workspace(p, arg, err);
 	case OPT_TMP_SIZE:
 		return set_limit64(BERTH_LIMIT_TMP_SIZE, arg, &p->tmp_size, err);
+	case OPT_REVIEW: /* docs/review.md */
+		p->review = true;
+		return 0;
+	case OPT_REVIEW_SIZE:
+		p->review = true;
+		return set_limit64(BERTH_LIMIT_REVIEW_SIZE, arg, &p->review_size, err);
 	case OPT_MEMORY:
 		p->memory_set = true;
 		/* Below 16M the sandbox's own start-up (its init, the dynamic
