@@ -268,13 +268,19 @@ static void review_end(const struct berth_run_opts *o, const char *run_id, struc
 		return;
 	}
 	close(fd);
-	rec = json_pack("{s:s, s:I, s:I, s:I, s:b}", "digest", sum.digest, "entries",
+	rec = json_pack("{s:s, s:I, s:I, s:I, s:b, s:b}", "digest", sum.digest, "entries",
 			(json_int_t)sum.n_entries, "guarded", (json_int_t)sum.n_guarded, "bytes",
-			(json_int_t)sum.n_bytes, "host_modified", 0);
+			(json_int_t)sum.n_bytes, "layer_full", sum.full, "host_modified", 0);
 	if (audit != NULL && rec != NULL &&
 	    berth_audit_append(audit, run_id, "review", "berth", rec, NULL, NULL, &err) < 0)
 		cli_print_error(&err);
 	json_decref(rec);
+	if (sum.full)
+		fprintf(
+		    stderr,
+		    "berth: review: the review layer of run %s filled up (--review-size %llu bytes): a write "
+		    "met ENOSPC, and `berth apply` refuses this change set\n",
+		    run_id, (unsigned long long)o->policy.review_size);
 	if (sum.n_entries == 0) {
 		fprintf(stderr, "berth: review: run %s changed nothing in the workspace\n", run_id);
 		return;
@@ -347,7 +353,8 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			recorded = true;
 			berth_crash_point("run.record");
 			berth_run_attach(&r, ro);
-			clock_gettime(CLOCK_REALTIME_COARSE, &started);
+			if (o->policy.review)
+				berth_review_clock(&started);
 			ro->review_fd = o->policy.review ? &review_fd : NULL;
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
@@ -409,6 +416,13 @@ int cmd_run(int argc, char **argv)
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 2;
+	}
+	if (o.policy.review && strcmp(rt->name, "namespace") != 0) {
+		fprintf(stderr, "berth: the %s runtime cannot give `--review` yet (docs/review.md)\n",
+			rt->name);
+		fprintf(stderr, "berth: hint: drop `--runtime %s`, or drop `--review`\n", rt->name);
+		berth_run_opts_free(&o);
+		return 2;
 	}
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);

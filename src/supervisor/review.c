@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -440,6 +441,19 @@ static int digest_of(const json_t *entries, char out[72], struct berth_error *er
 	return rc;
 }
 
+void berth_review_clock(struct timespec *t)
+{
+	struct timespec c0, pause = {0, 250000};
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &c0);
+	for (int i = 0; i < 400; i++) {
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_REALTIME_COARSE, t);
+		if (t->tv_sec != c0.tv_sec || t->tv_nsec != c0.tv_nsec)
+			return;
+	}
+}
+
 int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
 			 const struct timespec *started, struct berth_review_summary *sum,
 			 struct berth_error *err)
@@ -472,8 +486,13 @@ int berth_review_collect(const char *run_id, const struct berth_policy *p, int l
 	if (c.entries == NULL || walk(&c, upper, host, &hs, "") < 0 ||
 	    digest_of(c.entries, sum->digest, err) < 0)
 		goto out;
-	cs = json_pack("{s:i, s:s, s:I, s:s, s:O}", "schema", 1, "workspace", p->workspace, "started_ns",
-		       (json_int_t)c.t0_ns, "digest", sum->digest, "entries", c.entries);
+	/* A layer with no block left: a write in the sandbox met ENOSPC, and a
+	 * file may be cut short; apply refuses such a change set whole. */
+	struct statfs sf;
+	sum->full = fstatfs(upper, &sf) == 0 && sf.f_bavail == 0;
+	cs = json_pack("{s:i, s:s, s:I, s:s, s:O, s:b}", "schema", 1, "workspace", p->workspace, "started_ns",
+		       (json_int_t)c.t0_ns, "digest", sum->digest, "entries", c.entries, "layer_full",
+		       sum->full);
 	if (cs == NULL) {
 		berth_err(err, ENOMEM, "out of memory");
 		goto out;

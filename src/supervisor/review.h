@@ -39,12 +39,22 @@
 /* Exit status of `berth apply` when it refused or held back a path (each named). */
 #define BERTH_REVIEW_EXIT_REFUSED 1
 
+/*
+ * berth_review_clock - the run's start for berth_review_collect(): the
+ * coarse real-time clock (the one file times come from) right after it
+ * ticked, waiting for that tick (at most one, 4 ms at HZ=250): a file
+ * changed before the call has a ctime not after it, one changed after it a
+ * ctime not before it.  Never fails.
+ */
+void berth_review_clock(struct timespec *t);
+
 /* What berth_review_collect() found. */
 struct berth_review_summary {
 	size_t n_entries;           /* paths in the change set */
 	size_t n_guarded;           /* of which under a guarded name */
 	unsigned long long n_bytes; /* bytes of new file contents */
 	char digest[72];            /* "sha256:<hex>" */
+	bool full;                  /* the layer had no room left (ENOSPC in the sandbox) */
 };
 
 /*
@@ -124,7 +134,8 @@ struct berth_review_apply_result {
  * replaced one keeps its owner, as the run's own writes would; otherwise the
  * caller's.  Fills @res (res->record to append to the audit trail).
  * Returns 0 (some paths may be refused: see @res), or -1 with @err filled
- * (berth_review_load's errors, the workspace gone).
+ * (berth_review_load's errors, the workspace gone; a change set whose layer
+ * was full when the run ended, status 2: nothing is applied).
  */
 int berth_review_apply(const char *run_id, const struct berth_review_apply_opts *o,
 		       struct berth_review_apply_result *res, struct berth_error *err);

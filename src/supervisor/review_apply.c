@@ -32,7 +32,8 @@ struct apply {
 	int ws;             /* the host's workspace */
 	struct stat ws_st;
 	bool root;
-	json_t *applied; /* applied.json */
+	json_t *applied;     /* applied.json */
+	json_t *applied_set; /* the same paths as an object's keys */
 	json_t *done, *refused, *held;
 	/* pass 3: temporary files written, renamed after the sync */
 	struct pending {
@@ -68,6 +69,16 @@ static int depth(const char *p)
 	for (; *p != '\0'; p++)
 		d += *p == '/';
 	return d;
+}
+
+static int cmp_deep_first(const void *x, const void *y)
+{
+	return depth(ent_path(*(json_t *const *)y)) - depth(ent_path(*(json_t *const *)x));
+}
+
+static int cmp_shallow_first(const void *x, const void *y)
+{
+	return -cmp_deep_first(x, y);
 }
 
 /* The directory holding @path in the workspace, opened with no link
@@ -125,6 +136,7 @@ static void outcome(struct apply *a, enum berth_review_outcome o, const json_t *
 	if (o == BERTH_REVIEW_APPLIED || o == BERTH_REVIEW_APPLIED_GUARDED) {
 		a->res->applied++;
 		json_array_append_new(a->applied, json_string(path));
+		json_object_set_new(a->applied_set, path, json_true());
 	} else if (o == BERTH_REVIEW_REFUSED) {
 		a->res->refused++;
 	} else if (o == BERTH_REVIEW_HELD_BACK) {
@@ -171,10 +183,10 @@ static int remove_one(const json_t *e, int pfd, const char *name, const char **w
 	return 0;
 }
 
-/* Pass 2: a directory made, or its mode set. */
+/* Pass 2: a directory made (0700 until pass 4 gives it its mode, so that
+ * what goes in it can), or nothing yet for a mode (pass 4). */
 static int dir_one(struct apply *a, const json_t *e, int pfd, const char *name, const char **why)
 {
-	mode_t mode = (mode_t)jint(e, "mode");
 	uid_t u;
 	gid_t g;
 
@@ -186,11 +198,23 @@ static int dir_one(struct apply *a, const json_t *e, int pfd, const char *name, 
 			return -1;
 		}
 	}
-	if (fchmodat(pfd, name, mode, 0) < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
 	return 0;
+}
+
+/* Pass 4: the directories of pass 2 get their modes, deepest first. */
+static void dir_modes(struct apply *a, json_t **dirs, size_t n)
+{
+	qsort(dirs, n, sizeof *dirs, cmp_deep_first);
+	for (size_t i = 0; i < n; i++) {
+		const char *path = ent_path(dirs[i]);
+		char name[256];
+		int pfd;
+		if (json_object_get(a->applied_set, path) == NULL || (pfd = open_parent(a, path, name)) < 0)
+			continue;
+		if (fchmodat(pfd, name, (mode_t)jint(dirs[i], "mode"), 0) < 0 && a->o->line != NULL)
+			a->o->line(a->o->arg, BERTH_REVIEW_REFUSED, path, "its mode could not be set");
+		close(pfd);
+	}
 }
 
 /* Pass 3, first half: the new file or link written beside its target. */
@@ -266,17 +290,6 @@ static enum pass pass_of(const json_t *e)
 	return PASS_FILES;
 }
 
-static bool in_list(const json_t *list, const char *s)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(list, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-			return true;
-	return false;
-}
-
 /* Whether an entry the chosen ones need (the directory a chosen file goes
  * in, made by the run) is chosen too: a path's new parents come with it. */
 static bool chosen(const struct apply *a, const json_t *entries, const json_t *e)
@@ -307,7 +320,7 @@ static void do_entry(struct apply *a, json_t *e, enum pass pass)
 	char name[256];
 	int pfd;
 
-	if (in_list(a->applied, path)) {
+	if (json_object_get(a->applied_set, path) != NULL) {
 		outcome(a, BERTH_REVIEW_ALREADY, e, NULL);
 		return;
 	}
@@ -358,16 +371,6 @@ static void do_entry(struct apply *a, json_t *e, enum pass pass)
 	if (why != NULL)
 		outcome(a, BERTH_REVIEW_REFUSED, e, why);
 	close(pfd);
-}
-
-static int cmp_deep_first(const void *x, const void *y)
-{
-	return depth(ent_path(*(json_t *const *)y)) - depth(ent_path(*(json_t *const *)x));
-}
-
-static int cmp_shallow_first(const void *x, const void *y)
-{
-	return -cmp_deep_first(x, y);
 }
 
 /* Pass 3's second half: each file renamed over its target, its host copy
@@ -425,14 +428,33 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
 	if ((cs = berth_review_load(run_id, a.dir, &a.applied, err)) == NULL)
 		return -1;
 	entries = json_object_get(cs, "entries");
+	if (json_is_true(json_object_get(cs, "layer_full"))) {
+		berth_usage_err(
+		    err,
+		    "apply: run %s's review layer was full when it ended (a write met ENOSPC in the "
+		    "sandbox): a file may be cut short, so nothing is applied",
+		    run_id);
+		berth_err_hint(err,
+			       "see it with `berth diff %s`, drop it with `berth discard %s`, and run "
+			       "again with a larger --review-size",
+			       run_id, run_id);
+		json_decref(cs);
+		json_decref(a.applied);
+		return -1;
+	}
 	ws = json_string_value(json_object_get(cs, "workspace"));
 	n = json_array_size(entries);
+	a.applied_set = json_object();
+	json_array_foreach(a.applied, i, e)
+		if (json_is_string(e))
+			json_object_set(a.applied_set, json_string_value(e), json_true());
 	a.done = json_array();
 	a.refused = json_array();
 	a.held = json_array();
 	order = calloc(n + 1, sizeof *order);
 	a.pend = calloc(n + 1, sizeof *a.pend);
-	if (a.done == NULL || a.refused == NULL || a.held == NULL || order == NULL || a.pend == NULL) {
+	if (a.applied_set == NULL || a.done == NULL || a.refused == NULL || a.held == NULL || order == NULL ||
+	    a.pend == NULL) {
 		berth_err(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -452,6 +474,11 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
 			do_entry(&a, order[i], pass);
 	}
 	land(&a);
+	k = 0;
+	json_array_foreach(entries, i, e)
+		if (pass_of(e) == PASS_DIRS && chosen(&a, entries, e))
+			order[k++] = e;
+	dir_modes(&a, order, k);
 	res->record =
 	    json_pack("{s:O, s:O, s:O, s:O, s:b}", "digest", json_object_get(cs, "digest"), "applied", a.done,
 		      "refused", a.refused, "held_back", a.held, "include_guarded", o->include_guarded);
@@ -465,6 +492,7 @@ out:
 	json_decref(a.refused);
 	json_decref(a.held);
 	json_decref(a.applied);
+	json_decref(a.applied_set);
 	json_decref(cs);
 	return rc;
 }
