@@ -29,6 +29,7 @@ struct range {
 	json_t *enforced, *policy_digest, *stop_status;
 	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
 	bool stopped;       /* a run.stop record exists */
+	json_t *review;     /* --review: the change set's digest (kind "review", docs/review.md), or NULL */
 	json_int_t enforced_seq;
 };
 
@@ -47,6 +48,9 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		} else if (r->kind != NULL && strcmp(r->kind, "policy") == 0) {
 			json_decref(g->policy_digest);
 			g->policy_digest = json_incref(json_object_get(r->payload, "digest"));
+		} else if (r->kind != NULL && strcmp(r->kind, "review") == 0) {
+			json_decref(g->review);
+			g->review = json_incref(json_object_get(r->payload, "digest"));
 		} else if (r->kind != NULL && strcmp(r->kind, "run.stop") == 0) {
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
@@ -167,7 +171,14 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		json_object_set(rec, "started", json_object_get(run, "started"));
 	if (rec != NULL)
 		set_ended(rec, &g, run_id);
+	/* --review: the run wrote a layer, never the host's workspace; what
+	 * it changed is the change set the audit trail names (docs/review.md) */
+	if (rec != NULL && json_is_string(g.review))
+		json_object_set_new(rec, "workspace",
+				    json_pack("{s:s, s:b, s:O}", "mode", "review", "host_tree_modified_by_run", 0,
+					      "change_set_digest", g.review));
 out:
+	json_decref(g.review);
 	json_decref(g.stop_ended);
 	json_decref(g.enforced);
 	json_decref(g.policy_digest);
