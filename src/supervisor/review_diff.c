@@ -244,7 +244,8 @@ static int text_diff(FILE *out, const char *path, int host, int blob, const json
 		goto out;
 	if (a.binary || b.binary || a.big || b.big) {
 		const json_t *base = json_object_get(e, "base");
-		fprintf(out, "Binary files %s%s and %s%s differ (%lld -> %lld bytes, sha256 %s)\n",
+		fprintf(out, "%s %s%s and %s%s differ (%lld -> %lld bytes, sha256 %s)\n",
+			a.binary || b.binary ? "Binary files" : "Files too large to show",
 			host >= 0 ? "a/" : "", host >= 0 ? path : "/dev/null", blob >= 0 ? "b/" : "",
 			blob >= 0 ? path : "/dev/null", json_is_object(base) ? jint(base, "size") : 0,
 			blob >= 0 ? jint(e, "size") : 0,
