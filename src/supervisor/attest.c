@@ -175,8 +175,8 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 	 * it changed is the change set the audit trail names (docs/review.md) */
 	if (rec != NULL && json_is_string(g.review))
 		json_object_set_new(rec, "workspace",
-				    json_pack("{s:s, s:b, s:O}", "mode", "review", "host_tree_modified_by_run", 0,
-					      "change_set_digest", g.review));
+				    json_pack("{s:s, s:b, s:O}", "mode", "review",
+					      "host_tree_modified_by_run", 0, "change_set_digest", g.review));
 out:
 	json_decref(g.review);
 	json_decref(g.stop_ended);

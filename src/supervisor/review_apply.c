@@ -38,10 +38,10 @@ struct apply {
 	/* pass 3: temporary files written, renamed after the sync */
 	struct pending {
 		json_t *e;
-		int parent;
 		char name[256], tmp[64];
 	} * pend;
 	size_t n_pend;
+	unsigned long seq; /* temporary names: .berth-apply.PID.SEQ */
 };
 
 static long long ns_of(const struct timespec *t)
@@ -226,7 +226,7 @@ static int write_one(struct apply *a, const json_t *e, int pfd, char tmp[64], co
 
 	owner_for(a, e, &u, &g);
 	for (int i = 0;; i++) {
-		snprintf(tmp, 64, ".berth-apply.%ld.%d", (long)getpid(), i);
+		snprintf(tmp, 64, ".berth-apply.%ld.%lu", (long)getpid(), a->seq++);
 		if (strcmp(type, "symlink") == 0) {
 			const char *target = json_string_value(json_object_get(e, "target"));
 			if (symlinkat(target != NULL ? target : "", pfd, tmp) == 0)
@@ -361,10 +361,10 @@ static void do_entry(struct apply *a, json_t *e, enum pass pass)
 			}
 			if (write_one(a, e, pfd, p->tmp, &why) == 0) {
 				p->e = e;
-				p->parent = pfd;
 				snprintf(p->name, sizeof p->name, "%s", name);
 				a->n_pend++;
-				return; /* renamed after the sync */
+				close(pfd); /* opened again to rename: thousands of files, not of descriptors */
+				return;     /* renamed after the sync */
 			}
 		}
 	}
@@ -381,18 +381,22 @@ static void land(struct apply *a)
 		syncfs(a->ws);
 	for (size_t i = 0; i < a->n_pend; i++) {
 		struct pending *p = &a->pend[i];
-		const char *why = host_moved(a, p->e, p->parent, p->name);
+		char name[256];
+		int pfd = open_parent(a, ent_path(p->e), name);
+		const char *why = pfd < 0 ? "its directory changed on the host while berth applied" : host_moved(a, p->e, pfd, p->name);
 		const char *guard = json_string_value(json_object_get(p->e, "guarded"));
-		if (why == NULL && renameat(p->parent, p->tmp, p->parent, p->name) < 0)
+		if (why == NULL && renameat(pfd, p->tmp, pfd, p->name) < 0)
 			why = strerror(errno);
 		if (why != NULL) {
-			unlinkat(p->parent, p->tmp, 0);
+			if (pfd >= 0)
+				unlinkat(pfd, p->tmp, 0);
 			outcome(a, BERTH_REVIEW_REFUSED, p->e, why);
 		} else {
 			outcome(a, guard != NULL ? BERTH_REVIEW_APPLIED_GUARDED : BERTH_REVIEW_APPLIED, p->e,
 				guard);
 		}
-		close(p->parent);
+		if (pfd >= 0)
+			close(pfd);
 	}
 	if (a->n_pend > 0)
 		syncfs(a->ws);
