@@ -251,10 +251,11 @@ static int check_rules(struct berth_run_opts *o)
 	return status;
 }
 
-/* --review: the change set from the layer, its digest in the audit trail
- * (kind "review"), and a line saying what to do with it. */
-static void review_end(const struct berth_run_opts *o, const char *run_id, struct berth_audit *audit, int fd,
-		       const struct timespec *started)
+/* --review: the change set from the layer, and a line saying what to do
+ * with it.  Returns run.stop's "review" member (its digest in the audit
+ * trail, in the run's last record: no commit of its own), or NULL. */
+static json_t *review_end(const struct berth_run_opts *o, const char *run_id, int fd,
+			  const struct timespec *started)
 {
 	struct berth_error err = {0};
 	struct berth_review_summary sum;
@@ -265,16 +266,12 @@ static void review_end(const struct berth_run_opts *o, const char *run_id, struc
 		cli_print_error(&err);
 		fprintf(stderr,
 			"berth: the run's changes could not be kept; the host's tree was not changed\n");
-		return;
+		return NULL;
 	}
 	close(fd);
-	rec = json_pack("{s:s, s:I, s:I, s:I, s:b, s:b}", "digest", sum.digest, "entries",
+	rec = json_pack("{s:{s:s, s:I, s:I, s:I, s:b, s:b}}", "review", "digest", sum.digest, "entries",
 			(json_int_t)sum.n_entries, "guarded", (json_int_t)sum.n_guarded, "bytes",
 			(json_int_t)sum.n_bytes, "layer_full", sum.full, "host_modified", 0);
-	if (audit != NULL && rec != NULL &&
-	    berth_audit_append(audit, run_id, "review", "berth", rec, NULL, NULL, &err) < 0)
-		cli_print_error(&err);
-	json_decref(rec);
 	if (sum.full)
 		fprintf(
 		    stderr,
@@ -283,12 +280,13 @@ static void review_end(const struct berth_run_opts *o, const char *run_id, struc
 		    run_id, (unsigned long long)o->policy.review_size);
 	if (sum.n_entries == 0) {
 		fprintf(stderr, "berth: review: run %s changed nothing in the workspace\n", run_id);
-		return;
+		return rec;
 	}
 	fprintf(stderr,
 		"berth: review: run %s changed %zu path%s (%zu guarded); the host's tree is untouched: "
 		"`berth diff %s`, `berth apply %s`, `berth discard %s`\n",
 		run_id, sum.n_entries, sum.n_entries == 1 ? "" : "s", sum.n_guarded, run_id, run_id, run_id);
+	return rec;
 }
 
 static const char fail_closed[] =
@@ -310,6 +308,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	const char *rm[1] = {NULL}; /* the evidence copy, once made */
 	json_t *evidence = NULL;
 	int status = 0, review_fd = -1;
+	json_t *review = NULL; /* run.stop's "review" member */
 	bool recorded = false, record_failed = false;
 	char prev_last[17] = "";
 	struct timespec started;
@@ -359,7 +358,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
 			if (review_fd >= 0)
-				review_end(o, berth_run_id(&r), berth_run_audit(&r), review_fd, &started);
+				review = review_end(o, berth_run_id(&r), review_fd, &started);
 		}
 	}
 	json_decref(evidence);
@@ -375,6 +374,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			berth_run_record_discard(berth_run_id(&r), prev_last);
 		fputs(fail_closed, stderr);
 		berth_run_end(&r, 125, NULL);
+		json_decref(review);
 		json_decref(start_extra);
 		return 125;
 	}
@@ -385,7 +385,8 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	if (berth_run_record_end(berth_run_id(&r), status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
 		cli_print_error(&err);
 	berth_crash_point("run.ended");
-	berth_run_end(&r, status, NULL);
+	berth_run_end(&r, status, review);
+	json_decref(review);
 	json_decref(start_extra);
 	return status;
 }

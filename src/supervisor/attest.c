@@ -29,7 +29,7 @@ struct range {
 	json_t *enforced, *policy_digest, *stop_status;
 	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
 	bool stopped;       /* a run.stop record exists */
-	json_t *review;     /* --review: the change set's digest (kind "review", docs/review.md), or NULL */
+	json_t *review; /* --review: the change set's digest (run.stop's "review", docs/review.md), or NULL */
 	json_int_t enforced_seq;
 };
 
@@ -48,10 +48,10 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		} else if (r->kind != NULL && strcmp(r->kind, "policy") == 0) {
 			json_decref(g->policy_digest);
 			g->policy_digest = json_incref(json_object_get(r->payload, "digest"));
-		} else if (r->kind != NULL && strcmp(r->kind, "review") == 0) {
-			json_decref(g->review);
-			g->review = json_incref(json_object_get(r->payload, "digest"));
 		} else if (r->kind != NULL && strcmp(r->kind, "run.stop") == 0) {
+			json_decref(g->review);
+			g->review =
+			    json_incref(json_object_get(json_object_get(r->payload, "review"), "digest"));
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
 			json_decref(g->stop_ended);

@@ -15,7 +15,8 @@
  *   blobs/SHA256   each new file's bytes, by content
  *   applied.json   the paths `berth apply` has landed, in order
  * The digest ("sha256:<hex>", over the JCS form of the entries) names the
- * change set in the audit trail (kinds "review", "applied", "discarded").
+ * change set in the audit trail (run.stop's "review" member; kinds "applied"
+ * and "discarded").
  *
  * The host's copy "changed since the run started" when its ctime (which no
  * one can set back) is not before the run's start, or, for a path the host

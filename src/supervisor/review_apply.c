@@ -363,8 +363,9 @@ static void do_entry(struct apply *a, json_t *e, enum pass pass)
 				p->e = e;
 				snprintf(p->name, sizeof p->name, "%s", name);
 				a->n_pend++;
-				close(pfd); /* opened again to rename: thousands of files, not of descriptors */
-				return;     /* renamed after the sync */
+				close(
+				    pfd); /* opened again to rename: thousands of files, not of descriptors */
+				return;   /* renamed after the sync */
 			}
 		}
 	}
@@ -383,7 +384,8 @@ static void land(struct apply *a)
 		struct pending *p = &a->pend[i];
 		char name[256];
 		int pfd = open_parent(a, ent_path(p->e), name);
-		const char *why = pfd < 0 ? "its directory changed on the host while berth applied" : host_moved(a, p->e, pfd, p->name);
+		const char *why = pfd < 0 ? "its directory changed on the host while berth applied"
+					  : host_moved(a, p->e, pfd, p->name);
 		const char *guard = json_string_value(json_object_get(p->e, "guarded"));
 		if (why == NULL && renameat(pfd, p->tmp, pfd, p->name) < 0)
 			why = strerror(errno);

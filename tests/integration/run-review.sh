@@ -142,7 +142,7 @@ eq "diff --json: ops, modes, types, guard" "$J" "sha256: delete modify mode 493 
 # ------------------------------------------------------------ 3. audit
 b audit list --run "$ID" --json
 has "audit: a review record with the change set's digest" "$OUT" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$RUNS/$ID/review/changes.json")"
-has "audit: kind review" "$OUT" '"review"'
+has "audit: run.stop has the review" "$OUT" '"review":{'
 
 # ------------------------------------------------------------ 4. apply, chosen paths
 b apply "$ID" src/main.c docs
