@@ -274,7 +274,19 @@ static unsigned long kind_bits(const char *type)
 					      : 0100000;
 }
 
-static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t *applied)
+/* A created file with the bytes of a deleted one: the overlay shows a
+ * rename as both (review.h); said, both entries stay. */
+static void rename_of(FILE *out, const json_t *e, const json_t *gone)
+{
+	const char *sha = json_string_value(json_object_get(e, "sha256"));
+	const char *from = sha != NULL ? json_string_value(json_object_get(gone, sha)) : NULL;
+
+	if (from != NULL && strcmp(json_string_value(json_object_get(e, "op")), "create") == 0)
+		fprintf(out, "rename from %s\nrename to %s\n", from,
+			json_string_value(json_object_get(e, "path")));
+}
+
+static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t *applied, const json_t *gone)
 {
 	const char *path = json_string_value(json_object_get(e, "path"));
 	const char *op = json_string_value(json_object_get(e, "op"));
@@ -303,10 +315,12 @@ static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t
 		host = openat(ws, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		return host < 0 ? 0 : text_diff(out, path, host, -1, e);
 	}
-	if (strcmp(op, "create") == 0)
+	if (strcmp(op, "create") == 0) {
 		fprintf(out, "new %s mode %lo\n", type, kind_bits(type) | (unsigned long)jint(e, "mode"));
-	else if (strcmp(op, "mode") == 0 || (json_is_object(base) && jint(base, "mode") != jint(e, "mode") &&
-					     type != NULL && strcmp(type, "symlink") != 0))
+		rename_of(out, e, gone);
+	} else if (strcmp(op, "mode") == 0 ||
+		   (json_is_object(base) && jint(base, "mode") != jint(e, "mode") && type != NULL &&
+		    strcmp(type, "symlink") != 0))
 		fprintf(out, "old mode %lo\nnew mode %lo\n",
 			kind_bits(btype) | (unsigned long)jint(base, "mode"),
 			kind_bits(type) | (unsigned long)jint(e, "mode"));
@@ -356,17 +370,27 @@ int berth_review_diff(const char *run_id, char *const *paths, size_t n, bool jso
 		return rc;
 	}
 	ws = open(json_string_value(json_object_get(cs, "workspace")), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* the deleted files by their bytes, for renames */
+	json_t *gone = json_object();
+	json_array_foreach(json_object_get(cs, "entries"), i, e) {
+		const json_t *b = json_object_get(e, "base");
+		const char *sha = json_string_value(json_object_get(b, "sha256"));
+		if (sha != NULL && json_integer_value(json_object_get(b, "size")) > 0 &&
+		    strcmp(json_string_value(json_object_get(e, "op")), "delete") == 0)
+			json_object_set(gone, sha, json_object_get(e, "path"));
+	}
 	json_array_foreach(json_object_get(cs, "entries"), i, e) {
 		const char *path = json_string_value(json_object_get(e, "path"));
 		if (!berth_review_selected(path, paths, n))
 			continue;
-		if (one(out, dir, ws, e, applied) < 0) {
+		if (one(out, dir, ws, e, applied, gone) < 0) {
 			rc = berth_err(err, EIO,
 				       "diff: the bytes of `%s` are missing from the change set in `%s`",
 				       path, dir);
 			break;
 		}
 	}
+	json_decref(gone);
 	json_decref(applied);
 	json_decref(cs);
 	return rc;

@@ -118,6 +118,8 @@ deleted file mode 100644"
 has "diff: the rename's old name deleted" "$OUT" "diff --berth a/before.txt b/before.txt
 deleted file"
 has "diff: the rename's new name created" "$OUT" "+++ b/after.txt"
+has "diff: the rename, said" "$OUT" "rename from before.txt
+rename to after.txt"
 has "diff: the chmod" "$OUT" "old mode 100644
 new mode 100755"
 has "diff: the removed directory's files" "$OUT" "diff --berth a/old/x b/old/x"
@@ -209,10 +211,13 @@ has "audit: a discarded record" "$OUT" '"discarded"'
 # ------------------------------------------------------------ 8. a host edit during the run
 fresh
 b run --review --workspace "$WS" -- true
+DURING=$(manifest "$WS" own)
 ( HOLD=3 "$BERTH" run --review --review-size 128M --workspace "$WS" --env HOLD -- sh -c "$AGENT" </dev/null >"$TOP/bg.out" 2>"$TOP/bg.err" ) &
 BG=$!; BGPIDS+=("$BG")
 for _ in $(seq 1 100); do [ "$(last)" != "$ID" ] && [ -n "$(last)" ] && break; sleep 0.1; done
 sleep 1.5
+# while the agent holds: nothing of the run is in the host's tree (no stand-in files)
+eq "host edit: while the run lasts the host's tree is as it was" "$(manifest "$WS" own)" "$DURING"
 echo "the user's own edit" >>"$WS/notes.txt"   # not a path the agent touches
 printf 'line 1\nhost edit\n' >"$WS/src/main.c"  # the agent rewrote this one
 wait "$BG"
