@@ -251,6 +251,14 @@ static int check_rules(struct berth_run_opts *o)
 	return status;
 }
 
+static bool rw_mounts(const struct berth_policy *p)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].rw && !p->mounts[i].tmpfs)
+			return true;
+	return false;
+}
+
 /* --review: the change set from the layer, and a line saying what to do
  * with it.  Returns run.stop's "review" member (its digest in the audit
  * trail, in the run's last record: no commit of its own), or NULL. */
@@ -282,10 +290,13 @@ static json_t *review_end(const struct berth_run_opts *o, const char *run_id, in
 		fprintf(stderr, "berth: review: run %s changed nothing in the workspace\n", run_id);
 		return rec;
 	}
-	fprintf(stderr,
-		"berth: review: run %s changed %zu path%s (%zu guarded); the host's tree is untouched: "
-		"`berth diff %s`, `berth apply %s`, `berth discard %s`\n",
-		run_id, sum.n_entries, sum.n_entries == 1 ? "" : "s", sum.n_guarded, run_id, run_id, run_id);
+	fprintf(
+	    stderr,
+	    "berth: review: run %s changed %zu path%s (%zu guarded); the host's workspace is untouched%s: "
+	    "`berth diff %s`, `berth apply %s`, `berth discard %s`\n",
+	    run_id, sum.n_entries, sum.n_entries == 1 ? "" : "s", sum.n_guarded,
+	    rw_mounts(&o->policy) ? " (--rw directories are written as in any run)" : "", run_id, run_id,
+	    run_id);
 	return rec;
 }
 
