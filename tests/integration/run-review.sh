@@ -273,7 +273,43 @@ b diff --last
 eq "diff of a run without --review: exit 2" "$RC" 2
 has "diff of a run without --review: says so" "$ERR" "no change set"
 
-# ------------------------------------------------------------ 11. attestation
+# ------------------------------------------------------------ 11. the diff is a patch
+# Many hunks over a long file (lines changed, removed, added, at both ends, no
+# newline at the end): patch(1) of berth's diff on the host's copy gives the
+# agent's bytes exactly.
+PY=$(command -v /usr/bin/python3 || true)
+if command -v patch >/dev/null && [ -n "$PY" ]; then
+	fresh
+	python3 -c 'import random
+random.seed(19)
+print("\n".join("line %d %s" % (i, random.choice("abcdefgh")) for i in range(400)))' >"$WS/long.txt"
+	[ $ROOT -eq 1 ] && chown "$OWNER:" "$WS/long.txt"
+	b run --review --workspace "$WS" -- "$PY" -c 'import random
+random.seed(7)
+L = open("long.txt").read().split("\n")
+out = []
+for i, l in enumerate(L):
+    r = random.random()
+    if r < 0.05: continue
+    if r < 0.10: out.append("changed " + l); continue
+    if r < 0.13: out.append("inserted before %d" % i)
+    out.append(l)
+out = ["a new first line"] + out + ["a new last line"]
+open("long.txt", "w").write("\n".join(out))
+open("copy.txt", "w").write("\n".join(out))'
+	eq "patch: the agent's edit of a long file exits 0" "$RC" 0
+	ID=$(last)
+	cp "$WS/long.txt" "$TOP/long.txt"
+	b diff "$ID" long.txt
+	H=$(printf '%s\n' "$OUT" | grep -c '^@@')
+	[ "$H" -gt 5 ] && pass "patch: the diff has many hunks ($H)" || fail "patch: many hunks" "$H" "$OUT"
+	printf '%s\n' "$OUT" >"$TOP/long.diff"
+	mkdir "$TOP/p" && cp "$TOP/long.txt" "$TOP/p/" && patch -s -p1 -d "$TOP/p" <"$TOP/long.diff" >"$TOP/patch.out" 2>&1
+	b apply "$ID" copy.txt
+	eq "patch: patch(1) of berth diff gives the agent's bytes" "$(cmp "$TOP/p/long.txt" "$WS/copy.txt" && echo same)" same
+fi
+
+# ------------------------------------------------------------ 12. attestation
 b run --review --workspace "$WS" -- sh -c 'echo x > attested'
 ID=$(last)
 b attest "$ID"
