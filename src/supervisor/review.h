@@ -13,7 +13,8 @@
  *                   copy as the run ended ("base", or null: none) and
  *                   whether that copy changed while the run lasted
  *   blobs/SHA256   each new file's bytes, by content
- *   applied.json   the paths `berth apply` has landed, in order
+ *   applied.json   the entries `berth apply` has landed, in order, each
+ *                  "OP PATH" (a path can be deleted and created again)
  * The digest ("sha256:<hex>", over the JCS form of the entries) names the
  * change set in the audit trail (run.stop's "review" member; kinds "applied"
  * and "discarded").

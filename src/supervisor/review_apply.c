@@ -33,7 +33,7 @@ struct apply {
 	struct stat ws_st;
 	bool root;
 	json_t *applied;     /* applied.json */
-	json_t *applied_set; /* the same paths as an object's keys */
+	json_t *applied_set; /* the same entries as an object's keys */
 	json_t *done, *refused, *held;
 	/* pass 3: temporary files written, renamed after the sync */
 	struct pending {
@@ -43,6 +43,15 @@ struct apply {
 	size_t n_pend;
 	unsigned long seq; /* temporary names: .berth-apply.PID.SEQ */
 };
+
+/* An entry as applied.json names it: "OP PATH" (a path can be in the change
+ * set twice: deleted as a directory, created as a file). */
+static const char *entry_key(const json_t *e, char key[PATH_MAX + 16])
+{
+	snprintf(key, PATH_MAX + 16, "%s %s", json_string_value(json_object_get(e, "op")),
+		 json_string_value(json_object_get(e, "path")));
+	return key;
+}
 
 static long long ns_of(const struct timespec *t)
 {
@@ -135,8 +144,9 @@ static void outcome(struct apply *a, enum berth_review_outcome o, const json_t *
 
 	if (o == BERTH_REVIEW_APPLIED || o == BERTH_REVIEW_APPLIED_GUARDED) {
 		a->res->applied++;
-		json_array_append_new(a->applied, json_string(path));
-		json_object_set_new(a->applied_set, path, json_true());
+		char key[PATH_MAX + 16];
+		json_array_append_new(a->applied, json_string(entry_key(e, key)));
+		json_object_set_new(a->applied_set, key, json_true());
 	} else if (o == BERTH_REVIEW_REFUSED) {
 		a->res->refused++;
 	} else if (o == BERTH_REVIEW_HELD_BACK) {
@@ -209,7 +219,9 @@ static void dir_modes(struct apply *a, json_t **dirs, size_t n)
 		const char *path = ent_path(dirs[i]);
 		char name[256];
 		int pfd;
-		if (json_object_get(a->applied_set, path) == NULL || (pfd = open_parent(a, path, name)) < 0)
+		char key[PATH_MAX + 16];
+		if (json_object_get(a->applied_set, entry_key(dirs[i], key)) == NULL ||
+		    (pfd = open_parent(a, path, name)) < 0)
 			continue;
 		if (fchmodat(pfd, name, (mode_t)jint(dirs[i], "mode"), 0) < 0 && a->o->line != NULL)
 			a->o->line(a->o->arg, BERTH_REVIEW_REFUSED, path, "its mode could not be set");
@@ -320,7 +332,9 @@ static void do_entry(struct apply *a, json_t *e, enum pass pass)
 	char name[256];
 	int pfd;
 
-	if (json_object_get(a->applied_set, path) != NULL) {
+	char key[PATH_MAX + 16];
+
+	if (json_object_get(a->applied_set, entry_key(e, key)) != NULL) {
 		outcome(a, BERTH_REVIEW_ALREADY, e, NULL);
 		return;
 	}

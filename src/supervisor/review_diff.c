@@ -304,9 +304,12 @@ static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t
 	if (json_is_true(json_object_get(e, "host_changed")))
 		fprintf(out,
 			"host changed: the host's copy changed while the run lasted (apply refuses it)\n");
-	json_array_foreach(applied, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), path) == 0)
+	json_array_foreach(applied, i, v) {
+		size_t ol = strlen(op);
+		const char *k = json_string_value(v);
+		if (k != NULL && strncmp(k, op, ol) == 0 && k[ol] == ' ' && strcmp(k + ol + 1, path) == 0)
 			fprintf(out, "applied\n");
+	}
 	if (strcmp(op, "delete") == 0) {
 		fprintf(out, "deleted %s mode %lo\n", btype != NULL ? btype : "file",
 			kind_bits(btype) | (unsigned long)jint(base, "mode"));

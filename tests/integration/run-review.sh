@@ -64,6 +64,9 @@ fresh() {
 	printf '#!/bin/sh\necho hi\n' >"$WS/tool.sh"; chmod 644 "$WS/tool.sh"
 	echo "in old" >"$WS/old/x"; echo "in old too" >"$WS/old/y"
 	echo "untouched" >"$WS/keep/k"
+	mkdir -p "$WS/was-dir/sub"; echo "in a dir" >"$WS/was-dir/sub/f"   # becomes a file
+	echo "a file" >"$WS/was-file"                                       # becomes a directory
+	ln -s keep/k "$WS/was-link"                                         # becomes a file
 	mkdir -p "$WS/.git/hooks"; echo "[core]" >"$WS/.git/config"
 	[ $ROOT -eq 1 ] && [ "$OWNER" != root ] && chown -R "$OWNER:" "$WS"
 	chmod 755 "$WS"
@@ -80,6 +83,9 @@ mv before.txt after.txt
 chmod 755 tool.sh
 rm -rf old
 ln -s src/main.c link-to-main
+rm -rf was-dir; echo "now a file" > was-dir
+rm was-file; mkdir -p was-file/in; echo "now in a dir" > was-file/in/f
+rm was-link; echo "no longer a link" > was-link
 printf "#!/bin/sh\nexit 0\n" > .git/hooks/pre-commit; chmod 755 .git/hooks/pre-commit
 head -c 48m /dev/zero > huge.bin
 printf "\000\001\002binary" > small.bin
@@ -171,6 +177,9 @@ has "apply: the hook is named as held back" "$ERR" "held back: \`.git/hooks/pre-
 [ -e "$WS/before.txt" ] || [ ! -e "$WS/after.txt" ] && fail "apply: the rename landed" "$(ls "$WS")" || pass "apply: the rename landed"
 eq "apply: the chmod landed" "$(stat -c %a "$WS/tool.sh")" 755
 eq "apply: the link landed" "$(readlink "$WS/link-to-main")" src/main.c
+eq "apply: a directory became a file" "$(cat "$WS/was-dir")" "now a file"
+eq "apply: a file became a directory" "$(cat "$WS/was-file/in/f")" "now in a dir"
+eq "apply: a link became a file" "$(stat -c %F "$WS/was-link"):$(cat "$WS/was-link")" "regular file:no longer a link"
 eq "apply: the huge file, byte-identical" "$(sha256sum <"$WS/huge.bin" | cut -c1-64)" "${HUGE#* }"
 hasnt "apply: no temporary file is left" "$(ls -a "$WS" "$WS/src")" ".berth-apply"
 b apply "$ID" --include-guarded
