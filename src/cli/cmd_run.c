@@ -368,8 +368,11 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			ro->review_fd = o->policy.review ? &review_fd : NULL;
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
-			if (review_fd >= 0)
+			/* a command that never started changed nothing */
+			if (review_fd >= 0 && status >= 0)
 				review = review_end(o, berth_run_id(&r), review_fd, &started);
+			else if (review_fd >= 0)
+				close(review_fd);
 		}
 	}
 	json_decref(evidence);

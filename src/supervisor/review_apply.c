@@ -103,7 +103,27 @@ static int open_parent(struct apply *a, const char *path, char name[256])
 	if (slash == NULL)
 		return fcntl(a->ws, F_DUPFD_CLOEXEC, 3);
 	snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	return (int)syscall(SYS_openat2, a->ws, dir, &how, sizeof how);
+	int fd = (int)syscall(SYS_openat2, a->ws, dir, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	/* no openat2 (an old kernel, a seccomp filter): one component at a
+	 * time below the last, none a link, none ".." */
+	fd = fcntl(a->ws, F_DUPFD_CLOEXEC, 3);
+	for (char *c = dir, *next; fd >= 0 && c != NULL; c = next) {
+		int sub;
+		next = strchr(c, '/');
+		if (next != NULL)
+			*next++ = '\0';
+		if (c[0] == '\0' || strcmp(c, ".") == 0 || strcmp(c, "..") == 0) {
+			close(fd);
+			errno = EXDEV;
+			return -1;
+		}
+		sub = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = sub;
+	}
+	return fd;
 }
 
 /* Is the host's copy of @name below @pfd still the one the run ended with
