@@ -439,7 +439,7 @@ static int bind_source(const char *what, const char *path, int parent_fd, int tf
 #define REVIEW_LOWER "/review/lower"
 #define REVIEW_LAYER "/review/layer"
 
-/* The review layer: a tmpfs of @size bytes, made in the sandbox's user
+/* The review layer: a tmpfs of @size bytes and @size/1024 inodes, made in the sandbox's user
  * namespace, attached at REVIEW_LAYER, holding upper/ (the workspace's
  * root's mode and owner, as the overlay shows it) and work/.  Returns its
  * mount descriptor, or -1 with @err filled. */
@@ -447,10 +447,14 @@ static int review_layer(uint64_t size, const struct stat *root, struct berth_err
 {
 	cleanup_close int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
 	cleanup_close int mfd = -1;
-	char bytes[32];
+	char bytes[32], inodes[32];
 
 	snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)size);
+	/* inodes bounded too, one per KiB: empty files take no block, and
+	 * kernel memory for each (the default is half of RAM's pages) */
+	snprintf(inodes, sizeof inodes, "%llu", (unsigned long long)(size / 1024));
 	if (fs < 0 || syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", bytes, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return berth_err(err, errno, "--review: cannot make the review layer (a tmpfs of %s bytes)",

@@ -486,10 +486,10 @@ int berth_review_collect(const char *run_id, const struct berth_policy *p, int l
 	if (c.entries == NULL || walk(&c, upper, host, &hs, "") < 0 ||
 	    digest_of(c.entries, sum->digest, err) < 0)
 		goto out;
-	/* A layer with no block left: a write in the sandbox met ENOSPC, and a
+	/* A layer with no block or inode left: a write in the sandbox met ENOSPC, and a
 	 * file may be cut short; apply refuses such a change set whole. */
 	struct statfs sf;
-	sum->full = fstatfs(upper, &sf) == 0 && sf.f_bavail == 0;
+	sum->full = fstatfs(upper, &sf) == 0 && (sf.f_bavail == 0 || sf.f_ffree == 0);
 	cs = json_pack("{s:i, s:s, s:I, s:s, s:O, s:b}", "schema", 1, "workspace", p->workspace, "started_ns",
 		       (json_int_t)c.t0_ns, "digest", sum->digest, "entries", c.entries, "layer_full",
 		       sum->full);

@@ -254,6 +254,13 @@ b apply "$ID"
 eq "full layer: apply is exit 2" "$RC" 2
 has "full layer: apply says why" "$ERR" "nothing is applied"
 eq "full layer: the host's tree is untouched" "$(manifest "$WS" own)" "$BEFORE"
+# its inodes too: one per KiB of --review-size (1024 for 1M, the layer's own directories among them)
+b run --review --review-size 1M --workspace "$WS" -- sh -c 'i=0; while [ $i -lt 2000 ]; do (: > "e$i") 2>/dev/null || break; i=$((i+1)); done; echo "made $i"'
+M=$(printf '%s' "$OUT" | sed -n 's/^made //p')
+[ -n "$M" ] && [ "$M" -gt 900 ] && [ "$M" -lt 1024 ] && pass "full layer: empty files stop at the inode bound ($M)" || fail "full layer: empty files stop at the inode bound" "made ${M:-?}" "$ERR"
+has "full layer: out of inodes is a full layer too" "$ERR" "filled up"
+b apply --last
+eq "full layer: apply of it is exit 2" "$RC" 2
 
 # ------------------------------------------------------------ 10. the policy and bad input
 b run --review --dry-run --json --workspace "$WS" -- true
