@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// `berth mcp --runtime vm` (docs/mcp.md, docs/vm.md) through the official MCP
+// TypeScript SDK client and its stdio transport: a resident app (the probe
+// fixture, Python) booted in a microVM, its tools listed before any boot and
+// called in the VM (the guest's kernel, its command line), a write that the
+// sandbox inside the VM refuses, the app's workspace shared with the host,
+// the audit trail (an `enforced` record naming runtime vm and the pinned
+// kernel), and nothing left after the client closes.  One VM boot.  TAP.
+// Run through tests/mcp/run-mcp-vm.sh BERTH REPO.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+import {
+	BERTH,
+	TOP,
+	UNIQ,
+	alive,
+	appCopy,
+	closeAll,
+	connect,
+	defer,
+	eq,
+	finish,
+	freshXdg,
+	has,
+	mountsOfTop,
+	note,
+	ok,
+	procsMatching,
+	test,
+	waitFor,
+} from "./harness.mjs";
+
+const GUEST_KERNEL = "6.12.117+deb13-cloud-amd64"; // src/vm/pins.h
+const KERNEL_SHA256 = "ed8f0dbdbefe3994093937f5ee934818ae902b88cb0b6bc423811c10d55b87b0";
+const CACHE = process.env.BERTH_VM_DEB_CACHE || "/var/tmp/berth-vm-deb-cache";
+const VM_DIR = path.join(TOP, "vm");
+const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function text(r) {
+	return r?.content?.length === 1 && r.content[0].type === "text" ? r.content[0].text : undefined;
+}
+
+/* berth ARGS with env (the XDG dirs, BERTH_VM_DIR): {status, stdout, stderr}. */
+function berth(args, env, input = "") {
+	const r = spawnSync(BERTH, args, { env: { ...process.env, ...env }, input, encoding: "utf8", timeout: 120000 });
+	return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+/* The audit records of env's trail, oldest first. */
+function records(env) {
+	const r = berth(["audit", "list", "--json"], env);
+	return r.stdout
+		.split("\n")
+		.filter(Boolean)
+		.map((l) => JSON.parse(l));
+}
+
+// ---------------------------------------------------------------------------
+await test("the guest: berth vm install from the shared .deb cache", async () => {
+	if (!fs.existsSync(CACHE)) {
+		fs.mkdirSync(CACHE, { recursive: true });
+		fs.chmodSync(CACHE, 0o1777);
+	}
+	const r = berth(["vm", "install", "--dir", VM_DIR, "--deb-cache", CACHE], {});
+	eq(r.status, 0, "berth vm install exits 0", r.stderr);
+	ok(fs.existsSync(path.join(VM_DIR, "initramfs.cpio")), "the guest is installed");
+});
+
+await test("refusals before anything boots", async () => {
+	const env = { ...freshXdg("refuse"), BERTH_VM_DIR: VM_DIR };
+	const probe = appCopy("probe", "refuse");
+	const bogus = berth(["mcp", "--app", "probe", "--app-dir", probe.dir, "--runtime", "bogus"], env);
+	eq(bogus.status, 2, "--runtime bogus: exit status 2");
+	has(bogus.stderr, "unknown runtime `bogus`; this berth has: namespace, vm", "... naming the runtimes");
+	const none = berth(["mcp", "--app", "probe", "--app-dir", probe.dir, "--runtime", "vm"], {
+		...env,
+		BERTH_VM_DIR: path.join(TOP, "no-guest"),
+	});
+	eq(none.status, 125, "--runtime vm without an installed guest: exit status 125, at start");
+	has(none.stderr, "the app `probe`", "... naming the app", none.stderr);
+	has(none.stderr, "berth vm install", "... and the fix");
+	eq(none.stdout, "", "... and nothing on the protocol's output");
+});
+
+// ---------------------------------------------------------------------------
+await test(
+	"a resident app in a microVM: tools listed and called through the SDK",
+	async () => {
+		const probe = appCopy("probe", "vm");
+		const env = { ...freshXdg("vm"), BERTH_VM_DIR: VM_DIR };
+		const t0 = Date.now();
+		const c = await connect({ apps: [["probe", probe.dir]], args: ["--runtime", "vm"], env, tag: "vm" });
+		defer(() => c.close());
+		const tools = await c.client.listTools();
+		const names = tools.tools.map((t) => t.name);
+		for (const n of ["ping", "read", "write"]) ok(names.includes(n), `tools/list lists \`${n}\``, names);
+		ok(Date.now() - t0 < 5000, `initialize and tools/list are answered before any VM boots (${Date.now() - t0} ms)`);
+		eq(procsMatching(/qemu-system-x86_64/).filter((p) => procsMatching(new RegExp(esc(env.XDG_RUNTIME_DIR))).includes(p)), [], "no qemu of this server before the first call");
+
+		// the first call boots the VM (seconds under TCG), then runs in it;
+		// a tools/list sent meanwhile waits for the boot (the server's loop
+		// boots an app in line, docs/mcp.md) and is answered all the same
+		const t1 = Date.now();
+		const [osr, during] = await Promise.all([
+			c.client.callTool({ name: "read", arguments: { path: "/proc/sys/kernel/osrelease" } }),
+			c.client.listTools(),
+		]);
+		note(`first call (the VM's boot and the app's start): ${Date.now() - t1} ms`);
+		eq(during.tools.map((t) => t.name), names, "a tools/list sent while the app boots gets the same tools");
+		eq(osr.isError, false, "read /proc/sys/kernel/osrelease: isError false", text(osr), c.stderr());
+		eq(osr.structuredContent, { content: `${GUEST_KERNEL}\n` }, "the tool ran on the guest's pinned kernel");
+		ok(fs.readFileSync("/proc/sys/kernel/osrelease", "utf8").trim() !== GUEST_KERNEL, "(the host runs another kernel)");
+		let parsed;
+		try {
+			parsed = JSON.parse(text(osr));
+		} catch {
+			parsed = null;
+		}
+		eq(parsed, { content: `${GUEST_KERNEL}\n` }, "the text block is the same output as JSON");
+		const cmd = await c.client.callTool({ name: "read", arguments: { path: "/proc/cmdline" } });
+		has(cmd.structuredContent?.content, "berth.mode=run", "/proc/cmdline is the guest's (berth.mode=run)");
+		has(cmd.structuredContent?.content, "console=hvc0", "... booted by berth's qemu line (console=hvc0)");
+
+		const qemu = procsMatching(new RegExp(`qemu-system-x86_64[^]*${esc(env.XDG_RUNTIME_DIR)}`));
+		eq(qemu.length, 1, "one qemu serves the app, its run directory in this server's XDG_RUNTIME_DIR");
+		eq(procsMatching(probe.marker), [], "no app process on the host: it runs in the guest");
+
+		// the app's workspace is shared with the host (virtiofs), writable
+		const w = await c.client.callTool({ name: "write", arguments: { path: "from-vm.txt", content: `vm ${UNIQ}` } });
+		eq(w.structuredContent, { bytes: `vm ${UNIQ}`.length }, "write /workspace/from-vm.txt: bytes");
+		const host = path.join(env.XDG_STATE_HOME, "berth/apps/probe/workspace/from-vm.txt");
+		eq(fs.existsSync(host) ? fs.readFileSync(host, "utf8") : "<missing>", `vm ${UNIQ}`, "the file is in the app's workspace on the host");
+
+		// a write outside its grants: refused in the VM, explained, nothing on the host
+		const target = `/etc/berth-mcp-vm-${UNIQ}`;
+		const d = await c.client.callTool({ name: "write", arguments: { path: target, content: "x" } });
+		eq(d.isError, true, "write to /etc: isError true");
+		has(text(d), "BERTH CAPABILITY DENIAL", "the text holds the denial block");
+		has(text(d), '"errno_name":"EACCES"', "... EACCES, Landlock's");
+		has(text(d), "Landlock ruleset (ABI", "... enforced by Landlock in the guest");
+		eq(fs.existsSync(target), false, "nothing appeared in the host's /etc");
+		const p = await c.client.callTool({ name: "ping", arguments: {} });
+		eq(p.structuredContent?.tag, "v1", "the app still serves calls after the denial (the same VM)");
+		eq(procsMatching(new RegExp(`qemu-system-x86_64[^]*${esc(env.XDG_RUNTIME_DIR)}`)), qemu, "... on the same qemu");
+
+		// the client closes: berth mcp stops the app (end of file on its channel), the VM powers off
+		const proc = c.transport._process;
+		const helpers = procsMatching(new RegExp(esc(env.XDG_RUNTIME_DIR)));
+		const t2 = Date.now();
+		await c.close();
+		note(`client.close(): ${Date.now() - t2} ms`);
+		const gone = await waitFor(() => !alive(c.pid) && helpers.every((h) => !alive(h)), 15000);
+		ok(gone, "berth mcp, qemu and virtiofsd are gone after the client closed", helpers.filter(alive));
+		eq(procsMatching(new RegExp(esc(env.XDG_RUNTIME_DIR))), [], "no process names the server's runtime directory");
+		eq({ code: proc?.exitCode, sig: proc?.signalCode }, { code: 0, sig: null }, "berth mcp exited 0", c.stderr());
+		const rundirs = fs.existsSync(path.join(env.XDG_RUNTIME_DIR, "berth")) ? fs.readdirSync(path.join(env.XDG_RUNTIME_DIR, "berth")).filter((n) => n.startsWith("vm-")) : [];
+		eq(rundirs, [], "the VM's run directory is removed");
+		eq(mountsOfTop(), [], "no mount of the test's directories on the host");
+
+		// the audit trail: one run, its measurement the VM's
+		const recs = records(env);
+		const kinds = recs.map((r) => r.kind);
+		eq(kinds.slice(0, 3), ["run.start", "policy", "enforced"], "the run: run.start, policy, then enforced");
+		eq(kinds.filter((k) => k === "tool.call").length, 5, "five tool.call records");
+		eq(kinds.at(-1), "run.stop", "run.stop last");
+		const enf = recs.find((r) => r.kind === "enforced")?.payload ?? {};
+		eq(enf.runtime?.name, "vm", "enforced.runtime.name is vm");
+		eq(enf.runtime?.guest_kernel, GUEST_KERNEL, "... the guest's kernel");
+		eq(enf.runtime?.kernel_sha256, KERNEL_SHA256, "... the pinned vmlinuz's sha256");
+		eq(enf.runtime?.accelerator, "tcg", "... tcg");
+		eq([enf.verdict, enf.landlock?.status, enf.seccomp?.mode], ["ENFORCED", "full", 2], "... measured in the guest: ENFORCED, Landlock full, seccomp filter mode", enf);
+		eq(enf.initramfs_sha256 ?? enf.runtime?.initramfs_sha256, JSON.parse(fs.readFileSync(path.join(VM_DIR, "guest.json"), "utf8")).initramfs.sha256, "... the installed initramfs's sha256");
+		eq(new Set(recs.map((r) => r.run_id)).size, 1, "all records are of one run (one boot)");
+		const stop = recs.at(-1)?.payload ?? {};
+		eq([stop.reason, stop.status, stop.calls], ["stopped", 0, 5], "run.stop: stopped, status 0, 5 calls", stop);
+		const v = berth(["audit", "verify"], env);
+		eq(v.status, 0, "berth audit verify: the trail is intact", v.stdout + v.stderr);
+	},
+	150000,
+);
+
+await closeAll();
+eq(procsMatching(new RegExp(esc(TOP))), [], "end: no process of this run is left");
+process.exitCode = finish();
