@@ -60,6 +60,11 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 	 * another runtime in its place */
 	if (p->container != NULL)
 		return refuse("run a container (`berth oci`)", "use the namespace runtime", err);
+	if (p->network == BERTH_NET_PROXY && p->app)
+		return refuse("give `--network proxy`",
+			      "the app's `network:host` capabilities need the egress broker: serve it with "
+			      "`--runtime namespace`",
+			      err);
 	if (p->network == BERTH_NET_PROXY)
 		return refuse(
 		    "give `--network proxy`",

@@ -82,6 +82,14 @@ await test("refusals before anything boots", async () => {
 	has(none.stderr, "the app `probe`", "... naming the app", none.stderr);
 	has(none.stderr, "berth vm install", "... and the fix");
 	eq(none.stdout, "", "... and nothing on the protocol's output");
+	// an app with network hosts needs the egress broker, which the VM has not yet
+	const net = appCopy("probe", "net");
+	const yml = path.join(net.dir, "berth.yml");
+	fs.writeFileSync(yml, fs.readFileSync(yml, "utf8").replace("  - filesystem:write:/workspace\n", "  - filesystem:write:/workspace\n  - network:host:api.example.com:443\n"));
+	const n = berth(["mcp", "--app", "probe", "--app-dir", net.dir, "--runtime", "vm"], env);
+	eq(n.status, 2, "an app with `network:host`: exit status 2, at start");
+	has(n.stderr, "the app `probe`: the vm runtime cannot give `--network proxy` yet", "... naming the app and what", n.stderr);
+	has(n.stderr, "`--runtime namespace`", "... and the fix");
 });
 
 // ---------------------------------------------------------------------------
