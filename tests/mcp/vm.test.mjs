@@ -189,6 +189,26 @@ await test(
 	150000,
 );
 
+// ---------------------------------------------------------------------------
+await test(
+	"berth rpc --runtime vm: one call, one VM",
+	async () => {
+		const probe = appCopy("probe", "rpc");
+		const env = { ...freshXdg("rpc"), BERTH_VM_DIR: VM_DIR };
+		const r = berth(["rpc", "probe", "--app-dir", probe.dir, "--runtime", "vm", "--export", "read", "--input", '{"path":"/proc/sys/kernel/osrelease"}'], env);
+		eq(r.status, 0, "exit status 0", r.stderr);
+		eq(r.stdout, `{"content":"${GUEST_KERNEL}\\n"}\n`, "the result: the guest's kernel release");
+		has(r.stderr, "berth: microVM: qemu -accel tcg", "the boot says what it runs on");
+		const kinds = records(env).map((x) => x.kind);
+		eq(kinds, ["run.start", "policy", "enforced", "tool.call", "tool.result", "run.stop"], "its run on record, with the VM's measurement");
+		const bad = berth(["rpc", "probe", "--app-dir", probe.dir, "--runtime", "nope", "--export", "ping"], env);
+		eq([bad.status, bad.stdout], [2, ""], "--runtime nope: exit status 2");
+		has(bad.stderr, "unknown runtime `nope`", "... naming it");
+		eq(procsMatching(new RegExp(esc(env.XDG_RUNTIME_DIR))), [], "nothing of it left running");
+	},
+	150000,
+);
+
 await closeAll();
 eq(procsMatching(new RegExp(esc(TOP))), [], "end: no process of this run is left");
 process.exitCode = finish();
