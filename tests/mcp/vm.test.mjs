@@ -191,6 +191,40 @@ await test(
 
 // ---------------------------------------------------------------------------
 await test(
+	"an app that crashes or hangs in its microVM",
+	async () => {
+		const probe = appCopy("probe", "crash");
+		const env = { ...freshXdg("crash"), BERTH_VM_DIR: VM_DIR };
+		const c = await connect({ apps: [["probe", probe.dir]], args: ["--runtime", "vm", "--timeout", "3000"], env, tag: "crash" });
+		defer(() => c.close());
+		const qemuOf = () => procsMatching(new RegExp(`qemu-system-x86_64[^]*${esc(env.XDG_RUNTIME_DIR)}`));
+		// SIGSEGV in the app: the guest's sandbox ends, the VM powers off, the
+		// relay closes the app's channel: the supervisor sees the app gone
+		const cr = await c.client.callTool({ name: "crash", arguments: {} });
+		eq(cr.isError, true, "crash (SIGSEGV in the app, in the VM): isError true", text(cr));
+		has(text(cr), "(error -32002)", "... error -32002");
+		ok(await waitFor(() => qemuOf().length === 0, 15000), "... and its VM is gone", qemuOf());
+		const p1 = await c.client.callTool({ name: "ping", arguments: {} });
+		eq(p1.structuredContent?.tag, "v1", "the next call boots a fresh VM and is served", text(p1), c.stderr());
+		const q1 = qemuOf();
+		eq(q1.length, 1, "... by one qemu");
+		const t0 = Date.now();
+		const h = await c.client.callTool({ name: "hang", arguments: {} });
+		const took = Date.now() - t0;
+		has(text(h), "(error -32003)", "hang with --timeout 3000: error -32003 (timed out)");
+		ok(took >= 2900 && took < 6000, `... after about 3000 ms (${took} ms)`);
+		ok(await waitFor(() => q1.every((q) => !alive(q)), 15000), "... and its VM was killed");
+		await c.close();
+		const stops = records(env).filter((r) => r.kind === "run.stop").map((r) => [r.payload.reason, r.payload.status]);
+		eq(stops[0], ["killed by a signal", 139], "two runs on record: the first ended by the crash (SIGSEGV: 128+11, the guest's status)", stops);
+		eq(stops[1]?.[0], "call timed out", "... the second by the timeout", stops);
+		eq(stops.length, 2, "... and no other");
+	},
+	150000,
+);
+
+// ---------------------------------------------------------------------------
+await test(
 	"berth rpc --runtime vm: one call, one VM",
 	async () => {
 		const probe = appCopy("probe", "rpc");
