@@ -141,6 +141,18 @@ await test(
 		const host = path.join(env.XDG_STATE_HOME, "berth/apps/probe/workspace/from-vm.txt");
 		eq(fs.existsSync(host) ? fs.readFileSync(host, "utf8") : "<missing>", `vm ${UNIQ}`, "the file is in the app's workspace on the host");
 
+		// a message of many frames each way (the channel carries at most 64 KiB
+		// a frame): 700 KiB in a request, the same back in an answer
+		const big = Array.from({ length: 700 * 1024 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join("");
+		const bw = await c.client.callTool({ name: "write", arguments: { path: "big.txt", content: big } });
+		eq(bw.structuredContent, { bytes: big.length }, "a 700 KiB request crosses the channel whole");
+		const br = await c.client.callTool({ name: "read", arguments: { path: "big.txt" } });
+		ok(br.structuredContent?.content === big, "... and a 700 KiB answer, byte for byte", `got ${br.structuredContent?.content?.length} bytes`);
+
+		// calls at once (8 in flight on the channel, the rest queued): each answered
+		const many = await Promise.all(Array.from({ length: 20 }, (_, i) => c.client.callTool({ name: "read", arguments: { path: i % 2 ? "from-vm.txt" : "/proc/sys/kernel/osrelease" } })));
+		eq(many.map((r) => r.structuredContent?.content), Array.from({ length: 20 }, (_, i) => (i % 2 ? `vm ${UNIQ}` : `${GUEST_KERNEL}\n`)), "20 calls at once: each gets its own answer");
+
 		// a write outside its grants: refused in the VM, explained, nothing on the host
 		const target = `/etc/berth-mcp-vm-${UNIQ}`;
 		const d = await c.client.callTool({ name: "write", arguments: { path: target, content: "x" } });
@@ -171,7 +183,7 @@ await test(
 		const recs = records(env);
 		const kinds = recs.map((r) => r.kind);
 		eq(kinds.slice(0, 3), ["run.start", "policy", "enforced"], "the run: run.start, policy, then enforced");
-		eq(kinds.filter((k) => k === "tool.call").length, 5, "five tool.call records");
+		eq(kinds.filter((k) => k === "tool.call").length, 27, "27 tool.call records");
 		eq(kinds.at(-1), "run.stop", "run.stop last");
 		const enf = recs.find((r) => r.kind === "enforced")?.payload ?? {};
 		eq(enf.runtime?.name, "vm", "enforced.runtime.name is vm");
@@ -182,7 +194,7 @@ await test(
 		eq(enf.initramfs_sha256 ?? enf.runtime?.initramfs_sha256, JSON.parse(fs.readFileSync(path.join(VM_DIR, "guest.json"), "utf8")).initramfs.sha256, "... the installed initramfs's sha256");
 		eq(new Set(recs.map((r) => r.run_id)).size, 1, "all records are of one run (one boot)");
 		const stop = recs.at(-1)?.payload ?? {};
-		eq([stop.reason, stop.status, stop.calls], ["stopped", 0, 5], "run.stop: stopped, status 0, 5 calls", stop);
+		eq([stop.reason, stop.status, stop.calls], ["stopped", 0, 27], "run.stop: stopped, status 0, 27 calls", stop);
 		const v = berth(["audit", "verify"], env);
 		eq(v.status, 0, "berth audit verify: the trail is intact", v.stdout + v.stderr);
 	},
