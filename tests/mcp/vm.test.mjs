@@ -237,6 +237,27 @@ await test(
 
 // ---------------------------------------------------------------------------
 await test(
+	"--warm --runtime vm: initialize waits for the boot, the first call does not",
+	async () => {
+		const probe = appCopy("probe", "warm");
+		const env = { ...freshXdg("warm"), BERTH_VM_DIR: VM_DIR };
+		const t0 = Date.now();
+		const c = await connect({ apps: [["probe", probe.dir]], args: ["--runtime", "vm", "--warm"], env, tag: "warm" });
+		defer(() => c.close());
+		const init = Date.now() - t0;
+		note(`initialize with --warm (the boot first): ${init} ms`);
+		ok(init < 60000, "initialize is answered within the SDK's default request timeout (60 s)");
+		eq(procsMatching(new RegExp(`qemu-system-x86_64[^]*${esc(env.XDG_RUNTIME_DIR)}`)).length, 1, "the VM runs before the first call");
+		const t1 = Date.now();
+		const p = await c.client.callTool({ name: "ping", arguments: {} });
+		eq(p.structuredContent?.tag, "v1", "the first call is served");
+		ok(Date.now() - t1 < init, `... by the booted app, faster than the boot (${Date.now() - t1} ms)`);
+	},
+	150000,
+);
+
+// ---------------------------------------------------------------------------
+await test(
 	"berth rpc --runtime vm: one call, one VM",
 	async () => {
 		const probe = appCopy("probe", "rpc");
