@@ -195,7 +195,8 @@ static int setup_rpc(struct vm_rt *vm, struct berth_error *err)
 	fd = fcntl(vm->o->rpc_fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return berth_err(err, errno, "cannot take the command's RPC channel (fd %d)", vm->o->rpc_fd);
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	/* never O_NONBLOCK, which the caller's descriptor shares: stream.c
+	 * reads and writes it with MSG_DONTWAIT */
 	berth_vm_stream_init(&vm->rpc, fd, BERTH_VM_RPC);
 	return 0;
 }

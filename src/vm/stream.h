@@ -41,7 +41,7 @@
 #define BERTH_VM_STREAM_MAX (BERTH_VM_STREAM_HIGH + 65536u)
 
 struct berth_vm_stream {
-	int fd;             /* the local socket (non-blocking), owned; -1 none or closed */
+	int fd;             /* the local socket, owned (read and written MSG_DONTWAIT); -1 none or closed */
 	uint16_t chan;      /* its channel (enum berth_vm_chan) */
 	bool rd_eof;        /* the socket's read side ended: EOF was sent on the channel */
 	bool peer_eof;      /* the channel's EOF came: shut the write side once flushed */

@@ -485,8 +485,7 @@ static int rpc_setup(struct fixture *x)
 	int sv[2];
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	fcntl(sv[1], F_SETFL, O_NONBLOCK);
-	berth_vm_stream_init(&x->vm.rpc, sv[1], BERTH_VM_RPC);
+	berth_vm_stream_init(&x->vm.rpc, sv[1], BERTH_VM_RPC); /* blocking, as a caller's may be */
 	return sv[0];
 }
 
@@ -607,8 +606,7 @@ static void test_stream(void **state)
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch), 0);
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	berth_vm_stream_init(&s, sv[0], BERTH_VM_RPC);
+	berth_vm_stream_init(&s, sv[0], BERTH_VM_RPC); /* blocking: MSG_DONTWAIT does it */
 	assert_int_equal(berth_vm_stream_events(&s), POLLIN);
 	/* nobody reads sv[1]: the socket takes some, the rest is queued */
 	size_t sent = 0;
