@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sandbox/measure.h"
 #include "../util/crash.h"
 #include "../util/rmtree.h"
 #include "../util/sys.h"
@@ -262,11 +263,28 @@ static int before_release(void *arg, struct berth_error *err)
 	return berth_run_join(arg, err);
 }
 
+/* 4, audit_enforced: the measurement on record before the command runs. */
+static int audit_enforced(struct berth_run *r, const struct berth_measure *m, struct berth_error *err)
+{
+	struct berth_audit_queue *q = berth_run_queue(r);
+	json_t *e;
+
+	if (q == NULL)
+		return 0; /* no audit trail for this run */
+	if ((e = berth_measure_to_json(m, r->spec.policy, err)) == NULL)
+		return -1;
+	if (berth_audit_queue_push_as(q, "berth", "enforced", e, true, err) < 0)
+		return berth_err_wrap(err, "cannot record what is enforced in the audit trail");
+	return 0;
+}
+
 /* 4: `berth run`'s run record (docs/attest.md). */
 static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
 {
 	struct berth_run *r = arg;
 
+	if (r->spec.audit_enforced && r->spec.audit)
+		return audit_enforced(r, m, err);
 	if (!r->spec.record_enforced)
 		return 0;
 	int rc = berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);

@@ -14,7 +14,8 @@
  *                       commit), before_release joins it (fail closed),
  *                       on_egress starts the egress broker on the runtime's
  *                       listeners, on_measured writes the run record's
- *                       enforced.json (with record_enforced)
+ *                       enforced.json (with record_enforced) or the
+ *                       `enforced` record alone (audit_enforced)
  *   berth_run_exec() / berth_run_start()   the runtime's run()/start()
  *   ... the command runs; the broker's decisions become net.decision records
  *       (at most BERTH_AUDIT_NET_MAX_PER_OUTCOME per outcome), queued
@@ -81,6 +82,11 @@ struct berth_run_spec {
 	/* `berth run`: the run directory's enforced.json (and the "enforced"
 	 * record) when the command measured (src/supervisor/runs.h). */
 	bool record_enforced;
+	/* Resident apps in a microVM: the measurement as an `enforced` record
+	 * of the audit trail (no run directory), through the queue, durable
+	 * before the command's execve (with @audit and @queue_at_start; a
+	 * record that cannot be written fails the run closed). */
+	bool audit_enforced;
 	/* When not NULL, a run the audit trail cannot record fails with "the
 	 * audit trail cannot record WHAT, so it does not start (fail closed):
 	 * CAUSE" ("the app's run", "this session"); NULL leaves CAUSE alone
