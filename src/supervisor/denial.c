@@ -474,6 +474,16 @@ static void explain_net(const struct berth_denial *d, const struct berth_policy 
 		return;
 	}
 	snprintf(f->kind, sizeof f->kind, "net.connect");
+	if (strncmp(d->addr, "127.", 4) == 0 || strcmp(d->addr, "::1") == 0) {
+		snprintf(f->rule, sizeof f->rule,
+			 "--network %s: no TCP connect but to berth's own listeners, on the loopback too",
+			 berth_network_name(p->network));
+		snprintf(
+		    f->none_why, sizeof f->none_why,
+		    "TCP on the sandbox's loopback is refused (Landlock); a unix socket or UDP works, or "
+		    "`--network host` (a widening)");
+		return;
+	}
 	if (p->network == BERTH_NET_PROXY) {
 		snprintf(f->rule, sizeof f->rule,
 			 "--network proxy: TCP only to the egress broker's ports, never direct");

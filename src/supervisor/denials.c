@@ -427,11 +427,14 @@ json_t *berth_denials_summary(const struct berth_denials *dn, unsigned long long
 void berth_denials_explain(const struct berth_denials *dn, unsigned long long broker_refused,
 			   void (*line)(void *arg, const char *text), void *arg)
 {
-	char why[256], t[2048], c1[BERTH_DENIAL_TEXT * 4], c2[BERTH_DENIAL_TEXT * 4];
+	char why[256], t[2048], c1[BERTH_DENIAL_TEXT * 4], c2[BERTH_DENIAL_TEXT * 4], brk[64] = "";
 	bool seen = berth_denials_seen(dn, why, sizeof why);
 
 	if (dn == NULL)
 		return;
+	/* The broker's count only where there is a broker. */
+	if (dn->p->network == BERTH_NET_PROXY || dn->p->network == BERTH_NET_API_ONLY)
+		snprintf(brk, sizeof brk, "%llu by the egress broker", broker_refused);
 	for (int i = 0; i < dn->n_dist; i++) {
 		const struct distinct *x = &dn->dist[i];
 		char what[320];

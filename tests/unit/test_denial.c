@@ -237,6 +237,17 @@ static void test_explain_paths(void **state)
 	assert_string_equal(f.kind, "fs.refer");
 	explain_path("", "fs.bogus", "/x", &f);
 	assert_string_equal(f.kind, "other");
+	/* the sandbox's own loopback: no fix but --network host */
+	{
+		struct berth_run_opts o;
+		struct berth_denial d = {.port = 9, .blockers = "net.connect_tcp", .addr = "127.0.0.1"};
+		opts(&o, "");
+		berth_denial_explain(&d, &o.policy, &f);
+		berth_run_opts_free(&o);
+		assert_string_equal(f.kind, "net.connect");
+		assert_string_equal(f.fix, "");
+		assert_non_null(strstr(f.none_why, "loopback"));
+	}
 	/* bind: none available but --network host */
 	explain_path("", "net.bind_tcp", "", &f);
 	assert_string_equal(f.kind, "net.bind");
