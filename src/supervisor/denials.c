@@ -433,7 +433,7 @@ void berth_denials_explain(const struct berth_denials *dn, unsigned long long br
 	if (dn == NULL)
 		return;
 	/* The broker's count only where there is a broker. */
-	if (dn->p->network == BERTH_NET_PROXY || dn->p->network == BERTH_NET_API_ONLY)
+	if (dn->p->network == BERTH_NET_PROXY)
 		snprintf(brk, sizeof brk, "%llu by the egress broker", broker_refused);
 	for (int i = 0; i < dn->n_dist; i++) {
 		const struct distinct *x = &dn->dist[i];
@@ -469,11 +469,11 @@ void berth_denials_explain(const struct berth_denials *dn, unsigned long long br
 		for (int i = 0; i < dn->n_kinds && o < (int)sizeof t; i++)
 			o += snprintf(t + o, sizeof t - (size_t)o, "%s%s %llu", i ? ", " : "",
 				      dn->kinds[i].kind, dn->kinds[i].n);
-		snprintf(t + o, o < (int)sizeof t ? sizeof t - (size_t)o : 0,
-			 "%s), %llu by the egress broker", dn->n_kinds == 0 ? "none" : "", broker_refused);
+		snprintf(t + o, o < (int)sizeof t ? sizeof t - (size_t)o : 0, "%s)%s%s",
+			 dn->n_kinds == 0 ? "none" : "", brk[0] != '\0' ? ", " : "", brk);
 	} else {
-		snprintf(t, sizeof t, "denials: %llu by the egress broker; Landlock's not seen: %s",
-			 broker_refused, why);
+		snprintf(t, sizeof t, "denials: %s%sLandlock's not seen: %s", brk, brk[0] != '\0' ? "; " : "",
+			 why);
 	}
 	line(arg, t);
 	line(arg, "denials: not in this count: refusals of the mount view (EROFS of a read-only or guarded "
