@@ -262,7 +262,10 @@ int berth_denial_feed(struct berth_denial_asm *a, int type, const char *text, si
 	}
 	if (berth_denial_parse_record(type, text, len, &a->ev, &serial) < 0)
 		return got;
-	if (type == BERTH_AUDIT_EOE) {
+	/* A domain's deallocation is an event of its own (from a work queue:
+	 * no syscall, no EOE). */
+	if (type == BERTH_AUDIT_EOE || (type == BERTH_AUDIT_LANDLOCK_DOMAIN && a->ev.has_domain &&
+					!a->ev.dom.allocated && !a->ev.has_access)) {
 		/* Only one event can be returned at a time: a pending event of
 		 * another serial was returned above, this one waits. */
 		if (got)

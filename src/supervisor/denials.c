@@ -176,7 +176,8 @@ static void tally_kind(struct berth_denials *dn, const char *kind)
 static bool same(const struct distinct *x, const struct berth_denial *d, const struct berth_denial_fix *f)
 {
 	return strcmp(x->f.kind, f->kind) == 0 && strcmp(x->d.blockers, d->blockers) == 0 &&
-	       strcmp(x->d.path, d->path) == 0 && strcmp(x->d.addr, d->addr) == 0 && x->d.port == d->port;
+	       strcmp(x->d.path, d->path) == 0 && strcmp(x->d.addr, d->addr) == 0 && x->d.port == d->port &&
+	       strcmp(x->d.exe, d->exe) == 0;
 }
 
 static json_t *denial_json(const struct berth_denial *d, const struct berth_denial_fix *f)
@@ -272,7 +273,8 @@ static void on_event(struct berth_denials *dn, const struct berth_denial_event *
 		probe = dn->joined && dn->domain == ev->dom.domain;
 	}
 	if (ev->has_domain && !ev->dom.allocated && dn->joined && ev->dom.domain == dn->domain) {
-		dn->kernel_total = ev->dom.denials;
+		/* the probe's is the first of the domain's (denials.h) */
+		dn->kernel_total = ev->dom.denials > 0 ? ev->dom.denials - 1 : 0;
 		dn->ended = true;
 		pthread_cond_broadcast(&dn->cv);
 	}
@@ -291,6 +293,8 @@ static void *reader_main(void *arg)
 	struct berth_denial_event ev;
 	static __thread char buf[8970 + NLMSG_HDRLEN + 64]; /* MAX_AUDIT_MESSAGE_LENGTH */
 	struct pollfd pf[2] = {{.fd = dn->fd, .events = POLLIN}, {.fd = dn->stop_pipe[0], .events = POLLIN}};
+	int64_t pending_since = 0;
+	unsigned long long pending_serial = 0;
 
 	for (;;) {
 		if (poll(pf, 2, 50) < 0 && errno != EINTR)
@@ -315,9 +319,20 @@ static void *reader_main(void *arg)
 				on_event(dn, &ev);
 		}
 		/* The kernel's events without an EOE (no syscall context) end at
-		 * the next event: flush when the socket is idle. */
-		if (berth_denial_flush(&as, &ev) == 1)
-			on_event(dn, &ev);
+		 * the next event: one still pending after 100 ms of a quiet
+		 * socket is complete (an event's records come together; flushing
+		 * sooner would cut one from its SYSCALL record). */
+		if (!as.pending) {
+			pending_since = 0;
+		} else if (pending_since == 0 || as.ev.serial != pending_serial) {
+			pending_since = berth_now_ms();
+			pending_serial = as.ev.serial;
+		}
+		if (as.pending && (stopping || berth_now_ms() - pending_since >= 100)) {
+			if (berth_denial_flush(&as, &ev) == 1)
+				on_event(dn, &ev);
+			pending_since = 0;
+		}
 		if (stopping)
 			break;
 	}
@@ -414,13 +429,15 @@ json_t *berth_denials_summary(const struct berth_denials *dn, unsigned long long
 	o = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:I}", "landlock", seen ? "seen" : "not seen", "count",
 		      (json_int_t)dn->count, "recorded", (json_int_t)dn->recorded, "not_recorded",
 		      (json_int_t)(dn->count - dn->recorded), "kernel_total",
-		      dn->ended ? json_integer((json_int_t)(dn->kernel_total > 0 ? dn->kernel_total - 1 : 0))
-				: json_null(),
-		      "kinds", kinds, "broker_refused", (json_int_t)broker_refused);
+		      dn->ended ? json_integer((json_int_t)dn->kernel_total) : json_null(), "kinds", kinds,
+		      "broker_refused", (json_int_t)broker_refused);
 	if (o != NULL && !seen)
 		json_object_set_new(o, "why", json_string(why));
 	if (o != NULL && dn->lost_nl > 0)
 		json_object_set_new(o, "lost", json_integer((json_int_t)dn->lost_nl));
+	if (o != NULL && dn->ended && dn->kernel_total > dn->count)
+		json_object_set_new(o, "not_logged",
+				    json_integer((json_int_t)(dn->kernel_total - dn->count)));
 	return o;
 }
 
@@ -476,6 +493,16 @@ void berth_denials_explain(const struct berth_denials *dn, unsigned long long br
 			 why);
 	}
 	line(arg, t);
+	/* The domain's own count, from its end: what the kernel refused but
+	 * did not log (its audit backlog full, or records lost on the way). */
+	if (seen && dn->ended && dn->kernel_total > dn->count) {
+		snprintf(
+		    t, sizeof t,
+		    "denials: the kernel counted %llu Landlock denials for this run: %llu of them were not "
+		    "logged or not received (the kernel's audit backlog was full)",
+		    dn->kernel_total, dn->kernel_total - dn->count);
+		line(arg, t);
+	}
 	line(arg, "denials: not in this count: refusals of the mount view (EROFS of a read-only or guarded "
 		  "path, ENOENT of a path outside the view) and seccomp's errno answers, which the kernel "
 		  "does not report (docs/denials.md)");

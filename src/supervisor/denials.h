@@ -32,7 +32,7 @@
 
 /* Denial records of one run in the audit trail at most; the rest are counted. */
 #define BERTH_DENIALS_RECORDED 100
-/* Distinct denials (kind, blocker, path or address) kept for the summary. */
+/* Distinct denials (kind, blocker, path or address, exe) kept for the summary. */
 #define BERTH_DENIALS_DISTINCT 64
 /* How long on_measured waits for the domain's record (ms). */
 #define BERTH_DENIALS_JOIN_MS 1000
