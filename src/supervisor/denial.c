@@ -53,8 +53,10 @@ static bool field(const char *t, size_t n, const char *key, bool untrusted, char
 		if (!match)
 			continue;
 		size_t vl = ve - v, o = 0;
-		bool hex =
-		    !quoted && untrusted && vl > 0 && vl % 2 == 0 && strspn(t + v, "0123456789ABCDEF") >= vl;
+		bool hex = !quoted && untrusted && vl > 0 && vl % 2 == 0;
+		/* within the value only: @t is not NUL-terminated (fuzz_denial) */
+		for (size_t j = 0; hex && j < vl; j++)
+			hex = (t[v + j] >= '0' && t[v + j] <= '9') || (t[v + j] >= 'A' && t[v + j] <= 'F');
 		if (!quoted && ((vl == 6 && memcmp(t + v, "(null)", 6) == 0) ||
 				(vl == 6 && memcmp(t + v, "(none)", 6) == 0)))
 			vl = 0;
