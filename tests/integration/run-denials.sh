@@ -220,6 +220,33 @@ for i in range(150):
 		"$(has "denied ($got): net.connect 1.1.1.1 port 80" "$T/flood.err" &&
 			{ [ "$got" = 150 ] || has "the kernel counted 150 Landlock denials for this run: $((150 - got)) of them" "$T/flood.err"; }; echo $?)" "$T/flood.err"
 
+	# ---- berth watch RUN: the denials as they are recorded, then the end
+	"$B" run -- sh -c 'sleep 1; python3 -c "import socket; socket.socket().connect((\"192.0.2.7\", 443))" 2>/dev/null; sleep 1' \
+		>/dev/null 2>&1 &
+	bg=$!
+	id=""
+	for _ in $(seq 1 50); do
+		# the run whose policy's command is this one
+		id=$("$B" audit --kind policy --json 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if "192.0.2.7" in " ".join(r["payload"]["policy"]["command"]):
+        print(r["run_id"])' 2>/dev/null)
+		[ -n "$id" ] && break
+		sleep 0.1
+	done
+	timeout 20 "$B" watch "$id" >"$T/watch.out" 2>&1
+	rc=$?
+	wait "$bg"
+	check "berth watch RUN: the connect's line and fix while the run goes on, exit 0 at its end" \
+		"$([ $rc = 0 ] && has 'denied: net.connect 192.0.2.7 port 443, by landlock net.connect_tcp (/usr/bin/python3' "$T/watch.out" &&
+			has '  fix: --network proxy --allow-host 192.0.2.7:443' "$T/watch.out" &&
+			has 'denials: 1 by Landlock {"net.connect":1}' "$T/watch.out"; echo $?)" "$T/watch.out"
+	"$B" watch 0123456789abcdeX >"$T/watch.out" 2>&1
+	check "berth watch of neither a run nor a session: exit 2, says so" \
+		"$([ $? = 2 ] && has 'is neither a run id' "$T/watch.out"; echo $?)" "$T/watch.out"
+
 	# ---- with the kernel's audit off, --explain says so and claims nothing
 	audit_switch set 0
 	run off -- python3 probe.py "$T/secret/id_rsa"
