@@ -23,6 +23,11 @@
 #include "../util/text.h"
 
 #define CANDIDATES 16
+/* AUDIT_TRUSTED_APP (libaudit.h): a user message, "trusted app msg -
+ * freestyle text"; berth's end-of-run barrier (berth_denials_stop). */
+#define AUDIT_TRUSTED_APP_MSG 1121
+/* How long the barrier may take (ms). */
+#define BARRIER_MS 200
 
 struct distinct {
 	struct berth_denial d;
@@ -48,6 +53,8 @@ struct berth_denials {
 	int n_cand;
 	uint64_t ns_dev, ns_ino;
 	bool have_ns, joined, ended;
+	char nonce[40]; /* the barrier's text */
+	bool barrier_seen;
 	uint64_t domain;
 	unsigned long long kernel_total;
 	/* the tally */
@@ -314,6 +321,14 @@ static void *reader_main(void *arg)
 			size_t len = h->nlmsg_len <= (size_t)n ? h->nlmsg_len : (size_t)n;
 			if (len < NLMSG_HDRLEN)
 				continue;
+			if (h->nlmsg_type == AUDIT_TRUSTED_APP_MSG && dn->nonce[0] != '\0' &&
+			    memmem(NLMSG_DATA(h), len - NLMSG_HDRLEN, dn->nonce, strlen(dn->nonce)) != NULL) {
+				pthread_mutex_lock(&dn->mu);
+				dn->barrier_seen = true;
+				pthread_cond_broadcast(&dn->cv);
+				pthread_mutex_unlock(&dn->mu);
+				continue;
+			}
 			if (berth_denial_feed(&as, h->nlmsg_type, (char *)NLMSG_DATA(h), len - NLMSG_HDRLEN,
 					      &ev) == 1)
 				on_event(dn, &ev);
@@ -392,15 +407,63 @@ bool berth_denials_join(struct berth_denials *dn, uint64_t ns_dev, uint64_t ns_i
 	return ok;
 }
 
-void berth_denials_stop(struct berth_denials *dn)
+/*
+ * The kernel queues each record when it is made, in order, and one thread
+ * (kauditd) sends them: a message berth writes to the audit log now, after
+ * the sandbox is gone, comes to the reader after every record the sandbox
+ * caused.  One line per run in the host's audit log ("berth: end of the
+ * denials of run ..."), against waiting for the domain's deallocation,
+ * which the kernel makes after an RCU grace period (20-60 ms here).
+ */
+static bool barrier(struct berth_denials *dn, const char *run_id)
+{
+	struct {
+		struct nlmsghdr h;
+		char b[160];
+	} m = {0};
+	struct sockaddr_nl k = {.nl_family = AF_NETLINK};
+	struct timespec ts;
+	unsigned char rnd[8] = {0};
+	bool seen;
+	int n;
+
+	if (getentropy(rnd, sizeof rnd) < 0)
+		return false;
+	pthread_mutex_lock(&dn->mu);
+	snprintf(dn->nonce, sizeof dn->nonce, "%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	pthread_mutex_unlock(&dn->mu);
+	n = snprintf(m.b, sizeof m.b, "berth: end of the denials of run %s (%s)", run_id, dn->nonce);
+	m.h = (struct nlmsghdr){.nlmsg_len = NLMSG_LENGTH((size_t)n + 1),
+				.nlmsg_type = AUDIT_TRUSTED_APP_MSG,
+				.nlmsg_flags = NLM_F_REQUEST};
+	if (sendto(dn->fd, &m, m.h.nlmsg_len, 0, (struct sockaddr *)&k, sizeof k) < 0)
+		return false;
+	deadline(&ts, BARRIER_MS);
+	pthread_mutex_lock(&dn->mu);
+	while (!dn->barrier_seen)
+		if (pthread_cond_timedwait(&dn->cv, &dn->mu, &ts) == ETIMEDOUT)
+			break;
+	seen = dn->barrier_seen;
+	pthread_mutex_unlock(&dn->mu);
+	return seen;
+}
+
+void berth_denials_stop(struct berth_denials *dn, const char *run_id, bool wait_end)
 {
 	struct timespec ts;
+	bool waited = false;
 
 	if (dn == NULL || !dn->started)
 		return;
-	deadline(&ts, BERTH_DENIALS_END_MS);
+	/* The barrier, or the domain's end when it is asked for (--explain:
+	 * the kernel's own total) or the barrier could not be had. */
+	if (dn->joined && (wait_end || !barrier(dn, run_id))) {
+		deadline(&ts, BERTH_DENIALS_END_MS);
+		waited = true;
+	}
 	pthread_mutex_lock(&dn->mu);
-	while (dn->joined && !dn->ended)
+	while (waited && !dn->ended)
 		if (pthread_cond_timedwait(&dn->cv, &dn->mu, &ts) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&dn->mu);

@@ -16,8 +16,8 @@
  *   berth_denials_open()     before the sandbox is cloned: the socket
  *   berth_denials_start()    on_spawned: the reader thread
  *   berth_denials_join()     on_measured: the run's domain (waits for it)
- *   berth_denials_stop()     the run's end: waits for the domain's end
- *                            (its deallocation record), stops the thread
+ *   berth_denials_stop()     the run's end: waits until every record the
+ *                            sandbox caused has arrived, stops the thread
  *   berth_denials_free()
  */
 #ifndef BERTH_SUPERVISOR_DENIALS_H
@@ -62,9 +62,16 @@ void berth_denials_start(struct berth_denials *dn, struct berth_audit_queue *(*q
  */
 bool berth_denials_join(struct berth_denials *dn, uint64_t ns_dev, uint64_t ns_ino, bool probed);
 
-/* berth_denials_stop - waits up to BERTH_DENIALS_END_MS for the domain's
- * deallocation record, then stops the thread.  Safe on NULL. */
-void berth_denials_stop(struct berth_denials *dn);
+/*
+ * berth_denials_stop - after the sandbox is gone: waits until every record
+ * it caused has arrived (a barrier: one AUDIT_TRUSTED_APP message "berth:
+ * end of the denials of run @run_id (NONCE)" written to the kernel's audit
+ * log, which comes back after them; up to 200 ms), and, with @wait_end or
+ * without the barrier, up to BERTH_DENIALS_END_MS for the domain's
+ * deallocation record (the kernel's own total, 20-60 ms after the end);
+ * then stops the thread.  Safe on NULL.
+ */
+void berth_denials_stop(struct berth_denials *dn, const char *run_id, bool wait_end);
 
 /*
  * berth_denials_seen - whether the kernel's Landlock records of this run

@@ -358,7 +358,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	/* A run.start on record gets its run.stop, also when the queue made
 	 * with it failed (queue_at_start). */
 	berth_run_join(r, &je);
-	berth_denials_stop(r->denials); /* no denial arrives after this */
+	berth_denials_stop(r->denials, r->run_id, r->spec.explain); /* no denial arrives after this */
 	if (r->spec.explain && r->denials != NULL)
 		berth_denials_explain(r->denials, r->net_cap.count[BERTH_BROKER_REFUSED], explain_line, r);
 	/* Only where there is something to say: the kernel's records were
