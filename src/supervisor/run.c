@@ -285,8 +285,12 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 
 	/* The run's Landlock domain, named by the probe's record before the
 	 * command's first instruction (denials.h); the namespace runtime's
-	 * only: a microVM's kernel is not this one. */
-	if (r->denials != NULL && strcmp(m->runtime, "namespace") == 0)
+	 * only (a microVM's kernel is not this one), and only for a command
+	 * in a pid namespace of its own: berth's would also hold every other
+	 * domain's creator on the host (degraded mode). */
+	if (r->denials != NULL && strcmp(m->runtime, "namespace") == 0 && m->ns_ino[BERTH_NS_PID] != 0 &&
+	    (m->ns_ino[BERTH_NS_PID] != m->parent_ns_ino[BERTH_NS_PID] ||
+	     m->ns_dev[BERTH_NS_PID] != m->parent_ns_dev[BERTH_NS_PID]))
 		berth_denials_join(r->denials, m->ns_dev[BERTH_NS_PID], m->ns_ino[BERTH_NS_PID],
 				   m->landlock_probe == BERTH_LL_IN_FORCE &&
 				       berth_landlock_log_flags(m->landlock_ruleset_abi) != 0);
