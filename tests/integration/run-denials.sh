@@ -200,12 +200,13 @@ except OSError as e:
 
 	# ---- the cap: 150 refused connects, 100 records, all counted
 	run flood -- python3 -c '
-import socket
+import socket, time
 for i in range(150):
     s = socket.socket()
     try: s.connect(("1.1.1.1", 80))
     except OSError: pass
-    s.close()'
+    s.close()
+    time.sleep(0.003)  # the kernel drops what its audit backlog (64) cannot hold'
 	id=$(last_run)
 	records "$id" denial.summary >"$T/sum"
 	# The kernel drops records when its audit backlog (64 by default) is
@@ -213,9 +214,13 @@ for i in range(150):
 	got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["count"])' "$T/sum" 2>/dev/null)
 	got=${got:-0}
 	check "150 refused connects: the kernel's own total is 150, and seen + not logged = 150" \
-		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["kernel_total"]==150 and d["count"]+d.get("not_logged",0)==150 and d["count"]>=100 else 1)' "$T/sum"; echo $?)" "$T/sum"
-	check "150 refused connects: 100 denial records, the rest counted (not_recorded)" \
-		"$([ "$(records "$id" denial | wc -l)" = 100 ] && grep -qF "\"not_recorded\": $((got - 100))" "$T/sum"; echo $?)" "$T/sum"
+		"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["kernel_total"]==150 and d["count"]+d.get("not_logged",0)==150 else 1)' "$T/sum"; echo $?)" "$T/sum"
+	want=$((got < 100 ? got : 100))
+	check "150 refused connects: min(seen, 100) = $want denial records, the rest counted (not_recorded $((got - want)))" \
+		"$([ "$(records "$id" denial | wc -l)" = "$want" ] && grep -F "\"recorded\": $want" "$T/sum" | grep -qF "\"not_recorded\": $((got - want))"; echo $?)" "$T/sum"
+	# On a loaded machine the kernel may drop more than 50 (its backlog):
+	# the cap is then not reached, and the line says so.
+	[ "$got" -gt 100 ] || echo "# the kernel logged only $got of 150: the cap of 100 was not reached in this run"
 	check "150 refused connects: one distinct line, with the count seen" \
 		"$(has "denied ($got): net.connect 1.1.1.1 port 80" "$T/flood.err" &&
 			{ [ "$got" = 150 ] || has "the kernel counted 150 Landlock denials for this run: $((150 - got)) of them" "$T/flood.err"; }; echo $?)" "$T/flood.err"
