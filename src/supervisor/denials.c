@@ -157,12 +157,16 @@ bool berth_denials_seen(const struct berth_denials *dn, char *why, size_t len)
 		snprintf(why, len, "out of memory");
 		return false;
 	}
-	if (dn->seen && !dn->joined && dn->started)
+	/* Read, and joined to the run: anything less saw none of its records. */
+	if (dn->seen && !dn->joined)
 		snprintf(why, len, "%s",
-			 dn->why[0] != '\0' ? dn->why : "the run's Landlock domain was not identified");
+			 dn->why[0] != '\0'
+			     ? dn->why
+			     : "the run's Landlock domain was not identified (no pid namespace of "
+			       "its own, or no Landlock)");
 	else
 		snprintf(why, len, "%s", dn->why);
-	return dn->seen && (dn->joined || !dn->started);
+	return dn->seen && dn->joined;
 }
 
 /* ---------------------------------------------------------- the tally */
@@ -397,12 +401,15 @@ bool berth_denials_join(struct berth_denials *dn, uint64_t ns_dev, uint64_t ns_i
 		if (pthread_cond_timedwait(&dn->cv, &dn->mu, &ts) == ETIMEDOUT)
 			break;
 	ok = dn->joined;
-	if (!ok)
+	if (!ok && !probed)
 		snprintf(dn->why, sizeof dn->why,
-			 "no Landlock domain record of this run arrived within %d ms (%s)",
-			 BERTH_DENIALS_JOIN_MS,
-			 probed ? "the kernel's audit may be losing records"
-				: "the Landlock probe was not refused");
+			 "Landlock is not in force for this run (its probe was not refused)");
+	else if (!ok)
+		snprintf(
+		    dn->why, sizeof dn->why,
+		    "no Landlock domain record of this run arrived within %d ms (the kernel's audit may be "
+		    "losing records)",
+		    BERTH_DENIALS_JOIN_MS);
 	pthread_mutex_unlock(&dn->mu);
 	return ok;
 }

@@ -75,7 +75,8 @@ void berth_denials_stop(struct berth_denials *dn, const char *run_id, bool wait_
 
 /*
  * berth_denials_seen - whether the kernel's Landlock records of this run
- * are read; when not, @why (@len bytes) says why in one sentence.
+ * are read: the socket is, and the run's domain was joined; when not, @why
+ * (@len bytes) says why in one sentence.
  */
 bool berth_denials_seen(const struct berth_denials *dn, char *why, size_t len);
 

@@ -225,6 +225,19 @@ for i in range(150):
 		"$(has "denied ($got): net.connect 1.1.1.1 port 80" "$T/flood.err" &&
 			{ [ "$got" = 150 ] || has "the kernel counted 150 Landlock denials for this run: $((150 - got)) of them" "$T/flood.err"; }; echo $?)" "$T/flood.err"
 
+	# ---- no Landlock, or no pid namespace of its own: nothing is claimed
+	BERTH_TEST_FORCE_OFF=landlock run nolandlock --allow-degraded --yes -- python3 probe.py "$T/secret/id_rsa"
+	check "Landlock forced off: mknod EPERM (the capability), and --explain says Landlock is not in force" \
+		"$(has 'mknod EPERM' "$T/nolandlock.out" && has "Landlock's not seen: Landlock is not in force for this run" "$T/nolandlock.err" &&
+			! grep -q '^berth: denied' "$T/nolandlock.err"; echo $?)" "$T/nolandlock.err"
+	# degraded, the sandbox's identity must reach the workspace on the host's tree
+	chmod 0711 "$T"
+	BERTH_TEST_FORCE_OFF=userns run nouserns --allow-degraded --yes -- python3 probe.py "$T/secret/id_rsa"
+	chmod 0700 "$T"
+	check "no user namespace (degraded): the connect still EACCES, and --explain claims no domain" \
+		"$(has 'connect EACCES' "$T/nouserns.out" && has "Landlock's not seen: the run's Landlock domain was not identified" "$T/nouserns.err" &&
+			! grep -q '^berth: denied' "$T/nouserns.err"; echo $?)" "$T/nouserns.err"
+
 	# ---- berth watch RUN: the denials as they are recorded, then the end
 	"$B" run -- sh -c 'sleep 1; python3 -c "import socket; socket.socket().connect((\"192.0.2.7\", 443))" 2>/dev/null; sleep 1' \
 		>/dev/null 2>&1 &
