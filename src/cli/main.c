@@ -40,6 +40,7 @@ static const char usage[] =
     "  fleet up|ps|stop FILE               start, list or stop the agents of a fleet file\n"
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
+    "  watch RUN|SESSION [--json]          follow a run's denials as they are recorded\n"
     "  export k8s --image IMAGE [OPTIONS]  a RuntimeClass, Pod and NetworkPolicy for Kubernetes\n"
     "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
     "  vm install|status|probe             the microVM runtime's pinned guest (`berth vm --help`)\n"
@@ -106,7 +107,7 @@ static const struct {
     {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},         {"peek", cmd_peek},
     {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach}, {"stop", cmd_stop},
     {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest}, {"audit", cmd_audit},
-    {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},
+    {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},         {"watch", cmd_watch},
 };
 
 int main(int argc, char **argv)

@@ -42,6 +42,7 @@
 #include "../broker/broker.h"
 #include "../runtime/runtime.h"
 #include "../util/journal.h"
+#include "denials.h"
 
 /* Which of the policy's environment values are secrets for the log. */
 enum berth_run_secrets {
@@ -87,6 +88,10 @@ struct berth_run_spec {
 	 * before the command's execve (with @audit and @queue_at_start; a
 	 * record that cannot be written fails the run closed). */
 	bool audit_enforced;
+	/* `berth run --explain`: the run's denials (denials.h) as notices at
+	 * berth_run_end(), each line "denied ...", "  rule: ...", "  fix: ...",
+	 * then "denials: ..." totals. */
+	bool explain;
 	/* When not NULL, a run the audit trail cannot record fails with "the
 	 * audit trail cannot record WHAT, so it does not start (fail closed):
 	 * CAUSE" ("the app's run", "this session"); NULL leaves CAUSE alone
@@ -168,6 +173,8 @@ struct berth_run {
 	bool q_failed;
 	struct berth_error q_err;
 	struct berth_audit_net_cap net_cap;
+	/* the denial stream (denials.h), for recorded runs */
+	struct berth_denials *denials;
 	/* the egress broker (run_egress.c) */
 	struct berth_broker *broker;
 	pthread_t broker_th;
