@@ -64,6 +64,8 @@ static const char run_usage[] =
     "                       needs `berth vm install`)\n"
     "  --yes                do not ask to confirm widenings\n"
     "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
+    "  --explain            at exit, each denial the kernel reported: what refused it, the rule and\n"
+    "                       the fix (docs/denials.md)\n"
     "\n"
     "every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
     "durably, nothing runs (exit 125)\n"
@@ -332,6 +334,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 				      .audit = true,
 				      .start_extra = start_extra,
 				      .record_enforced = true,
+				      .explain = o->explain,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
 				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,

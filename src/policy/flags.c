@@ -42,6 +42,7 @@ enum {
 	OPT_ALLOW_DEGRADED,
 	OPT_YES,
 	OPT_DRY_RUN,
+	OPT_EXPLAIN,
 	OPT_JSON,
 	OPT_HELP,
 	OPT_ALLOW_HOST,
@@ -78,6 +79,7 @@ static const struct option run_options[] = {
     {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"yes", no_argument, NULL, OPT_YES},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -377,6 +379,9 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return 0;
 	case OPT_DRY_RUN:
 		o->dry_run = true;
+		return 0;
+	case OPT_EXPLAIN:
+		o->explain = true;
 		return 0;
 	case OPT_RUNTIME:
 		/* found by the caller (berth_runtime_find, a layer above): a

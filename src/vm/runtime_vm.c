@@ -61,8 +61,11 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 	 * another runtime in its place */
 	if (p->container != NULL)
 		return refuse("run a container (`berth oci`)", "use the namespace runtime", err);
-	if (p->app)
-		return refuse("run a resident app", "use the namespace runtime", err);
+	if (p->network == BERTH_NET_PROXY && p->app)
+		return refuse("give `--network proxy`",
+			      "the app's `network:host` capabilities need the egress broker: serve it with "
+			      "`--runtime namespace`",
+			      err);
 	if (p->network == BERTH_NET_PROXY)
 		return refuse(
 		    "give `--network proxy`",
@@ -95,8 +98,6 @@ static int check_opts(const struct berth_runtime_opts *o, struct berth_error *er
 {
 	if (o == NULL)
 		return 0;
-	if (o->has_rpc)
-		return refuse("give the command an RPC channel (fd 3)", "use the namespace runtime", err);
 	if (o->n_home_files > 0)
 		return refuse("seed a session's home", "use the namespace runtime", err);
 	if (o->force_off != 0)
@@ -123,6 +124,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->virtiofsd = vm->qemu = vm->janitor = -1;
 	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
+	berth_vm_stream_init(&vm->rpc, -1, BERTH_VM_RPC);
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
@@ -184,11 +186,30 @@ static int make_run_dir(struct vm_rt *vm, struct berth_error *err)
 	return 0;
 }
 
+/* The RPC channel (opts.has_rpc): a copy of the caller's socket, the
+ * relay's end of chan BERTH_VM_RPC; the caller keeps its own. */
+static int setup_rpc(struct vm_rt *vm, struct berth_error *err)
+{
+	int fd;
+
+	if (!vm->o->has_rpc)
+		return 0;
+	fd = fcntl(vm->o->rpc_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot take the command's RPC channel (fd %d)", vm->o->rpc_fd);
+	/* never O_NONBLOCK, which the caller's descriptor shares: stream.c
+	 * reads and writes it with MSG_DONTWAIT */
+	berth_vm_stream_init(&vm->rpc, fd, BERTH_VM_RPC);
+	return 0;
+}
+
 /* How the command's stdio is wired (vm_int.h, struct vm_io). */
 static int setup_io(struct vm_rt *vm, bool run, struct berth_error *err)
 {
 	const struct berth_runtime_opts *o = vm->o;
 
+	if (setup_rpc(vm, err) < 0)
+		return -1;
 	if (o->has_stdio) {
 		vm->io.in = fcntl(o->stdio_fd[0], F_DUPFD_CLOEXEC, 3);
 		vm->io.out = fcntl(o->stdio_fd[1], F_DUPFD_CLOEXEC, 3);
@@ -283,6 +304,7 @@ static void vm_destroy(struct vm_rt *vm)
 	reap(&vm->qemu, &st);
 	reap(&vm->virtiofsd, &st);
 	tty_restore(vm);
+	berth_vm_stream_close(&vm->rpc);
 	if (vm->chan >= 0)
 		close(vm->chan);
 	if (vm->qemu_pidfd >= 0)

@@ -12,7 +12,8 @@
  *   4. qemu.c       qemu, the channel a socketpair end
  *   5. channel.c    HELLO, POLICY, START; READY -> before_release -> GO 2;
  *                   MEASURE -> on_measured -> GO 3 (sync 2 and 3)
- *   6. relay.c      stdio, signals, the terminal, EXIT
+ *   6. relay.c      stdio, the RPC channel (stream.c), signals, the
+ *                   terminal, EXIT
  */
 #ifndef BERTH_VM_INT_H
 #define BERTH_VM_INT_H
@@ -29,6 +30,7 @@
 #include "../util/error.h"
 #include "../util/termfilter.h"
 #include "proto.h"
+#include "stream.h"
 
 /* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
@@ -88,6 +90,9 @@ struct vm_rt {
 	bool failed; /* the relay saw a broken channel */
 	struct berth_error relay_err;
 	struct vm_io io;
+	/* opts.has_rpc: a copy of opts.rpc_fd relayed as chan BERTH_VM_RPC
+	 * (relay.c); closed when the VM ends, so its peer sees the app gone */
+	struct berth_vm_stream rpc;
 	unsigned short rows, cols; /* START's: the terminal's size */
 	int pty_master;            /* want_pty: the caller's end; -1 none */
 	pthread_t relay;           /* start(): the relay thread */

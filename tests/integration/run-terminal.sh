@@ -22,6 +22,7 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 fi
 BERTH=$(readlink -f -- "$1")
 HOSTPY=/usr/bin/python3
+PTYCAP=$(readlink -f -- "$(dirname "$0")/../pty-capture.py")
 
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"  # T, FAILS, pass, fail, has, hasnt
@@ -155,34 +156,14 @@ eq "a command that closed its terminal: berth waits idle (rc 0)" "$OUT" "0 idle"
 # and a burst: 256 KiB before the sequences, printed right before the exit, so that berth reads the
 # last of it after the command is gone (its drain: CI once saw every sequence pass unfiltered there).
 for how in interactive output burst1 burst2 burst3 burst4; do
-OUT=$("$HOSTPY" - "$BERTH" "$how" <<'EOF'
-import os, pty, select, subprocess, sys
-m, s = pty.openpty()
-fmt = "A\\033[31mRED\\033[0m\\033]52;c;cHduZWQ=\\007B\\033Ptmux;\\033\\033]52;c;eA==\\007\\033\\\\C\\302\\235D\\n"
+fmt="A\\033[31mRED\\033[0m\\033]52;c;cHduZWQ=\\007B\\033Ptmux;\\033\\033]52;c;eA==\\007\\033\\\\C\\302\\235D\\n"
 # report requests: title and icon label, colour, DECRQSS, XTGETTCAP
-fmt += "E\\033[21tF\\033[20tG\\033]11;?\\007H\\033P$qm\\033\\\\I\\033P+q544e\\033\\\\J\\033]4;1;?\\007K\\n"
-args = ["printf", fmt]
-if sys.argv[2].startswith("burst"):
-    args = ["printf", "%0262144d" + fmt, "0"]
-stdin = subprocess.DEVNULL if sys.argv[2] == "output" else s
-p = subprocess.Popen([sys.argv[1], "run", "--"] + args, stdin=stdin, stdout=s, stderr=subprocess.DEVNULL)
-os.close(s)
-buf = b""
-while True:
-    r, _, _ = select.select([m], [], [], 10)
-    if not r:
-        break
-    try:
-        d = os.read(m, 65536)
-    except OSError:
-        break
-    if not d:
-        break
-    buf += d
-p.wait()
-print(p.returncode, buf.hex())
-EOF
-)
+fmt+="E\\033[21tF\\033[20tG\\033]11;?\\007H\\033P\$qm\\033\\\\I\\033P+q544e\\033\\\\J\\033]4;1;?\\007K\\n"
+args=(printf "$fmt")
+case $how in burst*) args=(printf "%0262144d$fmt" 0) ;; esac
+stdin=pty
+[ "$how" = output ] && stdin=null
+OUT=$("$HOSTPY" "$PTYCAP" --stdin "$stdin" -- "$BERTH" run -- "${args[@]}")
 rc=${OUT%% *} hex=${OUT#* }
 hex_tail=${hex: -600}
 has_hex() { case "$hex" in *"$(printf '%s' "$1" | od -An -tx1 | tr -d ' \n')"*) return 0 ;; esac; return 1; }

@@ -20,6 +20,7 @@
 #include "../../policy/policy.h"
 #include "../../util/error.h"
 #include "../proto.h"
+#include "../stream.h"
 
 #define GUEST_PORT_NAME "berth.0"
 #define GUEST_ROOT_TAG "root"
@@ -37,6 +38,7 @@ struct guest_start {
 	char user[64];     /* the user's name (USER, LOGNAME) */
 	char home[4096];   /* HOME */
 	bool tty;          /* a pty instead of pipes */
+	bool rpc;          /* the command gets an RPC channel, fd 3 (chan BERTH_VM_RPC) */
 	unsigned short rows, cols;
 	/* the policy's env values, by name (NULL-terminated pairs) */
 	char **env_names, **env_values;
@@ -64,6 +66,9 @@ struct guest {
 	bool reader_gone[3];
 	unsigned char *pend; /* stdin bytes the command has not taken yet */
 	size_t pend_len, pend_off;
+	/* START "rpc": our end of the socketpair whose other end is the
+	 * command's fd 3, relayed as chan BERTH_VM_RPC (src/vm/stream.h) */
+	struct berth_vm_stream rpc;
 };
 
 /* boot.c */
