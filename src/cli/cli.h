@@ -71,7 +71,13 @@ int cmd_fleet(int argc, char **argv);
  * wait until each has ended.  Returns 0, or an exit status. */
 int berth_cli_stop_many(char **names, int n, unsigned grace_ms);
 int cmd_attest(int argc, char **argv);
+/* cmd_review.c: a --review run's change set (docs/review.md) */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+/* `berth watch RUN|SESSION` (cmd_watch.c): a run's denial records, live (docs/denials.md). */
+int cmd_watch(int argc, char **argv);
 int cmd_oci(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_vm(int argc, char **argv);

@@ -111,8 +111,10 @@ int cmd_policy(int argc, char **argv)
 
 static const char rpc_usage[] =
     "usage: berth rpc APP --export NAME [--input JSON] [--app-dir DIR] [--timeout MS|5s]\n"
+    "                 [--runtime namespace|vm]\n"
     "  call one export of the app APP: through a running `berth dev` for it when there is one,\n"
     "  else in a sandbox booted for the call.  The app directory is DIR (default apps/APP, or APP).\n"
+    "  --runtime vm: the sandbox is booted in a microVM (docs/vm.md), never `berth dev`'s.\n"
     "exit status: 0 the result is printed; 1 the call failed (the error is printed, a denial explained);\n"
     "2 usage error or invalid manifest; 125 the app could not be booted (also: the audit trail cannot\n"
     "record its run, error -32005)\n";
@@ -186,10 +188,13 @@ static const char *default_app_dir(const char *app, char *buf, size_t len)
 
 int cmd_rpc(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"export", required_argument, NULL, 'e'},  {"input", required_argument, NULL, 'i'},
-	    {"app-dir", required_argument, NULL, 'd'}, {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"export", required_argument, NULL, 'e'},
+					     {"input", required_argument, NULL, 'i'},
+					     {"app-dir", required_argument, NULL, 'd'},
+					     {"timeout", required_argument, NULL, 't'},
+					     {"runtime", required_argument, NULL, 'r'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	const char *export = NULL, *input_text = NULL, *dir = NULL, *app;
 	unsigned long timeout = 0;
 	char dirbuf[4096];
@@ -212,6 +217,14 @@ int cmd_rpc(int argc, char **argv)
 		case 'd':
 			dir = optarg;
 			break;
+		case 'r': {
+			struct berth_error rerr = {0};
+			if ((o.runtime = berth_runtime_find(optarg, &rerr)) == NULL) {
+				cli_print_error(&rerr);
+				return 2;
+			}
+			break;
+		}
 		case 't': {
 			/* A bare number is milliseconds; with a unit (500ms, 5s,
 			 * 2m) it reads as `berth run --timeout` does. */
@@ -265,8 +278,11 @@ int cmd_rpc(int argc, char **argv)
 	/* A running `berth dev` for the app serves the call. */
 	/* With --app-dir, only a berth dev serving that very directory will do. */
 	char real[4096];
-	r = berth_dev_call(app, dir != NULL && realpath(dir, real) != NULL ? real : NULL, export, input,
-			   (unsigned)timeout, &result, &ce);
+	/* ... and only on the runtime it runs (the default) */
+	r = o.runtime != NULL && o.runtime != berth_runtime_default()
+		? BERTH_DEV_NONE
+		: berth_dev_call(app, dir != NULL && realpath(dir, real) != NULL ? real : NULL, export, input,
+				 (unsigned)timeout, &result, &ce);
 	if (r != BERTH_DEV_NONE) {
 		json_decref(input);
 		return finish_call(r, result, &ce);

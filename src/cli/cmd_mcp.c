@@ -13,19 +13,22 @@
 #include "../manifest/manifest.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/userns.h"
+#include "../runtime/runtime.h"
 #include "../supervisor/mcp.h"
 #include "../policy/policy.h"
 #include "cli.h"
 
 static const char mcp_usage[] =
     "usage: berth mcp --app NAME --app-dir DIR [--app NAME --app-dir DIR ...] [--only EXPORT,...]\n"
-    "                 [--warm] [--timeout MS] [--no-dev]\n"
+    "                 [--warm] [--timeout MS] [--no-dev] [--runtime namespace|vm]\n"
     "  serve the apps' exports as MCP tools over stdio (newline-delimited JSON-RPC 2.0;\n"
     "  protocol 2025-06-18, 2025-03-26, 2024-11-05).  One app: tools are named EXPORT;\n"
     "  several: APP__EXPORT.  Apps boot at their first call (--warm: at start), or calls go to a\n"
-    "  running `berth dev` for the same app directory (--no-dev: never).  Stops everything on\n"
-    "  end of input, SIGTERM or SIGINT.  exit status: 0; 2 usage error or invalid manifest;\n"
-    "  125 an app could not be booted (--warm)\n";
+    "  running `berth dev` for the same app directory (--no-dev: never).  --runtime vm: each app\n"
+    "  boots in a microVM (docs/vm.md; seconds under TCG; never through `berth dev`).  Stops\n"
+    "  everything on end of input, SIGTERM or SIGINT.  exit status: 0; 2 usage error, invalid\n"
+    "  manifest or an app the runtime cannot run; 125 an app could not be booted (--warm), or the\n"
+    "  runtime is not usable here (no qemu, no guest: `berth vm install`)\n";
 
 int cmd_mcp(int argc, char **argv)
 {
@@ -73,6 +76,12 @@ int cmd_mcp(int argc, char **argv)
 			o.warm = true;
 		} else if (strcmp(a, "--no-dev") == 0) {
 			o.no_dev = true;
+		} else if (strcmp(a, "--runtime") == 0 && more) {
+			if ((o.runtime = berth_runtime_find(argv[++i], &err)) == NULL) {
+				cli_print_error(&err);
+				free(only_buf);
+				return 2;
+			}
 		} else if (strcmp(a, "--timeout") == 0 && more) {
 			struct berth_error terr = {0};
 			uint64_t t = 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
@@ -22,6 +23,7 @@
 #include "../supervisor/run.h"
 #include "../supervisor/runs.h"
 #include "../supervisor/orphans.h"
+#include "../supervisor/review.h"
 #include "../util/crash.h"
 #include "../util/journal.h"
 #include "../util/rundir.h"
@@ -54,11 +56,16 @@ static const char run_usage[] =
     "  --ro SRC[:DST]       bind a host path read-only\n"
     "  --rw SRC[:DST]       bind a host path read-write (widening)\n"
     "  --unprotect PATH     let the sandbox write a guarded workspace path (widening)\n"
+    "  --review             the run writes a copy-on-write layer, not the workspace; see the\n"
+    "                       changes with `berth diff`, land them with `berth apply` (docs/review.md)\n"
+    "  --review-size SIZE   that layer's size, 1M..1024T (default 1G; memory: at most --memory)\n"
     "  --allow-degraded     run even when the kernel cannot enforce everything (widening)\n"
     "  --runtime NAME       what enforces the policy: namespace (default) or vm (a microVM;\n"
     "                       needs `berth vm install`)\n"
     "  --yes                do not ask to confirm widenings\n"
     "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
+    "  --explain            at exit, each denial the kernel reported: what refused it, the rule and\n"
+    "                       the fix (docs/denials.md)\n"
     "\n"
     "every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
     "durably, nothing runs (exit 125)\n"
@@ -246,6 +253,55 @@ static int check_rules(struct berth_run_opts *o)
 	return status;
 }
 
+static bool rw_mounts(const struct berth_policy *p)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].rw && !p->mounts[i].tmpfs)
+			return true;
+	return false;
+}
+
+/* --review: the change set from the layer, and a line saying what to do
+ * with it.  Returns run.stop's "review" member (its digest in the audit
+ * trail, in the run's last record: no commit of its own), or NULL. */
+static json_t *review_end(const struct berth_run_opts *o, const char *run_id, int fd,
+			  const struct timespec *started)
+{
+	struct berth_error err = {0};
+	struct berth_review_summary sum;
+	json_t *rec;
+
+	if (berth_review_collect(run_id, &o->policy, fd, started, &sum, &err) < 0) {
+		close(fd);
+		cli_print_error(&err);
+		fprintf(stderr,
+			"berth: the run's changes could not be kept; the host's tree was not changed\n");
+		return NULL;
+	}
+	close(fd);
+	rec = json_pack("{s:{s:s, s:I, s:I, s:I, s:b, s:b}}", "review", "digest", sum.digest, "entries",
+			(json_int_t)sum.n_entries, "guarded", (json_int_t)sum.n_guarded, "bytes",
+			(json_int_t)sum.n_bytes, "layer_full", sum.full, "host_modified", 0);
+	if (sum.full)
+		fprintf(
+		    stderr,
+		    "berth: review: the review layer of run %s filled up (--review-size %llu bytes): a write "
+		    "met ENOSPC, and `berth apply` refuses this change set\n",
+		    run_id, (unsigned long long)o->policy.review_size);
+	if (sum.n_entries == 0) {
+		fprintf(stderr, "berth: review: run %s changed nothing in the workspace\n", run_id);
+		return rec;
+	}
+	fprintf(
+	    stderr,
+	    "berth: review: run %s changed %zu path%s (%zu guarded); the host's workspace is untouched%s: "
+	    "`berth diff %s`, `berth apply %s`, `berth discard %s`\n",
+	    run_id, sum.n_entries, sum.n_entries == 1 ? "" : "s", sum.n_guarded,
+	    rw_mounts(&o->policy) ? " (--rw directories are written as in any run)" : "", run_id, run_id,
+	    run_id);
+	return rec;
+}
+
 static const char fail_closed[] =
     "berth: the audit trail cannot record this run, so it does not start (fail closed)\n";
 
@@ -264,9 +320,11 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	char actor[32], cwd[4096];
 	const char *rm[1] = {NULL}; /* the evidence copy, once made */
 	json_t *evidence = NULL;
-	int status = 0;
+	int status = 0, review_fd = -1;
+	json_t *review = NULL; /* run.stop's "review" member */
 	bool recorded = false, record_failed = false;
 	char prev_last[17] = "";
+	struct timespec started;
 
 	snprintf(actor, sizeof actor, "uid:%u", (unsigned)getuid());
 	json_t *start_extra = json_pack("{s:s?, s:s}", "workspace", o->policy.workspace, "cwd",
@@ -276,6 +334,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 				      .audit = true,
 				      .start_extra = start_extra,
 				      .record_enforced = true,
+				      .explain = o->explain,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
 				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
@@ -307,8 +366,16 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			recorded = true;
 			berth_crash_point("run.record");
 			berth_run_attach(&r, ro);
+			if (o->policy.review)
+				berth_review_clock(&started);
+			ro->review_fd = o->policy.review ? &review_fd : NULL;
 			if (berth_run_exec(&r, ro, &status, &err) < 0)
 				status = -1;
+			/* a command that never started changed nothing */
+			if (review_fd >= 0 && status >= 0)
+				review = review_end(o, berth_run_id(&r), review_fd, &started);
+			else if (review_fd >= 0)
+				close(review_fd);
 		}
 	}
 	json_decref(evidence);
@@ -324,6 +391,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 			berth_run_record_discard(berth_run_id(&r), prev_last);
 		fputs(fail_closed, stderr);
 		berth_run_end(&r, 125, NULL);
+		json_decref(review);
 		json_decref(start_extra);
 		return 125;
 	}
@@ -334,7 +402,8 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	if (berth_run_record_end(berth_run_id(&r), status, &err) < 0 && err.status != BERTH_EXIT_USAGE)
 		cli_print_error(&err);
 	berth_crash_point("run.ended");
-	berth_run_end(&r, status, NULL);
+	berth_run_end(&r, status, review);
+	json_decref(review);
 	json_decref(start_extra);
 	return status;
 }
@@ -365,6 +434,13 @@ int cmd_run(int argc, char **argv)
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 2;
+	}
+	if (o.policy.review && strcmp(rt->name, "namespace") != 0) {
+		fprintf(stderr, "berth: the %s runtime cannot give `--review` yet (docs/review.md)\n",
+			rt->name);
+		fprintf(stderr, "berth: hint: drop `--runtime %s`, or drop `--review`\n", rt->name);
+		berth_run_opts_free(&o);
+		return 2;
 	}
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);

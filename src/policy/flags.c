@@ -42,6 +42,7 @@ enum {
 	OPT_ALLOW_DEGRADED,
 	OPT_YES,
 	OPT_DRY_RUN,
+	OPT_EXPLAIN,
 	OPT_JSON,
 	OPT_HELP,
 	OPT_ALLOW_HOST,
@@ -50,6 +51,8 @@ enum {
 	OPT_EVIDENCE,
 	OPT_FORENSIC,
 	OPT_RUNTIME,
+	OPT_REVIEW,
+	OPT_REVIEW_SIZE,
 };
 
 static const struct option run_options[] = {
@@ -68,12 +71,15 @@ static const struct option run_options[] = {
     {"evidence", required_argument, NULL, OPT_EVIDENCE},
     {"forensic", no_argument, NULL, OPT_FORENSIC},
     {"runtime", required_argument, NULL, OPT_RUNTIME},
+    {"review", no_argument, NULL, OPT_REVIEW},
+    {"review-size", required_argument, NULL, OPT_REVIEW_SIZE},
     {"ro", required_argument, NULL, OPT_RO},
     {"rw", required_argument, NULL, OPT_RW},
     {"unprotect", required_argument, NULL, OPT_UNPROTECT},
     {"allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"yes", no_argument, NULL, OPT_YES},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -236,6 +242,12 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return berth_hostpath_set_workspace(p, arg, err);
 	case OPT_TMP_SIZE:
 		return set_limit64(BERTH_LIMIT_TMP_SIZE, arg, &p->tmp_size, err);
+	case OPT_REVIEW: /* docs/review.md */
+		p->review = true;
+		return 0;
+	case OPT_REVIEW_SIZE:
+		p->review = true;
+		return set_limit64(BERTH_LIMIT_REVIEW_SIZE, arg, &p->review_size, err);
 	case OPT_MEMORY:
 		p->memory_set = true;
 		/* Below 16M the sandbox's own start-up (its init, the dynamic
@@ -367,6 +379,9 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		return 0;
 	case OPT_DRY_RUN:
 		o->dry_run = true;
+		return 0;
+	case OPT_EXPLAIN:
+		o->explain = true;
 		return 0;
 	case OPT_RUNTIME:
 		/* found by the caller (berth_runtime_find, a layer above): a

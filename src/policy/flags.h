@@ -12,6 +12,7 @@
 struct berth_run_opts {
 	struct berth_policy policy;
 	bool dry_run;             /* print the compiled policy, do not run */
+	bool explain;             /* --explain: the run's denials at exit (docs/denials.md); not policy */
 	bool json;                /* --dry-run output as canonical JSON */
 	bool yes;                 /* do not ask to confirm widenings */
 	bool help;                /* --help was given */

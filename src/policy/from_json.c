@@ -446,10 +446,28 @@ static int read_evidence(const json_t *fs, struct berth_error *err)
 		    : bad(err, "filesystem.evidence", "is not /evidence read-only, noexec, nosuid, nodev");
 }
 
+/* filesystem.review: --review's layer and its size (docs/review.md). */
+static int read_review(const json_t *fs, struct berth_policy *p, struct berth_error *err)
+{
+	static const char *const keys[] = {"layer", "size_bytes", NULL};
+	json_t *r = member(fs, "filesystem", "review", JSON_OBJECT, err);
+	const char *layer;
+
+	if (r == NULL || only_keys(r, "filesystem.review", keys, err) < 0 ||
+	    get_u64(r, "filesystem.review", "size_bytes", &p->review_size, err) < 0)
+		return -1;
+	layer = json_string_value(json_object_get(r, "layer"));
+	if (layer == NULL || strcmp(layer, "overlay") != 0)
+		return bad(err, "filesystem.review.layer", "is not \"overlay\"");
+	p->review = true;
+	return 0;
+}
+
 static int read_filesystem(const json_t *top, struct berth_policy *p, struct berth_error *err)
 {
 	static const char *const keys[] = {"workspace", "system_ro", "private_tmpfs", "mounts", "guard",
-					   "unprotect", "evidence",  "home",          "grants", NULL};
+					   "unprotect", "evidence",  "home",          "grants", "review",
+					   NULL};
 	json_t *fs = member(top, "", "filesystem", JSON_OBJECT, err);
 
 	if (fs == NULL || only_keys(fs, "filesystem", keys, err) < 0 ||
@@ -466,6 +484,8 @@ static int read_filesystem(const json_t *top, struct berth_policy *p, struct ber
 		return -1;
 	if (json_object_get(fs, "home") != NULL &&
 	    get_str(fs, "filesystem", "home", false, &p->home_dir, err) < 0)
+		return -1;
+	if (json_object_get(fs, "review") != NULL && read_review(fs, p, err) < 0)
 		return -1;
 	if (p->app)
 		return read_grants(fs, p, err);

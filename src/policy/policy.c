@@ -19,6 +19,7 @@ void berth_policy_init(struct berth_policy *p)
 {
 	memset(p, 0, sizeof *p);
 	p->tmp_size = BERTH_DEFAULT_TMP_SIZE;
+	p->review_size = BERTH_DEFAULT_REVIEW_SIZE;
 	p->memory = BERTH_DEFAULT_MEMORY;
 	p->millicpus = BERTH_DEFAULT_MILLICPUS;
 	p->pids = BERTH_DEFAULT_PIDS;
@@ -300,6 +301,12 @@ static json_t *policy_json(const struct berth_policy *p)
 					      "noexec", "nosuid", "nodev"));
 	if (j != NULL && p->forensic)
 		json_object_set_new(j, "forensic", json_true());
+	/* --review, only when asked for (other policies keep their form and
+	 * digest): the workspace is a copy-on-write layer (docs/review.md). */
+	if (j != NULL && p->review)
+		json_object_set_new(
+		    json_object_get(j, "filesystem"), "review",
+		    json_pack("{s:s, s:I}", "layer", "overlay", "size_bytes", (json_int_t)p->review_size));
 
 	/* The broker's rules, only in proxy mode (other policies keep their
 	 * form and digest). */

@@ -21,9 +21,10 @@
 #define BERTH_POLICY_SCHEMA 1
 
 /* Defaults of the default posture (issue #2). */
-#define BERTH_DEFAULT_TMP_SIZE (1ULL << 30) /* bytes, 1 GiB */
-#define BERTH_DEFAULT_MEMORY (8ULL << 30)   /* bytes, 8 GiB */
-#define BERTH_DEFAULT_MILLICPUS 4000U       /* 4 CPUs */
+#define BERTH_DEFAULT_TMP_SIZE (1ULL << 30)    /* bytes, 1 GiB */
+#define BERTH_DEFAULT_MEMORY (8ULL << 30)      /* bytes, 8 GiB */
+#define BERTH_DEFAULT_REVIEW_SIZE (1ULL << 30) /* bytes, 1 GiB: --review's upper layer */
+#define BERTH_DEFAULT_MILLICPUS 4000U          /* 4 CPUs */
 #define BERTH_DEFAULT_PIDS 512U
 #define BERTH_DEFAULT_NOFILE 8192U
 #define BERTH_MIN_MEMORY (16ULL << 20) /* bytes: the least --memory a sandbox starts with */
@@ -197,6 +198,12 @@ struct berth_policy {
 	 * canonical JSON records only whether there is evidence. */
 	char *evidence_dir;
 	bool forensic; /* --forensic (docs/security.md) */
+	/* --review (docs/review.md): /workspace is an overlay whose upper
+	 * layer is a tmpfs of @review_size bytes; the host's tree is never
+	 * written by the run, its changes are kept as a change set in the
+	 * run's directory for `berth diff`, `apply` and `discard`. */
+	bool review;
+	uint64_t review_size; /* bytes; BERTH_DEFAULT_REVIEW_SIZE unless --review-size */
 
 	/* Widening consent */
 	bool allow_degraded;
@@ -379,6 +386,7 @@ enum berth_limit {
 	BERTH_LIMIT_PIDS,         /* --pids, resources.pids, allow.pids: tasks */
 	BERTH_LIMIT_NOFILE,       /* --nofile: open files */
 	BERTH_LIMIT_TIMEOUT,      /* --timeout: milliseconds */
+	BERTH_LIMIT_REVIEW_SIZE,  /* --review-size: bytes */
 	BERTH_LIMIT_COUNT,
 };
 

@@ -243,6 +243,8 @@ const struct berth_limit_def berth_limit_defs[BERTH_LIMIT_COUNT] = {
 			    "16 to 1048576"},
     [BERTH_LIMIT_TIMEOUT] = {"--timeout", BERTH_LIMIT_KIND_DURATION, BERTH_TIMEOUT_MS_MIN,
 			     BERTH_TIMEOUT_MS_MAX, "1ms to 8760h"},
+    [BERTH_LIMIT_REVIEW_SIZE] = {"--review-size", BERTH_LIMIT_KIND_SIZE, BERTH_TMP_SIZE_MIN,
+				 BERTH_TMP_SIZE_MAX, "1M to 1024T"},
 };
 
 _Static_assert(BERTH_TMP_SIZE_MAX < (1ULL << 62) && BERTH_MEMORY_MAX < (1ULL << 62) &&
@@ -395,10 +397,42 @@ static int check_container(const struct berth_policy *p, struct berth_error *err
 	return 0;
 }
 
+/* --review (docs/review.md): an overlay over the workspace, its upper layer
+ * a tmpfs charged to the sandbox's memory. */
+static int check_review(const struct berth_policy *p, struct berth_error *err)
+{
+	char given[32];
+
+	if (!p->review)
+		return 0;
+	if (berth_limit_check(BERTH_LIMIT_REVIEW_SIZE, NULL, p->review_size, NULL, err) < 0)
+		return -1;
+	if (p->workspace == NULL) {
+		berth_usage_err(err, "--review needs a workspace to review");
+		return berth_err_hint(err, "give `--workspace DIR`");
+	}
+	if (p->container != NULL || p->app) {
+		berth_usage_err(err, "--review is for `berth run`: %s have no reviewable workspace",
+				p->app ? "resident apps" : "containers");
+		return berth_err_hint(err, "drop `--review`");
+	}
+	if (p->review_size > p->memory) {
+		snprintf(given, sizeof given, "%llu", (unsigned long long)p->review_size);
+		berth_usage_err(
+		    err,
+		    "--review-size %s bytes is more than --memory (%llu bytes): the review layer is "
+		    "memory (a tmpfs) charged to the sandbox",
+		    given, (unsigned long long)p->memory);
+		return berth_err_hint(err, "give a smaller `--review-size` or a larger `--memory`");
+	}
+	return 0;
+}
+
 int berth_policy_validate(const struct berth_policy *p, struct berth_error *err)
 {
 	if (check_limits(p, err) < 0 || check_mounts(p, err) < 0 || check_hosts(p, err) < 0 ||
-	    check_env(p, err) < 0 || check_landlock(p, err) < 0 || check_container(p, err) < 0)
+	    check_env(p, err) < 0 || check_landlock(p, err) < 0 || check_container(p, err) < 0 ||
+	    check_review(p, err) < 0)
 		return -1;
 	return 0;
 }

@@ -196,6 +196,14 @@ struct berth_runtime_opts {
 	 * until free()/run() returns. */
 	const char *const *remove_at_end;
 	size_t n_remove_at_end;
+	/* Policy review (docs/review.md): where the runtime stores, at sync 2,
+	 * a descriptor of the review layer's tmpfs (its root holds upper/, the
+	 * overlay's upper directory), which the caller then owns and reads
+	 * once the run has ended (src/supervisor/review.h); -1 stays when
+	 * none was made.  A runtime that cannot make the layer refuses the
+	 * policy in check().  NULL: the caller takes no change set (refused
+	 * with review). */
+	int *review_fd;
 };
 
 /* What the kernel enforces for a started sandbox (as decided at start: a

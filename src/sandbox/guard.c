@@ -536,7 +536,9 @@ static int prepare(const struct berth_policy *p, struct berth_guard *g, bool *le
 {
 	memset(g, 0, sizeof *g);
 	clock_gettime(CLOCK_REALTIME_COARSE, &g->started);
-	if (p->workspace != NULL &&
+	/* --review: the run writes a layer, not the workspace; what it changes
+	 * under a guarded name is held back by `berth apply` (docs/review.md). */
+	if (p->workspace != NULL && !p->review &&
 	    add_root(g, p->workspace, p->container != NULL ? p->container->workspace_at : "/workspace", err) <
 		0)
 		goto fail;

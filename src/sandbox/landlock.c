@@ -45,6 +45,10 @@
 #define LL_NET_CONNECT_TCP (1ULL << 1)
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ULL << 1)
+/* landlock_restrict_self() flags (ABI 7). */
+#define LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
+#define LL_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+#define LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 
 struct ll_ruleset_attr {
 	uint64_t handled_access_fs;
@@ -133,6 +137,26 @@ static uint64_t rights_for(enum berth_ll_access a, uint64_t handled)
 	return r & handled;
 }
 
+unsigned berth_landlock_log_flags(int abi)
+{
+	/* The kernel logs a domain's denials only before the execve that
+	 * follows landlock_restrict_self() by default: the command's own
+	 * denials are what berth reports (docs/denials.md), so they are logged
+	 * after it (NEW_EXEC_ON).  Those of berth's own code before the execve
+	 * stay logged: the one it makes, the Landlock probe's, names the
+	 * domain to the supervisor before the command's first instruction.  A
+	 * ruleset the command stacks on ours logs nothing (SUBDOMAINS_OFF): the
+	 * host's audit log gets the sandbox's refusals by berth's policy, not
+	 * those of a policy the sandbox wrote.  Nothing is logged while the
+	 * kernel's audit is off (audit_enabled). */
+	return abi >= 7 ? LL_RESTRICT_SELF_LOG_NEW_EXEC_ON | LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF : 0;
+}
+
+static unsigned landlock_log_flags(int abi)
+{
+	return berth_landlock_log_flags(abi);
+}
+
 int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules, bool deny_tcp,
 			 const uint16_t *connect_ports, int n_ports, struct berth_error *err)
 {
@@ -189,7 +213,7 @@ int berth_landlock_apply(int abi, const struct berth_ll_rule *rules, int n_rules
 			return berth_err(err, errno, "cannot add the landlock rule for TCP port %u",
 					 connect_ports[i]);
 	}
-	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
+	if (syscall(SYS_landlock_restrict_self, rfd, landlock_log_flags(abi)) < 0)
 		return berth_err(err, errno, "cannot enforce the landlock ruleset");
 	return 0;
 }

@@ -36,11 +36,21 @@ int berth_landlock_view_rules(bool app, struct berth_ll_rule *r, int max);
 int berth_landlock_abi(void);
 
 /*
+ * berth_landlock_log_flags - the landlock_restrict_self() flags berth sets
+ * for @abi: LOG_NEW_EXEC_ON | LOG_SUBDOMAINS_OFF from ABI 7 (the command's
+ * denials are logged to the kernel's audit, when it is on; a ruleset the
+ * command stacks logs nothing), 0 before (the flags are EINVAL there).
+ * docs/denials.md.
+ */
+unsigned berth_landlock_log_flags(int abi);
+
+/*
  * berth_landlock_apply - create a ruleset handling every filesystem right of
  * @abi, add @rules (paths that do not exist are skipped), handle TCP bind and
  * connect when @deny_tcp and abi >= 4, allowing only TCP connect to the
  * @n_ports ports in @connect_ports (the egress broker's listeners), scope abstract unix
- * sockets and signals when abi >= 6, and restrict the calling thread.
+ * sockets and signals when abi >= 6, and restrict the calling thread (with
+ * berth_landlock_log_flags(@abi)).
  * NO_NEW_PRIVS must be set.  Allocation-free.
  * Returns 0, or -1 with @err filled.
  */

@@ -52,6 +52,9 @@ struct berth_mount_plan {
 	/* Files written into a fresh tmpfs home (berth_runtime_opts.home_files). */
 	const struct berth_home_file *home_files;
 	size_t n_home_files;
+	/* policy->review: where the review layer's mount descriptor is stored
+	 * (docs/review.md; sent to berth at sync 2). */
+	int *review_fd;
 };
 
 /*

@@ -119,8 +119,9 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 	struct msg m;
 	int fds[MSG_FDS_MAX], nfds = 0, r = berth_sb_recv_msg(s->sock[0], &m, fds, &nfds);
 
-	if (r == 1 && m.kind == 0 && nfds == (int)m.has_pty + (m.has_proxy ? 3 + s->tports.n : 0) &&
-	    (!m.has_proxy || m.n_transparent == s->tports.n)) {
+	if (r == 1 && m.kind == 0 &&
+	    nfds == (int)m.has_pty + (m.has_proxy ? 3 + s->tports.n : 0) + (int)m.has_review &&
+	    (!m.has_proxy || m.n_transparent == s->tports.n) && m.has_review == s->p->review) {
 		int k = 0;
 		if (m.has_pty)
 			s->pty_master = fds[k++];
@@ -133,6 +134,8 @@ static int wait_ready(struct sandbox *s, struct berth_error *err)
 			s->proxy_port[0] = m.ports[0];
 			s->proxy_port[1] = m.ports[1];
 		}
+		if (m.has_review) /* the caller's from here on (runtime.h) */
+			*s->o->review_fd = fds[k++];
 		return 0;
 	}
 	for (int i = 0; i < nfds; i++)
@@ -173,6 +176,15 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 			  "a container needs the sandbox's own user and mount namespaces, and user "
 			  "namespaces are not available: berth refuses to run it");
 		return berth_err_hint(err, "see `berth doctor`");
+	}
+	if (s->p->review && (!s->use_userns || s->o->review_fd == NULL)) {
+		berth_err(err, 0,
+			  s->use_userns
+			      ? "--review needs a caller that takes the change set, and this one does not"
+			      : "--review needs the sandbox's own user and mount namespaces (an overlay "
+				"made inside them), and user namespaces are not available: berth "
+				"refuses to run it");
+		return berth_err_hint(err, "see `berth doctor`, or drop `--review`");
 	}
 	if (s->p->network == BERTH_NET_PROXY && !s->use_userns) {
 		berth_err(err, 0,
@@ -246,6 +258,7 @@ static struct sandbox *sandbox_new(const struct berth_policy *p, const struct be
 	s->janitor_lines = -1;
 	s->pty_master = -1;
 	s->ws_fd = -1;
+	s->review_fd = -1;
 	s->root_src = -1;
 	s->root_fd = -1;
 	s->home_fd = -1;

@@ -597,7 +597,8 @@ static void child_root(struct sandbox *s)
 					.system_by_landlock = s->p->app && s->use_landlock,
 					.evidence_fd = s->evidence_fd,
 					.home_files = s->o->home_files,
-					.n_home_files = s->o->n_home_files};
+					.n_home_files = s->o->n_home_files,
+					.review_fd = &s->review_fd};
 
 	const char *hn = s->p->container != NULL && s->p->container->hostname != NULL
 			     ? s->p->container->hostname
@@ -667,8 +668,14 @@ static void child_sync2(struct sandbox *s, int master)
 		ready.ports[0] = s->proxy_port[0];
 		ready.ports[1] = s->proxy_port[1];
 	}
+	if (s->review_fd >= 0) {
+		fds[nfds++] = s->review_fd;
+		ready.has_review = true;
+	}
 	ready.has_pty = master >= 0;
 	berth_sb_send_msg(s->sock[1], &ready, fds, nfds);
+	if (s->review_fd >= 0)
+		close(s->review_fd); /* berth's alone: nothing in the sandbox reaches the layer */
 	if (master >= 0)
 		close(master);
 	if (s->p->network == BERTH_NET_PROXY) {

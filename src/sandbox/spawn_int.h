@@ -43,7 +43,7 @@
 #define BERTH_RPC_FD_NUM 3                 /* docs/protocol.md: BERTH_RPC_FD */
 /* Descriptors one message carries: the pty master, the two proxies, the
  * resolver and the declared ports' listeners. */
-#define MSG_FDS_MAX (4 + BERTH_TRANSPARENT_PORTS_MAX)
+#define MSG_FDS_MAX (5 + BERTH_TRANSPARENT_PORTS_MAX)
 
 struct sandbox {
 	struct berth_rt base; /* first: the runtime interface's view (runtime.h) */
@@ -74,6 +74,7 @@ struct sandbox {
 	struct berth_limits lim;
 	struct berth_guard guard;
 	int ws_fd;
+	int review_fd; /* the child: --review's layer (mounts.h), sent at sync 2; -1 */
 	/* A container (policy container): its root as berth opened it once
 	 * (berth_source_open), and, invoked by root, its detached idmapped
 	 * tree; -1 otherwise. */
@@ -127,6 +128,7 @@ struct msg {
 	bool has_proxy;    /* the broker's HTTP and SOCKS5 listeners */
 	uint16_t ports[2]; /* their ports on the sandbox's loopback */
 	int n_transparent; /* with has_proxy: the declared ports' listeners, then the resolver's socket */
+	bool has_review;   /* last: --review's layer (docs/review.md) */
 	struct berth_measure meas; /* kind 3 */
 };
 

@@ -232,10 +232,12 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 			berth_sb_print_err(&m.err);
 		}
 	}
-	/* Drain what the command printed last. */
+	/* Drain what the command printed last -- through the filter like the
+	 * rest: a command that prints and exits at once (or a loaded machine)
+	 * has all of its output read here, after its exit. */
 	if (s->pty_master >= 0) {
 		struct pollfd p = {s->pty_master, POLLIN, 0};
-		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && pump(s->pty_master, out))
+		while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && relay_out(s->pty_master, out, &tf))
 			;
 	}
 	tty_restore(&r);

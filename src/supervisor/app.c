@@ -221,6 +221,12 @@ static enum wait_result next_message(struct berth_app *a, long long deadline, st
 
 /* ---------------------------------------------------------- boot, stop */
 
+/* A microVM's app (opts.runtime vm) starts and stops in seconds, not ms. */
+static bool in_vm(const struct berth_app *a)
+{
+	return a->o.runtime == &berth_runtime_vm;
+}
+
 static void close_channel(struct berth_app *a)
 {
 	if (a->rpc >= 0)
@@ -246,7 +252,8 @@ void berth_ap_stop_sandbox(struct berth_app *a, bool graceful)
 	/* End of file on its channel asks the app to exit (docs/protocol.md). */
 	if (graceful && a->rpc >= 0) {
 		shutdown(a->rpc, SHUT_WR);
-		long long deadline = berth_now_ms() + BERTH_APP_STOP_GRACE_MS;
+		long long deadline =
+		    berth_now_ms() + (in_vm(a) ? BERTH_APP_STOP_GRACE_VM_MS : BERTH_APP_STOP_GRACE_MS);
 		for (;;) {
 			long long left = deadline - berth_now_ms();
 			struct pollfd p[2] = {{berth_rt_pidfd(a->sb), POLLIN, 0}, {a->logfd, POLLIN, 0}};
@@ -407,12 +414,13 @@ int berth_app_boot(struct berth_app *a, unsigned long *boot_us, struct berth_err
 	berth_rt_enforced(a->sb, &a->enforced);
 
 	/* The first message must be berth/ready. */
-	deadline = berth_now_ms() + BERTH_APP_BOOT_TIMEOUT_MS;
+	int ready_ms = in_vm(a) ? BERTH_APP_BOOT_TIMEOUT_VM_MS : BERTH_APP_BOOT_TIMEOUT_MS;
+	deadline = berth_now_ms() + ready_ms;
 	for (;;) {
 		enum wait_result w = next_message(a, deadline, &msg);
 		if (w == TIMED_OUT) {
 			berth_err(err, 0, "the app `%s` did not announce itself (berth/ready) within %d ms",
-				  a->m.name, BERTH_APP_BOOT_TIMEOUT_MS);
+				  a->m.name, ready_ms);
 			berth_err_hint(err, "the entry must start the SDK's run loop (see docs/protocol.md)");
 			berth_rt_kill(a->sb); /* unresponsive: no grace period */
 			goto stop;

@@ -19,11 +19,18 @@
 
 #include "../manifest/manifest.h"
 #include "../policy/policy.h"
+#include "../runtime/runtime.h"
 #include "../sandbox/sandbox.h"
 #include "../util/error.h"
 #include "app_policy.h"
 
 #define BERTH_APP_BOOT_TIMEOUT_MS 10000 /* for `berth/ready` */
+/* For `berth/ready` of an app in a microVM (opts.runtime vm, docs/vm.md):
+ * its interpreter starts under TCG, an emulated CPU, after the boot. */
+#define BERTH_APP_BOOT_TIMEOUT_VM_MS 60000
+/* After closing the channel of an app in a microVM, before its VM is
+ * killed: the app's exit, then the guest's sync and power-off. */
+#define BERTH_APP_STOP_GRACE_VM_MS 10000
 #define BERTH_APP_CALL_TIMEOUT_MS 30000 /* default per call */
 #define BERTH_APP_STOP_GRACE_MS 2000    /* after closing the channel, before SIGKILL */
 #define BERTH_APP_MAX_INFLIGHT 8        /* requests sent and not answered, per app; more wait in order */
@@ -75,6 +82,13 @@ struct berth_app_opts {
 	/* Who runs the app, the actor of run.start, policy and run.stop
 	 * ("mcp:uid:1000"); copied; NULL: "berth". */
 	const char *actor;
+	/* What enforces the app's policy (src/runtime/runtime.h; `berth mcp
+	 * --runtime vm`); NULL: berth_runtime_default().  With the vm runtime
+	 * each boot is a microVM's (seconds under TCG: the `berth/ready` and
+	 * stop deadlines are BERTH_APP_BOOT_TIMEOUT_VM_MS and
+	 * BERTH_APP_STOP_GRACE_VM_MS), and its measurement is on record (an
+	 * `enforced` record after `policy`, with o.audit; docs/audit.md). */
+	const struct berth_runtime_ops *runtime;
 };
 
 struct berth_app;
@@ -95,7 +109,8 @@ const struct berth_policy *berth_app_policy_of(const struct berth_app *a);
 
 /*
  * berth_app_boot - start the app's sandbox and wait (at most
- * BERTH_APP_BOOT_TIMEOUT_MS) for `berth/ready`; refuse an app whose
+ * BERTH_APP_BOOT_TIMEOUT_MS from the start's end, BERTH_APP_BOOT_TIMEOUT_VM_MS
+ * in a microVM) for `berth/ready`; refuse an app whose
  * announced exports differ from the manifest (the message names what is
  * missing and what is extra; errnum EPROTO, status 125) or that declares
  * network:host (status 2).

@@ -71,6 +71,10 @@ int berth_ap_run_begin(struct berth_app *a, struct berth_error *err)
 	}
 	struct berth_run_spec spec = {
 	    .policy = &a->p,
+	    .runtime = a->o.runtime,
+	    /* a microVM's measurement names its guest (docs/attest.md): on
+	     * record, as `berth run --runtime vm` records it */
+	    .audit_enforced = a->o.runtime == &berth_runtime_vm,
 	    .actor = berth_ap_app_actor(a),
 	    .audit = a->o.audit,
 	    /* The manifest's `secrets` reach the app only, never the log; its

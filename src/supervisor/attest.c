@@ -28,7 +28,9 @@ struct range {
 	/* the run's records that the run directory must agree with */
 	json_t *enforced, *policy_digest, *stop_status;
 	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
+	json_t *denials;    /* the `denial.summary` record's payload (docs/denials.md), or NULL */
 	bool stopped;       /* a run.stop record exists */
+	json_t *review; /* --review: the change set's digest (run.stop's "review", docs/review.md), or NULL */
 	json_int_t enforced_seq;
 };
 
@@ -47,7 +49,13 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		} else if (r->kind != NULL && strcmp(r->kind, "policy") == 0) {
 			json_decref(g->policy_digest);
 			g->policy_digest = json_incref(json_object_get(r->payload, "digest"));
+		} else if (r->kind != NULL && strcmp(r->kind, "denial.summary") == 0) {
+			json_decref(g->denials);
+			g->denials = json_incref((json_t *)r->payload);
 		} else if (r->kind != NULL && strcmp(r->kind, "run.stop") == 0) {
+			json_decref(g->review);
+			g->review =
+			    json_incref(json_object_get(json_object_get(r->payload, "review"), "digest"));
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
 			json_decref(g->stop_ended);
@@ -92,6 +100,16 @@ static void set_ended(json_t *rec, const struct range *g, const char *run_id)
 		how = berth_journal_live(run_id) ? "running" : "not recorded";
 	if (how != NULL)
 		json_object_set_new(rec, "ended", json_string(how));
+}
+
+static json_t *denials_member(const json_t *s)
+{
+	json_t *o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "landlock", json_object_get(s, "landlock"),
+			      "count", json_object_get(s, "count"), "kinds", json_object_get(s, "kinds"),
+			      "kernel_total", json_object_get(s, "kernel_total"), "broker_refused",
+			      json_object_get(s, "broker_refused"));
+
+	return o != NULL ? o : json_null();
 }
 
 json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct berth_error *err)
@@ -167,7 +185,19 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 		json_object_set(rec, "started", json_object_get(run, "started"));
 	if (rec != NULL)
 		set_ended(rec, &g, run_id);
+	/* --review: the run wrote a layer, never the host's workspace; what
+	 * it changed is the change set the audit trail names (docs/review.md) */
+	if (rec != NULL && json_is_string(g.review))
+		json_object_set_new(rec, "workspace",
+				    json_pack("{s:s, s:b, s:O}", "mode", "review",
+					      "host_tree_modified_by_run", 0, "change_set_digest", g.review));
+	/* What the kernel refused the run, as recorded (docs/denials.md):
+	 * the count and kinds, never the paths (an attestation is shown). */
+	if (rec != NULL && g.denials != NULL)
+		json_object_set_new(rec, "denials", denials_member(g.denials));
 out:
+	json_decref(g.review);
+	json_decref(g.denials);
 	json_decref(g.stop_ended);
 	json_decref(g.enforced);
 	json_decref(g.policy_digest);
@@ -244,6 +274,36 @@ static void check_runtime(const json_t *rt, json_t *p)
 		berth_json_append_printf(p, "`enforced.runtime.accelerator` is not `tcg` or `kvm`");
 }
 
+/* `denials` is optional (records before it, and runs that read no
+ * kernel record, have none); when there, its form is checked. */
+static void check_denials(const json_t *d, json_t *p)
+{
+	const char *k;
+	const json_t *v, *ll;
+
+	if (d == NULL)
+		return;
+	ll = json_object_get(d, "landlock");
+	if (!json_is_object(d) || !json_is_string(ll) ||
+	    (strcmp(json_string_value(ll), "seen") != 0 && strcmp(json_string_value(ll), "not seen") != 0) ||
+	    !json_is_integer(json_object_get(d, "count")) ||
+	    json_integer_value(json_object_get(d, "count")) < 0 ||
+	    !json_is_object(json_object_get(d, "kinds"))) {
+		berth_json_append_printf(p, "member `denials` is not of the documented form");
+		return;
+	}
+	json_int_t sum = 0;
+	json_object_foreach((json_t *)json_object_get(d, "kinds"), k, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			berth_json_append_printf(p, "`denials.kinds` has a count that is not a whole number");
+			return;
+		}
+		sum += json_integer_value(v);
+	}
+	if (sum != json_integer_value(json_object_get(d, "count")))
+		berth_json_append_printf(p, "`denials.count` is not the sum of `denials.kinds`");
+}
+
 static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 {
 	static const struct {
@@ -285,6 +345,7 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 			    berth_verdict_name(v));
 	}
 	check_runtime(json_object_get(enf, "runtime"), p);
+	check_denials(json_object_get(doc, "denials"), p);
 	if (audit != NULL && !json_is_null(audit)) {
 		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
 			   l = json_integer_value(json_object_get(audit, "last_seq")),

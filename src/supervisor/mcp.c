@@ -406,6 +406,9 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 		return NULL;
 	}
 	m->o = *o;
+	/* `berth dev` runs its apps on the default runtime: not what was asked */
+	if (o->runtime != NULL && o->runtime != berth_runtime_default())
+		m->o.no_dev = true;
 	snprintf(m->actor, sizeof m->actor, "mcp:uid:%u", (unsigned)getuid());
 	m->min_level = 1; /* info */
 	snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_LATEST);
@@ -415,7 +418,8 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 					    .log = berth_mcpi_app_log,
 					    .log_ctx = m,
 					    .audit = true,
-					    .actor = m->actor};
+					    .actor = m->actor,
+					    .runtime = o->runtime};
 		struct berth_diags d = {0};
 		a->dev_fd = -1;
 		snprintf(a->dir, sizeof a->dir, "%s", o->app_dirs[i]);
@@ -440,6 +444,11 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 				berth_mcp_free(m);
 				return NULL;
 			}
+		if (o->runtime != NULL && o->runtime->check(berth_app_policy_of(a->app), NULL, err) < 0) {
+			berth_err_wrap(err, "the app `%s`", name);
+			berth_mcp_free(m);
+			return NULL;
+		}
 		a->tools = berth_mcpi_tool_names_of(m, a);
 		berth_mcpi_dev_attach(m, a);
 		if (o->warm && a->dev_fd < 0 && berth_app_boot(a->app, NULL, err) < 0) {

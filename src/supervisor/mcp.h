@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../runtime/runtime.h"
 #include "../util/error.h"
 
 #define BERTH_MCP_MAX_APPS 16
@@ -38,6 +39,11 @@ struct berth_mcp_opts {
 	unsigned page_size;  /* tools per page; 0: BERTH_MCP_PAGE_SIZE */
 	unsigned force_off;  /* test-only switch, as for `berth run` */
 	bool no_dev;         /* never attach to a running berth dev */
+	/* What enforces the apps' policies (`--runtime`; src/runtime/runtime.h);
+	 * NULL: the default.  Another than the default never attaches to a
+	 * `berth dev` (which runs the default), and is checked for every app
+	 * at berth_mcp_new (its check(): what it cannot run is refused then). */
+	const struct berth_runtime_ops *runtime;
 	/* Where protocol output goes: one whole message per call, newline
 	 * included.  NULL: standard output. */
 	void (*write)(void *ctx, const char *line, size_t len);
@@ -50,8 +56,9 @@ struct berth_mcp;
  * berth_mcp_new - open every app (manifest, policy; nothing runs unless
  * @o->warm) and check that each app's name matches the one it was given.
  * Returns the server, or NULL with @err filled (an invalid manifest, status
- * 2, its problems printed on stderr; a name mismatch; a boot failure with
- * warm).
+ * 2, its problems printed on stderr; a name mismatch; what @o->runtime's
+ * check() refuses, its status, the message naming the app; a boot failure
+ * with warm).
  */
 struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_error *err);
 

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sandbox/landlock.h"
+#include "../sandbox/measure.h"
 #include "../util/crash.h"
 #include "../util/rmtree.h"
 #include "../util/sys.h"
@@ -67,6 +69,10 @@ int berth_run_init(struct berth_run *r, const struct berth_run_spec *spec, const
 			    "recorded",
 			    je.msg);
 	}
+	/* Before anything is cloned: the kernel's records of the run's
+	 * Landlock probe must find the socket bound (denials.h). */
+	if (spec->audit || spec->explain)
+		r->denials = berth_denials_open(spec->policy);
 	r->t0_ms = berth_now_ms();
 	(void)err; /* the runtime is chosen by the caller (berth_runtime_find) */
 	return 0;
@@ -251,9 +257,19 @@ struct berth_audit_queue *berth_run_queue(struct berth_run *r)
 /* ---------------------------------------------------------- the hooks */
 
 /* 1: no process is cloned from here on; a thread is safe now. */
+static struct berth_audit_queue *denials_queue(void *arg)
+{
+	struct berth_run *r = arg;
+
+	return r->spec.audit ? berth_run_queue(r) : NULL;
+}
+
 static void on_spawned(void *arg)
 {
+	struct berth_run *r = arg;
+
 	job_start(arg, true);
+	berth_denials_start(r->denials, denials_queue, r);
 }
 
 /* 2: the command starts only once its run is on record. */
@@ -262,11 +278,39 @@ static int before_release(void *arg, struct berth_error *err)
 	return berth_run_join(arg, err);
 }
 
+/* 4, audit_enforced: the measurement on record before the command runs. */
+static int audit_enforced(struct berth_run *r, const struct berth_measure *m, struct berth_error *err)
+{
+	struct berth_audit_queue *q = berth_run_queue(r);
+	json_t *e;
+
+	if (q == NULL)
+		return 0; /* no audit trail for this run */
+	if ((e = berth_measure_to_json(m, r->spec.policy, err)) == NULL)
+		return -1;
+	if (berth_audit_queue_push_as(q, "berth", "enforced", e, true, err) < 0)
+		return berth_err_wrap(err, "cannot record what is enforced in the audit trail");
+	return 0;
+}
+
 /* 4: `berth run`'s run record (docs/attest.md). */
 static int on_measured(void *arg, const char *run_id, const struct berth_measure *m, struct berth_error *err)
 {
 	struct berth_run *r = arg;
 
+	/* The run's Landlock domain, named by the probe's record before the
+	 * command's first instruction (denials.h); the namespace runtime's
+	 * only (a microVM's kernel is not this one), and only for a command
+	 * in a pid namespace of its own: berth's would also hold every other
+	 * domain's creator on the host (degraded mode). */
+	if (r->denials != NULL && strcmp(m->runtime, "namespace") == 0 && m->ns_ino[BERTH_NS_PID] != 0 &&
+	    (m->ns_ino[BERTH_NS_PID] != m->parent_ns_ino[BERTH_NS_PID] ||
+	     m->ns_dev[BERTH_NS_PID] != m->parent_ns_dev[BERTH_NS_PID]))
+		berth_denials_join(r->denials, m->ns_dev[BERTH_NS_PID], m->ns_ino[BERTH_NS_PID],
+				   m->landlock_probe == BERTH_LL_IN_FORCE &&
+				       berth_landlock_log_flags(m->landlock_ruleset_abi) != 0);
+	if (r->spec.audit_enforced && r->spec.audit)
+		return audit_enforced(r, m, err);
 	if (!r->spec.record_enforced)
 		return 0;
 	int rc = berth_run_record_enforced(run_id, r->spec.policy, m, berth_run_audit(r), err);
@@ -301,6 +345,11 @@ int berth_run_start(struct berth_run *r, const struct berth_runtime_opts *ro, st
 
 /* ---------------------------------------------------------- the end */
 
+static void explain_line(void *arg, const char *text)
+{
+	notice(arg, "%s", text);
+}
+
 /* run.stop, directly (the queue is closed: everything it held is before). */
 static void record_stop(struct berth_run *r, int status, json_t *stop_extra, const char *lost)
 {
@@ -330,6 +379,22 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	/* A run.start on record gets its run.stop, also when the queue made
 	 * with it failed (queue_at_start). */
 	berth_run_join(r, &je);
+	berth_denials_stop(r->denials, r->run_id, r->spec.explain); /* no denial arrives after this */
+	if (r->spec.explain && r->denials != NULL)
+		berth_denials_explain(r->denials, r->net_cap.count[BERTH_BROKER_REFUSED], explain_line, r);
+	/* Only where there is something to say: the kernel's records were
+	 * read, or the run was asked to explain (docs/denials.md). */
+	char dwhy[8];
+	if (r->spec.audit && r->audit != NULL && r->denials != NULL &&
+	    (berth_denials_seen(r->denials, dwhy, sizeof dwhy) || r->spec.explain)) {
+		json_t *ds = berth_denials_summary(r->denials, r->net_cap.count[BERTH_BROKER_REFUSED]);
+		struct berth_audit_queue *q = ds != NULL ? berth_run_queue(r) : NULL;
+		if (q != NULL)
+			berth_audit_queue_push_as(q, "kernel", "denial.summary", ds, false, &err);
+		else
+			json_decref(ds);
+		err = (struct berth_error){0};
+	}
 	if (r->spec.audit && r->audit != NULL) {
 		json_t *sum = berth_audit_net_summary(&r->net_cap);
 		if (sum != NULL && r->q != NULL)
@@ -359,6 +424,8 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	}
 	berth_audit_close(r->audit);
 	r->audit = NULL;
+	berth_denials_free(r->denials);
+	r->denials = NULL;
 	berth_journal_done(&r->journal); /* the run's end is on record */
 	pthread_mutex_destroy(&r->q_mu);
 }

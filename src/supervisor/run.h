@@ -14,7 +14,8 @@
  *                       commit), before_release joins it (fail closed),
  *                       on_egress starts the egress broker on the runtime's
  *                       listeners, on_measured writes the run record's
- *                       enforced.json (with record_enforced)
+ *                       enforced.json (with record_enforced) or the
+ *                       `enforced` record alone (audit_enforced)
  *   berth_run_exec() / berth_run_start()   the runtime's run()/start()
  *   ... the command runs; the broker's decisions become net.decision records
  *       (at most BERTH_AUDIT_NET_MAX_PER_OUTCOME per outcome), queued
@@ -41,6 +42,7 @@
 #include "../broker/broker.h"
 #include "../runtime/runtime.h"
 #include "../util/journal.h"
+#include "denials.h"
 
 /* Which of the policy's environment values are secrets for the log. */
 enum berth_run_secrets {
@@ -81,6 +83,15 @@ struct berth_run_spec {
 	/* `berth run`: the run directory's enforced.json (and the "enforced"
 	 * record) when the command measured (src/supervisor/runs.h). */
 	bool record_enforced;
+	/* Resident apps in a microVM: the measurement as an `enforced` record
+	 * of the audit trail (no run directory), through the queue, durable
+	 * before the command's execve (with @audit and @queue_at_start; a
+	 * record that cannot be written fails the run closed). */
+	bool audit_enforced;
+	/* `berth run --explain`: the run's denials (denials.h) as notices at
+	 * berth_run_end(), each line "denied ...", "  rule: ...", "  fix: ...",
+	 * then "denials: ..." totals. */
+	bool explain;
 	/* When not NULL, a run the audit trail cannot record fails with "the
 	 * audit trail cannot record WHAT, so it does not start (fail closed):
 	 * CAUSE" ("the app's run", "this session"); NULL leaves CAUSE alone
@@ -162,6 +173,8 @@ struct berth_run {
 	bool q_failed;
 	struct berth_error q_err;
 	struct berth_audit_net_cap net_cap;
+	/* the denial stream (denials.h), for recorded runs */
+	struct berth_denials *denials;
 	/* the egress broker (run_egress.c) */
 	struct berth_broker *broker;
 	pthread_t broker_th;

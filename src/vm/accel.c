@@ -18,9 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../util/cleanup.h"
 #include "../util/error.h"
 #include "../util/rmtree.h"
+#include "../util/sys.h"
 #include "exec.h"
 #include "install.h"
 
@@ -208,6 +211,8 @@ static void sweep_probes(const char *base)
 	}
 }
 
+static void record_kvm(const struct berth_vm_guest *g, const struct berth_vm_probe *p);
+
 void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, struct berth_vm_probe *p)
 {
 	struct berth_vm_guest g;
@@ -247,6 +252,99 @@ void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, 
 	}
 	test_boot(accel, &g, tmp, p->timeout_ms, p);
 	berth_rmtree(tmp, NULL, &err);
+	if (accel == BERTH_VM_ACCEL_KVM && p->booted)
+		record_kvm(&g, p);
+}
+
+/* This boot of the host: /proc/sys/kernel/random/boot_id, or "". */
+static void host_boot_id(char *buf, size_t len)
+{
+	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void record_kvm(const struct berth_vm_guest *g, const struct berth_vm_probe *p)
+{
+	char boot[64], path[PATH_MAX + 32];
+	struct berth_error err = {0};
+	json_auto_t *r = NULL;
+	char *s;
+
+	host_boot_id(boot, sizeof boot);
+	r = json_pack("{s:s, s:b, s:s, s:s, s:s, s:I, s:s}", "accel", "kvm", "usable", p->usable, "boot_id",
+		      boot, "kernel_sha256", g->kernel_sha256, "initramfs_sha256", g->initramfs_sha256,
+		      "elapsed_ms", (json_int_t)p->elapsed_ms, "reason", p->reason);
+	if (r == NULL || (s = json_dumps(r, JSON_SORT_KEYS | JSON_INDENT(2))) == NULL)
+		return;
+	snprintf(path, sizeof path, "%s/" BERTH_VM_KVM_RECORD, g->dir);
+	size_t n = strlen(s);
+	char *line = realloc(s, n + 2);
+	if (line == NULL) {
+		free(s);
+		return;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	berth_write_atomic(path, line, n + 1, 0600, BERTH_WRITE_MODE, &err);
+	free(line);
+}
+
+enum berth_vm_accel berth_vm_accel_choose(const char *dir, const char *kernel_sha256,
+					  const char *initramfs_sha256, char *why, size_t len)
+{
+	char base[PATH_MAX], path[PATH_MAX + 32], boot[64], dev[512];
+	struct berth_error err = {0};
+	json_error_t je;
+	json_auto_t *r = NULL;
+	struct stat st;
+
+	if (dir == NULL) {
+		if (berth_vm_dir(base, sizeof base, &err) < 0) {
+			berth_reasonf(why, len, "%s", err.msg);
+			return BERTH_VM_ACCEL_TCG;
+		}
+		dir = base;
+	}
+	snprintf(path, sizeof path, "%s/" BERTH_VM_KVM_RECORD, dir);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		berth_reasonf(why, len, "no KVM test boot on record (`berth vm probe`)");
+		return BERTH_VM_ACCEL_TCG;
+	}
+	/* the caller's own file, written by no one else */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0 ||
+	    (r = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		berth_reasonf(why, len, "`%s` is not a record berth wrote", path);
+		return BERTH_VM_ACCEL_TCG;
+	}
+	host_boot_id(boot, sizeof boot);
+	const char *rb = json_string_value(json_object_get(r, "boot_id"));
+	const char *rk = json_string_value(json_object_get(r, "kernel_sha256"));
+	const char *ri = json_string_value(json_object_get(r, "initramfs_sha256"));
+	if (!json_is_true(json_object_get(r, "usable"))) {
+		berth_reasonf(why, len, "the last KVM test boot did not reach the guest init");
+		return BERTH_VM_ACCEL_TCG;
+	}
+	if (boot[0] == '\0' || rb == NULL || strcmp(rb, boot) != 0) {
+		berth_reasonf(why, len,
+			      "the KVM test boot on record is of an earlier boot of this host "
+			      "(`berth vm probe`)");
+		return BERTH_VM_ACCEL_TCG;
+	}
+	if (rk == NULL || ri == NULL || strcmp(rk, kernel_sha256) != 0 || strcmp(ri, initramfs_sha256) != 0) {
+		berth_reasonf(why, len,
+			      "the KVM test boot on record booted another guest (`berth vm probe`)");
+		return BERTH_VM_ACCEL_TCG;
+	}
+	if (!berth_vm_probe_kvm_device(dev, sizeof dev)) {
+		berth_reasonf(why, len, "%s", dev);
+		return BERTH_VM_ACCEL_TCG;
+	}
+	berth_reasonf(why, len, "a test boot under KVM on this boot of the host reached the guest init");
+	return BERTH_VM_ACCEL_KVM;
 }
 
 bool berth_vm_qemu(char *path, size_t plen, char *version, size_t vlen)

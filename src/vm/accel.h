@@ -54,7 +54,10 @@ bool berth_vm_probe_kvm_device(char *reason, size_t len);
  * or not verified (berth_vm_verify's message: the probe needs `berth vm
  * install`), qemu-system-x86_64 not found, qemu ending first (its status
  * and first stderr line), or the deadline passing ("a test boot did not
- * reach the guest init in N s").  Temporary files are removed.
+ * reach the guest init in N s").  Temporary files are removed.  A KVM test
+ * boot's outcome (usable or not) is written to DIR/kvm-probe.json
+ * (BERTH_VM_KVM_RECORD, 0600, atomically), which berth_vm_accel_choose()
+ * reads; a failure to write it leaves the runtime on TCG.
  */
 void berth_vm_probe(enum berth_vm_accel accel, const char *dir, int timeout_ms, struct berth_vm_probe *p);
 
@@ -71,6 +74,26 @@ bool berth_vm_qemu(char *path, size_t plen, char *version, size_t vlen);
  * Debian 13), into @path (@len bytes).  Returns whether one was found.
  */
 bool berth_vm_virtiofsd(char *path, size_t len);
+
+/* The record of the last KVM test boot, in the VM directory (accel.c). */
+#define BERTH_VM_KVM_RECORD "kvm-probe.json"
+
+/*
+ * berth_vm_accel_choose - the accelerator the microVM runtime boots the
+ * guest in @dir (NULL: berth_vm_dir()) with, whose vmlinuz and
+ * initramfs.cpio were just verified as @kernel_sha256 and
+ * @initramfs_sha256: KVM only when DIR/kvm-probe.json (written by every
+ * KVM test boot: `berth vm probe`, `berth doctor`) says a test boot of
+ * these same two files under KVM reached the guest init since the host
+ * last booted (/proc/sys/kernel/random/boot_id) and /dev/kvm can make a VM
+ * now (berth_vm_probe_kvm_device); TCG otherwise, the reason in @why
+ * (@len bytes; e.g. "no KVM test boot on record: `berth vm probe`").
+ * The record is the caller's own file in its own VM directory: it can only
+ * choose for the caller's own VMs, and a wrong one gives a boot that fails
+ * its deadline, never a weaker sandbox.
+ */
+enum berth_vm_accel berth_vm_accel_choose(const char *dir, const char *kernel_sha256,
+					  const char *initramfs_sha256, char *why, size_t len);
 
 /* berth_vm_accel_name - "kvm" or "tcg". */
 const char *berth_vm_accel_name(enum berth_vm_accel accel);

@@ -44,12 +44,13 @@ char *berth_vm_start_json(const struct vm_rt *vm, const char *digest, struct ber
 						     vm->p->env[i].value != NULL ? vm->p->env[i].value : ""));
 	/* what the guest's namespace runtime needs that the canonical JSON
 	 * does not hold: the env values, the evidence copy's path, whether a
-	 * limit was given (its notices), the host's TERM and LANG it passes on */
-	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i, s:b, s:b, s:b}", "digest", digest,
-		      "run_id", vm->run_id, "uid", (json_int_t)vm->uid, "gid", (json_int_t)vm->gid, "user",
-		      user, "home", home, "env", env, "tty", vm->io.tty, "rows", (int)vm->rows, "cols",
-		      (int)vm->cols, "memory_set", vm->p->memory_set, "cpus_set", vm->p->cpus_set, "pids_set",
-		      vm->p->pids_set);
+	 * limit was given (its notices), the host's TERM and LANG it passes on,
+	 * whether the command gets an RPC channel (fd 3, chan BERTH_VM_RPC) */
+	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i, s:b, s:b, s:b, s:b}", "digest",
+		      digest, "run_id", vm->run_id, "uid", (json_int_t)vm->uid, "gid", (json_int_t)vm->gid,
+		      "user", user, "home", home, "env", env, "tty", vm->io.tty, "rows", (int)vm->rows,
+		      "cols", (int)vm->cols, "memory_set", vm->p->memory_set, "cpus_set", vm->p->cpus_set,
+		      "pids_set", vm->p->pids_set, "rpc", vm->o->has_rpc);
 	/* the optional ones absent, not null, when there is none */
 	const char *opt[][2] = {
 	    {"evidence_dir", vm->p->evidence_dir}, {"term", getenv("TERM")}, {"lang", getenv("LANG")}};

@@ -35,7 +35,13 @@
  *                    bytes as they are (both ends are one build: the host
  *                    refuses a payload whose size is not its sizeof)
  *   host   GO        u32 3: the supervisor's on_measured passed; execve
- *   both   DATA/EOF  stdin (host to guest), stdout and stderr (guest to host)
+ *   both   DATA/EOF  stdin (host to guest), stdout and stderr (guest to host);
+ *                    with START "rpc" the command's RPC channel (its fd 3, a
+ *                    SOCK_STREAM socket; docs/protocol.md) both ways on
+ *                    chan 3: DATA its bytes, EOF the end of one direction
+ *                    (the host: its supervisor shut its end's write side;
+ *                    the guest: the command's end was closed)
+ *   host   EOF       on chan 1 or 2: berth's reader of that stream is gone
  *   host   SIGNAL    u32 signal number, to the command
  *   host   WINSZ     u16 rows, u16 cols (the pty's)
  *   guest  EXIT      i32: the status `berth run` returns, as the namespace
@@ -119,6 +125,8 @@ enum berth_vm_chan {
 	BERTH_VM_STDIN = 0,
 	BERTH_VM_STDOUT = 1,
 	BERTH_VM_STDERR = 2,
+	/* The command's fd 3 (START "rpc": true only), both ways; src/vm/stream.h */
+	BERTH_VM_RPC = 3,
 };
 
 /* One parsed frame; @payload points into the reader's buffer and is valid

@@ -6,10 +6,10 @@
  * obsolete calls); the guest's RAM a shared memfd (vhost-user-fs needs
  * it), the channel a socketpair end given as a descriptor.
  *
- * The accelerator is TCG unless KVM was shown to work by a test boot:
+ * The accelerator is TCG unless KVM was shown to work by a test boot of
+ * this guest on this boot of the host (accel.h, berth_vm_accel_choose):
  * /dev/kvm may be there and broken (a nested hypervisor), and a VM that
- * hangs in KVM is worse than a slow one.  Until vm-install's
- * berth_vm_probe_kvm() is merged, that probe is not made here: TCG.
+ * hangs in KVM is worse than a slow one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,11 +52,6 @@ const char *berth_vm_qboot_path(void);
 const char *berth_vm_qboot_path(void)
 {
 	return access(QBOOT, R_OK) == 0 ? QBOOT : NULL;
-}
-
-const char *berth_vm_accel(void)
-{
-	return "tcg";
 }
 
 void berth_vm_console_tail(const struct vm_rt *vm, char *buf, size_t len)
@@ -161,6 +156,8 @@ static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, in
 			memobj,
 			(char *)"-accel",
 			accel,
+			(char *)"-cpu",
+			(char *)(strcmp(accel, "kvm") == 0 ? "host" : "qemu64"),
 			(char *)"-bios",
 			(char *)QBOOT,
 			(char *)"-m",

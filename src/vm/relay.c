@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * relay.c - step 6 of the vm runtime (vm_int.h): the command's stdio, berth's
- * signals and terminal size, the --timeout and the command's EXIT, between
- * berth and the channel, until the guest powers off.
+ * relay.c - step 6 of the vm runtime (vm_int.h): the command's stdio, its
+ * RPC channel (chan BERTH_VM_RPC, stream.h), berth's signals and terminal
+ * size, the --timeout and the command's EXIT, between berth and the
+ * channel, until the guest powers off.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,17 +121,19 @@ void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, 
 
 	if (chan != BERTH_VM_STDOUT && chan != BERTH_VM_STDERR)
 		return;
-	if (!vm->io.filter || chan != BERTH_VM_STDOUT) {
+	bool filter = chan == BERTH_VM_STDOUT ? vm->io.filter_out : vm->io.filter_err;
+	struct berth_termfilter *tf = chan == BERTH_VM_STDOUT ? &vm->io.tf_out : &vm->io.tf_err;
+	if (!filter) {
 		if (!write_all(fd, p, n))
 			reader_gone(vm, chan);
 		return;
 	}
-	/* berth's own terminal: what would drive it rather than draw on it
-	 * is dropped (termfilter.h), as for the namespace runtime's pty */
+	/* a terminal: what would drive it rather than draw on it is dropped
+	 * (termfilter.h), as for the namespace runtime's pty */
 	for (size_t off = 0; off < n;) {
 		char safe[16384 + BERTH_TERMFILTER_SLACK];
 		size_t k = n - off < 16384 ? n - off : 16384;
-		size_t m = berth_termfilter_feed(&vm->io.tf, (const char *)p + off, k, safe);
+		size_t m = berth_termfilter_feed(tf, (const char *)p + off, k, safe);
 		if (!write_all(fd, (const unsigned char *)safe, m)) {
 			reader_gone(vm, chan);
 			return;
@@ -312,11 +315,15 @@ static int on_frame(struct vm_rt *vm, const struct berth_vm_frame *f)
 	}
 	switch (f->type) {
 	case BERTH_VM_DATA:
+		if (f->chan == BERTH_VM_RPC)
+			return berth_vm_stream_data(&vm->rpc, f->payload, f->len, &vm->relay_err);
 		berth_vm_data_out(vm, f->chan, f->payload, f->len);
 		return 0;
 	case BERTH_VM_EOF:
 		if (f->chan == BERTH_VM_STDIN)
 			stdin_gone(vm);
+		else if (f->chan == BERTH_VM_RPC)
+			berth_vm_stream_eof(&vm->rpc);
 		else
 			data_eof(vm, f->chan);
 		return 0;
@@ -345,10 +352,11 @@ static int on_frame(struct vm_rt *vm, const struct berth_vm_frame *f)
 	}
 }
 
-/* Every whole frame the channel holds; 0, 1 at the channel's end, or -1. */
+/* Every whole frame the channel holds (while the RPC channel's socket
+ * takes what it is sent: stream.h); 0, 1 at the channel's end, or -1. */
 static int read_frames(struct vm_rt *vm)
 {
-	for (;;) {
+	while (vm->chan >= 0 && !berth_vm_stream_full(&vm->rpc)) {
 		struct berth_vm_frame f;
 		struct berth_error e = {0};
 		int r = berth_vm_read(vm->chan, vm->rd, &f, &e);
@@ -365,6 +373,44 @@ static int read_frames(struct vm_rt *vm)
 		if (on_frame(vm, &f) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* The RPC channel's socket (opts.has_rpc, stream.h): what the guest sent
+ * written as far as it takes it (then the frames that waited for room),
+ * and one read of it sent to the guest.  -1 when the channel broke. */
+static int pump_rpc(struct vm_rt *vm, short revents)
+{
+	struct berth_error e = {0};
+
+	if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+		bool was_full = berth_vm_stream_full(&vm->rpc);
+		if (berth_vm_stream_flush(&vm->rpc, &e) < 0)
+			berth_vm_stream_close(&vm->rpc); /* its reader sees its end */
+		if (was_full && !berth_vm_stream_full(&vm->rpc) && read_frames(vm) < 0)
+			return -1;
+	}
+	if ((revents & (POLLIN | POLLERR | POLLHUP)) && vm->chan >= 0 && vm->outq_len == vm->outq_off)
+		berth_vm_stream_pump(&vm->rpc, vm->chan, &e); /* a broken channel is the next read's */
+	return 0;
+}
+
+/* The relay's end: what the guest sent on the RPC channel, written within
+ * a second, then the socket closed: its peer (the app supervisor) sees the
+ * command gone with the VM (stream.h). */
+static void rpc_end(struct vm_rt *vm)
+{
+	int64_t until = berth_now_ms() + 1000;
+	struct berth_error e = {0};
+
+	while (berth_vm_stream_active(&vm->rpc) && berth_vm_stream_pending(&vm->rpc) > 0 &&
+	       !vm->rpc.wr_gone && berth_now_ms() < until) {
+		struct pollfd p = {vm->rpc.fd, POLLOUT, 0};
+		if (poll(&p, 1, (int)(until - berth_now_ms())) <= 0 ||
+		    berth_vm_stream_flush(&vm->rpc, &e) < 0)
+			break;
+	}
+	berth_vm_stream_close(&vm->rpc);
 }
 
 /* One read of the command's input, as DATA within the guest's credit (or
@@ -418,20 +464,26 @@ static void on_signals(struct vm_rt *vm, int sfd)
 	}
 }
 
-int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
+static int relay_loop(struct vm_rt *vm, int sfd, int tfd)
 {
 	int64_t deadline = -1;
 	bool qemu_done = vm->qemu_pidfd < 0; /* none: the channel's end is the end */
 
 	while (!qemu_done || vm->chan >= 0) {
-		struct pollfd p[6 + BERTH_VM_MUX_MAX] = {
-		    {vm->chan, (short)(POLLIN | (vm->outq_len > vm->outq_off ? POLLOUT : 0)), 0},
+		/* the RPC stream's own frames go straight to the channel: only
+		 * when no frame of the queue is half written */
+		bool q_empty = vm->outq_len == vm->outq_off;
+		short rpc_ev = berth_vm_stream_events(&vm->rpc) & (vm->chan >= 0 && q_empty ? ~0 : ~POLLIN);
+		struct pollfd p[7 + BERTH_VM_MUX_MAX] = {
+		    {vm->chan,
+		     (short)((berth_vm_stream_full(&vm->rpc) ? 0 : POLLIN) | (q_empty ? 0 : POLLOUT)), 0},
 		    {vm->chan >= 0 && vm->stdin_cr.can_send > 0 ? vm->io.in : -1, POLLIN, 0},
 		    {sfd, POLLIN, 0},
 		    {tfd, POLLIN, 0},
 		    {qemu_done ? -1 : vm->qemu_pidfd, POLLIN, 0},
+		    {rpc_ev != 0 ? vm->rpc.fd : -1, rpc_ev, 0},
 		    {vm->chan >= 0 && vm->streams != NULL ? vm->dns : -1, POLLIN, 0}};
-		size_t ns = vm->streams != NULL && vm->chan >= 0 ? berth_vm_mux_poll(vm->streams, p + 6) : 0;
+		size_t ns = vm->streams != NULL && vm->chan >= 0 ? berth_vm_mux_poll(vm->streams, p + 7) : 0;
 		int ms = -1;
 		if (vm->exited && deadline < 0)
 			deadline = berth_now_ms() + POWEROFF_GRACE_MS;
@@ -439,7 +491,7 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 			ms = (int)(deadline - berth_now_ms() > 0 ? deadline - berth_now_ms() : 0);
 		if (qemu_done && vm->chan >= 0)
 			ms = ms < 0 || ms > 1000 ? 1000 : ms; /* what qemu wrote before it ended, then done */
-		int n = poll(p, (nfds_t)(6 + ns), ms);
+		int n = poll(p, (nfds_t)(7 + ns), ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0) {
@@ -452,8 +504,13 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 		if (((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && read_frames(vm) < 0) ||
 		    ((p[0].revents & POLLOUT) && outq_flush(vm, &vm->relay_err) < 0) ||
 		    ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && vm->io.in >= 0 && pump_in(vm) < 0) ||
-		    ((p[5].revents & POLLIN) && dns_answers(vm) < 0) ||
-		    (ns > 0 && berth_vm_mux_ready(vm->streams, p + 6, ns, &vm->relay_err) < 0)) {
+		    ((p[6].revents & POLLIN) && dns_answers(vm) < 0) ||
+		    (ns > 0 && berth_vm_mux_ready(vm->streams, p + 7, ns, &vm->relay_err) < 0)) {
+			vm->failed = true;
+			berth_vm_kill_all(vm);
+			return -1;
+		}
+		if (p[5].revents != 0 && pump_rpc(vm, p[5].revents) < 0) {
 			vm->failed = true;
 			berth_vm_kill_all(vm);
 			return -1;
@@ -469,6 +526,14 @@ int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
 			qemu_done = true;
 	}
 	return 0;
+}
+
+int berth_vm_relay(struct vm_rt *vm, int sfd, int tfd)
+{
+	int r = relay_loop(vm, sfd, tfd);
+
+	rpc_end(vm);
+	return r;
 }
 
 int berth_vm_status(const struct vm_rt *vm, int *status, struct berth_error *err)

@@ -32,6 +32,7 @@
 #include "../util/rmtree.h"
 #include "../util/rundir.h"
 #include "../util/sys.h"
+#include "accel.h"
 #include "vm_int.h"
 
 /* The guest's RAM at most (the policy's --memory is enforced inside by the
@@ -60,8 +61,11 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 	 * another runtime in its place */
 	if (p->container != NULL)
 		return refuse("run a container (`berth oci`)", "use the namespace runtime", err);
-	if (p->app)
-		return refuse("run a resident app", "use the namespace runtime", err);
+	if (p->network == BERTH_NET_PROXY && p->app)
+		return refuse("give `--network proxy`",
+			      "the app's `network:host` capabilities need the egress broker: serve it with "
+			      "`--runtime namespace`",
+			      err);
 	/* --network proxy is carried: the guest relays each connection and
 	 * DNS query to the host's egress broker, which decides (relay.c) */
 	if (p->network == BERTH_NET_HOST)
@@ -90,8 +94,6 @@ static int check_opts(const struct berth_runtime_opts *o, struct berth_error *er
 {
 	if (o == NULL)
 		return 0;
-	if (o->has_rpc)
-		return refuse("give the command an RPC channel (fd 3)", "use the namespace runtime", err);
 	if (o->n_home_files > 0)
 		return refuse("seed a session's home", "use the namespace runtime", err);
 	if (o->force_off != 0)
@@ -120,11 +122,12 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
 	vm->handoff = vm->dns = -1;
 	berth_vm_credit_init(&vm->stdin_cr);
+	berth_vm_stream_init(&vm->rpc, -1, BERTH_VM_RPC);
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
 	vm->gid = getuid() == 0 ? 1000 : (uint32_t)getgid();
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
 	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
-	vm->accel = berth_vm_accel();
+	vm->accel = "tcg";
 	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
 	if (vm->mem_bytes < VM_MEM_MIN)
 		vm->mem_bytes = VM_MEM_MIN;
@@ -136,7 +139,8 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 			cpus = (unsigned)ncpu;
 		snprintf(vm->smp, sizeof vm->smp, "%u", cpus > 0 ? cpus : 1);
 	}
-	berth_termfilter_init(&vm->io.tf);
+	berth_termfilter_init(&vm->io.tf_out);
+	berth_termfilter_init(&vm->io.tf_err);
 }
 
 static int set_run_id(struct vm_rt *vm, struct berth_error *err)
@@ -180,11 +184,30 @@ static int make_run_dir(struct vm_rt *vm, struct berth_error *err)
 	return 0;
 }
 
+/* The RPC channel (opts.has_rpc): a copy of the caller's socket, the
+ * relay's end of chan BERTH_VM_RPC; the caller keeps its own. */
+static int setup_rpc(struct vm_rt *vm, struct berth_error *err)
+{
+	int fd;
+
+	if (!vm->o->has_rpc)
+		return 0;
+	fd = fcntl(vm->o->rpc_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return berth_err(err, errno, "cannot take the command's RPC channel (fd %d)", vm->o->rpc_fd);
+	/* never O_NONBLOCK, which the caller's descriptor shares: stream.c
+	 * reads and writes it with MSG_DONTWAIT */
+	berth_vm_stream_init(&vm->rpc, fd, BERTH_VM_RPC);
+	return 0;
+}
+
 /* How the command's stdio is wired (vm_int.h, struct vm_io). */
 static int setup_io(struct vm_rt *vm, bool run, struct berth_error *err)
 {
 	const struct berth_runtime_opts *o = vm->o;
 
+	if (setup_rpc(vm, err) < 0)
+		return -1;
 	if (o->has_stdio) {
 		vm->io.in = fcntl(o->stdio_fd[0], F_DUPFD_CLOEXEC, 3);
 		vm->io.out = fcntl(o->stdio_fd[1], F_DUPFD_CLOEXEC, 3);
@@ -209,10 +232,16 @@ static int setup_io(struct vm_rt *vm, bool run, struct berth_error *err)
 		vm->io.out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 		vm->io.err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 		vm->io.tty = isatty(STDIN_FILENO) == 1;
-		vm->io.filter = vm->io.tty && isatty(STDOUT_FILENO) == 1;
 	}
 	if (vm->io.in < 0 || vm->io.out < 0 || vm->io.err < 0)
 		return berth_err(err, errno, "cannot take the command's stdio");
+	/* whichever output is a terminal is filtered, whatever stdin is: the
+	 * guest's bytes may not drive it (termfilter.h) -- as the namespace
+	 * runtime's pty relay, which covers stdout and stderr */
+	if (vm->io.pty_slave < 0) {
+		vm->io.filter_out = isatty(vm->io.out) == 1;
+		vm->io.filter_err = isatty(vm->io.err) == 1;
+	}
 	return 0;
 }
 
@@ -273,6 +302,7 @@ static void vm_destroy(struct vm_rt *vm)
 	reap(&vm->qemu, &st);
 	reap(&vm->virtiofsd, &st);
 	tty_restore(vm);
+	berth_vm_stream_close(&vm->rpc);
 	if (vm->chan >= 0)
 		close(vm->chan);
 	/* every stream the guest opened: the broker's end sees it closed */
@@ -317,6 +347,9 @@ static int keep_guest(struct vm_rt *vm, const struct vm_guest *g)
 {
 	snprintf(vm->kernel_sha256, sizeof vm->kernel_sha256, "%s", g->kernel_sha256);
 	snprintf(vm->initramfs_sha256, sizeof vm->initramfs_sha256, "%s", g->initramfs_sha256);
+	/* KVM only where a test boot of this very guest proved it (accel.h) */
+	vm->accel = berth_vm_accel_name(berth_vm_accel_choose(g->dir, g->kernel_sha256, g->initramfs_sha256,
+							      vm->accel_why, sizeof vm->accel_why));
 	return 0;
 }
 
@@ -357,8 +390,12 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
 	 * capped below the policy's --memory (docs/vm.md) */
 	if (!o->quiet)
-		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs\n", vm->accel,
-			(unsigned long long)(vm->mem_bytes >> 20), vm->smp);
+		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs%s%s%s\n", vm->accel,
+			(unsigned long long)(vm->mem_bytes >> 20), vm->smp,
+			/* a /dev/kvm that is not used: why */
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? " (not KVM: " : "",
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? vm->accel_why : "",
+			strcmp(vm->accel, "tcg") == 0 && access("/dev/kvm", F_OK) == 0 ? ")" : "");
 	if (o->hooks.on_spawned != NULL)
 		o->hooks.on_spawned(o->hooks.arg);
 	if (run)

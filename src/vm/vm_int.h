@@ -12,7 +12,8 @@
  *   4. qemu.c       qemu, the channel a socketpair end
  *   5. channel.c    HELLO, POLICY, START; READY -> before_release -> GO 2;
  *                   MEASURE -> on_measured -> GO 3 (sync 2 and 3)
- *   6. relay.c      stdio, signals, the terminal, EXIT
+ *   6. relay.c      stdio, the RPC channel (stream.c), signals, the
+ *                   terminal, EXIT
  */
 #ifndef BERTH_VM_INT_H
 #define BERTH_VM_INT_H
@@ -30,6 +31,7 @@
 #include "../util/termfilter.h"
 #include "proto.h"
 #include "mux.h"
+#include "stream.h"
 
 /* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
@@ -45,11 +47,14 @@ struct vm_io {
 	int in;       /* read: bytes to send as DATA STDIN; -1 none (closed: EOF sent) */
 	int out, err; /* written: DATA STDOUT / STDERR; -1 dropped */
 	bool tty;     /* the guest gives the command a pty (START "tty") */
-	bool filter;  /* @out is berth's terminal: through the terminal filter */
-	bool raw;     /* berth's stdin was put in raw mode (restored at the end) */
+	/* @out / @err is a terminal (berth's own, or one the caller's stdio
+	 * names; not a session's pty, whose supervisor filters): what the guest
+	 * writes there goes through the terminal filter, one state each */
+	bool filter_out, filter_err;
+	bool raw; /* berth's stdin was put in raw mode (restored at the end) */
 	struct termios saved;
 	int pty_slave; /* want_pty: the host pty's slave the relay reads and writes */
-	struct berth_termfilter tf;
+	struct berth_termfilter tf_out, tf_err;
 };
 
 struct vm_rt {
@@ -70,7 +75,8 @@ struct vm_rt {
 	int chan; /* the host end of the channel; -1 closed */
 	int sfd;  /* run(): berth's signalfd, polled while it starts; -1 none */
 	struct berth_vm_reader *rd;
-	const char *accel;      /* "tcg" or "kvm": what qemu runs with */
+	const char *accel;      /* "tcg" or "kvm": what qemu runs with (berth_vm_accel_choose) */
+	char accel_why[256];    /* why that one */
 	uint64_t mem_bytes;     /* the guest's RAM */
 	char smp[16];           /* its vCPUs: the policy's CPUs, at most the host's */
 	int hello_landlock_abi; /* the guest kernel's, from HELLO */
@@ -85,6 +91,9 @@ struct vm_rt {
 	bool failed; /* the relay saw a broken channel */
 	struct berth_error relay_err;
 	struct vm_io io;
+	/* opts.has_rpc: a copy of opts.rpc_fd relayed as chan BERTH_VM_RPC
+	 * (relay.c); closed when the VM ends, so its peer sees the app gone */
+	struct berth_vm_stream rpc;
 	unsigned short rows, cols; /* START's: the terminal's size */
 	int pty_master;            /* want_pty: the caller's end; -1 none */
 	pthread_t relay;           /* start(): the relay thread */
@@ -122,10 +131,6 @@ int berth_vm_start_virtiofsd(struct vm_rt *vm, struct berth_error *err);
 struct berth_ids;
 int berth_vm_build_staging(const struct berth_policy *p, const char *staging, const struct berth_ids *idmap,
 			   struct berth_error *err);
-
-/* qemu.c: the accelerator qemu will use ("kvm" only when a short test boot
- * says it works, cached per process; else "tcg"). */
-const char *berth_vm_accel(void);
 
 /* qemu.c: start qemu on @g with @chan_fd as the channel's guest end.  Sets
  * @vm->qemu and @vm->qemu_pidfd.  Returns 0, or -1 with @err. */

@@ -397,6 +397,15 @@ fi
 eq "doctor: the KVM probe's deadline is 10 s" "$(check kvm '["probe"]["deadline_ms"]')" 10000
 eq "doctor: the KVM probe within its deadline" "$(check kvm '["probe"]["elapsed_ms"] <= 10000 + 1000')" "True"
 [ "$MS" -lt 25000 ] && pass "doctor: ends in time ($MS ms)" || fail "doctor: ends in time" "$MS ms"
+# doctor's KVM test boot is on record for the runtime (accel.h, kvm-probe.json): its outcome, this boot
+# of the host, the guest it booted; none when no test boot was made (no usable /dev/kvm)
+if [ "$(check kvm '["probe"]["booted"]')" = True ]; then
+	eq "doctor's KVM test boot on record: its outcome, this host boot, this guest, 0600" \
+		"$(js "$D/vm/kvm-probe.json" '[j["usable"], j["boot_id"], j["kernel_sha256"], j["initramfs_sha256"]]') $(stat -c %a "$D/vm/kvm-probe.json")" \
+		"$(js "$D/vm/guest.json" "[$KVM_OK, '$(cat /proc/sys/kernel/random/boot_id)', j['kernel']['sha256'], j['initramfs']['sha256']]") 600"
+else
+	[ ! -e "$D/vm/kvm-probe.json" ] && pass "no KVM test boot: none on record" || fail "no KVM test boot: none on record" "$(cat "$D/vm/kvm-probe.json")"
+fi
 BERTH_VM_DIR=$D/none "$BERTH" doctor --json >"$D/doctor2.json" 2>/dev/null
 eq "doctor without a guest: the guest check says to install" "$(js "$D/doctor2.json" '[[c["ok"], c["fix"]] for c in j["checks"] if c["name"] == "vm guest"][0]')" "[False, 'run \`berth vm install\`']"
 D2=$(js "$D/doctor2.json" '[c["detail"] for c in j["checks"] if c["name"] == "kvm"][0]')

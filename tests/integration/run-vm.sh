@@ -140,7 +140,7 @@ if [ -e /etc/shadow ] && [ "$(stat -c %a /etc/shadow)" != 644 ]; then
 	check "... nor as U without them (the guest kernel's check)" grep -qx 'shadow-nocaps EACCES' "$T/out"
 fi
 check "stderr came back on stderr" grep -qx 'to stderr' "$T/err"
-check "the accelerator and the guest's size are said" grep -qx 'berth: microVM: qemu -accel tcg, 1024 MiB, [0-9]* vCPUs' "$T/err"
+check "the accelerator and the guest's size are said" grep -qx 'berth: microVM: qemu -accel tcg, 1024 MiB, [0-9]* vCPUs\( (not KVM: .*)\)\?' "$T/err"
 check "nothing is left: no run directory, no qemu" \
 	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(pgrep -f "$G/vmlinuz")"
 [ "$fails" = 0 ] || show "$T/out" "$T/err"
@@ -300,6 +300,63 @@ print(r["name"], r["kernel_sha256"], r["initramfs_sha256"], r["accelerator"], r[
 		echo "# got: $got" "$(cat "$T/err")"
 	"$B" attest --verify "$T/att.json" >"$T/out" 2>&1
 	check "... which berth attest --verify finds valid (0)" test "$?" = 0
+	# the pin: the same record naming another kernel, signed again by this
+	# host's key (so only the pin check can refuse it), is INVALID to berth
+	# and to contrib/verify-attestation.py (python3 and openssl only)
+	K=$XDG_CONFIG_HOME/berth/keys
+	python3 "$SRC/contrib/verify-attestation.py" "$T/att.json" "$K/host-ed25519.pub.pem" >"$T/out" 2>&1
+	check "... contrib/verify-attestation.py finds it valid too (0)" test "$?" = 0
+	python3 - "$T/att.json" "$T/att-k.json" "$K/host-ed25519.pem" <<'PYEOF'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+d.pop("signature")
+d["enforced"]["runtime"]["kernel_sha256"] = "0" * 64
+canon = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+open(sys.argv[2] + ".msg", "wb").write(canon)
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", sys.argv[3], "-rawin", "-in", sys.argv[2] + ".msg"],
+                     capture_output=True, check=True).stdout
+pub = json.load(open(sys.argv[1]))["signature"]["public_key"]
+d["signature"] = {"alg": "Ed25519", "public_key": pub, "value": sig.hex()}
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+	"$B" attest --verify "$T/att-k.json" >"$T/out" 2>&1
+	rc=$?
+	check "... the record re-signed with another kernel: INVALID (1), naming the pin ($rc)" \
+		test "$rc" = 1 -a "$(grep -c "not the one this berth pins" "$T/out")" = 1 -a "$(grep -c "signature" "$T/out")" = 0
+	python3 "$SRC/contrib/verify-attestation.py" "$T/att-k.json" "$K/host-ed25519.pub.pem" >"$T/out" 2>&1
+	rc=$?
+	check "... and to contrib/verify-attestation.py (1, the pin) ($rc)" \
+		test "$rc" = 1 -a "$(grep -c "not the pinned" "$T/out")" = 1
+	# the accelerator (accel.h): KVM only on a KVM test boot of this guest
+	# on record for this boot of the host; a record of an earlier boot, or
+	# of another guest, leaves the run on TCG (and says why, when there is a
+	# /dev/kvm it does not use)
+	kr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["initramfs"]["sha256"])' "$T/real/guest.json")
+	for forged in "an earlier boot:00000000-0000-0000-0000-000000000000:$kr" \
+		"another guest:$(cat /proc/sys/kernel/random/boot_id):$(printf '%064d' 0)"; do
+		IFS=: read -r what bid irs <<<"$forged"
+		printf '{"accel":"kvm","usable":true,"boot_id":"%s","kernel_sha256":"%s","initramfs_sha256":"%s","elapsed_ms":300,"reason":"forged"}\n' \
+			"$bid" ed8f0dbdbefe3994093937f5ee934818ae902b88cb0b6bc423811c10d55b87b0 "$irs" >"$T/real/kvm-probe.json"
+		chmod 600 "$T/real/kvm-probe.json"
+		BERTH_VM_DIR=$T/real timeout 200 "$B" run --runtime vm -- true >"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		said=yes
+		[ -e /dev/kvm ] && ! grep -q "qemu -accel tcg.*(not KVM: the KVM test boot on record .*$what" "$T/err" && said=no
+		check "... a KVM test boot on record of $what: TCG, and why ($rc, $said)" \
+			test "$rc" = 0 -a "$said" = yes -a "$(grep -c 'qemu -accel tcg' "$T/err")" = 1
+	done
+	rm -f "$T/real/kvm-probe.json"
+	# the caller's terminal on stdout and stderr while stdin is not one
+	# (`berth run --runtime vm -- cmd </dev/null` in a terminal): what the
+	# guest writes there goes through the terminal filter, as the namespace
+	# runtime's pty relay (tests/integration/run-terminal.sh)
+	seq='A\033]52;c;cHduZWQ=\007B\033P+q544e\033\\C\n'
+	out=$(BERTH_VM_DIR=$T/real python3 "$SRC/tests/pty-capture.py" --stdin null --stderr pty --idle 120 -- \
+		"$B" run --runtime vm -- sh -c "printf '$seq'; printf '${seq/A/E}' >&2")
+	out=$(python3 -c 'import sys; rc, h = sys.argv[1].split(" ", 1); b = bytes.fromhex(h)
+print(rc, int(b"]52;" in b), int(b"\x1bP" in b), int(b"AB" in b and b"EB" in b))' "$out")
+	check "... stdout and stderr a terminal, stdin not: no OSC 52, no DCS reaches it, the text does ($out)" \
+		test "$out" = "0 0 0 1"
 	# a namespace run's record names its runtime too
 	"$B" run -- true >/dev/null 2>&1
 	"$B" attest --last --out "$T/att2.json" >/dev/null 2>&1

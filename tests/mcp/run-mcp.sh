@@ -2,10 +2,13 @@
 # End-to-end tests of `berth mcp` through the official MCP TypeScript SDK client
 # (@modelcontextprotocol/sdk, stdio transport), TAP output (mcp.test.mjs).
 #
-# usage: tests/mcp/run-mcp.sh /path/to/berth /path/to/repo
+# usage: tests/mcp/run-mcp.sh /path/to/berth /path/to/repo [TEST.mjs]
 #   repo: the checkout holding apps/ and tests/apps/fixtures/probe, with
 #   apps/filesystem built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/).  Needs node >= 20 and npm
 #   (which must reach the registry the first time).
+#   TEST.mjs: the tests to run, a file of this directory (default mcp.test.mjs;
+#   vm.test.mjs: `berth mcp --runtime vm`, through run-mcp-vm.sh, which needs no
+#   apps/filesystem binary).
 #
 # The SDK is installed with `npm ci` from tests/mcp/package-lock.json into
 # tests/mcp/node_modules when this directory is writable (made readable by
@@ -20,19 +23,21 @@ export LC_ALL=C
 unset BERTH_TEST_FORCE_OFF BERTH_SDK_PYTHON BERTH_MCP_PAGE_SIZE
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 /path/to/berth /path/to/repo" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+	echo "usage: $0 /path/to/berth /path/to/repo [TEST.mjs]" >&2
 	exit 2
 fi
 BERTH=$(readlink -f -- "$1")
 REPO=$(readlink -f -- "$2")
+TEST=${3:-mcp.test.mjs}
 HERE=$(cd "$(dirname "$0")" && pwd)
 NODE=${NODE:-/usr/bin/node}
 NPM=${NPM:-/usr/bin/npm}
 bail() { echo "Bail out! $*"; exit 1; }
 
 [ -x "$BERTH" ] || bail "no berth binary at $1"
-[ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"
+[ -f "$HERE/$TEST" ] || bail "no $TEST in $HERE"
+[ "$TEST" != mcp.test.mjs ] || [ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"
 [ -f "$REPO/tests/apps/fixtures/probe/probe.py" ] || bail "no probe fixture in $REPO/tests/apps/fixtures"
 [ -x "$NODE" ] || bail "no node at $NODE"
 nv=$("$NODE" -p 'process.versions.node.split(".")[0]') || bail "$NODE does not run"
@@ -48,7 +53,7 @@ cleanup() {
 	# (berth mcp/dev --app-dir $TOP/..., their sandboxes' helpers).
 	local p pids=() c
 	for p in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		c=$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue  # a process gone meanwhile
 		case "$c" in *"$TOP"/*) pids+=("${p#/proc/}") ;; esac
 	done
 	[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
@@ -94,7 +99,7 @@ chmod -R a+rX "$SRC"
 
 UNIQ=$(( ($$ % 9000) + 1000 ))$RANDOM
 BERTH_MCP_BERTH=$BERTH BERTH_MCP_TOP=$TOP BERTH_MCP_SRC=$SRC BERTH_MCP_UNIQ=$UNIQ \
-	"$NODE" "$JS/mcp.test.mjs" &
+	"$NODE" "$JS/$TEST" &
 NODEPID=$!
 wait "$NODEPID"
 rc=$?

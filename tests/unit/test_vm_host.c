@@ -5,7 +5,10 @@
  * with the hooks in order, the POLICY bytes and START's digest, the guest's
  * ERROR as the run's error, a failing hook sending no GO, a measurement of
  * the wrong size, the boot deadline naming the console's last line, and
- * the relay of stdio and EXIT; and check()'s refusals.
+ * the relay of stdio and EXIT, the RPC channel (chan 3: both ways, its
+ * ends, the VM's death, a flood the supervisor does not read yet); the
+ * stream of src/vm/stream.c on its own (its bound, its end, a reader
+ * gone); and check()'s refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +32,20 @@
 #include "util/sha256.h"
 #include "vm/vm_int.h"
 
-enum guest_mode { G_OK, G_ERROR, G_BAD_MEASURE, G_OLD_PROTO, G_SILENT, G_RELAY };
+enum guest_mode {
+	G_OK,
+	G_ERROR,
+	G_BAD_MEASURE,
+	G_OLD_PROTO,
+	G_SILENT,
+	G_RELAY,
+	G_RPC,
+	G_RPC_DIE,
+	G_RPC_FLOOD
+};
+
+/* G_RPC_FLOOD: what the guest's command writes on its fd 3 at once */
+#define FLOOD_BYTES (5u * BERTH_VM_STREAM_MAX / 2)
 
 struct guest {
 	int fd;
@@ -40,6 +57,8 @@ struct guest {
 	int n_go;
 	bool saw_eof_after_ready; /* the host sent no GO and closed */
 	char stdin_got[64];
+	char rpc_got[64]; /* G_RPC: what came on chan 3 before its EOF */
+	bool rpc_eof;
 };
 
 static struct berth_vm_frame gnext(struct guest *g, struct berth_vm_reader *r, bool *eof)
@@ -56,6 +75,50 @@ static void gsend(struct guest *g, uint16_t type, uint16_t chan, const void *p, 
 	struct berth_error e = {0};
 
 	berth_vm_write(g->fd, type, chan, p, n, &e);
+}
+
+/* G_RPC...: the command's side of chan 3 (after GO 3). */
+static void guest_rpc(struct guest *g, struct berth_vm_reader *r)
+{
+	static unsigned char big[BERTH_VM_PAYLOAD_MAX];
+	struct berth_vm_frame f;
+	unsigned char b[4];
+	size_t k = 0;
+	bool eof;
+
+	if (g->mode == G_RPC_FLOOD) {
+		/* in order: byte i is i % 251, frames the most the channel takes */
+		for (size_t off = 0; off < FLOOD_BYTES; off += sizeof big) {
+			size_t n = FLOOD_BYTES - off < sizeof big ? FLOOD_BYTES - off : sizeof big;
+			for (size_t i = 0; i < n; i++)
+				big[i] = (unsigned char)((off + i) % 251);
+			gsend(g, BERTH_VM_DATA, BERTH_VM_RPC, big, n);
+		}
+		gsend(g, BERTH_VM_EOF, BERTH_VM_RPC, NULL, 0);
+	} else {
+		gsend(g, BERTH_VM_DATA, BERTH_VM_RPC, "ready\n", 6);
+	}
+	if (g->mode == G_RPC_DIE)
+		return; /* the VM gone: no EOF, no EXIT */
+	while (g->mode == G_RPC) {
+		f = gnext(g, r, &eof);
+		if (eof)
+			return;
+		if (f.type == BERTH_VM_EOF && f.chan == BERTH_VM_RPC) {
+			g->rpc_eof = true;
+			break;
+		}
+		if (f.type == BERTH_VM_DATA && f.chan == BERTH_VM_RPC && k + f.len < sizeof g->rpc_got) {
+			memcpy(g->rpc_got + k, f.payload, f.len);
+			k += f.len;
+		}
+	}
+	if (g->mode == G_RPC) {
+		gsend(g, BERTH_VM_DATA, BERTH_VM_RPC, "answer", 6);
+		gsend(g, BERTH_VM_EOF, BERTH_VM_RPC, NULL, 0);
+	}
+	berth_vm_put_u32(b, 0);
+	gsend(g, BERTH_VM_EXIT, 0, b, sizeof b);
 }
 
 static void *guest_main(void *arg)
@@ -119,6 +182,8 @@ static void *guest_main(void *arg)
 		berth_vm_put_u32(b, 3);
 		gsend(g, BERTH_VM_EXIT, 0, b, sizeof b);
 	}
+	if (g->mode >= G_RPC)
+		guest_rpc(g, &r);
 	close(g->fd);
 	g->fd = -1;
 	return NULL;
@@ -204,6 +269,7 @@ static void setup(struct fixture *x, enum guest_mode mode)
 	x->vm.qemu_pidfd = x->vm.pty_master = x->vm.sfd = -1;
 	x->vm.io.in = x->vm.io.out = x->vm.io.pty_slave = -1;
 	x->vm.io.err = x->errp[1];
+	berth_vm_stream_init(&x->vm.rpc, -1, BERTH_VM_RPC);
 	x->vm.boot_timeout_ms = 5000;
 	x->vm.handoff = x->vm.dns = -1;
 	berth_vm_credit_init(&x->vm.stdin_cr);
@@ -241,6 +307,7 @@ static void teardown(struct fixture *x)
 		close(x->vm.io.out);
 	free(x->vm.rd);
 	free(x->vm.outq);
+	berth_vm_stream_close(&x->vm.rpc);
 	berth_policy_free(&x->p);
 	snprintf(path, sizeof path, "%s/console.log", x->dir);
 	unlink(path);
@@ -414,6 +481,213 @@ static void test_relay(void **state)
 	teardown(&x);
 }
 
+/* The app supervisor's end of an RPC channel: @x's relay gets a copy of
+ * the other (what the runtime's setup_rpc makes of opts.rpc_fd). */
+static int rpc_setup(struct fixture *x)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	berth_vm_stream_init(&x->vm.rpc, sv[1], BERTH_VM_RPC); /* blocking, as a caller's may be */
+	return sv[0];
+}
+
+/* Everything @fd gives until its end, at most @max bytes (blocking). */
+static size_t read_to_eof(int fd, unsigned char *buf, size_t max)
+{
+	size_t k = 0;
+	ssize_t n;
+
+	while (k < max && (n = read(fd, buf + k, max - k)) > 0)
+		k += (size_t)n;
+	return k;
+}
+
+/* chan 3 both ways: the guest's bytes reach the supervisor, the
+ * supervisor's reach the guest, and each side's end (a shut write side) is
+ * the other's EOF; the relay's end closes the supervisor's channel. */
+static void test_rpc_relay(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+	unsigned char buf[64] = "";
+	int status = -1;
+
+	(void)state;
+	setup(&x, G_RPC);
+	int sup = rpc_setup(&x);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), 0);
+	/* a request, then the supervisor's stop: end of file on its end */
+	assert_int_equal(write(sup, "req-1", 5), 5);
+	assert_int_equal(shutdown(sup, SHUT_WR), 0);
+	assert_int_equal(berth_vm_relay(&x.vm, -1, -1), 0);
+	assert_int_equal(berth_vm_status(&x.vm, &status, &err), 0);
+	assert_int_equal(status, 0);
+	join(&x);
+	assert_string_equal(x.g.rpc_got, "req-1");
+	assert_true(x.g.rpc_eof);
+	assert_int_equal(read_to_eof(sup, buf, sizeof buf - 1), 12);
+	assert_string_equal((char *)buf, "ready\nanswer");
+	assert_false(berth_vm_stream_active(&x.vm.rpc)); /* closed at the relay's end */
+	close(sup);
+	teardown(&x);
+}
+
+/* The VM ends without EOF on chan 3: the supervisor gets what was sent,
+ * then its end of file (the app gone with the VM). */
+static void test_rpc_vm_death(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+	unsigned char buf[64] = "";
+	int status = -1;
+
+	(void)state;
+	setup(&x, G_RPC_DIE);
+	int sup = rpc_setup(&x);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), 0);
+	assert_int_equal(berth_vm_relay(&x.vm, -1, -1), 0);
+	assert_int_equal(berth_vm_status(&x.vm, &status, &err), -1); /* no EXIT */
+	assert_int_equal(read_to_eof(sup, buf, sizeof buf - 1), 6);
+	assert_string_equal((char *)buf, "ready\n");
+	close(sup);
+	teardown(&x);
+}
+
+struct flood {
+	struct fixture *x;
+	int r;
+};
+
+static void *relay_main(void *arg)
+{
+	struct flood *fl = arg;
+
+	fl->r = berth_vm_relay(&fl->x->vm, -1, -1);
+	return NULL;
+}
+
+/* More than the stream's bound at once, while the supervisor reads
+ * nothing: the relay stops reading the channel (the guest waits) instead
+ * of failing with ENOBUFS or losing bytes; every byte arrives, in order. */
+static void test_rpc_flood(void **state)
+{
+	struct fixture x;
+	struct berth_error err = {0};
+	struct flood fl = {&x, -1};
+	unsigned char *buf = malloc(FLOOD_BYTES + 1);
+	pthread_t t;
+	int status = -1;
+
+	(void)state;
+	setup(&x, G_RPC_FLOOD);
+	int sup = rpc_setup(&x);
+	assert_int_equal(berth_vm_handshake(&x.vm, &err), 0);
+	assert_int_equal(pthread_create(&t, NULL, relay_main, &fl), 0);
+	usleep(300000); /* the supervisor busy: the guest fills the stream */
+	assert_int_equal(read_to_eof(sup, buf, FLOOD_BYTES + 1), FLOOD_BYTES);
+	pthread_join(t, NULL);
+	assert_int_equal(fl.r, 0);
+	assert_int_equal(berth_vm_status(&x.vm, &status, &err), 0);
+	assert_int_equal(status, 0);
+	for (size_t i = 0; i < FLOOD_BYTES; i++)
+		if (buf[i] != (unsigned char)(i % 251))
+			fail_msg("byte %zu is %u, not %zu", i, buf[i], i % 251);
+	free(buf);
+	close(sup);
+	teardown(&x);
+}
+
+/* src/vm/stream.c on its own: the bound, flushing, the end, a reader gone. */
+static void test_stream(void **state)
+{
+	struct berth_vm_stream s;
+	struct berth_error err = {0};
+	static unsigned char chunk[65536];
+	int sv[2], ch[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch), 0);
+	berth_vm_stream_init(&s, sv[0], BERTH_VM_RPC); /* blocking: MSG_DONTWAIT does it */
+	assert_int_equal(berth_vm_stream_events(&s), POLLIN);
+	/* nobody reads sv[1]: the socket takes some, the rest is queued */
+	size_t sent = 0;
+	while (!berth_vm_stream_full(&s)) {
+		assert_int_equal(berth_vm_stream_data(&s, chunk, sizeof chunk, &err), 0);
+		sent += sizeof chunk;
+	}
+	assert_true(berth_vm_stream_pending(&s) >= BERTH_VM_STREAM_HIGH);
+	assert_true(berth_vm_stream_pending(&s) <= BERTH_VM_STREAM_MAX);
+	assert_int_equal(berth_vm_stream_events(&s), POLLIN | POLLOUT);
+	/* a peer past the bound is refused, named, nothing queued */
+	while (berth_vm_stream_pending(&s) + sizeof chunk <= BERTH_VM_STREAM_MAX) {
+		assert_int_equal(berth_vm_stream_data(&s, chunk, sizeof chunk, &err), 0);
+		sent += sizeof chunk;
+	}
+	size_t before = berth_vm_stream_pending(&s);
+	assert_int_equal(berth_vm_stream_data(&s, chunk, sizeof chunk, &err), -1);
+	assert_int_equal(err.errnum, ENOBUFS);
+	assert_non_null(strstr(err.msg, "channel 3"));
+	assert_int_equal(berth_vm_stream_pending(&s), before);
+	/* the channel's EOF: the write side is shut only after the last byte */
+	berth_vm_stream_eof(&s);
+	assert_false(s.wr_shut);
+	assert_int_equal(berth_vm_stream_data(&s, "x", 1, &err), -1); /* data after EOF */
+	size_t k = 0;
+	unsigned char *sink = malloc(1 << 16);
+	for (;;) {
+		ssize_t n = read(sv[1], sink, 1 << 16);
+		if (n > 0) {
+			k += (size_t)n;
+			assert_int_equal(berth_vm_stream_flush(&s, &err), 0);
+			continue;
+		}
+		break;
+	}
+	free(sink);
+	assert_true(s.wr_shut);
+	assert_int_equal(berth_vm_stream_pending(&s), 0);
+	assert_int_equal(k, sent); /* every byte taken, none twice */
+	/* pump: the socket's bytes as DATA on chan 3, its end as EOF, once */
+	struct berth_vm_reader *rd = malloc(sizeof *rd);
+	struct berth_vm_frame f;
+	berth_vm_reader_init(rd);
+	assert_int_equal(write(sv[1], "hi", 2), 2);
+	assert_int_equal(berth_vm_stream_pump(&s, ch[0], &err), 0);
+	assert_int_equal(berth_vm_read(ch[1], rd, &f, &err), 1);
+	assert_int_equal(f.type, BERTH_VM_DATA);
+	assert_int_equal(f.chan, BERTH_VM_RPC);
+	assert_int_equal(f.len, 2);
+	assert_memory_equal(f.payload, "hi", 2);
+	assert_int_equal(shutdown(sv[1], SHUT_WR), 0);
+	assert_int_equal(berth_vm_stream_pump(&s, ch[0], &err), 0);
+	assert_int_equal(berth_vm_read(ch[1], rd, &f, &err), 1);
+	assert_int_equal(f.type, BERTH_VM_EOF);
+	assert_int_equal(f.chan, BERTH_VM_RPC);
+	assert_true(s.rd_eof);
+	assert_int_equal(berth_vm_stream_events(&s), 0);
+	assert_int_equal(berth_vm_stream_pump(&s, ch[0], &err), 0); /* once */
+	fcntl(ch[1], F_SETFL, O_NONBLOCK);
+	assert_int_equal(berth_vm_read(ch[1], rd, &f, &err), 0);
+	berth_vm_stream_close(&s);
+	berth_vm_stream_close(&s); /* safe twice */
+	close(sv[1]);
+	/* a reader gone: EPIPE drops the bytes, never SIGPIPE, never an error */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	berth_vm_stream_init(&s, sv[0], BERTH_VM_RPC);
+	close(sv[1]);
+	assert_int_equal(berth_vm_stream_data(&s, "lost", 4, &err), 0);
+	assert_true(s.wr_gone);
+	assert_int_equal(berth_vm_stream_pending(&s), 0);
+	assert_int_equal(berth_vm_stream_data(&s, "more", 4, &err), 0);
+	assert_int_equal(berth_vm_stream_pending(&s), 0);
+	berth_vm_stream_close(&s);
+	free(rd);
+	close(ch[0]);
+	close(ch[1]);
+}
+
 static void test_check_refusals(void **state)
 {
 	struct berth_policy p;
@@ -432,16 +706,12 @@ static void test_check_refusals(void **state)
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
 	assert_string_equal(err.msg, "the vm runtime cannot give `--network host` yet");
 	p.network = BERTH_NET_NONE;
-	p.app = true;
-	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
-	assert_int_equal(err.status, BERTH_EXIT_USAGE);
-	assert_string_equal(err.msg, "the vm runtime cannot run a resident app yet");
-	p.app = false;
 	/* what the caller wires that the guest is not given yet */
-	struct berth_runtime_opts o = {.has_rpc = true, .rpc_fd = 3};
+	struct berth_home_file hf = {.path = ".gitconfig", .data = "x", .len = 1};
+	struct berth_runtime_opts o = {.home_files = &hf, .n_home_files = 1};
 	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
-	assert_string_equal(err.msg, "the vm runtime cannot give the command an RPC channel (fd 3) yet");
+	assert_string_equal(err.msg, "the vm runtime cannot seed a session's home yet");
 	o = (struct berth_runtime_opts){.force_off = 1};
 	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
 	assert_string_equal(err.msg, "the vm runtime cannot take BERTH_TEST_FORCE_OFF yet");
@@ -450,6 +720,16 @@ static void test_check_refusals(void **state)
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
 	assert_non_null(strstr(err.hint, "berth vm install"));
+	/* a resident app and its RPC channel are the vm runtime's now: the
+	 * check goes on to the guest (not installed here) */
+	p.app = true;
+	o = (struct berth_runtime_opts){.has_rpc = true, .rpc_fd = 3};
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_null(strstr(err.msg, "resident app"));
+	assert_null(strstr(err.msg, "RPC"));
+	p.app = false;
 	unsetenv("BERTH_VM_DIR");
 	berth_policy_free(&p);
 }
@@ -464,6 +744,10 @@ int main(void)
 	    cmocka_unit_test(test_old_proto),
 	    cmocka_unit_test(test_boot_deadline),
 	    cmocka_unit_test(test_relay),
+	    cmocka_unit_test(test_rpc_relay),
+	    cmocka_unit_test(test_rpc_vm_death),
+	    cmocka_unit_test(test_rpc_flood),
+	    cmocka_unit_test(test_stream),
 	    cmocka_unit_test(test_check_refusals),
 	};
 

@@ -153,6 +153,7 @@ static int parse_start(const unsigned char *b, size_t len, struct guest_start *s
 	st->rows = (unsigned short)rows;
 	st->cols = (unsigned short)cols;
 	st->tty = json_is_true(json_object_get(j, "tty"));
+	st->rpc = json_is_true(json_object_get(j, "rpc"));
 	st->memory_set = json_is_true(json_object_get(j, "memory_set"));
 	st->cpus_set = json_is_true(json_object_get(j, "cpus_set"));
 	st->pids_set = json_is_true(json_object_get(j, "pids_set"));

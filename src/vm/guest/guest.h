@@ -23,6 +23,7 @@
 #include "../../runtime/runtime.h"
 #include "../proto.h"
 #include "../mux.h"
+#include "../stream.h"
 
 #define GUEST_PORT_NAME "berth.0"
 #define GUEST_ROOT_TAG "root"
@@ -40,6 +41,7 @@ struct guest_start {
 	char user[64];     /* the user's name (USER, LOGNAME) */
 	char home[4096];   /* HOME */
 	bool tty;          /* a pty instead of pipes */
+	bool rpc;          /* the command gets an RPC channel, fd 3 (chan BERTH_VM_RPC) */
 	unsigned short rows, cols;
 	/* the policy's env values, by name (NULL-terminated pairs) */
 	char **env_names, **env_values;
@@ -82,6 +84,9 @@ struct guest {
 		struct sockaddr_storage from; /* the client, for the answer */
 		socklen_t from_len;
 	} dnsq[64];
+	/* START "rpc": our end of the socketpair whose other end is the
+	 * command's fd 3, relayed as chan BERTH_VM_RPC (src/vm/stream.h) */
+	struct berth_vm_stream rpc;
 };
 
 /* boot.c */

@@ -24,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -133,10 +134,16 @@ static int host_frame(struct guest *g, struct berth_rt *rt, const struct berth_v
 		return k < 0 ? -1 : 0;
 	switch (f->type) {
 	case BERTH_VM_DATA:
+		if (f->chan == BERTH_VM_RPC && berth_vm_stream_active(&g->rpc))
+			return berth_vm_stream_data(&g->rpc, f->payload, f->len, err);
 		if (f->chan != BERTH_VM_STDIN)
 			return berth_err(err, 0, "the host sent data on channel %u", f->chan);
 		return queue_stdin(g, f->payload, f->len, err);
 	case BERTH_VM_EOF:
+		if (f->chan == BERTH_VM_RPC) {
+			berth_vm_stream_eof(&g->rpc);
+			return 0;
+		}
 		if (f->chan == BERTH_VM_STDOUT || f->chan == BERTH_VM_STDERR) {
 			g->reader_gone[f->chan] = true;
 			return 0;
@@ -278,10 +285,20 @@ struct stdio {
 static int start_command(struct guest *g, const struct berth_runtime_opts *o, struct berth_rt **rt,
 			 struct stdio *io, struct berth_error *err)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, rpc[2] = {-1, -1};
 	struct berth_runtime_opts run = *o;
 	int r;
 
+	/* the command's fd 3 (docs/protocol.md): a stream socket, as the
+	 * namespace runtime's on the host; ours relayed as chan BERTH_VM_RPC */
+	if (g->start.rpc) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rpc) < 0)
+			return berth_err(err, errno, "socketpair");
+		fcntl(rpc[0], F_SETFL, O_NONBLOCK);
+		berth_vm_stream_init(&g->rpc, rpc[0], BERTH_VM_RPC);
+		run.has_rpc = true;
+		run.rpc_fd = rpc[1];
+	}
 	if (!g->start.tty) {
 		if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
 			return berth_err(err, errno, "pipe");
@@ -294,6 +311,8 @@ static int start_command(struct guest *g, const struct berth_runtime_opts *o, st
 		g->stdin_w = in[1];
 	}
 	r = berth_runtime_namespace.start(&g->policy, &run, rt, err);
+	if (rpc[1] >= 0)
+		close(rpc[1]); /* the command's copy is its own: its end is the command's end */
 	if (!g->start.tty) {
 		/* the sandbox's ends: the command holds its own copies */
 		close(in[0]);
@@ -331,12 +350,31 @@ static int pump_out(struct guest *g, int *fd, uint16_t chan, struct berth_error 
 static int pump_in(struct guest *g, struct berth_rt *rt, struct berth_error *err)
 {
 	struct berth_vm_frame f;
-	int r;
+	int r = 0;
 
-	while ((r = berth_vm_read(g->chan, g->rd, &f, err)) == 1)
+	/* not while the RPC channel's socket has a frame's worth queued
+	 * (src/vm/stream.h): the next frames wait in the channel */
+	while (!berth_vm_stream_full(&g->rpc) && (r = berth_vm_read(g->chan, g->rd, &f, err)) == 1)
 		if (host_frame(g, rt, &f, err) < 0)
 			return -1;
-	return r;
+	return r < 0 ? -1 : 0;
+}
+
+/* The RPC channel's socket: what the host sent, written as far as the
+ * command takes it (then the frames that waited for room); one read of
+ * what the command wrote, as DATA (EOF at its end). */
+static int pump_rpc(struct guest *g, struct berth_rt *rt, short revents, struct berth_error *err)
+{
+	if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+		bool was_full = berth_vm_stream_full(&g->rpc);
+		if (berth_vm_stream_flush(&g->rpc, err) < 0)
+			return -1;
+		if (was_full && !berth_vm_stream_full(&g->rpc) && pump_in(g, rt, err) < 0)
+			return -1;
+	}
+	if (revents & (POLLIN | POLLERR | POLLHUP))
+		return berth_vm_stream_pump(&g->rpc, g->chan, err);
+	return 0;
 }
 
 /* The host's reader of the command's stdout or stderr closed (`| head`):
@@ -387,18 +425,21 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 	/* bytes already read with the frames of the sync points */
 	if (pump_in(g, rt, err) < 0)
 		goto broken;
-	while (!done || io->out >= 0 || io->err >= 0) {
-		/* the channel is always read: stdin's credit bounds what waits */
-		struct pollfd p[6 + 4 + BERTH_EGRESS_TRANSPARENT_MAX + BERTH_VM_MUX_MAX] = {
-		    {g->chan, POLLIN, 0},
+	while (!done || io->out >= 0 || io->err >= 0 || (berth_vm_stream_active(&g->rpc) && !g->rpc.rd_eof)) {
+		/* the channel is read unless the RPC socket's buffer is full:
+		 * stdin's credit and the streams' bound what waits */
+		short rpc_ev = berth_vm_stream_events(&g->rpc);
+		struct pollfd p[7 + 4 + BERTH_EGRESS_TRANSPARENT_MAX + BERTH_VM_MUX_MAX] = {
+		    {!berth_vm_stream_full(&g->rpc) ? g->chan : -1, POLLIN, 0},
 		    {io->out, POLLIN, 0},
 		    {io->err, POLLIN, 0},
 		    {done ? -1 : berth_rt_pidfd(rt), POLLIN, 0},
 		    {g->pend_len > g->pend_off ? in_fd(g) : -1, POLLOUT, 0},
-		    {tfd, POLLIN, 0}};
-		size_t ne = done ? 0 : guest_egress_poll(g, p + 6);
+		    {tfd, POLLIN, 0},
+		    {rpc_ev != 0 ? g->rpc.fd : -1, rpc_ev, 0}};
+		size_t ne = done ? 0 : guest_egress_poll(g, p + 7);
 		/* once the sandbox is gone, what is left to read is there already */
-		if (poll(p, (nfds_t)(6 + ne), done ? 1000 : -1) == 0)
+		if (poll(p, (nfds_t)(7 + ne), done ? 1000 : -1) == 0)
 			break;
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump_in(g, rt, err) < 0)
 			goto broken;
@@ -411,7 +452,9 @@ static int relay(struct guest *g, struct berth_rt *rt, struct stdio *io, struct 
 			goto broken;
 		if ((p[4].revents & (POLLOUT | POLLERR)) && flush_stdin(g, err) < 0)
 			goto broken;
-		if (ne > 0 && guest_egress_ready(g, p + 6, ne, err) < 0)
+		if (p[6].revents != 0 && pump_rpc(g, rt, p[6].revents, err) < 0)
+			goto broken;
+		if (ne > 0 && guest_egress_ready(g, p + 7, ne, err) < 0)
 			goto broken;
 		if (p[5].revents & POLLIN) {
 			timed_out = true;
@@ -448,6 +491,7 @@ void guest_worker(struct guest *g)
 	unsigned char st[4];
 	int status;
 
+	berth_vm_stream_init(&g->rpc, -1, BERTH_VM_RPC);
 	g->rows = g->start.rows;
 	g->cols = g->start.cols;
 	berth_vm_credit_init(&g->stdin_cr);
