@@ -32,7 +32,52 @@ struct mitm {
 	uint64_t uses[BERTH_CRED_MAX];
 	size_t nb;
 	size_t dropped;
+	struct event *flush; /* closing: waits until the client's bytes left the socket's buffer */
+	uint64_t flush_t0;
 };
+
+#define FLUSH_POLL_MS 20
+
+/* Bytes not yet written to the client's socket: the TLS filter's and the socket's. */
+static size_t client_pending(struct conn *c)
+{
+	struct bufferevent *u = bufferevent_get_underlying(c->cl);
+
+	return evbuffer_get_length(bufferevent_get_output(c->cl)) +
+	       (u != NULL ? evbuffer_get_length(bufferevent_get_output(u)) : 0);
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct mitm *m = c->mitm;
+	struct timeval tv = {.tv_sec = 0, .tv_usec = FLUSH_POLL_MS * 1000};
+
+	(void)fd;
+	(void)what;
+	if (client_pending(c) == 0 || berth_now_ms() - m->flush_t0 >= CLOSING_LINGER_MS) {
+		berth_bk_conn_free(c);
+		return;
+	}
+	evtimer_add(m->flush, &tv);
+}
+
+/* The connection ends once what the client is owed reached its socket (at most CLOSING_LINGER_MS). */
+static void end_after_flush(struct conn *c)
+{
+	struct mitm *m = c->mitm;
+
+	struct timeval now = {0, 0};
+
+	/* never freed here: the callers go on with @c */
+	if (m->flush == NULL && (m->flush = evtimer_new(c->b->base, flush_cb, c)) == NULL) {
+		c->st = C_CLOSING; /* conn_timer frees it */
+		berth_bk_timer_in(c, 0);
+		return;
+	}
+	m->flush_t0 = berth_now_ms();
+	evtimer_add(m->flush, &now);
+}
 
 bool berth_bk_mitm_wanted(const struct conn *c)
 {
@@ -84,9 +129,9 @@ static void answer(struct conn *c, int status, const char *reason)
 		bufferevent_free(c->up);
 		c->up = NULL;
 	}
-	bufferevent_disable(c->cl, EV_READ);
 	if (n > 0)
 		bufferevent_write(c->cl, buf, (size_t)n);
+	end_after_flush(c);
 }
 
 static void up_count(struct conn *c, size_t n, bool up)
@@ -195,6 +240,10 @@ static void cl_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 
 	c->last_ms = berth_now_ms();
+	if (m->closing) { /* answered: what follows is not read */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (!m->closing && evbuffer_get_length(in) > 0) {
 		struct evbuffer_iovec v;
 		size_t used = 0;
@@ -225,6 +274,10 @@ static void cl_read(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_remove_buffer(in, bufferevent_get_output(c->up), (size_t)k);
 		up_count(c, (size_t)k, true);
+		if (evbuffer_get_length(bufferevent_get_output(c->up)) >= c->b->bufmax) {
+			bufferevent_disable(bev, EV_READ); /* up_write resumes */
+			break;
+		}
 	}
 }
 
@@ -233,8 +286,12 @@ static void cl_write(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 	struct mitm *m = c->mitm;
 
-	if ((m->closing || m->up_eof) && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		berth_bk_conn_free(c);
+	if ((m->closing || m->up_eof) && m->flush == NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		end_after_flush(c);
+	else if (c->up != NULL && !m->up_eof &&
+		 evbuffer_get_length(bufferevent_get_output(bev)) <= c->b->bufmax / 2)
+		bufferevent_enable(c->up, EV_READ);
 }
 
 static void cl_event(struct bufferevent *bev, short what, void *arg)
@@ -245,6 +302,8 @@ static void cl_event(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED)
 		return; /* the handshake is done: the request follows */
+	if (c->mitm->flush != NULL)
+		return; /* ending already: end_after_flush() frees it */
 	if (ssl != NULL && berth_tls_sni_refused(ssl, &sni)) {
 		char why[BERTH_HOST_REASON_MAX], clean[160];
 		if (sni[0] == '\0')
@@ -253,6 +312,14 @@ static void cl_event(struct bufferevent *bev, short what, void *arg)
 			snprintf(why, sizeof why, "TLS SNI `%s` is not the bound host %s",
 				 berth_text_clean(clean, sizeof clean, sni), c->dec.host);
 		refusal(c, why);
+		/* the alert is in the socket's output: it goes before the close */
+		c->mitm->closing = true;
+		if (c->up != NULL) {
+			bufferevent_free(c->up);
+			c->up = NULL;
+		}
+		end_after_flush(c);
+		return;
 	}
 	berth_bk_conn_free(c);
 }
@@ -266,6 +333,17 @@ static void up_read(struct bufferevent *bev, void *arg)
 	c->mitm->responded = c->mitm->responded || n > 0;
 	evbuffer_remove_buffer(in, bufferevent_get_output(c->cl), n);
 	up_count(c, n, false);
+	if (evbuffer_get_length(bufferevent_get_output(c->cl)) >= c->b->bufmax) /* cl_write resumes */
+		bufferevent_disable(bev, EV_READ);
+}
+
+/* The upstream took the client's bytes: read the client again. */
+static void up_write(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (!c->mitm->closing && evbuffer_get_length(bufferevent_get_output(bev)) <= c->b->bufmax / 2)
+		bufferevent_enable(c->cl, EV_READ);
 }
 
 static void up_event(struct bufferevent *bev, short what, void *arg)
@@ -279,8 +357,8 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF) {
 		up_read(bev, c);
 		m->up_eof = true;
-		if (evbuffer_get_length(bufferevent_get_output(c->cl)) == 0)
-			berth_bk_conn_free(c);
+		if (m->flush == NULL)
+			end_after_flush(c);
 		return;
 	}
 	/* an error: a certificate that is not verified is the likely one */
@@ -320,6 +398,9 @@ int berth_bk_mitm_start(struct conn *c, const void *reply, size_t len)
 		bufferevent_write(c->cl, reply, len);
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	/* the TLS filters stop filling a socket's output at this mark (and wait for it to drain) */
+	bufferevent_setwatermark(c->cl, EV_WRITE, 0, b->bufmax / 2);
+	bufferevent_setwatermark(c->up, EV_WRITE, 0, b->bufmax / 2);
 	if ((s = SSL_new(b->srv_ctx)) == NULL || berth_tls_server_prepare(s, b->ca, c->dec.host, &err) < 0 ||
 	    (f = bufferevent_openssl_filter_new(b->base, c->cl, s, BUFFEREVENT_SSL_ACCEPTING,
 						BEV_OPT_CLOSE_ON_FREE)) == NULL) {
@@ -337,7 +418,7 @@ int berth_bk_mitm_start(struct conn *c, const void *reply, size_t len)
 	bufferevent_openssl_set_allow_dirty_shutdown(c->cl, 1);
 	bufferevent_openssl_set_allow_dirty_shutdown(c->up, 1);
 	bufferevent_setcb(c->cl, cl_read, cl_write, cl_event, c);
-	bufferevent_setcb(c->up, up_read, NULL, up_event, c);
+	bufferevent_setcb(c->up, up_read, up_write, up_event, c);
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
 	return 0;
@@ -351,6 +432,8 @@ void berth_bk_mitm_free(struct conn *c)
 		if (m->uses[i] > 0 && c->b->on_cred != NULL)
 			c->b->on_cred(m->binds[i]->name, m->binds[i]->host, m->binds[i]->port, m->uses[i],
 				      c->b->data);
+	if (m->flush != NULL)
+		event_free(m->flush);
 	berth_http_free(&m->http);
 	free(m);
 	c->mitm = NULL;
