@@ -26,6 +26,7 @@
 #   fuzz_oci       `berth oci`: an OCI bundle's config.json to a policy
 #   fuzz_policy_json  the policy's canonical JSON read back (the microVM guest's)
 #   fuzz_vm        the microVM guest: the initramfs's newc writer and reader, the apt sources filter
+#   fuzz_cred      injected credentials: the header rewrite and the --credential grammar
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -78,6 +79,7 @@ table=(
 	"fuzz_oci corpus-oci 65536"
 	"fuzz_policy_json corpus-policy-json 65536"
 	"fuzz_vm corpus-vm 65536"
+	"fuzz_cred corpus-cred 65536"
 )
 targets=()
 for row in "${table[@]}"; do targets+=("fuzz/${row%% *}"); done

@@ -213,7 +213,8 @@ bool berth_cred_host_matches(const char *v, size_t n, const char *host, unsigned
 	const char *d = colon + 1;
 	size_t dn = n - (size_t)(d - v);
 	unsigned long val = 0;
-	if (dn == 0 || dn > 5)
+	if (dn == 0 || dn > 5 ||
+	    d[0] == '0') /* RFC 3986 port, written as berth compares it: no leading zero */
 		return false;
 	for (size_t i = 0; i < dn; i++) {
 		if (d[i] < '0' || d[i] > '9')
