@@ -106,6 +106,13 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
 	struct berth_broker_opts bo = {.dns_server = p->dns, .on_decision = on_decision, .data = r};
 
+	/* a policy with credentials needs them read (berth run does; a run
+	 * without them would hand the sandbox an unset variable, fail closed) */
+	if (p->n_credentials > 0 && r->spec.creds == NULL) {
+		close_listeners(l);
+		berth_usage_err(err, "--credential is only for `berth run`");
+		return berth_err_hint(err, "bind the credential in a `berth run` (docs/credentials.md)");
+	}
 	/* berth_policy_validate() refused these before anything was recorded;
 	 * checked again since an unchecked count would overrun @pats */
 	if (p->n_allow_hosts > BERTH_ARRAY_SIZE(pats)) {

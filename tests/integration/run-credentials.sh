@@ -93,6 +93,13 @@ has "the widening is named, with the source and the destination" "$ERR" \
 	"berth: widening: --credential TOK: the secret from env \`CRED_SRC\` is sent to https://$WEB:$PORT/ in Authorization: Bearer"
 hasnt "the secret is not in berth's output" "$OUT$ERR" "$SECRET"
 
+# 1b. The same through SOCKS5 and from a client that ignores the proxy (the
+#     sandbox's resolver and the broker's listener on the declared port).
+run --credential "$BIND" -- sh -c "$CURL --proxy \"\$ALL_PROXY\" https://$WEB:$PORT/auth/$TAG-1s -H \"Authorization: Bearer \$TOK\"
+	$CURL --noproxy '*' https://$WEB:$PORT/auth/$TAG-1t -H \"Authorization: Bearer \$TOK\""
+eq "SOCKS5 and a client without the proxy: both authorized" "$RC:$OUT" "0:authorized bearer
+authorized bearer"
+
 # 2. Inside, the secret is nowhere: environment, every process's environ and
 #    command line, the writable places, the bundle; the host's state is not visible.
 run --credential "$BIND" -- sh -c "env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' <\$f; done 2>/dev/null
