@@ -9,6 +9,8 @@
  * certificate is verified; the response goes back as it comes.  One request
  * per connection: what the client sends after the body is dropped.
  */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -398,6 +400,11 @@ int berth_bk_mitm_start(struct conn *c, const void *reply, size_t len)
 		bufferevent_write(c->cl, reply, len);
 	bufferevent_enable(c->cl, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	/* as the splice relay: no Nagle delay on a small write after an
+	 * unacknowledged one (a TLS record's head, then its body: 40 ms each
+	 * waiting for a delayed ACK); best effort */
+	(void)setsockopt(bufferevent_getfd(c->cl), IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+	(void)setsockopt(bufferevent_getfd(c->up), IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 	/* the TLS filters stop filling a socket's output at this mark (and wait for it to drain) */
 	bufferevent_setwatermark(c->cl, EV_WRITE, 0, b->bufmax / 2);
 	bufferevent_setwatermark(c->up, EV_WRITE, 0, b->bufmax / 2);
