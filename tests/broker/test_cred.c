@@ -26,6 +26,8 @@
 #include "broker/cred.h"
 #include "broker/tls.h"
 #include "policy/credential.h"
+#include "policy/flags.h"
+#include "policy/policy.h"
 
 /* ---- the binding grammar ------------------------------------------------- */
 
@@ -121,6 +123,65 @@ static void test_parse_refused(void **state)
 	refused("A=file:rel/path@h.example", "not an absolute path");
 	refused("A=cmd:  @h.example", "command is empty");
 	refused("A=cmd:a\nb@h.example", "control character");
+}
+
+/* --credential in `berth run`'s options: the policy, the declared host, the
+ * widening; the policy's canonical JSON reads back to the same JSON */
+static void test_flag_and_policy_json(void **state)
+{
+	char *argv[] = {"run",
+			"--credential",
+			"GH=cmd:gh auth token@api.github.com/repos/#basic",
+			"--credential",
+			"K=env:KEY@api.example.com:8443",
+			"--",
+			"true",
+			NULL};
+	struct berth_run_opts o;
+	struct berth_policy back;
+	struct berth_error err = {0};
+
+	(void)state;
+	assert_int_equal(berth_run_parse(7, argv, getenv, &o, &err), 0);
+	assert_int_equal(o.policy.n_credentials, 2);
+	assert_int_equal(o.policy.network, BERTH_NET_PROXY);
+	assert_int_equal(o.policy.n_allow_hosts, 2);
+	assert_string_equal(o.policy.allow_hosts[0], "api.github.com:443");
+	assert_string_equal(o.policy.allow_hosts[1], "api.example.com:8443");
+	assert_int_equal(o.n_widenings, 2);
+	assert_non_null(strstr(o.widenings[0],
+			       "--credential GH: the secret from cmd `gh auth token` is sent to "
+			       "https://api.github.com:443/repos/ in Authorization"));
+	char *j = berth_policy_to_json(&o.policy, false, &err);
+	assert_non_null(j);
+	assert_non_null(strstr(j, "\"credentials\":[\"GH=cmd:gh auth token@api.github.com:443/repos/#basic\","
+				  "\"K=env:KEY@api.example.com:8443/#bearer\"]"));
+	berth_policy_init(&back);
+	assert_int_equal(berth_policy_from_json(j, strlen(j), &back, &err), 0);
+	char *j2 = berth_policy_to_json(&back, false, &err);
+	assert_non_null(j2);
+	assert_string_equal(j, j2);
+	free(j);
+	free(j2);
+	berth_policy_free(&back);
+	berth_run_opts_free(&o);
+
+	/* the same name twice; a credential's name given to --env too */
+	char *twice[] = {
+	    "run", "--credential", "A=env:X@a.example", "--credential", "A=env:Y@b.example", "--", "true",
+	    NULL};
+	assert_int_equal(berth_run_parse(7, twice, getenv, &o, &err), -1);
+	assert_int_equal(err.status, 2);
+	assert_non_null(strstr(err.msg, "--credential `A` is given twice"));
+	berth_run_opts_free(&o);
+	char *both[] = {"run", "--credential", "A=env:X@a.example", "--env", "A=1", "--", "true", NULL};
+	assert_int_equal(berth_run_parse(7, both, getenv, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "--credential A and --env A"));
+	berth_run_opts_free(&o);
+	char *none[] = {"run", "--network", "none", "--credential", "A=env:X@a.example", "--", "true", NULL};
+	assert_int_equal(berth_run_parse(7, none, getenv, &o, &err), -1);
+	assert_int_equal(err.status, 2);
+	berth_run_opts_free(&o);
 }
 
 /* ---- the rewrite --------------------------------------------------------- */
@@ -398,6 +459,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_parse_refused),
+	    cmocka_unit_test(test_flag_and_policy_json),
 	    cmocka_unit_test(test_rewrite_bearer),
 	    cmocka_unit_test(test_rewrite_basic),
 	    cmocka_unit_test(test_rewrite_fields_and_prefix),
