@@ -148,6 +148,13 @@ static void up_count(struct conn *c, size_t n, bool up)
 	c->last_ms = berth_now_ms();
 }
 
+static void wipe_free(const void *data, size_t len, void *arg)
+{
+	(void)arg;
+	explicit_bzero((void *)data, len);
+	free((void *)data);
+}
+
 /* The head rewritten for upstream, or NULL (answered). */
 static char *rewrite(struct conn *c, size_t *len)
 {
@@ -223,9 +230,13 @@ static void request_in(struct conn *c)
 	}
 	if ((out = rewrite(c, &len)) == NULL)
 		return;
-	bufferevent_write(c->up, out, len);
-	explicit_bzero(out, len);
-	free(out);
+	/* by reference, not copied: the head that holds the value is wiped
+	 * as soon as the TLS filter has encrypted it */
+	if (evbuffer_add_reference(bufferevent_get_output(c->up), out, len, wipe_free, NULL) < 0) {
+		wipe_free(out, len, NULL);
+		answer(c, 500, "out of memory");
+		return;
+	}
 	up_count(c, len, true);
 	berth_body_init(&m->body,
 			req->body == BERTH_HTTP_BODY_CHUNKED  ? BERTH_BODY_CHUNKED

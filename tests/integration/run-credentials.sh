@@ -100,6 +100,15 @@ run --credential "$BIND" -- sh -c "$CURL --proxy \"\$ALL_PROXY\" https://$WEB:$P
 eq "SOCKS5 and a client without the proxy: both authorized" "$RC:$OUT" "0:authorized bearer
 authorized bearer"
 
+# 1c. A request with a body: 3 MB of random bytes reach the server whole after the rewritten head.
+L0=$(mark "$BTH_CRED_LOG")
+run --credential "$BIND" -- sh -c "head -c 3000000 /dev/urandom >/tmp/body; sha256sum </tmp/body | cut -d' ' -f1
+	$CURL -X POST --data-binary @/tmp/body https://$WEB:$PORT/auth/$TAG-1c -H \"Authorization: Bearer \$TOK\""
+eq "POST through the terminated connection: authorized" "$RC:$(printf '%s\n' "$OUT" | tail -n 1)" "0:authorized bearer"
+eq "the server got the body whole (length and digest)" \
+	"$(since "$BTH_CRED_LOG" "$L0" | grep "^post /auth/$TAG-1c" | cut -d' ' -f3-)" \
+	"len=3000000 sha=$(printf '%s\n' "$OUT" | head -n 1)"
+
 # 2. Inside, the secret is nowhere: environment, every process's environ and
 #    command line, the writable places, the bundle; the host's state is not visible.
 run --credential "$BIND" -- sh -c "env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' <\$f; done 2>/dev/null

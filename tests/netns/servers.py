@@ -9,7 +9,8 @@ namespaces (python3 standard library only).
       --secret /auth...: 200 "authorized HOW" when the request carries the secret
       of FILE (HOW: bearer, x-api-key, basic as `user:SECRET`, header X-Berth-Token),
       else 401 "unauthorized sha=<SHA-256 of Authorization|x-api-key|X-Berth-Token>";
-      logged as "auth HOW PATH host=HOST sha=..." (never the values)
+      logged as "auth HOW PATH host=HOST sha=..." (never the values); POST reads its body
+      (Content-Length) and logs "post PATH len=N sha=<SHA-256 of the body>" first
   servers.py echo   --bind ADDR:PORT...
       TCP echo (asyncio: thousands of connections at once)
   servers.py record --bind ADDR:PORT... --log FILE
@@ -116,6 +117,16 @@ def run_http(a):
                 self.wfile.write(body)
                 return
             super().do_GET()
+
+        def do_POST(self):
+            # the body read whole (Content-Length), its length and digest logged: what a relay
+            # delivered; then /auth as for GET
+            n = int(self.headers.get("Content-Length", "0") or "0")
+            body = self.rfile.read(n) if n > 0 else b""
+            log.write("post %s len=%d sha=%s" % (self.path, len(body), hashlib.sha256(body).hexdigest()))
+            if self.path.startswith("/auth") and secret:
+                return self.auth()
+            self.send_error(404)
 
         def auth(self):
             got = self.headers.get("Authorization", "")
