@@ -2,6 +2,7 @@
 # Debian packages berth needs to build, test and demo.  Sourced by demo/run,
 # tests/run and .ci/run: as root, missing packages are installed; as a user,
 # the missing ones are named.
+# libssl-dev and libevent-dev (libevent_openssl): --credential's TLS termination (docs/credentials.md).
 BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libyaml-dev libjansson-dev
 	libssl-dev libsodium-dev libcmocka-dev libevent-dev libc-ares-dev libvterm-dev)
 BERTH_RUN_DEPS=(git python3 curl procps util-linux)

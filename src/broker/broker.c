@@ -225,6 +225,8 @@ void berth_bk_conn_free(struct conn *c)
 		bufferevent_free(c->up);
 	if (c->spliced)
 		berth_bk_splice_release(c);
+	if (c->mitm != NULL)
+		berth_bk_mitm_free(c);
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->http != NULL) {
@@ -436,6 +438,12 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 		b->bufmax = 16384;
 	b->on_decision = o->on_decision;
 	b->data = o->data;
+	b->creds = o->creds;
+	b->ncreds = o->n_creds;
+	b->ca = o->ca;
+	b->on_cred = o->on_credential;
+	if (berth_bk_mitm_init(b, err) < 0)
+		return NULL;
 	load_local_addrs(b);
 	if (o->n_patterns > 0) {
 		b->pats = calloc(o->n_patterns, sizeof(*b->pats));
@@ -573,6 +581,7 @@ void berth_broker_free(struct berth_broker *b)
 		free(b->refused[i]);
 	free(b->pats);
 	free(b->local);
+	berth_bk_mitm_fini(b);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../policy/credential.h"
 #include "../policy/hostpat.h"
 #include "../util/error.h"
 
@@ -118,6 +119,28 @@ struct berth_broker_decision {
 
 typedef void (*berth_broker_decision_fn)(const struct berth_broker_decision *d, void *data);
 
+/* One injected credential (docs/credentials.md) as the broker applies it:
+ * a CONNECT, SOCKS5 or transparent connection to @host:@port has its TLS
+ * terminated and each request's header rewritten (src/broker/cred.h). */
+struct berth_broker_cred {
+	const char *name; /* the binding's NAME, for the audit trail */
+	const char *host; /* lowercase DNS name */
+	unsigned port;
+	const char *prefix;
+	enum berth_cred_header header;
+	const char *field;
+	const char *placeholder;
+	const char *secret; /* locked memory of the caller's, valid while the broker lives */
+	size_t secret_len;
+};
+
+/* A connection that used credential @name for @host:@port @count times
+ * (requests whose header got the value), reported when it ends. */
+typedef void (*berth_broker_cred_fn)(const char *name, const char *host, unsigned port, uint64_t count,
+				     void *data);
+
+struct berth_tls_ca;
+
 struct berth_broker_opts {
 	const struct berth_host_pattern *patterns; /* copied by berth_broker_new() */
 	size_t n_patterns;
@@ -130,6 +153,12 @@ struct berth_broker_opts {
 	size_t buffer_max;                    /* 0: BERTH_BROKER_DEFAULT_BUFFER; at least 16 KiB */
 	berth_broker_decision_fn on_decision; /* may be NULL */
 	void *data;
+	/* Injected credentials: not copied (they must outlive the broker);
+	 * with any, @ca is the run's CA (tls.h), and @on_credential may be NULL. */
+	const struct berth_broker_cred *creds;
+	size_t n_creds;
+	struct berth_tls_ca *ca;
+	berth_broker_cred_fn on_credential;
 };
 
 struct berth_broker_stats {
@@ -144,7 +173,8 @@ struct berth_broker;
 /*
  * berth_broker_new - a broker with no listeners.
  * Fails (NULL, @err filled) when c-ares cannot be initialised, @o->dns_server
- * is not an address, or memory runs out.
+ * is not an address, the TLS contexts of @o->creds cannot be made (EIO), or
+ * memory runs out.
  */
 struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct berth_error *err);
 

@@ -102,6 +102,8 @@ struct conn {
 	bool spliced;
 	int fd[2];
 	struct sdir d[2];
+	/* a bound credential's host: TLS terminated (broker_mitm.c) */
+	struct mitm *mitm;
 };
 
 struct berth_broker {
@@ -140,6 +142,13 @@ struct berth_broker {
 	size_t refused_unlisted; /* refusals beyond the list (not told apart: any repeat counts) */
 	size_t nrefused;
 	size_t nrefused_lookups; /* of them, the resolver's: at most REFUSED_LOOKUPS_MAX */
+
+	/* injected credentials (broker_mitm.c); the TLS contexts with any */
+	const struct berth_broker_cred *creds;
+	size_t ncreds;
+	struct berth_tls_ca *ca;
+	berth_broker_cred_fn on_cred;
+	struct ssl_ctx_st *srv_ctx, *cli_ctx;
 };
 
 /* ---- broker.c */
@@ -187,6 +196,20 @@ void berth_bk_accept_error(struct evconnlistener *l, void *arg);
 void berth_bk_accept_retry(evutil_socket_t fd, short what, void *arg);
 /* Messages on a BERTH_BROKER_HANDOFF socket: each a connection begun. */
 void berth_bk_handoff_read(evutil_socket_t fd, short what, void *arg);
+
+/* ---- broker_mitm.c */
+
+/* Whether @c's destination is a bound credential's host and port. */
+bool berth_bk_mitm_wanted(const struct conn *c);
+/* Sends @reply in the clear, then terminates TLS on both sides and relays
+ * with the rewrite.  Returns -1 when the connection must end. */
+int berth_bk_mitm_start(struct conn *c, const void *reply, size_t len);
+/* Reports the connection's credential uses and frees its TLS state. */
+void berth_bk_mitm_free(struct conn *c);
+/* The TLS contexts for b->creds (broker_new).  Returns 0 or -1 with @err. */
+int berth_bk_mitm_init(struct berth_broker *b, struct berth_error *err);
+/* Frees them (broker_free). */
+void berth_bk_mitm_fini(struct berth_broker *b);
 
 /* ---- broker_resolver.c */
 

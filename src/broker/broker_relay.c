@@ -378,6 +378,8 @@ int berth_bk_established(struct conn *c)
 		rlen = n > 0 ? (size_t)n : 0;
 	}
 	berth_bk_timer_in(c, b->idle_ms);
+	if ((c->kind == BERTH_BROKER_SOCKS5 || c->connect) && berth_bk_mitm_wanted(c))
+		return berth_bk_mitm_start(c, buf, rlen);   /* a credential's host (docs/credentials.md) */
 	if (c->kind == BERTH_BROKER_SOCKS5 || c->connect) { /* a transparent one has c->connect, no reply */
 		int r = splice_start(c, NULL, 0, buf, rlen, false, 0);
 		if (r != 0)

@@ -922,6 +922,8 @@ static const char *phrase(int status)
 		return "Request Timeout";
 	case 414:
 		return "URI Too Long";
+	case 421: /* RFC 9110 15.5.20: a credential's tunnel asked for another host */
+		return "Misdirected Request";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 500:

@@ -330,7 +330,7 @@ int berth_http_format_forbidden(char *buf, size_t len, const char *rule);
  * berth_http_format_error - a reply with a text/plain body "berth: <reason>\n",
  * Content-Length and `Connection: close`.
  * @buf, @len: output, NUL-terminated; BERTH_HTTP_REPLY_MAX bytes always suffice
- * @status: 400, 403, 405, 408, 414, 431, 500, 501, 502, 503, 504 or 505 (405
+ * @status: 400, 403, 405, 408, 414, 421, 431, 500, 501, 502, 503, 504 or 505 (405
  *          adds the Allow field RFC 9110 15.5.6 requires, listing the methods
  *          berth forwards)
  * @reason: in words (sanitised and cut like @rule above); NULL for none

@@ -27,6 +27,7 @@
 #include "../util/crash.h"
 #include "../util/journal.h"
 #include "../util/rundir.h"
+#include "../supervisor/credentials.h"
 #include "../util/sha256.h"
 #include "cli.h"
 
@@ -47,6 +48,10 @@ static const char run_usage[] =
     "  --allow-host PATTERN reach PATTERN through the broker: host, *.domain, IP or [IPv6],\n"
     "                       optionally :PORT or :* (default ports 80 and 443); implies --network proxy\n"
     "  --dns SERVER         the broker's DNS server (ip[:port]; default: the host's resolver)\n"
+    "  --credential NAME=SOURCE@HOST[:PORT][/PREFIX][#HEADER]\n"
+    "                       the secret of SOURCE (env:VAR, file:/PATH, cmd:COMMAND) goes to HOST in\n"
+    "                       HEADER (bearer, x-api-key, basic, header:FIELD) by the broker; inside,\n"
+    "                       NAME holds a placeholder (widening; docs/credentials.md)\n"
     "  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
     "  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
     "  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
@@ -236,7 +241,15 @@ static int check_rules(struct berth_run_opts *o)
 	struct berth_error err = {0};
 	struct berth_rules *r = NULL;
 	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
+	const char *creds[BERTH_CRED_MAX];
 	int status = 0;
+
+	/* a --credential forwards a secret of the host's: `allow.credentials` governs it */
+	for (size_t i = 0; i < o->policy.n_credentials && i < BERTH_CRED_MAX; i++)
+		creds[i] = o->policy.credentials[i].name;
+	ctx.credentials = creds;
+	ctx.n_credentials =
+	    o->policy.n_credentials < BERTH_CRED_MAX ? o->policy.n_credentials : BERTH_CRED_MAX;
 
 	if (berth_rules_load_all(NULL, o->policy.workspace, &r, &err) < 0) {
 		cli_print_error(&err);
@@ -313,7 +326,7 @@ static const char fail_closed[] =
  * the command starts; then the run record (docs/attest.md).
  */
 static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, struct berth_runtime_opts *ro,
-	       const char *run_id)
+	       const char *run_id, const struct berth_cred_run *creds)
 {
 	struct berth_run r;
 	struct berth_error err = {0}, je = {0};
@@ -330,6 +343,7 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 	json_t *start_extra = json_pack("{s:s?, s:s}", "workspace", o->policy.workspace, "cwd",
 					getcwd(cwd, sizeof cwd) ? cwd : "?");
 	struct berth_run_spec spec = {.policy = &o->policy,
+				      .creds = creds,
 				      .actor = actor,
 				      .audit = true,
 				      .start_extra = start_extra,
@@ -519,7 +533,17 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.n_evidence > 0)
 		berth_test_pause("BERTH_TEST_PAUSE_BEFORE_EVIDENCE");
-	status = run(&o, rt, &ro, run_id);
+	/* --credential: secrets read (after the confirmation: a cmd: source
+	 * runs a command), placeholders and the run's CA in the policy */
+	struct berth_cred_run *creds = NULL;
+	if (berth_cred_prepare(&o.policy, run_id, &creds, &err) < 0) {
+		cli_print_error(&err);
+		berth_journal_done(&journal);
+		berth_run_opts_free(&o);
+		return err.status ? err.status : 125;
+	}
+	status = run(&o, rt, &ro, run_id, creds);
+	berth_cred_run_free(creds);
 	/* The run cleaned up after itself and its run.stop is written. */
 	berth_journal_done(&journal);
 	{

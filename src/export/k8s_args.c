@@ -43,6 +43,9 @@ static const struct {
      "triage files with `berth run --forensic --evidence PATH -- COMMAND` on this machine"},
     {"--dns", "has no annotation: berth's runtime on the node is not told which DNS server its broker uses",
      "drop --dns: the broker in the Pod resolves through the Pod's DNS"},
+    {"--credential", "has no annotation: the secret is berth's to inject on this machine, not the node's",
+     "give the Pod the secret from a Secret (env valueFrom.secretKeyRef), or run `berth run --credential` "
+     "here"},
     {"--unprotect", "has no annotation: berth's runtime on the node keeps the workspace guard on",
      "drop --unprotect"},
     {"--allow-degraded",
@@ -437,6 +440,8 @@ static int check_policy(const struct berth_k8s_req *r, struct berth_error *err)
 	}
 	if (p->dns != NULL)
 		return refuse("--dns", from, err);
+	if (p->n_credentials > 0) /* the injection is berth's broker's (docs/credentials.md) */
+		return refuse("--credential", from, err);
 	if (p->n_unprotect > 0)
 		return refuse("--unprotect", from, err);
 	if (p->allow_degraded)

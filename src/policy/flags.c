@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "credential.h"
 #include "hostpat.h"
 #include "../util/text.h"
 #include "../util/cleanup.h"
@@ -53,6 +54,7 @@ enum {
 	OPT_RUNTIME,
 	OPT_REVIEW,
 	OPT_REVIEW_SIZE,
+	OPT_CREDENTIAL,
 };
 
 static const struct option run_options[] = {
@@ -66,6 +68,7 @@ static const struct option run_options[] = {
     {"network", required_argument, NULL, OPT_NETWORK},
     {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
     {"dns", required_argument, NULL, OPT_DNS},
+    {"credential", required_argument, NULL, OPT_CREDENTIAL},
     {"env", required_argument, NULL, OPT_ENV},
     {"env-file", required_argument, NULL, OPT_ENV_FILE},
     {"evidence", required_argument, NULL, OPT_EVIDENCE},
@@ -299,6 +302,9 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_ALLOW_HOST:
 		o->network_given = true;
 		return berth_fl_add_allow_host(p, arg, err);
+	case OPT_CREDENTIAL:
+		o->network_given = true;
+		return berth_fl_add_credential(o, arg, err);
 	case OPT_DNS: {
 		/* checked here, not first when the broker starts: --dry-run showed
 		 * any text, and a run had written its audit records by then */
@@ -426,6 +432,18 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 		return 0;
 	if (o->forensic && apply_forensic(o, err) < 0)
 		return -1;
+	/* a --credential's placeholder is its variable inside: no --env of that name */
+	for (size_t i = 0; i < o->policy.n_credentials; i++)
+		for (size_t k = 0; k < o->policy.n_env; k++)
+			if (strcmp(o->policy.credentials[i].name, o->policy.env[k].name) == 0) {
+				berth_usage_err(err,
+						"--credential %s and --env %s: the variable would hold both",
+						o->policy.env[k].name, o->policy.env[k].name);
+				return berth_err_hint(err,
+						      "drop the --env: inside, %s holds the credential's "
+						      "placeholder",
+						      o->policy.env[k].name);
+			}
 	/* --allow-host implies --network proxy; with --network host it means nothing. */
 	if (o->policy.n_allow_hosts > 0 || o->policy.dns != NULL) {
 		if (o->policy.network == BERTH_NET_HOST) {

@@ -108,9 +108,10 @@ void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o)
 			   strchr(argv[i], '=') == NULL) {
 			/* an option with a separate value: skip the value */
 			static const char *const with_value[] = {
-			    "--workspace", "--tmp-size", "--memory",     "--cpus", "--pids",     "--nofile",
-			    "--timeout",   "--network",  "--allow-host", "--dns",  "--env-file", "--evidence",
-			    "--ro",        "--rw",       "--unprotect",  NULL};
+			    "--workspace",  "--tmp-size", "--memory",  "--cpus",       "--pids",
+			    "--nofile",     "--timeout",  "--network", "--allow-host", "--dns",
+			    "--env-file",   "--evidence", "--ro",      "--rw",         "--unprotect",
+			    "--credential", NULL};
 			for (size_t k = 0; with_value[k] != NULL; k++)
 				if (strcmp(argv[i], with_value[k]) == 0) {
 					i++;

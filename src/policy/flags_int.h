@@ -45,6 +45,15 @@ int berth_fl_strv_add(char ***v, size_t *n, const char *s, bool unique, struct b
 int berth_fl_add_allow_host(struct berth_policy *p, const char *arg, struct berth_error *err);
 
 /*
+ * berth_fl_add_credential - --credential @arg (credential.h) into @o's
+ * policy, its HOST:PORT declared as by --allow-host, and its widening line.
+ * Returns 0, or -1 with @err: a usage error (status 2) naming the binding
+ * and the fix (a bad binding, a NAME given twice, more than
+ * BERTH_CRED_MAX), or ENOMEM.
+ */
+int berth_fl_add_credential(struct berth_run_opts *o, const char *arg, struct berth_error *err);
+
+/*
  * berth_fl_load_preset - add the allow-host patterns of the network preset
  * @name (flags_net.c says where it is looked for) to @p.  Returns 0, or -1
  * with @err: a usage error (status 2) for a preset that is missing, not a

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "credential.h"
 #include "hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/text.h"
@@ -161,5 +162,50 @@ int berth_fl_load_preset(struct berth_policy *p, const char *name, struct berth_
 			break;
 		s = nl + 1;
 	}
+	return 0;
+}
+
+int berth_fl_add_credential(struct berth_run_opts *o, const char *arg, struct berth_error *err)
+{
+	struct berth_policy *p = &o->policy;
+	struct berth_credential c, *v;
+	char reason[512], hp[BERTH_HOST_NAME_MAX + 8];
+	int r = berth_credential_parse(arg, &c, reason, sizeof reason);
+
+	if (r == -2)
+		return berth_err(err, ENOMEM, "out of memory");
+	if (r < 0) {
+		berth_usage_err(err, "invalid --credential: %s", reason);
+		return berth_err_hint(err, "e.g. --credential GH_TOKEN=env:GH_TOKEN@api.github.com#bearer "
+					   "(docs/credentials.md)");
+	}
+	for (size_t i = 0; i < p->n_credentials; i++)
+		if (strcmp(p->credentials[i].name, c.name) == 0) {
+			berth_usage_err(err, "--credential `%s` is given twice", c.name);
+			berth_credential_clear(&c);
+			return berth_err_hint(err,
+					      "bind each name once: the name is the variable inside that "
+					      "holds the placeholder");
+		}
+	if (p->n_credentials >= BERTH_CRED_MAX) {
+		berth_credential_clear(&c);
+		return berth_usage_err(err, "more than %d --credential bindings", BERTH_CRED_MAX);
+	}
+	if ((v = realloc(p->credentials, (p->n_credentials + 1) * sizeof *v)) == NULL) {
+		berth_credential_clear(&c);
+		return berth_err(err, ENOMEM, "out of memory");
+	}
+	p->credentials = v;
+	p->credentials[p->n_credentials++] = c;
+	snprintf(hp, sizeof hp, "%s:%u", c.host, c.port);
+	if (berth_fl_add_allow_host(p, hp, err) < 0)
+		return -1;
+	if (berth_fl_add_widening(o,
+				  "--credential %s: the secret from %s `%s` is sent to https://%s:%u%s in %s "
+				  "(the sandbox sees a placeholder)",
+				  c.name, berth_cred_source_name(c.source), c.source_arg, c.host, c.port,
+				  c.prefix,
+				  c.header == BERTH_CRED_BEARER ? "Authorization: Bearer" : c.field) < 0)
+		return berth_err(err, ENOMEM, "out of memory");
 	return 0;
 }

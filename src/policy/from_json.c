@@ -15,6 +15,7 @@
  * are recovered from behind the trust names.
  */
 #include "policy.h"
+#include "credential.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -513,11 +514,41 @@ static int read_limits(const json_t *top, struct berth_policy *p, struct berth_e
 	return 0;
 }
 
+/* network.credentials: the bindings' canonical texts (credential.h). */
+static int read_credentials(const json_t *n, struct berth_policy *p, struct berth_error *err)
+{
+	char **v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+
+	if (json_object_get(n, "credentials") == NULL)
+		return 0;
+	if (get_strv(n, "network", "credentials", &v, &nv, err) < 0)
+		return -1;
+	if (nv == 0 || nv > BERTH_CRED_MAX || (p->credentials = calloc(nv, sizeof *p->credentials)) == NULL)
+		rc = nv == 0 || nv > BERTH_CRED_MAX
+			 ? bad(err, "network.credentials", "holds 1 to 16 bindings")
+			 : berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < nv; i++) {
+		char why[512];
+		int r = berth_credential_parse(v[i], &p->credentials[i], why, sizeof why);
+		if (r < 0)
+			rc = r == -2 ? berth_err(err, ENOMEM, "out of memory")
+				     : bad(err, "network.credentials", "holds a binding that is not one");
+		else
+			p->n_credentials++;
+	}
+	for (size_t i = 0; i < nv; i++)
+		free(v[i]);
+	free(v);
+	return rc;
+}
+
 /* network: the mode, and in proxy mode only the broker's allow-hosts and
  * DNS server. */
 static int read_network(const json_t *top, struct berth_policy *p, struct berth_error *err)
 {
-	static const char *const keys[] = {"mode", "allow_hosts", "dns", NULL};
+	static const char *const keys[] = {"mode", "allow_hosts", "dns", "credentials", NULL};
 	json_t *n = member(top, "", "network", JSON_OBJECT, err);
 	cleanup_free char *mode = NULL;
 
@@ -543,7 +574,7 @@ static int read_network(const json_t *top, struct berth_policy *p, struct berth_
 		return -1;
 	if (json_object_get(n, "dns") != NULL && get_str(n, "network", "dns", false, &p->dns, err) < 0)
 		return -1;
-	return 0;
+	return read_credentials(n, p, err);
 }
 
 /* env: each variable's name and origin; its value is the caller's to set

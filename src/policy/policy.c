@@ -12,6 +12,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/sha256.h"
+#include "credential.h"
 #include "sysdirs.h"
 #include "trust.h"
 
@@ -109,6 +110,9 @@ void berth_policy_free(struct berth_policy *p)
 	}
 	free(p->mounts);
 	free_strv(p->allow_hosts, p->n_allow_hosts);
+	for (size_t i = 0; i < p->n_credentials; i++)
+		berth_credential_clear(&p->credentials[i]);
+	free(p->credentials);
 	free(p->dns);
 	free(p->evidence_dir);
 	free(p->app_name);
@@ -315,6 +319,21 @@ static json_t *policy_json(const struct berth_policy *p)
 		if (json_object_set_new(net, "allow_hosts", strv_json(p->allow_hosts, p->n_allow_hosts)) <
 			0 ||
 		    (p->dns != NULL && json_object_set_new(net, "dns", json_string(p->dns)) < 0)) {
+			json_decref(j);
+			return NULL;
+		}
+		/* only with --credential: other policies keep their form and digest */
+		json_t *cv = p->n_credentials > 0 ? json_array() : NULL;
+		for (size_t i = 0; cv != NULL && i < p->n_credentials; i++) {
+			char text[BERTH_CRED_TEXT_MAX];
+			if (berth_credential_format(&p->credentials[i], text, sizeof text) < 0 ||
+			    json_array_append_new(cv, json_string(text)) < 0) {
+				json_decref(cv);
+				cv = NULL;
+				break;
+			}
+		}
+		if (p->n_credentials > 0 && (cv == NULL || json_object_set_new(net, "credentials", cv) < 0)) {
 			json_decref(j);
 			return NULL;
 		}

@@ -156,6 +156,8 @@ struct berth_container {
 	char *utsns;
 };
 
+struct berth_credential;
+
 struct berth_policy {
 	/* Filesystem */
 	char *workspace;            /* physical host path of the workspace */
@@ -182,6 +184,10 @@ struct berth_policy {
 	char **allow_hosts; /* BERTH_NET_PROXY: canonical allow-host patterns (docs/egress.md) */
 	size_t n_allow_hosts;
 	char *dns; /* BERTH_NET_PROXY: the broker's DNS server ("ip[:port]"), or NULL: the host's */
+	/* BERTH_NET_PROXY: injected credentials (--credential, credential.h;
+	 * docs/credentials.md): bindings only, never a secret's value */
+	struct berth_credential *credentials;
+	size_t n_credentials;
 
 	/* Environment */
 	struct berth_env *env;

@@ -651,6 +651,12 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		review_refused("--review", err);
 		goto out;
 	}
+	/* Injected credentials are read by cmd_run only (docs/credentials.md): refused, not ignored. */
+	if (r->run.policy.n_credentials > 0) {
+		berth_usage_err(err, "spawn: --credential is a `berth run` option only, for now");
+		berth_err_hint(err, "run the agent with `berth run --credential ...` (docs/credentials.md)");
+		goto out;
+	}
 	/* A session copies no evidence (that is cmd_run's): refused, not ignored. */
 	if (r->run.n_evidence > 0 || r->run.forensic) {
 		berth_usage_err(err, "spawn: %s is a `berth run` option only: a session copies no evidence",

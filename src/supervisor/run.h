@@ -56,8 +56,12 @@ enum berth_run_secrets {
 
 typedef void (*berth_run_notice_fn)(void *arg, const char *line);
 
+struct berth_cred_run;
+
 struct berth_run_spec {
-	const struct berth_policy *policy;       /* must outlive the run */
+	const struct berth_policy *policy; /* must outlive the run */
+	/* injected credentials for the broker (credentials.h); NULL: none; must outlive the run */
+	const struct berth_cred_run *creds;
 	const struct berth_runtime_ops *runtime; /* NULL: berth_runtime_default() */
 	const char *actor;                       /* run.start, policy, run.stop (copied); NULL: "berth" */
 	bool

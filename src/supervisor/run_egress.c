@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "credentials.h"
 #include "run.h"
 
 static void notice_line(const struct berth_run *r, const char *line)
@@ -39,6 +40,23 @@ static void on_decision(const struct berth_broker_decision *d, void *arg)
 		json_object_update(payload, r->spec.net_extra);
 	berth_audit_queue_push_as(q, "broker", "net.decision", payload, d->outcome == BERTH_BROKER_REFUSED,
 				  &err);
+}
+
+/* A connection that injected a credential: a `credential.used` record
+ * (its name, host, port and count; never its value).  On the broker's thread. */
+static void on_credential(const char *name, const char *host, unsigned port, uint64_t count, void *arg)
+{
+	struct berth_run *r = arg;
+	struct berth_audit_queue *q;
+	struct berth_error err = {0};
+	json_t *payload;
+
+	if (!r->spec.audit || (q = berth_run_queue(r)) == NULL)
+		return;
+	payload = json_pack("{s:s, s:s, s:i, s:I}", "name", name, "host", host, "port", (int)port, "count",
+			    (json_int_t)count);
+	if (payload != NULL)
+		berth_audit_queue_push_as(q, "broker", "credential.used", payload, false, &err);
 }
 
 static void *broker_main(void *arg)
@@ -111,6 +129,13 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
 	struct berth_broker_opts bo = {.dns_server = p->dns, .on_decision = on_decision, .data = r};
 
+	/* a policy with credentials needs them read (berth run does; a run
+	 * without them would hand the sandbox an unset variable, fail closed) */
+	if (p->n_credentials > 0 && r->spec.creds == NULL) {
+		close_listeners(l);
+		berth_usage_err(err, "--credential is only for `berth run`");
+		return berth_err_hint(err, "bind the credential in a `berth run` (docs/credentials.md)");
+	}
 	/* berth_policy_validate() refused these before anything was recorded;
 	 * checked again since an unchecked count would overrun @pats */
 	if (p->n_allow_hosts > BERTH_ARRAY_SIZE(pats)) {
@@ -127,6 +152,12 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	}
 	bo.patterns = pats;
 	bo.n_patterns = p->n_allow_hosts;
+	if (r->spec.creds != NULL) {
+		bo.creds = r->spec.creds->creds;
+		bo.n_creds = r->spec.creds->n;
+		bo.ca = r->spec.creds->ca;
+		bo.on_credential = on_credential;
+	}
 	r->broker = berth_broker_new(&bo, err);
 	if (r->broker == NULL) {
 		close_listeners(l);

@@ -99,6 +99,10 @@ make_certs() {
 		-extfile "$d/server.ext" -out "$d/server.pem" 2>/dev/null || return 1
 	chmod 644 "$d/ca.pem"
 	chmod 600 "$d/ca.key" "$d/server.key"
+	# the secret the HTTPS server's /auth requires (docs/credentials.md, "Tests"): readable by the
+	# tests' users on the host, never in a sandbox's view (/run is not)
+	openssl rand -hex 24 | sed 's/^/s3cr3t-/' >"$d/cred-secret" || return 1
+	chmod 644 "$d/cred-secret"
 }
 
 make_www() {
@@ -148,13 +152,18 @@ up() {
 	link $NS_PRIV $L_PRIV $L_PRIV_NS $PNET4.1 ${PNET6}:1 $PRIV4 $PRIV6 || die "cannot create $NS_PRIV"
 	make_certs || die "openssl failed"
 	make_www || die "cannot make the git repository"
-	: >"$DIR/log/http.log"; : >"$DIR/log/record.log"; : >"$DIR/log/rebind.log"
+	: >"$DIR/log/http.log"; : >"$DIR/log/record.log"; : >"$DIR/log/rebind.log"; : >"$DIR/log/cred.log"
 	chmod 644 "$DIR"/log/*.log
 
 	start http $NS_PUB "$PY" "$HERE/servers.py" http --root "$DIR/www" --log "$DIR/log/http.log" \
 		--bind "$WEB4:80" --bind "[$WEB6]:80" --bind "$WEB4:8080"
 	start https $NS_PUB "$PY" "$HERE/servers.py" http --root "$DIR/www" --log "$DIR/log/http.log" \
 		--tls "$DIR/server.pem" "$DIR/server.key" --bind "$WEB4:443" --bind "[$WEB6]:443"
+	# injected credentials (tests/integration/run-credentials.sh): /auth requires the secret;
+	# web.$ZONE:8443 is the bound host, other.$ZONE:8443 another one
+	start cred $NS_PUB "$PY" "$HERE/servers.py" http --root "$DIR/www" --log "$DIR/log/cred.log" \
+		--tls "$DIR/server.pem" "$DIR/server.key" --secret "$DIR/cred-secret" \
+		--bind "$WEB4:8443" --bind "$OTHER4:8443"
 	# the echo server holds a socket per tunnel: the 1000-tunnel test needs more than 1024
 	start echo $NS_PUB bash -c 'ulimit -n 16384 && exec "$@"' - "$PY" "$HERE/servers.py" echo \
 		--bind "$WEB4:7" --bind "[$WEB6]:7"
@@ -206,6 +215,8 @@ BTH_HTTP_LOG=$DIR/log/http.log
 BTH_RECORD_LOG=$DIR/log/record.log
 BTH_DNS_LOG=$DIR/log/dnsmasq.log
 BTH_REBIND_LOG=$DIR/log/rebind.log
+BTH_CRED_SECRET=$DIR/cred-secret
+BTH_CRED_LOG=$DIR/log/cred.log
 EOF
 	chmod 644 "$DIR/env.tmp" && mv "$DIR/env.tmp" "$DIR/env" || exit 1
 	status || die "the hosts do not answer: $(status 2>&1)"

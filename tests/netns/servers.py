@@ -3,9 +3,14 @@
 """The test hosts' servers, run by tests/netns/hosts.sh inside its network
 namespaces (python3 standard library only).
 
-  servers.py http   --bind ADDR:PORT... --root DIR [--tls CERT KEY] --log FILE
+  servers.py http   --bind ADDR:PORT... --root DIR [--tls CERT KEY] [--secret FILE] --log FILE
       static files from DIR (a dumb-HTTP git repository among them), plus
-      /whoami: "host=<Host header> server=<address>:<port> path=<path>",
+      /whoami: "host=<Host header> server=<address>:<port> path=<path>", and with
+      --secret /auth...: 200 "authorized HOW" when the request carries the secret
+      of FILE (HOW: bearer, x-api-key, basic as `user:SECRET`, header X-Berth-Token),
+      else 401 "unauthorized sha=<SHA-256 of Authorization|x-api-key|X-Berth-Token>";
+      logged as "auth HOW PATH host=HOST sha=..." (never the values); POST reads its body
+      (Content-Length) and logs "post PATH len=N sha=<SHA-256 of the body>" first;
       /bytes/N: N bytes of pattern_bytes() (made on the fly)
   servers.py echo   --bind ADDR:PORT...
       TCP echo (asyncio: thousands of connections at once)
@@ -23,6 +28,7 @@ ADDR is an IPv4 address or an IPv6 one in brackets.  Each server prints
 """
 import argparse
 import asyncio
+import base64
 import hashlib
 import http.server
 import socket
@@ -99,6 +105,7 @@ def pattern_bytes(n):
 def run_http(a):
     log = Log(a.log)
     root = a.root
+    secret = open(a.secret).read().strip() if a.secret else ""
 
     class H(http.server.SimpleHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
@@ -109,6 +116,8 @@ def run_http(a):
         def do_GET(self):
             log.write("%s %s %s host=%s" % (self.server.server_address[0], self.command, self.path,
                                             self.headers.get("Host", "")))
+            if self.path.startswith("/auth") and secret:
+                return self.auth()
             if self.path.startswith("/bytes/"):
                 # /bytes/N: N bytes of pattern_bytes() (a large download's
                 # source, made on the fly: nothing of that size is stored)
@@ -134,6 +143,44 @@ def run_http(a):
                 self.wfile.write(body)
                 return
             super().do_GET()
+
+        def do_POST(self):
+            # the body read whole (Content-Length), its length and digest logged: what a relay
+            # delivered; then /auth as for GET
+            n = int(self.headers.get("Content-Length", "0") or "0")
+            body = self.rfile.read(n) if n > 0 else b""
+            log.write("post %s len=%d sha=%s" % (self.path, len(body), hashlib.sha256(body).hexdigest()))
+            if self.path.startswith("/auth") and secret:
+                return self.auth()
+            self.send_error(404)
+
+        def auth(self):
+            got = self.headers.get("Authorization", "")
+            key = self.headers.get("x-api-key", "")
+            tok = self.headers.get("X-Berth-Token", "")
+            how = "none"
+            basic = ""
+            if got.startswith("Basic "):
+                try:
+                    basic = base64.b64decode(got[6:], validate=True).decode("latin-1")
+                except ValueError:
+                    basic = ""
+            if got == "Bearer " + secret:
+                how = "bearer"
+            elif key == secret:
+                how = "x-api-key"
+            elif tok == secret:
+                how = "header"
+            elif basic.endswith(":" + secret):
+                how = "basic"
+            sha = hashlib.sha256(("%s|%s|%s" % (got, key, tok)).encode()).hexdigest()
+            log.write("auth %s %s host=%s sha=%s" % (how, self.path, self.headers.get("Host", ""), sha))
+            body = ("authorized %s\n" % how if how != "none" else "unauthorized sha=%s\n" % sha).encode()
+            self.send_response(200 if how != "none" else 401)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, *args):
             pass
@@ -245,6 +292,7 @@ def main():
     p.add_argument("--bind", action="append", required=True)
     p.add_argument("--root")
     p.add_argument("--tls", nargs=2)
+    p.add_argument("--secret")
     p.add_argument("--log")
     p.add_argument("--zone")
     p.add_argument("--first")
