@@ -66,6 +66,10 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 			      "the app's `network:host` capabilities need the egress broker: serve it with "
 			      "`--runtime namespace`",
 			      err);
+	/* the broker's TLS termination for --credential is untested through
+	 * the guest (its CA bundle is a bind of the host's run directory) */
+	if (p->n_credentials > 0)
+		return refuse("inject credentials (`--credential`)", "use `--runtime namespace`", err);
 	/* --network proxy is carried: the guest relays each connection and
 	 * DNS query to the host's egress broker, which decides (relay.c) */
 	if (p->network == BERTH_NET_HOST)

@@ -30,6 +30,7 @@
 
 #include "runtime/runtime.h"
 #include "util/sha256.h"
+#include "policy/credential.h"
 #include "vm/vm_int.h"
 
 enum guest_mode {
@@ -702,6 +703,14 @@ static void test_check_refusals(void **state)
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
 	assert_null(strstr(err.msg, "network"));
+	struct berth_credential cred = {0};
+	p.credentials = &cred;
+	p.n_credentials = 1;
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot inject credentials (`--credential`) yet");
+	p.credentials = NULL;
+	p.n_credentials = 0;
 	p.network = BERTH_NET_HOST;
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
 	assert_string_equal(err.msg, "the vm runtime cannot give `--network host` yet");
