@@ -35,11 +35,21 @@
 #include "accel.h"
 #include "vm_int.h"
 
-/* The guest's RAM at most (the policy's --memory is enforced inside by the
- * guest's cgroups; the VM itself needs only what the command can use, and
- * a default of 8G of TCG guest RAM is not sane on a small host). */
-#define VM_MEM_MAX (1ULL << 30)
-#define VM_MEM_MIN (256ULL << 20)
+/*
+ * The guest's RAM (docs/vm.md, "Memory"): the command's budget plus
+ * VM_MEM_OVERHEAD for the guest's kernel and berth's own guest processes
+ * (more than the guest keeps for them, src/vm/guest/guest.h,
+ * GUEST_MEM_RESERVE).  The budget is an explicit --memory; the default one
+ * (8 GiB, which as TCG guest RAM is not sane on a small host) only as far
+ * as the tmpfs (/tmp) and VM_MEM_SLACK of other memory need, at least
+ * VM_MEM_FLOOR; never over VM_MEM_CAP nor half the host's RAM.  Inside, the guest holds the command to its budget (a cgroup), so
+ * that a /tmp or a command over it is ENOSPC or an OOM kill of the
+ * command, never a guest out of memory.
+ */
+#define VM_MEM_FLOOR (1ULL << 30)
+#define VM_MEM_SLACK (512ULL << 20)
+#define VM_MEM_CAP (16ULL << 30)
+#define VM_MEM_OVERHEAD (256ULL << 20)
 #define VM_BOOT_TIMEOUT_MS 60000
 
 const char *berth_vm_qemu_path(void);
@@ -54,8 +64,87 @@ static int refuse(const char *what, const char *hint, struct berth_error *err)
 	return berth_err_hint(err, "%s", hint);
 }
 
+/*
+ * The networks of the egress broker that the user asked for by another
+ * flag than `--network proxy`: the refusal names that flag (and its fix),
+ * not `--network proxy` in general.  @o's network_mode says how it was
+ * asked (NULL: from the policy alone).
+ */
+static int refuse_net_flags(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			    struct berth_error *err)
+{
+	const char *mode = o != NULL ? o->network_mode : NULL;
+
+	if (p->network != BERTH_NET_PROXY)
+		return 0;
+	if (mode != NULL && strcmp(mode, "api-only") == 0 && p->forensic)
+		return refuse("give `--forensic`'s network, `--network api-only` (through the egress broker)",
+			      "add `--network none` to --forensic, or use `--runtime namespace`", err);
+	if (mode != NULL && strcmp(mode, "api-only") == 0)
+		return refuse("give `--network api-only` (through the egress broker)",
+			      "use `--network none` (the vm runtime's default), or `--runtime namespace`",
+			      err);
+	if (p->dns != NULL)
+		return refuse(
+		    "give `--dns` (the egress broker's DNS server)",
+		    "drop `--dns` and the --allow-host (the vm runtime gives `--network none`), or use "
+		    "`--runtime namespace`",
+		    err);
+	return 0;
+}
+
+/*
+ * POLICY and START each cross the channel as one frame of at most
+ * BERTH_VM_PAYLOAD_MAX bytes (src/vm/proto.h): a policy over it would
+ * boot the VM and fail after, so it is refused here, --dry-run alike.
+ * START's size is that of this run's but for its run id, window size and
+ * digest, which are taken at their longest.
+ */
+static int check_payloads(const struct berth_policy *p, struct berth_error *err)
+{
+	cleanup_free char *json = berth_policy_to_json(p, false, err);
+	cleanup_free char *start = NULL;
+	cleanup_free struct vm_rt *vm = calloc(1, sizeof *vm);
+	char digest[65];
+	size_t n;
+
+	if (json == NULL || vm == NULL)
+		return vm == NULL ? berth_err(err, ENOMEM, "out of memory") : -1;
+	if ((n = strlen(json)) > BERTH_VM_PAYLOAD_MAX) {
+		berth_usage_err(err,
+				"the policy is %zu bytes as JSON, over the %d bytes the vm runtime's channel "
+				"carries (its POLICY frame)",
+				n, BERTH_VM_PAYLOAD_MAX);
+		return berth_err_hint(err, "give fewer or shorter --ro, --rw, --env and --allow-host, or use "
+					   "`--runtime namespace`");
+	}
+	vm->p = p;
+	memset(vm->run_id, 'f', 16);
+	memset(digest, 'f', 64);
+	digest[64] = '\0';
+	vm->uid = vm->gid = UINT32_MAX;
+	vm->rows = vm->cols = USHRT_MAX;
+	if ((start = berth_vm_start_json(vm, digest, err)) == NULL)
+		return -1;
+	if ((n = strlen(start)) > BERTH_VM_PAYLOAD_MAX) {
+		size_t values = 0;
+		for (size_t i = 0; i < p->n_env; i++)
+			values += p->env[i].value != NULL ? strlen(p->env[i].value) : 0;
+		berth_usage_err(
+		    err,
+		    "the run's START is %zu bytes (%zu of them the --env values), over the %d bytes "
+		    "the vm runtime's channel carries (its START frame)",
+		    n, values, BERTH_VM_PAYLOAD_MAX);
+		return berth_err_hint(err,
+				      "pass large values in a file in the workspace instead of --env, or "
+				      "use `--runtime namespace`");
+	}
+	return 0;
+}
+
 /* Everything check() refuses; @g receives the verified guest. */
-static int check_all(const struct berth_policy *p, struct vm_guest *g, struct berth_error *err)
+static int check_all(const struct berth_policy *p, const struct berth_runtime_opts *o, struct vm_guest *g,
+		     struct berth_error *err)
 {
 	/* what the first version does not carry: refused, never given by
 	 * another runtime in its place */
@@ -66,6 +155,8 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 			      "the app's `network:host` capabilities need the egress broker: serve it with "
 			      "`--runtime namespace`",
 			      err);
+	if (refuse_net_flags(p, o, err) < 0)
+		return -1;
 	if (p->network == BERTH_NET_PROXY)
 		return refuse(
 		    "give `--network proxy`",
@@ -89,6 +180,8 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 		    "the vm runtime needs virtiofsd (`/usr/lib/qemu/virtiofsd`, or `virtiofsd` in PATH)");
 		return berth_err_hint(err, "install it (Debian 12: apt-get install qemu-system-common)");
 	}
+	if (check_payloads(p, err) < 0)
+		return -1;
 	return berth_vm_guest_find(g, err);
 }
 
@@ -111,10 +204,24 @@ static int vm_check(const struct berth_policy *p, const struct berth_runtime_opt
 
 	if (check_opts(o, err) < 0)
 		return -1;
-	return check_all(p, &g, err);
+	return check_all(p, o, &g, err);
 }
 
 /* ---------------------------------------------------------- start */
+
+uint64_t berth_vm_mem_budget(const struct berth_policy *p)
+{
+	uint64_t want = p->tmp_size + VM_MEM_SLACK, cap = VM_MEM_CAP;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	if (pages > 0 && psz > 0 && (uint64_t)pages * (uint64_t)psz / 2 < cap)
+		cap = (uint64_t)pages * (uint64_t)psz / 2;
+	if (want < VM_MEM_FLOOR)
+		want = VM_MEM_FLOOR;
+	if (p->memory_set || want > cap) /* an explicit --memory is the budget, up to the cap */
+		want = cap;
+	return p->memory < want ? p->memory : want;
+}
 
 static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct berth_runtime_opts *o)
 {
@@ -130,9 +237,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
 	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
 	vm->accel = "tcg";
-	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
-	if (vm->mem_bytes < VM_MEM_MIN)
-		vm->mem_bytes = VM_MEM_MIN;
+	vm->mem_bytes = berth_vm_mem_budget(p) + VM_MEM_OVERHEAD;
 	vm->boot_timeout_ms = VM_BOOT_TIMEOUT_MS;
 	{
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -368,7 +473,7 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	vm_init(vm, p, o);
 	vm->sfd = sfd;
 	berth_vm_reader_init(vm->rd);
-	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
+	if (check_opts(o, err) < 0 || check_all(p, o, &g, err) < 0 || /* 1 */
 	    keep_guest(vm, &g) < 0 || set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 ||
 	    make_run_dir(vm, err) < 0 || berth_vm_janitor_start(vm, err) < 0 || /* 2: the janitor knows DIR */
 	    berth_vm_start_virtiofsd(vm, err) < 0 ||                            /* 3 */
@@ -380,8 +485,8 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	close(sp[1]);
 	sp[1] = -1;
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
-	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
-	 * capped below the policy's --memory (docs/vm.md) */
+	/* what the guest runs on, said: TCG is slow, and the guest's RAM may
+	 * be less than the policy's --memory (docs/vm.md, "Memory") */
 	if (!o->quiet)
 		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs%s%s%s\n", vm->accel,
 			(unsigned long long)(vm->mem_bytes >> 20), vm->smp,

@@ -166,6 +166,12 @@ void berth_vm_data_out(struct vm_rt *vm, uint16_t chan, const unsigned char *p, 
  * @err when the guest ended without EXIT. */
 int berth_vm_status(const struct vm_rt *vm, int *status, struct berth_error *err);
 
+/* runtime_vm.c: what the command of @p may use in the guest, in bytes
+ * (docs/vm.md, "Memory"): an explicit --memory; the default one at most
+ * max(1 GiB, --tmp-size + 512 MiB); never over 16 GiB nor half the host's
+ * RAM.  The guest's RAM is that plus 256 MiB. */
+uint64_t berth_vm_mem_budget(const struct berth_policy *p);
+
 /* runtime_vm.c: kill qemu and virtiofsd (SIGKILL) and reap them. */
 void berth_vm_kill_all(struct vm_rt *vm);
 

@@ -728,6 +728,107 @@ static void test_check_refusals(void **state)
 	berth_policy_free(&p);
 }
 
+/* The networks asked for by another flag than `--network proxy`: the
+ * refusal names that flag. */
+static void test_check_net_flags(void **state)
+{
+	struct berth_policy p;
+	struct berth_error err = {0};
+	struct berth_runtime_opts o = {.network_mode = "api-only"};
+
+	(void)state;
+	berth_policy_init(&p);
+	p.network = BERTH_NET_PROXY;
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the vm runtime cannot give `--network api-only` (through the egress "
+				     "broker) yet");
+	assert_non_null(strstr(err.hint, "--network none"));
+	p.forensic = true;
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_string_equal(err.msg, "the vm runtime cannot give `--forensic`'s network, `--network "
+				     "api-only` (through the egress broker) yet");
+	p.forensic = false;
+	o.network_mode = "proxy";
+	p.dns = strdup("192.0.2.53");
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_string_equal(err.msg,
+			    "the vm runtime cannot give `--dns` (the egress broker's DNS server) yet");
+	assert_non_null(strstr(err.hint, "drop `--dns`"));
+	berth_policy_free(&p);
+}
+
+/* POLICY and START over one frame's payload are refused by check (2),
+ * naming the size, the limit and the fix; one byte under passes on to the
+ * next check (the guest). */
+static void test_check_payloads(void **state)
+{
+	struct berth_policy p;
+	struct berth_error err = {0};
+	char *big = malloc(40000);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'v', 39999);
+	big[39999] = '\0';
+	berth_policy_init(&p);
+	p.env = calloc(2, sizeof *p.env);
+	p.env[0] = (struct berth_env){.name = strdup("A"), .value = strdup(big)};
+	p.n_env = 1;
+	setenv("BERTH_VM_DIR", "/nonexistent/berth-vm", 1);
+	/* 40000 bytes of values: under the limit, the next refusal is the guest's */
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	p.env[1] = (struct berth_env){.name = strdup("B"), .value = strdup(big)};
+	p.n_env = 2;
+	err = (struct berth_error){0};
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "the run's START is "));
+	assert_non_null(strstr(err.msg, "(79998 of them the --env values), over the 65536 bytes"));
+	assert_non_null(strstr(err.hint, "--runtime namespace"));
+	/* a policy whose JSON is over the limit: its mounts */
+	p.n_env = 1;
+	p.mounts = calloc(20, sizeof *p.mounts);
+	for (int i = 0; i < 20; i++) {
+		char dst[4100];
+		snprintf(dst, sizeof dst, "/data/%d/%.4000s", i, big);
+		p.mounts[i] = (struct berth_mount){.src = strdup(dst), .dst = strdup(dst)};
+	}
+	p.n_mounts = 20;
+	err = (struct berth_error){0};
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "the policy is "));
+	assert_non_null(strstr(err.msg, "bytes as JSON, over the 65536 bytes"));
+	unsetenv("BERTH_VM_DIR");
+	free(big);
+	berth_policy_free(&p);
+}
+
+/* The command's budget in the guest (docs/vm.md, "Memory"). */
+static void test_mem_budget(void **state)
+{
+	struct berth_policy p;
+
+	(void)state;
+	berth_policy_init(&p);
+	/* the default --memory (8 GiB): as far as /tmp (1 GiB) and 512 MiB need */
+	assert_int_equal(berth_vm_mem_budget(&p), (1ULL << 30) + (512ULL << 20));
+	p.tmp_size = 64ULL << 20;
+	assert_int_equal(berth_vm_mem_budget(&p), 1ULL << 30);
+	/* an explicit --memory is the budget */
+	p.memory = 3ULL << 30;
+	p.memory_set = true;
+	assert_int_equal(berth_vm_mem_budget(&p), 3ULL << 30);
+	p.memory = 256ULL << 20;
+	assert_int_equal(berth_vm_mem_budget(&p), 256ULL << 20);
+	/* never over 16 GiB (nor half the host's RAM) */
+	p.memory = 1ULL << 40;
+	assert_true(berth_vm_mem_budget(&p) <= 16ULL << 30);
+	berth_policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +844,9 @@ int main(void)
 	    cmocka_unit_test(test_rpc_flood),
 	    cmocka_unit_test(test_stream),
 	    cmocka_unit_test(test_check_refusals),
+	    cmocka_unit_test(test_check_net_flags),
+	    cmocka_unit_test(test_check_payloads),
+	    cmocka_unit_test(test_mem_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
