@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,11 +22,13 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/sandbox.h"
 #include "../sandbox/userns.h"
 #include "../util/cleanup.h"
 #include "../util/journal.h"
@@ -229,7 +232,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->p = p;
 	vm->o = o;
 	vm->virtiofsd = vm->qemu = vm->janitor = -1;
-	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
+	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = vm->fs_child_fd = -1;
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
 	berth_vm_stream_init(&vm->rpc, -1, BERTH_VM_RPC);
 	vm->uid = getuid() == 0 ? 1000 : (uint32_t)getuid();
@@ -263,6 +266,20 @@ static int set_run_id(struct vm_rt *vm, struct berth_error *err)
 	for (int i = 0; i < 8; i++)
 		snprintf(vm->run_id + 2 * i, 3, "%02x", r[i]);
 	return 0;
+}
+
+/* Root's qemu: an id of its own per run (the run id's first 20 bits above
+ * BERTH_VM_QEMU_UID_BASE), neither root nor the sandbox's and virtiofsd's
+ * BERTH_ROOT_HOST_UID: two runs' qemus cannot signal or trace each other
+ * but by a chance of one in 2^20. */
+static void set_qemu_uid(struct vm_rt *vm)
+{
+	char five[6];
+
+	memcpy(five, vm->run_id, 5);
+	five[5] = '\0';
+	vm->qemu_uid =
+	    getuid() == 0 ? BERTH_VM_QEMU_UID_BASE + (uint32_t)strtoul(five, NULL, 16) : (uint32_t)getuid();
 }
 
 /* Step 2: DIR = RUNTIME_DIR/vm-RUNID, 0700, named in the journal first. */
@@ -385,12 +402,71 @@ static void term_size(struct vm_rt *vm, unsigned short *rows, unsigned short *co
 	}
 }
 
+/*
+ * virtiofsd's child: with `-o sandbox=namespace` virtiofsd forks once qemu
+ * has connected, and that child (pid 1 of a pid namespace of its own)
+ * serves the guest; it gets only SIGTERM when virtiofsd dies, and outlived
+ * berth by a second.  A pidfd of it, taken while virtiofsd lives (it is
+ * virtiofsd's child then, checked after the pidfd is open), so that the
+ * run's end kills it and waits for it; the janitor is told of it too.
+ */
+static void take_fs_child(struct vm_rt *vm)
+{
+	char path[64], buf[256];
+	int fd, pidfd;
+	ssize_t n;
+	long pid;
+
+	if (vm->virtiofsd <= 0 || vm->fs_child_fd >= 0)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)vm->virtiofsd, (int)vm->virtiofsd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0 || (buf[n] = '\0', pid = strtol(buf, NULL, 10)) <= 0)
+		return;
+	if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0)
+		return;
+	/* still virtiofsd's: the pid was not reused in between */
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	char want[32];
+	snprintf(want, sizeof want, "\nPPid:\t%d\n", (int)vm->virtiofsd);
+	if (n <= 0 || (buf[n] = '\0', strstr(buf, want) == NULL)) {
+		close(pidfd);
+		return;
+	}
+	vm->fs_child_fd = pidfd;
+	berth_vm_janitor_add(vm, (pid_t)pid);
+}
+
 void berth_vm_kill_all(struct vm_rt *vm)
 {
+	take_fs_child(vm);
+	if (vm->fs_child_fd >= 0)
+		syscall(SYS_pidfd_send_signal, vm->fs_child_fd, SIGKILL, NULL, 0);
 	if (vm->qemu > 0)
 		kill(vm->qemu, SIGKILL);
 	if (vm->virtiofsd > 0)
 		kill(vm->virtiofsd, SIGKILL);
+}
+
+/* virtiofsd's child gone (it is not berth's to reap: its pidfd says when
+ * it has exited), at most 5 s. */
+static void wait_fs_child(struct vm_rt *vm)
+{
+	struct pollfd p = {.fd = vm->fs_child_fd, .events = POLLIN};
+
+	if (vm->fs_child_fd < 0)
+		return;
+	while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+		;
+	close(vm->fs_child_fd);
+	vm->fs_child_fd = -1;
 }
 
 static void reap(pid_t *pid, int *wst)
@@ -408,6 +484,7 @@ static void vm_destroy(struct vm_rt *vm)
 	berth_vm_kill_all(vm);
 	reap(&vm->qemu, &st);
 	reap(&vm->virtiofsd, &st);
+	wait_fs_child(vm);
 	tty_restore(vm);
 	berth_vm_stream_close(&vm->rpc);
 	if (vm->chan >= 0)
@@ -460,7 +537,7 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 			     struct berth_error *err)
 {
 	struct vm_rt *vm = calloc(1, sizeof *vm);
-	struct vm_guest g;
+	struct vm_guest g = {.kernel_fd = -1, .initrd_fd = -1};
 	int sp[2] = {-1, -1};
 
 	if (vm == NULL || (vm->rd = malloc(sizeof *vm->rd)) == NULL) {
@@ -475,15 +552,21 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	berth_vm_reader_init(vm->rd);
 	if (check_opts(o, err) < 0 || check_all(p, o, &g, err) < 0 || /* 1 */
 	    keep_guest(vm, &g) < 0 || set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 ||
+	    berth_vm_guest_open(&g, err) < 0 ||                                 /* 1: what boots */
 	    make_run_dir(vm, err) < 0 || berth_vm_janitor_start(vm, err) < 0 || /* 2: the janitor knows DIR */
 	    berth_vm_start_virtiofsd(vm, err) < 0 ||                            /* 3 */
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		goto fail;
 	vm->chan = sp[0];
+	set_qemu_uid(vm);
+	/* test-only: the guest directory's files may be replaced here; what
+	 * boots is the sealed copies (guest_check.c) */
+	berth_test_pause("BERTH_TEST_PAUSE_VM_VERIFIED");
 	if (berth_vm_start_qemu(vm, &g, sp[1], err) < 0) /* 4 */
 		goto fail;
 	close(sp[1]);
 	sp[1] = -1;
+	berth_vm_guest_close(&g);
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
 	/* what the guest runs on, said: TCG is slow, and the guest's RAM may
 	 * be less than the policy's --memory (docs/vm.md, "Memory") */
@@ -501,10 +584,12 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	term_size(vm, &vm->rows, &vm->cols);
 	if (berth_vm_handshake(vm, err) < 0) /* 5 */
 		goto fail;
+	take_fs_child(vm); /* qemu connected: virtiofsd's child is there */
 	return vm;
 fail:
 	if (err->msg[0] == '\0')
 		berth_err(err, errno, "cannot start the microVM");
+	berth_vm_guest_close(&g);
 	if (sp[1] >= 0)
 		close(sp[1]);
 	if (sp[0] >= 0 && vm->chan != sp[0])

@@ -829,6 +829,48 @@ static void test_mem_budget(void **state)
 	berth_policy_free(&p);
 }
 
+/* qemu is given the verified guest as descriptors: its argv names
+ * /proc/self/fd paths for the kernel and initramfs, the console and
+ * virtiofsd's socket by descriptor, and no file of the guest or run
+ * directory. */
+static void test_qemu_argv(void **state)
+{
+	struct vm_rt *vm = calloc(1, sizeof *vm);
+	struct vm_qemu_argv a;
+	int kernel = -1, initrd = -1, fdset = 0, fs = 0;
+
+	(void)state;
+	assert_non_null(vm);
+	vm->mem_bytes = 1792ULL << 20;
+	snprintf(vm->smp, sizeof vm->smp, "2");
+	vm->accel = "tcg";
+	snprintf(vm->dir, sizeof vm->dir, "/run/berth/vm-0123456789abcdef");
+	snprintf(vm->fs_sock, sizeof vm->fs_sock, "%s/fs.sock", vm->dir);
+	snprintf(vm->console, sizeof vm->console, "%s/console.log", vm->dir);
+	assert_int_equal(berth_vm_qemu_argv(vm, &a), 0);
+	for (int i = 0; a.argv[i] != NULL; i++) {
+		assert_null(strstr(a.argv[i], "vmlinuz"));
+		assert_null(strstr(a.argv[i], "initramfs"));
+		assert_null(strstr(a.argv[i], vm->dir));
+		if (strcmp(a.argv[i], "-kernel") == 0)
+			kernel = i + 1;
+		if (strcmp(a.argv[i], "-initrd") == 0)
+			initrd = i + 1;
+		if (strcmp(a.argv[i], "-add-fd") == 0 && strcmp(a.argv[i + 1], "fd=7,set=1") == 0)
+			fdset++;
+		if (strcmp(a.argv[i], "file,id=c0,path=/dev/fdset/1") == 0)
+			fdset++;
+		if (strcmp(a.argv[i], "socket,id=fs0,fd=6") == 0)
+			fs++;
+	}
+	assert_true(kernel > 0 && initrd > 0);
+	assert_string_equal(a.argv[kernel], "/proc/self/fd/4");
+	assert_string_equal(a.argv[initrd], "/proc/self/fd/5");
+	assert_int_equal(fdset, 2);
+	assert_int_equal(fs, 1);
+	free(vm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +889,7 @@ int main(void)
 	    cmocka_unit_test(test_check_net_flags),
 	    cmocka_unit_test(test_check_payloads),
 	    cmocka_unit_test(test_mem_budget),
+	    cmocka_unit_test(test_qemu_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
