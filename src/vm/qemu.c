@@ -140,7 +140,12 @@ int berth_vm_qemu_argv(const struct vm_rt *vm, struct vm_qemu_argv *a)
 	snprintf(a->fs, sizeof a->fs, "socket,id=fs0,fd=%d", VM_QEMU_FD_FS);
 	snprintf(a->addfd, sizeof a->addfd, "fd=%d,set=1", VM_QEMU_FD_CONSOLE);
 	snprintf(a->console, sizeof a->console, "file,id=c0,path=/dev/fdset/1");
+	/* a label, not a file: which run this qemu is (ps, pgrep -f) */
+	if (berth_vm_qemu_opt(a->name, sizeof a->name, "", vm->dir) < 0)
+		return -1;
 	const char *v[] = {QEMU,
+			   "-name",
+			   a->name,
 			   "-nodefaults",
 			   "-no-user-config",
 			   "-M",
