@@ -103,8 +103,10 @@ static int refuse_net_flags(const struct berth_policy *p, const struct berth_run
  * START's size is that of this run's but for its run id, window size and
  * digest, which are taken at their longest.
  */
-static int check_payloads(const struct berth_policy *p, struct berth_error *err)
+static int check_payloads(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			  struct berth_error *err)
 {
+	static const struct berth_runtime_opts none = {0};
 	cleanup_free char *json = berth_policy_to_json(p, false, err);
 	cleanup_free char *start = NULL;
 	cleanup_free struct vm_rt *vm = calloc(1, sizeof *vm);
@@ -122,6 +124,7 @@ static int check_payloads(const struct berth_policy *p, struct berth_error *err)
 					   "`--runtime namespace`");
 	}
 	vm->p = p;
+	vm->o = o != NULL ? o : &none;
 	memset(vm->run_id, 'f', 16);
 	memset(digest, 'f', 64);
 	digest[64] = '\0';
@@ -183,7 +186,7 @@ static int check_all(const struct berth_policy *p, const struct berth_runtime_op
 		    "the vm runtime needs virtiofsd (`/usr/lib/qemu/virtiofsd`, or `virtiofsd` in PATH)");
 		return berth_err_hint(err, "install it (Debian 12: apt-get install qemu-system-common)");
 	}
-	if (check_payloads(p, err) < 0)
+	if (check_payloads(p, o, err) < 0)
 		return -1;
 	return berth_vm_guest_find(g, err);
 }
