@@ -80,7 +80,9 @@ static const char run_usage[] =
     "(/etc/berth/rules.yml, $XDG_CONFIG_HOME/berth/rules.yml, every .berth/rules.yml up from here and from "
     "the workspace)\n";
 
-static int dry_run(const struct berth_run_opts *o)
+/* The policy, its digest and the runtime that would enforce it (not part
+ * of the policy: the same JSON and digest for either). */
+static int dry_run(const struct berth_run_opts *o, const struct berth_runtime_ops *rt)
 {
 	struct berth_error err = {0};
 	char digest[65];
@@ -99,9 +101,10 @@ static int dry_run(const struct berth_run_opts *o)
 		return 125;
 	}
 	if (o->json)
-		printf("{\"digest\":\"sha256:%s\",\"policy\":%s}\n", digest, json);
+		printf("{\"digest\":\"sha256:%s\",\"runtime\":\"%s\",\"policy\":%s}\n", digest, rt->name,
+		       json);
 	else
-		printf("%s\ndigest: sha256:%s\n", json, digest);
+		printf("%s\nruntime: %s\ndigest: sha256:%s\n", json, rt->name, digest);
 	free(json);
 	return 0;
 }
@@ -515,7 +518,7 @@ int cmd_run(int argc, char **argv)
 	if (o.dry_run) {
 		if (o.n_evidence > 0)
 			o.policy.evidence_dir = strdup("(copied when the run starts)");
-		status = dry_run(&o);
+		status = dry_run(&o, rt);
 		berth_run_opts_free(&o);
 		return status;
 	}

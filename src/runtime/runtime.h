@@ -267,10 +267,11 @@ struct berth_runtime_ops {
 #undef BERTH_RUNTIME
 
 /*
- * berth_runtime_find - the runtime called @name, or, when @name is NULL or
- * empty, the default one ("namespace").  Returns NULL with @err filled
- * (status 2: "unknown runtime `NAME`; this berth has: namespace, vm") when there
- * is no such runtime.
+ * berth_runtime_find - the runtime called @name, or, when @name is NULL,
+ * the default one ("namespace").  Returns NULL with @err filled (status 2)
+ * when there is no such runtime ("unknown runtime `NAME`; this berth has:
+ * namespace, vm") or @name is empty ("empty runtime name; this berth has:
+ * namespace, vm", never the default in its place).
  */
 const struct berth_runtime_ops *berth_runtime_find(const char *name, struct berth_error *err);
 

@@ -526,6 +526,24 @@ static int proxy_listeners(struct sandbox *s, struct berth_error *err)
 	return 0;
 }
 
+/* The sandbox never keeps an OOM protection its supervisor has (the
+ * microVM guest's init and relay run at -1000, docs/vm.md; a service's
+ * OOMScoreAdjust=): inherited, it would make the command the one process
+ * the OOM killer may not choose, its memory cgroup's OOM unable to end.
+ * A negative oom_score_adj goes back to 0 (raising it needs no
+ * privilege); a positive one stays. */
+static void oom_default(void)
+{
+	char b[16] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (read(fd, b, sizeof b - 1) > 0 && atoi(b) < 0 && lseek(fd, 0, SEEK_SET) == 0)
+		(void)!write(fd, "0", 1);
+	close(fd);
+}
+
 /* Before step 6: nothing of berth's in this copy but what the child needs,
  * then sync 1: the parent wrote our maps and moved us into the cgroup (or died). */
 static void child_sync1(struct sandbox *s)
@@ -533,6 +551,7 @@ static void child_sync1(struct sandbox *s)
 	char c;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	oom_default();
 	berth_sb_wipe_environment();
 	berth_sb_wipe_cmdline("berth-init");
 	close(s->sock[0]);

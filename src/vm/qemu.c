@@ -17,11 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../util/cleanup.h"
 #include "../util/sys.h"
 #include "exec.h"
 #include "vm_int.h"
@@ -119,93 +124,175 @@ int berth_vm_logs_hint(const struct vm_rt *vm, struct berth_error *err)
 		 "virtiofsd.log) for a look");
 }
 
-static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, int chan, pid_t parent)
+int berth_vm_qemu_argv(const struct vm_rt *vm, struct vm_qemu_argv *a)
 {
-	char mem[64], memobj[128], smp[16], console[2 * PATH_MAX + 64], fs[2 * PATH_MAX + 64],
-	    log[PATH_MAX + 32];
-	const char *bin = berth_vm_qemu_path();
 	unsigned long mib = (unsigned long)(vm->mem_bytes >> 20);
+	size_t k = 0;
+
+	snprintf(a->mem, sizeof a->mem, "%luM", mib);
+	snprintf(a->memobj, sizeof a->memobj, "memory-backend-memfd,id=mem,size=%luM,share=on", mib);
+	snprintf(a->smp, sizeof a->smp, "%s", vm->smp);
+	snprintf(a->accel, sizeof a->accel, "%s", vm->accel != NULL ? vm->accel : "tcg");
+	/* the sealed copies of what was verified, never the guest directory's
+	 * files (guest_check.c) */
+	snprintf(a->kernel, sizeof a->kernel, "/proc/self/fd/%d", VM_QEMU_FD_KERNEL);
+	snprintf(a->initrd, sizeof a->initrd, "/proc/self/fd/%d", VM_QEMU_FD_INITRD);
+	snprintf(a->fs, sizeof a->fs, "socket,id=fs0,fd=%d", VM_QEMU_FD_FS);
+	snprintf(a->addfd, sizeof a->addfd, "fd=%d,set=1", VM_QEMU_FD_CONSOLE);
+	snprintf(a->console, sizeof a->console, "file,id=c0,path=/dev/fdset/1");
+	/* a label, not a file: which run this qemu is (ps, pgrep -f) */
+	if (berth_vm_qemu_opt(a->name, sizeof a->name, "", vm->dir) < 0)
+		return -1;
+	const char *v[] = {QEMU,
+			   "-name",
+			   a->name,
+			   "-nodefaults",
+			   "-no-user-config",
+			   "-M",
+			   "q35,memory-backend=mem",
+			   "-object",
+			   a->memobj,
+			   "-accel",
+			   a->accel,
+			   "-cpu",
+			   strcmp(a->accel, "kvm") == 0 ? "host" : "qemu64",
+			   "-bios",
+			   QBOOT,
+			   "-m",
+			   a->mem,
+			   "-smp",
+			   a->smp,
+			   "-display",
+			   "none",
+			   "-kernel",
+			   a->kernel,
+			   "-initrd",
+			   a->initrd,
+			   "-append",
+			   "console=hvc0 quiet panic=-1 berth.mode=run",
+			   "-add-fd",
+			   a->addfd,
+			   "-chardev",
+			   a->console,
+			   "-device",
+			   "virtio-serial-pci",
+			   "-device",
+			   "virtconsole,chardev=c0",
+			   "-chardev",
+			   "socket,id=ch,fd=3",
+			   "-device",
+			   "virtserialport,chardev=ch,name=berth.0",
+			   "-chardev",
+			   a->fs,
+			   "-device",
+			   "vhost-user-fs-pci,chardev=fs0,tag=root",
+			   "-no-reboot",
+			   "-sandbox",
+			   "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+			   NULL};
+	for (; v[k] != NULL; k++) {
+		if (k + 1 >= sizeof a->argv / sizeof a->argv[0])
+			return -1;
+		a->argv[k] = (char *)v[k];
+	}
+	a->argv[k] = NULL;
+	return 0;
+}
+
+/* Root's qemu: uid and gid @vm->qemu_uid, no capability (a change of every
+ * uid from 0 clears them): it needs none, everything it opens is a
+ * descriptor berth gave it, but /dev/kvm with KVM (qemu 7.2 opens it by
+ * path): then the device's group is its one supplementary group. */
+static int drop_root(const struct vm_rt *vm, pid_t parent)
+{
+	struct stat st;
+	gid_t kvm[1];
+	size_t n = 0;
+
+	if (getuid() != 0)
+		return 0;
+	if (strcmp(vm->accel, "kvm") == 0 && stat("/dev/kvm", &st) == 0 && S_ISCHR(st.st_mode) &&
+	    st.st_gid != 0 && (st.st_mode & 0060) == 0060)
+		kvm[n++] = st.st_gid;
+	if (setgroups(n, kvm) < 0 || setresgid(vm->qemu_uid, vm->qemu_uid, vm->qemu_uid) < 0 ||
+	    setresuid(vm->qemu_uid, vm->qemu_uid, vm->qemu_uid) < 0)
+		return -1;
+	/* the id change cleared the parent-death signal */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		return -1;
+	return 0;
+}
+
+static _Noreturn void child(const struct vm_rt *vm, const struct vm_guest *g, int chan, int fs, int con,
+			    pid_t parent)
+{
+	struct vm_qemu_argv a;
+	char log[PATH_MAX + 32];
+	const char *bin = berth_vm_qemu_path();
+	int from[] = {chan, g->kernel_fd, g->initrd_fd, fs, con};
 	int null, lfd;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent || bin == NULL)
-		_exit(125);
-	snprintf(mem, sizeof mem, "%luM", mib);
-	snprintf(memobj, sizeof memobj, "memory-backend-memfd,id=mem,size=%luM,share=on", mib);
-	snprintf(smp, sizeof smp, "%s", vm->smp);
-	/* commas doubled: a path with one (TMPDIR=/tmp/a,b) must not add qemu options */
-	if (berth_vm_qemu_opt(console, sizeof console, "file,id=c0,path=", vm->console) < 0 ||
-	    berth_vm_qemu_opt(fs, sizeof fs, "socket,id=fs0,path=", vm->fs_sock) < 0)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent || bin == NULL ||
+	    berth_vm_qemu_argv(vm, &a) < 0)
 		_exit(125);
 	snprintf(log, sizeof log, "%s/qemu.log", vm->dir);
-	/* the channel as fd 3; stdin /dev/null, stdout and stderr the log */
-	chan = fcntl(chan, F_DUPFD_CLOEXEC, 100);
+	/* stdin /dev/null, stdout and stderr the log, then fds 3..7 (vm_int.h) */
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(from); i++)
+		if ((from[i] = fcntl(from[i], F_DUPFD_CLOEXEC, 100)) < 0)
+			_exit(125);
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (chan < 0 || null < 0 || lfd < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0 ||
-	    dup2(chan, 3) < 0)
+	if (null < 0 || lfd < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0)
 		_exit(125);
-	berth_close_all_but(3, -1);
-	char accel[16];
-	snprintf(accel, sizeof accel, "%s", vm->accel);
-	char *argv[] = {(char *)QEMU,
-			(char *)"-nodefaults",
-			(char *)"-no-user-config",
-			(char *)"-M",
-			(char *)"q35,memory-backend=mem",
-			(char *)"-object",
-			memobj,
-			(char *)"-accel",
-			accel,
-			(char *)"-cpu",
-			(char *)(strcmp(accel, "kvm") == 0 ? "host" : "qemu64"),
-			(char *)"-bios",
-			(char *)QBOOT,
-			(char *)"-m",
-			mem,
-			(char *)"-smp",
-			smp,
-			(char *)"-display",
-			(char *)"none",
-			(char *)"-kernel",
-			(char *)g->kernel,
-			(char *)"-initrd",
-			(char *)g->initrd,
-			(char *)"-append",
-			(char *)"console=hvc0 quiet panic=-1 berth.mode=run",
-			(char *)"-chardev",
-			console,
-			(char *)"-device",
-			(char *)"virtio-serial-pci",
-			(char *)"-device",
-			(char *)"virtconsole,chardev=c0",
-			(char *)"-chardev",
-			(char *)"socket,id=ch,fd=3",
-			(char *)"-device",
-			(char *)"virtserialport,chardev=ch,name=berth.0",
-			(char *)"-chardev",
-			fs,
-			(char *)"-device",
-			(char *)"vhost-user-fs-pci,chardev=fs0,tag=root",
-			(char *)"-no-reboot",
-			(char *)"-sandbox",
-			(char *)"on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
-			NULL};
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(from); i++)
+		if (dup2(from[i], VM_QEMU_FD_CHAN + (int)i) < 0)
+			_exit(125);
+	{
+		int keep[] = {VM_QEMU_FD_CHAN, VM_QEMU_FD_KERNEL, VM_QEMU_FD_INITRD, VM_QEMU_FD_FS,
+			      VM_QEMU_FD_CONSOLE};
+		berth_close_all_except(keep, BERTH_ARRAY_SIZE(keep));
+	}
+	if (drop_root(vm, parent) < 0)
+		_exit(125);
 	char *envp[] = {NULL};
-	execve(bin, argv, envp);
+	execve(bin, a.argv, envp);
 	_exit(127);
+}
+
+/* A connection to virtiofsd's listening socket (its backlog holds it until
+ * virtiofsd accepts), for qemu's vhost-user-fs chardev. */
+static int connect_fs(const struct vm_rt *vm, struct berth_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return berth_err(err, errno, "socket");
+	if (strlen(vm->fs_sock) >= sizeof sa.sun_path)
+		return berth_err(err, ENAMETOOLONG, "the socket path `%s` is too long", vm->fs_sock);
+	strcpy(sa.sun_path, vm->fs_sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+		return berth_err(err, errno, "cannot connect to virtiofsd's `%s`", vm->fs_sock);
+	return steal_fd(&fd);
 }
 
 int berth_vm_start_qemu(struct vm_rt *vm, const struct vm_guest *g, int chan_fd, struct berth_error *err)
 {
 	pid_t parent = getpid();
+	cleanup_close int fs = -1, con = -1;
 
 	if (berth_vm_qemu_path() == NULL)
 		return berth_err(err, ENOENT, "`" QEMU "` is not installed");
+	if ((fs = connect_fs(vm, err)) < 0)
+		return -1;
+	/* made 0600 by make_run_dir: written through this descriptor only */
+	if ((con = open(vm->console, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return berth_err(err, errno, "cannot open `%s`", vm->console);
 	vm->qemu = fork();
 	if (vm->qemu < 0)
 		return berth_err(err, errno, "cannot fork qemu");
 	if (vm->qemu == 0)
-		child(vm, g, chan_fd, parent);
+		child(vm, g, chan_fd, fs, con, parent);
 	berth_vm_janitor_add(vm, vm->qemu);
 	vm->qemu_pidfd = (int)syscall(SYS_pidfd_open, vm->qemu, 0);
 	if (vm->qemu_pidfd < 0)

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,11 +22,13 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/sandbox.h"
 #include "../sandbox/userns.h"
 #include "../util/cleanup.h"
 #include "../util/journal.h"
@@ -35,11 +38,21 @@
 #include "accel.h"
 #include "vm_int.h"
 
-/* The guest's RAM at most (the policy's --memory is enforced inside by the
- * guest's cgroups; the VM itself needs only what the command can use, and
- * a default of 8G of TCG guest RAM is not sane on a small host). */
-#define VM_MEM_MAX (1ULL << 30)
-#define VM_MEM_MIN (256ULL << 20)
+/*
+ * The guest's RAM (docs/vm.md, "Memory"): the command's budget plus
+ * VM_MEM_OVERHEAD for the guest's kernel and berth's own guest processes
+ * (more than the guest keeps for them, src/vm/guest/guest.h,
+ * GUEST_MEM_RESERVE).  The budget is an explicit --memory; the default one
+ * (8 GiB, which as TCG guest RAM is not sane on a small host) only as far
+ * as the tmpfs (/tmp) and VM_MEM_SLACK of other memory need, at least
+ * VM_MEM_FLOOR; never over VM_MEM_CAP nor half the host's RAM.  Inside, the guest holds the command to its budget (a cgroup), so
+ * that a /tmp or a command over it is ENOSPC or an OOM kill of the
+ * command, never a guest out of memory.
+ */
+#define VM_MEM_FLOOR (1ULL << 30)
+#define VM_MEM_SLACK (512ULL << 20)
+#define VM_MEM_CAP (16ULL << 30)
+#define VM_MEM_OVERHEAD (256ULL << 20)
 #define VM_BOOT_TIMEOUT_MS 60000
 
 const char *berth_vm_qemu_path(void);
@@ -54,8 +67,61 @@ static int refuse(const char *what, const char *hint, struct berth_error *err)
 	return berth_err_hint(err, "%s", hint);
 }
 
+/*
+ * POLICY and START each cross the channel as one frame of at most
+ * BERTH_VM_PAYLOAD_MAX bytes (src/vm/proto.h): a policy over it would
+ * boot the VM and fail after, so it is refused here, --dry-run alike.
+ * START's size is that of this run's but for its run id, window size and
+ * digest, which are taken at their longest.
+ */
+static int check_payloads(const struct berth_policy *p, const struct berth_runtime_opts *o,
+			  struct berth_error *err)
+{
+	static const struct berth_runtime_opts none = {0};
+	cleanup_free char *json = berth_policy_to_json(p, false, err);
+	cleanup_free char *start = NULL;
+	cleanup_free struct vm_rt *vm = calloc(1, sizeof *vm);
+	char digest[65];
+	size_t n;
+
+	if (json == NULL || vm == NULL)
+		return vm == NULL ? berth_err(err, ENOMEM, "out of memory") : -1;
+	if ((n = strlen(json)) > BERTH_VM_PAYLOAD_MAX) {
+		berth_usage_err(err,
+				"the policy is %zu bytes as JSON, over the %d bytes the vm runtime's channel "
+				"carries (its POLICY frame)",
+				n, BERTH_VM_PAYLOAD_MAX);
+		return berth_err_hint(err, "give fewer or shorter --ro, --rw, --env and --allow-host, or use "
+					   "`--runtime namespace`");
+	}
+	vm->p = p;
+	vm->o = o != NULL ? o : &none;
+	memset(vm->run_id, 'f', 16);
+	memset(digest, 'f', 64);
+	digest[64] = '\0';
+	vm->uid = vm->gid = UINT32_MAX;
+	vm->rows = vm->cols = USHRT_MAX;
+	if ((start = berth_vm_start_json(vm, digest, err)) == NULL)
+		return -1;
+	if ((n = strlen(start)) > BERTH_VM_PAYLOAD_MAX) {
+		size_t values = 0;
+		for (size_t i = 0; i < p->n_env; i++)
+			values += p->env[i].value != NULL ? strlen(p->env[i].value) : 0;
+		berth_usage_err(
+		    err,
+		    "the run's START is %zu bytes (%zu of them the --env values), over the %d bytes "
+		    "the vm runtime's channel carries (its START frame)",
+		    n, values, BERTH_VM_PAYLOAD_MAX);
+		return berth_err_hint(err,
+				      "pass large values in a file in the workspace instead of --env, or "
+				      "use `--runtime namespace`");
+	}
+	return 0;
+}
+
 /* Everything check() refuses; @g receives the verified guest. */
-static int check_all(const struct berth_policy *p, struct vm_guest *g, struct berth_error *err)
+static int check_all(const struct berth_policy *p, const struct berth_runtime_opts *o, struct vm_guest *g,
+		     struct berth_error *err)
 {
 	/* what the first version does not carry: refused, never given by
 	 * another runtime in its place */
@@ -89,6 +155,8 @@ static int check_all(const struct berth_policy *p, struct vm_guest *g, struct be
 		    "the vm runtime needs virtiofsd (`/usr/lib/qemu/virtiofsd`, or `virtiofsd` in PATH)");
 		return berth_err_hint(err, "install it (Debian 12: apt-get install qemu-system-common)");
 	}
+	if (check_payloads(p, o, err) < 0)
+		return -1;
 	return berth_vm_guest_find(g, err);
 }
 
@@ -111,10 +179,24 @@ static int vm_check(const struct berth_policy *p, const struct berth_runtime_opt
 
 	if (check_opts(o, err) < 0)
 		return -1;
-	return check_all(p, &g, err);
+	return check_all(p, o, &g, err);
 }
 
 /* ---------------------------------------------------------- start */
+
+uint64_t berth_vm_mem_budget(const struct berth_policy *p)
+{
+	uint64_t want = p->tmp_size + VM_MEM_SLACK, cap = VM_MEM_CAP;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	if (pages > 0 && psz > 0 && (uint64_t)pages * (uint64_t)psz / 2 < cap)
+		cap = (uint64_t)pages * (uint64_t)psz / 2;
+	if (want < VM_MEM_FLOOR)
+		want = VM_MEM_FLOOR;
+	if (p->memory_set || want > cap) /* an explicit --memory is the budget, up to the cap */
+		want = cap;
+	return p->memory < want ? p->memory : want;
+}
 
 static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct berth_runtime_opts *o)
 {
@@ -122,7 +204,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->p = p;
 	vm->o = o;
 	vm->virtiofsd = vm->qemu = vm->janitor = -1;
-	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = -1;
+	vm->qemu_pidfd = vm->janitor_fd = vm->chan = vm->pty_master = vm->sfd = vm->fs_child_fd = -1;
 	vm->io.in = vm->io.out = vm->io.err = vm->io.pty_slave = -1;
 	vm->handoff = vm->dns = -1;
 	berth_vm_credit_init(&vm->stdin_cr);
@@ -132,9 +214,7 @@ static void vm_init(struct vm_rt *vm, const struct berth_policy *p, const struct
 	vm->host_uid = getuid() == 0 ? BERTH_ROOT_HOST_UID + o->identity : (uint32_t)getuid();
 	vm->host_gid = getuid() == 0 ? BERTH_ROOT_HOST_GID + o->identity : (uint32_t)getgid();
 	vm->accel = "tcg";
-	vm->mem_bytes = p->memory < VM_MEM_MAX ? p->memory : VM_MEM_MAX;
-	if (vm->mem_bytes < VM_MEM_MIN)
-		vm->mem_bytes = VM_MEM_MIN;
+	vm->mem_bytes = berth_vm_mem_budget(p) + VM_MEM_OVERHEAD;
 	vm->boot_timeout_ms = VM_BOOT_TIMEOUT_MS;
 	{
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -160,6 +240,20 @@ static int set_run_id(struct vm_rt *vm, struct berth_error *err)
 	for (int i = 0; i < 8; i++)
 		snprintf(vm->run_id + 2 * i, 3, "%02x", r[i]);
 	return 0;
+}
+
+/* Root's qemu: an id of its own per run (the run id's first 20 bits above
+ * BERTH_VM_QEMU_UID_BASE), neither root nor the sandbox's and virtiofsd's
+ * BERTH_ROOT_HOST_UID: two runs' qemus cannot signal or trace each other
+ * but by a chance of one in 2^20. */
+static void set_qemu_uid(struct vm_rt *vm)
+{
+	char five[6];
+
+	memcpy(five, vm->run_id, 5);
+	five[5] = '\0';
+	vm->qemu_uid =
+	    getuid() == 0 ? BERTH_VM_QEMU_UID_BASE + (uint32_t)strtoul(five, NULL, 16) : (uint32_t)getuid();
 }
 
 /* Step 2: DIR = RUNTIME_DIR/vm-RUNID, 0700, named in the journal first. */
@@ -282,12 +376,71 @@ static void term_size(struct vm_rt *vm, unsigned short *rows, unsigned short *co
 	}
 }
 
+/*
+ * virtiofsd's child: with `-o sandbox=namespace` virtiofsd forks once qemu
+ * has connected, and that child (pid 1 of a pid namespace of its own)
+ * serves the guest; it gets only SIGTERM when virtiofsd dies, and outlived
+ * berth by a second.  A pidfd of it, taken while virtiofsd lives (it is
+ * virtiofsd's child then, checked after the pidfd is open), so that the
+ * run's end kills it and waits for it; the janitor is told of it too.
+ */
+static void take_fs_child(struct vm_rt *vm)
+{
+	char path[64], buf[256];
+	int fd, pidfd;
+	ssize_t n;
+	long pid;
+
+	if (vm->virtiofsd <= 0 || vm->fs_child_fd >= 0)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)vm->virtiofsd, (int)vm->virtiofsd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0 || (buf[n] = '\0', pid = strtol(buf, NULL, 10)) <= 0)
+		return;
+	if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0)
+		return;
+	/* still virtiofsd's: the pid was not reused in between */
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	char want[32];
+	snprintf(want, sizeof want, "\nPPid:\t%d\n", (int)vm->virtiofsd);
+	if (n <= 0 || (buf[n] = '\0', strstr(buf, want) == NULL)) {
+		close(pidfd);
+		return;
+	}
+	vm->fs_child_fd = pidfd;
+	berth_vm_janitor_add(vm, (pid_t)pid);
+}
+
 void berth_vm_kill_all(struct vm_rt *vm)
 {
+	take_fs_child(vm);
+	if (vm->fs_child_fd >= 0)
+		syscall(SYS_pidfd_send_signal, vm->fs_child_fd, SIGKILL, NULL, 0);
 	if (vm->qemu > 0)
 		kill(vm->qemu, SIGKILL);
 	if (vm->virtiofsd > 0)
 		kill(vm->virtiofsd, SIGKILL);
+}
+
+/* virtiofsd's child gone (it is not berth's to reap: its pidfd says when
+ * it has exited), at most 5 s. */
+static void wait_fs_child(struct vm_rt *vm)
+{
+	struct pollfd p = {.fd = vm->fs_child_fd, .events = POLLIN};
+
+	if (vm->fs_child_fd < 0)
+		return;
+	while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+		;
+	close(vm->fs_child_fd);
+	vm->fs_child_fd = -1;
 }
 
 static void reap(pid_t *pid, int *wst)
@@ -305,6 +458,7 @@ static void vm_destroy(struct vm_rt *vm)
 	berth_vm_kill_all(vm);
 	reap(&vm->qemu, &st);
 	reap(&vm->virtiofsd, &st);
+	wait_fs_child(vm);
 	tty_restore(vm);
 	berth_vm_stream_close(&vm->rpc);
 	if (vm->chan >= 0)
@@ -366,7 +520,7 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 			     struct berth_error *err)
 {
 	struct vm_rt *vm = calloc(1, sizeof *vm);
-	struct vm_guest g;
+	struct vm_guest g = {.kernel_fd = -1, .initrd_fd = -1};
 	int sp[2] = {-1, -1};
 
 	if (vm == NULL || (vm->rd = malloc(sizeof *vm->rd)) == NULL) {
@@ -379,20 +533,26 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	vm_init(vm, p, o);
 	vm->sfd = sfd;
 	berth_vm_reader_init(vm->rd);
-	if (check_opts(o, err) < 0 || check_all(p, &g, err) < 0 || /* 1 */
+	if (check_opts(o, err) < 0 || check_all(p, o, &g, err) < 0 || /* 1 */
 	    keep_guest(vm, &g) < 0 || set_run_id(vm, err) < 0 || setup_io(vm, run, err) < 0 ||
+	    berth_vm_guest_open(&g, err) < 0 ||                                 /* 1: what boots */
 	    make_run_dir(vm, err) < 0 || berth_vm_janitor_start(vm, err) < 0 || /* 2: the janitor knows DIR */
 	    berth_vm_start_virtiofsd(vm, err) < 0 ||                            /* 3 */
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		goto fail;
 	vm->chan = sp[0];
+	set_qemu_uid(vm);
+	/* test-only: the guest directory's files may be replaced here; what
+	 * boots is the sealed copies (guest_check.c) */
+	berth_test_pause("BERTH_TEST_PAUSE_VM_VERIFIED");
 	if (berth_vm_start_qemu(vm, &g, sp[1], err) < 0) /* 4 */
 		goto fail;
 	close(sp[1]);
 	sp[1] = -1;
+	berth_vm_guest_close(&g);
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
-	/* what the guest runs on, said: TCG is slow, and the guest's RAM is
-	 * capped below the policy's --memory (docs/vm.md) */
+	/* what the guest runs on, said: TCG is slow, and the guest's RAM may
+	 * be less than the policy's --memory (docs/vm.md, "Memory") */
 	if (!o->quiet)
 		fprintf(stderr, "berth: microVM: qemu -accel %s, %llu MiB, %s vCPUs%s%s%s\n", vm->accel,
 			(unsigned long long)(vm->mem_bytes >> 20), vm->smp,
@@ -407,10 +567,12 @@ static struct vm_rt *vm_boot(const struct berth_policy *p, const struct berth_ru
 	term_size(vm, &vm->rows, &vm->cols);
 	if (berth_vm_handshake(vm, err) < 0) /* 5 */
 		goto fail;
+	take_fs_child(vm); /* qemu connected: virtiofsd's child is there */
 	return vm;
 fail:
 	if (err->msg[0] == '\0')
 		berth_err(err, errno, "cannot start the microVM");
+	berth_vm_guest_close(&g);
 	if (sp[1] >= 0)
 		close(sp[1]);
 	if (sp[0] >= 0 && vm->chan != sp[0])

@@ -33,6 +33,11 @@
 #include "mux.h"
 #include "stream.h"
 
+/* Root's qemu runs as BERTH_VM_QEMU_UID_BASE + the run id's first 20 bits
+ * (uid and gid; runtime_vm.c): below the sandbox's BERTH_ROOT_HOST_UID
+ * range (src/sandbox/userns.h), never root. */
+#define BERTH_VM_QEMU_UID_BASE 0x5F000000U
+
 /* The guest's files, once verified (guest_check.c). */
 struct vm_guest {
 	char dir[PATH_MAX];
@@ -40,6 +45,9 @@ struct vm_guest {
 	char initrd[PATH_MAX + 16]; /* DIR/initramfs.cpio */
 	char kernel_sha256[65];     /* as verified (the pin's) */
 	char initramfs_sha256[65];  /* as verified (guest.json's) */
+	/* berth_vm_guest_open: sealed memfds of exactly the verified bytes of
+	 * @kernel and @initrd, what qemu boots; -1 none */
+	int kernel_fd, initrd_fd;
 };
 
 /* How the command's stdio crosses the channel (relay.c). */
@@ -69,6 +77,8 @@ struct vm_rt {
 	uint32_t uid, gid;           /* U and G: the guest's ids of the command */
 	uint32_t host_uid, host_gid; /* U and G on the host: the caller's; root's BERTH_ROOT_HOST_UID */
 	pid_t virtiofsd, qemu;       /* -1: none */
+	int fs_child_fd;             /* pidfd of virtiofsd's sandbox child (killed, waited for); -1 none */
+	uint32_t qemu_uid;           /* root's qemu runs as this uid and gid (qemu.c); else the caller */
 	int qemu_pidfd;              /* the supervisor polls it; -1 none */
 	int janitor_fd;              /* write end of the janitor's pipe; -1 none */
 	pid_t janitor;
@@ -120,6 +130,15 @@ struct vm_rt {
  * install`). */
 int berth_vm_guest_find(struct vm_guest *g, struct berth_error *err);
 
+/* guest_check.c: @g's vmlinuz and initramfs.cpio copied into sealed memfds
+ * (@g->kernel_fd, @g->initrd_fd, close-on-exec), the sha256 of the bytes
+ * copied compared with the verified one.  Returns 0, or -1 with @err
+ * (status 125: a file that changed since berth_vm_guest_find, named with
+ * both digests; hint `berth vm install`) and no descriptor left open. */
+int berth_vm_guest_open(struct vm_guest *g, struct berth_error *err);
+/* guest_check.c: close what berth_vm_guest_open opened. */
+void berth_vm_guest_close(struct vm_guest *g);
+
 /* staging.c / virtiofsd.c: the staging tree of @vm->p at @vm->staging,
  * served by virtiofsd on @vm->fs_sock (made listening here).  Sets
  * @vm->virtiofsd.  Returns 0, or -1 with @err. */
@@ -135,6 +154,26 @@ int berth_vm_build_staging(const struct berth_policy *p, const char *staging, co
 /* qemu.c: start qemu on @g with @chan_fd as the channel's guest end.  Sets
  * @vm->qemu and @vm->qemu_pidfd.  Returns 0, or -1 with @err. */
 int berth_vm_start_qemu(struct vm_rt *vm, const struct vm_guest *g, int chan_fd, struct berth_error *err);
+
+/* qemu.c: the descriptors qemu is given, at these numbers, and nothing by
+ * a path in the guest or run directory (root's qemu is not root, and may
+ * pass neither). */
+enum {
+	VM_QEMU_FD_CHAN = 3,    /* the channel, a socketpair end */
+	VM_QEMU_FD_KERNEL = 4,  /* the sealed vmlinuz (guest_check.c) */
+	VM_QEMU_FD_INITRD = 5,  /* the sealed initramfs */
+	VM_QEMU_FD_FS = 6,      /* connected to virtiofsd's socket */
+	VM_QEMU_FD_CONSOLE = 7, /* RUNDIR/console.log, write-only (-add-fd set 1) */
+};
+
+/* qemu.c: qemu's argv for @vm into @a (its buffers too; pure: no I/O).
+ * Returns 0, or -1 when a value does not fit. */
+struct vm_qemu_argv {
+	char mem[64], memobj[128], smp[16], accel[16], kernel[32], initrd[32], fs[48], console[64], addfd[48],
+	    name[2 * PATH_MAX + 8];
+	char *argv[64];
+};
+int berth_vm_qemu_argv(const struct vm_rt *vm, struct vm_qemu_argv *a);
 
 /* qemu.c: the last non-empty line of the console log, for messages
  * (@buf "" when there is none). */
@@ -182,6 +221,12 @@ int berth_vm_egress_start(struct vm_rt *vm, struct berth_error *err);
  * namespace runtime's: the command's, 128+N, 124 on --timeout), or -1 with
  * @err when the guest ended without EXIT. */
 int berth_vm_status(const struct vm_rt *vm, int *status, struct berth_error *err);
+
+/* runtime_vm.c: what the command of @p may use in the guest, in bytes
+ * (docs/vm.md, "Memory"): an explicit --memory; the default one at most
+ * max(1 GiB, --tmp-size + 512 MiB); never over 16 GiB nor half the host's
+ * RAM.  The guest's RAM is that plus 256 MiB. */
+uint64_t berth_vm_mem_budget(const struct berth_policy *p);
 
 /* runtime_vm.c: kill qemu and virtiofsd (SIGKILL) and reap them. */
 void berth_vm_kill_all(struct vm_rt *vm);

@@ -25,7 +25,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/vm.XXXXXX")
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config" XDG_RUNTIME_DIR="$T/run"
 mkdir -p "$T/state" "$T/config" "$T/run"
 chmod 700 "$T/run"
-trap 'pkill -KILL -f "$T/guest/vmlinuz" 2>/dev/null; rm -rf "$T"' EXIT
+# qemu names its run directory (-name), the only path in its argv: the
+# guest's files and sockets are descriptors (docs/vm.md, "qemu")
+vmq() { pgrep -f -- "-name $T/run/berth/vm-"; }
+trap 'pkill -KILL -f -- "-name $T/run/berth/vm-" 2>/dev/null; rm -rf "$T"' EXIT
 n=0 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
@@ -37,6 +40,14 @@ check() { # check NAME COND...
 show() { sed 's/^/# /' "$@"; }
 # alive PID: a process that has not exited (a zombie has)
 alive() { [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^[ZX]'; }
+# tree PID: PID's descendants (qemu, virtiofsd and its sandbox child, the janitor)
+tree() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		tree "$c"
+	done
+}
 W=$T/ws
 mkdir -p "$W"
 cd "$W" || exit 1
@@ -62,6 +73,49 @@ for dry in "" --dry-run; do
 		test "$rc" = 125 -a -s "$T/err" -a ! -s "$T/out"
 	grep -q 'berth vm install' "$T/err" || { not_ok "... the hint names berth vm install"; show "$T/err"; }
 done
+check "nothing of a refused run in the runtime directory" test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+
+# an empty runtime name is no choice: refused (2) as an unknown one, dry run too
+for dry in "" --dry-run; do
+	"$B" run $dry --runtime '' -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "--runtime '' ${dry:-(run)}: exit 2, the runtimes named, nothing printed" \
+		test "$rc" = 2 -a "$(head -1 "$T/err")" = 'berth: empty runtime name; this berth has: namespace, vm' -a ! -s "$T/out"
+done
+# the egress broker's other networks (--network api-only, --dns, --forensic's
+# api-only) are --network proxy underneath, carried by the guest's streams:
+# accepted, dry run and run alike (run-vm-egress.sh runs --network proxy)
+for f in "--network api-only" "--dns 192.0.2.53 --allow-host example.com"; do
+	# shellcheck disable=SC2086
+	"$B" run --dry-run --runtime vm $f -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "--runtime vm $f --dry-run: accepted (0), runtime vm said" \
+		test "$rc" = 0 -a "$(grep -c '^runtime: vm$' "$T/out")" = 1
+done
+# a policy or a START over one channel frame (64 KiB): refused by check, dry run too
+big=$(head -c 1200 /dev/zero | tr '\0' v)
+envs=()
+for i in $(seq 1 60); do envs+=(--env "V$i=$big"); done
+long=$(printf 'a%.0s' $(seq 1 200))
+ros=()
+for i in $(seq 1 40); do
+	mkdir -p "$T/ro/$i/$long/$long/$long/$long"
+	ros+=(--ro "$T/ro/$i/$long/$long/$long/$long:/data/$i/$long/$long/$long/$long")
+done
+for dry in "" --dry-run; do
+	"$B" run $dry --runtime vm "${envs[@]}" -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "60 --env of 1200 bytes, --runtime vm ${dry:-(run)}: exit 2, START's size, the values', the limit" \
+		test "$rc" = 2 -a -n "$(head -1 "$T/err" | grep -x 'berth: the run.s START is [0-9]* bytes (72000 of them the --env values), over the 65536 bytes the vm runtime.s channel carries (its START frame)')" \
+		-a ! -s "$T/out"
+	"$B" run $dry --runtime vm "${ros[@]}" -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	check "40 long --ro, --runtime vm ${dry:-(run)}: exit 2, the policy's size and the limit, the fix" \
+		test "$rc" = 2 -a -n "$(head -1 "$T/err" | grep -x 'berth: the policy is [0-9]* bytes as JSON, over the 65536 bytes the vm runtime.s channel carries (its POLICY frame)')" \
+		-a "$(grep -c 'hint: .*--runtime namespace' "$T/err")" = 1
+done
+"$B" run --dry-run "${ros[@]}" -- true >/dev/null 2>&1
+check "... the namespace runtime takes that policy (0)" test "$?" = 0
 check "nothing of a refused run in the runtime directory" test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 
 # --- the guest: the pinned kernel, the fake init in an initramfs
@@ -115,8 +169,12 @@ cp "$G/initramfs.good" "$G/initramfs.cpio"
 "$B" run --dry-run --json --runtime vm -- true >"$T/vm.json" 2>"$T/err"
 rc=$?
 "$B" run --dry-run --json -- true >"$T/ns.json" 2>/dev/null
-check "--dry-run --runtime vm: 0, the same policy and digest as the namespace runtime's" \
-	test "$rc" = 0 -a -s "$T/vm.json" -a "$(cat "$T/vm.json")" = "$(cat "$T/ns.json")"
+check "--dry-run --runtime vm: 0, the same policy and digest as the namespace runtime's, the runtime named" \
+	test "$rc" = 0 -a -s "$T/vm.json" -a "$(sed 's/"runtime":"vm",//' "$T/vm.json")" = "$(sed 's/"runtime":"namespace",//' "$T/ns.json")" \
+	-a "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runtime"], json.load(open(sys.argv[2]))["runtime"])' "$T/vm.json" "$T/ns.json" 2>&1)" = "vm namespace"
+"$B" run --dry-run --runtime vm -- true >"$T/out" 2>/dev/null
+check "--dry-run --runtime vm (text): a line \`runtime: vm\` before the digest's" \
+	test "$(tail -2 "$T/out" | head -1)" = "runtime: vm" -a -n "$(tail -1 "$T/out" | grep -x 'digest: sha256:[0-9a-f]\{64\}')"
 
 # --- a boot: ids, read-only shares, stdio, the status
 RO=$T/ro.txt
@@ -140,9 +198,13 @@ if [ -e /etc/shadow ] && [ "$(stat -c %a /etc/shadow)" != 644 ]; then
 	check "... nor as U without them (the guest kernel's check)" grep -qx 'shadow-nocaps EACCES' "$T/out"
 fi
 check "stderr came back on stderr" grep -qx 'to stderr' "$T/err"
-check "the accelerator and the guest's size are said" grep -qx 'berth: microVM: qemu -accel tcg, 1024 MiB, [0-9]* vCPUs\( (not KVM: .*)\)\?' "$T/err"
+# the default --memory (8 GiB): the budget is /tmp's 1 GiB + 512 MiB (at
+# most half the host's RAM), the guest's RAM 256 MiB more (docs/vm.md, "Memory")
+half=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 2048))
+want_mib=$(((half < 1536 ? half : 1536) + 256))
+check "the accelerator and the guest's size ($want_mib MiB) are said" grep -qx "berth: microVM: qemu -accel tcg, $want_mib MiB, [0-9]* vCPUs\( (not KVM: .*)\)\?" "$T/err"
 check "nothing is left: no run directory, no qemu" \
-	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(pgrep -f "$G/vmlinuz")"
+	test -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" -a -z "$(vmq)"
 [ "$fails" = 0 ] || show "$T/out" "$T/err"
 
 # --- the guest's ERROR is the run's
@@ -151,11 +213,25 @@ rc=$?
 check "the guest's ERROR: its status (126) and message" \
 	test "$rc" = 126 -a "$(grep -c -x 'berth: cannot execute `error`: fake' "$T/err")" = 1
 
-# --- --timeout
-"$B" run --runtime vm --timeout 3s -- hang >"$T/out" 2>"$T/err" </dev/null
+# --- --timeout: 124; when berth returns, no process of the run is left:
+# qemu, virtiofsd and virtiofsd's sandbox child (which outlived berth by a
+# second) are waited for
+"$B" run --runtime vm --timeout 3s -- hang >"$T/out" 2>"$T/err" </dev/null &
+bp=$!
+procs=
+for _ in $(seq 1 100); do
+	procs=$(tree "$bp")
+	# qemu, and virtiofsd's child (a grandchild of berth's)
+	[ -n "$(vmq)" ] && [ -n "$(for p in $(pgrep -P "$bp" -x virtiofsd); do pgrep -P "$p"; done)" ] && break
+	sleep 0.1
+done
+procs=$(tree "$bp")
+wait "$bp"
 rc=$?
-check "--timeout: 124, said, nothing left" \
-	test "$rc" = 124 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+left=
+for p in $procs; do alive "$p" && left="$left $p($(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | head -c 60))"; done
+check "--timeout: 124, said, nothing left: no process of the run ($(echo $procs | wc -w) seen${left:+, alive:$left})" \
+	test "$rc" = 124 -a -z "$left" -a "$(echo $procs | wc -w)" -ge 4 -a -z "$(vmq)" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q 'timeout of 3000 ms expired' "$T/err" || { not_ok "... the timeout is said"; show "$T/err"; }
 
 # --- a terminal: START says so with its size, SIGWINCH is a WINSZ, raw keys
@@ -178,7 +254,7 @@ check "start() with has_stdio: runs, measured, stdin and stdout and stderr cross
 "$DRV" pty "$W2" tty >"$T/drvp" 2>&1
 check "start() with want_pty: the guest is told its 30x100, a key on the master ends it (status 0)" \
 	test "$(grep -c -x -e 'out: start tty=true rows=30 cols=100' -e status=0 "$T/drvp")" = 2
-check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+check "... nothing left" test -z "$(vmq)" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q -x status=0 "$T/drvp" && grep -q -x status=7 "$T/drv" || show "$T/drv" "$T/drvp"
 
 # --- berth's signals reach the command (SIGNAL frames)
@@ -192,37 +268,37 @@ kill -TERM "$bp"
 wait "$bp"
 rc=$?
 check "SIGTERM to berth: relayed to the command, which exits 128+15" test "$rc" = 143
-check "... nothing left" test -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+check "... nothing left" test -z "$(vmq)" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 
 # --- a signal while the guest boots ends the start: 128+N, said, nothing left
 "$B" run --runtime vm -- true >"$T/out" 2>"$T/err" </dev/null &
 bp=$!
 for _ in $(seq 1 100); do
-	[ -n "$(pgrep -f "$G/vmlinuz")" ] && break
+	[ -n "$(vmq)" ] && break
 	sleep 0.05
 done
 kill -INT "$bp"
 wait "$bp"
 rc=$?
 check "SIGINT while the guest boots: 130, the start said interrupted, nothing left" \
-	test "$rc" = 130 -a "$(grep -c "interrupted by signal 2" "$T/err")" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" \
+	test "$rc" = 130 -a "$(grep -c "interrupted by signal 2" "$T/err")" = 1 -a -z "$(vmq)" \
 	-a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 
 # --- SIGKILL of berth: qemu and virtiofsd die, the run directory goes
 "$B" run --runtime vm -- hang >"$T/out" 2>"$T/err" </dev/null &
 bp=$!
 for _ in $(seq 1 100); do
-	[ -n "$(pgrep -f "$G/vmlinuz")" ] && [ -n "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ] && break
+	[ -n "$(vmq)" ] && [ -n "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ] && break
 	sleep 0.1
 done
-qp=$(pgrep -f "$G/vmlinuz")
+qp=$(vmq)
 fsd=$(pgrep -P "$bp" -x virtiofsd | head -1)
 sleep 2
 kill -KILL "$bp"
 wait "$bp" 2>/dev/null
 gone=no
 for _ in $(seq 1 100); do
-	if [ -z "$(pgrep -f "$G/vmlinuz")" ] && ! alive "${fsd:-0}" &&
+	if [ -z "$(vmq)" ] && ! alive "${fsd:-0}" &&
 		[ -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)" ]; then
 		gone=yes
 		break
@@ -246,13 +322,13 @@ sleep 0.3
 kill -KILL "$bp"
 wait "$bp" 2>/dev/null
 for _ in $(seq 1 50); do
-	[ -z "$(pgrep -f "$G/vmlinuz")" ] && break
+	[ -z "$(vmq)" ] && break
 	sleep 0.1
 done
 left=$(ls -A "$T/run/berth" 2>/dev/null | grep -c vm-)
 "$B" run -- true >"$T/out" 2>"$T/err"
 check "berth and its janitor SIGKILLed: qemu dies, the next berth removes the run directory" \
-	test -n "$jp" -a "$left" = 1 -a -z "$(pgrep -f "$G/vmlinuz")" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
+	test -n "$jp" -a "$left" = 1 -a -z "$(vmq)" -a -z "$(ls -A "$T/run/berth" 2>/dev/null | grep vm-)"
 grep -q 'ended without its supervisor' "$T/err" || { not_ok "... and says so"; show "$T/err"; }
 
 # --- the real guest init (berth-vminit, installed above): a command run by
@@ -357,6 +433,65 @@ PYEOF
 print(rc, int(b"]52;" in b), int(b"\x1bP" in b), int(b"AB" in b and b"EB" in b))' "$out")
 	check "... stdout and stderr a terminal, stdin not: no OSC 52, no DCS reaches it, the text does ($out)" \
 		test "$out" = "0 0 0 1"
+	# a /tmp filled past its size (the default 1 GiB, as large as the guest's
+	# RAM was): ENOSPC for the writer, the guest lives on and the run ends;
+	# meanwhile qemu is not root (root's runs as an id of its own)
+	BERTH_VM_DIR=$T/real "$B" run --runtime vm -- sh -c \
+		'head -c 1100M /dev/zero >/tmp/f; echo head=$?; head -c 1 /dev/zero >/tmp/g; echo again=$?; echo alive' \
+		>"$T/out" 2>"$T/err" </dev/null &
+	bp=$!
+	quid=
+	for _ in $(seq 1 300); do
+		q=$(pgrep -P "$bp" -f qemu-system | head -1)
+		[ -n "$q" ] && quid=$(awk '/^Uid:/ {print $2 ":" $3 ":" $4 ":" $5}' /proc/"$q"/status 2>/dev/null) && [ -n "$quid" ] && break
+		sleep 0.1
+	done
+	wait "$bp"
+	rc=$?
+	check "the real guest: a write past /tmp's 1 GiB is ENOSPC (head 1), the command goes on, the run ends 0" \
+		test "$rc" = 0 -a "$(tr '\n' ' ' <"$T/out")" = "head=1 again=1 alive " \
+		-a "$(grep -c 'No space left on device' "$T/err")" -ge 1
+	[ "$rc" = 0 ] || show "$T/out" "$T/err"
+	if [ "$(id -u)" = 0 ]; then
+		check "... root's qemu ran as a uid of its own, not 0 ($quid)" \
+			test -n "$quid" -a "${quid%%:*}" != 0 -a "$quid" = "${quid%%:*}:${quid%%:*}:${quid%%:*}:${quid%%:*}"
+	else
+		check "... qemu ran as the caller ($quid)" test "$quid" = "$(id -u):$(id -u):$(id -u):$(id -u)"
+	fi
+	# a small guest (--memory 256M: RAM 512 MiB): /tmp (200M) fills to
+	# ENOSPC, not the guest's RAM; a command over --memory is OOM-killed
+	# (137), said, and the run ends normally
+	if command -v python3 >/dev/null; then
+		BERTH_VM_DIR=$T/real timeout 200 "$B" run --runtime vm --memory 256M --tmp-size 200M -- sh -c \
+			'head -c 300M /dev/zero >/tmp/f; echo head=$?; exec python3 -c "b = b\"a\" * (400 << 20)"' \
+			>"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		check "the real guest, --memory 256M --tmp-size 200M: /tmp is ENOSPC, the allocation OOM-killed (137), said" \
+			test "$rc" = 137 -a "$(cat "$T/out")" = "head=1" -a "$(grep -c 'No space left on device' "$T/err")" -ge 1 \
+			-a "$(grep -c -x 'berth: the command ran out of memory: the OOM killer ended 1 of its processes at its --memory limit, 256 MiB' "$T/err")" = 1
+		[ "$rc" = 137 ] || show "$T/out" "$T/err"
+	fi
+	# the guest's files replaced after the check, before qemu starts: what
+	# boots is the verified bytes (sealed copies), not the new files
+	cp -a "$T/real" "$T/real2"
+	mkdir -p "$T/pause"
+	BERTH_VM_DIR=$T/real2 BERTH_TEST_PAUSE_VM_VERIFIED=$T/pause "$B" run --runtime vm -- echo booted-verified \
+		>"$T/out" 2>"$T/err" </dev/null &
+	bp=$!
+	for _ in $(seq 1 100); do
+		[ -e "$T/pause/paused" ] && break
+		sleep 0.1
+	done
+	head -c 65536 /dev/urandom >"$T/junk"
+	cat "$T/junk" >"$T/real2/vmlinuz"              # rewritten in place
+	cp "$T/junk" "$T/real2/initramfs.new" && mv "$T/real2/initramfs.new" "$T/real2/initramfs.cpio" # replaced
+	touch "$T/pause/go"
+	wait "$bp"
+	rc=$?
+	check "the guest's files rewritten and replaced after the check: the verified guest boots all the same (0)" \
+		test -e "$T/pause/paused" -a "$rc" = 0 -a "$(cat "$T/out")" = booted-verified
+	BERTH_VM_DIR=$T/real2 "$B" run --runtime vm -- true >/dev/null 2>"$T/err" </dev/null
+	check "... and the next run refuses them (125)" test "$?" = 125
 	# a namespace run's record names its runtime too
 	"$B" run -- true >/dev/null 2>&1
 	"$B" attest --last --out "$T/att2.json" >/dev/null 2>&1

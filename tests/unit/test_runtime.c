@@ -31,7 +31,11 @@ static void test_find(void **state)
 	assert_ptr_equal(rt, berth_runtime_default());
 	assert_ptr_equal(rt, &berth_runtime_namespace);
 	assert_string_equal(rt->name, "namespace");
-	assert_ptr_equal(berth_runtime_find("", &err), rt);
+	/* `--runtime ''` is refused as an unknown name is, not the default */
+	assert_null(berth_runtime_find("", &err));
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "empty runtime name; this berth has: namespace, vm");
+	err = (struct berth_error){0};
 	assert_ptr_equal(berth_runtime_find("namespace", &err), rt);
 	assert_null(berth_runtime_find("oci", &err));
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);

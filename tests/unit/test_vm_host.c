@@ -743,6 +743,123 @@ static void test_check_refusals(void **state)
 	berth_policy_free(&p);
 }
 
+/* POLICY and START over one frame's payload are refused by check (2),
+ * naming the size, the limit and the fix; one byte under passes on to the
+ * next check (the guest). */
+static void test_check_payloads(void **state)
+{
+	struct berth_policy p;
+	struct berth_error err = {0};
+	char *big = malloc(40000);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'v', 39999);
+	big[39999] = '\0';
+	berth_policy_init(&p);
+	p.env = calloc(2, sizeof *p.env);
+	p.env[0] = (struct berth_env){.name = strdup("A"), .value = strdup(big)};
+	p.n_env = 1;
+	setenv("BERTH_VM_DIR", "/nonexistent/berth-vm", 1);
+	/* 40000 bytes of values: under the limit, the next refusal is the guest's */
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	p.env[1] = (struct berth_env){.name = strdup("B"), .value = strdup(big)};
+	p.n_env = 2;
+	err = (struct berth_error){0};
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "the run's START is "));
+	assert_non_null(strstr(err.msg, "(79998 of them the --env values), over the 65536 bytes"));
+	assert_non_null(strstr(err.hint, "--runtime namespace"));
+	/* a policy whose JSON is over the limit: its mounts */
+	p.n_env = 1;
+	p.mounts = calloc(20, sizeof *p.mounts);
+	for (int i = 0; i < 20; i++) {
+		char dst[4100];
+		snprintf(dst, sizeof dst, "/data/%d/%.4000s", i, big);
+		p.mounts[i] = (struct berth_mount){.src = strdup(dst), .dst = strdup(dst)};
+	}
+	p.n_mounts = 20;
+	err = (struct berth_error){0};
+	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "the policy is "));
+	assert_non_null(strstr(err.msg, "bytes as JSON, over the 65536 bytes"));
+	unsetenv("BERTH_VM_DIR");
+	free(big);
+	berth_policy_free(&p);
+}
+
+/* The command's budget in the guest (docs/vm.md, "Memory"). */
+static void test_mem_budget(void **state)
+{
+	struct berth_policy p;
+
+	(void)state;
+	berth_policy_init(&p);
+	/* the default --memory (8 GiB): as far as /tmp (1 GiB) and 512 MiB need */
+	assert_int_equal(berth_vm_mem_budget(&p), (1ULL << 30) + (512ULL << 20));
+	p.tmp_size = 64ULL << 20;
+	assert_int_equal(berth_vm_mem_budget(&p), 1ULL << 30);
+	/* an explicit --memory is the budget */
+	p.memory = 3ULL << 30;
+	p.memory_set = true;
+	assert_int_equal(berth_vm_mem_budget(&p), 3ULL << 30);
+	p.memory = 256ULL << 20;
+	assert_int_equal(berth_vm_mem_budget(&p), 256ULL << 20);
+	/* never over 16 GiB (nor half the host's RAM) */
+	p.memory = 1ULL << 40;
+	assert_true(berth_vm_mem_budget(&p) <= 16ULL << 30);
+	berth_policy_free(&p);
+}
+
+/* qemu is given the verified guest as descriptors: its argv names
+ * /proc/self/fd paths for the kernel and initramfs, the console and
+ * virtiofsd's socket by descriptor, and no file of the guest or run
+ * directory. */
+static void test_qemu_argv(void **state)
+{
+	struct vm_rt *vm = calloc(1, sizeof *vm);
+	struct vm_qemu_argv a;
+	int kernel = -1, initrd = -1, fdset = 0, fs = 0;
+
+	(void)state;
+	assert_non_null(vm);
+	vm->mem_bytes = 1792ULL << 20;
+	snprintf(vm->smp, sizeof vm->smp, "2");
+	vm->accel = "tcg";
+	snprintf(vm->dir, sizeof vm->dir, "/run/berth/vm-0123456789abcdef");
+	snprintf(vm->fs_sock, sizeof vm->fs_sock, "%s/fs.sock", vm->dir);
+	snprintf(vm->console, sizeof vm->console, "%s/console.log", vm->dir);
+	assert_int_equal(berth_vm_qemu_argv(vm, &a), 0);
+	for (int i = 0; a.argv[i] != NULL; i++) {
+		assert_null(strstr(a.argv[i], "vmlinuz"));
+		assert_null(strstr(a.argv[i], "initramfs"));
+		assert_null(strstr(a.argv[i], "fs.sock"));
+		assert_null(strstr(a.argv[i], "console.log"));
+		/* the run directory only as qemu's -name, a label */
+		if (strstr(a.argv[i], vm->dir) != NULL)
+			assert_string_equal(a.argv[i - 1], "-name");
+		if (strcmp(a.argv[i], "-kernel") == 0)
+			kernel = i + 1;
+		if (strcmp(a.argv[i], "-initrd") == 0)
+			initrd = i + 1;
+		if (strcmp(a.argv[i], "-add-fd") == 0 && strcmp(a.argv[i + 1], "fd=7,set=1") == 0)
+			fdset++;
+		if (strcmp(a.argv[i], "file,id=c0,path=/dev/fdset/1") == 0)
+			fdset++;
+		if (strcmp(a.argv[i], "socket,id=fs0,fd=6") == 0)
+			fs++;
+	}
+	assert_true(kernel > 0 && initrd > 0);
+	assert_string_equal(a.argv[kernel], "/proc/self/fd/4");
+	assert_string_equal(a.argv[initrd], "/proc/self/fd/5");
+	assert_int_equal(fdset, 2);
+	assert_int_equal(fs, 1);
+	free(vm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +875,9 @@ int main(void)
 	    cmocka_unit_test(test_rpc_flood),
 	    cmocka_unit_test(test_stream),
 	    cmocka_unit_test(test_check_refusals),
+	    cmocka_unit_test(test_check_payloads),
+	    cmocka_unit_test(test_mem_budget),
+	    cmocka_unit_test(test_qemu_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

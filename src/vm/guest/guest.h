@@ -31,6 +31,11 @@
 #define GUEST_CGROUP "/sys/fs/cgroup"
 #define GUEST_CGROUP_SUB "berth"     /* delegated to uid U: the runtime's run cgroups go below it */
 #define GUEST_CGROUP_WORKER "worker" /* below it: the worker's own (a member, so not where runs go) */
+/* The guest's RAM that the command's cgroups may not take (bytes): the
+ * kernel's slabs and page tables, pid 1, the relay, the sandbox's init and
+ * the runtime's janitor.  The host sizes the guest's RAM as the command's
+ * budget plus more than this (src/vm/runtime_vm.c, VM_MEM_OVERHEAD). */
+#define GUEST_MEM_RESERVE (160ULL << 20)
 
 /* START (docs/vm.md): who runs the command and how, and the parts of the
  * policy its canonical JSON does not hold. */
@@ -110,6 +115,13 @@ void guest_start_free(struct guest_start *st);
 /* root.c */
 int guest_switch_root(struct berth_error *err);
 int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err);
+/* pid 1 (and so the worker, the relay, forked from it) at oom_score_adj
+ * -1000: the OOM killer never takes berth's own guest processes; the
+ * sandbox goes back to 0 (src/sandbox/spawn_child.c).  Returns 0 or -1. */
+int guest_oom_protect(struct berth_error *err);
+/* What /berth may use (its memory.max): MemTotal less GUEST_MEM_RESERVE,
+ * in bytes; 0 when /proc/meminfo cannot be read. */
+uint64_t guest_mem_budget(void);
 
 /* egress.c: --network proxy (the hook takes the listeners; the relay
  * polls them and the streams, hands the host's frames over) */

@@ -58,7 +58,7 @@ int main(void)
 		fprintf(stderr, "berth-vminit: runs only as pid 1 of a berth microVM\n");
 		return BERTH_EXIT_USAGE;
 	}
-	if (guest_early_mounts(&err) < 0)
+	if (guest_early_mounts(&err) < 0 || guest_oom_protect(&err) < 0)
 		fail(-1, &err);
 	if (guest_probe_mode())
 		guest_probe();

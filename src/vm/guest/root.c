@@ -123,12 +123,55 @@ static int delegate(const char *dir, uid_t uid, gid_t gid, struct berth_error *e
 	return 0;
 }
 
+int guest_oom_protect(struct berth_error *err)
+{
+	if (write_file("/proc/self/oom_score_adj", "-1000") < 0)
+		return berth_err(err, errno, "cannot write the guest init's oom_score_adj");
+	return 0;
+}
+
+uint64_t guest_mem_budget(void)
+{
+	char buf[4096];
+	cleanup_close int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	unsigned long long kib = 0;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "MemTotal: %llu kB", &kib) != 1 || kib * 1024 <= 2 * GUEST_MEM_RESERVE)
+		return 0;
+	return kib * 1024 - GUEST_MEM_RESERVE;
+}
+
+/* /berth's memory.max: the guest's RAM less what berth's own processes and
+ * the kernel keep (guest.h, GUEST_MEM_RESERVE).  The run's cgroup below it
+ * has the policy's --memory; this one holds it and the relay to what the
+ * guest can give, so that a command (its tmpfs pages included) exhausts
+ * its cgroup, never the guest. */
+static int cap_memory(struct berth_error *err)
+{
+	uint64_t budget = guest_mem_budget();
+	char v[32];
+
+	if (budget == 0)
+		return berth_err(err, 0, "cannot read the guest's MemTotal from /proc/meminfo");
+	snprintf(v, sizeof v, "%llu", (unsigned long long)budget);
+	if (write_file(GUEST_CGROUP "/" GUEST_CGROUP_SUB "/memory.max", v) < 0)
+		return berth_err(err, errno, "cannot write `%s/%s/memory.max`", GUEST_CGROUP,
+				 GUEST_CGROUP_SUB);
+	return 0;
+}
+
 /*
  * cgroup v2 at /sys/fs/cgroup with memory, pids and cpu given to its
- * children; /berth delegated to U, and the worker's own cgroup below it
- * (/berth/worker, U's too).  The runtime, run by U in /berth/worker, walks
- * up to /berth (delegated, no member process) and makes the run's cgroup
- * there, as it does below a systemd user manager's delegated cgroup.
+ * children; /berth delegated to U, its memory.max the guest's budget
+ * (cap_memory, not U's to raise: the file stays root's), and the worker's
+ * own cgroup below it (/berth/worker, U's too).  The runtime, run by U in
+ * /berth/worker, walks up to /berth (delegated, no member process) and
+ * makes the run's cgroup there, as it does below a systemd user manager's
+ * delegated cgroup.
  */
 int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err)
 {
@@ -139,7 +182,7 @@ int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err)
 	for (size_t i = 0; i < BERTH_ARRAY_SIZE(ctl); i++)
 		if (write_file(GUEST_CGROUP "/cgroup.subtree_control", ctl[i]) < 0 && i < 2)
 			return berth_err(err, errno, "cannot enable `%s` in the guest's cgroup root", ctl[i]);
-	if (delegate(GUEST_CGROUP "/" GUEST_CGROUP_SUB, uid, gid, err) < 0 ||
+	if (delegate(GUEST_CGROUP "/" GUEST_CGROUP_SUB, uid, gid, err) < 0 || cap_memory(err) < 0 ||
 	    delegate(GUEST_CGROUP "/" GUEST_CGROUP_SUB "/" GUEST_CGROUP_WORKER, uid, gid, err) < 0)
 		return -1;
 	return 0;

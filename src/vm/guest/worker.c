@@ -330,8 +330,12 @@ static int start_command(struct guest *g, const struct berth_runtime_opts *o, st
 	return 0;
 }
 
+/* stderr's EOF, held until the run's end: the OOM notice (report_oom)
+ * goes there after the command's last byte. */
+static bool stderr_eof_held;
+
 /* One read of the command's output @fd as DATA on @chan; at its end (or
- * EIO: a pty with no slave left), EOF, and *@fd becomes -1. */
+ * EIO: a pty with no slave left), EOF (stderr's held), and *@fd becomes -1. */
 static int pump_out(struct guest *g, int *fd, uint16_t chan, struct berth_error *err)
 {
 	static unsigned char buf[BERTH_VM_PAYLOAD_MAX];
@@ -343,6 +347,10 @@ static int pump_out(struct guest *g, int *fd, uint16_t chan, struct berth_error 
 		return berth_vm_write(g->chan, BERTH_VM_DATA, chan, buf, (size_t)n, err);
 	close(*fd);
 	*fd = -1;
+	if (chan == BERTH_VM_STDERR) {
+		stderr_eof_held = true;
+		return 0;
+	}
 	return berth_vm_write(g->chan, BERTH_VM_EOF, chan, NULL, 0, err);
 }
 
@@ -472,6 +480,71 @@ broken:
 	return -1;
 }
 
+/* A counter @key of the cgroup events file @path (0 when absent). */
+static unsigned long long cg_event(const char *path, const char *key)
+{
+	char buf[1024];
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	size_t k = strlen(key);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (char *l = buf; l != NULL && *l != '\0'; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, k) == 0 && l[k] == ' ')
+			return strtoull(l + k + 1, NULL, 10);
+	return 0;
+}
+
+/*
+ * The run's end, when the OOM killer took a process of the command: said
+ * on its stderr (the status alone, 137, does not say why), naming the limit
+ * it met: the policy's --memory (the run's cgroup), or the guest's budget
+ * (/berth's own memory.max, when the policy allows more than the guest
+ * holds).  /berth's memory.events counts the run's cgroup's kills too.
+ */
+static void report_oom(struct guest *g)
+{
+	unsigned long long kills = cg_event(GUEST_CGROUP "/" GUEST_CGROUP_SUB "/memory.events", "oom_kill");
+	bool guest_limit = cg_event(GUEST_CGROUP "/" GUEST_CGROUP_SUB "/memory.events.local", "oom") > 0;
+	struct berth_error err = {0};
+	char msg[512];
+	int n;
+
+	if (kills == 0)
+		return;
+	if (guest_limit)
+		n = snprintf(
+		    msg, sizeof msg,
+		    "berth: the command ran out of memory: the OOM killer ended %llu of its processes "
+		    "at the microVM's limit, %llu MiB (the policy's --memory is %llu MiB)\n"
+		    "berth: hint: give `--memory` for what the command needs: the microVM's RAM "
+		    "follows it (docs/vm.md, \"Memory\")\n",
+		    kills, (unsigned long long)(guest_mem_budget() >> 20),
+		    (unsigned long long)(g->policy.memory >> 20));
+	else
+		n = snprintf(
+		    msg, sizeof msg,
+		    "berth: the command ran out of memory: the OOM killer ended %llu of its processes "
+		    "at its --memory limit, %llu MiB\n"
+		    "berth: hint: give a larger --memory\n",
+		    kills, (unsigned long long)(g->policy.memory >> 20));
+	if (n > 0 && berth_vm_write(g->chan, BERTH_VM_DATA, BERTH_VM_STDERR, msg,
+				    (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, &err) < 0)
+		guest_log("cannot send the OOM notice: %s", err.msg);
+}
+
+/* The run's end on stderr: the OOM notice, if any, then its EOF. */
+static void end_stderr(struct guest *g)
+{
+	struct berth_error err = {0};
+
+	report_oom(g);
+	if (stderr_eof_held && berth_vm_write(g->chan, BERTH_VM_EOF, BERTH_VM_STDERR, NULL, 0, &err) < 0)
+		guest_log("cannot send stderr's EOF: %s", err.msg);
+}
+
 void guest_worker(struct guest *g)
 {
 	struct berth_error err = {0};
@@ -509,6 +582,7 @@ void guest_worker(struct guest *g)
 		berth_rt_free(rt);
 		_exit(1);
 	}
+	end_stderr(g);
 	berth_vm_put_u32(st, (uint32_t)status);
 	if (berth_vm_write(g->chan, BERTH_VM_EXIT, 0, st, sizeof st, &err) < 0)
 		guest_log("cannot send EXIT: %s", err.msg);
