@@ -36,7 +36,7 @@
 #define WARMUP_COLD 3
 #define WARMUP_WARM 20
 
-static const char *berth, *app_dir;
+static const char *berth, *app_dir, *runtime; /* runtime: `berth mcp --runtime`, NULL: the default */
 
 static double now_ms(void)
 {
@@ -81,8 +81,12 @@ static void spawn(struct server *s)
 		dup2(from[1], 1);
 		if (null >= 0)
 			dup2(null, 2);
-		execl(berth, berth, "mcp", "--app", "filesystem", "--app-dir", app_dir, "--no-dev",
-		      (char *)NULL);
+		if (runtime != NULL)
+			execl(berth, berth, "mcp", "--runtime", runtime, "--app", "filesystem", "--app-dir",
+			      app_dir, "--no-dev", (char *)NULL);
+		else
+			execl(berth, berth, "mcp", "--app", "filesystem", "--app-dir", app_dir, "--no-dev",
+			      (char *)NULL);
 		_exit(127);
 	}
 	close(to[0]);
@@ -258,13 +262,14 @@ int main(int argc, char **argv)
 {
 	int n;
 
-	if (argc != 5 || (strcmp(argv[1], "cold") != 0 && strcmp(argv[1], "warm") != 0) ||
+	if ((argc != 5 && argc != 6) || (strcmp(argv[1], "cold") != 0 && strcmp(argv[1], "warm") != 0) ||
 	    (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: mcp_client cold|warm N BERTH APP-DIR\n");
+		fprintf(stderr, "usage: mcp_client cold|warm N BERTH APP-DIR [RUNTIME]\n");
 		return 2;
 	}
 	berth = argv[3];
 	app_dir = argv[4];
+	runtime = argc == 6 ? argv[5] : NULL;
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(argv[1], "cold") == 0)
 		cold(n);

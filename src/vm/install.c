@@ -25,6 +25,7 @@
 #include "../util/sys.h"
 #include "cpio.h"
 #include "exec.h"
+#include "accel.h"
 #include "install.h"
 #include "install_int.h"
 #include "pins.h"
@@ -35,7 +36,10 @@
 #define WORK_PREFIX ".vm-install."
 
 /* The files an install puts in the VM directory: nothing else is replaced. */
-static const char *const vm_files[] = {"vmlinuz", "initramfs.cpio", "guest.json"};
+/* what a VM directory holds: the install's three, and the record of the
+ * last KVM test boot of that guest (accel.h; an install replaces the guest,
+ * so the old record goes with the old directory) */
+static const char *const vm_files[] = {"vmlinuz", "initramfs.cpio", "guest.json", BERTH_VM_KVM_RECORD};
 
 bool berth_vm_elf_static(const void *data, size_t len)
 {

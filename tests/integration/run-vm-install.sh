@@ -403,6 +403,9 @@ if [ "$(check kvm '["probe"]["booted"]')" = True ]; then
 	eq "doctor's KVM test boot on record: its outcome, this host boot, this guest, 0600" \
 		"$(js "$D/vm/kvm-probe.json" '[j["usable"], j["boot_id"], j["kernel_sha256"], j["initramfs_sha256"]]') $(stat -c %a "$D/vm/kvm-probe.json")" \
 		"$(js "$D/vm/guest.json" "[$KVM_OK, '$(cat /proc/sys/kernel/random/boot_id)', j['kernel']['sha256'], j['initramfs']['sha256']]") 600"
+	# the record is the VM directory's own: an install over it succeeds, and the old guest's record goes
+	run vm install --init "$D/init"
+	eq "vm install over a directory with a KVM record: exit 0, the record gone" "$RC $([ -e "$D/vm/kvm-probe.json" ] && echo kept || echo gone)" "0 gone"
 else
 	[ ! -e "$D/vm/kvm-probe.json" ] && pass "no KVM test boot: none on record" || fail "no KVM test boot: none on record" "$(cat "$D/vm/kvm-probe.json")"
 fi

@@ -471,6 +471,14 @@ print(rc, int(b"]52;" in b), int(b"\x1bP" in b), int(b"AB" in b and b"EB" in b))
 			-a "$(grep -c -x 'berth: the command ran out of memory: the OOM killer ended 1 of its processes at its --memory limit, 256 MiB' "$T/err")" = 1
 		[ "$rc" = 137 ] || show "$T/out" "$T/err"
 	fi
+	# the smallest guests boot (a resident app's 64 MiB budget: RAM 320 MiB,
+	# /berth's memory.max what is left past the guest's reserve)
+	BERTH_VM_DIR=$T/real timeout 200 "$B" run --runtime vm --memory 64M -- sh -c 'echo small' \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	why=
+	[ "$rc" = 0 ] || why=" (got $rc: $(grep -v '^berth: microVM:' "$T/err" | head -c 300 | tr '\n' ' '))"
+	check "the real guest, --memory 64M: boots and runs (0)$why" test "$rc" = 0 -a "$(cat "$T/out")" = small
 	# the guest's files replaced after the check, before qemu starts: what
 	# boots is the verified bytes (sealed copies), not the new files
 	cp -a "$T/real" "$T/real2"

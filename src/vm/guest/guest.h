@@ -120,7 +120,7 @@ int guest_cgroup(uid_t uid, gid_t gid, struct berth_error *err);
  * sandbox goes back to 0 (src/sandbox/spawn_child.c).  Returns 0 or -1. */
 int guest_oom_protect(struct berth_error *err);
 /* What /berth may use (its memory.max): MemTotal less GUEST_MEM_RESERVE,
- * in bytes; 0 when /proc/meminfo cannot be read. */
+ * in bytes; 0 when /proc/meminfo cannot be read or leaves under 16 MiB. */
 uint64_t guest_mem_budget(void);
 
 /* egress.c: --network proxy (the hook takes the listeners; the relay
