@@ -82,16 +82,6 @@ for dry in "" --dry-run; do
 	check "--runtime '' ${dry:-(run)}: exit 2, the runtimes named, nothing printed" \
 		test "$rc" = 2 -a "$(head -1 "$T/err")" = 'berth: empty runtime name; this berth has: namespace, vm' -a ! -s "$T/out"
 done
-# the egress broker's other networks (--network api-only, --dns, --forensic's
-# api-only) are --network proxy underneath, carried by the guest's streams:
-# accepted, dry run and run alike (run-vm-egress.sh runs --network proxy)
-for f in "--network api-only" "--dns 192.0.2.53 --allow-host example.com"; do
-	# shellcheck disable=SC2086
-	"$B" run --dry-run --runtime vm $f -- true >"$T/out" 2>"$T/err"
-	rc=$?
-	check "--runtime vm $f --dry-run: accepted (0), runtime vm said" \
-		test "$rc" = 0 -a "$(grep -c '^runtime: vm$' "$T/out")" = 1
-done
 # a policy or a START over one channel frame (64 KiB): refused by check, dry run too
 big=$(head -c 1200 /dev/zero | tr '\0' v)
 envs=()
@@ -471,6 +461,16 @@ print(rc, int(b"]52;" in b), int(b"\x1bP" in b), int(b"AB" in b and b"EB" in b))
 			-a "$(grep -c -x 'berth: the command ran out of memory: the OOM killer ended 1 of its processes at its --memory limit, 256 MiB' "$T/err")" = 1
 		[ "$rc" = 137 ] || show "$T/out" "$T/err"
 	fi
+	# the egress broker's other networks (--network api-only, --dns, --forensic's
+	# api-only) are --network proxy underneath, carried by the guest's streams:
+	# accepted, dry run and run alike (run-vm-egress.sh runs --network proxy)
+	for f in "--network api-only" "--dns 192.0.2.53 --allow-host example.com"; do
+		# shellcheck disable=SC2086
+		BERTH_VM_DIR=$T/real "$B" run --dry-run --runtime vm $f -- true >"$T/out" 2>"$T/err"
+		rc=$?
+		check "--runtime vm $f --dry-run: accepted (0), runtime vm said" \
+			test "$rc" = 0 -a "$(grep -c '^runtime: vm$' "$T/out")" = 1
+	done
 	# the smallest guests boot (a resident app's 64 MiB budget: RAM 320 MiB,
 	# /berth's memory.max what is left past the guest's reserve)
 	BERTH_VM_DIR=$T/real timeout 200 "$B" run --runtime vm --memory 64M -- sh -c 'echo small' \
