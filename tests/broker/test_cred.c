@@ -111,6 +111,11 @@ static void test_parse_refused(void **state)
 	refused("A=env:X@h.example:", "invalid port");
 	refused("A=env:X@h.example/a b", "invalid path prefix");
 	refused("A=env:X@h.example/a?b", "invalid path prefix");
+	refused("A=env:X@h.example/a/../b", "a path the server resolves");
+	refused("A=env:X@h.example/v1/.", "a path the server resolves");
+	refused("A=env:X@h.example/%2e%2E/x", "a path the server resolves");
+	refused("A=env:X@h.example/a%2fb", "a path the server resolves");
+	refused("A=env:X@h.example/a\\b", "a path the server resolves");
 	refused("A=env:X@h.example#bogus", "unknown credential header");
 	refused("A=env:X@h.example#header:", "invalid header field");
 	refused("A=env:X@h.example#header:a b", "invalid header field");
