@@ -136,10 +136,50 @@ static int put_value(struct w *w, const char *v, size_t n, const struct berth_cr
 	return put_replaced(w, v, n, in) ? 1 : 0;
 }
 
+/* @s (@n bytes) is `.` or `..`, a dot written as itself or as %2e */
+static bool dot_segment(const char *s, size_t n)
+{
+	size_t dots = 0;
+
+	for (size_t i = 0; i < n; dots++) {
+		if (s[i] == '.')
+			i++;
+		else if (n - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] == 'e' || s[i + 2] == 'E'))
+			i += 3;
+		else
+			return false;
+	}
+	return dots == 1 || dots == 2;
+}
+
+/* A path a server may resolve to another (RFC 3986 5.2.4, or a slash
+ * that is encoded or backward): out of every prefix but `/`. */
+static bool path_escapes(const char *path, size_t n)
+{
+	const char *q = memchr(path, '?', n), *seg = path;
+
+	if (q != NULL)
+		n = (size_t)(q - path);
+	for (size_t i = 0; i < n; i++)
+		if (path[i] == '\\' || (n - i >= 3 && path[i] == '%' &&
+					((path[i + 1] == '2' && (path[i + 2] == 'f' || path[i + 2] == 'F')) ||
+					 (path[i + 1] == '5' && (path[i + 2] == 'c' || path[i + 2] == 'C')))))
+			return true;
+	for (size_t i = 0; i <= n; i++)
+		if (i == n || path[i] == '/') {
+			if (dot_segment(seg, (size_t)(path + i - seg)))
+				return true;
+			seg = path + i + 1;
+		}
+	return false;
+}
+
 static bool prefix_matches(const char *path, size_t path_len, const char *prefix)
 {
 	size_t pl = strlen(prefix);
-	return path_len >= pl && memcmp(path, prefix, pl) == 0;
+	if (path_len < pl || memcmp(path, prefix, pl) != 0)
+		return false;
+	return (pl == 1 && prefix[0] == '/') || !path_escapes(path, path_len);
 }
 
 long berth_cred_rewrite(const char *head, size_t len, const char *path, size_t path_len,

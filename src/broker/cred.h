@@ -21,7 +21,10 @@
  * A placeholder anywhere else (the request line, another field, the body) is
  * left as it is: a server that echoes a header back to the client would
  * otherwise hand the secret to the sandbox.  A binding whose path prefix the
- * request's path does not start with is not applied.
+ * request's path does not start with is not applied, nor one other than `/`
+ * when the path (before `?`) has a dot segment (`.` or `..`, its dots
+ * written or as %2e), a `\`, or a %2f or %5c: the server may resolve such a
+ * path to one outside the prefix.
  */
 #ifndef BERTH_BROKER_CRED_H
 #define BERTH_BROKER_CRED_H

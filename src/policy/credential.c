@@ -141,6 +141,40 @@ static int parse_header(const char *h, struct berth_credential *c, char *reason,
 	return c->field == NULL ? -2 : 0;
 }
 
+/* @s (@n bytes) is `.` or `..`, each dot written as itself or as %2e */
+static bool dot_segment(const char *s, size_t n)
+{
+	size_t dots = 0;
+
+	for (size_t i = 0; i < n; dots++) {
+		if (s[i] == '.')
+			i++;
+		else if (n - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] == 'e' || s[i + 2] == 'E'))
+			i += 3;
+		else
+			return false;
+	}
+	return dots == 1 || dots == 2;
+}
+
+/* a prefix the broker's rewrite never matches (src/broker/cred.c):
+ * a dot segment, or a slash encoded or backward */
+static bool path_resolves(const char *p)
+{
+	const char *seg = p + 1;
+
+	if (strchr(p, '\\') != NULL || strcasestr(p, "%2f") != NULL || strcasestr(p, "%5c") != NULL)
+		return true;
+	for (const char *q = seg;; q++)
+		if (*q == '/' || *q == '\0') {
+			if (dot_segment(seg, (size_t)(q - seg)))
+				return true;
+			if (*q == '\0')
+				return false;
+			seg = q + 1;
+		}
+}
+
 static int parse_dest(char *d, struct berth_credential *c, char *reason, size_t len)
 {
 	char *slash = strchr(d, '/'), *colon;
@@ -160,6 +194,12 @@ static int parse_dest(char *d, struct berth_credential *c, char *reason, size_t 
 					    "invalid path prefix `%s` in a credential binding: write a path "
 					    "such as `/v1/` (no space, `?`, `#`, `@` or control character)",
 					    CLEAN(slash));
+		if (path_resolves(slash))
+			return fail(reason, len,
+				    "invalid path prefix `%s` in a credential binding: a path the server "
+				    "resolves to another (a `.` or `..` segment, `%%2e` or not, a `%%2f`, "
+				    "`%%5c` or `\\`) never matches; write the path it resolves to",
+				    CLEAN(slash));
 		c->prefix = strdup(slash);
 		*slash = '\0';
 	} else {

@@ -111,6 +111,11 @@ static void test_parse_refused(void **state)
 	refused("A=env:X@h.example:", "invalid port");
 	refused("A=env:X@h.example/a b", "invalid path prefix");
 	refused("A=env:X@h.example/a?b", "invalid path prefix");
+	refused("A=env:X@h.example/a/../b", "a path the server resolves");
+	refused("A=env:X@h.example/v1/.", "a path the server resolves");
+	refused("A=env:X@h.example/%2e%2E/x", "a path the server resolves");
+	refused("A=env:X@h.example/a%2fb", "a path the server resolves");
+	refused("A=env:X@h.example/a\\b", "a path the server resolves");
 	refused("A=env:X@h.example#bogus", "unknown credential header");
 	refused("A=env:X@h.example#header:", "invalid header field");
 	refused("A=env:X@h.example#header:a b", "invalid header field");
@@ -306,6 +311,42 @@ static void test_rewrite_fields_and_prefix(void **state)
 	free(o);
 }
 
+/* A path that a server normalizes out of the prefix (dot segments, an
+ * encoded or backward slash) does not get the secret: the prefix is the
+ * binding's narrowing, and what a server serves for /v1/../headers is /headers. */
+static void test_rewrite_prefix_not_escaped(void **state)
+{
+	struct berth_cred_inject b = inj(BERTH_CRED_BEARER, "Authorization", "/v1/");
+	const char *escape[] = {
+	    "/v1/../headers",      "/v1/..",           "/v1/%2e%2e/headers",  "/v1/.%2E/headers",
+	    "/v1/%2E./headers",    "/v1/./../headers", "/v1/x/../../headers", "/v1/..%2fheaders",
+	    "/v1/%2F..%2Fheaders", "/v1/..\\headers",  "/v1/%5c..%5cheaders", "/v1/a/..?x=1"};
+	const char *fine[] = {"/v1/m", "/v1/..x/m", "/v1/x..", "/v1/.well/m", "/v1/m?p=/../x", "/v1/%2e%2ex"};
+	char head[1024];
+	uint32_t used;
+	char *o;
+
+	(void)state;
+	snprintf(head, sizeof head, "GET / HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n", PH);
+	for (size_t i = 0; i < sizeof escape / sizeof escape[0]; i++) {
+		o = rw(head, escape[i], &b, 1, &used);
+		if (used != 0 || strstr(o, SECRET) != NULL)
+			fail_msg("the secret went to `%s`", escape[i]);
+		free(o);
+	}
+	for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+		o = rw(head, fine[i], &b, 1, &used);
+		if (used != 1 || strstr(o, SECRET) == NULL)
+			fail_msg("the secret did not go to `%s`", fine[i]);
+		free(o);
+	}
+	/* the binding for every path is not narrowed: nothing to escape */
+	b.prefix = "/";
+	o = rw(head, "/v1/../headers", &b, 1, &used);
+	assert_int_equal(used, 1);
+	free(o);
+}
+
 static void test_rewrite_bad_heads(void **state)
 {
 	struct berth_cred_inject b = inj(BERTH_CRED_BEARER, "Authorization", "/");
@@ -463,6 +504,7 @@ int main(void)
 	    cmocka_unit_test(test_rewrite_bearer),
 	    cmocka_unit_test(test_rewrite_basic),
 	    cmocka_unit_test(test_rewrite_fields_and_prefix),
+	    cmocka_unit_test(test_rewrite_prefix_not_escaped),
 	    cmocka_unit_test(test_rewrite_bad_heads),
 	    cmocka_unit_test(test_host_matches),
 	    cmocka_unit_test(test_ca),
