@@ -289,6 +289,30 @@ b diff --last
 eq "diff of a run without --review: exit 2" "$RC" 2
 has "diff of a run without --review: says so" "$ERR" "no change set"
 
+# ------------------------------------------------------------ 10b. a deep tree
+# The collection walks the layer one level a frame: a tree 1500 deep (an
+# agent's mkdir/cd loop) is collected, and one past PATH_MAX is refused by
+# name, never cut short; neither kills the supervisor (it did: SIGSEGV).
+fresh
+b run --review --workspace "$WS" -- sh -c 'i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 9; i=$((i+1)); done; echo x > deep'
+eq "deep tree: the run exits with the command's status" "$RC" 0
+has "deep tree: every level is in the change set" "$ERR" "changed 1501 paths"
+b diff --last
+eq "deep tree: diff of it exits 0" "$RC" 0
+# (python: a shell's cd past PATH_MAX fails, as it keeps the whole path)
+b run --review --workspace "$WS" -- python3 -c 'import os
+for i in range(2100): os.mkdir("d"); os.chdir("d")
+open("deep", "w").write("x")'
+eq "past PATH_MAX: the run exits with the command's status" "$RC" 0
+has "past PATH_MAX: the path is named as too long" "$ERR" "longer than PATH_MAX"
+has "past PATH_MAX: the changes are said lost" "$ERR" "could not be kept"
+ID=$(last)
+b audit list --run "$ID"
+hasnt "past PATH_MAX: the supervisor did not die" "$OUT" "supervisor died"
+b diff "$ID"
+eq "past PATH_MAX: no change set (exit 2)" "$RC" 2
+eq "deep trees: the host's tree is untouched" "$([ -e "$WS/d" ] && echo there || echo absent)" absent
+
 # ------------------------------------------------------------ 11. the diff is a patch
 # Many hunks over a long file (lines changed, removed, added, at both ends, no
 # newline at the end): patch(1) of berth's diff on the host's copy gives the
