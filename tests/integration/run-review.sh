@@ -313,6 +313,19 @@ b diff "$ID"
 eq "past PATH_MAX: no change set (exit 2)" "$RC" 2
 eq "deep trees: the host's tree is untouched" "$([ -e "$WS/d" ] && echo there || echo absent)" absent
 
+# A name or a link's target with a newline cannot forge a line of the diff
+# (nor an escape reach the terminal): quoted as git quotes it.
+fresh
+b run --review --workspace "$WS" -- python3 -c 'import os
+open("n\ndiff --berth a-forged", "w").write("q\n")
+os.symlink("t\nnew file mode 100777", "lnk\x1b[2K")'
+b diff --last
+eq "diff: a newline in a name forges no line" "$(printf '%s\n' "$OUT" | grep -c '^diff --berth a-forged')" 0
+eq "diff: a newline in a target forges no line" "$(printf '%s\n' "$OUT" | grep -c "^new file mode 100777")" 0
+has "diff: the name is quoted" "$OUT" '"a/n\ndiff --berth a-forged"'
+has "diff: the escape is shown, not sent" "$OUT" '"b/lnk\033[2K"'
+hasnt "diff: no escape byte in the output" "$OUT" $'\x1b'
+
 # ------------------------------------------------------------ 11. the diff is a patch
 # Many hunks over a long file (lines changed, removed, added, at both ends, no
 # newline at the end): patch(1) of berth's diff on the host's copy gives the
