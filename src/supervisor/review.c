@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
@@ -205,24 +207,39 @@ static void free_names(char **v)
 	free(v);
 }
 
-static void join(char *out, const char *rel, const char *name)
+/* @rel/@name into @out (PATH_MAX bytes, heap: the walk recurses once a
+ * level, so its frames stay small); a path that does not fit is refused,
+ * never cut short (a shorter name would be another path). */
+static int join(struct collect *c, char *out, const char *rel, const char *name)
 {
-	snprintf(out, PATH_MAX, "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
+	int n = snprintf(out, PATH_MAX, "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
+
+	if (n < 0 || n >= PATH_MAX)
+		return berth_err(c->err, ENAMETOOLONG,
+				 "review: a path below `%.80s` is longer than PATH_MAX (%d bytes): the "
+				 "change set cannot name it",
+				 rel, PATH_MAX);
+	return 0;
 }
 
 /* The host's @name below @dirfd, deleted by the run: its tree, children
  * first (an entry each). */
 static int add_deleted(struct collect *c, int dirfd, const char *rel, const char *name)
 {
-	char path[PATH_MAX];
+	cleanup_free char *path = malloc(PATH_MAX);
 	struct stat st;
-	json_t *base = base_of(dirfd, name, &st, c->err);
+	json_t *base;
 
-	if (base == NULL)
+	if (path == NULL)
+		return berth_err(c->err, ENOMEM, "out of memory");
+	if ((base = base_of(dirfd, name, &st, c->err)) == NULL)
 		return berth_err(c->err, ENOMEM, "out of memory");
 	if (json_is_null(base))
 		return 0; /* gone from the host too */
-	join(path, rel, name);
+	if (join(c, path, rel, name) < 0) {
+		json_decref(base);
+		return -1;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		cleanup_close int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		char **v = sub >= 0 ? names_of(sub, c->err) : NULL;
@@ -289,12 +306,16 @@ static int walk(struct collect *c, int ufd, int hfd, const struct stat *hdir, co
 static int one(struct collect *c, int ufd, int hfd, const struct stat *hdir, const char *rel,
 	       const char *name)
 {
-	char path[PATH_MAX], hex[65], target[PATH_MAX];
+	cleanup_free char *path = malloc(PATH_MAX);
+	char hex[65];
 	struct stat us, hs;
 	json_t *base, *e;
 	bool changed;
 
-	join(path, rel, name);
+	if (path == NULL)
+		return berth_err(c->err, ENOMEM, "out of memory");
+	if (join(c, path, rel, name) < 0)
+		return -1;
 	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return berth_err(c->err, errno, "review: cannot stat `%s` in the review layer", path);
 	/* a whiteout: the run deleted the host's @name */
@@ -369,15 +390,16 @@ static int one(struct collect *c, int ufd, int hfd, const struct stat *hdir, con
 		return 0;
 	}
 	if (S_ISLNK(us.st_mode)) {
-		ssize_t n = readlinkat(ufd, name, target, sizeof target - 1);
-		char htarget[PATH_MAX];
+		cleanup_free char *target = malloc(2 * PATH_MAX);
+		char *htarget = target != NULL ? target + PATH_MAX : NULL;
+		ssize_t n = target != NULL ? readlinkat(ufd, name, target, PATH_MAX - 1) : -1;
 		ssize_t hn;
 		if (n < 0) {
 			json_decref(base);
 			return berth_err(c->err, errno, "review: cannot read the link `%s`", path);
 		}
 		target[n] = '\0';
-		if (!json_is_null(base) && (hn = readlinkat(hfd, name, htarget, sizeof htarget - 1)) == n &&
+		if (!json_is_null(base) && (hn = readlinkat(hfd, name, htarget, PATH_MAX - 1)) == n &&
 		    memcmp(htarget, target, (size_t)n) == 0) {
 			json_decref(base);
 			return 0;
@@ -454,7 +476,7 @@ void berth_review_clock(struct timespec *t)
 	}
 }
 
-int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
+static int collect_layer(const char *run_id, const struct berth_policy *p, int layer_fd,
 			 const struct timespec *started, struct berth_review_summary *sum,
 			 struct berth_error *err)
 {
@@ -507,6 +529,27 @@ out:
 		struct berth_error ignore = {0};
 		berth_rmtree(c.dir, NULL, &ignore);
 	}
+	return rc;
+}
+
+int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
+			 const struct timespec *started, struct berth_review_summary *sum,
+			 struct berth_error *err)
+{
+	/* The walk holds a descriptor or two a level (PATH_MAX bounds the depth
+	 * to 2048): a user's soft limit (often 1024) is raised to the hard one
+	 * while it lasts. */
+	struct rlimit saved, all;
+	bool raised = getrlimit(RLIMIT_NOFILE, &saved) == 0 && saved.rlim_cur < saved.rlim_max;
+	int rc;
+
+	if (raised) {
+		all = (struct rlimit){.rlim_cur = saved.rlim_max, .rlim_max = saved.rlim_max};
+		raised = setrlimit(RLIMIT_NOFILE, &all) == 0;
+	}
+	rc = collect_layer(run_id, p, layer_fd, started, sum, err);
+	if (raised)
+		setrlimit(RLIMIT_NOFILE, &saved);
 	return rc;
 }
 

@@ -16,6 +16,9 @@
 
 #include "../util/cleanup.h"
 
+/* a quoted name: each byte at most 4 (\\ooo), the quotes and a prefix */
+#define QLEN (4 * PATH_MAX + 8)
+
 /* Files larger than this, or holding a NUL byte in it, are summarised. */
 #define DIFF_TEXT_MAX (8u << 20)
 /* Edits past this many make the diff "every line replaced". */
@@ -231,32 +234,75 @@ static long long jint(const json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
+/* @pre@s as a diff names it (in @buf, @len bytes): as it is, or, when it
+ * holds a control byte, a quote or a backslash, quoted as git does
+ * ("a/x\nb"), so that a name the agent chose cannot forge a line of the
+ * diff or drive the reader's terminal. */
+static const char *quoted(char *buf, size_t len, const char *pre, const char *s)
+{
+	size_t o = 0;
+	bool plain = true;
+
+	for (const unsigned char *c = (const unsigned char *)s; *c != '\0' && plain; c++)
+		plain = *c >= 0x20 && *c != 0x7f && *c != '"' && *c != '\\';
+	if (plain) {
+		snprintf(buf, len, "%s%s", pre, s);
+		return buf;
+	}
+	o = (size_t)snprintf(buf, len, "\"%s", pre);
+	for (const unsigned char *c = (const unsigned char *)s; *c != '\0' && o + 6 < len; c++) {
+		const char *esc = *c == '\n'   ? "\\n"
+				  : *c == '\t' ? "\\t"
+				  : *c == '"'  ? "\\\""
+				  : *c == '\\' ? "\\\\"
+					       : NULL;
+		if (esc != NULL)
+			o += (size_t)snprintf(buf + o, len - o, "%s", esc);
+		else if (*c < 0x20 || *c == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\%03o", *c);
+		else
+			buf[o++] = (char)*c;
+	}
+	snprintf(buf + o, len - o, "\"");
+	return buf;
+}
+
 /* The unified diff of @e, its new bytes in @blob (-1: none) against the
  * host's copy @host (-1: none). */
 static int text_diff(FILE *out, const char *path, int host, int blob, const json_t *e)
 {
 	struct text a = {0}, b = {0};
 	char *ops = NULL;
+	cleanup_free char *qa = NULL;
+	char *qb = NULL;
 	size_t n = 0;
 	int rc = -1;
 
 	if (text_read(host, &a) < 0 || text_read(blob, &b) < 0)
 		goto out;
+	if ((qa = malloc(2 * QLEN)) == NULL)
+		goto out;
+	qb = qa + QLEN;
+	if (host >= 0)
+		quoted(qa, QLEN, "a/", path);
+	else
+		snprintf(qa, QLEN, "/dev/null");
+	if (blob >= 0)
+		quoted(qb, QLEN, "b/", path);
+	else
+		snprintf(qb, QLEN, "/dev/null");
 	if (a.binary || b.binary || a.big || b.big) {
 		const json_t *base = json_object_get(e, "base");
-		fprintf(out, "%s %s%s and %s%s differ (%lld -> %lld bytes, sha256 %s)\n",
-			a.binary || b.binary ? "Binary files" : "Files too large to show",
-			host >= 0 ? "a/" : "", host >= 0 ? path : "/dev/null", blob >= 0 ? "b/" : "",
-			blob >= 0 ? path : "/dev/null", json_is_object(base) ? jint(base, "size") : 0,
-			blob >= 0 ? jint(e, "size") : 0,
+		fprintf(out, "%s %s and %s differ (%lld -> %lld bytes, sha256 %s)\n",
+			a.binary || b.binary ? "Binary files" : "Files too large to show", qa, qb,
+			json_is_object(base) ? jint(base, "size") : 0, blob >= 0 ? jint(e, "size") : 0,
 			blob >= 0 ? json_string_value(json_object_get(e, "sha256")) : "-");
 		rc = 0;
 		goto out;
 	}
 	if ((ops = malloc(a.n + b.n + 1)) == NULL || edits(&a, &b, ops, &n) < 0)
 		goto out;
-	fprintf(out, "--- %s%s\n+++ %s%s\n", host >= 0 ? "a/" : "", host >= 0 ? path : "/dev/null",
-		blob >= 0 ? "b/" : "", blob >= 0 ? path : "/dev/null");
+	fprintf(out, "--- %s\n+++ %s\n", qa, qb);
 	hunks(out, &a, &b, ops, n);
 	rc = 0;
 out:
@@ -281,9 +327,12 @@ static void rename_of(FILE *out, const json_t *e, const json_t *gone)
 	const char *sha = json_string_value(json_object_get(e, "sha256"));
 	const char *from = sha != NULL ? json_string_value(json_object_get(gone, sha)) : NULL;
 
-	if (from != NULL && strcmp(json_string_value(json_object_get(e, "op")), "create") == 0)
-		fprintf(out, "rename from %s\nrename to %s\n", from,
-			json_string_value(json_object_get(e, "path")));
+	if (from != NULL && strcmp(json_string_value(json_object_get(e, "op")), "create") == 0) {
+		cleanup_free char *q = malloc(2 * QLEN);
+		if (q != NULL)
+			fprintf(out, "rename from %s\nrename to %s\n", quoted(q, QLEN, "", from),
+				quoted(q + QLEN, QLEN, "", json_string_value(json_object_get(e, "path"))));
+	}
 }
 
 static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t *applied, const json_t *gone)
@@ -298,7 +347,13 @@ static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t
 	size_t i;
 	json_t *v;
 
-	fprintf(out, "diff --berth a/%s b/%s\n", path, path);
+	{
+		cleanup_free char *q = malloc(2 * QLEN);
+		if (q == NULL)
+			return -1;
+		fprintf(out, "diff --berth %s %s\n", quoted(q, QLEN, "a/", path),
+			quoted(q + QLEN, QLEN, "b/", path));
+	}
 	if (guard != NULL)
 		fprintf(out, "guarded: %s (applied only with --include-guarded)\n", guard);
 	if (json_is_true(json_object_get(e, "host_changed")))
@@ -328,7 +383,11 @@ static int one(FILE *out, const char *dir, int ws, const json_t *e, const json_t
 			kind_bits(btype) | (unsigned long)jint(base, "mode"),
 			kind_bits(type) | (unsigned long)jint(e, "mode"));
 	if (type != NULL && strcmp(type, "symlink") == 0) {
-		fprintf(out, "symbolic link -> %s\n", json_string_value(json_object_get(e, "target")));
+		cleanup_free char *q = malloc(QLEN);
+		if (q == NULL)
+			return -1;
+		fprintf(out, "symbolic link -> %s\n",
+			quoted(q, QLEN, "", json_string_value(json_object_get(e, "target"))));
 		return 0;
 	}
 	if (type == NULL || strcmp(type, "file") != 0 || strcmp(op, "mode") == 0)

@@ -289,6 +289,43 @@ b diff --last
 eq "diff of a run without --review: exit 2" "$RC" 2
 has "diff of a run without --review: says so" "$ERR" "no change set"
 
+# ------------------------------------------------------------ 10b. a deep tree
+# The collection walks the layer one level a frame: a tree 1500 deep (an
+# agent's mkdir/cd loop) is collected, and one past PATH_MAX is refused by
+# name, never cut short; neither kills the supervisor (it did: SIGSEGV).
+fresh
+b run --review --workspace "$WS" -- sh -c 'i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 9; i=$((i+1)); done; echo x > deep'
+eq "deep tree: the run exits with the command's status" "$RC" 0
+has "deep tree: every level is in the change set" "$ERR" "changed 1501 paths"
+b diff --last
+eq "deep tree: diff of it exits 0" "$RC" 0
+# (python: a shell's cd past PATH_MAX fails, as it keeps the whole path)
+b run --review --workspace "$WS" -- python3 -c 'import os
+for i in range(2100): os.mkdir("d"); os.chdir("d")
+open("deep", "w").write("x")'
+eq "past PATH_MAX: the run exits with the command's status" "$RC" 0
+has "past PATH_MAX: the path is named as too long" "$ERR" "longer than PATH_MAX"
+has "past PATH_MAX: the changes are said lost" "$ERR" "could not be kept"
+ID=$(last)
+b audit list --run "$ID"
+hasnt "past PATH_MAX: the supervisor did not die" "$OUT" "supervisor died"
+b diff "$ID"
+eq "past PATH_MAX: no change set (exit 2)" "$RC" 2
+eq "deep trees: the host's tree is untouched" "$([ -e "$WS/d" ] && echo there || echo absent)" absent
+
+# A name or a link's target with a newline cannot forge a line of the diff
+# (nor an escape reach the terminal): quoted as git quotes it.
+fresh
+b run --review --workspace "$WS" -- python3 -c 'import os
+open("n\ndiff --berth a-forged", "w").write("q\n")
+os.symlink("t\nnew file mode 100777", "lnk\x1b[2K")'
+b diff --last
+eq "diff: a newline in a name forges no line" "$(printf '%s\n' "$OUT" | grep -c '^diff --berth a-forged')" 0
+eq "diff: a newline in a target forges no line" "$(printf '%s\n' "$OUT" | grep -c "^new file mode 100777")" 0
+has "diff: the name is quoted" "$OUT" '"a/n\ndiff --berth a-forged"'
+has "diff: the escape is shown, not sent" "$OUT" '"b/lnk\033[2K"'
+hasnt "diff: no escape byte in the output" "$OUT" $'\x1b'
+
 # ------------------------------------------------------------ 11. the diff is a patch
 # Many hunks over a long file (lines changed, removed, added, at both ends, no
 # newline at the end): patch(1) of berth's diff on the host's copy gives the
