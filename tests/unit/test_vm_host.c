@@ -773,6 +773,8 @@ static void test_check_payloads(void **state)
 	assert_non_null(strstr(err.msg, "(79998 of them the --env values), over the 65536 bytes"));
 	assert_non_null(strstr(err.hint, "--runtime namespace"));
 	/* a policy whose JSON is over the limit: its mounts */
+	free(p.env[1].name);
+	free(p.env[1].value);
 	p.n_env = 1;
 	p.mounts = calloc(20, sizeof *p.mounts);
 	for (int i = 0; i < 20; i++) {
