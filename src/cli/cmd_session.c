@@ -98,7 +98,8 @@ static const char spawn_usage[] =
     "                    profile's persist_home, else a fresh tmpfs); --no-persist-home: the tmpfs\n"
     "  --size ROWSxCOLS  the terminal size (default: this terminal's, else 40x120)\n"
     "  RUN OPTIONS       as `berth run`: --memory --cpus --pids --timeout --network --allow-host --env\n"
-    "                    --ro --rw --unprotect --allow-degraded --yes ...\n"
+    "                    --ro --rw --unprotect --allow-degraded --yes ...; --runtime vm: the agent in a\n"
+    "                    microVM (docs/vm.md), its supervisor and `berth attach` on the host\n"
     "\n"
     "exit status: 0 started; 2 usage, bad profile, name in use; 125 berth failed (a failed clone\n"
     "included); 126 the agent is not executable; 127 the agent was not found\n";

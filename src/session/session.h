@@ -101,6 +101,7 @@ struct berth_session_spec {
 	const char *type_text;  /* typed (then Enter) once the agent started, or NULL */
 	bool managed_workspace; /* the workspace is the session's own (removed by rm --purge) */
 	const struct berth_policy *policy;
+	const struct berth_runtime_ops *runtime; /* NULL: berth_runtime_default() (spawn --runtime) */
 	struct berth_runtime_opts ro;
 	int rows, cols; /* initial terminal size */
 	int lock_fd;    /* the session's lock, held (berth_session_claim) */

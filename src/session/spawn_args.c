@@ -42,8 +42,9 @@ static int review_refused(const char *opt, struct berth_error *err)
 }
 
 static const char *const run_value_opts[] = {
-    "--workspace",  "--tmp-size", "--memory", "--cpus",     "--pids", "--nofile", "--timeout",   "--network",
-    "--allow-host", "--dns",      "--env",    "--env-file", "--ro",   "--rw",     "--unprotect", NULL};
+    "--workspace", "--tmp-size", "--memory",     "--cpus",    "--pids", "--nofile",
+    "--timeout",   "--network",  "--allow-host", "--dns",     "--env",  "--env-file",
+    "--ro",        "--rw",       "--unprotect",  "--runtime", NULL};
 static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
 
 static bool in_list(const char *const *l, const char *s)
@@ -684,6 +685,20 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		     r->run.policy.n_allow_hosts, r->name);
 	if (prepare_seed(r, err) < 0)
 		goto out;
+	/* --runtime: an unknown one refused; a known one never falls back to
+	 * another, and says here, before anything is made, what it cannot do
+	 * (the supervisor's start checks again, with the real workspace) */
+	if ((r->runtime = berth_runtime_find(r->run.runtime, err)) == NULL)
+		goto out;
+	if (r->runtime != berth_runtime_default()) {
+		struct berth_runtime_opts ro = {0};
+		if (r->home_dir == NULL) {
+			ro.home_files = r->seed.view;
+			ro.n_home_files = r->seed.n;
+		}
+		if (r->runtime->check(&r->run.policy, &ro, err) < 0)
+			goto out;
+	}
 	rc = 0;
 	goto out;
 oom:
@@ -926,6 +941,7 @@ int berth_spawn_launch(struct berth_spawn_req *r, pid_t *pid, struct berth_error
 	spec.type_text = r->profile.prompt == BERTH_PROMPT_TYPE ? r->prompt : NULL;
 	spec.managed_workspace = r->managed_ws;
 	spec.policy = &r->run.policy;
+	spec.runtime = r->runtime;
 	spec.rows = r->rows > 0 ? r->rows : 40;
 	spec.cols = r->cols > 0 ? r->cols : 120;
 	spec.lock_fd = lock;

@@ -48,7 +48,8 @@ struct berth_spawn_req {
 	char *home_dir;              /* the persistent home, $XDG_STATE_HOME/berth/homes/PROFILE, or NULL */
 	struct berth_home_seed seed; /* the profile's seeded home and preamble (home_seed.h) */
 	char *agent_src;             /* profile `path:` resolved on the host (mounted read-only), or NULL */
-	char *notes[BERTH_SPAWN_NOTES_MAX]; /* risk lines and warnings, for the CLI to print */
+	const struct berth_runtime_ops *runtime; /* --runtime (berth_runtime_find), the default without */
+	char *notes[BERTH_SPAWN_NOTES_MAX];      /* risk lines and warnings, for the CLI to print */
 	size_t n_notes;
 	/* filled by berth_spawn_launch, for the CLI to print after it: the audit
 	 * log's recovery by the supervisor ("audit: ..."), or "" */

@@ -149,6 +149,7 @@ static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struc
 	if (s->start_extra == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	struct berth_run_spec spec = {.policy = p,
+				      .runtime = s->spec->runtime,
 				      .actor = s->actor,
 				      .audit = true,
 				      .start_extra = s->start_extra,

@@ -45,12 +45,14 @@ char *berth_vm_start_json(const struct vm_rt *vm, const char *digest, struct ber
 	/* what the guest's namespace runtime needs that the canonical JSON
 	 * does not hold: the env values, the evidence copy's path, whether a
 	 * limit was given (its notices), the host's TERM and LANG it passes on,
-	 * whether the command gets an RPC channel (fd 3, chan BERTH_VM_RPC) */
-	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i, s:b, s:b, s:b, s:b}", "digest",
+	 * whether the command gets an RPC channel (fd 3, chan BERTH_VM_RPC),
+	 * how many HOME frames came before (a session's seeded home) */
+	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:i, s:i, s:b, s:b, s:b, s:b, s:I}", "digest",
 		      digest, "run_id", vm->run_id, "uid", (json_int_t)vm->uid, "gid", (json_int_t)vm->gid,
 		      "user", user, "home", home, "env", env, "tty", vm->io.tty, "rows", (int)vm->rows,
 		      "cols", (int)vm->cols, "memory_set", vm->p->memory_set, "cpus_set", vm->p->cpus_set,
-		      "pids_set", vm->p->pids_set, "rpc", vm->o->has_rpc);
+		      "pids_set", vm->p->pids_set, "rpc", vm->o->has_rpc, "home_files",
+		      (json_int_t)vm->o->n_home_files);
 	/* the optional ones absent, not null, when there is none */
 	const char *opt[][2] = {
 	    {"evidence_dir", vm->p->evidence_dir}, {"term", getenv("TERM")}, {"lang", getenv("LANG")}};
@@ -170,7 +172,48 @@ static int send_go(struct vm_rt *vm, uint32_t n, struct berth_error *err)
 	return berth_vm_write(vm->chan, BERTH_VM_GO, 0, b, sizeof b, err);
 }
 
-/* sync 1: HELLO, then POLICY and START. */
+int berth_vm_home_frame(const struct berth_home_file *f, unsigned char **out, size_t *len,
+			struct berth_error *err)
+{
+	size_t pl = strlen(f->path);
+
+	*out = NULL;
+	*len = pl + 1 + f->len;
+	if (pl == 0 || *len > BERTH_VM_PAYLOAD_MAX) {
+		berth_usage_err(err,
+				"the seeded home's `~/%s` is %zu bytes, over the %zu bytes of a file the vm "
+				"runtime's channel carries (its HOME frame: %d less the path and a NUL)",
+				f->path, f->len,
+				pl < BERTH_VM_PAYLOAD_MAX ? BERTH_VM_PAYLOAD_MAX - pl - 1 : 0,
+				BERTH_VM_PAYLOAD_MAX);
+		return berth_err_hint(err, "seed a smaller file, or use `--runtime namespace`");
+	}
+	if ((*out = malloc(*len)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	memcpy(*out, f->path, pl + 1);
+	if (f->len > 0)
+		memcpy(*out + pl + 1, f->data, f->len);
+	return 0;
+}
+
+/* The seeded home's files, one HOME frame each (proto.h). */
+static int send_home(struct vm_rt *vm, struct berth_error *err)
+{
+	for (size_t i = 0; i < vm->o->n_home_files; i++) {
+		unsigned char *b;
+		size_t n;
+		int r;
+		if (berth_vm_home_frame(&vm->o->home_files[i], &b, &n, err) < 0)
+			return -1;
+		r = berth_vm_write(vm->chan, BERTH_VM_HOME, 0, b, n, err);
+		free(b);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* sync 1: HELLO, then POLICY, the seeded home (HOME) and START. */
 static int sync1(struct vm_rt *vm, struct berth_error *err)
 {
 	struct berth_vm_frame f;
@@ -205,6 +248,7 @@ static int sync1(struct vm_rt *vm, struct berth_error *err)
 	if (berth_sha256_hex(policy, strlen(policy), digest, err) == 0 &&
 	    (start = berth_vm_start_json(vm, digest, err)) != NULL) {
 		if (berth_vm_write(vm->chan, BERTH_VM_POLICY, 0, policy, strlen(policy), err) == 0 &&
+		    send_home(vm, err) == 0 &&
 		    berth_vm_write(vm->chan, BERTH_VM_START, 0, start, strlen(start), err) == 0)
 			r = 0;
 		free(start);

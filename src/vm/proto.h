@@ -22,6 +22,12 @@
  *   guest  HELLO     {"proto":1,"kernel":"6.12...","landlock_abi":N}
  *   host   POLICY    the policy's canonical JSON, byte for byte as
  *                    berth_policy_to_json() made it on the host
+ *   host   HOME      one file of a seeded home (berth_runtime_opts.home_files,
+ *                    a session's: docs/sessions.md), one frame a file, 0 or
+ *                    more of them: its path relative to $HOME, a NUL byte,
+ *                    then its bytes (so a file of BERTH_VM_PAYLOAD_MAX less
+ *                    the path and the NUL at most); START "home_files" says
+ *                    how many came, at most BERTH_VM_HOME_FILES_MAX
  *   host   START     {"digest":HEX,"run_id":...,"shares":[...],...}
  *   guest            parses POLICY, serialises it again and refuses (ERROR)
  *                    unless the bytes, and so the digest, are the same;
@@ -100,6 +106,7 @@
 #define BERTH_VM_STREAM_FIRST 16     /* the first stream id; chans below are fixed (stdio, RPC) */
 #define BERTH_VM_OPEN_MAX 512        /* an OPEN payload's bytes at most */
 #define BERTH_VM_DNS_MAX 1500        /* a DNS frame's message bytes at most (after the tag) */
+#define BERTH_VM_HOME_FILES_MAX 256  /* HOME frames of one run at most */
 
 enum berth_vm_type {
 	BERTH_VM_HELLO = 1,
@@ -118,7 +125,8 @@ enum berth_vm_type {
 	BERTH_VM_CREDIT = 14,
 	BERTH_VM_CLOSE = 15,
 	BERTH_VM_DNS = 16,
-	BERTH_VM_TYPE_MAX = 16,
+	BERTH_VM_HOME = 17,
+	BERTH_VM_TYPE_MAX = 17,
 };
 
 enum berth_vm_chan {

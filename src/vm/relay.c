@@ -464,6 +464,28 @@ static void on_signals(struct vm_rt *vm, int sfd)
 	}
 }
 
+/* start()'s pty (want_pty): its master is the caller's (a session's
+ * supervisor), whose TIOCSWINSZ signals nobody here (the slave is no
+ * process's controlling terminal), so its size is looked at every
+ * PTY_SIZE_MS and a change sent as WINSZ. */
+#define PTY_SIZE_MS 200
+
+static void pty_resized(struct vm_rt *vm)
+{
+	struct winsize ws;
+	unsigned char b[4];
+	struct berth_error e = {0};
+
+	if (vm->pty_master < 0 || vm->io.pty_slave < 0 || vm->chan < 0 ||
+	    ioctl(vm->io.pty_slave, TIOCGWINSZ, &ws) < 0 || (ws.ws_row == vm->rows && ws.ws_col == vm->cols))
+		return;
+	vm->rows = ws.ws_row;
+	vm->cols = ws.ws_col;
+	berth_vm_put_u16(b, ws.ws_row);
+	berth_vm_put_u16(b + 2, ws.ws_col);
+	vm_send(vm, BERTH_VM_WINSZ, 0, b, sizeof b, &e);
+}
+
 static int relay_loop(struct vm_rt *vm, int sfd, int tfd)
 {
 	int64_t deadline = -1;
@@ -491,9 +513,15 @@ static int relay_loop(struct vm_rt *vm, int sfd, int tfd)
 			ms = (int)(deadline - berth_now_ms() > 0 ? deadline - berth_now_ms() : 0);
 		if (qemu_done && vm->chan >= 0)
 			ms = ms < 0 || ms > 1000 ? 1000 : ms; /* what qemu wrote before it ended, then done */
+		bool pty_timer = vm->pty_master >= 0 && !qemu_done && (ms < 0 || ms > PTY_SIZE_MS);
+		if (pty_timer)
+			ms = PTY_SIZE_MS;
 		int n = poll(p, (nfds_t)(7 + ns), ms);
 		if (n < 0 && errno != EINTR)
 			break;
+		pty_resized(vm);
+		if (n == 0 && pty_timer)
+			continue;
 		if (n == 0) {
 			if (qemu_done || deadline >= 0) {
 				berth_vm_kill_all(vm);

@@ -116,6 +116,20 @@ static int check_payloads(const struct berth_policy *p, const struct berth_runti
 				      "pass large values in a file in the workspace instead of --env, or "
 				      "use `--runtime namespace`");
 	}
+	if (vm->o->n_home_files > BERTH_VM_HOME_FILES_MAX) {
+		berth_usage_err(err,
+				"the seeded home has %zu files, over the %d the vm runtime's channel carries "
+				"(HOME frames)",
+				vm->o->n_home_files, BERTH_VM_HOME_FILES_MAX);
+		return berth_err_hint(err, "seed fewer files, or use `--runtime namespace`");
+	}
+	for (size_t i = 0; i < vm->o->n_home_files; i++) {
+		unsigned char *b;
+		size_t len;
+		if (berth_vm_home_frame(&vm->o->home_files[i], &b, &len, err) < 0)
+			return -1;
+		free(b);
+	}
 	return 0;
 }
 
@@ -166,8 +180,6 @@ static int check_opts(const struct berth_runtime_opts *o, struct berth_error *er
 {
 	if (o == NULL)
 		return 0;
-	if (o->n_home_files > 0)
-		return refuse("seed a session's home", "use the namespace runtime", err);
 	if (o->force_off != 0)
 		return refuse("take BERTH_TEST_FORCE_OFF", "unset it for --runtime vm", err);
 	return 0;

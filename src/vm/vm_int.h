@@ -201,6 +201,11 @@ int berth_vm_handshake(struct vm_rt *vm, struct berth_error *err);
 /* channel.c: the START payload (JSON, malloc'd) for @vm with the digest
  * @digest of the POLICY bytes.  Returns NULL with @err (ENOMEM). */
 char *berth_vm_start_json(const struct vm_rt *vm, const char *digest, struct berth_error *err);
+/* One HOME frame's payload for @f (proto.h: its path, a NUL, its bytes)
+ * into *@out (malloc'd, *@len bytes), or -1 with @err: status 2 when it is
+ * over BERTH_VM_PAYLOAD_MAX (check() refuses such a seed before a boot). */
+int berth_vm_home_frame(const struct berth_home_file *f, unsigned char **out, size_t *len,
+			struct berth_error *err);
 
 /* relay.c: relay until the guest ends: @sfd a signalfd (or -1) whose
  * signals go as SIGNAL frames (SIGWINCH: WINSZ), @tfd a timerfd (or -1)

@@ -715,12 +715,39 @@ static void test_check_refusals(void **state)
 	assert_int_equal(berth_runtime_vm.check(&p, NULL, &err), -1);
 	assert_string_equal(err.msg, "the vm runtime cannot give `--network host` yet");
 	p.network = BERTH_NET_NONE;
-	/* what the caller wires that the guest is not given yet */
+	/* a session's seeded home is carried (HOME frames): the check goes on
+	 * to the guest (not installed here); a file over one frame (64 KiB less
+	 * its path and a NUL) and more files than BERTH_VM_HOME_FILES_MAX are
+	 * refused (2), before any boot */
 	struct berth_home_file hf = {.path = ".gitconfig", .data = "x", .len = 1};
 	struct berth_runtime_opts o = {.home_files = &hf, .n_home_files = 1};
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	assert_non_null(strstr(err.hint, "berth vm install"));
+	static char big[BERTH_VM_PAYLOAD_MAX];
+	hf.data = big;
+	hf.len = BERTH_VM_PAYLOAD_MAX - strlen(".gitconfig") - 1; /* exactly one frame: carried */
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_INTERNAL);
+	hf.len++;
+	memset(&err, 0, sizeof err);
 	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
 	assert_int_equal(err.status, BERTH_EXIT_USAGE);
-	assert_string_equal(err.msg, "the vm runtime cannot seed a session's home yet");
+	assert_string_equal(err.msg,
+			    "the seeded home's `~/.gitconfig` is 65526 bytes, over the 65525 bytes of "
+			    "a file the vm runtime's channel carries (its HOME frame: 65536 less the "
+			    "path and a NUL)");
+	struct berth_home_file many[BERTH_VM_HOME_FILES_MAX + 1];
+	for (size_t i = 0; i < (sizeof many / sizeof many[0]); i++)
+		many[i] = (struct berth_home_file){.path = "f", .data = "", .len = 0};
+	o = (struct berth_runtime_opts){.home_files = many, .n_home_files = (sizeof many / sizeof many[0])};
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
+	assert_int_equal(err.status, BERTH_EXIT_USAGE);
+	assert_string_equal(err.msg, "the seeded home has 257 files, over the 256 the vm runtime's channel "
+				     "carries (HOME frames)");
 	o = (struct berth_runtime_opts){.force_off = 1};
 	assert_int_equal(berth_runtime_vm.check(&p, &o, &err), -1);
 	assert_string_equal(err.msg, "the vm runtime cannot take BERTH_TEST_FORCE_OFF yet");

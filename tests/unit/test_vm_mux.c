@@ -41,16 +41,16 @@ static void test_new_types(void **state)
 	size_t used;
 
 	(void)state;
-	for (uint16_t t = BERTH_VM_OPEN; t <= BERTH_VM_DNS; t++) {
+	for (uint16_t t = BERTH_VM_OPEN; t <= BERTH_VM_HOME; t++) {
 		put_frame(b, t, 17, 4);
 		assert_int_equal(berth_vm_parse(b, sizeof b, &f, &used, &err), 1);
 		assert_int_equal(f.type, t);
 		assert_int_equal(f.chan, 17);
 		assert_int_equal(used, sizeof b);
 	}
-	put_frame(b, BERTH_VM_DNS + 1, 0, 4);
+	put_frame(b, BERTH_VM_HOME + 1, 0, 4);
 	assert_int_equal(berth_vm_parse(b, sizeof b, &f, &used, &err), -1);
-	assert_non_null(strstr(err.msg, "unknown type 17"));
+	assert_non_null(strstr(err.msg, "unknown type 18"));
 }
 
 static void test_credit(void **state)

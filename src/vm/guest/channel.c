@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,11 @@ static int parse_start(const unsigned char *b, size_t len, struct guest_start *s
 	st->memory_set = json_is_true(json_object_get(j, "memory_set"));
 	st->cpus_set = json_is_true(json_object_get(j, "cpus_set"));
 	st->pids_set = json_is_true(json_object_get(j, "pids_set"));
+	if (json_integer_value(json_object_get(j, "home_files")) != (json_int_t)st->n_home_files) {
+		berth_err(err, 0, "START says %lld seeded home files, and %zu HOME frames came",
+			  (long long)json_integer_value(json_object_get(j, "home_files")), st->n_home_files);
+		goto out;
+	}
 	env = json_object_get(j, "env");
 	if (env != NULL && !json_is_array(env)) {
 		berth_err(err, 0, "START: `env` is not an array");
@@ -193,6 +199,55 @@ static int expect(int fd, struct berth_vm_reader *rd, uint16_t type, const char 
 	return 0;
 }
 
+/* A HOME path: relative, no empty, `.` or `..` component (the host's
+ * profile checked it too; the namespace runtime opens each component
+ * O_NOFOLLOW in the fresh home). */
+static bool home_path_ok(const char *p, size_t n)
+{
+	if (n == 0 || n >= PATH_MAX || p[0] == '/')
+		return false;
+	for (const char *c = p; c < p + n;) {
+		const char *e = memchr(c, '/', (size_t)(p + n - c));
+		size_t k = e != NULL ? (size_t)(e - c) : (size_t)(p + n - c);
+		if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += k + 1;
+		if (e != NULL && c == p + n)
+			return false; /* a trailing slash */
+	}
+	return true;
+}
+
+/* One HOME frame (proto.h) into @st. */
+static int add_home(const struct berth_vm_frame *f, struct guest_start *st, struct berth_error *err)
+{
+	const unsigned char *nul = memchr(f->payload, '\0', f->len);
+	size_t pl = nul != NULL ? (size_t)(nul - f->payload) : 0;
+	struct berth_home_file *more, *h;
+
+	if (nul == NULL || !home_path_ok((const char *)f->payload, pl))
+		return berth_err(err, 0,
+				 "HOME: the path is missing, absolute or has an empty, `.` or `..` "
+				 "component");
+	if (st->n_home_files >= BERTH_VM_HOME_FILES_MAX)
+		return berth_err(err, 0, "HOME: more than %d files", BERTH_VM_HOME_FILES_MAX);
+	if ((more = realloc(st->home_files, (st->n_home_files + 1) * sizeof *more)) == NULL)
+		return berth_err(err, ENOMEM, "HOME");
+	st->home_files = more;
+	h = &st->home_files[st->n_home_files];
+	h->len = f->len - pl - 1;
+	h->path = strndup((const char *)f->payload, pl);
+	h->data = malloc(h->len + 1);
+	if (h->path == NULL || h->data == NULL) {
+		free((char *)h->path);
+		free((char *)h->data);
+		return berth_err(err, ENOMEM, "HOME");
+	}
+	memcpy((char *)h->data, nul + 1, h->len);
+	st->n_home_files++;
+	return 0;
+}
+
 int guest_receive(int fd, struct berth_vm_reader *rd, unsigned char **policy, size_t *policy_len,
 		  struct guest_start *st, struct berth_error *err)
 {
@@ -206,9 +261,17 @@ int guest_receive(int fd, struct berth_vm_reader *rd, unsigned char **policy, si
 	memcpy(*policy, f.payload, f.len);
 	(*policy)[f.len] = '\0';
 	*policy_len = f.len;
-	if (expect(fd, rd, BERTH_VM_START, "START", &f, err) < 0)
-		return -1;
-	return parse_start(f.payload, f.len, st, err);
+	for (;;) {
+		if (berth_vm_read(fd, rd, &f, err) <= 0)
+			return berth_err_wrap(err, "waiting for START");
+		if (f.type == BERTH_VM_START)
+			return parse_start(f.payload, f.len, st, err);
+		if (f.type != BERTH_VM_HOME)
+			return berth_err(
+			    err, 0, "the host sent a frame of type %u where HOME or START was due", f.type);
+		if (add_home(&f, st, err) < 0)
+			return -1;
+	}
 }
 
 /* The policy's env values from START, by name: each entry needs one. */
@@ -305,5 +368,10 @@ void guest_start_free(struct guest_start *st)
 	free(st->seccomp);
 	free(st->term);
 	free(st->lang);
+	for (size_t i = 0; i < st->n_home_files; i++) {
+		free((char *)st->home_files[i].path);
+		free((char *)st->home_files[i].data);
+	}
+	free(st->home_files);
 	memset(st, 0, sizeof *st);
 }

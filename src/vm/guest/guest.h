@@ -55,6 +55,10 @@ struct guest_start {
 	 * berth_policy_from_json) */
 	char *evidence_dir, *seccomp, *term, *lang;
 	bool memory_set, cpus_set, pids_set;
+	/* the seeded home's files (HOME frames; the namespace runtime writes
+	 * them into the sandbox's fresh $HOME), each path and data malloc'd */
+	struct berth_home_file *home_files;
+	size_t n_home_files;
 };
 
 /* The worker's state, shared by its hooks and its relay. */

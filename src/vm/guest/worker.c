@@ -553,6 +553,8 @@ void guest_worker(struct guest *g)
 	    .pty_rows = g->start.rows,
 	    .pty_cols = g->start.cols,
 	    .run_id = g->start.run_id,
+	    .home_files = g->start.home_files,
+	    .n_home_files = g->start.n_home_files,
 	    .hooks = {.arg = g,
 		      .on_terminal = hook_terminal,
 		      .before_release = hook_ready,
