@@ -132,7 +132,16 @@ int berth_vm_qemu_argv(const struct vm_rt *vm, struct vm_qemu_argv *a)
 	snprintf(a->mem, sizeof a->mem, "%luM", mib);
 	snprintf(a->memobj, sizeof a->memobj, "memory-backend-memfd,id=mem,size=%luM,share=on", mib);
 	snprintf(a->smp, sizeof a->smp, "%s", vm->smp);
-	snprintf(a->accel, sizeof a->accel, "%s", vm->accel != NULL ? vm->accel : "tcg");
+	/* TCG: one thread for all the vCPUs (docs/vm.md, "The guest kernel's
+	 * int3 panic").  With a thread a vCPU (MTTCG, qemu's default), a vCPU
+	 * was seen to execute the int3 the guest kernel's live patching
+	 * (text_poke_bp: a static key's jump) had already taken out again on
+	 * another vCPU: "Oops: int3" in the int3 handler, so "Fatal exception
+	 * in interrupt", now and then on a loaded host.  One thread runs one
+	 * vCPU at a time: a write to the code is done before another vCPU runs
+	 * on. */
+	snprintf(a->accel, sizeof a->accel, "%s",
+		 vm->accel != NULL && strcmp(vm->accel, "kvm") == 0 ? "kvm" : "tcg,thread=single");
 	/* the sealed copies of what was verified, never the guest directory's
 	 * files (guest_check.c) */
 	snprintf(a->kernel, sizeof a->kernel, "/proc/self/fd/%d", VM_QEMU_FD_KERNEL);

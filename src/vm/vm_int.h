@@ -169,7 +169,7 @@ enum {
 /* qemu.c: qemu's argv for @vm into @a (its buffers too; pure: no I/O).
  * Returns 0, or -1 when a value does not fit. */
 struct vm_qemu_argv {
-	char mem[64], memobj[128], smp[16], accel[16], kernel[32], initrd[32], fs[48], console[64], addfd[48],
+	char mem[64], memobj[128], smp[16], accel[32], kernel[32], initrd[32], fs[48], console[64], addfd[48],
 	    name[2 * PATH_MAX + 8];
 	char *argv[64];
 };
