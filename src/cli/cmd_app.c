@@ -278,7 +278,8 @@ int cmd_rpc(int argc, char **argv)
 	/* A running `berth dev` for the app serves the call. */
 	/* With --app-dir, only a berth dev serving that very directory will do. */
 	char real[4096];
-	/* ... and only on the runtime it runs (the default) */
+	/* ... and not for `--runtime X` but the default: such a call boots its
+	 * own sandbox (a `berth dev --runtime vm` serves the calls without) */
 	r = o.runtime != NULL && o.runtime != berth_runtime_default()
 		? BERTH_DEV_NONE
 		: berth_dev_call(app, dir != NULL && realpath(dir, real) != NULL ? real : NULL, export, input,
@@ -339,11 +340,32 @@ int cmd_rpc(int argc, char **argv)
 /* ---------------------------------------------------------- berth test */
 
 static const char test_usage[] =
-    "usage: berth test [APP-DIR]\n"
+    "usage: berth test [--runtime namespace|vm] [APP-DIR]\n"
     "  boot the app (default: the current directory) in a throwaway state directory, check that it\n"
     "  serves exactly the exports of its berth.yml, call every export with its examples and check\n"
-    "  each answer.  exit status: 0 all passed; 1 a check failed; 2 usage error or invalid manifest;\n"
-    "  125 the app could not be booted\n";
+    "  each answer.  --runtime vm: the app is booted in a microVM (docs/vm.md).\n"
+    "  exit status: 0 all passed; 1 a check failed; 2 usage error or invalid manifest (or an app the\n"
+    "  runtime cannot run); 125 the app could not be booted\n";
+
+/* `--runtime NAME` at @argv[*i] (its value after it): the runtime into *@rt.
+ * Returns 1 when it was that option (*@i moved past its value), 0 when not,
+ * -1 after saying why not (an unknown runtime, no value): status 2. */
+static int runtime_opt(const char *cmd, int argc, char **argv, int *i, const struct berth_runtime_ops **rt)
+{
+	struct berth_error err = {0};
+
+	if (strcmp(argv[*i], "--runtime") != 0)
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "berth: %s: `--runtime` needs a value (namespace or vm)\n", cmd);
+		return -1;
+	}
+	if ((*rt = berth_runtime_find(argv[++*i], &err)) == NULL) {
+		cli_print_error(&err);
+		return -1;
+	}
+	return 1;
+}
 
 /* Whether a call's outcome is what @ex expects; @why says why not. */
 static bool example_ok(const struct berth_example *ex, int r, json_t *result,
@@ -430,6 +452,11 @@ int cmd_test(int argc, char **argv)
 			fputs(test_usage, stdout);
 			return 0;
 		}
+		int ro = runtime_opt("test", argc, argv, &i, &o.runtime);
+		if (ro < 0)
+			return 2;
+		if (ro > 0)
+			continue;
 		if (argv[i][0] == '-' || i != argc - 1) {
 			fprintf(stderr, "berth: test: unexpected argument `%s`\n%s", argv[i], test_usage);
 			return 2;
@@ -449,6 +476,13 @@ int cmd_test(int argc, char **argv)
 	r = open_app(dir, &o, &a);
 	if (r != 0)
 		goto out;
+	/* What the runtime cannot run is a usage error, before a boot (as
+	 * berth mcp --runtime says it), not the app failing its test. */
+	if (o.runtime != NULL && o.runtime->check(berth_app_policy_of(a), NULL, &err) < 0) {
+		cli_print_error(&err);
+		r = err.status == 2 ? 2 : 125;
+		goto out;
+	}
 	const struct berth_manifest *m = berth_app_manifest(a);
 	printf("# app %s %s (%s)\n", m->name, m->version, berth_app_paths(a)->manifest);
 	if (berth_app_boot(a, &boot_us, &err) < 0) {
@@ -494,29 +528,51 @@ out:
 /* ---------------------------------------------------------- berth dev */
 
 static const char dev_usage[] =
-    "usage: berth dev [APP-DIR...]\n"
+    "usage: berth dev [--runtime namespace|vm] [APP-DIR...]\n"
     "  boot the apps (default: the current directory), print how to call them, reboot an app when\n"
-    "  its files change, and serve `berth rpc APP ...` through a control socket until ^C\n";
+    "  its files change, and serve `berth rpc APP ...` through a control socket until ^C.\n"
+    "  --runtime vm: each app is booted (and rebooted) in a microVM of its own (docs/vm.md)\n";
 
 int cmd_dev(int argc, char **argv)
 {
 	struct berth_dev_opts o = {0};
 	struct berth_error err = {0};
 	char *dot[] = {(char *)"."};
+	char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+	size_t n = 0;
 
+	if (dirs == NULL) {
+		fprintf(stderr, "berth: dev: out of memory\n");
+		return 125;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(dev_usage, stdout);
+			free(dirs);
 			return 0;
+		}
+		int ro = runtime_opt("dev", argc, argv, &i, &o.runtime);
+		if (ro != 0) {
+			if (ro < 0) {
+				free(dirs);
+				return 2;
+			}
+			continue;
 		}
 		if (argv[i][0] == '-') {
 			fprintf(stderr, "berth: dev: unknown option `%s`\n%s", argv[i], dev_usage);
+			free(dirs);
 			return 2;
 		}
+		dirs[n++] = argv[i];
 	}
-	if (force_off(&o.force_off) < 0)
+	if (force_off(&o.force_off) < 0) {
+		free(dirs);
 		return 2;
-	if (berth_dev_run(argc > 1 ? argv + 1 : dot, argc > 1 ? (size_t)argc - 1 : 1, &o, &err) < 0) {
+	}
+	int r = berth_dev_run(n > 0 ? dirs : dot, n > 0 ? n : 1, &o, &err);
+	free(dirs);
+	if (r < 0) {
 		cli_print_error(&err);
 		return err.status == 2 ? 2 : 125;
 	}

@@ -210,8 +210,11 @@ static int load_app(const struct dev *d, const struct dev_app *da, struct berth_
 	char actor[64];
 	snprintf(actor, sizeof actor, "dev:uid:%u",
 		 (unsigned)getuid()); /* callers are this uid (SO_PEERCRED) */
-	struct berth_app_opts ao = {
-	    .force_off = d->o->force_off, .log = print_log, .audit = true, .actor = actor};
+	struct berth_app_opts ao = {.force_off = d->o->force_off,
+				    .log = print_log,
+				    .audit = true,
+				    .actor = actor,
+				    .runtime = d->o->runtime};
 	struct berth_diags diags = {0};
 
 	if (berth_app_open(da->dir, &ao, out, &diags, err) < 0) {

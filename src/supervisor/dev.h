@@ -51,6 +51,9 @@ int berth_dev_call(const char *name, const char *app_dir, const char *export, js
 struct berth_dev_opts {
 	unsigned force_off; /* test-only switch */
 	bool once;          /* exit after booting (tests) */
+	/* what boots the apps (`berth dev --runtime`; NULL: the default), every
+	 * reload too; the calls of `berth rpc` it serves are its runtime's */
+	const struct berth_runtime_ops *runtime;
 };
 
 /*
