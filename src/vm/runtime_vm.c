@@ -593,30 +593,6 @@ fail:
 	return NULL;
 }
 
-/*
- * vm_boot, once more when the guest's kernel panicked before its HELLO:
- * under TCG the pinned kernel has been seen to panic in an interrupt now
- * and then while booting (`Kernel panic - not syncing: Fatal exception in
- * interrupt`, on a loaded host).  Nothing of the run has happened by then
- * -- no policy sent, no hook past on_spawned (which may come twice) --
- * so the same verified guest is booted again, and the first boot's end is
- * said.  Any other failure, and a second panic, is the run's.
- */
-static struct vm_rt *boot(const struct berth_policy *p, const struct berth_runtime_opts *o, int sfd,
-			  struct berth_error *err)
-{
-	struct vm_rt *vm = vm_boot(p, o, sfd, err);
-
-	if (vm == NULL && strstr(err->msg, "ended before its HELLO") != NULL &&
-	    strstr(err->msg, "Kernel panic") != NULL) {
-		if (!o->quiet)
-			fprintf(stderr, "berth: microVM: %s; booting it once more\n", err->msg);
-		*err = (struct berth_error){0};
-		vm = vm_boot(p, o, sfd, err);
-	}
-	return vm;
-}
-
 /* ---------------------------------------------------------- the ops */
 
 static void *relay_thread(void *arg)
@@ -647,7 +623,7 @@ static void *relay_thread(void *arg)
 static int vm_start(const struct berth_policy *p, const struct berth_runtime_opts *o, struct berth_rt **out,
 		    struct berth_error *err)
 {
-	struct vm_rt *vm = boot(p, o, -1, err);
+	struct vm_rt *vm = vm_boot(p, o, -1, err);
 
 	*out = NULL;
 	if (vm == NULL)
@@ -744,7 +720,7 @@ static int vm_run(const struct berth_policy *p, const struct berth_runtime_opts 
 	 * is EPIPE to it, not its death (the run's end is still recorded) */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	vm = boot(p, o, sfd, err);
+	vm = vm_boot(p, o, sfd, err);
 	if (vm != NULL) {
 		if (p->timeout_ms > 0 && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) >= 0) {
 			struct itimerspec its = {.it_value = {(time_t)(p->timeout_ms / 1000),
