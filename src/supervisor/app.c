@@ -568,8 +568,9 @@ char *berth_app_net_denial(const struct berth_app *a, const char *host, long lon
 		     "BERTH CAPABILITY DENIAL\n"
 		     "app: %s   manifest: %s\n"
 		     "denied: connect(2) to %s%s%s:%lld (%s)\n"
-		     "denied-by: berth's egress broker, outside the sandbox — only the hosts \"%s\"'s "
-		     "berth.yml declares are reachable (network:host capabilities)\n"
+		     "denied-by: berth's egress policy compiled from \"%s\"'s berth.yml — the sandbox "
+		     "connects only through berth's broker (Landlock: its ports only), which lets "
+		     "through only the declared hosts (network:host capabilities)\n"
 		     "fix: %s\n",
 		     a->m.name, a->paths.manifest, strchr(d.host, ':') ? "[" : "", d.host,
 		     strchr(d.host, ':') ? "]" : "", port, d.reason, a->m.name, fix) < 0)
