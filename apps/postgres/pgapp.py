@@ -206,8 +206,9 @@ def _run(sql, params, max_rows):
             cur.execute("COMMIT" if ALLOW_WRITES else "ROLLBACK")
             return out
     except psycopg2.Error as e:
-        try:
-            conn.rollback()
+        try:  # end the app's own transaction (autocommit: conn.rollback() would not)
+            with conn.cursor() as c2:
+                c2.execute("ROLLBACK")
         except psycopg2.Error:
             pass
         if conn.closed:

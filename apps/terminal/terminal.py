@@ -66,7 +66,7 @@ _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066
 def clean(text):
     """text without escape sequences or control characters (but \\n, \\t)."""
     text = _ESC.sub("", text)
-    text = text.replace("\r\n", "\n")
+    text = re.sub(r"\r+\n", "\n", text)  # the tty's onlcr: \n is sent as \r\n
     # a carriage return alone rewrites its line: keep what was written last
     text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
     return _CTRL.sub("", text)
