@@ -95,7 +95,10 @@ def _connect():
     if _conn is not None and not _conn.closed:
         return _conn
     p = _params()
-    opts = "-c statement_timeout=60000"
+    # standard_conforming_strings on: the lexer of _one_statement reads
+    # '...' without backslash escapes, as the server then does (a SET to off
+    # in a read-only call is rolled back with it)
+    opts = "-c statement_timeout=60000 -c standard_conforming_strings=on"
     if not ALLOW_WRITES:
         opts += " -c default_transaction_read_only=on"
     try:

@@ -282,6 +282,13 @@ await test("postgres: a real PostgreSQL, read-only by default, the connection st
 	eq(r.isError, true, "a second statement is refused", text(r));
 	r = await call("query", { sql: "SELECT $$;$$ AS a, ';' AS b -- ; comment\n; /* ; */" });
 	eq(r.structuredContent?.rows, [[";", ";"]], "a `;` in quotes, dollar quotes and comments is no second statement", text(r));
+	r = await call("query", { sql: String.raw`SELECT E'\';' AS e, 'a\' AS s, "x;y" FROM (SELECT 1 AS "x;y") q` });
+	eq(r.structuredContent?.rows, [["';", "a\\", 1]], "E'' strings, a plain string's backslash, a quoted identifier", text(r));
+	r = await call("query", { sql: String.raw`SELECT 'a\''; DELETE FROM items; --' AS s` });
+	eq(r.structuredContent?.rows, [["a\\'; DELETE FROM items; --"]], "a backslash before a quote ends no string (standard_conforming_strings on, forced)", text(r));
+	r = await call("query", { sql: "SET standard_conforming_strings = off" });
+	r = await call("query", { sql: String.raw`SELECT 'a\'';' AS s` });
+	eq(r.structuredContent?.rows, [["a\\';"]], "standard_conforming_strings stays on (a SET in a read-only call is rolled back)", text(r));
 	eq(psql("SELECT count(*) FROM items"), "2", "host side: the table still has 2 rows");
 	r = await call("list_tables", {});
 	eq(r.structuredContent?.tables, [{ schema: "public", name: "items", type: "BASE TABLE" }], "list_tables", text(r));
