@@ -260,7 +260,19 @@ def write_file(dir, path, content):
     if not isinstance(path, str) or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in path.split("/")):
         raise berth_app.InvalidParams("$.path", "a relative path in the work tree, not in .git")
     target = os.path.join(top, path)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
+    # No component is followed as a link: a cloned tree may hold `x -> .git/hooks`
+    # or `x -> ../other-repo`, through which a write would land in a git
+    # directory; the last one, a link, is replaced (the rename), not written through.
+    cur = top
+    for part in path.split("/")[:-1]:
+        cur = os.path.join(cur, part)
+        if os.path.islink(cur):
+            raise berth_app.AppError("`%s` is a symbolic link; write_file follows none" % os.path.relpath(cur, top))
+        if not os.path.exists(cur):
+            try:
+                os.mkdir(cur)
+            except OSError as e:
+                raise berth_app.os_error(e, "mkdir", os.path.relpath(cur, top))
     tmp = target + ".berth-tmp"
     try:
         with open(tmp, "x", encoding="utf-8") as f:

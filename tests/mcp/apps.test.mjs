@@ -154,6 +154,11 @@ await test("git: clone, branch, commit, diff, push, pull over HTTPS through the 
 	eq(r.isError, false, "write_file", text(r));
 	r = await call("status", { dir: "r" });
 	eq(r.structuredContent?.entries, [{ status: "??", path: "src/hello.txt" }], "status: the new file is untracked", text(r));
+	fs.symlinkSync(".git/hooks", path.join(ws, "r/hooks-link"));
+	r = await call("write_file", { dir: "r", path: "hooks-link/post-commit", content: "#!/bin/sh\n" });
+	has(text(r), "`hooks-link` is a symbolic link; write_file follows none", "write_file follows no link into .git", text(r));
+	eq(fs.existsSync(path.join(ws, "r/.git/hooks/post-commit")) && !fs.readFileSync(path.join(ws, "r/.git/hooks/post-commit"), "utf8").includes(mark) ? "written" : "not", "not", "nothing was written through the link");
+	fs.unlinkSync(path.join(ws, "r/hooks-link"));
 	r = await call("commit", { dir: "r", message: "add hello", all: true });
 	eq(r.isError, false, "commit", text(r));
 	const commit = r.structuredContent?.commit;
