@@ -24,7 +24,9 @@ app = berth_app.App()
 
 # Keys of a repository's config that make git run or read nothing the
 # repository chose (git-config(1)); anything else refuses the call.  An
-# allow-list: a key this app does not know is not inert.
+# allow-list: a key this app does not know is not inert.  A subset of
+# berth's own list for the host's trust surface (berth_git_key_inert,
+# src/sandbox/gitrules.c): what clone, commit, branch, push and pull write.
 INERT = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode"
     r"|symlinks|autocrlf|eol|safecrlf|quotepath|abbrev|compression|looseCompression)"
@@ -32,10 +34,8 @@ INERT = re.compile(
     r"|remote\.[^.\s]+(\.[^.\s]+)*\.(url|pushurl|fetch|push|tagopt|prune|mirror)"
     r"|branch\.[^\s]+\.(remote|merge|rebase|pushremote)"
     r"|user\.(name|email)|init\.defaultbranch|pull\.(rebase|ff)|push\.default"
-    r"|gc\.auto|fetch\.prune|http\.(sslverify|postbuffer)|advice\.[a-z]+)$",
+    r"|gc\.auto|fetch\.prune|advice\.[a-z]+)$",
     re.IGNORECASE)
-# Except these values: never turn certificate checks off.
-REFUSED_VALUES = {"http.sslverify": ("false", "no", "off", "0")}
 
 BASE = [
     "git",
@@ -102,8 +102,8 @@ def _repo_config(top):
     for entry in p.stdout.split(b"\0"):
         if not entry:
             continue
-        key, _, value = entry.decode(errors="replace").partition("\n")
-        if not INERT.match(key) or value.lower() in REFUSED_VALUES.get(key.lower(), ()):
+        key = entry.decode(errors="replace").partition("\n")[0]
+        if not INERT.match(key):
             raise berth_app.AppError(
                 "the repository's config sets `%s`, which this app does not run git with "
                 "(only keys that run nothing are allowed); remove it with `git config --unset %s`" % (key, key),
