@@ -180,6 +180,14 @@ class Shell:
                 raise berth_app.AppError("the terminal takes no input (a program holds it without reading)")
             data = data[os.write(self.fd, data):]
 
+    def reap(self):
+        """The ended shell's exit status (128+N for signal N)."""
+        try:
+            _, st = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return -1
+        return os.waitstatus_to_exitcode(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st)
+
     def text_between(self, a, b):
         with self.lock:
             a, b = max(a, self.base), max(b, self.base)
@@ -222,6 +230,7 @@ def shell():
                 os.waitpid(_shell.pid, os.WNOHANG)
             except OSError:
                 pass
+            os.close(_shell.fd)
         _shell = Shell()
     return _shell
 
@@ -250,9 +259,12 @@ def run_command(command, timeout_ms=30000):
         out = out[:-2] if out.endswith("$ ") else out
     b = out.encode()
     res = {"output": b[:OUT_LIMIT].decode(errors="ignore"), "truncated": len(b) > OUT_LIMIT,
-           "timed_out": got is None}
+           "timed_out": got is None and sh.alive}
     if got:
         res["exit_code"] = got[1]
+    elif not sh.alive:  # the command ended the shell (`exit`): the next call starts a new one
+        res["shell_exited"] = True
+        res["exit_code"] = sh.reap()
     return res
 
 

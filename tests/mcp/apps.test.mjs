@@ -376,6 +376,11 @@ await test("terminal: a shared shell, keys and the rendered screen", async () =>
 	r = await call("read_screen", {});
 	eq(r.structuredContent?.rows?.slice(0, 5), ["aXc", "", "", "", "         far"], "read_screen renders cursor movements", JSON.stringify(r.structuredContent?.rows));
 
+	r = await call("run_command", { command: "exit 7" });
+	eq([r.structuredContent?.shell_exited, r.structuredContent?.exit_code, r.structuredContent?.timed_out], [true, 7, false], "exit ends the shell: its status", text(r));
+	r = await call("run_command", { command: 'echo "new $X"' });
+	eq(r.structuredContent?.output, "new \n", "the next call starts a new shell", text(r));
+
 	// the app's policy holds for the shell
 	const probe = `/etc/berth-term-${rnd()}`;
 	r = await call("run_command", { command: `echo x > ${probe}` });
