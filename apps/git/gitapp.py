@@ -108,10 +108,12 @@ def _repo_config(top):
                 "the repository's config sets `%s`, which this app does not run git with "
                 "(only keys that run nothing are allowed); remove it with `git config --unset %s`" % (key, key),
                 {"key": key})
-    # A config.worktree read under extensions.worktreeConfig is checked too.
-    wt = os.path.join(gitdir, "config.worktree")
-    if os.path.exists(wt):
-        raise berth_app.AppError("the repository has a config.worktree, which this app does not read; remove it")
+    # git also takes config from config.worktree (extensions.worktreeConfig)
+    # and the config and hooks of the directory `commondir` names
+    # (gitrepository-layout(5)): this app's clones have neither.
+    for name in ("config.worktree", "commondir"):
+        if os.path.lexists(os.path.join(gitdir, name)):
+            raise berth_app.AppError("the repository has a .git/%s, which this app does not run git with; remove it" % name)
 
 
 def _git(args, cwd=None, check=True, input=None):

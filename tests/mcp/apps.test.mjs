@@ -210,12 +210,24 @@ await test("git: clone, branch, commit, diff, push, pull over HTTPS through the 
 	eq(r.isError, true, "status with core.fsmonitor set fails", text(r));
 	has(text(r), "the repository's config sets `core.fsmonitor`", "the error names the key");
 	eq(fs.existsSync(mark), false, "core.fsmonitor did not run");
+	hostGit(["-C", path.join(ws, "r"), "config", "--unset", "core.fsmonitor"]);
+	r = await call("status", { dir: "r" });
+	eq(r.isError, false, "with the key removed, status works again", text(r));
+	fs.writeFileSync(path.join(ws, "r/.git/commondir"), "../../elsewhere\n");
+	r = await call("log", { dir: "r" });
+	has(text(r), "the repository has a .git/commondir", "a planted commondir (another repository's config and hooks) refuses the call");
 	eq(procsMatching(/git-http-backend/).length, 0, "no git http-backend left running");
 }, 120000);
 
 /* ------------------------------------------------------------ postgres */
 
-const PG = { bin: "/usr/lib/postgresql/15/bin", dir: path.join(TOP, "pg"), port: 0, pw: `pw-${rnd()}` };
+// Debian's newest installed server (postgresql-NN puts it in /usr/lib/postgresql/NN/bin)
+const pgBin = () => {
+	const v = fs.readdirSync("/usr/lib/postgresql").filter((d) => fs.existsSync(`/usr/lib/postgresql/${d}/bin/initdb`));
+	if (!v.length) throw new Error("no PostgreSQL server in /usr/lib/postgresql (install postgresql-15: scripts/deps.sh)");
+	return `/usr/lib/postgresql/${v.sort((a, b) => Number(b) - Number(a))[0]}/bin`;
+};
+const PG = { bin: pgBin(), dir: path.join(TOP, "pg"), port: 0, pw: `pw-${rnd()}` };
 const asPgUser = (cmd, args) => (IS_ROOT ? sh("runuser", ["-u", "nobody", "--", cmd, ...args]) : sh(cmd, args));
 const psql = (sql) => sh("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", String(PG.port), "-U", "berth", "-d", "postgres", "-c", sql],
 	{ env: { PATH: "/usr/bin:/bin", PGPASSWORD: PG.pw } }).trim();
