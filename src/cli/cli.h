@@ -75,6 +75,8 @@ int cmd_attest(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_discard(int argc, char **argv);
+int cmd_checkpoints(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 /* `berth watch RUN|SESSION` (cmd_watch.c): a run's denial records, live (docs/denials.md). */
 int cmd_watch(int argc, char **argv);

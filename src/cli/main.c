@@ -41,9 +41,11 @@ static const char usage[] =
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  watch RUN|SESSION [--json]          follow a run's denials as they are recorded\n"
-    "  diff [--json] RUN|--last [PATH...]  what a `run --review` changed (docs/review.md)\n"
-    "  apply RUN|--last [PATH...]          land those changes in the host's tree (--include-guarded)\n"
-    "  discard RUN|--last                  drop them; the host's tree stays as it is\n"
+    "  diff [--json] RUN|SESSION|--last [PATH...]  what a `--review` run or session changed\n"
+    "  apply RUN|SESSION|--last [PATH...]  land those changes in the host's tree (--include-guarded)\n"
+    "  discard RUN|SESSION|--last          drop them; the host's tree stays as it is\n"
+    "  checkpoints [--json] SESSION        a --review session's checkpoints, one per agent turn\n"
+    "  rollback SESSION CHECKPOINT         make a checkpoint the (ended) session's change set\n"
     "  export k8s --image IMAGE [OPTIONS]  a RuntimeClass, Pod and NetworkPolicy for Kubernetes\n"
     "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
     "  vm install|status|probe             the microVM runtime's pinned guest (`berth vm --help`)\n"
@@ -105,13 +107,35 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 } commands[] = {
-    {"run", cmd_run},       {"doctor", cmd_doctor}, {"policy", cmd_policy},   {"rpc", cmd_rpc},
-    {"test", cmd_test},     {"dev", cmd_dev},       {"init", cmd_init},       {"mcp", cmd_mcp},
-    {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},           {"peek", cmd_peek},
-    {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach},   {"stop", cmd_stop},
-    {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest},   {"audit", cmd_audit},
-    {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},           {"watch", cmd_watch},
-    {"diff", cmd_diff},     {"apply", cmd_apply},   {"discard", cmd_discard},
+    {"run", cmd_run},
+    {"doctor", cmd_doctor},
+    {"policy", cmd_policy},
+    {"rpc", cmd_rpc},
+    {"test", cmd_test},
+    {"dev", cmd_dev},
+    {"init", cmd_init},
+    {"mcp", cmd_mcp},
+    {"tools", cmd_tools},
+    {"spawn", cmd_spawn},
+    {"ps", cmd_ps},
+    {"peek", cmd_peek},
+    {"send", cmd_send},
+    {"logs", cmd_logs},
+    {"attach", cmd_attach},
+    {"stop", cmd_stop},
+    {"rm", cmd_rm},
+    {"fleet", cmd_fleet},
+    {"attest", cmd_attest},
+    {"audit", cmd_audit},
+    {"export", cmd_export},
+    {"oci", cmd_oci},
+    {"vm", cmd_vm},
+    {"watch", cmd_watch},
+    {"diff", cmd_diff},
+    {"apply", cmd_apply},
+    {"discard", cmd_discard},
+    {"checkpoints", cmd_checkpoints},
+    {"rollback", cmd_rollback},
 };
 
 int main(int argc, char **argv)
