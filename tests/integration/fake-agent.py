@@ -11,7 +11,7 @@ alternate screen, reads keys in raw mode and answers:
   fail<Enter>  a failed turn, as the real agents show one: "● API Error: 500 ..." and the
                turn summary (claude), "■ unexpected status 401 Unauthorized: ..." (codex)
   sh CMD<Enter>  runs CMD with /bin/sh in its directory (an agent's edits: run-review-sessions.sh),
-               then answers "ran: CMD (status N)"
+               then answers "ran turn N (status S)", N counting the `sh` turns from 1
   quit<Enter>  exits with status 3
 The status line shows the window size; it is redrawn on SIGWINCH.
 
@@ -28,6 +28,7 @@ import os, signal, subprocess, sys, termios, time, tty, select
 style = sys.argv[sys.argv.index("--style") + 1] if "--style" in sys.argv else "claude"
 paste_burst = "--paste-burst" in sys.argv
 history = []
+shells = []
 question = False
 working_until = 0.0
 typed = ""
@@ -155,7 +156,8 @@ def main():
                     elif line.startswith("sh "):
                         rc = subprocess.call(["/bin/sh", "-c", line[3:]], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                        history.append("ran: %s (status %d)" % (line[3:], rc))
+                        shells.append(line)
+                        history.append("ran turn %d (status %d)" % (len(shells), rc))
                     elif line.startswith("env "):
                         name = line[4:]
                         history.append(name + (" is set" if os.environ.get(name) else " is unset"))

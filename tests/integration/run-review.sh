@@ -277,11 +277,9 @@ eq "--review-size above --memory: exit 2" "$RC" 2
 b run --review --runtime vm --workspace "$WS" -- true
 eq "--review --runtime vm: exit 2" "$RC" 2
 has "--review --runtime vm: says why" "$ERR" "cannot give \`--review\`"
-b spawn nosuch --review
-eq "spawn --review: exit 2" "$RC" 2
-has "spawn --review: sessions have no review yet" "$ERR" "sessions have no reviewable workspace"
 b diff my-session
-eq "diff of a session name: exit 2" "$RC" 2
+eq "diff of no such run or session: exit 2" "$RC" 2
+has "diff of no such run or session: says so" "$ERR" "neither a run id"
 b diff 0123456789abcdef
 eq "diff of an unknown run: exit 2" "$RC" 2
 b run --workspace "$WS" -- true
