@@ -295,7 +295,13 @@ int cmd_checkpoints(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((list = berth_review_checkpoints(a.run_id, &cur, &err)) == NULL) {
+	list = berth_review_checkpoints(a.run_id, &cur, &err);
+	if (list == NULL && a.session[0] != '\0' && err.errnum == ENOENT) {
+		/* a session whose run has kept nothing yet */
+		list = json_array();
+		cur = json_null();
+	}
+	if (list == NULL) {
 		cli_print_error(&err);
 		return err.status ? err.status : 125;
 	}

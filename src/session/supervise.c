@@ -680,6 +680,7 @@ static void checkpoint_due(struct sup *s)
 	}
 	s->turn_output = false;
 	s->cp_retry_ms = 0;
+	long long t0 = berth_now_ms();
 	if (berth_review_checkpoint(berth_run_id(&s->run), s->spec->policy, s->review_fd, &s->review_started,
 				    &cp, &err) < 0) {
 		rec = json_pack("{s:s, s:s}", "error", err.msg, "state", berth_agent_state_name(st));
@@ -690,9 +691,10 @@ static void checkpoint_due(struct sup *s)
 	if (cp.id == 0)
 		return;
 	berth_crash_point("session.checkpoint");
-	rec = json_pack("{s:i, s:s, s:I, s:I, s:I, s:s}", "checkpoint", cp.id, "digest", cp.sum.digest,
+	rec = json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:I}", "checkpoint", cp.id, "digest", cp.sum.digest,
 			"entries", (json_int_t)cp.sum.n_entries, "changed", (json_int_t)cp.changed, "bytes",
-			(json_int_t)cp.sum.n_bytes, "state", berth_agent_state_name(st));
+			(json_int_t)cp.sum.n_bytes, "state", berth_agent_state_name(st), "duration_ms",
+			(json_int_t)(berth_now_ms() - t0));
 	audit_record(s, "checkpoint", rec);
 	json_decref(rec);
 }

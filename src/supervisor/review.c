@@ -647,26 +647,79 @@ json_t *berth_review_load(const char *run_id, char dir[PATH_MAX], json_t **appli
 	return cs;
 }
 
+/* A PATH as the change set names paths: relative, no "./" in front, no "/"
+ * behind; its length in *@len, 0 for the whole workspace. */
+static const char *norm_path(const char *s, size_t *len)
+{
+	if (strncmp(s, "/workspace/", 11) == 0)
+		s += 11;
+	else if (strcmp(s, "/workspace") == 0 || strcmp(s, ".") == 0 || strcmp(s, "./") == 0) {
+		*len = 0;
+		return s;
+	}
+	while (strncmp(s, "./", 2) == 0)
+		s += 2;
+	*len = strlen(s);
+	while (*len > 0 && s[*len - 1] == '/')
+		(*len)--;
+	return s;
+}
+
 bool berth_review_selected(const char *path, char *const *paths, size_t n)
 {
 	if (n == 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		const char *s = paths[i];
 		size_t l;
-		if (strncmp(s, "/workspace/", 11) == 0)
-			s += 11;
-		else if (strcmp(s, "/workspace") == 0 || strcmp(s, ".") == 0 || strcmp(s, "./") == 0)
-			return true;
-		while (strncmp(s, "./", 2) == 0)
-			s += 2;
-		l = strlen(s);
-		while (l > 0 && s[l - 1] == '/')
-			l--;
+		const char *s = norm_path(paths[i], &l);
 		if (l == 0)
 			return true;
 		if (strncmp(path, s, l) == 0 && (path[l] == '\0' || path[l] == '/'))
 			return true;
 	}
 	return false;
+}
+
+int berth_review_sel_init(struct berth_review_sel *sel, char *const *paths, size_t n, struct berth_error *err)
+{
+	*sel = (struct berth_review_sel){.all = n == 0, .set = json_object()};
+	if (sel->set == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !sel->all; i++) {
+		size_t l;
+		const char *s = norm_path(paths[i], &l);
+		char *k = l > 0 ? strndup(s, l) : NULL;
+		if (l == 0) {
+			sel->all = true;
+			break;
+		}
+		if (k == NULL || json_object_set_new(sel->set, k, json_true()) < 0) {
+			free(k);
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		free(k);
+	}
+	return 0;
+}
+
+bool berth_review_sel_has(const struct berth_review_sel *sel, const char *path)
+{
+	char buf[PATH_MAX];
+
+	if (sel->all)
+		return true;
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return false;
+	for (char *slash;; *slash = '\0') {
+		if (json_object_get(sel->set, buf) != NULL)
+			return true;
+		if ((slash = strrchr(buf, '/')) == NULL)
+			return false;
+	}
+}
+
+void berth_review_sel_free(struct berth_review_sel *sel)
+{
+	json_decref(sel->set);
+	sel->set = NULL;
 }

@@ -90,6 +90,21 @@ json_t *berth_review_load(const char *run_id, char dir[PATH_MAX], json_t **appli
  */
 bool berth_review_selected(const char *path, char *const *paths, size_t n);
 
+/* The same choice made once for many entries: the PATHs as a set, each
+ * entry then checked with its own path and the directories above it
+ * (linear in the entries, not entries times PATHs). */
+struct berth_review_sel {
+	json_t *set; /* the PATHs, normalised, as an object's keys */
+	bool all;    /* no PATH, or one that is the whole workspace */
+};
+/* berth_review_sel_init - @paths/@n as berth_review_selected.  Returns 0,
+ * or -1 with @err filled (ENOMEM); berth_review_sel_free() either way. */
+int berth_review_sel_init(struct berth_review_sel *sel, char *const *paths, size_t n,
+			  struct berth_error *err);
+/* berth_review_sel_has - berth_review_selected(@path, ...) of @sel's PATHs. */
+bool berth_review_sel_has(const struct berth_review_sel *sel, const char *path);
+void berth_review_sel_free(struct berth_review_sel *sel);
+
 /*
  * berth_review_diff - write the change set of @run_id to @out: a unified
  * diff for text (3 lines of context, against the host's copy now), a line

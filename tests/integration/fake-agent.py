@@ -154,8 +154,12 @@ def main():
                     elif line == "work":
                         working_until = time.time() + 2
                     elif line.startswith("sh "):
+                        # working while it runs, as a real agent shows its tool call
+                        working_until = time.time() + 86400
+                        draw()
                         rc = subprocess.call(["/bin/sh", "-c", line[3:]], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        working_until = 0.0
                         shells.append(line)
                         history.append("ran turn %d (status %d)" % (len(shells), rc))
                     elif line.startswith("env "):
