@@ -116,7 +116,7 @@ sleep 2
 run=$("$BERTH" ps --json bench-cp | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
 "$BERTH" stop bench-cp >/dev/null 2>&1
 "$BERTH" audit list --run "$run" --kind checkpoint --json >"$tmp/cps.json"
-store=$(du -sb "$XDG_STATE_HOME/berth/runs/$run/review/blobs" | cut -f1)
+store=$(find "$XDG_STATE_HOME/berth/runs/$run/review/blobs" -type f -printf '%s\n' | awk '{ n++; b += $1 } END { printf "%d bytes in %d files", b, n }')
 python3 - "$tmp/cps.json" "$store" <<'PY'
 import json, sys
 t = open(sys.argv[1]).read()
@@ -131,5 +131,5 @@ print("## checkpoints of a session's layer (a turn changing every file, then one
 for p in cps:
     print("checkpoint %d: %d entries, %d changed since the one before, %d bytes in the layer: %d ms" % (
         p["checkpoint"], p["entries"], p["changed"], p["bytes"], p["duration_ms"]))
-print("bytes kept by both checkpoints together (blobs/, by content): %s" % sys.argv[2])
+print("kept by the checkpoints and the end's change set together (blobs/, by content): %s" % sys.argv[2])
 PY

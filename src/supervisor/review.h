@@ -188,8 +188,8 @@ struct berth_review_checkpoint {
  * by content, so that bytes an earlier checkpoint kept are not copied
  * again.  The blobs of all checkpoints together stay within the policy's
  * review_size (ENOSPC otherwise: the checkpoint is not recorded).  A layer
- * whose change set is the last checkpoint's is not recorded again
- * (@cp->id 0).  @started as berth_review_collect.  Returns 0, or -1 with
+ * whose change set is the last checkpoint's (or, before the first, is
+ * empty: the start, checkpoint 0) is not recorded (@cp->id 0).  @started as berth_review_collect.  Returns 0, or -1 with
  * @err filled (no checkpoint file is left then).
  */
 int berth_review_checkpoint(const char *run_id, const struct berth_policy *p, int layer_fd,

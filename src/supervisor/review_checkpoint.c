@@ -204,6 +204,15 @@ int berth_review_checkpoint(const char *run_id, const struct berth_policy *p, in
 				 "are recorded",
 				 (unsigned long long)p->review_size);
 	}
+	/* the first one: a layer with no change is the start (checkpoint 0), not one */
+	char none[72] = "";
+	if (prev == NULL) {
+		json_t *empty = json_array();
+		int r = empty != NULL ? berth_review_digest(empty, none, err) : -1;
+		json_decref(empty);
+		if (r < 0)
+			return err->msg[0] != '\0' ? -1 : berth_err(err, ENOMEM, "out of memory");
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	cp->id = n > 0 ? ids[n - 1] + 1 : 1;
 	snprintf(name, sizeof name, "checkpoints/%d.json", cp->id);
@@ -212,7 +221,8 @@ int berth_review_checkpoint(const char *run_id, const struct berth_policy *p, in
 	struct collect_opts o = {.name = name,
 				 .live = true,
 				 .budget = p->review_size - used,
-				 .same_as = json_string_value(json_object_get(prev, "digest")),
+				 .same_as =
+				     prev != NULL ? json_string_value(json_object_get(prev, "digest")) : none,
 				 .extra = extra,
 				 .entries = &entries};
 	if (extra == NULL) {
