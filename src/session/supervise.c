@@ -690,7 +690,6 @@ static void checkpoint_due(struct sup *s)
 	}
 	if (cp.id == 0)
 		return;
-	berth_crash_point("session.checkpoint");
 	rec = json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:I}", "checkpoint", cp.id, "digest", cp.sum.digest,
 			"entries", (json_int_t)cp.sum.n_entries, "changed", (json_int_t)cp.changed, "bytes",
 			(json_int_t)cp.sum.n_bytes, "state", berth_agent_state_name(st), "duration_ms",
