@@ -267,7 +267,8 @@ int cmd_discard(int argc, char **argv)
 		cli_print_error(&err);
 		return err.status ? err.status : 125;
 	}
-	json_t *p = json_pack("{s:s}", "digest", digest);
+	json_t *p =
+	    json_pack("{s:s, s:s?}", "digest", digest, "name", a.session[0] != '\0' ? a.session : NULL);
 	rc = record(a.run_id, "discarded", p);
 	json_decref(p);
 	fprintf(stderr, "berth: discarded the change set of run %s; the host's tree is as it was\n",

@@ -67,7 +67,7 @@ struct berth_review_summary {
  * CLOCK_REALTIME_COARSE taken before the sandbox was made.  Fills @sum.
  * Returns 0, or -1 with @err filled (ENOSPC on the state directory, a
  * layer that cannot be read); nothing half-written remains then (RUN/review
- * is removed).
+ * is removed, unless a session's checkpoints made it before: they stay).
  */
 int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
 			 const struct timespec *started, struct berth_review_summary *sum,

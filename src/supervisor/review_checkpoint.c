@@ -81,9 +81,9 @@ static json_t *load_doc(const char *dir, const char *name, struct berth_error *e
 	json_t *v;
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	v = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (v == NULL && errno == ENOENT && access(path, F_OK) < 0)
+	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return NULL; /* none: @err untouched */
+	v = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_array(json_object_get(v, "entries"))) {
 		json_decref(v);
 		berth_err(err, EBADMSG, "review: `%s` is damaged (line %d: %s)", path, je.line, je.text);
