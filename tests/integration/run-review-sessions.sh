@@ -197,6 +197,23 @@ b discard rv2
 eq "discard of a session: exit 0" "$RC" 0
 b checkpoints rv2
 eq "checkpoints of a discarded session: exit 2" "$RC" 2
+# ------------------------------------------------------------ 7. a supervisor killed: the checkpoints stay
+fresh
+b spawn fake --name rv4 --workspace "$WS" --review
+wait_screen rv4 "? for shortcuts"
+turn rv4 1 'echo kept > kept.txt' || fail "rv4: the turn ran" "" "$("$BERTH" peek rv4)"
+wait_checkpoints rv4 1 || fail "rv4: a checkpoint" "$(n_checkpoints rv4)"
+SUP=$("$BERTH" ps --json rv4 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["pid"])')
+kill -KILL "$SUP"
+for _ in $(seq 50); do [ -d /proc/"$SUP" ] || break; sleep 0.1; done
+b diff rv4
+eq "a killed supervisor: no end change set (exit 2)" "$RC" 2
+b rollback rv4 1
+eq "a killed supervisor: rollback to its checkpoint, exit 0" "$RC" 0
+b apply rv4
+eq "a killed supervisor: apply of the checkpoint, exit 0" "$RC" 0
+eq "a killed supervisor: the checkpoint's file landed" "$(cat "$WS/kept.txt" 2>/dev/null)" kept
+
 b spawn fake --name rv3 --workspace "$WS" --review-size 0
 eq "spawn --review-size 0: exit 2" "$RC" 2
 b checkpoints nosuch
