@@ -214,6 +214,22 @@ b apply rv4
 eq "a killed supervisor: apply of the checkpoint, exit 0" "$RC" 0
 eq "a killed supervisor: the checkpoint's file landed" "$(cat "$WS/kept.txt" 2>/dev/null)" kept
 
+# ------------------------------------------------------------ 8. the checkpoints stay within --review-size
+fresh
+b spawn fake --name rv5 --workspace "$WS" --review-size 1M
+wait_screen rv5 "? for shortcuts"
+turn rv5 1 'head -c 700000 /dev/urandom > big1' || fail "rv5: turn 1 ran" "" "$("$BERTH" peek rv5)"
+wait_checkpoints rv5 1 || fail "rv5: a checkpoint" "$(n_checkpoints rv5)"
+turn rv5 2 'rm big1; head -c 700000 /dev/urandom > big2' || fail "rv5: turn 2 ran" "" "$("$BERTH" peek rv5)"
+sleep 4
+eq "--review-size: a checkpoint past it is not recorded" "$(n_checkpoints rv5)" 1
+RUN5=$("$BERTH" ps --json rv5 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
+b audit list --run "$RUN5"
+has "--review-size: checkpoint.failed in the audit trail, with the reason" "$OUT" "checkpoint.failed"
+b stop rv5
+b diff --json rv5
+eq "--review-size: the end's change set is still collected" "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(" ".join(e["path"] for e in json.load(sys.stdin)["entries"]))')" big2
+
 b spawn fake --name rv3 --workspace "$WS" --review-size 0
 eq "spawn --review-size 0: exit 2" "$RC" 2
 b checkpoints nosuch
