@@ -58,7 +58,7 @@ static int resolve(const char *cmd, const char *run, struct args *a)
 	json_t *meta;
 
 	if (strcmp(run, "--last") == 0 || strcmp(run, "last") == 0) {
-		if (berth_run_get_last(a->run_id, &err) < 0) {
+		if (berth_run_get_last_own(a->run_id, &err) < 0) {
 			cli_print_error(&err);
 			return err.status ? err.status : 2;
 		}

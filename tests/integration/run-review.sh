@@ -360,6 +360,24 @@ open("copy.txt", "w").write("\n".join(out))'
 	eq "patch: patch(1) of berth diff gives the agent's bytes" "$(cmp "$TOP/p/long.txt" "$WS/copy.txt" && echo same)" same
 fi
 
+# ------------------------------------------------------------ 11b. --last is the caller's login's own
+# Two people root with the same HOME (their login uids differ: sudo and su keep
+# it) do not get each other's run from --last.  Root only: a login uid can be set
+# once, by a process with CAP_AUDIT_CONTROL, when it is unset.
+if [ $ROOT -eq 1 ] && [ "$(cat /proc/self/loginuid)" = 4294967295 ] && sh -c 'echo 4100 >/proc/self/loginuid' 2>/dev/null; then
+	fresh
+	sh -c 'echo 4100 >/proc/self/loginuid; exec "$@"' - "$BERTH" run --review --workspace "$WS" -- sh -c 'echo mine > mine.txt' </dev/null >/dev/null 2>&1
+	A=$(last)
+	sh -c 'echo 4200 >/proc/self/loginuid; exec "$@"' - "$BERTH" run --review --workspace "$WS" -- sh -c 'echo theirs > theirs.txt' </dev/null >/dev/null 2>&1
+	OUT=$(sh -c 'echo 4100 >/proc/self/loginuid; exec "$@"' - "$BERTH" diff --last 2>&1)
+	has "--last: a login's own last run, not another login's newer one" "$OUT" "mine.txt"
+	OUT=$(sh -c 'echo 4300 >/proc/self/loginuid; exec "$@"' - "$BERTH" apply --last 2>&1); RC=$?
+	eq "--last of a login with no run: exit 2" "$RC" 2
+	has "--last of a login with no run: says so" "$OUT" "no run started from your login (login uid 4300)"
+	eq "--last of a login with no run: nothing applied" "$([ -e "$WS/mine.txt" ] || [ -e "$WS/theirs.txt" ] && echo applied || echo none)" none
+	b discard "$A"
+fi
+
 # ------------------------------------------------------------ 12. attestation
 b run --review --workspace "$WS" -- sh -c 'echo x > attested'
 ID=$(last)
