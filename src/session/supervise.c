@@ -919,6 +919,8 @@ static json_t *make_meta(const struct sup *s, const struct berth_session_spec *s
 	json_object_set_new(m, "policy_digest", json_sprintf("sha256:%s", digest));
 	json_object_set_new(m, "repo", sp->repo ? json_string(sp->repo) : json_null());
 	json_object_set_new(m, "home", p->home_dir ? json_string(p->home_dir) : json_null());
+	json_object_set_new(m, "review",
+			    json_boolean(p->review)); /* docs/review.md, "Sessions and checkpoints" */
 	json_object_set_new(m, "log", json_sprintf("%s/output.log", s->st_dir));
 	json_object_del(m, "exit_status");
 	json_object_set_new(m, "exit_status", json_null());

@@ -74,6 +74,7 @@ b checkpoints --json rv
 eq "checkpoints before any turn: exit 0" "$RC" 0
 eq "an idle agent that changed nothing: no checkpoint" "$(n_checkpoints rv)" 0
 RUN=$("$BERTH" ps --json rv | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
+eq "ps --json: the session has review" "$("$BERTH" ps --json rv | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["review"])')" True
 T1='printf "line 1\nline 2 turn 1\n" > src/main.c; echo new > src/new.c; mkdir -p docs; echo doc > docs/a.md; rm gone.txt; chmod 755 tool.sh'
 turn rv 1 "$T1" && pass "turn 1: the agent ran its edits" || fail "turn 1" "" "$("$BERTH" peek rv)"
 wait_checkpoints rv 1 && pass "turn 1: a checkpoint when the agent finished it" || fail "turn 1: a checkpoint" "$(n_checkpoints rv)"
