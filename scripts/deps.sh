@@ -10,11 +10,14 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux)
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
+# openssh-server and openssh-client: tests/integration/run-ssh.sh (berth run --ssh) starts an
+# sshd of its own on loopback (its own config and host key; installing the package starts no
+# service where policy-rc.d or no init forbids it, and the test never uses the system's).
 # clang-format: .ci/run's format lane (scripts/check-format.sh, clang-format 14).
 # python3-kubernetes: the Kubernetes API schema that tests/integration/k8s-validate.py checks
 # `berth export k8s` against (kubectl cannot validate without a cluster).
 BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl
-	clang-format python3-kubernetes)
+	clang-format python3-kubernetes openssh-server openssh-client)
 # The oci suites (tests/oci: podman and containerd with berth as their OCI runtime, docs/oci.md):
 # runc, the reference runtime on the same command line; busybox-static, the test image's /bin
 # (it replaces the dynamic busybox package); uidmap (newuidmap) and catatonit (the pause

@@ -176,7 +176,7 @@ static int read_secret(struct berth_cred_run *r, size_t i, const struct berth_cr
 	return 0;
 }
 
-static int set_env(struct berth_policy *p, const char *name, const char *value, struct berth_error *err)
+int berth_cred_set_env(struct berth_policy *p, const char *name, const char *value, struct berth_error *err)
 {
 	for (size_t i = 0; i < p->n_env; i++)
 		if (strcmp(p->env[i].name, name) == 0) {
@@ -235,7 +235,7 @@ static int write_bundle(const char *run_id, const char *pem, size_t pem_len, cha
 	return 0;
 }
 
-static int add_mount(struct berth_policy *p, const char *src, struct berth_error *err)
+int berth_cred_add_mount(struct berth_policy *p, const char *src, const char *dst, struct berth_error *err)
 {
 	struct berth_mount *m = realloc(p->mounts, (p->n_mounts + 1) * sizeof *m);
 	char real[PATH_MAX];
@@ -245,7 +245,7 @@ static int add_mount(struct berth_policy *p, const char *src, struct berth_error
 	p->mounts = m;
 	if (realpath(src, real) == NULL)
 		return berth_err(err, errno, "cannot resolve `%s`", src);
-	m[p->n_mounts] = (struct berth_mount){.src = strdup(real), .dst = strdup(BERTH_CRED_BUNDLE)};
+	m[p->n_mounts] = (struct berth_mount){.src = strdup(real), .dst = strdup(dst)};
 	if (m[p->n_mounts].src == NULL || m[p->n_mounts].dst == NULL) {
 		free(m[p->n_mounts].src);
 		free(m[p->n_mounts].dst);
@@ -275,10 +275,11 @@ static int make_ca(struct berth_policy *p, struct berth_cred_run *r, const char 
 	if ((r->ca = berth_tls_ca_new(hosts, nh, err)) == NULL)
 		return -1;
 	cleanup_free char *pem = berth_tls_ca_pem(r->ca, &pem_len, err);
-	if (pem == NULL || write_bundle(run_id, pem, pem_len, path, err) < 0 || add_mount(p, path, err) < 0)
+	if (pem == NULL || write_bundle(run_id, pem, pem_len, path, err) < 0 ||
+	    berth_cred_add_mount(p, path, BERTH_CRED_BUNDLE, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-		if (set_env(p, vars[i], BERTH_CRED_BUNDLE, err) < 0)
+		if (berth_cred_set_env(p, vars[i], BERTH_CRED_BUNDLE, err) < 0)
 			return -1;
 	return 0;
 }
@@ -320,7 +321,7 @@ int berth_cred_prepare(struct berth_policy *p, const char *run_id, struct berth_
 							 .placeholder = r->placeholders[i],
 							 .secret = r->secrets[i],
 							 .secret_len = strlen(r->secrets[i])};
-		if (set_env(p, c->name, r->placeholders[i], err) < 0) {
+		if (berth_cred_set_env(p, c->name, r->placeholders[i], err) < 0) {
 			berth_cred_run_free(r);
 			return -1;
 		}
