@@ -470,6 +470,17 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	/* the agent is a unix socket in the sandbox's view: the guest's has none */
+	if ((o.policy.n_ssh_keys > 0 || o.policy.n_ssh_known_hosts > 0) &&
+	    strcmp(rt->name, "namespace") != 0) {
+		fprintf(
+		    stderr,
+		    "berth: the %s runtime cannot give `--ssh` or `--ssh-host` yet (docs/credentials.md)\n",
+		    rt->name);
+		fprintf(stderr, "berth: hint: drop `--runtime %s`, or the --ssh options\n", rt->name);
+		berth_run_opts_free(&o);
+		return 2;
+	}
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
