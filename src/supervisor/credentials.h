@@ -58,6 +58,14 @@ int berth_cred_set_env(struct berth_policy *p, const char *name, const char *val
  */
 int berth_cred_add_mount(struct berth_policy *p, const char *src, const char *dst, struct berth_error *err);
 
+/*
+ * berth_cred_prepare_in - berth_cred_prepare() with the bundle written in
+ * @dir (a directory of berth's, 0700, not in the sandbox's view: an app's
+ * state directory), an earlier bundle there replaced.
+ */
+int berth_cred_prepare_in(struct berth_policy *p, const char *dir, struct berth_cred_run **out,
+			  struct berth_error *err);
+
 /* berth_cred_run_free - clear and free the secrets, the CA and @r.  Safe on NULL. */
 void berth_cred_run_free(struct berth_cred_run *r);
 
