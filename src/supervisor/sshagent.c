@@ -121,13 +121,11 @@ static int read_msg(const struct berth_ssh_run *s, int fd, uint8_t *buf, size_t 
 {
 	if (read_full(s, fd, buf, 4, ms) < 0)
 		return -1;
-	if (berth_agent_frame(buf, 4, len) != 0 && *len == 0)
-		return -1;
-	uint32_t l = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
-	if (l == 0 || l > BERTH_AGENT_MSG_MAX)
-		return -1; /* the stream cannot be trusted further */
-	*len = l;
-	return read_full(s, fd, buf + 4, l, ms);
+	/* the length alone: 0 (more needed) for any length within bounds */
+	if (berth_agent_frame(buf, 4, len) < 0)
+		return -1; /* 0 or over BERTH_AGENT_MSG_MAX: the stream cannot be trusted further */
+	*len = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
+	return read_full(s, fd, buf + 4, *len, ms);
 }
 
 static int send_failure(const struct berth_ssh_run *s, int fd)
