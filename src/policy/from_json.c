@@ -590,6 +590,10 @@ static int read_network(const json_t *top, struct berth_policy *p, struct berth_
 			return bad(err, "network.allow_hosts", "is only in proxy mode");
 		if (json_object_get(n, "dns") != NULL)
 			return bad(err, "network.dns", "is only in proxy mode");
+		if (json_object_get(n, "credentials") != NULL)
+			return bad(err, "network.credentials", "is only in proxy mode");
+		if (json_object_get(n, "ssh") != NULL)
+			return bad(err, "network.ssh", "is only in proxy mode");
 		return 0;
 	}
 	if (get_strv(n, "network", "allow_hosts", &p->allow_hosts, &p->n_allow_hosts, err) < 0)

@@ -247,6 +247,16 @@ static void test_flags(void **state)
 	assert_int_equal(berth_policy_from_json(j, strlen(j), &back, &err), 0);
 	char *j2 = berth_policy_to_json(&back, false, &err);
 	assert_string_equal(j, j2);
+	/* network.ssh outside proxy mode is refused, not dropped */
+	const char *proxy = "\"allow_hosts\":[\"git.example.com:2222\"],\"mode\":\"proxy\"";
+	char *at = strstr(j, proxy), nonej[8192];
+	assert_non_null(at);
+	snprintf(nonej, sizeof nonej, "%.*s\"mode\":\"none\"%s", (int)(at - j), j, at + strlen(proxy));
+	struct berth_policy bad_net;
+	memset(&err, 0, sizeof err);
+	assert_int_equal(berth_policy_from_json(nonej, strlen(nonej), &bad_net, &err), -1);
+	assert_non_null(strstr(err.msg, "network.ssh"));
+	berth_policy_free(&bad_net);
 	free(j);
 	free(j2);
 	berth_policy_free(&back);
