@@ -177,6 +177,12 @@ static bool key_allowed(const char *fp, void *arg)
 	return false;
 }
 
+/* berth_agent_filter_identities' filter for one fingerprint (@arg) */
+static bool key_is(const char *fp, void *arg)
+{
+	return strcmp(fp, arg) == 0;
+}
+
 static int identities(struct client *c)
 {
 	static const uint8_t req[5] = {0, 0, 0, 1, BERTH_AGENTC_REQUEST_IDENTITIES};
@@ -338,12 +344,9 @@ static int check_agent(struct berth_ssh_run *s, struct berth_error *err)
 		rc = -1;
 	}
 	for (size_t i = 0; rc == 0 && i < s->n_keys; i++) {
-		struct berth_ssh_run one = *s;
 		/* the answer filtered to this one key: 9 bytes when it is not there */
-		one.n_keys = 0;
-		memcpy(one.keys[0], s->keys[i], BERTH_SSH_FP_LEN);
-		one.n_keys = 1;
-		ssize_t w = berth_agent_filter_identities(c.out + 4, len, key_allowed, &one, c.in, FRAME_MAX);
+		ssize_t w =
+		    berth_agent_filter_identities(c.out + 4, len, key_is, s->keys[i], c.in, FRAME_MAX);
 		if (w < 0) {
 			rc = berth_usage_err(err, "--ssh: your ssh-agent's list of keys does not parse");
 		} else if (w == 9) {
