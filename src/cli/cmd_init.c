@@ -276,7 +276,8 @@ int cmd_init(int argc, char **argv)
 		fprintf(stderr, "berth: init: bad app name `%s`: use 1 to 63 of a-z, 0-9 and -\n", name);
 		return 2;
 	}
-	if (strcmp(runtime, "native") != 0 && strcmp(runtime, "python") != 0 && strcmp(runtime, "node") != 0) {
+	if (strcmp(runtime, "native") != 0 && strcmp(runtime, "python") != 0 &&
+	    strcmp(runtime, "node") != 0) {
 		fprintf(stderr, "berth: init: unknown runtime `%s`: use native, python or node\n", runtime);
 		return 2;
 	}
@@ -296,17 +297,22 @@ int cmd_init(int argc, char **argv)
 					"existing directory\n");
 		return 2;
 	}
-	snprintf(buf, sizeof buf, manifest_fmt, name, name, runtime, native ? name : node ? "index.js" : "main.py");
+	snprintf(buf, sizeof buf, manifest_fmt, name, name, runtime,
+		 native ? name
+		 : node ? "index.js"
+			: "main.py");
 	if (write_file(dir, "berth.yml", buf, 0644) < 0) {
 		undo_init(dir);
 		return 125;
 	}
 	if (!native) {
-		if (write_file(dir, node ? "index.js" : "main.py", node ? node_main : python_main, 0644) < 0) {
+		if (write_file(dir, node ? "index.js" : "main.py", node ? node_main : python_main, 0644) <
+		    0) {
 			undo_init(dir);
 			return 125;
 		}
-		printf("berth: created the %s app `%s` in %s\n  try: berth test %s\n", runtime, name, dir, dir);
+		printf("berth: created the %s app `%s` in %s\n  try: berth test %s\n", runtime, name, dir,
+		       dir);
 		return 0;
 	}
 	snprintf(buf, sizeof buf, makefile_fmt, name, sdk, name, name);

@@ -587,7 +587,8 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 	    (context && add_mount(p, paths->context, "/context", context_rw) < 0) ||
 	    (m->runtime == BERTH_RUNTIME_PYTHON &&
 	     add_mount(p, paths->sdk_python, BERTH_APP_SDK_PYTHON, false) < 0) ||
-	    (m->runtime == BERTH_RUNTIME_NODE && add_mount(p, paths->sdk_node, BERTH_APP_SDK_NODE, false) < 0))
+	    (m->runtime == BERTH_RUNTIME_NODE &&
+	     add_mount(p, paths->sdk_node, BERTH_APP_SDK_NODE, false) < 0))
 		return berth_err(err, ENOMEM, "out of memory");
 	if (add_env(p, "BERTH_RPC_FD", "3") < 0 || add_env(p, "BERTH_APP", m->name) < 0)
 		return berth_err(err, ENOMEM, "out of memory");

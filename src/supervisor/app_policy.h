@@ -28,8 +28,8 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 
-#define BERTH_APP_SDK_PYTHON "/opt/berth/python" /* where the Python SDK is mounted */
-#define BERTH_APP_NODE_PATH "/opt/berth/node"     /* NODE_PATH of node apps */
+#define BERTH_APP_SDK_PYTHON "/opt/berth/python"             /* where the Python SDK is mounted */
+#define BERTH_APP_NODE_PATH "/opt/berth/node"                /* NODE_PATH of node apps */
 #define BERTH_APP_SDK_NODE BERTH_APP_NODE_PATH "/@berth/sdk" /* where the JavaScript SDK is mounted */
 
 /* Where an app's files are, on the host. */
