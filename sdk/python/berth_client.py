@@ -19,6 +19,7 @@ calls the tool, so the formats have one source, berth's.
 
 import json
 import os
+import re
 import subprocess
 import threading
 
@@ -54,19 +55,32 @@ class ToolResult:
         return "ToolResult(is_error=%r, text=%r)" % (self.is_error, self.text)
 
 
+_NAME_RE = re.compile(r"^name:[ \t]*([\"']?)([a-z0-9-]+)\1[ \t]*(#.*)?$", re.M)
+
+
+def _manifest_name(d):
+    """The manifest's top-level ``name:`` (app names are [a-z0-9-]), else the
+    directory's base name; berth mcp checks it and says so when it differs."""
+    try:
+        with open(os.path.join(d, "berth.yml"), encoding="utf-8") as f:
+            m = _NAME_RE.search(f.read())
+    except (OSError, ValueError):
+        m = None
+    return m.group(2) if m else os.path.basename(os.path.abspath(d))
+
+
 def _app_spec(app):
     if isinstance(app, (str, os.PathLike)):
         d = os.fspath(app)
-        return os.path.basename(os.path.abspath(d)), d
+        return _manifest_name(d), d
     if isinstance(app, dict) and isinstance(app.get("dir"), str):
-        return app.get("name") or os.path.basename(os.path.abspath(app["dir"])), app["dir"]
+        return app.get("name") or _manifest_name(app["dir"]), app["dir"]
     raise TypeError("an app is a directory or {'name': ..., 'dir': ...}")
 
 
 class Berth:
     """A ``berth mcp`` session serving ``apps`` (directories, or dicts with
-    ``name`` and ``dir``; the name defaults to the directory's base name and
-    must be the manifest's).  ``berth``: the binary (default $BERTH or
+    ``name`` and ``dir``; the name defaults to the manifest's ``name:``).  ``berth``: the binary (default $BERTH or
     ``berth``); ``args``: more ``berth mcp`` flags (``["--warm"]``);
     ``env``: its environment; ``stderr``: where its log goes (default
     inherited)."""

@@ -17,6 +17,7 @@
 "use strict";
 
 const { spawn, execFile } = require("node:child_process");
+const fs = require("node:fs");
 const path = require("node:path");
 
 const VERSION = "0.1.0";
@@ -33,11 +34,25 @@ class BerthError extends Error {
 	}
 }
 
+/* The app's name: its manifest's top-level `name:` line (app names are
+ * [a-z0-9-], docs/manifest.md), else the directory's base name; berth mcp
+ * checks it against the manifest and says so when it differs. */
+function manifestName(dir) {
+	let text = "";
+	try {
+		text = fs.readFileSync(path.join(dir, "berth.yml"), "utf8");
+	} catch {
+		// berth mcp names the missing manifest
+	}
+	const m = /^name:[ \t]*(["']?)([a-z0-9-]+)\1[ \t]*(#.*)?$/m.exec(text);
+	return m !== null ? m[2] : path.basename(path.resolve(dir));
+}
+
 function appSpec(a) {
-	if (typeof a === "string") return { name: path.basename(path.resolve(a)), dir: a };
+	if (typeof a === "string") return { name: manifestName(a), dir: a };
 	if (a === null || typeof a !== "object" || typeof a.dir !== "string")
 		throw new TypeError("an app is a directory or {name, dir}");
-	return { name: a.name || path.basename(path.resolve(a.dir)), dir: a.dir };
+	return { name: a.name || manifestName(a.dir), dir: a.dir };
 }
 
 /* The text of a tools/call result: its text parts, one per line. */
@@ -51,7 +66,7 @@ class Berth {
 	/**
 	 * Start `berth mcp` for the apps and initialise the MCP session.
 	 * options: apps (directories or {name, dir}; name defaults to the
-	 * directory's base name and must be the manifest's), berth (the berth
+	 * manifest's `name:`), berth (the berth
 	 * binary, default $BERTH or "berth"), args (more `berth mcp` flags:
 	 * "--warm", "--runtime", "vm"), env, stderr ("inherit" or "pipe").
 	 */
