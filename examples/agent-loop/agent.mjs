@@ -16,13 +16,17 @@ if (prompt === undefined || apps.length === 0) {
 	process.exit(2);
 }
 const base = process.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com";
-const key = process.env.ANTHROPIC_API_KEY;
-if (!key) {
+const key = process.env.ANTHROPIC_API_KEY || "";
+if (key === "") {
 	console.error("agent: set ANTHROPIC_API_KEY");
 	process.exit(2);
 }
 
-/** One Messages API request. */
+/**
+ * One Messages API request.
+ * @param {{model: string, max_tokens: number, tools: unknown[], messages: Message[]}} body
+ * @returns {Promise<{stop_reason: string, content: any[]}>}
+ */
 async function createMessage(body) {
 	const res = await fetch(`${base}/v1/messages`, {
 		method: "POST",
@@ -34,9 +38,12 @@ async function createMessage(body) {
 	return msg;
 }
 
+/** @typedef {{role: "user" | "assistant", content: unknown}} Message */
+
 const berth = await Berth.start({ apps });
 try {
 	const tools = await berth.anthropicTools(); // berth tools --format anthropic
+	/** @type {Message[]} */
 	const messages = [{ role: "user", content: prompt }];
 	for (let turn = 0; turn < 10; turn++) {
 		const msg = await createMessage({

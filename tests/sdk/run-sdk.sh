@@ -14,8 +14,9 @@
 #     tool_result goes back to the model.
 #
 # usage: tests/sdk/run-sdk.sh /path/to/berth /path/to/repo
-# Needs node >= 20 and npm; zod and the MCP SDK come from tests/mcp's npm
-# install (package-lock.json), shared with the mcp suite (tests/mcp/run-mcp.sh).
+# Needs node >= 20 and npm; zod, typescript, @types/node and the MCP SDK come
+# from tests/mcp's npm install (package-lock.json, pinned versions), shared
+# with the mcp suite (tests/mcp/run-mcp.sh).
 # Works as root and as an unprivileged user; exits non-zero if any check
 # failed; nothing is skipped.
 set -u
@@ -70,7 +71,7 @@ else
 		bail "npm ci failed"
 	NM=$TOP/js/node_modules
 fi
-[ -f "$NM/zod/package.json" ] || bail "no zod in $NM"
+[ -f "$NM/zod/package.json" ] && [ -f "$NM/typescript/bin/tsc" ] || bail "no zod or typescript in $NM"
 echo "# zod $("$NODE" -p "require('$NM/zod/package.json').version"), MCP SDK $("$NODE" -p "require('$NM/@modelcontextprotocol/sdk/package.json').version"), node $("$NODE" --version), $(id -un)"
 
 n=0
@@ -88,6 +89,22 @@ check() { # check NAME CMD...: ok when CMD exits 0 (its output in $TOP/out)
 # ---- 1. the app SDK's unit tests
 check "sdk/typescript unit tests (node --test)" env BERTH_TEST_NODE_MODULES="$NM" \
 	"$NODE" --test "$REPO/sdk/typescript/test/"
+
+# ---- the declarations: a TypeScript app and client (tests/sdk/typecheck/app.ts,
+# its @ts-expect-error lines must stay errors) and the example, checked with tsc
+typecheck() {
+	cat >"$TOP/tsconfig.json" <<JSON
+{ "compilerOptions": { "strict": true, "noEmit": true, "allowJs": true, "checkJs": true,
+    "target": "es2022", "module": "node16", "moduleResolution": "node16",
+    "types": ["node"], "typeRoots": ["$NM/@types"], "baseUrl": ".",
+    "paths": { "@berth/sdk": ["$REPO/sdk/typescript/index.d.ts"],
+               "@berth/sdk/client": ["$REPO/sdk/typescript/client.d.ts"],
+               "zod": ["$NM/zod/index.d.cts"] } },
+  "files": ["$HERE/typecheck/app.ts", "$REPO/examples/agent-loop/agent.mjs"] }
+JSON
+	"$NODE" "$NM/typescript/bin/tsc" -p "$TOP/tsconfig.json"
+}
+check "tsc --strict: sdk/typescript's declarations, a typed app and client, the example" typecheck
 
 # ---- 2. berth init --runtime node, then berth test
 cd "$TOP" || bail "cd $TOP"
