@@ -195,7 +195,8 @@ python3 "$HERE/mock-anthropic.py" --tool note --input '{"file":"agent.txt","text
 MOCKPID=$!
 for _ in $(seq 100); do [ -s "$TOP/port" ] && break; sleep 0.1; done
 [ -s "$TOP/port" ] || bail "the mock model server did not start: $(cat "$TOP/mock.err")"
-export ANTHROPIC_BASE_URL=http://127.0.0.1:$(cat "$TOP/port") ANTHROPIC_API_KEY=test-key
+ANTHROPIC_BASE_URL=http://127.0.0.1:$(cat "$TOP/port")
+export ANTHROPIC_BASE_URL ANTHROPIC_API_KEY=test-key
 EX=$TOP/agent-loop
 cp -a "$REPO/examples/agent-loop" "$EX" || bail "cannot copy the example"
 # npm-installable from the tree (copied, not linked: --install-links; no registry)
