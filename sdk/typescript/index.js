@@ -18,6 +18,7 @@
  */
 "use strict";
 
+const fs = require("node:fs");
 const net = require("node:net");
 const os = require("node:os");
 const util = require("node:util");
@@ -213,6 +214,7 @@ class App {
 		this._socket = null;
 		this._running = false;
 		this._calls = new Map(); // id -> AbortController
+		this._inflight = new Set(); // the calls' promises, awaited at end of input
 		this.name = definition.name;
 		const tools = definition.tools || {};
 		if (Array.isArray(tools)) for (const t of tools) this.tool(t.name, t);
@@ -287,10 +289,12 @@ class App {
 		}
 		let socket;
 		try {
+			if (!fs.fstatSync(Number(value)).isSocket()) throw new Error("not a socket");
 			// libuv sets close-on-exec on it: programs the app runs cannot speak for it.
-			socket = new net.Socket({ fd: Number(value), readable: true, writable: true });
+			socket = new net.Socket({ fd: Number(value), readable: true, writable: true, allowHalfOpen: true });
 		} catch (e) {
-			process.stderr.write(`berth-app: BERTH_RPC_FD \`${value}\`: ${e.message}\n`);
+			const why = e.code === "EBADF" ? "not an open file descriptor" : e.message;
+			process.stderr.write(`berth-app: BERTH_RPC_FD \`${value}\`: ${why}\n`);
 			process.exit(1);
 		}
 		this._socket = socket;
@@ -305,46 +309,62 @@ class App {
 				if (exit) process.exit(0);
 				resolve();
 			};
+			// berth closed the channel (or went away mid-answer): stop at once.
 			socket.on("error", finish);
 			socket.on("close", finish);
-			socket.on("end", finish);
+			// End of input with our side still open (a half-close): serve an
+			// unterminated last line, let the calls in flight answer, then stop.
+			socket.on("end", () => {
+				this._flushLast();
+				Promise.allSettled([...this._inflight]).then(() => {
+					if (!done) socket.end();
+					finish();
+				});
+			});
 			this._send({ jsonrpc: "2.0", method: "berth/ready", params: { exports: this.exportNames, sdk: "node/" + VERSION } });
 			this._readLines(socket);
 		});
 	}
 
 	_readLines(socket) {
-		let chunks = [];
-		let pending = 0;
-		let discarding = false;
+		this._chunks = [];
+		this._pending = 0;
+		this._discarding = false;
 		socket.on("data", (buf) => {
 			let start = 0;
 			for (;;) {
 				const nl = buf.indexOf(10, start);
 				if (nl < 0) break;
-				if (discarding) discarding = false;
+				if (this._discarding) this._discarding = false;
 				else {
-					chunks.push(buf.subarray(start, nl));
-					const line = Buffer.concat(chunks);
-					chunks = [];
-					pending = 0;
+					this._chunks.push(buf.subarray(start, nl));
+					const line = Buffer.concat(this._chunks);
+					this._chunks = [];
+					this._pending = 0;
 					if (line.length + 1 > MAX_MESSAGE) this._tooLarge();
 					else this._serve(line);
 				}
 				start = nl + 1;
 			}
-			if (start < buf.length && !discarding) {
-				chunks.push(buf.subarray(start));
-				pending += buf.length - start;
+			if (start < buf.length && !this._discarding) {
+				this._chunks.push(buf.subarray(start));
+				this._pending += buf.length - start;
 				// Never more than 1 MiB buffered: answered at once, the rest skipped.
-				if (pending >= MAX_MESSAGE) {
-					chunks = [];
-					pending = 0;
-					discarding = true;
+				if (this._pending >= MAX_MESSAGE) {
+					this._chunks = [];
+					this._pending = 0;
+					this._discarding = true;
 					this._tooLarge();
 				}
 			}
 		});
+	}
+
+	_flushLast() {
+		if (this._discarding || this._chunks.length === 0) return;
+		const line = Buffer.concat(this._chunks);
+		this._chunks = [];
+		this._serve(line);
 	}
 
 	_tooLarge() {
@@ -386,7 +406,11 @@ class App {
 		} else if (!this._tools.has(method)) this._error(id, METHOD_NOT_FOUND, `no such export \`${oneLine(method, 200)}\``);
 		else if ("params" in msg && !isPlainObject(msg.params))
 			this._error(id, INVALID_PARAMS, "invalid params: `params` must be an object", { path: "$", reason: "expected object" });
-		else this._call(id, this._tools.get(method), msg.params === undefined ? {} : msg.params);
+		else {
+			const p = this._call(id, this._tools.get(method), msg.params === undefined ? {} : msg.params);
+			this._inflight.add(p);
+			p.finally(() => this._inflight.delete(p));
+		}
 	}
 
 	async _call(id, tool, params) {
