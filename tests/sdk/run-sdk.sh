@@ -7,16 +7,18 @@
 #     called through `berth mcp` by the official MCP TypeScript SDK client;
 #   - the clients' adapters (sdk/typescript/client.js, sdk/python/berth_client.py)
 #     give exactly what `berth tools --format F` prints, and their functions
-#     run the tools in the sandbox;
+#     run the tools in the sandbox; in the real Vercel AI SDK, OpenAI Agents
+#     SDK and LangChain.js too (tests/sdk/frameworks.mjs);
 #   - examples/agent-loop (TypeScript, Python) against a mock of the Anthropic
 #     Messages API (tests/sdk/mock-anthropic.py): the scripted tool_use runs in
 #     the app's sandbox (the file it wrote is in its workspace) and its
 #     tool_result goes back to the model.
 #
 # usage: tests/sdk/run-sdk.sh /path/to/berth /path/to/repo
-# Needs node >= 20 and npm; zod, typescript, @types/node and the MCP SDK come
-# from tests/mcp's npm install (package-lock.json, pinned versions), shared
-# with the mcp suite (tests/mcp/run-mcp.sh).
+# Needs node >= 20 and npm; zod, typescript, @types/node, the MCP SDK, ai,
+# @langchain/core and @openai/agents-core come from tests/mcp's npm install
+# (package-lock.json, pinned versions), shared with the mcp suite
+# (tests/mcp/run-mcp.sh).
 # Works as root and as an unprivileged user; exits non-zero if any check
 # failed; nothing is skipped.
 set -u
@@ -187,6 +189,15 @@ if [ "$(cat "$ws/agents.txt" 2>/dev/null)" = agents ] && [ "$(cat "$ws/py-agents
 	ok "the adapters' calls wrote their files in the workspace"
 else
 	not_ok "the adapters' calls wrote their files in the workspace"
+fi
+check "in the frameworks: Vercel AI SDK generateText, OpenAI Agents SDK Runner, LangChain.js tool() run berth tools" \
+	"$NODE" "$HERE/frameworks.mjs" "$NM" "$REPO/sdk/typescript" "$BERTH" "$APP"
+if [ "$(cat "$ws/ai-sdk.txt" 2>/dev/null)" = "from the AI SDK" ] &&
+	[ "$(cat "$ws/agents-sdk.txt" 2>/dev/null)" = "from the Agents SDK" ] &&
+	[ "$(cat "$ws/langchain.txt" 2>/dev/null)" = "from LangChain" ]; then
+	ok "the frameworks' tool calls wrote their files in the workspace"
+else
+	not_ok "the frameworks' tool calls wrote their files in the workspace"
 fi
 
 # ---- 5. the agent-loop examples against the mock model server
