@@ -95,6 +95,12 @@ class Berth {
 		this._closed = null;
 		this._defs = new Map();
 		this.serverInfo = undefined;
+		this._stderr = "";
+		if (this._child.stderr) {
+			// stderr: "pipe": the last of berth's messages go into the errors
+			this._child.stderr.setEncoding("utf8");
+			this._child.stderr.on("data", (d) => (this._stderr = (this._stderr + d).slice(-4096)));
+		}
 		this._child.stdout.setEncoding("utf8");
 		this._child.stdout.on("data", (s) => this._data(s));
 		const gone = (why) => {
@@ -104,7 +110,10 @@ class Berth {
 			this._pending.clear();
 		};
 		this._child.on("error", (e) => gone(`could not start \`${this.berth}\`: ${e.message}`));
-		this._child.on("exit", (code, sig) => gone(sig ? `was killed by ${sig}` : `exited with status ${code}`));
+		this._child.on("close", (code, sig) => {
+			const said = this._stderr.trim();
+			gone((sig ? `was killed by ${sig}` : `exited with status ${code}`) + (said ? `: ${said}` : ""));
+		});
 		this._child.stdin.on("error", () => {});
 	}
 
