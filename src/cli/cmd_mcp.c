@@ -206,7 +206,11 @@ int cmd_tools(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
 			format = argv[++i];
-		} else if (argv[i][0] != '-' && n_dirs < BERTH_MCP_MAX_APPS) {
+		} else if (argv[i][0] != '-') {
+			if (n_dirs == BERTH_MCP_MAX_APPS) {
+				fprintf(stderr, "berth: tools: at most %d apps\n", BERTH_MCP_MAX_APPS);
+				return 2;
+			}
 			dirs[n_dirs++] = argv[i];
 		} else {
 			fprintf(stderr, "berth: tools: unexpected argument `%s`\n%s", argv[i], tools_usage);

@@ -181,6 +181,18 @@ else
 fi
 
 # ---- 4. the adapters are `berth tools --format` (two apps: APP__EXPORT names)
+tools_refusals() {
+	local out rc
+	out=$("$BERTH" tools "$APP" --format gemini 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && [ "$out" = 'berth: tools: unknown --format `gemini`: use mcp, openai, anthropic, openai-agents, ai-sdk or langchain' ] ||
+		{ echo "unknown format: $rc $out"; return 1; }
+	out=$("$BERTH" tools "$APP" "$APP" --format anthropic 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && [ "$out" = 'berth: tools: two apps named `tsprobe`: each tool name must be unique' ] ||
+		{ echo "two apps of one name: $rc $out"; return 1; }
+}
+check "berth tools: an unknown format and two apps of one name are refused (status 2), nothing printed" tools_refusals
 check "TypeScript client: adapters equal berth tools --format, their functions call the tools" \
 	"$NODE" "$HERE/adapters.mjs" "$REPO/sdk/typescript" "$BERTH" "$APP" "$TOP/hello-node"
 check "Python client: adapters equal berth tools --format, their functions call the tools" \
