@@ -177,6 +177,9 @@ int cmd_mcp(int argc, char **argv)
 		free(only_buf);
 		return 2;
 	}
+	o.test_elicit_url = getenv("BERTH_MCP_TEST_ELICIT_URL"); /* test-only (mcp.h) */
+	if (o.test_elicit_url != NULL && o.test_elicit_url[0] == '\0')
+		o.test_elicit_url = NULL;
 	o.app_dirs = dirs;
 	o.app_names = names;
 	o.n_apps = n_dirs;

@@ -328,6 +328,29 @@ static void on_cancelled(struct berth_mcp *m, json_t *params)
 	}
 }
 
+static void test_elicit_done(void *ctx, const char *action, const char *error)
+{
+	struct berth_mcp *m = ctx;
+	char text[512];
+
+	snprintf(text, sizeof text, "elicitation berth-test-1: %s%s", action != NULL ? action : "error: ",
+		 action != NULL ? "" : error);
+	berth_mcpi_notify(m, "notifications/message",
+			  json_pack("{s:s, s:s, s:s}", "level", "info", "logger", "berth", "data", text));
+	if (action != NULL && strcmp(action, "accept") == 0)
+		berth_mcp_elicit_complete(m, "berth-test-1");
+}
+
+/* BERTH_MCP_TEST_ELICIT_URL (mcp.h): the hook exercised end to end. */
+static void test_elicit(struct berth_mcp *m)
+{
+	struct berth_error e = {0};
+
+	if (berth_mcp_elicit_url(m, "berth test: open this page to approve the grant", m->o.test_elicit_url,
+				 "berth-test-1", test_elicit_done, m, &e) < 0)
+		test_elicit_done(m, NULL, e.msg);
+}
+
 void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 {
 	json_error_t je;
@@ -369,6 +392,8 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 	if (id == NULL) { /* a notification: never answered */
 		if (strcmp(method, "notifications/cancelled") == 0)
 			on_cancelled(m, params);
+		else if (strcmp(method, "notifications/initialized") == 0 && m->o.test_elicit_url != NULL)
+			test_elicit(m);
 		json_decref(msg);
 		return;
 	}

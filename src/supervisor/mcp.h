@@ -43,6 +43,11 @@ struct berth_mcp_opts {
 	unsigned page_size;  /* tools per page; 0: BERTH_MCP_PAGE_SIZE */
 	unsigned force_off;  /* test-only switch, as for `berth run` */
 	bool no_dev;         /* never attach to a running berth dev */
+	/* test-only (BERTH_MCP_TEST_ELICIT_URL): at notifications/initialized,
+	 * send a URL elicitation of this URL through berth_mcp_elicit_url()
+	 * and say the answer (or why it could not be sent) as a
+	 * notifications/message of logger "berth"; NULL: never. */
+	const char *test_elicit_url;
 	/* What enforces the apps' policies (`--runtime`; src/runtime/runtime.h);
 	 * NULL: the default.  Another than the default never attaches to a
 	 * `berth dev` (which runs the default), and is checked for every app
