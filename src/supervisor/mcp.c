@@ -86,6 +86,10 @@ void berth_mcpi_send(struct berth_mcp *m, json_t *msg)
 
 void berth_mcpi_reply(struct berth_mcp *m, json_t *id, json_t *result)
 {
+	/* 2026-07-28: every result says it is complete (no input_required:
+	 * berth asks for nothing mid-call) */
+	if (m->modern && json_is_object(result) && json_object_get(result, "resultType") == NULL)
+		json_object_set_new(result, "resultType", json_string("complete"));
 	json_t *msg = result != NULL
 			  ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
 			  : NULL;
@@ -134,6 +138,33 @@ void berth_mcpi_notify(struct berth_mcp *m, const char *method, json_t *params)
 
 /* ---------------------------------------------------------- methods */
 
+/* The client names itself (clientInfo.name, or in 2026-07-28 the _meta
+ * clientInfo): the actor of its calls in the audit trail.  Its word, not
+ * proof: the uid is in run.start's actor. */
+static void set_caller(struct berth_mcp *m, const char *cn)
+{
+	snprintf(m->caller, sizeof m->caller, "mcp:client:%.100s", cn != NULL && cn[0] ? cn : "unnamed");
+	for (size_t i = 0; i < m->n_apps; i++)
+		berth_app_set_caller(m->apps[i].app, m->caller);
+}
+
+static const char instructions[] =
+    "Each tool is an export of a resident app that runs in its own kernel-enforced sandbox (berth). "
+    "A failed call returns isError with the reason; a capability denial says what refused it.";
+
+/* server/discover (2026-07-28; answered under any revision): what the
+ * server speaks, without a session. */
+static void on_discover(struct berth_mcp *m, json_t *id)
+{
+	json_t *r = json_pack("{s:[s], s:{s:{s:b}}, s:s, s:i, s:s, s:{s:{s:s, s:s}}}", "supportedVersions",
+			      BERTH_MCP_STATELESS, "capabilities", "tools", "listChanged", true,
+			      "instructions", instructions, "ttlMs", 0, "cacheScope", "private", "_meta",
+			      BERTH_MCP_META_SERVER, "name", "berth", "version", BERTH_VERSION);
+	if (r != NULL && !m->modern)
+		json_object_set_new(r, "resultType", json_string("complete"));
+	berth_mcpi_reply(m, id, r);
+}
+
 static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
@@ -153,29 +184,15 @@ static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 		if (strcmp(want, versions[i]) == 0)
 			snprintf(m->version, sizeof m->version, "%s", versions[i]);
 	m->initialized = true;
-	{
-		/* The client names itself (clientInfo.name): the actor of its
-		 * calls in the audit trail.  Its word, not proof: the uid is
-		 * in run.start's actor. */
-		const char *cn =
-		    json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name"));
-		snprintf(m->caller, sizeof m->caller, "mcp:client:%.100s",
-			 cn != NULL && cn[0] ? cn : "unnamed");
-		for (size_t i = 0; i < m->n_apps; i++)
-			berth_app_set_caller(m->apps[i].app, m->caller);
-	}
+	set_caller(m, json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name")));
 	/* 2025-11-25: URL-mode elicitation only when the client says it takes
 	 * it (capabilities.elicitation.url; an empty elicitation object means
 	 * form mode only). */
 	m->client_elicit_url = json_is_object(
 	    json_object_get(json_object_get(json_object_get(params, "capabilities"), "elicitation"), "url"));
-	json_t *r = json_pack(
-	    "{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", m->version, "capabilities",
-	    "tools", "listChanged", true, "logging", "serverInfo", "name", "berth", "version", BERTH_VERSION,
-	    "instructions",
-	    "Each tool is an export of a resident app that runs in its own kernel-enforced sandbox "
-	    "(berth). "
-	    "A failed call returns isError with the reason; a capability denial says what refused it.");
+	json_t *r = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", m->version,
+			      "capabilities", "tools", "listChanged", true, "logging", "serverInfo", "name",
+			      "berth", "version", BERTH_VERSION, "instructions", instructions);
 	if (r != NULL && berth_mcpi_tasks_on(m)) {
 		/* The tasks utility: tools/call may run as a task (every tool's
 		 * execution.taskSupport is "optional"). */
@@ -214,6 +231,11 @@ static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
 	for (size_t i = start; i < n && i < start + page; i++)
 		json_array_append(pagev, json_array_get(all, i));
 	json_t *r = json_pack("{s:o}", "tools", pagev);
+	if (r != NULL && m->modern) {
+		/* 2026-07-28 cache hints: berth dev may change the list at any time */
+		json_object_set_new(r, "ttlMs", json_integer(0));
+		json_object_set_new(r, "cacheScope", json_string("private"));
+	}
 	if (start + page < n) {
 		char next[32];
 		snprintf(next, sizeof next, "tools:%lu", start + page);
@@ -333,8 +355,8 @@ static void test_elicit_done(void *ctx, const char *action, const char *error)
 	struct berth_mcp *m = ctx;
 	char text[512];
 
-	snprintf(text, sizeof text, "elicitation berth-test-1: %s%s", action != NULL ? action : "error: ",
-		 action != NULL ? "" : error);
+	snprintf(text, sizeof text, "elicitation berth-test-1: %s%s",
+		 action != NULL ? action : "error: ", action != NULL ? "" : error);
 	berth_mcpi_notify(m, "notifications/message",
 			  json_pack("{s:s, s:s, s:s}", "level", "info", "logger", "berth", "data", text));
 	if (action != NULL && strcmp(action, "accept") == 0)
@@ -397,7 +419,39 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 		json_decref(msg);
 		return;
 	}
-	if (strcmp(method, "initialize") == 0)
+	/* 2026-07-28 (stateless): a request names its revision in _meta; no
+	 * initialize comes first. */
+	json_t *meta = json_object_get(params, "_meta");
+	const char *pv = json_string_value(json_object_get(meta, BERTH_MCP_META_VERSION));
+	if (pv != NULL && strcmp(pv, "2026-07-28") >= 0 && strcmp(method, "initialize") != 0) {
+		if (strcmp(pv, BERTH_MCP_STATELESS) != 0) {
+			reply_error(
+			    m, id, BERTH_RPC_UNSUPPORTED_VERSION,
+			    json_pack("{s:[s], s:s}", "supported", BERTH_MCP_STATELESS, "requested", pv),
+			    "unsupported protocol version `%s`: this server speaks %s (and, through "
+			    "initialize, "
+			    "2025-11-25 and older)",
+			    pv, BERTH_MCP_STATELESS);
+			json_decref(msg);
+			return;
+		}
+		if (m->initialized && !m->modern) {
+			reply_error(m, id, BERTH_RPC_INVALID_REQUEST, NULL,
+				    "this connection initialized %s: a 2026-07-28 request cannot follow",
+				    m->version);
+			json_decref(msg);
+			return;
+		}
+		if (!m->modern) {
+			m->modern = m->initialized = true;
+			snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_STATELESS);
+			set_caller(m, json_string_value(json_object_get(
+					  json_object_get(meta, BERTH_MCP_META_CLIENT), "name")));
+		}
+	}
+	if (strcmp(method, "server/discover") == 0)
+		on_discover(m, id);
+	else if (strcmp(method, "initialize") == 0)
 		on_initialize(m, id, params);
 	else if (strcmp(method, "ping") == 0)
 		berth_mcpi_reply(m, id, json_object());
@@ -567,7 +621,8 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 
 const char *const *berth_mcpi_versions(void)
 {
-	static const char *const v[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+	static const char *const v[] = {BERTH_MCP_STATELESS, "2025-11-25", "2025-06-18",
+					"2025-03-26",        "2024-11-05", NULL};
 	return v;
 }
 
@@ -580,6 +635,7 @@ void berth_mcpi_end_session(struct berth_mcp *m)
 		berth_mcpi_pend_remove(m, m->n_pend - 1);
 	berth_mcpi_tasks_free(m);
 	m->initialized = false;
+	m->modern = false;
 	m->client_elicit_url = false;
 	m->min_level = 1;
 	snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_LATEST);

@@ -24,9 +24,13 @@
 #define BERTH_MCP_MAX_APPS 16
 #define BERTH_MCP_MAX_LINE (8 * 1024 * 1024) /* bytes: one client message, newline included */
 #define BERTH_MCP_PAGE_SIZE 100              /* tools per tools/list page */
-#define BERTH_MCP_LOG_RATE 200     /* notifications/message per second; more are counted and dropped */
-#define BERTH_MCP_MAX_PENDING 1024 /* tools/call in progress; more get isError at once */
-#define BERTH_MCP_LATEST "2025-11-25"
+#define BERTH_MCP_LOG_RATE 200           /* notifications/message per second; more are counted and dropped */
+#define BERTH_MCP_MAX_PENDING 1024       /* tools/call in progress; more get isError at once */
+#define BERTH_MCP_LATEST "2025-11-25"    /* the latest revision negotiated through initialize */
+#define BERTH_MCP_STATELESS "2026-07-28" /* the stateless revision: no initialize, _meta on each request */
+#define BERTH_MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define BERTH_MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
+#define BERTH_MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
 #define BERTH_MCP_ICON_MAX (64 * 1024)    /* bytes of an app's icon.svg or icon.png */
 #define BERTH_MCP_MAX_TASKS 1024          /* tasks kept (working or done); more are refused */
 #define BERTH_MCP_TASK_TTL_MS 300000      /* a done task's result is kept this long by default */

@@ -214,7 +214,13 @@ static void on_post(struct http *h, struct conn *c, const struct berth_mcp_http_
 	bool init = method != NULL && strcmp(method, "initialize") == 0;
 	bool request = method != NULL && id != NULL;
 
-	if (msg != NULL && json_is_object(msg) && !init) {
+	const char *pv = json_string_value(json_object_get(
+	    json_object_get(json_object_get(msg, "params"), "_meta"), BERTH_MCP_META_VERSION));
+	bool stateless = pv != NULL && strcmp(pv, "2026-07-28") >= 0;
+
+	/* 2026-07-28 requests carry their revision and need no session */
+	if (msg != NULL && json_is_object(msg) && !init && !stateless &&
+	    !(method != NULL && strcmp(method, "server/discover") == 0)) {
 		if (!h->have_session || !h->m->initialized) {
 			json_decref(msg);
 			return refuse(h, c, 400, "no session: send initialize first");

@@ -51,7 +51,7 @@ bool berth_mcp_http_origin_ok(const char *v, size_t n);
  * present, is loopback (else 403); MCP-Protocol-Version, when present, is a
  * revision served and, once initialized, the negotiated one (else 400); a
  * POST has a Content-Length body (chunked: 411); GET and DELETE need the
- * live session (none: 400, another: 404).  Whether a POST needs the session
+ * live session (no Mcp-Session-Id: GET 405, DELETE 400; another: 404).  Whether a POST needs the session
  * depends on its body: the caller checks that with @v->session_ok.
  */
 void berth_mcp_http_check(const struct berth_http_request *req, const struct berth_mcp_http_state *s,

@@ -154,6 +154,9 @@ void berth_mcp_http_check(const struct berth_http_request *req, const struct ber
 	if (req->body != BERTH_HTTP_BODY_NONE &&
 	    !(req->body == BERTH_HTTP_BODY_LENGTH && req->content_length == 0))
 		return refuse(v, 400, "GET and DELETE carry no body");
+	if (h == NULL && v->method == MCP_HTTP_GET)
+		return refuse(
+		    v, 405, "no stream without a session (initialize first; 2026-07-28 requests have none)");
 	if (h == NULL)
 		return refuse(v, 400, "missing Mcp-Session-Id");
 	if (!v->session_ok)

@@ -30,6 +30,10 @@
 #include "lines.h"
 #include "outq.h"
 
+/* 2026-07-28: a request naming a revision the server does not speak (its
+ * data: {supported, requested}). */
+#define BERTH_RPC_UNSUPPORTED_VERSION (-32022)
+
 struct mcp_app {
 	char dir[PATH_MAX];
 	struct berth_app *app; /* manifest, policy, and the sandbox when booted locally */
@@ -91,6 +95,7 @@ struct berth_mcp {
 	struct mcp_task *tasks; /* oldest first */
 	size_t n_tasks, cap_tasks;
 	bool client_elicit_url; /* the client declared capabilities.elicitation.url */
+	bool modern;            /* 2026-07-28 requests (stateless: no initialize) are served */
 	struct mcp_out_req *outreq;
 	size_t n_outreq, cap_outreq;
 	unsigned long long next_out_id;
@@ -130,7 +135,8 @@ json_t *berth_mcpi_app_icons(const char *dir);
 struct mcp_app *berth_mcpi_find_tool(struct berth_mcp *m, const char *name, const char **export);
 
 /* berth_mcpi_tasks_on - whether the negotiated revision has tasks and URL
- * elicitation (2025-11-25 or later). */
+ * elicitation in its core (2025-11-25: 2026-07-28 moved tasks to an
+ * extension and replaced server-to-client requests). */
 bool berth_mcpi_tasks_on(const struct berth_mcp *m);
 
 /* berth_mcpi_reply_error - answer request @id with JSON-RPC error @code and

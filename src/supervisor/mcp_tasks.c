@@ -28,7 +28,7 @@ static const char *const status_names[] = {"working", "completed", "failed", "ca
 
 bool berth_mcpi_tasks_on(const struct berth_mcp *m)
 {
-	return strcmp(m->version, "2025-11-25") >= 0;
+	return strcmp(m->version, "2025-11-25") == 0;
 }
 
 static long long wall_ms(void)

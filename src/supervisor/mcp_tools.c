@@ -113,8 +113,9 @@ json_t *berth_mcpi_app_icons(const char *dir)
 		int off = snprintf(uri, 64, "data:%s;base64,", files[i][1]);
 		sodium_bin2base64(uri + off, b64, data, (size_t)n, sodium_base64_VARIANT_ORIGINAL);
 		free(data);
-		json_t *v = json_pack("[{s:s, s:s, s:[s]}]", "src", uri, "mimeType", files[i][1], "sizes",
-				      i == 0 ? "any" : "any");
+		json_t *v = json_pack("[{s:s, s:s}]", "src", uri, "mimeType", files[i][1]);
+		if (v != NULL && i == 0) /* a vector image: any size */
+			json_object_set_new(json_array_get(v, 0), "sizes", json_pack("[s]", "any"));
 		free(uri);
 		return v;
 	}

@@ -20,7 +20,11 @@ import {
 	SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { BERTH, TOP, appCopy, connect, defer, eq, finish, freshXdg, has, listen, note, ok, sleep, test, waitFor } from "./harness.mjs";
+import { Client as Client2 } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport as HTTP2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
+
+import { BERTH, TOP, appCopy, connect, defer, eq, finish, freshXdg, has, listen, note, ok, raw, sleep, test, waitFor } from "./harness.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FS_TOOLS = ["write_file", "read_file", "list_files", "delete_file", "stat"];
@@ -78,6 +82,57 @@ await test("every revision the SDK speaks, over Streamable HTTP (one server, a s
 	}
 	eq(await srv.stop(), { code: 0, sig: null }, "berth mcp --listen exits 0 on SIGTERM");
 }, 120000);
+
+// ---------------------------------------------------------------------------
+// 2026-07-28, the stateless revision: the official v2 client
+// (@modelcontextprotocol/client), pinned to it and in its "auto" mode (a
+// server/discover probe, then no initialize).
+async function v2Checks(c, where) {
+	eq(c.getNegotiatedProtocolVersion(), "2026-07-28", `${where}: negotiated 2026-07-28`);
+	const { tools } = await c.listTools();
+	eq(tools.map((t) => t.name), FS_TOOLS, `${where}: tools/list`);
+	ok(tools.every((t) => t.outputSchema?.type === "object"), `${where}: every tool has its outputSchema`);
+	const r = await c.callTool({ name: "write_file", arguments: { path: "v2.txt", content: "stateless" } });
+	eq(r.structuredContent, { path: "v2.txt", bytes: 9 }, `${where}: tools/call answers with structuredContent`);
+	const back = await c.callTool({ name: "read_file", arguments: { path: "v2.txt" } });
+	has(back.content?.[0]?.text, "stateless", `${where}: and reads back`);
+}
+
+await test("2026-07-28 (stateless) with the official v2 client, over stdio and HTTP", async () => {
+	const app = appCopy("filesystem", "v2");
+	const env = { ...process.env, ...freshXdg("v2") };
+	for (const mode of [{ pin: "2026-07-28" }, "auto"]) {
+		const m = typeof mode === "string" ? mode : "pinned";
+		const c = new Client2({ name: "berth-v2-test", version: "1" }, { versionNegotiation: { mode } });
+		await c.connect(new Stdio2({ command: BERTH, args: ["mcp", "--app", "filesystem", "--app-dir", app.dir], env, stderr: "ignore" }));
+		await v2Checks(c, `stdio, ${m}`);
+		await c.close();
+	}
+	const srv = await listen({ apps: [["filesystem", app.dir]], tag: "v2-http" });
+	for (const mode of [{ pin: "2026-07-28" }, "auto"]) {
+		const m = typeof mode === "string" ? mode : "pinned";
+		const c = new Client2({ name: "berth-v2-test", version: "1" }, { versionNegotiation: { mode } });
+		const t = new HTTP2(new URL(srv.url), { requestInit: { headers: { Authorization: `Bearer ${srv.token}` } } });
+		await c.connect(t);
+		await v2Checks(c, `http, ${m}`);
+		eq(t.sessionId, undefined, `http, ${m}: no Mcp-Session-Id`);
+		await c.close();
+	}
+	// the wire, raw: server/discover, the per-request _meta, an unknown revision
+	const s = raw({ apps: [["filesystem", app.dir]], tag: "v2-raw" });
+	const meta = (v) => ({ "io.modelcontextprotocol/protocolVersion": v, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" } });
+	const d = await s.request("server/discover", { _meta: meta("2026-07-28") });
+	eq(d.result?.supportedVersions, ["2026-07-28"], "server/discover: supportedVersions");
+	eq(d.result?._meta?.["io.modelcontextprotocol/serverInfo"]?.name, "berth", "server/discover: serverInfo in _meta");
+	const l = await s.request("tools/list", { _meta: meta("2026-07-28") });
+	eq([l.result?.resultType, l.result?.ttlMs, l.result?.cacheScope], ["complete", 0, "private"], "tools/list without initialize: resultType complete, ttlMs 0, cacheScope private");
+	const u = await s.request("tools/list", { _meta: meta("2027-01-01") });
+	eq(u.error?.code, -32022, "an unknown stateless revision: -32022");
+	eq(u.error?.data, { supported: ["2026-07-28"], requested: "2027-01-01" }, "with what is supported and what was asked");
+	const n = await s.request("tools/list", {});
+	eq(n.error, undefined, "a request without _meta after them is served too (the connection is stateless)");
+	eq(await s.close(), { code: 0, sig: null }, "exits 0");
+}, 90000);
 
 // ---------------------------------------------------------------------------
 async function taskChecks(c, where) {
@@ -225,7 +280,7 @@ await test("Streamable HTTP: what is refused", async () => {
 	r = await fetch(srv.url.replace(/\/mcp$/, "/other"), { method: "POST", headers: auth, body: "{}" });
 	eq(r.status, 404, "another path: 404");
 	r = await fetch(srv.url, { method: "GET", headers: { ...auth, Accept: "text/event-stream" } });
-	eq(r.status, 400, "GET without a session: 400");
+	eq(r.status, 405, "GET without a session: 405 (no stream)");
 	r = await fetch(srv.url, { method: "DELETE", headers: { ...auth, "Mcp-Session-Id": sid } });
 	eq(r.status, 200, "DELETE ends the session: 200");
 	r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list" }, { ...auth, "Mcp-Session-Id": sid });
