@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mcp.h - `berth mcp`: a Model Context Protocol server (stdio transport:
- * newline-delimited JSON-RPC 2.0) that serves resident apps' exports as
- * tools.  Protocol revision 2025-06-18, and 2025-03-26 or 2024-11-05 when
- * the client asks for those (https://modelcontextprotocol.io/specification).
+ * newline-delimited JSON-RPC 2.0; or Streamable HTTP, berth_mcp_listen)
+ * that serves resident apps' exports as tools.  Protocol revision
+ * 2025-11-25, and 2025-06-18, 2025-03-26 or 2024-11-05 when the client asks
+ * for those at initialize; and 2026-07-28, the stateless revision, for
+ * requests that name it in _meta (no initialize)
+ * (https://modelcontextprotocol.io/specification).
  *
  * One tool per export: `<export>` when one app is served, `<app>__<export>`
  * when several are.  Calls run concurrently (at most BERTH_APP_MAX_INFLIGHT
