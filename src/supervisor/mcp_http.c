@@ -50,7 +50,8 @@ struct conn {
 	char *in; /* bytes read but not yet taken (pipelined, or a body) */
 	size_t in_len, in_cap;
 	size_t body_need;
-	json_t *wait_id; /* C_WAIT: the request id whose response this connection carries */
+	json_t *wait_id;                 /* C_WAIT: the request id whose response this connection carries */
+	struct berth_mcp_http_verdict v; /* the head's, checked before its body is read */
 	bool close_after;
 	struct berth_outq out;
 	long long since; /* ms: when the current state began */
@@ -115,17 +116,17 @@ static void respond(struct http *h, struct conn *c, int status, const char *ctyp
 			   : status == 413 ? "Content Too Large"
 			   : status == 415 ? "Unsupported Media Type"
 					   : "Error";
-	char head[512];
-	int n =
-	    snprintf(head, sizeof head,
-		     "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n%s%s%s%s%s%s%s\r\n",
-		     status, text, len, ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
-		     ctype != NULL ? "\r\n" : "", h->have_session ? "Mcp-Session-Id: " : "",
-		     h->have_session ? h->session : "", h->have_session ? "\r\n" : "",
-		     status == 401    ? "WWW-Authenticate: Bearer realm=\"berth mcp\"\r\n"
-		     : status == 405  ? "Allow: GET, POST, DELETE\r\n"
-		     : c->close_after ? "Connection: close\r\n"
-				      : "");
+	char head[600];
+	int n = snprintf(
+	    head, sizeof head,
+	    "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n%s%s%s%s%s%s%s%s\r\n",
+	    status, text, len, ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
+	    ctype != NULL ? "\r\n" : "", h->have_session ? "Mcp-Session-Id: " : "",
+	    h->have_session ? h->session : "", h->have_session ? "\r\n" : "",
+	    status == 401   ? "WWW-Authenticate: Bearer realm=\"berth mcp\"\r\n"
+	    : status == 405 ? "Allow: GET, POST, DELETE\r\n"
+			    : "",
+	    c->close_after ? "Connection: close\r\n" : "");
 	if (berth_outq_put(&c->out, head, (size_t)n) < 0 ||
 	    (len > 0 && berth_outq_put(&c->out, body, len) < 0))
 		c->close_after = true;
@@ -245,8 +246,9 @@ static void on_post(struct http *h, struct conn *c, const struct berth_mcp_http_
 	json_decref(msg);
 }
 
-/* A whole request is in: act on it. */
-static void on_request(struct http *h, struct conn *c, const char *body, size_t len)
+/* A head is in: check it before reading its body (a client without the
+ * token gets nothing buffered for it).  Returns false when refused. */
+static bool check_head(struct http *h, struct conn *c)
 {
 	struct berth_mcp_http_state s = {
 	    .token = h->token,
@@ -254,15 +256,24 @@ static void on_request(struct http *h, struct conn *c, const char *body, size_t 
 	    .version = h->m->initialized ? h->m->version : NULL,
 	    .versions = berth_mcpi_versions(),
 	};
-	struct berth_mcp_http_verdict v;
 
-	berth_mcp_http_check(&c->p.req, &s, &v);
-	c->close_after = v.close;
-	if (v.status != 0)
-		return refuse(h, c, v.status, v.reason);
-	if (v.method == MCP_HTTP_POST)
-		return on_post(h, c, &v, body, len);
-	if (v.method == MCP_HTTP_DELETE) {
+	berth_mcp_http_check(&c->p.req, &s, &c->v);
+	c->close_after = c->v.close;
+	if (c->v.status == 0)
+		return true;
+	refuse(h, c, c->v.status, c->v.reason);
+	return false;
+}
+
+/* A whole request is in (its head checked): act on it. */
+static void on_request(struct http *h, struct conn *c, const char *body, size_t len)
+{
+	/* the session may have changed while the body came: check again */
+	if (!check_head(h, c))
+		return;
+	if (c->v.method == MCP_HTTP_POST)
+		return on_post(h, c, &c->v, body, len);
+	if (c->v.method == MCP_HTTP_DELETE) {
 		berth_mcpi_end_session(h->m);
 		h->have_session = false;
 		if (h->stream != NULL) {
@@ -303,6 +314,8 @@ static void advance(struct http *h, struct conn *c)
 				return;
 			if (r == BERTH_HTTP_BAD)
 				return refuse(h, c, c->p.err.status, c->p.err.reason);
+			if (!check_head(h, c))
+				return;
 			c->body_need = c->p.req.body == BERTH_HTTP_BODY_LENGTH &&
 					       c->p.req.content_length <= 8 * 1024 * 1024
 					   ? (size_t)c->p.req.content_length

@@ -10,7 +10,9 @@
 #   vm.test.mjs: `berth mcp --runtime vm`, through run-mcp-vm.sh, which needs no
 #   apps/filesystem binary).
 #
-# The SDK is installed with `npm ci` from tests/mcp/package-lock.json into
+# The SDK (with, for http.test.mjs, the v2 client @modelcontextprotocol/client
+# and the MCP Inspector @modelcontextprotocol/inspector) is installed with
+# `npm ci` from tests/mcp/package-lock.json into
 # tests/mcp/node_modules when this directory is writable (made readable by
 # everyone, so that another user can run the suite from the same checkout),
 # otherwise into this run's temporary directory.  Works as root and as an
