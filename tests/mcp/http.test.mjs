@@ -83,6 +83,26 @@ await test("every revision the SDK speaks, over Streamable HTTP (one server, a s
 	eq(await srv.stop(), { code: 0, sig: null }, "berth mcp --listen exits 0 on SIGTERM");
 }, 120000);
 
+await test("tool icons (2025-11-25): the app's icon.svg, as a data: URI", async () => {
+	const app = appCopy("filesystem", "icons");
+	const svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8"/></svg>';
+	fs.writeFileSync(path.join(app.dir, "icon.svg"), svg);
+	fs.chmodSync(path.join(app.dir, "icon.svg"), 0o644);
+	const c = await connect({ apps: [["filesystem", app.dir]], tag: "icons" });
+	const { tools } = await c.client.listTools();
+	const want = [{ src: `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}`, mimeType: "image/svg+xml", sizes: ["any"] }];
+	ok(tools.length === FS_TOOLS.length && tools.every((t) => JSON.stringify(t.icons) === JSON.stringify(want)), "every tool has the icon", tools[0]?.icons);
+	await c.close();
+	const old = await connect({ apps: [["filesystem", app.dir]], tag: "icons-old", revision: "2025-06-18" });
+	ok((await old.client.listTools()).tools.every((t) => !("icons" in t)), "under 2025-06-18: no icons");
+	await old.close();
+	fs.writeFileSync(path.join(app.dir, "icon.svg"), "x".repeat(64 * 1024 + 1));
+	const big = await connect({ apps: [["filesystem", app.dir]], tag: "icons-big" });
+	ok((await big.client.listTools()).tools.every((t) => !("icons" in t)), "an icon over 64 KiB is not used");
+	has(big.stderr(), "is not used as the tools' icon", "and stderr says so");
+	await big.close();
+});
+
 // ---------------------------------------------------------------------------
 // 2026-07-28, the stateless revision: the official v2 client
 // (@modelcontextprotocol/client), pinned to it and in its "auto" mode (a

@@ -37,6 +37,7 @@
 
 #include "supervisor/app.h"
 #include "supervisor/mcp.h"
+#include "supervisor/mcp_http.h"
 
 static const char *fs_app; /* BERTH_FILESYSTEM_APP */
 static char tmp_root[] = "/tmp/berth-test-mcp.XXXXXX";
@@ -541,6 +542,40 @@ static void test_elicit_url(void **state)
 	assert_int_equal(e.calls, 3);
 	assert_string_equal(e.error, "the client went away");
 	free(f.c.buf);
+}
+
+/* The --listen Origin check (mcp_http.h): loopback origins only, in their
+ * serialised form. */
+static void test_http_origin(void **state)
+{
+	static const char *const good[] = {
+	    "http://localhost", "http://localhost:5173", "https://127.0.0.1", "http://127.0.0.1:8931",
+	    "http://127.1.2.3", "http://[::1]:80",       "HTTP://LOCALHOST",  "https://[::1]"};
+	static const char *const bad[] = {"null",
+					  "http://evil.example",
+					  "http://127.0.0.1.evil.example",
+					  "http://localhost.evil.example",
+					  "http://localhost:80/",
+					  "http://localhost:99999",
+					  "http://localhost:",
+					  "http://user@localhost",
+					  "http://128.0.0.1",
+					  "http://127.0.0.01",
+					  "http://127.0.0",
+					  "http://[::2]",
+					  "http://[::1",
+					  "ftp://localhost",
+					  "localhost",
+					  "http://",
+					  ""};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		if (!berth_mcp_http_origin_ok(good[i], strlen(good[i])))
+			fail_msg("Origin `%s` refused", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (berth_mcp_http_origin_ok(bad[i], strlen(bad[i])))
+			fail_msg("Origin `%s` taken for loopback", bad[i]);
 }
 
 static void test_unknown_method(void **state)
@@ -1386,6 +1421,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_initialize, setup0, teardown),
 	    cmocka_unit_test(test_versions),
 	    cmocka_unit_test(test_elicit_url),
+	    cmocka_unit_test(test_http_origin),
 	    cmocka_unit_test_setup_teardown(test_unknown_method, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_always_answered, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_notifications, setup0, teardown),
