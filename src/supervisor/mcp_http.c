@@ -39,7 +39,8 @@
 #define MAX_CONNS (BERTH_MCPI_TRANSPORT_FDS - 1)
 #define HEAD_TIMEOUT_MS 30000
 #define IDLE_TIMEOUT_MS 300000
-#define BACKLOG_MAX (1024 * 1024)
+#define BACKLOG_MAX (1024 * 1024)     /* bytes held for the stream while none is open */
+#define STREAM_MAX (16 * 1024 * 1024) /* bytes a stream's client may leave unread */
 
 enum conn_state { C_HEAD, C_BODY, C_WAIT, C_STREAM, C_CLOSING };
 
@@ -153,6 +154,12 @@ static void refuse(struct http *h, struct conn *c, int status, const char *reaso
 
 static void stream_put(struct http *h, const char *line, size_t len)
 {
+	if (h->stream != NULL && h->stream->out.len > STREAM_MAX) {
+		/* a client that does not read its stream loses it, not our memory */
+		h->stream->st = C_CLOSING;
+		h->stream->out.len = 0;
+		h->stream = NULL;
+	}
 	struct berth_outq *q = h->stream != NULL ? &h->stream->out : &h->backlog;
 	if (h->stream == NULL && h->backlog.len + len > BACKLOG_MAX)
 		return; /* nobody listens: the oldest stay, the rest is dropped */
@@ -189,17 +196,27 @@ static void http_write(void *ctx, const char *line, size_t len)
 	json_decref(msg);
 }
 
-static void new_session(struct http *h)
+/* The session ends: requests still waiting for their answers get 404
+ * (their calls were cancelled), the stream is closed. */
+static void end_session(struct http *h, struct conn *except)
 {
-	unsigned char r[16];
 	if (h->have_session)
 		berth_mcpi_end_session(h->m);
+	h->have_session = false;
+	for (size_t i = 0; i < h->n; i++)
+		if (&h->c[i] != except && h->c[i].st == C_WAIT)
+			refuse(h, &h->c[i], 404, "the session ended before the answer: initialize again");
 	if (h->stream != NULL) {
-		struct conn *s = h->stream;
+		h->stream->st = C_CLOSING;
 		h->stream = NULL;
-		s->st = C_CLOSING;
 	}
 	berth_outq_free(&h->backlog);
+}
+
+static void new_session(struct http *h, struct conn *c)
+{
+	unsigned char r[16];
+	end_session(h, c);
 	randombytes_buf(r, sizeof r);
 	for (size_t i = 0; i < sizeof r; i++)
 		snprintf(h->session + 2 * i, 3, "%02x", r[i]);
@@ -232,7 +249,7 @@ static void on_post(struct http *h, struct conn *c, const struct berth_mcp_http_
 		}
 	}
 	if (init)
-		new_session(h);
+		new_session(h, c);
 	h->cur = c;
 	h->cur_answered = false;
 	if (request) {
@@ -274,13 +291,7 @@ static void on_request(struct http *h, struct conn *c, const char *body, size_t 
 	if (c->v.method == MCP_HTTP_POST)
 		return on_post(h, c, &c->v, body, len);
 	if (c->v.method == MCP_HTTP_DELETE) {
-		berth_mcpi_end_session(h->m);
-		h->have_session = false;
-		if (h->stream != NULL) {
-			h->stream->st = C_CLOSING;
-			h->stream = NULL;
-		}
-		berth_outq_free(&h->backlog);
+		end_session(h, c);
 		return respond(h, c, 200, NULL, "", 0);
 	}
 	/* GET: the server's stream, in place of one open before */

@@ -308,6 +308,24 @@ await test("Streamable HTTP: what is refused", async () => {
 	eq(await srv.stop(), { code: 0, sig: null }, "exits 0 on SIGTERM");
 }, 60000);
 
+await test("Streamable HTTP: a session ended while a call waits", async () => {
+	const app = appCopy("probe", "http-end");
+	const srv = await listen({ apps: [["probe", app.dir]], tag: "http-end" });
+	const hdr = { Authorization: `Bearer ${srv.token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+	let r = await fetch(srv.url, { method: "POST", headers: hdr, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) });
+	const sid = r.headers.get("mcp-session-id");
+	await r.text();
+	const s = { ...hdr, "Mcp-Session-Id": sid };
+	const hang = fetch(srv.url, { method: "POST", headers: s, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "hang", arguments: {} } }) });
+	await sleep(500);
+	r = await fetch(srv.url, { method: "DELETE", headers: s });
+	eq(r.status, 200, "DELETE while a call waits: 200");
+	const h = await hang;
+	eq(h.status, 404, "the waiting call is answered 404 (the session ended)");
+	has(await h.text(), "the session ended", "saying so");
+	eq(await srv.stop(), { code: 0, sig: null }, "exits 0");
+});
+
 function run(args, env = {}) {
 	return new Promise((resolve) => {
 		execFile(BERTH, args, { env: { ...process.env, ...env }, cwd: TOP, timeout: 15000 }, (e, stdout, stderr) =>
