@@ -277,12 +277,19 @@ int berth_mcp_elicit_url(struct berth_mcp *m, const char *message, const char *u
 			 const char *elicitation_id, berth_mcp_elicit_cb cb, void *ctx,
 			 struct berth_error *err)
 {
-	if (!m->initialized || !berth_mcpi_tasks_on(m) || !m->client_elicit_url)
-		return berth_usage_err(err, "the MCP client cannot take a URL elicitation: %s",
-				       !m->initialized ? "it has not initialized yet"
-				       : !berth_mcpi_tasks_on(m)
-					   ? "it speaks a revision before 2025-11-25"
-					   : "it declared no capabilities.elicitation.url");
+	if (!m->initialized)
+		return berth_usage_err(
+		    err, "the MCP client cannot take a URL elicitation: it has not initialized yet");
+	if (!berth_mcpi_tasks_on(m))
+		return berth_usage_err(
+		    err,
+		    "the MCP client cannot take a URL elicitation: it speaks %s, and only 2025-11-25 "
+		    "has server-to-client elicitation (a revision before it has no URL mode; "
+		    "2026-07-28 has no server-to-client requests)",
+		    m->version);
+	if (!m->client_elicit_url)
+		return berth_usage_err(err, "the MCP client cannot take a URL elicitation: it declared no "
+					    "capabilities.elicitation.url");
 	if (m->n_outreq == m->cap_outreq) {
 		size_t cap = m->cap_outreq ? m->cap_outreq * 2 : 8;
 		struct mcp_out_req *v = realloc(m->outreq, cap * sizeof *v);

@@ -489,7 +489,7 @@ static void test_elicit_url(void **state)
 		init_caps(&f, "2025-06-18", "{\"elicitation\":{\"url\":{}}}");
 		assert_int_equal(
 		    berth_mcp_elicit_url(f.m, "m", "https://x.example/", "e1", elicit_cb, &e, &err), -1);
-		assert_non_null(strstr(err.msg, "before 2025-11-25"));
+		assert_non_null(strstr(err.msg, "it speaks 2025-06-18"));
 		berth_mcp_free(f.m);
 		free(f.c.buf);
 		assert_int_equal(e.calls, 0);
