@@ -110,7 +110,7 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err);
  *     @error is its message) or went away before answering (@error "the
  *     client went away")
  * Returns 0 when the request was sent; -1 with @err filled (status 2) when
- * the client cannot take it: not initialized, a revision before
+ * the client cannot take it: not initialized, a revision other than
  * 2025-11-25, or no capabilities.elicitation.url declared at initialize.
  * "accept" means only that the user agreed to open the URL: what happens
  * there is for the page's own server to tell.
