@@ -64,6 +64,23 @@ static int write_token(const char *path, const char *token)
 	return 0;
 }
 
+struct token_out {
+	const char *file; /* --token-file, or NULL: stderr */
+	const char *token;
+};
+
+/* berth_mcp_listen's ready(): the address is bound; give out the token. */
+static int hand_out_token(void *ctx, const char *url)
+{
+	const struct token_out *t = ctx;
+
+	(void)url;
+	if (t->file != NULL)
+		return write_token(t->file, t->token);
+	fprintf(stderr, "berth: mcp: bearer token: %s\n", t->token);
+	return 0;
+}
+
 int cmd_mcp(int argc, char **argv)
 {
 	const char *names[BERTH_MCP_MAX_APPS], *dirs[BERTH_MCP_MAX_APPS], *only[256];
@@ -215,16 +232,8 @@ int cmd_mcp(int argc, char **argv)
 		randombytes_buf(rnd, sizeof rnd);
 		for (size_t i = 0; i < sizeof rnd; i++)
 			snprintf(token + 2 * i, 3, "%02x", rnd[i]);
-		if (token_file != NULL) {
-			if (write_token(token_file, token) < 0) {
-				berth_mcp_free(m);
-				free(only_buf);
-				return 125;
-			}
-		} else {
-			fprintf(stderr, "berth: mcp: bearer token: %s\n", token);
-		}
-		r = berth_mcp_listen(m, listen_at, token, &err);
+		struct token_out to = {token_file, token};
+		r = berth_mcp_listen(m, listen_at, token, hand_out_token, &to, &err);
 	} else {
 		r = berth_mcp_run(m, STDIN_FILENO, &err);
 	}

@@ -129,12 +129,15 @@ void berth_mcp_elicit_complete(struct berth_mcp *m, const char *elicitation_id);
  * stdio, at @addr (IPv4 a.b.c.d:PORT or [IPv6]:PORT; PORT 0: any free one),
  * path /mcp, until SIGINT or SIGTERM; then stop every app and return 0.
  * Every request must carry `Authorization: Bearer @token`; an Origin
- * header, when sent, must name a loopback host.  The address actually
- * listened on is said on stderr ("berth: mcp: listening on http://...").
+ * header, when sent, must name a loopback host.  Once the address is
+ * bound, @ready (may be NULL) is called with the endpoint's URL to hand out
+ * the token (a -1 from it stops here, nothing served); then the URL is said
+ * on stderr ("berth: mcp: listening on http://...").
  * Returns -1 with @err filled when the address cannot be used.
  * Whether a non-loopback address may be used is the caller's decision.
  */
-int berth_mcp_listen(struct berth_mcp *m, const char *addr, const char *token, struct berth_error *err);
+int berth_mcp_listen(struct berth_mcp *m, const char *addr, const char *token,
+		     int (*ready)(void *ctx, const char *url), void *ready_ctx, struct berth_error *err);
 
 /* berth_mcp_listen_loopback - whether @addr (as for berth_mcp_listen) is a
  * loopback address (127.0.0.0/8, ::1): *@loopback.  Returns 0, or -1 with

@@ -535,7 +535,8 @@ int berth_mcp_listen_loopback(const char *addr, bool *loopback, struct berth_err
 	return 0;
 }
 
-int berth_mcp_listen(struct berth_mcp *m, const char *addr, const char *token, struct berth_error *err)
+int berth_mcp_listen(struct berth_mcp *m, const char *addr, const char *token,
+		     int (*ready)(void *ctx, const char *url), void *ready_ctx, struct berth_error *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -559,18 +560,23 @@ int berth_mcp_listen(struct berth_mcp *m, const char *addr, const char *token, s
 	}
 	len = sizeof ss;
 	getsockname(h->lfd, (struct sockaddr *)&ss, &len);
-	char text[INET6_ADDRSTRLEN];
-	unsigned port;
+	char text[INET6_ADDRSTRLEN], url[INET6_ADDRSTRLEN + 32];
 	if (ss.ss_family == AF_INET) {
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, text, sizeof text);
-		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		fprintf(stderr, "berth: mcp: listening on http://%s:%u%s\n", text, port, BERTH_MCP_HTTP_PATH);
+		snprintf(url, sizeof url, "http://%s:%u%s", text,
+			 ntohs(((struct sockaddr_in *)&ss)->sin_port), BERTH_MCP_HTTP_PATH);
 	} else {
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, text, sizeof text);
-		port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-		fprintf(stderr, "berth: mcp: listening on http://[%s]:%u%s\n", text, port,
-			BERTH_MCP_HTTP_PATH);
+		snprintf(url, sizeof url, "http://[%s]:%u%s", text,
+			 ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), BERTH_MCP_HTTP_PATH);
 	}
+	/* the token is given out only once the address is ours */
+	if (ready != NULL && ready(ready_ctx, url) < 0) {
+		close(h->lfd);
+		free(h);
+		return berth_err(err, 0, "the token could not be handed out; not listening on %s", addr);
+	}
+	fprintf(stderr, "berth: mcp: listening on %s\n", url);
 	m->o.write = http_write;
 	m->o.write_ctx = h;
 	struct berth_mcpi_transport t = {h, http_fds, http_ready};

@@ -343,6 +343,11 @@ await test("a non-loopback address is refused without --yes", async () => {
 		has(r.stderr, `--listen ${addr} is not a loopback address`, `--listen ${addr}: the message names the address`);
 		has(r.stderr, "--yes", `--listen ${addr}: and says how to insist`);
 	}
+	// with --yes the address is tried: a documentation address (RFC 5737) is no address of this host
+	const yes = await run(["mcp", "--app", "filesystem", "--app-dir", app.dir, "--listen", "192.0.2.7:0", "--yes"], env);
+	eq(yes.code, 125, "--listen 192.0.2.7:0 --yes: past the loopback check, the bind fails: 125");
+	has(yes.stderr, "cannot listen on 192.0.2.7:0", "naming the address");
+	ok(!/bearer token/.test(yes.stderr), "and no token was given out for it");
 	const bad = await run(["mcp", "--app", "filesystem", "--app-dir", app.dir, "--listen", "localhost:99999"], env);
 	eq(bad.code, 2, "--listen localhost:99999: exit 2 (not an address and port)");
 	has(bad.stderr, "localhost:99999", "the message names it");
