@@ -25,7 +25,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+static const char *const versions[] = {"2026-07-28", "2025-11-25", "2025-06-18",
+				       "2025-03-26", "2024-11-05", NULL};
 #define TOKEN "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define SESSION "0123456789abcdef0123456789abcdef"
 

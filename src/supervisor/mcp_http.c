@@ -54,6 +54,7 @@ struct conn {
 	json_t *wait_id;                 /* C_WAIT: the request id whose response this connection carries */
 	struct berth_mcp_http_verdict v; /* the head's, checked before its body is read */
 	bool close_after;
+	bool sse; /* C_WAIT: the answer goes as an event stream (its head already sent) */
 	struct berth_outq out;
 	long long since; /* ms: when the current state began */
 };
@@ -74,6 +75,7 @@ struct http {
 
 static void conn_reset(struct conn *c)
 {
+	c->sse = false;
 	berth_http_free(&c->p);
 	berth_http_init(&c->p, BERTH_HTTP_ORIGIN);
 	c->st = C_HEAD;
@@ -168,6 +170,39 @@ static void stream_put(struct http *h, const char *line, size_t len)
 	(void)berth_outq_put(q, "\n\n", 2);
 }
 
+/* The answer on a POST's event stream: one event, one chunk, then the
+ * stream's end (the last chunk); the connection is kept. */
+static void respond_sse(struct conn *c, const char *line, size_t len)
+{
+	char head[32];
+	int n = snprintf(head, sizeof head, "%zx\r\n", 21 + len + 2);
+
+	if (berth_outq_put(&c->out, head, (size_t)n) < 0 ||
+	    berth_outq_put(&c->out, "event: message\ndata: ", 21) < 0 ||
+	    berth_outq_put(&c->out, line, len) < 0 || berth_outq_put(&c->out, "\n\n\r\n0\r\n\r\n", 9) < 0)
+		c->close_after = true;
+	if (c->close_after)
+		c->st = C_CLOSING;
+	else
+		conn_reset(c);
+}
+
+/* A POST's answer as an event stream: its head now, and a comment (so that
+ * the client sees the call under way); the answer comes in respond_sse(). */
+static void start_sse(struct http *h, struct conn *c)
+{
+	char head[300];
+	int n = snprintf(head, sizeof head,
+			 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+			 "Transfer-Encoding: chunked\r\n%s%s%s\r\n",
+			 h->have_session ? "Mcp-Session-Id: " : "", h->have_session ? h->session : "",
+			 h->have_session ? "\r\n" : "");
+	static const char hello[] = "f\r\n: berth: call\n\n\r\n";
+	(void)berth_outq_put(&c->out, head, (size_t)n);
+	(void)berth_outq_put(&c->out, hello, sizeof hello - 1);
+	c->sse = true;
+}
+
 /* berth_mcp's output (one message, newline included). */
 static void http_write(void *ctx, const char *line, size_t len)
 {
@@ -189,7 +224,11 @@ static void http_write(void *ctx, const char *line, size_t len)
 		if (to != NULL) {
 			if (to == h->cur)
 				h->cur_answered = true;
-			respond(h, to, json_is_null(id) ? 400 : 200, "application/json", line, len - 1);
+			if (to->sse)
+				respond_sse(to, line, len - 1);
+			else
+				respond(h, to, json_is_null(id) ? 400 : 200, "application/json", line,
+					len - 1);
 		}
 		/* else: its connection is gone; the answer is dropped */
 	}
@@ -203,9 +242,24 @@ static void end_session(struct http *h, struct conn *except)
 	if (h->have_session)
 		berth_mcpi_end_session(h->m);
 	h->have_session = false;
-	for (size_t i = 0; i < h->n; i++)
-		if (&h->c[i] != except && h->c[i].st == C_WAIT)
-			refuse(h, &h->c[i], 404, "the session ended before the answer: initialize again");
+	for (size_t i = 0; i < h->n; i++) {
+		struct conn *c = &h->c[i];
+		if (c == except || c->st != C_WAIT)
+			continue;
+		if (!c->sse) {
+			refuse(h, c, 404, "the session ended before the answer: initialize again");
+			continue;
+		}
+		/* its stream is open: the answer is an error */
+		json_t *e =
+		    json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", c->wait_id, "error", "code",
+			      -32000, "message", "the session ended before the answer: initialize again");
+		char *t = e != NULL ? json_dumps(e, JSON_COMPACT) : NULL;
+		json_decref(e);
+		c->close_after = true;
+		respond_sse(c, t != NULL ? t : "{}", t != NULL ? strlen(t) : 2);
+		free(t);
+	}
 	if (h->stream != NULL) {
 		h->stream->st = C_CLOSING;
 		h->stream = NULL;
@@ -255,6 +309,14 @@ static void on_post(struct http *h, struct conn *c, const struct berth_mcp_http_
 	if (request) {
 		c->st = C_WAIT;
 		c->wait_id = json_incref(id);
+		/* a call that may take long is answered on an event stream when the
+		 * client takes one (POST: "the JSON or SSE response"); the rest as
+		 * JSON */
+		size_t an = 0;
+		const char *accept = berth_mcp_http_header(&c->p.req, "Accept", &an);
+		if (accept != NULL && memmem(accept, an, "text/event-stream", 17) != NULL &&
+		    (strcmp(method, "tools/call") == 0 || strcmp(method, "tasks/result") == 0))
+			start_sse(h, c);
 	}
 	berth_mcp_handle(h->m, body, len);
 	if (!request && !h->cur_answered)

@@ -292,9 +292,25 @@ await test("Streamable HTTP: what is refused", async () => {
 	// nothing reaches the app without the token
 	r = await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "write_file", arguments: { path: "leak.txt", content: "x" } } }, { "Mcp-Session-Id": sid });
 	eq(r.status, 401, "a tools/call without the token: 401");
-	r = await post({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "read_file", arguments: { path: "leak.txt" } } }, { ...auth, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
+	r = await post({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "read_file", arguments: { path: "leak.txt" } } }, { ...auth, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25", Accept: "application/json" });
 	const body = await r.json();
 	eq(body.result?.isError, true, "and nothing was written: leak.txt does not exist");
+	// a tools/call's answer: an event stream when the client takes one, else JSON
+	const call = (id, accept) =>
+		fetch(srv.url, {
+			method: "POST",
+			headers: { ...auth, "Content-Type": "application/json", Accept: accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" },
+			body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_files", arguments: {} } }),
+		});
+	r = await call(10, "application/json, text/event-stream");
+	eq(r.headers.get("content-type"), "text/event-stream", "tools/call, Accept both: answered as an event stream");
+	const events = (await r.text()).split("\n\n").filter((e) => e.startsWith("event: message"));
+	eq(events.length, 1, "one message event");
+	const ev = JSON.parse(events[0]?.replace(/^event: message\ndata: /, "") ?? "null");
+	eq([ev?.id, ev?.result?.isError], [10, false], "the call's response");
+	r = await call(11, "application/json");
+	eq(r.headers.get("content-type"), "application/json", "Accept application/json only: JSON");
+	eq((await r.json()).id, 11, "the call's response");
 	r = await fetch(srv.url, { method: "PUT", headers: auth });
 	eq(r.status, 405, "PUT: 405");
 	r = await fetch(srv.url.replace(/\/mcp$/, "/other"), { method: "POST", headers: auth, body: "{}" });
@@ -321,8 +337,17 @@ await test("Streamable HTTP: a session ended while a call waits", async () => {
 	r = await fetch(srv.url, { method: "DELETE", headers: s });
 	eq(r.status, 200, "DELETE while a call waits: 200");
 	const h = await hang;
-	eq(h.status, 404, "the waiting call is answered 404 (the session ended)");
-	has(await h.text(), "the session ended", "saying so");
+	eq([h.status, h.headers.get("content-type")], [200, "text/event-stream"], "the waiting call's stream (its head sent at once)");
+	has(await h.text(), '"id":2,"error":{"code":-32000,"message":"the session ended before the answer', "ends with an error answer: the session ended");
+	const json = fetch(srv.url, { method: "POST", headers: { ...hdr, Accept: "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) });
+	const sid2 = (await json).headers.get("mcp-session-id");
+	const s2 = { ...hdr, Accept: "application/json", "Mcp-Session-Id": sid2 };
+	const hang2 = fetch(srv.url, { method: "POST", headers: s2, body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "hang", arguments: {} } }) });
+	await sleep(500);
+	eq((await fetch(srv.url, { method: "DELETE", headers: s2 })).status, 200, "again, with a client that takes JSON only");
+	const h2 = await hang2;
+	eq(h2.status, 404, "the waiting call is answered 404 (the session ended)");
+	has(await h2.text(), "the session ended", "saying so");
 	eq(await srv.stop(), { code: 0, sig: null }, "exits 0");
 });
 
