@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +531,10 @@ static void http_ready(void *ctx, struct pollfd *p, size_t n)
 			int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd < 0)
 				break;
+			/* an answer is written in pieces (an event stream's head, then its
+			 * event): no Nagle delay behind the client's delayed ACK */
+			int one = 1;
+			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 			struct conn *c = &h->c[h->n++];
 			memset(c, 0, sizeof *c);
 			c->fd = fd;
