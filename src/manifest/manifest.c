@@ -308,8 +308,10 @@ static void f_runtime(struct mctx *c, const struct berth_ynode *v, struct berth_
 		m->runtime = BERTH_RUNTIME_NATIVE;
 	else if (strcmp(s, "python") == 0)
 		m->runtime = BERTH_RUNTIME_PYTHON;
+	else if (strcmp(s, "node") == 0)
+		m->runtime = BERTH_RUNTIME_NODE;
 	else
-		diag(c, v, "unknown runtime `%s`; known runtimes: native, python", quote(c, s, v->len));
+		diag(c, v, "unknown runtime `%s`; known runtimes: native, python, node", quote(c, s, v->len));
 }
 
 static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
@@ -962,6 +964,8 @@ const char *berth_runtime_name(enum berth_runtime rt)
 	switch (rt) {
 	case BERTH_RUNTIME_PYTHON:
 		return "python";
+	case BERTH_RUNTIME_NODE:
+		return "node";
 	case BERTH_RUNTIME_NATIVE:
 	default:
 		return "native";

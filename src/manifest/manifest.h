@@ -33,6 +33,7 @@
 enum berth_runtime {
 	BERTH_RUNTIME_NATIVE = 0, /* `entry` is an executable */
 	BERTH_RUNTIME_PYTHON,     /* `entry` is a Python script run by python3 */
+	BERTH_RUNTIME_NODE,       /* `entry` is a JavaScript file run by node */
 };
 
 enum berth_cap_kind {
@@ -171,7 +172,7 @@ void berth_manifest_free(struct berth_manifest *m);
  */
 int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, size_t reason_len);
 
-/* berth_runtime_name - "native" or "python". */
+/* berth_runtime_name - "native", "python" or "node". */
 const char *berth_runtime_name(enum berth_runtime rt);
 
 #endif

@@ -215,6 +215,15 @@ static void test_minimal(void **state)
 		     " exports: [{name: e, description: d}], capabilities: [], secrets: [], resources: {}}",
 		     &m);
 	berth_manifest_free(&m);
+	/* a JavaScript app (sdk/typescript, docs/sdk.md) */
+	expect_valid(
+	    "{schema_version: 1, name: a, version: 0.0.0, description: d, runtime: node, entry: index.js,"
+	    " exports: [{name: e, description: d}]}",
+	    &m);
+	assert_int_equal(m.runtime, BERTH_RUNTIME_NODE);
+	assert_string_equal(berth_runtime_name(m.runtime), "node");
+	assert_string_equal(m.entry, "index.js");
+	berth_manifest_free(&m);
 }
 
 static void test_shorthand(void **state)
