@@ -383,7 +383,10 @@ function inspector(args) {
 	// what `npx @modelcontextprotocol/inspector --cli ...` runs: the package's bin
 	const bin = path.join(HERE, "node_modules", ".bin", "mcp-inspector");
 	return new Promise((resolve) => {
-		const child = spawn(bin, ["--cli", ...args], { cwd: TOP, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+		// its own HOME: the Inspector keeps a store under ~/.mcp-inspector
+		const home = path.join(TOP, "inspector-home");
+		fs.mkdirSync(home, { recursive: true });
+		const child = spawn(bin, ["--cli", ...args], { cwd: TOP, env: { ...process.env, HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
 		let out = "";
 		let err = "";
 		child.stdout.on("data", (b) => (out += b));
