@@ -100,6 +100,11 @@ struct berth_manifest {
 	size_t n_caps;
 	char **secrets; /* environment variable names, unique */
 	size_t n_secrets;
+	/* credentials: bindings as --credential takes them (src/policy/credential.h,
+	 * docs/credentials.md), each NAME once: the secret never enters the app's
+	 * sandbox, the broker injects it for the bound host */
+	char **credentials;
+	size_t n_credentials;
 	struct berth_resources resources;
 	struct berth_export *exports; /* at least one */
 	size_t n_exports;

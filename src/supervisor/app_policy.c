@@ -2,6 +2,8 @@
 
 #include "app_policy.h"
 
+#include "../policy/credential.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -541,6 +543,46 @@ static int add_net_host(struct berth_policy *p, const char *scope, const struct 
 	return 0;
 }
 
+/* credentials: each binding into the policy (read and injected as for
+ * --credential: src/supervisor/credentials.h), its HOST:PORT declared. */
+static int add_credentials(struct berth_policy *p, const struct berth_manifest *m,
+			   const struct berth_app_paths *paths, struct berth_error *err)
+{
+	char why[512], hp[BERTH_HOST_NAME_MAX + 8];
+
+	if (m->n_credentials == 0)
+		return 0;
+	if (m->n_credentials > BERTH_CRED_MAX)
+		return berth_usage_err(err, "the app `%s` binds more than %d credentials", m->name,
+				       BERTH_CRED_MAX);
+	if ((p->credentials = calloc(m->n_credentials, sizeof *p->credentials)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < m->n_credentials; i++) {
+		struct berth_credential *c = &p->credentials[i];
+		int r = berth_credential_parse(m->credentials[i], c, why, sizeof why);
+		if (r < 0)
+			return r == -2 ? berth_err(err, ENOMEM, "out of memory")
+				       : berth_usage_err(err, "the app `%s` binds `%s`: %s", m->name,
+							 m->credentials[i], why);
+		p->n_credentials++;
+		bool clash = reserved_env(c->name);
+		for (size_t k = 0; k < m->n_secrets && !clash; k++)
+			clash = strcmp(m->secrets[k], c->name) == 0;
+		if (clash) {
+			berth_usage_err(err, "the app `%s` binds the credential `%s`, a variable %s", m->name,
+					c->name,
+					reserved_env(c->name) ? "berth sets itself" : "also in `secrets`");
+			return berth_err_hint(
+			    err, "rename the credential in %s (inside, NAME holds its placeholder)",
+			    paths->manifest);
+		}
+		snprintf(hp, sizeof hp, "%s:%u", c->host, c->port);
+		if (add_net_host(p, hp, m, paths, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int berth_app_policy(const struct berth_manifest *m, const struct berth_app_paths *paths,
 		     const char *digest_hex, char *(*getenv_fn)(const char *), struct berth_policy *p,
 		     struct berth_error *err)
@@ -621,6 +663,8 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 			return berth_err(err, ENOMEM, "out of memory");
 		p->env[p->n_env - 1].from_host = true; /* a secret: named in the policy, never digested */
 	}
+	if (add_credentials(p, m, paths, err) < 0)
+		return -1;
 	snprintf(entry, sizeof entry, "/app/%s", m->entry);
 	p->argc = m->runtime == BERTH_RUNTIME_NATIVE ? 1 : 2;
 	p->argv = calloc(p->argc + 1, sizeof *p->argv);
