@@ -29,6 +29,7 @@
 #   fuzz_denial    the kernel's audit records (Landlock, SYSCALL) to denials, and their explanation
 #   fuzz_cred      injected credentials: the header rewrite and the --credential grammar
 #   fuzz_sshagent  --ssh: the agent protocol the relay parses, key lines and fingerprints
+#   fuzz_mcp_http  `berth mcp --listen`: a request head's checks (token, Origin, version, session)
 # Usage: fuzz/run-fuzz.sh [SECONDS]
 # Exit 0 when none crashed; 1 (with the fuzzer's last lines) otherwise.
 set -euo pipefail
@@ -84,6 +85,7 @@ table=(
 	"fuzz_denial corpus-denial 65536"
 	"fuzz_cred corpus-cred 65536"
 	"fuzz_sshagent corpus-sshagent 65536"
+	"fuzz_mcp_http corpus-mcp-http 131072"
 )
 targets=()
 for row in "${table[@]}"; do targets+=("fuzz/${row%% *}"); done
