@@ -41,6 +41,8 @@ static const char usage[] =
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  watch RUN|SESSION [--json]          follow a run's denials as they are recorded\n"
+    "  approve|deny RUN ID [--always]      answer an ask of a `berth run --ask` (docs/ask.md)\n"
+    "  asks RUN                            the asks of a `berth run --ask` that wait\n"
     "  diff [--json] RUN|--last [PATH...]  what a `run --review` changed (docs/review.md)\n"
     "  apply RUN|--last [PATH...]          land those changes in the host's tree (--include-guarded)\n"
     "  discard RUN|--last                  drop them; the host's tree stays as it is\n"
@@ -111,7 +113,8 @@ static const struct {
     {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach},   {"stop", cmd_stop},
     {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest},   {"audit", cmd_audit},
     {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},           {"watch", cmd_watch},
-    {"diff", cmd_diff},     {"apply", cmd_apply},   {"discard", cmd_discard},
+    {"diff", cmd_diff},     {"apply", cmd_apply},   {"discard", cmd_discard}, {"approve", cmd_approve},
+    {"deny", cmd_deny},     {"asks", cmd_asks},
 };
 
 int main(int argc, char **argv)

@@ -318,6 +318,39 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 	return rc;
 }
 
+/* 3b, --ask: the listener to the engine, before the command's first
+ * instruction (its loader's first open waits on it). */
+static void ask_notice(void *arg, const char *line)
+{
+	notice(arg, "%s", line);
+}
+
+static int on_notify(void *arg, int listener, const struct berth_measure *m, struct berth_error *err)
+{
+	struct berth_run *r = arg;
+	char dir[PATH_MAX];
+	struct berth_error de = {0};
+	bool have_dir = berth_run_dir(r->run_id, false, dir, &de) == 0;
+	struct berth_ask_opts o = {.policy = r->spec.policy,
+				   .run_id = r->run_id,
+				   .timeout_ms = r->spec.ask_timeout_ms,
+				   .pidns_dev = m->ns_dev[BERTH_NS_PID],
+				   .pidns_ino = m->ns_ino[BERTH_NS_PID],
+				   .ctl_dir = have_dir ? dir : NULL,
+				   .terminal = r->spec.ask_terminal,
+				   .queue = denials_queue,
+				   .queue_arg = r,
+				   .notice = ask_notice,
+				   .notice_arg = r};
+
+	r->ask = berth_ask_start(listener, &o, err);
+	if (r->ask == NULL)
+		return berth_err_wrap(err, "--ask");
+	if (!have_dir)
+		notice(r, "--ask: no run directory (%s): asks are answered at the terminal only", de.msg);
+	return 0;
+}
+
 void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
 {
 	ro->run_id = r->run_id;
@@ -326,6 +359,10 @@ void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
 					     .before_release = before_release,
 					     .on_egress = berth_run_egress_start,
 					     .on_measured = on_measured};
+	if (r->spec.ask) {
+		ro->ask = true;
+		ro->hooks.on_notify = on_notify;
+	}
 	ro->remove_at_end = r->spec.remove_at_end;
 	ro->n_remove_at_end = r->spec.n_remove_at_end;
 	ro->journal = r->spec.journal != NULL ? r->spec.journal : r->journal.fd >= 0 ? &r->journal : NULL;
@@ -376,6 +413,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	struct berth_error err = {0}, je = {0};
 
 	berth_run_egress_stop(r); /* no decision arrives after this */
+	berth_ask_stop(r->ask);   /* nor an ask: what waited is denied */
 	/* A run.start on record gets its run.stop, also when the queue made
 	 * with it failed (queue_at_start). */
 	berth_run_join(r, &je);
@@ -395,6 +433,17 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 			json_decref(ds);
 		err = (struct berth_error){0};
 	}
+	if (r->spec.audit && r->audit != NULL && r->ask != NULL) {
+		json_t *as = berth_ask_summary(r->ask);
+		struct berth_audit_queue *q = as != NULL ? berth_run_queue(r) : NULL;
+		if (q != NULL)
+			berth_audit_queue_push_as(q, "berth", "ask.summary", as, false, &err);
+		else
+			json_decref(as);
+		err = (struct berth_error){0};
+	}
+	berth_ask_free(r->ask);
+	r->ask = NULL;
 	if (r->spec.audit && r->audit != NULL) {
 		json_t *sum = berth_audit_net_summary(&r->net_cap);
 		if (sum != NULL && r->q != NULL)
