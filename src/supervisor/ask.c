@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "../audit/queue.h"
@@ -778,16 +779,11 @@ struct berth_ask *berth_ask_start(int listener, const struct berth_ask_opts *o, 
 	if (o->ctl_dir != NULL && ctl_make(a, err) < 0)
 		goto fail;
 	if (o->terminal) {
-		int t = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-		struct stat ts, is;
-		/* berth's stdin on that terminal is the command's input: the
-		 * terminal would answer both (docs/ask.md) */
-		if (t >= 0 && fstat(t, &ts) == 0 && fstat(STDIN_FILENO, &is) == 0 && isatty(STDIN_FILENO) &&
-		    ts.st_rdev == is.st_rdev) {
-			close(t);
-			t = -1;
-		}
-		a->tty_fd = t;
+		/* berth's stdin on its controlling terminal is the command's
+		 * input (its pty relay): the terminal would answer both
+		 * (docs/ask.md), so no prompt there */
+		bool own = isatty(STDIN_FILENO) && tcgetsid(STDIN_FILENO) == getsid(0);
+		a->tty_fd = own ? -1 : open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	}
 	if (pthread_create(&a->th, NULL, loop, a) != 0) {
 		berth_err(err, EAGAIN, "--ask: cannot start its thread");

@@ -205,6 +205,41 @@ run inview --ask --ask-timeout 200ms -- sh -c 'cat /etc/hostname >/dev/null && e
 check "reads of system directories, /tmp, the workspace and paths the host lacks are never asked" \
 	"$([ "$(cat "$T/inview.out")" = "$(printf 'x\ny\ndone')" ] && ! has 'ask 1' "$T/inview.err"; echo $?)" "$T/inview.err"
 
+# ---- the terminal: a prompt on berth's controlling terminal when its stdin
+# is not that terminal; y grants, n denies (the block on the caller's stderr)
+term() { # term ANSWER OUT: berth in a pty of its own (its controlling terminal), stdin /dev/null
+	python3 - "$B" "$T/ws" "$H/a" "$1" >"$2" 2>&1 <<'EOF2'
+import os, pty, select, sys, time
+berth, ws, path, answer = sys.argv[1:5]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", 'exec "$0" run --workspace "$1" --ask -- cat "$2" </dev/null', berth, ws, path])
+out, sent, end = b"", False, time.time() + 20
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    if not sent and b"denied in 60 s: " in out:
+        os.write(fd, answer.encode() + b"\n")
+        sent = True
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+print("status", os.waitstatus_to_exitcode(st))
+EOF2
+}
+term y "$T/termy"
+check "the terminal: a prompt on berth's controlling terminal; y hands the file in" \
+	"$(has "wants to read $H/a, outside the sandbox's view" "$T/termy" && has 'APPROVED-CONTENT' "$T/termy" && has 'status 0' "$T/termy"; echo $?)" "$T/termy"
+term n "$T/termn"
+check "the terminal: n denies, the block on cat's stderr, cat's ENOENT (exit 1)" \
+	"$(has 'denied-by: a human (terminal)' "$T/termn" && has 'No such file or directory' "$T/termn" && has 'status 1' "$T/termn" && ! has APPROVED "$T/termn"; echo $?)" "$T/termn"
+
 # ---- the commands and flags
 "$B" run --ask --dry-run -- true >"$T/dry.out" 2>&1
 r1=$?
