@@ -220,8 +220,8 @@ int berth_ask_answer(struct berth_ask *a, unsigned id, bool grant, bool always, 
 void berth_ask_stop(struct berth_ask *a);
 
 /*
- * berth_ask_summary - the payload of the run's `ask.summary` record
- * (docs/ask.md): counts of the asks and decisions, by kind.  After
+ * berth_ask_summary - the run's counts of asks and decisions, by kind:
+ * run.stop's "ask" member (docs/ask.md).  After
  * berth_ask_stop().  Returns a new object, or NULL (ENOMEM, NULL @a).
  */
 json_t *berth_ask_summary(const struct berth_ask *a);

@@ -29,7 +29,7 @@ struct range {
 	json_t *enforced, *policy_digest, *stop_status;
 	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
 	json_t *denials;    /* the `denial.summary` record's payload (docs/denials.md), or NULL */
-	json_t *asks;       /* the `ask.summary` record's payload (docs/ask.md), or NULL */
+	json_t *asks;       /* run.stop's "ask", --ask's counts (docs/ask.md), or NULL */
 	bool stopped;       /* a run.stop record exists */
 	json_t *review; /* --review: the change set's digest (run.stop's "review", docs/review.md), or NULL */
 	json_int_t enforced_seq;
@@ -50,9 +50,6 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 		} else if (r->kind != NULL && strcmp(r->kind, "policy") == 0) {
 			json_decref(g->policy_digest);
 			g->policy_digest = json_incref(json_object_get(r->payload, "digest"));
-		} else if (r->kind != NULL && strcmp(r->kind, "ask.summary") == 0) {
-			json_decref(g->asks);
-			g->asks = json_incref((json_t *)r->payload);
 		} else if (r->kind != NULL && strcmp(r->kind, "denial.summary") == 0) {
 			json_decref(g->denials);
 			g->denials = json_incref((json_t *)r->payload);
@@ -62,6 +59,8 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 			    json_incref(json_object_get(json_object_get(r->payload, "review"), "digest"));
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
+			json_decref(g->asks);
+			g->asks = json_incref(json_object_get(r->payload, "ask"));
 			json_decref(g->stop_ended);
 			g->stop_ended = json_incref(json_object_get(r->payload, "ended"));
 			g->stopped = true;

@@ -433,14 +433,18 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 			json_decref(ds);
 		err = (struct berth_error){0};
 	}
-	if (r->spec.audit && r->audit != NULL && r->ask != NULL) {
+	/* --ask's counts go in run.stop ("ask"): no record of their own, so
+	 * a run that asked nothing starts no queue for them (start latency) */
+	json_t *ask_extra = NULL;
+	if (r->ask != NULL) {
 		json_t *as = berth_ask_summary(r->ask);
-		struct berth_audit_queue *q = as != NULL ? berth_run_queue(r) : NULL;
-		if (q != NULL)
-			berth_audit_queue_push_as(q, "berth", "ask.summary", as, false, &err);
+		ask_extra = stop_extra != NULL ? json_copy(stop_extra) : json_object();
+		if (ask_extra != NULL && as != NULL)
+			json_object_set_new(ask_extra, "ask", as);
 		else
 			json_decref(as);
-		err = (struct berth_error){0};
+		if (ask_extra != NULL)
+			stop_extra = ask_extra;
 	}
 	berth_ask_free(r->ask);
 	r->ask = NULL;
@@ -476,6 +480,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	berth_denials_free(r->denials);
 	r->denials = NULL;
 	berth_journal_done(&r->journal); /* the run's end is on record */
+	json_decref(ask_extra);
 	pthread_mutex_destroy(&r->q_mu);
 }
 

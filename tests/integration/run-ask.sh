@@ -9,7 +9,7 @@
 # link swapped in between the ask and the grant (the file itself, or a
 # directory on its path) opens nothing; a path the sandbox rewrites in its
 # memory after the ask changes nothing; the audit trail has ask,
-# ask.decision and ask.summary; --dry-run takes --ask; without --ask no
+# ask.decision and run.stop's "ask" counts; --dry-run takes --ask; without --ask no
 # listener is installed.
 #
 # usage: run-ask.sh /path/to/berth
@@ -92,13 +92,13 @@ run_py=$(cat "$T/py.run")
 check "the ask line names the run, the program, the access and the path" \
 	"$(grep -q "ask 1 of run $run_py: python3 (pid [0-9]*) wants to read $H/a" "$T/py.err"; echo $?)" "$T/py.err"
 "$B" audit --run "$run_py" --json >"$T/py.audit" 2>&1
-check "the audit trail: ask, ask.decision (granted, by berth approve) and ask.summary" \
+check "the audit trail: ask, ask.decision (granted, by berth approve) and run.stop's ask counts" \
 	"$(python3 - "$T/py.audit" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 kinds = [r.get("kind") for r in recs]
 d = [r["payload"] for r in recs if r.get("kind") == "ask.decision"]
-s = [r["payload"] for r in recs if r.get("kind") == "ask.summary"]
+s = [r["payload"]["ask"] for r in recs if r.get("kind") == "run.stop"]
 ok = "ask" in kinds and len(d) == 1 and d[0]["decision"] == "granted" and d[0]["by"] == "berth approve" \
     and len(s) == 1 and s[0]["asks"] == 1 and s[0]["granted"] == 1 and s[0]["kinds"]["fs.read"] == 1
 sys.exit(0 if ok else 1)
