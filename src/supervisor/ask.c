@@ -352,12 +352,20 @@ static void decide(struct berth_ask *a, struct ask *k, bool grant, bool always, 
 
 /* ---------------------------------------------------------- the terminal */
 
+/* Whether berth is the terminal's foreground job: a read from it in the
+ * background would stop all of berth (SIGTTIN), and the answer belongs to
+ * whoever is in front. */
+static bool tty_ours(const struct berth_ask *a)
+{
+	return a->tty_fd >= 0 && tcgetpgrp(a->tty_fd) == getpgrp();
+}
+
 static void tty_prompt(struct berth_ask *a)
 {
 	char line[BERTH_ASK_PATH_MAX + 400], path[BERTH_ASK_PATH_MAX];
 	struct ask *k = NULL;
 
-	if (a->tty_fd < 0 || a->tty_current != NULL)
+	if (a->tty_fd < 0 || a->tty_current != NULL || !tty_ours(a))
 		return;
 	for (int i = 0; i < BERTH_ASK_PENDING_MAX; i++)
 		if (a->asks[i].used && !a->asks[i].prompted_tty && (k == NULL || a->asks[i].id < k->id))
@@ -382,8 +390,17 @@ static void tty_prompt(struct berth_ask *a)
 static void tty_answer(struct berth_ask *a)
 {
 	char buf[64];
-	ssize_t n = read(a->tty_fd, buf, sizeof buf);
 	struct ask *k = a->tty_current;
+	ssize_t n;
+
+	if (!tty_ours(a)) {
+		/* input for the job in front: not read; stop polling the
+		 * terminal (asks go to the control socket from here on) */
+		close(a->tty_fd);
+		a->tty_fd = -1;
+		return;
+	}
+	n = read(a->tty_fd, buf, sizeof buf);
 
 	if (n <= 0) {
 		close(a->tty_fd);
