@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "../policy/hostpat.h"
 #include "../util/cleanup.h"
 #include "../util/text.h"
 
@@ -520,6 +521,61 @@ static bool context_writable(const struct berth_app *a)
 		if (strcmp(a->p.mounts[i].dst, "/context") == 0)
 			return a->p.mounts[i].rw;
 	return false;
+}
+
+/*
+ * The fix for a refused destination: the pattern that declares it, the port
+ * left out where the default ports (80 and 443) cover it.
+ */
+static void net_fix_pattern(const struct berth_host_decision *d, char *out, size_t len)
+{
+	bool v6 = d->is_literal && strchr(d->host, ':') != NULL;
+
+	if (d->port == 80 || d->port == 443)
+		snprintf(out, len, v6 ? "[%s]" : "%s", d->host);
+	else
+		snprintf(out, len, v6 ? "[%s]:%u" : "%s:%u", d->host, d->port);
+}
+
+char *berth_app_net_denial(const struct berth_app *a, const char *host, long long port)
+{
+	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
+	struct berth_host_decision d;
+	char chost[BERTH_HOST_NAME_MAX + 1], pat[BERTH_HOST_PATTERN_STRLEN + 8], fix[PATH_MAX + 600];
+	size_t n = 0;
+	char *out = NULL;
+
+	if (host == NULL || port < 1 || port > 65535)
+		return NULL;
+	host = berth_text_clean(chost, sizeof chost, host);
+	for (size_t i = 0; i < a->p.n_allow_hosts && n < BERTH_ARRAY_SIZE(pats); i++)
+		if (berth_host_pattern_parse(a->p.allow_hosts[i], &pats[n], NULL, 0) == 0)
+			n++;
+	/* Only what the policy itself refuses is a denial: an app cannot have
+	 * berth vouch for a refusal of a host its manifest declares. */
+	if (berth_host_decide(pats, n, host, (unsigned)port, &d) != 0 || d.host[0] == '\0')
+		return NULL;
+	net_fix_pattern(&d, pat, sizeof pat);
+	if (a->p.network == BERTH_NET_PROXY)
+		snprintf(fix, sizeof fix, "add \"network:host:%s\" to capabilities in %s", pat,
+			 a->paths.manifest);
+	else
+		snprintf(
+		    fix, sizeof fix,
+		    "add \"network:host:%s\" to capabilities in %s (the app then gets the egress broker)",
+		    pat, a->paths.manifest);
+	if (asprintf(&out,
+		     "BERTH CAPABILITY DENIAL\n"
+		     "app: %s   manifest: %s\n"
+		     "denied: connect(2) to %s%s%s:%lld (%s)\n"
+		     "denied-by: berth's egress policy compiled from \"%s\"'s berth.yml — the sandbox "
+		     "connects only through berth's broker (Landlock: its ports only), which lets "
+		     "through only the declared hosts (network:host capabilities)\n"
+		     "fix: %s\n",
+		     a->m.name, a->paths.manifest, strchr(d.host, ':') ? "[" : "", d.host,
+		     strchr(d.host, ':') ? "]" : "", port, d.reason, a->m.name, fix) < 0)
+		return NULL;
+	return out;
 }
 
 char *berth_app_denial(const struct berth_app *a, const char *errno_name, const char *syscall,

@@ -236,4 +236,15 @@ void berth_app_close(struct berth_app *a);
 char *berth_app_denial(const struct berth_app *a, const char *errno_name, const char *syscall,
 		       const char *path);
 
+/*
+ * berth_app_net_denial - the BERTH CAPABILITY DENIAL block for a call of @a
+ * that failed because berth's egress broker refused @host:@port (the app
+ * reports it as error data {"errno_name":"EACCES","syscall":"connect",
+ * "host":H,"port":P}), or NULL when @a's own policy allows that destination
+ * (the app cannot make berth explain a refusal berth would not make), @port
+ * is not 1-65535 or @host is NULL.  The block names the broker and, as the
+ * fix, the network:host capability that would declare it.  malloc'd.
+ */
+char *berth_app_net_denial(const struct berth_app *a, const char *host, long long port);
+
 #endif

@@ -294,6 +294,24 @@ size_t berth_app_pending(const struct berth_app *a)
 
 /* One answer from the app (appchan.h decides what it means): finish its
  * call. */
+/*
+ * The denial an app's error data reports, explained by berth against the
+ * app's own policy: a filesystem one (errno_name, syscall, path) or a
+ * destination the egress broker refused (errno_name EACCES, syscall
+ * connect, host, port).
+ */
+static char *call_denial(const struct berth_app *a, json_t *data)
+{
+	const char *en = json_string_value(json_object_get(data, "errno_name"));
+	const char *sys = json_string_value(json_object_get(data, "syscall"));
+	json_t *host = json_object_get(data, "host"), *port = json_object_get(data, "port");
+
+	if (json_is_string(host) && json_is_integer(port) && en != NULL && strcmp(en, "EACCES") == 0 &&
+	    sys != NULL && strcmp(sys, "connect") == 0)
+		return berth_app_net_denial(a, json_string_value(host), json_integer_value(port));
+	return berth_app_denial(a, en, sys, json_string_value(json_object_get(data, "path")));
+}
+
 static void answer(struct berth_app *a, const struct berth_appmsg *m)
 {
 	size_t i;
@@ -315,10 +333,7 @@ static void answer(struct berth_app *a, const struct berth_appmsg *m)
 		 * path): explained against this app's mounts.  An output schema
 		 * failure's data {path, reason} names none. */
 		if (ce.data != NULL)
-			ce.denial =
-			    berth_app_denial(a, json_string_value(json_object_get(ce.data, "errno_name")),
-					     json_string_value(json_object_get(ce.data, "syscall")),
-					     json_string_value(json_object_get(ce.data, "path")));
+			ce.denial = call_denial(a, ce.data);
 		berth_ap_finish(a, q, NULL, &ce, true);
 	} else {
 		berth_ap_finish(a, q, res, NULL, true);

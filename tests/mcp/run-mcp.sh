@@ -91,14 +91,14 @@ echo "# MCP SDK $("$NODE" -p "require('$JS/node_modules/@modelcontextprotocol/sd
 
 # ---- pristine copies of the apps (mcp.test.mjs copies them again per test)
 SRC=$TOP/src
-if ! { mkdir -p "$SRC" && cp -a "$REPO/apps/filesystem" "$REPO/apps/notes" "$REPO/tests/apps/fixtures/probe" "$SRC/"; }; then
+if ! { mkdir -p "$SRC" && cp -a "$REPO/apps/filesystem" "$REPO/apps/notes" "$REPO/apps/git" "$REPO/apps/postgres" "$REPO/apps/terminal" "$REPO/tests/apps/fixtures/probe" "$SRC/"; }; then
 	bail "cannot copy the apps"
 fi
 rm -rf "$SRC"/*/__pycache__
 chmod -R a+rX "$SRC"
 
 UNIQ=$(( ($$ % 9000) + 1000 ))$RANDOM
-BERTH_MCP_BERTH=$BERTH BERTH_MCP_TOP=$TOP BERTH_MCP_SRC=$SRC BERTH_MCP_UNIQ=$UNIQ \
+BERTH_MCP_REPO=$REPO BERTH_MCP_BERTH=$BERTH BERTH_MCP_TOP=$TOP BERTH_MCP_SRC=$SRC BERTH_MCP_UNIQ=$UNIQ \
 	"$NODE" "$JS/$TEST" &
 NODEPID=$!
 wait "$NODEPID"
