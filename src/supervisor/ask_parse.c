@@ -250,14 +250,19 @@ size_t berth_ask_block(char *buf, size_t size, const char *run_id, unsigned id, 
 		       int errnum, const char *by, const struct berth_policy *p)
 {
 	struct berth_denial_fix f;
-	char path[BERTH_ASK_PATH_MAX];
+	char path[BERTH_ASK_PATH_MAX], rule[2 * sizeof f.rule], fix[2 * sizeof f.fix],
+	    why[2 * sizeof f.none_why];
 	char msg[96];
 	int n;
 
 	if (size == 0)
 		return 0;
 	berth_denial_explain_path(p, r->path, r->write, &f);
+	/* the path is the sandbox's: every line that names it is cleaned */
 	berth_text_clean(path, sizeof path, r->path);
+	berth_text_clean(rule, sizeof rule, f.rule);
+	berth_text_clean(fix, sizeof fix, f.fix);
+	berth_text_clean(why, sizeof why, f.none_why);
 	snprintf(msg, sizeof msg, "%s", strerror(errnum));
 	if (msg[0] >= 'A' && msg[0] <= 'Z')
 		msg[0] = (char)(msg[0] - 'A' + 'a');
@@ -271,8 +276,8 @@ size_t berth_ask_block(char *buf, size_t size, const char *run_id, unsigned id, 
 		     run_id != NULL ? run_id : "?", id, r->syscall != NULL ? r->syscall : "open", path,
 		     r->write ? "writing" : "reading",
 		     strerrorname_np(errnum) ? strerrorname_np(errnum) : "?", msg,
-		     by != NULL ? by : "the policy", f.rule, f.fix[0] != '\0' ? f.fix : "none available — ",
-		     f.fix[0] != '\0' ? "" : f.none_why);
+		     by != NULL ? by : "the policy", rule, fix[0] != '\0' ? fix : "none available — ",
+		     fix[0] != '\0' ? "" : why);
 	if (n < 0)
 		return 0;
 	return (size_t)n < size ? (size_t)n : size - 1;
