@@ -66,8 +66,16 @@ struct answer {
 	char by[40];
 };
 
+struct net_offer {
+	char host[256];
+	unsigned port;
+	uint64_t token;
+};
+
 struct berth_ask {
 	struct berth_ask_opts o;
+	struct net_offer netq[16]; /* under mu */
+	int n_netq;
 	char run_id[17];
 	int listener, root_fd, ctl_fd, tty_fd, wake[2];
 	char ctl_path[PATH_MAX];
@@ -86,7 +94,7 @@ struct berth_ask {
 	int window_count;
 	/* counts for ask.summary */
 	unsigned long long passed, asked, prompted, granted, denied, timed_out, limited, remembered_n,
-	    coalesced, ended, grant_failed, reads, writes, recorded, not_recorded;
+	    coalesced, ended, grant_failed, reads, writes, nets, recorded, not_recorded;
 };
 
 /* ---------------------------------------------------------- records */
@@ -125,6 +133,9 @@ static json_t *req_json(const struct ask *k)
 	char path[BERTH_ASK_PATH_MAX];
 
 	berth_utf8_fix(path, sizeof path, k->req.path);
+	if (k->req.net)
+		return json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)k->id, "syscall", "connect",
+				 "address", path, "access", "connect");
 	return json_pack("{s:I, s:s, s:s, s:s, s:b, s:I, s:s}", "id", (json_int_t)k->id, "syscall",
 			 k->req.syscall, "path", path, "access", k->req.write ? "write" : "read", "create",
 			 k->req.create, "pid", (json_int_t)k->pid, "comm", k->comm);
@@ -271,6 +282,12 @@ static void decide(struct berth_ask *a, struct ask *k, bool grant, bool always, 
 
 	for (int i = 0; i < k->n_held; i++) {
 		struct held *h = &k->held[i];
+		if (k->req.net) {
+			/* the broker goes on with the request, or refuses it (403) */
+			if (a->o.net_answer != NULL)
+				a->o.net_answer(a->o.net_arg, h->id, grant);
+			continue;
+		}
 		if (grant) {
 			int fd = grant_open(a, &k->req, h);
 			if (fd >= 0) {
@@ -344,7 +361,10 @@ static void decide(struct berth_ask *a, struct ask *k, bool grant, bool always, 
 	       grant && failed_errno == 0 ? "granted"
 	       : grant                    ? "granted, but could not open"
 					  : "denied",
-	       k->req.write ? "writing" : "reading", path, always ? ", for the rest of the run" : "", by);
+	       k->req.net     ? "connecting to"
+	       : k->req.write ? "writing"
+			      : "reading",
+	       path, always ? ", for the rest of the run" : "", by);
 	if (a->tty_current == k)
 		a->tty_current = NULL;
 	k->used = false;
@@ -358,6 +378,11 @@ static void decide(struct berth_ask *a, struct ask *k, bool grant, bool always, 
 static bool tty_ours(const struct berth_ask *a)
 {
 	return a->tty_fd >= 0 && tcgetpgrp(a->tty_fd) == getpgrp();
+}
+
+static const char *verb(const struct berth_ask_req *r)
+{
+	return r->net ? "connect to" : r->create ? "create or write" : r->write ? "write" : "read";
 }
 
 static void tty_prompt(struct berth_ask *a)
@@ -377,13 +402,11 @@ static void tty_prompt(struct berth_ask *a)
 	berth_text_clean(path, sizeof path, k->req.path);
 	int n =
 	    snprintf(line, sizeof line,
-		     "berth: ask %u: %s (pid %ld) wants to %s %s, outside the sandbox's view\r\n"
+		     "berth: ask %u: %s (pid %ld) wants to %s %s, %s\r\n"
 		     "berth: [y] once  [a] always (this run)  [n] deny  [d] deny always — denied in %u s: ",
-		     k->id, k->comm, k->pid,
-		     k->req.create  ? "create or write"
-		     : k->req.write ? "write"
-				    : "read",
-		     path, (unsigned)((k->deadline_ms - berth_now_ms() + 999) / 1000));
+		     k->id, k->comm, k->pid, verb(&k->req), path,
+		     k->req.net ? "not declared (--allow-host)" : "outside the sandbox's view",
+		     (unsigned)((k->deadline_ms - berth_now_ms() + 999) / 1000));
 	(void)!write(a->tty_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
@@ -466,7 +489,9 @@ static void new_ask(struct berth_ask *a, const struct berth_ask_req *r, const st
 		return;
 	}
 	a->asked++;
-	if (r->write)
+	if (r->net)
+		a->nets++;
+	else if (r->write)
 		a->writes++;
 	else
 		a->reads++;
@@ -487,7 +512,10 @@ static void new_ask(struct berth_ask *a, const struct berth_ask_req *r, const st
 	k->deadline_ms = k->t_ms + a->o.timeout_ms;
 	k->held[0] = *h;
 	k->n_held = 1;
-	read_comm(h->pid, k->comm, sizeof k->comm);
+	if (r->net)
+		snprintf(k->comm, sizeof k->comm, "%s", "the egress broker");
+	else
+		read_comm(h->pid, k->comm, sizeof k->comm);
 	if (k->id <= BERTH_ASK_RECORDED) {
 		a->recorded++;
 		record(a, "ask", req_json(k));
@@ -507,14 +535,15 @@ static void new_ask(struct berth_ask *a, const struct berth_ask_req *r, const st
 	a->prompted++;
 	char path[BERTH_ASK_PATH_MAX];
 	berth_text_clean(path, sizeof path, r->path);
+	char who[96];
+	if (r->net)
+		snprintf(who, sizeof who, "a client of the egress broker");
+	else
+		snprintf(who, sizeof who, "%s (pid %ld)", k->comm, k->pid);
 	notice(a,
-	       "ask %u of run %s: %s (pid %ld) wants to %s %s: `berth approve %s %u [--always]` or `berth "
-	       "deny %s %u`; denied in %u ms",
-	       k->id, a->run_id, k->comm, k->pid,
-	       r->create  ? "create or write"
-	       : r->write ? "write"
-			  : "read",
-	       path, a->run_id, k->id, a->run_id, k->id, a->o.timeout_ms);
+	       "ask %u of run %s: %s wants to %s %s: `berth approve %s %u [--always]` or `berth deny %s %u`; "
+	       "denied in %u ms",
+	       k->id, a->run_id, who, verb(r), path, a->run_id, k->id, a->run_id, k->id, a->o.timeout_ms);
 	if (a->o.decider.ask != NULL) {
 		struct berth_ask_prompt q = {.id = k->id,
 					     .run_id = a->run_id,
@@ -679,7 +708,8 @@ static int ctl_make(struct berth_ask *a, struct berth_error *err)
 static void take_answers(struct berth_ask *a)
 {
 	struct answer got[16];
-	int n;
+	struct net_offer offers[16];
+	int n, no;
 	char c[16];
 
 	while (read(a->wake[0], c, sizeof c) > 0)
@@ -688,7 +718,17 @@ static void take_answers(struct berth_ask *a)
 	n = a->n_answers;
 	memcpy(got, a->answers, sizeof got);
 	a->n_answers = 0;
+	no = a->n_netq;
+	memcpy(offers, a->netq, sizeof offers);
+	a->n_netq = 0;
 	pthread_mutex_unlock(&a->mu);
+	for (int i = 0; i < no; i++) {
+		struct berth_ask_req r = {.syscall = "connect", .net = true, .errnum = ECONNREFUSED};
+		struct held h = {.id = offers[i].token};
+		snprintf(r.path, sizeof r.path, strchr(offers[i].host, ':') != NULL ? "[%s]:%u" : "%s:%u",
+			 offers[i].host, offers[i].port);
+		new_ask(a, &r, &h);
+	}
 	for (int i = 0; i < n; i++) {
 		struct ask *k = find_id(a, got[i].id);
 		if (k != NULL)
@@ -827,6 +867,26 @@ fail:
 	return NULL;
 }
 
+int berth_ask_hold_net(struct berth_ask *a, const char *host, unsigned port, uint64_t token)
+{
+	int rc = 0;
+
+	if (a == NULL || a->o.net_answer == NULL)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	if (!a->stopping && a->n_netq < (int)(sizeof a->netq / sizeof a->netq[0])) {
+		struct net_offer *x = &a->netq[a->n_netq++];
+		snprintf(x->host, sizeof x->host, "%s", host);
+		x->port = port;
+		x->token = token;
+		rc = 1;
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (rc == 1)
+		(void)!write(a->wake[1], "n", 1);
+	return rc;
+}
+
 int berth_ask_answer(struct berth_ask *a, unsigned id, bool grant, bool always, const char *by)
 {
 	int rc = -1;
@@ -876,15 +936,15 @@ json_t *berth_ask_summary(const struct berth_ask *a)
 	if (a == NULL)
 		return NULL;
 	return json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}, s:I, s:I}", "asks",
-	    (json_int_t)a->asked, "prompted", (json_int_t)a->prompted, "granted", (json_int_t)a->granted,
-	    "denied", (json_int_t)a->denied, "timed_out", (json_int_t)a->timed_out, "limited",
-	    (json_int_t)a->limited, "remembered", (json_int_t)a->remembered_n, "coalesced",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I}",
+	    "asks", (json_int_t)a->asked, "prompted", (json_int_t)a->prompted, "granted",
+	    (json_int_t)a->granted, "denied", (json_int_t)a->denied, "timed_out", (json_int_t)a->timed_out,
+	    "limited", (json_int_t)a->limited, "remembered", (json_int_t)a->remembered_n, "coalesced",
 	    (json_int_t)a->coalesced, "grant_failed", (json_int_t)a->grant_failed, "ended",
 	    (json_int_t)a->ended, "recorded", (json_int_t)a->recorded, "not_recorded",
 	    (json_int_t)a->not_recorded, "kinds", "fs.read", (json_int_t)a->reads, "fs.write",
-	    (json_int_t)a->writes, "passed", (json_int_t)a->passed, "timeout_ms",
-	    (json_int_t)a->o.timeout_ms);
+	    (json_int_t)a->writes, "net.connect", (json_int_t)a->nets, "passed", (json_int_t)a->passed,
+	    "timeout_ms", (json_int_t)a->o.timeout_ms);
 }
 
 void berth_ask_free(struct berth_ask *a)

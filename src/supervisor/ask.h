@@ -96,6 +96,7 @@ struct berth_ask_req {
 	int flags;
 	unsigned mode;
 	int errnum; /* what the policy answers it: ENOENT outside the view, EROFS for a write */
+	bool net;   /* an egress request of the broker's: @path is HOST:PORT, @syscall "connect" */
 };
 
 enum berth_ask_verdict {
@@ -196,6 +197,10 @@ struct berth_ask_opts {
 	berth_ask_notice_fn notice; /* "berth: "-less lines for berth's stderr; NULL: dropped */
 	void *notice_arg;
 	struct berth_ask_decider decider; /* optional */
+	/* --network proxy: where the answer to a held egress request goes
+	 * (berth_broker_answer), on the engine's thread; NULL: none are held */
+	int (*net_answer)(void *arg, uint64_t token, bool grant);
+	void *net_arg;
 };
 
 /*
@@ -204,6 +209,15 @@ struct berth_ask_opts {
  * filled (the control socket cannot be made, ENOMEM, pthread_create).
  */
 struct berth_ask *berth_ask_start(int listener, const struct berth_ask_opts *o, struct berth_error *err);
+
+/*
+ * berth_ask_hold_net - the broker offers a request for undeclared
+ * @host:@port (token @token, answered through opts.net_answer).  Any
+ * thread.  Returns 1 when it is taken (an answer will come, also when the
+ * engine stops), 0 when not (no net_answer, stopping, 16 offers already
+ * wait for the engine): the broker refuses it itself.
+ */
+int berth_ask_hold_net(struct berth_ask *a, const char *host, unsigned port, uint64_t token);
 
 /*
  * berth_ask_answer - decide ask @id (approve: @grant), remembered for the

@@ -325,6 +325,13 @@ static void ask_notice(void *arg, const char *line)
 	notice(arg, "%s", line);
 }
 
+static int ask_net_answer(void *arg, uint64_t token, bool grant)
+{
+	struct berth_run *r = arg;
+
+	return berth_broker_answer(r->broker, token, grant);
+}
+
 static int on_notify(void *arg, int listener, const struct berth_measure *m, struct berth_error *err)
 {
 	struct berth_run *r = arg;
@@ -341,9 +348,12 @@ static int on_notify(void *arg, int listener, const struct berth_measure *m, str
 				   .queue = denials_queue,
 				   .queue_arg = r,
 				   .notice = ask_notice,
-				   .notice_arg = r};
+				   .notice_arg = r,
+				   .net_answer = r->broker != NULL ? ask_net_answer : NULL,
+				   .net_arg = r};
 
-	r->ask = berth_ask_start(listener, &o, err);
+	struct berth_ask *a = berth_ask_start(listener, &o, err);
+	__atomic_store_n(&r->ask, a, __ATOMIC_RELEASE);
 	if (r->ask == NULL)
 		return berth_err_wrap(err, "--ask");
 	if (!have_dir)
@@ -412,8 +422,10 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 {
 	struct berth_error err = {0}, je = {0};
 
+	/* the asks first: what waited is denied, the broker's held requests
+	 * too, while the broker is still there to refuse them */
+	berth_ask_stop(r->ask);
 	berth_run_egress_stop(r); /* no decision arrives after this */
-	berth_ask_stop(r->ask);   /* nor an ask: what waited is denied */
 	/* A run.start on record gets its run.stop, also when the queue made
 	 * with it failed (queue_at_start). */
 	berth_run_join(r, &je);
