@@ -156,16 +156,49 @@ too_many:
 /* ---------------------------------------------------------- berth tools */
 
 static const char tools_usage[] =
-    "usage: berth tools APP-DIR [--format mcp|openai|anthropic]\n"
-    "  print the app's exports as tool definitions: MCP tools/list (default), OpenAI function\n"
-    "  tools, or Anthropic tools; JSON on standard output\n";
+    "usage: berth tools APP-DIR... [--format F]\n"
+    "  print the apps' exports as tool definitions, JSON on standard output.  One app: tools are\n"
+    "  named EXPORT; several: APP__EXPORT (as `berth mcp` names them).  F (docs/sdk.md):\n"
+    "    mcp            MCP tools/list: {\"tools\":[{name, description, inputSchema, outputSchema}]}\n"
+    "    openai         OpenAI Chat Completions function tools\n"
+    "    anthropic      Anthropic Messages API tools\n"
+    "    openai-agents  OpenAI Responses API / Agents SDK function tools\n"
+    "    ai-sdk         Vercel AI SDK: {NAME: {description, inputSchema}}\n"
+    "    langchain      LangChain tool fields: [{name, description, schema}]\n";
+
+static const char *const tool_formats[] = {"mcp",           "openai", "anthropic",
+					   "openai-agents", "ai-sdk", "langchain"};
+
+/* One export in @format; the mapping docs/sdk.md ("Tool formats") describes,
+ * which the client libraries (sdk/typescript/client.js, sdk/python/berth_client.py)
+ * take from here rather than repeating it. */
+static json_t *tool_def(const char *format, const char *name, const struct berth_export *ex)
+{
+	if (strcmp(format, "openai") == 0)
+		return json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name", name,
+				 "description", ex->description, "parameters", ex->input);
+	if (strcmp(format, "anthropic") == 0)
+		return json_pack("{s:s, s:s, s:O}", "name", name, "description", ex->description,
+				 "input_schema", ex->input);
+	if (strcmp(format, "openai-agents") == 0)
+		/* strict mode wants additionalProperties: false and every property
+		 * required, which berth's schemas do not say: off. */
+		return json_pack("{s:s, s:s, s:s, s:O, s:b}", "type", "function", "name", name, "description",
+				 ex->description, "parameters", ex->input, "strict", 0);
+	if (strcmp(format, "ai-sdk") == 0)
+		return json_pack("{s:s, s:O}", "description", ex->description, "inputSchema", ex->input);
+	if (strcmp(format, "langchain") == 0)
+		return json_pack("{s:s, s:s, s:O}", "name", name, "description", ex->description, "schema",
+				 ex->input);
+	return json_pack("{s:s, s:s, s:O, s:O}", "name", name, "description", ex->description, "inputSchema",
+			 ex->input, "outputSchema", ex->output);
+}
 
 int cmd_tools(int argc, char **argv)
 {
-	const char *dir = NULL, *format = "mcp";
-	struct berth_manifest man;
-	struct berth_diags d = {0};
-	struct berth_error err = {0};
+	const char *dirs[BERTH_MCP_MAX_APPS], *format = "mcp";
+	size_t n_dirs = 0;
+	bool known = false;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -173,43 +206,73 @@ int cmd_tools(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
 			format = argv[++i];
-		} else if (argv[i][0] != '-' && dir == NULL) {
-			dir = argv[i];
+		} else if (argv[i][0] != '-') {
+			if (n_dirs == BERTH_MCP_MAX_APPS) {
+				fprintf(stderr, "berth: tools: at most %d apps\n", BERTH_MCP_MAX_APPS);
+				return 2;
+			}
+			dirs[n_dirs++] = argv[i];
 		} else {
 			fprintf(stderr, "berth: tools: unexpected argument `%s`\n%s", argv[i], tools_usage);
 			return 2;
 		}
 	}
-	if (dir == NULL) {
+	if (n_dirs == 0) {
 		fprintf(stderr, "berth: tools: missing APP-DIR\n%s", tools_usage);
 		return 2;
 	}
-	if (strcmp(format, "mcp") != 0 && strcmp(format, "openai") != 0 && strcmp(format, "anthropic") != 0) {
-		fprintf(stderr, "berth: tools: unknown --format `%s`: use mcp, openai or anthropic\n",
-			format);
+	for (size_t i = 0; i < sizeof tool_formats / sizeof tool_formats[0]; i++)
+		known |= strcmp(format, tool_formats[i]) == 0;
+	if (!known) {
+		fprintf(stderr,
+			"berth: tools: unknown --format `%s`: use mcp, openai, anthropic, openai-agents, "
+			"ai-sdk or "
+			"langchain\n",
+			CLI_SAFE(format));
 		return 2;
 	}
-	if (berth_manifest_load(dir, dir, &man, &d, &err) < 0) {
-		for (size_t i = 0; i < d.n; i++)
-			fprintf(stderr, "%s\n", CLI_SAFE(d.items[i].text));
-		berth_diags_free(&d);
-		cli_print_error(&err);
-		return err.status == 2 ? 2 : 125;
+	bool keyed = strcmp(format, "ai-sdk") == 0;
+	json_t *tools = keyed ? json_object() : json_array(), *seen = json_object();
+	int rc = 0;
+	for (size_t a = 0; a < n_dirs && rc == 0; a++) {
+		struct berth_manifest man;
+		struct berth_diags d = {0};
+		struct berth_error err = {0};
+		if (berth_manifest_load(dirs[a], dirs[a], &man, &d, &err) < 0) {
+			for (size_t i = 0; i < d.n; i++)
+				fprintf(stderr, "%s\n", CLI_SAFE(d.items[i].text));
+			berth_diags_free(&d);
+			cli_print_error(&err);
+			rc = err.status == 2 ? 2 : 125;
+			break;
+		}
+		for (size_t i = 0; i < man.n_exports; i++) {
+			const struct berth_export *ex = &man.exports[i];
+			char name[256];
+			if (n_dirs > 1)
+				snprintf(name, sizeof name, "%s__%s", man.name, ex->name);
+			else
+				snprintf(name, sizeof name, "%s", ex->name);
+			if (json_object_get(seen, name) != NULL) {
+				fprintf(stderr,
+					"berth: tools: two apps named `%s`: each tool name must be unique\n",
+					CLI_SAFE(man.name));
+				rc = 2;
+				break;
+			}
+			json_object_set_new(seen, name, json_true());
+			json_t *t = tool_def(format, name, ex);
+			if (keyed)
+				json_object_set_new(tools, name, t);
+			else
+				json_array_append_new(tools, t);
+		}
+		berth_manifest_free(&man);
 	}
-	json_t *tools = json_array();
-	for (size_t i = 0; i < man.n_exports; i++) {
-		const struct berth_export *ex = &man.exports[i];
-		json_t *t;
-		if (strcmp(format, "openai") == 0)
-			t = json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name",
-				      ex->name, "description", ex->description, "parameters", ex->input);
-		else if (strcmp(format, "anthropic") == 0)
-			t = json_pack("{s:s, s:s, s:O}", "name", ex->name, "description", ex->description,
-				      "input_schema", ex->input);
-		else
-			t = json_pack("{s:s, s:s, s:O, s:O}", "name", ex->name, "description",
-				      ex->description, "inputSchema", ex->input, "outputSchema", ex->output);
-		json_array_append_new(tools, t);
+	json_decref(seen);
+	if (rc != 0) {
+		json_decref(tools);
+		return rc;
 	}
 	json_t *out = strcmp(format, "mcp") == 0 ? json_pack("{s:o}", "tools", tools) : tools;
 	char *s = cli_json_dumps(out, JSON_INDENT(2));
@@ -217,6 +280,5 @@ int cmd_tools(int argc, char **argv)
 		printf("%s\n", s);
 	free(s);
 	json_decref(out);
-	berth_manifest_free(&man);
 	return s != NULL ? 0 : 125;
 }

@@ -58,11 +58,14 @@ enum berth_run_secrets {
 typedef void (*berth_run_notice_fn)(void *arg, const char *line);
 
 struct berth_cred_run;
+struct berth_ssh_run;
 
 struct berth_run_spec {
 	const struct berth_policy *policy; /* must outlive the run */
 	/* injected credentials for the broker (credentials.h); NULL: none; must outlive the run */
 	const struct berth_cred_run *creds;
+	/* the --ssh agent relay (sshagent.h), served beside the broker; NULL: none; must outlive the run */
+	struct berth_ssh_run *ssh;
 	const struct berth_runtime_ops *runtime; /* NULL: berth_runtime_default() */
 	const char *actor;                       /* run.start, policy, run.stop (copied); NULL: "berth" */
 	bool

@@ -11,6 +11,7 @@
 
 #include "../util/cleanup.h"
 #include "credentials.h"
+#include "sshagent.h"
 #include "run.h"
 
 static void notice_line(const struct berth_run *r, const char *line)
@@ -67,6 +68,33 @@ static void on_credential(const char *name, const char *host, unsigned port, uin
 			    (json_int_t)count);
 	if (payload != NULL)
 		berth_audit_queue_push_as(q, "broker", "credential.used", payload, false, &err);
+}
+
+/* One signature by the --ssh relay: an `ssh.sign` record (the key's
+ * fingerprint, the count, what was signed; never what was signed itself). */
+static void on_ssh_sign(const struct berth_ssh_sign_event *e, void *arg)
+{
+	struct berth_run *r = arg;
+	struct berth_audit_queue *q;
+	struct berth_error err = {0};
+	json_t *payload;
+
+	if (!r->spec.audit || (q = berth_run_queue(r)) == NULL)
+		return;
+	/* (not "key" or "host_key": the audit trail redacts a member named so) */
+	payload = json_pack("{s:s, s:I, s:s, s:o*, s:o*, s:o*, s:o*}", "fingerprint", e->key, "count",
+			    (json_int_t)e->count, "kind", e->kind, "user",
+			    e->user != NULL ? json_string(e->user) : NULL, "host",
+			    e->host != NULL ? json_string(e->host) : NULL, "host_fingerprint",
+			    e->host_key != NULL ? json_string(e->host_key) : NULL, "namespace",
+			    e->ns != NULL ? json_string(e->ns) : NULL);
+	if (payload != NULL)
+		berth_audit_queue_push_as(q, "ssh-agent", "ssh.sign", payload, false, &err);
+}
+
+static void on_ssh_notice(const char *line, void *arg)
+{
+	notice_line(arg, line);
 }
 
 static void *broker_main(void *arg)
@@ -146,6 +174,11 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 
 	/* a policy with credentials needs them read (berth run does; a run
 	 * without them would hand the sandbox an unset variable, fail closed) */
+	if ((p->n_ssh_keys > 0 || p->n_ssh_known_hosts > 0) && r->spec.ssh == NULL) {
+		close_listeners(l);
+		berth_usage_err(err, "--ssh is only for `berth run`");
+		return berth_err_hint(err, "give --ssh to a `berth run` (docs/credentials.md)");
+	}
 	if (p->n_credentials > 0 && r->spec.creds == NULL) {
 		close_listeners(l);
 		berth_usage_err(err, "--credential is only for `berth run`");
@@ -183,6 +216,8 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	if (pthread_create(&r->broker_th, NULL, broker_main, r->broker) != 0)
 		return berth_err(err, EAGAIN, "cannot start the egress broker");
 	r->broker_running = true;
+	if (r->spec.ssh != NULL && berth_ssh_start(r->spec.ssh, on_ssh_sign, on_ssh_notice, r, err) < 0)
+		return -1; /* berth_run_end() stops the broker */
 	return 0;
 }
 
@@ -190,6 +225,8 @@ void berth_run_egress_stop(struct berth_run *r)
 {
 	char line[620], text[600];
 
+	if (r->spec.ssh != NULL)
+		berth_ssh_stop(r->spec.ssh); /* its refusal lines; no signature after this */
 	if (r->broker == NULL)
 		return;
 	if (r->broker_running) {
