@@ -49,6 +49,9 @@ int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, cons
 #define CLI_SAFE(s) berth_text_clean((char[CLI_SAFE_MAX]){0}, CLI_SAFE_MAX, (s) != NULL ? (s) : "")
 
 int cmd_run(int argc, char **argv);
+int cmd_approve(int argc, char **argv);
+int cmd_deny(int argc, char **argv);
+int cmd_asks(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_rpc(int argc, char **argv);

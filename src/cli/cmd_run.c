@@ -78,6 +78,9 @@ static const char run_usage[] =
     "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
     "  --explain            at exit, each denial the kernel reported: what refused it, the rule and\n"
     "                       the fix (docs/denials.md)\n"
+    "  --ask                an open of a host file outside the sandbox's view waits for a human: at\n"
+    "                       the terminal, or `berth approve|deny RUN ID` (docs/ask.md)\n"
+    "  --ask-timeout DUR    deny an ask not answered in DUR, 100ms..1h (default 60s)\n"
     "\n"
     "every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
     "durably, nothing runs (exit 125)\n"
@@ -107,9 +110,17 @@ static int dry_run(const struct berth_run_opts *o, const struct berth_runtime_op
 		cli_print_error(&err);
 		return 125;
 	}
-	if (o->json)
+	unsigned ask_ms = o->ask_timeout_ms != 0 ? o->ask_timeout_ms : BERTH_ASK_TIMEOUT_MS;
+	if (o->json && o->ask)
+		printf("{\"digest\":\"sha256:%s\",\"runtime\":\"%s\",\"ask\":{\"timeout_ms\":%u},\"policy\":%"
+		       "s}\n",
+		       digest, rt->name, ask_ms, json);
+	else if (o->json)
 		printf("{\"digest\":\"sha256:%s\",\"runtime\":\"%s\",\"policy\":%s}\n", digest, rt->name,
 		       json);
+	else if (o->ask)
+		printf("%s\nruntime: %s\nask: on, each ask denied after %u ms\ndigest: sha256:%s\n", json,
+		       rt->name, ask_ms, digest);
 	else
 		printf("%s\nruntime: %s\ndigest: sha256:%s\n", json, rt->name, digest);
 	free(json);
@@ -363,6 +374,9 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 				      .start_extra = start_extra,
 				      .record_enforced = true,
 				      .explain = o->explain,
+				      .ask = o->ask,
+				      .ask_timeout_ms = o->ask_timeout_ms,
+				      .ask_terminal = o->ask,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
 				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
@@ -481,6 +495,13 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	if (o.ask_timeout_ms != 0 && !o.ask) {
+		fprintf(stderr, "berth: --ask-timeout is the deadline of --ask, which is not given\n");
+		fprintf(stderr, "berth: hint: add `--ask`, or drop `--ask-timeout`\n");
+		berth_run_opts_free(&o);
+		return 2;
+	}
+	ro.ask = o.ask;
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);

@@ -41,6 +41,8 @@ static const char usage[] =
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  watch RUN|SESSION [--json]          follow a run's denials as they are recorded\n"
+    "  approve|deny RUN ID [--always]      answer an ask of a `berth run --ask` (docs/ask.md)\n"
+    "  asks RUN                            the asks of a `berth run --ask` that wait\n"
     "  diff [--json] RUN|SESSION [PATH...] what a `--review` run or session changed (RUN: or --last)\n"
     "  apply RUN|SESSION [PATH...]         land those changes in the host's tree (--include-guarded)\n"
     "  discard RUN|SESSION                 drop them; the host's tree stays as it is\n"
@@ -136,6 +138,9 @@ static const struct {
     {"discard", cmd_discard},
     {"checkpoints", cmd_checkpoints},
     {"rollback", cmd_rollback},
+    {"approve", cmd_approve},
+    {"deny", cmd_deny},
+    {"asks", cmd_asks},
 };
 
 int main(int argc, char **argv)

@@ -44,6 +44,8 @@ enum {
 	OPT_YES,
 	OPT_DRY_RUN,
 	OPT_EXPLAIN,
+	OPT_ASK,
+	OPT_ASK_TIMEOUT,
 	OPT_JSON,
 	OPT_HELP,
 	OPT_ALLOW_HOST,
@@ -89,6 +91,8 @@ static const struct option run_options[] = {
     {"yes", no_argument, NULL, OPT_YES},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"ask", no_argument, NULL, OPT_ASK},
+    {"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -402,6 +406,18 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_EXPLAIN:
 		o->explain = true;
 		return 0;
+	case OPT_ASK:
+		o->ask = true;
+		return 0;
+	case OPT_ASK_TIMEOUT: {
+		uint64_t ms;
+		if (berth_parse_duration_ms(arg, "--ask-timeout", &ms, err) < 0)
+			return -1;
+		if (ms < 100 || ms > 3600000)
+			return berth_usage_err(err, "--ask-timeout `%s` is out of range: 100ms to 1h", arg);
+		o->ask_timeout_ms = (unsigned)ms;
+		return 0;
+	}
 	case OPT_RUNTIME:
 		/* found by the caller (berth_runtime_find, a layer above): a
 		 * name it does not know is refused there, dry run or not */

@@ -45,6 +45,16 @@ static void on_decision(const struct berth_broker_decision *d, void *arg)
 
 /* A connection that injected a credential: a `credential.used` record
  * (its name, host, port and count; never its value).  On the broker's thread. */
+/* --ask: an undeclared host, offered by the broker (its loop's thread).
+ * The engine exists from sync 3, before the command's first instruction,
+ * so every request of the command finds it. */
+static int on_ask(void *data, const char *host, unsigned port, uint64_t token)
+{
+	struct berth_run *r = data;
+
+	return berth_ask_hold_net(__atomic_load_n(&r->ask, __ATOMIC_ACQUIRE), host, port, token);
+}
+
 static void on_credential(const char *name, const char *host, unsigned port, uint64_t count, void *arg)
 {
 	struct berth_run *r = arg;
@@ -156,6 +166,11 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	const struct berth_policy *p = r->spec.policy;
 	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
 	struct berth_broker_opts bo = {.dns_server = p->dns, .on_decision = on_decision, .data = r};
+	if (r->spec.ask) {
+		bo.on_ask = on_ask;
+		bo.ask_timeout_ms =
+		    r->spec.ask_timeout_ms != 0 ? r->spec.ask_timeout_ms : BERTH_ASK_TIMEOUT_MS;
+	}
 
 	/* a policy with credentials needs them read (berth run does; a run
 	 * without them would hand the sandbox an unset variable, fail closed) */

@@ -170,6 +170,9 @@ static int check_opts(const struct berth_runtime_opts *o, struct berth_error *er
 		return refuse("seed a session's home", "use the namespace runtime", err);
 	if (o->force_off != 0)
 		return refuse("take BERTH_TEST_FORCE_OFF", "unset it for --runtime vm", err);
+	if (o->ask)
+		return refuse("hold a call for `--ask` (the guest's kernel has no listener of berth's)",
+			      "use the namespace runtime, or drop --ask", err);
 	return 0;
 }
 
