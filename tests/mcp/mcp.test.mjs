@@ -338,6 +338,11 @@ await test("cancellation", async () => {
 	// The app (sequential) is still asleep in `hang`; berth sent it
 	// berth/cancel and keeps the call's slot until the call's deadline
 	// (--timeout), when it kills the app.  What happens to a ping meanwhile?
+	// It is sent 1.2 s after the hang (still inside the hang's 2 s): its
+	// own deadline (--timeout, from when it is sent) then leaves the app's
+	// restart 1.2 s, not the 0.3 s of an at-once ping (a loaded machine's
+	// boot took longer than that).
+	await sleep(Math.max(0, t0 + 1200 - Date.now()));
 	const t1 = Date.now();
 	const p1 = await c.client.callTool({ name: "ping", arguments: {} });
 	const tPing = Date.now() - t1;
