@@ -12,13 +12,16 @@ BERTH_RUN_DEPS=(git python3 curl procps util-linux python3-psycopg2 libvterm0)
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
 # openssl(1), as contrib/audit-verify.py does.
+# openssh-server and openssh-client: tests/integration/run-ssh.sh (berth run --ssh) starts an
+# sshd of its own on loopback (its own config and host key; installing the package starts no
+# service where policy-rc.d or no init forbids it, and the test never uses the system's).
 # postgresql-15, postgresql-client-15: tests/mcp/apps.test.mjs makes a cluster of its own (initdb,
 # pg_ctl on a loopback port; Debian's service is never started or used) for apps/postgres.
 # clang-format: .ci/run's format lane (scripts/check-format.sh, clang-format 14).
 # python3-kubernetes: the Kubernetes API schema that tests/integration/k8s-validate.py checks
 # `berth export k8s` against (kubectl cannot validate without a cluster).
 BERTH_TEST_DEPS=(make clang libclang-rt-14-dev bubblewrap python3-yaml nodejs iproute2 dnsmasq-base openssl
-	clang-format python3-kubernetes postgresql-15 postgresql-client-15)
+	clang-format python3-kubernetes postgresql-15 postgresql-client-15 openssh-server openssh-client)
 # The oci suites (tests/oci: podman and containerd with berth as their OCI runtime, docs/oci.md):
 # runc, the reference runtime on the same command line; busybox-static, the test image's /bin
 # (it replaces the dynamic busybox package); uidmap (newuidmap) and catatonit (the pause

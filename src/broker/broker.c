@@ -389,6 +389,49 @@ static void closing_event(struct bufferevent *bev, short what, void *arg)
 
 /* ---- the broker ---------------------------------------------------------- */
 
+static void ask_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct berth_broker *b = arg;
+	uint64_t v;
+
+	(void)what;
+	while (read(fd, &v, sizeof(v)) > 0)
+		;
+	for (;;) {
+		uint64_t token;
+		bool grant;
+		pthread_mutex_lock(&b->mu);
+		if (b->nanswers == 0) {
+			pthread_mutex_unlock(&b->mu);
+			break;
+		}
+		token = b->answers[0].token;
+		grant = b->answers[0].grant;
+		memmove(&b->answers[0], &b->answers[1], (b->nanswers - 1) * sizeof(b->answers[0]));
+		b->nanswers--;
+		pthread_mutex_unlock(&b->mu);
+		berth_bk_ask_answered(b, token, grant);
+	}
+}
+
+int berth_broker_answer(struct berth_broker *b, uint64_t token, bool grant)
+{
+	uint64_t one = 1;
+	int rc = -1;
+
+	pthread_mutex_lock(&b->mu);
+	if (b->nanswers < sizeof(b->answers) / sizeof(b->answers[0])) {
+		b->answers[b->nanswers].token = token;
+		b->answers[b->nanswers].grant = grant;
+		b->nanswers++;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&b->mu);
+	if (rc == 0 && b->ask_fd >= 0)
+		(void)!write(b->ask_fd, &one, sizeof(one));
+	return rc;
+}
+
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct berth_broker *b = arg;
@@ -416,6 +459,7 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 	}
 	pthread_mutex_init(&b->mu, NULL);
 	b->stop_fd = -1;
+	b->ask_fd = -1;
 	b->max_tunnels = o->max_tunnels ? o->max_tunnels : BERTH_BROKER_DEFAULT_MAX_TUNNELS;
 	/* connections still sending their head count too, up to twice the tunnels */
 	b->max_conns = 2 * b->max_tunnels + 64;
@@ -475,6 +519,17 @@ struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct 
 	if (b->stop_ev == NULL || event_add(b->stop_ev, NULL) < 0) {
 		berth_err(err, ENOMEM, "broker: stop event");
 		return NULL;
+	}
+	if (o->on_ask != NULL) {
+		b->on_ask = o->on_ask;
+		b->ask_ms = o->ask_timeout_ms;
+		b->ask_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		b->ask_ev =
+		    b->ask_fd >= 0 ? event_new(b->base, b->ask_fd, EV_READ | EV_PERSIST, ask_cb, b) : NULL;
+		if (b->ask_ev == NULL || event_add(b->ask_ev, NULL) < 0) {
+			berth_err(err, ENOMEM, "broker: ask event");
+			return NULL;
+		}
 	}
 	return steal_pointer(&b);
 }
@@ -573,6 +628,10 @@ void berth_broker_free(struct berth_broker *b)
 	berth_dns_free(b->dns);
 	if (b->stop_ev != NULL)
 		event_free(b->stop_ev);
+	if (b->ask_ev != NULL)
+		event_free(b->ask_ev);
+	if (b->ask_fd >= 0)
+		close(b->ask_fd);
 	if (b->stop_fd >= 0)
 		close(b->stop_fd);
 	if (b->base != NULL)

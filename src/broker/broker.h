@@ -141,6 +141,14 @@ typedef void (*berth_broker_cred_fn)(const char *name, const char *host, unsigne
 
 struct berth_tls_ca;
 
+/*
+ * `berth run --ask` (docs/ask.md): a request for a host no pattern
+ * declares ("not declared", "port N not declared") is offered here, on the
+ * loop's thread, with a token.  Return 1 to hold it (then answer with
+ * berth_broker_answer(), from any thread), 0 to refuse it now.
+ */
+typedef int (*berth_broker_ask_fn)(void *data, const char *host, unsigned port, uint64_t token);
+
 struct berth_broker_opts {
 	const struct berth_host_pattern *patterns; /* copied by berth_broker_new() */
 	size_t n_patterns;
@@ -159,6 +167,10 @@ struct berth_broker_opts {
 	size_t n_creds;
 	struct berth_tls_ca *ca;
 	berth_broker_cred_fn on_credential;
+	/* --ask: may be NULL (every undeclared host refused at once); a held
+	 * request waits at most @ask_timeout_ms (plus a margin) */
+	berth_broker_ask_fn on_ask;
+	unsigned ask_timeout_ms;
 };
 
 struct berth_broker_stats {
@@ -177,6 +189,16 @@ struct berth_broker;
  * memory runs out.
  */
 struct berth_broker *berth_broker_new(const struct berth_broker_opts *o, struct berth_error *err);
+
+/*
+ * berth_broker_answer - the answer to held request @token (opts.on_ask).
+ * @grant: HOST:PORT is declared from then on, for this broker's life (the
+ * request goes on and is decided like any, its addresses checked as
+ * always); else the request is refused ("denied by a human").  Any thread;
+ * a token no request waits on any more is ignored.  Returns 0, or -1 when
+ * more than 64 answers wait for the loop.
+ */
+int berth_broker_answer(struct berth_broker *b, uint64_t token, bool grant);
 
 /*
  * berth_broker_add_listener - accept clients of @kind on @fd, a listening

@@ -75,6 +75,10 @@ struct sdir {
 struct conn {
 	struct berth_broker *b;
 	struct conn *prev, *next;
+	/* --ask: the token of the held request (0: none), and what it asked */
+	uint64_t ask_token;
+	char ask_host[BERTH_HOST_NAME_MAX + 1];
+	unsigned ask_port;
 	enum berth_broker_kind kind;
 	enum cstate st;
 	struct bufferevent *cl, *up;
@@ -149,6 +153,19 @@ struct berth_broker {
 	struct berth_tls_ca *ca;
 	berth_broker_cred_fn on_cred;
 	struct ssl_ctx_st *srv_ctx, *cli_ctx;
+
+	/* --ask (berth_broker_answer): answers queued under @mu, the loop
+	 * woken by @ask_fd (an eventfd) */
+	berth_broker_ask_fn on_ask;
+	unsigned ask_ms;
+	uint64_t ask_next; /* loop's thread */
+	int ask_fd;
+	struct event *ask_ev;
+	struct {
+		uint64_t token;
+		bool grant;
+	} answers[64];
+	size_t nanswers;
 };
 
 /* ---- broker.c */
@@ -180,6 +197,9 @@ void berth_bk_refuse(struct conn *c, const char *reason);
 void berth_bk_fail(struct conn *c, int status, enum berth_socks_rep rep, const char *reason);
 /* berth_bk_fail() for connect(2)'s errno @e (502, or 504 on ETIMEDOUT). */
 void berth_bk_fail_errno(struct conn *c, int e);
+
+/* The loop's side of berth_broker_answer (broker_request.c). */
+void berth_bk_ask_answered(struct berth_broker *b, uint64_t token, bool grant);
 
 /* ---- broker_relay.c */
 

@@ -115,6 +115,55 @@ static void resolved(void *arg, int status, const char *errtext, const struct be
 /* The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
 static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
+/* --ask: a host no pattern declares is held for a human (opts.on_ask);
+ * true when it waits. */
+static bool hold(struct conn *c, const char *host, unsigned port)
+{
+	struct berth_broker *b = c->b;
+
+	if (b->on_ask == NULL ||
+	    (strncmp(c->dec.reason, "not declared", 12) != 0 && strncmp(c->dec.reason, "port ", 5) != 0))
+		return false;
+	c->ask_token = ++b->ask_next;
+	snprintf(c->ask_host, sizeof(c->ask_host), "%s", host);
+	c->ask_port = port;
+	/* the head's timer would end it first: the ask's deadline and a margin */
+	berth_bk_timer_in(c, (uint64_t)b->ask_ms + 5000);
+	if (b->on_ask(b->data, host, port, c->ask_token) == 1)
+		return true;
+	c->ask_token = 0;
+	return false;
+}
+
+static void request(struct conn *c, const char *host, unsigned port);
+
+void berth_bk_ask_answered(struct berth_broker *b, uint64_t token, bool grant)
+{
+	struct berth_host_pattern *np, p;
+	char text[BERTH_HOST_NAME_MAX + 16], reason[BERTH_HOST_REASON_MAX];
+	struct conn *c;
+
+	for (c = b->conns; c != NULL && c->ask_token != token; c = c->next)
+		;
+	if (c == NULL || token == 0)
+		return; /* the client is gone */
+	c->ask_token = 0;
+	if (!grant) {
+		berth_bk_refuse(c, "not declared; not granted (berth run --ask)");
+		return;
+	}
+	snprintf(text, sizeof(text), strchr(c->ask_host, ':') != NULL ? "[%s]:%u" : "%s:%u", c->ask_host,
+		 c->ask_port);
+	if (berth_host_pattern_parse(text, &p, reason, sizeof(reason)) < 0 ||
+	    (np = realloc(b->pats, (b->npats + 1) * sizeof(*b->pats))) == NULL) {
+		berth_bk_refuse(c, "granted, but not a pattern berth can declare");
+		return;
+	}
+	np[b->npats++] = p;
+	b->pats = np;
+	request(c, c->ask_host, c->ask_port);
+}
+
 /* A complete request for dec.host:dec.port: decide, take a slot, resolve or connect. */
 static void request(struct conn *c, const char *host, unsigned port)
 {
@@ -139,6 +188,8 @@ static void request(struct conn *c, const char *host, unsigned port)
 	if (berth_host_decide(b->pats, b->npats, host, port, &c->dec) != 1) {
 		if (c->dec.host[0] == '\0')
 			snprintf(c->dec.host, sizeof(c->dec.host), "%s", host);
+		if (hold(c, host, port))
+			return;
 		berth_bk_refuse(c, c->dec.reason);
 		return;
 	}

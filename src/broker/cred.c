@@ -3,6 +3,7 @@
  * cred.c - the header rewrite of injected credentials (cred.h).
  */
 #include "cred.h"
+#include "../policy/credential.h"
 
 #include <string.h>
 #include <strings.h>
@@ -136,22 +137,6 @@ static int put_value(struct w *w, const char *v, size_t n, const struct berth_cr
 	return put_replaced(w, v, n, in) ? 1 : 0;
 }
 
-/* @s (@n bytes) is `.` or `..`, a dot written as itself or as %2e */
-static bool dot_segment(const char *s, size_t n)
-{
-	size_t dots = 0;
-
-	for (size_t i = 0; i < n; dots++) {
-		if (s[i] == '.')
-			i++;
-		else if (n - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] == 'e' || s[i + 2] == 'E'))
-			i += 3;
-		else
-			return false;
-	}
-	return dots == 1 || dots == 2;
-}
-
 /* A path a server may resolve to another (RFC 3986 5.2.4, or a slash
  * that is encoded or backward): out of every prefix but `/`. */
 static bool path_escapes(const char *path, size_t n)
@@ -167,7 +152,7 @@ static bool path_escapes(const char *path, size_t n)
 			return true;
 	for (size_t i = 0; i <= n; i++)
 		if (i == n || path[i] == '/') {
-			if (dot_segment(seg, (size_t)(path + i - seg)))
+			if (berth_cred_dot_segment(seg, (size_t)(path + i - seg)))
 				return true;
 			seg = path + i + 1;
 		}

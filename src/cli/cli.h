@@ -49,6 +49,9 @@ int cli_confirm_widenings(const struct berth_run_opts *o, const char *verb, cons
 #define CLI_SAFE(s) berth_text_clean((char[CLI_SAFE_MAX]){0}, CLI_SAFE_MAX, (s) != NULL ? (s) : "")
 
 int cmd_run(int argc, char **argv);
+int cmd_approve(int argc, char **argv);
+int cmd_deny(int argc, char **argv);
+int cmd_asks(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_rpc(int argc, char **argv);
@@ -75,6 +78,8 @@ int cmd_attest(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_discard(int argc, char **argv);
+int cmd_checkpoints(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 /* `berth watch RUN|SESSION` (cmd_watch.c): a run's denial records, live (docs/denials.md). */
 int cmd_watch(int argc, char **argv);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_init.c - `berth init NAME [--runtime native|python] [--dir DIR]`: a new
- * resident app that passes `berth test` unchanged.
+ * cmd_init.c - `berth init NAME [--runtime native|python|node] [--dir DIR]`: a
+ * new resident app that passes `berth test` unchanged.
  *
  * python: berth.yml and main.py (the SDK is mounted by berth at run time).
+ * node: berth.yml and index.js (@berth/sdk, sdk/typescript, likewise mounted).
  * native: berth.yml, main.c and a Makefile that compiles main.c with the C
  * SDK's sources (found next to the berth binary); berth runs `make` once so
  * the entry exists.
@@ -25,9 +26,10 @@
 #include "../util/sys.h"
 
 static const char init_usage[] =
-    "usage: berth init NAME [--runtime native|python] [--dir DIR]\n"
+    "usage: berth init NAME [--runtime native|python|node] [--dir DIR]\n"
     "  create DIR (default ./NAME) with a berth.yml and a working `hello` export\n"
-    "  (python by default; native builds a C program with the C SDK)\n";
+    "  (python by default; node writes index.js for the JavaScript SDK; native\n"
+    "  builds a C program with the C SDK)\n";
 
 static const char manifest_fmt[] = "# %s - a berth resident app (docs/manifest.md).\n"
 				   "schema_version: 1\n"
@@ -82,6 +84,43 @@ static const char python_main[] =
     "\n"
     "\n"
     "app.run()\n";
+
+static const char node_main[] =
+    "// SPDX-License-Identifier: MIT\n"
+    "// A berth resident app: `hello` greets and counts greetings in /workspace.\n"
+    "// @berth/sdk is mounted by berth (NODE_PATH); docs/sdk.md.\n"
+    "\"use strict\";\n"
+    "\n"
+    "const fs = require(\"node:fs/promises\");\n"
+    "const { defineApp, AppError } = require(\"@berth/sdk\");\n"
+    "\n"
+    "defineApp({\n"
+    "  tools: {\n"
+    "    hello: {\n"
+    "      description: \"Say hello to someone\",\n"
+    "      // The same schemas as berth.yml (`node index.js --berth-exports` prints them).\n"
+    "      input: {\n"
+    "        type: \"object\",\n"
+    "        properties: { name: { type: \"string\", description: \"who to greet\" } },\n"
+    "        required: [\"name\"],\n"
+    "      },\n"
+    "      async handler({ name }) {\n"
+    "        if (!name) throw new AppError(\"the name is empty\");\n"
+    "        // Paths are not checked here: the sandbox lets this app write\n"
+    "        // /workspace only (berth.yml), and the kernel refuses the rest.\n"
+    "        let count = 0;\n"
+    "        try {\n"
+    "          count = Number(await fs.readFile(\"count\", \"utf8\")) || 0;\n"
+    "        } catch (e) {\n"
+    "          if (e.code !== \"ENOENT\") throw e; // -32001 with errno, syscall and path\n"
+    "        }\n"
+    "        count += 1;\n"
+    "        await fs.writeFile(\"count\", String(count));\n"
+    "        return { greeting: \"hello, \" + name, count };\n"
+    "      },\n"
+    "    },\n"
+    "  },\n"
+    "}).run();\n";
 
 static const char c_main[] =
     "/* SPDX-License-Identifier: MIT */\n"
@@ -165,7 +204,7 @@ static int write_file(const char *dir, const char *name, const char *text, mode_
  * half-made app stays (and a second `berth init` with the same name works). */
 static void undo_init(const char *dir)
 {
-	static const char *const made[] = {"berth.yml", "main.py", "main.c", "Makefile"};
+	static const char *const made[] = {"berth.yml", "main.py", "index.js", "main.c", "Makefile"};
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
@@ -237,11 +276,12 @@ int cmd_init(int argc, char **argv)
 		fprintf(stderr, "berth: init: bad app name `%s`: use 1 to 63 of a-z, 0-9 and -\n", name);
 		return 2;
 	}
-	if (strcmp(runtime, "native") != 0 && strcmp(runtime, "python") != 0) {
-		fprintf(stderr, "berth: init: unknown runtime `%s`: use native or python\n", runtime);
+	if (strcmp(runtime, "native") != 0 && strcmp(runtime, "python") != 0 &&
+	    strcmp(runtime, "node") != 0) {
+		fprintf(stderr, "berth: init: unknown runtime `%s`: use native, python or node\n", runtime);
 		return 2;
 	}
-	bool native = strcmp(runtime, "native") == 0;
+	bool native = strcmp(runtime, "native") == 0, node = strcmp(runtime, "node") == 0;
 	if (native && find_sdk_c(sdk, sizeof sdk) < 0) {
 		fprintf(stderr,
 			"berth: init: cannot find the berth C SDK next to this berth\n"
@@ -257,17 +297,22 @@ int cmd_init(int argc, char **argv)
 					"existing directory\n");
 		return 2;
 	}
-	snprintf(buf, sizeof buf, manifest_fmt, name, name, runtime, native ? name : "main.py");
+	snprintf(buf, sizeof buf, manifest_fmt, name, name, runtime,
+		 native ? name
+		 : node ? "index.js"
+			: "main.py");
 	if (write_file(dir, "berth.yml", buf, 0644) < 0) {
 		undo_init(dir);
 		return 125;
 	}
 	if (!native) {
-		if (write_file(dir, "main.py", python_main, 0644) < 0) {
+		if (write_file(dir, node ? "index.js" : "main.py", node ? node_main : python_main, 0644) <
+		    0) {
 			undo_init(dir);
 			return 125;
 		}
-		printf("berth: created the python app `%s` in %s\n  try: berth test %s\n", name, dir, dir);
+		printf("berth: created the %s app `%s` in %s\n  try: berth test %s\n", runtime, name, dir,
+		       dir);
 		return 0;
 	}
 	snprintf(buf, sizeof buf, makefile_fmt, name, sdk, name, name);

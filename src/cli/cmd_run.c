@@ -28,6 +28,7 @@
 #include "../util/journal.h"
 #include "../util/rundir.h"
 #include "../supervisor/credentials.h"
+#include "../supervisor/sshagent.h"
 #include "../util/sha256.h"
 #include "cli.h"
 
@@ -52,6 +53,12 @@ static const char run_usage[] =
     "                       the secret of SOURCE (env:VAR, file:/PATH, cmd:COMMAND) goes to HOST in\n"
     "                       HEADER (bearer, x-api-key, basic, header:FIELD) by the broker; inside,\n"
     "                       NAME holds a placeholder (widening; docs/credentials.md)\n"
+    "  --ssh FINGERPRINT    the sandbox's ssh-agent (SSH_AUTH_SOCK inside) lists and signs with\n"
+    "                       this key of your agent's only (SHA256:...; widening; docs/credentials.md)\n"
+    "  --ssh-key FILE.pub   the same, for the keys of a public key file\n"
+    "  --ssh-host HOST[:PORT][=KEYFILE]\n"
+    "                       reach HOST's SSH port (22) through the broker, its host keys (KEYFILE;\n"
+    "                       github.com: those berth ships) pinned with StrictHostKeyChecking yes\n"
     "  --env NAME[=VALUE]   pass a variable (from berth's environment, or VALUE)\n"
     "  --env-file FILE      pass the NAME=VALUE lines of FILE (values stay off command lines)\n"
     "  --evidence PATH      copy PATH (file or directory; repeatable) and mount it at /evidence:\n"
@@ -71,6 +78,9 @@ static const char run_usage[] =
     "  --dry-run [--json]   print the compiled policy and its digest, do not run\n"
     "  --explain            at exit, each denial the kernel reported: what refused it, the rule and\n"
     "                       the fix (docs/denials.md)\n"
+    "  --ask                an open of a host file outside the sandbox's view waits for a human: at\n"
+    "                       the terminal, or `berth approve|deny RUN ID` (docs/ask.md)\n"
+    "  --ask-timeout DUR    deny an ask not answered in DUR, 100ms..1h (default 60s)\n"
     "\n"
     "every run is recorded in the audit trail (`berth audit`); when the record cannot be written\n"
     "durably, nothing runs (exit 125)\n"
@@ -100,9 +110,17 @@ static int dry_run(const struct berth_run_opts *o, const struct berth_runtime_op
 		cli_print_error(&err);
 		return 125;
 	}
-	if (o->json)
+	unsigned ask_ms = o->ask_timeout_ms != 0 ? o->ask_timeout_ms : BERTH_ASK_TIMEOUT_MS;
+	if (o->json && o->ask)
+		printf("{\"digest\":\"sha256:%s\",\"runtime\":\"%s\",\"ask\":{\"timeout_ms\":%u},\"policy\":%"
+		       "s}\n",
+		       digest, rt->name, ask_ms, json);
+	else if (o->json)
 		printf("{\"digest\":\"sha256:%s\",\"runtime\":\"%s\",\"policy\":%s}\n", digest, rt->name,
 		       json);
+	else if (o->ask)
+		printf("%s\nruntime: %s\nask: on, each ask denied after %u ms\ndigest: sha256:%s\n", json,
+		       rt->name, ask_ms, digest);
 	else
 		printf("%s\nruntime: %s\ndigest: sha256:%s\n", json, rt->name, digest);
 	free(json);
@@ -244,7 +262,7 @@ static int check_rules(struct berth_run_opts *o)
 	struct berth_error err = {0};
 	struct berth_rules *r = NULL;
 	struct berth_widening_ctx ctx = {.network_mode = o->network_mode};
-	const char *creds[BERTH_CRED_MAX];
+	const char *creds[BERTH_CRED_MAX + 1];
 	int status = 0;
 
 	/* a --credential forwards a secret of the host's: `allow.credentials` governs it */
@@ -253,6 +271,9 @@ static int check_rules(struct berth_run_opts *o)
 	ctx.credentials = creds;
 	ctx.n_credentials =
 	    o->policy.n_credentials < BERTH_CRED_MAX ? o->policy.n_credentials : BERTH_CRED_MAX;
+	/* --ssh lends the caller's ssh-agent: `allow.credentials` must list `ssh-agent` */
+	if (o->policy.n_ssh_keys > 0)
+		creds[ctx.n_credentials++] = "ssh-agent";
 
 	if (berth_rules_load_all(NULL, o->policy.workspace, &r, &err) < 0) {
 		cli_print_error(&err);
@@ -329,7 +350,7 @@ static const char fail_closed[] =
  * the command starts; then the run record (docs/attest.md).
  */
 static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, struct berth_runtime_opts *ro,
-	       const char *run_id, const struct berth_cred_run *creds)
+	       const char *run_id, const struct berth_cred_run *creds, struct berth_ssh_run *ssh)
 {
 	struct berth_run r;
 	struct berth_error err = {0}, je = {0};
@@ -347,11 +368,15 @@ static int run(struct berth_run_opts *o, const struct berth_runtime_ops *rt, str
 					getcwd(cwd, sizeof cwd) ? cwd : "?");
 	struct berth_run_spec spec = {.policy = &o->policy,
 				      .creds = creds,
+				      .ssh = ssh,
 				      .actor = actor,
 				      .audit = true,
 				      .start_extra = start_extra,
 				      .record_enforced = true,
 				      .explain = o->explain,
+				      .ask = o->ask,
+				      .ask_timeout_ms = o->ask_timeout_ms,
+				      .ask_terminal = o->ask,
 				      .notice = print_notice,
 				      .remove_at_end = rm,
 				      .n_remove_at_end = o->n_evidence > 0 ? 1 : 0,
@@ -459,6 +484,24 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return 2;
 	}
+	/* the agent is a unix socket in the sandbox's view: the guest's has none */
+	if ((o.policy.n_ssh_keys > 0 || o.policy.n_ssh_known_hosts > 0) &&
+	    strcmp(rt->name, "namespace") != 0) {
+		fprintf(
+		    stderr,
+		    "berth: the %s runtime cannot give `--ssh` or `--ssh-host` yet (docs/credentials.md)\n",
+		    rt->name);
+		fprintf(stderr, "berth: hint: drop `--runtime %s`, or the --ssh options\n", rt->name);
+		berth_run_opts_free(&o);
+		return 2;
+	}
+	if (o.ask_timeout_ms != 0 && !o.ask) {
+		fprintf(stderr, "berth: --ask-timeout is the deadline of --ask, which is not given\n");
+		fprintf(stderr, "berth: hint: add `--ask`, or drop `--ask-timeout`\n");
+		berth_run_opts_free(&o);
+		return 2;
+	}
+	ro.ask = o.ask;
 	if (berth_parse_force_off(getenv("BERTH_TEST_FORCE_OFF"), &ro.force_off, &err) < 0) {
 		cli_print_error(&err);
 		berth_run_opts_free(&o);
@@ -545,7 +588,18 @@ int cmd_run(int argc, char **argv)
 		berth_run_opts_free(&o);
 		return err.status ? err.status : 125;
 	}
-	status = run(&o, rt, &ro, run_id, creds);
+	/* --ssh: the caller's agent checked, the socket, known_hosts and
+	 * ssh config in the sandbox's view */
+	struct berth_ssh_run *ssh = NULL;
+	if (berth_ssh_prepare(&o.policy, run_id, &ssh, &err) < 0) {
+		cli_print_error(&err);
+		berth_cred_run_free(creds);
+		berth_journal_done(&journal);
+		berth_run_opts_free(&o);
+		return err.status ? err.status : 125;
+	}
+	status = run(&o, rt, &ro, run_id, creds, ssh);
+	berth_ssh_run_free(ssh);
 	berth_cred_run_free(creds);
 	/* The run cleaned up after itself and its run.stop is written. */
 	berth_journal_done(&journal);

@@ -22,13 +22,13 @@ static const char usage[] =
     "commands:\n"
     "  run [OPTIONS] -- COMMAND [ARG...]   run a command in a sandbox (see `berth run --help`)\n"
     "  doctor [--json]                     what this machine can enforce\n"
-    "  init NAME [--runtime native|python] scaffold a resident app\n"
+    "  init NAME [--runtime R]             scaffold a resident app (native, python or node)\n"
     "  dev [APP-DIR...]                    run apps, reload them on change, serve `berth rpc`\n"
     "  rpc APP --export NAME [--input J]   call an app's export\n"
     "  test [APP-DIR]                      check an app against its manifest's examples\n"
     "  policy APP-DIR [--json]             print the policy compiled from an app's berth.yml\n"
     "  mcp --app NAME --app-dir DIR ...    serve apps' exports as MCP tools over stdio\n"
-    "  tools APP-DIR [--format F]          print an app's exports as tool definitions\n"
+    "  tools APP-DIR... [--format F]       print apps' exports as tool definitions\n"
     "  spawn PROFILE [OPTIONS]             start an agent session, detached (see `berth spawn --help`)\n"
     "  ps [--json]                         list sessions: state, uptime, network, policy\n"
     "  attach NAME                         the session's terminal (detach: Ctrl-])\n"
@@ -41,9 +41,13 @@ static const char usage[] =
     "  attest RUN_ID|--last [--out FILE]   a signed record of what a run enforced (--verify FILE)\n"
     "  audit [list|verify] [OPTIONS]       the audit trail: list records, verify the chain\n"
     "  watch RUN|SESSION [--json]          follow a run's denials as they are recorded\n"
-    "  diff [--json] RUN|--last [PATH...]  what a `run --review` changed (docs/review.md)\n"
-    "  apply RUN|--last [PATH...]          land those changes in the host's tree (--include-guarded)\n"
-    "  discard RUN|--last                  drop them; the host's tree stays as it is\n"
+    "  approve|deny RUN ID [--always]      answer an ask of a `berth run --ask` (docs/ask.md)\n"
+    "  asks RUN                            the asks of a `berth run --ask` that wait\n"
+    "  diff [--json] RUN|SESSION [PATH...] what a `--review` run or session changed (RUN: or --last)\n"
+    "  apply RUN|SESSION [PATH...]         land those changes in the host's tree (--include-guarded)\n"
+    "  discard RUN|SESSION                 drop them; the host's tree stays as it is\n"
+    "  checkpoints [--json] SESSION        a --review session's checkpoints, one per agent turn\n"
+    "  rollback SESSION CHECKPOINT         make a checkpoint the (ended) session's change set\n"
     "  export k8s --image IMAGE [OPTIONS]  a RuntimeClass, Pod and NetworkPolicy for Kubernetes\n"
     "  oci [GLOBAL] COMMAND ...            the OCI runtime for podman and containerd (`berth oci --help`)\n"
     "  vm install|status|probe             the microVM runtime's pinned guest (`berth vm --help`)\n"
@@ -105,13 +109,38 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 } commands[] = {
-    {"run", cmd_run},       {"doctor", cmd_doctor}, {"policy", cmd_policy},   {"rpc", cmd_rpc},
-    {"test", cmd_test},     {"dev", cmd_dev},       {"init", cmd_init},       {"mcp", cmd_mcp},
-    {"tools", cmd_tools},   {"spawn", cmd_spawn},   {"ps", cmd_ps},           {"peek", cmd_peek},
-    {"send", cmd_send},     {"logs", cmd_logs},     {"attach", cmd_attach},   {"stop", cmd_stop},
-    {"rm", cmd_rm},         {"fleet", cmd_fleet},   {"attest", cmd_attest},   {"audit", cmd_audit},
-    {"export", cmd_export}, {"oci", cmd_oci},       {"vm", cmd_vm},           {"watch", cmd_watch},
-    {"diff", cmd_diff},     {"apply", cmd_apply},   {"discard", cmd_discard},
+    {"run", cmd_run},
+    {"doctor", cmd_doctor},
+    {"policy", cmd_policy},
+    {"rpc", cmd_rpc},
+    {"test", cmd_test},
+    {"dev", cmd_dev},
+    {"init", cmd_init},
+    {"mcp", cmd_mcp},
+    {"tools", cmd_tools},
+    {"spawn", cmd_spawn},
+    {"ps", cmd_ps},
+    {"peek", cmd_peek},
+    {"send", cmd_send},
+    {"logs", cmd_logs},
+    {"attach", cmd_attach},
+    {"stop", cmd_stop},
+    {"rm", cmd_rm},
+    {"fleet", cmd_fleet},
+    {"attest", cmd_attest},
+    {"audit", cmd_audit},
+    {"export", cmd_export},
+    {"oci", cmd_oci},
+    {"vm", cmd_vm},
+    {"watch", cmd_watch},
+    {"diff", cmd_diff},
+    {"apply", cmd_apply},
+    {"discard", cmd_discard},
+    {"checkpoints", cmd_checkpoints},
+    {"rollback", cmd_rollback},
+    {"approve", cmd_approve},
+    {"deny", cmd_deny},
+    {"asks", cmd_asks},
 };
 
 int main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../policy/credential.h"
 #include "../policy/policy.h"
 #include "../util/cleanup.h"
 #include "internal.h"
@@ -308,8 +309,10 @@ static void f_runtime(struct mctx *c, const struct berth_ynode *v, struct berth_
 		m->runtime = BERTH_RUNTIME_NATIVE;
 	else if (strcmp(s, "python") == 0)
 		m->runtime = BERTH_RUNTIME_PYTHON;
+	else if (strcmp(s, "node") == 0)
+		m->runtime = BERTH_RUNTIME_NODE;
 	else
-		diag(c, v, "unknown runtime `%s`; known runtimes: native, python", quote(c, s, v->len));
+		diag(c, v, "unknown runtime `%s`; known runtimes: native, python, node", quote(c, s, v->len));
 }
 
 static void f_entry(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
@@ -461,6 +464,50 @@ static void f_secrets(struct mctx *c, const struct berth_ynode *v, struct berth_
 {
 	m->secrets = list_read(c, v, "a list of environment variable names such as `[API_TOKEN]`",
 			       sizeof *m->secrets, "an environment variable name", secret_item, m);
+}
+
+/* credentials: each a binding as `berth run --credential` takes it
+ * (docs/credentials.md), its NAME once */
+static void cred_item(struct mctx *c, const struct berth_ynode *v, size_t i, const char *s, json_t *seen,
+		      void *arr, struct berth_manifest *m)
+{
+	const struct berth_ynode *it = v->kids[i];
+	char **creds = arr, why[512];
+	struct berth_credential cr;
+	json_t *prev;
+	int r = berth_credential_parse(s, &cr, why, sizeof why);
+
+	if (r == -2) {
+		c->oom = true;
+		return;
+	}
+	if (r < 0) {
+		diag(c, it,
+		     "invalid credential binding: %s; a binding is "
+		     "`NAME=SOURCE@HOST[:PORT][/PREFIX][#HEADER]`, "
+		     "e.g. `GH_TOKEN=env:GH_TOKEN@api.github.com` (docs/credentials.md)",
+		     why);
+		return;
+	}
+	if ((prev = json_object_get(seen, cr.name)) != NULL) {
+		const struct berth_ynode *first = v->kids[json_integer_value(prev)];
+		diag(c, it, "credential `%s` is bound twice (first at %u:%u); fix: remove one of them",
+		     cr.name, first->line, first->col);
+	} else if (json_object_set_new(seen, cr.name, json_integer((json_int_t)i)) < 0) {
+		c->oom = true;
+	} else {
+		creds[m->n_credentials] = dup_str(c, s, it->len);
+		if (creds[m->n_credentials] != NULL)
+			m->n_credentials++;
+	}
+	berth_credential_clear(&cr);
+}
+
+static void f_credentials(struct mctx *c, const struct berth_ynode *v, struct berth_manifest *m)
+{
+	m->credentials =
+	    list_read(c, v, "a list of credential bindings such as `[GH_TOKEN=env:GH_TOKEN@api.github.com]`",
+		      sizeof *m->credentials, "a credential binding", cred_item, m);
 }
 
 /* The text of a scalar meant as a number or size; NULL (reported) for null, booleans, collections. */
@@ -789,12 +836,13 @@ static void read_manifest(struct mctx *c, const struct berth_ynode *root, struct
 	    {"entry", true, "add `entry: PATH`, the program to start, relative to the app directory"},
 	    {"capabilities", false, NULL},
 	    {"secrets", false, NULL},
+	    {"credentials", false, NULL},
 	    {"resources", false, NULL},
 	    {"exports", true, "add `exports:` with at least one export (`- name: my_export`)"},
 	};
 	static void (*const fields[])(struct mctx *, const struct berth_ynode *, struct berth_manifest *) = {
-	    f_schema_version, f_name,         f_version, f_description, f_runtime,
-	    f_entry,          f_capabilities, f_secrets, f_resources,   f_exports,
+	    f_schema_version, f_name,    f_version,     f_description, f_runtime, f_entry,
+	    f_capabilities,   f_secrets, f_credentials, f_resources,   f_exports,
 	};
 	const struct berth_ynode *vals[BERTH_ARRAY_SIZE(keys)];
 
@@ -940,6 +988,9 @@ void berth_manifest_free(struct berth_manifest *m)
 	for (size_t i = 0; i < m->n_secrets; i++)
 		free(m->secrets[i]);
 	free(m->secrets);
+	for (size_t i = 0; i < m->n_credentials; i++)
+		free(m->credentials[i]);
+	free(m->credentials);
 	for (size_t i = 0; i < m->n_exports; i++) {
 		struct berth_export *x = &m->exports[i];
 		free(x->name);
@@ -962,6 +1013,8 @@ const char *berth_runtime_name(enum berth_runtime rt)
 	switch (rt) {
 	case BERTH_RUNTIME_PYTHON:
 		return "python";
+	case BERTH_RUNTIME_NODE:
+		return "node";
 	case BERTH_RUNTIME_NATIVE:
 	default:
 		return "native";

@@ -33,6 +33,7 @@
 enum berth_runtime {
 	BERTH_RUNTIME_NATIVE = 0, /* `entry` is an executable */
 	BERTH_RUNTIME_PYTHON,     /* `entry` is a Python script run by python3 */
+	BERTH_RUNTIME_NODE,       /* `entry` is a JavaScript file run by node */
 };
 
 enum berth_cap_kind {
@@ -99,6 +100,11 @@ struct berth_manifest {
 	size_t n_caps;
 	char **secrets; /* environment variable names, unique */
 	size_t n_secrets;
+	/* credentials: bindings as --credential takes them (src/policy/credential.h,
+	 * docs/credentials.md), each NAME once: the secret never enters the app's
+	 * sandbox, the broker injects it for the bound host */
+	char **credentials;
+	size_t n_credentials;
 	struct berth_resources resources;
 	struct berth_export *exports; /* at least one */
 	size_t n_exports;
@@ -171,7 +177,7 @@ void berth_manifest_free(struct berth_manifest *m);
  */
 int berth_capability_parse(const char *s, struct berth_cap *cap, char *reason, size_t reason_len);
 
-/* berth_runtime_name - "native" or "python". */
+/* berth_runtime_name - "native", "python" or "node". */
 const char *berth_runtime_name(enum berth_runtime rt);
 
 #endif

@@ -141,8 +141,8 @@ static int parse_header(const char *h, struct berth_credential *c, char *reason,
 	return c->field == NULL ? -2 : 0;
 }
 
-/* @s (@n bytes) is `.` or `..`, each dot written as itself or as %2e */
-static bool dot_segment(const char *s, size_t n)
+/* credential.h */
+bool berth_cred_dot_segment(const char *s, size_t n)
 {
 	size_t dots = 0;
 
@@ -167,7 +167,7 @@ static bool path_resolves(const char *p)
 		return true;
 	for (const char *q = seg;; q++)
 		if (*q == '/' || *q == '\0') {
-			if (dot_segment(seg, (size_t)(q - seg)))
+			if (berth_cred_dot_segment(seg, (size_t)(q - seg)))
 				return true;
 			if (*q == '\0')
 				return false;

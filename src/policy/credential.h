@@ -24,6 +24,7 @@
 #ifndef BERTH_POLICY_CREDENTIAL_H
 #define BERTH_POLICY_CREDENTIAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../util/error.h"
@@ -89,5 +90,13 @@ const char *berth_cred_source_name(enum berth_cred_source s);
 
 /* berth_cred_header_name - "bearer", "x-api-key", "basic" or "header". */
 const char *berth_cred_header_name(enum berth_cred_header h);
+
+/*
+ * berth_cred_dot_segment - whether the path segment @s (@n bytes) is `.` or
+ * `..`, each dot written as itself or as `%2e` (RFC 3986 5.2.4 resolves it):
+ * the grammar refuses such a PREFIX, the broker's rewrite never matches a
+ * path holding one (src/broker/cred.c).
+ */
+bool berth_cred_dot_segment(const char *s, size_t n);
 
 #endif

@@ -44,6 +44,8 @@ enum {
 	OPT_YES,
 	OPT_DRY_RUN,
 	OPT_EXPLAIN,
+	OPT_ASK,
+	OPT_ASK_TIMEOUT,
 	OPT_JSON,
 	OPT_HELP,
 	OPT_ALLOW_HOST,
@@ -55,6 +57,9 @@ enum {
 	OPT_REVIEW,
 	OPT_REVIEW_SIZE,
 	OPT_CREDENTIAL,
+	OPT_SSH,
+	OPT_SSH_KEY,
+	OPT_SSH_HOST,
 };
 
 static const struct option run_options[] = {
@@ -69,6 +74,9 @@ static const struct option run_options[] = {
     {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
     {"dns", required_argument, NULL, OPT_DNS},
     {"credential", required_argument, NULL, OPT_CREDENTIAL},
+    {"ssh", required_argument, NULL, OPT_SSH},
+    {"ssh-key", required_argument, NULL, OPT_SSH_KEY},
+    {"ssh-host", required_argument, NULL, OPT_SSH_HOST},
     {"env", required_argument, NULL, OPT_ENV},
     {"env-file", required_argument, NULL, OPT_ENV_FILE},
     {"evidence", required_argument, NULL, OPT_EVIDENCE},
@@ -83,6 +91,8 @@ static const struct option run_options[] = {
     {"yes", no_argument, NULL, OPT_YES},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"ask", no_argument, NULL, OPT_ASK},
+    {"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -305,6 +315,13 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_CREDENTIAL:
 		o->network_given = true;
 		return berth_fl_add_credential(o, arg, err);
+	case OPT_SSH:
+	case OPT_SSH_KEY:
+		o->network_given = true;
+		return berth_fl_add_ssh_key(o, arg, c == OPT_SSH_KEY, err);
+	case OPT_SSH_HOST:
+		o->network_given = true;
+		return berth_fl_add_ssh_host(o, arg, err);
 	case OPT_DNS: {
 		/* checked here, not first when the broker starts: --dry-run showed
 		 * any text, and a run had written its audit records by then */
@@ -389,6 +406,18 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 	case OPT_EXPLAIN:
 		o->explain = true;
 		return 0;
+	case OPT_ASK:
+		o->ask = true;
+		return 0;
+	case OPT_ASK_TIMEOUT: {
+		uint64_t ms;
+		if (berth_parse_duration_ms(arg, "--ask-timeout", &ms, err) < 0)
+			return -1;
+		if (ms < 100 || ms > 3600000)
+			return berth_usage_err(err, "--ask-timeout `%s` is out of range: 100ms to 1h", arg);
+		o->ask_timeout_ms = (unsigned)ms;
+		return 0;
+	}
 	case OPT_RUNTIME:
 		/* found by the caller (berth_runtime_find, a layer above): a
 		 * name it does not know is refused there, dry run or not */
@@ -445,7 +474,8 @@ int berth_run_parse(int argc, char **argv, char *(*env_lookup)(const char *), st
 						      o->policy.env[k].name);
 			}
 	/* --allow-host implies --network proxy; with --network host it means nothing. */
-	if (o->policy.n_allow_hosts > 0 || o->policy.dns != NULL) {
+	/* --ssh's agent is served beside the broker: it implies it too */
+	if (o->policy.n_allow_hosts > 0 || o->policy.dns != NULL || o->policy.n_ssh_keys > 0) {
 		if (o->policy.network == BERTH_NET_HOST) {
 			berth_usage_err(
 			    err,

@@ -11,8 +11,10 @@
 
 struct berth_run_opts {
 	struct berth_policy policy;
-	bool dry_run;             /* print the compiled policy, do not run */
-	bool explain;             /* --explain: the run's denials at exit (docs/denials.md); not policy */
+	bool dry_run; /* print the compiled policy, do not run */
+	bool explain; /* --explain: the run's denials at exit (docs/denials.md); not policy */
+	bool ask;     /* --ask: opens outside the view are put to a human (docs/ask.md); not policy */
+	unsigned ask_timeout_ms;  /* --ask-timeout; 0: not given (the default, 60 s) */
 	bool json;                /* --dry-run output as canonical JSON */
 	bool yes;                 /* do not ask to confirm widenings */
 	bool help;                /* --help was given */

@@ -111,7 +111,7 @@ void berth_run_scrub(int argc, char **argv, const struct berth_run_opts *o)
 			    "--workspace",  "--tmp-size", "--memory",  "--cpus",       "--pids",
 			    "--nofile",     "--timeout",  "--network", "--allow-host", "--dns",
 			    "--env-file",   "--evidence", "--ro",      "--rw",         "--unprotect",
-			    "--credential", NULL};
+			    "--credential", "--ssh",      "--ssh-key", "--ssh-host",   NULL};
 			for (size_t k = 0; with_value[k] != NULL; k++)
 				if (strcmp(argv[i], with_value[k]) == 0) {
 					i++;

@@ -54,6 +54,24 @@ int berth_fl_add_allow_host(struct berth_policy *p, const char *arg, struct bert
 int berth_fl_add_credential(struct berth_run_opts *o, const char *arg, struct berth_error *err);
 
 /*
+ * berth_fl_add_ssh_key - --ssh FINGERPRINT (@file false) or --ssh-key FILE
+ * (@file true: each key of a public key file) into @o's policy
+ * (ssh_keys), each with its widening line.  Returns 0, or -1 with @err: a
+ * usage error (status 2) naming the value and the fix, or ENOMEM.
+ */
+int berth_fl_add_ssh_key(struct berth_run_opts *o, const char *arg, bool file, struct berth_error *err);
+
+/*
+ * berth_fl_add_ssh_host - --ssh-host HOST[:PORT][=KEYFILE]: the host keys of
+ * KEYFILE (known_hosts or .pub lines; without it, the ones berth ships in
+ * data/ssh/HOST: github.com only) pinned in @o's policy (ssh_known_hosts),
+ * and HOST:PORT (default 22) declared as by --allow-host.  Returns 0, or -1
+ * with @err: a usage error (status 2) naming the value and the fix, or
+ * ENOMEM.
+ */
+int berth_fl_add_ssh_host(struct berth_run_opts *o, const char *arg, struct berth_error *err);
+
+/*
  * berth_fl_load_preset - add the allow-host patterns of the network preset
  * @name (flags_net.c says where it is looked for) to @p.  Returns 0, or -1
  * with @err: a usage error (status 2) for a preset that is missing, not a

@@ -16,6 +16,7 @@
  */
 #include "policy.h"
 #include "credential.h"
+#include "sshkey.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -544,11 +545,32 @@ static int read_credentials(const json_t *n, struct berth_policy *p, struct bert
 	return rc;
 }
 
+/* network.ssh: the --ssh keys (fingerprints) and pinned known_hosts lines. */
+static int read_ssh(const json_t *n, struct berth_policy *p, struct berth_error *err)
+{
+	static const char *const keys[] = {"keys", "known_hosts", NULL};
+	json_t *s = json_object_get(n, "ssh");
+
+	if (s == NULL)
+		return 0;
+	s = member(n, "network", "ssh", JSON_OBJECT, err);
+	if (s == NULL || only_keys(s, "network.ssh", keys, err) < 0 ||
+	    get_strv(s, "network.ssh", "keys", &p->ssh_keys, &p->n_ssh_keys, err) < 0 ||
+	    get_strv(s, "network.ssh", "known_hosts", &p->ssh_known_hosts, &p->n_ssh_known_hosts, err) < 0)
+		return -1;
+	for (size_t i = 0; i < p->n_ssh_keys; i++)
+		if (!berth_ssh_fp_valid(p->ssh_keys[i]))
+			return bad(err, "network.ssh.keys", "holds a string that is no SHA256 fingerprint");
+	if (p->n_ssh_keys == 0 && p->n_ssh_known_hosts == 0)
+		return bad(err, "network.ssh", "holds no key and no host");
+	return 0;
+}
+
 /* network: the mode, and in proxy mode only the broker's allow-hosts and
  * DNS server. */
 static int read_network(const json_t *top, struct berth_policy *p, struct berth_error *err)
 {
-	static const char *const keys[] = {"mode", "allow_hosts", "dns", "credentials", NULL};
+	static const char *const keys[] = {"mode", "allow_hosts", "dns", "credentials", "ssh", NULL};
 	json_t *n = member(top, "", "network", JSON_OBJECT, err);
 	cleanup_free char *mode = NULL;
 
@@ -568,13 +590,17 @@ static int read_network(const json_t *top, struct berth_policy *p, struct berth_
 			return bad(err, "network.allow_hosts", "is only in proxy mode");
 		if (json_object_get(n, "dns") != NULL)
 			return bad(err, "network.dns", "is only in proxy mode");
+		if (json_object_get(n, "credentials") != NULL)
+			return bad(err, "network.credentials", "is only in proxy mode");
+		if (json_object_get(n, "ssh") != NULL)
+			return bad(err, "network.ssh", "is only in proxy mode");
 		return 0;
 	}
 	if (get_strv(n, "network", "allow_hosts", &p->allow_hosts, &p->n_allow_hosts, err) < 0)
 		return -1;
 	if (json_object_get(n, "dns") != NULL && get_str(n, "network", "dns", false, &p->dns, err) < 0)
 		return -1;
-	return read_credentials(n, p, err);
+	return read_credentials(n, p, err) < 0 ? -1 : read_ssh(n, p, err);
 }
 
 /* env: each variable's name and origin; its value is the caller's to set

@@ -113,6 +113,8 @@ void berth_policy_free(struct berth_policy *p)
 	for (size_t i = 0; i < p->n_credentials; i++)
 		berth_credential_clear(&p->credentials[i]);
 	free(p->credentials);
+	free_strv(p->ssh_keys, p->n_ssh_keys);
+	free_strv(p->ssh_known_hosts, p->n_ssh_known_hosts);
 	free(p->dns);
 	free(p->evidence_dir);
 	free(p->app_name);
@@ -334,6 +336,15 @@ static json_t *policy_json(const struct berth_policy *p)
 			}
 		}
 		if (p->n_credentials > 0 && (cv == NULL || json_object_set_new(net, "credentials", cv) < 0)) {
+			json_decref(j);
+			return NULL;
+		}
+		/* only with --ssh or --ssh-host: other policies keep their form and digest */
+		if ((p->n_ssh_keys > 0 || p->n_ssh_known_hosts > 0) &&
+		    json_object_set_new(net, "ssh",
+					json_pack("{s:o*, s:o*}", "keys",
+						  strv_json(p->ssh_keys, p->n_ssh_keys), "known_hosts",
+						  strv_json(p->ssh_known_hosts, p->n_ssh_known_hosts))) < 0) {
 			json_decref(j);
 			return NULL;
 		}

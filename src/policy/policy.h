@@ -188,6 +188,14 @@ struct berth_policy {
 	 * docs/credentials.md): bindings only, never a secret's value */
 	struct berth_credential *credentials;
 	size_t n_credentials;
+	/* BERTH_NET_PROXY: --ssh (docs/credentials.md, "--ssh"): the keys the
+	 * sandbox's agent lists and signs with (SHA256 fingerprints, sshkey.h),
+	 * and the known_hosts lines pinned for the --ssh-host hosts
+	 * (`HOST TYPE BASE64`, `[HOST]:PORT TYPE BASE64`) */
+	char **ssh_keys;
+	size_t n_ssh_keys;
+	char **ssh_known_hosts;
+	size_t n_ssh_known_hosts;
 
 	/* Environment */
 	struct berth_env *env;

@@ -122,6 +122,15 @@ struct berth_egress_stream {
  *                      --network proxy policy with no on_egress hook is
  *                      refused before anything is made (nothing would serve
  *                      the listeners).
+ *   3b. on_notify      sync 3, with the ask option only, right before
+ *                      on_measured: @listener is the seccomp user
+ *                      notification listener of the command's open calls
+ *                      (docs/ask.md), which the hook owns from then on,
+ *                      whatever it returns; @m as for on_measured.  No
+ *                      open(2) of the command's completes until the
+ *                      listener is served.  -1 (with @err) fails the run
+ *                      closed, as on_measured.  The ask option with no
+ *                      on_notify hook is refused before anything is made.
  *   4. on_measured     sync 3: the command measured what is enforced, right
  *                      before its execve; @m is valid during the call only.
  *                      -1 (with @err) fails the run closed: the sandbox is
@@ -137,6 +146,7 @@ struct berth_run_hooks {
 	void (*on_terminal)(void *arg, int master);
 	int (*before_release)(void *arg, struct berth_error *err);
 	int (*on_egress)(void *arg, const struct berth_egress_listeners *l, struct berth_error *err);
+	int (*on_notify)(void *arg, int listener, const struct berth_measure *m, struct berth_error *err);
 	int (*on_measured)(void *arg, const char *run_id, const struct berth_measure *m,
 			   struct berth_error *err);
 };
@@ -180,6 +190,11 @@ struct berth_runtime_opts {
 	 * that the next berth repairs what a SIGKILL left (`berth run`). */
 	const struct berth_journal *journal;
 	struct berth_run_hooks hooks;
+	/* `berth run --ask` (docs/ask.md): the command's open(2), openat(2),
+	 * openat2(2) and creat(2) wait on a seccomp user notification
+	 * listener handed to hooks.on_notify (a filter after berth's own, with
+	 * SECCOMP_FILTER_FLAG_NEW_LISTENER).  false: no listener, no cost. */
+	bool ask;
 	/* Written into the fresh tmpfs $HOME once it is mounted, before the
 	 * command starts: each file created (mode 0600, its directories 0700)
 	 * by the sandbox identity, never through a symbolic link.  Ignored with

@@ -25,6 +25,7 @@
 #include "../util/rundir.h"
 #include "../util/text.h"
 #include "limits.h"
+#include "mounts_int.h"
 
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
@@ -34,7 +35,7 @@ static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urand
 static const char *const proc_ro[] = {"sys", "sysrq-trigger", "irq",        "bus",
 				      "fs",  "latency_stats", "timer_list", NULL};
 
-static int set_attr(const char *path, uint64_t set, bool recursive, struct berth_error *err)
+int berth_mnt_set_attr(const char *path, uint64_t set, bool recursive, struct berth_error *err)
 {
 	struct mount_attr attr = {.attr_set = set};
 
@@ -71,7 +72,7 @@ static int bind(const char *src, const char *dst, uint64_t attrs, struct berth_e
 {
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return berth_err(err, errno, "cannot bind `%s` to `%s`", src, dst);
-	return set_attr(dst, attrs | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true, err);
+	return berth_mnt_set_attr(dst, attrs | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true, err);
 }
 
 static int tmpfs(const char *dst, const char *opts, unsigned long flags, struct berth_error *err)
@@ -236,8 +237,8 @@ static int move_tree(int fd, const char *dst, struct berth_error *err)
  * it: a component that became a link meanwhile (another container writing
  * a volume both share: runc's CVE-2021-30465) would take the mount out of
  * the root, or elsewhere in it past the checks made on @dst.  Mounting
- * onto the descriptor (attach_at, and mount(2) through its /proc magic
- * link, pinned_path) follows nothing.  @shown names the target in errors.
+ * onto the descriptor (berth_mnt_attach_at, and mount(2) through its /proc magic
+ * link, berth_mnt_pinned_path) follows nothing.  @shown names the target in errors.
  * Returns the descriptor, or -1 with @err filled.
  */
 static int pin_target(const char *dst, const char *shown, struct berth_error *err)
@@ -272,8 +273,8 @@ static int pin_target(const char *dst, const char *shown, struct berth_error *er
 	return fd;
 }
 
-/* pinned_path - @fd's /proc magic link, for mount(2) and friends. */
-static const char *pinned_path(int fd, char *buf, size_t len)
+/* berth_mnt_pinned_path - @fd's /proc magic link, for mount(2) and friends. */
+const char *berth_mnt_pinned_path(int fd, char *buf, size_t len)
 {
 	snprintf(buf, len, OLDROOT "/proc/self/fd/%d", fd);
 	return buf;
@@ -289,13 +290,13 @@ static int mount_pinned(const char *src, const char *dst, const char *fstype, un
 
 	if (tfd < 0)
 		return -1;
-	if (mount(src, pinned_path(tfd, at, sizeof at), fstype, flags, opts) < 0)
+	if (mount(src, berth_mnt_pinned_path(tfd, at, sizeof at), fstype, flags, opts) < 0)
 		return berth_err(err, errno, "cannot mount %s on `%s`", fstype != NULL ? fstype : src, shown);
 	return 0;
 }
 
-/* attach_at - the detached mount @tree onto the pinned target @tfd. */
-static int attach_at(int tree, int tfd, const char *shown, struct berth_error *err)
+/* berth_mnt_attach_at - the detached mount @tree onto the pinned target @tfd. */
+int berth_mnt_attach_at(int tree, int tfd, const char *shown, struct berth_error *err)
 {
 	if (syscall(SYS_move_mount, tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return berth_err(err, errno, "cannot mount at `%s`", shown);
@@ -317,10 +318,10 @@ static int bind_at(const char *src, int tfd, uint64_t attrs, const char *shown, 
 
 	if (tree < 0)
 		return berth_err(err, errno, "cannot bind `%s` to `%s`", src, shown);
-	if (attach_at(tree, tfd, shown, err) < 0)
+	if (berth_mnt_attach_at(tree, tfd, shown, err) < 0)
 		return -1;
-	if (syscall(SYS_mount_setattr, AT_FDCWD, pinned_path(tree, at, sizeof at), AT_RECURSIVE, &attr,
-		    sizeof attr) < 0)
+	if (syscall(SYS_mount_setattr, AT_FDCWD, berth_mnt_pinned_path(tree, at, sizeof at), AT_RECURSIVE,
+		    &attr, sizeof attr) < 0)
 		return berth_err(err, errno, "cannot set mount attributes of `%s`", shown);
 	return 0;
 }
@@ -403,8 +404,8 @@ int berth_source_open(const char *what, const char *path, struct stat *st, struc
  * descriptor from berth's mount namespace cannot be bound here (EINVAL), so
  * the child opens the host path again below /oldroot, with no link followed,
  * and binds only when that is the very inode berth checked. */
-static int bind_source(const char *what, const char *path, int parent_fd, int tfd, const char *shown,
-		       uint64_t attrs, struct berth_error *err)
+int berth_mnt_bind_source(const char *what, const char *path, int parent_fd, int tfd, const char *shown,
+			  uint64_t attrs, struct berth_error *err)
 {
 	char src[PATH_MAX], fdpath[64];
 	cleanup_close int fd = -1;
@@ -434,87 +435,6 @@ static int bind_source(const char *what, const char *path, int parent_fd, int tf
 	return 0;
 }
 
-/* ------------------------------------------------------------- --review */
-
-#define REVIEW_LOWER "/review/lower"
-#define REVIEW_LAYER "/review/layer"
-
-/* The review layer: a tmpfs of @size bytes and @size/1024 inodes, made in the sandbox's user
- * namespace, attached at REVIEW_LAYER, holding upper/ (the workspace's
- * root's mode and owner, as the overlay shows it) and work/.  Returns its
- * mount descriptor, or -1 with @err filled. */
-static int review_layer(uint64_t size, const struct stat *root, struct berth_error *err)
-{
-	cleanup_close int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	cleanup_close int mfd = -1;
-	char bytes[32], inodes[32];
-
-	snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)size);
-	/* inodes bounded too, one per KiB: empty files take no block, and
-	 * kernel memory for each (the default is half of RAM's pages) */
-	snprintf(inodes, sizeof inodes, "%llu", (unsigned long long)(size / 1024));
-	if (fs < 0 || syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", bytes, 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return berth_err(err, errno, "--review: cannot make the review layer (a tmpfs of %s bytes)",
-				 bytes);
-	mfd = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (mfd < 0 || mkdir(REVIEW_LAYER, 0700) < 0 ||
-	    syscall(SYS_move_mount, mfd, "", AT_FDCWD, REVIEW_LAYER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return berth_err(err, errno, "--review: cannot mount the review layer");
-	if (mkdir(REVIEW_LAYER "/upper", 0700) < 0 || mkdir(REVIEW_LAYER "/work", 0700) < 0 ||
-	    chown(REVIEW_LAYER "/upper", root->st_uid, root->st_gid) < 0 ||
-	    chmod(REVIEW_LAYER "/upper", root->st_mode & 07777) < 0)
-		return berth_err(err, errno, "--review: cannot prepare the review layer");
-	return steal_fd(&mfd);
-}
-
-/*
- * --review (docs/review.md): /workspace is an overlay.  Its lower layer is
- * the workspace as workspace() would mount it (the idmapped tree, or the
- * bind of berth's descriptor), read-only, at REVIEW_LOWER in the base
- * tmpfs, which the sandbox never sees after the pivot; its upper and work
- * directories are in the review layer (review_layer), whose descriptor
- * goes to berth at sync 2 (*plan->review_fd): berth reads the change set
- * from it once the run has ended.  Nothing of the host's tree is written
- * by the overlay: a lower layer is never changed by it.  userxattr: the
- * overlay's whiteouts and opaque directories are marked with user.overlay.*
- * (trusted.* is not writable from a user namespace).
- */
-static int review_workspace(const struct berth_mount_plan *plan, int tfd, struct berth_error *err)
-{
-	cleanup_close int lfd = -1, mfd = -1;
-	char at[64];
-	struct stat st;
-
-	if (mkdir("/review", 0700) < 0 || mkdir(REVIEW_LOWER, 0755) < 0 ||
-	    (lfd = open(REVIEW_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return berth_err(err, errno, "--review: cannot prepare the lower layer");
-	if (plan->ws_fd >= 0
-		? attach_at(plan->ws_fd, lfd, "the lower layer", err) < 0 ||
-		      set_attr(REVIEW_LOWER, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true,
-			       err) < 0
-		: bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, lfd,
-			      "the lower layer", MOUNT_ATTR_RDONLY, err) < 0)
-		return -1;
-	if (stat(REVIEW_LOWER, &st) < 0)
-		return berth_err(err, errno, "--review: cannot stat the workspace");
-	if ((mfd = review_layer(plan->policy->review_size, &st, err)) < 0)
-		return -1;
-	if (mount("overlay", pinned_path(tfd, at, sizeof at), "overlay", MS_NOSUID | MS_NODEV,
-		  "lowerdir=" REVIEW_LOWER ",upperdir=" REVIEW_LAYER "/upper,workdir=" REVIEW_LAYER
-		  "/work,userxattr") < 0) {
-		berth_err(err, errno, "--review: the kernel refused an overlay over the workspace");
-		return berth_err_hint(err,
-				      "--review needs overlayfs in a user namespace (Linux 5.11 or later, "
-				      "with user extended attributes on tmpfs: 6.6); berth does not fall "
-				      "back to writing the host's tree");
-	}
-	*plan->review_fd = steal_fd(&mfd);
-	return 0;
-}
-
 static int workspace(const struct berth_mount_plan *plan, struct berth_error *err)
 {
 	cleanup_close int tfd = -1;
@@ -524,11 +444,11 @@ static int workspace(const struct berth_mount_plan *plan, struct berth_error *er
 	if ((tfd = pin_target(NEWROOT "/workspace", "/workspace", err)) < 0)
 		return -1;
 	if (plan->policy->review)
-		return review_workspace(plan, tfd, err);
+		return berth_review_workspace(plan, tfd, err);
 	if (plan->ws_fd >= 0)
-		return attach_at(plan->ws_fd, tfd, "/workspace", err);
-	return bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, tfd, "/workspace", 0,
-			   err);
+		return berth_mnt_attach_at(plan->ws_fd, tfd, "/workspace", err);
+	return berth_mnt_bind_source("the workspace", plan->policy->workspace, plan->ws_src_fd, tfd,
+				     "/workspace", 0, err);
 }
 
 /* Depth of a path: more components mount later, so nested scopes stack right. */
@@ -603,19 +523,20 @@ static int extra_mounts(const struct berth_mount_plan *plan, struct berth_error 
 			if (plan->mount_fds != NULL && plan->mount_fds[i] >= 0) {
 				struct mount_attr noexec = {.attr_set = MOUNT_ATTR_NOEXEC};
 				char at[64];
-				if (attach_at(plan->mount_fds[i], tfd, m->dst, err) < 0)
+				if (berth_mnt_attach_at(plan->mount_fds[i], tfd, m->dst, err) < 0)
 					return berth_err(err, errno, "cannot mount `%s` at `%s`", m->src,
 							 m->dst);
 				/* through the attached tree's own descriptor */
-				if (m->noexec && syscall(SYS_mount_setattr, AT_FDCWD,
-							 pinned_path(plan->mount_fds[i], at, sizeof at),
-							 AT_RECURSIVE, &noexec, sizeof noexec) < 0)
+				if (m->noexec &&
+				    syscall(SYS_mount_setattr, AT_FDCWD,
+					    berth_mnt_pinned_path(plan->mount_fds[i], at, sizeof at),
+					    AT_RECURSIVE, &noexec, sizeof noexec) < 0)
 					return berth_err(err, errno, "cannot make `%s` noexec", m->dst);
-			} else if (bind_source(m->rw ? "the --rw source" : "the --ro source", m->src,
-					       plan->src_fds[i], tfd, m->dst,
-					       (m->rw ? 0 : MOUNT_ATTR_RDONLY) |
-						   (m->noexec ? MOUNT_ATTR_NOEXEC : 0),
-					       err) < 0) {
+			} else if (berth_mnt_bind_source(m->rw ? "the --rw source" : "the --ro source",
+							 m->src, plan->src_fds[i], tfd, m->dst,
+							 (m->rw ? 0 : MOUNT_ATTR_RDONLY) |
+							     (m->noexec ? MOUNT_ATTR_NOEXEC : 0),
+							 err) < 0) {
 				/* Messages name host and sandbox paths, never /oldroot or /newroot. */
 				return -1;
 			}
@@ -659,9 +580,9 @@ static int evidence_tree(const struct berth_mount_plan *plan, struct berth_error
 		if (bind(src, NEWROOT "/evidence", 0, err) < 0)
 			return berth_err_wrap(err, "cannot mount the evidence copy");
 	}
-	return set_attr(NEWROOT "/evidence",
-			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
-			err);
+	return berth_mnt_set_attr(
+	    NEWROOT "/evidence", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	    true, err);
 }
 
 static int dev_tree(const struct berth_policy *p, struct berth_error *err)
@@ -682,7 +603,7 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 		/* Device nodes can only be bound from the host: no mknod in a user namespace. */
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return berth_err(err, errno, "cannot bind `/dev/%s`", dev_nodes[i]);
-		if (set_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, err) < 0)
+		if (berth_mnt_set_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, err) < 0)
 			return -1;
 	}
 	if (mkdir(NEWROOT "/dev/pts", 0755) < 0 || mkdir(NEWROOT "/dev/shm", 01777) < 0)
@@ -702,9 +623,9 @@ static int dev_tree(const struct berth_policy *p, struct berth_error *err)
 	    symlink("/proc/self/fd/1", NEWROOT "/dev/stdout") < 0 ||
 	    symlink("/proc/self/fd/2", NEWROOT "/dev/stderr") < 0)
 		return berth_err(err, errno, "cannot create the /dev symlinks");
-	return set_attr(NEWROOT "/dev",
-			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false,
-			err);
+	return berth_mnt_set_attr(
+	    NEWROOT "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	    false, err);
 }
 
 static int proc_tree(struct berth_error *err)
@@ -722,9 +643,9 @@ static int proc_tree(struct berth_error *err)
 			continue;
 		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return berth_err(err, errno, "cannot bind `%s`", path);
-		if (set_attr(path,
-			     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-			     true, err) < 0)
+		if (berth_mnt_set_attr(
+			path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			true, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -744,7 +665,7 @@ static int sys_tree(const struct berth_mount_plan *plan, struct berth_error *err
 	/* a joined network's own sysfs, made by the parent in it */
 	if (!plan->own_netns && plan->sys_fd >= 0) {
 		cleanup_close int tfd = pin_target(NEWROOT "/sys", "/sys", err);
-		return tfd < 0 ? -1 : attach_at(plan->sys_fd, tfd, "/sys", err);
+		return tfd < 0 ? -1 : berth_mnt_attach_at(plan->sys_fd, tfd, "/sys", err);
 	}
 	{
 		cleanup_close int tfd = pin_target(NEWROOT "/sys", "/sys", err);
@@ -986,8 +907,8 @@ static int container_root(const struct berth_mount_plan *plan, struct berth_erro
 			return -1;
 	} else {
 		cleanup_close int tfd = pin_target(NEWROOT, "/", err);
-		if (tfd < 0 ||
-		    bind_source("the container's root", c->root, plan->root_src_fd, tfd, "/", 0, err) < 0)
+		if (tfd < 0 || berth_mnt_bind_source("the container's root", c->root, plan->root_src_fd, tfd,
+						     "/", 0, err) < 0)
 			return -1;
 	}
 	/* berth mounts its own instances there: never through a link the
@@ -1040,9 +961,9 @@ static int container_workspace(const struct berth_mount_plan *plan, struct berth
 	if ((tfd = pin_target(dst, p->container->workspace_at, err)) < 0)
 		return -1;
 	if (plan->ws_fd >= 0)
-		return attach_at(plan->ws_fd, tfd, p->container->workspace_at, err);
-	return bind_source("the workspace", p->workspace, plan->ws_src_fd, tfd, p->container->workspace_at, 0,
-			   err);
+		return berth_mnt_attach_at(plan->ws_fd, tfd, p->container->workspace_at, err);
+	return berth_mnt_bind_source("the workspace", p->workspace, plan->ws_src_fd, tfd,
+				     p->container->workspace_at, 0, err);
 }
 
 static bool mounts_at(const struct berth_policy *p, const char *dst)
@@ -1071,7 +992,7 @@ static int container_paths(const struct berth_container *c, struct berth_error *
 			continue;
 		if ((tfd = pin_target(real, path, err)) < 0)
 			return -1;
-		pinned_path(tfd, at, sizeof at);
+		berth_mnt_pinned_path(tfd, at, sizeof at);
 		if (!mask) {
 			if (bind_at(at, tfd, MOUNT_ATTR_RDONLY, path, err) < 0)
 				return berth_err_wrap(err, "cannot bind the read-only path `%s`", path);
@@ -1116,7 +1037,7 @@ static int container_build(const struct berth_mount_plan *plan, struct berth_err
 		return -1;
 	if (!p->container->root_rw)
 		root_attrs |= MOUNT_ATTR_RDONLY;
-	if (set_attr(NEWROOT, root_attrs, false, err) < 0)
+	if (berth_mnt_set_attr(NEWROOT, root_attrs, false, err) < 0)
 		return -1;
 	return finish_pivot(err);
 }
@@ -1138,7 +1059,8 @@ int berth_mounts_build(const struct berth_mount_plan *plan, struct berth_error *
 	    sys_tree(plan, err) < 0)
 		return -1;
 	/* The root itself is read-only: no new top-level files. */
-	if (set_attr(NEWROOT, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err) < 0)
+	if (berth_mnt_set_attr(NEWROOT, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false,
+			       err) < 0)
 		return -1;
 	return finish_pivot(err);
 }

@@ -488,6 +488,33 @@ int berth_seccomp_compile(const struct berth_policy *p, const struct berth_secco
 	return export_program(ctx, out, err);
 }
 
+/* The calls --ask holds (docs/ask.md): each that opens a file by path. */
+static const char *const notify_calls[] = {"open", "openat", "openat2", "creat"};
+
+int berth_seccomp_compile_notify(struct berth_bpf *out, struct berth_error *err)
+{
+	cleanup_seccomp scmp_filter_ctx ctx = NULL;
+
+	memset(out, 0, sizeof *out);
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (ctx == NULL)
+		return berth_err(err, ENOMEM, "seccomp_init");
+	if (set_attrs(ctx, err) < 0)
+		return -1;
+	for (size_t i = 0; i < BERTH_ARRAY_SIZE(notify_calls); i++) {
+		int nr = seccomp_syscall_resolve_name(notify_calls[i]);
+		int rc;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a call of this ABI (open, creat on arm64) */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+		if (rc < 0)
+			return berth_err(err, -rc, "seccomp_rule_add `%s` (SCMP_ACT_NOTIFY)",
+					 notify_calls[i]);
+	}
+	return export_program(ctx, out, err);
+}
+
 /* errno_text - text of the errnos seccomp(2) returns, without strerror(). */
 static const char *errno_text(int e)
 {
@@ -573,6 +600,24 @@ int berth_seccomp_load(const struct berth_bpf *bpf, struct berth_error *err)
 	if (rc > 0)
 		return load_failed(err, 0, rc);
 	return 0;
+}
+
+int berth_seccomp_load_listener(const struct berth_bpf *bpf, struct berth_error *err)
+{
+	struct sock_fprog prog = {
+	    .len = bpf->len,
+	    .filter = bpf->insns,
+	};
+	long rc;
+
+	if (bpf->insns == NULL || bpf->len == 0)
+		return load_failed(err, EINVAL, 0);
+	/* No TSYNC: the kernel refuses it with NEW_LISTENER, and the command's
+	 * process has one thread here. */
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (rc < 0)
+		return load_failed(err, errno, 0);
+	return (int)rc;
 }
 
 int berth_seccomp_load_stacked(const struct berth_bpf *bpf, const struct berth_bpf *cbpf,

@@ -104,6 +104,27 @@ int berth_seccomp_load_stacked(const struct berth_bpf *bpf, const struct berth_b
  */
 int berth_seccomp_compile_oci(const char *profile, struct berth_bpf *out, struct berth_error *err);
 
+/*
+ * berth_seccomp_compile_notify - the filter of `berth run --ask`
+ * (docs/ask.md): SCMP_ACT_NOTIFY for open(2), openat(2), openat2(2) and
+ * creat(2) (those of this ABI), allow for everything else; a foreign ABI
+ * kills the process as in berth's own filter.  Loaded after berth's filter
+ * (berth_seccomp_load_listener), so a call berth's filter denies never
+ * reaches the listener.
+ * Returns 0 with @out filled (release with berth_bpf_free()), or -1 with
+ * @err filled (libseccomp failure, ENOMEM).
+ */
+int berth_seccomp_compile_notify(struct berth_bpf *out, struct berth_error *err);
+
+/*
+ * berth_seccomp_load_listener - install @bpf with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER on the calling (single-threaded)
+ * process.  NO_NEW_PRIVS must already be set.  No allocation.
+ * Returns the listener (close-on-exec), or -1 with @err filled (EBUSY: a
+ * filter with a listener is already installed).
+ */
+int berth_seccomp_load_listener(const struct berth_bpf *bpf, struct berth_error *err);
+
 /* berth_bpf_free - release the program (safe on a zeroed struct). */
 void berth_bpf_free(struct berth_bpf *bpf);
 

@@ -161,6 +161,9 @@ static int start_once(struct sandbox *s, unsigned force_off, struct berth_error 
 		    err, 0,
 		    "--network proxy needs the supervisor's egress broker (hooks.on_egress), and "
 		    "none is attached");
+	if (s->o->ask && s->o->hooks.on_notify == NULL)
+		return berth_err(
+		    err, 0, "--ask needs the supervisor's listener (hooks.on_notify), and none is attached");
 	/* step 1: features */
 	berth_features_detect_opts(force_off, false, &s->feat);
 	if (s->feat_userns_errno != 0) {
@@ -383,14 +386,16 @@ int berth_sandbox_start(const struct berth_policy *p, const struct berth_runtime
 	for (;;) {
 		struct msg m;
 		int fds[MSG_FDS_MAX], nfds = 0, r = berth_sb_recv_msg(s->sock[0], &m, fds, &nfds);
+		if (r == 1 && m.kind == 3)
+			berth_sb_measured(s, &m, fds, nfds);
 		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
+			if (fds[i] >= 0)
+				close(fds[i]);
 		if (r <= 0)
 			break;
 		if (m.kind == 2)
 			s->cmd_pgid = m.err.errnum;
 		if (m.kind == 3) {
-			berth_sb_measured(s, &m.meas);
 			if (s->measure_failed) {
 				*err = s->measure_err;
 				goto fail;

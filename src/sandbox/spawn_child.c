@@ -435,10 +435,19 @@ static __attribute__((noreturn)) void command_main(struct sandbox *s, int slave)
 	 * process, and tell berth (docs/attest.md). */
 	{
 		static struct msg mm; /* large: not on the stack of a vfork-like path */
+		int listener = -1;
 		mm.kind = 3;
 		mm.meas = s->meas;
 		berth_measure_self(&mm.meas);
-		berth_sb_send_msg(s->sock[1], &mm, NULL, 0);
+		/* --ask: the notify filter last, after the measurement (whose
+		 * own reads must not wait on a listener no one serves yet);
+		 * its listener goes to berth with the measurement (docs/ask.md). */
+		if (s->o->ask && (listener = berth_seccomp_load_listener(&s->nbpf, &err)) < 0)
+			berth_sb_child_fail(s->sock[1], &err, BERTH_EXIT_INTERNAL);
+		mm.has_listener = listener >= 0;
+		berth_sb_send_msg(s->sock[1], &mm, listener >= 0 ? &listener : NULL, listener >= 0 ? 1 : 0);
+		if (listener >= 0)
+			close(listener);
 	}
 	/* ... and wait until berth has recorded it (sync 3's go): what the
 	 * supervisor could not record must not run (docs/attest.md).  End of

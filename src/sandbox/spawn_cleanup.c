@@ -179,6 +179,7 @@ void berth_sb_cleanup(struct sandbox *s)
 		close(s->pidfd);
 	berth_bpf_free(&s->bpf);
 	berth_bpf_free(&s->cbpf);
+	berth_bpf_free(&s->nbpf);
 	/* What lives as long as the run (remove_at_end), once nothing of the
 	 * sandbox can still use it.  Quietly: a caller that must know checks
 	 * that it is gone (src/supervisor/run.c removes once more and says

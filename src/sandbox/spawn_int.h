@@ -84,6 +84,9 @@ struct sandbox {
 	 * before the clone: the child inherits it and loads it after berth's
 	 * filter; empty (no insns) without one. */
 	struct berth_bpf cbpf;
+	/* --ask: the notify filter (berth_seccomp_compile_notify), compiled
+	 * before the clone like cbpf; empty without the ask option. */
+	struct berth_bpf nbpf;
 	int home_fd; /* idmapped tree of the persistent home (policy home_dir), or -1 */
 	/* A container on a joined network (a pod's): a detached sysfs of that
 	 * namespace, made here, where the parent is in it (the sandbox's user
@@ -129,6 +132,7 @@ struct msg {
 	uint16_t ports[2]; /* their ports on the sandbox's loopback */
 	int n_transparent; /* with has_proxy: the declared ports' listeners, then the resolver's socket */
 	bool has_review;   /* last: --review's layer (docs/review.md) */
+	bool has_listener; /* kind 3: the --ask listener rides along (docs/ask.md) */
 	struct berth_measure meas; /* kind 3 */
 };
 
@@ -254,8 +258,10 @@ __attribute__((noreturn)) void berth_sb_pid1(struct sandbox *s, pid_t cmd);
 
 /* ---- spawn_relay.c: step 14 */
 
-/* The command's measurement arrived: completes it and hands it to the caller. */
-void berth_sb_measured(struct sandbox *s, const struct berth_measure *m);
+/* The command's measurement arrived: completes it and hands it to the
+ * caller; with m->has_listener, fds[0] (of @nfds) is the --ask listener,
+ * handed to hooks.on_notify (and set to -1 there: the hook owns it). */
+void berth_sb_measured(struct sandbox *s, const struct msg *m, int *fds, int nfds);
 /* Relays until the sandbox exits; its status in *@status. */
 int berth_sb_supervise(struct sandbox *s, int sfd, int *status);
 

@@ -242,6 +242,16 @@ int berth_sb_compile_container_seccomp(struct sandbox *s, struct berth_error *er
 {
 	const struct berth_container *c = s->p->container;
 
+	if (s->o->ask) {
+		if (!s->use_seccomp)
+			return berth_err_hint(
+			    (berth_err(err, 0, "--ask cannot be given: this kernel has no seccomp filter"),
+			     err),
+			    "see `berth doctor`");
+		if (berth_seccomp_compile_notify(&s->nbpf, err) < 0)
+			return -1;
+	}
+
 	if (c == NULL || c->seccomp == NULL)
 		return 0;
 	if (!s->use_seccomp) {

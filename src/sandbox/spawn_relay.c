@@ -22,11 +22,11 @@
 /* The command's measurement arrived (it is about to execve): add what only
  * berth can see — the cgroup limits read back and the digest of the seccomp
  * program it loaded — and hand it to the caller. */
-void berth_sb_measured(struct sandbox *s, const struct berth_measure *m)
+void berth_sb_measured(struct sandbox *s, const struct msg *msg, int *fds, int nfds)
 {
 	struct berth_error err;
 
-	s->meas = *m;
+	s->meas = msg->meas;
 	berth_measure_cgroups(&s->meas, s->lim.mode, s->lim.dirs, s->lim.n_dirs);
 	s->meas.seccomp_digest[0] = '\0';
 	if (s->use_seccomp && s->bpf.insns != NULL &&
@@ -34,6 +34,25 @@ void berth_sb_measured(struct sandbox *s, const struct berth_measure *m)
 			     s->meas.seccomp_digest, &err) < 0)
 		s->meas.seccomp_digest[0] = '\0';
 	s->measured = true;
+	/* --ask: the listener to the supervisor before the go; without it
+	 * (the hook refused it, or it never came) the command's first open
+	 * would wait for ever: the run fails closed. */
+	if (s->o->ask) {
+		int listener = msg->has_listener && nfds > 0 ? fds[0] : -1;
+		if (listener >= 0)
+			fds[0] = -1; /* the hook's from here on */
+		if (listener < 0)
+			berth_err(&err, EPROTO, "the sandbox sent no --ask listener");
+		if (listener < 0 || s->o->hooks.on_notify(s->o->hooks.arg, listener, &s->meas, &err) < 0) {
+			s->measure_err = err;
+			s->measure_failed = true;
+			if (s->cmd_pgid > 0)
+				kill(-s->cmd_pgid, SIGKILL);
+			if (s->child > 0)
+				kill(s->child, SIGKILL);
+			return;
+		}
+	}
 	if (s->o->hooks.on_measured != NULL &&
 	    s->o->hooks.on_measured(s->o->hooks.arg, s->run_id, &s->meas, &err) < 0) {
 		/* Fail closed: what could not be recorded does not run on. */
@@ -169,14 +188,15 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 			if (got == 1 && m.kind == 2)
 				s->cmd_pgid = m.err.errnum;
 			if (got == 1 && m.kind == 3)
-				berth_sb_measured(s, &m.meas);
+				berth_sb_measured(s, &m, fds, nfds);
 			if (got == 1 && m.kind == 1) {
 				tty_restore(&r);
 				berth_sb_lsm_hint(BERTH_STEP_MOUNT, &m.err);
 				berth_sb_print_err(&m.err);
 			}
 			for (int i = 0; i < nfds; i++)
-				close(fds[i]);
+				if (fds[i] >= 0)
+					close(fds[i]);
 			if (got <= 0) {
 				close(s->sock[0]);
 				s->sock[0] = -1;
@@ -220,10 +240,11 @@ int berth_sb_supervise(struct sandbox *s, int sfd, int *status)
 		if (poll(&sp, 1, 0) <= 0 || !(sp.revents & POLLIN) ||
 		    berth_sb_recv_msg(s->sock[0], &m, fds, &nfds) != 1)
 			break;
-		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
 		if (m.kind == 3 && !s->measured)
-			berth_sb_measured(s, &m.meas);
+			berth_sb_measured(s, &m, fds, nfds);
+		for (int i = 0; i < nfds; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		/* The command could not be run (126, 127): its message comes in
 		 * the same wakeup as the exit, and must not be lost. */
 		if (m.kind == 1) {

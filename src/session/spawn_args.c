@@ -30,22 +30,11 @@ const char *const berth_clone_hosts[] = {"github.com", "codeload.github.com", "o
 					 NULL};
 
 /* `berth run` options that take a value (the next argument). */
-/* --review in a session (docs/review.md): its checkpoints per turn are not
- * built yet; refused, never ignored (the session would write the host's tree). */
-static int review_refused(const char *opt, struct berth_error *err)
-{
-	berth_usage_err(err,
-			"spawn: %s is a `berth run` option only for now: sessions have no reviewable "
-			"workspace (checkpoints per turn) yet",
-			opt);
-	return berth_err_hint(err, "review an agent's changes with `berth run --review -- COMMAND`");
-}
-
 static const char *const run_value_opts[] = {
-    "--workspace", "--tmp-size", "--memory",     "--cpus",    "--pids", "--nofile",
-    "--timeout",   "--network",  "--allow-host", "--dns",     "--env",  "--env-file",
-    "--ro",        "--rw",       "--unprotect",  "--runtime", NULL};
-static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", NULL};
+    "--workspace", "--tmp-size", "--memory",     "--cpus",        "--pids",    "--nofile",
+    "--timeout",   "--network",  "--allow-host", "--dns",         "--env",     "--env-file",
+    "--ro",        "--rw",       "--unprotect",  "--review-size", "--runtime", NULL};
+static const char *const run_flag_opts[] = {"--allow-degraded", "--yes", "--review", NULL};
 
 static bool in_list(const char *const *l, const char *s)
 {
@@ -126,8 +115,6 @@ int berth_spawn_parse(int argc, char **argv, struct berth_spawn_req *r, struct b
 		} else if (in_list(run_flag_opts, a)) {
 			if (berth_spawn_add_run_arg(r, a, err) < 0)
 				return -1;
-		} else if (strcmp(a, "--review") == 0 || strcmp(a, "--review-size") == 0) {
-			return review_refused(a, err);
 		} else if (strcmp(a, "--evidence") == 0 || strcmp(a, "--forensic") == 0) {
 			berth_usage_err(
 			    err, "spawn: %s is a `berth run` option only: a session copies no evidence", a);
@@ -648,10 +635,6 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 		berth_usage_err(err, "spawn: --dry-run, --json and --help are `berth run` options only");
 		goto out;
 	}
-	if (r->run.policy.review) {
-		review_refused("--review", err);
-		goto out;
-	}
 	/* Injected credentials are read by cmd_run only (docs/credentials.md): refused, not ignored. */
 	if (r->run.policy.n_credentials > 0) {
 		berth_usage_err(err, "spawn: --credential is a `berth run` option only, for now");
@@ -690,6 +673,12 @@ int berth_spawn_prepare(struct berth_spawn_req *r, char *(*env_lookup)(const cha
 	 * (the supervisor's start checks again, with the real workspace) */
 	if ((r->runtime = berth_runtime_find(r->run.runtime, err)) == NULL)
 		goto out;
+	if (r->runtime != berth_runtime_default() && r->run.policy.review) {
+		berth_usage_err(err, "the %s runtime cannot give `--review` yet (docs/review.md)",
+				r->runtime->name);
+		berth_err_hint(err, "drop `--runtime %s`, or drop `--review`", r->runtime->name);
+		goto out;
+	}
 	if (r->runtime != berth_runtime_default()) {
 		struct berth_runtime_opts ro = {0};
 		if (r->home_dir == NULL) {

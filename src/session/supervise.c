@@ -35,11 +35,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
 #include "../supervisor/outq.h"
+#include "../supervisor/review.h"
 #include "../supervisor/run.h"
 #include "../util/cleanup.h"
 #include "../util/crash.h"
 #include "../util/sys.h"
+#include "agent_state.h"
 #include "control.h"
 #include "screen.h"
 #include "../util/termfilter.h"
@@ -62,6 +65,12 @@
  * stayed still for ENTER_QUIET_MS), for at most ENTER_WAIT_MAX_MS. */
 #define ENTER_QUIET_MS 150
 #define ENTER_WAIT_MAX_MS 10000
+/* --review: a checkpoint is taken when the screen has been still this long
+ * after a change and the agent-state classifier says idle or done (the
+ * agent finished a turn); while it says working or blocked, it asks again
+ * CHECKPOINT_RETRY_MS later. */
+#define CHECKPOINT_QUIET_MS 2000
+#define CHECKPOINT_RETRY_MS 1000
 
 /* What is to be typed into the agent, in order (`send`, --prompt). */
 enum typed_kind {
@@ -115,6 +124,13 @@ struct sup {
 	char start_notice[1024]; /* the audit log's recovery, for berth spawn to print */
 	json_t *start_extra;
 	char actor[80];
+	/* --review (docs/review.md, "Sessions and checkpoints"): the layer's
+	 * descriptor (-1: none), the run's start, a checkpoint due */
+	int review_fd;
+	struct timespec review_started;
+	bool turn_output;      /* the screen changed since the last checkpoint was considered */
+	long long cp_retry_ms; /* > 0: ask the classifier again then */
+	struct berth_agent_patterns *patterns;
 };
 
 static bool type_later(struct sup *s, enum typed_kind kind, const char *data, size_t len);
@@ -164,10 +180,10 @@ static int session_run_begin(struct sup *s, struct berth_runtime_opts *ro, struc
 }
 
 /* run.stop, after the broker stopped (the sandbox is freed). */
-static void session_run_end(struct sup *s, int status)
+static void session_run_end(struct sup *s, int status, json_t *stop_extra)
 {
 	if (s->run_live)
-		berth_run_end(&s->run, status, NULL);
+		berth_run_end(&s->run, status, stop_extra);
 	s->run_live = false;
 	json_decref(s->start_extra);
 	s->start_extra = NULL;
@@ -450,6 +466,8 @@ static void pty_output(struct sup *s)
 		s->screen_digest = d;
 		s->last_output_ms = berth_now_ms();
 		s->changed_since_drain = true;
+		s->turn_output = true;
+		s->cp_retry_ms = 0;
 	}
 	/* Filtered whether or not someone is attached, so that a client that
 	 * attaches later finds the filter where the terminal is. */
@@ -603,6 +621,118 @@ static void finish(struct sup *s, int status)
 	berth_crash_point("session.exited");
 }
 
+/* One record of the audit trail for this session's run, by its actor; a
+ * failure goes to the output log's reader as nothing: the supervisor is
+ * detached (the checkpoint itself is kept either way). */
+static void audit_record(struct sup *s, const char *kind, json_t *payload)
+{
+	struct berth_error ignore = {0};
+	struct berth_audit *au = berth_audit_open(NULL, &ignore);
+
+	if (au != NULL)
+		berth_audit_append(au, berth_run_id(&s->run), kind, s->actor, payload, NULL, NULL, &ignore);
+	berth_audit_close(au);
+}
+
+/* The agent's state now, from its screen (agent_state.h). */
+static enum berth_agent_state agent_state_now(struct sup *s)
+{
+	int rows, cols, cr, cc;
+	enum berth_agent_state st;
+
+	berth_screen_size(s->screen, &rows, &cols);
+	berth_screen_cursor(s->screen, &cr, &cc);
+	char **lines = calloc((size_t)rows + 1, sizeof *lines);
+	if (lines == NULL)
+		return BERTH_AGENT_WORKING;
+	for (int r = 0; r < rows; r++)
+		lines[r] = berth_screen_line(s->screen, r);
+	struct berth_screen_view v = {.lines = (const char *const *)lines,
+				      .n_lines = rows,
+				      .cursor_row = berth_screen_cursor_visible(s->screen) ? cr : -1,
+				      .cursor_col = cc,
+				      .alive = true,
+				      .exit_status = -1,
+				      .idle_ms = berth_now_ms() - s->last_output_ms};
+	st = berth_agent_classify(s->patterns, &v, NULL);
+	for (int r = 0; r < rows; r++)
+		free(lines[r]);
+	free(lines);
+	return st;
+}
+
+/*
+ * --review: the agent finished a turn (idle or done, the screen still for
+ * CHECKPOINT_QUIET_MS after it changed): the change set of its layer as a
+ * checkpoint (review.h), and a `checkpoint` record in the audit trail.  The
+ * layer is only read; the agent waits at its prompt meanwhile.  A layer
+ * unchanged since the last checkpoint is not recorded again.
+ */
+static void checkpoint_due(struct sup *s)
+{
+	struct berth_review_checkpoint cp;
+	struct berth_error err = {0};
+	enum berth_agent_state st = agent_state_now(s);
+	json_t *rec;
+
+	if (st != BERTH_AGENT_IDLE && st != BERTH_AGENT_DONE) {
+		s->cp_retry_ms = berth_now_ms() + CHECKPOINT_RETRY_MS;
+		return;
+	}
+	s->turn_output = false;
+	s->cp_retry_ms = 0;
+	long long t0 = berth_now_ms();
+	if (berth_review_checkpoint(berth_run_id(&s->run), s->spec->policy, s->review_fd, &s->review_started,
+				    &cp, &err) < 0) {
+		rec = json_pack("{s:s, s:s}", "error", err.msg, "state", berth_agent_state_name(st));
+		audit_record(s, "checkpoint.failed", rec);
+		json_decref(rec);
+		return;
+	}
+	if (cp.id == 0)
+		return;
+	rec = json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:I}", "checkpoint", cp.id, "digest", cp.sum.digest,
+			"entries", (json_int_t)cp.sum.n_entries, "changed", (json_int_t)cp.changed, "bytes",
+			(json_int_t)cp.sum.n_bytes, "state", berth_agent_state_name(st), "duration_ms",
+			(json_int_t)(berth_now_ms() - t0));
+	audit_record(s, "checkpoint", rec);
+	json_decref(rec);
+}
+
+/* When checkpoint_due() is next to run (-1: not now). */
+static long long checkpoint_at(const struct sup *s)
+{
+	if (s->review_fd < 0 || !s->turn_output || s->stopping)
+		return -1;
+	return s->cp_retry_ms > 0 ? s->cp_retry_ms : s->last_output_ms + CHECKPOINT_QUIET_MS;
+}
+
+/* --review, the sandbox gone: the change set from the layer (as `berth run
+ * --review`'s end), for run.stop's "review" member; NULL when it could not
+ * be kept (the checkpoints remain). */
+static json_t *review_end(struct sup *s, const char *run_id)
+{
+	struct berth_review_summary sum;
+	struct berth_error err = {0};
+	json_t *rec;
+
+	if (s->review_fd < 0)
+		return NULL;
+	if (berth_review_collect(run_id, s->spec->policy, s->review_fd, &s->review_started, &sum, &err) < 0) {
+		rec = json_pack("{s:s}", "error", err.msg);
+		audit_record(s, "review.failed", rec);
+		json_decref(rec);
+		close(s->review_fd);
+		s->review_fd = -1;
+		return NULL;
+	}
+	close(s->review_fd);
+	s->review_fd = -1;
+	return json_pack("{s:{s:s, s:I, s:I, s:I, s:b, s:b}}", "review", "digest", sum.digest, "entries",
+			 (json_int_t)sum.n_entries, "guarded", (json_int_t)sum.n_guarded, "bytes",
+			 (json_int_t)sum.n_bytes, "layer_full", sum.full, "host_modified", 0);
+}
+
 static int loop(struct sup *s)
 {
 	int pidfd = berth_rt_pidfd(s->sb), status = 0;
@@ -628,6 +758,13 @@ static int loop(struct sup *s)
 			timeout = enter_in;
 		if (s->stop_deadline_ms > 0 && (timeout < 0 || s->stop_deadline_ms - now < timeout))
 			timeout = (int)(s->stop_deadline_ms - now);
+		long long cp_at = checkpoint_at(s);
+		if (cp_at >= 0 && now >= cp_at) {
+			checkpoint_due(s);
+			continue;
+		}
+		if (cp_at >= 0 && (timeout < 0 || cp_at - now < timeout))
+			timeout = (int)(cp_at - now);
 
 		p[n] = (struct pollfd){pidfd, POLLIN, 0};
 		map[n++] = -1;
@@ -708,13 +845,18 @@ end:
  * wait for the end see their connections close. */
 static void end_session(struct sup *s, int status)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX + 16], run_id[17];
+	json_t *review;
 
 	finish(s, status);
 	typed_free(s);
+	snprintf(run_id, sizeof run_id, "%s", berth_run_id(&s->run));
 	berth_rt_free(s->sb);
 	s->sb = NULL;
-	session_run_end(s, status);
+	review = review_end(s, run_id);
+	session_run_end(s, status, review);
+	json_decref(review);
+	berth_agent_patterns_free(s->patterns);
 	berth_crash_point("session.run_end");
 	snprintf(path, sizeof path, "%s/ctl.sock", s->rt_dir);
 	unlink(path);
@@ -778,6 +920,8 @@ static json_t *make_meta(const struct sup *s, const struct berth_session_spec *s
 	json_object_set_new(m, "policy_digest", json_sprintf("sha256:%s", digest));
 	json_object_set_new(m, "repo", sp->repo ? json_string(sp->repo) : json_null());
 	json_object_set_new(m, "home", p->home_dir ? json_string(p->home_dir) : json_null());
+	json_object_set_new(m, "review",
+			    json_boolean(p->review)); /* docs/review.md, "Sessions and checkpoints" */
 	json_object_set_new(m, "log", json_sprintf("%s/output.log", s->st_dir));
 	json_object_del(m, "exit_status");
 	json_object_set_new(m, "exit_status", json_null());
@@ -795,7 +939,8 @@ struct start_msg {
 
 static __attribute__((noreturn)) void supervisor_main(const struct berth_session_spec *sp, int wfd)
 {
-	struct sup s = {.spec = sp, .master = -1, .listen_fd = -1, .sig_fd = -1, .log_fd = -1};
+	struct sup s = {
+	    .spec = sp, .master = -1, .listen_fd = -1, .sig_fd = -1, .log_fd = -1, .review_fd = -1};
 	berth_termfilter_init(&s.to_clients);
 	struct start_msg m = {0};
 	struct berth_runtime_opts ro = sp->ro;
@@ -835,6 +980,14 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 	ro.quiet = true;
 	ro.pty_rows = (unsigned short)sp->rows;
 	ro.pty_cols = (unsigned short)sp->cols;
+	if (sp->policy->review) {
+		/* the agent's turns are told apart by its screen: without its
+		 * pattern set, a quiet screen is a finished turn */
+		struct berth_error ignore = {0};
+		s.patterns = sp->agent != NULL ? berth_agent_patterns_load(sp->agent, &ignore) : NULL;
+		berth_review_clock(&s.review_started);
+		ro.review_fd = &s.review_fd;
+	}
 	if (session_run_begin(&s, &ro, &m.err) < 0 || berth_run_start(&s.run, &ro, &s.sb, &m.err) < 0)
 		goto fail;
 	berth_crash_point("session.sandbox");
@@ -870,7 +1023,9 @@ static __attribute__((noreturn)) void supervisor_main(const struct berth_session
 fail:
 	berth_rt_free(s.sb);
 	memcpy(m.notice, s.start_notice, sizeof m.notice);
-	session_run_end(&s, m.err.status ? m.err.status : 125);
+	if (s.review_fd >= 0)
+		close(s.review_fd);
+	session_run_end(&s, m.err.status ? m.err.status : 125, NULL);
 	if (s.rt_dir[0] != '\0') {
 		snprintf(path, sizeof path, "%s/ctl.sock", s.rt_dir);
 		unlink(path);

@@ -14,6 +14,7 @@
 #include "../util/text.h"
 
 #include "app_int.h"
+#include "credentials.h"
 
 /* ---------------------------------------------------------- small helpers */
 
@@ -94,6 +95,13 @@ int berth_app_open(const char *app_dir, const struct berth_app_opts *o, struct b
 		return -1;
 	}
 	a->p.allow_degraded = o->allow_degraded;
+	/* credentials: the secrets read now (never into the policy or the
+	 * app's view), the run's CA bundle in the app's state directory */
+	if (!o->dry && a->p.n_credentials > 0 &&
+	    berth_cred_prepare_in(&a->p, a->paths.state_dir, &a->creds, err) < 0) {
+		berth_app_close(a);
+		return -1;
+	}
 	*out = a;
 	return 0;
 }
@@ -340,6 +348,7 @@ void berth_app_close(struct berth_app *a)
 	}
 	free(a->comp);
 	berth_manifest_free(&a->m);
+	berth_cred_run_free(a->creds);
 	berth_policy_free(&a->p);
 	free(a->pend);
 	berth_outq_free(&a->out);

@@ -71,6 +71,7 @@ int berth_ap_run_begin(struct berth_app *a, struct berth_error *err)
 	}
 	struct berth_run_spec spec = {
 	    .policy = &a->p,
+	    .creds = a->creds,
 	    .runtime = a->o.runtime,
 	    /* a microVM's measurement names its guest (docs/attest.md): on
 	     * record, as `berth run --runtime vm` records it */

@@ -27,11 +27,16 @@
 #include "../util/sys.h"
 #include "run.h"
 
+struct berth_cred_run;
+
 struct berth_app {
 	struct berth_app_opts o;
 	struct berth_manifest m;
 	struct berth_app_paths paths;
 	struct berth_policy p;
+	/* the manifest's credentials, read once when the app is opened
+	 * (credentials.h), or NULL */
+	struct berth_cred_run *creds;
 	char digest[65];
 	struct berth_runtime_opts ro;
 	struct berth_rt *sb; /* the started sandbox, or NULL */

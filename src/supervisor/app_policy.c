@@ -2,6 +2,8 @@
 
 #include "app_policy.h"
 
+#include "../policy/credential.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,17 +32,18 @@ int berth_app_state_root(char *buf, size_t len, struct berth_error *err)
 	return berth_usage_err(err, "the app state directory path is too long");
 }
 
-static int find_sdk_python(char *out, size_t len)
+/* An SDK directory: $@env_name (which must hold @marker: everything in it is
+ * mounted into the app), else one of @rel next to the berth binary. */
+static int find_sdk(const char *env_name, const char *marker, const char *const rel[2], char *out, size_t len)
 {
-	const char *env = getenv("BERTH_SDK_PYTHON");
+	const char *env = getenv(env_name);
 	char exe[PATH_MAX], cand[PATH_MAX];
 	ssize_t n;
 	char *slash;
 	struct stat st;
 
 	if (env != NULL && env[0] != '\0') {
-		/* Everything in it is mounted into python apps: only an SDK. */
-		snprintf(cand, sizeof cand, "%s/berth_app.py", env);
+		snprintf(cand, sizeof cand, "%s/%s", env, marker);
 		if (realpath(env, out) == NULL || strlen(out) >= len || stat(cand, &st) < 0 ||
 		    !S_ISREG(st.st_mode))
 			return -1;
@@ -54,16 +57,27 @@ static int find_sdk_python(char *out, size_t len)
 	if (slash == NULL)
 		return -1;
 	*slash = '\0';
-	const char *rel[] = {"../sdk/python", "../share/berth/sdk/python"};
-	for (size_t i = 0; i < BERTH_ARRAY_SIZE(rel); i++) {
-		snprintf(cand, sizeof cand, "%s/%s/berth_app.py", exe, rel[i]);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(cand, sizeof cand, "%s/%s/%s", exe, rel[i], marker);
 		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
 			snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
-			if (realpath(cand, out) != NULL)
+			if (realpath(cand, out) != NULL && strlen(out) < len)
 				return 0;
 		}
 	}
 	return -1;
+}
+
+static int find_sdk_python(char *out, size_t len)
+{
+	static const char *const rel[2] = {"../sdk/python", "../share/berth/sdk/python"};
+	return find_sdk("BERTH_SDK_PYTHON", "berth_app.py", rel, out, len);
+}
+
+static int find_sdk_node(char *out, size_t len)
+{
+	static const char *const rel[2] = {"../sdk/typescript", "../share/berth/sdk/typescript"};
+	return find_sdk("BERTH_SDK_NODE", "index.js", rel, out, len);
 }
 
 /* The entry must be there (and, native, executable) before anything boots. */
@@ -185,6 +199,11 @@ int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const
 	    find_sdk_python(paths->sdk_python, sizeof paths->sdk_python) < 0) {
 		berth_usage_err(err, "cannot find the berth Python SDK for the python app `%s`", m->name);
 		return berth_err_hint(err, "set BERTH_SDK_PYTHON to the directory holding berth_app.py");
+	}
+	if (m->runtime == BERTH_RUNTIME_NODE && find_sdk_node(paths->sdk_node, sizeof paths->sdk_node) < 0) {
+		berth_usage_err(err, "cannot find the berth JavaScript SDK for the node app `%s`", m->name);
+		return berth_err_hint(err, "set BERTH_SDK_NODE to the sdk/typescript directory of berth's "
+					   "source tree (it holds index.js)");
 	}
 	return 0;
 }
@@ -485,7 +504,7 @@ static int add_grant(struct berth_policy *p, const char *path, bool write)
 static bool reserved_env(const char *n)
 {
 	static const char *const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "TERM", "LANG", NULL};
-	static const char *const prefix[] = {"LC_", "BERTH_", "PYTHON", "LD_", NULL};
+	static const char *const prefix[] = {"LC_", "BERTH_", "PYTHON", "NODE_", "LD_", NULL};
 
 	for (int i = 0; exact[i] != NULL; i++)
 		if (strcmp(n, exact[i]) == 0)
@@ -521,6 +540,46 @@ static int add_net_host(struct berth_policy *p, const char *scope, const struct 
 	if ((v[p->n_allow_hosts] = strdup(canon)) == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	p->n_allow_hosts++;
+	return 0;
+}
+
+/* credentials: each binding into the policy (read and injected as for
+ * --credential: src/supervisor/credentials.h), its HOST:PORT declared. */
+static int add_credentials(struct berth_policy *p, const struct berth_manifest *m,
+			   const struct berth_app_paths *paths, struct berth_error *err)
+{
+	char why[512], hp[BERTH_HOST_NAME_MAX + 8];
+
+	if (m->n_credentials == 0)
+		return 0;
+	if (m->n_credentials > BERTH_CRED_MAX)
+		return berth_usage_err(err, "the app `%s` binds more than %d credentials", m->name,
+				       BERTH_CRED_MAX);
+	if ((p->credentials = calloc(m->n_credentials, sizeof *p->credentials)) == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < m->n_credentials; i++) {
+		struct berth_credential *c = &p->credentials[i];
+		int r = berth_credential_parse(m->credentials[i], c, why, sizeof why);
+		if (r < 0)
+			return r == -2 ? berth_err(err, ENOMEM, "out of memory")
+				       : berth_usage_err(err, "the app `%s` binds `%s`: %s", m->name,
+							 m->credentials[i], why);
+		p->n_credentials++;
+		bool clash = reserved_env(c->name);
+		for (size_t k = 0; k < m->n_secrets && !clash; k++)
+			clash = strcmp(m->secrets[k], c->name) == 0;
+		if (clash) {
+			berth_usage_err(err, "the app `%s` binds the credential `%s`, a variable %s", m->name,
+					c->name,
+					reserved_env(c->name) ? "berth sets itself" : "also in `secrets`");
+			return berth_err_hint(
+			    err, "rename the credential in %s (inside, NAME holds its placeholder)",
+			    paths->manifest);
+		}
+		snprintf(hp, sizeof hp, "%s:%u", c->host, c->port);
+		if (add_net_host(p, hp, m, paths, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -569,13 +628,17 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 	if (add_mount(p, paths->app_dir, "/app", false) < 0 ||
 	    (context && add_mount(p, paths->context, "/context", context_rw) < 0) ||
 	    (m->runtime == BERTH_RUNTIME_PYTHON &&
-	     add_mount(p, paths->sdk_python, BERTH_APP_SDK_PYTHON, false) < 0))
+	     add_mount(p, paths->sdk_python, BERTH_APP_SDK_PYTHON, false) < 0) ||
+	    (m->runtime == BERTH_RUNTIME_NODE &&
+	     add_mount(p, paths->sdk_node, BERTH_APP_SDK_NODE, false) < 0))
 		return berth_err(err, ENOMEM, "out of memory");
 	if (add_env(p, "BERTH_RPC_FD", "3") < 0 || add_env(p, "BERTH_APP", m->name) < 0)
 		return berth_err(err, ENOMEM, "out of memory");
 	if (m->runtime == BERTH_RUNTIME_PYTHON &&
 	    (add_env(p, "PYTHONPATH", BERTH_APP_SDK_PYTHON) < 0 ||
 	     add_env(p, "PYTHONDONTWRITEBYTECODE", "1") < 0 || add_env(p, "PYTHONUNBUFFERED", "1") < 0))
+		return berth_err(err, ENOMEM, "out of memory");
+	if (m->runtime == BERTH_RUNTIME_NODE && add_env(p, "NODE_PATH", BERTH_APP_NODE_PATH) < 0)
 		return berth_err(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < m->n_secrets; i++) {
 		const char *v = getenv_fn(m->secrets[i]);
@@ -586,7 +649,7 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 			return berth_err_hint(
 			    err,
 			    "rename the secret in %s (PATH, HOME, USER, LOGNAME, TERM, LANG, LC_*, "
-			    "BERTH_*, PYTHON*, LD_* are berth's)",
+			    "BERTH_*, PYTHON*, NODE_*, LD_* are berth's)",
 			    paths->manifest);
 		}
 		if (v == NULL) {
@@ -600,13 +663,18 @@ int berth_app_policy(const struct berth_manifest *m, const struct berth_app_path
 			return berth_err(err, ENOMEM, "out of memory");
 		p->env[p->n_env - 1].from_host = true; /* a secret: named in the policy, never digested */
 	}
+	if (add_credentials(p, m, paths, err) < 0)
+		return -1;
 	snprintf(entry, sizeof entry, "/app/%s", m->entry);
-	p->argc = m->runtime == BERTH_RUNTIME_PYTHON ? 2 : 1;
+	p->argc = m->runtime == BERTH_RUNTIME_NATIVE ? 1 : 2;
 	p->argv = calloc(p->argc + 1, sizeof *p->argv);
 	if (p->argv == NULL)
 		return berth_err(err, ENOMEM, "out of memory");
 	if (m->runtime == BERTH_RUNTIME_PYTHON) {
 		p->argv[0] = strdup("/usr/bin/python3");
+		p->argv[1] = strdup(entry);
+	} else if (m->runtime == BERTH_RUNTIME_NODE) {
+		p->argv[0] = strdup("/usr/bin/node");
 		p->argv[1] = strdup(entry);
 	} else {
 		p->argv[0] = strdup(entry);

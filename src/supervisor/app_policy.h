@@ -12,6 +12,8 @@
  *               a capability names it (read-only unless one grants write)
  *   /tmp        a private tmpfs; reachable only through a capability
  *   /opt/berth/python  the Python SDK, read-only (python runtime only)
+ *   /opt/berth/node/@berth/sdk  the JavaScript SDK, read-only (node runtime
+ *               only; NODE_PATH=/opt/berth/node makes require("@berth/sdk") work)
  * Landlock allows the system directories (read, execute), /app and the SDK,
  * then exactly the filesystem capabilities.  No network.  Limits from
  * `resources`, else the defaults of `berth run`.
@@ -26,7 +28,9 @@
 #include "../policy/policy.h"
 #include "../util/error.h"
 
-#define BERTH_APP_SDK_PYTHON "/opt/berth/python" /* where the Python SDK is mounted */
+#define BERTH_APP_SDK_PYTHON "/opt/berth/python"             /* where the Python SDK is mounted */
+#define BERTH_APP_NODE_PATH "/opt/berth/node"                /* NODE_PATH of node apps */
+#define BERTH_APP_SDK_NODE BERTH_APP_NODE_PATH "/@berth/sdk" /* where the JavaScript SDK is mounted */
 
 /* Where an app's files are, on the host. */
 struct berth_app_paths {
@@ -36,6 +40,7 @@ struct berth_app_paths {
 	char workspace[4096];  /* <state_dir>/workspace */
 	char context[4096];    /* <state_dir>/context */
 	char sdk_python[4096]; /* the Python SDK directory on the host, or "" */
+	char sdk_node[4096];   /* the JavaScript SDK directory (sdk/typescript) on the host, or "" */
 	char origin[4096];     /* <state_dir>/origin: the app directory that owns this state */
 };
 
@@ -58,9 +63,10 @@ int berth_app_state_root(char *buf, size_t len, struct berth_error *err);
  * @state_root: where apps' state lives; NULL means berth_app_state_root().
  * The Python SDK is looked up in $BERTH_SDK_PYTHON, then next to the berth
  * binary (../sdk/python from build/berth, ../share/berth/sdk/python when
- * installed).
+ * installed); the JavaScript SDK of a node app in $BERTH_SDK_NODE, then
+ * ../sdk/typescript or ../share/berth/sdk/typescript next to the binary.
  * Returns 0, or -1 with @err filled (the path that could not be created or
- * resolved; the SDK missing for a python app).
+ * resolved; the SDK missing for a python or node app).
  */
 int berth_app_resolve(const char *app_dir, const struct berth_manifest *m, const char *state_root, bool dry,
 		      struct berth_app_paths *paths, struct berth_error *err);
@@ -91,9 +97,10 @@ unsigned berth_app_identity(const char *key);
  * berth_app_policy - compile manifest @m of the app at @paths into @p (which
  * must be initialised with berth_policy_init(); on failure it is left to
  * berth_policy_free()).  @digest_hex: berth_app_digest() of the app.
- * The command is the entry: /app/<entry>, or /usr/bin/python3 /app/<entry>.
+ * The command is the entry: /app/<entry>, /usr/bin/python3 /app/<entry> or
+ * /usr/bin/node /app/<entry>.
  * Environment: BERTH_RPC_FD=3, BERTH_APP=<name>, PYTHONPATH and
- * PYTHONDONTWRITEBYTECODE for python, and each declared secret from berth's
+ * PYTHONDONTWRITEBYTECODE for python, NODE_PATH for node, and each declared secret from berth's
  * own environment (@getenv_fn).
  * network:host capabilities become the policy's allow-host patterns
  * (network mode proxy: the egress broker, docs/egress.md); a pattern the

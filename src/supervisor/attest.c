@@ -29,6 +29,7 @@ struct range {
 	json_t *enforced, *policy_digest, *stop_status;
 	json_t *stop_ended; /* run.stop's "ended" (orphans.h), or NULL */
 	json_t *denials;    /* the `denial.summary` record's payload (docs/denials.md), or NULL */
+	json_t *asks;       /* run.stop's "ask", --ask's counts (docs/ask.md), or NULL */
 	bool stopped;       /* a run.stop record exists */
 	json_t *review; /* --review: the change set's digest (run.stop's "review", docs/review.md), or NULL */
 	json_int_t enforced_seq;
@@ -58,6 +59,8 @@ static int range_cb(const struct berth_audit_record *r, void *ctx)
 			    json_incref(json_object_get(json_object_get(r->payload, "review"), "digest"));
 			json_decref(g->stop_status);
 			g->stop_status = json_incref(json_object_get(r->payload, "status"));
+			json_decref(g->asks);
+			g->asks = json_incref(json_object_get(r->payload, "ask"));
 			json_decref(g->stop_ended);
 			g->stop_ended = json_incref(json_object_get(r->payload, "ended"));
 			g->stopped = true;
@@ -108,6 +111,19 @@ static json_t *denials_member(const json_t *s)
 			      "count", json_object_get(s, "count"), "kinds", json_object_get(s, "kinds"),
 			      "kernel_total", json_object_get(s, "kernel_total"), "broker_refused",
 			      json_object_get(s, "broker_refused"));
+
+	return o != NULL ? o : json_null();
+}
+
+/* --ask (docs/ask.md): how many opens were put to a human and how they
+ * were answered, by kind; never the paths. */
+static json_t *asks_member(const json_t *s)
+{
+	json_t *o =
+	    json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "count", json_object_get(s, "asks"),
+		      "granted", json_object_get(s, "granted"), "denied", json_object_get(s, "denied"),
+		      "timed_out", json_object_get(s, "timed_out"), "limited", json_object_get(s, "limited"),
+		      "remembered", json_object_get(s, "remembered"), "kinds", json_object_get(s, "kinds"));
 
 	return o != NULL ? o : json_null();
 }
@@ -195,9 +211,12 @@ json_t *berth_attest_build(const char *run_id, const char *audit_dir, struct ber
 	 * the count and kinds, never the paths (an attestation is shown). */
 	if (rec != NULL && g.denials != NULL)
 		json_object_set_new(rec, "denials", denials_member(g.denials));
+	if (rec != NULL && g.asks != NULL)
+		json_object_set_new(rec, "asks", asks_member(g.asks));
 out:
 	json_decref(g.review);
 	json_decref(g.denials);
+	json_decref(g.asks);
 	json_decref(g.stop_ended);
 	json_decref(g.enforced);
 	json_decref(g.policy_digest);
@@ -304,6 +323,38 @@ static void check_denials(const json_t *d, json_t *p)
 		berth_json_append_printf(p, "`denials.count` is not the sum of `denials.kinds`");
 }
 
+/* `asks` is optional (a run without --ask has none); when there, whole
+ * counts whose kinds add up to the count. */
+static void check_asks(const json_t *d, json_t *p)
+{
+	const char *k;
+	const json_t *v;
+	json_int_t sum = 0;
+
+	if (d == NULL)
+		return;
+	if (!json_is_object(d) || !json_is_integer(json_object_get(d, "count")) ||
+	    !json_is_object(json_object_get(d, "kinds"))) {
+		berth_json_append_printf(p, "member `asks` is not of the documented form");
+		return;
+	}
+	json_object_foreach((json_t *)d, k, v) {
+		if (strcmp(k, "kinds") != 0 && (!json_is_integer(v) || json_integer_value(v) < 0)) {
+			berth_json_append_printf(p, "`asks.%s` is not a whole number", k);
+			return;
+		}
+	}
+	json_object_foreach((json_t *)json_object_get(d, "kinds"), k, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			berth_json_append_printf(p, "`asks.kinds` has a count that is not a whole number");
+			return;
+		}
+		sum += json_integer_value(v);
+	}
+	if (sum != json_integer_value(json_object_get(d, "count")))
+		berth_json_append_printf(p, "`asks.count` is not the sum of `asks.kinds`");
+}
+
 static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 {
 	static const struct {
@@ -346,6 +397,7 @@ static void check_content(const json_t *doc, json_t *p, struct berth_error *err)
 	}
 	check_runtime(json_object_get(enf, "runtime"), p);
 	check_denials(json_object_get(doc, "denials"), p);
+	check_asks(json_object_get(doc, "asks"), p);
 	if (audit != NULL && !json_is_null(audit)) {
 		json_int_t f = json_integer_value(json_object_get(audit, "first_seq")),
 			   l = json_integer_value(json_object_get(audit, "last_seq")),

@@ -176,7 +176,7 @@ static int read_secret(struct berth_cred_run *r, size_t i, const struct berth_cr
 	return 0;
 }
 
-static int set_env(struct berth_policy *p, const char *name, const char *value, struct berth_error *err)
+int berth_cred_set_env(struct berth_policy *p, const char *name, const char *value, struct berth_error *err)
 {
 	for (size_t i = 0; i < p->n_env; i++)
 		if (strcmp(p->env[i].name, name) == 0) {
@@ -204,10 +204,9 @@ static int set_env(struct berth_policy *p, const char *name, const char *value, 
 }
 
 /* The host's bundle and @pem into RUNDIR/ca-bundle.pem; its path in @path. */
-static int write_bundle(const char *run_id, const char *pem, size_t pem_len, char path[PATH_MAX],
+static int write_bundle(const char *dir, const char *pem, size_t pem_len, char path[PATH_MAX],
 			struct berth_error *err)
 {
-	char dir[PATH_MAX];
 	cleanup_free char *host = malloc(HOST_BUNDLE_MAX);
 	cleanup_close int in = open(BERTH_CRED_BUNDLE, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -222,10 +221,10 @@ static int write_bundle(const char *run_id, const char *pem, size_t pem_len, cha
 	}
 	if ((n = read_all(in, host, HOST_BUNDLE_MAX)) < 0)
 		return berth_err(err, errno, "cannot read " BERTH_CRED_BUNDLE);
-	if (berth_run_dir(run_id, true, dir, err) < 0)
-		return -1;
 	if (snprintf(path, PATH_MAX, "%s/ca-bundle.pem", dir) >= PATH_MAX)
 		return berth_err(err, ENAMETOOLONG, "run directory");
+	if (unlink(path) < 0 && errno != ENOENT) /* an app's, from its last open */
+		return berth_err(err, errno, "cannot replace `%s`", path);
 	cleanup_close int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (out < 0)
 		return berth_err(err, errno, "cannot write `%s`", path);
@@ -235,7 +234,7 @@ static int write_bundle(const char *run_id, const char *pem, size_t pem_len, cha
 	return 0;
 }
 
-static int add_mount(struct berth_policy *p, const char *src, struct berth_error *err)
+int berth_cred_add_mount(struct berth_policy *p, const char *src, const char *dst, struct berth_error *err)
 {
 	struct berth_mount *m = realloc(p->mounts, (p->n_mounts + 1) * sizeof *m);
 	char real[PATH_MAX];
@@ -245,7 +244,7 @@ static int add_mount(struct berth_policy *p, const char *src, struct berth_error
 	p->mounts = m;
 	if (realpath(src, real) == NULL)
 		return berth_err(err, errno, "cannot resolve `%s`", src);
-	m[p->n_mounts] = (struct berth_mount){.src = strdup(real), .dst = strdup(BERTH_CRED_BUNDLE)};
+	m[p->n_mounts] = (struct berth_mount){.src = strdup(real), .dst = strdup(dst)};
 	if (m[p->n_mounts].src == NULL || m[p->n_mounts].dst == NULL) {
 		free(m[p->n_mounts].src);
 		free(m[p->n_mounts].dst);
@@ -256,8 +255,7 @@ static int add_mount(struct berth_policy *p, const char *src, struct berth_error
 }
 
 /* The CA for the distinct bound hosts, its certificate in the sandbox's view. */
-static int make_ca(struct berth_policy *p, struct berth_cred_run *r, const char *run_id,
-		   struct berth_error *err)
+static int make_ca(struct berth_policy *p, struct berth_cred_run *r, const char *dir, struct berth_error *err)
 {
 	static const char *const vars[] = {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
 					   "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
@@ -275,16 +273,30 @@ static int make_ca(struct berth_policy *p, struct berth_cred_run *r, const char 
 	if ((r->ca = berth_tls_ca_new(hosts, nh, err)) == NULL)
 		return -1;
 	cleanup_free char *pem = berth_tls_ca_pem(r->ca, &pem_len, err);
-	if (pem == NULL || write_bundle(run_id, pem, pem_len, path, err) < 0 || add_mount(p, path, err) < 0)
+	if (pem == NULL || write_bundle(dir, pem, pem_len, path, err) < 0 ||
+	    berth_cred_add_mount(p, path, BERTH_CRED_BUNDLE, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-		if (set_env(p, vars[i], BERTH_CRED_BUNDLE, err) < 0)
+		if (berth_cred_set_env(p, vars[i], BERTH_CRED_BUNDLE, err) < 0)
 			return -1;
 	return 0;
 }
 
 int berth_cred_prepare(struct berth_policy *p, const char *run_id, struct berth_cred_run **out,
 		       struct berth_error *err)
+{
+	char dir[PATH_MAX];
+
+	*out = NULL;
+	if (p->n_credentials == 0)
+		return 0;
+	if (berth_run_dir(run_id, true, dir, err) < 0)
+		return -1;
+	return berth_cred_prepare_in(p, dir, out, err);
+}
+
+int berth_cred_prepare_in(struct berth_policy *p, const char *dir, struct berth_cred_run **out,
+			  struct berth_error *err)
 {
 	struct berth_cred_run *r;
 
@@ -320,12 +332,12 @@ int berth_cred_prepare(struct berth_policy *p, const char *run_id, struct berth_
 							 .placeholder = r->placeholders[i],
 							 .secret = r->secrets[i],
 							 .secret_len = strlen(r->secrets[i])};
-		if (set_env(p, c->name, r->placeholders[i], err) < 0) {
+		if (berth_cred_set_env(p, c->name, r->placeholders[i], err) < 0) {
 			berth_cred_run_free(r);
 			return -1;
 		}
 	}
-	if (make_ca(p, r, run_id, err) < 0) {
+	if (make_ca(p, r, dir, err) < 0) {
 		berth_cred_run_free(r);
 		return -1;
 	}

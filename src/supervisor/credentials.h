@@ -46,6 +46,26 @@ struct berth_cred_run {
 int berth_cred_prepare(struct berth_policy *p, const char *run_id, struct berth_cred_run **out,
 		       struct berth_error *err);
 
+/*
+ * berth_cred_set_env - @name=@value in @p's environment (an earlier value
+ * of the same name replaced, cleared first).  Returns 0, or -1 (ENOMEM).
+ */
+int berth_cred_set_env(struct berth_policy *p, const char *name, const char *value, struct berth_error *err);
+
+/*
+ * berth_cred_add_mount - the host file or directory @src (resolved)
+ * mounted read-only at @dst in @p's view.  Returns 0, or -1 with @err.
+ */
+int berth_cred_add_mount(struct berth_policy *p, const char *src, const char *dst, struct berth_error *err);
+
+/*
+ * berth_cred_prepare_in - berth_cred_prepare() with the bundle written in
+ * @dir (a directory of berth's, 0700, not in the sandbox's view: an app's
+ * state directory), an earlier bundle there replaced.
+ */
+int berth_cred_prepare_in(struct berth_policy *p, const char *dir, struct berth_cred_run **out,
+			  struct berth_error *err);
+
 /* berth_cred_run_free - clear and free the secrets, the CA and @r.  Safe on NULL. */
 void berth_cred_run_free(struct berth_cred_run *r);
 

@@ -26,7 +26,7 @@
 #endif
 
 /* Revisions this server speaks, newest first. */
-static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 /* RFC 5424 severities, as MCP's logging/setLevel names them, lowest first. */
 static const char *const levels[] = {"debug", "info",     "notice", "warning",
@@ -79,8 +79,17 @@ static void flush_out(struct berth_mcp *m, int wait_ms)
 	}
 }
 
+void berth_mcpi_send(struct berth_mcp *m, json_t *msg)
+{
+	emit(m, msg);
+}
+
 void berth_mcpi_reply(struct berth_mcp *m, json_t *id, json_t *result)
 {
+	/* 2026-07-28: every result says it is complete (no input_required:
+	 * berth asks for nothing mid-call) */
+	if (m->modern && json_is_object(result) && json_object_get(result, "resultType") == NULL)
+		json_object_set_new(result, "resultType", json_string("complete"));
 	json_t *msg = result != NULL
 			  ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
 			  : NULL;
@@ -113,6 +122,11 @@ static void reply_error(struct berth_mcp *m, json_t *id, int code, json_t *data,
 			  code, "message", clean, "data", data));
 }
 
+void berth_mcpi_reply_error(struct berth_mcp *m, json_t *id, int code, const char *message)
+{
+	reply_error(m, id, code, NULL, "%s", message);
+}
+
 void berth_mcpi_notify(struct berth_mcp *m, const char *method, json_t *params)
 {
 	if (!m->initialized) {
@@ -123,6 +137,33 @@ void berth_mcpi_notify(struct berth_mcp *m, const char *method, json_t *params)
 }
 
 /* ---------------------------------------------------------- methods */
+
+/* The client names itself (clientInfo.name, or in 2026-07-28 the _meta
+ * clientInfo): the actor of its calls in the audit trail.  Its word, not
+ * proof: the uid is in run.start's actor. */
+static void set_caller(struct berth_mcp *m, const char *cn)
+{
+	snprintf(m->caller, sizeof m->caller, "mcp:client:%.100s", cn != NULL && cn[0] ? cn : "unnamed");
+	for (size_t i = 0; i < m->n_apps; i++)
+		berth_app_set_caller(m->apps[i].app, m->caller);
+}
+
+static const char instructions[] =
+    "Each tool is an export of a resident app that runs in its own kernel-enforced sandbox (berth). "
+    "A failed call returns isError with the reason; a capability denial says what refused it.";
+
+/* server/discover (2026-07-28; answered under any revision): what the
+ * server speaks, without a session. */
+static void on_discover(struct berth_mcp *m, json_t *id)
+{
+	json_t *r = json_pack("{s:[s], s:{s:{s:b}}, s:s, s:i, s:s, s:{s:{s:s, s:s}}}", "supportedVersions",
+			      BERTH_MCP_STATELESS, "capabilities", "tools", "listChanged", true,
+			      "instructions", instructions, "ttlMs", 0, "cacheScope", "private", "_meta",
+			      BERTH_MCP_META_SERVER, "name", "berth", "version", BERTH_VERSION);
+	if (r != NULL && !m->modern)
+		json_object_set_new(r, "resultType", json_string("complete"));
+	berth_mcpi_reply(m, id, r);
+}
 
 static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 {
@@ -143,26 +184,23 @@ static void on_initialize(struct berth_mcp *m, json_t *id, json_t *params)
 		if (strcmp(want, versions[i]) == 0)
 			snprintf(m->version, sizeof m->version, "%s", versions[i]);
 	m->initialized = true;
-	{
-		/* The client names itself (clientInfo.name): the actor of its
-		 * calls in the audit trail.  Its word, not proof: the uid is
-		 * in run.start's actor. */
-		const char *cn =
-		    json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name"));
-		snprintf(m->caller, sizeof m->caller, "mcp:client:%.100s",
-			 cn != NULL && cn[0] ? cn : "unnamed");
-		for (size_t i = 0; i < m->n_apps; i++)
-			berth_app_set_caller(m->apps[i].app, m->caller);
+	set_caller(m, json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name")));
+	/* 2025-11-25: URL-mode elicitation only when the client says it takes
+	 * it (capabilities.elicitation.url; an empty elicitation object means
+	 * form mode only). */
+	m->client_elicit_url = json_is_object(
+	    json_object_get(json_object_get(json_object_get(params, "capabilities"), "elicitation"), "url"));
+	json_t *r = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", m->version,
+			      "capabilities", "tools", "listChanged", true, "logging", "serverInfo", "name",
+			      "berth", "version", BERTH_VERSION, "instructions", instructions);
+	if (r != NULL && berth_mcpi_tasks_on(m)) {
+		/* The tasks utility: tools/call may run as a task (every tool's
+		 * execution.taskSupport is "optional"). */
+		json_object_set_new(
+		    json_object_get(r, "capabilities"), "tasks",
+		    json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call"));
 	}
-	berth_mcpi_reply(
-	    m, id,
-	    json_pack(
-		"{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", m->version, "capabilities",
-		"tools", "listChanged", true, "logging", "serverInfo", "name", "berth", "version",
-		BERTH_VERSION, "instructions",
-		"Each tool is an export of a resident app that runs in its own kernel-enforced sandbox "
-		"(berth). "
-		"A failed call returns isError with the reason; a capability denial says what refused it."));
+	berth_mcpi_reply(m, id, r);
 }
 
 static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
@@ -193,6 +231,11 @@ static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
 	for (size_t i = start; i < n && i < start + page; i++)
 		json_array_append(pagev, json_array_get(all, i));
 	json_t *r = json_pack("{s:o}", "tools", pagev);
+	if (r != NULL && m->modern) {
+		/* 2026-07-28 cache hints: berth dev may change the list at any time */
+		json_object_set_new(r, "ttlMs", json_integer(0));
+		json_object_set_new(r, "cacheScope", json_string("private"));
+	}
 	if (start + page < n) {
 		char next[32];
 		snprintf(next, sizeof next, "tools:%lu", start + page);
@@ -205,7 +248,7 @@ static void on_tools_list(struct berth_mcp *m, json_t *id, json_t *params)
 static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name")), *export = NULL;
-	json_t *args = json_object_get(params, "arguments");
+	json_t *args = json_object_get(params, "arguments"), *task = json_object_get(params, "task");
 	struct berth_call_error ce = {0};
 	struct mcp_app *a;
 	long long call_id;
@@ -225,6 +268,12 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	}
 	if (json_is_null(args))
 		args = NULL;
+	if (task != NULL && (!berth_mcpi_tasks_on(m) || !json_is_object(task))) {
+		reply_error(m, id, BERTH_RPC_INVALID_PARAMS, NULL,
+			    !berth_mcpi_tasks_on(m) ? "params.task: tasks need protocol revision 2025-11-25"
+						    : "params.task must be an object");
+		return;
+	}
 	/* Rejected against the schema before the app sees them. */
 	/* Bounded: beyond this, the client must wait for answers first. */
 	if (m->n_pend >= BERTH_MCP_MAX_PENDING) {
@@ -237,11 +286,17 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 		berth_call_error_free(&ce);
 		return;
 	}
+	json_t *client_id = id;
+	if (task != NULL) {
+		/* Answered now with the task; the call's result goes to it. */
+		if ((id = berth_mcpi_task_start(m, client_id, task)) == NULL)
+			return;
+	}
 	if (a->dev_fd >= 0) {
 		long long cid = ++a->dev_next_id;
 		unsigned t = m->o.timeout_ms ? m->o.timeout_ms : BERTH_APP_CALL_TIMEOUT_MS;
 		if (berth_mcpi_add_pending(m, id, a, cid, true, berth_now_ms() + t + 5000) < 0) {
-			reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
+			berth_mcpi_finish_error(m, id, BERTH_RPC_INTERNAL, "out of memory", NULL, NULL);
 			return;
 		}
 		m->pend[m->n_pend - 1].export = export;
@@ -260,8 +315,9 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	}
 	if (berth_mcpi_add_pending(m, id, a, call_id, false, 0) < 0) {
 		berth_app_cancel(a->app, call_id);
-		reply_error(m, id, BERTH_RPC_INTERNAL, NULL, "out of memory");
+		berth_mcpi_finish_error(m, id, BERTH_RPC_INTERNAL, "out of memory", NULL, NULL);
 	}
+	(void)client_id;
 }
 
 static void on_set_level(struct berth_mcp *m, json_t *id, json_t *params)
@@ -294,6 +350,29 @@ static void on_cancelled(struct berth_mcp *m, json_t *params)
 	}
 }
 
+static void test_elicit_done(void *ctx, const char *action, const char *error)
+{
+	struct berth_mcp *m = ctx;
+	char text[512];
+
+	snprintf(text, sizeof text, "elicitation berth-test-1: %s%s",
+		 action != NULL ? action : "error: ", action != NULL ? "" : error);
+	berth_mcpi_notify(m, "notifications/message",
+			  json_pack("{s:s, s:s, s:s}", "level", "info", "logger", "berth", "data", text));
+	if (action != NULL && strcmp(action, "accept") == 0)
+		berth_mcp_elicit_complete(m, "berth-test-1");
+}
+
+/* BERTH_MCP_TEST_ELICIT_URL (mcp.h): the hook exercised end to end. */
+static void test_elicit(struct berth_mcp *m)
+{
+	struct berth_error e = {0};
+
+	if (berth_mcp_elicit_url(m, "berth test: open this page to approve the grant", m->o.test_elicit_url,
+				 "berth-test-1", test_elicit_done, m, &e) < 0)
+		test_elicit_done(m, NULL, e.msg);
+}
+
 void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 {
 	json_error_t je;
@@ -317,7 +396,8 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 	jv = json_string_value(json_object_get(msg, "jsonrpc"));
 	if (method == NULL &&
 	    (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL)) {
-		json_decref(msg); /* a response: this server sends no requests */
+		berth_mcpi_client_response(m, msg); /* to one of our requests, or dropped */
+		json_decref(msg);
 		return;
 	}
 	if (jv == NULL || strcmp(jv, "2.0") != 0 || method == NULL ||
@@ -334,10 +414,44 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 	if (id == NULL) { /* a notification: never answered */
 		if (strcmp(method, "notifications/cancelled") == 0)
 			on_cancelled(m, params);
+		else if (strcmp(method, "notifications/initialized") == 0 && m->o.test_elicit_url != NULL)
+			test_elicit(m);
 		json_decref(msg);
 		return;
 	}
-	if (strcmp(method, "initialize") == 0)
+	/* 2026-07-28 (stateless): a request names its revision in _meta; no
+	 * initialize comes first. */
+	json_t *meta = json_object_get(params, "_meta");
+	const char *pv = json_string_value(json_object_get(meta, BERTH_MCP_META_VERSION));
+	if (pv != NULL && strcmp(pv, "2026-07-28") >= 0 && strcmp(method, "initialize") != 0) {
+		if (strcmp(pv, BERTH_MCP_STATELESS) != 0) {
+			reply_error(
+			    m, id, BERTH_RPC_UNSUPPORTED_VERSION,
+			    json_pack("{s:[s], s:s}", "supported", BERTH_MCP_STATELESS, "requested", pv),
+			    "unsupported protocol version `%s`: this server speaks %s (and, through "
+			    "initialize, "
+			    "2025-11-25 and older)",
+			    pv, BERTH_MCP_STATELESS);
+			json_decref(msg);
+			return;
+		}
+		if (m->initialized && !m->modern) {
+			reply_error(m, id, BERTH_RPC_INVALID_REQUEST, NULL,
+				    "this connection initialized %s: a 2026-07-28 request cannot follow",
+				    m->version);
+			json_decref(msg);
+			return;
+		}
+		if (!m->modern) {
+			m->modern = m->initialized = true;
+			snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_STATELESS);
+			set_caller(m, json_string_value(json_object_get(
+					  json_object_get(meta, BERTH_MCP_META_CLIENT), "name")));
+		}
+	}
+	if (strcmp(method, "server/discover") == 0)
+		on_discover(m, id);
+	else if (strcmp(method, "initialize") == 0)
 		on_initialize(m, id, params);
 	else if (strcmp(method, "ping") == 0)
 		berth_mcpi_reply(m, id, json_object());
@@ -349,6 +463,8 @@ void berth_mcp_handle(struct berth_mcp *m, const char *line, size_t len)
 		on_tools_call(m, id, params);
 	else if (strcmp(method, "logging/setLevel") == 0)
 		on_set_level(m, id, params);
+	else if (berth_mcpi_tasks_method(m, method, id, params))
+		;
 	else
 		reply_error(m, id, BERTH_RPC_METHOD_NOT_FOUND, NULL, "unknown method `%s`", method);
 	json_decref(msg);
@@ -450,6 +566,7 @@ struct berth_mcp *berth_mcp_new(const struct berth_mcp_opts *o, struct berth_err
 			return NULL;
 		}
 		a->tools = berth_mcpi_tool_names_of(m, a);
+		a->icons = berth_mcpi_app_icons(a->dir);
 		berth_mcpi_dev_attach(m, a);
 		if (o->warm && a->dev_fd < 0 && berth_app_boot(a->app, NULL, err) < 0) {
 			berth_mcp_free(m);
@@ -481,6 +598,7 @@ void berth_mcp_free(struct berth_mcp *m)
 	for (size_t i = 0; i < m->n_pend; i++)
 		json_decref(m->pend[i].req_id);
 	free(m->pend);
+	berth_mcpi_tasks_free(m);
 	berth_outq_free(&m->out);
 	for (size_t i = 0; i < m->n_apps; i++) {
 		struct mcp_app *a = &m->apps[i];
@@ -490,12 +608,41 @@ void berth_mcp_free(struct berth_mcp *m)
 		}
 		berth_outq_free(&a->dev_out);
 		json_decref(a->tools);
+		json_decref(a->icons);
 		berth_app_close(a->app);
 	}
 	free(m);
 }
 
 int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
+{
+	return berth_mcpi_loop(m, in_fd, NULL, err);
+}
+
+const char *const *berth_mcpi_versions(void)
+{
+	static const char *const v[] = {BERTH_MCP_STATELESS, "2025-11-25", "2025-06-18",
+					"2025-03-26",        "2024-11-05", NULL};
+	return v;
+}
+
+void berth_mcpi_end_session(struct berth_mcp *m)
+{
+	for (size_t i = 0; i < m->n_pend; i++)
+		if (!m->pend[i].via_dev)
+			berth_app_cancel(m->pend[i].app->app, m->pend[i].call_id);
+	while (m->n_pend > 0)
+		berth_mcpi_pend_remove(m, m->n_pend - 1);
+	berth_mcpi_tasks_free(m);
+	m->initialized = false;
+	m->modern = false;
+	m->client_elicit_url = false;
+	m->min_level = 1;
+	snprintf(m->version, sizeof m->version, "%s", BERTH_MCP_LATEST);
+}
+
+int berth_mcpi_loop(struct berth_mcp *m, int in_fd, const struct berth_mcpi_transport *t,
+		    struct berth_error *err)
 {
 	struct berth_lines in;
 	sigset_t set, old;
@@ -516,7 +663,7 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 	 * stdout (a socket, a tty) and with whoever started us; poll(2) says
 	 * when one read(2) will not block. */
 	for (;;) {
-		struct pollfd p[3 + BERTH_MCP_MAX_APPS * 4];
+		struct pollfd p[3 + BERTH_MCP_MAX_APPS * 4 + BERTH_MCPI_TRANSPORT_FDS];
 		size_t np = 0;
 		long long soonest = -1;
 
@@ -538,6 +685,11 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 				soonest = m->pend[i].deadline;
 		size_t out_idx = np;
 		p[np++] = (struct pollfd){m->out.len > 0 ? STDOUT_FILENO : -1, POLLOUT, 0};
+		size_t t_idx = np, nt = 0;
+		if (t != NULL) {
+			nt = t->fds(t->ctx, &p[np], BERTH_MCPI_TRANSPORT_FDS, &soonest);
+			np += nt;
+		}
 		if (in.eof)
 			break;
 		long long left = soonest < 0 ? -1 : soonest - berth_now_ms();
@@ -557,6 +709,8 @@ int berth_mcp_run(struct berth_mcp *m, int in_fd, struct berth_error *err)
 				break;
 			}
 		}
+		if (t != NULL)
+			t->ready(t->ctx, &p[t_idx], nt);
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			char *line;
 			size_t len;

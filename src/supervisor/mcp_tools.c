@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
 
 #include "../util/text.h"
 
@@ -60,10 +64,62 @@ json_t *berth_mcpi_all_tools(const struct berth_mcp *m)
 					      "inputSchema", ex->input);
 			if (t != NULL && structured(m))
 				json_object_set(t, "outputSchema", ex->output);
+			if (t != NULL && berth_mcpi_tasks_on(m)) {
+				/* 2025-11-25: any call may run as a task; icons */
+				json_object_set_new(t, "execution",
+						    json_pack("{s:s}", "taskSupport", "optional"));
+				if (m->apps[i].icons != NULL)
+					json_object_set(t, "icons", m->apps[i].icons);
+			}
 			json_array_append_new(v, t);
 		}
 	}
 	return v;
+}
+
+json_t *berth_mcpi_app_icons(const char *dir)
+{
+	static const char *const files[][2] = {{"icon.svg", "image/svg+xml"}, {"icon.png", "image/png"}};
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char path[PATH_MAX];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+		    st.st_size > BERTH_MCP_ICON_MAX) {
+			fprintf(stderr,
+				"berth: mcp: %s is not used as the tools' icon: not a regular file of 1 to "
+				"%d bytes\n",
+				path, BERTH_MCP_ICON_MAX);
+			close(fd);
+			continue;
+		}
+		unsigned char *data = malloc((size_t)st.st_size);
+		ssize_t n = data != NULL ? read(fd, data, (size_t)st.st_size) : -1;
+		close(fd);
+		if (n != st.st_size) {
+			free(data);
+			continue;
+		}
+		size_t b64 = sodium_base64_ENCODED_LEN((size_t)n, sodium_base64_VARIANT_ORIGINAL);
+		char *uri = malloc(b64 + 64);
+		if (uri == NULL) {
+			free(data);
+			return NULL;
+		}
+		int off = snprintf(uri, 64, "data:%s;base64,", files[i][1]);
+		sodium_bin2base64(uri + off, b64, data, (size_t)n, sodium_base64_VARIANT_ORIGINAL);
+		free(data);
+		json_t *v = json_pack("[{s:s, s:s}]", "src", uri, "mimeType", files[i][1]);
+		if (v != NULL && i == 0) /* a vector image: any size */
+			json_object_set_new(json_array_get(v, 0), "sizes", json_pack("[s]", "any"));
+		free(uri);
+		return v;
+	}
+	return NULL;
 }
 
 /* The app and export of tool @name, or NULL. */
@@ -114,7 +170,7 @@ void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output)
 	free(text);
 	if (r != NULL && structured(m))
 		json_object_set(r, "structuredContent", output);
-	berth_mcpi_reply(m, req_id, r);
+	berth_mcpi_deliver(m, req_id, r);
 }
 
 /* A failed call is a tool result with isError, so that the model sees it
@@ -133,9 +189,9 @@ void berth_mcpi_finish_error(struct berth_mcp *m, json_t *req_id, int code, cons
 	char *fixed = malloc(cap);
 	if (fixed != NULL)
 		berth_utf8_fix(fixed, cap, t); /* an app's text may be cut inside a character */
-	berth_mcpi_reply(m, req_id,
-			 json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"),
-				   "isError", true));
+	berth_mcpi_deliver(m, req_id,
+			   json_pack("{s:[o], s:b}", "content", text_block(fixed != NULL ? fixed : "error"),
+				     "isError", true));
 	free(fixed);
 	free(text);
 	free(data_text);

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
@@ -22,6 +21,8 @@
 #include "../util/jcs.h"
 #include "../util/rmtree.h"
 #include "../util/sha256.h"
+#include "../util/sys.h"
+#include "review_int.h"
 #include "runs.h"
 
 struct collect {
@@ -29,6 +30,9 @@ struct collect {
 	char dir[PATH_MAX]; /* RUN/review */
 	int blobs;          /* RUN/review/blobs */
 	long long t0_ns;
+	bool live;                    /* the overlay is mounted: the layer is only read */
+	unsigned long long budget;    /* bytes new blobs may take; 0: no bound */
+	unsigned long long new_bytes; /* bytes of new blobs written */
 	json_t *entries;
 	struct berth_review_summary *sum;
 	struct berth_error *err;
@@ -262,22 +266,40 @@ static int add_deleted(struct collect *c, int dirfd, const char *rel, const char
 		   : -1;
 }
 
-/* The file @name of the upper directory @ufd: its bytes into blobs/. */
+/* The file @name of the upper directory @ufd: its bytes into blobs/, by
+ * content.  Bytes already there (an earlier checkpoint's) are not copied
+ * again: the file is hashed first, and copied only when blobs/ lacks it. */
 static int keep_blob(struct collect *c, int ufd, const char *name, const char *path, char hex[65],
 		     unsigned long long *len)
 {
 	char tmp[64];
 	cleanup_close int fd = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	cleanup_close int out = -1;
+	struct stat bs;
 
-	if (fd < 0 && errno == EACCES && fchmodat(ufd, name, 0600, 0) == 0)
+	if (fd < 0 && errno == EACCES && !c->live && fchmodat(ufd, name, 0600, 0) == 0)
 		fd = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* the layer is berth's now */
 	if (fd < 0)
+		return berth_err(c->err, errno, "review: cannot read `%s` in the review layer", path);
+	if (hash_fd(fd, -1, hex, len, c->err) < 0)
+		return berth_err_wrap(c->err, "review: `%s`", path);
+	c->sum->n_bytes += *len;
+	if (fstatat(c->blobs, hex, &bs, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(bs.st_mode) &&
+	    (unsigned long long)bs.st_size == *len)
+		return 0;
+	if (c->budget > 0 && c->new_bytes + *len > c->budget)
+		return berth_err(c->err, ENOSPC,
+				 "review: the checkpoints would take more than --review-size (%llu bytes) "
+				 "with `%s`",
+				 c->budget, path);
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		return berth_err(c->err, errno, "review: cannot read `%s` in the review layer", path);
 	snprintf(tmp, sizeof tmp, ".tmp.%ld", (long)getpid());
 	out = openat(c->blobs, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return berth_err(c->err, errno, "review: cannot keep `%s`", path);
+	c->sum->n_bytes -= *len;
+	/* hashed again as copied: what is kept is named by what was read */
 	if (hash_fd(fd, out, hex, len, c->err) < 0) {
 		unlinkat(c->blobs, tmp, 0);
 		return berth_err_wrap(c->err, "review: `%s`", path);
@@ -285,6 +307,7 @@ static int keep_blob(struct collect *c, int ufd, const char *name, const char *p
 	if (renameat(c->blobs, tmp, c->blobs, hex) < 0)
 		return berth_err(c->err, errno, "review: cannot keep `%s`", path);
 	c->sum->n_bytes += *len;
+	c->new_bytes += *len;
 	return 0;
 }
 
@@ -337,7 +360,7 @@ static int one(struct collect *c, int ufd, int hfd, const struct stat *hdir, con
 		bool op = is_opaque(ufd, name);
 		cleanup_close int sub = openat(ufd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		cleanup_close int hsub = -1;
-		if (sub < 0 && errno == EACCES && fchmodat(ufd, name, 0700, 0) == 0)
+		if (sub < 0 && errno == EACCES && !c->live && fchmodat(ufd, name, 0700, 0) == 0)
 			sub = openat(ufd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
 			json_decref(base);
@@ -433,22 +456,22 @@ static int walk(struct collect *c, int ufd, int hfd, const struct stat *hdir, co
 	return rc;
 }
 
-static int write_json(const char *dir, const char *name, const json_t *v, struct berth_error *err)
+int berth_review_write_json(const char *dir, const char *name, const json_t *v, struct berth_error *err)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
+	char *text = json_dumps(v, JSON_COMPACT);
+	int rc;
 
-	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	unlink(tmp);
-	if (json_dump_file(v, tmp, JSON_COMPACT) < 0 || chmod(tmp, 0600) < 0 || rename(tmp, path) < 0) {
-		int e = errno != 0 ? errno : EIO;
-		unlink(tmp);
-		return berth_err(err, e, "review: cannot write `%s`", path);
-	}
-	return 0;
+	if (text == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	/* whole or not at all, also across a crash (temporary file, fsync, rename) */
+	rc = berth_write_atomic(path, text, strlen(text), 0600, BERTH_WRITE_DURABLE | BERTH_WRITE_MODE, err);
+	free(text);
+	return rc < 0 ? berth_err_wrap(err, "review: cannot write `%s`", path) : 0;
 }
 
-static int digest_of(const json_t *entries, char out[72], struct berth_error *err)
+int berth_review_digest(const json_t *entries, char out[72], struct berth_error *err)
 {
 	char *j = berth_jcs(entries, err);
 	char hex[65];
@@ -476,15 +499,24 @@ void berth_review_clock(struct timespec *t)
 	}
 }
 
+/* Returns 0 written, 1 the same change set as @o->same_as (nothing
+ * written), -1 with @err filled. */
 static int collect_layer(const char *run_id, const struct berth_policy *p, int layer_fd,
-			 const struct timespec *started, struct berth_review_summary *sum,
-			 struct berth_error *err)
+			 const struct timespec *started, const struct collect_opts *o,
+			 struct berth_review_summary *sum, struct berth_error *err)
 {
-	struct collect c = {.p = p, .blobs = -1, .t0_ns = ns_of(started), .sum = sum, .err = err};
-	char run[PATH_MAX], blobs[PATH_MAX];
+	struct collect c = {.p = p,
+			    .blobs = -1,
+			    .t0_ns = ns_of(started),
+			    .live = o->live,
+			    .budget = o->budget,
+			    .sum = sum,
+			    .err = err};
+	char run[PATH_MAX], blobs[PATH_MAX], cps[PATH_MAX + 16];
 	cleanup_close int upper = -1, host = -1;
 	struct stat hs;
 	json_t *cs = NULL;
+	bool made = false;
 	int rc = -1;
 
 	*sum = (struct berth_review_summary){0};
@@ -492,8 +524,16 @@ static int collect_layer(const char *run_id, const struct berth_policy *p, int l
 		return -1;
 	snprintf(c.dir, sizeof c.dir, "%s/review", run);
 	snprintf(blobs, sizeof blobs, "%s/blobs", c.dir);
-	if (mkdir(c.dir, 0700) < 0 || mkdir(blobs, 0700) < 0)
-		return berth_err(err, errno, "review: cannot create `%s`", blobs);
+	snprintf(cps, sizeof cps, "%s/checkpoints", c.dir);
+	if (mkdir(c.dir, 0700) == 0)
+		made = true;
+	else if (errno != EEXIST)
+		return berth_err(err, errno, "review: cannot create `%s`", c.dir);
+	if ((mkdir(blobs, 0700) < 0 && errno != EEXIST) ||
+	    (strncmp(o->name, "checkpoints/", 12) == 0 && mkdir(cps, 0700) < 0 && errno != EEXIST)) {
+		berth_err(err, errno, "review: cannot create a directory in `%s`", c.dir);
+		goto out;
+	}
 	c.blobs = open(blobs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	upper = openat(layer_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	host = open(p->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -506,8 +546,14 @@ static int collect_layer(const char *run_id, const struct berth_policy *p, int l
 		goto out;
 	}
 	if (c.entries == NULL || walk(&c, upper, host, &hs, "") < 0 ||
-	    digest_of(c.entries, sum->digest, err) < 0)
+	    berth_review_digest(c.entries, sum->digest, err) < 0)
 		goto out;
+	if (o->entries != NULL)
+		*o->entries = json_incref(c.entries);
+	if (o->same_as != NULL && strcmp(o->same_as, sum->digest) == 0) {
+		rc = 1;
+		goto out;
+	}
 	/* A layer with no block or inode left: a write in the sandbox met ENOSPC, and a
 	 * file may be cut short; apply refuses such a change set whole. */
 	struct statfs sf;
@@ -515,30 +561,30 @@ static int collect_layer(const char *run_id, const struct berth_policy *p, int l
 	cs = json_pack("{s:i, s:s, s:I, s:s, s:O, s:b}", "schema", 1, "workspace", p->workspace, "started_ns",
 		       (json_int_t)c.t0_ns, "digest", sum->digest, "entries", c.entries, "layer_full",
 		       sum->full);
-	if (cs == NULL) {
+	if (cs == NULL || (o->extra != NULL && json_object_update(cs, o->extra) < 0)) {
 		berth_err(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = write_json(c.dir, "changes.json", cs, err);
+	rc = berth_review_write_json(c.dir, o->name, cs, err);
 out:
 	json_decref(cs);
 	json_decref(c.entries);
 	if (c.blobs >= 0)
 		close(c.blobs);
-	if (rc < 0) {
+	if (rc < 0 && made) {
 		struct berth_error ignore = {0};
 		berth_rmtree(c.dir, NULL, &ignore);
 	}
 	return rc;
 }
 
-int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
-			 const struct timespec *started, struct berth_review_summary *sum,
-			 struct berth_error *err)
+/* As RLIMIT_NOFILE's soft limit raised to the hard one: the walk holds a
+ * descriptor or two a level (PATH_MAX bounds the depth to 2048), and a
+ * user's soft limit is often 1024. */
+int berth_review_collect_opts(const char *run_id, const struct berth_policy *p, int layer_fd,
+			      const struct timespec *started, const struct collect_opts *o,
+			      struct berth_review_summary *sum, struct berth_error *err)
 {
-	/* The walk holds a descriptor or two a level (PATH_MAX bounds the depth
-	 * to 2048): a user's soft limit (often 1024) is raised to the hard one
-	 * while it lasts. */
 	struct rlimit saved, all;
 	bool raised = getrlimit(RLIMIT_NOFILE, &saved) == 0 && saved.rlim_cur < saved.rlim_max;
 	int rc;
@@ -547,10 +593,19 @@ int berth_review_collect(const char *run_id, const struct berth_policy *p, int l
 		all = (struct rlimit){.rlim_cur = saved.rlim_max, .rlim_max = saved.rlim_max};
 		raised = setrlimit(RLIMIT_NOFILE, &all) == 0;
 	}
-	rc = collect_layer(run_id, p, layer_fd, started, sum, err);
+	rc = collect_layer(run_id, p, layer_fd, started, o, sum, err);
 	if (raised)
 		setrlimit(RLIMIT_NOFILE, &saved);
 	return rc;
+}
+
+int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
+			 const struct timespec *started, struct berth_review_summary *sum,
+			 struct berth_error *err)
+{
+	struct collect_opts o = {.name = "changes.json"};
+
+	return berth_review_collect_opts(run_id, p, layer_fd, started, &o, sum, err) < 0 ? -1 : 0;
 }
 
 json_t *berth_review_load(const char *run_id, char dir[PATH_MAX], json_t **applied, struct berth_error *err)
@@ -592,26 +647,79 @@ json_t *berth_review_load(const char *run_id, char dir[PATH_MAX], json_t **appli
 	return cs;
 }
 
+/* A PATH as the change set names paths: relative, no "./" in front, no "/"
+ * behind; its length in *@len, 0 for the whole workspace. */
+static const char *norm_path(const char *s, size_t *len)
+{
+	if (strncmp(s, "/workspace/", 11) == 0)
+		s += 11;
+	else if (strcmp(s, "/workspace") == 0 || strcmp(s, ".") == 0 || strcmp(s, "./") == 0) {
+		*len = 0;
+		return s;
+	}
+	while (strncmp(s, "./", 2) == 0)
+		s += 2;
+	*len = strlen(s);
+	while (*len > 0 && s[*len - 1] == '/')
+		(*len)--;
+	return s;
+}
+
 bool berth_review_selected(const char *path, char *const *paths, size_t n)
 {
 	if (n == 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		const char *s = paths[i];
 		size_t l;
-		if (strncmp(s, "/workspace/", 11) == 0)
-			s += 11;
-		else if (strcmp(s, "/workspace") == 0 || strcmp(s, ".") == 0 || strcmp(s, "./") == 0)
-			return true;
-		while (strncmp(s, "./", 2) == 0)
-			s += 2;
-		l = strlen(s);
-		while (l > 0 && s[l - 1] == '/')
-			l--;
+		const char *s = norm_path(paths[i], &l);
 		if (l == 0)
 			return true;
 		if (strncmp(path, s, l) == 0 && (path[l] == '\0' || path[l] == '/'))
 			return true;
 	}
 	return false;
+}
+
+int berth_review_sel_init(struct berth_review_sel *sel, char *const *paths, size_t n, struct berth_error *err)
+{
+	*sel = (struct berth_review_sel){.all = n == 0, .set = json_object()};
+	if (sel->set == NULL)
+		return berth_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !sel->all; i++) {
+		size_t l;
+		const char *s = norm_path(paths[i], &l);
+		char *k = l > 0 ? strndup(s, l) : NULL;
+		if (l == 0) {
+			sel->all = true;
+			break;
+		}
+		if (k == NULL || json_object_set_new(sel->set, k, json_true()) < 0) {
+			free(k);
+			return berth_err(err, ENOMEM, "out of memory");
+		}
+		free(k);
+	}
+	return 0;
+}
+
+bool berth_review_sel_has(const struct berth_review_sel *sel, const char *path)
+{
+	char buf[PATH_MAX];
+
+	if (sel->all)
+		return true;
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return false;
+	for (char *slash;; *slash = '\0') {
+		if (json_object_get(sel->set, buf) != NULL)
+			return true;
+		if ((slash = strrchr(buf, '/')) == NULL)
+			return false;
+	}
+}
+
+void berth_review_sel_free(struct berth_review_sel *sel)
+{
+	json_decref(sel->set);
+	sel->set = NULL;
 }

@@ -67,7 +67,7 @@ struct berth_review_summary {
  * CLOCK_REALTIME_COARSE taken before the sandbox was made.  Fills @sum.
  * Returns 0, or -1 with @err filled (ENOSPC on the state directory, a
  * layer that cannot be read); nothing half-written remains then (RUN/review
- * is removed).
+ * is removed, unless a session's checkpoints made it before: they stay).
  */
 int berth_review_collect(const char *run_id, const struct berth_policy *p, int layer_fd,
 			 const struct timespec *started, struct berth_review_summary *sum,
@@ -89,6 +89,21 @@ json_t *berth_review_load(const char *run_id, char dir[PATH_MAX], json_t **appli
  * @n 0 chooses everything.
  */
 bool berth_review_selected(const char *path, char *const *paths, size_t n);
+
+/* The same choice made once for many entries: the PATHs as a set, each
+ * entry then checked with its own path and the directories above it
+ * (linear in the entries, not entries times PATHs). */
+struct berth_review_sel {
+	json_t *set; /* the PATHs, normalised, as an object's keys */
+	bool all;    /* no PATH, or one that is the whole workspace */
+};
+/* berth_review_sel_init - @paths/@n as berth_review_selected.  Returns 0,
+ * or -1 with @err filled (ENOMEM); berth_review_sel_free() either way. */
+int berth_review_sel_init(struct berth_review_sel *sel, char *const *paths, size_t n,
+			  struct berth_error *err);
+/* berth_review_sel_has - berth_review_selected(@path, ...) of @sel's PATHs. */
+bool berth_review_sel_has(const struct berth_review_sel *sel, const char *path);
+void berth_review_sel_free(struct berth_review_sel *sel);
 
 /*
  * berth_review_diff - write the change set of @run_id to @out: a unified
@@ -148,5 +163,60 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
  * Returns 0, or -1 with @err filled (berth_review_load's errors).
  */
 int berth_review_discard(const char *run_id, char digest[72], struct berth_error *err);
+
+/*
+ * berth_review_write_json - @v as @dir/@name (@name may hold one directory
+ * below @dir), whole or not at all, also across a crash; 0600.  Returns 0,
+ * or -1 with @err filled.
+ */
+int berth_review_write_json(const char *dir, const char *name, const json_t *v, struct berth_error *err);
+
+/* ---- checkpoints: a session's change set after each agent turn */
+
+/* What berth_review_checkpoint() recorded. */
+struct berth_review_checkpoint {
+	int id;         /* 1, 2, ...; 0 when nothing was recorded (the layer is as at the last one) */
+	size_t changed; /* paths whose change differs from the checkpoint before (or the start) */
+	struct berth_review_summary sum;
+};
+
+/*
+ * berth_review_checkpoint - record the change set of the live review layer
+ * @layer_fd (the overlay is still mounted: the layer is only read, never
+ * changed) as RUN/review/checkpoints/ID.json (as changes.json, with
+ * "checkpoint": ID and "time_ns"), its files' bytes in RUN/review/blobs/
+ * by content, so that bytes an earlier checkpoint kept are not copied
+ * again.  The blobs of all checkpoints together stay within the policy's
+ * review_size (ENOSPC otherwise: the checkpoint is not recorded).  A layer
+ * whose change set is the last checkpoint's (or, before the first, is
+ * empty: the start, checkpoint 0) is not recorded (@cp->id 0).  @started as berth_review_collect.  Returns 0, or -1 with
+ * @err filled (no checkpoint file is left then).
+ */
+int berth_review_checkpoint(const char *run_id, const struct berth_policy *p, int layer_fd,
+			    const struct timespec *started, struct berth_review_checkpoint *cp,
+			    struct berth_error *err);
+
+/*
+ * berth_review_checkpoints - the checkpoints of @run_id, oldest first: an
+ * array of {"id", "time_ns", "entries", "changed", "bytes", "digest"}, and
+ * in *@current (when not NULL) the digest of the change set as it stands
+ * (RUN/review/changes.json; json null before the session ended) and the
+ * checkpoint it was rolled back to, if any: {"digest", "checkpoint"}.
+ * Returns a new reference, or NULL with @err filled (an unknown run, a
+ * discarded change set: status 2).
+ */
+json_t *berth_review_checkpoints(const char *run_id, json_t **current, struct berth_error *err);
+
+/*
+ * berth_review_rollback - make checkpoint @id of @run_id (0: the start,
+ * nothing changed) the change set: RUN/review/changes.json becomes that
+ * checkpoint's, written whole.  The review layer itself is gone by then
+ * (the session ended; the caller refuses a live one).  Refused (status 2)
+ * for an unknown checkpoint, and for a change set of which something was
+ * applied already (the host's tree holds it: a rollback could not take it
+ * back).  *@from gets the digest it replaced ("" when there was none) and
+ * *@to the new one (72 bytes each).  Returns 0, or -1 with @err filled.
+ */
+int berth_review_rollback(const char *run_id, int id, char from[72], char to[72], struct berth_error *err);
 
 #endif

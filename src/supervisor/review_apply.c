@@ -32,8 +32,10 @@ struct apply {
 	int ws;             /* the host's workspace */
 	struct stat ws_st;
 	bool root;
-	json_t *applied;     /* applied.json */
-	json_t *applied_set; /* the same entries as an object's keys */
+	json_t *applied;             /* applied.json */
+	json_t *applied_set;         /* the same entries as an object's keys */
+	json_t *needed;              /* the directories above a chosen entry, as an object's keys */
+	struct berth_review_sel sel; /* the PATHs given */
 	json_t *done, *refused, *held;
 	/* pass 3: temporary files written, renamed after the sync */
 	struct pending {
@@ -322,26 +324,46 @@ static enum pass pass_of(const json_t *e)
 	return PASS_FILES;
 }
 
-/* Whether an entry the chosen ones need (the directory a chosen file goes
- * in, made by the run) is chosen too: a path's new parents come with it. */
-static bool chosen(const struct apply *a, const json_t *entries, const json_t *e)
+/* a->needed: every directory above a chosen entry (PATHs given), once:
+ * a chosen file's new parents come with it.  A set, so that choosing is
+ * linear in the entries (it was a scan of all of them per new directory). */
+static int need_parents(struct apply *a, const json_t *entries)
 {
-	const char *path = ent_path(e);
+	char buf[PATH_MAX];
 	size_t i;
 	json_t *x;
 
-	if (berth_review_selected(path, a->o->paths, a->o->n_paths))
+	if ((a->needed = json_object()) == NULL)
+		return -1;
+	if (a->o->n_paths == 0)
+		return 0; /* everything is chosen */
+	json_array_foreach(entries, i, x) {
+		const char *p = ent_path(x);
+		if (p == NULL || !berth_review_sel_has(&a->sel, p))
+			continue;
+		snprintf(buf, sizeof buf, "%s", p);
+		for (char *slash = strrchr(buf, '/'); slash != NULL; slash = strrchr(buf, '/')) {
+			*slash = '\0';
+			if (json_object_get(a->needed, buf) != NULL)
+				break; /* and the ones above it */
+			if (json_object_set_new(a->needed, buf, json_true()) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Whether an entry is chosen, or needed by one (the directory a chosen file
+ * goes in, made by the run). */
+static bool chosen(const struct apply *a, const json_t *e)
+{
+	const char *path = ent_path(e);
+
+	if (berth_review_sel_has(&a->sel, path))
 		return true;
 	if (pass_of(e) != PASS_DIRS || strcmp(json_string_value(json_object_get(e, "op")), "create") != 0)
 		return false;
-	json_array_foreach(entries, i, x) {
-		const char *p = ent_path(x);
-		size_t l = strlen(path);
-		if (strncmp(p, path, l) == 0 && p[l] == '/' &&
-		    berth_review_selected(p, a->o->paths, a->o->n_paths))
-			return true;
-	}
-	return false;
+	return json_object_get(a->needed, path) != NULL;
 }
 
 static void do_entry(struct apply *a, json_t *e, enum pass pass)
@@ -494,7 +516,10 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
 	order = calloc(n + 1, sizeof *order);
 	a.pend = calloc(n + 1, sizeof *a.pend);
 	if (a.applied_set == NULL || a.done == NULL || a.refused == NULL || a.held == NULL || order == NULL ||
-	    a.pend == NULL) {
+	    a.pend == NULL || berth_review_sel_init(&a.sel, o->paths, o->n_paths, err) < 0 ||
+	    need_parents(&a, entries) < 0) {
+		if (err->msg[0] != '\0')
+			goto out;
 		berth_err(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -507,7 +532,7 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
 	for (enum pass pass = PASS_REMOVE; pass <= PASS_FILES; pass++) {
 		k = 0;
 		json_array_foreach(entries, i, e)
-			if (pass_of(e) == pass && chosen(&a, entries, e))
+			if (pass_of(e) == pass && chosen(&a, e))
 				order[k++] = e;
 		qsort(order, k, sizeof *order, pass == PASS_REMOVE ? cmp_deep_first : cmp_shallow_first);
 		for (i = 0; i < k; i++)
@@ -516,7 +541,7 @@ int berth_review_apply(const char *run_id, const struct berth_review_apply_opts 
 	land(&a);
 	k = 0;
 	json_array_foreach(entries, i, e)
-		if (pass_of(e) == PASS_DIRS && chosen(&a, entries, e))
+		if (pass_of(e) == PASS_DIRS && chosen(&a, e))
 			order[k++] = e;
 	dir_modes(&a, order, k);
 	res->record =
@@ -533,6 +558,8 @@ out:
 	json_decref(a.held);
 	json_decref(a.applied);
 	json_decref(a.applied_set);
+	json_decref(a.needed);
+	berth_review_sel_free(&a.sel);
 	json_decref(cs);
 	return rc;
 }

@@ -409,15 +409,22 @@ int berth_review_diff(const char *run_id, char *const *paths, size_t n, bool jso
 	char dir[PATH_MAX];
 	json_t *applied = NULL, *cs = berth_review_load(run_id, dir, &applied, err), *e;
 	cleanup_close int ws = -1;
+	struct berth_review_sel chosen;
 	size_t i;
 	int rc = 0;
 
 	if (cs == NULL)
 		return -1;
+	if (berth_review_sel_init(&chosen, paths, n, err) < 0) {
+		berth_review_sel_free(&chosen);
+		json_decref(applied);
+		json_decref(cs);
+		return -1;
+	}
 	if (json) {
 		json_t *sel = json_array();
 		json_array_foreach(json_object_get(cs, "entries"), i, e)
-			if (berth_review_selected(json_string_value(json_object_get(e, "path")), paths, n))
+			if (berth_review_sel_has(&chosen, json_string_value(json_object_get(e, "path"))))
 				json_array_append(sel, e);
 		json_t *o = json_pack("{s:s, s:O, s:O, s:o, s:O}", "run_id", run_id, "workspace",
 				      json_object_get(cs, "workspace"), "digest",
@@ -429,6 +436,7 @@ int berth_review_diff(const char *run_id, char *const *paths, size_t n, bool jso
 		json_decref(o);
 		json_decref(applied);
 		json_decref(cs);
+		berth_review_sel_free(&chosen);
 		return rc;
 	}
 	ws = open(json_string_value(json_object_get(cs, "workspace")), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -443,7 +451,7 @@ int berth_review_diff(const char *run_id, char *const *paths, size_t n, bool jso
 	}
 	json_array_foreach(json_object_get(cs, "entries"), i, e) {
 		const char *path = json_string_value(json_object_get(e, "path"));
-		if (!berth_review_selected(path, paths, n))
+		if (!berth_review_sel_has(&chosen, path))
 			continue;
 		if (one(out, dir, ws, e, applied, gone) < 0) {
 			rc = berth_err(err, EIO,
@@ -455,5 +463,6 @@ int berth_review_diff(const char *run_id, char *const *paths, size_t n, bool jso
 	json_decref(gone);
 	json_decref(applied);
 	json_decref(cs);
+	berth_review_sel_free(&chosen);
 	return rc;
 }

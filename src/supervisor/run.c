@@ -318,6 +318,49 @@ static int on_measured(void *arg, const char *run_id, const struct berth_measure
 	return rc;
 }
 
+/* 3b, --ask: the listener to the engine, before the command's first
+ * instruction (its loader's first open waits on it). */
+static void ask_notice(void *arg, const char *line)
+{
+	notice(arg, "%s", line);
+}
+
+static int ask_net_answer(void *arg, uint64_t token, bool grant)
+{
+	struct berth_run *r = arg;
+
+	return berth_broker_answer(r->broker, token, grant);
+}
+
+static int on_notify(void *arg, int listener, const struct berth_measure *m, struct berth_error *err)
+{
+	struct berth_run *r = arg;
+	char dir[PATH_MAX];
+	struct berth_error de = {0};
+	bool have_dir = berth_run_dir(r->run_id, false, dir, &de) == 0;
+	struct berth_ask_opts o = {.policy = r->spec.policy,
+				   .run_id = r->run_id,
+				   .timeout_ms = r->spec.ask_timeout_ms,
+				   .pidns_dev = m->ns_dev[BERTH_NS_PID],
+				   .pidns_ino = m->ns_ino[BERTH_NS_PID],
+				   .ctl_dir = have_dir ? dir : NULL,
+				   .terminal = r->spec.ask_terminal,
+				   .queue = denials_queue,
+				   .queue_arg = r,
+				   .notice = ask_notice,
+				   .notice_arg = r,
+				   .net_answer = r->broker != NULL ? ask_net_answer : NULL,
+				   .net_arg = r};
+
+	struct berth_ask *a = berth_ask_start(listener, &o, err);
+	__atomic_store_n(&r->ask, a, __ATOMIC_RELEASE);
+	if (r->ask == NULL)
+		return berth_err_wrap(err, "--ask");
+	if (!have_dir)
+		notice(r, "--ask: no run directory (%s): asks are answered at the terminal only", de.msg);
+	return 0;
+}
+
 void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
 {
 	ro->run_id = r->run_id;
@@ -326,6 +369,10 @@ void berth_run_attach(struct berth_run *r, struct berth_runtime_opts *ro)
 					     .before_release = before_release,
 					     .on_egress = berth_run_egress_start,
 					     .on_measured = on_measured};
+	if (r->spec.ask) {
+		ro->ask = true;
+		ro->hooks.on_notify = on_notify;
+	}
 	ro->remove_at_end = r->spec.remove_at_end;
 	ro->n_remove_at_end = r->spec.n_remove_at_end;
 	ro->journal = r->spec.journal != NULL ? r->spec.journal : r->journal.fd >= 0 ? &r->journal : NULL;
@@ -375,6 +422,9 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 {
 	struct berth_error err = {0}, je = {0};
 
+	/* the asks first: what waited is denied, the broker's held requests
+	 * too, while the broker is still there to refuse them */
+	berth_ask_stop(r->ask);
 	berth_run_egress_stop(r); /* no decision arrives after this */
 	/* A run.start on record gets its run.stop, also when the queue made
 	 * with it failed (queue_at_start). */
@@ -395,6 +445,21 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 			json_decref(ds);
 		err = (struct berth_error){0};
 	}
+	/* --ask's counts go in run.stop ("ask"): no record of their own, so
+	 * a run that asked nothing starts no queue for them (start latency) */
+	json_t *ask_extra = NULL;
+	if (r->ask != NULL) {
+		json_t *as = berth_ask_summary(r->ask);
+		ask_extra = stop_extra != NULL ? json_copy(stop_extra) : json_object();
+		if (ask_extra != NULL && as != NULL)
+			json_object_set_new(ask_extra, "ask", as);
+		else
+			json_decref(as);
+		if (ask_extra != NULL)
+			stop_extra = ask_extra;
+	}
+	berth_ask_free(r->ask);
+	r->ask = NULL;
 	if (r->spec.audit && r->audit != NULL) {
 		json_t *sum = berth_audit_net_summary(&r->net_cap);
 		if (sum != NULL && r->q != NULL)
@@ -427,6 +492,7 @@ void berth_run_end(struct berth_run *r, int status, json_t *stop_extra)
 	berth_denials_free(r->denials);
 	r->denials = NULL;
 	berth_journal_done(&r->journal); /* the run's end is on record */
+	json_decref(ask_extra);
 	pthread_mutex_destroy(&r->q_mu);
 }
 

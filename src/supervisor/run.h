@@ -42,6 +42,7 @@
 #include "../broker/broker.h"
 #include "../runtime/runtime.h"
 #include "../util/journal.h"
+#include "ask.h"
 #include "denials.h"
 
 /* Which of the policy's environment values are secrets for the log. */
@@ -57,11 +58,14 @@ enum berth_run_secrets {
 typedef void (*berth_run_notice_fn)(void *arg, const char *line);
 
 struct berth_cred_run;
+struct berth_ssh_run;
 
 struct berth_run_spec {
 	const struct berth_policy *policy; /* must outlive the run */
 	/* injected credentials for the broker (credentials.h); NULL: none; must outlive the run */
 	const struct berth_cred_run *creds;
+	/* the --ssh agent relay (sshagent.h), served beside the broker; NULL: none; must outlive the run */
+	struct berth_ssh_run *ssh;
 	const struct berth_runtime_ops *runtime; /* NULL: berth_runtime_default() */
 	const char *actor;                       /* run.start, policy, run.stop (copied); NULL: "berth" */
 	bool
@@ -96,6 +100,14 @@ struct berth_run_spec {
 	 * berth_run_end(), each line "denied ...", "  rule: ...", "  fix: ...",
 	 * then "denials: ..." totals. */
 	bool explain;
+	/* `berth run --ask` (ask.h, docs/ask.md): the command's opens outside
+	 * the policy's view are held and put to a human, for at most
+	 * @ask_timeout_ms (0: the default) each; with @ask_terminal on berth's
+	 * controlling terminal too.  The control socket is made in the run
+	 * directory (which the caller made: berth_run_record_start). */
+	bool ask;
+	unsigned ask_timeout_ms;
+	bool ask_terminal;
 	/* When not NULL, a run the audit trail cannot record fails with "the
 	 * audit trail cannot record WHAT, so it does not start (fail closed):
 	 * CAUSE" ("the app's run", "this session"); NULL leaves CAUSE alone
@@ -179,6 +191,8 @@ struct berth_run {
 	struct berth_audit_net_cap net_cap;
 	/* the denial stream (denials.h), for recorded runs */
 	struct berth_denials *denials;
+	/* --ask's engine (ask.h), from on_notify to berth_run_end() */
+	struct berth_ask *ask;
 	/* the egress broker (run_egress.c) */
 	struct berth_broker *broker;
 	pthread_t broker_th;

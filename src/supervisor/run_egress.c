@@ -11,6 +11,7 @@
 
 #include "../util/cleanup.h"
 #include "credentials.h"
+#include "sshagent.h"
 #include "run.h"
 
 static void notice_line(const struct berth_run *r, const char *line)
@@ -44,6 +45,16 @@ static void on_decision(const struct berth_broker_decision *d, void *arg)
 
 /* A connection that injected a credential: a `credential.used` record
  * (its name, host, port and count; never its value).  On the broker's thread. */
+/* --ask: an undeclared host, offered by the broker (its loop's thread).
+ * The engine exists from sync 3, before the command's first instruction,
+ * so every request of the command finds it. */
+static int on_ask(void *data, const char *host, unsigned port, uint64_t token)
+{
+	struct berth_run *r = data;
+
+	return berth_ask_hold_net(__atomic_load_n(&r->ask, __ATOMIC_ACQUIRE), host, port, token);
+}
+
 static void on_credential(const char *name, const char *host, unsigned port, uint64_t count, void *arg)
 {
 	struct berth_run *r = arg;
@@ -57,6 +68,33 @@ static void on_credential(const char *name, const char *host, unsigned port, uin
 			    (json_int_t)count);
 	if (payload != NULL)
 		berth_audit_queue_push_as(q, "broker", "credential.used", payload, false, &err);
+}
+
+/* One signature by the --ssh relay: an `ssh.sign` record (the key's
+ * fingerprint, the count, what was signed; never what was signed itself). */
+static void on_ssh_sign(const struct berth_ssh_sign_event *e, void *arg)
+{
+	struct berth_run *r = arg;
+	struct berth_audit_queue *q;
+	struct berth_error err = {0};
+	json_t *payload;
+
+	if (!r->spec.audit || (q = berth_run_queue(r)) == NULL)
+		return;
+	/* (not "key" or "host_key": the audit trail redacts a member named so) */
+	payload = json_pack("{s:s, s:I, s:s, s:o*, s:o*, s:o*, s:o*}", "fingerprint", e->key, "count",
+			    (json_int_t)e->count, "kind", e->kind, "user",
+			    e->user != NULL ? json_string(e->user) : NULL, "host",
+			    e->host != NULL ? json_string(e->host) : NULL, "host_fingerprint",
+			    e->host_key != NULL ? json_string(e->host_key) : NULL, "namespace",
+			    e->ns != NULL ? json_string(e->ns) : NULL);
+	if (payload != NULL)
+		berth_audit_queue_push_as(q, "ssh-agent", "ssh.sign", payload, false, &err);
+}
+
+static void on_ssh_notice(const char *line, void *arg)
+{
+	notice_line(arg, line);
 }
 
 static void *broker_main(void *arg)
@@ -128,9 +166,19 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	const struct berth_policy *p = r->spec.policy;
 	struct berth_host_pattern pats[BERTH_POLICY_ALLOW_HOSTS_MAX];
 	struct berth_broker_opts bo = {.dns_server = p->dns, .on_decision = on_decision, .data = r};
+	if (r->spec.ask) {
+		bo.on_ask = on_ask;
+		bo.ask_timeout_ms =
+		    r->spec.ask_timeout_ms != 0 ? r->spec.ask_timeout_ms : BERTH_ASK_TIMEOUT_MS;
+	}
 
 	/* a policy with credentials needs them read (berth run does; a run
 	 * without them would hand the sandbox an unset variable, fail closed) */
+	if ((p->n_ssh_keys > 0 || p->n_ssh_known_hosts > 0) && r->spec.ssh == NULL) {
+		close_listeners(l);
+		berth_usage_err(err, "--ssh is only for `berth run`");
+		return berth_err_hint(err, "give --ssh to a `berth run` (docs/credentials.md)");
+	}
 	if (p->n_credentials > 0 && r->spec.creds == NULL) {
 		close_listeners(l);
 		berth_usage_err(err, "--credential is only for `berth run`");
@@ -168,6 +216,8 @@ int berth_run_egress_start(void *run, const struct berth_egress_listeners *l, st
 	if (pthread_create(&r->broker_th, NULL, broker_main, r->broker) != 0)
 		return berth_err(err, EAGAIN, "cannot start the egress broker");
 	r->broker_running = true;
+	if (r->spec.ssh != NULL && berth_ssh_start(r->spec.ssh, on_ssh_sign, on_ssh_notice, r, err) < 0)
+		return -1; /* berth_run_end() stops the broker */
 	return 0;
 }
 
@@ -175,6 +225,8 @@ void berth_run_egress_stop(struct berth_run *r)
 {
 	char line[620], text[600];
 
+	if (r->spec.ssh != NULL)
+		berth_ssh_stop(r->spec.ssh); /* its refusal lines; no signature after this */
 	if (r->broker == NULL)
 		return;
 	if (r->broker_running) {

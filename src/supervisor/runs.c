@@ -121,7 +121,30 @@ json_t *berth_run_read_json(const char *run_id, const char *name, struct berth_e
 	return v;
 }
 
-int berth_run_set_last(const char *run_id, struct berth_error *err)
+/* The caller's login uid (/proc/self/loginuid: set at login, kept across
+ * sudo and su), or -1 when it is unset (4294967295) or unknown. */
+static long long login_uid(void)
+{
+	cleanup_fclose FILE *f = fopen("/proc/self/loginuid", "re");
+	unsigned long long v;
+
+	if (f == NULL || fscanf(f, "%llu", &v) != 1 || v >= 4294967295ULL)
+		return -1;
+	return (long long)v;
+}
+
+/* runs/last.login-UID of the caller's login, in @name (-1: no login uid). */
+static int own_last_name(char name[40])
+{
+	long long lu = login_uid();
+
+	if (lu < 0)
+		return -1;
+	snprintf(name, 40, "last.login-%lld", lu);
+	return 0;
+}
+
+static int set_last_global(const char *run_id, struct berth_error *err)
 {
 	char root[PATH_MAX], line[32];
 
@@ -131,23 +154,61 @@ int berth_run_set_last(const char *run_id, struct berth_error *err)
 	return write_file_atomic(root, "last", line, strlen(line), err);
 }
 
-int berth_run_get_last(char id[17], struct berth_error *err)
+int berth_run_set_last(const char *run_id, struct berth_error *err)
 {
-	char root[PATH_MAX], path[PATH_MAX + 8], line[64] = "";
+	char root[PATH_MAX], line[32], own[40];
+
+	if (set_last_global(run_id, err) < 0)
+		return -1;
+	if (own_last_name(own) < 0 || runs_root(root, true, err) < 0)
+		return 0;
+	snprintf(line, sizeof line, "%s\n", run_id);
+	return write_file_atomic(root, own, line, strlen(line), err);
+}
+
+static int read_last(const char *root, const char *name, char id[17], struct berth_error *err)
+{
+	char path[PATH_MAX + 48], line[64] = "";
 	cleanup_fclose FILE *f = NULL;
 
-	if (runs_root(root, false, err) < 0)
-		return -1;
-	snprintf(path, sizeof path, "%s/last", root);
+	snprintf(path, sizeof path, "%s/%s", root, name);
 	f = fopen(path, "re");
 	if (f == NULL || fgets(line, sizeof line, f) == NULL) {
-		berth_usage_err(err, "no run recorded in `%s`", root);
+		berth_usage_err(err, "no run recorded in `%s`", path);
 		return berth_err_hint(err, "run something with `berth run` first");
 	}
 	line[strcspn(line, "\n")] = '\0';
 	if (!berth_run_id_valid(line))
 		return berth_err(err, EINVAL, "`%s` does not hold a run id", path);
 	memcpy(id, line, 17);
+	return 0;
+}
+
+int berth_run_get_last(char id[17], struct berth_error *err)
+{
+	char root[PATH_MAX];
+
+	if (runs_root(root, false, err) < 0)
+		return -1;
+	return read_last(root, "last", id, err);
+}
+
+int berth_run_get_last_own(char id[17], struct berth_error *err)
+{
+	char root[PATH_MAX], own[40];
+
+	if (own_last_name(own) < 0)
+		return berth_run_get_last(id, err);
+	if (runs_root(root, false, err) < 0)
+		return -1;
+	if (read_last(root, own, id, err) < 0) {
+		berth_err_clear(err);
+		berth_usage_err(err, "no run started from your login (login uid %lld) is recorded in `%s`",
+				login_uid(), root);
+		return berth_err_hint(err,
+				      "--last is the last run of your own login (other logins of this user "
+				      "share the runs); give the run's id (`berth audit list`)");
+	}
 	return 0;
 }
 
@@ -207,9 +268,17 @@ void berth_run_record_discard(const char *run_id, const char *prev_last)
 	snprintf(path, sizeof path, "%s/enforced.json", dir);
 	unlink(path);
 	rmdir(dir);
+	/* the login's own `last` names no older run it knows: none beats a wrong one */
+	char own[40];
+	if (own_last_name(own) == 0 && runs_root(dir, false, &e) == 0 && read_last(dir, own, last, &e) == 0 &&
+	    strcmp(last, run_id) == 0) {
+		snprintf(path, sizeof path, "%s/%s", dir, own);
+		unlink(path);
+	}
+	berth_err_clear(&e);
 	if (berth_run_get_last(last, &e) < 0 || strcmp(last, run_id) != 0)
 		return;
-	if (prev_last == NULL || !berth_run_id_valid(prev_last) || berth_run_set_last(prev_last, &e) < 0) {
+	if (prev_last == NULL || !berth_run_id_valid(prev_last) || set_last_global(prev_last, &e) < 0) {
 		/* no older run, or no room to name it: no `last` beats a wrong one */
 		if (runs_root(dir, false, &e) == 0) {
 			snprintf(path, sizeof path, "%s/last", dir);

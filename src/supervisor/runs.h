@@ -50,6 +50,16 @@ json_t *berth_run_read_json(const char *run_id, const char *name, struct berth_e
 int berth_run_set_last(const char *run_id, struct berth_error *err);
 int berth_run_get_last(char id[17], struct berth_error *err);
 
+/*
+ * berth_run_get_last_own - the newest run started from the caller's login:
+ * set_last also writes runs/last.login-UID, UID the login uid
+ * (/proc/self/loginuid, kept across sudo and su), so that two people who
+ * are root with the same HOME do not get each other's run.  Without a login
+ * uid (unset: a service, a container) this is berth_run_get_last().
+ * Returns 0, or -1 with @err filled (status 2: none of this login's).
+ */
+int berth_run_get_last_own(char id[17], struct berth_error *err);
+
 /* How many run directories berth keeps by default ($BERTH_RUNS_KEEP). */
 #define BERTH_RUNS_KEEP 1000
 

@@ -182,6 +182,9 @@ static int check_opts(const struct berth_runtime_opts *o, struct berth_error *er
 		return 0;
 	if (o->force_off != 0)
 		return refuse("take BERTH_TEST_FORCE_OFF", "unset it for --runtime vm", err);
+	if (o->ask)
+		return refuse("hold a call for `--ask` (the guest's kernel has no listener of berth's)",
+			      "use the namespace runtime, or drop --ask", err);
 	return 0;
 }
 

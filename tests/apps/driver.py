@@ -6,7 +6,9 @@ The app gets a connected AF_UNIX socket as fd 3 and BERTH_RPC_FD=3, a
 temporary working directory standing in for /workspace, stdin /dev/null, and
 stdout/stderr captured to files.  Python apps run as /usr/bin/python3
 <entry> with PYTHONPATH=sdk/python (berth mounts the same directory at
-/opt/berth/python).  Standard library only.
+/opt/berth/python); node apps as /usr/bin/node <entry> with NODE_PATH a
+directory whose @berth/sdk is sdk/typescript (berth: /opt/berth/node).
+Standard library only.
 
 As a command:
     tests/apps/driver.py APP_DIR                      # print berth/ready
@@ -27,6 +29,22 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON_SDK = os.path.join(TOP, "sdk", "python")
 PYTHON = "/usr/bin/python3"
+NODE = "/usr/bin/node"
+NODE_SDK = os.path.join(TOP, "sdk", "typescript")
+_node_path = None
+
+
+def node_path():
+    """A directory holding @berth/sdk -> sdk/typescript, for NODE_PATH (made once)."""
+    global _node_path
+    if _node_path is None:
+        d = tempfile.mkdtemp(prefix="berth-node-path.")
+        os.mkdir(os.path.join(d, "@berth"))
+        os.symlink(NODE_SDK, os.path.join(d, "@berth", "sdk"))
+        import atexit
+        atexit.register(shutil.rmtree, d, True)
+        _node_path = d
+    return _node_path
 
 
 class ProtocolError(Exception):
@@ -54,7 +72,7 @@ def manifest_basics(app_dir):
             m = re.match(r"  - name:\s*(\S+)\s*$", line)
             if section == "exports" and m:
                 exports.append(m.group(1))
-    if runtime not in ("native", "python") or not entry:
+    if runtime not in ("native", "python", "node") or not entry:
         raise ValueError("%s/berth.yml: no runtime or entry" % app_dir)
     return runtime, entry, exports
 
@@ -62,7 +80,7 @@ def manifest_basics(app_dir):
 def app_command(app_dir):
     runtime, entry, _ = manifest_basics(app_dir)
     path = os.path.join(os.path.abspath(app_dir), entry)
-    return [PYTHON, path] if runtime == "python" else [path]
+    return [PYTHON, path] if runtime == "python" else [NODE, path] if runtime == "node" else [path]
 
 
 class App:
@@ -74,7 +92,7 @@ class App:
         self.logdir = tempfile.mkdtemp(prefix="berth-app-log.")
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         base = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": self.workspace,
-                "PYTHONPATH": PYTHON_SDK, "PYTHONDONTWRITEBYTECODE": "1"}
+                "PYTHONPATH": PYTHON_SDK, "PYTHONDONTWRITEBYTECODE": "1", "NODE_PATH": node_path()}
         if rpc_fd:
             base["BERTH_RPC_FD"] = "3"
         base.update(env or {})

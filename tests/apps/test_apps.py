@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Protocol tests for both SDKs and the first-party apps, TAP output.
+"""Protocol tests for the SDKs (C, Python, JavaScript) and the first-party apps, TAP output.
 
     test_apps.py C_FIXTURE [BERTH]   (run by tests/apps/run-apps.sh, which builds both)
 
@@ -26,7 +26,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from driver import PYTHON, TOP, App, app_command, manifest_basics  # noqa: E402
+from driver import NODE, PYTHON, TOP, App, app_command, manifest_basics  # noqa: E402
 
 APPS = os.path.join(TOP, "apps")
 FIXTURES = os.path.join(TOP, "tests", "apps", "fixtures")
@@ -69,7 +69,8 @@ def subjects(c_fixture):
     and the three first-party apps."""
     out = [("c-sdk", [c_fixture], FIXTURE_EXPORTS, "c/0.1.0"),
            ("python-sdk", [PYTHON, os.path.join(FIXTURES, "sdk_test_app.py")],
-            FIXTURE_EXPORTS + ["needs_x"], "python/0.1.0")]
+            FIXTURE_EXPORTS + ["needs_x"], "python/0.1.0"),
+           ("node-sdk", [NODE, os.path.join(FIXTURES, "sdk_test_app.js")], FIXTURE_EXPORTS, "node/0.1.0")]
     for name, sdk in (("filesystem", "c/0.1.0"), ("notes", "python/0.1.0"),
                       ("code-interpreter", "python/0.1.0")):
         d = os.path.join(APPS, name)
@@ -79,7 +80,7 @@ def subjects(c_fixture):
 
 def a_valid_call(label):
     """A call every subject answers with a result, and a check of it."""
-    if label in ("c-sdk", "python-sdk"):
+    if label in ("c-sdk", "python-sdk", "node-sdk"):
         return "echo", {"k": "v"}, lambda r: check_eq(r, {"k": "v"}, "echo")
     if label == "filesystem":
         return "list_files", {}, lambda r: check(isinstance(r.get("files"), list), "list_files", r)
@@ -254,11 +255,17 @@ def sdk_tests(label, argv):
             check_eq(result_of(app.call("echo", {"ok": 1}), "after errors"), {"ok": 1}, "still serving")
             check_eq(result_of(app.call("channel_cloexec"), "cloexec"), {"cloexec": True},
                      "the channel is close-on-exec")
+            if label == "node-sdk":
+                err = error_of(app.call("crash"), -32603, "crash")
+                check_eq(err["message"], "RangeError: a bug on two lines", "-32603 names the error, one line")
             check_eq(app.close(), 0, "exit status")
             check_eq(app.stdout(), "", "stdout")
             if label == "python-sdk":
                 check("ZeroDivisionError" in app.stderr() and "Traceback" in app.stderr(),
                       "the traceback goes to stderr", app.stderr())
+            if label == "node-sdk":
+                check("export `crash` threw: RangeError" in app.stderr() and "sdk_test_app.js:" in app.stderr(),
+                      "the stack goes to stderr", app.stderr())
     t_errors.__doc__ = "%s: -32000, -32001 with errno data, -32603 for bugs and huge results, NUL" % label
 
     def t_log():
@@ -836,7 +843,7 @@ def main(argv):
         APP_TESTS.append(sandbox_test(os.path.abspath(argv[2])))
     for label, cmd, exports, sdk in subs:
         protocol_tests(label, cmd, exports, sdk)
-    for label, cmd, _, _ in subs[:2]:
+    for label, cmd, _, _ in subs[:3]:  # the SDK fixtures
         sdk_tests(label, cmd)
     only = os.environ.get("BERTH_APPS_ONLY")  # a substring of test descriptions, for debugging
     tests = [t for t in TESTS + APP_TESTS if not only or only in (t.__doc__ or t.__name__)]

@@ -10,6 +10,8 @@ alternate screen, reads keys in raw mode and answers:
   env NAME<Enter>  shows whether NAME is set ("NAME is set" / "NAME is unset")
   fail<Enter>  a failed turn, as the real agents show one: "● API Error: 500 ..." and the
                turn summary (claude), "■ unexpected status 401 Unauthorized: ..." (codex)
+  sh CMD<Enter>  runs CMD with /bin/sh in its directory (an agent's edits: run-review-sessions.sh),
+               then answers "ran turn N (status S)", N counting the `sh` turns from 1
   quit<Enter>  exits with status 3
 The status line shows the window size; it is redrawn on SIGWINCH.
 
@@ -21,11 +23,12 @@ is a line break in the box, not a submit.  A submitted line that held a
 bracketed paste is answered "You pasted: TEXT", one that held a burst "You
 typed fast: TEXT".
 """
-import os, signal, sys, termios, time, tty, select
+import os, signal, subprocess, sys, termios, time, tty, select
 
 style = sys.argv[sys.argv.index("--style") + 1] if "--style" in sys.argv else "claude"
 paste_burst = "--paste-burst" in sys.argv
 history = []
+shells = []
 question = False
 working_until = 0.0
 typed = ""
@@ -150,6 +153,15 @@ def main():
                         question = True
                     elif line == "work":
                         working_until = time.time() + 2
+                    elif line.startswith("sh "):
+                        # working while it runs, as a real agent shows its tool call
+                        working_until = time.time() + 86400
+                        draw()
+                        rc = subprocess.call(["/bin/sh", "-c", line[3:]], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        working_until = 0.0
+                        shells.append(line)
+                        history.append("ran turn %d (status %d)" % (len(shells), rc))
                     elif line.startswith("env "):
                         name = line[4:]
                         history.append(name + (" is set" if os.environ.get(name) else " is unset"))

@@ -4,6 +4,7 @@
 # docs/sessions.md), with the real guest init installed from the .deb cache
 # the vm suites share.  One boot carries the session's checks:
 #   - the refusals first, before anything is made: an unknown runtime (2),
+#     --review (2: not yet),
 #     a seeded home file over one HOME frame (2, named, no session left),
 #     no guest installed (125, `berth vm install`);
 #   - a session of a profile with a seeded home (`home:`, `instructions:`):
@@ -85,6 +86,9 @@ EOF
 b spawn seeded --name nope1 --runtime nope
 eq "spawn --runtime nope: 2, the runtimes named" "$RC $(head -1 "$T/err")" \
 	"2 berth: unknown runtime \`nope\`; this berth has: namespace, vm"
+b spawn seeded --name rev1 --runtime vm --review
+eq "spawn --runtime vm --review: 2, not yet (a session's checkpoints are the namespace runtime's)" \
+	"$RC $(head -1 "$T/err")" "2 berth: the vm runtime cannot give \`--review\` yet (docs/review.md)"
 BERTH_VM_DIR=$T/none "$B" spawn seeded --name noguest --runtime vm </dev/null >"$T/out" 2>"$T/err"
 rc=$?
 eq "spawn --runtime vm, no guest installed: 125, names \`berth vm install\`" \

@@ -11,6 +11,7 @@ import { isDeepStrictEqual, inspect } from "node:util";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 function need(name) {
 	const v = process.env[name];
@@ -290,14 +291,32 @@ const live = new Set(); // connections to close at exit
  * every JSON-RPC message received/sent, version the negotiated protocol
  * revision (the SDK hands it to transport.setProtocolVersion when defined).
  */
-export async function connect({ apps, args = [], env, tag = "mcp", clientCaps = {} }) {
+export async function connect({ apps, args = [], env, tag = "mcp", clientCaps = {}, revision, http, handlers = [] }) {
 	env = env ?? freshXdg(tag);
 	const argv = ["mcp"];
-	for (const [name, dir] of apps) argv.push("--app", name, "--app-dir", dir);
+	for (const [name, dir] of apps ?? []) argv.push("--app", name, "--app-dir", dir);
 	argv.push(...args);
-	const transport = new StdioClientTransport({ command: BERTH, args: argv, env, stderr: "pipe", cwd: TOP });
+	let transport;
 	let err = "";
-	transport.stderr.on("data", (b) => (err += b.toString("utf8")));
+	if (http) {
+		// http: a server from listen(): the SDK's Streamable HTTP transport with its token
+		transport = new StreamableHTTPClientTransport(new URL(http.url), {
+			requestInit: { headers: { Authorization: `Bearer ${http.token}` } },
+		});
+		err = "(see the listening server's stderr)";
+	} else {
+		transport = new StdioClientTransport({ command: BERTH, args: argv, env, stderr: "pipe", cwd: TOP });
+		transport.stderr.on("data", (b) => (err += b.toString("utf8")));
+	}
+	if (revision) {
+		// The SDK always asks for its latest revision: ask for @revision instead,
+		// as a client of that revision would (the SDK speaks every one it lists).
+		const send0 = transport.send.bind(transport);
+		transport.send = (msg, opts) => {
+			if (msg.method === "initialize") msg = { ...msg, params: { ...msg.params, protocolVersion: revision } };
+			return send0(msg, opts);
+		};
+	}
 	const conn = {
 		transport,
 		env,
@@ -307,7 +326,12 @@ export async function connect({ apps, args = [], env, tag = "mcp", clientCaps = 
 		stderr: () => err,
 		client: new Client({ name: "berth-mcp-test", version: "1.0.0" }, { capabilities: clientCaps }),
 	};
-	transport.setProtocolVersion = (v) => (conn.version = v);
+	for (const [schema, fn] of handlers) conn.client.setRequestHandler(schema, fn);
+	const setPV = transport.setProtocolVersion?.bind(transport);
+	transport.setProtocolVersion = (v) => {
+		conn.version = v;
+		setPV?.(v); // the HTTP transport sends it as MCP-Protocol-Version
+	};
 	const hint = () => `berth mcp (${argv.join(" ")}) stderr:\n${err.trim() || "(empty)"}`;
 	stderrHints.push(hint);
 	await conn.client.connect(transport);
@@ -326,9 +350,49 @@ export async function connect({ apps, args = [], env, tag = "mcp", clientCaps = 
 	live.add(conn);
 	conn.close = async () => {
 		live.delete(conn);
+		if (http) await transport.terminateSession().catch(() => {});
 		await conn.client.close();
 	};
 	return conn;
+}
+
+/*
+ * listen({apps, args, env, tag, tokenFile}) - `berth mcp --listen 127.0.0.1:0`
+ * (Streamable HTTP): resolves once it says where it listens, with {url,
+ * token, child, stderr(), stop() -> exit status}.  The token is read from
+ * stderr, or from tokenFile when given (--token-file).  Stopped after the test.
+ */
+export async function listen({ apps, args = [], env, tag = "http", tokenFile, extraEnv = {} }) {
+	env = env ?? freshXdg(tag);
+	const argv = ["mcp"];
+	for (const [name, dir] of apps) argv.push("--app", name, "--app-dir", dir);
+	argv.push("--listen", "127.0.0.1:0", ...(tokenFile ? ["--token-file", tokenFile] : []), ...args);
+	const child = spawn(BERTH, argv, { env: { ...baseEnv(), ...env, ...extraEnv }, stdio: ["ignore", "ignore", "pipe"], cwd: TOP });
+	let err = "";
+	const exited = new Promise((r) => child.on("exit", (code, sig) => r({ code, sig })));
+	stderrHints.push(() => `berth mcp (${argv.join(" ")}) stderr:\n${err.trim() || "(empty)"}`);
+	const where = new Promise((resolve, reject) => {
+		child.stderr.on("data", (b) => {
+			err += b.toString("utf8");
+			const m = /listening on (http:\/\/\S+)/.exec(err);
+			if (m) resolve(m[1]);
+		});
+		exited.then((st) => reject(new Error(`berth mcp --listen exited (${JSON.stringify(st)}) before listening:\n${err}`)));
+		setTimeout(() => reject(new Error(`berth mcp --listen said nothing in 15 s:\n${err}`)), 15000).unref();
+	});
+	const url = await where;
+	const token = tokenFile ? fs.readFileSync(tokenFile, "utf8").trim() : /bearer token: ([0-9a-f]+)/.exec(err)?.[1];
+	let stopped;
+	const stop = () =>
+		(stopped ??= (async () => {
+			if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+			const t = setTimeout(() => child.kill("SIGKILL"), 10000);
+			const st = await exited;
+			clearTimeout(t);
+			return st;
+		})());
+	defer(stop);
+	return { url, token, child, pid: child.pid, env, stderr: () => err, stop };
 }
 
 /* ------------------------------------------------------------ raw JSON-RPC */

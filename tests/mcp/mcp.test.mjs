@@ -126,16 +126,20 @@ await test("initialize (SDK)", async () => {
 	const c = await connect({ apps: [["filesystem", fsApp.dir]], tag: "init" });
 	defer(() => c.close());
 	eq(c.client.getServerVersion(), { name: "berth", version: VERSION }, "serverInfo is {name: berth, version: `berth --version`}");
-	eq(c.version, "2025-06-18", "the SDK (which asks for its latest revision) gets berth's latest, 2025-06-18");
-	eq(c.client.getServerCapabilities(), { tools: { listChanged: true }, logging: {} }, "capabilities: tools.listChanged and logging");
+	eq(c.version, "2025-11-25", "the SDK (which asks for its latest revision) gets berth's latest, 2025-11-25");
+	eq(
+		c.client.getServerCapabilities(),
+		{ tools: { listChanged: true }, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+		"capabilities: tools.listChanged, logging and tasks (tools/call)",
+	);
 	ok(typeof c.client.getInstructions() === "string" && c.client.getInstructions().length > 0, "instructions are a non-empty string");
 	eq(await c.client.ping(), {}, "ping answers {}");
 });
 
 await test("initialize (raw JSON-RPC): revisions", async () => {
 	const fsApp = appCopy("filesystem", "rev");
-	for (const rev of ["2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01"]) {
-		const want = rev === "1999-01-01" ? "2025-06-18" : rev;
+	for (const rev of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01"]) {
+		const want = rev === "1999-01-01" ? "2025-11-25" : rev;
 		const s = raw({ apps: [["filesystem", fsApp.dir]], tag: `rev-${rev}` });
 		const init = await s.request("initialize", {
 			protocolVersion: rev,
@@ -148,7 +152,7 @@ await test("initialize (raw JSON-RPC): revisions", async () => {
 		const list = await s.request("tools/list", {});
 		const tools = list.result?.tools ?? [];
 		eq(tools.map((t) => t.name), FS_TOOLS, `${rev}: tools/list names`);
-		const structured = want === "2025-06-18";
+		const structured = want >= "2025-06-18";
 		eq(
 			tools.map((t) => "outputSchema" in t),
 			FS_TOOLS.map(() => structured),
@@ -334,6 +338,11 @@ await test("cancellation", async () => {
 	// The app (sequential) is still asleep in `hang`; berth sent it
 	// berth/cancel and keeps the call's slot until the call's deadline
 	// (--timeout), when it kills the app.  What happens to a ping meanwhile?
+	// It is sent 1.2 s after the hang (still inside the hang's 2 s): its
+	// own deadline (--timeout, from when it is sent) then leaves the app's
+	// restart 1.2 s, not the 0.3 s of an at-once ping (a loaded machine's
+	// boot took longer than that).
+	await sleep(Math.max(0, t0 + 1200 - Date.now()));
 	const t1 = Date.now();
 	const p1 = await c.client.callTool({ name: "ping", arguments: {} });
 	const tPing = Date.now() - t1;

@@ -10,7 +10,9 @@
 #   vm.test.mjs: `berth mcp --runtime vm`, through run-mcp-vm.sh, which needs no
 #   apps/filesystem binary).
 #
-# The SDK is installed with `npm ci` from tests/mcp/package-lock.json into
+# The SDK (with, for http.test.mjs, the v2 client @modelcontextprotocol/client
+# and the MCP Inspector @modelcontextprotocol/inspector) is installed with
+# `npm ci` from tests/mcp/package-lock.json into
 # tests/mcp/node_modules when this directory is writable (made readable by
 # everyone, so that another user can run the suite from the same checkout),
 # otherwise into this run's temporary directory.  Works as root and as an
@@ -20,7 +22,7 @@
 # non-zero if any check failed; nothing is skipped.
 set -u
 export LC_ALL=C
-unset BERTH_TEST_FORCE_OFF BERTH_SDK_PYTHON BERTH_MCP_PAGE_SIZE
+unset BERTH_TEST_FORCE_OFF BERTH_SDK_PYTHON BERTH_MCP_PAGE_SIZE BERTH_MCP_TEST_ELICIT_URL
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 if [ $# -ne 2 ] && [ $# -ne 3 ]; then
@@ -37,7 +39,7 @@ bail() { echo "Bail out! $*"; exit 1; }
 
 [ -x "$BERTH" ] || bail "no berth binary at $1"
 [ -f "$HERE/$TEST" ] || bail "no $TEST in $HERE"
-[ "$TEST" != mcp.test.mjs ] || [ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"
+{ [ "$TEST" != mcp.test.mjs ] && [ "$TEST" != http.test.mjs ]; } || [ -x "$REPO/apps/filesystem/filesystem" ] || bail "$REPO/apps/filesystem/filesystem is not built (ninja -C build; cp build/apps/filesystem/filesystem apps/filesystem/)"
 [ -f "$REPO/tests/apps/fixtures/probe/probe.py" ] || bail "no probe fixture in $REPO/tests/apps/fixtures"
 [ -x "$NODE" ] || bail "no node at $NODE"
 nv=$("$NODE" -p 'process.versions.node.split(".")[0]') || bail "$NODE does not run"

@@ -215,6 +215,15 @@ static void test_minimal(void **state)
 		     " exports: [{name: e, description: d}], capabilities: [], secrets: [], resources: {}}",
 		     &m);
 	berth_manifest_free(&m);
+	/* a JavaScript app (sdk/typescript, docs/sdk.md) */
+	expect_valid(
+	    "{schema_version: 1, name: a, version: 0.0.0, description: d, runtime: node, entry: index.js,"
+	    " exports: [{name: e, description: d}]}",
+	    &m);
+	assert_int_equal(m.runtime, BERTH_RUNTIME_NODE);
+	assert_string_equal(berth_runtime_name(m.runtime), "node");
+	assert_string_equal(m.entry, "index.js");
+	berth_manifest_free(&m);
 }
 
 static void test_shorthand(void **state)
@@ -524,7 +533,7 @@ static void test_many_problems(void **state)
 	    "filesystem "
 	    "scope may only name /workspace, /context, /tmp, /app or a path below them\n"
 	    "berth.yml:7:1: colour: unknown key `colour`; known keys: schema_version, name, version, "
-	    "description, runtime, entry, capabilities, secrets, resources, exports\n"
+	    "description, runtime, entry, capabilities, secrets, credentials, resources, exports\n"
 	    "berth.yml:11:19: exports[0].input.path: unknown type `text`; known types: string, integer, "
 	    "number, boolean, array, object, null\n");
 }
@@ -677,7 +686,8 @@ static void test_hostile(void **state)
 	expect_diags(
 	    HEAD EXPORTS "\"bad\\e[2J\\nkey\\u202e\": 1\n",
 	    "berth.yml:10:1: bad\\x1b[2J\\nkey\\u202e: unknown key `bad\\x1b[2J\\nkey\\u202e`; known keys: "
-	    "schema_version, name, version, description, runtime, entry, capabilities, secrets, resources, "
+	    "schema_version, name, version, description, runtime, entry, capabilities, secrets, credentials, "
+	    "resources, "
 	    "exports\n");
 	/* a NUL byte inside a quoted string */
 	expect_diags("schema_version: 1\nname: \"a\\0b\"\nversion: 0.1.0\ndescription: d\nruntime: native\n"

@@ -37,6 +37,7 @@
 
 #include "supervisor/app.h"
 #include "supervisor/mcp.h"
+#include "supervisor/mcp_http.h"
 
 static const char *fs_app; /* BERTH_FILESYSTEM_APP */
 static char tmp_root[] = "/tmp/berth-test-mcp.XXXXXX";
@@ -88,8 +89,10 @@ static json_t *parse_message(const char *line, size_t len)
 	    strcmp(json_string_value(json_object_get(j, "jsonrpc")), "2.0") != 0)
 		fail_msg("server wrote a message without \"jsonrpc\":\"2.0\": %.*s", (int)len, line);
 	if (json_object_get(j, "method") != NULL) {
-		if (!json_is_string(json_object_get(j, "method")) || json_object_get(j, "id") != NULL)
-			fail_msg("server wrote a bad notification: %.*s", (int)len, line);
+		/* a notification, or a request of ours (elicitation/create: a string id) */
+		if (!json_is_string(json_object_get(j, "method")) ||
+		    (json_object_get(j, "id") != NULL && !json_is_string(json_object_get(j, "id"))))
+			fail_msg("server wrote a bad notification or request: %.*s", (int)len, line);
 		return j;
 	}
 	err = json_object_get(j, "error");
@@ -417,7 +420,8 @@ static void test_versions(void **state)
 {
 	static const char *const cases[][2] = {
 	    {"2025-06-18", "2025-06-18"}, {"2025-03-26", "2025-03-26"}, {"2024-11-05", "2024-11-05"},
-	    {"2099-01-01", "2025-06-18"}, {"2024-10-07", "2025-06-18"}, {"", "2025-06-18"},
+	    {"2099-01-01", "2025-11-25"}, {"2024-10-07", "2025-11-25"}, {"", "2025-11-25"},
+	    {"2025-11-25", "2025-11-25"},
 	};
 
 	(void)state;
@@ -428,6 +432,150 @@ static void test_versions(void **state)
 		berth_mcp_free(f.m);
 		free(f.c.buf);
 	}
+}
+
+/* The URL-mode elicitation hook (mcp.h): sent only to a 2025-11-25 client
+ * that declared capabilities.elicitation.url; its answer reaches the
+ * callback once; an error answer and a client gone are said too. */
+struct elicit_seen {
+	int calls;
+	char action[16];
+	char error[128];
+};
+
+static void elicit_cb(void *ctx, const char *action, const char *error)
+{
+	struct elicit_seen *e = ctx;
+	e->calls++;
+	snprintf(e->action, sizeof e->action, "%s", action != NULL ? action : "");
+	snprintf(e->error, sizeof e->error, "%s", error != NULL ? error : "");
+}
+
+static void init_caps(struct fx *f, const char *version, const char *caps)
+{
+	char msg[512];
+	json_t *hold;
+
+	snprintf(msg, sizeof msg,
+		 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		 "\"%s\",\"capabilities\":%s,\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+		 version, caps);
+	say_ok(f, msg, "0", &hold);
+	json_decref(hold);
+	say_nothing(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+static void test_elicit_url(void **state)
+{
+	struct berth_error err = {0};
+	struct elicit_seen e = {0};
+
+	(void)state;
+	{ /* before initialize; then a client without URL mode; then 2025-06-18 */
+		struct fx f = {0};
+		f.m = server(&f.c, 0, 0);
+		assert_int_equal(
+		    berth_mcp_elicit_url(f.m, "m", "https://x.example/", "e1", elicit_cb, &e, &err), -1);
+		assert_non_null(strstr(err.msg, "has not initialized"));
+		init_caps(&f, "2025-11-25", "{\"elicitation\":{}}");
+		assert_int_equal(
+		    berth_mcp_elicit_url(f.m, "m", "https://x.example/", "e1", elicit_cb, &e, &err), -1);
+		assert_non_null(strstr(err.msg, "declared no capabilities.elicitation.url"));
+		assert_int_equal(f.c.len, 0);
+		berth_mcp_free(f.m);
+		free(f.c.buf);
+		f = (struct fx){0};
+		f.m = server(&f.c, 0, 0);
+		init_caps(&f, "2025-06-18", "{\"elicitation\":{\"url\":{}}}");
+		assert_int_equal(
+		    berth_mcp_elicit_url(f.m, "m", "https://x.example/", "e1", elicit_cb, &e, &err), -1);
+		assert_non_null(strstr(err.msg, "it speaks 2025-06-18"));
+		berth_mcp_free(f.m);
+		free(f.c.buf);
+		assert_int_equal(e.calls, 0);
+	}
+	struct fx f = {0};
+	f.m = server(&f.c, 0, 0);
+	init_caps(&f, "2025-11-25", "{\"elicitation\":{\"url\":{}}}");
+	assert_int_equal(berth_mcp_elicit_url(f.m, "Approve the grant", "https://grant.example/a?b=1", "g-1",
+					      elicit_cb, &e, &err),
+			 0);
+	json_t *out = take(&f.c), *req = json_array_get(out, 0), *p = json_object_get(req, "params");
+	assert_int_equal(json_array_size(out), 1);
+	assert_string_equal(json_string_value(json_object_get(req, "method")), "elicitation/create");
+	assert_string_equal(json_string_value(json_object_get(p, "mode")), "url");
+	assert_string_equal(json_string_value(json_object_get(p, "url")), "https://grant.example/a?b=1");
+	assert_string_equal(json_string_value(json_object_get(p, "elicitationId")), "g-1");
+	assert_string_equal(json_string_value(json_object_get(p, "message")), "Approve the grant");
+	char answer[256];
+	snprintf(answer, sizeof answer,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\"}}",
+		 json_string_value(json_object_get(req, "id")));
+	say_nothing(&f, "{\"jsonrpc\":\"2.0\",\"id\":\"berth-999\",\"result\":{\"action\":\"accept\"}}");
+	assert_int_equal(e.calls, 0); /* not ours */
+	say_nothing(&f, answer);
+	assert_int_equal(e.calls, 1);
+	assert_string_equal(e.action, "accept");
+	say_nothing(&f, answer); /* answered twice: the second is dropped */
+	assert_int_equal(e.calls, 1);
+	json_decref(out);
+	berth_mcp_elicit_complete(f.m, "g-1");
+	out = take(&f.c);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(out, 0), "method")),
+			    "notifications/elicitation/complete");
+	json_decref(out);
+	/* an error answer: the callback gets NULL and the message */
+	assert_int_equal(berth_mcp_elicit_url(f.m, "m", "https://x.example/", "g-2", elicit_cb, &e, &err), 0);
+	out = take(&f.c);
+	snprintf(answer, sizeof answer,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"error\":{\"code\":-32601,\"message\":\"nope\"}}",
+		 json_string_value(json_object_get(json_array_get(out, 0), "id")));
+	json_decref(out);
+	say_nothing(&f, answer);
+	assert_int_equal(e.calls, 2);
+	assert_string_equal(e.action, "");
+	assert_string_equal(e.error, "nope");
+	/* never answered: told at the end */
+	assert_int_equal(berth_mcp_elicit_url(f.m, "m", "https://x.example/", "g-3", elicit_cb, &e, &err), 0);
+	json_decref(take(&f.c));
+	berth_mcp_free(f.m);
+	assert_int_equal(e.calls, 3);
+	assert_string_equal(e.error, "the client went away");
+	free(f.c.buf);
+}
+
+/* The --listen Origin check (mcp_http.h): loopback origins only, in their
+ * serialised form. */
+static void test_http_origin(void **state)
+{
+	static const char *const good[] = {
+	    "http://localhost", "http://localhost:5173", "https://127.0.0.1", "http://127.0.0.1:8931",
+	    "http://127.1.2.3", "http://[::1]:80",       "HTTP://LOCALHOST",  "https://[::1]"};
+	static const char *const bad[] = {"null",
+					  "http://evil.example",
+					  "http://127.0.0.1.evil.example",
+					  "http://localhost.evil.example",
+					  "http://localhost:80/",
+					  "http://localhost:99999",
+					  "http://localhost:",
+					  "http://user@localhost",
+					  "http://128.0.0.1",
+					  "http://127.0.0.01",
+					  "http://127.0.0",
+					  "http://[::2]",
+					  "http://[::1",
+					  "ftp://localhost",
+					  "localhost",
+					  "http://",
+					  ""};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		if (!berth_mcp_http_origin_ok(good[i], strlen(good[i])))
+			fail_msg("Origin `%s` refused", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (berth_mcp_http_origin_ok(bad[i], strlen(bad[i])))
+			fail_msg("Origin `%s` taken for loopback", bad[i]);
 }
 
 static void test_unknown_method(void **state)
@@ -1272,6 +1420,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_before_initialize, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_initialize, setup0, teardown),
 	    cmocka_unit_test(test_versions),
+	    cmocka_unit_test(test_elicit_url),
+	    cmocka_unit_test(test_http_origin),
 	    cmocka_unit_test_setup_teardown(test_unknown_method, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_always_answered, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_notifications, setup0, teardown),
