@@ -58,6 +58,8 @@ struct conn {
 	bool sse; /* C_WAIT: the answer goes as an event stream (its head already sent) */
 	struct berth_outq out;
 	long long since; /* ms: when the current state began */
+	long long born;  /* ms: when it was accepted */
+	bool authed;     /* a head of it carried the token */
 };
 
 struct http {
@@ -338,6 +340,7 @@ static bool check_head(struct http *h, struct conn *c)
 	};
 
 	berth_mcp_http_check(&c->p.req, &s, &c->v);
+	c->authed |= c->v.status == 0; /* refused: it is closed anyway */
 	c->close_after = c->v.close;
 	if (c->v.status == 0)
 		return true;
@@ -450,7 +453,9 @@ static size_t http_fds(void *ctx, struct pollfd *p, size_t max, long long *soone
 	struct http *h = ctx;
 	size_t n = 0;
 
-	p[n++] = (struct pollfd){h->n < MAX_CONNS ? h->lfd : -1, POLLIN, 0};
+	/* polled even when full: a new connection then takes the place of the
+	 * oldest one that never showed the token (evict_one()) */
+	p[n++] = (struct pollfd){h->lfd, POLLIN, 0};
 	for (size_t i = 0; i < h->n && n < max; i++) {
 		struct conn *c = &h->c[i];
 		short ev = c->out.len > 0 ? POLLOUT : 0;
@@ -466,6 +471,25 @@ static size_t http_fds(void *ctx, struct pollfd *p, size_t max, long long *soone
 		}
 	}
 	return n;
+}
+
+/* All places are taken: close the oldest connection that never showed the
+ * token (idle, or sending its head slowly), so that connections opened by
+ * anyone who can reach the port cannot lock the token's holder out.
+ * Returns false when every connection has shown it. */
+static bool evict_one(struct http *h)
+{
+	struct conn *old = NULL;
+	for (size_t i = 0; i < h->n; i++) {
+		struct conn *c = &h->c[i];
+		if (!c->authed && (c->st == C_HEAD || c->st == C_BODY || c->st == C_CLOSING) &&
+		    (old == NULL || c->born < old->born))
+			old = c;
+	}
+	if (old == NULL)
+		return false;
+	conn_close(h, old);
+	return true;
 }
 
 static void http_ready(void *ctx, struct pollfd *p, size_t n)
@@ -527,10 +551,14 @@ static void http_ready(void *ctx, struct pollfd *p, size_t n)
 		i++;
 	}
 	if (n > 0 && (p[0].revents & POLLIN)) {
-		for (int k = 0; k < 16 && h->n < MAX_CONNS; k++) {
+		for (int k = 0; k < 16; k++) {
 			int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd < 0)
 				break;
+			if (h->n == MAX_CONNS && !evict_one(h)) {
+				close(fd); /* every place is a client's with the token */
+				continue;
+			}
 			/* an answer is written in pieces (an event stream's head, then its
 			 * event): no Nagle delay behind the client's delayed ACK */
 			int one = 1;
@@ -541,6 +569,7 @@ static void http_ready(void *ctx, struct pollfd *p, size_t n)
 			berth_http_init(&c->p, BERTH_HTTP_ORIGIN);
 			c->st = C_HEAD;
 			c->since = now;
+			c->born = now;
 		}
 	}
 }

@@ -7,6 +7,7 @@
 // TAP output.  Run through tests/mcp/run-mcp-http.sh BERTH REPO.
 import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -322,6 +323,36 @@ await test("Streamable HTTP: what is refused", async () => {
 	r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list" }, { ...auth, "Mcp-Session-Id": sid });
 	eq(r.status, 404, "then its id gets 404");
 	eq(await srv.stop(), { code: 0, sig: null }, "exits 0 on SIGTERM");
+}, 60000);
+
+await test("Streamable HTTP: connections without the token cannot lock the token's holder out", async () => {
+	const app = appCopy("filesystem", "flood");
+	const srv = await listen({ apps: [["filesystem", app.dir]], tag: "flood" });
+	const { port } = new URL(srv.url);
+	// more connections than the server's 71 places, none with the token: half
+	// idle, half sending a head slowly (slowloris); each held open
+	const socks = [];
+	let closed = 0;
+	for (let i = 0; i < 90; i++) {
+		const s = net.connect(Number(port), "127.0.0.1");
+		s.on("error", () => {});
+		s.on("close", () => closed++);
+		if (i % 2) s.on("connect", () => s.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+		socks.push(s);
+		await sleep(5);
+	}
+	await sleep(500);
+	const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+	let r = null;
+	try {
+		r = await fetch(srv.url, { method: "POST", signal: AbortSignal.timeout(5000), headers: { Authorization: `Bearer ${srv.token}`, "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(init) });
+	} catch (e) {
+		note(`initialize behind the flood: ${e}`);
+	}
+	eq(r?.status, 200, "with 90 connections without the token open, the token's holder is still served (200, within 5 s)");
+	ok(closed >= 90 - 71, `the oldest connections without the token were closed to make room (${closed} closed)`);
+	for (const s of socks) s.destroy();
+	eq(await srv.stop(), { code: 0, sig: null }, "exits 0");
 }, 60000);
 
 await test("Streamable HTTP: a session ended while a call waits", async () => {
