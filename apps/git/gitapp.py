@@ -79,6 +79,10 @@ def _check_dir(dir):
     parts = dir.split("/")
     if any(p in ("", ".", "..") for p in parts):
         raise berth_app.InvalidParams("$.dir", "no empty, `.` or `..` component")
+    # a repository in a `.git` (a clone of a tree that looks like a git
+    # directory, config and all) would be another repository's git directory
+    if any(p.lower() == ".git" for p in parts):
+        raise berth_app.InvalidParams("$.dir", "no `.git` component (a repository's git directory is not a repository)")
     return os.path.join(WORKSPACE, dir)
 
 
@@ -117,6 +121,12 @@ def _repo_config(top):
 
 
 def _git(args, cwd=None, check=True, input=None):
+    if len(args) > 1 and args[0] == "-C":
+        # the repository is the one checked, never one git would discover
+        # above it (when top/.git is not a valid git directory, git goes on
+        # to the parents: a git directory whose config was never read)
+        top = args[1]
+        args = args[:2] + ["--git-dir=" + os.path.join(top, ".git"), "--work-tree=" + top] + args[2:]
     try:
         p = subprocess.run(BASE + args, cwd=cwd or WORKSPACE, env=ENV, capture_output=True,
                            timeout=TIMEOUT_S, input=input)

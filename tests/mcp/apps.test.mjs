@@ -216,6 +216,25 @@ await test("git: clone, branch, commit, diff, push, pull over HTTPS through the 
 	fs.writeFileSync(path.join(ws, "r/.git/commondir"), "../../elsewhere\n");
 	r = await call("log", { dir: "r" });
 	has(text(r), "the repository has a .git/commondir", "a planted commondir (another repository's config and hooks) refuses the call");
+	// a repository whose .git is not a valid git directory: git must not go on
+	// to a git directory above it (y/.git, never checked, with a clean filter)
+	const y = path.join(ws, "y");
+	for (const d of [".git/objects/pack", ".git/refs/heads", ".git/info", "sub/.git"]) fs.mkdirSync(path.join(y, d), { recursive: true });
+	fs.writeFileSync(path.join(y, ".git/HEAD"), "ref: refs/heads/main\n");
+	fs.writeFileSync(path.join(y, ".git/config"), '[filter "x"]\n\tclean = "echo ran >> /workspace/filter-ran; cat"\n');
+	fs.writeFileSync(path.join(y, ".git/info/attributes"), "* filter=x\n");
+	fs.writeFileSync(path.join(y, "sub/.git/config"), "");
+	fs.writeFileSync(path.join(y, "sub/f"), "x\n");
+	r = await call("commit", { dir: "y/sub", message: "m", paths: ["f"] });
+	eq(r.isError, true, "commit in a directory whose .git is no git directory fails", text(r));
+	eq(fs.existsSync(path.join(ws, "filter-ran")), false, "and git did not take the git directory above it (its clean filter did not run)");
+	r = await call("status", { dir: "y/sub" });
+	eq(fs.existsSync(path.join(ws, "filter-ran")), false, "status neither");
+	for (const dir of ["z/.git", "r/.git", "r/.GIT/x"]) {
+		r = await call("clone", { url: `https://127.0.0.1:${gitServer.port}/r.git`, dir });
+		has(text(r), "no `.git` component", `clone into ${dir} is refused (a tree there would be a git directory)`, text(r));
+	}
+	eq(fs.existsSync(path.join(ws, "z")), false, "and nothing was cloned");
 	eq(procsMatching(/git-http-backend/).length, 0, "no git http-backend left running");
 }, 120000);
 
