@@ -191,6 +191,12 @@ def _run(sql, params, max_rows):
     conn = _connect()
     try:
         with conn.cursor() as cur:
+            if params is not None:
+                # psycopg2 puts each quoted value in place of its %s on this
+                # side: a %s inside quotes ('%s') would end them and what the
+                # value holds would be statements.  The text sent is checked.
+                sql = _one_statement(cur.mogrify(sql, params).decode(_pyenc(conn.encoding)))
+                params = None
             if ALLOW_WRITES:
                 cur.execute("BEGIN READ WRITE")
             else:
@@ -219,6 +225,10 @@ def _run(sql, params, max_rows):
         data = {"sqlstate": e.pgcode} if e.pgcode else None
         msg = e.pgerror or str(e)
         raise berth_app.AppError("postgres: %s" % _scrub(msg), data)
+
+
+def _pyenc(pgenc):
+    return psycopg2.extensions.encodings.get(pgenc, "utf-8")
 
 
 def _sql(sql):

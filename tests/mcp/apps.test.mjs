@@ -325,6 +325,15 @@ await test("postgres: a real PostgreSQL, read-only by default, the connection st
 	r = await call("query", { sql: "SET standard_conforming_strings = off" });
 	r = await call("query", { sql: String.raw`SELECT 'a\'';' AS s` });
 	eq(r.structuredContent?.rows, [["a\\';"]], "standard_conforming_strings stays on (a SET in a read-only call is rolled back)", text(r));
+	// a placeholder inside quotes: psycopg2 puts the quoted value there, so
+	// the text sent is what must hold one statement, not the text given
+	const inj = ";COMMIT;BEGIN READ WRITE;INSERT INTO items VALUES (5, NULL, 0, NULL);COMMIT;--";
+	r = await call("query", { sql: "SELECT '%s' AS s", params: [inj] });
+	eq(r.isError, true, "a %s placeholder in quotes whose value makes a second statement is refused", text(r));
+	has(text(r), "one statement per call", "as a second statement", text(r));
+	eq(psql("SELECT count(*) FROM items WHERE id = 5"), "0", "host side: nothing was inserted");
+	r = await call("query", { sql: "SELECT %s AS s", params: [inj] });
+	eq(r.structuredContent?.rows, [[inj]], "the same value at a placeholder outside quotes is one string", text(r));
 	eq(psql("SELECT count(*) FROM items"), "2", "host side: the table still has 2 rows");
 	r = await call("list_tables", {});
 	eq(r.structuredContent?.tables, [{ schema: "public", name: "items", type: "BASE TABLE" }], "list_tables", text(r));
