@@ -122,13 +122,16 @@ static void respond(struct http *h, struct conn *c, int status, const char *ctyp
 			   : status == 413 ? "Content Too Large"
 			   : status == 415 ? "Unsupported Media Type"
 					   : "Error";
+	/* the session's id only to a request the checks let through: never in
+	 * a refusal, which a client without the token gets */
+	bool sid = h->have_session && status < 300;
 	char head[600];
 	int n = snprintf(
 	    head, sizeof head,
 	    "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n%s%s%s%s%s%s%s%s\r\n",
 	    status, text, len, ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
-	    ctype != NULL ? "\r\n" : "", h->have_session ? "Mcp-Session-Id: " : "",
-	    h->have_session ? h->session : "", h->have_session ? "\r\n" : "",
+	    ctype != NULL ? "\r\n" : "", sid ? "Mcp-Session-Id: " : "", sid ? h->session : "",
+	    sid ? "\r\n" : "",
 	    status == 401   ? "WWW-Authenticate: Bearer realm=\"berth mcp\"\r\n"
 	    : status == 405 ? "Allow: GET, POST, DELETE\r\n"
 			    : "",

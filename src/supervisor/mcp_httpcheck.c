@@ -116,6 +116,22 @@ void berth_mcp_http_check(const struct berth_http_request *req, const struct ber
 		v->method = MCP_HTTP_DELETE;
 	else
 		return refuse(v, 405, "method not allowed: use POST, GET or DELETE");
+	/* a header that decides must be there once: which of two a proxy or
+	 * client would take is not ours to guess */
+	static const char *const once[] = {"Authorization", "Origin", "Host", "Mcp-Session-Id",
+					   "MCP-Protocol-Version"};
+	for (size_t k = 0; k < sizeof once / sizeof once[0]; k++) {
+		size_t cnt = 0, nl = strlen(once[k]);
+		for (size_t i = 0; i < req->n_headers; i++)
+			cnt += req->headers[i].name_len == nl &&
+			       strncasecmp(req->headers[i].name, once[k], nl) == 0;
+		if (cnt > 1) {
+			snprintf(v->reason, sizeof v->reason, "the %s header is given more than once",
+				 once[k]);
+			v->status = 400;
+			return;
+		}
+	}
 	h = berth_mcp_http_header(req, "Authorization", &n);
 	size_t tl = strlen(s->token);
 	if (h == NULL || n != 7 + tl || strncasecmp(h, "Bearer ", 7) != 0 ||

@@ -282,6 +282,36 @@ await test("Streamable HTTP: what is refused", async () => {
 	const sid = r.headers.get("mcp-session-id");
 	ok(/^[0-9a-f]{32}$/.test(sid ?? ""), "initialize gives an Mcp-Session-Id");
 	eq((await r.json()).result?.protocolVersion, "2025-11-25", "and the answer");
+	// a client without the token learns nothing of the session
+	r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+	eq([r.status, r.headers.get("mcp-session-id")], [401, null], "no token: 401 without the session's Mcp-Session-Id");
+	r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { Authorization: `Bearer ${"0".repeat(64)}` });
+	eq([r.status, r.headers.get("mcp-session-id")], [401, null], "a wrong token: 401 without it either");
+	// a header that decides, given twice: refused, whichever one is loopback or right
+	const rawHead = (lines) =>
+		new Promise((resolve) => {
+			const { port } = new URL(srv.url);
+			const body = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" });
+			const s = net.connect(Number(port), "127.0.0.1", () =>
+				s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n${lines.join("\r\n")}\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+			);
+			let out = "";
+			s.on("data", (b) => (out += b));
+			s.on("error", () => {});
+			s.on("close", () => resolve(out));
+			s.setTimeout(5000, () => s.destroy());
+		});
+	const sess = [`Authorization: Bearer ${srv.token}`, `Mcp-Session-Id: ${sid}`, "MCP-Protocol-Version: 2025-11-25"];
+	for (const [what, extra] of [
+		["Origin (loopback, then not)", ["Origin: http://localhost", "Origin: http://evil.example"]],
+		["Authorization (right, then wrong)", [`Authorization: Bearer ${"0".repeat(64)}`]],
+		["Mcp-Session-Id", [`Mcp-Session-Id: ${"0".repeat(32)}`]],
+	]) {
+		const out = await rawHead([...sess, ...extra]);
+		has(out.split("\r\n")[0], "400", `${what} given twice: 400`, out);
+		has(out, "more than once", "saying so", out);
+		ok(!out.includes(sid), "and the session's id is not in the answer", out);
+	}
 	r = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { ...auth, "Mcp-Session-Id": sid });
 	eq(r.status, 202, "a notification: 202");
 	r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { ...auth, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18" });
