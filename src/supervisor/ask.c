@@ -225,28 +225,69 @@ static void write_block(struct berth_ask *a, const struct ask *k, const struct h
 }
 
 /* Opens the approved copy of the path, outside the sandbox: no link
- * followed anywhere on the way, a regular file only. */
+ * followed anywhere on the way, a regular file only.  What is there is
+ * looked up first with O_PATH, which opens nothing: a FIFO or a device is
+ * refused before any open of it (an open has effects: a FIFO's writer goes
+ * on, a device's driver acts), and the regular file found is the one opened
+ * (through its O_PATH descriptor, the same inode).  A path not there is
+ * created only with O_CREAT, and then O_EXCL: a file that appears meanwhile
+ * is looked up again, never opened blind. */
 static int grant_open(struct berth_ask *a, const struct berth_ask_req *r, const struct held *h)
 {
 	const int keep = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC |
 			 O_LARGEFILE | O_NOATIME;
-	struct open_how how = {
-	    .flags = (uint64_t)((h->flags & keep) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK),
-	    .mode = (h->flags & O_CREAT) ? (h->mode & 07777) : 0,
+	const int flags = (h->flags & keep) | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+	const struct open_how look = {
+	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
 	};
-	struct stat st;
-	int fd;
-
 	const char *rel = r->path + strspn(r->path, "/");
-	fd = (int)syscall(SYS_openat2, a->root_fd, rel, &how, sizeof how);
+	struct stat st = {0};
+	int fd = -1;
+
+	for (int tries = 0; fd < 0 && tries < 3; tries++) {
+		int pfd = (int)syscall(SYS_openat2, a->root_fd, rel, &look, sizeof look);
+		if (pfd >= 0) {
+			char self[64];
+			if ((h->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+				close(pfd);
+				return -EEXIST;
+			}
+			/* O_PATH | O_NOFOLLOW opens a trailing link itself */
+			if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+				close(pfd);
+				return S_ISLNK(st.st_mode) ? -ELOOP : -ENXIO;
+			}
+			/* the inode found, reopened with the call's access
+			 * (permission checked again, as berth) */
+			snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+			fd = open(self, flags & ~(O_CREAT | O_EXCL));
+			int e = errno;
+			close(pfd);
+			if (fd < 0)
+				return -e;
+			break;
+		}
+		if (errno != ENOENT || !(h->flags & O_CREAT))
+			return -errno;
+		struct open_how how = {
+		    .flags = (uint64_t)(flags | O_CREAT | O_EXCL | O_NOFOLLOW),
+		    .mode = h->mode & 07777,
+		    .resolve = look.resolve,
+		};
+		fd = (int)syscall(SYS_openat2, a->root_fd, rel, &how, sizeof how);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+		if (fd < 0 && (h->flags & O_EXCL))
+			return -EEXIST;
+	}
 	if (fd < 0)
-		return -errno;
+		return -EAGAIN;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -ENXIO;
 	}
-	/* O_NONBLOCK was only so that a FIFO swapped in never held berth */
+	/* O_NONBLOCK was only so that nothing held berth */
 	if (!(h->flags & O_NONBLOCK)) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
@@ -478,6 +519,22 @@ static bool admit(struct berth_ask *a)
 	return true;
 }
 
+/* Whether a new ask @r would be denied by the limit (not coalesced with a
+ * waiting one, not remembered, and no room: all 8 waiting, or this minute's
+ * prompts spent); counts nothing. */
+static bool limited_now(const struct berth_ask *a, const struct berth_ask_req *r)
+{
+	bool room = false;
+
+	if (find_pending((struct berth_ask *)a, r) != NULL || find_remembered(a, r) != NULL)
+		return false;
+	for (int i = 0; i < BERTH_ASK_PENDING_MAX && !room; i++)
+		room = !a->asks[i].used;
+	if (!room)
+		return true;
+	return berth_now_ms() - a->window_ms < 60000 && a->window_count >= BERTH_ASK_PER_MINUTE;
+}
+
 static void new_ask(struct berth_ask *a, const struct berth_ask_req *r, const struct held *h)
 {
 	struct ask tmp, *k = NULL;
@@ -595,8 +652,12 @@ static void on_notification(struct berth_ask *a, struct seccomp_notif *req)
 	}
 	/* Nothing on the host by that name, and nothing to create: the
 	 * sandbox's own answer, with no one asked. */
+	/* An ask the limit would deny at once is denied whether or not the
+	 * host has the path: else the block's presence would tell the sandbox,
+	 * silently and without bound, which host paths exist. */
 	struct stat st;
-	if (!r.create && fstatat(a->root_fd, r.path + strspn(r.path, "/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (!r.create && !limited_now(a, &r) &&
+	    fstatat(a->root_fd, r.path + strspn(r.path, "/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		a->passed++;
 		respond(a, req->id, 0, true);
 		return;

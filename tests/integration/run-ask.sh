@@ -181,6 +181,37 @@ rm -f "$H/d"
 mv "$H/d.real" "$H/d"
 
 # ---- the path rewritten in the sandbox's memory after the ask
+# ---- a FIFO approved: looked up (O_PATH) and refused, never opened (an open
+# would release a writer blocked in its open(2) outside)
+mkfifo "$H/fifo" && chmod a+rw "$H/fifo"
+( exec 3>"$H/fifo"; echo opened >"$H/fifo.marker"; sleep 2 ) &
+fifo_writer=$!
+approver fifo 1 approve &
+run fifo --ask -- cat "$H/fifo"
+wait $!
+sleep 0.3
+check "an approved FIFO is refused (ENXIO) without being opened: its writer outside still waits" \
+	"$([ ! -e "$H/fifo.marker" ] && has 'ENXIO' "$T/fifo.err" && [ "$(cat "$T/fifo.rc")" != 0 ]; echo $?)" "$T/fifo.err"
+kill $fifo_writer 2>/dev/null
+wait $fifo_writer 2>/dev/null
+
+# ---- the limit tells nothing: past it, a path the host has and one it has
+# not both get the limit's block (else the block would be a silent oracle
+# of which host paths exist)
+run oracle --ask --ask-timeout 100ms -- python3 -c '
+import os, sys
+for i in range(22):
+    try: os.open("'"$H"'/other", os.O_RDONLY)
+    except OSError: pass
+sys.stderr.write("PROBE\n"); sys.stderr.flush()
+for p in ["'"$H"'/other", "'"$H"'/not-there"]:
+    try: os.open(p, os.O_RDONLY)
+    except OSError as e: print(p, e.errno)
+'
+sed -n '/^PROBE$/,$p' "$T/oracle.err" >"$T/oracle.tail"
+check "past the ask limit a missing host path gets the same ENOENT and limit block as a present one" \
+	"$([ "$(grep -c '^BERTH CAPABILITY DENIAL' "$T/oracle.tail")" = 2 ] && has "$H/not-there 2" "$T/oracle.out" && has "$H/other 2" "$T/oracle.out"; echo $?)" "$T/oracle.tail"
+
 approver mem 1 approve -- 'sleep 0.6' &
 run mem --ask -- python3 -c '
 import ctypes, os, sys, threading, time
