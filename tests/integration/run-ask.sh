@@ -236,6 +236,18 @@ run inview --ask --ask-timeout 200ms -- sh -c 'cat /etc/hostname >/dev/null && e
 check "reads of system directories, /tmp, the workspace and paths the host lacks are never asked" \
 	"$([ "$(cat "$T/inview.out")" = "$(printf 'x\ny\ndone')" ] && ! has 'ask 1' "$T/inview.err"; echo $?)" "$T/inview.err"
 
+# ---- `//tmp/F` is the sandbox's /tmp/F: never asked, never the host's /tmp/F
+# (a host file of that name exists: the old code asked, and a grant handed it in)
+HT=$(mktemp /tmp/berth-ask-hosttmp.XXXXXX) && printf 'HOST-TMP\n' >"$HT" && chmod a+r "$HT"
+approver slashes 1 approve &
+approver_pid=$!
+run slashes --ask --ask-timeout 2s -- sh -c 'echo in-sandbox >'"$HT"'; cat /'"$HT"'; cat //etc/hostname >/dev/null && echo sys-ok'
+kill $approver_pid 2>/dev/null
+wait $approver_pid 2>/dev/null
+check "//tmp/F and //etc/F are the sandbox's view: no ask, the sandbox's own file, never the host's" \
+	"$([ "$(cat "$T/slashes.out")" = "$(printf 'in-sandbox\nsys-ok')" ] && ! has 'ask 1' "$T/slashes.err" && [ "$(cat "$HT")" = HOST-TMP ]; echo $?)" "$T/slashes.err"
+rm -f "$HT"
+
 # ---- the terminal: a prompt on berth's controlling terminal when its stdin
 # is not that terminal; y grants, n denies (the block on the caller's stderr)
 term() { # term ANSWER OUT: berth in a pty of its own (its controlling terminal), stdin /dev/null
