@@ -9,21 +9,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -77,7 +81,7 @@ struct berth_ask {
 	struct net_offer netq[16]; /* under mu */
 	int n_netq;
 	char run_id[17];
-	int listener, root_fd, ctl_fd, tty_fd, wake[2];
+	int listener, root_fd, ro_root_fd, ctl_fd, tty_fd, wake[2];
 	char ctl_path[PATH_MAX];
 	pthread_t th;
 	bool running;
@@ -224,6 +228,72 @@ static void write_block(struct berth_ask *a, const struct ask *k, const struct h
 	close(fd);
 }
 
+/* The host's / again, read-only: a detached copy of the mount tree
+ * (open_tree OPEN_TREE_CLONE, AT_RECURSIVE) with MOUNT_ATTR_RDONLY, made by a
+ * child in a user and mount namespace of its own (which a user may make)
+ * and sent back.  A read grant is opened through it: what the sandbox gets
+ * is then read-only to the inode too (fchmod, fchown, utimes, setxattr on
+ * it are EROFS), not only to its access mode.  -1 where it cannot be made. */
+static int ro_root_make(void)
+{
+	int sv[2], fd = -1;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u = {0};
+		char c = 'r';
+		struct iovec iov = {&c, 1};
+		struct msghdr m = {
+		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		int t;
+
+		close(sv[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(1);
+		t = (int)syscall(SYS_open_tree, AT_FDCWD, "/",
+				 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (t < 0 ||
+		    syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+			_exit(1);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &t, sizeof t);
+		_exit(sendmsg(sv[1], &m, 0) == 1 ? 0 : 1);
+	}
+	close(sv[1]);
+	if (pid > 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		char c;
+		struct iovec iov = {&c, 1};
+		struct msghdr m = {
+		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		int st;
+
+		if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) == 1) {
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+			if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+		}
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(sv[0]);
+	return fd;
+}
+
 /* Opens the approved copy of the path, outside the sandbox: no link
  * followed anywhere on the way, a regular file only.  What is there is
  * looked up first with O_PATH, which opens nothing: a FIFO or a device is
@@ -245,8 +315,13 @@ static int grant_open(struct berth_ask *a, const struct berth_ask_req *r, const 
 	struct stat st = {0};
 	int fd = -1;
 
+	/* a read: through the read-only tree, where there is one */
+	bool ro =
+	    (h->flags & O_ACCMODE) == O_RDONLY && !(h->flags & (O_CREAT | O_TRUNC)) && a->ro_root_fd >= 0;
+	int root = ro ? a->ro_root_fd : a->root_fd;
+
 	for (int tries = 0; fd < 0 && tries < 3; tries++) {
-		int pfd = (int)syscall(SYS_openat2, a->root_fd, rel, &look, sizeof look);
+		int pfd = (int)syscall(SYS_openat2, root, rel, &look, sizeof look);
 		if (pfd >= 0) {
 			char self[64];
 			if ((h->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
@@ -275,7 +350,7 @@ static int grant_open(struct berth_ask *a, const struct berth_ask_req *r, const 
 		    .mode = h->mode & 07777,
 		    .resolve = look.resolve,
 		};
-		fd = (int)syscall(SYS_openat2, a->root_fd, rel, &how, sizeof how);
+		fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
 		if (fd < 0 && (h->flags & O_EXCL))
@@ -886,10 +961,11 @@ struct berth_ask *berth_ask_start(int listener, const struct berth_ask_opts *o, 
 		a->o.timeout_ms = BERTH_ASK_TIMEOUT_MS;
 	snprintf(a->run_id, sizeof a->run_id, "%s", o->run_id != NULL ? o->run_id : "");
 	a->listener = listener;
-	a->ctl_fd = a->tty_fd = a->wake[0] = a->wake[1] = -1;
+	a->ctl_fd = a->tty_fd = a->ro_root_fd = a->wake[0] = a->wake[1] = -1;
 	a->window_ms = berth_now_ms();
 	pthread_mutex_init(&a->mu, NULL);
 	a->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	a->ro_root_fd = ro_root_make();
 	if (a->root_fd < 0 || pipe2(a->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		berth_err(err, errno, "--ask: cannot set up");
 		goto fail;
@@ -916,6 +992,8 @@ fail:
 	}
 	if (a->root_fd >= 0)
 		close(a->root_fd);
+	if (a->ro_root_fd >= 0)
+		close(a->ro_root_fd);
 	if (a->wake[0] >= 0) {
 		close(a->wake[0]);
 		close(a->wake[1]);
@@ -1015,6 +1093,8 @@ void berth_ask_free(struct berth_ask *a)
 	berth_ask_stop(a);
 	if (a->root_fd >= 0)
 		close(a->root_fd);
+	if (a->ro_root_fd >= 0)
+		close(a->ro_root_fd);
 	if (a->wake[0] >= 0) {
 		close(a->wake[0]);
 		close(a->wake[1]);

@@ -181,6 +181,26 @@ rm -f "$H/d"
 mv "$H/d.real" "$H/d"
 
 # ---- the path rewritten in the sandbox's memory after the ask
+# ---- a read grant is read-only to the inode too: its metadata cannot be
+# changed through it (fchmod, utimes, setxattr: EROFS), the host file keeps
+# its mode
+printf 'META\n' >"$H/meta" && chmod 0644 "$H/meta"
+approver meta 1 approve &
+run meta --ask -- python3 -c '
+import os
+fd = os.open("'"$H"'/meta", os.O_RDONLY)
+for name, f in [("fchmod", lambda: os.fchmod(fd, 0o666)), ("utime", lambda: os.utime(fd, (0, 0))),
+                ("setxattr", lambda: os.setxattr(fd, "user.berth", b"1"))]:
+    try:
+        f(); print(name, "changed")
+    except OSError as e:
+        print(name, e.errno)
+print(os.read(fd, 5).decode())
+'
+wait
+check "a read grant cannot change the host file's mode, times or attributes (EROFS), and reads it" \
+	"$([ "$(cat "$T/meta.out")" = "$(printf 'fchmod 30\nutime 30\nsetxattr 30\nMETA')" ] && [ "$(stat -c %a "$H/meta")" = 644 ]; echo $?)" "$T/meta.out"
+
 # ---- a FIFO approved: looked up (O_PATH) and refused, never opened (an open
 # would release a writer blocked in its open(2) outside)
 mkfifo "$H/fifo" && chmod a+rw "$H/fifo"
