@@ -9,21 +9,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -77,7 +81,7 @@ struct berth_ask {
 	struct net_offer netq[16]; /* under mu */
 	int n_netq;
 	char run_id[17];
-	int listener, root_fd, ctl_fd, tty_fd, wake[2];
+	int listener, root_fd, ro_root_fd, ctl_fd, tty_fd, wake[2];
 	char ctl_path[PATH_MAX];
 	pthread_t th;
 	bool running;
@@ -224,29 +228,141 @@ static void write_block(struct berth_ask *a, const struct ask *k, const struct h
 	close(fd);
 }
 
+/* The host's / again, read-only: a detached copy of the mount tree
+ * (open_tree OPEN_TREE_CLONE, AT_RECURSIVE) with MOUNT_ATTR_RDONLY, made by a
+ * child in a user and mount namespace of its own (which a user may make)
+ * and sent back.  A read grant is opened through it: what the sandbox gets
+ * is then read-only to the inode too (fchmod, fchown, utimes, setxattr on
+ * it are EROFS), not only to its access mode.  -1 where it cannot be made. */
+static int ro_root_make(void)
+{
+	int sv[2], fd = -1;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u = {0};
+		char c = 'r';
+		struct iovec iov = {&c, 1};
+		struct msghdr m = {
+		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		int t;
+
+		close(sv[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(1);
+		t = (int)syscall(SYS_open_tree, AT_FDCWD, "/",
+				 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (t < 0 ||
+		    syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+			_exit(1);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &t, sizeof t);
+		_exit(sendmsg(sv[1], &m, 0) == 1 ? 0 : 1);
+	}
+	close(sv[1]);
+	if (pid > 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		char c;
+		struct iovec iov = {&c, 1};
+		struct msghdr m = {
+		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		int st;
+
+		if (recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) == 1) {
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+			if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+		}
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(sv[0]);
+	return fd;
+}
+
 /* Opens the approved copy of the path, outside the sandbox: no link
- * followed anywhere on the way, a regular file only. */
+ * followed anywhere on the way, a regular file only.  What is there is
+ * looked up first with O_PATH, which opens nothing: a FIFO or a device is
+ * refused before any open of it (an open has effects: a FIFO's writer goes
+ * on, a device's driver acts), and the regular file found is the one opened
+ * (through its O_PATH descriptor, the same inode).  A path not there is
+ * created only with O_CREAT, and then O_EXCL: a file that appears meanwhile
+ * is looked up again, never opened blind. */
 static int grant_open(struct berth_ask *a, const struct berth_ask_req *r, const struct held *h)
 {
 	const int keep = O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC |
 			 O_LARGEFILE | O_NOATIME;
-	struct open_how how = {
-	    .flags = (uint64_t)((h->flags & keep) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK),
-	    .mode = (h->flags & O_CREAT) ? (h->mode & 07777) : 0,
+	const int flags = (h->flags & keep) | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+	const struct open_how look = {
+	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
 	};
-	struct stat st;
-	int fd;
-
 	const char *rel = r->path + strspn(r->path, "/");
-	fd = (int)syscall(SYS_openat2, a->root_fd, rel, &how, sizeof how);
+	struct stat st = {0};
+	int fd = -1;
+
+	/* a read: through the read-only tree, where there is one */
+	bool ro =
+	    (h->flags & O_ACCMODE) == O_RDONLY && !(h->flags & (O_CREAT | O_TRUNC)) && a->ro_root_fd >= 0;
+	int root = ro ? a->ro_root_fd : a->root_fd;
+
+	for (int tries = 0; fd < 0 && tries < 3; tries++) {
+		int pfd = (int)syscall(SYS_openat2, root, rel, &look, sizeof look);
+		if (pfd >= 0) {
+			char self[64];
+			if ((h->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+				close(pfd);
+				return -EEXIST;
+			}
+			/* O_PATH | O_NOFOLLOW opens a trailing link itself */
+			if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+				close(pfd);
+				return S_ISLNK(st.st_mode) ? -ELOOP : -ENXIO;
+			}
+			/* the inode found, reopened with the call's access
+			 * (permission checked again, as berth) */
+			snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+			fd = open(self, flags & ~(O_CREAT | O_EXCL));
+			int e = errno;
+			close(pfd);
+			if (fd < 0)
+				return -e;
+			break;
+		}
+		if (errno != ENOENT || !(h->flags & O_CREAT))
+			return -errno;
+		struct open_how how = {
+		    .flags = (uint64_t)(flags | O_CREAT | O_EXCL | O_NOFOLLOW),
+		    .mode = h->mode & 07777,
+		    .resolve = look.resolve,
+		};
+		fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+		if (fd < 0 && (h->flags & O_EXCL))
+			return -EEXIST;
+	}
 	if (fd < 0)
-		return -errno;
+		return -EAGAIN;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -ENXIO;
 	}
-	/* O_NONBLOCK was only so that a FIFO swapped in never held berth */
+	/* O_NONBLOCK was only so that nothing held berth */
 	if (!(h->flags & O_NONBLOCK)) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
@@ -478,6 +594,22 @@ static bool admit(struct berth_ask *a)
 	return true;
 }
 
+/* Whether a new ask @r would be denied by the limit (not coalesced with a
+ * waiting one, not remembered, and no room: all 8 waiting, or this minute's
+ * prompts spent); counts nothing. */
+static bool limited_now(const struct berth_ask *a, const struct berth_ask_req *r)
+{
+	bool room = false;
+
+	if (find_pending((struct berth_ask *)a, r) != NULL || find_remembered(a, r) != NULL)
+		return false;
+	for (int i = 0; i < BERTH_ASK_PENDING_MAX && !room; i++)
+		room = !a->asks[i].used;
+	if (!room)
+		return true;
+	return berth_now_ms() - a->window_ms < 60000 && a->window_count >= BERTH_ASK_PER_MINUTE;
+}
+
 static void new_ask(struct berth_ask *a, const struct berth_ask_req *r, const struct held *h)
 {
 	struct ask tmp, *k = NULL;
@@ -595,8 +727,12 @@ static void on_notification(struct berth_ask *a, struct seccomp_notif *req)
 	}
 	/* Nothing on the host by that name, and nothing to create: the
 	 * sandbox's own answer, with no one asked. */
+	/* An ask the limit would deny at once is denied whether or not the
+	 * host has the path: else the block's presence would tell the sandbox,
+	 * silently and without bound, which host paths exist. */
 	struct stat st;
-	if (!r.create && fstatat(a->root_fd, r.path + strspn(r.path, "/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (!r.create && !limited_now(a, &r) &&
+	    fstatat(a->root_fd, r.path + strspn(r.path, "/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		a->passed++;
 		respond(a, req->id, 0, true);
 		return;
@@ -825,10 +961,11 @@ struct berth_ask *berth_ask_start(int listener, const struct berth_ask_opts *o, 
 		a->o.timeout_ms = BERTH_ASK_TIMEOUT_MS;
 	snprintf(a->run_id, sizeof a->run_id, "%s", o->run_id != NULL ? o->run_id : "");
 	a->listener = listener;
-	a->ctl_fd = a->tty_fd = a->wake[0] = a->wake[1] = -1;
+	a->ctl_fd = a->tty_fd = a->ro_root_fd = a->wake[0] = a->wake[1] = -1;
 	a->window_ms = berth_now_ms();
 	pthread_mutex_init(&a->mu, NULL);
 	a->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	a->ro_root_fd = ro_root_make();
 	if (a->root_fd < 0 || pipe2(a->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		berth_err(err, errno, "--ask: cannot set up");
 		goto fail;
@@ -855,6 +992,8 @@ fail:
 	}
 	if (a->root_fd >= 0)
 		close(a->root_fd);
+	if (a->ro_root_fd >= 0)
+		close(a->ro_root_fd);
 	if (a->wake[0] >= 0) {
 		close(a->wake[0]);
 		close(a->wake[1]);
@@ -954,6 +1093,8 @@ void berth_ask_free(struct berth_ask *a)
 	berth_ask_stop(a);
 	if (a->root_fd >= 0)
 		close(a->root_fd);
+	if (a->ro_root_fd >= 0)
+		close(a->ro_root_fd);
 	if (a->wake[0] >= 0) {
 		close(a->wake[0]);
 		close(a->wake[1]);

@@ -145,8 +145,20 @@ enum berth_ask_verdict berth_ask_classify(const struct berth_policy *p, const st
 	size_t n;
 	bool write;
 
+	char norm[sizeof out->path];
+
 	if (nul == NULL || (n = (size_t)(nul - path)) >= sizeof out->path)
 		return BERTH_ASK_PASS; /* the kernel says ENAMETOOLONG or EFAULT */
+	/* The kernel reads `//tmp/x` and `/etc//x` as `/tmp/x` and `/etc/x`:
+	 * every test below, and the grant, is on that one spelling (else
+	 * `//tmp/x` would be no tree of the sandbox's, and a grant would hand
+	 * in the host's /tmp/x). */
+	n = 0;
+	for (const char *q = path; *q != '\0'; q++)
+		if (!(q[0] == '/' && q[1] == '/'))
+			norm[n++] = *q;
+	norm[n] = '\0';
+	path = norm;
 	if (path[0] != '/' || c->resolve != 0)
 		return BERTH_ASK_PASS;
 	if (c->flags & (O_PATH | O_DIRECTORY | __O_TMPFILE))

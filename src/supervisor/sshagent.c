@@ -62,6 +62,8 @@ struct berth_ssh_run {
 	bool refused_other;
 	uint64_t refused_signs;
 	char refused_key[BERTH_SSH_FP_LEN];
+	uint64_t refused_hosts; /* logins to a host key --ssh-host did not pin */
+	char refused_host_key[BERTH_SSH_FP_LEN];
 	uint64_t busy;
 	berth_ssh_sign_fn sign;
 	berth_ssh_notice_fn notice;
@@ -225,10 +227,26 @@ static void record(struct berth_ssh_run *s, const char *fp, const struct berth_a
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* Whether @sg, if a host-bound login, is to a pinned host key; the
+ * fingerprint of its host key into @hfp (for the refusal's line). */
+static bool host_pinned(const struct berth_ssh_run *s, const struct berth_agent_sign *sg,
+			char hfp[BERTH_SSH_FP_LEN])
+{
+	struct berth_agent_userauth ua;
+
+	if (berth_agent_parse_userauth(sg->data, sg->data_len, &ua) < 0 || ua.host_key == NULL)
+		return true; /* not a host-bound login: nothing names the server */
+	berth_ssh_fingerprint(ua.host_key, ua.host_key_len, hfp);
+	for (size_t i = 0; i < s->n_hosts; i++)
+		if (strcmp(s->host_fp[i], hfp) == 0)
+			return true;
+	return false;
+}
+
 static int sign_request(struct client *c, size_t n)
 {
 	struct berth_agent_sign sg;
-	char fp[BERTH_SSH_FP_LEN];
+	char fp[BERTH_SSH_FP_LEN], hfp[BERTH_SSH_FP_LEN];
 	size_t len;
 
 	if (berth_agent_parse_sign(c->in + 4, n, &sg) < 0)
@@ -238,6 +256,17 @@ static int sign_request(struct client *c, size_t n)
 		pthread_mutex_lock(&c->s->mu);
 		if (c->s->refused_signs++ == 0)
 			memcpy(c->s->refused_key, fp, sizeof fp);
+		pthread_mutex_unlock(&c->s->mu);
+		return send_failure(c->s, c->fd);
+	}
+	/* A login bound to its server's host key (OpenSSH's
+	 * publickey-hostbound-v00) to a key --ssh-host did not pin: a client
+	 * that skipped the host key check (ssh -o StrictHostKeyChecking=no,
+	 * its own known_hosts) gets no signature for that server. */
+	if (!host_pinned(c->s, &sg, hfp)) {
+		pthread_mutex_lock(&c->s->mu);
+		if (c->s->refused_hosts++ == 0)
+			memcpy(c->s->refused_host_key, hfp, sizeof hfp);
 		pthread_mutex_unlock(&c->s->mu);
 		return send_failure(c->s, c->fd);
 	}
@@ -546,6 +575,12 @@ void berth_ssh_stop(struct berth_ssh_run *s)
 	if (s->refused_signs > 0) {
 		snprintf(line, sizeof line, "%llu signature(s) with a key --ssh did not allow (%s)",
 			 (unsigned long long)s->refused_signs, s->refused_key);
+		note(s, line);
+	}
+	if (s->refused_hosts > 0) {
+		snprintf(line, sizeof line,
+			 "%llu login(s) to a server whose host key --ssh-host did not pin (%s): not signed",
+			 (unsigned long long)s->refused_hosts, s->refused_host_key);
 		note(s, line);
 	}
 	if (s->busy > 0)

@@ -181,6 +181,57 @@ rm -f "$H/d"
 mv "$H/d.real" "$H/d"
 
 # ---- the path rewritten in the sandbox's memory after the ask
+# ---- a read grant is read-only to the inode too: its metadata cannot be
+# changed through it (fchmod, utimes, setxattr: EROFS), the host file keeps
+# its mode
+printf 'META\n' >"$H/meta" && chmod 0644 "$H/meta"
+approver meta 1 approve &
+run meta --ask -- python3 -c '
+import os
+fd = os.open("'"$H"'/meta", os.O_RDONLY)
+for name, f in [("fchmod", lambda: os.fchmod(fd, 0o666)), ("utime", lambda: os.utime(fd, (0, 0))),
+                ("setxattr", lambda: os.setxattr(fd, "user.berth", b"1"))]:
+    try:
+        f(); print(name, "changed")
+    except OSError as e:
+        print(name, e.errno)
+print(os.read(fd, 5).decode())
+'
+wait
+check "a read grant cannot change the host file's mode, times or attributes (EROFS), and reads it" \
+	"$([ "$(cat "$T/meta.out")" = "$(printf 'fchmod 30\nutime 30\nsetxattr 30\nMETA')" ] && [ "$(stat -c %a "$H/meta")" = 644 ]; echo $?)" "$T/meta.out"
+
+# ---- a FIFO approved: looked up (O_PATH) and refused, never opened (an open
+# would release a writer blocked in its open(2) outside)
+mkfifo "$H/fifo" && chmod a+rw "$H/fifo"
+( exec 3>"$H/fifo"; echo opened >"$H/fifo.marker"; sleep 2 ) &
+fifo_writer=$!
+approver fifo 1 approve &
+run fifo --ask -- cat "$H/fifo"
+wait $!
+sleep 0.3
+check "an approved FIFO is refused (ENXIO) without being opened: its writer outside still waits" \
+	"$([ ! -e "$H/fifo.marker" ] && has 'ENXIO' "$T/fifo.err" && [ "$(cat "$T/fifo.rc")" != 0 ]; echo $?)" "$T/fifo.err"
+kill $fifo_writer 2>/dev/null
+wait $fifo_writer 2>/dev/null
+
+# ---- the limit tells nothing: past it, a path the host has and one it has
+# not both get the limit's block (else the block would be a silent oracle
+# of which host paths exist)
+run oracle --ask --ask-timeout 100ms -- python3 -c '
+import os, sys
+for i in range(22):
+    try: os.open("'"$H"'/other", os.O_RDONLY)
+    except OSError: pass
+sys.stderr.write("PROBE\n"); sys.stderr.flush()
+for p in ["'"$H"'/other", "'"$H"'/not-there"]:
+    try: os.open(p, os.O_RDONLY)
+    except OSError as e: print(p, e.errno)
+'
+sed -n '/^PROBE$/,$p' "$T/oracle.err" >"$T/oracle.tail"
+check "past the ask limit a missing host path gets the same ENOENT and limit block as a present one" \
+	"$([ "$(grep -c '^BERTH CAPABILITY DENIAL' "$T/oracle.tail")" = 2 ] && has "$H/not-there 2" "$T/oracle.out" && has "$H/other 2" "$T/oracle.out"; echo $?)" "$T/oracle.tail"
+
 approver mem 1 approve -- 'sleep 0.6' &
 run mem --ask -- python3 -c '
 import ctypes, os, sys, threading, time
@@ -204,6 +255,18 @@ check "... and the rewritten path was never asked" "$(! has 'ask 2 of run' "$T/m
 run inview --ask --ask-timeout 200ms -- sh -c 'cat /etc/hostname >/dev/null && echo x >/tmp/x && cat /tmp/x && echo y > y && cat y && cat /nonexistent/f 2>/dev/null; echo done'
 check "reads of system directories, /tmp, the workspace and paths the host lacks are never asked" \
 	"$([ "$(cat "$T/inview.out")" = "$(printf 'x\ny\ndone')" ] && ! has 'ask 1' "$T/inview.err"; echo $?)" "$T/inview.err"
+
+# ---- `//tmp/F` is the sandbox's /tmp/F: never asked, never the host's /tmp/F
+# (a host file of that name exists: the old code asked, and a grant handed it in)
+HT=$(mktemp /tmp/berth-ask-hosttmp.XXXXXX) && printf 'HOST-TMP\n' >"$HT" && chmod a+r "$HT"
+approver slashes 1 approve &
+approver_pid=$!
+run slashes --ask --ask-timeout 2s -- sh -c 'echo in-sandbox >'"$HT"'; cat /'"$HT"'; cat //etc/hostname >/dev/null && echo sys-ok'
+kill $approver_pid 2>/dev/null
+wait $approver_pid 2>/dev/null
+check "//tmp/F and //etc/F are the sandbox's view: no ask, the sandbox's own file, never the host's" \
+	"$([ "$(cat "$T/slashes.out")" = "$(printf 'in-sandbox\nsys-ok')" ] && ! has 'ask 1' "$T/slashes.err" && [ "$(cat "$HT")" = HOST-TMP ]; echo $?)" "$T/slashes.err"
+rm -f "$HT"
 
 # ---- the terminal: a prompt on berth's controlling terminal when its stdin
 # is not that terminal; y grants, n denies (the block on the caller's stderr)

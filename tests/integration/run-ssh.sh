@@ -146,6 +146,13 @@ eq "no file inside holds the private key, nor an environment" "$(printf '%s\n' "
 run --ssh "$FP1" --ssh-host "127.0.0.1:$PORT=$TOP/keys/hk2.pub" -- sh -c "$SSH -T $ME@127.0.0.1 echo no 2>&1; echo rc=\$?"
 has "a host key that is not the declared one fails the host key check" "$OUT" "Host key verification failed."
 has "... exit 255" "$OUT" "rc=255"
+# ... and a client that skips the check (its own -o, an empty known_hosts)
+# gets no signature for a server whose host key is not the pinned one
+run --ssh "$FP1" --ssh-host "127.0.0.1:$PORT=$TOP/keys/hk2.pub" -- sh -c "$SSH -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o GlobalKnownHostsFile=/dev/null -T $ME@127.0.0.1 echo logged-in 2>&1; echo rc=\$?"
+hasnt "ssh -o StrictHostKeyChecking=no to a server whose key is not pinned: no login" "$OUT" "logged-in"
+has "... the agent refused the signature, exit 255" "$OUT" "agent refused operation"
+has "... named at exit, with the server's host key" "$ERR" \
+	"berth: refused: ssh-agent: 1 login(s) to a server whose host key --ssh-host did not pin ($HFP): not signed"
 run --ssh "$FP1" --ssh-host "$HOST" -- sh -c "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -p $((PORT + 1)) -T $ME@127.0.0.1 echo no 2>&1; echo rc=\$?"
 has "a port not declared is not reachable" "$OUT" "port $((PORT + 1)): Permission denied"
 eq "... exit 255" "${OUT##*rc=}" 255

@@ -94,6 +94,14 @@ static void test_held(void **state)
 	held("/newfile", O_CREAT | O_WRONLY, EROFS, true); /* right under the read-only root */
 	held("/opt/newfile", O_CREAT | O_WRONLY, ENOENT, true);
 	held("/home2/x", O_RDONLY, ENOENT, false); /* /home's name, not under it */
+
+	/* repeated slashes: decided, asked and granted as the kernel reads them */
+	struct berth_ask_req r;
+	assert_int_equal(classify("//var//tmp///x", O_RDONLY, &r), BERTH_ASK_HOLD);
+	assert_string_equal(r.path, "/var/tmp/x");
+	assert_int_equal(classify("//newfile", O_CREAT | O_WRONLY, &r), BERTH_ASK_HOLD);
+	assert_string_equal(r.path, "/newfile");
+	assert_int_equal(r.errnum, EROFS);
 }
 
 static void test_passed(void **state)
@@ -108,6 +116,11 @@ static void test_passed(void **state)
 	snprintf(in_ws, sizeof in_ws, "%s/x", o.policy.workspace);
 	passed(in_ws, O_RDWR); /* the workspace's host path (degraded: no mount namespace) */
 	passed("/tmp/x", O_RDWR | O_CREAT);
+	passed("//tmp/x", O_RDWR | O_CREAT); /* the sandbox's /tmp, however spelled */
+	passed("//workspace//x", O_RDONLY);
+	passed("///etc/passwd", O_RDONLY);
+	passed("//usr//lib/os-release", O_RDONLY);
+	passed("//proc/self/status", O_RDONLY);
 	passed("/home/u/.bashrc", O_RDONLY);
 	passed("/proc/self/status", O_RDONLY);
 	passed("/dev/null", O_WRONLY);
