@@ -456,7 +456,7 @@ print(rc, int(b"]52;" in b), int(b"\x1bP" in b), int(b"AB" in b and b"EB" in b))
 			'head -c 300M /dev/zero >/tmp/f; echo head=$?; exec python3 -c "b = b\"a\" * (400 << 20)"' \
 			>"$T/out" 2>"$T/err" </dev/null
 		rc=$?
-		check "the real guest, --memory 256M --tmp-size 200M: /tmp is ENOSPC, the allocation OOM-killed (137), said" \
+		check "the real guest, --memory 256M --tmp-size 200M: /tmp is ENOSPC, the allocation OOM-killed (137), said (rc $rc, out $(tr '\n' ' ' <"$T/out"), err $(grep -v -e 'No space' -e 'ran out of memory' "$T/err" | head -c 300 | tr '\n' ' '))" \
 			test "$rc" = 137 -a "$(cat "$T/out")" = "head=1" -a "$(grep -c 'No space left on device' "$T/err")" -ge 1 \
 			-a "$(grep -c -x 'berth: the command ran out of memory: the OOM killer ended 1 of its processes at its --memory limit, 256 MiB' "$T/err")" = 1
 		[ "$rc" = 137 ] || show "$T/out" "$T/err"
