@@ -413,8 +413,11 @@ static int handle_opt(struct berth_run_opts *o, int c, const char *arg, char *(*
 		uint64_t ms;
 		if (berth_parse_duration_ms(arg, "--ask-timeout", &ms, err) < 0)
 			return -1;
-		if (ms < 100 || ms > 3600000)
-			return berth_usage_err(err, "--ask-timeout `%s` is out of range: 100ms to 1h", arg);
+		if (ms < 100 || ms > 3600000) {
+			berth_usage_err(err, "--ask-timeout `%s` is out of range: 100ms to 1h", arg);
+			return berth_err_hint(err, "a human needs time to answer, and a held call must not "
+						   "wait for ever: e.g. `--ask-timeout 60s` (the default)");
+		}
 		o->ask_timeout_ms = (unsigned)ms;
 		return 0;
 	}
