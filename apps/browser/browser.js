@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+// browser: a headless Chromium (Debian's chromium-headless-shell) driven
+// through the DevTools protocol, inside the app's sandbox.
+//
+// Chromium is started once, at the first call, and kept for the app's life
+// (one tab).  It talks DevTools over --remote-debugging-pipe: it reads
+// commands on its fd 3 and writes answers and events on its fd 4, each
+// message one JSON text ended by a NUL byte; no TCP port is opened.  All of
+// its traffic goes to berth's egress broker (--proxy-server, the sandbox's
+// HTTP_PROXY), which lets through only the hosts berth.yml declares: the app
+// checks no host itself.  A refusal by the broker (its 403, or the CONNECT
+// it refused for https) is reported as berth's protocol asks (errno EACCES,
+// syscall connect, host, port: docs/protocol.md, "Errors"), and berth adds
+// its denial block when the manifest indeed does not declare that host.
+//
+// --no-sandbox: Chromium's own sandbox needs user namespaces and seccomp of
+// its own, which berth's sandbox (seccomp: no namespace creation) refuses;
+// the app already runs confined by the kernel (README.md).
+"use strict";
+
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+const { defineApp, AppError, InvalidParams } = require("@berth/sdk");
+
+const CANDIDATES = ["/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium"];
+const START_TIMEOUT_MS = 30000;
+const TEXT_LIMIT = 256 * 1024;
+// A protocol message is at most 1 MiB (docs/protocol.md): the base64 of a
+// screenshot must leave room for the rest of the answer.
+const PNG_LIMIT = 600 * 1024;
+const REFUSAL = /^berth: refused by the egress policy: /;
+const WIDTH = 1280;
+const HEIGHT = 800;
+
+/* ------------------------------------------------------------ DevTools over the pipe */
+
+class Chromium {
+	constructor() {
+		this.nextId = 0;
+		this.waiting = new Map(); // id -> {resolve, reject, method}
+		this.listeners = new Set(); // (message) => void, for events
+		this.stderr = []; // Chromium's last lines, for an error when it dies
+		this.dead = null; // why it is gone, once it is
+	}
+
+	static binary() {
+		for (const b of CANDIDATES) if (fs.existsSync(b)) return b;
+		throw new AppError(`no Chromium: none of ${CANDIDATES.join(", ")} exists; fix: apt-get install chromium-headless-shell`);
+	}
+
+	async start() {
+		this.profile = fs.mkdtempSync(path.join("/tmp", "browser-profile-"));
+		const proxy = process.env.HTTPS_PROXY || process.env.HTTP_PROXY;
+		const args = [
+			"--headless",
+			"--no-sandbox", // berth is the sandbox (see the top of this file)
+			"--remote-debugging-pipe",
+			`--user-data-dir=${this.profile}`,
+			"--disable-dev-shm-usage", // shared memory in /tmp, not /dev/shm
+			"--no-zygote",
+			"--disable-gpu",
+			"--disable-background-networking",
+			"--disable-component-update",
+			"--disable-domain-reliability",
+			"--disable-sync",
+			"--disable-breakpad",
+			"--disable-extensions",
+			"--disable-quic",
+			"--no-first-run",
+			"--no-default-browser-check",
+			"--mute-audio",
+			"--hide-scrollbars",
+			`--window-size=${WIDTH},${HEIGHT}`,
+		];
+		// Every request to the broker, loopback included (Chromium would
+		// otherwise go to 127.0.0.1 directly, which Landlock refuses anyway).
+		// Without network capabilities there is no proxy and no network.
+		if (proxy) args.push(`--proxy-server=${proxy}`, "--proxy-bypass-list=<-loopback>");
+		else args.push("--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>");
+		args.push("about:blank");
+		this.proc = spawn(Chromium.binary(), args, {
+			stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+			env: { PATH: "/usr/bin:/bin", HOME: process.env.HOME || "/tmp", LANG: "C.UTF-8" },
+		});
+		this.proc.stderr.setEncoding("utf8");
+		let partial = "";
+		this.proc.stderr.on("data", (s) => {
+			const lines = (partial + s).split("\n");
+			partial = lines.pop();
+			for (const l of lines) {
+				this.stderr.push(l);
+				if (this.stderr.length > 20) this.stderr.shift();
+			}
+		});
+		this.out = this.proc.stdio[3];
+		this.in = this.proc.stdio[4];
+		this.out.on("error", () => {});
+		let buf = Buffer.alloc(0);
+		this.in.on("data", (chunk) => {
+			buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+			let i;
+			while ((i = buf.indexOf(0)) >= 0) {
+				const text = buf.subarray(0, i).toString("utf8");
+				buf = buf.subarray(i + 1);
+				let m;
+				try {
+					m = JSON.parse(text);
+				} catch {
+					continue;
+				}
+				this.dispatch(m);
+			}
+		});
+		const started = new Promise((resolve, reject) => {
+			this.proc.on("error", (e) => reject(e));
+			this.proc.on("exit", (code, sig) => {
+				this.dead = `Chromium exited (${sig ? `signal ${sig}` : `status ${code}`}): ${this.stderr.slice(-5).join(" | ")}`;
+				for (const w of this.waiting.values()) w.reject(new AppError(this.dead));
+				this.waiting.clear();
+				reject(new AppError(this.dead));
+			});
+			this.send("Browser.getVersion", {}, undefined, START_TIMEOUT_MS).then(resolve, reject);
+		});
+		this.version = await started;
+		const { targetId } = await this.send("Target.createTarget", { url: "about:blank" });
+		const { sessionId } = await this.send("Target.attachToTarget", { targetId, flatten: true });
+		this.session = sessionId;
+		for (const d of ["Page.enable", "Network.enable", "Runtime.enable"]) await this.page(d);
+		await this.page("Page.setLifecycleEventsEnabled", { enabled: true });
+		const tree = await this.page("Page.getFrameTree");
+		this.frameId = tree.frameTree.frame.id;
+	}
+
+	dispatch(m) {
+		if (m.id !== undefined) {
+			const w = this.waiting.get(m.id);
+			if (!w) return;
+			this.waiting.delete(m.id);
+			clearTimeout(w.timer);
+			if (m.error) w.reject(new AppError(`DevTools ${w.method}: ${m.error.message}`, { data: { devtools_code: m.error.code } }));
+			else w.resolve(m.result);
+			return;
+		}
+		for (const l of this.listeners) l(m);
+	}
+
+	send(method, params = {}, sessionId, timeoutMs = 30000) {
+		if (this.dead) return Promise.reject(new AppError(this.dead));
+		const id = ++this.nextId;
+		const msg = { id, method, params };
+		if (sessionId) msg.sessionId = sessionId;
+		return new Promise((resolve, reject) => {
+			const timer = setTimeout(() => {
+				this.waiting.delete(id);
+				reject(new AppError(`DevTools ${method}: no answer in ${timeoutMs} ms`));
+			}, timeoutMs);
+			this.waiting.set(id, { resolve, reject, method, timer });
+			this.out.write(JSON.stringify(msg) + "\0");
+		});
+	}
+
+	page(method, params, timeoutMs) {
+		return this.send(method, params, this.session, timeoutMs);
+	}
+
+	/* Evaluate an expression in the page; its value (JSON), or an AppError with the exception. */
+	async evaluate(expression) {
+		const r = await this.page("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true });
+		if (r.exceptionDetails) {
+			const d = r.exceptionDetails;
+			throw new AppError(`in the page: ${d.exception?.description?.split("\n")[0] ?? d.text}`);
+		}
+		return r.result.value;
+	}
+
+	close() {
+		if (this.proc && !this.dead) this.proc.kill("SIGKILL");
+		if (this.profile) fs.rmSync(this.profile, { recursive: true, force: true });
+	}
+}
+
+let browser = null;
+let queue = Promise.resolve();
+
+/* Run fn(browser) after the calls before it (one tab: calls take turns), starting Chromium if needed. */
+function withBrowser(fn) {
+	const run = queue.then(async () => {
+		if (browser && browser.dead) {
+			browser.close();
+			browser = null;
+		}
+		if (!browser) {
+			const b = new Chromium();
+			try {
+				await b.start();
+			} catch (e) {
+				b.close();
+				// a system error (the profile directory refused) keeps its errno: -32001 and berth's denial block
+				throw e instanceof AppError || e.syscall ? e : new AppError(`cannot start Chromium: ${e.message}`);
+			}
+			browser = b;
+		}
+		return fn(browser);
+	});
+	queue = run.catch(() => {});
+	return run;
+}
+
+/* ------------------------------------------------------------ navigation */
+
+function checkUrl(url) {
+	let u;
+	try {
+		u = new URL(url);
+	} catch {
+		throw new InvalidParams("$.url", "not a URL");
+	}
+	if (u.protocol !== "http:" && u.protocol !== "https:")
+		throw new AppError(`only http and https URLs are opened, not \`${u.protocol}\``);
+	return u;
+}
+
+function hostPort(url) {
+	const u = new URL(url);
+	const port = u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80;
+	return { host: u.hostname.replace(/^\[(.*)\]$/, "$1"), port };
+}
+
+/* The broker refused url: berth's form of an egress refusal (docs/protocol.md, "Errors"). */
+function refused(url, why) {
+	const { host, port } = hostPort(url);
+	return new AppError(`berth's egress broker refused ${host}:${port} (not declared in berth.yml): ${why}`, {
+		code: -32001,
+		data: { errno: 13, errno_name: "EACCES", syscall: "connect", host, port, url },
+	});
+}
+
+/* Wait until pred(event) or the deadline; resolves with the event or null. */
+function waitFor(b, pred, ms) {
+	return new Promise((resolve) => {
+		const l = (m) => {
+			if (pred(m)) done(m);
+		};
+		const timer = setTimeout(() => done(null), ms);
+		const done = (v) => {
+			clearTimeout(timer);
+			b.listeners.delete(l);
+			resolve(v);
+		};
+		b.listeners.add(l);
+	});
+}
+
+/*
+ * Load url in the tab: the main document's response (its status, the URL
+ * after redirects), then the load event (or the deadline: a page whose
+ * subresources hang is still answered).
+ */
+async function load(b, start, timeoutMs) {
+	const reqs = new Map(); // requestId -> the URL asked for (after redirects)
+	let doc = null; // the main document's response
+	let failed = null;
+	const track = (m) => {
+		const p = m.params;
+		if (m.method === "Network.requestWillBeSent" && p.type === "Document" && p.frameId === b.frameId)
+			reqs.set(p.requestId, p.request.url);
+		else if (m.method === "Network.responseReceived" && p.type === "Document" && p.frameId === b.frameId)
+			doc = { requestId: p.requestId, status: p.response.status, url: p.response.url };
+		else if (m.method === "Network.loadingFailed" && reqs.has(p.requestId) && p.type === "Document")
+			failed = { url: reqs.get(p.requestId), error: p.errorText };
+	};
+	b.listeners.add(track);
+	try {
+		const loaded = waitFor(b, (m) => m.method === "Page.loadEventFired", timeoutMs);
+		const nav = await start();
+		if (nav && nav.errorText) {
+			const url = failed?.url ?? nav.url;
+			// A CONNECT the broker refused (https): Chromium sees only the failed tunnel.
+			if (nav.errorText === "net::ERR_TUNNEL_CONNECTION_FAILED")
+				throw refused(url, `${nav.errorText} (the broker answered the tunnel's CONNECT with a refusal)`);
+			throw new AppError(`navigation to ${url} failed: ${nav.errorText}`, { data: { url, error: nav.errorText } });
+		}
+		await loaded;
+		if (doc && doc.status === 403) {
+			let body = "";
+			try {
+				const r = await b.page("Network.getResponseBody", { requestId: doc.requestId });
+				body = r.base64Encoded ? Buffer.from(r.body, "base64").toString("utf8") : r.body;
+			} catch {
+				/* the body is gone (a new navigation): not the broker's, then */
+			}
+			if (REFUSAL.test(body)) throw refused(doc.url, body.trim());
+		}
+		return doc;
+	} finally {
+		b.listeners.delete(track);
+	}
+}
+
+async function pageInfo(b, doc) {
+	const info = await b.evaluate("({title: document.title, url: location.href})");
+	const out = { url: info.url, title: info.title };
+	if (doc) out.status = doc.status;
+	return out;
+}
+
+/* After a click or a key: wait for a navigation it may have started. */
+async function settle(b, timeoutMs) {
+	const started = await waitFor(b, (m) => m.method === "Page.frameStartedNavigating" || m.method === "Page.frameStartedLoading", 500);
+	if (!started) return null;
+	let doc = null;
+	const track = (m) => {
+		if (m.method === "Network.responseReceived" && m.params.type === "Document" && m.params.frameId === b.frameId)
+			doc = { status: m.params.response.status, url: m.params.response.url, requestId: m.params.requestId };
+	};
+	b.listeners.add(track);
+	await waitFor(b, (m) => m.method === "Page.loadEventFired" || m.method === "Page.frameStoppedLoading", timeoutMs);
+	b.listeners.delete(track);
+	return doc;
+}
+
+/* The element's centre, scrolled into view, or an error naming the selector. */
+async function locate(b, selector) {
+	const r = await b.evaluate(`(() => {
+		const e = document.querySelector(${JSON.stringify(selector)});
+		if (!e) return null;
+		e.scrollIntoView({block: "center", inline: "center"});
+		const r = e.getBoundingClientRect();
+		return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height};
+	})()`);
+	if (r === null) throw new AppError(`no element matches \`${selector}\``, { data: { selector } });
+	if (r.w === 0 && r.h === 0) throw new AppError(`the element \`${selector}\` is not visible (no size)`, { data: { selector } });
+	return r;
+}
+
+/* PNG's width and height (IHDR). */
+function pngSize(buf) {
+	return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}
+
+const clip = (s, n) => (s.length > n ? { text: s.slice(0, n), truncated: true } : { text: s, truncated: false });
+
+/* ------------------------------------------------------------ exports */
+
+defineApp({
+	tools: {
+		navigate: {
+			description: "Open a URL in the tab",
+			async handler({ url, timeout_ms = 20000 }) {
+				checkUrl(url);
+				return withBrowser(async (b) => {
+					const doc = await load(b, () => b.page("Page.navigate", { url }).then((r) => ({ ...r, url })), timeout_ms);
+					return pageInfo(b, doc);
+				});
+			},
+		},
+		read_text: {
+			description: "The page's visible text",
+			async handler({ selector, max_chars = TEXT_LIMIT }) {
+				return withBrowser(async (b) => {
+					const sel = selector === undefined ? "null" : JSON.stringify(selector);
+					const t = await b.evaluate(`(() => { const s = ${sel}; const e = s === null ? document.body : document.querySelector(s);
+						return e === null ? null : (e.innerText ?? e.textContent ?? ""); })()`);
+					if (t === null) {
+						if (selector !== undefined) throw new AppError(`no element matches \`${selector}\``, { data: { selector } });
+						return { text: "", truncated: false, ...(await pageInfo(b)) };
+					}
+					return { ...clip(t, max_chars), ...(await pageInfo(b)) };
+				});
+			},
+		},
+		content: {
+			description: "The page's HTML (the DOM now, after scripts)",
+			async handler({ max_chars = TEXT_LIMIT }) {
+				return withBrowser(async (b) => {
+					const h = await b.evaluate("document.documentElement ? document.documentElement.outerHTML : ''");
+					const c = clip(h, max_chars);
+					return { html: c.text, truncated: c.truncated, ...(await pageInfo(b)) };
+				});
+			},
+		},
+		screenshot: {
+			description: "A PNG of the page",
+			async handler({ full_page = false }) {
+				return withBrowser(async (b) => {
+					let params = { format: "png", captureBeyondViewport: full_page };
+					let scale = 1;
+					for (;;) {
+						const r = await b.page("Page.captureScreenshot", params, 60000);
+						const buf = Buffer.from(r.data, "base64");
+						if (buf.length <= PNG_LIMIT || scale < 0.2) {
+							if (buf.length > PNG_LIMIT)
+								throw new AppError(`the screenshot is ${buf.length} bytes even at scale ${scale}; at most ${PNG_LIMIT} fit in an answer`);
+							return { image: r.data, bytes: buf.length, ...pngSize(buf), scale, ...(await pageInfo(b)) };
+						}
+						// Too large for one protocol message: the same area, smaller.
+						const m = await b.page("Page.getLayoutMetrics");
+						const area = full_page ? m.cssContentSize : m.cssVisualViewport;
+						scale /= 2;
+						params = {
+							format: "png",
+							captureBeyondViewport: full_page,
+							clip: { x: 0, y: 0, width: area.width ?? area.clientWidth, height: area.height ?? area.clientHeight, scale },
+						};
+					}
+				});
+			},
+		},
+		click: {
+			description: "Click the element a CSS selector names",
+			async handler({ selector, timeout_ms = 20000 }) {
+				return withBrowser(async (b) => {
+					const p = await locate(b, selector);
+					const ev = (type) => b.page("Input.dispatchMouseEvent", { type, x: p.x, y: p.y, button: "left", clickCount: 1 });
+					await ev("mouseMoved");
+					await ev("mousePressed");
+					await ev("mouseReleased");
+					return pageInfo(b, await settle(b, timeout_ms));
+				});
+			},
+		},
+		type: {
+			description: "Type text into the element a CSS selector names",
+			async handler({ selector, text, submit = false, timeout_ms = 20000 }) {
+				return withBrowser(async (b) => {
+					await locate(b, selector);
+					await b.evaluate(`document.querySelector(${JSON.stringify(selector)}).focus()`);
+					await b.page("Input.insertText", { text });
+					let doc = null;
+					if (submit) {
+						const key = (type) =>
+							b.page("Input.dispatchKeyEvent", { type, key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, text: type === "keyDown" ? "\r" : undefined });
+						await key("keyDown");
+						await key("keyUp");
+						doc = await settle(b, timeout_ms);
+					}
+					return pageInfo(b, doc);
+				});
+			},
+		},
+	},
+})
+	.run({ exit: false })
+	.then(() => {
+		if (browser) browser.close();
+		process.exit(0);
+	});
