@@ -43,6 +43,7 @@ const MESSAGE_MAX = 16 * 1024;
 /* The schema keywords berth's manifest takes (docs/manifest.md, "Schemas"). */
 const SCHEMA_KEYWORDS = new Set([
 	"type", "properties", "required", "items", "enum", "description", "minimum", "maximum", "default",
+	"contentEncoding", "contentMediaType",
 ]);
 
 /** Fail the current call: -32000 (the export failed) unless `code` says otherwise. */

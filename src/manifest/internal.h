@@ -114,7 +114,9 @@ size_t yvalidate(struct mctx *c, const json_t *schema, const json_t *inst, const
 /* ---- helpers ---- */
 
 /* Lists for messages. */
-#define SCHEMA_KEYWORD_LIST "type, properties, required, items, enum, description, default, minimum, maximum"
+#define SCHEMA_KEYWORD_LIST                                                                                  \
+	"type, properties, required, items, enum, description, default, minimum, maximum, contentEncoding, " \
+	"contentMediaType"
 #define SCHEMA_TYPE_LIST "string, integer, number, boolean, array, object, null"
 
 #endif

@@ -7,6 +7,7 @@
  * value), never the instance alone, and stops at BERTH_SCHEMA_MAX_DEPTH, so a
  * hostile instance cannot exhaust the stack.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,15 +20,39 @@
 #define REASON_MAX 512
 
 const char *const berth_schema_keywords[] = {
-    "type", "properties", "required", "items", "enum", "description", "default", "minimum", "maximum", NULL,
+    "type",    "properties",      "required",         "items", "enum", "description", "default", "minimum",
+    "maximum", "contentEncoding", "contentMediaType", NULL,
 };
 
 const char *const berth_schema_types[] = {
     "string", "integer", "number", "boolean", "array", "object", "null", NULL,
 };
 
-#define KEYWORD_LIST "type, properties, required, items, enum, description, default, minimum, maximum"
+#define KEYWORD_LIST                                                                                         \
+	"type, properties, required, items, enum, description, default, minimum, maximum, contentEncoding, " \
+	"contentMediaType"
 #define TYPE_LIST "string, integer, number, boolean, array, object, null"
+
+static size_t restricted_name(const char *s)
+{
+	size_t n = 0;
+
+	if (!isalnum((unsigned char)s[0]))
+		return 0;
+	while (s[n] != '\0' && (isalnum((unsigned char)s[n]) || strchr("!#$&-^_.+", s[n]) != NULL))
+		n++;
+	return n <= 127 ? n : 0;
+}
+
+bool berth_schema_media_type_ok(const char *s)
+{
+	size_t t = restricted_name(s);
+
+	if (t == 0 || s[t] != '/')
+		return false;
+	size_t st = restricted_name(s + t + 1);
+	return st > 0 && s[t + 1 + st] == '\0';
+}
 
 bool berth_schema_is_type(const char *name)
 {
@@ -638,6 +663,32 @@ static json_t *keyword(struct cstate *c, const json_t *s, const char *kw, const 
 	return v;
 }
 
+/* `contentEncoding` and `contentMediaType`: a pair, on `type: string` only. */
+static void check_content(struct cstate *c, const json_t *s, const char *tname)
+{
+	for (int k = 0; k < 2; k++) {
+		const char *kw = k == 0 ? "contentEncoding" : "contentMediaType";
+		const json_t *v = json_object_get(s, kw),
+			     *other = json_object_get(s, k == 0 ? "contentMediaType" : "contentEncoding");
+		if (v == NULL)
+			continue;
+		cpush_key(c, kw);
+		if (strcmp(tname, "string") != 0)
+			cfail(c, "`%s` applies only to `type: string`", kw);
+		else if (!json_is_string(v))
+			cfail(c, "`%s` must be a string, got %s", kw, json_type_name(v));
+		else if (k == 0 && strcmp(json_string_value(v), "base64") != 0)
+			cfail(c, "unsupported content encoding; the only one supported: base64");
+		else if (k == 1 && !berth_schema_media_type_ok(json_string_value(v)))
+			cfail(c, "`contentMediaType` is not a media type (TYPE/SUBTYPE)");
+		else if (other == NULL)
+			cfail(c, "`%s` without `%s`", kw, k == 0 ? "contentMediaType" : "contentEncoding");
+		if (c->failed)
+			return;
+		c->n--;
+	}
+}
+
 static void check(struct cstate *c, const json_t *s)
 {
 	char nb[NAME_MAX_OUT];
@@ -765,6 +816,9 @@ static void check(struct cstate *c, const json_t *s)
 		cfail(c, "`minimum` is above `maximum`");
 		return;
 	}
+	check_content(c, s, tname);
+	if (c->failed)
+		return;
 	desc = json_object_get(s, "description");
 	if (desc != NULL && !json_is_string(desc)) {
 		cpush_key(c, "description");

@@ -34,6 +34,14 @@ extern const char *const berth_schema_types[];
 bool berth_schema_is_type(const char *name);
 
 /*
+ * berth_schema_media_type_ok - true when @s (NUL-terminated) is a media type
+ * as `contentMediaType` takes it: `TYPE/SUBTYPE`, each 1 to 127 characters of
+ * RFC 6838's restricted names (a letter or digit, then letters, digits and
+ * `!#$&-^_.+`), no parameters.
+ */
+bool berth_schema_media_type_ok(const char *s);
+
+/*
  * berth_schema_validate - check @instance against @schema.
  * @schema: a schema that passed berth_schema_check(); parts of a malformed
  *     schema are reported as `invalid schema: ...` rather than ignored

@@ -26,6 +26,8 @@ enum kw {
 	KW_DEFAULT,
 	KW_MINIMUM,
 	KW_MAXIMUM,
+	KW_CONTENT_ENCODING,
+	KW_CONTENT_MEDIA_TYPE,
 	KW_N
 };
 
@@ -241,6 +243,39 @@ static json_t *required(struct mctx *c, const struct berth_ynode *v, const json_
 	return req;
 }
 
+/*
+ * `contentEncoding` and `contentMediaType` (JSON Schema 2020-12, section 8):
+ * on `type: string` only, as a pair, `base64` the only encoding and the media
+ * type `TYPE/SUBTYPE`.  berth mcp returns such an output member as image or
+ * audio content (docs/mcp.md, "Images").
+ */
+static void content_keywords(struct mctx *c, const struct berth_ynode *const *kk,
+			     const struct berth_ynode *const *kv, const char *type)
+{
+	for (int k = KW_CONTENT_ENCODING; k <= KW_CONTENT_MEDIA_TYPE; k++) {
+		const struct berth_ynode *v = kv[k];
+		const char *name = berth_schema_keywords[k];
+		size_t old;
+		if (v == NULL)
+			continue;
+		old = path_push_key(c, name, strlen(name));
+		if (type != NULL && strcmp(type, "string") != 0)
+			diag(c, kk[k], "`%s` applies only to `type: string`", name);
+		else if (v->kind != BERTH_YN_SCALAR || yscalar_type(v) != YT_STR || strlen(v->s) != v->len)
+			diag(c, v, "expected a string, got %s", got(c, v));
+		else if (k == KW_CONTENT_ENCODING && strcmp(v->s, "base64") != 0)
+			diag(c, v, "unsupported content encoding `%s`; the only one supported: base64",
+			     quote(c, v->s, v->len));
+		else if (k == KW_CONTENT_MEDIA_TYPE && !berth_schema_media_type_ok(v->s))
+			diag(c, v, "`%s` is not a media type; fix: write TYPE/SUBTYPE, e.g. image/png",
+			     quote(c, v->s, v->len));
+		else if (kv[KW_CONTENT_ENCODING + KW_CONTENT_MEDIA_TYPE - k] == NULL)
+			diag(c, kk[k], "`%s` without `%s`; fix: give both (contentEncoding: base64)", name,
+			     berth_schema_keywords[KW_CONTENT_ENCODING + KW_CONTENT_MEDIA_TYPE - k]);
+		path_pop(c, old);
+	}
+}
+
 static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 {
 	const struct berth_ynode *kv[KW_N] = {0}, *kk[KW_N] = {0};
@@ -323,6 +358,8 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 		path_pop(c, old);
 	}
 
+	content_keywords(c, kk, kv, type);
+
 	for (int b = 0; b < 2; b++) {
 		enum kw kw = b == 0 ? KW_MINIMUM : KW_MAXIMUM;
 		const struct berth_ynode *v = kv[kw];
@@ -384,6 +421,10 @@ static json_t *full(struct mctx *c, const struct berth_ynode *n, bool top)
 		if (s != NULL && en != NULL && json_object_set(s, "enum", en) < 0)
 			c->oom = true;
 	}
+	for (int k = KW_CONTENT_ENCODING; s != NULL && k <= KW_CONTENT_MEDIA_TYPE; k++)
+		if (kv[k] != NULL &&
+		    json_object_set_new(s, berth_schema_keywords[k], json_stringn(kv[k]->s, kv[k]->len)) < 0)
+			c->oom = true;
 	if (s != NULL && kv[KW_DESCRIPTION] != NULL) {
 		const struct berth_ynode *v = kv[KW_DESCRIPTION];
 		if (json_object_set_new(s, "description", json_stringn(v->s, v->len)) < 0)

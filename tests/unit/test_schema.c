@@ -207,7 +207,22 @@ static void test_check(void **state)
 	want_check("{\"type\":\"string\",\"minLength\":1}", "$.minLength",
 		   "unknown schema keyword `minLength`; supported keywords: type, properties, required, "
 		   "items, enum, "
-		   "description, default, minimum, maximum");
+		   "description, default, minimum, maximum, contentEncoding, contentMediaType");
+	/* contentEncoding and contentMediaType: a pair on type string, base64, TYPE/SUBTYPE */
+	want_check("{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":"
+		   "\"image/png\"}",
+		   NULL, NULL);
+	want_check("{\"type\":\"integer\",\"contentEncoding\":\"base64\",\"contentMediaType\":"
+		   "\"image/png\"}",
+		   "$.contentEncoding", "`contentEncoding` applies only to `type: string`");
+	want_check("{\"type\":\"string\",\"contentEncoding\":\"base32\",\"contentMediaType\":"
+		   "\"image/png\"}",
+		   "$.contentEncoding", "unsupported content encoding; the only one supported: base64");
+	want_check("{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":"
+		   "\"image/png; q=1\"}",
+		   "$.contentMediaType", "`contentMediaType` is not a media type (TYPE/SUBTYPE)");
+	want_check("{\"type\":\"string\",\"contentMediaType\":\"image/png\"}", "$.contentMediaType",
+		   "`contentMediaType` without `contentEncoding`");
 	want_check("{}", "$",
 		   "missing `type`; fix: add `type` with one of string, integer, number, boolean, array, "
 		   "object, null");
@@ -317,6 +332,15 @@ static void test_is_type(void **state)
 	assert_false(berth_schema_is_type("str"));
 	assert_false(berth_schema_is_type(""));
 	assert_string_equal(berth_schema_keywords[0], "type");
+	assert_true(berth_schema_media_type_ok("image/png"));
+	assert_true(berth_schema_media_type_ok("image/svg+xml"));
+	assert_true(berth_schema_media_type_ok("audio/x-wav"));
+	assert_false(berth_schema_media_type_ok("image"));
+	assert_false(berth_schema_media_type_ok("image/"));
+	assert_false(berth_schema_media_type_ok("/png"));
+	assert_false(berth_schema_media_type_ok("image/png/x"));
+	assert_false(berth_schema_media_type_ok("image/png;charset=x"));
+	assert_false(berth_schema_media_type_ok("-image/png"));
 }
 
 int main(void)
