@@ -316,7 +316,9 @@ static void on_tools_call(struct berth_mcp *m, json_t *id, json_t *params)
 	if (berth_mcpi_add_pending(m, id, a, call_id, false, 0) < 0) {
 		berth_app_cancel(a->app, call_id);
 		berth_mcpi_finish_error(m, id, BERTH_RPC_INTERNAL, "out of memory", NULL, NULL);
+		return;
 	}
+	m->pend[m->n_pend - 1].export = export; /* its output schema: media content */
 	(void)client_id;
 }
 

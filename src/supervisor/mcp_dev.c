@@ -181,9 +181,11 @@ void berth_mcpi_dev_input(struct berth_mcp *m, struct mcp_app *a)
 			}
 			if (i >= 0) {
 				json_t *req_id = json_incref(m->pend[i].req_id);
+				const json_t *schema = berth_mcpi_output_schema(a, m->pend[i].export);
 				berth_mcpi_pend_remove(m, (size_t)i);
 				if (json_is_object(json_object_get(res, "output"))) {
-					berth_mcpi_finish_ok(m, req_id, json_object_get(res, "output"));
+					berth_mcpi_finish_ok(m, req_id, schema,
+							     json_object_get(res, "output"));
 				} else {
 					json_t *data = json_deep_copy(json_object_get(e, "data"));
 					const char *denial =

@@ -48,7 +48,7 @@ struct mcp_app {
 
 struct pending {
 	json_t *req_id;     /* the client's request id */
-	const char *export; /* dev calls: kept to re-run the call here */
+	const char *export; /* the export (the manifest's): its output schema; dev calls re-run it here */
 	json_t *args;       /* dev calls: the arguments (owned), or NULL */
 	struct mcp_app *app;
 	long long call_id; /* the app's (or dev's) call id */
@@ -175,8 +175,15 @@ void berth_mcpi_tasks_free(struct berth_mcp *m);
 json_t *berth_mcpi_tool_names_of(const struct berth_mcp *m, const struct mcp_app *a);
 
 /* berth_mcpi_finish_ok - answer @req_id with the tool result @output
- * (borrowed). */
-void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output);
+ * (borrowed): a text block of its JSON and structuredContent; each member
+ * @schema (the export's output schema, or NULL) declares as base64 of an
+ * image/ or audio/ contentMediaType an image or audio block instead of text
+ * (docs/mcp.md, "Images and audio"). */
+void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, const json_t *schema, json_t *output);
+
+/* berth_mcpi_output_schema - the output schema of @a's export @export (NULL:
+ * none of that name, or @export NULL). */
+const json_t *berth_mcpi_output_schema(const struct mcp_app *a, const char *export);
 
 /* berth_mcpi_finish_error - answer @req_id with a failed call's tool result
  * (isError): @message, @code, @data (borrowed, may be NULL) and the denial

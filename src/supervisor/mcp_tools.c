@@ -7,6 +7,7 @@
  */
 #include "mcp_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -161,16 +162,84 @@ static json_t *text_block(const char *text)
 	return json_pack("{s:s, s:s}", "type", "text", "text", text);
 }
 
-void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, json_t *output)
+/* Whether @s is base64 (RFC 4648, section 4: the standard alphabet, padded). */
+static bool is_base64(const char *s, size_t n)
 {
-	char *text = json_dumps(output, JSON_COMPACT);
-	json_t *r =
-	    json_pack("{s:[o], s:b}", "content", text_block(text != NULL ? text : "{}"), "isError", false);
+	size_t pad = 0;
 
-	free(text);
+	if (n == 0 || n % 4 != 0)
+		return false;
+	while (pad < 2 && s[n - 1 - pad] == '=')
+		pad++;
+	for (size_t i = 0; i < n - pad; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '+' && s[i] != '/')
+			return false;
+	return true;
+}
+
+/*
+ * The content blocks of @output's media members: each top-level property
+ * that @schema (the export's output schema) declares `contentEncoding:
+ * base64` with an image/ `contentMediaType` (audio/ from 2025-03-26, which
+ * has audio content) and whose value is base64 becomes an image (audio) block
+ * of that MIME type (MCP, "Tool Result": image and audio content), appended to
+ * @content, and is removed from @text_out, the copy the text block shows.
+ */
+static void media_blocks(const struct berth_mcp *m, const json_t *schema, json_t *output, json_t *content,
+			 json_t *text_out)
+{
+	const json_t *props = json_object_get(schema, "properties");
+	const char *k;
+	json_t *ps;
+
+	json_object_foreach((json_t *)props, k, ps) {
+		const char *mt = json_string_value(json_object_get(ps, "contentMediaType"));
+		const char *enc = json_string_value(json_object_get(ps, "contentEncoding"));
+		json_t *v = json_object_get(output, k);
+		const char *kind = NULL;
+		if (mt == NULL || enc == NULL || strcmp(enc, "base64") != 0 || !json_is_string(v))
+			continue;
+		if (strncmp(mt, "image/", 6) == 0)
+			kind = "image";
+		else if (strncmp(mt, "audio/", 6) == 0 && strcmp(m->version, "2025-03-26") >= 0)
+			kind = "audio";
+		if (kind == NULL || !is_base64(json_string_value(v), json_string_length(v)))
+			continue; /* shown as text, as any other member */
+		json_array_append_new(content,
+				      json_pack("{s:s, s:O, s:s}", "type", kind, "data", v, "mimeType", mt));
+		json_object_del(text_out, k);
+	}
+}
+
+void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, const json_t *schema, json_t *output)
+{
+	json_t *shown = json_copy(output), *content = json_array();
+	json_t *r = NULL;
+
+	if (shown != NULL && content != NULL) {
+		json_array_append_new(content, json_null()); /* the text block's place */
+		if (schema != NULL)
+			media_blocks(m, schema, output, content, shown);
+		char *text = json_dumps(shown, JSON_COMPACT);
+		json_array_set_new(content, 0, text_block(text != NULL ? text : "{}"));
+		free(text);
+		r = json_pack("{s:O, s:b}", "content", content, "isError", false);
+	}
+	json_decref(shown);
+	json_decref(content);
 	if (r != NULL && structured(m))
 		json_object_set(r, "structuredContent", output);
 	berth_mcpi_deliver(m, req_id, r);
+}
+
+const json_t *berth_mcpi_output_schema(const struct mcp_app *a, const char *export)
+{
+	const struct berth_manifest *man = berth_app_manifest(a->app);
+
+	for (size_t k = 0; export != NULL && k < man->n_exports; k++)
+		if (strcmp(man->exports[k].name, export) == 0)
+			return man->exports[k].output;
+	return NULL;
 }
 
 /* A failed call is a tool result with isError, so that the model sees it
@@ -223,9 +292,10 @@ void berth_mcpi_local_done(void *ctx, long long id, json_t *result, const struct
 	if (i < 0)
 		return; /* cancelled */
 	json_t *req_id = json_incref(d->m->pend[i].req_id);
+	const json_t *schema = berth_mcpi_output_schema(d->a, d->m->pend[i].export);
 	berth_mcpi_pend_remove(d->m, (size_t)i);
 	if (result != NULL)
-		berth_mcpi_finish_ok(d->m, req_id, result);
+		berth_mcpi_finish_ok(d->m, req_id, schema, result);
 	else
 		berth_mcpi_finish_error(d->m, req_id, ce->code, ce->message, ce->data, ce->denial);
 	json_decref(req_id);

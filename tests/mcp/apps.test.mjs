@@ -15,7 +15,7 @@ import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
 
-import { BERTH, IS_ROOT, TOP, appCopy, closeAll, connect, defer, eq, finish, freshXdg, has, ok, procsMatching, test } from "./harness.mjs";
+import { BERTH, IS_ROOT, TOP, alive, appCopy, closeAll, connect, defer, eq, finish, freshXdg, has, ok, procsMatching, sleep, test } from "./harness.mjs";
 
 const REPO = process.env.BERTH_MCP_REPO;
 const rnd = () => crypto.randomBytes(8).toString("hex");
@@ -431,6 +431,133 @@ await test("terminal: a shared shell, keys and the rendered screen", async () =>
 	r = await call("run_command", { command: "exec 3<>/dev/tcp/1.1.1.1/80 && echo connected" });
 	ok(!(r.structuredContent?.output ?? "").includes("connected"), "no network (no network capability)", text(r));
 }, 90000);
+
+/* ------------------------------------------------------------ browser */
+
+/* An HTTP server on 127.0.0.1 (a free port) answering with routes[path] ({status, headers, body}); every
+   connection and request it gets is counted: {port, conns, reqs, close}. */
+async function startSite(routes) {
+	const http = await import("node:http");
+	const st = { conns: 0, reqs: [] };
+	const srv = http.createServer((req, res) => {
+		st.reqs.push(req.url);
+		const r = routes[req.url.split("?")[0]] ?? { status: 404, body: "no such page" };
+		res.writeHead(r.status ?? 200, { "Content-Type": "text/html; charset=utf-8", ...(r.headers ?? {}) });
+		res.end(typeof r.body === "function" ? r.body(req) : r.body ?? "");
+	});
+	srv.on("connection", () => st.conns++);
+	await new Promise((res) => srv.listen(0, "127.0.0.1", res));
+	st.port = srv.address().port;
+	st.close = () => { srv.closeAllConnections(); srv.close(); };
+	return st;
+}
+
+const ppid = (pid) => {
+	try {
+		const s = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+		return Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]);
+	} catch {
+		return 0;
+	}
+};
+const descends = (pid, from) => {
+	for (let p = pid, n = 0; p > 1 && n < 64; p = ppid(p), n++) if (p === from) return true;
+	return false;
+};
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+await test("browser: headless Chromium through the broker, screenshots as MCP image content", async () => {
+	const evil = await startSite({ "/": { body: "<title>undeclared</title>must not be reached" } });
+	defer(() => evil.close());
+	const title = `berth browser test ${rnd()}`;
+	const site = await startSite({
+		"/": { body: `<!doctype html><title>${title}</title><style>body{background:#2a6}</style>
+			<h1 id="h">Hello from the declared host</h1><p class="p">first paragraph</p>
+			<a id="next" href="/next">next</a>
+			<form action="/search"><input id="q" name="q"></form>` },
+		"/next": { body: "<title>next page</title><p>the second page</p>" },
+		"/search": { body: (req) => `<title>search: ${new URL(req.url, "http://x").searchParams.get("q")}</title>` },
+		"/away": { status: 302, headers: { Location: `http://127.0.0.1:${evil.port}/` } },
+	});
+	defer(() => site.close());
+	const app = appCopy("browser", "browser");
+	declareHost(app.dir, `127.0.0.1:${site.port}`);
+
+	const t = berthTest(app.dir, freshXdg("browser-test"));
+	eq(t.rc, 0, "berth test passes (the manifest's examples: a refused host, a screenshot, ...)", t.out);
+
+	const c = await connect({ apps: [["browser", app.dir]], tag: "browser" });
+	defer(() => c.close());
+	const call = (name, args) => c.client.callTool({ name, arguments: args });
+	eq((await c.client.listTools()).tools.map((x) => x.name).sort(), ["click", "content", "navigate", "read_text", "screenshot", "type"], "tools/list");
+
+	const base = `http://127.0.0.1:${site.port}`;
+	let r = await call("navigate", { url: `${base}/` });
+	eq([r.isError, r.structuredContent], [false, { url: `${base}/`, title, status: 200 }], "navigate: the title, the URL and the status", text(r));
+	eq(site.reqs.slice(0, 1), ["/"], "the declared host got the request");
+	r = await call("read_text", {});
+	has(r.structuredContent?.text, "Hello from the declared host\n\nfirst paragraph", "read_text: the page's text", text(r));
+	r = await call("read_text", { selector: "p.p" });
+	eq(r.structuredContent?.text, "first paragraph", "read_text of a selector");
+	r = await call("content", {});
+	has(r.structuredContent?.html, '<h1 id="h">Hello from the declared host</h1>', "content: the DOM's HTML", text(r));
+
+	r = await call("screenshot", {});
+	const img = (r.content ?? []).filter((b) => b.type === "image");
+	eq([r.isError, img.length, img[0]?.mimeType], [false, 1, "image/png"], "screenshot: one image content block, image/png", JSON.stringify(r).slice(0, 300));
+	const png = Buffer.from(img[0]?.data ?? "", "base64");
+	ok(png.length > 0 && png.subarray(0, 8).equals(PNG_MAGIC), "the image is a PNG (magic bytes)", png.subarray(0, 8));
+	eq([png.length, png.readUInt32BE(16), png.readUInt32BE(20)], [r.structuredContent?.bytes, 1280, 800], "its size and IHDR dimensions are the output's (1280x800)");
+	eq(r.structuredContent?.image, img[0]?.data, "structuredContent carries the same base64 (it conforms to the output schema)");
+	const tb = (r.content ?? []).filter((b) => b.type === "text");
+	ok(tb.length === 1 && !tb[0].text.includes(img[0]?.data.slice(0, 64)) && JSON.parse(tb[0].text).title === title,
+		"the text block is the output's JSON without the image", tb[0]?.text?.slice(0, 200));
+	// the page's colour (#2a6 = 34,170,102) is in the picture: a real rendering, not a blank one
+	const { inflateSync } = await import("node:zlib");
+	const idat = [];
+	for (let o = 8; o < png.length; ) {
+		const n = png.readUInt32BE(o), type = png.toString("latin1", o + 4, o + 8);
+		if (type === "IDAT") idat.push(png.subarray(o + 8, o + 8 + n));
+		o += 12 + n;
+	}
+	const raw = inflateSync(Buffer.concat(idat));
+	// 8 bits per channel, RGB(A); the first row's first pixel follows its filter byte, and every
+	// filter leaves that pixel as it is (no pixel left of it or above it)
+	eq([png[24], [2, 6].includes(png[25]), [raw[1], raw[2], raw[3]]], [8, true, [34, 170, 102]], "the first pixel is the page's background colour", [png[24], png[25], raw.subarray(0, 8)]);
+
+	r = await call("click", { selector: "#next" });
+	eq([r.isError, r.structuredContent?.title, r.structuredContent?.url], [false, "next page", `${base}/next`], "click follows the link", text(r));
+	r = await call("navigate", { url: `${base}/` });
+	r = await call("type", { selector: "#q", text: "hello berth", submit: true });
+	eq(r.structuredContent?.title, "search: hello berth", "type with submit sends the form", text(r));
+	r = await call("click", { selector: "#missing" });
+	has(text(r), "no element matches `#missing`", "click on a selector that matches nothing");
+
+	// undeclared: refused by berth's broker, with the denial; nothing reached that server
+	const chromium = procsMatching(/chromium-headless-shell/);
+	const appPid = procsMatching(app.marker)[0];
+	const ours = chromium.filter((p) => descends(p, appPid));
+	ok(ours.length >= 2, "Chromium runs inside the app's sandbox (its processes descend from the app)", chromium, appPid);
+	for (const [what, url] of [["http", `http://127.0.0.1:${evil.port}/`], ["https (CONNECT)", `https://127.0.0.1:${evil.port}/`], ["a redirect from the declared host", `${base}/away`]]) {
+		r = await call("navigate", { url });
+		eq(r.isError, true, `navigate to an undeclared host (${what}) fails`, text(r));
+		has(text(r), `berth's egress broker refused 127.0.0.1:${evil.port}`, `${what}: the error says the broker refused it`);
+		has(text(r), "BERTH CAPABILITY DENIAL", `${what}: the denial block`);
+		has(text(r), `denied: connect(2) to 127.0.0.1:${evil.port} (port ${evil.port} not declared for 127.0.0.1)`, `${what}: the denial names the destination`);
+		has(text(r), `fix: add "network:host:127.0.0.1:${evil.port}" to capabilities in ${app.dir}/berth.yml`, `${what}: the denial's fix`);
+	}
+	eq([evil.conns, evil.reqs], [0, []], "the undeclared server got no connection and no request");
+	ok(site.reqs.includes("/away"), "the declared host served the redirect");
+	r = await call("navigate", { url: "file:///etc/passwd" });
+	has(text(r), "only http and https", "file: URLs are not opened");
+	r = await call("navigate", { url: `${base}/next` });
+	eq(r.structuredContent?.title, "next page", "after the refusals the browser still works (one Chromium for every check)", text(r));
+	eq(procsMatching(/chromium-headless-shell/).filter((p) => descends(p, appPid)).includes(ours[0]), true, "the same Chromium served every call");
+	await c.close();
+	const until = Date.now() + 10000;
+	while (ours.some(alive) && Date.now() < until) await sleep(100);
+	eq(ours.filter(alive), [], "closing the client stops Chromium (the sandbox is gone)");
+}, 120000);
 
 await closeAll();
 eq(procsMatching(new RegExp(`${TOP.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(w|pg)/`)), [], "end: no process of this run is left (apps, postgres)");

@@ -142,7 +142,7 @@ export function freshXdg(tag) {
 	return env;
 }
 
-const ENTRY = { filesystem: "filesystem", notes: "notes.py", probe: "probe.py", git: "gitapp.py", postgres: "pgapp.py", terminal: "terminal.py" };
+const ENTRY = { filesystem: "filesystem", notes: "notes.py", probe: "probe.py", git: "gitapp.py", postgres: "pgapp.py", terminal: "terminal.py", browser: "browser.js" };
 
 /*
  * appCopy(app, tag) - a copy of app (filesystem, notes or probe) at

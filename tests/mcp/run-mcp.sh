@@ -93,7 +93,7 @@ echo "# MCP SDK $("$NODE" -p "require('$JS/node_modules/@modelcontextprotocol/sd
 
 # ---- pristine copies of the apps (mcp.test.mjs copies them again per test)
 SRC=$TOP/src
-if ! { mkdir -p "$SRC" && cp -a "$REPO/apps/filesystem" "$REPO/apps/notes" "$REPO/apps/git" "$REPO/apps/postgres" "$REPO/apps/terminal" "$REPO/tests/apps/fixtures/probe" "$SRC/"; }; then
+if ! { mkdir -p "$SRC" && cp -a "$REPO/apps/filesystem" "$REPO/apps/notes" "$REPO/apps/git" "$REPO/apps/postgres" "$REPO/apps/terminal" "$REPO/apps/browser" "$REPO/tests/apps/fixtures/probe" "$SRC/"; }; then
 	bail "cannot copy the apps"
 fi
 rm -rf "$SRC"/*/__pycache__
