@@ -7,7 +7,10 @@ BERTH_BUILD_DEPS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev liby
 	libssl-dev libsodium-dev libcmocka-dev libevent-dev libc-ares-dev libvterm-dev)
 # python3-psycopg2: apps/postgres's client library (libpq); libvterm0: apps/terminal renders its
 # screen with it (through ctypes; libvterm-dev above pulls it in for the build too).
-BERTH_RUN_DEPS=(git python3 curl procps util-linux python3-psycopg2 libvterm0)
+# chromium-headless-shell (bookworm-security's, 156 as of 2026-12), fonts-dejavu-core: apps/browser's
+# headless Chromium and the fonts its pages and screenshots are drawn with.
+BERTH_RUN_DEPS=(git python3 curl procps util-linux python3-psycopg2 libvterm0 chromium-headless-shell
+	fonts-dejavu-core)
 # python3-yaml: the SDK tests read manifests; nodejs: code-interpreter's javascript;
 # iproute2, dnsmasq-base (the binary only: no system service, port 53 untouched) and
 # openssl: the egress test hosts of tests/netns/hosts.sh; the audit tests check signatures with
