@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The first-party apps git, postgres and terminal through `berth mcp` and the
+// The first-party apps git, postgres, terminal and browser through `berth mcp` and the
 // official MCP SDK client, each against a real service started here:
 //   git       Debian's git http-backend behind an HTTPS server on loopback
 //             (tests/apps/git-http.py, a CA made here with openssl and shipped
@@ -7,6 +7,8 @@
 //   postgres  a cluster made with initdb and started with pg_ctl on a loopback
 //             port (once for every check; never the system's service)
 //   terminal  bash on a pseudo-terminal, screen rendered by libvterm
+//   browser   Debian's headless Chromium, started once, against two HTTP
+//             servers of this process on loopback: one declared, one not
 // Run through tests/mcp/run-mcp-apps.sh BERTH REPO.  TAP output.
 import { execFileSync, spawn } from "node:child_process";
 import crypto from "node:crypto";
