@@ -181,6 +181,19 @@ json_t *berth_mcpi_tool_names_of(const struct berth_mcp *m, const struct mcp_app
  * (docs/mcp.md, "Images and audio"). */
 void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, const json_t *schema, json_t *output);
 
+/*
+ * berth_mcpi_media_blocks - the content blocks of @output's media members:
+ * each top-level property that @schema (an export's output schema) declares
+ * `contentEncoding: base64` with an image/ `contentMediaType` (audio/ when
+ * @version, the negotiated revision, is 2025-03-26 or later: audio content)
+ * and whose value in @output is base64 (RFC 4648, section 4, padded) is
+ * appended to @content as an image (audio) block of that MIME type (MCP,
+ * "Tool Result") and deleted from @text_out, the copy the text block shows.
+ * Anything else is left as it is.
+ */
+void berth_mcpi_media_blocks(const char *version, const json_t *schema, const json_t *output, json_t *content,
+			     json_t *text_out);
+
 /* berth_mcpi_output_schema - the output schema of @a's export @export (NULL:
  * none of that name, or @export NULL). */
 const json_t *berth_mcpi_output_schema(const struct mcp_app *a, const char *export);

@@ -177,16 +177,9 @@ static bool is_base64(const char *s, size_t n)
 	return true;
 }
 
-/*
- * The content blocks of @output's media members: each top-level property
- * that @schema (the export's output schema) declares `contentEncoding:
- * base64` with an image/ `contentMediaType` (audio/ from 2025-03-26, which
- * has audio content) and whose value is base64 becomes an image (audio) block
- * of that MIME type (MCP, "Tool Result": image and audio content), appended to
- * @content, and is removed from @text_out, the copy the text block shows.
- */
-static void media_blocks(const struct berth_mcp *m, const json_t *schema, json_t *output, json_t *content,
-			 json_t *text_out)
+/* Image and audio content (mcp_int.h). */
+void berth_mcpi_media_blocks(const char *version, const json_t *schema, const json_t *output, json_t *content,
+			     json_t *text_out)
 {
 	const json_t *props = json_object_get(schema, "properties");
 	const char *k;
@@ -195,13 +188,13 @@ static void media_blocks(const struct berth_mcp *m, const json_t *schema, json_t
 	json_object_foreach((json_t *)props, k, ps) {
 		const char *mt = json_string_value(json_object_get(ps, "contentMediaType"));
 		const char *enc = json_string_value(json_object_get(ps, "contentEncoding"));
-		json_t *v = json_object_get(output, k);
+		json_t *v = json_object_get((json_t *)output, k);
 		const char *kind = NULL;
 		if (mt == NULL || enc == NULL || strcmp(enc, "base64") != 0 || !json_is_string(v))
 			continue;
 		if (strncmp(mt, "image/", 6) == 0)
 			kind = "image";
-		else if (strncmp(mt, "audio/", 6) == 0 && strcmp(m->version, "2025-03-26") >= 0)
+		else if (strncmp(mt, "audio/", 6) == 0 && strcmp(version, "2025-03-26") >= 0)
 			kind = "audio";
 		if (kind == NULL || !is_base64(json_string_value(v), json_string_length(v)))
 			continue; /* shown as text, as any other member */
@@ -219,7 +212,7 @@ void berth_mcpi_finish_ok(struct berth_mcp *m, json_t *req_id, const json_t *sch
 	if (shown != NULL && content != NULL) {
 		json_array_append_new(content, json_null()); /* the text block's place */
 		if (schema != NULL)
-			media_blocks(m, schema, output, content, shown);
+			berth_mcpi_media_blocks(m->version, schema, output, content, shown);
 		char *text = json_dumps(shown, JSON_COMPACT);
 		json_array_set_new(content, 0, text_block(text != NULL ? text : "{}"));
 		free(text);

@@ -38,6 +38,7 @@
 #include "supervisor/app.h"
 #include "supervisor/mcp.h"
 #include "supervisor/mcp_http.h"
+#include "supervisor/mcp_int.h"
 
 static const char *fs_app; /* BERTH_FILESYSTEM_APP */
 static char tmp_root[] = "/tmp/berth-test-mcp.XXXXXX";
@@ -588,6 +589,54 @@ static void test_unknown_method(void **state)
 		 -32601);
 	want_err(f, "{\"jsonrpc\":\"2.0\",\"id\":-7,\"method\":\"\"}", "-7", -32601);
 	want_err(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"notifications/initialized\"}", "2", -32601);
+}
+
+/* Output members declared base64 of an image/ or audio/ type become content
+ * blocks (and leave the text's copy); anything else stays text. */
+static void test_media_blocks(void **state)
+{
+	(void)state;
+	json_t *schema = json_loads(
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"png\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":\"image/png\"},"
+	    "\"wav\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":\"audio/wav\"},"
+	    "\"pdf\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":\"application/"
+	    "pdf\"},"
+	    "\"bad\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":\"image/gif\"},"
+	    "\"short\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"contentMediaType\":\"image/"
+	    "gif\"},"
+	    "\"n\":{\"type\":\"integer\"}}}",
+	    0, NULL);
+	json_t *out = json_loads("{\"png\":\"iVBORw0KGgo=\",\"wav\":\"UklGRg==\",\"pdf\":\"JVBERi0=\","
+				 "\"bad\":\"not base64!\",\"short\":\"abc\",\"n\":3}",
+				 0, NULL);
+	assert_non_null(schema);
+	assert_non_null(out);
+	for (int rev = 0; rev < 2; rev++) {
+		json_t *content = json_array(), *text = json_copy(out);
+		berth_mcpi_media_blocks(rev == 0 ? "2025-11-25" : "2024-11-05", schema, out, content, text);
+		char *c = json_dumps(content, JSON_COMPACT | JSON_SORT_KEYS);
+		char *t = json_dumps(text, JSON_COMPACT | JSON_SORT_KEYS);
+		if (rev == 0) {
+			assert_string_equal(
+			    c, "[{\"data\":\"iVBORw0KGgo=\",\"mimeType\":\"image/png\",\"type\":\"image\"},"
+			       "{\"data\":\"UklGRg==\",\"mimeType\":\"audio/wav\",\"type\":\"audio\"}]");
+			assert_string_equal(
+			    t, "{\"bad\":\"not base64!\",\"n\":3,\"pdf\":\"JVBERi0=\",\"short\":\"abc\"}");
+		} else { /* 2024-11-05 has no audio content */
+			assert_string_equal(
+			    c, "[{\"data\":\"iVBORw0KGgo=\",\"mimeType\":\"image/png\",\"type\":\"image\"}]");
+			assert_string_equal(
+			    t, "{\"bad\":\"not base64!\",\"n\":3,\"pdf\":\"JVBERi0=\",\"short\":\"abc\","
+			       "\"wav\":\"UklGRg==\"}");
+		}
+		free(c);
+		free(t);
+		json_decref(content);
+		json_decref(text);
+	}
+	json_decref(schema);
+	json_decref(out);
 }
 
 /* Every message gets its answer even when the server's own error text would
@@ -1414,6 +1463,7 @@ int main(void)
 {
 	char state_dir[PATH_MAX], run_dir[PATH_MAX];
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_media_blocks),
 	    cmocka_unit_test_setup_teardown(test_parse_error, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_an_object, setup0, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_request, setup0, teardown),
