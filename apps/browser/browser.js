@@ -230,7 +230,7 @@ function hostPort(url) {
 /* The broker refused url: berth's form of an egress refusal (docs/protocol.md, "Errors"). */
 function refused(url, why) {
 	const { host, port } = hostPort(url);
-	return new AppError(`berth's egress broker refused ${host}:${port} (not declared in berth.yml): ${why}`, {
+	return new AppError(`berth's egress broker refused ${host}:${port}: ${why}`, {
 		code: -32001,
 		data: { errno: 13, errno_name: "EACCES", syscall: "connect", host, port, url },
 	});
@@ -278,10 +278,11 @@ async function load(b, start, timeoutMs) {
 			const url = failed?.url ?? nav.url;
 			// A CONNECT the broker refused (https): Chromium sees only the failed tunnel.
 			if (nav.errorText === "net::ERR_TUNNEL_CONNECTION_FAILED")
-				throw refused(url, `${nav.errorText} (the broker answered the tunnel's CONNECT with a refusal)`);
+				throw refused(url, `${nav.errorText} (the broker did not open the tunnel: a host not declared, or one it could not reach)`);
 			throw new AppError(`navigation to ${url} failed: ${nav.errorText}`, { data: { url, error: nav.errorText } });
 		}
-		await loaded;
+		// A navigation within the document (a #fragment) has no loader and no load event.
+		if (nav && nav.loaderId) await loaded;
 		if (doc && doc.status === 403) {
 			let body = "";
 			try {

@@ -17,7 +17,7 @@ import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
 
-import { BERTH, IS_ROOT, TOP, alive, appCopy, closeAll, connect, defer, eq, finish, freshXdg, has, ok, procsMatching, sleep, test } from "./harness.mjs";
+import { BERTH, IS_ROOT, SRC, TOP, alive, appCopy, closeAll, connect, defer, eq, finish, freshXdg, has, ok, procsMatching, sleep, test } from "./harness.mjs";
 
 const REPO = process.env.BERTH_MCP_REPO;
 const rnd = () => crypto.randomBytes(8).toString("hex");
@@ -487,6 +487,8 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 
 	const t = berthTest(app.dir, freshXdg("browser-test"));
 	eq(t.rc, 0, "berth test passes (the manifest's examples: a refused host, a screenshot, ...)", t.out);
+	const t0 = berthTest(path.join(SRC, "browser"), freshXdg("browser-test0"));
+	eq([t0.rc, /# browser: \d+ passed, 0 failed/.test(t0.out)], [0, true], "berth test passes on apps/browser as shipped", t0.out);
 
 	const c = await connect({ apps: [["browser", app.dir]], tag: "browser" });
 	defer(() => c.close());
@@ -529,6 +531,10 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 
 	r = await call("click", { selector: "#next" });
 	eq([r.isError, r.structuredContent?.title, r.structuredContent?.url], [false, "next page", `${base}/next`], "click follows the link", text(r));
+	const tf = Date.now();
+	r = await call("navigate", { url: `${base}/next#part`, timeout_ms: 60000 });
+	eq([r.isError, r.structuredContent?.url, Date.now() - tf < 30000], [false, `${base}/next#part`, true],
+		"navigate to a #fragment of the page answers without a load event (none comes: no 60 s wait)", text(r));
 	r = await call("navigate", { url: `${base}/` });
 	r = await call("type", { selector: "#q", text: "hello berth", submit: true });
 	eq(r.structuredContent?.title, "search: hello berth", "type with submit sends the form", text(r));
