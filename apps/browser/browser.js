@@ -49,6 +49,32 @@ class Chromium {
 		throw new AppError(`no Chromium: none of ${CANDIDATES.join(", ")} exists; fix: apt-get install chromium-headless-shell`);
 	}
 
+	/*
+	 * The public keys tls-pins.txt (next to this file) names: one base64
+	 * SHA-256 of a certificate's SubjectPublicKeyInfo a line, `#` comments.
+	 * Chromium takes a chain that does not validate when a certificate in it
+	 * has one of these keys (a private CA's or a server's own), as git's
+	 * ca.pem does for apps/git; Chromium trusts no PEM file of ours.
+	 */
+	static pins() {
+		let text;
+		try {
+			text = fs.readFileSync(path.join(__dirname, "tls-pins.txt"), "utf8");
+		} catch (e) {
+			if (e.code === "ENOENT") return [];
+			throw e;
+		}
+		const out = [];
+		text.split("\n").forEach((l, i) => {
+			l = l.replace(/#.*/, "").trim();
+			if (l === "") return;
+			if (!/^[A-Za-z0-9+/]{43}=$/.test(l))
+				throw new AppError(`tls-pins.txt:${i + 1}: \`${l.slice(0, 60)}\` is not the base64 of a SHA-256; fix: openssl x509 -in CERT -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`);
+			out.push(l);
+		});
+		return out;
+	}
+
 	async start() {
 		this.profile = fs.mkdtempSync(path.join("/tmp", "browser-profile-"));
 		const proxy = process.env.HTTPS_PROXY || process.env.HTTP_PROXY;
@@ -76,6 +102,8 @@ class Chromium {
 		// Every request to the broker, loopback included (Chromium would
 		// otherwise go to 127.0.0.1 directly, which Landlock refuses anyway).
 		// Without network capabilities there is no proxy and no network.
+		const pins = Chromium.pins();
+		if (pins.length) args.push(`--ignore-certificate-errors-spki-list=${pins.join(",")}`);
 		if (proxy) args.push(`--proxy-server=${proxy}`, "--proxy-bypass-list=<-loopback>");
 		else args.push("--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>");
 		args.push("about:blank");

@@ -482,8 +482,28 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 		"/away": { status: 302, headers: { Location: `http://127.0.0.1:${evil.port}/` } },
 	});
 	defer(() => site.close());
+	// an HTTPS server with a self-signed certificate, declared too, its key pinned in the app's tls-pins.txt
+	const tdir = path.join(TOP, "browser-tls");
+	fs.mkdirSync(tdir);
+	sh("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+		"-addext", "subjectAltName=IP:127.0.0.1", "-keyout", "k.pem", "-out", "c.pem"], { cwd: tdir });
+	const https = await import("node:https");
+	const tls = { conns: 0, reqs: 0 };
+	const tsrv = https.createServer({ key: fs.readFileSync(path.join(tdir, "k.pem")), cert: fs.readFileSync(path.join(tdir, "c.pem")) }, (req, res) => {
+		tls.reqs++;
+		res.end("<title>over https</title>");
+	});
+	tsrv.on("connection", () => tls.conns++);
+	tsrv.on("tlsClientError", () => {});
+	await new Promise((res) => tsrv.listen(0, "127.0.0.1", res));
+	defer(() => { tsrv.closeAllConnections(); tsrv.close(); });
 	const app = appCopy("browser", "browser");
 	declareHost(app.dir, `127.0.0.1:${site.port}`);
+	const yml = path.join(app.dir, "berth.yml");
+	fs.writeFileSync(yml, fs.readFileSync(yml, "utf8").replace(/^(  - network:host:.*)$/m, `$1\n  - network:host:127.0.0.1:${tsrv.address().port}`));
+	const spki = sh("sh", ["-c", "openssl x509 -in c.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"], { cwd: tdir }).trim();
+	fs.writeFileSync(path.join(app.dir, "tls-pins.txt"), `# the test server's key\n${spki}\n`);
+	fs.chmodSync(path.join(app.dir, "tls-pins.txt"), 0o644);
 
 	const t = berthTest(app.dir, freshXdg("browser-test"));
 	eq(t.rc, 0, "berth test passes (the manifest's examples: a refused host, a screenshot, ...)", t.out);
@@ -555,6 +575,11 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 		has(text(r), `fix: add "network:host:127.0.0.1:${evil.port}" to capabilities in ${app.dir}/berth.yml`, `${what}: the denial's fix`);
 	}
 	eq([evil.conns, evil.reqs], [0, []], "the undeclared server got no connection and no request");
+	// https to a declared host: through the broker's tunnel (CONNECT), the certificate taken by its pinned key
+	const turl = `https://127.0.0.1:${tsrv.address().port}/`;
+	r = await call("navigate", { url: turl });
+	eq([r.isError, r.structuredContent], [false, { url: turl, title: "over https", status: 200 }], "https to a declared host (its key in tls-pins.txt): the page", text(r));
+	eq(tls.reqs, 1, "the HTTPS server got the request");
 	ok(site.reqs.includes("/away"), "the declared host served the redirect");
 	r = await call("navigate", { url: "file:///etc/passwd" });
 	has(text(r), "only http and https", "file: URLs are not opened");
