@@ -15,6 +15,7 @@
 # `berth mcp` (which hands the calls to a `berth dev` on the host); (g) a `spawn --review`
 # session of Claude Code: its turn's writes stay in the layer, a checkpoint is taken at the
 # turn's end, `berth apply` lands the file and the edit and holds back the git hook it planted.
+# (h) Claude Code in a microVM (`berth run --runtime vm`), its egress through the broker.
 #
 # usage: run-agents.sh /path/to/berth STAGE      ok/FAIL lines; exit 1 on a failure
 #   STAGE: the checkout (or tests/run's staged copy) holding tests/agents, apps/filesystem
@@ -119,6 +120,8 @@ turns() { # turns CLI: the steps (a)-(e) as JSON lines
 	# A --review session's turn: a new file, an edit of a host file, and a git hook the host's git would run.
 	printf '"review-claude": [{"bash": "echo reviewed > review.txt; echo new > README; printf %s > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo review-exit=$?"}],\n' \
 		"'#!/bin/sh\\\\ntouch $TOP/hook-ran\\\\n'"
+	# In a microVM: a file in the workspace, and the guest's kernel and CPU as the tool sees them.
+	printf '"vm-claude": [{"bash": "echo from-the-vm > vm.txt; uname -r; grep -c -w avx2 /proc/cpuinfo; echo vm-exit=$?"}],\n'
 	for c in claude codex; do
 		printf '"mcp-%s": [{"tool": "mcp__berthfs__write_file", "input": {"path": "from-mcp-%s.txt", "content": "%s through berth mcp\\n"}},\n' "$c" "$c" "$c"
 		printf '            {"tool": "mcp__berthfs__read_file", "input": {"path": "from-mcp-%s.txt"}}]%s\n' "$c" "$([ $c = claude ] && echo ,)"
@@ -345,6 +348,28 @@ eq "review session: the new file and the edit landed" "$(cat "$R/review.txt" 2>&
 eq "review session: the hook is not in the host's .git" "$([ -e "$R/.git/hooks/pre-commit" ] && echo planted)" ""
 git -C "$R" -c user.name=t -c user.email=t@t commit -q --allow-empty -m x >/dev/null 2>&1
 eq "review session: the host's git commit ran no planted hook" "$([ -e "$TOP/hook-ran" ] && echo ran)" ""
+
+# --- 2c. Claude Code in a microVM (`berth run --runtime vm`, docs/vm.md): the guest from the
+# vm suites' .deb cache, its egress to the mock model through the host's broker.  Under TCG the
+# guest's CPU is qemu's `max` (the x86-64-v3 instructions a modern binary like Claude Code's
+# needs; with `qemu64` it died of SIGILL, status 132, before its first request).
+VMC=${BERTH_VM_DEB_CACHE:-/var/tmp/berth-vm-deb-cache}
+[ -d "$VMC" ] || { mkdir -p "$VMC" && chmod 1777 "$VMC"; }
+"$BERTH" vm install --dir "$TOP/g" --deb-cache "$VMC" </dev/null >"$TOP/vmi.out" 2>"$TOP/vmi.err"
+eq "vm: berth vm install of the guest" "$?" 0 "$(tail -n 5 "$TOP/vmi.err")"
+KREL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel"]["release"])' "$TOP/g/guest.json" 2>&1)
+mkdir -p "$TOP/ws-vm"
+(cd "$TOP/ws-vm" && BERTH_VM_DIR=$TOP/g "$BERTH" run --runtime vm "${NET[@]}" --ro "$CACHE:/opt/agents" "${CLAUDE_ENV[@]}" \
+	--timeout 240s -- /opt/agents/node_modules/.bin/claude -p "Run the vm step. [scenario:vm-claude]" \
+	--dangerously-skip-permissions --output-format stream-json --verbose </dev/null >"$TOP/vm.out" 2>"$TOP/vm.err")
+eq "vm: claude -p in berth run --runtime vm: exit 0" "$?" 0 "$(tail -c 1500 "$TOP/vm.err")"
+has "vm: its final result is the mock's last answer" "$(tail -n 1 "$TOP/vm.out")" '"result":"scenario vm-claude finished"'
+out=$(result toolu_vm-claude_0)
+has "vm: the tool ran in the guest's kernel ($KREL), not the host's ($(uname -r))" "$out" "^$(printf '%s' "$KREL" | sed 's/[.+]/\\&/g')\$" "$(mlog_tail)"
+has "vm: ... on a CPU with AVX2 (qemu's max under TCG)" "$out" '^[1-9][0-9]*$'
+has "vm: ... and its status was 0" "$out" '^vm-exit=0$'
+eq "vm: its file is in the host's workspace, the invoking user's" \
+	"$(cat "$TOP/ws-vm/vm.txt" 2>&1)/$(stat -c %u "$TOP/ws-vm/vm.txt" 2>&1)" "from-the-vm/$ME"
 
 # --- 3. MCP: both CLIs call `berth mcp`, which hands the calls to a `berth dev` on the host
 # (berth mcp in the sandbox cannot create the app's own sandbox there: no nested namespaces).
