@@ -164,7 +164,7 @@ int berth_vm_qemu_argv(const struct vm_rt *vm, struct vm_qemu_argv *a)
 			   "-accel",
 			   a->accel,
 			   "-cpu",
-			   strcmp(a->accel, "kvm") == 0 ? "host" : "qemu64",
+			   strcmp(a->accel, "kvm") == 0 ? "host" : "max",
 			   "-bios",
 			   QBOOT,
 			   "-m",

@@ -12,7 +12,10 @@
 # /etc/berth-canary, (d) fetch an undeclared host (a name, and a loopback port
 # where a server listens), (e) fetch a declared host (a loopback server given
 # with --allow-host), (f) each CLI calls the filesystem app through
-# `berth mcp` (which hands the calls to a `berth dev` on the host).
+# `berth mcp` (which hands the calls to a `berth dev` on the host); (g) a `spawn --review`
+# session of Claude Code: its turn's writes stay in the layer, a checkpoint is taken at the
+# turn's end, `berth apply` lands the file and the edit and holds back the git hook it planted.
+# (h) Claude Code in a microVM (`berth run --runtime vm`), its egress through the broker.
 #
 # usage: run-agents.sh /path/to/berth STAGE      ok/FAIL lines; exit 1 on a failure
 #   STAGE: the checkout (or tests/run's staged copy) holding tests/agents, apps/filesystem
@@ -114,6 +117,11 @@ turns() { # turns CLI: the steps (a)-(e) as JSON lines
 		printf '"run-%s": [%s],\n' "$c" "$(turns $c | paste -sd,)"
 		printf '"session-%s": [{"bash": "sleep 4; echo session-%s > session-%s.txt; echo session-exit=$?"}],\n' "$c" "$c" "$c"
 	done
+	# A --review session's turn: a new file, an edit of a host file, and a git hook the host's git would run.
+	printf '"review-claude": [{"bash": "echo reviewed > review.txt; echo new > README; printf %s > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo review-exit=$?"}],\n' \
+		"'#!/bin/sh\\\\ntouch $TOP/hook-ran\\\\n'"
+	# In a microVM: a file in the workspace, and the guest's kernel and CPU as the tool sees them.
+	printf '"vm-claude": [{"bash": "echo from-the-vm > vm.txt; uname -r; grep -c -w avx2 /proc/cpuinfo; echo vm-exit=$?"}],\n'
 	for c in claude codex; do
 		printf '"mcp-%s": [{"tool": "mcp__berthfs__write_file", "input": {"path": "from-mcp-%s.txt", "content": "%s through berth mcp\\n"}},\n' "$c" "$c" "$c"
 		printf '            {"tool": "mcp__berthfs__read_file", "input": {"path": "from-mcp-%s.txt"}}]%s\n' "$c" "$([ $c = claude ] && echo ,)"
@@ -303,6 +311,65 @@ for a in claude codex; do
 	eq "$a session: stop exit 0" "$?" 0
 	eq "$a session: stopped" "$(field "$a" alive)" False
 done
+
+# --- 2b. a --review session (Claude Code): the turn's writes stay in the layer, a checkpoint is
+# taken at the turn's end, the host's tree changes only on `berth apply`, which holds the hook back.
+R=$TOP/ws-review
+mkdir -p "$R" && git -C "$R" init -q && echo old >"$R/README" || fail "review: the workspace" "git init failed"
+"$BERTH" spawn mock-claude --name review --workspace "$R" --review --size 40x120 "${NET[@]}" "${CLAUDE_ENV[@]}" \
+	</dev/null >"$TOP/spawn.out" 2>"$TOP/spawn.err"
+eq "review session: spawn --review exit 0" "$?" 0 "$(cat "$TOP/spawn.err")"
+st=$(wait_state review 'idle|done' 150)
+eq "review session: waits at its input box" "$st" idle "$("$BERTH" peek review)"
+"$BERTH" send review "Run the review step. [scenario:review-claude]" --enter >/dev/null 2>&1
+wait_screen review "scenario review-claude finished" 150 &&
+	pass "review session: the turn ended (peek shows the model's answer)" || fail "review session: the turn's end on screen" "" "$("$BERTH" peek review)" "$(mlog_tail)"
+has "review session: the model saw its writes succeed in the layer" "$(result toolu_review-claude_0)" '^review-exit=0$' "$(mlog_tail)"
+eq "review session: while it runs, the host's tree is untouched" \
+	"$(cat "$R/README")/$([ -e "$R/review.txt" ] && echo leaked)/$([ -e "$R/.git/hooks/pre-commit" ] && echo hook)" "old//"
+cps=
+for _ in $(seq 100); do
+	cps=$("$BERTH" checkpoints review --json 2>&1 | python3 -c 'import json,sys; c=json.load(sys.stdin)["checkpoints"]; print(" ".join("%d:%d" % (x["id"], x["entries"]) for x in c))' 2>&1)
+	[ -n "$cps" ] && break; sleep 0.2
+done
+has "review session: a checkpoint at the turn's end holds its 3 changes" "$cps" '^1:[3-9]' "$("$BERTH" checkpoints review 2>&1)"
+out=$("$BERTH" apply review 2>&1); rc=$?
+eq "review session: apply while it runs is refused (2)" "$rc" 2 "$out"
+"$BERTH" stop review --grace 2s >/dev/null 2>&1
+eq "review session: stop exit 0" "$?" 0
+out=$("$BERTH" diff review 2>&1)
+has "review session: the diff shows the new file" "$out" '^\+\+\+ b/review\.txt$'
+has "review session: ... the edit" "$out" '^\+new$'
+has "review session: ... and names the hook as guarded" "$out" 'guarded'
+out=$("$BERTH" apply review 2>&1); rc=$?
+eq "review session: apply holds the hook back (1)" "$rc" 1 "$out"
+has "review session: ... and names it" "$out" "held back: .*\.git/hooks/pre-commit"
+eq "review session: the new file and the edit landed" "$(cat "$R/review.txt" 2>&1)/$(cat "$R/README" 2>&1)" "reviewed/new"
+eq "review session: the hook is not in the host's .git" "$([ -e "$R/.git/hooks/pre-commit" ] && echo planted)" ""
+git -C "$R" -c user.name=t -c user.email=t@t commit -q --allow-empty -m x >/dev/null 2>&1
+eq "review session: the host's git commit ran no planted hook" "$([ -e "$TOP/hook-ran" ] && echo ran)" ""
+
+# --- 2c. Claude Code in a microVM (`berth run --runtime vm`, docs/vm.md): the guest from the
+# vm suites' .deb cache, its egress to the mock model through the host's broker.  Under TCG the
+# guest's CPU is qemu's `max` (the x86-64-v3 instructions a modern binary like Claude Code's
+# needs; with `qemu64` it died of SIGILL, status 132, before its first request).
+VMC=${BERTH_VM_DEB_CACHE:-/var/tmp/berth-vm-deb-cache}
+[ -d "$VMC" ] || { mkdir -p "$VMC" && chmod 1777 "$VMC"; }
+"$BERTH" vm install --dir "$TOP/g" --deb-cache "$VMC" </dev/null >"$TOP/vmi.out" 2>"$TOP/vmi.err"
+eq "vm: berth vm install of the guest" "$?" 0 "$(tail -n 5 "$TOP/vmi.err")"
+KREL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel"]["release"])' "$TOP/g/guest.json" 2>&1)
+mkdir -p "$TOP/ws-vm"
+(cd "$TOP/ws-vm" && BERTH_VM_DIR=$TOP/g "$BERTH" run --runtime vm "${NET[@]}" --ro "$CACHE:/opt/agents" "${CLAUDE_ENV[@]}" \
+	--timeout 240s -- /opt/agents/node_modules/.bin/claude -p "Run the vm step. [scenario:vm-claude]" \
+	--dangerously-skip-permissions --output-format stream-json --verbose </dev/null >"$TOP/vm.out" 2>"$TOP/vm.err")
+eq "vm: claude -p in berth run --runtime vm: exit 0" "$?" 0 "$(tail -c 1500 "$TOP/vm.err")"
+has "vm: its final result is the mock's last answer" "$(tail -n 1 "$TOP/vm.out")" '"result":"scenario vm-claude finished"'
+out=$(result toolu_vm-claude_0)
+has "vm: the tool ran in the guest's kernel ($KREL), not the host's ($(uname -r))" "$out" "^$(printf '%s' "$KREL" | sed 's/[.+]/\\&/g')\$" "$(mlog_tail)"
+has "vm: ... on a CPU with AVX2 (qemu's max under TCG)" "$out" '^[1-9][0-9]*$'
+has "vm: ... and its status was 0" "$out" '^vm-exit=0$'
+eq "vm: its file is in the host's workspace, the invoking user's" \
+	"$(cat "$TOP/ws-vm/vm.txt" 2>&1)/$(stat -c %u "$TOP/ws-vm/vm.txt" 2>&1)" "from-the-vm/$ME"
 
 # --- 3. MCP: both CLIs call `berth mcp`, which hands the calls to a `berth dev` on the host
 # (berth mcp in the sandbox cannot create the app's own sandbox there: no nested namespaces).

@@ -120,8 +120,11 @@ H0=$(mark "$BTH_HTTP_LOG")
 run --allow-host "$WEB" -- sh -c "curl -s --noproxy '*' http://$BTH_WEB4/direct-$TAG; echo \"curl \$?\"; \
 python3 probe.py talk $BTH_WEB4 80 /direct-$TAG; python3 probe.py talk $BTH_WEB6 80 /direct-$TAG; \
 python3 probe.py connect $BTH_WEB4 7; python3 probe.py connect $BTH_DNS 53; python3 probe.py dns $BTH_DNS inside-$TAG.$Z"
-eq "direct: undeclared literal reset (curl 56), other port and DNS over TCP EACCES, DNS query answered inside; getaddrinfo fails" \
-	"$(echo $OUT)" "curl 56 connected reset connected reset EACCES EACCES sent gaierror"
+# curl says 56 (recv failure) when the reset comes after its connect completed, 7 when the broker's
+# reset is already the socket's error as curl checks the connect (a loaded machine): both are the
+# broker's reset of an unsent connection; the server's log below proves nothing got through.
+eq "direct: undeclared literal reset (curl 56, or 7 if the reset beat curl's connect check), other port and DNS over TCP EACCES, DNS query answered inside; getaddrinfo fails" \
+	"$(echo $OUT | sed 's/^curl 7 /curl 56 /')" "curl 56 connected reset connected reset EACCES EACCES sent gaierror"
 has "direct: the summary names the refused literal" "$ERR" "berth: refused: $BTH_WEB4:80 (not declared)"
 hasnt "direct: the web server got no request" "$(since "$BTH_HTTP_LOG" "$H0")" "direct-$TAG"
 sleep 0.3

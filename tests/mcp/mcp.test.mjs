@@ -483,8 +483,9 @@ await test("list_changed through berth dev", async () => {
 	ok(src.includes(`description: ${oldDesc}\n`), "berth.yml holds ping's description");
 	const t0 = Date.now();
 	fs.writeFileSync(yml, src.replace(`description: ${oldDesc}\n`, `description: ${newDesc}\n`));
-	const at = await waitFor(() => changed[0], 3000);
-	ok(at !== undefined, `notifications/tools/list_changed arrives within 3 s${at ? ` (${at - t0} ms)` : ""}`, d.out());
+	/* berth dev reboots the app before it says so: seconds on a loaded machine; a deadline, not a speed */
+	const at = await waitFor(() => changed[0], 15000);
+	ok(at !== undefined, `notifications/tools/list_changed arrives (within 15 s)${at ? ` (${at - t0} ms)` : ""}`, d.out());
 	const after = await c.client.listTools();
 	eq(after.tools.find((t) => t.name === "ping")?.description, newDesc, "listTools then shows the new description");
 	eq(after.tools.map((t) => t.name), before.tools.map((t) => t.name), "and the same tools");
@@ -496,7 +497,7 @@ await test("list_changed through berth dev", async () => {
 	fs.writeFileSync(py, code.replace("\napp.run()", `\n@app.export("echo")\ndef echo(text):\n    return {"text": text}\n\n\napp.run()`));
 	await sleep(600);
 	fs.appendFileSync(yml, `  - name: echo\n    description: Echo ${UNIQ}\n    input: {text: string}\n    output: {text: string}\n`);
-	const at2 = await waitFor(() => changed.length > n0, 5000);
+	const at2 = await waitFor(() => changed.length > n0, 15000);
 	ok(at2, "list_changed again after an export was added", d.out());
 	const added = await c.client.listTools();
 	eq(added.tools.map((t) => t.name).filter((n) => n === "echo"), ["echo"], "listTools shows the new export `echo`");
