@@ -287,20 +287,23 @@ function waitFor(b, pred, ms) {
  */
 async function load(b, start, timeoutMs) {
 	const reqs = new Map(); // requestId -> the URL asked for (after redirects)
-	let doc = null; // the main document's response
+	const loads = new Set(); // the loaderIds whose load event came
+	const finished = new Set(); // requestIds whose body is all there
+	const docs = new Map(); // loaderId -> the main document's response
 	let failed = null;
 	const track = (m) => {
 		const p = m.params;
 		if (m.method === "Network.requestWillBeSent" && p.type === "Document" && p.frameId === b.frameId)
 			reqs.set(p.requestId, p.request.url);
 		else if (m.method === "Network.responseReceived" && p.type === "Document" && p.frameId === b.frameId)
-			doc = { requestId: p.requestId, status: p.response.status, url: p.response.url };
+			docs.set(p.loaderId, { requestId: p.requestId, status: p.response.status, url: p.response.url });
 		else if (m.method === "Network.loadingFailed" && reqs.has(p.requestId) && p.type === "Document")
 			failed = { url: reqs.get(p.requestId), error: p.errorText };
+		else if (m.method === "Network.loadingFinished") finished.add(p.requestId);
+		else if (m.method === "Page.lifecycleEvent" && p.name === "load") loads.add(p.loaderId);
 	};
 	b.listeners.add(track);
 	try {
-		const loaded = waitFor(b, (m) => m.method === "Page.loadEventFired", timeoutMs);
 		const nav = await start();
 		if (nav && nav.errorText) {
 			const url = failed?.url ?? nav.url;
@@ -309,21 +312,32 @@ async function load(b, start, timeoutMs) {
 				throw refused(url, `${nav.errorText} (the broker did not open the tunnel: a host not declared, or one it could not reach)`);
 			throw new AppError(`navigation to ${url} failed: ${nav.errorText}`, { data: { url, error: nav.errorText } });
 		}
-		// A navigation within the document (a #fragment) has no loader and no load event.
-		if (nav && nav.loaderId) await loaded;
+		// This navigation's own load event (a late one of the page before must not
+		// end the wait); a navigation within the document (a #fragment) has no
+		// loader and no load event.
+		if (nav && nav.loaderId && !loads.has(nav.loaderId))
+			await waitFor(b, (m) => m.method === "Page.lifecycleEvent" && m.params.name === "load" && m.params.loaderId === nav.loaderId, timeoutMs);
+		const doc = nav && nav.loaderId ? docs.get(nav.loaderId) : undefined;
 		if (doc && doc.status === 403) {
-			let body = "";
-			try {
-				const r = await b.page("Network.getResponseBody", { requestId: doc.requestId });
-				body = r.base64Encoded ? Buffer.from(r.body, "base64").toString("utf8") : r.body;
-			} catch {
-				/* the body is gone (a new navigation): not the broker's, then */
-			}
-			if (REFUSAL.test(body)) throw refused(doc.url, body.trim());
+			const text = await body(b, doc, finished);
+			if (REFUSAL.test(text)) throw refused(doc.url, text.trim());
 		}
-		return doc;
+		return doc ?? null;
 	} finally {
 		b.listeners.delete(track);
+	}
+}
+
+/* The text of the document response @doc (the broker's refusal is a short text/plain one), or "". */
+async function body(b, doc, finished) {
+	if (!finished.has(doc.requestId))
+		await waitFor(b, (m) => m.method === "Network.loadingFinished" && m.params.requestId === doc.requestId, 5000);
+	try {
+		const r = await b.page("Network.getResponseBody", { requestId: doc.requestId });
+		return r.base64Encoded ? Buffer.from(r.body, "base64").toString("utf8") : r.body;
+	} catch {
+		// no longer kept: the document's own text, when it is plain text
+		return (await b.evaluate("document.contentType === 'text/plain' && document.body ? document.body.innerText : ''")) ?? "";
 	}
 }
 
