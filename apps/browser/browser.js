@@ -348,19 +348,35 @@ async function pageInfo(b, doc) {
 	return out;
 }
 
-/* After a click or a key: wait for a navigation it may have started. */
-async function settle(b, timeoutMs) {
-	const started = await waitFor(b, (m) => m.method === "Page.frameStartedNavigating" || m.method === "Page.frameStartedLoading", 500);
-	if (!started) return null;
-	let doc = null;
+/*
+ * Run act() (a click, a key) and wait for a navigation of the tab it started:
+ * one that began while act ran or within 500 ms after; null when none did.
+ * Listening starts before act, whose input event can start the navigation
+ * before its own answer comes.
+ */
+async function settle(b, timeoutMs, act) {
+	const docs = new Map(); // loaderId -> the main document's response
+	const loads = new Set();
+	let started = null;
 	const track = (m) => {
-		if (m.method === "Network.responseReceived" && m.params.type === "Document" && m.params.frameId === b.frameId)
-			doc = { status: m.params.response.status, url: m.params.response.url, requestId: m.params.requestId };
+		const p = m.params;
+		if (m.method === "Network.responseReceived" && p.type === "Document" && p.frameId === b.frameId)
+			docs.set(p.loaderId, { status: p.response.status, url: p.response.url, requestId: p.requestId });
+		else if (m.method === "Page.lifecycleEvent" && p.name === "load") loads.add(p.loaderId);
+		else if (m.method === "Page.frameStartedNavigating" && p.frameId === b.frameId && !started) started = p;
 	};
 	b.listeners.add(track);
-	await waitFor(b, (m) => m.method === "Page.loadEventFired" || m.method === "Page.frameStoppedLoading", timeoutMs);
-	b.listeners.delete(track);
-	return doc;
+	try {
+		await act();
+		if (!started) await waitFor(b, (m) => m.method === "Page.frameStartedNavigating" && m.params.frameId === b.frameId, 500);
+		const loader = started?.loaderId;
+		if (!loader || started.navigationType === "sameDocument") return null;
+		if (!loads.has(loader))
+			await waitFor(b, (m) => m.method === "Page.lifecycleEvent" && m.params.name === "load" && m.params.loaderId === loader, timeoutMs);
+		return docs.get(loader) ?? null;
+	} finally {
+		b.listeners.delete(track);
+	}
 }
 
 /* The element's centre, scrolled into view, or an error naming the selector. */
@@ -458,8 +474,7 @@ defineApp({
 					const ev = (type) => b.page("Input.dispatchMouseEvent", { type, x: p.x, y: p.y, button: "left", clickCount: 1 });
 					await ev("mouseMoved");
 					await ev("mousePressed");
-					await ev("mouseReleased");
-					return pageInfo(b, await settle(b, timeout_ms));
+					return pageInfo(b, await settle(b, timeout_ms, () => ev("mouseReleased")));
 				});
 			},
 		},
@@ -474,9 +489,10 @@ defineApp({
 					if (submit) {
 						const key = (type) =>
 							b.page("Input.dispatchKeyEvent", { type, key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, text: type === "keyDown" ? "\r" : undefined });
-						await key("keyDown");
-						await key("keyUp");
-						doc = await settle(b, timeout_ms);
+						doc = await settle(b, timeout_ms, async () => {
+							await key("keyDown");
+							await key("keyUp");
+						});
 					}
 					return pageInfo(b, doc);
 				});

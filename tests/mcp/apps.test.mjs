@@ -550,14 +550,14 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 	eq([png[24], [2, 6].includes(png[25]), [raw[1], raw[2], raw[3]]], [8, true, [34, 170, 102]], "the first pixel is the page's background colour", [png[24], png[25], raw.subarray(0, 8)]);
 
 	r = await call("click", { selector: "#next" });
-	eq([r.isError, r.structuredContent?.title, r.structuredContent?.url], [false, "next page", `${base}/next`], "click follows the link", text(r));
+	eq([r.isError, r.structuredContent], [false, { title: "next page", url: `${base}/next`, status: 200 }], "click follows the link (the new page's status: it waited for that navigation)", text(r));
 	const tf = Date.now();
 	r = await call("navigate", { url: `${base}/next#part`, timeout_ms: 60000 });
 	eq([r.isError, r.structuredContent?.url, Date.now() - tf < 30000], [false, `${base}/next#part`, true],
 		"navigate to a #fragment of the page answers without a load event (none comes: no 60 s wait)", text(r));
 	r = await call("navigate", { url: `${base}/` });
 	r = await call("type", { selector: "#q", text: "hello berth", submit: true });
-	eq(r.structuredContent?.title, "search: hello berth", "type with submit sends the form", text(r));
+	eq([r.structuredContent?.title, r.structuredContent?.status], ["search: hello berth", 200], "type with submit sends the form", text(r));
 	r = await call("click", { selector: "#missing" });
 	has(text(r), "no element matches `#missing`", "click on a selector that matches nothing");
 
