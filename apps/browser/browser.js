@@ -290,16 +290,23 @@ async function load(b, start, timeoutMs) {
 	const loads = new Set(); // the loaderIds whose load event came
 	const finished = new Set(); // requestIds whose body is all there
 	const docs = new Map(); // loaderId -> the main document's response
+	const urls = new Map(); // requestId -> URL, every request
 	let failed = null;
+	const subs = []; // this navigation's other requests the broker may have refused: {requestId, url, tunnel}
 	const track = (m) => {
 		const p = m.params;
 		if (m.method === "Network.requestWillBeSent" && p.type === "Document" && p.frameId === b.frameId)
 			reqs.set(p.requestId, p.request.url);
+		else if (m.method === "Network.responseReceived" && p.response.status === 403 && !(p.type === "Document" && p.frameId === b.frameId))
+			subs.push({ requestId: p.requestId, url: p.response.url, loaderId: p.loaderId });
+		else if (m.method === "Network.loadingFailed" && p.errorText === "net::ERR_TUNNEL_CONNECTION_FAILED" && !reqs.has(p.requestId))
+			subs.push({ requestId: p.requestId, tunnel: true, loaderId: null });
 		else if (m.method === "Network.responseReceived" && p.type === "Document" && p.frameId === b.frameId)
 			docs.set(p.loaderId, { requestId: p.requestId, status: p.response.status, url: p.response.url });
 		else if (m.method === "Network.loadingFailed" && reqs.has(p.requestId) && p.type === "Document")
 			failed = { url: reqs.get(p.requestId), error: p.errorText };
 		else if (m.method === "Network.loadingFinished") finished.add(p.requestId);
+		if (m.method === "Network.requestWillBeSent") urls.set(p.requestId, p.request.url);
 		else if (m.method === "Page.lifecycleEvent" && p.name === "load") loads.add(p.loaderId);
 	};
 	b.listeners.add(track);
@@ -322,20 +329,43 @@ async function load(b, start, timeoutMs) {
 			const text = await body(b, doc, finished);
 			if (REFUSAL.test(text)) throw refused(doc.url, text.trim());
 		}
+		if (doc) doc.refused = await refusedSubresources(b, subs, urls, finished, nav.loaderId);
 		return doc ?? null;
 	} finally {
 		b.listeners.delete(track);
 	}
 }
 
-/* The text of the document response @doc (the broker's refusal is a short text/plain one), or "". */
-async function body(b, doc, finished) {
+/*
+ * The HOST:PORT the broker refused to the page's subresources (images,
+ * scripts, frames): a 403 with the broker's text, or a tunnel it would not
+ * open.  Sorted, each once, at most 64; berth's audit trail has every one.
+ */
+async function refusedSubresources(b, subs, urls, finished, loaderId) {
+	const out = new Set();
+	for (const s of subs.slice(0, 64)) {
+		const url = s.url ?? urls.get(s.requestId);
+		if (!url || (s.loaderId && s.loaderId !== loaderId)) continue;
+		if (!s.tunnel && !REFUSAL.test(await body(b, s, finished, true))) continue;
+		try {
+			const { host, port } = hostPort(url);
+			out.add(host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`);
+		} catch {
+			/* not a URL with a host */
+		}
+	}
+	return [...out].sort();
+}
+
+/* The text of the response @doc (the broker's refusal is a short text/plain one), or "". */
+async function body(b, doc, finished, sub = false) {
 	if (!finished.has(doc.requestId))
-		await waitFor(b, (m) => m.method === "Network.loadingFinished" && m.params.requestId === doc.requestId, 5000);
+		await waitFor(b, (m) => m.method === "Network.loadingFinished" && m.params.requestId === doc.requestId, sub ? 1000 : 5000);
 	try {
 		const r = await b.page("Network.getResponseBody", { requestId: doc.requestId });
 		return r.base64Encoded ? Buffer.from(r.body, "base64").toString("utf8") : r.body;
 	} catch {
+		if (sub) return "";
 		// no longer kept: the document's own text, when it is plain text
 		return (await b.evaluate("document.contentType === 'text/plain' && document.body ? document.body.innerText : ''")) ?? "";
 	}
@@ -345,6 +375,7 @@ async function pageInfo(b, doc) {
 	const info = await b.evaluate("({title: document.title, url: location.href})");
 	const out = { url: info.url, title: info.title };
 	if (doc) out.status = doc.status;
+	if (doc && doc.refused && doc.refused.length) out.refused = doc.refused;
 	return out;
 }
 

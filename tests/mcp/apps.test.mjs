@@ -480,6 +480,7 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 		"/next": { body: "<title>next page</title><p>the second page</p>" },
 		"/search": { body: (req) => `<title>search: ${new URL(req.url, "http://x").searchParams.get("q")}</title>` },
 		"/away": { status: 302, headers: { Location: `http://127.0.0.1:${evil.port}/` } },
+		"/images": { body: `<title>images</title><img src="/none.png"><img src="http://127.0.0.1:${evil.port}/a.png"><img src="https://127.0.0.1:${evil.port}/b.png">` },
 	});
 	defer(() => site.close());
 	// an HTTPS server with a self-signed certificate, declared too, its key pinned in the app's tls-pins.txt
@@ -574,6 +575,9 @@ await test("browser: headless Chromium through the broker, screenshots as MCP im
 		has(text(r), `denied: connect(2) to 127.0.0.1:${evil.port} (port ${evil.port} not declared for 127.0.0.1)`, `${what}: the denial names the destination`);
 		has(text(r), `fix: add "network:host:127.0.0.1:${evil.port}" to capabilities in ${app.dir}/berth.yml`, `${what}: the denial's fix`);
 	}
+	r = await call("navigate", { url: `${base}/images` });
+	eq([r.isError, r.structuredContent?.title, r.structuredContent?.refused], [false, "images", [`127.0.0.1:${evil.port}`]],
+		"navigate names the host the broker refused for the page's images (over http and https), not the declared host's 404", text(r));
 	eq([evil.conns, evil.reqs], [0, []], "the undeclared server got no connection and no request");
 	// https to a declared host: through the broker's tunnel (CONNECT), the certificate taken by its pinned key
 	const turl = `https://127.0.0.1:${tsrv.address().port}/`;
